@@ -1,0 +1,16 @@
+/**
+ * How a credential travels to core, shared by core, the edge and the agent (all of which may
+ * import this folder and gen/, as the contract).
+ */
+
+/** A dashboard session token; the edge copies it here from the HttpOnly cookie. */
+export const sessionHeader = "x-outpost-session";
+
+/** A user API key, as scripts send it. */
+export const apiKeyHeader = "x-api-key";
+
+/** A game server's agent key, accepted only by the agent service. */
+export const agentKeyHeader = "x-outpost-agent-key";
+
+/** The dashboard session cookie. */
+export const sessionCookie = "outpost_session";

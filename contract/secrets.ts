@@ -1,0 +1,58 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+
+/**
+ * Every secret Outpost issues starts with a fixed, distinct, greppable prefix, so a leaked one is
+ * recognised (and secret scanners can match it).
+ */
+export const secretPrefixes = {
+  session: "ops_",
+  apiKey: "opk_",
+  agentKey: "opa_",
+} as const;
+
+export type SecretKind = keyof typeof secretPrefixes;
+
+const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** `length` characters of base62 from the CSPRNG, without modulo bias. */
+export function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += alphabet[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export interface IssuedSecret {
+  /** The whole secret, for the caller; never stored. */
+  value: string;
+  /** SHA-256 of the value, hex: what is stored and looked up. */
+  hash: string;
+  /** The first characters, for recognising the secret in a list. */
+  displayPrefix: string;
+}
+
+/** A new secret of about 238 bits (40 base62 characters) after its kind's prefix. */
+export function issueSecret(kind: SecretKind): IssuedSecret {
+  const value = secretPrefixes[kind] + randomBase62(40);
+  return { value, hash: hashSecret(value), displayPrefix: value.slice(0, 12) };
+}
+
+export function hashSecret(value: string): string {
+  return createHash("sha256").update(value, "utf8").digest("hex");
+}
+
+/** Whether `value` hashes to `expectedHash`, compared in constant time. */
+export function secretMatches(value: string, expectedHash: string): boolean {
+  const actual = Buffer.from(hashSecret(value), "hex");
+  const expected = Buffer.from(expectedHash, "hex");
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/** Whether a string has the shape of a secret of this kind (cheap check before any lookup). */
+export function looksLike(kind: SecretKind, value: string): boolean {
+  return value.length === secretPrefixes[kind].length + 40 && value.startsWith(secretPrefixes[kind]);
+}

@@ -1,0 +1,40 @@
+/**
+ * The services of the contract and what their proto options say about them. Core, the edge and
+ * the OpenAPI generator all read the same facts from here.
+ */
+import { getOption, type DescMethod, type DescService } from "@bufbuild/protobuf";
+import { Audience, audience, http_response_field, http_router } from "../gen/outpost/options/v1/options_pb.js";
+import { ActivityService } from "../gen/outpost/activity/v1/activity_service_pb.js";
+import { AdminService } from "../gen/outpost/admin/v1/admin_service_pb.js";
+import { AuthService } from "../gen/outpost/auth/v1/auth_service_pb.js";
+import { IdentityService } from "../gen/outpost/identity/v1/identity_service_pb.js";
+import { OrganizationsService } from "../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { ServersService } from "../gen/outpost/servers/v1/servers_service_pb.js";
+
+export { Audience };
+
+/** Every service in the contract. */
+export const services: readonly DescService[] = [
+  IdentityService,
+  AuthService,
+  OrganizationsService,
+  ServersService,
+  ActivityService,
+  AdminService,
+];
+
+/** Who may call the service (unspecified means signed-in users). */
+export function serviceAudience(service: DescService): Audience {
+  const value = getOption(service, audience);
+  return value === Audience.UNSPECIFIED ? Audience.USER : value;
+}
+
+/** The service's router name under /api/http, or undefined if it is not exposed there. */
+export function httpRouter(service: DescService): string | undefined {
+  return getOption(service, http_router) || undefined;
+}
+
+/** The response field that is the whole HTTP API body, if the method names one. */
+export function httpResponseField(method: DescMethod): string | undefined {
+  return getOption(method, http_response_field) || undefined;
+}

@@ -1,0 +1,116 @@
+/**
+ * Authorization: each rule of who may do what lives here once. Services ask these functions and
+ * never decide access themselves.
+ */
+import { LockMode } from "@mikro-orm/core";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { AccessGrant, Membership, Organization, Server } from "./db/entities.ts";
+import type { UserCaller } from "./context.ts";
+import type { CoreConfig, PlanLimits } from "./deps.ts";
+import { fail } from "./errors.ts";
+import { isManager, type Role } from "./roles.ts";
+
+export interface OrganizationAccess {
+  organization: Organization;
+  role: Role;
+}
+
+/**
+ * The caller's membership of the organization with this slug. A non-member gets the same
+ * `not_found` whether or not the organization exists, so slugs of others do not leak.
+ */
+export async function requireMember(em: EntityManager, caller: UserCaller, slug: string): Promise<OrganizationAccess> {
+  const membership = await em.findOne(
+    Membership,
+    { user: caller.user.id, organization: { slug } },
+    { populate: ["organization"] },
+  );
+  if (!membership) throw fail("not_found", `organization "${slug}" not found`);
+  return { organization: membership.organization, role: membership.role as Role };
+}
+
+/** Like {@link requireMember}, and the caller must be an owner or an admin. */
+export async function requireManager(em: EntityManager, caller: UserCaller, slug: string): Promise<OrganizationAccess> {
+  const access = await requireMember(em, caller, slug);
+  if (!isManager(access.role)) throw fail("permission_denied", "only an owner or admin of the organization can do this");
+  return access;
+}
+
+/** Like {@link requireMember}, and the caller must be an owner. */
+export async function requireOwner(em: EntityManager, caller: UserCaller, slug: string): Promise<OrganizationAccess> {
+  const access = await requireMember(em, caller, slug);
+  if (access.role !== "owner") throw fail("permission_denied", "only an owner of the organization can do this");
+  return access;
+}
+
+export interface ServerAccess extends OrganizationAccess {
+  server: Server;
+}
+
+/**
+ * A server the caller may see: owners and admins see every server of their organization, a
+ * member only those granted to them. Outside the organization the server does not exist.
+ */
+export async function requireServer(em: EntityManager, caller: UserCaller, serverId: string): Promise<ServerAccess> {
+  const server = await em.findOne(Server, { id: serverId }, { populate: ["organization"] });
+  const membership =
+    server && (await em.findOne(Membership, { user: caller.user.id, organization: server.organization.id }));
+  if (!server || !membership) throw fail("not_found", "server not found");
+  const role = membership.role as Role;
+  if (!isManager(role)) {
+    const grant = await em.count(AccessGrant, { server: server.id, user: caller.user.id });
+    if (grant === 0) throw fail("permission_denied", "you have no access to this server; ask an owner or admin for a grant");
+  }
+  return { organization: server.organization, role, server };
+}
+
+/** Like {@link requireServer}, and the caller must be an owner or admin of its organization. */
+export async function requireServerManager(em: EntityManager, caller: UserCaller, serverId: string): Promise<ServerAccess> {
+  const access = await requireServer(em, caller, serverId);
+  if (!isManager(access.role)) throw fail("permission_denied", "only an owner or admin of the organization can do this");
+  return access;
+}
+
+/** The servers of the organization the caller can see (all for managers, granted ones otherwise). */
+export async function accessibleServers(em: EntityManager, caller: UserCaller, access: OrganizationAccess): Promise<Server[]> {
+  const where = isManager(access.role)
+    ? { organization: access.organization.id }
+    : { organization: access.organization.id, id: { $in: await grantedServerIds(em, caller.user.id, access.organization.id) } };
+  return em.find(Server, where, { orderBy: { createdAt: "asc", id: "asc" } });
+}
+
+async function grantedServerIds(em: EntityManager, userId: string, organizationId: string): Promise<string[]> {
+  const grants = await em.find(AccessGrant, { user: userId, organization: organizationId }, { fields: ["server"] });
+  return grants.map((g) => g.server.id);
+}
+
+/** Platform administration requires the platform admin flag. */
+export function requirePlatformAdmin(caller: UserCaller): void {
+  if (!caller.user.platformAdmin) throw fail("platform_admin_required", "only a platform admin can do this");
+}
+
+export function planLimits(config: CoreConfig, plan: string): PlanLimits {
+  const limits = config.plans[plan];
+  if (!limits) throw new Error(`organization plan "${plan}" is not configured`);
+  return limits;
+}
+
+/**
+ * Within a transaction: locks the organization's row, so concurrent creations are counted one
+ * after another, and refuses when the plan allows no more of the resource.
+ */
+export async function reservePlanCapacity(
+  em: EntityManager,
+  config: CoreConfig,
+  organizationId: string,
+  resource: keyof PlanLimits,
+  countExisting: () => Promise<number>,
+): Promise<void> {
+  const organization = await em.findOneOrFail(Organization, { id: organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const limit = planLimits(config, organization.plan)[resource];
+  const used = await countExisting();
+  if (used >= limit) {
+    const what = resource === "servers" ? "servers" : "Game OAuth clients";
+    throw fail("plan_limit_reached", `the ${organization.plan} plan allows ${limit} ${what}; this organization has ${used}`);
+  }
+}

@@ -1,0 +1,92 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import type { FilterQuery } from "@mikro-orm/core";
+import {
+  AdminService,
+  ListPlansResponseSchema,
+  ListUsersResponseSchema,
+  PlanSchema,
+  SetOrganizationPlanResponseSchema,
+  SetPlatformAdminResponseSchema,
+} from "../../gen/outpost/admin/v1/admin_service_pb.js";
+import { Membership, Organization, User } from "../db/entities.ts";
+import { entityManager, requireUser } from "../context.ts";
+import type { CoreDeps } from "../deps.ts";
+import { requirePlatformAdmin } from "../access.ts";
+import { fail } from "../errors.ts";
+import { recordActivity } from "../activity/record.ts";
+import { organizationToProto, userToProto } from "../convert.ts";
+
+const defaultLimit = 50;
+
+/** Escapes LIKE's wildcards so a query matches literally. */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => "\\" + c);
+}
+
+export function createAdminService({ config }: CoreDeps): ServiceImpl<typeof AdminService> {
+  return {
+    async listUsers(req, ctx) {
+      requirePlatformAdmin(requireUser(ctx));
+      const where: FilterQuery<User> = req.query ? { email: { $like: `%${likeLiteral(req.query.toLowerCase())}%` } } : {};
+      const users = await entityManager(ctx).find(User, where, { orderBy: { email: "asc" }, limit: req.limit ?? defaultLimit });
+      return create(ListUsersResponseSchema, { users: users.map(userToProto) });
+    },
+
+    async setPlatformAdmin(req, ctx) {
+      const caller = requireUser(ctx);
+      requirePlatformAdmin(caller);
+      if (req.userId === caller.user.id && !req.platformAdmin) {
+        throw fail("failed_precondition", "you cannot take away your own platform admin flag");
+      }
+      return entityManager(ctx).transactional(async (tx) => {
+        const user = await tx.findOne(User, { id: req.userId });
+        if (!user) throw fail("not_found", "user not found");
+        if (user.platformAdmin !== req.platformAdmin) {
+          user.platformAdmin = req.platformAdmin;
+          recordActivity(tx, caller, {
+            action: req.platformAdmin ? "user.platform_admin_granted" : "user.platform_admin_revoked",
+            targetType: "user",
+            targetId: user.id,
+            details: { email: user.email },
+          });
+        }
+        return create(SetPlatformAdminResponseSchema, { user: userToProto(user) });
+      });
+    },
+
+    async listPlans(_req, ctx) {
+      requirePlatformAdmin(requireUser(ctx));
+      return create(ListPlansResponseSchema, {
+        plans: Object.entries(config.plans).map(([name, limits]) =>
+          create(PlanSchema, { name, serverLimit: limits.servers, gameOauthClientLimit: limits.gameOAuthClients }),
+        ),
+      });
+    },
+
+    async setOrganizationPlan(req, ctx) {
+      const caller = requireUser(ctx);
+      requirePlatformAdmin(caller);
+      if (!config.plans[req.plan]) {
+        throw fail("invalid_argument", `plan: unknown plan "${req.plan}"; configured: ${Object.keys(config.plans).join(", ")}`);
+      }
+      return entityManager(ctx).transactional(async (tx) => {
+        const organization = await tx.findOne(Organization, { slug: req.organizationSlug });
+        if (!organization) throw fail("not_found", `organization "${req.organizationSlug}" not found`);
+        const previous = organization.plan;
+        organization.plan = req.plan;
+        recordActivity(tx, caller, {
+          organizationId: organization.id,
+          action: "organization.plan_changed",
+          targetType: "organization",
+          targetId: organization.id,
+          details: { from: previous, to: req.plan },
+        });
+        const membership = await tx.findOne(Membership, { organization: organization.id, user: caller.user.id });
+        return create(SetOrganizationPlanResponseSchema, {
+          organization: organizationToProto(organization, membership?.role ?? ""),
+        });
+      });
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import {
+  AuthService,
+  CreateApiKeyResponseSchema,
+  CredentialKind,
+  GetSessionResponseSchema,
+  ListApiKeysResponseSchema,
+  RevokeApiKeyResponseSchema,
+} from "../../gen/outpost/auth/v1/auth_service_pb.js";
+import { ApiKey, User } from "../db/entities.ts";
+import { entityManager, requireUser } from "../context.ts";
+import type { CoreDeps } from "../deps.ts";
+import { fail } from "../errors.ts";
+import { createApiKey } from "./api-keys.ts";
+import { recordActivity } from "../activity/record.ts";
+import { apiKeyToProto, userToProto } from "../convert.ts";
+
+const dayMs = 86_400_000;
+
+/** The caller's own account: session facts and API keys. */
+export function createAuthService({ clock }: CoreDeps): ServiceImpl<typeof AuthService> {
+  return {
+    async getSession(_req, ctx) {
+      const caller = requireUser(ctx);
+      const user = await entityManager(ctx).findOneOrFail(User, { id: caller.user.id });
+      return create(GetSessionResponseSchema, {
+        user: userToProto(user),
+        credential: caller.credential.kind === "session" ? CredentialKind.SESSION : CredentialKind.API_KEY,
+        credentialId: caller.credential.id,
+        expiresAt: caller.credential.expiresAt ? timestampFromDate(caller.credential.expiresAt) : undefined,
+      });
+    },
+
+    async createApiKey(req, ctx) {
+      const caller = requireUser(ctx);
+      const expiresAt =
+        req.expiry.case === "expiresInDays"
+          ? new Date(clock.now().getTime() + req.expiry.value * dayMs)
+          : req.expiry.case === "expiresAt"
+            ? timestampDate(req.expiry.value)
+            : null;
+      return entityManager(ctx).transactional(async (tx) => {
+        const { apiKey, key } = createApiKey(tx, caller.user.id, req.name, expiresAt);
+        recordActivity(tx, caller, {
+          action: "api_key.created",
+          targetType: "api_key",
+          targetId: apiKey.id,
+          details: { name: apiKey.name, prefix: apiKey.prefix },
+        });
+        await tx.flush();
+        return create(CreateApiKeyResponseSchema, { apiKey: apiKeyToProto(apiKey), key });
+      });
+    },
+
+    async listApiKeys(_req, ctx) {
+      const caller = requireUser(ctx);
+      const keys = await entityManager(ctx).find(
+        ApiKey,
+        { user: caller.user.id, revokedAt: null },
+        { orderBy: { createdAt: "desc", id: "asc" } },
+      );
+      return create(ListApiKeysResponseSchema, { apiKeys: keys.map(apiKeyToProto) });
+    },
+
+    async revokeApiKey(req, ctx) {
+      const caller = requireUser(ctx);
+      await entityManager(ctx).transactional(async (tx) => {
+        const apiKey = await tx.findOne(ApiKey, { id: req.apiKeyId, user: caller.user.id, revokedAt: null });
+        if (!apiKey) throw fail("not_found", "API key not found");
+        apiKey.revokedAt = clock.now();
+        recordActivity(tx, caller, {
+          action: "api_key.revoked",
+          targetType: "api_key",
+          targetId: apiKey.id,
+          details: { name: apiKey.name, prefix: apiKey.prefix },
+        });
+      });
+      return create(RevokeApiKeyResponseSchema, {});
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/** Entities to the contract's messages. */
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { ApiKeySchema, UserSchema, type ApiKey as ApiKeyMessage, type User as UserMessage } from "../gen/outpost/auth/v1/resources_pb.js";
+import {
+  AccessGrantSchema,
+  MemberSchema,
+  OrganizationSchema,
+  type AccessGrant as AccessGrantMessage,
+  type Member as MemberMessage,
+  type Organization as OrganizationMessage,
+} from "../gen/outpost/organizations/v1/resources_pb.js";
+import { Game, ServerSchema, type Server as ServerMessage } from "../gen/outpost/servers/v1/resources_pb.js";
+import type { AccessGrant, ApiKey, Membership, Organization, Server, User } from "./db/entities.ts";
+import type { CallerUser } from "./context.ts";
+import { roleToProto } from "./roles.ts";
+
+const ts = (date: Date | null | undefined) => (date ? timestampFromDate(date) : undefined);
+
+export function userToProto(user: User | CallerUser & { createdAt?: Date }): UserMessage {
+  return create(UserSchema, {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    platformAdmin: user.platformAdmin,
+    createdAt: ts(user.createdAt),
+  });
+}
+
+export function apiKeyToProto(key: ApiKey): ApiKeyMessage {
+  return create(ApiKeySchema, {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    createdAt: ts(key.createdAt),
+    expiresAt: ts(key.expiresAt),
+    lastUsedAt: ts(key.lastUsedAt),
+  });
+}
+
+export function organizationToProto(organization: Organization, role: string): OrganizationMessage {
+  return create(OrganizationSchema, {
+    id: organization.id,
+    slug: organization.slug,
+    name: organization.name,
+    plan: organization.plan,
+    role: roleToProto(role),
+    createdAt: ts(organization.createdAt),
+  });
+}
+
+/** A membership with its user loaded. */
+export function memberToProto(membership: Membership): MemberMessage {
+  return create(MemberSchema, {
+    userId: membership.user.id,
+    email: membership.user.email,
+    name: membership.user.name,
+    role: roleToProto(membership.role),
+    createdAt: ts(membership.createdAt),
+  });
+}
+
+export function accessGrantToProto(grant: AccessGrant): AccessGrantMessage {
+  return create(AccessGrantSchema, {
+    id: grant.id,
+    userId: grant.user.id,
+    serverId: grant.server.id,
+    createdAt: ts(grant.createdAt),
+  });
+}
+
+const games: Record<string, Game> = { minecraft: Game.MINECRAFT, hytale: Game.HYTALE };
+
+export function gameToProto(game: string): Game {
+  return games[game] ?? Game.UNSPECIFIED;
+}
+
+export function gameFromProto(game: Game): string {
+  const found = Object.keys(games).find((name) => games[name] === game);
+  if (!found) throw new Error(`game ${game} has no stored form`);
+  return found;
+}
+
+export function serverToProto(server: Server): ServerMessage {
+  return create(ServerSchema, {
+    id: server.id,
+    organizationId: server.organization.id,
+    name: server.name,
+    game: gameToProto(server.game),
+    online: server.online,
+    lastSeenAt: ts(server.lastSeenAt),
+    agentKeyPrefix: server.agentKeyPrefix,
+    playerCount: server.playerCount,
+    createdAt: ts(server.createdAt),
+  });
+}

@@ -1,0 +1,144 @@
+/**
+ * The persistent model. Secrets are never stored: only their SHA-256 (hex) and a short display
+ * prefix. Column names are snake_case; timestamps are timestamptz.
+ */
+import { randomUUID } from "node:crypto";
+import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
+
+const id = () => p.uuid().primary().onCreate(() => randomUUID());
+const createdAt = () => p.datetime().onCreate(() => new Date());
+
+export const User = defineEntity({
+  name: "User",
+  tableName: "users",
+  properties: {
+    id: id(),
+    /** Lower-cased on write, so uniqueness is case-insensitive. */
+    email: p.string().length(254).unique(),
+    name: p.string().length(80).default(""),
+    passwordHash: p.text().lazy(),
+    platformAdmin: p.boolean().default(false),
+    createdAt: createdAt(),
+  },
+});
+export type User = InferEntity<typeof User>;
+
+export const Session = defineEntity({
+  name: "Session",
+  tableName: "sessions",
+  properties: {
+    id: id(),
+    user: () => p.manyToOne(User).deleteRule("cascade"),
+    tokenHash: p.string().length(64).unique(),
+    createdAt: createdAt(),
+    expiresAt: p.datetime().index(),
+  },
+});
+export type Session = InferEntity<typeof Session>;
+
+export const ApiKey = defineEntity({
+  name: "ApiKey",
+  tableName: "api_keys",
+  properties: {
+    id: id(),
+    user: () => p.manyToOne(User).deleteRule("cascade").index(),
+    name: p.string().length(64),
+    prefix: p.string().length(16),
+    secretHash: p.string().length(64).unique(),
+    createdAt: createdAt(),
+    expiresAt: p.datetime().nullable(),
+    lastUsedAt: p.datetime().nullable(),
+    revokedAt: p.datetime().nullable(),
+  },
+});
+export type ApiKey = InferEntity<typeof ApiKey>;
+
+export const Organization = defineEntity({
+  name: "Organization",
+  tableName: "organizations",
+  properties: {
+    id: id(),
+    slug: p.string().length(40).unique(),
+    name: p.string().length(80),
+    plan: p.string().length(40),
+    createdAt: createdAt(),
+  },
+});
+export type Organization = InferEntity<typeof Organization>;
+
+export const Membership = defineEntity({
+  name: "Membership",
+  tableName: "memberships",
+  properties: {
+    id: id(),
+    organization: () => p.manyToOne(Organization).deleteRule("cascade"),
+    user: () => p.manyToOne(User).deleteRule("cascade").index(),
+    /** "owner" | "admin" | "member" */
+    role: p.string().length(16),
+    createdAt: createdAt(),
+  },
+  uniques: [{ properties: ["organization", "user"], name: "memberships_organization_user_unique" }],
+});
+export type Membership = InferEntity<typeof Membership>;
+
+export const Server = defineEntity({
+  name: "Server",
+  tableName: "servers",
+  properties: {
+    id: id(),
+    organization: () => p.manyToOne(Organization).deleteRule("cascade").index(),
+    name: p.string().length(64),
+    /** "minecraft" | "hytale" */
+    game: p.string().length(16),
+    agentKeyHash: p.string().length(64).unique(),
+    agentKeyPrefix: p.string().length(16),
+    online: p.boolean().default(false),
+    lastSeenAt: p.datetime().nullable(),
+    playerCount: p.integer().default(0),
+    createdAt: createdAt(),
+  },
+});
+export type Server = InferEntity<typeof Server>;
+
+export const AccessGrant = defineEntity({
+  name: "AccessGrant",
+  tableName: "access_grants",
+  properties: {
+    id: id(),
+    organization: () => p.manyToOne(Organization).deleteRule("cascade").index(),
+    server: () => p.manyToOne(Server).deleteRule("cascade"),
+    user: () => p.manyToOne(User).deleteRule("cascade").index(),
+    createdAt: createdAt(),
+  },
+  uniques: [{ properties: ["server", "user"], name: "access_grants_server_user_unique" }],
+});
+export type AccessGrant = InferEntity<typeof AccessGrant>;
+
+export const ActivityEvent = defineEntity({
+  name: "ActivityEvent",
+  tableName: "activity_events",
+  properties: {
+    id: id(),
+    /** Null for events about an account alone (sign-in, API keys). */
+    organizationId: p.uuid().nullable(),
+    /** "user" | "agent" | "system" */
+    actorKind: p.string().length(16),
+    actorUserId: p.uuid().nullable(),
+    actorEmail: p.string().length(254).nullable(),
+    actorApiKeyId: p.uuid().nullable(),
+    action: p.string().length(64),
+    targetType: p.string().length(32),
+    targetId: p.string().length(64),
+    /** Kept as plain ids, not foreign keys, so the log outlives what it speaks of. */
+    serverId: p.uuid().nullable(),
+    details: p.json<Record<string, string>>().default("{}"),
+    createdAt: createdAt(),
+  },
+  indexes: [
+    { properties: ["organizationId", "createdAt"], name: "activity_events_organization_created_idx" },
+    { properties: ["actorUserId", "createdAt"], name: "activity_events_actor_created_idx" },
+  ],
+});
+export type ActivityEvent = InferEntity<typeof ActivityEvent>;
+
+export const entities = [User, Session, ApiKey, Organization, Membership, Server, AccessGrant, ActivityEvent];

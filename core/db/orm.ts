@@ -1,0 +1,46 @@
+import { MikroORM } from "@mikro-orm/postgresql";
+import { Migrator } from "@mikro-orm/migrations";
+import { entities } from "./entities.ts";
+import { migrations } from "./migrations/index.ts";
+
+export interface DatabaseOptions {
+  /** postgres://… of the server to use. */
+  url: string;
+  /** A PostgreSQL schema other than public, e.g. one per test suite. */
+  schema?: string;
+  /** Connections in the pool. */
+  poolSize: number;
+}
+
+export type Orm = MikroORM;
+
+/** Opens the ORM (connections are made lazily). Run {@link migrate} before serving. */
+export async function createOrm(options: DatabaseOptions): Promise<Orm> {
+  const schema = options.schema;
+  return MikroORM.init({
+    clientUrl: options.url,
+    entities,
+    schema,
+    pool: { min: 0, max: options.poolSize },
+    // Unqualified SQL (migrations, raw queries) must land in the same schema as the entities.
+    driverOptions: schema ? { options: `-c search_path=${schema}` } : undefined,
+    debug: false,
+    allowGlobalContext: false,
+    extensions: [Migrator],
+    migrations: {
+      migrationsList: migrations,
+      tableName: "mikro_orm_migrations",
+      schema,
+      snapshot: false,
+      silent: true,
+      transactional: true,
+      allOrNothing: true,
+    },
+  });
+}
+
+/** Applies pending migrations; returns the names applied. */
+export async function migrate(orm: Orm): Promise<string[]> {
+  const applied = await orm.migrator.up();
+  return applied.map((m) => m.name);
+}

@@ -1,0 +1,30 @@
+import type { Logger } from "pino";
+import type { Orm } from "./db/orm.ts";
+
+export interface PlanLimits {
+  servers: number;
+  gameOAuthClients: number;
+}
+
+/** What core needs of the configuration (the composition root validates it). */
+export interface CoreConfig {
+  /** Plans by name. */
+  plans: Readonly<Record<string, PlanLimits>>;
+  /** The plan a new organization starts on; a key of `plans`. */
+  defaultPlan: string;
+  /** How long a dashboard session lasts. */
+  sessionTtlSeconds: number;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export interface CoreDeps {
+  orm: Orm;
+  config: CoreConfig;
+  clock: Clock;
+  logger: Logger;
+}

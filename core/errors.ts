@@ -1,0 +1,58 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import { ErrorInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
+
+/**
+ * The closed list of domain errors, each with the Connect code that fits its meaning. The reason
+ * travels to callers as an {@link ErrorInfoSchema} detail; the edge maps codes to HTTP statuses.
+ */
+export const domainErrors = {
+  /** No credential, or one that is unknown, expired or revoked. */
+  unauthenticated: Code.Unauthenticated,
+  /** Email and password do not match an account (deliberately one answer for both). */
+  invalid_credentials: Code.Unauthenticated,
+  /** More than one credential in one request. */
+  ambiguous_credential: Code.InvalidArgument,
+  invalid_argument: Code.InvalidArgument,
+  /** Unknown, or not visible to the caller (another organization's resources look absent). */
+  not_found: Code.NotFound,
+  /** A member whose role or grants do not allow the action. */
+  permission_denied: Code.PermissionDenied,
+  /** The caller is not a platform admin. */
+  platform_admin_required: Code.PermissionDenied,
+  email_taken: Code.AlreadyExists,
+  slug_taken: Code.AlreadyExists,
+  already_member: Code.AlreadyExists,
+  grant_exists: Code.AlreadyExists,
+  /** The organization's plan allows no more of this resource. */
+  plan_limit_reached: Code.FailedPrecondition,
+  /** The organization would be left without an owner. */
+  last_owner: Code.FailedPrecondition,
+  /** The action does not fit the resource's current state. */
+  failed_precondition: Code.FailedPrecondition,
+  rate_limited: Code.ResourceExhausted,
+} as const;
+
+export type DomainErrorReason = keyof typeof domainErrors;
+
+/** A failure the caller can act on; its message is safe to show. */
+export class DomainError extends Error {
+  readonly reason: DomainErrorReason;
+
+  constructor(reason: DomainErrorReason, message: string) {
+    super(message);
+    this.name = "DomainError";
+    this.reason = reason;
+  }
+
+  toConnectError(): ConnectError {
+    return new ConnectError(this.message, domainErrors[this.reason], undefined, [
+      { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: this.reason }) },
+    ]);
+  }
+}
+
+/** Shorthand: `throw fail("not_found", "server not found")`. */
+export function fail(reason: DomainErrorReason, message: string): DomainError {
+  return new DomainError(reason, message);
+}

@@ -1,0 +1,20 @@
+import type { Interceptor } from "@connectrpc/connect";
+import type { CoreDeps } from "../deps.ts";
+import { createErrorInterceptor } from "./error-interceptor.ts";
+import { createContextInterceptor } from "./context-interceptor.ts";
+import { createAuthInterceptor } from "./auth-interceptor.ts";
+import { createValidateInterceptor } from "./validate-interceptor.ts";
+
+/**
+ * Core's interceptors, outermost first: errors are translated last, the request gets its
+ * EntityManager, the caller is authenticated before input is validated (an anonymous caller
+ * learns nothing about the input rules), and only valid input reaches a handler.
+ */
+export function createCoreInterceptors(deps: CoreDeps): Interceptor[] {
+  return [
+    createErrorInterceptor(deps.logger),
+    createContextInterceptor(deps.orm),
+    createAuthInterceptor(deps.clock),
+    createValidateInterceptor(),
+  ];
+}

@@ -1,0 +1,37 @@
+import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
+import { IdentityService } from "../gen/outpost/identity/v1/identity_service_pb.js";
+import { AuthService } from "../gen/outpost/auth/v1/auth_service_pb.js";
+import { OrganizationsService } from "../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { ServersService } from "../gen/outpost/servers/v1/servers_service_pb.js";
+import { ActivityService } from "../gen/outpost/activity/v1/activity_service_pb.js";
+import { AdminService } from "../gen/outpost/admin/v1/admin_service_pb.js";
+import { Audience, serviceAudience } from "../contract/services.ts";
+import type { CoreDeps } from "./deps.ts";
+import { createIdentityService } from "./identity/identity-service.ts";
+import { createAuthService } from "./auth/auth-service.ts";
+import { createOrganizationsService } from "./organizations/organizations-service.ts";
+import { createServersService } from "./servers/servers-service.ts";
+import { createActivityService } from "./activity/activity-service.ts";
+import { createAdminService } from "./admin/admin-service.ts";
+
+export interface RouteOptions {
+  /** Leave out services for the edge alone (for routes served on a public path). */
+  publicOnly?: boolean;
+}
+
+/** Registers core's services. */
+export function createCoreRoutes(deps: CoreDeps, options: RouteOptions = {}): (router: ConnectRouter) => void {
+  return (router) => {
+    function register<S extends DescService>(service: S, impl: ServiceImpl<S>): void {
+      if (options.publicOnly && serviceAudience(service) === Audience.INTERNAL) return;
+      router.service(service, impl);
+    }
+    register(IdentityService, createIdentityService(deps));
+    register(AuthService, createAuthService(deps));
+    register(OrganizationsService, createOrganizationsService(deps));
+    register(ServersService, createServersService(deps));
+    register(ActivityService, createActivityService());
+    register(AdminService, createAdminService(deps));
+  };
+}

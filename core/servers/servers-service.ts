@@ -1,0 +1,118 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import {
+  CreateServerResponseSchema,
+  DeleteServerResponseSchema,
+  GetServerResponseSchema,
+  ListServersResponseSchema,
+  RegenerateAgentKeyResponseSchema,
+  ServersService,
+  UpdateServerResponseSchema,
+} from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { Server } from "../db/entities.ts";
+import { entityManager, requireUser } from "../context.ts";
+import type { CoreDeps } from "../deps.ts";
+import { accessibleServers, requireManager, requireMember, requireServer, requireServerManager, reservePlanCapacity } from "../access.ts";
+import { recordActivity } from "../activity/record.ts";
+import { gameFromProto, serverToProto } from "../convert.ts";
+import { issueSecret } from "../../contract/secrets.ts";
+
+export function createServersService({ config }: CoreDeps): ServiceImpl<typeof ServersService> {
+  return {
+    async createServer(req, ctx) {
+      const caller = requireUser(ctx);
+      return entityManager(ctx).transactional(async (tx) => {
+        const access = await requireManager(tx, caller, req.organizationSlug);
+        const organizationId = access.organization.id;
+        await reservePlanCapacity(tx, config, organizationId, "servers", () => tx.count(Server, { organization: organizationId }));
+        const agentKey = issueSecret("agentKey");
+        const server = tx.create(Server, {
+          organization: access.organization,
+          name: req.name,
+          game: gameFromProto(req.game),
+          agentKeyHash: agentKey.hash,
+          agentKeyPrefix: agentKey.displayPrefix,
+        });
+        recordActivity(tx, caller, {
+          organizationId,
+          action: "server.created",
+          targetType: "server",
+          targetId: server.id,
+          serverId: server.id,
+          details: { name: server.name, game: server.game },
+        });
+        await tx.flush();
+        return create(CreateServerResponseSchema, { server: serverToProto(server), agentKey: agentKey.value });
+      });
+    },
+
+    async listServers(req, ctx) {
+      const caller = requireUser(ctx);
+      const em = entityManager(ctx);
+      const access = await requireMember(em, caller, req.organizationSlug);
+      const servers = await accessibleServers(em, caller, access);
+      return create(ListServersResponseSchema, { servers: servers.map(serverToProto) });
+    },
+
+    async getServer(req, ctx) {
+      const { server } = await requireServer(entityManager(ctx), requireUser(ctx), req.serverId);
+      return create(GetServerResponseSchema, { server: serverToProto(server) });
+    },
+
+    async updateServer(req, ctx) {
+      const caller = requireUser(ctx);
+      return entityManager(ctx).transactional(async (tx) => {
+        const { server, organization } = await requireServerManager(tx, caller, req.serverId);
+        const previous = server.name;
+        server.name = req.name;
+        recordActivity(tx, caller, {
+          organizationId: organization.id,
+          action: "server.renamed",
+          targetType: "server",
+          targetId: server.id,
+          serverId: server.id,
+          details: { from: previous, to: req.name },
+        });
+        return create(UpdateServerResponseSchema, { server: serverToProto(server) });
+      });
+    },
+
+    async deleteServer(req, ctx) {
+      const caller = requireUser(ctx);
+      await entityManager(ctx).transactional(async (tx) => {
+        const { server, organization } = await requireServerManager(tx, caller, req.serverId);
+        recordActivity(tx, caller, {
+          organizationId: organization.id,
+          action: "server.deleted",
+          targetType: "server",
+          targetId: server.id,
+          serverId: server.id,
+          details: { name: server.name },
+        });
+        await tx.flush();
+        // Its grants go with it (ON DELETE CASCADE).
+        await tx.nativeDelete(Server, { id: server.id });
+      });
+      return create(DeleteServerResponseSchema, {});
+    },
+
+    async regenerateAgentKey(req, ctx) {
+      const caller = requireUser(ctx);
+      return entityManager(ctx).transactional(async (tx) => {
+        const { server, organization } = await requireServerManager(tx, caller, req.serverId);
+        const agentKey = issueSecret("agentKey");
+        server.agentKeyHash = agentKey.hash;
+        server.agentKeyPrefix = agentKey.displayPrefix;
+        recordActivity(tx, caller, {
+          organizationId: organization.id,
+          action: "server.agent_key_regenerated",
+          targetType: "server",
+          targetId: server.id,
+          serverId: server.id,
+          details: { prefix: agentKey.displayPrefix },
+        });
+        return create(RegenerateAgentKeyResponseSchema, { agentKey: agentKey.value, server: serverToProto(server) });
+      });
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * The configuration, read once from the environment, validated and frozen. A bad value stops
+ * start-up with one line naming the variable, what it must be and what it was.
+ */
+import { resolve } from "node:path";
+import type { PlanLimits } from "../core/deps.ts";
+
+export interface Config {
+  /** Dashboard, HTTP API, Account OAuth and Connect. */
+  port: number;
+  /** The Game OAuth issuer. */
+  gamePort: number;
+  host: string;
+  accountBaseUrl: URL;
+  gameIssuerUrl: URL;
+  /** A PostgreSQL server; undefined selects the embedded database under dataDir. */
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  dataDir: string;
+  logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  plans: Readonly<Record<string, PlanLimits>>;
+  defaultPlan: string;
+  sessionTtlSeconds: number;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** Every variable with its default, as the README documents them. */
+export const defaults = {
+  PORT: "3000",
+  GAME_PORT: "3001",
+  HOST: "0.0.0.0",
+  ACCOUNT_BASE_URL: "http://localhost:3000",
+  GAME_ISSUER_URL: "http://localhost:3001",
+  DATABASE_POOL_SIZE: "10",
+  DATA_DIR: "./data",
+  LOG_LEVEL: "info",
+  PLANS: '{"free":{"servers":3,"gameOAuthClients":2},"pro":{"servers":25,"gameOAuthClients":20}}',
+  DEFAULT_PLAN: "free",
+  SESSION_TTL_DAYS: "30",
+} as const;
+
+type Env = Record<string, string | undefined>;
+
+function read(env: Env, name: keyof typeof defaults): string {
+  const value = env[name];
+  return value === undefined || value === "" ? defaults[name] : value;
+}
+
+function integer(env: Env, name: keyof typeof defaults, min: number, max: number): number {
+  const raw = read(env, name);
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+  }
+  return value;
+}
+
+function baseUrl(env: Env, name: keyof typeof defaults): URL {
+  const raw = read(env, name);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL (got "${raw}")`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError(`${name} must use http or https (got "${raw}")`);
+  }
+  if (url.pathname !== "/" || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`${name} must be an origin only, like https://outpost.example.com (got "${raw}")`);
+  }
+  return url;
+}
+
+function plans(env: Env): Record<string, PlanLimits> {
+  const raw = read(env, "PLANS");
+  const shape = 'PLANS must be JSON like {"free":{"servers":3,"gameOAuthClients":2}}';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(`${shape} (it is not JSON)`);
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || Object.keys(parsed).length === 0) {
+    throw new ConfigError(`${shape} (got ${raw})`);
+  }
+  const result: Record<string, PlanLimits> = {};
+  for (const [name, limits] of Object.entries(parsed)) {
+    const ok =
+      /^[a-z0-9_-]{1,40}$/.test(name) &&
+      limits &&
+      typeof limits === "object" &&
+      Object.keys(limits).sort().join() === "gameOAuthClients,servers" &&
+      [limits.servers, limits.gameOAuthClients].every((n: unknown) => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 100000);
+    if (!ok) throw new ConfigError(`${shape}; plan "${name}" is not (limits are whole numbers from 0 to 100000)`);
+    result[name] = Object.freeze({ servers: limits.servers, gameOAuthClients: limits.gameOAuthClients });
+  }
+  return result;
+}
+
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError("DATABASE_URL must be a postgres:// URL");
+  }
+  const logLevel = read(env, "LOG_LEVEL");
+  if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "${logLevel}")`);
+  }
+  const planTable = plans(env);
+  const defaultPlan = read(env, "DEFAULT_PLAN");
+  if (!planTable[defaultPlan]) {
+    throw new ConfigError(`DEFAULT_PLAN must name a plan in PLANS (${Object.keys(planTable).join(", ")}; got "${defaultPlan}")`);
+  }
+  return Object.freeze({
+    port: integer(env, "PORT", 0, 65535),
+    gamePort: integer(env, "GAME_PORT", 0, 65535),
+    host: read(env, "HOST"),
+    accountBaseUrl: baseUrl(env, "ACCOUNT_BASE_URL"),
+    gameIssuerUrl: baseUrl(env, "GAME_ISSUER_URL"),
+    databaseUrl,
+    databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 1, 200),
+    dataDir: resolve(read(env, "DATA_DIR")),
+    logLevel: logLevel as Config["logLevel"],
+    plans: Object.freeze(planTable),
+    defaultPlan,
+    sessionTtlSeconds: integer(env, "SESSION_TTL_DAYS", 1, 365) * 86_400,
+  });
+}
