@@ -1,11 +1,10 @@
 /**
  * The embedded default database: PGlite (PostgreSQL compiled to WebAssembly) served on a loopback
  * socket, so the ordinary PostgreSQL driver talks to it unchanged. pglite-socket runs one query at
- * a time across its connections, so callers use a pool of one connection (transactions then
- * cannot interleave), and it does not deliver LISTEN/NOTIFY.
+ * a time, and while a connection is in a transaction it serves only that connection, so
+ * transactions are serialized (correct, not concurrent). It does not deliver LISTEN/NOTIFY.
  */
 import { mkdirSync } from "node:fs";
-import type { AddressInfo, Server } from "node:net";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 
@@ -27,11 +26,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const db = await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {});
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: options.port, maxConnections: 16 });
   await server.start();
-  // The socket server does not report the port it was given by the OS; ask its listener.
-  const listener = (server as unknown as { server: Server }).server;
-  const port = (listener.address() as AddressInfo).port;
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    url: `postgres://postgres@${server.getServerConn()}/postgres`,
     async stop() {
       await server.stop();
       await db.close();

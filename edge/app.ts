@@ -1,0 +1,122 @@
+/**
+ * The edge on ACCOUNT_BASE_URL: health, the Connect services at /api/rpc, and the account
+ * endpoints. It authenticates nothing itself and keeps no state: it moves transport facts
+ * (cookies, headers) to where core expects them and shapes core's answers.
+ */
+import Koa, { type Middleware } from "koa";
+import type { Transport } from "@connectrpc/connect";
+import type { Logger } from "pino";
+import type http from "node:http";
+import type http2 from "node:http2";
+import { sessionHeader } from "../contract/credentials.ts";
+import { requestLog } from "./request-log.ts";
+import { errorBody } from "./errors.ts";
+import { isCrossSite } from "./csrf.ts";
+import { readSessionCookie } from "./cookies.ts";
+import { createAccountRoutes } from "./account-routes.ts";
+
+type NodeHandler = (
+  req: http.IncomingMessage | http2.Http2ServerRequest,
+  res: http.ServerResponse | http2.Http2ServerResponse,
+  next?: () => void,
+) => void;
+
+export interface EdgeOptions {
+  accountBaseUrl: URL;
+  logger: Logger;
+  /** In-process transport to every core service. */
+  transport: Transport;
+  /** Serves the public Connect services; mounted at /api/rpc. */
+  rpcHandler: NodeHandler;
+  /** Resolves when the database answers. */
+  ready: () => Promise<void>;
+}
+
+const accountPaths = new Set(["/sign-up", "/sign-in", "/sign-out"]);
+
+/** Every error outside /api/rpc becomes `{code, status, message}`; a 5xx hides its cause. */
+function jsonErrors(): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      const body = errorBody(error, ctx.state.requestId);
+      if (body.status >= 500) ctx.state.log.error({ err: error }, "request failed");
+      ctx.status = body.status;
+      ctx.body = body;
+    }
+  };
+}
+
+function securityHeaders(): Middleware {
+  return async (ctx, next) => {
+    ctx.res.setHeader("x-content-type-options", "nosniff");
+    ctx.res.setHeader("referrer-policy", "no-referrer");
+    ctx.res.setHeader("x-frame-options", "DENY");
+    await next();
+  };
+}
+
+/** Refuses cross-site state changes made with the session cookie (and cross-site sign-ins). */
+function crossOriginProtection(ownOrigin: string): Middleware {
+  return async (ctx, next) => {
+    const concerned = readSessionCookie(ctx.req.headers) !== undefined || accountPaths.has(ctx.path);
+    if (concerned && isCrossSite(ctx.method, ctx.req.headers, ownOrigin)) {
+      ctx.status = 403;
+      ctx.body = { code: "permission_denied", status: 403, message: "cross-site request refused" };
+      return;
+    }
+    await next();
+  };
+}
+
+/** /api/rpc: the session cookie travels to core as the session header. */
+function connectRpc(handler: NodeHandler): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path !== "/api/rpc" && !ctx.path.startsWith("/api/rpc/")) return next();
+    const token = readSessionCookie(ctx.req.headers);
+    if (token && ctx.req.headers[sessionHeader] === undefined) ctx.req.headers[sessionHeader] = token;
+    ctx.respond = false;
+    handler(ctx.req, ctx.res);
+  };
+}
+
+export function createEdgeApp(options: EdgeOptions): Koa {
+  const app = new Koa();
+  app.silent = true;
+  const accountRoutes = createAccountRoutes({
+    transport: options.transport,
+    secureCookies: options.accountBaseUrl.protocol === "https:",
+  });
+
+  app.use(requestLog(options.logger));
+  app.use(securityHeaders());
+  app.use(jsonErrors());
+  app.use(crossOriginProtection(options.accountBaseUrl.origin));
+  app.use(connectRpc(options.rpcHandler));
+  app.use(async (ctx, next) => {
+    if (ctx.method === "GET" && ctx.path === "/healthz") {
+      ctx.body = { status: "ok" };
+      return;
+    }
+    if (ctx.method === "GET" && ctx.path === "/readyz") {
+      try {
+        await options.ready();
+        ctx.body = { status: "ready" };
+      } catch (error) {
+        ctx.state.log.warn({ err: error }, "not ready");
+        ctx.status = 503;
+        ctx.body = { status: "unavailable" };
+      }
+      return;
+    }
+    await next();
+  });
+  app.use(accountRoutes.routes());
+  app.use(accountRoutes.allowedMethods());
+  app.use(async (ctx) => {
+    ctx.status = 404;
+    ctx.body = { code: "not_found", status: 404, message: `no route for ${ctx.method} ${ctx.path}` };
+  });
+  return app;
+}

@@ -1,0 +1,63 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
+
+/** The HTTP status for each Connect code, as the HTTP API and the account endpoints answer. */
+export function httpStatus(code: Code): number {
+  switch (code) {
+    case Code.InvalidArgument:
+    case Code.OutOfRange:
+      return 400;
+    case Code.Unauthenticated:
+      return 401;
+    case Code.PermissionDenied:
+      return 403;
+    case Code.NotFound:
+      return 404;
+    case Code.AlreadyExists:
+    case Code.FailedPrecondition:
+    case Code.Aborted:
+      return 409;
+    case Code.ResourceExhausted:
+      return 429;
+    case Code.Unimplemented:
+      return 501;
+    case Code.Unavailable:
+      return 503;
+    case Code.DeadlineExceeded:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+/** snake_case name of a Connect code, as in the Connect protocol ("invalid_argument"). */
+export function codeName(code: Code): string {
+  return Code[code].replace(/[A-Z]/g, (c, i) => (i ? "_" : "") + c.toLowerCase());
+}
+
+export interface ErrorBody {
+  code: string;
+  status: number;
+  message: string;
+  reason?: string;
+  requestId?: string;
+}
+
+/**
+ * The JSON body for an error. A 5xx says only that the request failed, with the request id to
+ * find the rest in the log.
+ */
+export function errorBody(error: unknown, requestId: string): ErrorBody {
+  const connectError = ConnectError.from(error);
+  const status = httpStatus(connectError.code);
+  if (status >= 500) {
+    return { code: codeName(connectError.code), status, message: "the request failed; quote the request id when reporting it", requestId };
+  }
+  const [info] = connectError.findDetails(ErrorInfoSchema);
+  return {
+    code: codeName(connectError.code),
+    status,
+    message: connectError.rawMessage,
+    ...(info?.reason && { reason: info.reason }),
+  };
+}

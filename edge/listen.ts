@@ -1,0 +1,124 @@
+/**
+ * One port that speaks both HTTP/1.1 and HTTP/2 over cleartext (h2c with prior knowledge, as
+ * Connect and gRPC clients use it). Node's cleartext HTTP/2 server cannot fall back to HTTP/1.1,
+ * so a plain TCP listener reads the first bytes of each connection: the HTTP/2 preface starts with
+ * "PRI", which no HTTP/1.1 method does.
+ */
+import http from "node:http";
+import http2 from "node:http2";
+import net from "node:net";
+import { Duplex } from "node:stream";
+
+type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
+
+export interface Listener {
+  port: number;
+  /** Stops accepting, lets requests in flight finish (up to `graceMs`), then closes everything. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const preface = Buffer.from("PRI");
+
+/**
+ * A socket whose first bytes were already read. HTTP/2 sessions read straight from a socket's
+ * native handle, past anything pushed back into the JS stream, so the h2c side gets this stream
+ * instead: it replays `head`, then relays the socket.
+ */
+class ReplayedSocket extends Duplex {
+  private readonly socket: net.Socket;
+
+  constructor(socket: net.Socket, head: Buffer) {
+    super();
+    this.socket = socket;
+    this.push(head);
+    socket.on("data", (chunk) => {
+      if (!this.push(chunk)) socket.pause();
+    });
+    socket.on("end", () => this.push(null));
+    socket.on("close", () => this.destroy());
+    socket.on("error", (error) => this.destroy(error));
+  }
+
+  get remoteAddress() {
+    return this.socket.remoteAddress;
+  }
+  get remotePort() {
+    return this.socket.remotePort;
+  }
+  get remoteFamily() {
+    return this.socket.remoteFamily;
+  }
+
+  override _read(): void {
+    this.socket.resume();
+  }
+  override _write(chunk: Buffer, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.socket.write(chunk, encoding, callback);
+  }
+  override _final(callback: (error?: Error | null) => void): void {
+    this.socket.end(callback);
+  }
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.socket.destroy(error ?? undefined);
+    callback(error);
+  }
+}
+
+export async function listen(handler: Handler, port: number, host: string): Promise<Listener> {
+  const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000 }, handler);
+  const h2 = http2.createServer({}, handler);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  h2.on("session", (session) => {
+    sessions.add(session);
+    session.on("close", () => sessions.delete(session));
+  });
+  const sockets = new Set<net.Socket>();
+
+  const tcp = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    let head = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      const n = Math.min(head.length, preface.length);
+      const isH2 = head.subarray(0, n).equals(preface.subarray(0, n));
+      if (isH2 && head.length < preface.length) return; // wait for more bytes
+      socket.off("data", onData);
+      if (isH2) {
+        h2.emit("connection", new ReplayedSocket(socket, head));
+      } else {
+        socket.pause();
+        socket.unshift(head);
+        h1.emit("connection", socket);
+        socket.resume();
+      }
+    };
+    socket.on("data", onData);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    tcp.once("error", reject);
+    tcp.listen(port, host, () => resolve());
+  });
+  const actualPort = (tcp.address() as net.AddressInfo).port;
+
+  return {
+    port: actualPort,
+    async close(graceMs = 10_000) {
+      const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
+      h1.closeIdleConnections();
+      for (const session of sessions) session.close();
+      h1.close();
+      h2.close();
+      const deadline = setTimeout(() => {
+        h1.closeAllConnections();
+        for (const session of sessions) session.destroy();
+        for (const socket of sockets) socket.destroy();
+      }, graceMs);
+      deadline.unref();
+      await closed;
+      clearTimeout(deadline);
+    },
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * `outpost`: serve, migrate, and the operator's commands. Errors print one line and exit non-zero.
+ */
+import { parseArgs } from "node:util";
+import { createClient, ConnectError } from "@connectrpc/connect";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { pino, type Logger } from "pino";
+import { IdentityService } from "../gen/outpost/identity/v1/identity_service_pb.js";
+import { ConfigError, loadConfig, type Config } from "./config.ts";
+import { DatabaseBusyError } from "./database.ts";
+import { openRuntime, startOutpost, type Runtime } from "./compose.ts";
+import { migrate } from "../core/db/orm.ts";
+
+const usage = `usage: outpost <command>
+
+  serve                                   run the service (what npm start runs)
+  migrate                                 apply pending database migrations
+  user create --email E --password P [--name N] [--platform-admin]
+  api-key create --email E --name N [--expires-in-days D]
+
+Configuration comes from the environment; see the README.`;
+
+class UsageError extends Error {}
+
+function options<T extends Record<string, { type: "string" | "boolean" }>>(args: string[], spec: T) {
+  try {
+    return parseArgs({ args, options: spec, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function required(value: string | boolean | undefined, flag: string): string {
+  if (typeof value !== "string" || value === "") throw new UsageError(`${flag} is required`);
+  return value;
+}
+
+/** Runs `work` with the database opened beside (or through) a serving process. */
+async function withRuntime<T>(config: Config, logger: Logger, work: (runtime: Runtime) => Promise<T>): Promise<T> {
+  const runtime = await openRuntime(config, logger, "borrow");
+  try {
+    return await work(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function serve(config: Config, logger: Logger): Promise<void> {
+  const outpost = await startOutpost(config, logger);
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, "shutting down");
+    outpost.stop().then(
+      () => process.exit(0),
+      (error) => {
+        logger.error({ err: error }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", () => shutdown("SIGTERM"));
+  process.once("SIGINT", () => shutdown("SIGINT"));
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, sub, ...rest] = argv;
+  if (!command || command === "help" || command === "--help" || command === "-h") {
+    console.log(usage);
+    return;
+  }
+  const config = loadConfig();
+  // Commands other than serve keep the log quiet: their output is for people and scripts.
+  const logger = pino({ level: command === "serve" ? config.logLevel : "warn" });
+
+  switch (command) {
+    case "serve":
+      return serve(config, logger);
+    case "migrate": {
+      // openRuntime migrates; say what was applied.
+      await withRuntime(config, logger, async (runtime) => {
+        const pending = await migrate(runtime.orm);
+        console.log(pending.length ? `applied ${pending.join(", ")}` : "the database is up to date");
+      });
+      return;
+    }
+    case "user": {
+      if (sub !== "create") throw new UsageError(`unknown command: user ${sub ?? ""}`.trim());
+      const o = options(rest, {
+        email: { type: "string" },
+        password: { type: "string" },
+        name: { type: "string" },
+        "platform-admin": { type: "boolean" },
+      });
+      const res = await withRuntime(config, logger, (runtime) =>
+        createClient(IdentityService, runtime.core.transport()).createUser({
+          email: required(o.email, "--email"),
+          password: required(o.password, "--password"),
+          name: typeof o.name === "string" ? o.name : "",
+          platformAdmin: o["platform-admin"] === true,
+        }),
+      );
+      console.log(`created user ${res.user!.email} (${res.user!.id})${res.user!.platformAdmin ? ", platform admin" : ""}`);
+      return;
+    }
+    case "api-key": {
+      if (sub !== "create") throw new UsageError(`unknown command: api-key ${sub ?? ""}`.trim());
+      const o = options(rest, { email: { type: "string" }, name: { type: "string" }, "expires-in-days": { type: "string" } });
+      let expiresAt: Date | undefined;
+      if (o["expires-in-days"] !== undefined) {
+        const days = Number(o["expires-in-days"]);
+        if (!/^\d+$/.test(String(o["expires-in-days"])) || days < 1 || days > 3650) {
+          throw new UsageError("--expires-in-days must be a whole number from 1 to 3650");
+        }
+        expiresAt = new Date(Date.now() + days * 86_400_000);
+      }
+      const res = await withRuntime(config, logger, (runtime) =>
+        createClient(IdentityService, runtime.core.transport()).issueApiKey({
+          email: required(o.email, "--email"),
+          name: required(o.name, "--name"),
+          expiresAt: expiresAt && timestampFromDate(expiresAt),
+        }),
+      );
+      const key = res.apiKey!;
+      console.log(`created API key "${key.name}" (${key.id}), ${expiresAt ? `expires ${expiresAt.toISOString()}` : "never expires"}`);
+      console.log("store it now; it is not shown again:");
+      console.log(res.key);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown command: ${command}`);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    console.error(`error: ${error.message}\n\n${usage}`);
+    process.exit(2);
+  }
+  const message =
+    error instanceof ConfigError || error instanceof DatabaseBusyError
+      ? error.message
+      : error instanceof ConnectError
+        ? error.rawMessage
+        : `${(error as Error)?.message ?? error}`;
+  console.error(`error: ${message}`);
+  process.exit(1);
+});

@@ -1,0 +1,104 @@
+/**
+ * The composition root: configuration → database → ORM → core → edge → listeners. Nothing else
+ * builds these pieces, and each gets what it needs as arguments.
+ */
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Logger } from "pino";
+import { createOrm, migrate, type Orm } from "../core/db/orm.ts";
+import { systemClock, type Clock, type CoreDeps } from "../core/deps.ts";
+import { createEdgeApp } from "../edge/app.ts";
+import { listen, type Listener } from "../edge/listen.ts";
+import type { Config } from "./config.ts";
+import { createCore, type Core } from "./core.ts";
+import { openDatabase, type Database } from "./database.ts";
+
+export interface Runtime {
+  database: Database;
+  orm: Orm;
+  core: Core;
+  close(): Promise<void>;
+}
+
+/** Opens the database, migrates it and builds core: what every command needs. */
+export async function openRuntime(
+  config: Config,
+  logger: Logger,
+  mode: "serve" | "borrow",
+  clock: Clock = systemClock,
+): Promise<Runtime> {
+  const database = await openDatabase(config, logger, mode);
+  let orm: Orm | undefined;
+  try {
+    orm = await createOrm({ url: database.url, poolSize: database.poolSize });
+    const applied = await migrate(orm);
+    if (applied.length) logger.info({ migrations: applied }, "database migrated");
+    const deps: CoreDeps = {
+      orm,
+      clock,
+      logger,
+      config: { plans: config.plans, defaultPlan: config.defaultPlan, sessionTtlSeconds: config.sessionTtlSeconds },
+    };
+    const opened = orm;
+    return {
+      database,
+      orm,
+      core: createCore(deps),
+      async close() {
+        await opened.close();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await orm?.close();
+    await database.close();
+    throw error;
+  }
+}
+
+export interface Outpost {
+  /** The port the dashboard, HTTP API and Connect services listen on. */
+  port: number;
+  runtime: Runtime;
+  /** Stops accepting, finishes requests in flight, closes the database. */
+  stop(): Promise<void>;
+}
+
+/** Starts the whole service in this process. */
+export async function startOutpost(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Outpost> {
+  const runtime = await openRuntime(config, logger, "serve", clock);
+  let listener: Listener;
+  try {
+    const rpcHandler = connectNodeAdapter({
+      routes: runtime.core.publicRoutes,
+      interceptors: runtime.core.interceptors,
+      requestPathPrefix: "/api/rpc",
+    });
+    const app = createEdgeApp({
+      accountBaseUrl: config.accountBaseUrl,
+      logger,
+      transport: runtime.core.transport(),
+      rpcHandler,
+      ready: async () => {
+        await runtime.orm.em.fork().getConnection().execute("select 1");
+      },
+    });
+    listener = await listen(app.callback(), config.port, config.host);
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+  logger.info({ port: listener.port, accountBaseUrl: config.accountBaseUrl.origin, database: runtime.database.kind }, "Outpost is serving");
+  let stopping: Promise<void> | undefined;
+  return {
+    port: listener.port,
+    runtime,
+    stop() {
+      stopping ??= (async () => {
+        await listener.close();
+        await runtime.close();
+        logger.info("Outpost stopped");
+      })();
+      return stopping;
+    },
+  };
+}
