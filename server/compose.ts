@@ -72,6 +72,8 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
       routes: runtime.core.publicRoutes,
       interceptors: runtime.core.interceptors,
       requestPathPrefix: "/api/rpc",
+      // Unknown JSON fields are refused (invalid_argument naming them), not silently dropped.
+      jsonOptions: { ignoreUnknownFields: false },
     });
     const app = createEdgeApp({
       accountBaseUrl: config.accountBaseUrl,

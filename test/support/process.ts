@@ -1,0 +1,73 @@
+/** The real `outpost` command as a child process, as an operator runs it. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const bin = fileURLToPath(new URL("../../bin/outpost.js", import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface ServeProcess {
+  port: number;
+  child: ChildProcess;
+  /** Everything it logged so far. */
+  output(): string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `outpost serve` and resolves once it logs that it is serving (with its port). */
+export function startServe(env: Record<string, string | undefined>, timeoutMs = 30_000): Promise<ServeProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, "serve"], {
+      env: { ...process.env, PORT: "0", GAME_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    const exited = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`outpost serve did not start within ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    const onLine = (chunk: Buffer) => {
+      output += chunk;
+      for (const line of output.split("\n")) {
+        if (!line.includes('"Outpost is serving"')) continue;
+        clearTimeout(timer);
+        child.stdout.off("data", onLine);
+        child.stdout.on("data", (d) => (output += d));
+        resolve({
+          port: JSON.parse(line).port,
+          child,
+          output: () => output,
+          async stop() {
+            child.kill("SIGTERM");
+            return exited;
+          },
+        });
+        return;
+      }
+    };
+    child.stdout.on("data", onLine);
+    child.stderr.on("data", (d) => (output += d));
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`outpost serve exited with ${code} before serving:\n${output}`));
+    });
+  });
+}
