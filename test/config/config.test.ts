@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { ConfigError, loadConfig } from "../../server/config.ts";
+
+describe("configuration", () => {
+  it("has working defaults for every variable", () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 3000);
+    assert.equal(config.gamePort, 3001);
+    assert.equal(config.accountBaseUrl.origin, "http://localhost:3000");
+    assert.equal(config.gameIssuerUrl.origin, "http://localhost:3001");
+    assert.equal(config.databaseUrl, undefined);
+    assert.match(config.dataDir, /\/data$/);
+    assert.deepEqual(config.plans.free, { servers: 3, gameOAuthClients: 2 });
+    assert.equal(config.defaultPlan, "free");
+    assert.equal(config.sessionTtlSeconds, 30 * 86_400);
+    assert.ok(Object.isFrozen(config));
+  });
+
+  const refuses: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: "http" }, /^PORT must be a whole number from 0 to 65535 \(got "http"\)$/],
+    [{ GAME_PORT: "70000" }, /^GAME_PORT must be/],
+    [{ ACCOUNT_BASE_URL: "localhost:3000" }, /^ACCOUNT_BASE_URL must use http or https/],
+    [{ ACCOUNT_BASE_URL: "https://example.com/dashboard" }, /^ACCOUNT_BASE_URL must be an origin only/],
+    [{ GAME_ISSUER_URL: "not a url" }, /^GAME_ISSUER_URL must be an absolute http\(s\) URL/],
+    [{ DATABASE_URL: "mysql://x" }, /^DATABASE_URL must be a postgres:\/\/ URL$/],
+    [{ LOG_LEVEL: "loud" }, /^LOG_LEVEL must be one of/],
+    [{ PLANS: "{" }, /^PLANS must be JSON/],
+    [{ PLANS: '{"free":{"servers":-1,"gameOAuthClients":2}}' }, /plan "free" is not/],
+    [{ PLANS: '{"free":{"servers":1}}' }, /plan "free" is not/],
+    [{ DEFAULT_PLAN: "gold" }, /^DEFAULT_PLAN must name a plan in PLANS/],
+    [{ SESSION_TTL_DAYS: "0" }, /^SESSION_TTL_DAYS must be/],
+  ];
+  for (const [env, message] of refuses) {
+    it(`refuses ${JSON.stringify(env)} with a clear message`, () => {
+      assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
+    });
+  }
+
+  it("accepts custom plans and a PostgreSQL URL", () => {
+    const config = loadConfig({
+      PLANS: '{"hobby":{"servers":1,"gameOAuthClients":1}}',
+      DEFAULT_PLAN: "hobby",
+      DATABASE_URL: "postgresql://u@db:5432/outpost",
+    });
+    assert.deepEqual(Object.keys(config.plans), ["hobby"]);
+    assert.equal(config.databaseUrl, "postgresql://u@db:5432/outpost");
+  });
+});
