@@ -1,2 +1,4 @@
 #!/usr/bin/env node
-import "../server/cli.ts";
+import { nodeIsRecentEnough } from "./node-guard.js";
+
+if (nodeIsRecentEnough(new URL(import.meta.url))) await import("../server/cli.ts");

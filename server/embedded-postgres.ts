@@ -24,7 +24,7 @@ export interface EmbeddedPostgresOptions {
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   const db = await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {});
-  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: options.port, maxConnections: 16 });
+  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: options.port, maxConnections: 4 });
   await server.start();
   return {
     url: `postgres://postgres@${server.getServerConn()}/postgres`,

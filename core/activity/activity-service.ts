@@ -12,6 +12,7 @@ import { ActivityEvent } from "../db/entities.ts";
 import { entityManager, requireUser } from "../context.ts";
 import { requireManager } from "../access.ts";
 import { fail } from "../errors.ts";
+import { likeLiteral } from "../sql.ts";
 
 const defaultLimit = 50;
 
@@ -42,7 +43,7 @@ export function createActivityService(): ServiceImpl<typeof ActivityService> {
       const where: FilterQuery<ActivityEvent> = { organizationId: access.organization.id };
       if (req.serverId !== undefined) where.serverId = req.serverId;
       if (req.kind !== undefined) {
-        where.action = req.kind.includes(".") ? req.kind : { $like: `${req.kind}.%` };
+        where.action = req.kind.includes(".") ? req.kind : { $like: `${likeLiteral(req.kind)}.%` };
       }
       if (req.before !== undefined) {
         const cursor = await em.findOne(ActivityEvent, { id: req.before, organizationId: access.organization.id });

@@ -15,14 +15,10 @@ import type { CoreDeps } from "../deps.ts";
 import { requirePlatformAdmin } from "../access.ts";
 import { fail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
+import { likeLiteral } from "../sql.ts";
 import { organizationToProto, userToProto } from "../convert.ts";
 
 const defaultLimit = 50;
-
-/** Escapes LIKE's wildcards so a query matches literally. */
-function likeLiteral(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => "\\" + c);
-}
 
 export function createAdminService({ config }: CoreDeps): ServiceImpl<typeof AdminService> {
   return {

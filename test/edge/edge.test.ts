@@ -4,6 +4,8 @@ import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 const getSession = "/api/rpc/outpost.auth.v1.AuthService/GetSession";
 const createApiKey = "/api/rpc/outpost.auth.v1.AuthService/CreateApiKey";
 const json = { "content-type": "application/json" };
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const body = (res: Response): Promise<any> => res.json();
 
 describe("edge: account endpoints, the session cookie and cross-site protection", () => {
   let t: TestOutpost;
@@ -26,16 +28,16 @@ describe("edge: account endpoints, the session cookie and cross-site protection"
     const setCookie = res.headers.get("set-cookie")!;
     assert.match(setCookie, /^outpost_session=ops_[0-9A-Za-z]{40}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
     assert.equal(res.headers.get("cache-control"), "no-store");
-    const body = await res.json();
-    assert.equal(body.user.email, "cookie@example.com");
-    assert.equal(JSON.stringify(body).includes("ops_"), false, "the token is not in the body");
+    const signedUp = await body(res);
+    assert.equal(signedUp.user.email, "cookie@example.com");
+    assert.equal(JSON.stringify(signedUp).includes("ops_"), false, "the token is not in the body");
     cookie = setCookie.split(";")[0];
   });
 
   it("authenticates /api/rpc with the cookie from our own origin", async () => {
     const res = await post(getSession, {}, { cookie, origin });
     assert.equal(res.status, 200);
-    assert.equal((await res.json()).user.email, "cookie@example.com");
+    assert.equal((await body(res)).user.email, "cookie@example.com");
     const sameSite = await post(getSession, {}, { cookie, "sec-fetch-site": "same-origin" });
     assert.equal(sameSite.status, 200);
   });
@@ -43,7 +45,7 @@ describe("edge: account endpoints, the session cookie and cross-site protection"
   it("refuses a cross-site request carrying the cookie, and a cross-site sign-in", async () => {
     const forged = await post(createApiKey, { name: "stolen" }, { cookie, origin: "https://evil.example" });
     assert.equal(forged.status, 403);
-    assert.equal((await forged.json()).code, "permission_denied");
+    assert.equal((await body(forged)).code, "permission_denied");
     const crossSite = await post(createApiKey, { name: "stolen" }, { cookie, "sec-fetch-site": "cross-site", origin });
     assert.equal(crossSite.status, 403);
     const signIn = await post("/sign-in", { email: "cookie@example.com", password: "a long password" }, { origin: "https://evil.example" });
@@ -53,16 +55,16 @@ describe("edge: account endpoints, the session cookie and cross-site protection"
 
   it("lets an API key through from any origin (no cookie, nothing to forge)", async () => {
     const created = await post(createApiKey, { name: "script" }, { cookie, origin });
-    const { key } = await created.json();
+    const { key } = await body(created);
     const res = await post(getSession, {}, { "x-api-key": key, origin: "https://elsewhere.example" });
     assert.equal(res.status, 200);
   });
 
   it("answers 400 for a cookie and an API key at once", async () => {
-    const { key } = await (await post(createApiKey, { name: "second" }, { cookie, origin })).json();
+    const { key } = await body(await post(createApiKey, { name: "second" }, { cookie, origin }));
     const res = await post(getSession, {}, { cookie, "x-api-key": key });
     assert.equal(res.status, 400);
-    assert.equal((await res.json()).code, "invalid_argument");
+    assert.equal((await body(res)).code, "invalid_argument");
   });
 
   it("gives one JSON answer for a wrong password or an unknown email, without a cookie", async () => {
@@ -71,7 +73,7 @@ describe("edge: account endpoints, the session cookie and cross-site protection"
     assert.equal(wrong.status, 401);
     assert.equal(unknown.status, 401);
     assert.equal(wrong.headers.get("set-cookie"), null);
-    const [a, b] = [await wrong.json(), await unknown.json()];
+    const [a, b] = [await body(wrong), await body(unknown)];
     assert.deepEqual(a, b);
     assert.deepEqual(Object.keys(a).sort(), ["code", "message", "reason", "status"]);
   });
@@ -112,7 +114,7 @@ describe("edge: account endpoints, the session cookie and cross-site protection"
     assert.match(replaced.headers.get("x-request-id")!, /^[0-9a-f-]{36}$/);
     const missing = await fetch(t.baseUrl + "/nowhere");
     assert.equal(missing.status, 404);
-    assert.equal((await missing.json()).code, "not_found");
+    assert.equal((await body(missing)).code, "not_found");
     assert.equal(missing.headers.get("x-frame-options"), "DENY");
     assert.equal(missing.headers.get("x-content-type-options"), "nosniff");
   });
