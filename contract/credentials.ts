@@ -14,3 +14,9 @@ export const agentKeyHeader = "x-outpost-agent-key";
 
 /** The dashboard session cookie. */
 export const sessionCookie = "outpost_session";
+
+/**
+ * The client's address as the edge saw it, for per-IP rate limits. The edge always overwrites it,
+ * so a caller cannot choose its own.
+ */
+export const clientIpHeader = "x-outpost-client-ip";

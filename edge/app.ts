@@ -8,12 +8,13 @@ import type { Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import type http from "node:http";
 import type http2 from "node:http2";
-import { sessionHeader } from "../contract/credentials.ts";
+import { clientIpHeader, sessionHeader } from "../contract/credentials.ts";
 import { requestLog } from "./request-log.ts";
 import { errorBody } from "./errors.ts";
 import { isCrossSite } from "./csrf.ts";
 import { readSessionCookie } from "./cookies.ts";
 import { createAccountRoutes } from "./account-routes.ts";
+import { createHttpApi } from "./http-api/router.ts";
 
 type NodeHandler = (
   req: http.IncomingMessage | http2.Http2ServerRequest,
@@ -76,6 +77,7 @@ function connectRpc(handler: NodeHandler): Middleware {
     if (ctx.path !== "/api/rpc" && !ctx.path.startsWith("/api/rpc/")) return next();
     const token = readSessionCookie(ctx.req.headers);
     if (token && ctx.req.headers[sessionHeader] === undefined) ctx.req.headers[sessionHeader] = token;
+    ctx.req.headers[clientIpHeader] = ctx.ip;
     ctx.respond = false;
     handler(ctx.req, ctx.res);
   };
@@ -112,6 +114,12 @@ export function createEdgeApp(options: EdgeOptions): Koa {
     }
     await next();
   });
+  app.use(
+    createHttpApi({
+      transport: options.transport,
+      forwardedHeaders: (ctx) => ({ [clientIpHeader]: ctx.ip }),
+    }),
+  );
   app.use(accountRoutes.routes());
   app.use(accountRoutes.allowedMethods());
   app.use(async (ctx) => {

@@ -35,6 +35,20 @@ export function codeName(code: Code): string {
   return Code[code].replace(/[A-Z]/g, (c, i) => (i ? "_" : "") + c.toLowerCase());
 }
 
+/** An answer decided by the edge itself, for statuses without a Connect code (405, 413, 415). */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: string, message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.headers = headers;
+  }
+}
+
 export interface ErrorBody {
   code: string;
   status: number;
@@ -48,6 +62,7 @@ export interface ErrorBody {
  * find the rest in the log.
  */
 export function errorBody(error: unknown, requestId: string): ErrorBody {
+  if (error instanceof HttpError) return { code: error.code, status: error.status, message: error.message };
   const connectError = ConnectError.from(error);
   const status = httpStatus(connectError.code);
   if (status >= 500) {

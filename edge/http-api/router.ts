@@ -1,0 +1,177 @@
+/**
+ * /api/http/<router>/<procedure>: the HTTP API, generated from the contract. Every service with an
+ * `http_router` option is a router and every method a procedure (its lowerCamelCase name);
+ * NO_SIDE_EFFECTS methods are GET queries with individual query parameters, every other method is
+ * a POST with a plain JSON body. A new RPC appears here without edge code.
+ */
+import type { DescMethod, DescMethodUnary, DescService, JsonValue } from "@bufbuild/protobuf";
+import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type Transport } from "@connectrpc/connect";
+import type { Middleware } from "koa";
+import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
+import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
+import { httpResponseField, httpRouter, services } from "../../contract/services.ts";
+import { errorBody, HttpError } from "../errors.ts";
+import { readSessionCookie } from "../cookies.ts";
+import { messageFromApiJson, messageToApiJson } from "./json.ts";
+import { queryToJson } from "./query.ts";
+import { readJsonObject } from "./body.ts";
+
+/** Every router name the API will ever have; those without a service yet answer 404. */
+export const reservedRouters = [
+  "activity",
+  "admin",
+  "alerts",
+  "auth",
+  "chat",
+  "integrations",
+  "knowledge",
+  "notifications",
+  "ocelot",
+  "organizations",
+  "pwa",
+  "servers",
+] as const;
+
+export const httpApiPrefix = "/api/http/";
+
+export interface Procedure {
+  router: string;
+  name: string;
+  service: DescService;
+  method: DescMethodUnary;
+  /** GET for queries, POST for everything else. */
+  httpMethod: "GET" | "POST";
+  /** The response field that is the whole body, if any. */
+  responseField: string | undefined;
+}
+
+export function isQuery(method: DescMethod): boolean {
+  return method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS;
+}
+
+/** The router map: router name → procedure name → procedure. Refuses an unreserved router name. */
+export function createProcedureMap(exposed: readonly DescService[] = services): Map<string, Map<string, Procedure>> {
+  const map = new Map<string, Map<string, Procedure>>(reservedRouters.map((name) => [name, new Map()]));
+  for (const service of exposed) {
+    const router = httpRouter(service);
+    if (!router) continue;
+    const procedures = map.get(router);
+    if (!procedures) throw new Error(`${service.typeName}: http_router "${router}" is not a reserved router name`);
+    for (const method of service.methods) {
+      if (method.methodKind !== "unary") continue; // streams are not part of the HTTP API
+      procedures.set(method.localName, {
+        router,
+        name: method.localName,
+        service,
+        method: method as DescMethodUnary,
+        httpMethod: isQuery(method) ? "GET" : "POST",
+        responseField: httpResponseField(method),
+      });
+    }
+  }
+  return map;
+}
+
+/** Query parameters that would put a credential in a URL (and so in logs and histories). */
+const credentialParams = /^(api[-_]?key|key|x-api-key|token|access[-_]?token|session|outpost_session|authorization)$/i;
+const secretShape = /^(opk|ops|opa)_/;
+
+function refuseCredentialsInUrl(params: URLSearchParams): void {
+  for (const [name, value] of params) {
+    if (credentialParams.test(name) || secretShape.test(value)) {
+      throw new ConnectError("credentials are not accepted in the URL; send the API key in the X-API-Key header", Code.Unauthenticated);
+    }
+  }
+}
+
+/** A proto field name as the API spells it (lowerCamelCase). */
+function jsonName(protoName: string): string {
+  return protoName.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** Field violations from a validation failure, by their API (JSON) field paths. */
+function violationDetails(error: unknown): Array<{ field: string; message: string; rule: string }> | undefined {
+  if (!(error instanceof ConnectError)) return undefined;
+  const [violations] = error.findDetails(ViolationsSchema);
+  if (!violations) return undefined;
+  return violations.violations.map((v) => ({
+    field: (v.field?.elements ?? [])
+      .map((e) => jsonName(e.fieldName))
+      .join("."),
+    message: v.message,
+    rule: v.ruleId,
+  }));
+}
+
+function apiInput(procedure: Procedure, json: JsonValue) {
+  try {
+    return messageFromApiJson(procedure.method.input, json);
+  } catch (error) {
+    if (error instanceof ConnectError) throw error;
+    const text = (error as Error).message;
+    const field = /cannot decode field [\w.]+\.(\w+) from JSON: (.*)$/.exec(text);
+    const key = /key "([^"]+)" is unknown/.exec(text);
+    const message = key ? `unknown field: ${key[1]}` : field ? `${jsonName(field[1])}: ${field[2]}` : text.replace(/^cannot decode message [\w.]+ from JSON: /, "");
+    throw new ConnectError(message, Code.InvalidArgument);
+  }
+}
+
+export interface HttpApiOptions {
+  /** In-process transport to core. */
+  transport: Transport;
+  /** Extra headers for core on every call (the client's address). */
+  forwardedHeaders: (ctx: Parameters<Middleware>[0]) => Record<string, string>;
+  /** Largest accepted POST body. */
+  bodyLimit?: number;
+  /** Adds headers for an error (e.g. rate-limit headers); optional. */
+  errorHeaders?: (error: unknown) => Record<string, string> | undefined;
+}
+
+export function createHttpApi(options: HttpApiOptions): Middleware {
+  const procedures = createProcedureMap();
+  const bodyLimit = options.bodyLimit ?? 64 * 1024;
+
+  return async (ctx, next) => {
+    if (!ctx.path.startsWith(httpApiPrefix)) return next();
+    ctx.set("Cache-Control", "no-store");
+    try {
+      const [routerName, procedureName, ...rest] = ctx.path.slice(httpApiPrefix.length).split("/");
+      const router = procedures.get(routerName);
+      if (!router) throw new ConnectError(`no router named "${routerName}"`, Code.NotFound);
+      const procedure = router.get(procedureName);
+      if (!procedure || rest.length) throw new ConnectError(`no procedure ${routerName}/${procedureName}`, Code.NotFound);
+      if (ctx.method !== procedure.httpMethod) {
+        throw new HttpError(405, "method_not_allowed", `${routerName}/${procedureName} takes ${procedure.httpMethod}`, {
+          Allow: procedure.httpMethod,
+        });
+      }
+      const params = new URLSearchParams(ctx.querystring);
+      refuseCredentialsInUrl(params);
+      if (ctx.get("authorization")) {
+        throw new ConnectError("OAuth access tokens do not authenticate the HTTP API; send an API key in the X-API-Key header", Code.Unauthenticated);
+      }
+      if (procedure.httpMethod === "POST" && params.size) throw new ConnectError("a POST takes its input in the JSON body, not the URL", Code.InvalidArgument);
+      const input = apiInput(procedure, procedure.httpMethod === "GET" ? queryToJson(procedure.method.input, params) : await readJsonObject(ctx, bodyLimit));
+
+      const header: Record<string, string> = options.forwardedHeaders(ctx);
+      const apiKey = ctx.get(apiKeyHeader);
+      if (apiKey) header[apiKeyHeader] = apiKey;
+      const session = readSessionCookie(ctx.req.headers);
+      if (session) header[sessionHeader] = session;
+
+      const response = await options.transport.unary(procedure.method, undefined, undefined, header, input);
+      const json = messageToApiJson(procedure.method.output, response.message);
+      ctx.status = 200;
+      ctx.body = procedure.responseField ? (json as { [key: string]: JsonValue })[procedure.responseField] : json;
+    } catch (error) {
+      const body = errorBody(error, ctx.state.requestId);
+      if (body.status >= 500) ctx.state.log.error({ err: error }, "HTTP API request failed");
+      const details = violationDetails(error);
+      const headers = { ...(error instanceof HttpError ? error.headers : {}), ...options.errorHeaders?.(error) };
+      for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+      ctx.status = body.status;
+      ctx.body = details ? { ...body, details } : body;
+    }
+  };
+}
