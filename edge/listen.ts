@@ -78,23 +78,24 @@ export async function listen(handler: Handler, port: number, host: string): Prom
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
-    let head = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      head = Buffer.concat([head, chunk]);
+    // Peek in paused mode (readable + read), so nothing flows before a server owns the socket.
+    const onReadable = () => {
+      const head: Buffer | null = socket.read();
+      if (head === null) return void socket.once("readable", onReadable);
       const n = Math.min(head.length, preface.length);
       const isH2 = head.subarray(0, n).equals(preface.subarray(0, n));
-      if (isH2 && head.length < preface.length) return; // wait for more bytes
-      socket.off("data", onData);
+      if (isH2 && head.length < preface.length) {
+        socket.unshift(head);
+        return void socket.once("readable", onReadable);
+      }
       if (isH2) {
         h2.emit("connection", new ReplayedSocket(socket, head));
       } else {
-        socket.pause();
         socket.unshift(head);
         h1.emit("connection", socket);
-        socket.resume();
       }
     };
-    socket.on("data", onData);
+    socket.once("readable", onReadable);
   });
 
   await new Promise<void>((resolve, reject) => {

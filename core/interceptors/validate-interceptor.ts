@@ -1,5 +1,53 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { ScalarType, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { createValidator, violationsToProto } from "@bufbuild/protovalidate";
+
+/**
+ * The path of the first string field holding a NUL character, which PostgreSQL cannot store in
+ * text: refused for every field of every request rather than rule by rule.
+ */
+function nulStringPath(desc: DescMessage, message: Message, prefix = ""): string | undefined {
+  const values = message as unknown as Record<string, unknown>;
+  for (const field of desc.fields) {
+    const value = field.oneof
+      ? (values[field.oneof.localName] as { case?: string; value?: unknown }).case === field.localName
+        ? (values[field.oneof.localName] as { value: unknown }).value
+        : undefined
+      : values[field.localName];
+    if (value === undefined) continue;
+    const path = prefix + field.name;
+    const hasNul = (v: unknown) => typeof v === "string" && v.includes("\u0000");
+    switch (field.fieldKind) {
+      case "scalar":
+        if (field.scalar === ScalarType.STRING && hasNul(value)) return path;
+        break;
+      case "list":
+        if (field.listKind === "scalar" && (value as unknown[]).some(hasNul)) return path;
+        if (field.listKind === "message") {
+          for (const item of value as Message[]) {
+            const found = nulStringPath(field.message, item, `${path}.`);
+            if (found) return found;
+          }
+        }
+        break;
+      case "map":
+        for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+          if (hasNul(key) || hasNul(item)) return path;
+          if (field.mapKind === "message") {
+            const found = nulStringPath(field.message, item as Message, `${path}.`);
+            if (found) return found;
+          }
+        }
+        break;
+      case "message": {
+        const found = nulStringPath(field.message, value as Message, `${path}.`);
+        if (found) return found;
+        break;
+      }
+    }
+  }
+  return undefined;
+}
 
 /**
  * Checks every unary request against the buf.validate rules in the proto, so that no handler
@@ -17,6 +65,8 @@ export function createValidateInterceptor(): Interceptor {
         throw new ConnectError(message, Code.InvalidArgument, undefined, [{ desc: schema, value: violations }]);
       }
       if (result.kind === "error") throw result.error;
+      const nul = nulStringPath(req.method.input, req.message);
+      if (nul) throw new ConnectError(`${nul}: must not contain NUL characters`, Code.InvalidArgument);
     }
     return next(req);
   };
