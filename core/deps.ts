@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Orm } from "./db/orm.ts";
+import type { RateLimitConfig, RateLimits } from "./ratelimit/limits.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -14,6 +15,8 @@ export interface CoreConfig {
   defaultPlan: string;
   /** How long a dashboard session lasts. */
   sessionTtlSeconds: number;
+  /** Calls per credential or client IP, and failed sign-ins per account and per IP. */
+  rateLimits: RateLimitConfig;
 }
 
 export interface Clock {
@@ -27,4 +30,6 @@ export interface CoreDeps {
   config: CoreConfig;
   clock: Clock;
   logger: Logger;
+  /** The rate-limit counters, built from `config.rateLimits` on the store the database allows. */
+  rateLimits: RateLimits;
 }

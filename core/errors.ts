@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { create } from "@bufbuild/protobuf";
+import { create, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
 import { ErrorInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
 
 /**
@@ -35,19 +35,28 @@ export const domainErrors = {
 
 export type DomainErrorReason = keyof typeof domainErrors;
 
+/** A proto message that travels beside ErrorInfo in the error's details (e.g. RetryInfo). */
+export interface DomainErrorDetail {
+  desc: DescMessage;
+  value: MessageInitShape<DescMessage>;
+}
+
 /** A failure the caller can act on; its message is safe to show. */
 export class DomainError extends Error {
   readonly reason: DomainErrorReason;
+  readonly details: readonly DomainErrorDetail[];
 
-  constructor(reason: DomainErrorReason, message: string) {
+  constructor(reason: DomainErrorReason, message: string, details: readonly DomainErrorDetail[] = []) {
     super(message);
     this.name = "DomainError";
     this.reason = reason;
+    this.details = details;
   }
 
   toConnectError(): ConnectError {
     return new ConnectError(this.message, domainErrors[this.reason], undefined, [
       { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: this.reason }) },
+      ...this.details,
     ]);
   }
 }

@@ -10,7 +10,7 @@ import type http from "node:http";
 import type http2 from "node:http2";
 import { clientIpHeader, sessionHeader } from "../contract/credentials.ts";
 import { requestLog } from "./request-log.ts";
-import { errorBody } from "./errors.ts";
+import { errorBody, rateLimitHeaders } from "./errors.ts";
 import { isCrossSite } from "./csrf.ts";
 import { readSessionCookie } from "./cookies.ts";
 import { createAccountRoutes } from "./account-routes.ts";
@@ -43,6 +43,7 @@ function jsonErrors(): Middleware {
     } catch (error) {
       const body = errorBody(error, ctx.state.requestId);
       if (body.status >= 500) ctx.state.log.error({ err: error }, "request failed");
+      for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
       ctx.status = body.status;
       ctx.body = body;
     }
@@ -118,6 +119,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
     createHttpApi({
       transport: options.transport,
       forwardedHeaders: (ctx) => ({ [clientIpHeader]: ctx.ip }),
+      errorHeaders: rateLimitHeaders,
     }),
   );
   app.use(accountRoutes.routes());

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ErrorInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
+import { ErrorInfoSchema, RetryInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
 
 /** The HTTP status for each Connect code, as the HTTP API and the account endpoints answer. */
 export function httpStatus(code: Code): number {
@@ -74,5 +74,29 @@ export function errorBody(error: unknown, requestId: string): ErrorBody {
     status,
     message: connectError.rawMessage,
     ...(info?.reason && { reason: info.reason }),
+  };
+}
+
+/** A structured-field string (RFC 8941): quoted, with `\` and `"` escaped. */
+function sfString(value: string): string {
+  return `"${value.replace(/[\\"]/g, (c) => "\\" + c)}"`;
+}
+
+/**
+ * The headers of a 429 from a rate-limited core call (one with a RetryInfo detail), or undefined
+ * for any other error: `Retry-After` in whole seconds, and `RateLimit-Policy` / `RateLimit` as
+ * draft-ietf-httpapi-ratelimit-headers writes them, e.g. `"default";q=600;w=60` and
+ * `"default";r=0;t=42`.
+ */
+export function rateLimitHeaders(error: unknown): Record<string, string> | undefined {
+  if (!(error instanceof ConnectError) || error.code !== Code.ResourceExhausted) return undefined;
+  const [retry] = error.findDetails(RetryInfoSchema);
+  if (!retry) return undefined;
+  const seconds = Math.max(1, Math.ceil(retry.retryAfterSeconds));
+  const policy = sfString(retry.policy || "default");
+  return {
+    "Retry-After": String(seconds),
+    "RateLimit-Policy": `${policy};q=${retry.limit};w=${retry.windowSeconds}`,
+    "RateLimit": `${policy};r=0;t=${seconds}`,
   };
 }

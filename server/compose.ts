@@ -6,6 +6,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { createOrm, migrate, type Orm } from "../core/db/orm.ts";
 import { systemClock, type Clock, type CoreDeps } from "../core/deps.ts";
+import { openRateLimits, type RateLimits } from "../core/ratelimit/limits.ts";
 import { createEdgeApp } from "../edge/app.ts";
 import { listen, type Listener } from "../edge/listen.ts";
 import type { Config } from "./config.ts";
@@ -15,6 +16,8 @@ import { openDatabase, type Database } from "./database.ts";
 export interface Runtime {
   database: Database;
   orm: Orm;
+  /** Shared in PostgreSQL on a PostgreSQL server, in memory on the embedded database. */
+  rateLimits: RateLimits;
   core: Core;
   close(): Promise<void>;
 }
@@ -28,27 +31,39 @@ export async function openRuntime(
 ): Promise<Runtime> {
   const database = await openDatabase(config, logger, mode);
   let orm: Orm | undefined;
+  let rateLimits: RateLimits | undefined;
   try {
     orm = await createOrm({ url: database.url, poolSize: database.poolSize });
     const applied = await migrate(orm);
     if (applied.length) logger.info({ migrations: applied }, "database migrated");
+    rateLimits = openRateLimits(config.rateLimits, database, logger);
     const deps: CoreDeps = {
       orm,
       clock,
       logger,
-      config: { plans: config.plans, defaultPlan: config.defaultPlan, sessionTtlSeconds: config.sessionTtlSeconds },
+      rateLimits,
+      config: {
+        plans: config.plans,
+        defaultPlan: config.defaultPlan,
+        sessionTtlSeconds: config.sessionTtlSeconds,
+        rateLimits: config.rateLimits,
+      },
     };
     const opened = orm;
+    const limits = rateLimits;
     return {
       database,
       orm,
+      rateLimits,
       core: createCore(deps),
       async close() {
+        await limits.close();
         await opened.close();
         await database.close();
       },
     };
   } catch (error) {
+    await rateLimits?.close();
     await orm?.close();
     await database.close();
     throw error;

@@ -4,6 +4,7 @@
  */
 import { resolve } from "node:path";
 import type { PlanLimits } from "../core/deps.ts";
+import type { RateLimitConfig } from "../core/ratelimit/limits.ts";
 
 export interface Config {
   /** Dashboard, HTTP API, Account OAuth and Connect. */
@@ -21,6 +22,8 @@ export interface Config {
   plans: Readonly<Record<string, PlanLimits>>;
   defaultPlan: string;
   sessionTtlSeconds: number;
+  /** Calls per minute per credential (per IP without one); failed sign-ins per 15 min per account and per IP. */
+  rateLimits: Readonly<RateLimitConfig>;
 }
 
 export class ConfigError extends Error {
@@ -43,6 +46,9 @@ export const defaults = {
   PLANS: '{"free":{"servers":3,"gameOAuthClients":2},"pro":{"servers":25,"gameOAuthClients":20}}',
   DEFAULT_PLAN: "free",
   SESSION_TTL_DAYS: "30",
+  RATE_LIMIT_PER_MINUTE: "600",
+  SIGN_IN_ATTEMPTS_PER_15_MIN: "10",
+  SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN: "50",
 } as const;
 
 type Env = Record<string, string | undefined>;
@@ -131,5 +137,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     plans: Object.freeze(planTable),
     defaultPlan,
     sessionTtlSeconds: integer(env, "SESSION_TTL_DAYS", 1, 365) * 86_400,
+    rateLimits: Object.freeze({
+      requestsPerWindow: integer(env, "RATE_LIMIT_PER_MINUTE", 1, 1_000_000),
+      requestWindowSeconds: 60,
+      signInAttemptsPerAccount: integer(env, "SIGN_IN_ATTEMPTS_PER_15_MIN", 1, 10_000),
+      signInAttemptsPerIp: integer(env, "SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN", 1, 100_000),
+      signInWindowSeconds: 900,
+    }),
   });
 }

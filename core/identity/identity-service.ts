@@ -21,6 +21,7 @@ import { createApiKey } from "../auth/api-keys.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { recordActivity } from "../activity/record.ts";
 import { apiKeyToProto, userToProto } from "../convert.ts";
+import { countSignInAttempt } from "../ratelimit/sign-in-limits.ts";
 
 /** Emails are compared case-insensitively: stored and looked up lower-cased. */
 export function normalizeEmail(email: string): string {
@@ -35,7 +36,7 @@ function clientDetails(client: ClientInfo | undefined): Record<string, string> {
 }
 
 /** Accounts and dashboard sessions, for the edge (and the operator's CLI) only. */
-export function createIdentityService({ config, clock }: CoreDeps): ServiceImpl<typeof IdentityService> {
+export function createIdentityService({ config, clock, rateLimits }: CoreDeps): ServiceImpl<typeof IdentityService> {
   async function createAccount(em: EntityManager, email: string, password: string, name: string, platformAdmin: boolean) {
     const normalized = normalizeEmail(email);
     if (await em.count(User, { email: normalized })) throw fail("email_taken", "an account with this email already exists");
@@ -65,21 +66,38 @@ export function createIdentityService({ config, clock }: CoreDeps): ServiceImpl<
 
     async signIn(req, ctx) {
       const em = entityManager(ctx);
+      // Rate limits: failed attempts per account and per client IP, refused before any password check.
+      const attempt = await countSignInAttempt(rateLimits, normalizeEmail(req.email), req.client?.ip);
       const user = await em.findOne(User, { email: normalizeEmail(req.email) }, { populate: ["passwordHash"] });
+      if (attempt.refusal) {
+        if (user && attempt.tripped) {
+          await em.transactional(async (tx) => {
+            recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
+              action: "user.sign_in_throttled",
+              targetType: "user",
+              targetId: user.id,
+              details: { ...clientDetails(req.client), policy: attempt.policy ?? "" },
+            });
+          });
+        }
+        throw attempt.refusal;
+      }
       const valid = await verifyPassword(user?.passwordHash, req.password);
-      return em.transactional(async (tx) => {
-        if (!user || !valid) {
-          if (user) {
+      if (!user || !valid) {
+        // The failure is recorded in a transaction of its own, committed before the refusal.
+        if (user) {
+          await em.transactional(async (tx) => {
             recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
               action: "user.sign_in_failed",
               targetType: "user",
               targetId: user.id,
               details: clientDetails(req.client),
             });
-            await tx.flush();
-          }
-          throw fail("invalid_credentials", "invalid email or password");
+          });
         }
+        throw fail("invalid_credentials", "invalid email or password");
+      }
+      const response = await em.transactional(async (tx) => {
         const { session, token } = startSession(tx, user, clock.now(), config.sessionTtlSeconds);
         recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
           action: "user.signed_in",
@@ -94,6 +112,8 @@ export function createIdentityService({ config, clock }: CoreDeps): ServiceImpl<
           sessionExpiresAt: timestampFromDate(session.expiresAt),
         });
       });
+      await attempt.succeeded();
+      return response;
     },
 
     async signOut(req, ctx) {

@@ -4,15 +4,18 @@ import { createErrorInterceptor } from "./error-interceptor.ts";
 import { createContextInterceptor } from "./context-interceptor.ts";
 import { createAuthInterceptor } from "./auth-interceptor.ts";
 import { createValidateInterceptor } from "./validate-interceptor.ts";
+import { createRateLimitInterceptor } from "../ratelimit/rate-limit-interceptor.ts";
 
 /**
- * Core's interceptors, outermost first: errors are translated last, the request gets its
- * EntityManager, the caller is authenticated before input is validated (an anonymous caller
- * learns nothing about the input rules), and only valid input reaches a handler.
+ * Core's interceptors, outermost first: errors are translated last, a call over its rate limit is
+ * refused before its credential is looked up (so floods of bad credentials are limited too), the
+ * request gets its EntityManager, the caller is authenticated before input is validated (an
+ * anonymous caller learns nothing about the input rules), and only valid input reaches a handler.
  */
 export function createCoreInterceptors(deps: CoreDeps): Interceptor[] {
   return [
     createErrorInterceptor(deps.logger),
+    createRateLimitInterceptor(deps.rateLimits.requests),
     createContextInterceptor(deps.orm),
     createAuthInterceptor(deps.clock),
     createValidateInterceptor(),

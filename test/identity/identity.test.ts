@@ -41,6 +41,13 @@ describe("identity: sign-up, sign-in, sign-out and sessions", () => {
     assert.equal(wrong.rawMessage, unknown.rawMessage);
   });
 
+  it("records a failed sign-in of an existing account in the activity log", async () => {
+    const before = await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from activity_events where action = 'user.sign_in_failed'`);
+    await rejectsWith(t.client(IdentityService).signIn({ email: "ada@example.com", password: "wrong again" }), Code.Unauthenticated);
+    const after = await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from activity_events where action = 'user.sign_in_failed'`);
+    assert.equal(after[0].n, before[0].n + 1);
+  });
+
   it("signs out: the token stops working at once", async () => {
     const identity = t.client(IdentityService);
     const { sessionToken } = await identity.signIn({ email: "ada@example.com", password: "correct horse battery" });

@@ -7,6 +7,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import { pino } from "pino";
 import { createOrm, migrate, type Orm } from "../../core/db/orm.ts";
 import type { Clock, CoreConfig, CoreDeps } from "../../core/deps.ts";
+import { openRateLimits, type RateLimits } from "../../core/ratelimit/limits.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { createCore, type Core } from "../../server/core.ts";
@@ -27,6 +28,15 @@ export const testConfig: CoreConfig = {
   plans: { free: { servers: 3, gameOAuthClients: 2 }, pro: { servers: 25, gameOAuthClients: 20 } },
   defaultPlan: "free",
   sessionTtlSeconds: 86_400,
+  // Generous, so suites that are not about rate limits never meet them; override per suite with
+  // `startTestCore({ ...testConfig, rateLimits: { ...testConfig.rateLimits, requestsPerWindow: 5 } })`.
+  rateLimits: {
+    requestsPerWindow: 1_000_000,
+    requestWindowSeconds: 60,
+    signInAttemptsPerAccount: 10_000,
+    signInAttemptsPerIp: 10_000,
+    signInWindowSeconds: 900,
+  },
 };
 
 export type Credential = { session: string } | { apiKey: string } | { headers: Record<string, string> } | undefined;
@@ -36,6 +46,8 @@ export interface TestCore {
   clock: TestClock;
   core: Core;
   database: TestDatabase;
+  /** The core's rate limits: PostgreSQL's store on DATABASE_URL, memory on the embedded database. */
+  rateLimits: RateLimits;
   /** A client of `service` that sends `credential`. */
   client<S extends DescService>(service: S, credential?: Credential): Client<S>;
   /** Signs up a new account; returns its session token and user id. */
@@ -64,7 +76,8 @@ export async function startTestCore(config: CoreConfig = testConfig): Promise<Te
   const orm = await createOrm({ url: database.url, poolSize: database.kind === "embedded" ? 1 : 5 });
   await migrate(orm);
   const clock = new TestClock();
-  const deps: CoreDeps = { orm, config, clock, logger: pino({ level: "silent" }) };
+  const rateLimits = openRateLimits(config.rateLimits, database);
+  const deps: CoreDeps = { orm, config, clock, logger: pino({ level: "silent" }), rateLimits };
   const core = createCore(deps);
   const transports = new Map<string, Transport>();
   const client = <S extends DescService>(service: S, credential?: Credential) => {
@@ -79,6 +92,7 @@ export async function startTestCore(config: CoreConfig = testConfig): Promise<Te
     clock,
     core,
     database,
+    rateLimits,
     client,
     async signUp(email, options = {}) {
       const res = await client(IdentityService).signUp({
@@ -89,6 +103,7 @@ export async function startTestCore(config: CoreConfig = testConfig): Promise<Te
       return { token: res.sessionToken, userId: res.user!.id, email: res.user!.email };
     },
     async close() {
+      await rateLimits.close();
       await orm.close();
       await database.drop();
     },

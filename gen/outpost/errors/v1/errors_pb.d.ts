@@ -30,3 +30,45 @@ export declare type ErrorInfo = Message<"outpost.errors.v1.ErrorInfo"> & {
  */
 export declare const ErrorInfoSchema: GenMessage<ErrorInfo>;
 
+/**
+ * Rides beside ErrorInfo on a rate-limited call (reason "rate_limited", resource_exhausted), so a
+ * caller knows when to try again and the edge can answer with Retry-After and RateLimit headers.
+ *
+ * @generated from message outpost.errors.v1.RetryInfo
+ */
+export declare type RetryInfo = Message<"outpost.errors.v1.RetryInfo"> & {
+  /**
+   * Whole seconds until the limit lets the caller through again (at least 1).
+   *
+   * @generated from field: int32 retry_after_seconds = 1;
+   */
+  retryAfterSeconds: number;
+
+  /**
+   * The requests (or attempts) the policy allows per window.
+   *
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * The policy's window.
+   *
+   * @generated from field: int32 window_seconds = 3;
+   */
+  windowSeconds: number;
+
+  /**
+   * The policy's name, e.g. "default" or "sign_in_account".
+   *
+   * @generated from field: string policy = 4;
+   */
+  policy: string;
+};
+
+/**
+ * Describes the message outpost.errors.v1.RetryInfo.
+ * Use `create(RetryInfoSchema)` to create a new message.
+ */
+export declare const RetryInfoSchema: GenMessage<RetryInfo>;
+

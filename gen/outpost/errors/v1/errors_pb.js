@@ -8,7 +8,7 @@ import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
  * Describes the file outpost/errors/v1/errors.proto.
  */
 export const file_outpost_errors_v1_errors = /*@__PURE__*/
-  fileDesc("Ch5vdXRwb3N0L2Vycm9ycy92MS9lcnJvcnMucHJvdG8SEW91dHBvc3QuZXJyb3JzLnYxIhsKCUVycm9ySW5mbxIOCgZyZWFzb24YASABKAliBnByb3RvMw");
+  fileDesc("Ch5vdXRwb3N0L2Vycm9ycy92MS9lcnJvcnMucHJvdG8SEW91dHBvc3QuZXJyb3JzLnYxIhsKCUVycm9ySW5mbxIOCgZyZWFzb24YASABKAkiXwoJUmV0cnlJbmZvEhsKE3JldHJ5X2FmdGVyX3NlY29uZHMYASABKAUSDQoFbGltaXQYAiABKAUSFgoOd2luZG93X3NlY29uZHMYAyABKAUSDgoGcG9saWN5GAQgASgJYgZwcm90bzM");
 
 /**
  * Describes the message outpost.errors.v1.ErrorInfo.
@@ -16,4 +16,11 @@ export const file_outpost_errors_v1_errors = /*@__PURE__*/
  */
 export const ErrorInfoSchema = /*@__PURE__*/
   messageDesc(file_outpost_errors_v1_errors, 0);
+
+/**
+ * Describes the message outpost.errors.v1.RetryInfo.
+ * Use `create(RetryInfoSchema)` to create a new message.
+ */
+export const RetryInfoSchema = /*@__PURE__*/
+  messageDesc(file_outpost_errors_v1_errors, 1);
 

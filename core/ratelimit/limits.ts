@@ -1,0 +1,172 @@
+/**
+ * Rate limits as fixed windows (rate-limiter-flexible). On a PostgreSQL server the counts live in
+ * the `rate_limits` table, so every instance shares them; on the embedded database, which one
+ * process serves, they live in memory. Nothing outside this folder sees the library.
+ */
+import pg from "pg";
+import type { Logger } from "pino";
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+
+/** The limits, as the composition root configures them. */
+export interface RateLimitConfig {
+  /** Calls to user-facing services per window, for each credential (each client IP without one). */
+  requestsPerWindow: number;
+  requestWindowSeconds: number;
+  /** Failed sign-ins per window for one account (by email, whether or not the account exists). */
+  signInAttemptsPerAccount: number;
+  /** Failed sign-ins per window from one client IP, across accounts. */
+  signInAttemptsPerIp: number;
+  signInWindowSeconds: number;
+}
+
+/** A named limit: `limit` per `windowSeconds`. The name travels in RetryInfo and RateLimit headers. */
+export interface RateLimitPolicy {
+  name: string;
+  limit: number;
+  windowSeconds: number;
+}
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** What the key has used in the current window, this call included (0 when refused from memory). */
+  consumed: number;
+  /** Whole seconds until the window ends, at least 1. */
+  retryAfterSeconds: number;
+}
+
+/** One policy's counter. Keys are opaque; callers hash anything personal before counting it. */
+export interface Limiter {
+  readonly policy: RateLimitPolicy;
+  /** Counts one call and says whether the key is still within the limit. */
+  consume(key: string): Promise<RateLimitDecision>;
+  /** Takes one counted call back (a sign-in that turned out to succeed). */
+  refund(key: string): Promise<void>;
+  /** Starts the key's count again. */
+  reset(key: string): Promise<void>;
+}
+
+export interface RateLimits {
+  /** Where the counts live: "postgres" (shared by every instance) or "memory" (this process). */
+  readonly store: "postgres" | "memory";
+  /** Every call to a user-facing service ("default"). */
+  readonly requests: Limiter;
+  /** Failed sign-ins per account ("sign_in_account"). */
+  readonly signInPerAccount: Limiter;
+  /** Failed sign-ins per client IP ("sign_in_ip"). */
+  readonly signInPerIp: Limiter;
+  close(): Promise<void>;
+}
+
+/** The table migration 0002 creates, with the columns rate-limiter-flexible's PostgreSQL store uses. */
+export const rateLimitTable = "rate_limits";
+
+/** Rows whose window ended this long ago are deleted, every {@link cleanupEveryMs}. */
+const expiredRowAgeMs = 3_600_000;
+const cleanupEveryMs = 300_000;
+
+export function policiesFor(config: RateLimitConfig) {
+  return {
+    requests: { name: "default", limit: config.requestsPerWindow, windowSeconds: config.requestWindowSeconds },
+    signInPerAccount: { name: "sign_in_account", limit: config.signInAttemptsPerAccount, windowSeconds: config.signInWindowSeconds },
+    signInPerIp: { name: "sign_in_ip", limit: config.signInAttemptsPerIp, windowSeconds: config.signInWindowSeconds },
+  } satisfies Record<string, RateLimitPolicy>;
+}
+
+function wrap(policy: RateLimitPolicy, limiter: RateLimiterAbstract): Limiter {
+  const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+  return {
+    policy,
+    async consume(key) {
+      try {
+        const res = await limiter.consume(key);
+        return { allowed: true, consumed: res.consumedPoints, retryAfterSeconds: seconds(res.msBeforeNext) };
+      } catch (error) {
+        // The library rejects with a RateLimiterRes when the limit is exceeded, with an Error when the store fails.
+        if (!(error instanceof RateLimiterRes)) throw error;
+        return { allowed: false, consumed: error.consumedPoints, retryAfterSeconds: seconds(error.msBeforeNext) };
+      }
+    },
+    async refund(key) {
+      await limiter.reward(key, 1);
+    },
+    async reset(key) {
+      await limiter.delete(key);
+    },
+  };
+}
+
+/** Counts in this process's memory: for the embedded database, and for tests. */
+export function createMemoryRateLimits(config: RateLimitConfig): RateLimits {
+  const policies = policiesFor(config);
+  const build = (policy: RateLimitPolicy) =>
+    wrap(policy, new RateLimiterMemory({ keyPrefix: policy.name, points: policy.limit, duration: policy.windowSeconds }));
+  return {
+    store: "memory",
+    requests: build(policies.requests),
+    signInPerAccount: build(policies.signInPerAccount),
+    signInPerIp: build(policies.signInPerIp),
+    async close() {},
+  };
+}
+
+/**
+ * Counts in PostgreSQL through `pool`, shared by every instance on the database. The table comes
+ * from migration 0002 (the library is told not to create it) and expired rows are swept here.
+ * `close` stops the sweep; the pool belongs to the caller.
+ */
+export function createPostgresRateLimits(config: RateLimitConfig, pool: pg.Pool): RateLimits {
+  const policies = policiesFor(config);
+  const build = (policy: RateLimitPolicy, blockInMemory: boolean) =>
+    wrap(
+      policy,
+      new RateLimiterPostgres({
+        storeClient: pool,
+        storeType: "pool",
+        tableName: rateLimitTable,
+        tableCreated: true,
+        clearExpiredByTimeout: false,
+        keyPrefix: policy.name,
+        points: policy.limit,
+        duration: policy.windowSeconds,
+        // A key over the limit is refused from memory until its window ends, so a flood costs no
+        // queries. Not for sign-in counts: another instance may reset those.
+        ...(blockInMemory && { inMemoryBlockOnConsumed: policy.limit + 1 }),
+      }),
+    );
+  const sweep = setInterval(() => {
+    pool.query(`delete from "${rateLimitTable}" where expire < $1`, [Date.now() - expiredRowAgeMs]).catch(() => {});
+  }, cleanupEveryMs);
+  sweep.unref();
+  return {
+    store: "postgres",
+    requests: build(policies.requests, true),
+    signInPerAccount: build(policies.signInPerAccount, false),
+    signInPerIp: build(policies.signInPerIp, false),
+    async close() {
+      clearInterval(sweep);
+    },
+  };
+}
+
+/**
+ * The rate limits for a database: PostgreSQL's store on a PostgreSQL server (its own small pool,
+ * closed by `close`), memory on the embedded database. Called by the composition root.
+ */
+export function openRateLimits(
+  config: RateLimitConfig,
+  database: { kind: string; url: string },
+  logger?: Logger,
+): RateLimits {
+  if (database.kind !== "postgres") return createMemoryRateLimits(config);
+  const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  // An idle connection that drops must not crash the process; the next query reports the failure.
+  pool.on("error", (error) => logger?.warn({ err: error }, "rate-limit database connection failed"));
+  const limits = createPostgresRateLimits(config, pool);
+  return {
+    ...limits,
+    async close() {
+      await limits.close();
+      await pool.end();
+    },
+  };
+}

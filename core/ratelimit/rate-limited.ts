@@ -1,0 +1,22 @@
+import { create } from "@bufbuild/protobuf";
+import { RetryInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
+import { DomainError } from "../errors.ts";
+import type { RateLimitPolicy } from "./limits.ts";
+
+/**
+ * A `rate_limited` error (resource_exhausted) whose RetryInfo detail says when to try again and
+ * which policy refused, so the edge can answer 429 with Retry-After and RateLimit headers.
+ */
+export function rateLimited(policy: RateLimitPolicy, retryAfterSeconds: number, message: string): DomainError {
+  return new DomainError("rate_limited", message, [
+    {
+      desc: RetryInfoSchema,
+      value: create(RetryInfoSchema, {
+        retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)),
+        limit: policy.limit,
+        windowSeconds: policy.windowSeconds,
+        policy: policy.name,
+      }),
+    },
+  ]);
+}

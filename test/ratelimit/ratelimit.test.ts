@@ -1,0 +1,232 @@
+import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
+import { pino } from "pino";
+import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
+import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
+import { RetryInfoSchema, type RetryInfo } from "../../gen/outpost/errors/v1/errors_pb.js";
+import { apiKeyHeader } from "../../contract/credentials.ts";
+import { clientIpHeader } from "../../contract/credentials.ts";
+import { openRateLimits, type RateLimitConfig } from "../../core/ratelimit/limits.ts";
+import { createCore } from "../../server/core.ts";
+import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
+import { rejectsWith } from "../support/errors.ts";
+
+const limits: RateLimitConfig = {
+  requestsPerWindow: 5,
+  requestWindowSeconds: 60,
+  signInAttemptsPerAccount: 3,
+  signInAttemptsPerIp: 5,
+  signInWindowSeconds: 900,
+};
+
+function retryInfo(error: ConnectError): RetryInfo {
+  const [info] = error.findDetails(RetryInfoSchema);
+  assert.ok(info, `expected a RetryInfo detail on: ${error.message}`);
+  return info;
+}
+
+describe("rate limits", () => {
+  let t: TestCore;
+  const closers: Array<() => Promise<void>> = [];
+
+  /** Another core over the same database with its own counters, as a second instance would be. */
+  function anotherInstance(config: RateLimitConfig) {
+    const rateLimits = openRateLimits(config, t.database);
+    closers.push(() => rateLimits.close());
+    const core = createCore({
+      orm: t.orm,
+      clock: t.clock,
+      logger: pino({ level: "silent" }),
+      config: { ...testConfig, rateLimits: config },
+      rateLimits,
+    });
+    return {
+      rateLimits,
+      client<S extends DescService>(service: S, headers: Record<string, string>): Client<S> {
+        return createClient(
+          service,
+          core.transport([
+            (next) => (req) => {
+              for (const [name, value] of Object.entries(headers)) req.header.set(name, value);
+              return next(req);
+            },
+          ]),
+        );
+      },
+    };
+  }
+
+  let keyCount = 0;
+  async function newApiKey(): Promise<string> {
+    const { email } = await t.signUp(`key-owner-${++keyCount}@example.com`);
+    return (await t.client(IdentityService).issueApiKey({ email, name: "script" })).key;
+  }
+
+  const signInFrom = (ip: string, email: string, password: string) =>
+    t.client(IdentityService).signIn({ email, password, client: { ip, userAgent: "test" } });
+
+  before(async () => {
+    t = await startTestCore({ ...testConfig, rateLimits: limits });
+  });
+  after(async () => {
+    for (const close of closers) await close();
+    await t?.close();
+  });
+
+  it("counts in PostgreSQL on a PostgreSQL server and in memory on the embedded database", () => {
+    assert.equal(t.rateLimits.store, t.database.kind === "postgres" ? "postgres" : "memory");
+  });
+
+  describe("calls per credential and per IP", () => {
+    it("refuses a burst over the limit from one API key with RetryInfo, and another key is unaffected", async () => {
+      const [burst, other] = [await newApiKey(), await newApiKey()];
+      const auth = t.client(AuthService, { apiKey: burst });
+      for (let i = 0; i < 5; i++) await auth.getSession({});
+      const refused = await rejectsWith(auth.getSession({}), Code.ResourceExhausted, "rate_limited");
+      const info = retryInfo(refused);
+      assert.ok(info.retryAfterSeconds >= 1 && info.retryAfterSeconds <= 60, `retry after ${info.retryAfterSeconds}`);
+      assert.deepEqual([info.limit, info.windowSeconds, info.policy], [5, 60, "default"]);
+      assert.match(refused.rawMessage, /^too many requests; try again in \d+ seconds?$/);
+      const session = await t.client(AuthService, { apiKey: other }).getSession({});
+      assert.ok(session.user?.email);
+    });
+
+    it("limits an invalid credential before looking it up", async () => {
+      const bogus = t.client(AuthService, { apiKey: "opk_" + "x".repeat(40) });
+      for (let i = 0; i < 5; i++) await rejectsWith(bogus.getSession({}), Code.Unauthenticated);
+      await rejectsWith(bogus.getSession({}), Code.ResourceExhausted, "rate_limited");
+    });
+
+    it("limits anonymous calls per client IP", async () => {
+      const from = (ip: string) => t.client(AuthService, { headers: { [clientIpHeader]: ip } });
+      for (let i = 0; i < 5; i++) await rejectsWith(from("203.0.113.7").getSession({}), Code.Unauthenticated);
+      const refused = await rejectsWith(from("203.0.113.7").getSession({}), Code.ResourceExhausted, "rate_limited");
+      assert.equal(retryInfo(refused).policy, "default");
+      // The same address written IPv4-mapped is the same client; another address is not.
+      await rejectsWith(from("::ffff:203.0.113.7").getSession({}), Code.ResourceExhausted, "rate_limited");
+      await rejectsWith(from("203.0.113.8").getSession({}), Code.Unauthenticated);
+    });
+
+    it("counts an IPv6 client by its /64", async () => {
+      const from = (ip: string) => t.client(AuthService, { headers: { [clientIpHeader]: ip } });
+      for (let i = 0; i < 5; i++) await rejectsWith(from(`2001:db8:1:2::${i + 1}`).getSession({}), Code.Unauthenticated);
+      await rejectsWith(from("2001:db8:1:2:ffff::9").getSession({}), Code.ResourceExhausted, "rate_limited");
+      await rejectsWith(from("2001:db8:1:3::1").getSession({}), Code.Unauthenticated);
+    });
+
+    it("shares one limit between instances on the same PostgreSQL database", async function () {
+      if (t.database.kind !== "postgres") this.skip();
+      const key = await newApiKey();
+      const second = anotherInstance(limits);
+      assert.equal(second.rateLimits.store, "postgres");
+      const one = t.client(AuthService, { apiKey: key });
+      const two = second.client(AuthService, { [apiKeyHeader]: key });
+      for (let i = 0; i < 3; i++) await one.getSession({});
+      for (let i = 0; i < 2; i++) await two.getSession({});
+      await rejectsWith(two.getSession({}), Code.ResourceExhausted, "rate_limited");
+      await rejectsWith(one.getSession({}), Code.ResourceExhausted, "rate_limited");
+    });
+
+    it("lets the key through again once the window has passed", async () => {
+      const key = await newApiKey();
+      const short = anotherInstance({ ...limits, requestsPerWindow: 2, requestWindowSeconds: 1 });
+      const auth = short.client(AuthService, { [apiKeyHeader]: key });
+      await auth.getSession({});
+      await auth.getSession({});
+      const refused = await rejectsWith(auth.getSession({}), Code.ResourceExhausted, "rate_limited");
+      const info = retryInfo(refused);
+      assert.deepEqual([info.retryAfterSeconds, info.limit, info.windowSeconds], [1, 2, 1]);
+      await sleep(1_100);
+      await auth.getSession({});
+    });
+
+    it("does not limit the services for the edge alone", async () => {
+      const identity = t.client(IdentityService, { headers: { [clientIpHeader]: "203.0.113.50" } });
+      for (let i = 0; i < 7; i++) await identity.signOut({ sessionToken: "" });
+    });
+  });
+
+  describe("sign-in attempts per account and per IP", () => {
+    const password = "correct horse battery staple";
+    let victim: { id: string; email: string };
+    let accountRefusal: ConnectError;
+
+    before(async () => {
+      const res = await t.client(IdentityService).signUp({ email: "victim@example.com", password, name: "Victim" });
+      victim = { id: res.user!.id, email: res.user!.email };
+      await t.client(IdentityService).signUp({ email: "bystander@example.com", password, name: "Bystander" });
+    });
+
+    it("after N wrong passwords refuses even the right one, before checking it", async () => {
+      for (let i = 0; i < 3; i++) {
+        await rejectsWith(signInFrom("198.51.100.1", "victim@example.com", `wrong ${i}`), Code.Unauthenticated, "invalid_credentials");
+      }
+      accountRefusal = await rejectsWith(signInFrom("198.51.100.1", "Victim@Example.com", password), Code.ResourceExhausted, "rate_limited");
+      assert.equal(accountRefusal.rawMessage, "too many sign-in attempts; try again in 15 minutes");
+      const info = retryInfo(accountRefusal);
+      assert.deepEqual([info.policy, info.limit, info.windowSeconds], ["sign_in_account", 3, 900]);
+      assert.ok(info.retryAfterSeconds > 840 && info.retryAfterSeconds <= 900);
+    });
+
+    it("gives an unknown email the identical answer", async () => {
+      for (let i = 0; i < 3; i++) {
+        await rejectsWith(signInFrom("198.51.100.2", "nobody@example.com", `wrong ${i}`), Code.Unauthenticated, "invalid_credentials");
+      }
+      const refused = await rejectsWith(signInFrom("198.51.100.2", "nobody@example.com", password), Code.ResourceExhausted, "rate_limited");
+      assert.equal(refused.rawMessage, accountRefusal.rawMessage);
+      assert.equal(retryInfo(refused).policy, retryInfo(accountRefusal).policy);
+    });
+
+    it("leaves another account alone, even from the same IP", async () => {
+      const ok = await signInFrom("198.51.100.1", "bystander@example.com", password);
+      assert.match(ok.sessionToken, /^ops_/);
+    });
+
+    it("starts an account's count again after a successful sign-in", async () => {
+      await t.client(IdentityService).signUp({ email: "forgetful@example.com", password, name: "" });
+      for (let round = 0; round < 2; round++) {
+        for (let i = 0; i < 2; i++) {
+          await rejectsWith(signInFrom("198.51.100.3", "forgetful@example.com", "nope"), Code.Unauthenticated, "invalid_credentials");
+        }
+        await signInFrom("198.51.100.3", "forgetful@example.com", password);
+      }
+    });
+
+    it("limits one IP across many accounts", async () => {
+      for (let i = 0; i < 5; i++) {
+        await rejectsWith(signInFrom("198.51.100.4", `sprayed-${i}@example.com`, "guess"), Code.Unauthenticated, "invalid_credentials");
+      }
+      const refused = await rejectsWith(signInFrom("198.51.100.4", "bystander@example.com", password), Code.ResourceExhausted, "rate_limited");
+      assert.equal(retryInfo(refused).policy, "sign_in_ip");
+      assert.equal(refused.rawMessage, "too many sign-in attempts; try again in 15 minutes");
+      await signInFrom("198.51.100.5", "bystander@example.com", password);
+    });
+
+    it("records user.sign_in_throttled once per window for an existing account", async () => {
+      await rejectsWith(signInFrom("198.51.100.6", "victim@example.com", password), Code.ResourceExhausted, "rate_limited");
+      const rows = await t.orm.em
+        .fork()
+        .getConnection()
+        .execute(`select actor_user_id, target_id, details from activity_events where action = 'user.sign_in_throttled' order by created_at`);
+      assert.equal(rows.length, 2, JSON.stringify(rows));
+      assert.deepEqual(
+        rows.map((r) => [r.target_id, r.details.policy, r.details.ip]),
+        [
+          [victim.id, "sign_in_account", "198.51.100.1"],
+          // The attempt that crossed 198.51.100.4's limit was on the bystander's account.
+          [rows[1].target_id, "sign_in_ip", "198.51.100.4"],
+        ],
+      );
+      assert.notEqual(rows[1].target_id, victim.id);
+    });
+
+    it("keeps no email in clear in the shared store", async function () {
+      if (t.database.kind !== "postgres") this.skip();
+      const rows = await t.orm.em.fork().getConnection().execute(`select key from rate_limits`);
+      assert.ok(rows.length > 0);
+      for (const { key } of rows) assert.doesNotMatch(key, /@/);
+    });
+  });
+});
