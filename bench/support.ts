@@ -1,0 +1,90 @@
+/**
+ * Shared by the benchmarks: a real `outpost serve` process on a fresh PostgreSQL database (the
+ * load generator runs in this process, so it does not share the server's event loop).
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import autocannon from "autocannon";
+import { runCli, startServe, type ServeProcess } from "../test/support/process.ts";
+
+export interface BenchServer {
+  serve: ServeProcess;
+  baseUrl: string;
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** Starts Outpost on a new database of DATABASE_URL's server (default: the local one). */
+export async function startBenchServer(extraEnv: Record<string, string> = {}): Promise<BenchServer> {
+  const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+  const name = `outpost_bench_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database "${name}"`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const env = { DATABASE_URL: url.toString(), LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "1000000", ...extraEnv };
+  const serve = await startServe({ ...env, LOG_LEVEL: "info" });
+  return {
+    serve,
+    baseUrl: `http://127.0.0.1:${serve.port}`,
+    env,
+    async close() {
+      await serve.stop();
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`drop database if exists "${name}" with (force)`);
+      await client.end();
+    },
+  };
+}
+
+/** A user and an API key made with the operator CLI; returns the key. */
+export async function seedApiKey(bench: BenchServer, email: string): Promise<string> {
+  const user = await runCli(["user", "create", "--email", email, "--password", "bench password 1"], bench.env);
+  if (user.code !== 0) throw new Error(user.stderr);
+  const key = await runCli(["api-key", "create", "--email", email, "--name", "bench"], bench.env);
+  if (key.code !== 0) throw new Error(key.stderr);
+  return key.stdout.trim().split("\n").pop()!;
+}
+
+export interface Figures {
+  name: string;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+/** Runs autocannon against one request shape and returns its figures. */
+export async function load(
+  name: string,
+  options: { url: string; method?: "GET" | "POST"; headers?: Record<string, string>; body?: string; connections?: number; duration?: number },
+): Promise<Figures> {
+  const result = await autocannon({
+    url: options.url,
+    method: options.method ?? "GET",
+    headers: options.headers,
+    body: options.body,
+    connections: options.connections ?? 50,
+    duration: options.duration ?? 10,
+  });
+  return {
+    name,
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+export function printFigures(rows: Figures[]): void {
+  const pad = (s: string, n: number) => s.padEnd(n);
+  console.log(pad("case", 46) + pad("req/s", 10) + pad("p50 ms", 9) + pad("p99 ms", 9) + "errors/non-2xx");
+  for (const r of rows) {
+    console.log(pad(r.name, 46) + pad(r.requestsPerSecond.toFixed(0), 10) + pad(String(r.p50), 9) + pad(String(r.p99), 9) + `${r.errors}/${r.non2xx}`);
+  }
+}
