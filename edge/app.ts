@@ -15,6 +15,9 @@ import { isCrossSite } from "./csrf.ts";
 import { readSessionCookie } from "./cookies.ts";
 import { createAccountRoutes } from "./account-routes.ts";
 import { createHttpApi } from "./http-api/router.ts";
+import { createOpenApiDocument } from "./http-api/openapi.ts";
+import { apiDocs } from "./http-api/docs.ts";
+import { readFileSync } from "node:fs";
 
 type NodeHandler = (
   req: http.IncomingMessage | http2.Http2ServerRequest,
@@ -34,6 +37,8 @@ export interface EdgeOptions {
 }
 
 const accountPaths = new Set(["/sign-up", "/sign-in", "/sign-out"]);
+
+const packageVersion = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 /** Every error outside /api/rpc becomes `{code, status, message}`; a 5xx hides its cause. */
 function jsonErrors(): Middleware {
@@ -115,6 +120,14 @@ export function createEdgeApp(options: EdgeOptions): Koa {
     }
     await next();
   });
+  // The OpenAPI document and its reference page, generated from the descriptors (comments from
+  // the descriptor set that npm run generate writes). Before the router, which owns /api/http/.
+  const document = createOpenApiDocument({
+    serverUrl: options.accountBaseUrl.origin,
+    version: packageVersion,
+    sourceInfo: readFileSync(new URL("../gen/outpost.binpb", import.meta.url)),
+  });
+  app.use(apiDocs({ document }));
   app.use(
     createHttpApi({
       transport: options.transport,

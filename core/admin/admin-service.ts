@@ -32,16 +32,17 @@ export function createAdminService({ config }: CoreDeps): ServiceImpl<typeof Adm
     async setPlatformAdmin(req, ctx) {
       const caller = requireUser(ctx);
       requirePlatformAdmin(caller);
-      if (req.userId === caller.user.id && !req.platformAdmin) {
+      const platformAdmin = req.platformAdmin === true; // required by validation
+      if (req.userId === caller.user.id && !platformAdmin) {
         throw fail("failed_precondition", "you cannot take away your own platform admin flag");
       }
       return entityManager(ctx).transactional(async (tx) => {
         const user = await tx.findOne(User, { id: req.userId });
         if (!user) throw fail("not_found", "user not found");
-        if (user.platformAdmin !== req.platformAdmin) {
-          user.platformAdmin = req.platformAdmin;
+        if (user.platformAdmin !== platformAdmin) {
+          user.platformAdmin = platformAdmin;
           recordActivity(tx, caller, {
-            action: req.platformAdmin ? "user.platform_admin_granted" : "user.platform_admin_revoked",
+            action: platformAdmin ? "user.platform_admin_granted" : "user.platform_admin_revoked",
             targetType: "user",
             targetId: user.id,
             details: { email: user.email },

@@ -42,8 +42,17 @@ export interface Procedure {
   method: DescMethodUnary;
   /** GET for queries, POST for everything else. */
   httpMethod: "GET" | "POST";
-  /** The response field that is the whole body, if any. */
+  /** The JSON name of the response field that is the whole body, if any. */
   responseField: string | undefined;
+}
+
+/** The JSON name of the method's whole-body response field, if it names one. */
+function responseFieldJsonName(method: DescMethod): string | undefined {
+  const name = httpResponseField(method);
+  if (!name) return undefined;
+  const field = method.output.fields.find((f) => f.name === name || f.jsonName === name);
+  if (!field) throw new Error(`${method.parent.typeName}.${method.name}: http_response_field "${name}" is not a field of ${method.output.typeName}`);
+  return field.jsonName;
 }
 
 export function isQuery(method: DescMethod): boolean {
@@ -66,7 +75,7 @@ export function createProcedureMap(exposed: readonly DescService[] = services): 
         service,
         method: method as DescMethodUnary,
         httpMethod: isQuery(method) ? "GET" : "POST",
-        responseField: httpResponseField(method),
+        responseField: responseFieldJsonName(method),
       });
     }
   }

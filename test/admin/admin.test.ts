@@ -103,6 +103,14 @@ describe("admin: platform administration", () => {
       const error = await rejectsWith(adminClient(root).setPlatformAdmin({ userId: "root", platformAdmin: true }), Code.InvalidArgument);
       assert.match(error.rawMessage, /user_id/);
     });
+
+    it("requires platform_admin to be given, so leaving it out takes nothing away", async () => {
+      await adminClient(root).setPlatformAdmin({ userId: user.userId, platformAdmin: true });
+      const error = await rejectsWith(adminClient(root).setPlatformAdmin({ userId: user.userId }), Code.InvalidArgument);
+      assert.match(error.rawMessage, /platform_admin/);
+      assert.equal((await t.client(AuthService, { session: user.token }).getSession({})).user?.platformAdmin, true);
+      await adminClient(root).setPlatformAdmin({ userId: user.userId, platformAdmin: false });
+    });
   });
 
   describe("plans", () => {

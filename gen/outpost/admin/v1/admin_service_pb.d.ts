@@ -61,9 +61,11 @@ export declare type SetPlatformAdminRequest = Message<"outpost.admin.v1.SetPlatf
   userId: string;
 
   /**
-   * @generated from field: bool platform_admin = 2;
+   * Required, so that a script that leaves it out does not take the flag away.
+   *
+   * @generated from field: optional bool platform_admin = 2;
    */
-  platformAdmin: boolean;
+  platformAdmin?: boolean | undefined;
 };
 
 /**
