@@ -35,6 +35,11 @@ function clientDetails(client: ClientInfo | undefined): Record<string, string> {
   return details;
 }
 
+/** An account acting as itself, before it has a caller (sign-up, sign-in). */
+function asAccount(user: User) {
+  return { kind: "account" as const, userId: user.id, email: user.email };
+}
+
 /** Accounts and dashboard sessions, for the edge (and the operator's CLI) only. */
 export function createIdentityService({ config, clock, rateLimits }: CoreDeps): ServiceImpl<typeof IdentityService> {
   async function createAccount(em: EntityManager, email: string, password: string, name: string, platformAdmin: boolean) {
@@ -43,24 +48,19 @@ export function createIdentityService({ config, clock, rateLimits }: CoreDeps): 
     return em.create(User, { email: normalized, name, passwordHash: await hashPassword(password), platformAdmin });
   }
 
+  /** Starts a session for `user` and records how: what sign-up and sign-in both answer. */
+  async function openSession(tx: EntityManager, user: User, action: string, client: ClientInfo | undefined) {
+    const { session, token } = startSession(tx, user, clock.now(), config.sessionTtlSeconds);
+    recordActivity(tx, asAccount(user), { action, targetType: "session", targetId: session.id, details: clientDetails(client) });
+    await tx.flush();
+    return { user: userToProto(user), sessionToken: token, sessionExpiresAt: timestampFromDate(session.expiresAt) };
+  }
+
   return {
     async signUp(req, ctx) {
-      const em = entityManager(ctx);
-      return em.transactional(async (tx) => {
+      return entityManager(ctx).transactional(async (tx) => {
         const user = await createAccount(tx, req.email, req.password, req.name, false);
-        const { session, token } = startSession(tx, user, clock.now(), config.sessionTtlSeconds);
-        recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
-          action: "user.signed_up",
-          targetType: "user",
-          targetId: user.id,
-          details: clientDetails(req.client),
-        });
-        await tx.flush();
-        return create(SignUpResponseSchema, {
-          user: userToProto(user),
-          sessionToken: token,
-          sessionExpiresAt: timestampFromDate(session.expiresAt),
-        });
+        return create(SignUpResponseSchema, await openSession(tx, user, "user.signed_up", req.client));
       });
     },
 
@@ -69,49 +69,23 @@ export function createIdentityService({ config, clock, rateLimits }: CoreDeps): 
       // Rate limits: failed attempts per account and per client IP, refused before any password check.
       const attempt = await countSignInAttempt(rateLimits, normalizeEmail(req.email), req.client?.ip);
       const user = await em.findOne(User, { email: normalizeEmail(req.email) }, { populate: ["passwordHash"] });
+      // Refusals are recorded in a transaction of their own, committed before the refusal.
+      const refusedAttempt = (action: string, details: Record<string, string>) =>
+        em.transactional(async (tx) => {
+          if (user) recordActivity(tx, asAccount(user), { action, targetType: "user", targetId: user.id, details });
+        });
       if (attempt.refusal) {
-        if (user && attempt.tripped) {
-          await em.transactional(async (tx) => {
-            recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
-              action: "user.sign_in_throttled",
-              targetType: "user",
-              targetId: user.id,
-              details: { ...clientDetails(req.client), policy: attempt.policy ?? "" },
-            });
-          });
-        }
+        if (attempt.tripped) await refusedAttempt("user.sign_in_throttled", { ...clientDetails(req.client), policy: attempt.policy ?? "" });
         throw attempt.refusal;
       }
       const valid = await verifyPassword(user?.passwordHash, req.password);
       if (!user || !valid) {
-        // The failure is recorded in a transaction of its own, committed before the refusal.
-        if (user) {
-          await em.transactional(async (tx) => {
-            recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
-              action: "user.sign_in_failed",
-              targetType: "user",
-              targetId: user.id,
-              details: clientDetails(req.client),
-            });
-          });
-        }
+        await refusedAttempt("user.sign_in_failed", clientDetails(req.client));
         throw fail("invalid_credentials", "invalid email or password");
       }
-      const response = await em.transactional(async (tx) => {
-        const { session, token } = startSession(tx, user, clock.now(), config.sessionTtlSeconds);
-        recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
-          action: "user.signed_in",
-          targetType: "session",
-          targetId: session.id,
-          details: clientDetails(req.client),
-        });
-        await tx.flush();
-        return create(SignInResponseSchema, {
-          user: userToProto(user),
-          sessionToken: token,
-          sessionExpiresAt: timestampFromDate(session.expiresAt),
-        });
-      });
+      const response = await em.transactional(async (tx) =>
+        create(SignInResponseSchema, await openSession(tx, user, "user.signed_in", req.client)),
+      );
       await attempt.succeeded();
       return response;
     },
@@ -122,7 +96,7 @@ export function createIdentityService({ config, clock, rateLimits }: CoreDeps): 
         await em.transactional(async (tx) => {
           const session = await tx.findOne(Session, { tokenHash: hashSecret(req.sessionToken) }, { populate: ["user"] });
           if (!session) return;
-          recordActivity(tx, { kind: "account", userId: session.user.id, email: session.user.email }, {
+          recordActivity(tx, asAccount(session.user), {
             action: "user.signed_out",
             targetType: "session",
             targetId: session.id,
