@@ -11,6 +11,7 @@ import { clientIpHeader } from "../../contract/credentials.ts";
 import { openRateLimits, type RateLimitConfig } from "../../core/ratelimit/limits.ts";
 import { createCore } from "../../server/core.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
+import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
 
 const limits: RateLimitConfig = {
@@ -41,6 +42,7 @@ describe("rate limits", () => {
       logger: pino({ level: "silent" }),
       config: { ...testConfig, rateLimits: config },
       rateLimits,
+      signingKeys: t.signingKeys,
     });
     return {
       rateLimits,
@@ -116,8 +118,7 @@ describe("rate limits", () => {
       await rejectsWith(from("2001:db8:1:3::1").getSession({}), Code.Unauthenticated);
     });
 
-    it("shares one limit between instances on the same PostgreSQL database", async function () {
-      if (t.database.kind !== "postgres") this.skip();
+    onPostgresServer(() => it("shares one limit between instances on the same PostgreSQL database", async function () {
       const key = await newApiKey();
       const second = anotherInstance(limits);
       assert.equal(second.rateLimits.store, "postgres");
@@ -127,7 +128,7 @@ describe("rate limits", () => {
       for (let i = 0; i < 2; i++) await two.getSession({});
       await rejectsWith(two.getSession({}), Code.ResourceExhausted, "rate_limited");
       await rejectsWith(one.getSession({}), Code.ResourceExhausted, "rate_limited");
-    });
+    }));
 
     it("lets the key through again once the window has passed", async () => {
       const key = await newApiKey();
@@ -222,11 +223,10 @@ describe("rate limits", () => {
       assert.notEqual(rows[1].target_id, victim.id);
     });
 
-    it("keeps no email in clear in the shared store", async function () {
-      if (t.database.kind !== "postgres") this.skip();
+    onPostgresServer(() => it("keeps no email in clear in the shared store", async function () {
       const rows = await t.orm.em.fork().getConnection().execute(`select key from rate_limits`);
       assert.ok(rows.length > 0);
       for (const { key } of rows) assert.doesNotMatch(key, /@/);
-    });
+    }));
   });
 });

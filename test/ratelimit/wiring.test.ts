@@ -12,7 +12,7 @@ import { clientIpKey } from "../../core/ratelimit/client-ip.ts";
 import { rateLimitHeaders } from "../../edge/errors.ts";
 import { ConfigError, loadConfig } from "../../server/config.ts";
 import { openRuntime } from "../../server/compose.ts";
-import { createTestDatabase } from "../support/database.ts";
+import { createTestDatabase, onPostgresServer } from "../support/database.ts";
 
 const silent = pino({ level: "silent" });
 
@@ -61,8 +61,7 @@ describe("rate limits: configuration, store choice and HTTP headers", () => {
       }
     });
 
-    it("counts in the rate_limits table on a PostgreSQL server, which the migration made", async function () {
-      if (!process.env.DATABASE_URL) this.skip();
+    onPostgresServer(() => it("counts in the rate_limits table on a PostgreSQL server, which the migration made", async function () {
       const database = await createTestDatabase();
       try {
         const runtime = await openRuntime(loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: "silent" }), silent, "serve");
@@ -94,7 +93,7 @@ describe("rate limits: configuration, store choice and HTTP headers", () => {
       } finally {
         await database.drop();
       }
-    });
+    }));
   });
 
   describe("client addresses", () => {

@@ -43,3 +43,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/**
+ * Registers tests of behaviour that exists only on a PostgreSQL server (a store shared by
+ * instances, LISTEN/NOTIFY); on the embedded database they are not part of the run.
+ */
+export function onPostgresServer(register: () => void): void {
+  if (process.env.DATABASE_URL) register();
+}
