@@ -42,7 +42,6 @@ describe("rate limits", () => {
       logger: pino({ level: "silent" }),
       config: { ...testConfig, rateLimits: config },
       rateLimits,
-      signingKeys: t.signingKeys,
     });
     return {
       rateLimits,
