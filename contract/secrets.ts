@@ -8,9 +8,20 @@ export const secretPrefixes = {
   session: "ops_",
   apiKey: "opk_",
   agentKey: "opa_",
+  gameClientSecret: "ogs_",
 } as const;
 
 export type SecretKind = keyof typeof secretPrefixes;
+
+/**
+ * Identifiers that are public but still recognisable at a glance, with a prefix that no secret
+ * uses (a client_id is never mistaken for its client_secret).
+ */
+export const identifierPrefixes = {
+  gameClient: "ogc_",
+} as const;
+
+export type IdentifierKind = keyof typeof identifierPrefixes;
 
 const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -39,6 +50,11 @@ export interface IssuedSecret {
 export function issueSecret(kind: SecretKind): IssuedSecret {
   const value = secretPrefixes[kind] + randomBase62(40);
   return { value, hash: hashSecret(value), displayPrefix: value.slice(0, 12) };
+}
+
+/** A new public identifier: its kind's prefix and 24 base62 characters (about 143 random bits). */
+export function issueIdentifier(kind: IdentifierKind): string {
+  return identifierPrefixes[kind] + randomBase62(24);
 }
 
 export function hashSecret(value: string): string {

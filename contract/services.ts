@@ -5,9 +5,11 @@
 import { getOption, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { Audience, audience, http_response_field, http_router } from "../gen/outpost/options/v1/options_pb.js";
 import { ActivityService } from "../gen/outpost/activity/v1/activity_service_pb.js";
+import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { AdminService } from "../gen/outpost/admin/v1/admin_service_pb.js";
 import { AuthService } from "../gen/outpost/auth/v1/auth_service_pb.js";
 import { IdentityService } from "../gen/outpost/identity/v1/identity_service_pb.js";
+import { KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { OrganizationsService } from "../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { ServersService } from "../gen/outpost/servers/v1/servers_service_pb.js";
 
@@ -21,6 +23,8 @@ export const services: readonly DescService[] = [
   ServersService,
   ActivityService,
   AdminService,
+  KeysService,
+  AgentService,
 ];
 
 /** Who may call the service (unspecified means signed-in users). */

@@ -1,6 +1,6 @@
 /**
- * Per-request facts, carried as Connect context values (never globals): who is calling, and the
- * request's own EntityManager.
+ * Per-request facts, carried as Connect context values (never globals): who is calling (a user,
+ * or a game server's agent), and the request's own EntityManager.
  */
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
@@ -23,6 +23,16 @@ export type Caller = { kind: "anonymous" } | UserCaller;
 
 export const callerKey = createContextKey<Caller>({ kind: "anonymous" }, { description: "outpost caller" });
 
+/** A game server's agent, authenticated by the server's agent key (agent services only). */
+export interface AgentCaller {
+  kind: "agent";
+  server: { id: string; organizationId: string; organizationSlug: string; name: string; game: string };
+  /** SHA-256 of the key the stream was opened with: a stream re-checks it while it lasts. */
+  keyHash: string;
+}
+
+export const agentCallerKey = createContextKey<AgentCaller | undefined>(undefined, { description: "outpost agent caller" });
+
 export const entityManagerKey = createContextKey<EntityManager | undefined>(undefined, {
   description: "outpost request EntityManager",
 });
@@ -39,4 +49,11 @@ export function requireUser(ctx: HandlerContext): UserCaller {
   const caller = ctx.values.get(callerKey);
   if (caller.kind !== "user") throw fail("unauthenticated", "sign in or send an API key");
   return caller;
+}
+
+/** The agent of an agent service's call (the auth interceptor refuses calls without one). */
+export function requireAgent(ctx: HandlerContext): AgentCaller {
+  const agent = ctx.values.get(agentCallerKey);
+  if (!agent) throw fail("unauthenticated", "send the server's agent key");
+  return agent;
 }

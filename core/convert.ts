@@ -14,6 +14,7 @@ import { Game, ServerSchema, type Server as ServerMessage } from "../gen/outpost
 import type { AccessGrant, ApiKey, Membership, Organization, Server, User } from "./db/entities.ts";
 import type { CallerUser } from "./context.ts";
 import { roleToProto } from "./roles.ts";
+import { isOnline } from "./agents/presence.ts";
 
 const ts = (date: Date | null | undefined) => (date ? timestampFromDate(date) : undefined);
 
@@ -81,16 +82,18 @@ export function gameFromProto(game: Game): string {
   return found;
 }
 
-export function serverToProto(server: Server): ServerMessage {
+/** The server as readers see it at `now`: an agent silent for too long means offline. */
+export function serverToProto(server: Server, now: Date): ServerMessage {
+  const online = isOnline(server, now);
   return create(ServerSchema, {
     id: server.id,
     organizationId: server.organization.id,
     name: server.name,
     game: gameToProto(server.game),
-    online: server.online,
+    online,
     lastSeenAt: ts(server.lastSeenAt),
     agentKeyPrefix: server.agentKeyPrefix,
-    playerCount: server.playerCount,
+    playerCount: online ? server.playerCount : 0,
     createdAt: ts(server.createdAt),
   });
 }

@@ -1,6 +1,9 @@
 import type { Logger } from "pino";
 import type { Orm } from "./db/orm.ts";
 import type { RateLimitConfig, RateLimits } from "./ratelimit/limits.ts";
+import type { SigningKeys } from "./keys/signing-keys.ts";
+import type { AgentConnections } from "./agents/connections.ts";
+import type { LoginVerifier } from "./game-oauth/login-verifier.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -17,6 +20,8 @@ export interface CoreConfig {
   sessionTtlSeconds: number;
   /** Calls per credential or client IP, and failed sign-ins per account and per IP. */
   rateLimits: RateLimitConfig;
+  /** OAuth redirect URIs may use http on any host (local development), not only on loopback. */
+  allowInsecureRedirectUris: boolean;
 }
 
 export interface Clock {
@@ -32,4 +37,10 @@ export interface CoreDeps {
   logger: Logger;
   /** The rate-limit counters, built from `config.rateLimits` on the store the database allows. */
   rateLimits: RateLimits;
+  /** The issuers' signing keys: sign tokens, publish JWKS, rotate. */
+  signingKeys: SigningKeys;
+  /** The agent streams open on this instance (one registry per process). */
+  agents: AgentConnections;
+  /** Decides the code of an in-game `/outpost login` (the Game OAuth issuer's side). */
+  loginVerifier: LoginVerifier;
 }

@@ -6,6 +6,8 @@ import { OrganizationsService } from "../gen/outpost/organizations/v1/organizati
 import { ServersService } from "../gen/outpost/servers/v1/servers_service_pb.js";
 import { ActivityService } from "../gen/outpost/activity/v1/activity_service_pb.js";
 import { AdminService } from "../gen/outpost/admin/v1/admin_service_pb.js";
+import { KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
+import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { Audience, serviceAudience } from "../contract/services.ts";
 import type { CoreDeps } from "./deps.ts";
 import { createIdentityService } from "./identity/identity-service.ts";
@@ -14,6 +16,8 @@ import { createOrganizationsService } from "./organizations/organizations-servic
 import { createServersService } from "./servers/servers-service.ts";
 import { createActivityService } from "./activity/activity-service.ts";
 import { createAdminService } from "./admin/admin-service.ts";
+import { createKeysService } from "./keys/keys-service.ts";
+import { createAgentService } from "./agents/agent-service.ts";
 
 export interface RouteOptions {
   /** Leave out services for the edge alone (for routes served on a public path). */
@@ -33,5 +37,7 @@ export function createCoreRoutes(deps: CoreDeps, options: RouteOptions = {}): (r
     register(ServersService, createServersService(deps));
     register(ActivityService, createActivityService());
     register(AdminService, createAdminService(deps));
+    register(KeysService, createKeysService(deps));
+    register(AgentService, createAgentService(deps));
   };
 }

@@ -6,6 +6,7 @@ import { createClient, ConnectError } from "@connectrpc/connect";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { pino, type Logger } from "pino";
 import { IdentityService } from "../gen/outpost/identity/v1/identity_service_pb.js";
+import { Issuer, KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { DatabaseBusyError } from "./database.ts";
 import { openRuntime, startOutpost, type Runtime } from "./compose.ts";
@@ -17,6 +18,7 @@ const usage = `usage: outpost <command>
   migrate                                 apply pending database migrations
   user create --email E --password P [--name N] [--platform-admin]
   api-key create --email E --name N [--expires-in-days D]
+  keys rotate --issuer game|account       rotate an issuer's signing keys now
 
 Configuration comes from the environment; see the README.`;
 
@@ -123,6 +125,21 @@ async function main(argv: string[]): Promise<void> {
       console.log(`created API key "${key.name}" (${key.id}), ${expiresAt ? `expires ${expiresAt.toISOString()}` : "never expires"}`);
       console.log("store it now; it is not shown again:");
       console.log(res.key);
+      return;
+    }
+    case "keys": {
+      if (sub !== "rotate") throw new UsageError(`unknown command: keys ${sub ?? ""}`.trim());
+      const o = options(rest, { issuer: { type: "string" } });
+      const issuers: Record<string, Issuer> = { game: Issuer.GAME, account: Issuer.ACCOUNT };
+      const issuer = required(o.issuer, "--issuer");
+      if (!Object.hasOwn(issuers, issuer)) throw new UsageError(`--issuer must be game or account (got "${issuer}")`);
+      const res = await withRuntime(config, logger, (runtime) =>
+        createClient(KeysService, runtime.core.transport()).rotateKeys({ issuer: issuers[issuer] }),
+      );
+      console.log(`rotated the ${issuer} issuer's signing keys`);
+      console.log(`current ${res.currentKid}`);
+      console.log(`next ${res.nextKid}`);
+      console.log(`previous ${res.previousKid}`);
       return;
     }
     default:

@@ -24,6 +24,12 @@ export interface Config {
   sessionTtlSeconds: number;
   /** Calls per minute per credential (per IP without one); failed sign-ins per 15 min per account and per IP. */
   rateLimits: Readonly<RateLimitConfig>;
+  /** Encrypts the issuers' private signing keys at rest; undefined: one is kept in DATA_DIR. */
+  keyEncryptionKey: Buffer | undefined;
+  /** Days a signing key stays current before the scheduled rotation replaces it. */
+  signingKeyRotationDays: number;
+  /** OAuth redirect URIs may use http on any host, not only on loopback (local development). */
+  allowInsecureRedirectUris: boolean;
 }
 
 export class ConfigError extends Error {
@@ -49,6 +55,8 @@ export const defaults = {
   RATE_LIMIT_PER_MINUTE: "600",
   SIGN_IN_ATTEMPTS_PER_15_MIN: "10",
   SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN: "50",
+  SIGNING_KEY_ROTATION_DAYS: "30",
+  ALLOW_INSECURE_REDIRECT_URIS: "false",
 } as const;
 
 type Env = Record<string, string | undefined>;
@@ -65,6 +73,12 @@ function integer(env: Env, name: keyof typeof defaults, min: number, max: number
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
   }
   return value;
+}
+
+function flag(env: Env, name: keyof typeof defaults): boolean {
+  const raw = read(env, name);
+  if (raw !== "true" && raw !== "false") throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+  return raw === "true";
 }
 
 function baseUrl(env: Env, name: keyof typeof defaults): URL {
@@ -110,6 +124,16 @@ function plans(env: Env): Record<string, PlanLimits> {
   return result;
 }
 
+/** KEY_ENCRYPTION_KEY: 32 bytes in base64 (or base64url). A secret, so no message repeats it. */
+function keyEncryptionKey(env: Env): Buffer | undefined {
+  const raw = env.KEY_ENCRYPTION_KEY;
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(raw)) {
+    throw new ConfigError(`KEY_ENCRYPTION_KEY must be 32 random bytes in base64 (44 characters), e.g. from \`openssl rand -base64 32\` (got ${raw.length} characters; a secret, so not shown)`);
+  }
+  return Buffer.from(raw, "base64");
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -144,5 +168,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       signInAttemptsPerIp: integer(env, "SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN", 1, 100_000),
       signInWindowSeconds: 900,
     }),
+    allowInsecureRedirectUris: flag(env, "ALLOW_INSECURE_REDIRECT_URIS"),
+    keyEncryptionKey: keyEncryptionKey(env),
+    signingKeyRotationDays: integer(env, "SIGNING_KEY_ROTATION_DAYS", 1, 365),
   });
 }

@@ -15,16 +15,17 @@ export interface ActivityFacts {
 /**
  * Adds an activity event to the unit of work, so it is written in the same transaction as the
  * change it describes (both or neither). `actor` is the caller, or a user id for actions taken on
- * an account's behalf before it has a caller (sign-up, sign-in), or "system" for the operator.
+ * an account's behalf before it has a caller (sign-up, sign-in), "system" for the operator, or
+ * "agent" for a game server's agent (the event's server says which).
  */
 export function recordActivity(
   em: EntityManager,
-  actor: Caller | { kind: "account"; userId: string; email: string } | "system",
+  actor: Caller | { kind: "account"; userId: string; email: string } | "system" | "agent",
   facts: ActivityFacts,
 ): void {
   const who =
-    actor === "system" || actor.kind === "anonymous"
-      ? { actorKind: "system", actorUserId: null, actorEmail: null, actorApiKeyId: null }
+    actor === "system" || actor === "agent" || actor.kind === "anonymous"
+      ? { actorKind: actor === "agent" ? "agent" : "system", actorUserId: null, actorEmail: null, actorApiKeyId: null }
       : actor.kind === "account"
         ? { actorKind: "user", actorUserId: actor.userId, actorEmail: actor.email, actorApiKeyId: null }
         : {

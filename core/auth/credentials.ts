@@ -1,6 +1,6 @@
 /**
- * Turning a presented credential into a caller. Every check that decides whether a session or
- * an API key still works lives here.
+ * Turning a presented credential into a caller. Every check that decides whether a session, an
+ * API key or an agent key still works lives here.
  *
  * Every request to a user-facing service passes through here, so each lookup is one plain SQL
  * statement (credential joined to its user) rather than an ORM find with populate: the ORM's
@@ -9,7 +9,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { User } from "../db/entities.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
-import type { CallerUser, UserCaller } from "../context.ts";
+import type { AgentCaller, CallerUser, UserCaller } from "../context.ts";
 
 /** How stale `last_used_at` may get before a request writes it again (keeps reads read-only). */
 const lastUsedResolutionMs = 60_000;
@@ -66,4 +66,29 @@ export async function resolveApiKey(em: EntityManager, key: string, now: Date): 
     await em.getConnection().execute(`update api_keys set last_used_at = ? where id = ?`, [now, row.id], "run");
   }
   return caller({ ...row, expires_at: expiresAt }, "api_key");
+}
+
+interface AgentKeyRow {
+  id: string;
+  organization_id: string;
+  slug: string;
+  name: string;
+  game: string;
+}
+
+/** The agent of the server holding this agent key, or null if no server holds it (any more). */
+export async function resolveAgentKey(em: EntityManager, key: string): Promise<AgentCaller | null> {
+  if (!looksLike("agentKey", key)) return null;
+  const keyHash = hashSecret(key);
+  const [row] = await em.getConnection().execute<AgentKeyRow[]>(
+    `select s.id, s.organization_id, o.slug, s.name, s.game
+       from servers s join organizations o on o.id = s.organization_id where s.agent_key_hash = ?`,
+    [keyHash],
+  );
+  if (!row) return null;
+  return {
+    kind: "agent",
+    server: { id: row.id, organizationId: row.organization_id, organizationSlug: row.slug, name: row.name, game: row.game },
+    keyHash,
+  };
 }

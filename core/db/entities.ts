@@ -92,9 +92,17 @@ export const Server = defineEntity({
     game: p.string().length(16),
     agentKeyHash: p.string().length(64).unique(),
     agentKeyPrefix: p.string().length(16),
+    /** Set while an agent stream holds the server; readers also check `lastSeenAt` (see core/agents/presence.ts). */
     online: p.boolean().default(false),
     lastSeenAt: p.datetime().nullable(),
     playerCount: p.integer().default(0),
+    /** "online" | "offline" | "insecure", as the agent last reported; null before its first Hello. */
+    playerAuth: p.string().length(16).nullable(),
+    agentVersion: p.string().length(64).nullable(),
+    /** The agent stream that last said Hello: only it may take the server offline. */
+    agentConnectionId: p.uuid().nullable(),
+    /** The last presence event in the activity log: "connected" | "disconnected". */
+    presenceEvent: p.string().length(16).nullable(),
     createdAt: createdAt(),
   },
 });

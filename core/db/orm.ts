@@ -1,6 +1,8 @@
 import { MikroORM } from "@mikro-orm/postgresql";
 import { Migrator } from "@mikro-orm/migrations";
-import { entities } from "./entities.ts";
+import { entities as accountEntities } from "./entities.ts";
+import { gameOAuthEntities } from "./game-oauth-entities.ts";
+import { signingKeyEntities } from "./signing-key-entities.ts";
 import { migrations } from "./migrations/index.ts";
 
 export interface DatabaseOptions {
@@ -19,7 +21,7 @@ export async function createOrm(options: DatabaseOptions): Promise<Orm> {
   const schema = options.schema;
   return MikroORM.init({
     clientUrl: options.url,
-    entities,
+    entities: [...accountEntities, ...gameOAuthEntities, ...signingKeyEntities],
     schema,
     pool: { min: 0, max: options.poolSize },
     // Unqualified SQL (migrations, raw queries) must land in the same schema as the entities.

@@ -1,25 +1,33 @@
 import type { Interceptor } from "@connectrpc/connect";
-import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { agentKeyHeader, apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
+import { looksLike } from "../../contract/secrets.ts";
 import { Audience, serviceAudience } from "../../contract/services.ts";
-import { callerKey, entityManagerKey } from "../context.ts";
-import { resolveApiKey, resolveSession } from "../auth/credentials.ts";
+import { agentCallerKey, callerKey, entityManagerKey, type AgentCaller } from "../context.ts";
+import { resolveAgentKey, resolveApiKey, resolveSession } from "../auth/credentials.ts";
 import { fail } from "../errors.ts";
 import type { Clock } from "../deps.ts";
 
 /**
- * Resolves the caller of every user-facing procedure from exactly one credential — a session
- * token or a user API key, each in its own header — and refuses the call without one. Services
- * for the edge alone take no credential here; agent services authenticate agent keys themselves.
+ * Resolves the caller of every procedure from the one credential its service's audience takes,
+ * and refuses the call without it: for user-facing services a session token or a user API key
+ * (each in its own header), for agent services a server's agent key alone. Services for the edge
+ * alone take no credential here. Runs once per call, so once when a stream opens.
  */
 export function createAuthInterceptor(clock: Clock): Interceptor {
   return (next) => async (req) => {
-    if (serviceAudience(req.service) !== Audience.USER) return next(req);
+    const audience = serviceAudience(req.service);
+    if (audience !== Audience.USER && audience !== Audience.AGENT) return next(req);
+    const em = req.contextValues.get(entityManagerKey);
+    if (!em) throw new Error("the context interceptor must run before the auth interceptor");
+    if (audience === Audience.AGENT) {
+      req.contextValues.set(agentCallerKey, await authenticateAgent(em, req.header));
+      return next(req);
+    }
     const session = req.header.get(sessionHeader);
     const apiKey = req.header.get(apiKeyHeader);
     if (session && apiKey) throw fail("ambiguous_credential", "send one credential: a session or an API key, not both");
     if (!session && !apiKey) throw fail("unauthenticated", "sign in or send an API key in the X-API-Key header");
-    const em = req.contextValues.get(entityManagerKey);
-    if (!em) throw new Error("the context interceptor must run before the auth interceptor");
     const now = clock.now();
     const caller = session ? await resolveSession(em, session, now) : await resolveApiKey(em, apiKey!, now);
     if (!caller) {
@@ -28,4 +36,17 @@ export function createAuthInterceptor(clock: Clock): Interceptor {
     req.contextValues.set(callerKey, caller);
     return next(req);
   };
+}
+
+/** An agent key and nothing else: a user's credential never opens an agent service. */
+async function authenticateAgent(em: EntityManager, header: Headers): Promise<AgentCaller> {
+  if (header.get(sessionHeader) || header.get(apiKeyHeader)) {
+    throw fail("unauthenticated", `agent services accept only a server's agent key (${agentKeyHeader}), not a session or an API key`);
+  }
+  const key = header.get(agentKeyHeader);
+  if (!key) throw fail("unauthenticated", `send the server's agent key (opa_…) in the ${agentKeyHeader} header`);
+  if (looksLike("apiKey", key)) throw fail("unauthenticated", "that is a user API key (opk_…); an agent needs its server's agent key (opa_…)");
+  const agent = await resolveAgentKey(em, key);
+  if (!agent) throw fail("unauthenticated", "the agent key is not valid: it was regenerated, its server was deleted, or it was mistyped");
+  return agent;
 }

@@ -1,4 +1,4 @@
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor, type StreamResponse } from "@connectrpc/connect";
 import {
   ForeignKeyConstraintViolationException,
   NotFoundError,
@@ -10,24 +10,37 @@ import { DomainError } from "../errors.ts";
 /**
  * The one place where failures become Connect errors: domain errors keep their code, reason and
  * message; ORM not-found and constraint errors get the code that fits; anything else becomes
- * `internal` with its message hidden from the caller and logged with its cause.
+ * `internal` with its message hidden from the caller and logged with its cause. A streaming
+ * call's failures arrive while its responses are read, so those are translated there too.
  */
 export function createErrorInterceptor(logger: Logger): Interceptor {
+  const translate = (error: unknown, procedure: string): ConnectError => {
+    if (error instanceof ConnectError) return error;
+    if (error instanceof DomainError) return error.toConnectError();
+    if (error instanceof NotFoundError) return new ConnectError("not found", Code.NotFound, undefined, undefined, error);
+    if (error instanceof UniqueConstraintViolationException) {
+      return new ConnectError("already exists", Code.AlreadyExists, undefined, undefined, error);
+    }
+    if (error instanceof ForeignKeyConstraintViolationException) {
+      return new ConnectError("a referenced resource does not exist", Code.FailedPrecondition, undefined, undefined, error);
+    }
+    logger.error({ err: error, procedure }, "unexpected error in a core procedure");
+    return new ConnectError("internal error", Code.Internal, undefined, undefined, error);
+  };
+  async function* translated<T>(messages: AsyncIterable<T>, procedure: string): AsyncIterable<T> {
+    try {
+      yield* messages;
+    } catch (error) {
+      throw translate(error, procedure);
+    }
+  }
   return (next) => async (req) => {
     try {
-      return await next(req);
+      const res = await next(req);
+      if (!res.stream) return res;
+      return { ...res, message: translated(res.message, req.url) } as StreamResponse;
     } catch (error) {
-      if (error instanceof ConnectError) throw error;
-      if (error instanceof DomainError) throw error.toConnectError();
-      if (error instanceof NotFoundError) throw new ConnectError("not found", Code.NotFound, undefined, undefined, error);
-      if (error instanceof UniqueConstraintViolationException) {
-        throw new ConnectError("already exists", Code.AlreadyExists, undefined, undefined, error);
-      }
-      if (error instanceof ForeignKeyConstraintViolationException) {
-        throw new ConnectError("a referenced resource does not exist", Code.FailedPrecondition, undefined, undefined, error);
-      }
-      logger.error({ err: error, procedure: req.url }, "unexpected error in a core procedure");
-      throw new ConnectError("internal error", Code.Internal, undefined, undefined, error);
+      throw translate(error, req.url);
     }
   };
 }

@@ -50,24 +50,33 @@ function nulStringPath(desc: DescMessage, message: Message, prefix = ""): string
 }
 
 /**
- * Checks every unary request against the buf.validate rules in the proto, so that no handler
- * sees input its contract forbids. A failure is `invalid_argument` naming each field, with a
- * buf.validate.Violations detail.
+ * A check of one message against the buf.validate rules in the proto (and the NUL rule above)
+ * that throws `invalid_argument` naming each field, with a buf.validate.Violations detail.
+ * Streaming handlers run it on each message they receive.
+ */
+export function createMessageCheck(): (desc: DescMessage, message: Message) => void {
+  const validator = createValidator();
+  return (desc, message) => {
+    const result = validator.validate(desc, message);
+    if (result.kind === "invalid") {
+      const [violations, schema] = violationsToProto(result.violations);
+      const text = result.violations.map((v) => v.toString()).join("; ");
+      throw new ConnectError(text, Code.InvalidArgument, undefined, [{ desc: schema, value: violations }]);
+    }
+    if (result.kind === "error") throw result.error;
+    const nul = nulStringPath(desc, message);
+    if (nul) throw new ConnectError(`${nul}: must not contain NUL characters`, Code.InvalidArgument);
+  };
+}
+
+/**
+ * Checks every unary request with {@link createMessageCheck}, so that no handler sees input its
+ * contract forbids. A stream's messages arrive after the call starts: its handler checks them.
  */
 export function createValidateInterceptor(): Interceptor {
-  const validator = createValidator();
+  const check = createMessageCheck();
   return (next) => async (req) => {
-    if (!req.stream) {
-      const result = validator.validate(req.method.input, req.message);
-      if (result.kind === "invalid") {
-        const [violations, schema] = violationsToProto(result.violations);
-        const message = result.violations.map((v) => v.toString()).join("; ");
-        throw new ConnectError(message, Code.InvalidArgument, undefined, [{ desc: schema, value: violations }]);
-      }
-      if (result.kind === "error") throw result.error;
-      const nul = nulStringPath(req.method.input, req.message);
-      if (nul) throw new ConnectError(`${nul}: must not contain NUL characters`, Code.InvalidArgument);
-    }
+    if (!req.stream) check(req.method.input, req.message);
     return next(req);
   };
 }

@@ -19,6 +19,7 @@ import {
 } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { PlanUsageSchema } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { AccessGrant, Membership, Organization, Server, User } from "../db/entities.ts";
+import { GameOAuthClient } from "../db/game-oauth-entities.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
@@ -27,6 +28,7 @@ import { recordActivity } from "../activity/record.ts";
 import { accessGrantToProto, memberToProto, organizationToProto } from "../convert.ts";
 import { roleFromProto, type Role } from "../roles.ts";
 import { normalizeEmail } from "../identity/identity-service.ts";
+import { createGameOAuthClientMethods } from "./game-oauth-clients.ts";
 
 /** Slugs that would collide with the dashboard's own paths. */
 const reservedSlugs = new Set(["api", "admin", "account", "new", "settings", "login", "logout", "sign-in", "sign-up", "oauth2"]);
@@ -50,12 +52,15 @@ async function ensureAnotherOwner(tx: EntityManager, membership: Membership): Pr
   if (owners <= 1) throw fail("last_owner", "an organization needs an owner: make someone else an owner first");
 }
 
-export function createOrganizationsService({ config }: CoreDeps): ServiceImpl<typeof OrganizationsService> {
+export function createOrganizationsService(deps: CoreDeps): ServiceImpl<typeof OrganizationsService> {
+  const { config } = deps;
   function activity(tx: EntityManager, caller: UserCaller, access: OrganizationAccess, facts: Omit<Parameters<typeof recordActivity>[2], "organizationId">) {
     recordActivity(tx, caller, { ...facts, organizationId: access.organization.id });
   }
 
   return {
+    ...createGameOAuthClientMethods(deps),
+
     async createOrganization(req, ctx) {
       const caller = requireUser(ctx);
       if (reservedSlugs.has(req.slug)) throw fail("slug_taken", `the slug "${req.slug}" is reserved`);
@@ -96,7 +101,7 @@ export function createOrganizationsService({ config }: CoreDeps): ServiceImpl<ty
         usage: create(PlanUsageSchema, {
           servers: await em.count(Server, { organization: access.organization.id }),
           serverLimit: limits.servers,
-          gameOauthClients: 0,
+          gameOauthClients: await em.count(GameOAuthClient, { organization: access.organization.id }),
           gameOauthClientLimit: limits.gameOAuthClients,
         }),
       });

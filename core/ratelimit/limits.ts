@@ -54,6 +54,10 @@ export interface RateLimits {
   readonly signInPerAccount: Limiter;
   /** Failed sign-ins per client IP ("sign_in_ip"). */
   readonly signInPerIp: Limiter;
+  /** Wrong in-game login codes per player, on any server ("login_code_player"). */
+  readonly loginCodePerPlayer: Limiter;
+  /** Wrong in-game login codes per game server ("login_code_server"). */
+  readonly loginCodePerServer: Limiter;
   close(): Promise<void>;
 }
 
@@ -64,8 +68,19 @@ export const rateLimitTable = "rate_limits";
 const expiredRowAgeMs = 3_600_000;
 const cleanupEveryMs = 300_000;
 
+/**
+ * Wrong in-game login codes, per player and per game server, each per 10 minutes. Fixed rather
+ * than configured: a code has about 40 bits, so these only stop a player or a server from
+ * hammering the issuer; an honest player mistypes a few times at most.
+ */
+export const loginCodePolicies = {
+  loginCodePerPlayer: { name: "login_code_player", limit: 5, windowSeconds: 600 },
+  loginCodePerServer: { name: "login_code_server", limit: 30, windowSeconds: 600 },
+} satisfies Record<string, RateLimitPolicy>;
+
 export function policiesFor(config: RateLimitConfig) {
   return {
+    ...loginCodePolicies,
     requests: { name: "default", limit: config.requestsPerWindow, windowSeconds: config.requestWindowSeconds },
     signInPerAccount: { name: "sign_in_account", limit: config.signInAttemptsPerAccount, windowSeconds: config.signInWindowSeconds },
     signInPerIp: { name: "sign_in_ip", limit: config.signInAttemptsPerIp, windowSeconds: config.signInWindowSeconds },
@@ -105,6 +120,8 @@ export function createMemoryRateLimits(config: RateLimitConfig): RateLimits {
     requests: build(policies.requests),
     signInPerAccount: build(policies.signInPerAccount),
     signInPerIp: build(policies.signInPerIp),
+    loginCodePerPlayer: build(policies.loginCodePerPlayer),
+    loginCodePerServer: build(policies.loginCodePerServer),
     async close() {},
   };
 }
@@ -142,6 +159,9 @@ export function createPostgresRateLimits(config: RateLimitConfig, pool: pg.Pool)
     requests: build(policies.requests, true),
     signInPerAccount: build(policies.signInPerAccount, false),
     signInPerIp: build(policies.signInPerIp, false),
+    // Not blocked in memory either: a success refunds, possibly on another instance.
+    loginCodePerPlayer: build(policies.loginCodePerPlayer, false),
+    loginCodePerServer: build(policies.loginCodePerServer, false),
     async close() {
       clearInterval(sweep);
     },

@@ -16,8 +16,9 @@ import { accessibleServers, requireManager, requireMember, requireServer, requir
 import { recordActivity } from "../activity/record.ts";
 import { gameFromProto, serverToProto } from "../convert.ts";
 import { issueSecret } from "../../contract/secrets.ts";
+import { fail } from "../errors.ts";
 
-export function createServersService({ config }: CoreDeps): ServiceImpl<typeof ServersService> {
+export function createServersService({ config, clock, agents }: CoreDeps): ServiceImpl<typeof ServersService> {
   return {
     async createServer(req, ctx) {
       const caller = requireUser(ctx);
@@ -42,7 +43,7 @@ export function createServersService({ config }: CoreDeps): ServiceImpl<typeof S
           details: { name: server.name, game: server.game },
         });
         await tx.flush();
-        return create(CreateServerResponseSchema, { server: serverToProto(server), agentKey: agentKey.value });
+        return create(CreateServerResponseSchema, { server: serverToProto(server, clock.now()), agentKey: agentKey.value });
       });
     },
 
@@ -51,12 +52,13 @@ export function createServersService({ config }: CoreDeps): ServiceImpl<typeof S
       const em = entityManager(ctx);
       const access = await requireMember(em, caller, req.organizationSlug);
       const servers = await accessibleServers(em, caller, access);
-      return create(ListServersResponseSchema, { servers: servers.map(serverToProto) });
+      const now = clock.now();
+      return create(ListServersResponseSchema, { servers: servers.map((server) => serverToProto(server, now)) });
     },
 
     async getServer(req, ctx) {
       const { server } = await requireServer(entityManager(ctx), requireUser(ctx), req.serverId);
-      return create(GetServerResponseSchema, { server: serverToProto(server) });
+      return create(GetServerResponseSchema, { server: serverToProto(server, clock.now()) });
     },
 
     async updateServer(req, ctx) {
@@ -73,7 +75,7 @@ export function createServersService({ config }: CoreDeps): ServiceImpl<typeof S
           serverId: server.id,
           details: { from: previous, to: req.name },
         });
-        return create(UpdateServerResponseSchema, { server: serverToProto(server) });
+        return create(UpdateServerResponseSchema, { server: serverToProto(server, clock.now()) });
       });
     },
 
@@ -93,12 +95,13 @@ export function createServersService({ config }: CoreDeps): ServiceImpl<typeof S
         // Its grants go with it (ON DELETE CASCADE).
         await tx.nativeDelete(Server, { id: server.id });
       });
+      agents.endServer(req.serverId, fail("unauthenticated", "the server was deleted from Outpost"));
       return create(DeleteServerResponseSchema, {});
     },
 
     async regenerateAgentKey(req, ctx) {
       const caller = requireUser(ctx);
-      return entityManager(ctx).transactional(async (tx) => {
+      const response = await entityManager(ctx).transactional(async (tx) => {
         const { server, organization } = await requireServerManager(tx, caller, req.serverId);
         const agentKey = issueSecret("agentKey");
         server.agentKeyHash = agentKey.hash;
@@ -111,8 +114,11 @@ export function createServersService({ config }: CoreDeps): ServiceImpl<typeof S
           serverId: server.id,
           details: { prefix: agentKey.displayPrefix },
         });
-        return create(RegenerateAgentKeyResponseSchema, { agentKey: agentKey.value, server: serverToProto(server) });
+        return create(RegenerateAgentKeyResponseSchema, { agentKey: agentKey.value, server: serverToProto(server, clock.now()) });
       });
+      // Streams on other instances notice at their next heartbeat.
+      agents.endServer(req.serverId, fail("unauthenticated", "the agent key was regenerated; run the agent with the new key"));
+      return response;
     },
   };
 }

@@ -13,6 +13,8 @@ describe("configuration", () => {
     assert.deepEqual(config.plans.free, { servers: 3, gameOAuthClients: 2 });
     assert.equal(config.defaultPlan, "free");
     assert.equal(config.sessionTtlSeconds, 30 * 86_400);
+    assert.equal(config.keyEncryptionKey, undefined);
+    assert.equal(config.signingKeyRotationDays, 30);
     assert.ok(Object.isFrozen(config));
   });
 
@@ -29,12 +31,29 @@ describe("configuration", () => {
     [{ PLANS: '{"free":{"servers":1}}' }, /plan "free" is not/],
     [{ DEFAULT_PLAN: "gold" }, /^DEFAULT_PLAN must name a plan in PLANS/],
     [{ SESSION_TTL_DAYS: "0" }, /^SESSION_TTL_DAYS must be/],
+    [{ KEY_ENCRYPTION_KEY: "not base64!" }, /^KEY_ENCRYPTION_KEY must be 32 random bytes in base64 \(44 characters\), e\.g\. from `openssl rand -base64 32` \(got 11 characters; a secret, so not shown\)$/],
+    [{ KEY_ENCRYPTION_KEY: Buffer.alloc(16, 1).toString("base64") }, /^KEY_ENCRYPTION_KEY must be 32 random bytes/],
+    [{ KEY_ENCRYPTION_KEY: Buffer.alloc(33, 1).toString("base64") }, /^KEY_ENCRYPTION_KEY must be 32 random bytes/],
+    [{ SIGNING_KEY_ROTATION_DAYS: "0" }, /^SIGNING_KEY_ROTATION_DAYS must be a whole number from 1 to 365 \(got "0"\)$/],
+    [{ SIGNING_KEY_ROTATION_DAYS: "7.5" }, /^SIGNING_KEY_ROTATION_DAYS must be/],
   ];
   for (const [env, message] of refuses) {
     it(`refuses ${JSON.stringify(env)} with a clear message`, () => {
       assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
     });
   }
+
+  it("never repeats a malformed KEY_ENCRYPTION_KEY, a secret, in its message", () => {
+    const secret = "c2VjcmV0IHBhc3N3b3JkIG9mIHRoZSBvcGVyYXRvcg==";
+    assert.throws(() => loadConfig({ KEY_ENCRYPTION_KEY: secret }), (error: unknown) => error instanceof ConfigError && !error.message.includes(secret));
+  });
+
+  it("accepts a KEY_ENCRYPTION_KEY of 32 bytes in base64 or base64url, and a rotation period", () => {
+    const key = Buffer.from(Array.from({ length: 32 }, (_, i) => 250 - i));
+    assert.deepEqual(loadConfig({ KEY_ENCRYPTION_KEY: key.toString("base64") }).keyEncryptionKey, key);
+    assert.deepEqual(loadConfig({ KEY_ENCRYPTION_KEY: key.toString("base64url") }).keyEncryptionKey, key);
+    assert.equal(loadConfig({ SIGNING_KEY_ROTATION_DAYS: "90" }).signingKeyRotationDays, 90);
+  });
 
   it("accepts custom plans and a PostgreSQL URL", () => {
     const config = loadConfig({

@@ -10,6 +10,7 @@ import { apiKeyHeader } from "../../contract/credentials.ts";
 import { clientIpHeader } from "../../contract/credentials.ts";
 import { openRateLimits, type RateLimitConfig } from "../../core/ratelimit/limits.ts";
 import { createCore } from "../../server/core.ts";
+import { createNoSignInVerifier } from "../../core/game-oauth/login-verifier.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
@@ -42,6 +43,9 @@ describe("rate limits", () => {
       logger: pino({ level: "silent" }),
       config: { ...testConfig, rateLimits: config },
       rateLimits,
+      signingKeys: t.signingKeys,
+      agents: t.agents,
+      loginVerifier: createNoSignInVerifier(),
     });
     return {
       rateLimits,

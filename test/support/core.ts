@@ -4,10 +4,15 @@
  */
 import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
+import { randomBytes } from "node:crypto";
 import { pino } from "pino";
 import { createOrm, migrate, type Orm } from "../../core/db/orm.ts";
 import type { Clock, CoreConfig, CoreDeps } from "../../core/deps.ts";
 import { openRateLimits, type RateLimits } from "../../core/ratelimit/limits.ts";
+import { createSigningKeys, type SigningKeys } from "../../core/keys/signing-keys.ts";
+import { keyEncryptionKey } from "../../core/keys/key-encryption.ts";
+import { createAgentConnections, type AgentConnections } from "../../core/agents/connections.ts";
+import { createNoSignInVerifier, type LoginVerifier } from "../../core/game-oauth/login-verifier.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { createCore, type Core } from "../../server/core.ts";
@@ -37,7 +42,22 @@ export const testConfig: CoreConfig = {
     signInAttemptsPerIp: 10_000,
     signInWindowSeconds: 900,
   },
+  allowInsecureRedirectUris: false,
 };
+
+/** The signing keys' key-encryption key of every test core (unless a suite passes its own). */
+export const testKeyEncryptionKey = randomBytes(32);
+
+export interface TestCoreOptions {
+  /** Another core's database: a second instance on it (closing this core does not drop it). */
+  database?: TestDatabase;
+  /** The signing keys' KEK; {@link testKeyEncryptionKey} otherwise. */
+  keyEncryptionKey?: Buffer;
+  /** 30 otherwise. */
+  signingKeyRotationDays?: number;
+  /** The in-game login codes' verifier; the one that knows no sign-in otherwise. */
+  loginVerifier?: LoginVerifier;
+}
 
 export type Credential = { session: string } | { apiKey: string } | { headers: Record<string, string> } | undefined;
 
@@ -48,6 +68,9 @@ export interface TestCore {
   database: TestDatabase;
   /** The core's rate limits: PostgreSQL's store on DATABASE_URL, memory on the embedded database. */
   rateLimits: RateLimits;
+  signingKeys: SigningKeys;
+  /** The agent streams open on this core. */
+  agents: AgentConnections;
   /** A client of `service` that sends `credential`. */
   client<S extends DescService>(service: S, credential?: Credential): Client<S>;
   /** Signs up a new account; returns its session token and user id. */
@@ -71,13 +94,19 @@ function credentialHeaders(credential: Credential): Interceptor[] {
   ];
 }
 
-export async function startTestCore(config: CoreConfig = testConfig): Promise<TestCore> {
-  const database = await createTestDatabase();
+export async function startTestCore(config: CoreConfig = testConfig, options: TestCoreOptions = {}): Promise<TestCore> {
+  const database = options.database ?? (await createTestDatabase());
   const orm = await createOrm({ url: database.url, poolSize: database.kind === "embedded" ? 1 : 5 });
   await migrate(orm);
   const clock = new TestClock();
   const rateLimits = openRateLimits(config.rateLimits, database);
-  const deps: CoreDeps = { orm, config, clock, logger: pino({ level: "silent" }), rateLimits };
+  const logger = pino({ level: "silent" });
+  const kek = keyEncryptionKey(options.keyEncryptionKey ?? testKeyEncryptionKey);
+  const rotationDays = options.signingKeyRotationDays ?? 30;
+  const signingKeys = createSigningKeys({ orm, clock, logger, keyEncryptionKey: () => kek, rotationDays });
+  const agents = createAgentConnections();
+  const loginVerifier = options.loginVerifier ?? createNoSignInVerifier();
+  const deps: CoreDeps = { orm, config, clock, logger, rateLimits, signingKeys, agents, loginVerifier };
   const core = createCore(deps);
   const transports = new Map<string, Transport>();
   const client = <S extends DescService>(service: S, credential?: Credential) => {
@@ -93,6 +122,8 @@ export async function startTestCore(config: CoreConfig = testConfig): Promise<Te
     core,
     database,
     rateLimits,
+    signingKeys,
+    agents,
     client,
     async signUp(email, options = {}) {
       const res = await client(IdentityService).signUp({
@@ -103,9 +134,10 @@ export async function startTestCore(config: CoreConfig = testConfig): Promise<Te
       return { token: res.sessionToken, userId: res.user!.id, email: res.user!.email };
     },
     async close() {
+      await agents.close();
       await rateLimits.close();
       await orm.close();
-      await database.drop();
+      if (!options.database) await database.drop();
     },
   };
 }

@@ -11,8 +11,13 @@ export interface CliResult {
 }
 
 export function runCli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+  return runScript(bin, args, env);
+}
+
+/** Runs a script of bin/ to its end, collecting its output. */
+export function runScript(script: string, args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));

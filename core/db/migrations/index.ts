@@ -1,8 +1,14 @@
 import { Migration0001Initial } from "./0001-initial.ts";
 import { Migration0002RateLimits } from "./0002-rate-limits.ts";
+import { Migration0003GameOAuthClients } from "./0003-game-oauth-clients.ts";
+import { Migration0004SigningKeys } from "./0004-signing-keys.ts";
+import { Migration0005AgentPresence } from "./0005-agent-presence.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
   { name: "0001_initial", class: Migration0001Initial },
   { name: "0002_rate_limits", class: Migration0002RateLimits },
+  { name: "0003_game_oauth_clients", class: Migration0003GameOAuthClients },
+  { name: "0004_signing_keys", class: Migration0004SigningKeys },
+  { name: "0005_agent_presence", class: Migration0005AgentPresence },
 ];

@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { AccessGrant, Member, Organization, PlanUsage, Role } from "./resources_pb.js";
+import type { AccessGrant, GameOAuthClient, Member, Organization, PlanUsage, Role, VerifierPolicy } from "./resources_pb.js";
 
 /**
  * Describes the file outpost/organizations/v1/organizations_service.proto.
@@ -450,6 +450,302 @@ export declare type RevokeAccessGrantResponse = Message<"outpost.organizations.v
 export declare const RevokeAccessGrantResponseSchema: GenMessage<RevokeAccessGrantResponse>;
 
 /**
+ * Redirect URIs: absolute http(s) URLs without a fragment or userinfo; https unless the host is
+ * localhost, 127.0.0.1 or [::1] (or the service allows insecure redirect URIs for local
+ * development). Stored normalized: scheme and host lower-case, the default port dropped, path
+ * and query exactly as given; two that are equal after normalizing are refused.
+ *
+ * @generated from message outpost.organizations.v1.CreateGameOAuthClientRequest
+ */
+export declare type CreateGameOAuthClientRequest = Message<"outpost.organizations.v1.CreateGameOAuthClientRequest"> & {
+  /**
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: repeated string redirect_uris = 3;
+   */
+  redirectUris: string[];
+
+  /**
+   * @generated from field: outpost.organizations.v1.VerifierPolicy verifier_policy = 4;
+   */
+  verifierPolicy: VerifierPolicy;
+
+  /**
+   * Servers of the organization, at least one under VERIFIER_POLICY_SELECTED_SERVERS; must be
+   * empty under VERIFIER_POLICY_ANY_SERVER.
+   *
+   * @generated from field: repeated string allowed_server_ids = 5;
+   */
+  allowedServerIds: string[];
+};
+
+/**
+ * Describes the message outpost.organizations.v1.CreateGameOAuthClientRequest.
+ * Use `create(CreateGameOAuthClientRequestSchema)` to create a new message.
+ */
+export declare const CreateGameOAuthClientRequestSchema: GenMessage<CreateGameOAuthClientRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.CreateGameOAuthClientResponse
+ */
+export declare type CreateGameOAuthClientResponse = Message<"outpost.organizations.v1.CreateGameOAuthClientResponse"> & {
+  /**
+   * @generated from field: outpost.organizations.v1.GameOAuthClient client = 1;
+   */
+  client?: GameOAuthClient | undefined;
+
+  /**
+   * The client secret ("ogs_" and 40 base62 characters), shown this once; only its hash is kept.
+   *
+   * @generated from field: string client_secret = 2;
+   */
+  clientSecret: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.CreateGameOAuthClientResponse.
+ * Use `create(CreateGameOAuthClientResponseSchema)` to create a new message.
+ */
+export declare const CreateGameOAuthClientResponseSchema: GenMessage<CreateGameOAuthClientResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.ListGameOAuthClientsRequest
+ */
+export declare type ListGameOAuthClientsRequest = Message<"outpost.organizations.v1.ListGameOAuthClientsRequest"> & {
+  /**
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.ListGameOAuthClientsRequest.
+ * Use `create(ListGameOAuthClientsRequestSchema)` to create a new message.
+ */
+export declare const ListGameOAuthClientsRequestSchema: GenMessage<ListGameOAuthClientsRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.ListGameOAuthClientsResponse
+ */
+export declare type ListGameOAuthClientsResponse = Message<"outpost.organizations.v1.ListGameOAuthClientsResponse"> & {
+  /**
+   * @generated from field: repeated outpost.organizations.v1.GameOAuthClient clients = 1;
+   */
+  clients: GameOAuthClient[];
+};
+
+/**
+ * Describes the message outpost.organizations.v1.ListGameOAuthClientsResponse.
+ * Use `create(ListGameOAuthClientsResponseSchema)` to create a new message.
+ */
+export declare const ListGameOAuthClientsResponseSchema: GenMessage<ListGameOAuthClientsResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.GetGameOAuthClientRequest
+ */
+export declare type GetGameOAuthClientRequest = Message<"outpost.organizations.v1.GetGameOAuthClientRequest"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GetGameOAuthClientRequest.
+ * Use `create(GetGameOAuthClientRequestSchema)` to create a new message.
+ */
+export declare const GetGameOAuthClientRequestSchema: GenMessage<GetGameOAuthClientRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.GetGameOAuthClientResponse
+ */
+export declare type GetGameOAuthClientResponse = Message<"outpost.organizations.v1.GetGameOAuthClientResponse"> & {
+  /**
+   * @generated from field: outpost.organizations.v1.GameOAuthClient client = 1;
+   */
+  client?: GameOAuthClient | undefined;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GetGameOAuthClientResponse.
+ * Use `create(GetGameOAuthClientResponseSchema)` to create a new message.
+ */
+export declare const GetGameOAuthClientResponseSchema: GenMessage<GetGameOAuthClientResponse>;
+
+/**
+ * A whole new list of redirect URIs, replacing the old one (rules as in CreateGameOAuthClientRequest).
+ *
+ * @generated from message outpost.organizations.v1.RedirectUriList
+ */
+export declare type RedirectUriList = Message<"outpost.organizations.v1.RedirectUriList"> & {
+  /**
+   * @generated from field: repeated string uris = 1;
+   */
+  uris: string[];
+};
+
+/**
+ * Describes the message outpost.organizations.v1.RedirectUriList.
+ * Use `create(RedirectUriListSchema)` to create a new message.
+ */
+export declare const RedirectUriListSchema: GenMessage<RedirectUriList>;
+
+/**
+ * A whole new list of allowed servers, replacing the old one.
+ *
+ * @generated from message outpost.organizations.v1.ServerIdList
+ */
+export declare type ServerIdList = Message<"outpost.organizations.v1.ServerIdList"> & {
+  /**
+   * @generated from field: repeated string ids = 1;
+   */
+  ids: string[];
+};
+
+/**
+ * Describes the message outpost.organizations.v1.ServerIdList.
+ * Use `create(ServerIdListSchema)` to create a new message.
+ */
+export declare const ServerIdListSchema: GenMessage<ServerIdList>;
+
+/**
+ * Only the fields present change. The lists are wrapped so that "leave as is" (absent) differs
+ * from "replace" (present): {"redirectUris": {"uris": ["https://app.example.com/callback"]}}.
+ * Switching to VERIFIER_POLICY_ANY_SERVER clears the allowed servers; switching to
+ * VERIFIER_POLICY_SELECTED_SERVERS needs allowed_server_ids with at least one server.
+ *
+ * @generated from message outpost.organizations.v1.UpdateGameOAuthClientRequest
+ */
+export declare type UpdateGameOAuthClientRequest = Message<"outpost.organizations.v1.UpdateGameOAuthClientRequest"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: outpost.organizations.v1.RedirectUriList redirect_uris = 3;
+   */
+  redirectUris?: RedirectUriList | undefined;
+
+  /**
+   * @generated from field: optional outpost.organizations.v1.VerifierPolicy verifier_policy = 4;
+   */
+  verifierPolicy?: VerifierPolicy | undefined;
+
+  /**
+   * @generated from field: outpost.organizations.v1.ServerIdList allowed_server_ids = 5;
+   */
+  allowedServerIds?: ServerIdList | undefined;
+
+  /**
+   * @generated from field: optional bool disabled = 6;
+   */
+  disabled?: boolean | undefined;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.UpdateGameOAuthClientRequest.
+ * Use `create(UpdateGameOAuthClientRequestSchema)` to create a new message.
+ */
+export declare const UpdateGameOAuthClientRequestSchema: GenMessage<UpdateGameOAuthClientRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.UpdateGameOAuthClientResponse
+ */
+export declare type UpdateGameOAuthClientResponse = Message<"outpost.organizations.v1.UpdateGameOAuthClientResponse"> & {
+  /**
+   * @generated from field: outpost.organizations.v1.GameOAuthClient client = 1;
+   */
+  client?: GameOAuthClient | undefined;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.UpdateGameOAuthClientResponse.
+ * Use `create(UpdateGameOAuthClientResponseSchema)` to create a new message.
+ */
+export declare const UpdateGameOAuthClientResponseSchema: GenMessage<UpdateGameOAuthClientResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.RotateGameOAuthClientSecretRequest
+ */
+export declare type RotateGameOAuthClientSecretRequest = Message<"outpost.organizations.v1.RotateGameOAuthClientSecretRequest"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.RotateGameOAuthClientSecretRequest.
+ * Use `create(RotateGameOAuthClientSecretRequestSchema)` to create a new message.
+ */
+export declare const RotateGameOAuthClientSecretRequestSchema: GenMessage<RotateGameOAuthClientSecretRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.RotateGameOAuthClientSecretResponse
+ */
+export declare type RotateGameOAuthClientSecretResponse = Message<"outpost.organizations.v1.RotateGameOAuthClientSecretResponse"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+
+  /**
+   * The new client secret, shown this once.
+   *
+   * @generated from field: string client_secret = 2;
+   */
+  clientSecret: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.RotateGameOAuthClientSecretResponse.
+ * Use `create(RotateGameOAuthClientSecretResponseSchema)` to create a new message.
+ */
+export declare const RotateGameOAuthClientSecretResponseSchema: GenMessage<RotateGameOAuthClientSecretResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.DeleteGameOAuthClientRequest
+ */
+export declare type DeleteGameOAuthClientRequest = Message<"outpost.organizations.v1.DeleteGameOAuthClientRequest"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.DeleteGameOAuthClientRequest.
+ * Use `create(DeleteGameOAuthClientRequestSchema)` to create a new message.
+ */
+export declare const DeleteGameOAuthClientRequestSchema: GenMessage<DeleteGameOAuthClientRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.DeleteGameOAuthClientResponse
+ */
+export declare type DeleteGameOAuthClientResponse = Message<"outpost.organizations.v1.DeleteGameOAuthClientResponse"> & {
+};
+
+/**
+ * Describes the message outpost.organizations.v1.DeleteGameOAuthClientResponse.
+ * Use `create(DeleteGameOAuthClientResponseSchema)` to create a new message.
+ */
+export declare const DeleteGameOAuthClientResponseSchema: GenMessage<DeleteGameOAuthClientResponse>;
+
+/**
  * Organizations, their members and the members' server grants.
  *
  * @generated from service outpost.organizations.v1.OrganizationsService
@@ -575,6 +871,69 @@ export declare const OrganizationsService: GenService<{
     methodKind: "unary";
     input: typeof RevokeAccessGrantRequestSchema;
     output: typeof RevokeAccessGrantResponseSchema;
+  },
+  /**
+   * Registers a Game OAuth client (owner or admin, within the plan); its secret is in this
+   * response only.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.CreateGameOAuthClient
+   */
+  createGameOAuthClient: {
+    methodKind: "unary";
+    input: typeof CreateGameOAuthClientRequestSchema;
+    output: typeof CreateGameOAuthClientResponseSchema;
+  },
+  /**
+   * The organization's Game OAuth clients, oldest first (owner or admin).
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.ListGameOAuthClients
+   */
+  listGameOAuthClients: {
+    methodKind: "unary";
+    input: typeof ListGameOAuthClientsRequestSchema;
+    output: typeof ListGameOAuthClientsResponseSchema;
+  },
+  /**
+   * One Game OAuth client (owner or admin of its organization).
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.GetGameOAuthClient
+   */
+  getGameOAuthClient: {
+    methodKind: "unary";
+    input: typeof GetGameOAuthClientRequestSchema;
+    output: typeof GetGameOAuthClientResponseSchema;
+  },
+  /**
+   * Changes the fields that are given and leaves the others (owner or admin). Disabling stops new
+   * sign-ins and code exchanges; tokens already issued stay valid until they expire.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.UpdateGameOAuthClient
+   */
+  updateGameOAuthClient: {
+    methodKind: "unary";
+    input: typeof UpdateGameOAuthClientRequestSchema;
+    output: typeof UpdateGameOAuthClientResponseSchema;
+  },
+  /**
+   * Replaces the client secret (owner or admin); the old one fails every exchange from now on.
+   * The new one is in this response only.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.RotateGameOAuthClientSecret
+   */
+  rotateGameOAuthClientSecret: {
+    methodKind: "unary";
+    input: typeof RotateGameOAuthClientSecretRequestSchema;
+    output: typeof RotateGameOAuthClientSecretResponseSchema;
+  },
+  /**
+   * Deletes a Game OAuth client (owner or admin).
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.DeleteGameOAuthClient
+   */
+  deleteGameOAuthClient: {
+    methodKind: "unary";
+    input: typeof DeleteGameOAuthClientRequestSchema;
+    output: typeof DeleteGameOAuthClientResponseSchema;
   },
 }>;
 

@@ -161,6 +161,74 @@ export declare type AccessGrant = Message<"outpost.organizations.v1.AccessGrant"
 export declare const AccessGrantSchema: GenMessage<AccessGrant>;
 
 /**
+ * An app that signs players in through the Game OAuth issuer. Its secret is never shown here:
+ * only in the responses of CreateGameOAuthClient and RotateGameOAuthClientSecret.
+ *
+ * @generated from message outpost.organizations.v1.GameOAuthClient
+ */
+export declare type GameOAuthClient = Message<"outpost.organizations.v1.GameOAuthClient"> & {
+  /**
+   * Issued by Outpost: "ogc_" and 24 base62 characters. Not a secret; the organization is
+   * resolved from it.
+   *
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Exact callback URLs, normalized (scheme and host lower-case, default port dropped; path and
+   * query as given).
+   *
+   * @generated from field: repeated string redirect_uris = 3;
+   */
+  redirectUris: string[];
+
+  /**
+   * @generated from field: outpost.organizations.v1.VerifierPolicy verifier_policy = 4;
+   */
+  verifierPolicy: VerifierPolicy;
+
+  /**
+   * The servers that may verify a sign-in under VERIFIER_POLICY_SELECTED_SERVERS (empty under
+   * VERIFIER_POLICY_ANY_SERVER), sorted. A deleted server drops out of the list.
+   *
+   * @generated from field: repeated string allowed_server_ids = 5;
+   */
+  allowedServerIds: string[];
+
+  /**
+   * A disabled client starts no new sign-ins and exchanges no codes; tokens already issued stay
+   * valid until they expire.
+   *
+   * @generated from field: bool disabled = 6;
+   */
+  disabled: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 7;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * The first characters of the current client secret ("ogs_…"), to tell secrets apart.
+   *
+   * @generated from field: string client_secret_prefix = 8;
+   */
+  clientSecretPrefix: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GameOAuthClient.
+ * Use `create(GameOAuthClientSchema)` to create a new message.
+ */
+export declare const GameOAuthClientSchema: GenMessage<GameOAuthClient>;
+
+/**
  * A member's role. Owners and admins manage the organization and see every server; members
  * see only the servers they are granted.
  *
@@ -192,4 +260,35 @@ export enum Role {
  * Describes the enum outpost.organizations.v1.Role.
  */
 export declare const RoleSchema: GenEnum<Role>;
+
+/**
+ * Which game servers may complete a Game OAuth sign-in (verify a player's in-game command).
+ *
+ * @generated from enum outpost.organizations.v1.VerifierPolicy
+ */
+export enum VerifierPolicy {
+  /**
+   * @generated from enum value: VERIFIER_POLICY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Any game server of the client's organization.
+   *
+   * @generated from enum value: VERIFIER_POLICY_ANY_SERVER = 1;
+   */
+  ANY_SERVER = 1,
+
+  /**
+   * Only the servers in the client's allowed_server_ids.
+   *
+   * @generated from enum value: VERIFIER_POLICY_SELECTED_SERVERS = 2;
+   */
+  SELECTED_SERVERS = 2,
+}
+
+/**
+ * Describes the enum outpost.organizations.v1.VerifierPolicy.
+ */
+export declare const VerifierPolicySchema: GenEnum<VerifierPolicy>;
 

@@ -9,7 +9,7 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file outpost/organizations/v1/resources.proto.
  */
 export const file_outpost_organizations_v1_resources = /*@__PURE__*/
-  fileDesc("CihvdXRwb3N0L29yZ2FuaXphdGlvbnMvdjEvcmVzb3VyY2VzLnByb3RvEhhvdXRwb3N0Lm9yZ2FuaXphdGlvbnMudjEiogEKDE9yZ2FuaXphdGlvbhIKCgJpZBgBIAEoCRIMCgRzbHVnGAIgASgJEgwKBG5hbWUYAyABKAkSDAoEcGxhbhgEIAEoCRIsCgRyb2xlGAUgASgOMh4ub3V0cG9zdC5vcmdhbml6YXRpb25zLnYxLlJvbGUSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibwoJUGxhblVzYWdlEg8KB3NlcnZlcnMYASABKAUSFAoMc2VydmVyX2xpbWl0GAIgASgFEhoKEmdhbWVfb2F1dGhfY2xpZW50cxgDIAEoBRIfChdnYW1lX29hdXRoX2NsaWVudF9saW1pdBgEIAEoBSKUAQoGTWVtYmVyEg8KB3VzZXJfaWQYASABKAkSDQoFZW1haWwYAiABKAkSDAoEbmFtZRgDIAEoCRIsCgRyb2xlGAQgASgOMh4ub3V0cG9zdC5vcmdhbml6YXRpb25zLnYxLlJvbGUSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibQoLQWNjZXNzR3JhbnQSCgoCaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIRCglzZXJ2ZXJfaWQYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqTQoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDgoKUk9MRV9PV05FUhABEg4KClJPTEVfQURNSU4QAhIPCgtST0xFX01FTUJFUhADYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CihvdXRwb3N0L29yZ2FuaXphdGlvbnMvdjEvcmVzb3VyY2VzLnByb3RvEhhvdXRwb3N0Lm9yZ2FuaXphdGlvbnMudjEiogEKDE9yZ2FuaXphdGlvbhIKCgJpZBgBIAEoCRIMCgRzbHVnGAIgASgJEgwKBG5hbWUYAyABKAkSDAoEcGxhbhgEIAEoCRIsCgRyb2xlGAUgASgOMh4ub3V0cG9zdC5vcmdhbml6YXRpb25zLnYxLlJvbGUSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibwoJUGxhblVzYWdlEg8KB3NlcnZlcnMYASABKAUSFAoMc2VydmVyX2xpbWl0GAIgASgFEhoKEmdhbWVfb2F1dGhfY2xpZW50cxgDIAEoBRIfChdnYW1lX29hdXRoX2NsaWVudF9saW1pdBgEIAEoBSKUAQoGTWVtYmVyEg8KB3VzZXJfaWQYASABKAkSDQoFZW1haWwYAiABKAkSDAoEbmFtZRgDIAEoCRIsCgRyb2xlGAQgASgOMh4ub3V0cG9zdC5vcmdhbml6YXRpb25zLnYxLlJvbGUSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibQoLQWNjZXNzR3JhbnQSCgoCaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIRCglzZXJ2ZXJfaWQYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiiAIKD0dhbWVPQXV0aENsaWVudBIRCgljbGllbnRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIVCg1yZWRpcmVjdF91cmlzGAMgAygJEkEKD3ZlcmlmaWVyX3BvbGljeRgEIAEoDjIoLm91dHBvc3Qub3JnYW5pemF0aW9ucy52MS5WZXJpZmllclBvbGljeRIaChJhbGxvd2VkX3NlcnZlcl9pZHMYBSADKAkSEAoIZGlzYWJsZWQYBiABKAgSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHAoUY2xpZW50X3NlY3JldF9wcmVmaXgYCCABKAkqTQoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDgoKUk9MRV9PV05FUhABEg4KClJPTEVfQURNSU4QAhIPCgtST0xFX01FTUJFUhADKncKDlZlcmlmaWVyUG9saWN5Eh8KG1ZFUklGSUVSX1BPTElDWV9VTlNQRUNJRklFRBAAEh4KGlZFUklGSUVSX1BPTElDWV9BTllfU0VSVkVSEAESJAogVkVSSUZJRVJfUE9MSUNZX1NFTEVDVEVEX1NFUlZFUlMQAmIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * Describes the message outpost.organizations.v1.Organization.
@@ -40,6 +40,13 @@ export const AccessGrantSchema = /*@__PURE__*/
   messageDesc(file_outpost_organizations_v1_resources, 3);
 
 /**
+ * Describes the message outpost.organizations.v1.GameOAuthClient.
+ * Use `create(GameOAuthClientSchema)` to create a new message.
+ */
+export const GameOAuthClientSchema = /*@__PURE__*/
+  messageDesc(file_outpost_organizations_v1_resources, 4);
+
+/**
  * Describes the enum outpost.organizations.v1.Role.
  */
 export const RoleSchema = /*@__PURE__*/
@@ -53,4 +60,18 @@ export const RoleSchema = /*@__PURE__*/
  */
 export const Role = /*@__PURE__*/
   tsEnum(RoleSchema);
+
+/**
+ * Describes the enum outpost.organizations.v1.VerifierPolicy.
+ */
+export const VerifierPolicySchema = /*@__PURE__*/
+  enumDesc(file_outpost_organizations_v1_resources, 1);
+
+/**
+ * Which game servers may complete a Game OAuth sign-in (verify a player's in-game command).
+ *
+ * @generated from enum outpost.organizations.v1.VerifierPolicy
+ */
+export const VerifierPolicy = /*@__PURE__*/
+  tsEnum(VerifierPolicySchema);
 

@@ -1,0 +1,197 @@
+/**
+ * `outpost-agent`: a game server's agent without the game server. `run` is a console where each
+ * line is a player's command; `simulate` plays one command and exits with the verdict. Errors
+ * print one line; exit codes: 0 accepted (or stopped), 1 refused in game, 2 usage, 3 Outpost
+ * unreachable or refusing the agent.
+ */
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
+import { PlayerAuth, commandProblem, startAgent, type AgentEvent, type AgentOptions, type Player } from "./client.ts";
+
+const usage = `usage: outpost-agent <command>
+
+  run --url URL --key KEY [--game minecraft|hytale] [--auth online|offline|insecure]
+      a simulated game-server console; each line of input is one of
+        <player-name> <player-uuid> <command text>   a player runs a command; prints the reply
+        players [name:uuid,...]                      the players online now (none without a list)
+  simulate --url URL --key KEY --player-name N --player-uuid U [--game G] [--auth A] -- "<command>"
+      connects, plays one command as that player, prints the reply
+
+URL is Outpost's ACCOUNT_BASE_URL (e.g. http://localhost:3000). KEY is the server's agent key
+(opa_…); OUTPOST_AGENT_KEY may hold it instead. --game defaults to minecraft, --auth to online
+(the server authenticates its players). Exit codes: 0 accepted, 1 refused in game, 2 usage,
+3 Outpost cannot be reached or refuses the agent.`;
+
+const exit = { accepted: 0, refused: 1, usage: 2, unreachable: 3 } as const;
+
+class UsageError extends Error {}
+
+class AgentFailure extends Error {}
+
+const games: Record<string, Game> = { minecraft: Game.MINECRAFT, hytale: Game.HYTALE };
+const auths: Record<string, PlayerAuth> = { online: PlayerAuth.ONLINE, offline: PlayerAuth.OFFLINE, insecure: PlayerAuth.INSECURE };
+
+const agentVersion = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+const connectionOptions = {
+  url: { type: "string" },
+  key: { type: "string" },
+  game: { type: "string", default: "minecraft" },
+  auth: { type: "string", default: "online" },
+} as const;
+
+function choice<T>(table: Record<string, T>, value: string, flag: string): T {
+  if (!(value in table)) throw new UsageError(`${flag} must be one of ${Object.keys(table).join(", ")} (got "${value}")`);
+  return table[value];
+}
+
+function agentOptions(values: { url?: string; key?: string; game: string; auth: string }): AgentOptions {
+  if (!values.url) throw new UsageError("--url is required");
+  let url: URL;
+  try {
+    url = new URL(values.url);
+  } catch {
+    throw new UsageError(`--url must be an http or https URL (got "${values.url}")`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--url must be an http or https URL (got "${values.url}")`);
+  const key = values.key ?? process.env.OUTPOST_AGENT_KEY;
+  if (!key) throw new UsageError("--key (or OUTPOST_AGENT_KEY) is required");
+  return {
+    url: url.origin,
+    key,
+    game: choice(games, values.game, "--game"),
+    playerAuth: choice(auths, values.auth, "--auth"),
+    agentVersion,
+  };
+}
+
+/** One line about why the agent could not work with Outpost. */
+function describe(error: unknown, url: string): string {
+  if (!(error instanceof ConnectError)) return (error as Error).message;
+  if (error.code === Code.Unavailable || error.code === Code.DeadlineExceeded) return `cannot reach Outpost at ${url}: ${error.rawMessage}`;
+  return `Outpost refused the agent: ${error.rawMessage}`;
+}
+
+function printEvent(event: AgentEvent, url: string): void {
+  if (event.kind === "connected") {
+    const { serverName, organizationSlug } = event.welcome;
+    console.log(`connected to ${url}: server "${serverName}" of ${organizationSlug}`);
+  } else if (event.kind === "disconnected") {
+    console.log(`disconnected (${event.error.rawMessage}); reconnecting in ${(event.retryInMs / 1000).toFixed(1)} s`);
+  }
+}
+
+function parsePlayers(list: string | undefined): Player[] {
+  if (!list) return [];
+  return list.split(",").map((entry) => {
+    const [name, uuid] = entry.trim().split(":");
+    const problem = commandProblem({ name: name ?? "", uuid: uuid ?? "" }, "players");
+    if (problem) throw new UsageError(`players: ${problem} in "${entry.trim()}" (expected name:uuid)`);
+    return { name, uuid };
+  });
+}
+
+async function run(args: string[]): Promise<number> {
+  const { values } = parse(() => parseArgs({ args, options: connectionOptions, strict: true }));
+  const options = agentOptions(values);
+  const agent = startAgent(options, (event) => printEvent(event, options.url));
+  const lineUsage = "expected: <player-name> <player-uuid> <command text>, or players [name:uuid,...]";
+  createInterface({ input: process.stdin }).on("line", (raw) => {
+    const line = raw.trim();
+    if (!line) return;
+    try {
+      const list = /^players(?:\s+(.*))?$/.exec(line);
+      if (list) {
+        const players = parsePlayers(list[1]);
+        agent.setPlayers(players);
+        console.log(`players online: ${players.length}`);
+        return;
+      }
+      const match = /^(\S+)\s+(\S+)\s+(.+)$/.exec(line);
+      if (!match) throw new UsageError(lineUsage);
+      const player = { name: match[1], uuid: match[2] };
+      agent.playCommand(player, match[3]).then(
+        (reply) => console.log(`[to ${player.name}] ${reply.message}`),
+        (error) => console.error(`error: ${(error as Error).message}`),
+      );
+    } catch (error) {
+      console.error(`error: ${(error as Error).message}`);
+    }
+  });
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => void agent.stop());
+  }
+  try {
+    await agent.stopped;
+    return exit.accepted;
+  } catch (error) {
+    throw new AgentFailure(describe(error, options.url));
+  }
+}
+
+async function simulate(args: string[]): Promise<number> {
+  const simulateOptions = { ...connectionOptions, "player-name": { type: "string" }, "player-uuid": { type: "string" } } as const;
+  const { values, positionals } = parse(() => parseArgs({ args, options: simulateOptions, strict: true, allowPositionals: true }));
+  const options = agentOptions(values);
+  const player = { name: values["player-name"] ?? "", uuid: values["player-uuid"] ?? "" };
+  if (!player.name) throw new UsageError("--player-name is required");
+  if (!player.uuid) throw new UsageError("--player-uuid is required");
+  const text = positionals.join(" ");
+  if (!text) throw new UsageError('the command to play is required, after --: -- "/outpost login ABCD-1234"');
+  const problem = commandProblem(player, text);
+  if (problem) throw new UsageError(problem);
+  const agent = startAgent({ ...options, reconnect: false });
+  try {
+    await agent.connected();
+    agent.setPlayers([player]);
+    const reply = await agent.playCommand(player, text);
+    console.log(reply.message);
+    return reply.accepted ? exit.accepted : exit.refused;
+  } catch (error) {
+    throw new AgentFailure(describe(error, options.url));
+  } finally {
+    await agent.stop();
+  }
+}
+
+/** parseArgs, its complaints as usage errors. */
+function parse<T>(parseArgsCall: () => T): T {
+  try {
+    return parseArgsCall();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "run":
+      return run(rest);
+    case "simulate":
+      return simulate(rest);
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      console.log(usage);
+      return exit.accepted;
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error) => {
+    if (error instanceof UsageError) {
+      console.error(`error: ${error.message}\n\n${usage}`);
+      process.exit(exit.usage);
+    }
+    console.error(`error: ${error instanceof AgentFailure ? error.message : (error as Error).message}`);
+    process.exit(exit.unreachable);
+  },
+);

@@ -1,0 +1,79 @@
+/**
+ * The agent streams open on this instance, so that what must stop an agent at once can reach its
+ * stream: a regenerated key or a deleted server, a newer stream for the same server, the
+ * instance shutting down. Built by the composition root (one per process), never global. Streams
+ * on other instances learn the same facts from the database at their next heartbeat.
+ */
+import { Code, ConnectError } from "@connectrpc/connect";
+
+export interface OnlinePlayer {
+  uuid: string;
+  name: string;
+}
+
+/** One agent stream, as its handler exposes it. */
+export interface AgentConnection {
+  readonly id: string;
+  readonly serverId: string;
+  /** Set once the stream said Hello and holds its server. */
+  holding: boolean;
+  /** The players online, as the agent last reported them. */
+  players: readonly OnlinePlayer[];
+  /** Ends the stream with this error, which the agent receives. */
+  end(error: unknown): void;
+  /** Settles once the stream has ended and recorded it. */
+  readonly finished: Promise<void>;
+}
+
+export interface AgentConnections {
+  /** True once {@link close} was called: new streams are refused. */
+  readonly closing: boolean;
+  /** Follows a stream from its start until it has finished. */
+  track(connection: AgentConnection): void;
+  /** The stream said Hello: it holds its server; any other stream of the server here ends. */
+  hold(connection: AgentConnection): void;
+  /** Ends every stream of the server here (its key stopped working). */
+  endServer(serverId: string, error: unknown): void;
+  /** The server's players, if its agent is connected to this instance. */
+  players(serverId: string): readonly OnlinePlayer[] | undefined;
+  /** Ends every stream with `unavailable` (agents reconnect elsewhere) and waits until each has finished. */
+  close(): Promise<void>;
+}
+
+/** The end of a stream whose server another stream (of another agent, or a reconnect) now holds. */
+export function supersededError(): ConnectError {
+  return new ConnectError("another agent connected with this server's key; this one stops", Code.FailedPrecondition);
+}
+
+export function createAgentConnections(): AgentConnections {
+  const open = new Set<AgentConnection>();
+  let closing = false;
+  const ofServer = (serverId: string) => [...open].filter((c) => c.serverId === serverId);
+  return {
+    get closing() {
+      return closing;
+    },
+    track(connection) {
+      open.add(connection);
+      void connection.finished.finally(() => open.delete(connection));
+    },
+    hold(connection) {
+      for (const other of ofServer(connection.serverId)) {
+        if (other !== connection) other.end(supersededError());
+      }
+      connection.holding = true;
+    },
+    endServer(serverId, error) {
+      for (const connection of ofServer(serverId)) connection.end(error);
+    },
+    players(serverId) {
+      return ofServer(serverId).find((c) => c.holding)?.players;
+    },
+    async close() {
+      closing = true;
+      const ending = [...open];
+      for (const connection of ending) connection.end(new ConnectError("Outpost is shutting down; reconnect in a moment", Code.Unavailable));
+      await Promise.allSettled(ending.map((c) => c.finished));
+    },
+  };
+}

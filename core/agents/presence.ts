@@ -1,0 +1,150 @@
+/**
+ * A server's presence, kept in its row so every instance sees the same thing: `online` while an
+ * agent stream holds the server, `last_seen_at` moved by each heartbeat. An instance that dies
+ * cannot say its streams ended, so readers also require a recent `last_seen_at` ({@link isOnline})
+ * and the sweep puts such servers right.
+ *
+ * The activity log gets `server.agent_connected` when an agent says Hello to a server whose last
+ * presence event is not "connected", and `server.agent_disconnected` once the server has been
+ * silent for {@link disconnectEventAfterMs} (written by the sweep). A reconnect within that time
+ * writes nothing, so a flapping agent or a restart of Outpost does not flood the log.
+ */
+import type { EntityManager } from "@mikro-orm/postgresql";
+import type { Logger } from "pino";
+import type { Orm } from "../db/orm.ts";
+import type { Server } from "../db/entities.ts";
+import type { AgentCaller } from "../context.ts";
+import type { Clock } from "../deps.ts";
+import { recordActivity } from "../activity/record.ts";
+
+/** How often an agent sends a heartbeat (told to it in Welcome). */
+export const heartbeatSeconds = 10;
+
+/** A stream silent for this long (three heartbeats) is ended; agents give core as long. */
+export const silenceLimitMs = 3 * heartbeatSeconds * 1000;
+
+/** A server whose agent was last heard from longer ago than this reads as offline. */
+export const presenceStaleMs = 30_000;
+
+/** How long a server must stay silent before its disconnect is written to the activity log. */
+export const disconnectEventAfterMs = 60_000;
+
+/** How often each serving instance runs {@link sweepPresence}. */
+export const sweepEveryMs = 30_000;
+
+/** Whether the server's agent is connected, as every reader must judge it. */
+export function isOnline(server: Pick<Server, "online" | "lastSeenAt">, now: Date): boolean {
+  return server.online && !!server.lastSeenAt && now.getTime() - server.lastSeenAt.getTime() < presenceStaleMs;
+}
+
+export interface HelloFacts {
+  /** "online" | "offline" | "insecure" */
+  playerAuth: string;
+  agentVersion: string;
+}
+
+/**
+ * The stream `connectionId` now holds the server: online, seen now, with what its Hello said.
+ * False when the key the stream was opened with no longer belongs to the server.
+ */
+export async function markConnected(em: EntityManager, agent: AgentCaller, connectionId: string, hello: HelloFacts, now: Date): Promise<boolean> {
+  const { server } = agent;
+  return em.fork().transactional(async (tx) => {
+    const [row] = await tx.execute<Array<{ previous: string | null }>>(
+      `with old as (select id, presence_event from servers where id = ? and agent_key_hash = ? for update)
+       update servers s set online = true, last_seen_at = ?, player_count = 0, player_auth = ?, agent_version = ?,
+                            agent_connection_id = ?, presence_event = 'connected'
+         from old where s.id = old.id returning old.presence_event as previous`,
+      [server.id, agent.keyHash, now, hello.playerAuth, hello.agentVersion || null, connectionId],
+    );
+    if (!row) return false;
+    if (row.previous !== "connected") {
+      recordActivity(tx, "agent", {
+        organizationId: server.organizationId,
+        action: "server.agent_connected",
+        targetType: "server",
+        targetId: server.id,
+        serverId: server.id,
+        details: { playerAuth: hello.playerAuth, agentVersion: hello.agentVersion },
+      });
+    }
+    return true;
+  });
+}
+
+/**
+ * A heartbeat: the server is seen now, if the stream still holds it with a key that still works.
+ * Otherwise says why not: the key was regenerated or the server deleted ("revoked"), or another
+ * stream said Hello since ("superseded").
+ */
+export async function markAlive(em: EntityManager, agent: AgentCaller, connectionId: string, now: Date): Promise<"ok" | "revoked" | "superseded"> {
+  const updated = await em.execute<Array<{ id: string }>>(
+    `update servers set last_seen_at = ?, online = true where id = ? and agent_key_hash = ? and agent_connection_id = ? returning id`,
+    [now, agent.server.id, agent.keyHash, connectionId],
+  );
+  if (updated.length) return "ok";
+  const [row] = await em.execute<Array<{ id: string }>>(`select id from servers where id = ? and agent_key_hash = ?`, [agent.server.id, agent.keyHash]);
+  return row ? "superseded" : "revoked";
+}
+
+/** The number of players online, if the stream still holds the server. */
+export async function setPlayerCount(em: EntityManager, serverId: string, connectionId: string, count: number): Promise<void> {
+  await em.execute(`update servers set player_count = ? where id = ? and agent_connection_id = ?`, [count, serverId, connectionId], "run");
+}
+
+/** The stream ended: the server goes offline, unless a newer stream holds it. */
+export async function markDisconnected(em: EntityManager, serverId: string, connectionId: string, now: Date): Promise<void> {
+  await em.execute(
+    `update servers set online = false, player_count = 0, agent_connection_id = null, last_seen_at = ?
+      where id = ? and agent_connection_id = ?`,
+    [now, serverId, connectionId],
+    "run",
+  );
+}
+
+/**
+ * Writes `server.agent_disconnected` for servers silent for {@link disconnectEventAfterMs}, and
+ * takes offline servers whose stream died with its instance. One statement each, so instances
+ * sweeping at once write each event once. Returns how many disconnects it wrote.
+ */
+export async function sweepPresence(em: EntityManager, now: Date): Promise<number> {
+  return em.fork().transactional(async (tx) => {
+    const gone = await tx.execute<Array<{ id: string; organization_id: string; last_seen_at: Date }>>(
+      `update servers set presence_event = 'disconnected', online = false, player_count = 0
+        where presence_event = 'connected' and last_seen_at < ? returning id, organization_id, last_seen_at`,
+      [new Date(now.getTime() - disconnectEventAfterMs)],
+    );
+    for (const server of gone) {
+      recordActivity(tx, "agent", {
+        organizationId: server.organization_id,
+        action: "server.agent_disconnected",
+        targetType: "server",
+        targetId: server.id,
+        serverId: server.id,
+        details: { lastSeenAt: new Date(server.last_seen_at).toISOString() },
+      });
+    }
+    await tx.execute(
+      `update servers set online = false, player_count = 0 where online and last_seen_at < ?`,
+      [new Date(now.getTime() - presenceStaleMs)],
+      "run",
+    );
+    return gone.length;
+  });
+}
+
+/** Runs {@link sweepPresence} every {@link sweepEveryMs} until `stop`, which waits for a sweep under way. */
+export function startPresenceSweep(deps: { orm: Orm; clock: Clock; logger: Logger }): { stop(): Promise<void> } {
+  let sweeping: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    sweeping = sweepPresence(deps.orm.em, deps.clock.now()).catch((error) =>
+      deps.logger.error({ err: error }, "sweeping agent presence failed"),
+    );
+  }, sweepEveryMs).unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await sweeping;
+    },
+  };
+}

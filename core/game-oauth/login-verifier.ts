@@ -1,0 +1,40 @@
+/**
+ * The seam between the agent's side and the Game OAuth issuer: once core has parsed an in-game
+ * `/outpost login <CODE>`, made sure the server authenticates its players, and counted the attempt
+ * against the wrong-code limits, a LoginVerifier decides whether the code completes a sign-in.
+ */
+import { formatLoginCode } from "../agents/login-command.ts";
+
+export interface LoginAttempt {
+  /** The game server the command was run on, as its agent key identified it. */
+  server: { id: string; organizationId: string; name: string; game: string };
+  /** Who ran it, as the game server (which authenticates its players) identified them. */
+  player: { uuid: string; name: string };
+  /** The code typed, normalized: eight upper-case characters, no hyphen ("ABCD1234"). */
+  code: string;
+}
+
+export interface LoginVerdict {
+  /** The sign-in is complete. Every refusal counts as a wrong code for the rate limits. */
+  accepted: boolean;
+  /** What the player reads in game: which app they signed in to, or why not. */
+  message: string;
+}
+
+/**
+ * Decides an in-game login. The Game OAuth issuer's implementation checks, each with its own
+ * message: a hosted sign-in session waiting for this code, in the server's organization, whose
+ * client's policy allows this server, with this server's agent connected; then completes it.
+ */
+export interface LoginVerifier {
+  verify(attempt: LoginAttempt): Promise<LoginVerdict>;
+}
+
+/** Until the Game OAuth issuer is built no sign-in can be waiting, and it says so. */
+export function createNoSignInVerifier(): LoginVerifier {
+  return {
+    async verify({ code }) {
+      return { accepted: false, message: `No sign-in is waiting for code ${formatLoginCode(code)}. Start again from the app.` };
+    },
+  };
+}

@@ -1,0 +1,214 @@
+/**
+ * The issuers' signing keys, as services use them: sign a token with the issuer's current key,
+ * publish the issuer's JWKS, rotate. Keys rotate in stages (next → current → previous) and all
+ * three are published, so a verifier holding a cached JWKS already knows the key that signs after
+ * a rotation and still knows the one that signed before it.
+ *
+ * Each process caches an issuer's keys (public parts, and the current key imported once as a
+ * non-extractable CryptoKey) and re-reads them after a rotation here and otherwise at least every
+ * {@link defaultCacheTtlMs}: another instance may have rotated, and since the key this one still
+ * signs with stays published as `previous`, a short lag breaks no verifier. Signing goes through
+ * WebCrypto, which runs RSA on libuv's thread pool, off the event loop.
+ */
+import { webcrypto } from "node:crypto";
+import { SignJWT, type JWTHeaderParameters, type JWTPayload } from "jose";
+import type { Logger } from "pino";
+import type { Orm } from "../db/orm.ts";
+import type { Clock } from "../deps.ts";
+import { issuers, type Issuer, type SigningKey } from "../db/signing-key-entities.ts";
+import { assertSealedWith, open, type KeyEncryptionKey } from "./key-encryption.ts";
+import {
+  findKeys,
+  generateKey,
+  insertFirstKeys,
+  sealLabel,
+  shiftStages,
+  stagesOf,
+  withIssuerLock,
+  type IssuerKeys,
+  type KeyStages,
+} from "./signing-key-store.ts";
+
+export type { Issuer, KeyStages };
+
+export const defaultCacheTtlMs = 60_000;
+
+/** A public key as the JWKS publishes it: no private member (`d`, `p`, `q`, `dp`, `dq`, `qi`) ever. */
+export interface PublicJwk {
+  kty: "RSA";
+  n: string;
+  e: string;
+  kid: string;
+  use: "sig";
+  alg: "RS256";
+}
+
+export interface Jwks {
+  keys: PublicJwk[];
+}
+
+/** Header parameters a caller may add (e.g. `typ`); `alg` and `kid` are always the signer's. */
+export type HeaderExtras = Omit<JWTHeaderParameters, "alg" | "kid" | "b64" | "crit">;
+
+export interface SigningKeys {
+  /** A compact RS256 JWS of `payload` (claims as given) under the issuer's current key. */
+  sign(issuer: Issuer, payload: JWTPayload, header?: HeaderExtras): Promise<string>;
+  /** The issuer's public keys: current, next and previous (once there is one). */
+  jwks(issuer: Issuer): Promise<Jwks>;
+  /** Rotates now: previous ← current, current ← next, next ← a new key. Returns the new stages. */
+  rotate(issuer: Issuer): Promise<KeyStages>;
+  /**
+   * Rotates each issuer whose current key has been current for the rotation period, and checks
+   * that the stored keys were sealed with this KEK. Returns the issuers rotated.
+   */
+  rotateDue(): Promise<Issuer[]>;
+}
+
+export interface SigningKeysDeps {
+  orm: Orm;
+  clock: Clock;
+  logger: Logger;
+  /** The KEK, resolved on first need (the embedded default may generate it into DATA_DIR). */
+  keyEncryptionKey: () => KeyEncryptionKey;
+  /** How long a key stays current before the scheduled rotation replaces it. */
+  rotationDays: number;
+  /** How long the keys read from the database are used before reading them again, by `clock`. */
+  cacheTtlMs?: number;
+}
+
+interface Cached {
+  loadedAt: number;
+  jwks: Jwks;
+  currentKid: string;
+  /** The current key, imported for signing on first use. */
+  signingKey: () => Promise<webcrypto.CryptoKey>;
+}
+
+/** A read in flight, or done (`value`). */
+interface CacheEntry {
+  loading: Promise<Cached>;
+  value?: Cached;
+}
+
+const stageOrder = ["current", "next", "previous"] as const;
+
+function publicJwk(key: SigningKey): PublicJwk {
+  return { kty: "RSA", n: key.publicJwk.n, e: key.publicJwk.e, kid: key.kid, use: "sig", alg: "RS256" };
+}
+
+function assertAllSealedWith(kek: KeyEncryptionKey, issuer: Issuer, keys: IssuerKeys): void {
+  for (const key of Object.values(keys)) assertSealedWith(kek, key.kekId, `the ${issuer} issuer's signing keys were`);
+}
+
+/** `make`'s promise, made once; made again after a failure. */
+function memo<T>(make: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () =>
+    (value ??= make().catch((error: unknown) => {
+      value = undefined;
+      throw error;
+    }));
+}
+
+export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
+  const { orm, clock, logger } = deps;
+  const cacheTtlMs = deps.cacheTtlMs ?? defaultCacheTtlMs;
+  const rotationMs = deps.rotationDays * 86_400_000;
+  const cache = new Map<Issuer, CacheEntry>();
+
+  /** The issuer's keys, making the first two on first use. */
+  async function keysOf(issuer: Issuer): Promise<IssuerKeys> {
+    const keys = await findKeys(orm.em.fork(), issuer);
+    if (keys.current && keys.next) return keys;
+    const kek = deps.keyEncryptionKey();
+    const fresh = await Promise.all([generateKey(kek, issuer), generateKey(kek, issuer)]);
+    return withIssuerLock(orm.em, issuer, async (tx, locked) => {
+      if (locked.current && locked.next) return locked; // another caller made them meanwhile
+      const stages = await insertFirstKeys(tx, issuer, fresh, clock.now());
+      logger.info({ issuer, ...stages }, "signing keys created");
+      return findKeys(tx, issuer);
+    });
+  }
+
+  async function load(issuer: Issuer, before: Cached | undefined): Promise<Cached> {
+    const loadedAt = clock.now().getTime();
+    const keys = await keysOf(issuer);
+    const current = keys.current!;
+    const signingKey =
+      before?.currentKid === current.kid
+        ? before.signingKey
+        : memo(async () => {
+            const pkcs8 = open(
+              deps.keyEncryptionKey(),
+              { ciphertext: current.privateKeyCiphertext, iv: current.privateKeyIv, tag: current.privateKeyTag, kekId: current.kekId },
+              sealLabel(issuer, current.kid),
+            );
+            try {
+              return await webcrypto.subtle.importKey("pkcs8", pkcs8, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
+            } finally {
+              pkcs8.fill(0);
+            }
+          });
+    const jwks = { keys: stageOrder.flatMap((stage) => keys[stage] ?? []).map(publicJwk) };
+    return { loadedAt, jwks, currentKid: current.kid, signingKey };
+  }
+
+  /** The cached keys, re-read when stale; concurrent callers share one read. */
+  function cached(issuer: Issuer): Promise<Cached> {
+    const entry = cache.get(issuer);
+    const age = entry?.value && clock.now().getTime() - entry.value.loadedAt;
+    // A clock set back counts as stale too, so no cache outlives its time by the clock's jump.
+    if (entry && (age === undefined || (age >= 0 && age < cacheTtlMs))) return entry.loading;
+    const fresh: CacheEntry = { loading: load(issuer, entry?.value) };
+    fresh.loading.then(
+      (value) => (fresh.value = value),
+      () => cache.get(issuer) === fresh && cache.delete(issuer),
+    );
+    cache.set(issuer, fresh);
+    return fresh.loading;
+  }
+
+  async function rotateWith(issuer: Issuer, trigger: "scheduled" | "on_demand", due: (keys: IssuerKeys) => boolean) {
+    const kek = deps.keyEncryptionKey();
+    const fresh = await generateKey(kek, issuer);
+    const stages = await withIssuerLock(orm.em, issuer, async (tx, keys) => {
+      assertAllSealedWith(kek, issuer, keys);
+      return due(keys) ? shiftStages(tx, issuer, keys, fresh, clock.now(), trigger) : undefined;
+    });
+    if (stages) {
+      cache.delete(issuer);
+      logger.info({ issuer, trigger, ...stages }, "signing keys rotated");
+    }
+    return stages;
+  }
+
+  return {
+    async sign(issuer, payload, header = {}) {
+      const keys = await cached(issuer);
+      return new SignJWT(payload).setProtectedHeader({ ...header, alg: "RS256", kid: keys.currentKid }).sign(await keys.signingKey());
+    },
+
+    async jwks(issuer) {
+      const { jwks } = await cached(issuer);
+      return { keys: jwks.keys.map((key) => ({ ...key })) };
+    },
+
+    async rotate(issuer) {
+      await keysOf(issuer);
+      return (await rotateWith(issuer, "on_demand", () => true))!;
+    },
+
+    async rotateDue() {
+      const kek = deps.keyEncryptionKey();
+      const isDue = (keys: IssuerKeys) => !!keys.current?.activatedAt && clock.now().getTime() - keys.current.activatedAt.getTime() >= rotationMs;
+      const rotated: Issuer[] = [];
+      for (const issuer of issuers) {
+        const keys = await findKeys(orm.em.fork(), issuer);
+        assertAllSealedWith(kek, issuer, keys);
+        // Checked again under the lock: of instances that find it due together, one rotates.
+        if (isDue(keys) && (await rotateWith(issuer, "scheduled", isDue))) rotated.push(issuer);
+      }
+      return rotated;
+    },
+  };
+}

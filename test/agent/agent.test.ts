@@ -1,0 +1,312 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
+import { runAgent, startAgentRun, type AgentProcess } from "../support/agent.ts";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const noSignIn = (code: string) => `No sign-in is waiting for code ${code}. Start again from the app.`;
+const unverified = "This server does not verify player accounts, so it cannot sign you in.";
+const usage = /^Usage: \/outpost login <CODE>/;
+
+/**
+ * The game server's side, black-box: the real `outpost-agent` process against a real Outpost over
+ * HTTP/2, with servers made and read through the HTTP API as their owners do.
+ */
+describe("outpost-agent against a running Outpost", function () {
+  this.timeout(120_000);
+  let t: TestOutpost;
+  let apiKey: string;
+  const agents: AgentProcess[] = [];
+
+  const api = async (method: "GET" | "POST", path: string, body?: unknown): Promise<Json> => {
+    const res = await fetch(`${t.baseUrl}/api/http/${path}`, {
+      method,
+      headers: { "x-api-key": apiKey, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const json = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(json));
+    return json;
+  };
+  const createServer = async (name: string, game = "minecraft"): Promise<{ id: string; key: string }> => {
+    const { server, agentKey } = await api("POST", "servers/createServer", { organizationSlug: "acme", name, game });
+    return { id: server.id, key: agentKey };
+  };
+  const getServer = async (id: string) => (await api("GET", `servers/getServer?serverId=${id}`)).server;
+  /** Polls the server until `check` holds (every 100 ms, up to `withinMs`); returns how long it took. */
+  const eventually = async (id: string, check: (server: Json) => boolean, withinMs = 5_000): Promise<number> => {
+    const started = Date.now();
+    for (;;) {
+      const server = await getServer(id);
+      if (check(server)) return Date.now() - started;
+      if (Date.now() - started > withinMs) assert.fail(`server did not reach the state within ${withinMs} ms: ${JSON.stringify(server)}`);
+      await sleep(100);
+    }
+  };
+  const run = (key: string, ...extra: string[]) => {
+    const agent = startAgentRun(["--url", t.baseUrl, "--key", key, ...extra]);
+    agents.push(agent);
+    return agent;
+  };
+  const simulate = (key: string, command: string, options: { name?: string; uuid?: string; extra?: string[] } = {}) =>
+    runAgent([
+      "simulate",
+      "--url",
+      t.baseUrl,
+      "--key",
+      key,
+      "--player-name",
+      options.name ?? "Steve",
+      "--player-uuid",
+      options.uuid ?? "123e4567-e89b-12d3-a456-426614174000",
+      ...(options.extra ?? []),
+      "--",
+      command,
+    ]);
+  /** Plays `text` as `player` on a running agent's console and resolves with the reply. */
+  const play = async (agent: AgentProcess, player: { name: string; uuid: string }, text: string): Promise<string> => {
+    const since = agent.output().length;
+    agent.send(`${player.name} ${player.uuid} ${text}`);
+    const [, reply] = await agent.waitFor(new RegExp(`\\[to ${player.name}\\] (.*)\\n`), since);
+    return reply;
+  };
+  const newPlayer = (name: string) => ({ name, uuid: randomUUID() });
+
+  before(async () => {
+    t = await startTestOutpost({ PLANS: '{"free":{"servers":50,"gameOAuthClients":2}}' });
+    const origin = "http://localhost:3000";
+    const signUp = await fetch(`${t.baseUrl}/sign-up`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin },
+      body: JSON.stringify({ email: "owner@example.com", password: "a long password", name: "Owner" }),
+    });
+    assert.equal(signUp.status, 201);
+    const cookie = signUp.headers.get("set-cookie")!.split(";")[0];
+    const created = await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
+      method: "POST",
+      headers: { cookie, origin, "content-type": "application/json" },
+      body: JSON.stringify({ name: "tests", expiresInDays: 30 }),
+    });
+    apiKey = ((await created.json()) as Json).key;
+    await api("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" });
+  });
+  afterEach(async () => {
+    await Promise.all(agents.splice(0).map((agent) => agent.stop("SIGKILL")));
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  describe("presence", () => {
+    it("puts the server online within seconds of `run`, and its player count follows `players`", async () => {
+      const server = await createServer("Survival");
+      assert.equal((await getServer(server.id)).online, false);
+      const agent = run(server.key);
+      await agent.waitFor(/connected to http:\/\/127\.0\.0\.1:\d+: server "Survival" of acme/);
+      const tookMs = await eventually(server.id, (s) => s.online);
+      assert.ok(tookMs < 3_000, `online after ${tookMs} ms`);
+      const listed = await api("GET", "servers/listServers?organizationSlug=acme");
+      assert.equal(listed.find((s: Json) => s.id === server.id).online, true);
+
+      const steve = newPlayer("Steve");
+      const alex = newPlayer("Alex");
+      agent.send(`players ${steve.name}:${steve.uuid},${alex.name}:${alex.uuid}`);
+      await eventually(server.id, (s) => s.playerCount === 2);
+      agent.send(`players ${alex.name}:${alex.uuid}`);
+      await eventually(server.id, (s) => s.playerCount === 1);
+      agent.send("players");
+      await eventually(server.id, (s) => s.playerCount === 0 && s.online);
+    });
+
+    it("takes the server offline within seconds when the agent is killed", async () => {
+      const server = await createServer("Killed");
+      const agent = run(server.key);
+      await agent.waitFor(/connected/);
+      await eventually(server.id, (s) => s.online);
+      const steve = newPlayer("Steve");
+      agent.send(`players ${steve.name}:${steve.uuid}`);
+      await eventually(server.id, (s) => s.playerCount === 1);
+      await agent.stop("SIGKILL");
+      const tookMs = await eventually(server.id, (s) => !s.online && s.playerCount === 0);
+      assert.ok(tookMs < 3_000, `offline after ${tookMs} ms`);
+      assert.ok((await getServer(server.id)).lastSeenAt, "last seen is kept");
+    });
+
+    it("takes the server offline when the agent stops on SIGTERM", async () => {
+      const server = await createServer("Stopped");
+      const agent = run(server.key);
+      await agent.waitFor(/connected/);
+      await eventually(server.id, (s) => s.online);
+      assert.equal(await agent.stop("SIGTERM"), 0);
+      await eventually(server.id, (s) => !s.online, 2_000);
+    });
+
+    it("reads a server whose agent was last heard from over 30 s ago as offline (its instance died)", async () => {
+      const server = await createServer("Stale");
+      const sql = (query: string) => t.outpost.runtime.orm.em.fork().getConnection().execute(query, [server.id]);
+      await sql(`update servers set online = true, player_count = 7, last_seen_at = now() - interval '45 seconds' where id = ?`);
+      const stale = await getServer(server.id);
+      assert.equal(stale.online, false);
+      assert.equal(stale.playerCount, 0);
+      assert.ok(stale.lastSeenAt);
+      const listed = await api("GET", "servers/listServers?organizationSlug=acme");
+      assert.equal(listed.find((s: Json) => s.id === server.id).online, false);
+      await sql(`update servers set last_seen_at = now() - interval '5 seconds' where id = ?`);
+      const fresh = await getServer(server.id);
+      assert.equal(fresh.online, true);
+      assert.equal(fresh.playerCount, 7);
+    });
+
+    it("writes one server.agent_connected however often the agent reconnects", async () => {
+      const server = await createServer("Flapping");
+      for (let i = 0; i < 3; i++) {
+        const agent = run(server.key);
+        await agent.waitFor(/connected/);
+        await agent.stop("SIGKILL");
+        await eventually(server.id, (s) => !s.online);
+      }
+      const { events } = await api("GET", `activity/listOrganizationActivity?organizationSlug=acme&serverId=${server.id}`);
+      const connected = events.filter((e: Json) => e.action === "server.agent_connected");
+      assert.equal(connected.length, 1);
+      assert.equal(connected[0].actor.kind, "agent");
+      assert.equal(connected[0].details.playerAuth, "online");
+      assert.match(connected[0].details.agentVersion, /^\d+\.\d+\.\d+/);
+    });
+  });
+
+  describe("the agent key", () => {
+    it("regenerating it disconnects the agent at once, and the old key is refused after", async () => {
+      const server = await createServer("Rekeyed");
+      const agent = run(server.key);
+      await agent.waitFor(/connected/);
+      await eventually(server.id, (s) => s.online);
+      const { agentKey } = await api("POST", "servers/regenerateAgentKey", { serverId: server.id });
+      await agent.waitFor(/^error: Outpost refused the agent: the agent key was regenerated/m, 0, 3_000);
+      assert.equal(await agent.exited, 3);
+      await eventually(server.id, (s) => !s.online, 2_000);
+
+      const old = await simulate(server.key, "/outpost login ABCD-1234");
+      assert.equal(old.code, 3);
+      assert.match(old.stderr, /^error: Outpost refused the agent: the agent key is not valid/);
+      assert.equal(old.stderr.trim().split("\n").length, 1, "one line");
+      const renewed = await simulate(agentKey, "/outpost login ABCD-1234");
+      assert.equal(renewed.code, 1, renewed.stderr);
+    });
+
+    it("deleting the server disconnects its agent", async () => {
+      const server = await createServer("Deleted");
+      const agent = run(server.key);
+      await agent.waitFor(/connected/);
+      await api("POST", "servers/deleteServer", { serverId: server.id });
+      await agent.waitFor(/^error: Outpost refused the agent: the server was deleted/m, 0, 3_000);
+      assert.equal(await agent.exited, 3);
+    });
+
+    it("refuses a user API key, a random string, and a game the server does not run", async () => {
+      const server = await createServer("Minecraft only");
+      const asApiKey = await simulate(apiKey, "/outpost login ABCD-1234");
+      assert.equal(asApiKey.code, 3);
+      assert.match(asApiKey.stderr, /user API key \(opk_…\); an agent needs its server's agent key \(opa_…\)/);
+      for (const key of ["not-a-key", `opa_${"x".repeat(40)}`]) {
+        const random = await simulate(key, "/outpost login ABCD-1234");
+        assert.equal(random.code, 3, key);
+        assert.match(random.stderr, /the agent key is not valid/);
+      }
+      const wrongGame = await simulate(server.key, "/outpost login ABCD-1234", { extra: ["--game", "hytale"] });
+      assert.equal(wrongGame.code, 3);
+      assert.match(wrongGame.stderr, /the agent reports a hytale server, but "Minecraft only" is a minecraft server/);
+      assert.equal((await getServer(server.id)).online, false);
+    });
+
+    it("says so in one line when Outpost cannot be reached, and 2 for usage mistakes", async () => {
+      const unreachable = await runAgent(["simulate", "--url", "http://127.0.0.1:1", "--key", "opa_x", "--player-name", "S", "--player-uuid", randomUUID(), "--", "/outpost login ABCD-1234"]);
+      assert.equal(unreachable.code, 3);
+      assert.match(unreachable.stderr, /^error: cannot reach Outpost at http:\/\/127\.0\.0\.1:1: .*ECONNREFUSED/);
+      assert.equal(unreachable.stderr.trim().split("\n").length, 1);
+      const missing = await runAgent(["simulate", "--url", t.baseUrl, "--key", "opa_x", "--", "/outpost login ABCD-1234"]);
+      assert.equal(missing.code, 2);
+      assert.match(missing.stderr, /--player-name is required/);
+      const badUuid = await runAgent(["simulate", "--url", t.baseUrl, "--key", "opa_x", "--player-name", "S", "--player-uuid", "nope", "--", "x"]);
+      assert.equal(badUuid.code, 2);
+      const badGame = await runAgent(["run", "--url", t.baseUrl, "--key", "opa_x", "--game", "tetris"]);
+      assert.equal(badGame.code, 2);
+      assert.match(badGame.stderr, /--game must be one of minecraft, hytale/);
+    });
+  });
+
+  describe("in-game commands", () => {
+    it("simulate: a code no sign-in waits for → exit 1 with what the player reads", async () => {
+      const server = await createServer("Lobby");
+      const res = await simulate(server.key, "/outpost login ABCD-1234");
+      assert.equal(res.code, 1, res.stderr);
+      assert.equal(res.stdout, `${noSignIn("ABCD-1234")}\n`);
+      const lower = await simulate(server.key, "  /OUTPOST   login   abcd1234 ");
+      assert.equal(lower.stdout, `${noSignIn("ABCD-1234")}\n`);
+    });
+
+    it("answers anything but /outpost login <CODE> with the usage", async () => {
+      const server = await createServer("Usage");
+      const res = await simulate(server.key, "/outpost login");
+      assert.equal(res.code, 1);
+      assert.match(res.stdout, usage);
+      const agent = run(server.key);
+      await agent.waitFor(/connected/);
+      const steve = newPlayer("Steve");
+      for (const text of ["/outpost", "/outpost login ABC-123", "/outpost logout ABCD-1234", "/outpost login ABCD-1234 now", "hello there"]) {
+        assert.match(await play(agent, steve, text), usage, text);
+      }
+      assert.equal(await play(agent, steve, "/outpost login wxyz-9876"), noSignIn("WXYZ-9876"));
+    });
+
+    it("refuses on a server that does not authenticate its players, before anything else is checked", async () => {
+      const server = await createServer("Cracked");
+      const offline = await simulate(server.key, "/outpost login ABCD-1234", { extra: ["--auth", "offline"] });
+      assert.equal(offline.code, 1);
+      assert.equal(offline.stdout, `${unverified}\n`);
+      const agent = run(server.key, "--auth", "insecure");
+      await agent.waitFor(/connected/);
+      const steve = newPlayer("Steve");
+      // Not counted as wrong codes: more than the limit, all answered the same way.
+      for (let i = 0; i < 7; i++) assert.equal(await play(agent, steve, `/outpost login ABCD-000${i}`), unverified);
+      assert.match(await play(agent, steve, "/outpost"), usage);
+      const online = await simulate(server.key, "/outpost login ABCD-1234", { uuid: steve.uuid });
+      assert.equal(online.stdout, `${noSignIn("ABCD-1234")}\n`);
+    });
+
+    it("limits wrong codes per player, on every server, and says when to retry", async () => {
+      const first = await createServer("Guessing 1");
+      const second = await createServer("Guessing 2");
+      const agent = run(first.key);
+      await agent.waitFor(/connected/);
+      const guesser = newPlayer("Guesser");
+      for (let i = 0; i < 5; i++) assert.equal(await play(agent, guesser, `/outpost login AAAA-000${i}`), noSignIn(`AAAA-000${i}`));
+      assert.match(await play(agent, guesser, "/outpost login AAAA-0009"), /^You have entered too many wrong codes\. Try again in (10|9) minutes\.$/);
+      // Malformed commands are not guesses, and the limit is the player's, not the server's.
+      assert.match(await play(agent, guesser, "/outpost login"), usage);
+      assert.equal(await play(agent, newPlayer("Honest"), "/outpost login AAAA-0000"), noSignIn("AAAA-0000"));
+      const elsewhere = await simulate(second.key, "/outpost login AAAA-0000", { name: guesser.name, uuid: guesser.uuid });
+      assert.match(elsewhere.stdout, /^You have entered too many wrong codes/);
+      // The same UUID written in capitals is the same player.
+      const shouting = await simulate(second.key, "/outpost login AAAA-0000", { name: guesser.name, uuid: guesser.uuid.toUpperCase() });
+      assert.match(shouting.stdout, /^You have entered too many wrong codes/);
+    });
+
+    it("limits wrong codes per server, whoever enters them", async () => {
+      const server = await createServer("Busy");
+      const agent = run(server.key);
+      await agent.waitFor(/connected/);
+      for (let i = 0; i < 30; i++) {
+        assert.equal(await play(agent, newPlayer(`P${i}`), "/outpost login BBBB-0000"), noSignIn("BBBB-0000"), `player ${i}`);
+      }
+      assert.match(
+        await play(agent, newPlayer("Latecomer"), "/outpost login BBBB-0000"),
+        /^Too many wrong codes have been entered on this server\. Try again in (10|9) minutes\.$/,
+      );
+      const other = await createServer("Quiet");
+      assert.equal((await simulate(other.key, "/outpost login BBBB-0000", { uuid: randomUUID() })).stdout, `${noSignIn("BBBB-0000")}\n`);
+    });
+  });
+});

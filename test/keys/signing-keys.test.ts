@@ -1,0 +1,394 @@
+import assert from "node:assert/strict";
+import { createPrivateKey, createPublicKey, randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { Code, createClient, createRouterTransport } from "@connectrpc/connect";
+import { toJson } from "@bufbuild/protobuf";
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from "jose";
+import { pino } from "pino";
+import { GetJwksResponseSchema, Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
+import { createSigningKeys, type Issuer as IssuerName, type Jwks } from "../../core/keys/signing-keys.ts";
+import { keyEncryptionKey, KeyEncryptionError, open } from "../../core/keys/key-encryption.ts";
+import { sealLabel } from "../../core/keys/signing-key-store.ts";
+import { ConfigError } from "../../server/config.ts";
+import { resolveKeyEncryptionKey } from "../../server/key-encryption-key.ts";
+import { startTestCore, testConfig, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
+import { runCli } from "../support/process.ts";
+import { rejectsWith } from "../support/errors.ts";
+
+const privateMembers = ["d", "p", "q", "dp", "dq", "qi"];
+const day = 86_400_000;
+
+interface KeyRow {
+  issuer: string;
+  kid: string;
+  stage: string;
+  private_key_ciphertext: Buffer;
+  private_key_iv: Buffer;
+  private_key_tag: Buffer;
+  kek_id: string;
+}
+
+/** Verifies `token` against `jwks` as a relying party would; resolves to the kid it was signed with. */
+async function verify(token: string, jwks: Jwks): Promise<string> {
+  const { protectedHeader } = await jwtVerify(token, createLocalJWKSet(jwks as JSONWebKeySet), { algorithms: ["RS256"] });
+  return protectedHeader.kid!;
+}
+
+function kids(jwks: Jwks): string[] {
+  return jwks.keys.map((key) => key.kid);
+}
+
+describe("signing keys", () => {
+  let t: TestCore;
+  let other: TestCore; // a second instance on the same database
+  const sql = <T = KeyRow>(query: string, params: unknown[] = []) => t.orm.em.fork().getConnection().execute<T[]>(query, params);
+  const keyRows = (issuer: string) => sql(`select * from signing_keys where issuer = ? order by stage`, [issuer]);
+  /** The kid in each stage, from the database (another instance's rotation is not in this one's cache yet). */
+  const stored = async (issuer: string) => Object.fromEntries((await keyRows(issuer)).map((r) => [r.stage, r.kid]));
+
+  before(async () => {
+    t = await startTestCore();
+    other = await startTestCore(testConfig, { database: t.database });
+  });
+  after(async () => {
+    await other?.close();
+    await t?.close();
+  });
+
+  it("gives an issuer a current and a next key on first use, once, even when two instances ask at once", async () => {
+    const [a, b] = await Promise.all([t.signingKeys.jwks("account"), other.signingKeys.jwks("account")]);
+    assert.deepEqual(kids(a), kids(b));
+    assert.equal(a.keys.length, 2);
+    const rows = await keyRows("account");
+    assert.deepEqual(rows.map((r) => r.stage).sort(), ["current", "next"]);
+  });
+
+  it("publishes next and current with kid, use and alg, and no private member", async () => {
+    const jwks = await t.signingKeys.jwks("game");
+    assert.equal(jwks.keys.length, 2);
+    const [current, next] = jwks.keys;
+    const rows = await keyRows("game");
+    assert.equal(current.kid, rows.find((r) => r.stage === "current")!.kid);
+    assert.equal(next.kid, rows.find((r) => r.stage === "next")!.kid);
+    for (const key of jwks.keys) {
+      assert.deepEqual(Object.keys(key).sort(), ["alg", "e", "kid", "kty", "n", "use"]);
+      assert.equal(key.kty, "RSA");
+      assert.equal(key.use, "sig");
+      assert.equal(key.alg, "RS256");
+      assert.equal(key.e, "AQAB");
+      assert.equal(Buffer.from(key.n, "base64url").length, 256, "RSA 2048");
+      for (const member of privateMembers) assert.ok(!(member in key), `no "${member}"`);
+    }
+    assert.ok(!/"(d|p|q|dp|dq|qi)"/.test(JSON.stringify(jwks)));
+  });
+
+  it("signs RS256 with the current key, claims as given and header extras kept", async () => {
+    const token = await t.signingKeys.sign("game", { sub: "player", aud: "app" }, { typ: "JWT" });
+    const header = decodeProtectedHeader(token);
+    const jwks = await t.signingKeys.jwks("game");
+    assert.deepEqual(header, { typ: "JWT", alg: "RS256", kid: jwks.keys[0].kid });
+    const { payload } = await jwtVerify(token, createLocalJWKSet(jwks as JSONWebKeySet), { audience: "app" });
+    assert.deepEqual(payload, { sub: "player", aud: "app" });
+    // A caller cannot pick the key or the algorithm.
+    const forced = await t.signingKeys.sign("game", {}, { alg: "none", kid: "mine" } as never);
+    assert.deepEqual(decodeProtectedHeader(forced), { alg: "RS256", kid: jwks.keys[0].kid });
+  });
+
+  it("keeps tokens verifiable across a rotation, whether the verifier's JWKS is from before or after it", async () => {
+    const jwksBefore = await t.signingKeys.jwks("game");
+    const tokenBefore = await t.signingKeys.sign("game", { sub: "before" });
+    const stages = await t.signingKeys.rotate("game");
+    const tokenAfter = await t.signingKeys.sign("game", { sub: "after" });
+    const jwksAfter = await t.signingKeys.jwks("game");
+
+    assert.equal(stages.previous, jwksBefore.keys[0].kid, "current became previous");
+    assert.equal(stages.current, jwksBefore.keys[1].kid, "next became current");
+    assert.ok(!kids(jwksBefore).includes(stages.next), "a new next");
+    assert.deepEqual(kids(jwksAfter), [stages.current, stages.next, stages.previous]);
+
+    assert.equal(await verify(tokenBefore, jwksAfter), stages.previous);
+    assert.equal(await verify(tokenAfter, jwksAfter), stages.current);
+    // The verifier cached the JWKS before the rotation: the new signing key was already in it, as next.
+    assert.equal(await verify(tokenAfter, jwksBefore), stages.current);
+  });
+
+  it("drops the oldest key at the next rotation: three keys, one per stage", async () => {
+    const before = await t.signingKeys.jwks("game");
+    const stages = await t.signingKeys.rotate("game");
+    const after = await t.signingKeys.jwks("game");
+    assert.equal(after.keys.length, 3);
+    assert.ok(!kids(after).includes(before.keys[2].kid), "the old previous is gone");
+    assert.deepEqual((await keyRows("game")).map((r) => [r.stage, r.kid]).sort(), [
+      ["current", stages.current],
+      ["next", stages.next],
+      ["previous", stages.previous],
+    ]);
+    const [event] = await sql<{ details: Record<string, string> }>(
+      `select details from activity_events where action = 'signing_keys.rotated' order by created_at desc limit 1`,
+    );
+    assert.deepEqual(event.details, { ...stages, retired: before.keys[2].kid, trigger: "on_demand" });
+  });
+
+  it("keeps the issuers' keys apart: a game token does not verify with the account JWKS", async () => {
+    const game = await t.signingKeys.jwks("game");
+    const account = await t.signingKeys.jwks("account");
+    assert.ok(kids(game).every((kid) => !kids(account).includes(kid)));
+    const token = await t.signingKeys.sign("game", { sub: "player" });
+    await assert.rejects(verify(token, account), { code: "ERR_JWKS_NO_MATCHING_KEY" });
+    const accountToken = await t.signingKeys.sign("account", { sub: "user" });
+    await assert.rejects(verify(accountToken, game), { code: "ERR_JWKS_NO_MATCHING_KEY" });
+  });
+
+  it("lets two instances rotate at once without forking the stages", async () => {
+    const before = await t.signingKeys.jwks("game");
+    const [a, b] = await Promise.all([t.signingKeys.rotate("game"), other.signingKeys.rotate("game")]);
+    const [first, second] = a.current === before.keys[1].kid ? [a, b] : [b, a];
+    // They took turns: the second rotated what the first left.
+    assert.equal(first.current, before.keys[1].kid);
+    assert.equal(second.previous, first.current);
+    assert.equal(second.current, first.next);
+    const rows = await keyRows("game");
+    assert.deepEqual(rows.map((r) => r.stage).sort(), ["current", "next", "previous"]);
+    assert.deepEqual(kids(await other.signingKeys.jwks("game")), [second.current, second.next, second.previous]);
+  });
+
+  it("while another instance's cache lags a rotation, its tokens still verify; the cache refreshes", async () => {
+    const lagging = createSigningKeys({
+      orm: t.orm,
+      clock: t.clock,
+      logger: pino({ level: "silent" }),
+      keyEncryptionKey: () => keyEncryptionKey(testKeyEncryptionKey),
+      rotationDays: 30,
+    });
+    const old = await lagging.sign("game", { sub: "lag" });
+    const stages = await t.signingKeys.rotate("game");
+    const stale = await lagging.sign("game", { sub: "lag" });
+    assert.equal(await verify(stale, await t.signingKeys.jwks("game")), stages.previous);
+    assert.equal(await verify(old, await t.signingKeys.jwks("game")), stages.previous);
+    t.clock.advance(61_000); // past the cache's minute
+    assert.equal(await verify(await lagging.sign("game", { sub: "lag" }), await t.signingKeys.jwks("game")), stages.current);
+  });
+
+  describe("at rest", () => {
+    it("stores private keys only encrypted: AES-256-GCM under the KEK, not the PKCS #8", async () => {
+      const rows = await sql(`select * from signing_keys`);
+      assert.ok(rows.length >= 5);
+      const kek = keyEncryptionKey(testKeyEncryptionKey);
+      for (const row of rows) {
+        assert.equal(row.kek_id, kek.id);
+        const stored = Buffer.concat([row.private_key_ciphertext, row.private_key_iv, row.private_key_tag]);
+        assert.ok(!stored.toString("latin1").includes("PRIVATE KEY"));
+        const sealed = { ciphertext: row.private_key_ciphertext, iv: row.private_key_iv, tag: row.private_key_tag, kekId: row.kek_id };
+        const pkcs8 = open(kek, sealed, sealLabel(row.issuer as IssuerName, row.kid));
+        assert.notDeepEqual(row.private_key_ciphertext, pkcs8);
+        assert.ok(!row.private_key_ciphertext.includes(pkcs8.subarray(0, 64)), "no run of the PKCS #8 in the ciphertext");
+        // And it is the private half of the published key.
+        const privateKey = createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" });
+        const publicJwk = createPublicKey(privateKey).export({ format: "jwk" });
+        const [{ public_jwk }] = await sql<{ public_jwk: { n: string } }>(`select public_jwk from signing_keys where kid = ?`, [row.kid]);
+        assert.equal(publicJwk.n, public_jwk.n);
+        // Bound to its issuer and kid: the same bytes under another label do not open.
+        assert.throws(() => open(kek, sealed, sealLabel("account", "elsewhere")), KeyEncryptionError);
+      }
+    });
+
+    it("refuses a different KEY_ENCRYPTION_KEY with a clear error, to sign and to rotate", async () => {
+      const wrong = await startTestCore(testConfig, { database: t.database, keyEncryptionKey: randomBytes(32) });
+      try {
+        const clear = /encrypted with key-encryption key \S+, but KEY_ENCRYPTION_KEY is \S+; start Outpost with the KEY_ENCRYPTION_KEY the keys were created with/;
+        await assert.rejects(wrong.signingKeys.sign("game", { sub: "x" }), (error: unknown) => error instanceof KeyEncryptionError && clear.test(error.message));
+        await assert.rejects(wrong.signingKeys.rotateDue(), (error: unknown) => error instanceof KeyEncryptionError && clear.test(error.message));
+        const before = kids(await t.signingKeys.jwks("game"));
+        const refused = await rejectsWith(wrong.client(KeysService).rotateKeys({ issuer: Issuer.GAME }), Code.FailedPrecondition, "failed_precondition");
+        assert.match(refused.rawMessage, clear);
+        const rows = await keyRows("game");
+        assert.deepEqual(rows.map((r) => r.kid).sort(), [...before].sort(), "nothing rotated");
+        // The public keys need no KEK.
+        assert.deepEqual(kids(await wrong.signingKeys.jwks("game")), before);
+      } finally {
+        await wrong.close();
+      }
+    });
+
+    it("refuses a private key altered in the database", async () => {
+      const [row] = await sql(`select * from signing_keys where issuer = 'account' and stage = 'current'`);
+      const altered = Buffer.from(row.private_key_ciphertext);
+      altered[10] ^= 1;
+      await sql(`update signing_keys set private_key_ciphertext = ? where kid = ?`, [altered, row.kid]);
+      const fresh = await startTestCore(testConfig, { database: t.database });
+      try {
+        await assert.rejects(fresh.signingKeys.sign("account", {}), /does not decrypt with key-encryption key \S+: it was altered in the database/);
+      } finally {
+        await fresh.close();
+        await sql(`update signing_keys set private_key_ciphertext = ? where kid = ?`, [row.private_key_ciphertext, row.kid]);
+      }
+    });
+  });
+
+  describe("scheduled rotation", () => {
+    it("rotates a key that has been current for the rotation period, and not a fresh one", async () => {
+      assert.deepEqual(await t.signingKeys.rotateDue(), []);
+      const before = await stored("account");
+      t.clock.advance(29 * day);
+      other.clock.advance(29 * day);
+      assert.deepEqual(await t.signingKeys.rotateDue(), []);
+      t.clock.advance(day + 1000);
+      other.clock.advance(day + 1000);
+      // Two instances find it due at the same moment: one rotates.
+      const [a, b] = await Promise.all([t.signingKeys.rotateDue(), other.signingKeys.rotateDue()]);
+      assert.deepEqual([...a, ...b].sort(), ["account", "game"]);
+      const after = await stored("account");
+      assert.deepEqual([after.current, after.previous], [before.next, before.current]);
+      // The key that just became current is fresh.
+      assert.deepEqual(await t.signingKeys.rotateDue(), []);
+      const [{ count }] = await sql<{ count: string }>(
+        `select count(*) from activity_events where action = 'signing_keys.rotated' and details->>'trigger' = 'scheduled'`,
+      );
+      assert.equal(Number(count), 2);
+    });
+
+    it("leaves an issuer without keys alone (its keys come with first use)", async () => {
+      const fresh = await startTestCore();
+      try {
+        fresh.clock.advance(400 * day);
+        assert.deepEqual(await fresh.signingKeys.rotateDue(), []);
+        const [{ count }] = await fresh.orm.em.fork().getConnection().execute<{ count: string }[]>(`select count(*) from signing_keys`);
+        assert.equal(Number(count), 0);
+      } finally {
+        await fresh.close();
+      }
+    });
+  });
+
+  describe("KeysService (internal)", () => {
+    it("answers the JWKS, whose JSON form is the JWKS document", async () => {
+      const res = await t.client(KeysService).getJwks({ issuer: Issuer.GAME });
+      assert.deepEqual(toJson(GetJwksResponseSchema, res), await t.signingKeys.jwks("game"));
+    });
+
+    it("rotates, answering the kids of each stage", async () => {
+      const before = await stored("account");
+      const res = await t.client(KeysService).rotateKeys({ issuer: Issuer.ACCOUNT });
+      assert.equal(res.previousKid, before.current);
+      assert.equal(res.currentKid, before.next);
+      assert.deepEqual(kids(await t.signingKeys.jwks("account")), [res.currentKid, res.nextKid, res.previousKid]);
+    });
+
+    it("refuses an unspecified issuer", async () => {
+      await rejectsWith(t.client(KeysService).getJwks({ issuer: Issuer.UNSPECIFIED }), Code.InvalidArgument);
+      await rejectsWith(t.client(KeysService).rotateKeys({ issuer: 7 as Issuer }), Code.InvalidArgument);
+    });
+
+    it("is not among the public routes", async () => {
+      const publicTransport = createRouterTransport(t.core.publicRoutes, { router: { interceptors: t.core.interceptors } });
+      await rejectsWith(createClient(KeysService, publicTransport).getJwks({ issuer: Issuer.GAME }), Code.Unimplemented);
+    });
+  });
+
+  describe("outpost keys rotate", function () {
+    this.timeout(120_000);
+    let dataDir: string;
+    let env: Record<string, string>;
+
+    before(() => {
+      dataDir = mkdtempSync(join(tmpdir(), "outpost-keys-"));
+      env = { DATABASE_URL: t.database.url, DATA_DIR: dataDir, KEY_ENCRYPTION_KEY: testKeyEncryptionKey.toString("base64") };
+    });
+    after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+    it("rotates an issuer's keys and prints the new stages' kids", async () => {
+      const before = await stored("game");
+      const res = await runCli(["keys", "rotate", "--issuer", "game"], env);
+      assert.equal(res.code, 0, res.stderr);
+      const after = await stored("game");
+      assert.equal(after.previous, before.current);
+      assert.equal(after.current, before.next);
+      assert.ok(![before.current, before.next, before.previous].includes(after.next));
+      assert.equal(
+        res.stdout,
+        `rotated the game issuer's signing keys\ncurrent ${after.current}\nnext ${after.next}\nprevious ${after.previous}\n`,
+      );
+    });
+
+    it("refuses an unknown issuer, and a missing one, as usage mistakes", async () => {
+      const res = await runCli(["keys", "rotate", "--issuer", "other"], env);
+      assert.equal(res.code, 2);
+      assert.equal(res.stderr.split("\n")[0], `error: --issuer must be game or account (got "other")`);
+      const missing = await runCli(["keys", "rotate"], env);
+      assert.equal(missing.code, 2);
+      assert.equal(missing.stderr.split("\n")[0], "error: --issuer is required");
+    });
+
+    it("without KEY_ENCRYPTION_KEY generates one into DATA_DIR (0600), which does not open these keys: one line, exit 1", async () => {
+      const res = await runCli(["keys", "rotate", "--issuer", "account"], { ...env, KEY_ENCRYPTION_KEY: "" });
+      assert.equal(res.code, 1);
+      assert.match(res.stderr, /^error: the account issuer's signing keys were encrypted with key-encryption key \S+, but KEY_ENCRYPTION_KEY is \S+; .*\n$/);
+      const file = join(dataDir, "key-encryption-key");
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      assert.equal(Buffer.from(readFileSync(file, "utf8").trim(), "base64").length, 32);
+    });
+
+    it("refuses a malformed KEY_ENCRYPTION_KEY without printing it", async () => {
+      const res = await runCli(["keys", "rotate", "--issuer", "game"], { ...env, KEY_ENCRYPTION_KEY: "hunter2-is-not-a-key" });
+      assert.equal(res.code, 1);
+      assert.match(res.stderr, /^error: KEY_ENCRYPTION_KEY must be 32 random bytes in base64/);
+      assert.ok(!res.stderr.includes("hunter2"));
+    });
+  });
+});
+
+describe("the key-encryption key from DATA_DIR", () => {
+  let dataDir: string;
+  const logged: Array<{ level: number; msg: string }> = [];
+  const lastLine = () => logged[logged.length - 1];
+  const logger = pino(
+    { level: "info" },
+    new Writable({
+      write(chunk, _encoding, done) {
+        logged.push(JSON.parse(String(chunk)));
+        done();
+      },
+    }),
+  );
+
+  beforeEach(() => {
+    dataDir = join(mkdtempSync(join(tmpdir(), "outpost-kek-")), "data");
+    logged.length = 0;
+  });
+  afterEach(() => rmSync(join(dataDir, ".."), { recursive: true, force: true }));
+
+  it("is generated on first need, mode 0600, saying so and warning that several instances must set KEY_ENCRYPTION_KEY", () => {
+    const kek = resolveKeyEncryptionKey({ keyEncryptionKey: undefined, dataDir, databaseUrl: undefined }, logger);
+    const file = join(dataDir, "key-encryption-key");
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.deepEqual(kek.key, Buffer.from(readFileSync(file, "utf8"), "base64"));
+    assert.match(logged[0].msg, /^generated a key-encryption key/);
+    assert.match(logged[1].msg, /several instances must set KEY_ENCRYPTION_KEY/);
+    assert.equal(logged[1].level, 40);
+    // Read back, not replaced, afterwards; quiet on the embedded database, which one process serves.
+    logged.length = 0;
+    assert.equal(resolveKeyEncryptionKey({ keyEncryptionKey: undefined, dataDir, databaseUrl: undefined }, logger).id, kek.id);
+    assert.deepEqual(logged, []);
+    // On a PostgreSQL server, where several instances may run, every start warns.
+    resolveKeyEncryptionKey({ keyEncryptionKey: undefined, dataDir, databaseUrl: "postgres://db/outpost" }, logger);
+    assert.match(lastLine().msg, /several instances must set KEY_ENCRYPTION_KEY/);
+  });
+
+  it("is KEY_ENCRYPTION_KEY when set, with no file", () => {
+    const key = randomBytes(32);
+    assert.equal(resolveKeyEncryptionKey({ keyEncryptionKey: key, dataDir, databaseUrl: undefined }, logger).id, keyEncryptionKey(key).id);
+    assert.throws(() => statSync(join(dataDir, "key-encryption-key")), { code: "ENOENT" });
+  });
+
+  it("refuses a damaged file rather than replace it", () => {
+    resolveKeyEncryptionKey({ keyEncryptionKey: undefined, dataDir, databaseUrl: undefined }, logger);
+    writeFileSync(join(dataDir, "key-encryption-key"), "short\n");
+    assert.throws(
+      () => resolveKeyEncryptionKey({ keyEncryptionKey: undefined, dataDir, databaseUrl: undefined }, logger),
+      (error: unknown) => error instanceof ConfigError && /key-encryption-key must hold 32 bytes in base64; restore it, or set KEY_ENCRYPTION_KEY/.test(error.message),
+    );
+  });
+});
