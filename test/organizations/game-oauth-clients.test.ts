@@ -11,6 +11,7 @@ import {
 import { Role, VerifierPolicy, type GameOAuthClient } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { acmeWithMembers } from "../support/fixtures.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 
@@ -50,14 +51,7 @@ describe("organizations: Game OAuth clients", () => {
 
   before(async () => {
     t = await startTestCore();
-    owner = await t.signUp("owner@example.com");
-    admin = await t.signUp("admin@example.com");
-    member = await t.signUp("member@example.com");
-    outsider = await t.signUp("outsider@example.com");
-    await orgs(owner).createOrganization({ name: "Acme", slug: "acme" });
-    await orgs(owner).addMember({ organizationSlug: "acme", email: admin.email, role: Role.ADMIN });
-    await orgs(owner).addMember({ organizationSlug: "acme", email: member.email, role: Role.MEMBER });
-    await orgs(outsider).createOrganization({ name: "Elsewhere", slug: "elsewhere" });
+    ({ owner, admin, member, outsider } = await acmeWithMembers(t));
     await sql(`update organizations set plan = 'pro' where slug = 'acme'`);
     survival = (await servers(owner).createServer({ organizationSlug: "acme", name: "Survival", game: Game.MINECRAFT })).server!.id;
     creative = (await servers(owner).createServer({ organizationSlug: "acme", name: "Creative", game: Game.HYTALE })).server!.id;

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Code } from "@connectrpc/connect";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { acmeWithMembers } from "../support/fixtures.ts";
 import { startTestCore, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 
@@ -15,13 +16,7 @@ describe("organizations: create, list, get, rename, delete", () => {
 
   before(async () => {
     t = await startTestCore();
-    owner = await t.signUp("owner@example.com");
-    admin = await t.signUp("admin@example.com");
-    member = await t.signUp("member@example.com");
-    outsider = await t.signUp("outsider@example.com");
-    await orgs(owner).createOrganization({ name: "Acme Games", slug: "acme" });
-    await orgs(owner).addMember({ organizationSlug: "acme", email: admin.email, role: Role.ADMIN });
-    await orgs(owner).addMember({ organizationSlug: "acme", email: member.email, role: Role.MEMBER });
+    ({ owner, admin, member, outsider } = await acmeWithMembers(t, "Acme Games"));
   });
   after(async () => {
     await t?.close();

@@ -6,6 +6,7 @@ import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { toJsonString } from "@bufbuild/protobuf";
 import { GetServerResponseSchema, ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { acmeWithMembers } from "../support/fixtures.ts";
 import { startTestCore, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 
@@ -25,14 +26,7 @@ describe("servers: create, list, get, rename, delete, agent keys", () => {
 
   before(async () => {
     t = await startTestCore();
-    owner = await t.signUp("owner@example.com");
-    admin = await t.signUp("admin@example.com");
-    member = await t.signUp("member@example.com");
-    outsider = await t.signUp("outsider@example.com");
-    await orgs(owner).createOrganization({ name: "Acme", slug: "acme" });
-    await orgs(owner).addMember({ organizationSlug: "acme", email: admin.email, role: Role.ADMIN });
-    await orgs(owner).addMember({ organizationSlug: "acme", email: member.email, role: Role.MEMBER });
-    await orgs(outsider).createOrganization({ name: "Elsewhere", slug: "elsewhere" });
+    ({ owner, admin, member, outsider } = await acmeWithMembers(t));
   });
   after(async () => {
     await t?.close();
