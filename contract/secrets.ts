@@ -9,6 +9,10 @@ export const secretPrefixes = {
   apiKey: "opk_",
   agentKey: "opa_",
   gameClientSecret: "ogs_",
+  /** Game OAuth access tokens (opaque, for userinfo only). */
+  gameAccessToken: "ogt_",
+  /** Game OAuth authorization codes (single use, 90 s). */
+  gameAuthorizationCode: "ogx_",
 } as const;
 
 export type SecretKind = keyof typeof secretPrefixes;

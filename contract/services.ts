@@ -12,6 +12,7 @@ import { IdentityService } from "../gen/outpost/identity/v1/identity_service_pb.
 import { KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { OrganizationsService } from "../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { ServersService } from "../gen/outpost/servers/v1/servers_service_pb.js";
+import { GameOAuthService } from "../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 
 export { Audience };
 
@@ -25,6 +26,7 @@ export const services: readonly DescService[] = [
   AdminService,
   KeysService,
   AgentService,
+  GameOAuthService,
 ];
 
 /** Who may call the service (unspecified means signed-in users). */

@@ -4,6 +4,7 @@ import type { RateLimitConfig, RateLimits } from "./ratelimit/limits.ts";
 import type { SigningKeys } from "./keys/signing-keys.ts";
 import type { AgentConnections } from "./agents/connections.ts";
 import type { LoginVerifier } from "./game-oauth/login-verifier.ts";
+import type { AuthorizationEvents } from "./game-oauth/events.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -22,6 +23,8 @@ export interface CoreConfig {
   rateLimits: RateLimitConfig;
   /** OAuth redirect URIs may use http on any host (local development), not only on loopback. */
   allowInsecureRedirectUris: boolean;
+  /** The Game OAuth issuer identifier (GAME_ISSUER_URL, an origin without a trailing slash). */
+  gameIssuerUrl: string;
 }
 
 export interface Clock {
@@ -43,4 +46,6 @@ export interface CoreDeps {
   agents: AgentConnections;
   /** Decides the code of an in-game `/outpost login` (the Game OAuth issuer's side). */
   loginVerifier: LoginVerifier;
+  /** Hosted sign-in sessions' changes, across instances (LISTEN/NOTIFY) or in this process. */
+  events: AuthorizationEvents;
 }

@@ -8,6 +8,7 @@ import { ActivityService } from "../gen/outpost/activity/v1/activity_service_pb.
 import { AdminService } from "../gen/outpost/admin/v1/admin_service_pb.js";
 import { KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
+import { GameOAuthService } from "../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { Audience, serviceAudience } from "../contract/services.ts";
 import type { CoreDeps } from "./deps.ts";
 import { createIdentityService } from "./identity/identity-service.ts";
@@ -18,6 +19,7 @@ import { createActivityService } from "./activity/activity-service.ts";
 import { createAdminService } from "./admin/admin-service.ts";
 import { createKeysService } from "./keys/keys-service.ts";
 import { createAgentService } from "./agents/agent-service.ts";
+import { createGameOAuthService } from "./game-oauth/game-oauth-service.ts";
 
 export interface RouteOptions {
   /** Leave out services for the edge alone (for routes served on a public path). */
@@ -39,5 +41,6 @@ export function createCoreRoutes(deps: CoreDeps, options: RouteOptions = {}): (r
     register(AdminService, createAdminService(deps));
     register(KeysService, createKeysService(deps));
     register(AgentService, createAgentService(deps));
+    register(GameOAuthService, createGameOAuthService(deps));
   };
 }

@@ -11,8 +11,11 @@ import { createSigningKeys, type SigningKeys } from "../core/keys/signing-keys.t
 import type { KeyEncryptionKey } from "../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
 import { startPresenceSweep } from "../core/agents/presence.ts";
-import { createNoSignInVerifier } from "../core/game-oauth/login-verifier.ts";
+import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
+import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
+import { startFlowCleanup } from "../core/game-oauth/cleanup.ts";
 import { createEdgeApp } from "../edge/app.ts";
+import { createGameIssuerApp } from "../edge/game-issuer/app.ts";
 import { listen, type Listener } from "../edge/listen.ts";
 import type { Config } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
@@ -44,6 +47,7 @@ export async function openRuntime(
   const database = await openDatabase(config, logger, mode);
   let orm: Orm | undefined;
   let rateLimits: RateLimits | undefined;
+  let events: AuthorizationEvents | undefined;
   try {
     orm = await createOrm({ url: database.url, poolSize: database.poolSize });
     const applied = await migrate(orm);
@@ -59,24 +63,30 @@ export async function openRuntime(
       rotationDays: config.signingKeyRotationDays,
     });
     const agents = createAgentConnections();
-    const deps: CoreDeps = {
+    // Sign-in completions cross instances by LISTEN/NOTIFY on a PostgreSQL server; the embedded
+    // database (one process) and one-off commands keep them in this process.
+    events = mode === "serve" && database.kind === "postgres" ? createPostgresAuthorizationEvents(database.url, logger) : createLocalAuthorizationEvents();
+    const coreDeps: Omit<CoreDeps, "loginVerifier"> = {
       orm,
       clock,
       logger,
       rateLimits,
       signingKeys,
       agents,
-      loginVerifier: createNoSignInVerifier(),
+      events,
       config: {
         plans: config.plans,
         defaultPlan: config.defaultPlan,
         sessionTtlSeconds: config.sessionTtlSeconds,
         rateLimits: config.rateLimits,
         allowInsecureRedirectUris: config.allowInsecureRedirectUris,
+        gameIssuerUrl: config.gameIssuerUrl.origin,
       },
     };
+    const deps: CoreDeps = { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };
     const opened = orm;
     const limits = rateLimits;
+    const bus = events;
     return {
       database,
       orm,
@@ -85,12 +95,14 @@ export async function openRuntime(
       agents,
       core: createCore(deps),
       async close() {
+        await bus.close();
         await limits.close();
         await opened.close();
         await database.close();
       },
     };
   } catch (error) {
+    await events?.close();
     await rateLimits?.close();
     await orm?.close();
     await database.close();
@@ -101,6 +113,8 @@ export async function openRuntime(
 export interface Outpost {
   /** The port the dashboard, HTTP API and Connect services listen on. */
   port: number;
+  /** The port the Game OAuth issuer (GAME_ISSUER_URL) listens on. */
+  gamePort: number;
   runtime: Runtime;
   /** Stops accepting, finishes requests in flight, closes the database. */
   stop(): Promise<void>;
@@ -110,6 +124,7 @@ export interface Outpost {
 export async function startOutpost(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Outpost> {
   const runtime = await openRuntime(config, logger, "serve", clock);
   let listener: Listener;
+  let gameListener: Listener;
   try {
     const rpcHandler = connectNodeAdapter({
       routes: runtime.core.publicRoutes,
@@ -129,27 +144,45 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
     });
     // Rotates a key that is due, and stops start-up if KEY_ENCRYPTION_KEY does not open the stored keys.
     await runtime.signingKeys.rotateDue();
+    const gameIssuer = createGameIssuerApp({ issuerUrl: config.gameIssuerUrl, transport: runtime.core.transport(), logger });
     listener = await listen(app.callback(), config.port, config.host);
+    try {
+      gameListener = await listen(gameIssuer.callback(), config.gamePort, config.host);
+    } catch (error) {
+      await listener.close();
+      throw error;
+    }
   } catch (error) {
     await runtime.close();
     throw error;
   }
-  logger.info({ port: listener.port, accountBaseUrl: config.accountBaseUrl.origin, database: runtime.database.kind }, "Outpost is serving");
+  logger.info(
+    {
+      port: listener.port,
+      gamePort: gameListener.port,
+      accountBaseUrl: config.accountBaseUrl.origin,
+      gameIssuerUrl: config.gameIssuerUrl.origin,
+      database: runtime.database.kind,
+    },
+    "Outpost is serving",
+  );
   let rotating: Promise<unknown> = Promise.resolve();
   const rotationTimer = setInterval(() => {
     rotating = runtime.signingKeys.rotateDue().catch((error) => logger.error({ err: error }, "scheduled signing-key rotation failed"));
   }, keyRotationCheckMs).unref();
   const presenceSweep = startPresenceSweep({ orm: runtime.orm, clock, logger });
+  const flowCleanup = startFlowCleanup({ orm: runtime.orm, clock, logger });
   let stopping: Promise<void> | undefined;
   return {
     port: listener.port,
+    gamePort: gameListener.port,
     runtime,
     stop() {
       stopping ??= (async () => {
         clearInterval(rotationTimer);
         // Agents' streams would hold their connections open: end them (each records its server
         // offline) while the listener stops taking new ones.
-        await Promise.all([listener.close(), runtime.agents.close(), presenceSweep.stop()]);
+        await Promise.all([listener.close(), gameListener.close(), runtime.agents.close(), presenceSweep.stop(), flowCleanup.stop()]);
         await rotating;
         await runtime.close();
         logger.info("Outpost stopped");

@@ -2,6 +2,7 @@ import { MikroORM } from "@mikro-orm/postgresql";
 import { Migrator } from "@mikro-orm/migrations";
 import { entities as accountEntities } from "./entities.ts";
 import { gameOAuthEntities } from "./game-oauth-entities.ts";
+import { gameOAuthFlowEntities } from "./game-oauth-flow-entities.ts";
 import { signingKeyEntities } from "./signing-key-entities.ts";
 import { migrations } from "./migrations/index.ts";
 
@@ -21,7 +22,7 @@ export async function createOrm(options: DatabaseOptions): Promise<Orm> {
   const schema = options.schema;
   return MikroORM.init({
     clientUrl: options.url,
-    entities: [...accountEntities, ...gameOAuthEntities, ...signingKeyEntities],
+    entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities],
     schema,
     pool: { min: 0, max: options.poolSize },
     // Unqualified SQL (migrations, raw queries) must land in the same schema as the entities.

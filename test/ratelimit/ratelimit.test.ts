@@ -46,6 +46,7 @@ describe("rate limits", () => {
       signingKeys: t.signingKeys,
       agents: t.agents,
       loginVerifier: createNoSignInVerifier(),
+      events: t.events,
     });
     return {
       rateLimits,

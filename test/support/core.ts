@@ -12,7 +12,9 @@ import { openRateLimits, type RateLimits } from "../../core/ratelimit/limits.ts"
 import { createSigningKeys, type SigningKeys } from "../../core/keys/signing-keys.ts";
 import { keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../../core/agents/connections.ts";
-import { createNoSignInVerifier, type LoginVerifier } from "../../core/game-oauth/login-verifier.ts";
+import type { LoginVerifier } from "../../core/game-oauth/login-verifier.ts";
+import { createGameLoginVerifier } from "../../core/game-oauth/game-login-verifier.ts";
+import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../../core/game-oauth/events.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { createCore, type Core } from "../../server/core.ts";
@@ -43,6 +45,7 @@ export const testConfig: CoreConfig = {
     signInWindowSeconds: 900,
   },
   allowInsecureRedirectUris: false,
+  gameIssuerUrl: "http://game.test",
 };
 
 /** The signing keys' key-encryption key of every test core (unless a suite passes its own). */
@@ -55,7 +58,7 @@ export interface TestCoreOptions {
   keyEncryptionKey?: Buffer;
   /** 30 otherwise. */
   signingKeyRotationDays?: number;
-  /** The in-game login codes' verifier; the one that knows no sign-in otherwise. */
+  /** The in-game login codes' verifier; the Game OAuth issuer's otherwise. */
   loginVerifier?: LoginVerifier;
 }
 
@@ -71,6 +74,10 @@ export interface TestCore {
   signingKeys: SigningKeys;
   /** The agent streams open on this core. */
   agents: AgentConnections;
+  /** Sign-in events: LISTEN/NOTIFY on a PostgreSQL server, in-process on the embedded database. */
+  events: AuthorizationEvents;
+  /** Everything core was built from (e.g. to call its LoginVerifier directly). */
+  deps: CoreDeps;
   /** A client of `service` that sends `credential`. */
   client<S extends DescService>(service: S, credential?: Credential): Client<S>;
   /** Signs up a new account; returns its session token and user id. */
@@ -105,8 +112,10 @@ export async function startTestCore(config: CoreConfig = testConfig, options: Te
   const rotationDays = options.signingKeyRotationDays ?? 30;
   const signingKeys = createSigningKeys({ orm, clock, logger, keyEncryptionKey: () => kek, rotationDays });
   const agents = createAgentConnections();
-  const loginVerifier = options.loginVerifier ?? createNoSignInVerifier();
-  const deps: CoreDeps = { orm, config, clock, logger, rateLimits, signingKeys, agents, loginVerifier };
+  const events = database.kind === "postgres" ? createPostgresAuthorizationEvents(database.url, logger) : createLocalAuthorizationEvents();
+  const coreDeps = { orm, config, clock, logger, rateLimits, signingKeys, agents, events };
+  const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
+  const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);
   const transports = new Map<string, Transport>();
   const client = <S extends DescService>(service: S, credential?: Credential) => {
@@ -124,6 +133,8 @@ export async function startTestCore(config: CoreConfig = testConfig, options: Te
     rateLimits,
     signingKeys,
     agents,
+    events,
+    deps,
     client,
     async signUp(email, options = {}) {
       const res = await client(IdentityService).signUp({
@@ -135,6 +146,7 @@ export async function startTestCore(config: CoreConfig = testConfig, options: Te
     },
     async close() {
       await agents.close();
+      await events.close();
       await rateLimits.close();
       await orm.close();
       if (!options.database) await database.drop();

@@ -6,19 +6,25 @@ import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import net from "node:net";
 
 export interface TestOutpost {
   outpost: Outpost;
   baseUrl: string;
+  /** GAME_ISSUER_URL: http://127.0.0.1:<gamePort>, so the issuer's identifier is where it listens. */
+  gameIssuerUrl: string;
   close(): Promise<void>;
 }
 
 export async function startTestOutpost(env: Record<string, string> = {}): Promise<TestOutpost> {
   const database: TestDatabase | undefined = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), "outpost-test-"));
+  // The issuer identifier must name the port it listens on, so that port is chosen before start.
+  const gamePort = env.GAME_PORT ?? String(await freePort());
   const config = loadConfig({
     PORT: "0",
-    GAME_PORT: "0",
+    GAME_PORT: gamePort,
+    GAME_ISSUER_URL: `http://127.0.0.1:${gamePort}`,
     HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     DATABASE_URL: database?.url,
@@ -29,10 +35,23 @@ export async function startTestOutpost(env: Record<string, string> = {}): Promis
   return {
     outpost,
     baseUrl: `http://127.0.0.1:${outpost.port}`,
+    gameIssuerUrl: config.gameIssuerUrl.origin,
     async close() {
       await outpost.stop();
       await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A port free on loopback now (the kernel's choice of an ephemeral one). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -1,0 +1,32 @@
+/**
+ * Deletes what the Game OAuth flow no longer needs: sessions that ended an hour ago (their codes
+ * and those codes' tokens go with them, long expired by then) and access tokens an hour past
+ * their expiry. Idempotent, so instances may run it at once.
+ */
+import type { Logger } from "pino";
+import type { Orm } from "../db/orm.ts";
+import type { Clock } from "../deps.ts";
+
+export const cleanupEveryMs = 10 * 60_000;
+const keepMs = 60 * 60_000;
+
+export async function deleteExpiredFlowRows(orm: Orm, now: Date): Promise<void> {
+  const em = orm.em.fork();
+  const before = new Date(now.getTime() - keepMs);
+  await em.execute(`delete from access_tokens where expires_at < ?`, [before], "run");
+  await em.execute(`delete from hosted_authorizations where expires_at < ?`, [before], "run");
+}
+
+/** Runs {@link deleteExpiredFlowRows} every {@link cleanupEveryMs} (unref'd) until `stop`. */
+export function startFlowCleanup(deps: { orm: Orm; clock: Clock; logger: Logger }): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = deleteExpiredFlowRows(deps.orm, deps.clock.now()).catch((error) => deps.logger.error({ err: error }, "deleting expired sign-in rows failed"));
+  }, cleanupEveryMs).unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * GameOAuthService: the Game OAuth issuer's engine, for the edge alone (never served publicly).
+ * The edge speaks OAuth on GAME_ISSUER_URL; every decision is made here.
+ */
+import type { ServiceImpl } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import {
+  AuthorizationStatus,
+  ExchangeCodeResponseSchema,
+  GameClaimsSchema,
+  GameOAuthService,
+  GetAuthorizationResponseSchema,
+  GetUserInfoResponseSchema,
+  OAuthErrorSchema,
+  StartAuthorizationResponseSchema,
+  TokenSetSchema,
+  WatchAuthorizationResponseSchema,
+  type AuthorizationSession,
+} from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import { entityManager } from "../context.ts";
+import type { CoreDeps } from "../deps.ts";
+import { fail } from "../errors.ts";
+import { redirectUriMatches } from "../oauth/redirect-uris.ts";
+import { checkAuthorizationParams } from "./authorization-request.ts";
+import { insertSession, readSession, sessionToProto } from "./hosted-sessions.ts";
+import { accessTokenTtlSeconds, exchangeCode, userInfo } from "./token-exchange.ts";
+
+/** How often a watch re-reads its session when no event arrives: a safety net, not the main path. */
+export const watchPollMs = 2_000;
+
+const sessionNotFound = () => fail("not_found", "no such sign-in session for this browser");
+
+function pageError(error: string, description: string) {
+  return create(StartAuthorizationResponseSchema, { outcome: { case: "pageError", value: { error, description } } });
+}
+
+export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameOAuthService> {
+  return {
+    async startAuthorization(req, ctx) {
+      const em = entityManager(ctx);
+      const now = deps.clock.now();
+      const [client] = req.clientId
+        ? await em.execute<Array<{ id: string; organization_id: string; name: string; verifier_policy: string; redirect_uris: string[]; disabled: boolean }>>(
+            `select id, organization_id, name, verifier_policy, redirect_uris, disabled from game_oauth_clients where client_id = ?`,
+            [req.clientId],
+          )
+        : [];
+      if (!client) return pageError("invalid_client", "unknown client_id");
+      if (client.disabled) return pageError("unauthorized_client", "this app's sign-in is disabled");
+      if (!req.redirectUri || !redirectUriMatches(client.redirect_uris, req.redirectUri)) {
+        return pageError("invalid_request", "redirect_uri is not one this app registered");
+      }
+      const checked = checkAuthorizationParams(req);
+      if ("error" in checked) {
+        return create(StartAuthorizationResponseSchema, { outcome: { case: "redirectError", value: checked } });
+      }
+      const sessionClient = { id: client.id, organizationId: client.organization_id, name: client.name, verifierPolicy: client.verifier_policy };
+      const opened = await insertSession(
+        em,
+        {
+          client: sessionClient,
+          redirectUri: req.redirectUri,
+          state: req.state,
+          nonce: req.nonce || null,
+          codeChallenge: checked.codeChallenge,
+          codeChallengeMethod: checked.codeChallengeMethod,
+          browserBindingHash: req.browserBindingHash,
+        },
+        now,
+      );
+      const session = await sessionToProto(
+        em,
+        {
+          id: opened.id,
+          status: "pending",
+          expires_at: opened.expiresAt,
+          redirect_url: null,
+          client_name: client.name,
+          verifier_policy: client.verifier_policy,
+          client_id: client.id,
+          loginCode: opened.loginCode,
+        },
+        now,
+      );
+      return create(StartAuthorizationResponseSchema, { outcome: { case: "session", value: session } });
+    },
+
+    async getAuthorization(req, ctx) {
+      const session = await readSession(entityManager(ctx), req.sessionId, req.browserBindingHash, deps.clock.now());
+      if (!session) throw sessionNotFound();
+      return create(GetAuthorizationResponseSchema, { session });
+    },
+
+    async *watchAuthorization(req, ctx) {
+      const em = entityManager(ctx);
+      const read = () => readSession(em.fork(), req.sessionId, req.browserBindingHash, deps.clock.now());
+      let wake: (() => void) | undefined;
+      let changed = false;
+      const unsubscribe = deps.events.subscribe(req.sessionId, () => {
+        changed = true;
+        wake?.();
+      });
+      const onAbort = () => wake?.();
+      ctx.signal.addEventListener("abort", onAbort);
+      try {
+        let last: AuthorizationSession | undefined = await read();
+        if (!last) throw sessionNotFound();
+        yield create(WatchAuthorizationResponseSchema, { session: last });
+        while (last.status === AuthorizationStatus.PENDING && !ctx.signal.aborted) {
+          if (!changed) {
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, watchPollMs);
+              wake = () => {
+                clearTimeout(timer);
+                resolve();
+              };
+            });
+            wake = undefined;
+          }
+          changed = false;
+          if (ctx.signal.aborted) break;
+          const next = await read();
+          if (!next) throw sessionNotFound();
+          if (next.status !== last.status || next.servers.some((s, i) => s.online !== last!.servers[i]?.online)) {
+            yield create(WatchAuthorizationResponseSchema, { session: next });
+          }
+          last = next;
+        }
+      } finally {
+        unsubscribe();
+        ctx.signal.removeEventListener("abort", onAbort);
+      }
+    },
+
+    async exchangeCode(req, ctx) {
+      const result = await exchangeCode(deps, entityManager(ctx), req);
+      if ("failure" in result) {
+        return create(ExchangeCodeResponseSchema, { outcome: { case: "error", value: create(OAuthErrorSchema, result.failure) } });
+      }
+      const tokens = create(TokenSetSchema, {
+        accessToken: result.tokens.accessToken,
+        idToken: result.tokens.idToken,
+        tokenType: "Bearer",
+        expiresIn: accessTokenTtlSeconds,
+        scope: "openid profile",
+      });
+      return create(ExchangeCodeResponseSchema, { outcome: { case: "tokens", value: tokens } });
+    },
+
+    async getUserInfo(req, ctx) {
+      const result = await userInfo(deps, entityManager(ctx), req.accessToken);
+      if ("failure" in result) {
+        return create(GetUserInfoResponseSchema, { outcome: { case: "error", value: create(OAuthErrorSchema, result.failure) } });
+      }
+      return create(GetUserInfoResponseSchema, { outcome: { case: "claims", value: create(GameClaimsSchema, result.claims) } });
+    },
+  };
+}

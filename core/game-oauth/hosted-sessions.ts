@@ -1,0 +1,132 @@
+/**
+ * Hosted sign-in sessions: opened by a sound authorization request, shown only to the browser
+ * they are bound to, completed by an in-game command (core/game-oauth/game-login-verifier.ts).
+ */
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import {
+  AuthorizationSessionSchema,
+  AuthorizationStatus,
+  VerifierServerSchema,
+  type AuthorizationSession,
+} from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import { gameToProto } from "../convert.ts";
+import { isOnline } from "../agents/presence.ts";
+import { bindingCheck, formatLoginCode, hashLoginCode, newLoginCode, openLoginCode, sealLoginCode } from "./login-codes.ts";
+
+export const sessionTtlMs = 10 * 60_000;
+
+export interface SessionClient {
+  id: string;
+  organizationId: string;
+  name: string;
+  verifierPolicy: string;
+}
+
+export interface NewSession {
+  client: SessionClient;
+  redirectUri: string;
+  state: string;
+  nonce: string | null;
+  codeChallenge: string | null;
+  codeChallengeMethod: string | null;
+  browserBindingHash: string;
+}
+
+const uniqueViolation = (error: unknown) => (error as { code?: string })?.code === "23505";
+
+/** Inserts a pending session with a login code no other pending session holds (new code on a collision). */
+export async function insertSession(em: EntityManager, session: NewSession, now: Date): Promise<{ id: string; loginCode: string; expiresAt: Date }> {
+  const expiresAt = new Date(now.getTime() + sessionTtlMs);
+  for (let attempt = 0; ; attempt++) {
+    const id = randomUUID();
+    const loginCode = newLoginCode();
+    try {
+      await em.execute(
+        `insert into hosted_authorizations (id, game_oauth_client_id, organization_id, redirect_uri, state, nonce, code_challenge,
+           code_challenge_method, browser_binding_check, login_code_hash, login_code_sealed, status, expires_at, created_at)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+        [
+          id, session.client.id, session.client.organizationId, session.redirectUri, session.state, session.nonce,
+          session.codeChallenge, session.codeChallengeMethod, bindingCheck(session.browserBindingHash),
+          hashLoginCode(loginCode), sealLoginCode(loginCode, session.browserBindingHash), expiresAt, now,
+        ],
+        "run",
+      );
+      return { id, loginCode, expiresAt };
+    } catch (error) {
+      const cause = (error as { cause?: unknown }).cause ?? error;
+      if (attempt >= 4 || !(uniqueViolation(error) || uniqueViolation(cause) || (error as Error).name === "UniqueConstraintViolationException")) throw error;
+      // The code is held by a pending session; one that has expired gives it up.
+      await em.execute(`update hosted_authorizations set status = 'expired' where login_code_hash = ? and status = 'pending' and expires_at <= ?`, [hashLoginCode(loginCode), now], "run");
+    }
+  }
+}
+
+interface SessionRow {
+  id: string;
+  status: string;
+  expires_at: Date;
+  login_code_sealed: string;
+  redirect_url: string | null;
+  client_name: string;
+  verifier_policy: string;
+  client_id: string;
+}
+
+/** The session as its bound browser sees it at `now`, or undefined (unknown, or bound to another browser). */
+export async function readSession(em: EntityManager, sessionId: string, bindingHash: string, now: Date): Promise<AuthorizationSession | undefined> {
+  const [row] = await em.execute<SessionRow[]>(
+    `select h.id, h.status, h.expires_at, h.login_code_sealed, h.redirect_url, c.name as client_name, c.verifier_policy, c.id as client_id
+       from hosted_authorizations h join game_oauth_clients c on c.id = h.game_oauth_client_id
+      where h.id = ? and h.browser_binding_check = ?`,
+    [sessionId, bindingCheck(bindingHash)],
+  );
+  if (!row) return undefined;
+  const loginCode = openLoginCode(row.login_code_sealed, bindingHash);
+  return sessionToProto(em, { ...row, loginCode }, now);
+}
+
+/** Builds the message; lists the allowed servers under selected_servers, with their presence now. */
+export async function sessionToProto(
+  em: EntityManager,
+  row: Omit<SessionRow, "login_code_sealed"> & { loginCode: string },
+  now: Date,
+): Promise<AuthorizationSession> {
+  const expiresAt = new Date(row.expires_at);
+  const anyServer = row.verifier_policy === "any_server";
+  const servers = anyServer
+    ? []
+    : await em.execute<Array<{ id: string; name: string; game: string; online: boolean; last_seen_at: Date | null }>>(
+        `select s.id, s.name, s.game, s.online, s.last_seen_at from game_oauth_client_servers cs join servers s on s.id = cs.server_id
+          where cs.game_oauth_client_id = ? order by s.name, s.id`,
+        [row.client_id],
+      );
+  const status =
+    row.status === "completed"
+      ? AuthorizationStatus.COMPLETED
+      : row.status === "expired" || expiresAt.getTime() <= now.getTime()
+        ? AuthorizationStatus.EXPIRED
+        : AuthorizationStatus.PENDING;
+  const shown = formatLoginCode(row.loginCode);
+  return create(AuthorizationSessionSchema, {
+    sessionId: row.id,
+    loginCode: shown,
+    command: `/outpost login ${shown}`,
+    clientName: row.client_name,
+    anyServer,
+    servers: servers.map((s) =>
+      create(VerifierServerSchema, {
+        id: s.id,
+        name: s.name,
+        game: gameToProto(s.game),
+        online: isOnline({ online: s.online, lastSeenAt: s.last_seen_at ? new Date(s.last_seen_at) : null }, now),
+      }),
+    ),
+    expiresAt: timestampFromDate(expiresAt),
+    status,
+    redirectUrl: status === AuthorizationStatus.COMPLETED ? (row.redirect_url ?? "") : "",
+  });
+}

@@ -1,0 +1,156 @@
+/**
+ * The Game OAuth issuer's errors: one class per OAuth error, each with its HTTP status and the
+ * headers it needs, and one translator (`oauthErrorHandler`) that writes any of them as RFC 6749
+ * JSON. Anything else is a 500 with no detail; the cause goes to the log only.
+ */
+import type { Middleware } from "koa";
+import { Code, ConnectError } from "@connectrpc/connect";
+
+/** A quoted-string for an auth-param (RFC 9110 §11.2): `\` and `"` escaped, control characters dropped. */
+function quoted(value: string): string {
+  return `"${value.replace(/[\x00-\x1f\x7f]/g, "").replace(/[\\"]/g, (c) => "\\" + c)}"`;
+}
+
+export abstract class OAuthError extends Error {
+  /** The RFC 6749 / RFC 6750 error code. */
+  abstract readonly error: string;
+  abstract readonly status: number;
+  readonly description: string;
+
+  constructor(description: string) {
+    super(description);
+    this.description = description;
+  }
+
+  /** Headers the error needs besides the no-store ones (e.g. WWW-Authenticate). */
+  headers(_realm: string): Record<string, string> {
+    return {};
+  }
+}
+
+/** A malformed request: missing, repeated or unsupported parameter, both client authentications at once. */
+export class InvalidRequest extends OAuthError {
+  readonly error = "invalid_request";
+  readonly status: number;
+  constructor(description: string, status = 400) {
+    super(description);
+    this.status = status;
+  }
+}
+
+/** Client authentication failed. 401; `WWW-Authenticate: Basic` names the scheme to retry with. */
+export class InvalidClient extends OAuthError {
+  readonly error = "invalid_client";
+  readonly status = 401;
+  override headers(realm: string): Record<string, string> {
+    return { "WWW-Authenticate": `Basic realm=${quoted(realm)}, error="invalid_client", error_description=${quoted(this.description)}` };
+  }
+}
+
+/** The code is invalid, expired, used, or bound to another client, redirect URI or PKCE verifier. */
+export class InvalidGrant extends OAuthError {
+  readonly error = "invalid_grant";
+  readonly status = 400;
+}
+
+export class UnauthorizedClient extends OAuthError {
+  readonly error = "unauthorized_client";
+  readonly status = 400;
+}
+
+export class UnsupportedGrantType extends OAuthError {
+  readonly error = "unsupported_grant_type";
+  readonly status = 400;
+}
+
+export class InvalidScope extends OAuthError {
+  readonly error = "invalid_scope";
+  readonly status = 400;
+}
+
+/** An access token that is missing (`description` empty: RFC 6750 §3.1 gives no error code then), unknown, expired or revoked. */
+export class InvalidToken extends OAuthError {
+  readonly error = "invalid_token";
+  readonly status = 401;
+  /** True when the request carried no token at all. */
+  readonly missing: boolean;
+  constructor(description: string, missing = false) {
+    super(description);
+    this.missing = missing;
+  }
+  override headers(realm: string): Record<string, string> {
+    return {
+      "WWW-Authenticate": this.missing
+        ? `Bearer realm=${quoted(realm)}`
+        : `Bearer realm=${quoted(realm)}, error="invalid_token", error_description=${quoted(this.description)}`,
+    };
+  }
+}
+
+/** Core's rate limit. */
+export class RateLimited extends OAuthError {
+  readonly error = "temporarily_unavailable";
+  readonly status = 429;
+  readonly retryAfter: number;
+  constructor(description: string, retryAfter = 60) {
+    super(description);
+    this.retryAfter = retryAfter;
+  }
+  override headers(): Record<string, string> {
+    return { "Retry-After": String(this.retryAfter) };
+  }
+}
+
+const byCode: Record<string, new (description: string) => OAuthError> = {
+  invalid_request: InvalidRequest,
+  invalid_client: InvalidClient,
+  invalid_grant: InvalidGrant,
+  unauthorized_client: UnauthorizedClient,
+  unsupported_grant_type: UnsupportedGrantType,
+  invalid_scope: InvalidScope,
+  invalid_token: InvalidToken,
+};
+
+/** The class for an error core answered as data (`OAuthError` of the contract); an unknown code is a bug, thrown as such. */
+export function oauthErrorFromCore(error: { error: string; description: string } | undefined): OAuthError {
+  const ErrorClass = error && byCode[error.error];
+  if (!ErrorClass) throw new Error(`core answered an unknown OAuth error: ${error?.error}`);
+  return new ErrorClass(error.description);
+}
+
+/**
+ * A Connect error of a core call, as an OAuth error where one fits: invalid input is
+ * invalid_request, a rate limit 429. Anything else stays as it is (a 500).
+ */
+export function oauthErrorFromConnect(error: unknown): unknown {
+  if (!(error instanceof ConnectError)) return error;
+  if (error.code === Code.InvalidArgument || error.code === Code.OutOfRange) return new InvalidRequest(error.rawMessage);
+  if (error.code === Code.ResourceExhausted) return new RateLimited("too many requests; retry later");
+  return error;
+}
+
+/**
+ * The translator for the token and userinfo endpoints: an OAuthError becomes `{error,
+ * error_description}` with its status and headers; anything else a 500 `{error: "server_error"}`,
+ * logged. Every answer, success or not, is `Cache-Control: no-store` (RFC 6749 §5.1).
+ */
+export function oauthErrorHandler(realm: string): Middleware {
+  return async (ctx, next) => {
+    ctx.set("Cache-Control", "no-store");
+    ctx.set("Pragma", "no-cache");
+    try {
+      await next();
+    } catch (caught) {
+      const error = oauthErrorFromConnect(caught);
+      if (error instanceof OAuthError) {
+        ctx.status = error.status;
+        for (const [name, value] of Object.entries(error.headers(realm))) ctx.set(name, value);
+        ctx.body = { error: error.error, error_description: error.description };
+        return;
+      }
+      ctx.state.log.error({ err: caught }, "issuer request failed");
+      ctx.status = 500;
+      ctx.body = { error: "server_error" };
+    }
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * The issuer's HTML: the hosted sign-in page and the error page. Server-rendered, with the script
+ * and the style as assets under /oauth2/assets/ (no inline script or style, no CDN), so both run
+ * under a strict Content-Security-Policy.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { Context } from "koa";
+import type { Challenge } from "altcha-lib/v1/types";
+import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
+import type { AuthorizationSession } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+
+export const assetsPath = "/oauth2/assets/";
+
+export const pageContentSecurityPolicy = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self' data:",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join("; ");
+
+interface Asset {
+  contentType: string;
+  body: Buffer;
+  hash: string;
+}
+
+function asset(file: string, contentType: string): Asset {
+  const body = readFileSync(new URL(`./assets/${file}`, import.meta.url));
+  return { contentType, body, hash: createHash("sha256").update(body).digest("base64url").slice(0, 12) };
+}
+
+export const assets: ReadonlyMap<string, Asset> = new Map([
+  ["hosted.js", asset("hosted.js", "text/javascript; charset=utf-8")],
+  ["hosted.css", asset("hosted.css", "text/css; charset=utf-8")],
+]);
+
+const htmlEscapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => htmlEscapes[c]);
+}
+
+function href(name: string): string {
+  return escapeHtml(`${assetsPath}${name}?v=${assets.get(name)!.hash}`);
+}
+
+function layout(title: string, body: string, script: boolean): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="${href("hosted.css")}">
+${script ? `<script src="${href("hosted.js")}" defer></script>\n` : ""}</head>
+<body>
+<main class="card">
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+/** Headers of every page: no framing, strict CSP, nothing cached, no referrer to the app. */
+export function sendPage(ctx: Context, status: number, html: string): void {
+  ctx.status = status;
+  ctx.set("Content-Security-Policy", pageContentSecurityPolicy);
+  ctx.set("X-Frame-Options", "DENY");
+  ctx.set("Referrer-Policy", "no-referrer");
+  ctx.set("X-Content-Type-Options", "nosniff");
+  ctx.set("Cache-Control", "no-store");
+  ctx.type = "text/html; charset=utf-8";
+  ctx.body = html;
+}
+
+/** An authorization request that cannot be sent back to the app: says what is wrong, links nowhere. */
+export function errorPage(error: string, description: string): string {
+  return layout(
+    "Sign-in cannot start",
+    `<h1>This sign-in cannot start</h1>
+<p class="problem" id="problem"><strong>${escapeHtml(error)}</strong>: ${escapeHtml(description)}</p>
+<p>The app that sent you here is not set up correctly for Outpost. You can close this page; the app's developers need to check its client and redirect address.</p>`,
+    false,
+  );
+}
+
+function gameName(game: Game): string {
+  return game === Game.MINECRAFT ? "Minecraft" : game === Game.HYTALE ? "Hytale" : "game";
+}
+
+function serversHtml(session: AuthorizationSession): string {
+  if (session.anyServer || session.servers.length === 0) {
+    return `<p>Run it on <strong>any game server of the organization</strong> that registered ${escapeHtml(session.clientName)}.</p>`;
+  }
+  const items = session.servers
+    .map((s) => `<li>${escapeHtml(s.name)} <span class="muted">(${gameName(s.game)}${s.online ? ", online" : ", offline"})</span></li>`)
+    .join("\n");
+  return `<p>Run it on one of these servers:</p>\n<ul class="servers">\n${items}\n</ul>`;
+}
+
+export interface HostedPageData {
+  session: AuthorizationSession;
+  challenge: Challenge;
+  expiresAt: string;
+}
+
+/**
+ * The hosted page. The login code is not in it: the script solves the challenge, the server
+ * verifies it and only then answers with the code.
+ */
+export function hostedPage({ session, challenge, expiresAt }: HostedPageData): string {
+  const name = escapeHtml(session.clientName);
+  const challengeJson = escapeHtml(JSON.stringify(challenge));
+  return layout(
+    `Sign in to ${session.clientName} with your game account`,
+    `<h1>Sign in to <span class="app">${name}</span></h1>
+<p>${name} wants to know which game account is yours. Prove it by running a command on one of its game servers.</p>
+<div id="hosted" data-session="${escapeHtml(session.sessionId)}" data-challenge="${challengeJson}" data-expires-at="${escapeHtml(expiresAt)}">
+<section id="check" aria-labelledby="check-title">
+<h2 id="check-title">1. Browser check</h2>
+<p id="check-status" role="status" aria-live="polite">Checking your browser…</p>
+<noscript><p class="problem">This page needs JavaScript for its browser check and live status.</p></noscript>
+</section>
+<section id="code-step" aria-labelledby="code-title" hidden>
+<h2 id="code-title">2. Run this command in game</h2>
+<p>Your login code is <strong id="login-code" class="code"></strong>.</p>
+<div class="command-row">
+<label for="command" class="visually-hidden">Command to run in game</label>
+<input id="command" class="command" type="text" readonly value="" aria-describedby="code-title">
+<button id="copy" type="button">Copy</button>
+</div>
+<p id="copy-status" class="muted" role="status" aria-live="polite"></p>
+${serversHtml(session)}
+<p>This sign-in expires in <time id="countdown" datetime="${escapeHtml(expiresAt)}">10:00</time>.</p>
+</section>
+<p id="live-status" class="status" role="status" aria-live="polite">Keep this page open.</p>
+</div>`,
+    true,
+  );
+}

@@ -1,0 +1,141 @@
+/**
+ * A small stand-in for core's GameOAuthService and KeysService, so the issuer's HTTP side is
+ * tested alone (parsing, error shapes, headers). The real engine is exercised end to end in
+ * game-issuer-flow.test.ts.
+ */
+import { randomUUID } from "node:crypto";
+import { Code, ConnectError, createRouterTransport, type Transport } from "@connectrpc/connect";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { pino } from "pino";
+import {
+  AuthorizationStatus,
+  GameOAuthService,
+  type ExchangeCodeRequest,
+  type GetUserInfoRequest,
+  type StartAuthorizationRequest,
+} from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import { KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
+import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { createGameIssuerApp } from "../../edge/game-issuer/app.ts";
+import { listen, type Listener } from "../../edge/listen.ts";
+
+interface FakeSession {
+  id: string;
+  bindingHash: string;
+  status: AuthorizationStatus;
+  redirectUrl: string;
+  changed: () => void;
+  waiters: Array<() => void>;
+}
+
+export class FakeCore {
+  starts: StartAuthorizationRequest[] = [];
+  exchanges: ExchangeCodeRequest[] = [];
+  userInfos: GetUserInfoRequest[] = [];
+  sessions = new Map<string, FakeSession>();
+  /** Makes the next ExchangeCode throw a plain error (an unexpected failure). */
+  failNextExchange = false;
+
+  complete(sessionId: string, redirectUrl: string): void {
+    const s = this.sessions.get(sessionId)!;
+    s.status = AuthorizationStatus.COMPLETED;
+    s.redirectUrl = redirectUrl;
+    for (const w of s.waiters.splice(0)) w();
+  }
+
+  private view(s: FakeSession) {
+    return {
+      sessionId: s.id,
+      loginCode: "K7QW-4MZX",
+      command: "/outpost login K7QW-4MZX",
+      clientName: "Demo <App>",
+      anyServer: false,
+      servers: [{ id: "srv-1", name: "Survival", game: Game.MINECRAFT, online: true }],
+      expiresAt: timestampFromDate(new Date(Date.now() + 600_000)),
+      status: s.status,
+      redirectUrl: s.redirectUrl,
+    };
+  }
+
+  private find(sessionId: string, hash: string): FakeSession {
+    const s = this.sessions.get(sessionId);
+    if (!s || s.bindingHash !== hash) throw new ConnectError("no such session", Code.NotFound);
+    return s;
+  }
+
+  transport(): Transport {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const fake = this;
+    return createRouterTransport((router) => {
+      router.service(KeysService, {
+        getJwks: () => ({ keys: [{ kty: "RSA", n: "AQAB-n", e: "AQAB", kid: "k1", use: "sig", alg: "RS256" }] }),
+        rotateKeys: () => ({}),
+      });
+      router.service(GameOAuthService, {
+        startAuthorization(req) {
+          fake.starts.push(req);
+          if (req.clientId === "unknown") return { outcome: { case: "pageError", value: { error: "invalid_client", description: "unknown client <x>" } } };
+          if (req.responseType !== "code") {
+            return { outcome: { case: "redirectError", value: { error: "unsupported_response_type", description: "response_type must be code" } } };
+          }
+          const s: FakeSession = { id: randomUUID(), bindingHash: req.browserBindingHash, status: AuthorizationStatus.PENDING, redirectUrl: "", changed: () => {}, waiters: [] };
+          fake.sessions.set(s.id, s);
+          return { outcome: { case: "session", value: fake.view(s) } };
+        },
+        getAuthorization(req) {
+          return { session: fake.view(fake.find(req.sessionId, req.browserBindingHash)) };
+        },
+        async *watchAuthorization(req) {
+          const s = fake.find(req.sessionId, req.browserBindingHash);
+          yield { session: fake.view(s) };
+          while (s.status === AuthorizationStatus.PENDING) {
+            await new Promise<void>((resolve) => s.waiters.push(resolve));
+            yield { session: fake.view(s) };
+          }
+        },
+        exchangeCode(req) {
+          fake.exchanges.push(req);
+          if (fake.failNextExchange) {
+            fake.failNextExchange = false;
+            throw new Error("database exploded at 10.0.0.7");
+          }
+          if (req.grantType !== "authorization_code") return { outcome: { case: "error", value: { error: "unsupported_grant_type", description: "only authorization_code" } } };
+          if (req.clientSecret !== "right") return { outcome: { case: "error", value: { error: "invalid_client", description: "wrong client credentials" } } };
+          if (req.code !== "good") return { outcome: { case: "error", value: { error: "invalid_grant", description: "the code is not valid" } } };
+          return { outcome: { case: "tokens", value: { accessToken: "at", idToken: "id.token.sig", tokenType: "Bearer", expiresIn: 900, scope: "openid profile" } } };
+        },
+        getUserInfo(req) {
+          fake.userInfos.push(req);
+          if (req.accessToken !== "good-token") return { outcome: { case: "error", value: { error: "invalid_token", description: "the access token is not valid" } } };
+          return {
+            outcome: {
+              case: "claims",
+              value: { sub: "sub-1", preferredUsername: "Steve", game: "minecraft", gameAccountName: "Steve", gameAccountId: "uuid-1", organizationId: "org-1", verifiedByServerId: "srv-1" },
+            },
+          };
+        },
+      });
+    });
+  }
+}
+
+export interface FakeIssuer {
+  core: FakeCore;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The issuer app on an ephemeral port, its issuer URL that port (or `issuerUrl`), in front of a FakeCore. */
+export async function startFakeIssuer(issuerUrl?: string, maxNumber = 2000): Promise<FakeIssuer> {
+  const core = new FakeCore();
+  let handler: ReturnType<ReturnType<typeof createGameIssuerApp>["callback"]> | undefined;
+  const listener: Listener = await listen((req, res) => handler!(req as never, res as never), 0, "127.0.0.1");
+  const url = `http://127.0.0.1:${listener.port}`;
+  handler = createGameIssuerApp({
+    issuerUrl: new URL(issuerUrl ?? url),
+    transport: core.transport(),
+    logger: pino({ level: "silent" }),
+    botCheck: { maxNumber },
+  }).callback();
+  return { core, url, close: () => listener.close(500) };
+}

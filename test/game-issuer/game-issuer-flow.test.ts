@@ -1,0 +1,225 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { createClient } from "@connectrpc/connect";
+import { solveChallenge } from "altcha-lib/v1";
+import * as oidc from "openid-client";
+import { Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
+import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
+import { runAgent } from "../support/agent.ts";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const redirectUri = "http://127.0.0.1:9/callback";
+
+/**
+ * The Game OAuth issuer as an app and a player use it, on a whole Outpost: openid-client as the
+ * app (discovery, PKCE S256, state, nonce), the hosted page driven without a browser (its cookie,
+ * its challenge solved here, its live status read as server-sent events), and the real
+ * `outpost-agent simulate` as the game server.
+ */
+describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpost", function () {
+  this.timeout(120_000);
+  let t: TestOutpost;
+  let apiKey: string;
+  let agentKey: string;
+  let serverId: string;
+  let clientId: string;
+  let clientSecret: string;
+
+  const api = async (method: "GET" | "POST", path: string, body?: unknown): Promise<Json> => {
+    const res = await fetch(`${t.baseUrl}/api/http/${path}`, {
+      method,
+      headers: { "x-api-key": apiKey, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const json = (await res.json() as Json);
+    assert.equal(res.status, 200, JSON.stringify(json));
+    return json;
+  };
+
+  before(async () => {
+    t = await startTestOutpost();
+    const origin = "http://localhost:3000";
+    const signUp = await fetch(`${t.baseUrl}/sign-up`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin },
+      body: JSON.stringify({ email: "owner@example.com", password: "a long password", name: "Owner" }),
+    });
+    const cookie = signUp.headers.get("set-cookie")!.split(";")[0];
+    const created = await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
+      method: "POST",
+      headers: { cookie, origin, "content-type": "application/json" },
+      body: JSON.stringify({ name: "tests", expiresInDays: 30 }),
+    });
+    apiKey = (((await created.json() as Json)) as Json).key;
+    await api("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" });
+    const server = await api("POST", "servers/createServer", { organizationSlug: "acme", name: "Survival", game: "minecraft" });
+    serverId = server.server.id;
+    agentKey = server.agentKey;
+    const client = await api("POST", "organizations/createGameOAuthClient", {
+      organizationSlug: "acme",
+      name: "Forum",
+      redirectUris: [redirectUri],
+      verifierPolicy: "any_server",
+    });
+    clientId = client.client.clientId;
+    clientSecret = client.clientSecret;
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  it("serves the discovery document on GAME_ISSUER_URL, its issuer without a trailing slash", async () => {
+    assert.equal(t.outpost.gamePort, Number(new URL(t.gameIssuerUrl).port));
+    const res = await fetch(`${t.gameIssuerUrl}/.well-known/openid-configuration`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("cache-control")!, /max-age=\d+/);
+    const doc = (await res.json() as Json);
+    const issuer = t.gameIssuerUrl;
+    assert.ok(!issuer.endsWith("/"));
+    assert.equal(doc.issuer, issuer);
+    assert.equal(doc.authorization_endpoint, `${issuer}/oauth2/authorize`);
+    assert.equal(doc.token_endpoint, `${issuer}/oauth2/token`);
+    assert.equal(doc.userinfo_endpoint, `${issuer}/oauth2/userinfo`);
+    assert.equal(doc.jwks_uri, `${issuer}/oauth2/jwks`);
+    assert.deepEqual(doc.response_types_supported, ["code"]);
+    assert.deepEqual(doc.grant_types_supported, ["authorization_code"]);
+    assert.deepEqual(doc.scopes_supported, ["openid", "profile"]);
+    assert.deepEqual(doc.code_challenge_methods_supported, ["S256", "plain"]);
+    assert.deepEqual(doc.token_endpoint_auth_methods_supported, ["client_secret_basic", "client_secret_post"]);
+    assert.deepEqual(doc.id_token_signing_alg_values_supported, ["RS256"]);
+    assert.deepEqual(doc.subject_types_supported, ["public"]);
+    assert.deepEqual(doc.claims_supported, [
+      "sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash",
+      "preferred_username", "game", "game_account_name", "game_account_id", "organization_id", "verified_by_server_id",
+    ]);
+    assert.equal(doc.authorization_response_iss_parameter_supported, true);
+    // Not on the account host.
+    assert.equal((await fetch(`${t.baseUrl}/oauth2/jwks`)).status, 404);
+  });
+
+  it("serves exactly KeysService's game keys as the JWKS, cacheable briefly", async () => {
+    const res = await fetch(`${t.gameIssuerUrl}/oauth2/jwks`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("cache-control"), "public, max-age=300");
+    const jwks = (await res.json() as Json);
+    const keys = createClient(KeysService, t.outpost.runtime.core.transport());
+    const expected = await keys.getJwks({ issuer: Issuer.GAME });
+    assert.ok(expected.keys.length >= 1);
+    assert.deepEqual(jwks, { keys: expected.keys.map(({ kty, n, e, kid, use, alg }) => ({ kty, n, e, kid, use, alg })) });
+  });
+
+  /** One sign-in, as openid-client and a player see it; returns the callback URL. */
+  async function signIn(config: oidc.Configuration, params: Record<string, string>, player: { name: string; uuid: string }): Promise<URL> {
+    const url = oidc.buildAuthorizationUrl(config, params);
+    assert.equal(url.origin, t.gameIssuerUrl);
+    const page = await fetch(url, { redirect: "manual" });
+    assert.equal(page.status, 200, await page.clone().text());
+    const cookie = page.headers.get("set-cookie")!.split(";")[0];
+    const html = await page.text();
+    const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+    const session = /data-session="([^"]+)"/.exec(html)![1];
+    const challenge = JSON.parse(decode(/data-challenge="([^"]+)"/.exec(html)![1]));
+    assert.match(html, /Forum/);
+
+    // The browser check, as the page's script solves it.
+    const solution = await solveChallenge(challenge.challenge, challenge.salt, challenge.algorithm, challenge.maxnumber).promise;
+    const payload = Buffer.from(JSON.stringify({ ...challenge, number: solution!.number })).toString("base64");
+    const verified = await fetch(`${t.gameIssuerUrl}/oauth2/authorize/verify-challenge`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie },
+      body: JSON.stringify({ session, payload }),
+    });
+    assert.equal(verified.status, 200);
+    const { login_code: loginCode, command } = (await verified.json() as Json);
+    assert.match(loginCode, /^[A-Z0-9]{4}-[A-Z0-9]{4}$/);
+    assert.equal(command, `/outpost login ${loginCode}`);
+
+    // The live status, then the player's command on the game server.
+    const events = await fetch(`${t.gameIssuerUrl}/oauth2/authorize/events?session=${session}`, { headers: { cookie } });
+    assert.equal(events.status, 200);
+    const reader = events.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("\n\n")) text += (await reader.read()).value;
+    assert.match(text, /"status":"pending"/);
+    const played = await runAgent(["simulate", "--url", t.baseUrl, "--key", agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", command.toLowerCase()]);
+    assert.equal(played.code, 0, played.stdout + played.stderr);
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      text += chunk.value;
+    }
+    const last = JSON.parse(text.trim().split("\n\n").at(-1)!.split("\ndata: ")[1]);
+    assert.equal(last.status, "completed");
+    return new URL(last.redirect_url);
+  }
+
+  for (const method of ["client_secret_basic", "client_secret_post"] as const) {
+    it(`signs a player in end to end with openid-client (${method}, PKCE S256, state, nonce), then userinfo`, async () => {
+      const auth = method === "client_secret_basic" ? oidc.ClientSecretBasic(clientSecret) : oidc.ClientSecretPost(clientSecret);
+      const config = await oidc.discovery(new URL(t.gameIssuerUrl), clientId, undefined, auth, { execute: [oidc.allowInsecureRequests] });
+      const verifier = oidc.randomPKCECodeVerifier();
+      const state = oidc.randomState();
+      const nonce = oidc.randomNonce();
+      const player = { name: "Steve", uuid: randomUUID() };
+      const callback = await signIn(
+        config,
+        {
+          redirect_uri: redirectUri,
+          scope: "openid profile",
+          code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+          code_challenge_method: "S256",
+          state,
+          nonce,
+        },
+        player,
+      );
+      assert.equal(callback.searchParams.get("iss"), t.gameIssuerUrl);
+      const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+      assert.equal(tokens.token_type.toLowerCase(), "bearer");
+      assert.equal(tokens.expires_in, 900);
+      assert.equal(tokens.scope, "openid profile");
+      const claims = tokens.claims()!;
+      assert.equal(claims.iss, t.gameIssuerUrl);
+      assert.equal(claims.aud, clientId);
+      assert.equal(claims.nonce, nonce);
+      assert.equal(claims.game, "minecraft");
+      assert.equal(claims.game_account_id, player.uuid);
+      assert.equal(claims.verified_by_server_id, serverId);
+      const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
+      assert.equal(info.sub, claims.sub);
+      assert.equal(info.preferred_username, "Steve");
+      assert.equal(info.game_account_name, "Steve");
+
+      // The code is single-use: a second exchange is invalid_grant.
+      const again = await fetch(`${t.gameIssuerUrl}/oauth2/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          code: callback.searchParams.get("code")!,
+          redirect_uri: redirectUri,
+          code_verifier: verifier,
+          client_id: clientId,
+          client_secret: clientSecret,
+        }),
+      });
+      assert.equal(again.status, 400);
+      assert.equal(((await again.json() as Json)).error, "invalid_grant");
+    });
+  }
+
+  it("renders an error page, not a redirect, for an unsaved redirect URI; redirects a bad scope with iss", async () => {
+    const base = { response_type: "code", client_id: clientId, state: "s1" };
+    const unsaved = await fetch(`${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ ...base, redirect_uri: "http://127.0.0.1:9/other" })}`, { redirect: "manual" });
+    assert.equal(unsaved.status, 400);
+    assert.equal(unsaved.headers.get("location"), null);
+    const badScope = await fetch(`${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ ...base, redirect_uri: redirectUri, scope: "openid email" })}`, { redirect: "manual" });
+    assert.equal(badScope.status, 302);
+    const location = new URL(badScope.headers.get("location")!);
+    assert.equal(location.searchParams.get("error"), "invalid_scope");
+    assert.equal(location.searchParams.get("state"), "s1");
+    assert.equal(location.searchParams.get("iss"), t.gameIssuerUrl);
+  });
+});

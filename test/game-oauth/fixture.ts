@@ -1,0 +1,98 @@
+/** A Game OAuth world for the suites: an organization, servers with agents, clients, sign-ins. */
+import assert from "node:assert/strict";
+import type { Client } from "@connectrpc/connect";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { GameOAuthService, type AuthorizationSession, type StartAuthorizationRequest } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { VerifierPolicy } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { PlayerAuth, startAgent, type Agent } from "../../agent/client.ts";
+import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
+
+export const config = { ...testConfig, plans: { free: { servers: 20, gameOAuthClients: 20 } } };
+export const redirectUri = "https://app.example.com/callback";
+
+export const binding = () => randomBytes(32).toString("hex");
+export const player = (name = "Steve") => ({ name, uuid: randomUUID() });
+
+export function pkce(method: "S256" | "plain" = "S256") {
+  const verifier = randomBytes(32).toString("base64url");
+  const challenge = method === "S256" ? createHash("sha256").update(verifier).digest("base64url") : verifier;
+  return { verifier, challenge, method };
+}
+
+export interface World {
+  t: TestCore;
+  session: string;
+  organizationId: string;
+  agents: Agent[];
+  oauth(core?: TestCore): Client<typeof GameOAuthService>;
+  createServer(name: string, options?: { organizationSlug?: string; connect?: boolean }): Promise<{ id: string; key: string; agent?: Agent }>;
+  createClient(options?: { name?: string; policy?: "any" | { servers: string[] }; organizationSlug?: string }): Promise<{ clientId: string; clientSecret: string }>;
+  start(req: Omit<Partial<StartAuthorizationRequest>, "$typeName" | "$unknown">): Promise<{ session: AuthorizationSession; binding: string }>;
+  close(): Promise<void>;
+}
+
+function gameOAuthClient(t: TestCore) {
+  return t.client(GameOAuthService);
+}
+
+export async function createWorld(): Promise<World> {
+  const t = await startTestCore(config);
+  const { token: session } = await t.signUp(`owner-${randomUUID()}@example.com`);
+  const organizations = t.client(OrganizationsService, { session });
+  const org = await organizations.createOrganization({ name: "Acme", slug: "acme" });
+  await organizations.createOrganization({ name: "Other", slug: "other" });
+  const agents: Agent[] = [];
+  const world: World = {
+    t,
+    session,
+    organizationId: org.organization!.id,
+    agents,
+    oauth: (core = t) => gameOAuthClient(core),
+    async createServer(name, options = {}) {
+      const res = await t.client(ServersService, { session }).createServer({ organizationSlug: options.organizationSlug ?? "acme", name, game: Game.MINECRAFT });
+      const server = { id: res.server!.id, key: res.agentKey, agent: undefined as Agent | undefined };
+      if (options.connect !== false) {
+        const agent = startAgent({ url: "http://in-process", key: res.agentKey, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, reconnect: false, transport: t.core.transport() });
+        agents.push(agent);
+        await agent.connected();
+        server.agent = agent;
+      }
+      return server;
+    },
+    async createClient(options = {}) {
+      const policy = options.policy ?? "any";
+      const res = await organizations.createGameOAuthClient({
+        organizationSlug: options.organizationSlug ?? "acme",
+        name: options.name ?? "Demo App",
+        redirectUris: [redirectUri, "https://app.example.com/cb?tenant=1"],
+        verifierPolicy: policy === "any" ? VerifierPolicy.ANY_SERVER : VerifierPolicy.SELECTED_SERVERS,
+        allowedServerIds: policy === "any" ? [] : policy.servers,
+      });
+      return { clientId: res.client!.clientId, clientSecret: res.clientSecret };
+    },
+    async start(req) {
+      const browser = req.browserBindingHash ?? binding();
+      const res = await gameOAuthClient(t).startAuthorization({ responseType: "code", redirectUri, state: "st-1", scope: "openid profile", ...req, browserBindingHash: browser });
+      if (res.outcome.case !== "session") assert.fail(`expected a session: ${res.outcome.case} ${res.outcome.value?.error}`);
+      return { session: res.outcome.value as AuthorizationSession, binding: browser };
+    },
+    async close() {
+      await Promise.all(agents.splice(0).map((a) => a.stop()));
+      await t.close();
+    },
+  };
+  return world;
+}
+
+/** The login code of a session, as an agent reports it. */
+export const command = (session: AuthorizationSession) => `/outpost login ${session.loginCode}`;
+
+/** The code in a completed session's redirect URL. */
+export function codeOf(session: AuthorizationSession): string {
+  const code = new URL(session.redirectUrl).searchParams.get("code");
+  assert.ok(code, `no code in ${session.redirectUrl}`);
+  return code;
+}

@@ -1,0 +1,209 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { createLocalJWKSet, jwtVerify } from "jose";
+import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import type { ExchangeCodeRequest, TokenSet } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import type { Agent } from "../../agent/client.ts";
+import { deleteExpiredFlowRows } from "../../core/game-oauth/cleanup.ts";
+import { codeOf, command, createWorld, pkce, player, redirectUri, type World } from "./fixture.ts";
+
+type Request = Omit<Partial<ExchangeCodeRequest>, "$typeName" | "$unknown">;
+
+describe("Game OAuth: token exchange and userinfo", function () {
+  this.timeout(60_000);
+  let w: World;
+  let client: { clientId: string; clientSecret: string };
+  let agent: Agent;
+  let serverId: string;
+
+  before(async () => {
+    w = await createWorld();
+    client = await w.createClient();
+    const server = await w.createServer("Main");
+    agent = server.agent!;
+    serverId = server.id;
+  });
+  after(async () => {
+    await w?.close();
+  });
+
+  /** A whole sign-in up to the code in the redirect URL. */
+  async function signIn(options: { challenge?: { challenge: string; method: string }; nonce?: string; who?: { name: string; uuid: string }; clientId?: string } = {}) {
+    const { session, binding } = await w.start({
+      clientId: options.clientId ?? client.clientId,
+      nonce: options.nonce ?? "",
+      codeChallenge: options.challenge?.challenge ?? "",
+      codeChallengeMethod: options.challenge?.method ?? "",
+    });
+    const reply = await agent.playCommand(options.who ?? player(), command(session));
+    assert.equal(reply.accepted, true, reply.message);
+    const { session: done } = await w.oauth().getAuthorization({ sessionId: session.sessionId, browserBindingHash: binding });
+    return codeOf(done!);
+  }
+
+  const exchange = (req: Request) =>
+    w.oauth().exchangeCode({ clientId: client.clientId, clientSecret: client.clientSecret, grantType: "authorization_code", redirectUri, ...req });
+  const errorOf = (res: Awaited<ReturnType<typeof exchange>>) => (res.outcome.case === "error" ? res.outcome.value.error : `tokens`);
+  const tokensOf = (res: Awaited<ReturnType<typeof exchange>>): TokenSet => {
+    if (res.outcome.case !== "tokens") assert.fail(`expected tokens: ${res.outcome.value?.error} ${res.outcome.value?.description}`);
+    return res.outcome.value;
+  };
+  const userInfo = (accessToken: string) => w.oauth().getUserInfo({ accessToken });
+
+  it("exchanges a code for an access token and an RS256 ID token with the game claims", async () => {
+    const who = player("Steve");
+    const p = pkce();
+    const code = await signIn({ challenge: p, nonce: "n-0S6", who });
+    const tokens = tokensOf(await exchange({ code, codeVerifier: p.verifier }));
+    assert.equal(tokens.tokenType, "Bearer");
+    assert.equal(tokens.expiresIn, 900);
+    assert.equal(tokens.scope, "openid profile");
+    assert.match(tokens.accessToken, /^ogt_/);
+    const jwks = createLocalJWKSet(await w.t.signingKeys.jwks("game"));
+    const { payload, protectedHeader } = await jwtVerify(tokens.idToken, jwks, { issuer: "http://game.test", audience: client.clientId });
+    assert.equal(protectedHeader.alg, "RS256");
+    assert.equal(payload.nonce, "n-0S6");
+    assert.equal(payload.at_hash, createHash("sha256").update(tokens.accessToken).digest().subarray(0, 16).toString("base64url"));
+    assert.equal(payload.exp! - payload.iat!, 600);
+    assert.ok(typeof payload.auth_time === "number" && payload.auth_time <= payload.iat!);
+    assert.match(payload.sub!, /^gp_/);
+    assert.equal(payload.preferred_username, "Steve");
+    assert.equal(payload.game_account_name, "Steve");
+    assert.equal(payload.game, "minecraft");
+    assert.equal(payload.game_account_id, who.uuid);
+    assert.equal(payload.organization_id, w.organizationId);
+    assert.equal(payload.verified_by_server_id, serverId);
+
+    const info = await userInfo(tokens.accessToken);
+    assert.equal(info.outcome.case, "claims");
+    assert.deepEqual(
+      { ...info.outcome.value, $typeName: undefined },
+      { $typeName: undefined, sub: payload.sub, preferredUsername: "Steve", game: "minecraft", gameAccountName: "Steve", gameAccountId: who.uuid, organizationId: w.organizationId, verifiedByServerId: serverId },
+    );
+  });
+
+  it("leaves nonce out when none was sent, and exchanges without PKCE when none was used", async () => {
+    const tokens = tokensOf(await exchange({ code: await signIn() }));
+    const { payload } = await jwtVerify(tokens.idToken, createLocalJWKSet(await w.t.signingKeys.jwks("game")));
+    assert.equal(payload.nonce, undefined);
+  });
+
+  it("accepts plain PKCE", async () => {
+    const p = pkce("plain");
+    tokensOf(await exchange({ code: await signIn({ challenge: p }), codeVerifier: p.verifier }));
+  });
+
+  it("refuses a code used again, and revokes the tokens of its first use", async () => {
+    const code = await signIn();
+    const first = tokensOf(await exchange({ code }));
+    assert.equal((await userInfo(first.accessToken)).outcome.case, "claims");
+    assert.equal(errorOf(await exchange({ code })), "invalid_grant");
+    const after = await userInfo(first.accessToken);
+    assert.equal(after.outcome.case === "error" && after.outcome.value.error, "invalid_token");
+  });
+
+  it("refuses a code older than 90 seconds", async () => {
+    const code = await signIn();
+    w.t.clock.advance(91_000);
+    try {
+      assert.equal(errorOf(await exchange({ code })), "invalid_grant");
+    } finally {
+      w.t.clock.advance(-91_000);
+    }
+    assert.equal(errorOf(await exchange({ code })), "invalid_grant", "and it stays dead");
+  });
+
+  it("refuses a wrong redirect URI, a wrong client, a wrong or missing PKCE verifier; each kills the code", async () => {
+    const other = await w.createClient({ name: "Other App" });
+    const p = pkce();
+    const attempts: Array<[string, (code: string) => Request]> = [
+      ["redirect URI with a trailing difference", (code) => ({ code, codeVerifier: p.verifier, redirectUri: `${redirectUri}/` })],
+      ["redirect URI differing in case", (code) => ({ code, codeVerifier: p.verifier, redirectUri: "https://APP.example.com/callback" })],
+      ["another client", (code) => ({ code, codeVerifier: p.verifier, clientId: other.clientId, clientSecret: other.clientSecret })],
+      ["a wrong verifier", (code) => ({ code, codeVerifier: pkce().verifier })],
+      ["no verifier", (code) => ({ code })],
+    ];
+    for (const [what, request] of attempts) {
+      const code = await signIn({ challenge: p });
+      assert.equal(errorOf(await exchange(request(code))), "invalid_grant", what);
+      assert.equal(errorOf(await exchange({ code, codeVerifier: p.verifier })), "invalid_grant", `${what}: the code is dead afterwards`);
+    }
+    const code = await signIn();
+    assert.equal(errorOf(await exchange({ code, codeVerifier: pkce().verifier })), "invalid_grant", "a verifier without a challenge");
+  });
+
+  it("authenticates the client: unknown, wrong or rotated secret, disabled → invalid_client; then the grant", async () => {
+    const own = await w.createClient({ name: "Rotating" });
+    const code = await signIn({ clientId: own.clientId });
+    assert.equal(errorOf(await exchange({ code, clientId: "ogc_unknown", clientSecret: own.clientSecret })), "invalid_client");
+    assert.equal(errorOf(await exchange({ code, clientId: own.clientId, clientSecret: client.clientSecret })), "invalid_client");
+    assert.equal(errorOf(await exchange({ code, clientId: own.clientId, clientSecret: "" })), "invalid_client");
+    const organizations = w.t.client(OrganizationsService, { session: w.session });
+    const rotated = await organizations.rotateGameOAuthClientSecret({ clientId: own.clientId });
+    assert.equal(errorOf(await exchange({ code, clientId: own.clientId, clientSecret: own.clientSecret })), "invalid_client", "the old secret");
+    assert.equal(errorOf(await exchange({ code, clientId: own.clientId, clientSecret: rotated.clientSecret, grantType: "password" })), "unsupported_grant_type");
+    assert.equal(errorOf(await exchange({ code: "", clientId: own.clientId, clientSecret: rotated.clientSecret })), "invalid_request");
+    assert.equal(errorOf(await exchange({ code, redirectUri: "", clientId: own.clientId, clientSecret: rotated.clientSecret })), "invalid_request");
+    const tokens = tokensOf(await exchange({ code, clientId: own.clientId, clientSecret: rotated.clientSecret }));
+
+    // Rotation and disabling affect new exchanges only: the issued token keeps working.
+    await organizations.rotateGameOAuthClientSecret({ clientId: own.clientId });
+    await organizations.updateGameOAuthClient({ clientId: own.clientId, disabled: true });
+    assert.equal((await userInfo(tokens.accessToken)).outcome.case, "claims");
+    assert.equal(errorOf(await exchange({ code: "whatever", clientId: own.clientId, clientSecret: rotated.clientSecret })), "invalid_client");
+  });
+
+  it("of 64 concurrent exchanges of one code exactly one succeeds", async () => {
+    const code = await signIn();
+    const results = await Promise.all(Array.from({ length: 64 }, () => exchange({ code })));
+    assert.equal(results.filter((r) => r.outcome.case === "tokens").length, 1);
+    assert.ok(results.every((r) => r.outcome.case === "tokens" || errorOf(r) === "invalid_grant"));
+  });
+
+  it("userinfo refuses an unknown or expired token", async () => {
+    const bad = await userInfo("ogt_nothing");
+    assert.equal(bad.outcome.case === "error" && bad.outcome.value.error, "invalid_token");
+    const tokens = tokensOf(await exchange({ code: await signIn() }));
+    w.t.clock.advance(900_000);
+    try {
+      const expired = await userInfo(tokens.accessToken);
+      assert.equal(expired.outcome.case === "error" && expired.outcome.value.error, "invalid_token");
+    } finally {
+      w.t.clock.advance(-900_000);
+    }
+  });
+
+  it("keeps sub stable across sign-ins and name changes; claims follow the current name", async () => {
+    const uuid = player().uuid;
+    const first = tokensOf(await exchange({ code: await signIn({ who: { name: "Old", uuid } }) }));
+    const second = tokensOf(await exchange({ code: await signIn({ who: { name: "New", uuid } }) }));
+    const jwks = createLocalJWKSet(await w.t.signingKeys.jwks("game"));
+    const a = (await jwtVerify(first.idToken, jwks)).payload;
+    const b = (await jwtVerify(second.idToken, jwks)).payload;
+    assert.equal(a.sub, b.sub);
+    assert.equal(a.preferred_username, "Old");
+    assert.equal(b.preferred_username, "New");
+    const info = await userInfo(first.accessToken);
+    assert.equal(info.outcome.case === "claims" && info.outcome.value.preferredUsername, "New", "the current name");
+    const someoneElse = tokensOf(await exchange({ code: await signIn({ who: player("Old") }) }));
+    assert.notEqual((await jwtVerify(someoneElse.idToken, jwks)).payload.sub, a.sub);
+  });
+
+  it("the cleanup deletes sessions, codes and tokens an hour after they ended, and nothing live", async () => {
+    const old = tokensOf(await exchange({ code: await signIn() }));
+    const db = () => w.t.orm.em.fork().getConnection();
+    const count = async (table: string) => Number((await db().execute(`select count(*)::int as n from ${table}`))[0].n);
+    // Everything so far ended two hours ago.
+    for (const table of ["hosted_authorizations", "authorization_codes", "access_tokens"]) {
+      await db().execute(`update ${table} set expires_at = expires_at - interval '2 hours'`);
+    }
+    const live = tokensOf(await exchange({ code: await signIn() }));
+    await deleteExpiredFlowRows(w.t.orm, w.t.clock.now());
+    assert.equal(await count("hosted_authorizations"), 1);
+    assert.equal(await count("authorization_codes"), 1);
+    assert.equal(await count("access_tokens"), 1);
+    assert.equal((await userInfo(live.accessToken)).outcome.case, "claims");
+    assert.equal((await userInfo(old.accessToken)).outcome.case, "error");
+    assert.ok((await count("game_accounts")) > 0, "game accounts (and their sub) stay");
+  });
+});
