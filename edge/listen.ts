@@ -76,6 +76,9 @@ export async function listen(handler: Handler, port: number, host: string): Prom
 
   const tcp = net.createServer((socket) => {
     sockets.add(socket);
+    // Small writes (server-sent events, agent replies on the h2c stream) go out at once: no
+    // Nagle delay waiting for the peer's (delayed) ACK.
+    socket.setNoDelay(true);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
     // Peek in paused mode (readable + read), so nothing flows before a server owns the socket.

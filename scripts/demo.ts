@@ -1,0 +1,158 @@
+/**
+ * npm run demo — a newcomer's first five minutes with Game OAuth, on one machine:
+ * Outpost (embedded database in a temporary DATA_DIR, or in DEMO_DATA_DIR, which must be new or
+ * empty: the demo seeds it from scratch), an operator account and
+ * API key, an organization, a server, a Game OAuth client for the example app, a simulated game
+ * server (`outpost-agent run`, whose console is this terminal) and the example app on :4000.
+ * Ctrl-C stops everything (and removes the temporary data). DEMO_PORT, DEMO_GAME_PORT and
+ * DEMO_APP_PORT change the ports (3000, 3001, 4000).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const port = Number(process.env.DEMO_PORT ?? 3000);
+const gamePort = Number(process.env.DEMO_GAME_PORT ?? 3001);
+const appPort = Number(process.env.DEMO_APP_PORT ?? 4000);
+const baseUrl = `http://localhost:${port}`;
+const issuer = `http://localhost:${gamePort}`;
+const appUrl = `http://localhost:${appPort}`;
+const temporary = !process.env.DEMO_DATA_DIR;
+const dataDir = process.env.DEMO_DATA_DIR ?? mkdtempSync(join(tmpdir(), "outpost-demo-"));
+mkdirSync(dataDir, { recursive: true });
+
+const children: ChildProcess[] = [];
+const outpostEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), GAME_PORT: String(gamePort), HOST: "127.0.0.1", ACCOUNT_BASE_URL: baseUrl, GAME_ISSUER_URL: issuer, LOG_LEVEL: "info" };
+delete (outpostEnv as Record<string, string | undefined>).DATABASE_URL;
+
+let stopping = false;
+async function stopAll(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    for (const child of [...children].reverse()) {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((done) => child.once("close", done));
+        child.kill("SIGTERM");
+        await Promise.race([exited, new Promise((done) => setTimeout(done, 5000))]);
+      }
+    }
+    if (temporary) rmSync(dataDir, { recursive: true, force: true });
+  }
+  process.exit(code);
+}
+process.on("SIGINT", () => void stopAll(0));
+process.on("SIGTERM", () => void stopAll(0));
+
+function fail(message: string): Promise<never> {
+  console.error(`demo: ${message}`);
+  return stopAll(1);
+}
+
+/** Runs a command to its end; resolves with its stdout. */
+function run(script: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, script), ...args], { env: outpostEnv, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`${script} ${args[0]} failed: ${err || out}`))));
+  });
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function api(key: string, path: string, body: unknown): Promise<any> {
+  const res = await fetch(`${baseUrl}/api/http/${path}`, {
+    method: "POST",
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+try {
+  // 1. Outpost; its JSON logs go to a file so that this terminal stays readable.
+  const logFile = join(dataDir, "outpost.log");
+  const log = createWriteStream(logFile, { flags: "a" });
+  console.log(`Starting Outpost (embedded database in ${dataDir}) …`);
+  const serve = spawn(process.execPath, [join(root, "bin/outpost.js"), "serve"], { env: outpostEnv, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(serve);
+  await new Promise<void>((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(() => reject(new Error(`Outpost did not start within 60 s; see ${logFile}`)), 60_000);
+    serve.stdout!.on("data", (d: Buffer) => {
+      log.write(d);
+      seen += d;
+      if (seen.includes('"Outpost is serving"')) {
+        clearTimeout(timer);
+        seen = "";
+        resolve();
+      }
+    });
+    serve.stderr!.on("data", (d: Buffer) => log.write(d));
+    serve.once("close", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`Outpost exited (${code}); see ${logFile}`));
+    });
+  });
+
+  // 2. Seed: an operator and an API key (the CLI), then an organization, a server and a client (the HTTP API).
+  const email = "operator@example.com";
+  await run("bin/outpost.js", ["user", "create", "--email", email, "--password", "demo operator password", "--name", "Operator", "--platform-admin"]);
+  const key = (await run("bin/outpost.js", ["api-key", "create", "--email", email, "--name", "demo"])).trim().split("\n").pop()!;
+  await api(key, "organizations/createOrganization", { name: "Demo Craft", slug: "demo" });
+  const server = await api(key, "servers/createServer", { organizationSlug: "demo", name: "Survival", game: "minecraft" });
+  const client = await api(key, "organizations/createGameOAuthClient", {
+    organizationSlug: "demo",
+    name: "Example app",
+    redirectUris: [`${appUrl}/callback`],
+    verifierPolicy: "any_server",
+  });
+
+  // 3. The example app.
+  const app = spawn(process.execPath, [join(root, "examples/game-oauth-app/app.ts")], {
+    env: { ...process.env, OUTPOST_ISSUER: issuer, CLIENT_ID: client.client.clientId, CLIENT_SECRET: client.clientSecret, PORT: String(appPort), REDIRECT_URI: `${appUrl}/callback` },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.push(app);
+  await new Promise<void>((resolve, reject) => {
+    app.stdout!.on("data", (d: Buffer) => (String(d).includes("example app on") ? resolve() : process.stdout.write(d)));
+    app.once("close", (code) => reject(new Error(`the example app exited (${code})`)));
+  });
+
+  console.log(`
+Outpost      ${baseUrl}  (HTTP API, operator ${email}, API key ${key})
+Game issuer  ${issuer}  (discovery: ${issuer}/.well-known/openid-configuration)
+Client       ${client.client.clientId} "Example app" of organization "demo", redirect ${appUrl}/callback
+Server       "Survival" (minecraft, online auth), its simulated console below
+Logs         ${logFile}
+
+1. Open ${appUrl} and click "Sign in with your game account".
+2. Outpost's page shows a login code, e.g. ABCD-1234 (after a short browser check).
+3. Type into this terminal — the game server's console — a player name, a UUID and the command:
+
+   Steve 123e4567-e89b-12d3-a456-426614174000 /outpost login ABCD-1234
+
+   The page then returns you to the app, which shows Steve, minecraft and his sub.
+Ctrl-C stops everything.
+`);
+
+  // 4. The simulated game server, with this terminal as its console.
+  const agent = spawn(process.execPath, [join(root, "bin/outpost-agent.js"), "run", "--url", baseUrl, "--key", server.agentKey, "--game", "minecraft", "--auth", "online"], {
+    env: process.env,
+    stdio: ["inherit", "inherit", "inherit"],
+  });
+  children.push(agent);
+  for (const child of children) {
+    child.once("close", (code) => {
+      if (!stopping) void fail(`${child === serve ? "Outpost" : child === app ? "the example app" : "the agent"} stopped (${code})`);
+    });
+  }
+} catch (error) {
+  await fail((error as Error).message);
+}

@@ -1,0 +1,190 @@
+/**
+ * Helpers for the Game OAuth end-to-end suites: seeding an organization with a server and a client
+ * through the HTTP API, a loopback redirect_uri that records its callbacks, and the hosted page
+ * driven without a browser (its cookie, its challenge solved here, its live status read as
+ * server-sent events), as test/game-issuer/game-issuer-flow.test.ts does it.
+ */
+import assert from "node:assert/strict";
+import http from "node:http";
+import net from "node:net";
+import { solveChallenge } from "altcha-lib/v1";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+export interface Seeded {
+  apiKey: string;
+  agentKey: string;
+  serverId: string;
+  clientId: string;
+  clientSecret: string;
+  api(method: "GET" | "POST", path: string, body?: unknown): Promise<Json>;
+}
+
+/** A user (through /sign-up), an API key, organization "acme", a Minecraft server and a client "Forum". */
+export async function seedGameOAuth(baseUrl: string, redirectUris: string[], email = "owner@example.com"): Promise<Seeded> {
+  const origin = "http://localhost:3000";
+  const signUp = await fetch(`${baseUrl}/sign-up`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin },
+    body: JSON.stringify({ email, password: "a long password", name: "Owner" }),
+  });
+  assert.equal(signUp.status < 400, true, await signUp.clone().text());
+  const cookie = signUp.headers.get("set-cookie")!.split(";")[0];
+  const created = await fetch(`${baseUrl}/api/http/auth/createApiKey`, {
+    method: "POST",
+    headers: { cookie, origin, "content-type": "application/json" },
+    body: JSON.stringify({ name: "tests", expiresInDays: 30 }),
+  });
+  const apiKey = ((await created.json()) as Json).key as string;
+  const api = async (method: "GET" | "POST", path: string, body?: unknown): Promise<Json> => {
+    const res = await fetch(`${baseUrl}/api/http/${path}`, {
+      method,
+      headers: { "x-api-key": apiKey, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const json = (await res.json()) as Json;
+    assert.equal(res.status, 200, JSON.stringify(json));
+    return json;
+  };
+  await api("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" });
+  const server = await api("POST", "servers/createServer", { organizationSlug: "acme", name: "Survival", game: "minecraft" });
+  const client = await api("POST", "organizations/createGameOAuthClient", {
+    organizationSlug: "acme",
+    name: "Forum",
+    redirectUris,
+    verifierPolicy: "any_server",
+  });
+  return {
+    apiKey,
+    agentKey: server.agentKey,
+    serverId: server.server.id,
+    clientId: client.client.clientId,
+    clientSecret: client.clientSecret,
+    api,
+  };
+}
+
+export interface CallbackServer {
+  /** http://127.0.0.1:<port>/callback */
+  redirectUri: string;
+  /** Every URL requested so far, absolute. */
+  requests: URL[];
+  /** Resolves with the next callback request (or the first one already received after `since`). */
+  next(since?: number, timeoutMs?: number): Promise<URL>;
+  close(): Promise<void>;
+}
+
+/** The app's redirect_uri: a loopback server that records each request and answers 200. */
+export async function startCallbackServer(): Promise<CallbackServer> {
+  const requests: URL[] = [];
+  const waiters = new Set<() => void>();
+  const server = http.createServer((req, res) => {
+    requests.push(new URL(req.url!, `http://${req.headers.host}`));
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.end("<!doctype html><title>Signed in</title><h1>Back in the app</h1>");
+    for (const w of waiters) w();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    redirectUri: `http://127.0.0.1:${port}/callback`,
+    requests,
+    next(since = 0, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const hit = requests.slice(since).find((u) => u.pathname === "/callback");
+          if (hit) done(hit);
+        };
+        const timer = setTimeout(() => done(new Error(`no callback within ${timeoutMs} ms`)), timeoutMs);
+        const done = (result: URL | Error) => {
+          clearTimeout(timer);
+          waiters.delete(check);
+          if (result instanceof Error) reject(result);
+          else resolve(result);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    close() {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A port free on loopback now (the kernel's choice of an ephemeral one). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface HostedSignIn {
+  loginCode: string;
+  command: string;
+  /** Resolves with the redirect URL the page's live status delivers on completion. */
+  redirect: Promise<URL>;
+  /** The first status event, as soon as the stream is open (so the completion is not missed). */
+  opened: Promise<Json>;
+}
+
+/**
+ * The hosted page without a browser: GET the authorization URL (on `pageOrigin`, which may be
+ * another instance than the URL's own), solve and verify the challenge, open the live status.
+ */
+export async function openHostedPage(authorizationUrl: URL, pageOrigin = authorizationUrl.origin): Promise<HostedSignIn> {
+  const url = new URL(authorizationUrl.pathname + authorizationUrl.search, pageOrigin);
+  const page = await fetch(url, { redirect: "manual" });
+  assert.equal(page.status, 200, await page.clone().text());
+  const cookie = page.headers.get("set-cookie")!.split(";")[0];
+  const html = await page.text();
+  const decode = (s: string) =>
+    s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  const session = /data-session="([^"]+)"/.exec(html)![1];
+  const challenge = JSON.parse(decode(/data-challenge="([^"]+)"/.exec(html)![1]));
+  const solution = await solveChallenge(challenge.challenge, challenge.salt, challenge.algorithm, challenge.maxnumber).promise;
+  const payload = Buffer.from(JSON.stringify({ ...challenge, number: solution!.number })).toString("base64");
+  const verified = await fetch(`${pageOrigin}/oauth2/authorize/verify-challenge`, {
+    method: "POST",
+    headers: { "content-type": "application/json", cookie },
+    body: JSON.stringify({ session, payload }),
+  });
+  assert.equal(verified.status, 200, await verified.clone().text());
+  const { login_code: loginCode, command } = (await verified.json()) as Json;
+
+  const events = await fetch(`${pageOrigin}/oauth2/authorize/events?session=${session}`, { headers: { cookie } });
+  assert.equal(events.status, 200);
+  const reader = events.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  const parse = (block: string) => JSON.parse(block.split("\n").find((l) => l.startsWith("data: "))!.slice("data: ".length));
+  const opened = (async () => {
+    while (!text.includes("\n\n")) text += (await reader.read()).value;
+    return parse(text.split("\n\n")[0]);
+  })();
+  const redirect = (async () => {
+    await opened;
+    for (;;) {
+      const blocks = text.split("\n\n").filter((b) => b.includes("data: "));
+      for (const b of blocks) {
+        const data = parse(b);
+        if (data.status === "completed") {
+          await reader.cancel().catch(() => {});
+          return new URL(data.redirect_url);
+        }
+        if (data.status === "expired") throw new Error("the sign-in expired");
+      }
+      const chunk = await reader.read();
+      if (chunk.done) throw new Error(`the live status ended without completing:\n${text}`);
+      text += chunk.value;
+    }
+  })();
+  redirect.catch(() => {});
+  return { loginCode, command, redirect, opened };
+}
