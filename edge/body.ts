@@ -1,20 +1,34 @@
 import type { Context } from "koa";
 import { Code, ConnectError } from "@connectrpc/connect";
 
-/** Reads a request body of at most `limit` bytes as JSON or as a form, into plain strings. */
-export async function readFields(ctx: Context, limit = 16 * 1024): Promise<Record<string, unknown>> {
-  const type = (ctx.get("content-type") || "").split(";")[0].trim().toLowerCase();
-  if (type !== "application/json" && type !== "application/x-www-form-urlencoded") {
-    throw new ConnectError("send application/json or application/x-www-form-urlencoded", Code.InvalidArgument);
-  }
+/** The request's media type, lower-case, without parameters. */
+export function mediaType(ctx: Context): string {
+  return (ctx.get("content-type") || "").split(";")[0].trim().toLowerCase();
+}
+
+/**
+ * The body as UTF-8, refused with `tooLarge()` once it passes `limit` bytes (by its declared
+ * length, or while it streams in). Each surface says "too large" in its own error shape.
+ */
+export async function readLimitedText(ctx: Context, limit: number, tooLarge: () => Error): Promise<string> {
+  if (Number(ctx.get("content-length") || 0) > limit) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new ConnectError(`the body is larger than ${limit} bytes`, Code.InvalidArgument);
+    if (size > limit) throw tooLarge();
     chunks.push(chunk as Buffer);
   }
-  const text = Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Reads a request body of at most `limit` bytes as JSON or as a form, into plain strings. */
+export async function readFields(ctx: Context, limit = 16 * 1024): Promise<Record<string, unknown>> {
+  const type = mediaType(ctx);
+  if (type !== "application/json" && type !== "application/x-www-form-urlencoded") {
+    throw new ConnectError("send application/json or application/x-www-form-urlencoded", Code.InvalidArgument);
+  }
+  const text = await readLimitedText(ctx, limit, () => new ConnectError(`the body is larger than ${limit} bytes`, Code.InvalidArgument));
   if (type === "application/x-www-form-urlencoded") return Object.fromEntries(new URLSearchParams(text));
   try {
     const value: unknown = JSON.parse(text);

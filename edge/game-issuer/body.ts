@@ -1,26 +1,13 @@
 import type { Context } from "koa";
 import { InvalidRequest } from "./oauth-errors.ts";
+import { mediaType, readLimitedText } from "../body.ts";
 
 /** The bodies the issuer reads are small: a few form fields or a solved challenge. */
 export const bodyLimit = 16 * 1024;
 
-/** The media type of the request, lower-case, without parameters. */
-export function mediaType(ctx: Context): string {
-  return (ctx.get("content-type") || "").split(";")[0].trim().toLowerCase();
-}
-
 /** The raw body as UTF-8, refused past `limit` bytes (413). */
-export async function readText(ctx: Context, limit = bodyLimit): Promise<string> {
-  const declared = Number(ctx.get("content-length") || "0");
-  if (declared > limit) throw new InvalidRequest(`the body is larger than ${limit} bytes`, 413);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new InvalidRequest(`the body is larger than ${limit} bytes`, 413);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+export function readText(ctx: Context, limit = bodyLimit): Promise<string> {
+  return readLimitedText(ctx, limit, () => new InvalidRequest(`the body is larger than ${limit} bytes`, 413));
 }
 
 /**

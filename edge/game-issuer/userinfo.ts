@@ -5,7 +5,8 @@
 import type { Context } from "koa";
 import type { Client } from "@connectrpc/connect";
 import type { GameOAuthService } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
-import { mediaType, readForm } from "./body.ts";
+import { readForm } from "./body.ts";
+import { mediaType } from "../body.ts";
 import { InvalidRequest, InvalidToken, oauthErrorFromCore } from "./oauth-errors.ts";
 
 const maxTokenLength = 4096;

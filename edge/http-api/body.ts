@@ -2,23 +2,14 @@ import type { Context } from "koa";
 import type { JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { HttpError } from "../errors.ts";
+import { mediaType, readLimitedText } from "../body.ts";
 
 /** The request body as a JSON object: 415 for another media type, 413 past `limit` bytes. */
 export async function readJsonObject(ctx: Context, limit: number): Promise<{ [key: string]: JsonValue }> {
-  const type = (ctx.get("content-type") || "").split(";")[0].trim().toLowerCase();
-  if (type !== "application/json") {
+  if (mediaType(ctx) !== "application/json") {
     throw new HttpError(415, "unsupported_media_type", "send the input as a JSON object with Content-Type: application/json");
   }
-  const declared = Number(ctx.get("content-length") || 0);
-  if (declared > limit) throw new HttpError(413, "payload_too_large", `the body is larger than ${limit} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new HttpError(413, "payload_too_large", `the body is larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+  const text = await readLimitedText(ctx, limit, () => new HttpError(413, "payload_too_large", `the body is larger than ${limit} bytes`));
   let value: unknown;
   try {
     value = text.trim() === "" ? {} : JSON.parse(text);
