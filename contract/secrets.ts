@@ -13,6 +13,13 @@ export const secretPrefixes = {
   gameAccessToken: "ogt_",
   /** Game OAuth authorization codes (single use, 90 s). */
   gameAuthorizationCode: "ogx_",
+  accountClientSecret: "oas_",
+  /** Account OAuth access tokens (opaque, for userinfo only). */
+  accountAccessToken: "oat_",
+  /** Account OAuth authorization codes (single use, 90 s). */
+  accountAuthorizationCode: "oax_",
+  /** Account OAuth authorization requests waiting for a sign-in or a consent (10 min). */
+  accountAuthorizationRequest: "oar_",
 } as const;
 
 export type SecretKind = keyof typeof secretPrefixes;
@@ -23,6 +30,7 @@ export type SecretKind = keyof typeof secretPrefixes;
  */
 export const identifierPrefixes = {
   gameClient: "ogc_",
+  accountClient: "oac_",
 } as const;
 
 export type IdentifierKind = keyof typeof identifierPrefixes;

@@ -13,6 +13,7 @@ import { KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { OrganizationsService } from "../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { ServersService } from "../gen/outpost/servers/v1/servers_service_pb.js";
 import { GameOAuthService } from "../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import { AccountOAuthService } from "../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
 
 export { Audience };
 
@@ -27,6 +28,7 @@ export const services: readonly DescService[] = [
   KeysService,
   AgentService,
   GameOAuthService,
+  AccountOAuthService,
 ];
 
 /** Who may call the service (unspecified means signed-in users). */

@@ -25,6 +25,8 @@ export interface CoreConfig {
   allowInsecureRedirectUris: boolean;
   /** The Game OAuth issuer identifier (GAME_ISSUER_URL, an origin without a trailing slash). */
   gameIssuerUrl: string;
+  /** The Account OAuth issuer identifier (ACCOUNT_BASE_URL's origin + "/api/auth"). */
+  accountIssuerUrl: string;
 }
 
 export interface Clock {

@@ -9,6 +9,7 @@ import { AdminService } from "../gen/outpost/admin/v1/admin_service_pb.js";
 import { KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { GameOAuthService } from "../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import { AccountOAuthService } from "../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
 import { Audience, serviceAudience } from "../contract/services.ts";
 import type { CoreDeps } from "./deps.ts";
 import { createIdentityService } from "./identity/identity-service.ts";
@@ -20,6 +21,7 @@ import { createAdminService } from "./admin/admin-service.ts";
 import { createKeysService } from "./keys/keys-service.ts";
 import { createAgentService } from "./agents/agent-service.ts";
 import { createGameOAuthService } from "./game-oauth/game-oauth-service.ts";
+import { createAccountOAuthService } from "./account-oauth/account-oauth-service.ts";
 
 export interface RouteOptions {
   /** Leave out services for the edge alone (for routes served on a public path). */
@@ -42,5 +44,6 @@ export function createCoreRoutes(deps: CoreDeps, options: RouteOptions = {}): (r
     register(KeysService, createKeysService(deps));
     register(AgentService, createAgentService(deps));
     register(GameOAuthService, createGameOAuthService(deps));
+    register(AccountOAuthService, createAccountOAuthService(deps));
   };
 }

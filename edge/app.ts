@@ -1,7 +1,8 @@
 /**
- * The edge on ACCOUNT_BASE_URL: health, the Connect services at /api/rpc, and the account
- * endpoints. It authenticates nothing itself and keeps no state: it moves transport facts
- * (cookies, headers) to where core expects them and shapes core's answers.
+ * The edge on ACCOUNT_BASE_URL: health, the Connect services at /api/rpc, the HTTP API, the
+ * account pages and the Account OAuth issuer. It authenticates nothing itself and keeps no
+ * state: it moves transport facts (cookies, headers) to where core expects them and shapes
+ * core's answers.
  */
 import Koa, { type Middleware } from "koa";
 import type { Transport } from "@connectrpc/connect";
@@ -14,6 +15,8 @@ import { errorBody, rateLimitHeaders } from "./errors.ts";
 import { isCrossSite } from "./csrf.ts";
 import { readSessionCookie } from "./cookies.ts";
 import { createAccountRoutes } from "./account-routes.ts";
+import { createAccountIssuer } from "./account-issuer/issuer.ts";
+import { accountAssets } from "./account-pages/pages.ts";
 import { createHttpApi } from "./http-api/router.ts";
 import { createOpenApiDocument } from "./http-api/openapi.ts";
 import { apiDocs } from "./http-api/docs.ts";
@@ -120,6 +123,15 @@ export function createEdgeApp(options: EdgeOptions): Koa {
     }
     await next();
   });
+  // Account OAuth (issuer ACCOUNT_BASE_URL/api/auth) and the account pages' stylesheet.
+  app.use(accountAssets.middleware());
+  app.use(
+    createAccountIssuer({
+      accountBaseUrl: options.accountBaseUrl,
+      transport: options.transport,
+      secureCookies: options.accountBaseUrl.protocol === "https:",
+    }),
+  );
   // The OpenAPI document and its reference page, generated from the descriptors (comments from
   // the descriptor set that npm run generate writes). Before the router, which owns /api/http/.
   const document = createOpenApiDocument({

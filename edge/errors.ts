@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { ErrorInfoSchema, RetryInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
 
 /** The HTTP status for each Connect code, as the HTTP API and the account endpoints answer. */
@@ -99,4 +100,23 @@ export function rateLimitHeaders(error: unknown): Record<string, string> | undef
     "RateLimit-Policy": `${policy};q=${retry.limit};w=${retry.windowSeconds}`,
     "RateLimit": `${policy};r=0;t=${seconds}`,
   };
+}
+
+/** A proto field name as the API spells it (lowerCamelCase). */
+export function jsonName(protoName: string): string {
+  return protoName.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** Field violations from a validation failure, by their API (JSON) field paths. */
+export function violationDetails(error: unknown): Array<{ field: string; message: string; rule: string }> | undefined {
+  if (!(error instanceof ConnectError)) return undefined;
+  const [violations] = error.findDetails(ViolationsSchema);
+  if (!violations) return undefined;
+  return violations.violations.map((v) => ({
+    field: (v.field?.elements ?? [])
+      .map((e) => jsonName(e.fieldName))
+      .join("."),
+    message: v.message,
+    rule: v.ruleId,
+  }));
 }

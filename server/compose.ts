@@ -8,13 +8,14 @@ import { createOrm, migrate, type Orm } from "../core/db/orm.ts";
 import { systemClock, type Clock, type CoreDeps } from "../core/deps.ts";
 import { openRateLimits, type RateLimits } from "../core/ratelimit/limits.ts";
 import { createSigningKeys, type SigningKeys } from "../core/keys/signing-keys.ts";
-import type { KeyEncryptionKey } from "../core/keys/key-encryption.ts";
+import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
 import { startPresenceSweep } from "../core/agents/presence.ts";
 import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
 import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
-import { startFlowCleanup } from "../core/game-oauth/cleanup.ts";
+import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { createEdgeApp } from "../edge/app.ts";
+import { accountIssuerUrl } from "../contract/issuers.ts";
 import { createGameIssuerApp } from "../edge/game-issuer/app.ts";
 import { listen, type Listener } from "../edge/listen.ts";
 import type { Config } from "./config.ts";
@@ -31,6 +32,8 @@ export interface Runtime {
   /** Shared in PostgreSQL on a PostgreSQL server, in memory on the embedded database. */
   rateLimits: RateLimits;
   signingKeys: SigningKeys;
+  /** KEY_ENCRYPTION_KEY (resolved, or generated into DATA_DIR, on first use). */
+  keyEncryptionKey(): KeyEncryptionKey;
   /** The agent streams open on this process. */
   agents: AgentConnections;
   core: Core;
@@ -54,12 +57,13 @@ export async function openRuntime(
     if (applied.length) logger.info({ migrations: applied }, "database migrated");
     rateLimits = openRateLimits(config.rateLimits, database, logger);
     let kek: KeyEncryptionKey | undefined;
+    // Resolved on first need, so commands that never touch the keys never create a KEK file.
+    const keyEncryptionKey = () => (kek ??= resolveKeyEncryptionKey(config, logger));
     const signingKeys = createSigningKeys({
       orm,
       clock,
       logger,
-      // Resolved on first need, so commands that never touch the keys never create a KEK file.
-      keyEncryptionKey: () => (kek ??= resolveKeyEncryptionKey(config, logger)),
+      keyEncryptionKey,
       rotationDays: config.signingKeyRotationDays,
     });
     const agents = createAgentConnections();
@@ -81,6 +85,7 @@ export async function openRuntime(
         rateLimits: config.rateLimits,
         allowInsecureRedirectUris: config.allowInsecureRedirectUris,
         gameIssuerUrl: config.gameIssuerUrl.origin,
+        accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),
       },
     };
     const deps: CoreDeps = { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };
@@ -92,6 +97,7 @@ export async function openRuntime(
       orm,
       rateLimits,
       signingKeys,
+      keyEncryptionKey,
       agents,
       core: createCore(deps),
       async close() {
@@ -144,7 +150,14 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
     });
     // Rotates a key that is due, and stops start-up if KEY_ENCRYPTION_KEY does not open the stored keys.
     await runtime.signingKeys.rotateDue();
-    const gameIssuer = createGameIssuerApp({ issuerUrl: config.gameIssuerUrl, transport: runtime.core.transport(), logger });
+    const gameIssuer = createGameIssuerApp({
+      issuerUrl: config.gameIssuerUrl,
+      transport: runtime.core.transport(),
+      logger,
+      // Every instance sharing the KEK verifies the others' challenges (browser and agent may
+      // reach different instances; so may the page and its challenge check).
+      botCheck: { hmacKey: derivedSecret(runtime.keyEncryptionKey(), "hosted page proof of work") },
+    });
     listener = await listen(app.callback(), config.port, config.host);
     try {
       gameListener = await listen(gameIssuer.callback(), config.gamePort, config.host);

@@ -17,11 +17,15 @@ import { fail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
 import { likeLiteral } from "../sql.ts";
 import { organizationToProto, userToProto } from "../convert.ts";
+import { createOAuthProviderClientMethods } from "./oauth-provider-clients.ts";
 
 const defaultLimit = 50;
 
-export function createAdminService({ config }: CoreDeps): ServiceImpl<typeof AdminService> {
+export function createAdminService(deps: CoreDeps): ServiceImpl<typeof AdminService> {
+  const { config } = deps;
   return {
+    ...createOAuthProviderClientMethods(deps),
+
     async listUsers(req, ctx) {
       requirePlatformAdmin(requireUser(ctx));
       const where: FilterQuery<User> = req.query ? { email: { $like: `%${likeLiteral(req.query.toLowerCase())}%` } } : {};

@@ -16,12 +16,15 @@ import { fail } from "../errors.ts";
 import { createApiKey } from "./api-keys.ts";
 import { recordActivity } from "../activity/record.ts";
 import { apiKeyToProto, userToProto } from "../convert.ts";
+import { createConsentMethods } from "./consents.ts";
 
 const dayMs = 86_400_000;
 
-/** The caller's own account: session facts and API keys. */
+/** The caller's own account: session facts, API keys and Account OAuth consents. */
 export function createAuthService({ clock }: CoreDeps): ServiceImpl<typeof AuthService> {
   return {
+    ...createConsentMethods(),
+
     async getSession(_req, ctx) {
       const caller = requireUser(ctx);
       const user = await entityManager(ctx).findOneOrFail(User, { id: caller.user.id });

@@ -4,6 +4,7 @@ import { entities as accountEntities } from "./entities.ts";
 import { gameOAuthEntities } from "./game-oauth-entities.ts";
 import { gameOAuthFlowEntities } from "./game-oauth-flow-entities.ts";
 import { signingKeyEntities } from "./signing-key-entities.ts";
+import { accountOAuthEntities } from "./account-oauth-entities.ts";
 import { migrations } from "./migrations/index.ts";
 
 export interface DatabaseOptions {
@@ -22,7 +23,7 @@ export async function createOrm(options: DatabaseOptions): Promise<Orm> {
   const schema = options.schema;
   return MikroORM.init({
     clientUrl: options.url,
-    entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities],
+    entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities, ...accountOAuthEntities],
     schema,
     pool: { min: 0, max: options.poolSize },
     // Unqualified SQL (migrations, raw queries) must land in the same schema as the entities.

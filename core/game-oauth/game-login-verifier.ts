@@ -10,11 +10,10 @@ import type { CoreDeps } from "../deps.ts";
 import { recordActivity } from "../activity/record.ts";
 import { isOnline } from "../agents/presence.ts";
 import { issueSecret, randomBase62 } from "../../contract/secrets.ts";
-import { appendQuery } from "./authorization-request.ts";
+import { appendQuery } from "../oauth/authorization-request.ts";
+import { authorizationCodeTtlMs } from "../oauth/token-engine.ts";
 import { formatLoginCode, hashLoginCode } from "./login-codes.ts";
 import type { LoginVerifier } from "./login-verifier.ts";
-
-export const authorizationCodeTtlMs = 90_000;
 
 export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger">;
 

@@ -11,22 +11,25 @@ import {
   GameOAuthService,
   GetAuthorizationResponseSchema,
   GetUserInfoResponseSchema,
-  OAuthErrorSchema,
   StartAuthorizationResponseSchema,
-  TokenSetSchema,
   WatchAuthorizationResponseSchema,
   type AuthorizationSession,
 } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import { OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import { entityManager } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { redirectUriMatches } from "../oauth/redirect-uris.ts";
-import { checkAuthorizationParams } from "./authorization-request.ts";
+import { checkAuthorizationParams } from "../oauth/authorization-request.ts";
 import { insertSession, readSession, sessionToProto } from "./hosted-sessions.ts";
-import { accessTokenTtlSeconds, exchangeCode, userInfo } from "./token-exchange.ts";
+import { accessTokenTtlSeconds, exchangeCode, userInfo } from "../oauth/token-engine.ts";
+import { gameTokenProfile } from "./token-exchange.ts";
 
 /** How often a watch re-reads its session when no event arrives: a safety net, not the main path. */
 export const watchPollMs = 2_000;
+
+/** Game OAuth grants these (and always both: the game claims are the point of a sign-in). */
+const gameScopes = ["openid", "profile"] as const;
 
 const sessionNotFound = () => fail("not_found", "no such sign-in session for this browser");
 
@@ -35,6 +38,7 @@ function pageError(error: string, description: string) {
 }
 
 export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameOAuthService> {
+  const tokens = gameTokenProfile(deps.config);
   return {
     async startAuthorization(req, ctx) {
       const em = entityManager(ctx);
@@ -50,7 +54,7 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
       if (!req.redirectUri || !redirectUriMatches(client.redirect_uris, req.redirectUri)) {
         return pageError("invalid_request", "redirect_uri is not one this app registered");
       }
-      const checked = checkAuthorizationParams(req);
+      const checked = checkAuthorizationParams(req, gameScopes);
       if ("error" in checked) {
         return create(StartAuthorizationResponseSchema, { outcome: { case: "redirectError", value: checked } });
       }
@@ -133,22 +137,16 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
     },
 
     async exchangeCode(req, ctx) {
-      const result = await exchangeCode(deps, entityManager(ctx), req);
+      const result = await exchangeCode(tokens, deps, entityManager(ctx), req);
       if ("failure" in result) {
         return create(ExchangeCodeResponseSchema, { outcome: { case: "error", value: create(OAuthErrorSchema, result.failure) } });
       }
-      const tokens = create(TokenSetSchema, {
-        accessToken: result.tokens.accessToken,
-        idToken: result.tokens.idToken,
-        tokenType: "Bearer",
-        expiresIn: accessTokenTtlSeconds,
-        scope: "openid profile",
-      });
-      return create(ExchangeCodeResponseSchema, { outcome: { case: "tokens", value: tokens } });
+      const set = create(TokenSetSchema, { ...result.tokens, tokenType: "Bearer", expiresIn: accessTokenTtlSeconds });
+      return create(ExchangeCodeResponseSchema, { outcome: { case: "tokens", value: set } });
     },
 
     async getUserInfo(req, ctx) {
-      const result = await userInfo(deps, entityManager(ctx), req.accessToken);
+      const result = await userInfo(tokens, deps, entityManager(ctx), req.accessToken);
       if ("failure" in result) {
         return create(GetUserInfoResponseSchema, { outcome: { case: "error", value: create(OAuthErrorSchema, result.failure) } });
       }

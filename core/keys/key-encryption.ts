@@ -38,6 +38,15 @@ export function keyEncryptionKeyId(key: Buffer): string {
   return createHmac("sha256", key).update("outpost key-encryption-key id").digest("base64url").slice(0, 16);
 }
 
+/**
+ * A secret for another purpose, derived from the KEK (HMAC of the purpose under it), so every
+ * instance sharing a KEK shares it too without one more setting — e.g. the hosted page's
+ * proof-of-work HMAC key, which any instance must verify.
+ */
+export function derivedSecret(kek: KeyEncryptionKey, purpose: string): string {
+  return createHmac("sha256", kek.key).update(`outpost derived secret: ${purpose}`).digest("base64url");
+}
+
 export function keyEncryptionKey(key: Buffer): KeyEncryptionKey {
   if (key.length !== keyEncryptionKeyBytes) throw new Error(`a key-encryption key is ${keyEncryptionKeyBytes} bytes, not ${key.length}`);
   return Object.freeze({ id: keyEncryptionKeyId(key), key: Buffer.from(key) });

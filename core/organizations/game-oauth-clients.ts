@@ -5,7 +5,6 @@
  */
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LockMode } from "@mikro-orm/core";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import {
@@ -25,12 +24,21 @@ import {
 import { Server } from "../db/entities.ts";
 import { GameOAuthClient, GameOAuthClientServer } from "../db/game-oauth-entities.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
-import type { CoreConfig, CoreDeps } from "../deps.ts";
+import type { CoreDeps } from "../deps.ts";
 import { DomainError, fail } from "../errors.ts";
 import { requireManager, reservePlanCapacity, type OrganizationAccess } from "../access.ts";
 import { recordActivity } from "../activity/record.ts";
-import { normalizeRedirectUri } from "../oauth/redirect-uris.ts";
-import { issueIdentifier, issueSecret } from "../../contract/secrets.ts";
+import {
+  applyDisabled,
+  applyNameAndRedirectUris,
+  commonClientFields,
+  issueClientSecret,
+  normalizeRedirectUris,
+  replaceClientSecret,
+  sameList,
+  updatedDetails,
+} from "../oauth/client-fields.ts";
+import { issueIdentifier } from "../../contract/secrets.ts";
 
 type GameOAuthClientMethods = Pick<
   ServiceImpl<typeof OrganizationsService>,
@@ -57,30 +65,10 @@ function policyFromProto(policy: VerifierPolicy): Policy {
 
 function clientToProto(client: GameOAuthClient, allowedServerIds: readonly string[]): GameOAuthClientMessage {
   return create(GameOAuthClientSchema, {
-    clientId: client.clientId,
-    name: client.name,
-    redirectUris: client.redirectUris,
+    ...commonClientFields(client),
     verifierPolicy: policies[client.verifierPolicy as Policy] ?? VerifierPolicy.UNSPECIFIED,
     allowedServerIds: [...allowedServerIds],
-    disabled: client.disabled,
-    createdAt: timestampFromDate(client.createdAt),
-    clientSecretPrefix: client.secretPrefix,
   });
-}
-
-/** The URIs normalized, or invalid_argument naming every bad one by its index. */
-function normalizeRedirectUris(raw: readonly string[], config: CoreConfig): string[] {
-  const problems: string[] = [];
-  const uris: string[] = [];
-  raw.forEach((uri, i) => {
-    const result = normalizeRedirectUri(uri, { allowInsecure: config.allowInsecureRedirectUris });
-    if (!result.ok) return problems.push(`redirectUris[${i}]: ${result.reason}`);
-    const same = uris.indexOf(result.uri);
-    if (same >= 0) return problems.push(`redirectUris[${i}]: is the same as redirectUris[${same}] once normalized (${result.uri})`);
-    uris.push(result.uri);
-  });
-  if (problems.length) throw fail("invalid_argument", problems.join("; "));
-  return uris;
 }
 
 /**
@@ -140,8 +128,6 @@ async function requireClientManager(em: EntityManager, caller: UserCaller, clien
   return { ...access, client };
 }
 
-const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
-
 export function createGameOAuthClientMethods({ config }: CoreDeps): GameOAuthClientMethods {
   function activity(tx: EntityManager, caller: UserCaller, client: GameOAuthClient, verb: string, details: Record<string, string> = {}) {
     recordActivity(tx, caller, {
@@ -165,22 +151,21 @@ export function createGameOAuthClientMethods({ config }: CoreDeps): GameOAuthCli
         await reservePlanCapacity(tx, config, organizationId, "gameOAuthClients", () =>
           tx.count(GameOAuthClient, { organization: organizationId }),
         );
-        const secret = issueSecret("gameClientSecret");
+        const secret = issueClientSecret("gameClientSecret");
         const client = tx.create(GameOAuthClient, {
           organization: access.organization,
           clientId: issueIdentifier("gameClient"),
           name: req.name,
           redirectUris,
           verifierPolicy: policy,
-          secretHash: secret.hash,
-          secretPrefix: secret.displayPrefix,
+          ...secret.columns,
         });
         for (const server of serverIds) tx.create(GameOAuthClientServer, { client, server });
         activity(tx, caller, client, "created", {
           redirectUris: redirectUris.join(" "),
           verifierPolicy: policy,
           allowedServerIds: serverIds.join(" "),
-          secretPrefix: secret.displayPrefix,
+          secretPrefix: client.secretPrefix,
         });
         await tx.flush();
         return create(CreateGameOAuthClientResponseSchema, { client: clientToProto(client, serverIds), clientSecret: secret.value });
@@ -207,7 +192,7 @@ export function createGameOAuthClientMethods({ config }: CoreDeps): GameOAuthCli
       return entityManager(ctx).transactional(async (tx) => {
         const { client, organization } = await requireClientManager(tx, caller, req.clientId, true);
         const current = (await allowedServerIdsOf(tx, [client])).get(client.id)!;
-        const redirectUris = req.redirectUris ? normalizeRedirectUris(req.redirectUris.uris, config) : client.redirectUris;
+        const redirectUris = req.redirectUris ? normalizeRedirectUris(req.redirectUris.uris, config) : undefined;
         const policy = req.verifierPolicy === undefined ? (client.verifierPolicy as Policy) : policyFromProto(req.verifierPolicy);
         // Under any_server the list is always empty, so switching to it clears the old list. The
         // policy is checked only when it or the list is given: a rename never fails on it.
@@ -216,14 +201,7 @@ export function createGameOAuthClientMethods({ config }: CoreDeps): GameOAuthCli
         const serverIds = policyGiven ? await allowedServers(tx, organization.id, policy, requested) : current;
 
         const changed: Record<string, string> = {};
-        if (req.name !== undefined && req.name !== client.name) {
-          changed.previousName = client.name;
-          client.name = req.name;
-        }
-        if (!sameList(redirectUris, client.redirectUris)) {
-          client.redirectUris = redirectUris;
-          changed.redirectUris = redirectUris.join(" ");
-        }
+        applyNameAndRedirectUris(client, { name: req.name, redirectUris }, changed);
         if (policy !== client.verifierPolicy) {
           client.verifierPolicy = policy;
           changed.verifierPolicy = policy;
@@ -232,14 +210,9 @@ export function createGameOAuthClientMethods({ config }: CoreDeps): GameOAuthCli
           await setAllowedServers(tx, client, serverIds);
           changed.allowedServerIds = serverIds.join(" ");
         }
-        if (Object.keys(changed).length) {
-          const fields = Object.keys(changed).map((key) => (key === "previousName" ? "name" : key));
-          activity(tx, caller, client, "updated", { ...changed, changed: fields.join(" ") });
-        }
-        if (req.disabled !== undefined && req.disabled !== client.disabled) {
-          client.disabled = req.disabled;
-          activity(tx, caller, client, req.disabled ? "disabled" : "enabled");
-        }
+        if (Object.keys(changed).length) activity(tx, caller, client, "updated", updatedDetails(changed));
+        const toggled = applyDisabled(client, req.disabled);
+        if (toggled) activity(tx, caller, client, toggled);
         await tx.flush();
         return create(UpdateGameOAuthClientResponseSchema, { client: clientToProto(client, serverIds) });
       });
@@ -249,11 +222,9 @@ export function createGameOAuthClientMethods({ config }: CoreDeps): GameOAuthCli
       const caller = requireUser(ctx);
       return entityManager(ctx).transactional(async (tx) => {
         const { client } = await requireClientManager(tx, caller, req.clientId, true);
-        const secret = issueSecret("gameClientSecret");
-        client.secretHash = secret.hash;
-        client.secretPrefix = secret.displayPrefix;
-        activity(tx, caller, client, "secret_rotated", { secretPrefix: secret.displayPrefix });
-        return create(RotateGameOAuthClientSecretResponseSchema, { clientId: client.clientId, clientSecret: secret.value });
+        const clientSecret = replaceClientSecret(client, "gameClientSecret");
+        activity(tx, caller, client, "secret_rotated", { secretPrefix: client.secretPrefix });
+        return create(RotateGameOAuthClientSecretResponseSchema, { clientId: client.clientId, clientSecret });
       });
     },
 

@@ -1,21 +1,23 @@
 /**
  * The Game OAuth issuer on GAME_ISSUER_URL, its own Koa app on its own listener. It speaks OAuth
  * 2.0 / OpenID Connect and the hosted page; GameOAuthService (core, over Connect) decides everything.
+ * The token, userinfo, discovery and JWKS endpoints are the shared ones (edge/oauth/).
  */
-import Koa, { type Context, type Middleware } from "koa";
+import Koa, { type Context } from "koa";
 import { createClient, type Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { GameOAuthService } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
-import { KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
+import { Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
 import { clientIpHeader } from "../../contract/credentials.ts";
 import { requestLog } from "../request-log.ts";
+import { createDiscoveryHandler, createJwksHandler, discoveryDocument } from "../oauth/discovery.ts";
+import { oauthErrorHandler, oauthErrorFromCore } from "../oauth/oauth-errors.ts";
+import { onlyFor, plainErrors, routes } from "../oauth/routes.ts";
+import { createTokenHandler } from "../oauth/token.ts";
+import { createUserInfoHandler } from "../oauth/userinfo.ts";
 import { createAuthorizeHandlers } from "./authorize.ts";
 import { createBotCheck, type BotCheckOptions } from "./bot-check.ts";
-import { createDiscoveryHandler, createJwksHandler, issuerIdentifier, issuerPaths } from "./discovery.ts";
-import { oauthErrorHandler } from "./oauth-errors.ts";
-import { assets, assetsPath } from "./pages.ts";
-import { createTokenHandler } from "./token.ts";
-import { createUserInfoHandler } from "./userinfo.ts";
+import { assets } from "./pages.ts";
 
 export interface GameIssuerOptions {
   /** GAME_ISSUER_URL: an origin; the issuer identifier is it without a trailing slash. */
@@ -27,59 +29,33 @@ export interface GameIssuerOptions {
   botCheck?: BotCheckOptions;
 }
 
-type Handler = (ctx: Context) => Promise<void> | void;
-type Routes = Record<string, Partial<Record<"GET" | "POST", Handler>>>;
+export const issuerPaths = {
+  discovery: "/.well-known/openid-configuration",
+  authorize: "/oauth2/authorize",
+  token: "/oauth2/token",
+  userinfo: "/oauth2/userinfo",
+  jwks: "/oauth2/jwks",
+} as const;
 
-/** Dispatches on exact paths; a known path with another method is 405 with Allow. */
-function routes(table: Routes): Middleware {
-  return async (ctx, next) => {
-    const route = table[ctx.path];
-    if (!route) return next();
-    const method = ctx.method === "HEAD" ? "GET" : (ctx.method as "GET" | "POST");
-    const handler = route[method];
-    if (!handler) {
-      ctx.status = 405;
-      ctx.set("Allow", Object.keys(route).join(", "));
-      ctx.body = { error: "invalid_request", error_description: `${ctx.path} does not take ${ctx.method}` };
-      return;
-    }
-    await handler(ctx);
-  };
+/** The issuer identifier: the origin, never with a trailing slash (OIDC Discovery §4.3 compares it exactly). */
+export function issuerIdentifier(issuerUrl: URL): string {
+  return issuerUrl.origin;
 }
 
-/** Only the token and userinfo endpoints answer OAuth errors; the rest is JSON `{error}` or a page. */
-function onlyFor(paths: string[], middleware: Middleware): Middleware {
-  const set = new Set(paths);
-  return (ctx, next) => (set.has(ctx.path) ? middleware(ctx, next) : next());
-}
+export const gameClaims = ["preferred_username", "game", "game_account_name", "game_account_id", "organization_id", "verified_by_server_id"];
 
-function plainErrors(): Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
-      ctx.state.log.error({ err: error }, "issuer request failed");
-      ctx.status = 500;
-      ctx.set("Cache-Control", "no-store");
-      ctx.body = { error: "server_error" };
-    }
-  };
-}
-
-function serveAssets(): Middleware {
-  return async (ctx, next) => {
-    if (!ctx.path.startsWith(assetsPath)) return next();
-    const found = assets.get(ctx.path.slice(assetsPath.length));
-    if (!found || (ctx.method !== "GET" && ctx.method !== "HEAD")) {
-      ctx.status = 404;
-      ctx.body = { error: "not_found" };
-      return;
-    }
-    ctx.set("Cache-Control", ctx.query.v === found.hash ? "public, max-age=31536000, immutable" : "no-cache");
-    ctx.set("X-Content-Type-Options", "nosniff");
-    ctx.type = found.contentType;
-    ctx.body = found.body;
-  };
+export function gameDiscoveryDocument(issuer: string) {
+  return discoveryDocument({
+    issuer,
+    endpoints: {
+      authorization: issuer + issuerPaths.authorize,
+      token: issuer + issuerPaths.token,
+      userinfo: issuer + issuerPaths.userinfo,
+      jwks: issuer + issuerPaths.jwks,
+    },
+    scopes: ["openid", "profile"],
+    claims: gameClaims,
+  });
 }
 
 export function createGameIssuerApp(options: GameIssuerOptions): Koa {
@@ -94,6 +70,20 @@ export function createGameIssuerApp(options: GameIssuerOptions): Koa {
     secureCookies: options.issuerUrl.protocol === "https:",
     headers,
   });
+  const userinfo = createUserInfoHandler(async (accessToken, ctx) => {
+    const answer = await game.getUserInfo({ accessToken }, { headers: headers(ctx) });
+    if (answer.outcome.case !== "claims") throw oauthErrorFromCore(answer.outcome.value);
+    const c = answer.outcome.value;
+    return {
+      sub: c.sub,
+      preferred_username: c.preferredUsername,
+      game: c.game,
+      game_account_name: c.gameAccountName,
+      game_account_id: c.gameAccountId,
+      organization_id: c.organizationId,
+      verified_by_server_id: c.verifiedByServerId,
+    };
+  });
 
   const app = new Koa();
   app.silent = true;
@@ -105,16 +95,16 @@ export function createGameIssuerApp(options: GameIssuerOptions): Koa {
   });
   app.use(plainErrors());
   app.use(onlyFor([issuerPaths.token, issuerPaths.userinfo], oauthErrorHandler(issuer)));
-  app.use(serveAssets());
+  app.use(assets.middleware());
   app.use(
     routes({
-      [issuerPaths.discovery]: { GET: createDiscoveryHandler(issuer) },
-      [issuerPaths.jwks]: { GET: createJwksHandler(keys) },
+      [issuerPaths.discovery]: { GET: createDiscoveryHandler(gameDiscoveryDocument(issuer)) },
+      [issuerPaths.jwks]: { GET: createJwksHandler(keys, Issuer.GAME) },
       [issuerPaths.authorize]: { GET: authorize.authorize },
       [`${issuerPaths.authorize}/verify-challenge`]: { POST: authorize.verifyChallenge },
       [`${issuerPaths.authorize}/events`]: { GET: authorize.events },
-      [issuerPaths.token]: { POST: createTokenHandler(game, headers) },
-      [issuerPaths.userinfo]: { GET: createUserInfoHandler(game, headers), POST: createUserInfoHandler(game, headers) },
+      [issuerPaths.token]: { POST: createTokenHandler((request, ctx) => game.exchangeCode(request, { headers: headers(ctx) })) },
+      [issuerPaths.userinfo]: { GET: userinfo, POST: userinfo },
       "/healthz": { GET: (ctx) => void (ctx.body = { status: "ok" }) },
     }),
   );

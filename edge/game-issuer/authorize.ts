@@ -13,9 +13,10 @@ import {
 } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { bindingCookieHeader, bindingHash, newBinding, readBinding } from "./binding.ts";
 import type { BotCheck } from "./bot-check.ts";
-import { readText } from "./body.ts";
+import { readText } from "../oauth/body.ts";
 import { mediaType } from "../body.ts";
-import { errorPage, hostedPage, sendPage } from "./pages.ts";
+import { errorPage, hostedPage } from "./pages.ts";
+import { sendPage } from "../pages.ts";
 import { isCrossSite } from "../csrf.ts";
 
 export interface AuthorizeDeps {

@@ -1,52 +1,14 @@
 /**
  * The issuer's HTML: the hosted sign-in page and the error page. Server-rendered, with the script
- * and the style as assets under /oauth2/assets/ (no inline script or style, no CDN), so both run
+ * and the style as assets under /oauth2/assets/ (edge/pages.ts) (no inline script or style, no CDN), so both run
  * under a strict Content-Security-Policy.
  */
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import type { Context } from "koa";
+import { AssetSet, escapeHtml } from "../pages.ts";
 import type { Challenge } from "altcha-lib/v1/types";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import type { AuthorizationSession } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 
-export const assetsPath = "/oauth2/assets/";
-
-export const pageContentSecurityPolicy = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "connect-src 'self'",
-  "img-src 'self' data:",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-].join("; ");
-
-interface Asset {
-  contentType: string;
-  body: Buffer;
-  hash: string;
-}
-
-function asset(file: string, contentType: string): Asset {
-  const body = readFileSync(new URL(`./assets/${file}`, import.meta.url));
-  return { contentType, body, hash: createHash("sha256").update(body).digest("base64url").slice(0, 12) };
-}
-
-export const assets: ReadonlyMap<string, Asset> = new Map([
-  ["hosted.js", asset("hosted.js", "text/javascript; charset=utf-8")],
-  ["hosted.css", asset("hosted.css", "text/css; charset=utf-8")],
-]);
-
-const htmlEscapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => htmlEscapes[c]);
-}
-
-function href(name: string): string {
-  return escapeHtml(`${assetsPath}${name}?v=${assets.get(name)!.hash}`);
-}
+export const assets = new AssetSet("/oauth2/assets/", new URL("./assets/", import.meta.url), ["hosted.js", "hosted.css"]);
 
 function layout(title: string, body: string, script: boolean): string {
   return `<!doctype html>
@@ -56,8 +18,8 @@ function layout(title: string, body: string, script: boolean): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)}</title>
-<link rel="stylesheet" href="${href("hosted.css")}">
-${script ? `<script src="${href("hosted.js")}" defer></script>\n` : ""}</head>
+<link rel="stylesheet" href="${assets.href("hosted.css")}">
+${script ? `<script src="${assets.href("hosted.js")}" defer></script>\n` : ""}</head>
 <body>
 <main class="card">
 ${body}
@@ -65,18 +27,6 @@ ${body}
 </body>
 </html>
 `;
-}
-
-/** Headers of every page: no framing, strict CSP, nothing cached, no referrer to the app. */
-export function sendPage(ctx: Context, status: number, html: string): void {
-  ctx.status = status;
-  ctx.set("Content-Security-Policy", pageContentSecurityPolicy);
-  ctx.set("X-Frame-Options", "DENY");
-  ctx.set("Referrer-Policy", "no-referrer");
-  ctx.set("X-Content-Type-Options", "nosniff");
-  ctx.set("Cache-Control", "no-store");
-  ctx.type = "text/html; charset=utf-8";
-  ctx.body = html;
 }
 
 /** An authorization request that cannot be sent back to the app: says what is wrong, links nowhere. */

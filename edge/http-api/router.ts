@@ -8,10 +8,9 @@ import type { DescMethod, DescMethodUnary, DescService, JsonValue } from "@bufbu
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import type { Middleware } from "koa";
-import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { httpResponseField, httpRouter, services } from "../../contract/services.ts";
-import { errorBody, HttpError } from "../errors.ts";
+import { errorBody, HttpError, jsonName, violationDetails } from "../errors.ts";
 import { readSessionCookie } from "../cookies.ts";
 import { messageFromApiJson, messageToApiJson } from "./json.ts";
 import { queryToJson } from "./query.ts";
@@ -92,25 +91,6 @@ function refuseCredentialsInUrl(params: URLSearchParams): void {
       throw new ConnectError("credentials are not accepted in the URL; send the API key in the X-API-Key header", Code.Unauthenticated);
     }
   }
-}
-
-/** A proto field name as the API spells it (lowerCamelCase). */
-function jsonName(protoName: string): string {
-  return protoName.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-}
-
-/** Field violations from a validation failure, by their API (JSON) field paths. */
-function violationDetails(error: unknown): Array<{ field: string; message: string; rule: string }> | undefined {
-  if (!(error instanceof ConnectError)) return undefined;
-  const [violations] = error.findDetails(ViolationsSchema);
-  if (!violations) return undefined;
-  return violations.violations.map((v) => ({
-    field: (v.field?.elements ?? [])
-      .map((e) => jsonName(e.fieldName))
-      .join("."),
-    message: v.message,
-    rule: v.ruleId,
-  }));
 }
 
 function apiInput(procedure: Procedure, json: JsonValue) {

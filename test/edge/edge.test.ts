@@ -89,13 +89,29 @@ describe("edge: account endpoints, the session cookie and cross-site protection"
     assert.equal(wrongType.status, 400);
   });
 
-  it("signs in with a form post too", async () => {
-    const res = await fetch(t.baseUrl + "/sign-in", {
+  it("signs in with the sign-in page's form too: its form token required, then a redirect to the dashboard", async () => {
+    const form = { email: "cookie@example.com", password: "a long password" };
+    const forged = await fetch(t.baseUrl + "/sign-in", {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded", origin },
-      body: new URLSearchParams({ email: "cookie@example.com", password: "a long password" }),
+      body: new URLSearchParams(form),
+      redirect: "manual",
     });
-    assert.equal(res.status, 200);
+    assert.equal(forged.status, 403, "no form token: refused");
+    assert.equal(forged.headers.getSetCookie().length, 0);
+
+    const page = await fetch(t.baseUrl + "/sign-in");
+    assert.equal(page.status, 200);
+    const tokenCookie = page.headers.getSetCookie()[0].split(";")[0];
+    const formToken = /name="form_token" value="([^"]+)"/.exec(await page.text())![1];
+    const res = await fetch(t.baseUrl + "/sign-in", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin, cookie: tokenCookie },
+      body: new URLSearchParams({ ...form, form_token: formToken }),
+      redirect: "manual",
+    });
+    assert.equal(res.status, 303);
+    assert.equal(res.headers.get("location"), "/app");
     assert.match(res.headers.get("set-cookie")!, /^outpost_session=ops_/);
   });
 

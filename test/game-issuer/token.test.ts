@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { ClientAuthMethod } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
-import { parseBasic } from "../../edge/game-issuer/client-auth.ts";
+import { ClientAuthMethod } from "../../gen/outpost/oauth/v1/oauth_pb.js";
+import { parseBasic } from "../../edge/oauth/client-auth.ts";
 import { startFakeIssuer, type FakeIssuer } from "./fake-core.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

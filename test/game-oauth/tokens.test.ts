@@ -2,9 +2,10 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
-import type { ExchangeCodeRequest, TokenSet } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import type { ExchangeCodeRequest } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import type { TokenSet } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import type { Agent } from "../../agent/client.ts";
-import { deleteExpiredFlowRows } from "../../core/game-oauth/cleanup.ts";
+import { deleteExpiredFlowRows } from "../../core/oauth/cleanup.ts";
 import { codeOf, command, createWorld, pkce, player, redirectUri, type World } from "./fixture.ts";
 
 type Request = Omit<Partial<ExchangeCodeRequest>, "$typeName" | "$unknown">;

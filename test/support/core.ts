@@ -46,6 +46,7 @@ export const testConfig: CoreConfig = {
   },
   allowInsecureRedirectUris: false,
   gameIssuerUrl: "http://game.test",
+  accountIssuerUrl: "http://account.test/api/auth",
 };
 
 /** The signing keys' key-encryption key of every test core (unless a suite passes its own). */

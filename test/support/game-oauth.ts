@@ -21,9 +21,11 @@ export interface Seeded {
   api(method: "GET" | "POST", path: string, body?: unknown): Promise<Json>;
 }
 
-/** A user (through /sign-up), an API key, organization "acme", a Minecraft server and a client "Forum". */
-export async function seedGameOAuth(baseUrl: string, redirectUris: string[], email = "owner@example.com"): Promise<Seeded> {
-  const origin = "http://localhost:3000";
+/**
+ * A user (through /sign-up), an API key, organization "acme", a Minecraft server and a client
+ * "Forum". `origin` is the dashboard's (ACCOUNT_BASE_URL), which the cookie requests come from.
+ */
+export async function seedGameOAuth(baseUrl: string, redirectUris: string[], email = "owner@example.com", origin = "http://localhost:3000"): Promise<Seeded> {
   const signUp = await fetch(`${baseUrl}/sign-up`, {
     method: "POST",
     headers: { "content-type": "application/json", origin },

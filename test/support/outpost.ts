@@ -44,8 +44,17 @@ export async function startTestOutpost(env: Record<string, string> = {}): Promis
   };
 }
 
+/**
+ * A whole Outpost whose ACCOUNT_BASE_URL is where it listens (http://127.0.0.1:<port>), as the
+ * Account OAuth issuer's identifier must be for a relying party's discovery.
+ */
+export async function startListeningOutpost(env: Record<string, string> = {}): Promise<TestOutpost> {
+  const port = String(await freePort());
+  return startTestOutpost({ PORT: port, ACCOUNT_BASE_URL: `http://127.0.0.1:${port}`, ...env });
+}
+
 /** A port free on loopback now (the kernel's choice of an ephemeral one). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once("error", reject);

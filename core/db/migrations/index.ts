@@ -4,6 +4,7 @@ import { Migration0003GameOAuthClients } from "./0003-game-oauth-clients.ts";
 import { Migration0004SigningKeys } from "./0004-signing-keys.ts";
 import { Migration0005AgentPresence } from "./0005-agent-presence.ts";
 import { Migration0006GameOAuthFlow } from "./0006-game-oauth-flow.ts";
+import { Migration0007AccountOAuth } from "./0007-account-oauth.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   { name: "0004_signing_keys", class: Migration0004SigningKeys },
   { name: "0005_agent_presence", class: Migration0005AgentPresence },
   { name: "0006_game_oauth_flow", class: Migration0006GameOAuthFlow },
+  { name: "0007_account_oauth", class: Migration0007AccountOAuth },
 ];

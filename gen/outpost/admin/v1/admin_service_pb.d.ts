@@ -6,6 +6,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import type { Message } from "@bufbuild/protobuf";
 import type { User } from "../../auth/v1/resources_pb.js";
 import type { Organization } from "../../organizations/v1/resources_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file outpost/admin/v1/admin_service.proto.
@@ -182,6 +183,325 @@ export declare type SetOrganizationPlanResponse = Message<"outpost.admin.v1.SetO
 export declare const SetOrganizationPlanResponseSchema: GenMessage<SetOrganizationPlanResponse>;
 
 /**
+ * An app that signs dashboard users in through Account OAuth. Never holds the secret.
+ *
+ * @generated from message outpost.admin.v1.OAuthProviderClient
+ */
+export declare type OAuthProviderClient = Message<"outpost.admin.v1.OAuthProviderClient"> & {
+  /**
+   * Issued by Outpost: "oac_" and 24 base62 characters (Game OAuth clients are "ogc_").
+   *
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Exact callback URLs, normalized as for Game OAuth clients.
+   *
+   * @generated from field: repeated string redirect_uris = 3;
+   */
+  redirectUris: string[];
+
+  /**
+   * A first-party app: users are not asked for consent.
+   *
+   * @generated from field: bool skip_consent = 4;
+   */
+  skipConsent: boolean;
+
+  /**
+   * A disabled client starts no new authorizations and exchanges no codes.
+   *
+   * @generated from field: bool disabled = 5;
+   */
+  disabled: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 6;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * The first characters of the current client secret ("oas_…"), to tell secrets apart.
+   *
+   * @generated from field: string client_secret_prefix = 7;
+   */
+  clientSecretPrefix: string;
+};
+
+/**
+ * Describes the message outpost.admin.v1.OAuthProviderClient.
+ * Use `create(OAuthProviderClientSchema)` to create a new message.
+ */
+export declare const OAuthProviderClientSchema: GenMessage<OAuthProviderClient>;
+
+/**
+ * @generated from message outpost.admin.v1.CreateOAuthProviderClientRequest
+ */
+export declare type CreateOAuthProviderClientRequest = Message<"outpost.admin.v1.CreateOAuthProviderClientRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * 1 to 16 absolute URLs without a fragment; https except on loopback hosts (or when local
+   * development is configured); matched exactly after normalization.
+   *
+   * @generated from field: repeated string redirect_uris = 2;
+   */
+  redirectUris: string[];
+
+  /**
+   * @generated from field: optional bool skip_consent = 3;
+   */
+  skipConsent?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool disabled = 4;
+   */
+  disabled?: boolean | undefined;
+};
+
+/**
+ * Describes the message outpost.admin.v1.CreateOAuthProviderClientRequest.
+ * Use `create(CreateOAuthProviderClientRequestSchema)` to create a new message.
+ */
+export declare const CreateOAuthProviderClientRequestSchema: GenMessage<CreateOAuthProviderClientRequest>;
+
+/**
+ * @generated from message outpost.admin.v1.CreateOAuthProviderClientResponse
+ */
+export declare type CreateOAuthProviderClientResponse = Message<"outpost.admin.v1.CreateOAuthProviderClientResponse"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+
+  /**
+   * The client secret ("oas_" and 40 base62 characters), shown this once; only its hash is kept.
+   *
+   * @generated from field: string client_secret = 2;
+   */
+  clientSecret: string;
+
+  /**
+   * @generated from field: outpost.admin.v1.OAuthProviderClient client = 3;
+   */
+  client?: OAuthProviderClient | undefined;
+};
+
+/**
+ * Describes the message outpost.admin.v1.CreateOAuthProviderClientResponse.
+ * Use `create(CreateOAuthProviderClientResponseSchema)` to create a new message.
+ */
+export declare const CreateOAuthProviderClientResponseSchema: GenMessage<CreateOAuthProviderClientResponse>;
+
+/**
+ * @generated from message outpost.admin.v1.ListOAuthProviderClientsRequest
+ */
+export declare type ListOAuthProviderClientsRequest = Message<"outpost.admin.v1.ListOAuthProviderClientsRequest"> & {
+};
+
+/**
+ * Describes the message outpost.admin.v1.ListOAuthProviderClientsRequest.
+ * Use `create(ListOAuthProviderClientsRequestSchema)` to create a new message.
+ */
+export declare const ListOAuthProviderClientsRequestSchema: GenMessage<ListOAuthProviderClientsRequest>;
+
+/**
+ * @generated from message outpost.admin.v1.ListOAuthProviderClientsResponse
+ */
+export declare type ListOAuthProviderClientsResponse = Message<"outpost.admin.v1.ListOAuthProviderClientsResponse"> & {
+  /**
+   * @generated from field: repeated outpost.admin.v1.OAuthProviderClient clients = 1;
+   */
+  clients: OAuthProviderClient[];
+};
+
+/**
+ * Describes the message outpost.admin.v1.ListOAuthProviderClientsResponse.
+ * Use `create(ListOAuthProviderClientsResponseSchema)` to create a new message.
+ */
+export declare const ListOAuthProviderClientsResponseSchema: GenMessage<ListOAuthProviderClientsResponse>;
+
+/**
+ * @generated from message outpost.admin.v1.GetOAuthProviderClientRequest
+ */
+export declare type GetOAuthProviderClientRequest = Message<"outpost.admin.v1.GetOAuthProviderClientRequest"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+};
+
+/**
+ * Describes the message outpost.admin.v1.GetOAuthProviderClientRequest.
+ * Use `create(GetOAuthProviderClientRequestSchema)` to create a new message.
+ */
+export declare const GetOAuthProviderClientRequestSchema: GenMessage<GetOAuthProviderClientRequest>;
+
+/**
+ * @generated from message outpost.admin.v1.GetOAuthProviderClientResponse
+ */
+export declare type GetOAuthProviderClientResponse = Message<"outpost.admin.v1.GetOAuthProviderClientResponse"> & {
+  /**
+   * @generated from field: outpost.admin.v1.OAuthProviderClient client = 1;
+   */
+  client?: OAuthProviderClient | undefined;
+};
+
+/**
+ * Describes the message outpost.admin.v1.GetOAuthProviderClientResponse.
+ * Use `create(GetOAuthProviderClientResponseSchema)` to create a new message.
+ */
+export declare const GetOAuthProviderClientResponseSchema: GenMessage<GetOAuthProviderClientResponse>;
+
+/**
+ * A whole new list of redirect URIs, replacing the old one (rules as at creation).
+ *
+ * @generated from message outpost.admin.v1.OAuthRedirectUriList
+ */
+export declare type OAuthRedirectUriList = Message<"outpost.admin.v1.OAuthRedirectUriList"> & {
+  /**
+   * @generated from field: repeated string uris = 1;
+   */
+  uris: string[];
+};
+
+/**
+ * Describes the message outpost.admin.v1.OAuthRedirectUriList.
+ * Use `create(OAuthRedirectUriListSchema)` to create a new message.
+ */
+export declare const OAuthRedirectUriListSchema: GenMessage<OAuthRedirectUriList>;
+
+/**
+ * Only the fields present change: {"clientId": "oac_…", "redirectUris": {"uris": ["https://…"]}}.
+ *
+ * @generated from message outpost.admin.v1.UpdateOAuthProviderClientRequest
+ */
+export declare type UpdateOAuthProviderClientRequest = Message<"outpost.admin.v1.UpdateOAuthProviderClientRequest"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: outpost.admin.v1.OAuthRedirectUriList redirect_uris = 3;
+   */
+  redirectUris?: OAuthRedirectUriList | undefined;
+
+  /**
+   * @generated from field: optional bool skip_consent = 4;
+   */
+  skipConsent?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool disabled = 5;
+   */
+  disabled?: boolean | undefined;
+};
+
+/**
+ * Describes the message outpost.admin.v1.UpdateOAuthProviderClientRequest.
+ * Use `create(UpdateOAuthProviderClientRequestSchema)` to create a new message.
+ */
+export declare const UpdateOAuthProviderClientRequestSchema: GenMessage<UpdateOAuthProviderClientRequest>;
+
+/**
+ * @generated from message outpost.admin.v1.UpdateOAuthProviderClientResponse
+ */
+export declare type UpdateOAuthProviderClientResponse = Message<"outpost.admin.v1.UpdateOAuthProviderClientResponse"> & {
+  /**
+   * @generated from field: outpost.admin.v1.OAuthProviderClient client = 1;
+   */
+  client?: OAuthProviderClient | undefined;
+};
+
+/**
+ * Describes the message outpost.admin.v1.UpdateOAuthProviderClientResponse.
+ * Use `create(UpdateOAuthProviderClientResponseSchema)` to create a new message.
+ */
+export declare const UpdateOAuthProviderClientResponseSchema: GenMessage<UpdateOAuthProviderClientResponse>;
+
+/**
+ * @generated from message outpost.admin.v1.RotateOAuthProviderClientSecretRequest
+ */
+export declare type RotateOAuthProviderClientSecretRequest = Message<"outpost.admin.v1.RotateOAuthProviderClientSecretRequest"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+};
+
+/**
+ * Describes the message outpost.admin.v1.RotateOAuthProviderClientSecretRequest.
+ * Use `create(RotateOAuthProviderClientSecretRequestSchema)` to create a new message.
+ */
+export declare const RotateOAuthProviderClientSecretRequestSchema: GenMessage<RotateOAuthProviderClientSecretRequest>;
+
+/**
+ * @generated from message outpost.admin.v1.RotateOAuthProviderClientSecretResponse
+ */
+export declare type RotateOAuthProviderClientSecretResponse = Message<"outpost.admin.v1.RotateOAuthProviderClientSecretResponse"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+
+  /**
+   * The new client secret, shown this once.
+   *
+   * @generated from field: string client_secret = 2;
+   */
+  clientSecret: string;
+};
+
+/**
+ * Describes the message outpost.admin.v1.RotateOAuthProviderClientSecretResponse.
+ * Use `create(RotateOAuthProviderClientSecretResponseSchema)` to create a new message.
+ */
+export declare const RotateOAuthProviderClientSecretResponseSchema: GenMessage<RotateOAuthProviderClientSecretResponse>;
+
+/**
+ * @generated from message outpost.admin.v1.DeleteOAuthProviderClientRequest
+ */
+export declare type DeleteOAuthProviderClientRequest = Message<"outpost.admin.v1.DeleteOAuthProviderClientRequest"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+};
+
+/**
+ * Describes the message outpost.admin.v1.DeleteOAuthProviderClientRequest.
+ * Use `create(DeleteOAuthProviderClientRequestSchema)` to create a new message.
+ */
+export declare const DeleteOAuthProviderClientRequestSchema: GenMessage<DeleteOAuthProviderClientRequest>;
+
+/**
+ * @generated from message outpost.admin.v1.DeleteOAuthProviderClientResponse
+ */
+export declare type DeleteOAuthProviderClientResponse = Message<"outpost.admin.v1.DeleteOAuthProviderClientResponse"> & {
+};
+
+/**
+ * Describes the message outpost.admin.v1.DeleteOAuthProviderClientResponse.
+ * Use `create(DeleteOAuthProviderClientResponseSchema)` to create a new message.
+ */
+export declare const DeleteOAuthProviderClientResponseSchema: GenMessage<DeleteOAuthProviderClientResponse>;
+
+/**
  * Platform administration. Every procedure requires a platform admin.
  *
  * @generated from service outpost.admin.v1.AdminService
@@ -227,6 +547,66 @@ export declare const AdminService: GenService<{
     methodKind: "unary";
     input: typeof SetOrganizationPlanRequestSchema;
     output: typeof SetOrganizationPlanResponseSchema;
+  },
+  /**
+   * Registers an app that signs dashboard users in through Account OAuth (the issuer at
+   * ACCOUNT_BASE_URL/api/auth). The client secret is in this response only.
+   *
+   * @generated from rpc outpost.admin.v1.AdminService.CreateOAuthProviderClient
+   */
+  createOAuthProviderClient: {
+    methodKind: "unary";
+    input: typeof CreateOAuthProviderClientRequestSchema;
+    output: typeof CreateOAuthProviderClientResponseSchema;
+  },
+  /**
+   * Every Account OAuth client, newest first.
+   *
+   * @generated from rpc outpost.admin.v1.AdminService.ListOAuthProviderClients
+   */
+  listOAuthProviderClients: {
+    methodKind: "unary";
+    input: typeof ListOAuthProviderClientsRequestSchema;
+    output: typeof ListOAuthProviderClientsResponseSchema;
+  },
+  /**
+   * @generated from rpc outpost.admin.v1.AdminService.GetOAuthProviderClient
+   */
+  getOAuthProviderClient: {
+    methodKind: "unary";
+    input: typeof GetOAuthProviderClientRequestSchema;
+    output: typeof GetOAuthProviderClientResponseSchema;
+  },
+  /**
+   * Changes the fields present. Disabling stops new authorizations and exchanges; access tokens
+   * already issued stay valid until they expire.
+   *
+   * @generated from rpc outpost.admin.v1.AdminService.UpdateOAuthProviderClient
+   */
+  updateOAuthProviderClient: {
+    methodKind: "unary";
+    input: typeof UpdateOAuthProviderClientRequestSchema;
+    output: typeof UpdateOAuthProviderClientResponseSchema;
+  },
+  /**
+   * Replaces the client secret: the old one stops working at once. Tokens already issued stay valid.
+   *
+   * @generated from rpc outpost.admin.v1.AdminService.RotateOAuthProviderClientSecret
+   */
+  rotateOAuthProviderClientSecret: {
+    methodKind: "unary";
+    input: typeof RotateOAuthProviderClientSecretRequestSchema;
+    output: typeof RotateOAuthProviderClientSecretResponseSchema;
+  },
+  /**
+   * Deletes the client with its consents, codes and tokens.
+   *
+   * @generated from rpc outpost.admin.v1.AdminService.DeleteOAuthProviderClient
+   */
+  deleteOAuthProviderClient: {
+    methodKind: "unary";
+    input: typeof DeleteOAuthProviderClientRequestSchema;
+    output: typeof DeleteOAuthProviderClientResponseSchema;
   },
 }>;
 

@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { ApiKey, User } from "./resources_pb.js";
+import type { ApiKey, Consent, User } from "./resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
@@ -178,6 +178,64 @@ export declare type RevokeApiKeyResponse = Message<"outpost.auth.v1.RevokeApiKey
 export declare const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse>;
 
 /**
+ * @generated from message outpost.auth.v1.ListConsentsRequest
+ */
+export declare type ListConsentsRequest = Message<"outpost.auth.v1.ListConsentsRequest"> & {
+};
+
+/**
+ * Describes the message outpost.auth.v1.ListConsentsRequest.
+ * Use `create(ListConsentsRequestSchema)` to create a new message.
+ */
+export declare const ListConsentsRequestSchema: GenMessage<ListConsentsRequest>;
+
+/**
+ * @generated from message outpost.auth.v1.ListConsentsResponse
+ */
+export declare type ListConsentsResponse = Message<"outpost.auth.v1.ListConsentsResponse"> & {
+  /**
+   * @generated from field: repeated outpost.auth.v1.Consent consents = 1;
+   */
+  consents: Consent[];
+};
+
+/**
+ * Describes the message outpost.auth.v1.ListConsentsResponse.
+ * Use `create(ListConsentsResponseSchema)` to create a new message.
+ */
+export declare const ListConsentsResponseSchema: GenMessage<ListConsentsResponse>;
+
+/**
+ * @generated from message outpost.auth.v1.RevokeConsentRequest
+ */
+export declare type RevokeConsentRequest = Message<"outpost.auth.v1.RevokeConsentRequest"> & {
+  /**
+   * The app's client_id ("oac_…").
+   *
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+};
+
+/**
+ * Describes the message outpost.auth.v1.RevokeConsentRequest.
+ * Use `create(RevokeConsentRequestSchema)` to create a new message.
+ */
+export declare const RevokeConsentRequestSchema: GenMessage<RevokeConsentRequest>;
+
+/**
+ * @generated from message outpost.auth.v1.RevokeConsentResponse
+ */
+export declare type RevokeConsentResponse = Message<"outpost.auth.v1.RevokeConsentResponse"> & {
+};
+
+/**
+ * Describes the message outpost.auth.v1.RevokeConsentResponse.
+ * Use `create(RevokeConsentResponseSchema)` to create a new message.
+ */
+export declare const RevokeConsentResponseSchema: GenMessage<RevokeConsentResponse>;
+
+/**
  * How the caller authenticated.
  *
  * @generated from enum outpost.auth.v1.CredentialKind
@@ -249,6 +307,27 @@ export declare const AuthService: GenService<{
     methodKind: "unary";
     input: typeof RevokeApiKeyRequestSchema;
     output: typeof RevokeApiKeyResponseSchema;
+  },
+  /**
+   * The apps the caller let sign them in through Account OAuth, and what each may read.
+   *
+   * @generated from rpc outpost.auth.v1.AuthService.ListConsents
+   */
+  listConsents: {
+    methodKind: "unary";
+    input: typeof ListConsentsRequestSchema;
+    output: typeof ListConsentsResponseSchema;
+  },
+  /**
+   * Forgets the caller's consent to the app: its next authorization asks again. Tokens already
+   * issued to the app stay valid until they expire.
+   *
+   * @generated from rpc outpost.auth.v1.AuthService.RevokeConsent
+   */
+  revokeConsent: {
+    methodKind: "unary";
+    input: typeof RevokeConsentRequestSchema;
+    output: typeof RevokeConsentResponseSchema;
   },
 }>;
 

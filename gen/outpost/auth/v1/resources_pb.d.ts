@@ -96,3 +96,49 @@ export declare type ApiKey = Message<"outpost.auth.v1.ApiKey"> & {
  */
 export declare const ApiKeySchema: GenMessage<ApiKey>;
 
+/**
+ * What the user let an Account OAuth app read about them.
+ *
+ * @generated from message outpost.auth.v1.Consent
+ */
+export declare type Consent = Message<"outpost.auth.v1.Consent"> & {
+  /**
+   * The app's client_id ("oac_…").
+   *
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: string client_name = 2;
+   */
+  clientName: string;
+
+  /**
+   * The scopes granted, e.g. ["openid", "profile", "email"].
+   *
+   * @generated from field: repeated string scopes = 3;
+   */
+  scopes: string[];
+
+  /**
+   * When the consent was first given.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 4;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * When it last grew.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 5;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.auth.v1.Consent.
+ * Use `create(ConsentSchema)` to create a new message.
+ */
+export declare const ConsentSchema: GenMessage<Consent>;
+

@@ -9,7 +9,7 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file outpost/auth/v1/resources.proto.
  */
 export const file_outpost_auth_v1_resources = /*@__PURE__*/
-  fileDesc("Ch9vdXRwb3N0L2F1dGgvdjEvcmVzb3VyY2VzLnByb3RvEg9vdXRwb3N0LmF1dGgudjEidwoEVXNlchIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIMCgRuYW1lGAMgASgJEhYKDnBsYXRmb3JtX2FkbWluGAQgASgIEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIsQBCgZBcGlLZXkSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIOCgZwcmVmaXgYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF91c2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcGIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Ch9vdXRwb3N0L2F1dGgvdjEvcmVzb3VyY2VzLnByb3RvEg9vdXRwb3N0LmF1dGgudjEidwoEVXNlchIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIMCgRuYW1lGAMgASgJEhYKDnBsYXRmb3JtX2FkbWluGAQgASgIEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIsQBCgZBcGlLZXkSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIOCgZwcmVmaXgYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF91c2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKhAQoHQ29uc2VudBIRCgljbGllbnRfaWQYASABKAkSEwoLY2xpZW50X25hbWUYAiABKAkSDgoGc2NvcGVzGAMgAygJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * Describes the message outpost.auth.v1.User.
@@ -24,4 +24,11 @@ export const UserSchema = /*@__PURE__*/
  */
 export const ApiKeySchema = /*@__PURE__*/
   messageDesc(file_outpost_auth_v1_resources, 1);
+
+/**
+ * Describes the message outpost.auth.v1.Consent.
+ * Use `create(ConsentSchema)` to create a new message.
+ */
+export const ConsentSchema = /*@__PURE__*/
+  messageDesc(file_outpost_auth_v1_resources, 2);
 

@@ -4,6 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
+import type { AuthorizationError, ClientAuthMethod, OAuthError, TokenSet } from "../../oauth/v1/oauth_pb.js";
 import type { Game } from "../../servers/v1/resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
@@ -74,32 +75,6 @@ export declare type StartAuthorizationRequest = Message<"outpost.gameoauth.v1.St
 export declare const StartAuthorizationRequestSchema: GenMessage<StartAuthorizationRequest>;
 
 /**
- * An authorization request refused. Whether the browser may be sent back to the app depends on
- * whether the client and its redirect URI could be trusted.
- *
- * @generated from message outpost.gameoauth.v1.AuthorizationError
- */
-export declare type AuthorizationError = Message<"outpost.gameoauth.v1.AuthorizationError"> & {
-  /**
-   * The OAuth error code, e.g. "invalid_request", "invalid_scope", "unauthorized_client".
-   *
-   * @generated from field: string error = 1;
-   */
-  error: string;
-
-  /**
-   * @generated from field: string description = 2;
-   */
-  description: string;
-};
-
-/**
- * Describes the message outpost.gameoauth.v1.AuthorizationError.
- * Use `create(AuthorizationErrorSchema)` to create a new message.
- */
-export declare const AuthorizationErrorSchema: GenMessage<AuthorizationError>;
-
-/**
  * @generated from message outpost.gameoauth.v1.StartAuthorizationResponse
  */
 export declare type StartAuthorizationResponse = Message<"outpost.gameoauth.v1.StartAuthorizationResponse"> & {
@@ -119,7 +94,7 @@ export declare type StartAuthorizationResponse = Message<"outpost.gameoauth.v1.S
      * Unknown or disabled client, or a redirect URI that is not saved: shown on an error page,
      * never redirected.
      *
-     * @generated from field: outpost.gameoauth.v1.AuthorizationError page_error = 2;
+     * @generated from field: outpost.oauth.v1.AuthorizationError page_error = 2;
      */
     value: AuthorizationError;
     case: "pageError";
@@ -128,7 +103,7 @@ export declare type StartAuthorizationResponse = Message<"outpost.gameoauth.v1.S
      * Any other problem: the edge redirects to redirect_uri with error, error_description, state
      * and iss.
      *
-     * @generated from field: outpost.gameoauth.v1.AuthorizationError redirect_error = 3;
+     * @generated from field: outpost.oauth.v1.AuthorizationError redirect_error = 3;
      */
     value: AuthorizationError;
     case: "redirectError";
@@ -329,7 +304,7 @@ export declare type ExchangeCodeRequest = Message<"outpost.gameoauth.v1.Exchange
   clientSecret: string;
 
   /**
-   * @generated from field: outpost.gameoauth.v1.ClientAuthMethod client_auth_method = 3;
+   * @generated from field: outpost.oauth.v1.ClientAuthMethod client_auth_method = 3;
    */
   clientAuthMethod: ClientAuthMethod;
 
@@ -361,73 +336,6 @@ export declare type ExchangeCodeRequest = Message<"outpost.gameoauth.v1.Exchange
 export declare const ExchangeCodeRequestSchema: GenMessage<ExchangeCodeRequest>;
 
 /**
- * @generated from message outpost.gameoauth.v1.TokenSet
- */
-export declare type TokenSet = Message<"outpost.gameoauth.v1.TokenSet"> & {
-  /**
-   * @generated from field: string access_token = 1;
-   */
-  accessToken: string;
-
-  /**
-   * @generated from field: string id_token = 2;
-   */
-  idToken: string;
-
-  /**
-   * "Bearer"
-   *
-   * @generated from field: string token_type = 3;
-   */
-  tokenType: string;
-
-  /**
-   * 900
-   *
-   * @generated from field: int32 expires_in = 4;
-   */
-  expiresIn: number;
-
-  /**
-   * "openid profile"
-   *
-   * @generated from field: string scope = 5;
-   */
-  scope: string;
-};
-
-/**
- * Describes the message outpost.gameoauth.v1.TokenSet.
- * Use `create(TokenSetSchema)` to create a new message.
- */
-export declare const TokenSetSchema: GenMessage<TokenSet>;
-
-/**
- * An RFC 6749 error of the token or userinfo endpoint.
- *
- * @generated from message outpost.gameoauth.v1.OAuthError
- */
-export declare type OAuthError = Message<"outpost.gameoauth.v1.OAuthError"> & {
-  /**
-   * "invalid_client", "invalid_grant", "invalid_request", "unsupported_grant_type", "invalid_token".
-   *
-   * @generated from field: string error = 1;
-   */
-  error: string;
-
-  /**
-   * @generated from field: string description = 2;
-   */
-  description: string;
-};
-
-/**
- * Describes the message outpost.gameoauth.v1.OAuthError.
- * Use `create(OAuthErrorSchema)` to create a new message.
- */
-export declare const OAuthErrorSchema: GenMessage<OAuthError>;
-
-/**
  * @generated from message outpost.gameoauth.v1.ExchangeCodeResponse
  */
 export declare type ExchangeCodeResponse = Message<"outpost.gameoauth.v1.ExchangeCodeResponse"> & {
@@ -436,13 +344,13 @@ export declare type ExchangeCodeResponse = Message<"outpost.gameoauth.v1.Exchang
    */
   outcome: {
     /**
-     * @generated from field: outpost.gameoauth.v1.TokenSet tokens = 1;
+     * @generated from field: outpost.oauth.v1.TokenSet tokens = 1;
      */
     value: TokenSet;
     case: "tokens";
   } | {
     /**
-     * @generated from field: outpost.gameoauth.v1.OAuthError error = 2;
+     * @generated from field: outpost.oauth.v1.OAuthError error = 2;
      */
     value: OAuthError;
     case: "error";
@@ -538,7 +446,7 @@ export declare type GetUserInfoResponse = Message<"outpost.gameoauth.v1.GetUserI
     case: "claims";
   } | {
     /**
-     * @generated from field: outpost.gameoauth.v1.OAuthError error = 2;
+     * @generated from field: outpost.oauth.v1.OAuthError error = 2;
      */
     value: OAuthError;
     case: "error";
@@ -586,33 +494,6 @@ export enum AuthorizationStatus {
  * Describes the enum outpost.gameoauth.v1.AuthorizationStatus.
  */
 export declare const AuthorizationStatusSchema: GenEnum<AuthorizationStatus>;
-
-/**
- * How the client authenticated at the token endpoint.
- *
- * @generated from enum outpost.gameoauth.v1.ClientAuthMethod
- */
-export enum ClientAuthMethod {
-  /**
-   * @generated from enum value: CLIENT_AUTH_METHOD_UNSPECIFIED = 0;
-   */
-  UNSPECIFIED = 0,
-
-  /**
-   * @generated from enum value: CLIENT_AUTH_METHOD_CLIENT_SECRET_BASIC = 1;
-   */
-  CLIENT_SECRET_BASIC = 1,
-
-  /**
-   * @generated from enum value: CLIENT_AUTH_METHOD_CLIENT_SECRET_POST = 2;
-   */
-  CLIENT_SECRET_POST = 2,
-}
-
-/**
- * Describes the enum outpost.gameoauth.v1.ClientAuthMethod.
- */
-export declare const ClientAuthMethodSchema: GenEnum<ClientAuthMethod>;
 
 /**
  * The Game OAuth issuer's engine, for the edge alone: the edge speaks OAuth 2.0 / OpenID Connect

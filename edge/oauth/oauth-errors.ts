@@ -1,5 +1,5 @@
 /**
- * The Game OAuth issuer's errors: one class per OAuth error, each with its HTTP status and the
+ * The issuers' errors (both issuers, token and userinfo endpoints): one class per OAuth error, each with its HTTP status and the
  * headers it needs, and one translator (`oauthErrorHandler`) that writes any of them as RFC 6749
  * JSON. Anything else is a 500 with no detail; the cause goes to the log only.
  */

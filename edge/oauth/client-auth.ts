@@ -2,7 +2,7 @@
  * Client authentication at the token endpoint (RFC 6749 §2.3.1): `client_secret_basic` or
  * `client_secret_post`, exactly one. Only parsing: whether the secret is right is core's decision.
  */
-import { ClientAuthMethod } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import { ClientAuthMethod } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import { InvalidClient, InvalidRequest } from "./oauth-errors.ts";
 
 export interface ClientCredentials {

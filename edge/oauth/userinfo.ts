@@ -1,13 +1,11 @@
 /**
- * GET and POST /oauth2/userinfo: the Bearer token (RFC 6750: the Authorization header, or on POST
- * a form `access_token`; one method only) → GameOAuthService.GetUserInfo → the claims.
+ * GET and POST …/oauth2/userinfo of either issuer: the Bearer token (RFC 6750: the Authorization
+ * header, or on POST a form `access_token`; one method only) → the issuer's GetUserInfo → the claims.
  */
 import type { Context } from "koa";
-import type { Client } from "@connectrpc/connect";
-import type { GameOAuthService } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { readForm } from "./body.ts";
 import { mediaType } from "../body.ts";
-import { InvalidRequest, InvalidToken, oauthErrorFromCore } from "./oauth-errors.ts";
+import { InvalidRequest, InvalidToken } from "./oauth-errors.ts";
 
 const maxTokenLength = 4096;
 
@@ -30,20 +28,14 @@ async function bearerToken(ctx: Context): Promise<string> {
   return token;
 }
 
-export function createUserInfoHandler(client: Client<typeof GameOAuthService>, headers: (ctx: Context) => Record<string, string>) {
+/**
+ * The issuer's GetUserInfo: the claims as the userinfo response names them, or core's OAuth
+ * error (thrown by the caller with {@link oauthErrorFromCore}).
+ */
+export type UserInfoClaims = (accessToken: string, ctx: Context) => Promise<Record<string, unknown>>;
+
+export function createUserInfoHandler(claims: UserInfoClaims) {
   return async (ctx: Context): Promise<void> => {
-    const accessToken = await bearerToken(ctx);
-    const answer = await client.getUserInfo({ accessToken }, { headers: headers(ctx) });
-    if (answer.outcome.case !== "claims") throw oauthErrorFromCore(answer.outcome.value);
-    const c = answer.outcome.value;
-    ctx.body = {
-      sub: c.sub,
-      preferred_username: c.preferredUsername,
-      game: c.game,
-      game_account_name: c.gameAccountName,
-      game_account_id: c.gameAccountId,
-      organization_id: c.organizationId,
-      verified_by_server_id: c.verifiedByServerId,
-    };
+    ctx.body = await claims(await bearerToken(ctx), ctx);
   };
 }

@@ -1,7 +1,8 @@
 /**
- * Deletes what the Game OAuth flow no longer needs: sessions that ended an hour ago (their codes
- * and those codes' tokens go with them, long expired by then) and access tokens an hour past
- * their expiry. Idempotent, so instances may run it at once.
+ * Deletes what the two issuers' flows no longer need, an hour after it expired: Game OAuth's
+ * hosted sessions (their codes and those codes' tokens go with them) and access tokens; Account
+ * OAuth's authorization requests, codes (their tokens, expired 15 minutes after the exchange,
+ * go with them) and access tokens. Idempotent, so instances may run it at once.
  */
 import type { Logger } from "pino";
 import type { Orm } from "../db/orm.ts";
@@ -15,6 +16,9 @@ export async function deleteExpiredFlowRows(orm: Orm, now: Date): Promise<void> 
   const before = new Date(now.getTime() - keepMs);
   await em.execute(`delete from access_tokens where expires_at < ?`, [before], "run");
   await em.execute(`delete from hosted_authorizations where expires_at < ?`, [before], "run");
+  await em.execute(`delete from account_access_tokens where expires_at < ?`, [before], "run");
+  await em.execute(`delete from account_authorization_codes where expires_at < ?`, [before], "run");
+  await em.execute(`delete from account_authorization_requests where expires_at < ?`, [before], "run");
 }
 
 /** Runs {@link deleteExpiredFlowRows} every {@link cleanupEveryMs} (unref'd) until `stop`. */

@@ -1,19 +1,35 @@
 /**
- * POST /oauth2/token: parse the form and the client's credentials → GameOAuthService.ExchangeCode
- * → the token response. Errors are thrown as OAuth error classes for the translator.
+ * POST …/oauth2/token of either issuer: parse the form and the client's credentials → the
+ * issuer's ExchangeCode (core) → the token response. Errors are thrown as OAuth error classes for
+ * the translator.
  */
 import type { Context } from "koa";
-import type { Client } from "@connectrpc/connect";
-import type { GameOAuthService } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import type { ClientAuthMethod, OAuthError, TokenSet } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import { readForm } from "./body.ts";
 import { clientCredentials } from "./client-auth.ts";
 import { oauthErrorFromCore } from "./oauth-errors.ts";
 
-export function createTokenHandler(client: Client<typeof GameOAuthService>, headers: (ctx: Context) => Record<string, string>) {
+export interface TokenRequest {
+  clientId: string;
+  clientSecret: string;
+  clientAuthMethod: ClientAuthMethod;
+  grantType: string;
+  code: string;
+  redirectUri: string;
+  codeVerifier: string;
+}
+
+/** The issuer's ExchangeCode: both services answer this shape. */
+export type ExchangeCode = (
+  request: TokenRequest,
+  ctx: Context,
+) => Promise<{ outcome: { case: "tokens"; value: TokenSet } | { case: "error"; value: OAuthError } | { case: undefined; value?: undefined } }>;
+
+export function createTokenHandler(exchange: ExchangeCode) {
   return async (ctx: Context): Promise<void> => {
     const form = await readForm(ctx);
     const credentials = clientCredentials(ctx.get("authorization") || undefined, form);
-    const answer = await client.exchangeCode(
+    const answer = await exchange(
       {
         clientId: credentials.clientId,
         clientSecret: credentials.clientSecret,
@@ -23,7 +39,7 @@ export function createTokenHandler(client: Client<typeof GameOAuthService>, head
         redirectUri: form.get("redirect_uri") ?? "",
         codeVerifier: form.get("code_verifier") ?? "",
       },
-      { headers: headers(ctx) },
+      ctx,
     );
     if (answer.outcome.case !== "tokens") throw oauthErrorFromCore(answer.outcome.value);
     const tokens = answer.outcome.value;

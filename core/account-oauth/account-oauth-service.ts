@@ -1,0 +1,63 @@
+/**
+ * AccountOAuthService: the Account OAuth issuer's engine, for the edge alone (never served
+ * publicly). The edge speaks OpenID Connect at ACCOUNT_BASE_URL/api/auth and renders the pages;
+ * every decision is made here.
+ */
+import type { ServiceImpl } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import {
+  AccountClaimsSchema,
+  AccountOAuthService,
+  AuthorizationStepSchema,
+  ContinueAuthorizationResponseSchema,
+  DecideConsentResponseSchema,
+  ExchangeCodeResponseSchema,
+  GetUserInfoResponseSchema,
+  StartAuthorizationResponseSchema,
+} from "../../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
+import { OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
+import { entityManager } from "../context.ts";
+import type { CoreDeps } from "../deps.ts";
+import { accessTokenTtlSeconds, exchangeCode, userInfo } from "../oauth/token-engine.ts";
+import { createAccountAuthorization, type Step } from "./authorization.ts";
+import { accountTokenProfile } from "./tokens.ts";
+
+const step = (next: Step) => create(AuthorizationStepSchema, { step: next });
+
+export function createAccountOAuthService(deps: CoreDeps): ServiceImpl<typeof AccountOAuthService> {
+  const tokens = accountTokenProfile(deps.config);
+  const authorization = createAccountAuthorization(deps);
+  return {
+    async startAuthorization(req, ctx) {
+      const next = await authorization.start(entityManager(ctx), req);
+      return create(StartAuthorizationResponseSchema, { next: step(next) });
+    },
+
+    async continueAuthorization(req, ctx) {
+      const next = await authorization.continue(entityManager(ctx), req.requestId, req.sessionToken);
+      return create(ContinueAuthorizationResponseSchema, { next: step(next) });
+    },
+
+    async decideConsent(req, ctx) {
+      const next = await authorization.decide(entityManager(ctx), req.requestId, req.sessionToken, req.allow);
+      return create(DecideConsentResponseSchema, { next: step(next) });
+    },
+
+    async exchangeCode(req, ctx) {
+      const result = await exchangeCode(tokens, deps, entityManager(ctx), req);
+      if ("failure" in result) {
+        return create(ExchangeCodeResponseSchema, { outcome: { case: "error", value: create(OAuthErrorSchema, result.failure) } });
+      }
+      const set = create(TokenSetSchema, { ...result.tokens, tokenType: "Bearer", expiresIn: accessTokenTtlSeconds });
+      return create(ExchangeCodeResponseSchema, { outcome: { case: "tokens", value: set } });
+    },
+
+    async getUserInfo(req, ctx) {
+      const result = await userInfo(tokens, deps, entityManager(ctx), req.accessToken);
+      if ("failure" in result) {
+        return create(GetUserInfoResponseSchema, { outcome: { case: "error", value: create(OAuthErrorSchema, result.failure) } });
+      }
+      return create(GetUserInfoResponseSchema, { outcome: { case: "claims", value: create(AccountClaimsSchema, result.claims) } });
+    },
+  };
+}

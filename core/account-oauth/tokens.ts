@@ -1,0 +1,73 @@
+/**
+ * The Account OAuth issuer's configuration of the token engine (core/oauth/token-engine.ts): its
+ * tables (oauth_provider_clients, account_authorization_codes, account_access_tokens), its keys
+ * and its claims — the dashboard user, told by scope.
+ */
+import { randomUUID } from "node:crypto";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import type { CoreConfig } from "../deps.ts";
+import type { ConsumedCode, TokenProfile } from "../oauth/token-engine.ts";
+
+/** What Account OAuth grants, in this order. */
+export const accountScopes = ["openid", "profile", "email"] as const;
+
+export interface AccountClaims {
+  sub: string;
+  name?: string;
+  email?: string;
+  /** Outpost does not verify addresses, so always false when told. */
+  emailVerified?: boolean;
+}
+
+interface AccountCodeRow extends ConsumedCode {
+  user_id: string;
+  scopes: string[];
+  name: string;
+  email: string;
+}
+
+type ClaimColumns = Pick<AccountCodeRow, "user_id" | "scopes" | "name" | "email">;
+
+function claimsOf(row: ClaimColumns): AccountClaims {
+  const scopes = row.scopes;
+  return {
+    sub: row.user_id,
+    ...(scopes.includes("profile") && { name: row.name }),
+    ...(scopes.includes("email") && { email: row.email, emailVerified: false }),
+  };
+}
+
+export function accountTokenProfile(config: Pick<CoreConfig, "accountIssuerUrl">): TokenProfile<AccountCodeRow, AccountClaims> {
+  return {
+    keys: "account",
+    issuerUrl: config.accountIssuerUrl,
+    accessToken: "accountAccessToken",
+    clientSql: `select id, secret_hash, disabled from oauth_provider_clients where client_id = ?`,
+    consumeSql: `with consumed as (
+       update account_authorization_codes set consumed_at = ? where code_hash = ? and consumed_at is null
+       returning id, oauth_provider_client_id as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
+                 user_id, scopes)
+     select c.*, u.name, u.email from consumed c join users u on u.id = c.user_id`,
+    markReusedSql: `update account_authorization_codes set reused_at = coalesce(reused_at, ?) where code_hash = ?`,
+    insertToken: (em: EntityManager, row, tokenHash, expiresAt, now) =>
+      em.execute(
+        `insert into account_access_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, expires_at, created_at)
+         values (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [randomUUID(), tokenHash, row.id, row.client_uuid, row.user_id, JSON.stringify(row.scopes), expiresAt, now],
+        "run",
+      ),
+    claims: claimsOf,
+    jwtClaims: (claims) => ({
+      sub: claims.sub,
+      ...(claims.name !== undefined && { name: claims.name }),
+      ...(claims.email !== undefined && { email: claims.email, email_verified: claims.emailVerified }),
+    }),
+    scope: (row) => row.scopes.join(" "),
+    userInfoSql: `select t.user_id, t.scopes, u.name, u.email
+       from account_access_tokens t
+       join users u on u.id = t.user_id
+       join account_authorization_codes c on c.id = t.authorization_code_id
+      where t.token_hash = ? and t.revoked_at is null and c.reused_at is null and t.expires_at > ?`,
+    userInfoClaims: (row) => claimsOf(row as unknown as ClaimColumns),
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * Account OAuth client management, part of AdminService: the apps that sign dashboard users in
+ * through the Account OAuth issuer (ACCOUNT_BASE_URL/api/auth). They belong to the platform, not
+ * to an organization, so only platform admins manage them and their activity events carry no
+ * organization. The rules they share with Game OAuth clients live in core/oauth/client-fields.ts.
+ */
+import type { ServiceImpl } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import { LockMode } from "@mikro-orm/core";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import {
+  AdminService,
+  CreateOAuthProviderClientResponseSchema,
+  DeleteOAuthProviderClientResponseSchema,
+  GetOAuthProviderClientResponseSchema,
+  ListOAuthProviderClientsResponseSchema,
+  OAuthProviderClientSchema,
+  RotateOAuthProviderClientSecretResponseSchema,
+  UpdateOAuthProviderClientResponseSchema,
+  type OAuthProviderClient as OAuthProviderClientMessage,
+} from "../../gen/outpost/admin/v1/admin_service_pb.js";
+import { OAuthProviderClient } from "../db/account-oauth-entities.ts";
+import { entityManager, requireUser, type UserCaller } from "../context.ts";
+import type { CoreDeps } from "../deps.ts";
+import { fail } from "../errors.ts";
+import { requirePlatformAdmin } from "../access.ts";
+import { recordActivity } from "../activity/record.ts";
+import {
+  applyDisabled,
+  applyNameAndRedirectUris,
+  commonClientFields,
+  issueClientSecret,
+  normalizeRedirectUris,
+  replaceClientSecret,
+  updatedDetails,
+} from "../oauth/client-fields.ts";
+import { issueIdentifier } from "../../contract/secrets.ts";
+
+type OAuthProviderClientMethods = Pick<
+  ServiceImpl<typeof AdminService>,
+  | "createOAuthProviderClient"
+  | "listOAuthProviderClients"
+  | "getOAuthProviderClient"
+  | "updateOAuthProviderClient"
+  | "rotateOAuthProviderClientSecret"
+  | "deleteOAuthProviderClient"
+>;
+
+function clientToProto(client: OAuthProviderClient): OAuthProviderClientMessage {
+  return create(OAuthProviderClientSchema, { ...commonClientFields(client), skipConsent: client.skipConsent });
+}
+
+/** The platform admin making the call (checked before anything is looked up). */
+function requireAdmin(ctx: Parameters<OAuthProviderClientMethods["getOAuthProviderClient"]>[1]): UserCaller {
+  const caller = requireUser(ctx);
+  requirePlatformAdmin(caller);
+  return caller;
+}
+
+/** The client with this client_id, or not_found. `lock` takes its row for the transaction. */
+async function findClient(em: EntityManager, clientId: string, lock = false): Promise<OAuthProviderClient> {
+  const client = await em.findOne(
+    OAuthProviderClient,
+    { clientId },
+    lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {},
+  );
+  if (!client) throw fail("not_found", "Account OAuth client not found");
+  return client;
+}
+
+export function createOAuthProviderClientMethods({ config }: CoreDeps): OAuthProviderClientMethods {
+  function activity(tx: EntityManager, caller: UserCaller, client: OAuthProviderClient, verb: string, details: Record<string, string> = {}) {
+    recordActivity(tx, caller, {
+      organizationId: null,
+      action: `oauth_provider_client.${verb}`,
+      targetType: "oauth_provider_client",
+      targetId: client.clientId,
+      details: { clientId: client.clientId, name: client.name, ...details },
+    });
+  }
+
+  return {
+    async createOAuthProviderClient(req, ctx) {
+      const caller = requireAdmin(ctx);
+      const redirectUris = normalizeRedirectUris(req.redirectUris, config);
+      return entityManager(ctx).transactional(async (tx) => {
+        const secret = issueClientSecret("accountClientSecret");
+        const client = tx.create(OAuthProviderClient, {
+          clientId: issueIdentifier("accountClient"),
+          name: req.name,
+          redirectUris,
+          skipConsent: req.skipConsent ?? false,
+          disabled: req.disabled ?? false,
+          ...secret.columns,
+          createdBy: caller.user.id,
+        });
+        activity(tx, caller, client, "created", {
+          redirectUris: redirectUris.join(" "),
+          skipConsent: String(client.skipConsent),
+          disabled: String(client.disabled),
+          secretPrefix: client.secretPrefix,
+        });
+        await tx.flush();
+        return create(CreateOAuthProviderClientResponseSchema, {
+          clientId: client.clientId,
+          clientSecret: secret.value,
+          client: clientToProto(client),
+        });
+      });
+    },
+
+    async listOAuthProviderClients(_req, ctx) {
+      requireAdmin(ctx);
+      const clients = await entityManager(ctx).find(OAuthProviderClient, {}, { orderBy: { createdAt: "desc", id: "asc" } });
+      return create(ListOAuthProviderClientsResponseSchema, { clients: clients.map(clientToProto) });
+    },
+
+    async getOAuthProviderClient(req, ctx) {
+      requireAdmin(ctx);
+      const client = await findClient(entityManager(ctx), req.clientId);
+      return create(GetOAuthProviderClientResponseSchema, { client: clientToProto(client) });
+    },
+
+    async updateOAuthProviderClient(req, ctx) {
+      const caller = requireAdmin(ctx);
+      const redirectUris = req.redirectUris ? normalizeRedirectUris(req.redirectUris.uris, config) : undefined;
+      return entityManager(ctx).transactional(async (tx) => {
+        const client = await findClient(tx, req.clientId, true);
+        const changed: Record<string, string> = {};
+        applyNameAndRedirectUris(client, { name: req.name, redirectUris }, changed);
+        if (req.skipConsent !== undefined && req.skipConsent !== client.skipConsent) {
+          client.skipConsent = req.skipConsent;
+          changed.skipConsent = String(req.skipConsent);
+        }
+        if (Object.keys(changed).length) activity(tx, caller, client, "updated", updatedDetails(changed));
+        const toggled = applyDisabled(client, req.disabled);
+        if (toggled) activity(tx, caller, client, toggled);
+        await tx.flush();
+        return create(UpdateOAuthProviderClientResponseSchema, { client: clientToProto(client) });
+      });
+    },
+
+    async rotateOAuthProviderClientSecret(req, ctx) {
+      const caller = requireAdmin(ctx);
+      return entityManager(ctx).transactional(async (tx) => {
+        const client = await findClient(tx, req.clientId, true);
+        const clientSecret = replaceClientSecret(client, "accountClientSecret");
+        activity(tx, caller, client, "secret_rotated", { secretPrefix: client.secretPrefix });
+        return create(RotateOAuthProviderClientSecretResponseSchema, { clientId: client.clientId, clientSecret });
+      });
+    },
+
+    async deleteOAuthProviderClient(req, ctx) {
+      const caller = requireAdmin(ctx);
+      await entityManager(ctx).transactional(async (tx) => {
+        const client = await findClient(tx, req.clientId, true);
+        activity(tx, caller, client, "deleted");
+        await tx.flush();
+        // Its consents, authorization requests, codes and access tokens go with it (ON DELETE CASCADE).
+        await tx.nativeDelete(OAuthProviderClient, { id: client.id });
+      });
+      return create(DeleteOAuthProviderClientResponseSchema, {});
+    },
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * Account OAuth (issue 5): the apps platform admins register and the consents users give them.
+ * The flow's tables (account_authorization_requests, _codes, account_access_tokens) are used with
+ * plain SQL only (core/account-oauth/); migration 0007 describes them.
+ */
+import { randomUUID } from "node:crypto";
+import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
+import { User } from "./entities.ts";
+
+export const OAuthProviderClient = defineEntity({
+  name: "OAuthProviderClient",
+  tableName: "oauth_provider_clients",
+  properties: {
+    id: p.uuid().primary().onCreate(() => randomUUID()),
+    /** The public "oac_…" identifier, by which the issuer finds the client. */
+    clientId: p.string().length(32).unique(),
+    name: p.string().length(80),
+    /** Normalized (core/oauth/redirect-uris.ts), 1 to 16. */
+    redirectUris: p.json<string[]>(),
+    /** First-party apps: no consent page. */
+    skipConsent: p.boolean().default(false),
+    disabled: p.boolean().default(false),
+    secretHash: p.string().length(64),
+    secretPrefix: p.string().length(16),
+    createdBy: () => p.manyToOne(User).nullable().deleteRule("set null").fieldName("created_by_user_id"),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+export type OAuthProviderClient = InferEntity<typeof OAuthProviderClient>;
+
+/** The scopes a user granted an app; one row per (user, app), grown when the app asks for more. */
+export const AccountConsent = defineEntity({
+  name: "AccountConsent",
+  tableName: "account_consents",
+  properties: {
+    id: p.uuid().primary().onCreate(() => randomUUID()),
+    user: () => p.manyToOne(User).deleteRule("cascade"),
+    client: () => p.manyToOne(OAuthProviderClient).deleteRule("cascade").fieldName("oauth_provider_client_id").index(),
+    scopes: p.json<string[]>(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()),
+  },
+  uniques: [{ properties: ["user", "client"], name: "account_consents_user_client_unique" }],
+});
+export type AccountConsent = InferEntity<typeof AccountConsent>;
+
+export const accountOAuthEntities = [OAuthProviderClient, AccountConsent];

@@ -1,0 +1,163 @@
+/**
+ * The token and userinfo engine of both issuers: one set of rules, two configurations (a
+ * {@link TokenProfile} each: its tables, its claims, its keys). These are hot paths, so plain SQL,
+ * one round trip each where the rules allow.
+ *
+ * A code is consumed by one UPDATE … WHERE consumed_at IS NULL: of any number of concurrent
+ * exchanges exactly one gets its row. Every later check failing leaves the code consumed (a new
+ * flow must start), and using a consumed code again marks it reused, which revokes what it issued.
+ */
+import { createHash } from "node:crypto";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import type { CoreDeps } from "../deps.ts";
+import type { Issuer } from "../keys/signing-keys.ts";
+import { hashSecret, issueSecret, secretMatches, type SecretKind } from "../../contract/secrets.ts";
+
+export const accessTokenTtlSeconds = 900;
+export const idTokenTtlSeconds = 600;
+export const authorizationCodeTtlMs = 90_000;
+
+export interface OAuthFailure {
+  error: "invalid_client" | "invalid_grant" | "invalid_request" | "unsupported_grant_type" | "invalid_token";
+  description: string;
+}
+
+export interface ExchangeInput {
+  clientId: string;
+  clientSecret: string;
+  grantType: string;
+  code: string;
+  redirectUri: string;
+  codeVerifier: string;
+}
+
+/** What every consumed code row carries, whichever issuer's table it comes from. */
+export interface ConsumedCode {
+  id: string;
+  /** The client's row id (not its public client_id). */
+  client_uuid: string;
+  redirect_uri: string;
+  nonce: string | null;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  auth_time: Date;
+  expires_at: Date;
+}
+
+/** One issuer's configuration of the engine. */
+export interface TokenProfile<Row extends ConsumedCode, Claims> {
+  /** Whose signing keys sign the ID tokens. */
+  keys: Issuer;
+  /** The `iss` of its ID tokens. */
+  issuerUrl: string;
+  accessToken: SecretKind;
+  /** `select id, secret_hash, disabled from … where client_id = ?` */
+  clientSql: string;
+  /** Consumes the code (params: now, code hash) and returns its row joined with what the claims need. */
+  consumeSql: string;
+  /** `update … set reused_at = coalesce(reused_at, ?) where code_hash = ?` */
+  markReusedSql: string;
+  /** Stores the access token of a consumed code. */
+  insertToken(em: EntityManager, row: Row, tokenHash: string, expiresAt: Date, now: Date): Promise<unknown>;
+  /** The claims of a consumed code (ID token) — as the userinfo endpoint names them too. */
+  claims(row: Row): Claims;
+  /** The claims as the ID token spells them, `sub` included. */
+  jwtClaims(claims: Claims): Record<string, unknown>;
+  /** The scope of the token response. */
+  scope(row: Row): string;
+  /** The claims of a live, unrevoked access token (params: token hash, now), or none. */
+  userInfoSql: string;
+  userInfoClaims(row: Record<string, unknown>): Claims;
+}
+
+type Deps = Pick<CoreDeps, "clock" | "signingKeys">;
+
+const failure = (error: OAuthFailure["error"], description: string): { failure: OAuthFailure } => ({ failure: { error, description } });
+
+function pkceMatches(challenge: string, method: string | null, verifier: string): boolean {
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false;
+  const expected = method === "S256" ? createHash("sha256").update(verifier, "ascii").digest("base64url") : verifier;
+  return expected === challenge;
+}
+
+/** at_hash: the left half of SHA-256 of the access token, base64url (OpenID Connect Core 3.1.3.6). */
+export function atHash(accessToken: string): string {
+  return createHash("sha256").update(accessToken, "ascii").digest().subarray(0, 16).toString("base64url");
+}
+
+export interface Exchanged {
+  accessToken: string;
+  idToken: string;
+  scope: string;
+}
+
+/** Authenticates the client, consumes the code and issues an access token and one signed ID token. */
+export async function exchangeCode<Row extends ConsumedCode, Claims>(
+  profile: TokenProfile<Row, Claims>,
+  deps: Deps,
+  em: EntityManager,
+  input: ExchangeInput,
+): Promise<{ tokens: Exchanged } | { failure: OAuthFailure }> {
+  const now = deps.clock.now();
+  const badClient = failure("invalid_client", "client authentication failed");
+  if (!input.clientId || !input.clientSecret) return badClient;
+  const [client] = await em.execute<Array<{ id: string; secret_hash: string; disabled: boolean }>>(profile.clientSql, [input.clientId]);
+  // The secret is hashed and compared even for an unknown client, so timing tells nothing.
+  const secretOk = secretMatches(input.clientSecret, client?.secret_hash ?? "0".repeat(64));
+  if (!client || client.disabled || !secretOk) return badClient;
+  if (input.grantType !== "authorization_code") return failure("unsupported_grant_type", "grant_type must be authorization_code");
+  if (!input.code) return failure("invalid_request", "code is required");
+  if (!input.redirectUri) return failure("invalid_request", "redirect_uri is required");
+
+  const codeHash = hashSecret(input.code);
+  const [row] = await em.execute<Row[]>(profile.consumeSql, [now, codeHash]);
+  if (!row) {
+    // Unknown, or used before: the code is marked reused, which kills every token it issued —
+    // including one its first use is still inserting (userinfo refuses tokens of a reused code).
+    await em.execute(profile.markReusedSql, [now, codeHash], "run");
+    return failure("invalid_grant", "the code is invalid, expired or already used");
+  }
+  if (new Date(row.expires_at).getTime() <= now.getTime()) return failure("invalid_grant", "the code has expired");
+  if (row.client_uuid !== client.id) return failure("invalid_grant", "the code was issued to another client");
+  if (row.redirect_uri !== input.redirectUri) return failure("invalid_grant", "redirect_uri is not the one of the authorization request");
+  if (row.code_challenge) {
+    if (!input.codeVerifier) return failure("invalid_grant", "code_verifier is required");
+    if (!pkceMatches(row.code_challenge, row.code_challenge_method, input.codeVerifier)) return failure("invalid_grant", "code_verifier does not match");
+  } else if (input.codeVerifier) {
+    return failure("invalid_grant", "code_verifier was sent but the authorization request had no code_challenge");
+  }
+
+  const accessToken = issueSecret(profile.accessToken);
+  const iat = Math.floor(now.getTime() / 1000);
+  const [idToken] = await Promise.all([
+    deps.signingKeys.sign(
+      profile.keys,
+      {
+        iss: profile.issuerUrl,
+        aud: input.clientId,
+        exp: iat + idTokenTtlSeconds,
+        iat,
+        auth_time: Math.floor(new Date(row.auth_time).getTime() / 1000),
+        ...(row.nonce ? { nonce: row.nonce } : {}),
+        at_hash: atHash(accessToken.value),
+        ...profile.jwtClaims(profile.claims(row)),
+      },
+      { typ: "JWT" },
+    ),
+    profile.insertToken(em, row, accessToken.hash, new Date(now.getTime() + accessTokenTtlSeconds * 1000), now),
+  ]);
+  return { tokens: { accessToken: accessToken.value, idToken, scope: profile.scope(row) } };
+}
+
+/** The claims of a live access token of this issuer (any other string is invalid_token). */
+export async function userInfo<Row extends ConsumedCode, Claims>(
+  profile: TokenProfile<Row, Claims>,
+  deps: Pick<CoreDeps, "clock">,
+  em: EntityManager,
+  token: string,
+): Promise<{ claims: Claims } | { failure: OAuthFailure }> {
+  const invalid = failure("invalid_token", "the access token is invalid, expired or revoked");
+  if (!token) return invalid;
+  const [row] = await em.execute<Array<Record<string, unknown>>>(profile.userInfoSql, [hashSecret(token), deps.clock.now()]);
+  return row ? { claims: profile.userInfoClaims(row) } : invalid;
+}

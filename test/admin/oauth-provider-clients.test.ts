@@ -1,0 +1,471 @@
+import assert from "node:assert/strict";
+import { createHash, randomUUID } from "node:crypto";
+import { Code } from "@connectrpc/connect";
+import { toJsonString } from "@bufbuild/protobuf";
+import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
+import {
+  AdminService,
+  GetOAuthProviderClientResponseSchema,
+  ListOAuthProviderClientsResponseSchema,
+  type OAuthProviderClient,
+} from "../../gen/outpost/admin/v1/admin_service_pb.js";
+import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
+import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
+import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
+import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
+import type { Account } from "../support/fixtures.ts";
+import { rejectsWith } from "../support/errors.ts";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const sha256 = (value: string) => createHash("sha256").update(value, "utf8").digest("hex");
+const callback = "https://app.example.com/callback";
+
+describe("admin: Account OAuth clients", () => {
+  let t: TestCore;
+  let root: Account;
+  let user: Account;
+  const admin = (who: Account) => t.client(AdminService, { session: who.token });
+  const sql = async (query: string, params: unknown[] = []) => t.orm.em.fork().getConnection().execute(query, params);
+  const activity = (targetId: string) =>
+    sql(`select * from activity_events where target_id = ? order by created_at, action`, [targetId]);
+
+  before(async () => {
+    t = await startTestCore();
+    const identity = t.client(IdentityService);
+    const password = "root password 123";
+    const created = await identity.createUser({ email: "root@example.com", password, name: "Root", platformAdmin: true });
+    const signedIn = await identity.signIn({ email: "root@example.com", password });
+    root = { token: signedIn.sessionToken, userId: created.user!.id, email: "root@example.com" };
+    user = await t.signUp("user@example.com");
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  describe("create, list, get", () => {
+    let created: OAuthProviderClient;
+    let secret: string;
+
+    it("lets a platform admin create a client: oac_ id, oas_ secret in this answer only, URIs normalized", async () => {
+      const res = await admin(root).createOAuthProviderClient({
+        name: "Wiki",
+        redirectUris: ["HTTPS://Wiki.Example.com:443/oauth/callback", "http://localhost:3000/cb"],
+      });
+      created = res.client!;
+      secret = res.clientSecret;
+      assert.match(res.clientId, /^oac_[0-9A-Za-z]{24}$/);
+      assert.equal(created.clientId, res.clientId);
+      assert.match(secret, /^oas_[0-9A-Za-z]{40}$/);
+      assert.equal(created.clientSecretPrefix, secret.slice(0, 12));
+      assert.equal(created.name, "Wiki");
+      assert.deepEqual(created.redirectUris, ["https://wiki.example.com/oauth/callback", "http://localhost:3000/cb"]);
+      assert.equal(created.skipConsent, false);
+      assert.equal(created.disabled, false);
+      assert.ok(created.createdAt);
+    });
+
+    it("stores only the secret's SHA-256 and who created it", async () => {
+      const rows = await sql(`select * from oauth_provider_clients where client_id = ?`, [created.clientId]);
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0].secret_hash, sha256(secret));
+      assert.notEqual(rows[0].secret_hash, secret);
+      assert.equal(rows[0].secret_prefix, secret.slice(0, 12));
+      assert.equal(rows[0].created_by_user_id, root.userId);
+      assert.equal(JSON.stringify(rows).includes(secret), false);
+    });
+
+    it("records a platform-level activity event, without the secret", async () => {
+      const events = await activity(created.clientId);
+      assert.equal(events.length, 1);
+      const [event] = events;
+      assert.equal(event.action, "oauth_provider_client.created");
+      assert.equal(event.target_type, "oauth_provider_client");
+      assert.equal(event.organization_id, null);
+      assert.equal(event.actor_user_id, root.userId);
+      assert.equal(event.details.name, "Wiki");
+      assert.equal(event.details.redirectUris, "https://wiki.example.com/oauth/callback http://localhost:3000/cb");
+      assert.equal(event.details.secretPrefix, secret.slice(0, 12));
+      assert.equal(JSON.stringify(event).includes(secret.slice(12)), false);
+    });
+
+    it("lists and gets the client, never with the secret", async () => {
+      const list = await admin(root).listOAuthProviderClients({});
+      assert.deepEqual(list.clients, [created]);
+      assert.equal(toJsonString(ListOAuthProviderClientsResponseSchema, list).includes(secret.slice(12)), false);
+      const got = await admin(root).getOAuthProviderClient({ clientId: created.clientId });
+      assert.deepEqual(got.client, created);
+      assert.equal(toJsonString(GetOAuthProviderClientResponseSchema, got).includes(secret.slice(12)), false);
+    });
+
+    it("takes skipConsent and disabled at creation", async () => {
+      const res = await admin(root).createOAuthProviderClient({ name: "Intranet", redirectUris: [callback], skipConsent: true, disabled: true });
+      assert.equal(res.client?.skipConsent, true);
+      assert.equal(res.client?.disabled, true);
+      const { client } = await admin(root).getOAuthProviderClient({ clientId: res.clientId });
+      assert.deepEqual(client, res.client);
+    });
+
+    it("lists newest first", async () => {
+      const ids: string[] = [];
+      for (const name of ["First", "Second", "Third"]) {
+        ids.push((await admin(root).createOAuthProviderClient({ name, redirectUris: [callback] })).clientId);
+      }
+      // Distinct times, out of creation order: the order must come from createdAt.
+      const times = ["2030-01-01T00:00:02Z", "2030-01-01T00:00:03Z", "2030-01-01T00:00:01Z"];
+      for (const [i, id] of ids.entries()) await sql(`update oauth_provider_clients set created_at = ? where client_id = ?`, [times[i], id]);
+      const { clients } = await admin(root).listOAuthProviderClients({});
+      assert.deepEqual(clients.slice(0, 3).map((c) => c.name), ["Second", "First", "Third"]);
+      assert.equal(clients.length, 5);
+    });
+  });
+
+  describe("redirect URIs", () => {
+    it("names each bad URI by its index: fragment, http off loopback, relative, custom scheme, userinfo", async () => {
+      const error = await rejectsWith(
+        admin(root).createOAuthProviderClient({
+          name: "Bad",
+          redirectUris: [
+            callback,
+            "https://app.example.com/cb#frag",
+            "http://app.example.com/cb",
+            "/relative/callback",
+            "myapp://cb",
+            "https://user:pw@app.example.com/cb",
+          ],
+        }),
+        Code.InvalidArgument,
+        "invalid_argument",
+      );
+      assert.match(error.rawMessage, /redirectUris\[1\]: must not contain a fragment/);
+      assert.match(error.rawMessage, /redirectUris\[2\]: must use https \(or a loopback host\)/);
+      assert.match(error.rawMessage, /redirectUris\[3\]: must be an absolute URL/);
+      assert.match(error.rawMessage, /redirectUris\[4\]: must use https \(custom schemes/);
+      assert.match(error.rawMessage, /redirectUris\[5\]: must not contain a user name or password/);
+      assert.doesNotMatch(error.rawMessage, /redirectUris\[0\]/);
+      assert.equal((await sql(`select count(*)::int as n from oauth_provider_clients where name = 'Bad'`))[0].n, 0);
+    });
+
+    it("refuses duplicates once normalized, and allows http on loopback hosts", async () => {
+      const error = await rejectsWith(
+        admin(root).createOAuthProviderClient({ name: "Dup", redirectUris: [callback, "HTTPS://APP.example.com:443/callback"] }),
+        Code.InvalidArgument,
+      );
+      assert.match(error.rawMessage, /redirectUris\[1\]: is the same as redirectUris\[0\]/);
+      const loopback = ["http://localhost:8080/cb", "http://127.0.0.1/cb", "http://[::1]:9000/cb"];
+      const res = await admin(root).createOAuthProviderClient({ name: "Local", redirectUris: loopback });
+      assert.deepEqual(res.client?.redirectUris, loopback);
+    });
+
+    it("takes 1 to 16 URIs, refusing 0 and 17 with a field violation on redirect_uris", async () => {
+      const many = Array.from({ length: 17 }, (_, i) => `https://app.example.com/cb/${i}`);
+      for (const redirectUris of [many, []]) {
+        const error = await rejectsWith(admin(root).createOAuthProviderClient({ name: "Many", redirectUris }), Code.InvalidArgument);
+        const [violations] = error.findDetails(ViolationsSchema);
+        assert.deepEqual(violations?.violations.map((v) => v.field?.elements.map((e) => e.fieldName).join(".")), ["redirect_uris"]);
+      }
+      const res = await admin(root).createOAuthProviderClient({ name: "Sixteen", redirectUris: many.slice(0, 16) });
+      assert.equal(res.client?.redirectUris.length, 16);
+    });
+
+    it("applies the same rules to an update's new list, and keeps the old one when refused", async () => {
+      const { clientId, client } = await admin(root).createOAuthProviderClient({ name: "Keep", redirectUris: [callback] });
+      const error = await rejectsWith(
+        admin(root).updateOAuthProviderClient({ clientId, redirectUris: { uris: ["https://ok.example.com/cb", "http://evil.example.com/cb"] } }),
+        Code.InvalidArgument,
+      );
+      assert.match(error.rawMessage, /redirectUris\[1\]: must use https/);
+      const many = Array.from({ length: 17 }, (_, i) => `https://app.example.com/cb/${i}`);
+      await rejectsWith(admin(root).updateOAuthProviderClient({ clientId, redirectUris: { uris: many } }), Code.InvalidArgument);
+      assert.deepEqual((await admin(root).getOAuthProviderClient({ clientId })).client, client);
+    });
+
+    it("allows http on any host when the service allows insecure redirect URIs", async () => {
+      const dev = await startTestCore({ ...testConfig, allowInsecureRedirectUris: true });
+      try {
+        const identity = dev.client(IdentityService);
+        await identity.createUser({ email: "dev@example.com", password: "dev password 123", name: "Dev", platformAdmin: true });
+        const { sessionToken } = await identity.signIn({ email: "dev@example.com", password: "dev password 123" });
+        const devAdmin = dev.client(AdminService, { session: sessionToken });
+        const res = await devAdmin.createOAuthProviderClient({ name: "Dev", redirectUris: ["http://dev.example.test:8080/cb"] });
+        assert.deepEqual(res.client?.redirectUris, ["http://dev.example.test:8080/cb"]);
+        await rejectsWith(devAdmin.createOAuthProviderClient({ name: "Dev", redirectUris: ["https://a.example.com/cb#x"] }), Code.InvalidArgument);
+      } finally {
+        await dev.close();
+      }
+    });
+  });
+
+  describe("update, rotate, delete", () => {
+    let clientId: string;
+    let original: OAuthProviderClient;
+
+    before(async () => {
+      const res = await admin(root).createOAuthProviderClient({ name: "Forum", redirectUris: [callback] });
+      clientId = res.clientId;
+      original = res.client!;
+    });
+
+    it("changes only the fields present", async () => {
+      const renamed = (await admin(root).updateOAuthProviderClient({ clientId, name: "Forum 2" })).client!;
+      assert.deepEqual(renamed, { ...original, name: "Forum 2" });
+
+      const uris = (await admin(root).updateOAuthProviderClient({
+        clientId,
+        redirectUris: { uris: ["HTTPS://Forum.example.com:443/new/", "http://localhost:8080/cb"] },
+      })).client!;
+      assert.deepEqual(uris, { ...renamed, redirectUris: ["https://forum.example.com/new/", "http://localhost:8080/cb"] });
+
+      const skipped = (await admin(root).updateOAuthProviderClient({ clientId, skipConsent: true })).client!;
+      assert.deepEqual(skipped, { ...uris, skipConsent: true });
+      assert.deepEqual((await admin(root).getOAuthProviderClient({ clientId })).client, skipped);
+
+      const events = (await activity(clientId)).filter((e) => e.action === "oauth_provider_client.updated");
+      assert.deepEqual(events.map((e) => e.details.changed).sort(), ["name", "redirectUris", "skipConsent"]);
+      const rename = events.find((e) => e.details.changed === "name")!;
+      assert.equal(rename.details.previousName, "Forum");
+      assert.equal(rename.details.name, "Forum 2");
+      assert.ok(events.every((e) => e.organization_id === null && e.actor_user_id === root.userId));
+    });
+
+    it("records nothing for an update that changes nothing", async () => {
+      const before = (await activity(clientId)).length;
+      const { client } = await admin(root).updateOAuthProviderClient({ clientId, name: "Forum 2", skipConsent: true, disabled: false });
+      assert.equal(client?.name, "Forum 2");
+      assert.equal((await activity(clientId)).length, before);
+    });
+
+    it("disables and enables a client, each recorded", async () => {
+      const disabled = (await admin(root).updateOAuthProviderClient({ clientId, disabled: true })).client!;
+      assert.equal(disabled.disabled, true);
+      assert.equal((await admin(root).getOAuthProviderClient({ clientId })).client?.disabled, true);
+      const enabled = (await admin(root).updateOAuthProviderClient({ clientId, disabled: false })).client!;
+      assert.equal(enabled.disabled, false);
+      const actions = (await activity(clientId)).map((e) => e.action);
+      assert.deepEqual(actions.slice(-2), ["oauth_provider_client.disabled", "oauth_provider_client.enabled"]);
+    });
+
+    it("rotates the secret: a new one, its prefix shown, only its hash stored", async () => {
+      const [{ secret_hash: oldHash, secret_prefix: oldPrefix }] = await sql(`select * from oauth_provider_clients where client_id = ?`, [clientId]);
+      const rotated = await admin(root).rotateOAuthProviderClientSecret({ clientId });
+      assert.equal(rotated.clientId, clientId);
+      assert.match(rotated.clientSecret, /^oas_[0-9A-Za-z]{40}$/);
+      const [row] = await sql(`select * from oauth_provider_clients where client_id = ?`, [clientId]);
+      assert.equal(row.secret_hash, sha256(rotated.clientSecret));
+      assert.notEqual(row.secret_hash, oldHash);
+      assert.notEqual(row.secret_prefix, oldPrefix);
+      assert.equal(row.secret_prefix, rotated.clientSecret.slice(0, 12));
+      const { client } = await admin(root).getOAuthProviderClient({ clientId });
+      assert.equal(client?.clientSecretPrefix, rotated.clientSecret.slice(0, 12));
+      const again = await admin(root).rotateOAuthProviderClientSecret({ clientId });
+      assert.notEqual(again.clientSecret, rotated.clientSecret);
+      const events = (await activity(clientId)).filter((e) => e.action === "oauth_provider_client.secret_rotated");
+      assert.equal(events.length, 2);
+      assert.equal(JSON.stringify(events).includes(again.clientSecret.slice(12)), false);
+    });
+
+    it("deletes the client with its consents; then it is not found", async () => {
+      const [{ id }] = await sql(`select id from oauth_provider_clients where client_id = ?`, [clientId]);
+      await sql(
+        `insert into account_consents (id, user_id, oauth_provider_client_id, scopes, created_at, updated_at) values (?, ?, ?, ?::jsonb, now(), now())`,
+        [randomUUID(), user.userId, id, JSON.stringify(["openid"])],
+      );
+      await admin(root).deleteOAuthProviderClient({ clientId });
+      await rejectsWith(admin(root).getOAuthProviderClient({ clientId }), Code.NotFound, "not_found");
+      assert.equal((await sql(`select count(*)::int as n from account_consents where oauth_provider_client_id = ?`, [id]))[0].n, 0);
+      assert.equal((await admin(root).listOAuthProviderClients({})).clients.some((c) => c.clientId === clientId), false);
+      const events = await activity(clientId);
+      assert.equal(events.at(-1)!.action, "oauth_provider_client.deleted");
+      assert.equal(events.at(-1)!.details.name, "Forum 2");
+    });
+
+    it("answers not_found for an unknown client id, and invalid_argument for a malformed one", async () => {
+      const unknown = `oac_${"x".repeat(24)}`;
+      await rejectsWith(admin(root).getOAuthProviderClient({ clientId: unknown }), Code.NotFound, "not_found");
+      await rejectsWith(admin(root).updateOAuthProviderClient({ clientId: unknown, name: "X" }), Code.NotFound, "not_found");
+      await rejectsWith(admin(root).rotateOAuthProviderClientSecret({ clientId: unknown }), Code.NotFound, "not_found");
+      await rejectsWith(admin(root).deleteOAuthProviderClient({ clientId: unknown }), Code.NotFound, "not_found");
+      await rejectsWith(admin(root).deleteOAuthProviderClient({ clientId }), Code.NotFound, "not_found");
+      await rejectsWith(admin(root).getOAuthProviderClient({ clientId: `ogc_${"x".repeat(24)}` }), Code.InvalidArgument);
+    });
+  });
+
+  describe("who may", () => {
+    let clientId: string;
+    before(async () => {
+      clientId = (await admin(root).createOAuthProviderClient({ name: "Guarded", redirectUris: [callback] })).clientId;
+    });
+
+    it("refuses a normal user every procedure with platform_admin_required, by session or API key", async () => {
+      const { key } = await t.client(AuthService, { session: user.token }).createApiKey({ name: "script" });
+      for (const client of [admin(user), t.client(AdminService, { apiKey: key })]) {
+        const denied = [Code.PermissionDenied, "platform_admin_required"] as const;
+        await rejectsWith(client.createOAuthProviderClient({ name: "Mine", redirectUris: [callback] }), ...denied);
+        await rejectsWith(client.listOAuthProviderClients({}), ...denied);
+        await rejectsWith(client.getOAuthProviderClient({ clientId }), ...denied);
+        await rejectsWith(client.updateOAuthProviderClient({ clientId, name: "Hacked" }), ...denied);
+        await rejectsWith(client.rotateOAuthProviderClientSecret({ clientId }), ...denied);
+        await rejectsWith(client.deleteOAuthProviderClient({ clientId }), ...denied);
+        // An unknown client gets the same answer: a non-admin learns nothing about which exist.
+        await rejectsWith(client.getOAuthProviderClient({ clientId: `oac_${"y".repeat(24)}` }), ...denied);
+      }
+      const { client } = await admin(root).getOAuthProviderClient({ clientId });
+      assert.equal(client?.name, "Guarded");
+      assert.equal((await sql(`select count(*)::int as n from oauth_provider_clients where name = 'Mine'`))[0].n, 0);
+    });
+
+    it("refuses an anonymous caller", async () => {
+      const anonymous = t.client(AdminService);
+      await rejectsWith(anonymous.createOAuthProviderClient({ name: "Anon", redirectUris: [callback] }), Code.Unauthenticated);
+      await rejectsWith(anonymous.listOAuthProviderClients({}), Code.Unauthenticated);
+      await rejectsWith(anonymous.rotateOAuthProviderClientSecret({ clientId }), Code.Unauthenticated);
+    });
+
+    it("lets a platform admin act through an API key too", async () => {
+      const { key } = await t.client(AuthService, { session: root.token }).createApiKey({ name: "ops" });
+      const res = await t.client(AdminService, { apiKey: key }).createOAuthProviderClient({ name: "Scripted", redirectUris: [callback] });
+      const [event] = await activity(res.clientId);
+      assert.equal(event.actor_user_id, root.userId);
+      assert.ok(event.actor_api_key_id);
+    });
+  });
+});
+
+/** The same procedures through the HTTP API, as a script drives them. */
+describe("http api: admin's Account OAuth clients", () => {
+  let t: TestOutpost;
+  let adminKey: string;
+  let userKey: string;
+
+  const api = async (method: "GET" | "POST", path: string, options: { key?: string; body?: unknown } = {}): Promise<{ status: number; body: Json }> => {
+    const headers: Record<string, string> = {};
+    if (options.key) headers["x-api-key"] = options.key;
+    if (options.body !== undefined) headers["content-type"] = "application/json";
+    const res = await fetch(`${t.baseUrl}/api/http/${path}`, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+
+  async function apiKeyFor(email: string): Promise<string> {
+    const signUp = await fetch(`${t.baseUrl}/sign-up`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: "http://localhost:3000" },
+      body: JSON.stringify({ email, password: "a long password", name: email.split("@")[0] }),
+    });
+    assert.ok(signUp.ok, await signUp.clone().text());
+    const cookie = signUp.headers.get("set-cookie")!.split(";")[0];
+    const created = await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie, origin: "http://localhost:3000" },
+      body: JSON.stringify({ name: "script", expiresInDays: 30 }),
+    });
+    return ((await created.json()) as Json).key;
+  }
+
+  before(async () => {
+    t = await startTestOutpost();
+    adminKey = await apiKeyFor("root@example.com");
+    userKey = await apiKeyFor("user@example.com");
+    await t.outpost.runtime.orm.em.fork().getConnection().execute(`update users set platform_admin = true where email = 'root@example.com'`);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  let clientId: string;
+
+  it("admin/createOAuthProviderClient → {clientId, clientSecret, client}", async () => {
+    const res = await api("POST", "admin/createOAuthProviderClient", {
+      key: adminKey,
+      body: { name: "Wiki", redirectUris: ["HTTPS://Wiki.Example.com:443/cb/"], skipConsent: true },
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const { client, clientSecret } = res.body;
+    clientId = res.body.clientId;
+    assert.match(clientId, /^oac_[0-9A-Za-z]{24}$/);
+    assert.match(clientSecret, /^oas_[0-9A-Za-z]{40}$/);
+    assert.deepEqual(
+      { ...client, createdAt: typeof client.createdAt },
+      {
+        clientId,
+        name: "Wiki",
+        redirectUris: ["https://wiki.example.com/cb/"],
+        skipConsent: true,
+        disabled: false,
+        createdAt: "string",
+        clientSecretPrefix: clientSecret.slice(0, 12),
+      },
+    );
+    const list = await api("GET", "admin/listOAuthProviderClients", { key: adminKey });
+    assert.equal(list.status, 200);
+    assert.deepEqual(list.body, { clients: [client] });
+    const got = await api("GET", `admin/getOAuthProviderClient?clientId=${clientId}`, { key: adminKey });
+    assert.deepEqual(got.body, { client });
+    assert.equal(JSON.stringify([list.body, got.body]).includes(clientSecret), false);
+  });
+
+  it("updateOAuthProviderClient takes a wrapped list; rotateOAuthProviderClientSecret → {clientId, clientSecret}", async () => {
+    const updated = await api("POST", "admin/updateOAuthProviderClient", {
+      key: adminKey,
+      body: { clientId, redirectUris: { uris: ["https://wiki.example.com/cb/", "http://localhost:8080/cb"] }, disabled: true },
+    });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    assert.deepEqual(updated.body.client.redirectUris, ["https://wiki.example.com/cb/", "http://localhost:8080/cb"]);
+    assert.equal(updated.body.client.disabled, true);
+    assert.equal(updated.body.client.name, "Wiki");
+    const rotated = await api("POST", "admin/rotateOAuthProviderClientSecret", { key: adminKey, body: { clientId } });
+    assert.equal(rotated.status, 200);
+    assert.deepEqual(Object.keys(rotated.body).sort(), ["clientId", "clientSecret"]);
+    assert.match(rotated.body.clientSecret, /^oas_/);
+  });
+
+  it("400 naming the bad redirect URI; 400 with details for 17 URIs", async () => {
+    const bad = await api("POST", "admin/createOAuthProviderClient", {
+      key: adminKey,
+      body: { name: "Bad", redirectUris: ["https://ok.example.com/cb", "http://evil.example.com/cb"] },
+    });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, "invalid_argument");
+    assert.match(bad.body.message, /redirectUris\[1\]: must use https/);
+    const many = await api("POST", "admin/createOAuthProviderClient", {
+      key: adminKey,
+      body: { name: "Many", redirectUris: Array.from({ length: 17 }, (_, i) => `https://app.example.com/${i}`) },
+    });
+    assert.equal(many.status, 400);
+    assert.deepEqual(many.body.details.map((d: Json) => [d.field, d.rule]), [["redirectUris", "repeated.max_items"]]);
+  });
+
+  it("403 for an API key of a user who is not a platform admin; 401 without a credential", async () => {
+    const body = { name: "Mine", redirectUris: ["https://mine.example.com/cb"] };
+    const denied = await api("POST", "admin/createOAuthProviderClient", { key: userKey, body });
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.code, "permission_denied");
+    assert.equal(denied.body.reason, "platform_admin_required");
+    assert.equal((await api("GET", "admin/listOAuthProviderClients", { key: userKey })).status, 403);
+    const anonymous = await api("POST", "admin/createOAuthProviderClient", { body });
+    assert.equal(anonymous.status, 401);
+    assert.equal(anonymous.body.code, "unauthenticated");
+  });
+
+  it("deleteOAuthProviderClient → {}; then 404", async () => {
+    const deleted = await api("POST", "admin/deleteOAuthProviderClient", { key: adminKey, body: { clientId } });
+    assert.equal(deleted.status, 200);
+    assert.deepEqual(deleted.body, {});
+    const gone = await api("GET", `admin/getOAuthProviderClient?clientId=${clientId}`, { key: adminKey });
+    assert.equal(gone.status, 404);
+    assert.equal(gone.body.code, "not_found");
+  });
+
+  it("documents the procedures in /api/http/openapi.json", async () => {
+    const res = await fetch(`${t.baseUrl}/api/http/openapi.json`);
+    assert.equal(res.status, 200);
+    const doc = (await res.json()) as Json;
+    assert.ok(doc.paths["/api/http/admin/createOAuthProviderClient"]?.post, "no POST /api/http/admin/createOAuthProviderClient");
+    assert.ok(doc.paths["/api/http/admin/listOAuthProviderClients"]?.get);
+  });
+});

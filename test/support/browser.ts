@@ -1,0 +1,50 @@
+/**
+ * Headless Chromium for page tests: Debian's `chromium` driven by playwright-core (no browser
+ * download of its own), axe-core for the accessibility check, and screenshots for the docs.
+ * (The Game OAuth browser test launches the same way inline; this is the shared form.)
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { chromium, type Browser, type Page } from "playwright-core";
+
+export const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: string[]; failureSummary?: string }>;
+}
+
+/** axe-core's serious and critical violations on the page as it is now (WCAG 2.x A/AA and best practices). */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  // Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not block it.
+  await page.evaluate(`${axeSource}\n;0`);
+  const violations = await page.evaluate<AxeViolation[]>(
+    `axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map((n) => ({ target: n.target, failureSummary: n.failureSummary })) })))`,
+  );
+  return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/** Asserts no serious or critical axe violation, and no horizontal scrolling, at the page's width. */
+export async function assertAccessible(page: Page, label: string): Promise<void> {
+  const violations = await seriousViolations(page);
+  assert.deepEqual(violations, [], `${label} (${page.viewportSize()?.width}px): ${JSON.stringify(violations, null, 1)}`);
+  const widths = await page.evaluate<{ scroll: number; client: number }>("({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })");
+  if (widths.scroll > widths.client) {
+    const wide = await page.evaluate<string[]>(
+      `[...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).slice(0, 8).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className ? "." + String(e.className).replace(/ /g, ".") : "") + " " + Math.round(e.getBoundingClientRect().right))`,
+    );
+    assert.fail(`${label}: the page scrolls sideways (${widths.scroll} > ${widths.client}): ${wide.join(", ")}`);
+  }
+}
