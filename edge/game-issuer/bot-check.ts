@@ -1,7 +1,8 @@
 /**
  * The hosted page's browser check: an ALTCHA proof of work (altcha-lib's v1 scheme: find n ≤
- * maxnumber with SHA-256(salt + n) = challenge), signed with an HMAC key of this process and bound
- * to one hosted session. Nothing leaves the machine; no third party is asked.
+ * maxnumber with SHA-256(salt + n) = challenge), signed with an HMAC key and bound to one hosted
+ * session. `outpost serve` derives the key from KEY_ENCRYPTION_KEY, so every instance verifies
+ * every other's challenges. Nothing leaves the machine; no third party is asked.
  */
 import { randomBytes } from "node:crypto";
 import { createChallenge, extractParams, verifySolution } from "altcha-lib/v1";

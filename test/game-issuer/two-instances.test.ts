@@ -136,11 +136,12 @@ onPostgresServer(() =>
       assert.equal(((await again.json()) as { error: string }).error, "invalid_grant");
     });
 
-    it("also completes the other way round: the page on B, the agent on A", async () => {
+    it("also completes the other way round: the page on B, its browser check and live status on A, the agent on A", async () => {
       const config = await oidc.discovery(new URL(issuer), seeded.clientId, undefined, oidc.ClientSecretPost(seeded.clientSecret), { execute: [oidc.allowInsecureRequests] });
       const state = oidc.randomState();
       const url = oidc.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: "openid", state });
-      const hosted = await openHostedPage(url, bGame);
+      // B made the proof-of-work challenge; A verifies it (both derive its HMAC key from the KEK).
+      const hosted = await openHostedPage(url, bGame, aGame);
       await hosted.opened;
       const played = await runAgent(["simulate", "--url", `http://127.0.0.1:${a.port}`, "--key", seeded.agentKey, "--player-name", "Steve", "--player-uuid", randomUUID(), "--", hosted.command]);
       assert.equal(played.code, 0, played.stdout + played.stderr);

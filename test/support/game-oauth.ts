@@ -139,9 +139,10 @@ export interface HostedSignIn {
 
 /**
  * The hosted page without a browser: GET the authorization URL (on `pageOrigin`, which may be
- * another instance than the URL's own), solve and verify the challenge, open the live status.
+ * another instance than the URL's own), solve the challenge and verify it (on `checkOrigin`,
+ * which may be yet another instance), open the live status there.
  */
-export async function openHostedPage(authorizationUrl: URL, pageOrigin = authorizationUrl.origin): Promise<HostedSignIn> {
+export async function openHostedPage(authorizationUrl: URL, pageOrigin = authorizationUrl.origin, checkOrigin = pageOrigin): Promise<HostedSignIn> {
   const url = new URL(authorizationUrl.pathname + authorizationUrl.search, pageOrigin);
   const page = await fetch(url, { redirect: "manual" });
   assert.equal(page.status, 200, await page.clone().text());
@@ -153,7 +154,7 @@ export async function openHostedPage(authorizationUrl: URL, pageOrigin = authori
   const challenge = JSON.parse(decode(/data-challenge="([^"]+)"/.exec(html)![1]));
   const solution = await solveChallenge(challenge.challenge, challenge.salt, challenge.algorithm, challenge.maxnumber).promise;
   const payload = Buffer.from(JSON.stringify({ ...challenge, number: solution!.number })).toString("base64");
-  const verified = await fetch(`${pageOrigin}/oauth2/authorize/verify-challenge`, {
+  const verified = await fetch(`${checkOrigin}/oauth2/authorize/verify-challenge`, {
     method: "POST",
     headers: { "content-type": "application/json", cookie },
     body: JSON.stringify({ session, payload }),
@@ -161,7 +162,7 @@ export async function openHostedPage(authorizationUrl: URL, pageOrigin = authori
   assert.equal(verified.status, 200, await verified.clone().text());
   const { login_code: loginCode, command } = (await verified.json()) as Json;
 
-  const events = await fetch(`${pageOrigin}/oauth2/authorize/events?session=${session}`, { headers: { cookie } });
+  const events = await fetch(`${checkOrigin}/oauth2/authorize/events?session=${session}`, { headers: { cookie } });
   assert.equal(events.status, 200);
   const reader = events.body!.pipeThrough(new TextDecoderStream()).getReader();
   let text = "";
