@@ -480,3 +480,32 @@ describe("Account OAuth issuer", function () {
     await t.outpost.runtime.orm.em.fork().execute(statement, [], "run");
   }
 });
+
+describe("Account OAuth sign-in page: rate limits", function () {
+  this.timeout(60_000);
+  let t: TestOutpost;
+  before(async () => {
+    t = await startListeningOutpost({ SIGN_IN_ATTEMPTS_PER_15_MIN: "3" });
+    await new FormBrowser(t.baseUrl).signUp("limited@example.com", password, "Limited");
+  });
+  after(() => t?.close());
+
+  it("refuses further attempts with 429, Retry-After and a clear message, the same for an unknown email", async () => {
+    for (const email of ["limited@example.com", "ghost@example.com"]) {
+      const browser = new FormBrowser(t.baseUrl);
+      const attempt = async (pw: string) => {
+        const page = await browser.request("/sign-in");
+        const formToken = hiddenField(await page.text(), "form_token");
+        return browser.request("/sign-in", { form: { form_token: formToken, email, password: pw } });
+      };
+      for (let i = 0; i < 3; i++) assert.equal((await attempt("wrong password")).status, 401, `${email} attempt ${i + 1}`);
+      const refused = await attempt(email === "limited@example.com" ? password : "wrong password");
+      assert.equal(refused.status, 429, email);
+      const retryAfter = Number(refused.headers.get("retry-after"));
+      assert.ok(retryAfter > 0, "Retry-After in seconds");
+      const html = await refused.text();
+      assert.match(html, new RegExp(`Too many sign-in attempts. Wait ${retryAfter} seconds`));
+      assert.equal(refused.headers.getSetCookie().some((c) => c.startsWith("outpost_session=")), false, "even the right password is refused now");
+    }
+  });
+});

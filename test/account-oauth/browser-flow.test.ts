@@ -106,6 +106,7 @@ describe("Account OAuth in headless Chromium", function () {
     const other = await browser.newContext();
     const otherPage = await other.newPage();
     await otherPage.goto(`${t.baseUrl}/sign-up`);
+    await assertAccessible(otherPage, "sign-up page");
     await otherPage.getByLabel("Name").fill("Alan Turing");
     await otherPage.getByLabel("Email").fill("alan@example.com");
     await otherPage.getByLabel("Password").fill(password);
@@ -141,6 +142,17 @@ describe("Account OAuth in headless Chromium", function () {
     assert.equal(messages[0], "Wrong email or password.");
     assert.equal(messages[1], messages[0]);
     await assertAccessible(page, "sign-in page with an error");
+
+    // The sign-out page: a button, and the session ends.
+    await page.getByLabel("Email").fill("grace@example.com");
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.goto(`${t.baseUrl}/sign-out`);
+    assert.match(await page.locator("main").innerText(), /signed in as grace@example\.com/);
+    await assertAccessible(page, "sign-out page");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL((u) => u.pathname === "/sign-in");
+    assert.equal((await context.cookies()).some((c) => c.name === "outpost_session"), false);
     await context.close();
   });
 });
