@@ -15,10 +15,9 @@ import {
   GetUserInfoResponseSchema,
   StartAuthorizationResponseSchema,
 } from "../../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
-import { OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import { entityManager } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import { accessTokenTtlSeconds, exchangeCode, userInfo } from "../oauth/token-engine.ts";
+import { claimsOutcome, exchangeCode, tokenOutcome, userInfo } from "../oauth/token-engine.ts";
 import { createAccountAuthorization, type Step } from "./authorization.ts";
 import { accountTokenProfile } from "./tokens.ts";
 
@@ -45,19 +44,12 @@ export function createAccountOAuthService(deps: CoreDeps): ServiceImpl<typeof Ac
 
     async exchangeCode(req, ctx) {
       const result = await exchangeCode(tokens, deps, entityManager(ctx), req);
-      if ("failure" in result) {
-        return create(ExchangeCodeResponseSchema, { outcome: { case: "error", value: create(OAuthErrorSchema, result.failure) } });
-      }
-      const set = create(TokenSetSchema, { ...result.tokens, tokenType: "Bearer", expiresIn: accessTokenTtlSeconds });
-      return create(ExchangeCodeResponseSchema, { outcome: { case: "tokens", value: set } });
+      return create(ExchangeCodeResponseSchema, { outcome: tokenOutcome(result) });
     },
 
     async getUserInfo(req, ctx) {
       const result = await userInfo(tokens, deps, entityManager(ctx), req.accessToken);
-      if ("failure" in result) {
-        return create(GetUserInfoResponseSchema, { outcome: { case: "error", value: create(OAuthErrorSchema, result.failure) } });
-      }
-      return create(GetUserInfoResponseSchema, { outcome: { case: "claims", value: create(AccountClaimsSchema, result.claims) } });
+      return create(GetUserInfoResponseSchema, { outcome: claimsOutcome(result, (claims) => create(AccountClaimsSchema, claims)) });
     },
   };
 }

@@ -15,14 +15,13 @@ import {
   WatchAuthorizationResponseSchema,
   type AuthorizationSession,
 } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
-import { OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import { entityManager } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { redirectUriMatches } from "../oauth/redirect-uris.ts";
 import { checkAuthorizationParams } from "../oauth/authorization-request.ts";
 import { insertSession, readSession, sessionToProto } from "./hosted-sessions.ts";
-import { accessTokenTtlSeconds, exchangeCode, userInfo } from "../oauth/token-engine.ts";
+import { claimsOutcome, exchangeCode, tokenOutcome, userInfo } from "../oauth/token-engine.ts";
 import { gameTokenProfile } from "./token-exchange.ts";
 
 /** How often a watch re-reads its session when no event arrives: a safety net, not the main path. */
@@ -138,19 +137,12 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
 
     async exchangeCode(req, ctx) {
       const result = await exchangeCode(tokens, deps, entityManager(ctx), req);
-      if ("failure" in result) {
-        return create(ExchangeCodeResponseSchema, { outcome: { case: "error", value: create(OAuthErrorSchema, result.failure) } });
-      }
-      const set = create(TokenSetSchema, { ...result.tokens, tokenType: "Bearer", expiresIn: accessTokenTtlSeconds });
-      return create(ExchangeCodeResponseSchema, { outcome: { case: "tokens", value: set } });
+      return create(ExchangeCodeResponseSchema, { outcome: tokenOutcome(result) });
     },
 
     async getUserInfo(req, ctx) {
       const result = await userInfo(tokens, deps, entityManager(ctx), req.accessToken);
-      if ("failure" in result) {
-        return create(GetUserInfoResponseSchema, { outcome: { case: "error", value: create(OAuthErrorSchema, result.failure) } });
-      }
-      return create(GetUserInfoResponseSchema, { outcome: { case: "claims", value: create(GameClaimsSchema, result.claims) } });
+      return create(GetUserInfoResponseSchema, { outcome: claimsOutcome(result, (claims) => create(GameClaimsSchema, claims)) });
     },
   };
 }

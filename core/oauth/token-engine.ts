@@ -8,7 +8,9 @@
  * flow must start), and using a consumed code again marks it reused, which revokes what it issued.
  */
 import { createHash } from "node:crypto";
+import { create, type Message } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
+import { OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import type { CoreDeps } from "../deps.ts";
 import type { Issuer } from "../keys/signing-keys.ts";
 import { hashSecret, issueSecret, secretMatches, type SecretKind } from "../../contract/secrets.ts";
@@ -160,4 +162,16 @@ export async function userInfo<Row extends ConsumedCode, Claims>(
   if (!token) return invalid;
   const [row] = await em.execute<Array<Record<string, unknown>>>(profile.userInfoSql, [hashSecret(token), deps.clock.now()]);
   return row ? { claims: profile.userInfoClaims(row) } : invalid;
+}
+
+/** An exchange's result as the `outcome` oneof both services' ExchangeCodeResponse have. */
+export function tokenOutcome(result: { tokens: Exchanged } | { failure: OAuthFailure }) {
+  if ("failure" in result) return { case: "error" as const, value: create(OAuthErrorSchema, result.failure) };
+  return { case: "tokens" as const, value: create(TokenSetSchema, { ...result.tokens, tokenType: "Bearer", expiresIn: accessTokenTtlSeconds }) };
+}
+
+/** A userinfo result as the `outcome` oneof both services' GetUserInfoResponse have, with the issuer's claims message. */
+export function claimsOutcome<Claims, M extends Message>(result: { claims: Claims } | { failure: OAuthFailure }, toMessage: (claims: Claims) => M) {
+  if ("failure" in result) return { case: "error" as const, value: create(OAuthErrorSchema, result.failure) };
+  return { case: "claims" as const, value: toMessage(result.claims) };
 }
