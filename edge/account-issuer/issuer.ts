@@ -67,6 +67,10 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
     claims: ["name", "email", "email_verified"],
   });
 
+  /** The sign-in page, returning to the stored request afterwards. */
+  const signInHref = (requestId: string) =>
+    `/sign-in?return_to=${encodeURIComponent(`${accountIssuerPaths.continue}?request=${encodeURIComponent(requestId)}`)}`;
+
   /** Sends the browser where core says: the app, the sign-in page, the consent page or an error page. */
   function follow(ctx: Context, next: AuthorizationStep | undefined): void {
     const step = next?.step;
@@ -77,15 +81,16 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
         ctx.redirect(step.value);
         return;
       case "signIn": {
-        const back = `${accountIssuerPaths.continue}?request=${encodeURIComponent(step.value.requestId)}`;
         const reason = step.value.reason ? `&reason=${encodeURIComponent(step.value.reason)}` : "";
         ctx.status = 303;
-        ctx.redirect(`/sign-in?return_to=${encodeURIComponent(back)}${reason}`);
+        ctx.redirect(signInHref(step.value.requestId) + reason);
         return;
       }
-      case "consent":
-        sendPage(ctx, 200, consentPage({ formToken: formToken(ctx, options.secureCookies), ...step.value }), redirectingFormPolicy);
+      case "consent": {
+        const page = consentPage({ formToken: formToken(ctx, options.secureCookies), switchAccountHref: signInHref(step.value.requestId), ...step.value });
+        sendPage(ctx, 200, page, redirectingFormPolicy);
         return;
+      }
       case "pageError":
         sendPage(ctx, 400, accountErrorPage("This sign-in cannot go on", step.value.error, step.value.description));
         return;

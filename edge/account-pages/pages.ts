@@ -134,6 +134,8 @@ export interface ConsentPageData {
   newScopes: readonly string[];
   userEmail: string;
   userName: string;
+  /** Where "Not you?" leads: the sign-in page, returning to this request as whoever signs in. */
+  switchAccountHref: string;
 }
 
 export function consentPage(data: ConsentPageData): string {
@@ -144,7 +146,7 @@ export function consentPage(data: ConsentPageData): string {
   return layout(
     `Allow ${data.clientName}?`,
     `<h1><span class="app">${app}</span> wants to sign you in</h1>
-<p>Signed in as <strong>${escapeHtml(data.userName || data.userEmail)}</strong>${data.userName ? ` <span class="muted">(${escapeHtml(data.userEmail)})</span>` : ""}. <a href="/sign-out">Not you?</a></p>
+<p>Signed in as <strong>${escapeHtml(data.userName || data.userEmail)}</strong>${data.userName ? ` <span class="muted">(${escapeHtml(data.userEmail)})</span>` : ""}. <a href="${escapeHtml(data.switchAccountHref)}">Not you?</a></p>
 <h2 id="scopes-title">${app} will be able to read:</h2>
 <ul class="scopes" aria-labelledby="scopes-title">
 ${items}

@@ -107,6 +107,9 @@ describe("Account OAuth issuer", function () {
       assert.match(policy, /frame-ancestors 'none'/);
       assert.match(policy, /script-src 'self'/);
       assert.equal(consent.res.headers.get("x-frame-options"), "DENY");
+      // "Not you?" signs in as someone else and comes back to the same request.
+      const notYou = /<a href="([^"]+)">Not you\?<\/a>/.exec(html)![1].replace(/&amp;/g, "&");
+      assert.match(notYou, /^\/sign-in\?return_to=%2Fapi%2Fauth%2Foauth2%2Fcontinue%3Frequest%3Doar_/);
       const back = await browser.decide(consent, "allow");
       assert.ok(back.left, "Allow sends the browser back to the app");
       assert.equal(back.left.searchParams.get("iss"), issuer);
@@ -141,6 +144,22 @@ describe("Account OAuth issuer", function () {
       assert.ok(direct.left, "no page the second time");
       const second = await exchange(direct.left, again);
       assert.equal(second.claims()!.sub, me.id);
+    });
+
+    it("\"Not you?\" signs in as another account, which answers the same request for itself", async () => {
+      await newUser("second@example.com", "Second Person");
+      const browser = await newUser("first@example.com", "First Person");
+      const flow = await authorization();
+      const consent = await browser.visit(flow.url);
+      const html = await consent.res.text();
+      assert.match(html, /First Person/);
+      const notYou = /<a href="([^"]+)">Not you\?<\/a>/.exec(html)![1].replace(/&amp;/g, "&");
+      const signIn = await browser.visit(notYou);
+      const second = await browser.signInOn(signIn, "second@example.com", password);
+      assert.match(await second.res.clone().text(), /Second Person/, "the consent page now asks the second account");
+      const back = await browser.decide(second, "allow");
+      const tokens = await exchange(back.left!, flow);
+      assert.equal(tokens.claims()!.email, "second@example.com");
     });
 
     it("Deny sends access_denied with state and iss; nothing is remembered", async () => {
