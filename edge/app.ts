@@ -21,6 +21,7 @@ import { createHttpApi } from "./http-api/router.ts";
 import { createOpenApiDocument } from "./http-api/openapi.ts";
 import { apiDocs } from "./http-api/docs.ts";
 import { readFileSync } from "node:fs";
+import { createDashboard } from "./dashboard/index.ts";
 
 type NodeHandler = (
   req: http.IncomingMessage | http2.Http2ServerRequest,
@@ -30,6 +31,8 @@ type NodeHandler = (
 
 export interface EdgeOptions {
   accountBaseUrl: URL;
+  /** GAME_ISSUER_URL, for the dashboard's Game OAuth client pages. */
+  gameIssuerUrl?: URL;
   logger: Logger;
   /** In-process transport to every core service. */
   transport: Transport;
@@ -149,6 +152,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
   );
   app.use(accountRoutes.routes());
   app.use(accountRoutes.allowedMethods());
+  app.use(createDashboard(options));
   app.use(async (ctx) => {
     ctx.status = 404;
     ctx.body = { code: "not_found", status: 404, message: `no route for ${ctx.method} ${ctx.path}` };

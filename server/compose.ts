@@ -141,6 +141,7 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
     });
     const app = createEdgeApp({
       accountBaseUrl: config.accountBaseUrl,
+      gameIssuerUrl: config.gameIssuerUrl,
       logger,
       transport: runtime.core.transport(),
       rpcHandler,

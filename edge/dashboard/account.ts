@@ -1,0 +1,147 @@
+/** Account → Security: the person's API keys and the Account OAuth apps they consented to. */
+import type { Router } from "@koa/router";
+import type { Context } from "koa";
+import { Code } from "@connectrpc/connect";
+import type { Consent } from "../../gen/outpost/auth/v1/resources_pb.js";
+import { action, confirmed, done, noticeOf, page, render, type DashboardDeps, type Viewer } from "./context.ts";
+import { formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
+import { when } from "./format.ts";
+import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
+import { html, type Html } from "./html.ts";
+import { secretBlock } from "./layout.ts";
+
+const securityPath = "/app/account/security";
+
+const expiries = [
+  { value: "30", label: "30 days" },
+  { value: "7", label: "7 days" },
+  { value: "90", label: "90 days" },
+  { value: "365", label: "365 days" },
+  { value: "none", label: "No expiry" },
+];
+
+async function consents(v: Viewer): Promise<Consent[] | undefined> {
+  try {
+    return (await v.core.auth.listConsents({})).consents;
+  } catch (error) {
+    // Account OAuth may not be served by this core yet: the section says so instead of failing the page.
+    if (hasCode(error, Code.Unimplemented)) return undefined;
+    throw error;
+  }
+}
+
+async function securityPage(ctx: Context, v: Viewer, values?: { name?: string; expiry?: string }, errors?: FormErrors, status = 200): Promise<void> {
+  const [{ apiKeys }, apps] = await Promise.all([v.core.auth.listApiKeys({}), consents(v)]);
+  const keyRows = apiKeys.map(
+    (k) => html`<tr><td>${k.name}</td><td class="mono">${k.prefix}…</td><td>${when(k.createdAt)}</td><td>${when(k.expiresAt, "Never")}</td><td>${when(k.lastUsedAt, "Never")}</td><td class="row-actions">${dangerForm({
+      action: `${securityPath}/api-keys/${k.id}/revoke`,
+      token: v.formToken,
+      label: "Revoke",
+      ariaLabel: `Revoke key ${k.name}`,
+      confirm: `Revoke the API key "${k.name}"?`,
+      consequence: "Scripts using it get 401 from the next request on. This cannot be undone.",
+      buttonClass: "danger small",
+    })}</td></tr>`,
+  );
+  const consentSection: Html =
+    apps === undefined
+      ? html`<p class="empty">Account OAuth is not available on this server yet.</p>`
+      : apps.length
+        ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Apps you let sign you in"><table><caption class="sr-only">Apps you let sign you in</caption><thead><tr><th scope="col">App</th><th scope="col">Can read</th><th scope="col">Since</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${apps.map(
+            (a) => html`<tr><td>${a.clientName} <span class="muted mono">${a.clientId}</span></td><td>${a.scopes.join(", ")}</td><td>${when(a.createdAt)}</td><td class="row-actions">${dangerForm({
+              action: `${securityPath}/consents/${a.clientId}/revoke`,
+              token: v.formToken,
+              label: "Revoke",
+              ariaLabel: `Revoke consent for ${a.clientName}`,
+              confirm: `Revoke your consent to ${a.clientName}?`,
+              consequence: "It asks for your consent again the next time you sign in to it. Tokens it already has stay valid until they expire.",
+              buttonClass: "danger small",
+            })}</td></tr>`,
+          )}</tbody></table></div>`
+        : html`<p class="empty">You have not let any app sign you in with Outpost.</p>`;
+  render(
+    ctx,
+    v,
+    {
+      title: "Security",
+      area: "security",
+      notice: noticeOf(ctx),
+      lede: html`Signed in as ${v.user.name} (${v.user.email}).`,
+      body: html`<section aria-labelledby="keys-heading">
+<h2 id="keys-heading">API keys</h2>
+<p>An API key acts as you in the HTTP API (header <span class="mono">X-API-Key</span>), with your access only.</p>
+${
+  apiKeys.length
+    ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Your API keys"><table><caption class="sr-only">Your API keys</caption><thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${keyRows}</tbody></table></div>`
+    : html`<p class="empty">No API keys.</p>`
+}
+<h3 id="create-key-heading">Create an API key</h3>
+${postForm(
+  `${securityPath}/api-keys`,
+  v.formToken,
+  html`${formAlert(errors, ["name", "expiry"])}
+${textField({ name: "name", label: "Key name", value: values?.name, required: true, maxlength: 64, hint: "What uses it, e.g. “deploy script”.", errors })}
+${selectField({ name: "expiry", label: "Expires", value: values?.expiry ?? "30", options: expiries, errors, apiField: "expiresInDays" })}
+<div class="actions"><button type="submit" class="btn primary">Create API key</button></div>`,
+  html` class="panel stack" aria-labelledby="create-key-heading"`,
+)}
+</section>
+<section aria-labelledby="consents-heading">
+<h2 id="consents-heading">Apps signed in with Outpost</h2>
+${consentSection}
+</section>`,
+    },
+    status,
+  );
+}
+
+export function accountRoutes(router: Router, deps: DashboardDeps): void {
+  router.get("/app/account", (ctx) => ctx.redirect(securityPath));
+  router.get(securityPath, page(deps, (ctx, v) => securityPage(ctx, v)));
+
+  router.post(
+    `${securityPath}/api-keys`,
+    action(deps, async (ctx, v, form) => {
+      const name = (form.get("name") ?? "").trim();
+      const expiry = form.get("expiry") ?? "30";
+      try {
+        const res = await v.core.auth.createApiKey({
+          name,
+          expiry: expiry === "none" ? { case: undefined } : { case: "expiresInDays", value: Number(expiry) },
+        });
+        render(ctx, v, {
+          title: `API key "${res.apiKey!.name}" created`,
+          area: "security",
+          crumbs: [{ href: securityPath, label: "Security" }],
+          lede: "Send it as the X-API-Key header. It acts as you, with your access.",
+          body: html`<section class="panel stack reveal" aria-labelledby="key-heading">
+<h2 id="key-heading">Your new API key</h2>
+${secretBlock("api-key", "API key", res.key, "It is shown only this once: Outpost keeps only a hash. If you lose it, revoke it and create another.")}
+<p class="hint">Example: <span class="mono">curl -H "X-API-Key: $KEY" ${v.deps.accountBaseUrl.origin}/api/http/organizations/listOrganizations</span></p>
+<div class="actions"><a class="btn primary" href="${securityPath}">Done</a></div>
+</section>`,
+        });
+      } catch (error) {
+        await securityPage(ctx, v, { name, expiry }, formErrorsOrThrow(error), 400);
+      }
+    }),
+  );
+
+  router.post(
+    `${securityPath}/api-keys/:id/revoke`,
+    action(deps, async (ctx, v, form) => {
+      if (!confirmed(ctx, v, form, { title: "Revoke this API key?", consequence: "Scripts using it get 401 from the next request on. This cannot be undone.", label: "Revoke", cancel: securityPath })) return;
+      await v.core.auth.revokeApiKey({ apiKeyId: ctx.params.id });
+      done(ctx, securityPath, "key-revoked");
+    }),
+  );
+
+  router.post(
+    `${securityPath}/consents/:clientId/revoke`,
+    action(deps, async (ctx, v, form) => {
+      if (!confirmed(ctx, v, form, { title: "Revoke your consent to this app?", consequence: "It asks for your consent again the next time you sign in to it.", label: "Revoke", cancel: securityPath })) return;
+      await v.core.auth.revokeConsent({ clientId: ctx.params.clientId });
+      done(ctx, securityPath, "consent-revoked");
+    }),
+  );
+}

@@ -1,0 +1,107 @@
+/**
+ * The dashboard's way to core: Connect clients over the edge's in-process transport, each call
+ * carrying the browser's session (from its HttpOnly cookie) and address, as /api/rpc would.
+ */
+import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
+import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
+import { clientIpHeader, sessionHeader } from "../../contract/credentials.ts";
+import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
+import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
+import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
+import { AdminService } from "../../gen/outpost/admin/v1/admin_service_pb.js";
+
+export interface Core {
+  auth: Client<typeof AuthService>;
+  organizations: Client<typeof OrganizationsService>;
+  servers: Client<typeof ServersService>;
+  activity: Client<typeof ActivityService>;
+  admin: Client<typeof AdminService>;
+}
+
+/** A client whose every call carries `headers` (besides any the call adds). */
+function boundClient<T extends DescService>(service: T, transport: Transport, headers: Record<string, string>): Client<T> {
+  const client = createClient(service, transport) as unknown as Record<string, (req: unknown, options?: { headers?: Record<string, string> }) => unknown>;
+  return new Proxy(client, {
+    get(target, property: string) {
+      const method = target[property];
+      if (typeof method !== "function") return method;
+      return (req: unknown, options: { headers?: Record<string, string> } = {}) =>
+        method(req, { ...options, headers: { ...headers, ...options.headers } });
+    },
+  }) as unknown as Client<T>;
+}
+
+/** Core as the holder of `sessionToken`, calling from `clientIp`. */
+export function coreFor(transport: Transport, sessionToken: string, clientIp: string): Core {
+  const headers = { [sessionHeader]: sessionToken, [clientIpHeader]: clientIp };
+  return {
+    auth: boundClient(AuthService, transport, headers),
+    organizations: boundClient(OrganizationsService, transport, headers),
+    servers: boundClient(ServersService, transport, headers),
+    activity: boundClient(ActivityService, transport, headers),
+    admin: boundClient(AdminService, transport, headers),
+  };
+}
+
+export function hasCode(error: unknown, code: Code): boolean {
+  return error instanceof ConnectError && error.code === code;
+}
+
+/** What went wrong with a form, as the API said it: messages by field, and for the form as a whole. */
+export interface FormErrors {
+  /** By the API's (JSON) field name; list fields' messages are prefixed "Line n:". */
+  fields: Record<string, string[]>;
+  form: string[];
+}
+
+const lowerCamel = (name: string) => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/** Codes whose message the user can act on; anything else is the page's error, not the form's. */
+const formCodes = new Set([Code.InvalidArgument, Code.OutOfRange, Code.AlreadyExists, Code.FailedPrecondition, Code.NotFound, Code.PermissionDenied, Code.ResourceExhausted]);
+
+/**
+ * The API's answer to a form's call, field by field: buf.validate violations name their field;
+ * domain errors write "field: message" or "field[i]: message" (several joined by "; "), or have a
+ * reason that belongs to one field (`reasonFields`, e.g. slug_taken → slug). Undefined when the
+ * error is not about the input (unauthenticated, internal…): the caller rethrows it.
+ */
+export function formErrors(error: unknown, reasonFields: Record<string, string> = {}): FormErrors | undefined {
+  if (!(error instanceof ConnectError) || !formCodes.has(error.code)) return undefined;
+  const result: FormErrors = { fields: {}, form: [] };
+  const add = (field: string | undefined, index: number | undefined, message: string) => {
+    if (!field) return void result.form.push(message);
+    const text = index === undefined ? message : `Line ${index + 1}: ${message}`;
+    (result.fields[field] ??= []).push(text);
+  };
+  const [violations] = error.findDetails(ViolationsSchema);
+  if (violations && violations.violations.length) {
+    for (const v of violations.violations) {
+      const elements = v.field?.elements ?? [];
+      const indexed = elements.find((e) => e.subscript.case === "index");
+      add(elements[0] && lowerCamel(elements[0].fieldName ?? ""), indexed ? Number(indexed.subscript.value) : undefined, v.message);
+    }
+    return result;
+  }
+  const [info] = error.findDetails(ErrorInfoSchema);
+  const reasonField = info?.reason ? reasonFields[info.reason] : undefined;
+  if (reasonField) {
+    add(reasonField, undefined, error.rawMessage);
+    return result;
+  }
+  for (const part of error.rawMessage.split("; ")) {
+    const match = /^([a-zA-Z]+)(?:\[(\d+)\])?: (.+)$/s.exec(part);
+    if (match) add(match[1], match[2] === undefined ? undefined : Number(match[2]), match[3]);
+    else add(undefined, undefined, part);
+  }
+  return result;
+}
+
+/** The form errors of `error`, or the error thrown again when it is not about the input. */
+export function formErrorsOrThrow(error: unknown, reasonFields?: Record<string, string>): FormErrors {
+  const errors = formErrors(error, reasonFields);
+  if (!errors) throw error;
+  return errors;
+}

@@ -1,0 +1,48 @@
+/** How the dashboard words enums and writes dates. */
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { Role, VerifierPolicy } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { html, type Html } from "./html.ts";
+
+/** `<time>` with a short UTC date and time, or `empty` when there is no timestamp. */
+export function when(ts: Timestamp | undefined, empty = "—"): Html {
+  if (!ts) return html`<span class="muted">${empty}</span>`;
+  const date = timestampDate(ts);
+  const iso = date.toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
+}
+
+export function roleName(role: Role): string {
+  return role === Role.OWNER ? "Owner" : role === Role.ADMIN ? "Admin" : role === Role.MEMBER ? "Member" : "Unknown";
+}
+
+export function gameName(game: Game): string {
+  return game === Game.MINECRAFT ? "Minecraft" : game === Game.HYTALE ? "Hytale" : "Unknown game";
+}
+
+/** The `--game` value of outpost-agent for a game. */
+export function gameFlag(game: Game): string {
+  return game === Game.HYTALE ? "hytale" : "minecraft";
+}
+
+export function policyName(policy: VerifierPolicy): string {
+  return policy === VerifierPolicy.SELECTED_SERVERS ? "Selected servers" : "Any server of the organization";
+}
+
+export function canManage(role: Role): boolean {
+  return role === Role.OWNER || role === Role.ADMIN;
+}
+
+/** A URL slug suggested from a display name: "My Cool Org!" → "my-cool-org". */
+export function suggestSlug(name: string): string {
+  const slug = name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/['\u2019]/g, "")
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40)
+    .replace(/-+$/, "");
+  return slug;
+}

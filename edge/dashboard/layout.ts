@@ -1,0 +1,158 @@
+/** The page shell: header with the organization switcher, section tabs, notices, main content. */
+import { AssetSet } from "../pages.ts";
+import { Role, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import type { User } from "../../gen/outpost/auth/v1/resources_pb.js";
+import { html, type Html } from "./html.ts";
+import { postForm } from "./forms.ts";
+import { canManage } from "./format.ts";
+
+export const assets = new AssetSet("/app/assets/", new URL("./assets/", import.meta.url), ["dashboard.css", "dashboard.js", "favicon.svg"]);
+
+/** The signed-in person as every page needs them. */
+export interface Shell {
+  user: User;
+  organizations: readonly Organization[];
+  formToken: string;
+  /** The organization last opened (a cookie), preselected in the switcher outside organization pages. */
+  lastOrg?: string;
+}
+
+/** Fixed messages a redirect-after-post can ask for with `?notice=` (never text from the request). */
+export const notices: Record<string, string> = {
+  "org-created": "Organization created.",
+  "org-renamed": "Organization renamed.",
+  "org-deleted": "Organization deleted.",
+  "member-added": "Member added.",
+  "member-updated": "Role changed.",
+  "member-removed": "Member removed.",
+  "left": "You left the organization.",
+  "server-renamed": "Server renamed.",
+  "server-deleted": "Server deleted.",
+  "grant-created": "Access granted.",
+  "grant-revoked": "Access revoked.",
+  "client-updated": "Client saved.",
+  "client-disabled": "Client disabled: it starts no new sign-ins.",
+  "client-enabled": "Client enabled.",
+  "client-deleted": "Client deleted.",
+  "key-revoked": "API key revoked. It stops working at once.",
+  "consent-revoked": "Consent revoked. The app will ask again next time.",
+};
+
+export type Section = "overview" | "servers" | "clients" | "members" | "activity";
+
+export interface PageOptions {
+  title: string;
+  /** Shown under the heading. */
+  lede?: Html | string;
+  body: Html;
+  org?: Organization;
+  section?: Section;
+  /** The top navigation item that is current. */
+  area?: "organizations" | "security" | "admin";
+  notice?: string;
+  /** Breadcrumb links before the heading. */
+  crumbs?: ReadonlyArray<{ href: string; label: string }>;
+}
+
+function orgSwitcher(shell: Shell, org: Organization | undefined): Html {
+  if (!shell.organizations.length) return html``;
+  const current = org ?? shell.organizations.find((o) => o.slug === shell.lastOrg);
+  return html`<form class="org-switch" method="get" action="/app/switch">
+<label for="org-switch">Organization</label>
+<select id="org-switch" name="org">
+${current ? "" : html`<option value="" selected>Choose…</option>`}
+${shell.organizations.map((o) => html`<option value="${o.slug}"${current?.slug === o.slug ? html` selected` : ""}>${o.name}</option>`)}
+</select>
+<button type="submit" class="btn small">Switch</button>
+</form>`;
+}
+
+function orgTabs(org: Organization, section: Section | undefined): Html {
+  const base = `/app/o/${encodeURIComponent(org.slug)}`;
+  const tabs: Array<[Section, string, string]> = [
+    ["overview", "Overview", base],
+    ["servers", "Servers", `${base}/servers`],
+    ...(canManage(org.role)
+      ? ([
+          ["clients", "Game OAuth", `${base}/clients`],
+          ["members", "Members", `${base}/members`],
+          ["activity", "Activity", `${base}/activity`],
+        ] as Array<[Section, string, string]>)
+      : ([["members", "Members", `${base}/members`]] as Array<[Section, string, string]>)),
+  ];
+  return html`<nav class="tabs" aria-label="${org.name}">
+<ul>${tabs.map(([key, label, href]) => html`<li><a href="${href}"${key === section ? html` aria-current="page"` : ""}>${label}</a></li>`)}</ul>
+</nav>`;
+}
+
+/** A whole page. `shell` is absent on pages shown before the person is known (errors). */
+export function layout(shell: Shell | undefined, o: PageOptions): string {
+  const notice = o.notice && notices[o.notice];
+  const area = (name: PageOptions["area"]) => (o.area === name ? html` aria-current="page"` : "");
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${o.title}${o.org ? ` · ${o.org.name}` : ""} · Outpost</title>
+<link rel="icon" href="${assets.href("favicon.svg")}" type="image/svg+xml">
+<link rel="stylesheet" href="${assets.href("dashboard.css")}">
+<script src="${assets.href("dashboard.js")}" defer></script>
+</head>
+<body>
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="topbar">
+<div class="topbar-inner">
+<a class="brand" href="/app"><span class="logo" aria-hidden="true"></span>Outpost</a>
+${shell ? orgSwitcher(shell, o.org) : ""}
+${
+  shell
+    ? html`<nav class="account-nav" aria-label="Account">
+<ul>
+<li><a href="/app/organizations"${area("organizations")}>Organizations</a></li>
+<li><a href="/app/account/security"${area("security")}>Security</a></li>
+${shell.user.platformAdmin ? html`<li><a href="/app/admin"${area("admin")}>Admin</a></li>` : ""}
+<li>${postForm("/sign-out", shell.formToken, html`<button type="submit" class="linklike">Sign out</button>`, html` class="inline"`)}</li>
+</ul>
+</nav>`
+    : ""
+}
+</div>
+${o.org ? orgTabs(o.org, o.section) : ""}
+</header>
+<main id="main" tabindex="-1">
+${o.crumbs?.length ? html`<nav class="crumbs" aria-label="Breadcrumb"><ol>${o.crumbs.map((c) => html`<li><a href="${c.href}">${c.label}</a></li>`)}</ol></nav>` : ""}
+${notice ? html`<div class="notice" role="status">${notice}</div>` : ""}
+<h1>${o.title}</h1>
+${o.lede ? html`<p class="lede">${o.lede}</p>` : ""}
+${o.body}
+</main>
+<footer class="footer"><p>${shell ? html`Signed in as <strong>${shell.user.email}</strong>` : "Outpost"}</p></footer>
+<div id="announcer" class="sr-only" aria-live="polite"></div>
+</body>
+</html>
+`.value;
+}
+
+/** A secret shown once: read-only, with a copy button and the warning. */
+export function secretBlock(id: string, label: string, value: string, warning: string): Html {
+  return html`<div class="secret">
+<label for="${id}">${label}</label>
+<div class="copy-row"><input id="${id}" class="mono" type="text" readonly value="${value}" aria-describedby="${id}-warning"><button type="button" class="btn" data-copy="${id}">Copy</button></div>
+<p class="warning" id="${id}-warning"><strong>Copy it now.</strong> ${warning}</p>
+</div>`;
+}
+
+/** A value to copy that is not secret (ids, URLs, commands). */
+export function copyValue(id: string, label: string, value: string): Html {
+  return html`<div class="copy-field">
+<label for="${id}">${label}</label>
+<div class="copy-row"><input id="${id}" class="mono" type="text" readonly value="${value}"><button type="button" class="btn" data-copy="${id}">Copy</button></div>
+</div>`;
+}
+
+export function roleBadge(role: Role): Html {
+  const name = role === Role.OWNER ? "Owner" : role === Role.ADMIN ? "Admin" : "Member";
+  return html`<span class="badge role-${name.toLowerCase()}">${name}</span>`;
+}

@@ -1,0 +1,309 @@
+/**
+ * Servers: the list with live status (the page script polls `servers/status` every 2 s), creation
+ * with the agent key and the command to run shown once, and each server's page: rename, the agent
+ * key, members' access grants, delete.
+ */
+import type { Router } from "@koa/router";
+import type { Context } from "koa";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { readSessionCookie } from "../cookies.ts";
+import { errorBody } from "../errors.ts";
+import { Game, type Server } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { Role, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { action, confirmed, done, noticeOf, orgOf, page, render, type DashboardDeps, type Viewer } from "./context.ts";
+import { coreFor, formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
+import { canManage, gameFlag, gameName, when } from "./format.ts";
+import { choiceGroup, dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
+import { html, type Html } from "./html.ts";
+import { copyValue, secretBlock } from "./layout.ts";
+import { orgPath } from "./organizations.ts";
+
+function statusBadge(s: Server): Html {
+  return html`<span class="status ${s.online ? "online" : "offline"}" data-field="status">${s.online ? "Online" : "Offline"}</span>`;
+}
+
+function players(s: Server): Html {
+  return html`<span data-field="players">${s.online ? String(s.playerCount) : "—"}</span>`;
+}
+
+/** The exact command that runs the agent for a server with this key. */
+export function agentCommand(v: Viewer, game: Game, key: string): string {
+  const base = `npx outpost-agent run --url ${v.deps.accountBaseUrl.origin} --key ${key}`;
+  return game === Game.HYTALE ? `${base} --game ${gameFlag(game)}` : base;
+}
+
+function createForm(v: Viewer, org: Organization, values: { name?: string; game?: string } = {}, errors?: FormErrors): Html {
+  return postForm(
+    orgPath(org, "/servers"),
+    v.formToken,
+    html`${formAlert(errors, ["name", "game"])}
+${textField({ name: "name", label: "Server name", value: values.name, required: true, maxlength: 64, errors })}
+${choiceGroup({
+  name: "game",
+  legend: "Game",
+  type: "radio",
+  options: [
+    { value: "minecraft", label: "Minecraft" },
+    { value: "hytale", label: "Hytale" },
+  ],
+  checked: new Set([values.game ?? "minecraft"]),
+  errors,
+})}
+<div class="actions"><button type="submit" class="btn primary">Create server</button></div>`,
+    html` class="panel stack" aria-labelledby="create-server-heading"`,
+  );
+}
+
+async function listPage(ctx: Context, v: Viewer, values?: { name?: string; game?: string }, errors?: FormErrors, status = 200): Promise<void> {
+  const org = orgOf(v, ctx.params.slug);
+  const { servers } = await v.core.servers.listServers({ organizationSlug: org.slug });
+  const manage = canManage(org.role);
+  const rows = servers.map(
+    (s) => html`<tr data-server-id="${s.id}" data-server-name="${s.name}"><td><a href="${orgPath(org, `/servers/${s.id}`)}">${s.name}</a></td><td>${gameName(s.game)}</td><td>${statusBadge(s)}</td><td>${players(s)}</td><td data-field="last-seen">${when(s.lastSeenAt, "Never")}</td></tr>`,
+  );
+  render(
+    ctx,
+    v,
+    {
+      title: "Servers",
+      org,
+      section: "servers",
+      notice: noticeOf(ctx),
+      lede: manage ? "Every game server of the organization. Status and players update live." : "The servers you have been granted. Status and players update live.",
+      body: html`${
+        servers.length
+          ? html`<div class="table-wrap" data-live-status="${orgPath(org, "/servers/status")}" role="region" tabindex="0" aria-label="Servers of ${org.name}"><table><caption class="sr-only">Servers of ${org.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">Game</th><th scope="col">Status</th><th scope="col">Players</th><th scope="col">Last seen</th></tr></thead><tbody>${rows}</tbody></table></div>`
+          : html`<p class="empty">${manage ? "No servers yet. Create the first one below." : "No servers are shared with you yet. Ask an owner or admin of the organization for access."}</p>`
+      }
+${manage ? html`<h2 id="create-server-heading">Create a server</h2>${createForm(v, org, values, errors)}` : ""}`,
+    },
+    status,
+  );
+}
+
+/** The page that shows a new agent key once, with the command that uses it. */
+function keyPage(ctx: Context, v: Viewer, org: Organization, server: Server, key: string, created: boolean): void {
+  render(ctx, v, {
+    title: created ? `Server "${server.name}" created` : `New agent key for "${server.name}"`,
+    org,
+    section: "servers",
+    crumbs: [{ href: orgPath(org, "/servers"), label: "Servers" }],
+    lede: created ? "Run the agent on the game server's machine with this key; the server turns online here as it connects." : "The old key stopped working; its agent was disconnected. Restart the agent with this key.",
+    body: html`<section class="panel stack reveal" aria-labelledby="key-heading">
+<h2 id="key-heading">Agent key</h2>
+${secretBlock("agent-key", "Agent key", key, "It is shown only this once: Outpost keeps only a hash. If you lose it, regenerate it on the server's page.")}
+${copyValue("agent-command", "Command to run the agent", agentCommand(v, server.game, key))}
+<p class="hint">Add <span class="mono">--auth offline</span> if the game server does not verify player accounts. Run <span class="mono">npx outpost-agent</span> without arguments for its options.</p>
+<div class="actions"><a class="btn primary" href="${orgPath(org, `/servers/${server.id}`)}">Go to the server</a> <a class="btn ghost" href="${orgPath(org, "/servers")}">All servers</a></div>
+</section>`,
+  });
+}
+
+async function serverPage(ctx: Context, v: Viewer, renameErrors?: FormErrors, renameValue?: string, grantErrors?: FormErrors, status = 200): Promise<void> {
+  const org = orgOf(v, ctx.params.slug);
+  const { server } = await v.core.servers.getServer({ serverId: ctx.params.id });
+  const s = server!;
+  const manage = canManage(org.role);
+  const base = orgPath(org, `/servers/${s.id}`);
+  let grantsSection: Html = html``;
+  if (manage) {
+    const [{ members }, { accessGrants }] = await Promise.all([
+      v.core.organizations.listMembers({ organizationSlug: org.slug }),
+      v.core.organizations.listAccessGrants({ organizationSlug: org.slug, serverId: s.id }),
+    ]);
+    const granted = new Set(accessGrants.map((g) => g.userId));
+    const byId = new Map(members.map((m) => [m.userId, m]));
+    const candidates = members.filter((m) => m.role === Role.MEMBER && !granted.has(m.userId));
+    grantsSection = html`<section class="panel stack" aria-labelledby="access-heading">
+<h2 id="access-heading">Member access</h2>
+<p class="hint">Owners and admins always see this server. Members see it only with a grant.</p>
+${
+  accessGrants.length
+    ? html`<ul class="list">${accessGrants.map((g) => {
+        const m = byId.get(g.userId);
+        const who = m ? `${m.name} (${m.email})` : g.userId;
+        return html`<li><span>${who}</span> ${dangerForm({
+          action: `${base}/grants/${g.userId}/revoke`,
+          token: v.formToken,
+          label: "Revoke",
+          ariaLabel: `Revoke access of ${m?.email ?? g.userId}`,
+          confirm: `Revoke ${m?.email ?? "this member"}'s access to ${s.name}?`,
+          consequence: "They stop seeing this server at once.",
+          buttonClass: "danger small",
+        })}</li>`;
+      })}</ul>`
+    : html`<p class="empty">No member has access to this server.</p>`
+}
+${
+  candidates.length
+    ? postForm(
+        `${base}/grants`,
+        v.formToken,
+        html`${formAlert(grantErrors, ["userId"])}${selectField({
+          name: "userId",
+          label: "Give access to",
+          options: candidates.map((m) => ({ value: m.userId, label: `${m.name} (${m.email})` })),
+          errors: grantErrors,
+        })}<div class="actions"><button type="submit" class="btn">Grant access</button></div>`,
+        html` class="stack"`,
+      )
+    : html`<p class="hint">Every member with the Member role already has access, or there is none. Add members on the <a href="${orgPath(org, "/members")}">Members</a> page.</p>`
+}
+</section>`;
+  }
+  render(
+    ctx,
+    v,
+    {
+      title: s.name,
+      org,
+      section: "servers",
+      notice: noticeOf(ctx),
+      crumbs: [{ href: orgPath(org, "/servers"), label: "Servers" }],
+      body: html`<section class="panel" aria-labelledby="status-heading" data-live-status="${orgPath(org, "/servers/status")}">
+<h2 id="status-heading">Status</h2>
+<dl class="facts" data-server-id="${s.id}" data-server-name="${s.name}">
+<div><dt>Status</dt><dd>${statusBadge(s)}</dd></div>
+<div><dt>Players online</dt><dd>${players(s)}</dd></div>
+<div><dt>Game</dt><dd>${gameName(s.game)}</dd></div>
+<div><dt>Last seen</dt><dd data-field="last-seen">${when(s.lastSeenAt, "Never")}</dd></div>
+<div><dt>Agent key</dt><dd class="mono">${s.agentKeyPrefix}…</dd></div>
+<div><dt>Created</dt><dd>${when(s.createdAt)}</dd></div>
+</dl>
+</section>
+${
+  manage
+    ? html`<section class="panel stack" aria-labelledby="rename-heading">
+<h2 id="rename-heading">Rename</h2>
+${postForm(
+  `${base}/rename`,
+  v.formToken,
+  html`${formAlert(renameErrors, ["name"])}${textField({ name: "name", label: "Server name", value: renameValue ?? s.name, required: true, maxlength: 64, errors: renameErrors })}
+<div class="actions"><button type="submit" class="btn">Save name</button></div>`,
+  html` class="stack"`,
+)}
+</section>
+<section class="panel stack" aria-labelledby="agent-heading">
+<h2 id="agent-heading">Agent key</h2>
+<p>The key starting <span class="mono">${s.agentKeyPrefix}</span> connects this server's agent. Regenerate it if it leaked: the old key stops working and its agent is disconnected at once.</p>
+${dangerForm({ action: `${base}/regenerate-key`, token: v.formToken, label: "Regenerate agent key", confirm: `Regenerate the agent key of ${s.name}?`, consequence: "The current key stops working at once and the connected agent is disconnected." })}
+</section>
+${grantsSection}
+<section class="panel danger-zone" aria-labelledby="delete-heading">
+<h2 id="delete-heading">Delete server</h2>
+<p>Its grants go with it and its agent is disconnected. Game OAuth clients stop accepting sign-ins verified by it.</p>
+${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete server", confirm: `Delete the server "${s.name}"?`, consequence: "Its grants go with it and its agent is disconnected. This cannot be undone." })}
+</section>`
+    : ""
+}`,
+    },
+    status,
+  );
+}
+
+const games: Record<string, Game> = { minecraft: Game.MINECRAFT, hytale: Game.HYTALE };
+
+export function serverRoutes(router: Router, deps: DashboardDeps): void {
+  router.get("/app/o/:slug/servers", page(deps, (ctx, v) => listPage(ctx, v)));
+
+  // Live status for the page script: JSON, polled every 2 s, so one core call (no viewer); a
+  // missing or ended session is a 401, not a redirect.
+  router.get("/app/o/:slug/servers/status", async (ctx) => {
+    ctx.set("Cache-Control", "no-store");
+    const token = readSessionCookie(ctx.req.headers);
+    try {
+      if (!token) throw new ConnectError("sign in again", Code.Unauthenticated);
+      const { servers } = await coreFor(deps.transport, token, ctx.ip).servers.listServers({ organizationSlug: ctx.params.slug });
+      ctx.body = {
+        servers: servers.map((s) => ({
+          id: s.id,
+          name: s.name,
+          online: s.online,
+          playerCount: s.playerCount,
+          lastSeenAt: s.lastSeenAt ? timestampDate(s.lastSeenAt).toISOString() : null,
+        })),
+      };
+    } catch (error) {
+      const body = errorBody(error, ctx.state.requestId);
+      if (body.status >= 500) ctx.state.log?.error({ err: error }, "server status failed");
+      ctx.status = body.status;
+      ctx.body = body;
+    }
+  });
+
+  router.post(
+    "/app/o/:slug/servers",
+    action(deps, async (ctx, v, form) => {
+      const org = orgOf(v, ctx.params.slug);
+      const name = (form.get("name") ?? "").trim();
+      const game = form.get("game") ?? "";
+      try {
+        const res = await v.core.servers.createServer({ organizationSlug: org.slug, name, game: games[game] ?? Game.UNSPECIFIED });
+        keyPage(ctx, v, org, res.server!, res.agentKey, true);
+      } catch (error) {
+        await listPage(ctx, v, { name, game }, formErrorsOrThrow(error), 400);
+      }
+    }),
+  );
+
+  router.get("/app/o/:slug/servers/:id", page(deps, (ctx, v) => serverPage(ctx, v)));
+
+  router.post(
+    "/app/o/:slug/servers/:id/rename",
+    action(deps, async (ctx, v, form) => {
+      const org = orgOf(v, ctx.params.slug);
+      const name = (form.get("name") ?? "").trim();
+      try {
+        await v.core.servers.updateServer({ serverId: ctx.params.id, name });
+        done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "server-renamed");
+      } catch (error) {
+        if (hasCode(error, Code.NotFound)) throw error;
+        await serverPage(ctx, v, formErrorsOrThrow(error), name, undefined, 400);
+      }
+    }),
+  );
+
+  router.post(
+    "/app/o/:slug/servers/:id/regenerate-key",
+    action(deps, async (ctx, v, form) => {
+      const org = orgOf(v, ctx.params.slug);
+      if (!confirmed(ctx, v, form, { title: "Regenerate the agent key?", consequence: "The current key stops working at once and the connected agent is disconnected.", label: "Regenerate agent key", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
+      const res = await v.core.servers.regenerateAgentKey({ serverId: ctx.params.id });
+      keyPage(ctx, v, org, res.server!, res.agentKey, false);
+    }),
+  );
+
+  router.post(
+    "/app/o/:slug/servers/:id/delete",
+    action(deps, async (ctx, v, form) => {
+      const org = orgOf(v, ctx.params.slug);
+      if (!confirmed(ctx, v, form, { title: "Delete this server?", consequence: "Its grants go with it and its agent is disconnected. This cannot be undone.", label: "Delete server", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
+      await v.core.servers.deleteServer({ serverId: ctx.params.id });
+      done(ctx, orgPath(org, "/servers"), "server-deleted");
+    }),
+  );
+
+  router.post(
+    "/app/o/:slug/servers/:id/grants",
+    action(deps, async (ctx, v, form) => {
+      const org = orgOf(v, ctx.params.slug);
+      try {
+        await v.core.organizations.createAccessGrant({ organizationSlug: org.slug, serverId: ctx.params.id, userId: form.get("userId") ?? "" });
+        done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "grant-created");
+      } catch (error) {
+        await serverPage(ctx, v, undefined, undefined, formErrorsOrThrow(error, { grant_exists: "userId" }), 400);
+      }
+    }),
+  );
+
+  router.post(
+    "/app/o/:slug/servers/:id/grants/:userId/revoke",
+    action(deps, async (ctx, v, form) => {
+      const org = orgOf(v, ctx.params.slug);
+      if (!confirmed(ctx, v, form, { title: "Revoke this member's access?", consequence: "They stop seeing this server at once.", label: "Revoke", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
+      await v.core.organizations.revokeAccessGrant({ organizationSlug: org.slug, serverId: ctx.params.id, userId: ctx.params.userId });
+      done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "grant-revoked");
+    }),
+  );
+}
