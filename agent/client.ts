@@ -11,12 +11,11 @@ import { createWritableIterable } from "@connectrpc/connect/protocol";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
   AgentService,
-  PlayerAuth,
   type ConnectRequestSchema,
   type ConnectResponse,
   type Welcome,
 } from "../gen/outpost/agent/v1/agent_service_pb.js";
-import type { Game } from "../gen/outpost/servers/v1/resources_pb.js";
+import { PlayerAuth, type Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { agentKeyHeader } from "../contract/credentials.ts";
 
 export { PlayerAuth };

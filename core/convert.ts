@@ -10,7 +10,7 @@ import {
   type Member as MemberMessage,
   type Organization as OrganizationMessage,
 } from "../gen/outpost/organizations/v1/resources_pb.js";
-import { Game, ServerSchema, type Server as ServerMessage } from "../gen/outpost/servers/v1/resources_pb.js";
+import { Game, PlayerAuth, ServerSchema, type Server as ServerMessage } from "../gen/outpost/servers/v1/resources_pb.js";
 import type { AccessGrant, ApiKey, Membership, Organization, Server, User } from "./db/entities.ts";
 import type { CallerUser } from "./context.ts";
 import { roleToProto } from "./roles.ts";
@@ -82,6 +82,13 @@ export function gameFromProto(game: Game): string {
   return found;
 }
 
+/** The stored forms of the player-authentication modes an agent reports. */
+export const playerAuthModes: Readonly<Record<string, PlayerAuth>> = {
+  online: PlayerAuth.ONLINE,
+  offline: PlayerAuth.OFFLINE,
+  insecure: PlayerAuth.INSECURE,
+};
+
 /** The server as readers see it at `now`: an agent silent for too long means offline. */
 export function serverToProto(server: Server, now: Date): ServerMessage {
   const online = isOnline(server, now);
@@ -95,5 +102,7 @@ export function serverToProto(server: Server, now: Date): ServerMessage {
     agentKeyPrefix: server.agentKeyPrefix,
     playerCount: online ? server.playerCount : 0,
     createdAt: ts(server.createdAt),
+    playerAuth: (server.playerAuth && playerAuthModes[server.playerAuth]) || PlayerAuth.UNSPECIFIED,
+    agentVersion: server.agentVersion ?? "",
   });
 }

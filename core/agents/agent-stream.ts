@@ -9,7 +9,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { DescMessage, Message, MessageInitShape } from "@bufbuild/protobuf";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { ConnectRequestSchema, PlayerAuth, type ConnectRequest, type ConnectResponseSchema } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import { ConnectRequestSchema, type ConnectRequest, type ConnectResponseSchema } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import { PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { playerAuthModes } from "../convert.ts";
 import type { AgentCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
@@ -23,11 +25,9 @@ type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequ
 
 export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "rateLimits" | "loginVerifier">;
 
-const playerAuthNames: Partial<Record<PlayerAuth, string>> = {
-  [PlayerAuth.ONLINE]: "online",
-  [PlayerAuth.OFFLINE]: "offline",
-  [PlayerAuth.INSECURE]: "insecure",
-};
+const playerAuthNames: Partial<Record<PlayerAuth, string>> = Object.fromEntries(
+  Object.entries(playerAuthModes).map(([name, mode]) => [mode, name]),
+);
 
 const revoked = () => fail("unauthenticated", "the agent key no longer works: it was regenerated, or the server was deleted");
 

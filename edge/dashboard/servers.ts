@@ -9,7 +9,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { readSessionCookie } from "../cookies.ts";
 import { errorBody } from "../errors.ts";
-import { Game, type Server } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { Game, PlayerAuth, type Server } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { Role, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { action, confirmed, done, noticeOf, orgOf, page, render, type DashboardDeps, type Viewer } from "./context.ts";
 import { coreFor, formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
@@ -18,6 +18,20 @@ import { choiceGroup, dangerForm, formAlert, postForm, selectField, textField } 
 import { html, type Html } from "./html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
 import { orgPath } from "./organizations.ts";
+
+/** What the agent reported about player authentication, and what it means for Game OAuth. */
+function playerAuthText(mode: PlayerAuth): string {
+  switch (mode) {
+    case PlayerAuth.ONLINE:
+      return "Verified by the game (online mode): players can sign in to apps here";
+    case PlayerAuth.OFFLINE:
+      return "Not verified (offline mode): this server cannot sign players in";
+    case PlayerAuth.INSECURE:
+      return "Not verifiable (e.g. an unsecured proxy): this server cannot sign players in";
+    default:
+      return "Unknown until the agent connects";
+  }
+}
 
 function statusBadge(s: Server): Html {
   return html`<span class="status ${s.online ? "online" : "offline"}" data-field="status">${s.online ? "Online" : "Offline"}</span>`;
@@ -168,6 +182,8 @@ ${
 <div><dt>Players online</dt><dd>${players(s)}</dd></div>
 <div><dt>Game</dt><dd>${gameName(s.game)}</dd></div>
 <div><dt>Last seen</dt><dd data-field="last-seen">${when(s.lastSeenAt, "Never")}</dd></div>
+<div><dt>Player accounts</dt><dd>${playerAuthText(s.playerAuth)}</dd></div>
+<div><dt>Agent</dt><dd>${s.agentVersion ? `outpost-agent ${s.agentVersion}` : "Never connected"}</dd></div>
 <div><dt>Agent key</dt><dd class="mono">${s.agentKeyPrefix}…</dd></div>
 <div><dt>Created</dt><dd>${when(s.createdAt)}</dd></div>
 </dl>

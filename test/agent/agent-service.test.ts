@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
-import { AgentService, PlayerAuth } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import { AgentService } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import { PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
@@ -93,6 +94,8 @@ describe("agent service: credentials, presence, events, instances", function () 
       assert.match(asAgentKey.rawMessage, /user API key/);
       await openWith({ [agentKeyHeader]: server.key });
       assert.equal((await row(server.id)).online, false, "a stream that ends goes offline");
+      const read = (await servers().getServer({ serverId: server.id })).server!;
+      assert.equal(read.playerAuth, PlayerAuth.ONLINE, "readers see the player-authentication mode the agent reported");
     });
 
     it("never lets an agent key open a user-facing service", async () => {

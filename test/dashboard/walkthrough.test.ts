@@ -169,6 +169,11 @@ describe("dashboard: a walk through every area in headless Chromium", function (
     assert.equal(await page.evaluate("window.__sameDocument"), true);
     await page.goto(`${t.baseUrl}/app/o/acme-games`);
     await page.getByText("Servers 1/3").waitFor();
+    // What the agent reported stays on the server's page.
+    await page.goto(`${t.baseUrl}/app/o/acme-games/servers`);
+    await page.getByRole("link", { name: "Survival" }).click();
+    await page.getByText(/Verified by the game \(online mode\)/).waitFor();
+    assert.match(await page.locator("dl.facts").innerText(), /outpost-agent \d+\.\d+/);
   });
 
   it("renames the server on its page and lists it under the new name", async () => {

@@ -2,9 +2,9 @@
 // @generated from file outpost/agent/v1/agent_service.proto (package outpost.agent.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { Game } from "../../servers/v1/resources_pb.js";
+import type { Game, PlayerAuth } from "../../servers/v1/resources_pb.js";
 
 /**
  * Describes the file outpost/agent/v1/agent_service.proto.
@@ -12,6 +12,7 @@ import type { Game } from "../../servers/v1/resources_pb.js";
 export declare const file_outpost_agent_v1_agent_service: GenFile;
 
 /**
+ * How the game server establishes who its players are.
  * A message from the agent.
  *
  * @generated from message outpost.agent.v1.ConnectRequest
@@ -103,7 +104,7 @@ export declare type Hello = Message<"outpost.agent.v1.Hello"> & {
   game: Game;
 
   /**
-   * @generated from field: outpost.agent.v1.PlayerAuth player_auth = 2;
+   * @generated from field: outpost.servers.v1.PlayerAuth player_auth = 2;
    */
   playerAuth: PlayerAuth;
 
@@ -302,46 +303,6 @@ export declare type Ping = Message<"outpost.agent.v1.Ping"> & {
  * Use `create(PingSchema)` to create a new message.
  */
 export declare const PingSchema: GenMessage<Ping>;
-
-/**
- * How the game server establishes who its players are.
- *
- * @generated from enum outpost.agent.v1.PlayerAuth
- */
-export enum PlayerAuth {
-  /**
-   * @generated from enum value: PLAYER_AUTH_UNSPECIFIED = 0;
-   */
-  UNSPECIFIED = 0,
-
-  /**
-   * The server authenticates every player with the game vendor (Minecraft "online-mode"), so a
-   * player's UUID and name are theirs. The only mode in which Outpost signs players in.
-   *
-   * @generated from enum value: PLAYER_AUTH_ONLINE = 1;
-   */
-  ONLINE = 1,
-
-  /**
-   * No authentication: anyone can join under any name (Minecraft "offline-mode").
-   *
-   * @generated from enum value: PLAYER_AUTH_OFFLINE = 2;
-   */
-  OFFLINE = 2,
-
-  /**
-   * Authentication the agent cannot vouch for, e.g. behind a proxy that forwards identities
-   * without a forwarding secret.
-   *
-   * @generated from enum value: PLAYER_AUTH_INSECURE = 3;
-   */
-  INSECURE = 3,
-}
-
-/**
- * Describes the enum outpost.agent.v1.PlayerAuth.
- */
-export declare const PlayerAuthSchema: GenEnum<PlayerAuth>;
 
 /**
  * The game-server agent's line to core. The agent dials out with its server's agent key (the

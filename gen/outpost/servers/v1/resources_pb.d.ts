@@ -67,6 +67,21 @@ export declare type Server = Message<"outpost.servers.v1.Server"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 9;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * How the server authenticates its players, as its agent last reported (unspecified if no agent
+   * ever connected). Only PLAYER_AUTH_ONLINE servers can sign players in with Game OAuth.
+   *
+   * @generated from field: outpost.servers.v1.PlayerAuth player_auth = 10;
+   */
+  playerAuth: PlayerAuth;
+
+  /**
+   * The agent's version, as it last reported ("" if no agent ever connected).
+   *
+   * @generated from field: string agent_version = 11;
+   */
+  agentVersion: string;
 };
 
 /**
@@ -101,4 +116,44 @@ export enum Game {
  * Describes the enum outpost.servers.v1.Game.
  */
 export declare const GameSchema: GenEnum<Game>;
+
+/**
+ * How a game server authenticates its players, as its agent reports it.
+ *
+ * @generated from enum outpost.servers.v1.PlayerAuth
+ */
+export enum PlayerAuth {
+  /**
+   * @generated from enum value: PLAYER_AUTH_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The server authenticates every player with the game vendor (Minecraft "online-mode"), so a
+   * player's UUID and name are theirs. The only mode in which Outpost signs players in.
+   *
+   * @generated from enum value: PLAYER_AUTH_ONLINE = 1;
+   */
+  ONLINE = 1,
+
+  /**
+   * No authentication: anyone can join under any name (Minecraft "offline-mode").
+   *
+   * @generated from enum value: PLAYER_AUTH_OFFLINE = 2;
+   */
+  OFFLINE = 2,
+
+  /**
+   * Authentication the agent cannot vouch for, e.g. behind a proxy that forwards identities
+   * without a forwarding secret.
+   *
+   * @generated from enum value: PLAYER_AUTH_INSECURE = 3;
+   */
+  INSECURE = 3,
+}
+
+/**
+ * Describes the enum outpost.servers.v1.PlayerAuth.
+ */
+export declare const PlayerAuthSchema: GenEnum<PlayerAuth>;
 

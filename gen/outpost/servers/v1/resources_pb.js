@@ -9,7 +9,7 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file outpost/servers/v1/resources.proto.
  */
 export const file_outpost_servers_v1_resources = /*@__PURE__*/
-  fileDesc("CiJvdXRwb3N0L3NlcnZlcnMvdjEvcmVzb3VyY2VzLnByb3RvEhJvdXRwb3N0LnNlcnZlcnMudjEihQIKBlNlcnZlchIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRImCgRnYW1lGAQgASgOMhgub3V0cG9zdC5zZXJ2ZXJzLnYxLkdhbWUSDgoGb25saW5lGAUgASgIEjAKDGxhc3Rfc2Vlbl9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoQYWdlbnRfa2V5X3ByZWZpeBgHIAEoCRIUCgxwbGF5ZXJfY291bnQYCCABKAUSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqQQoER2FtZRIUChBHQU1FX1VOU1BFQ0lGSUVEEAASEgoOR0FNRV9NSU5FQ1JBRlQQARIPCgtHQU1FX0hZVEFMRRACYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CiJvdXRwb3N0L3NlcnZlcnMvdjEvcmVzb3VyY2VzLnByb3RvEhJvdXRwb3N0LnNlcnZlcnMudjEi0QIKBlNlcnZlchIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRImCgRnYW1lGAQgASgOMhgub3V0cG9zdC5zZXJ2ZXJzLnYxLkdhbWUSDgoGb25saW5lGAUgASgIEjAKDGxhc3Rfc2Vlbl9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoQYWdlbnRfa2V5X3ByZWZpeBgHIAEoCRIUCgxwbGF5ZXJfY291bnQYCCABKAUSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoLcGxheWVyX2F1dGgYCiABKA4yHi5vdXRwb3N0LnNlcnZlcnMudjEuUGxheWVyQXV0aBIVCg1hZ2VudF92ZXJzaW9uGAsgASgJKkEKBEdhbWUSFAoQR0FNRV9VTlNQRUNJRklFRBAAEhIKDkdBTUVfTUlORUNSQUZUEAESDwoLR0FNRV9IWVRBTEUQAip0CgpQbGF5ZXJBdXRoEhsKF1BMQVlFUl9BVVRIX1VOU1BFQ0lGSUVEEAASFgoSUExBWUVSX0FVVEhfT05MSU5FEAESFwoTUExBWUVSX0FVVEhfT0ZGTElORRACEhgKFFBMQVlFUl9BVVRIX0lOU0VDVVJFEANiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * Describes the message outpost.servers.v1.Server.
@@ -31,4 +31,18 @@ export const GameSchema = /*@__PURE__*/
  */
 export const Game = /*@__PURE__*/
   tsEnum(GameSchema);
+
+/**
+ * Describes the enum outpost.servers.v1.PlayerAuth.
+ */
+export const PlayerAuthSchema = /*@__PURE__*/
+  enumDesc(file_outpost_servers_v1_resources, 1);
+
+/**
+ * How a game server authenticates its players, as its agent reports it.
+ *
+ * @generated from enum outpost.servers.v1.PlayerAuth
+ */
+export const PlayerAuth = /*@__PURE__*/
+  tsEnum(PlayerAuthSchema);
 
