@@ -1,12 +1,12 @@
 /** Account → Security: the person's API keys and the Account OAuth apps they consented to. */
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
-import { Code } from "@connectrpc/connect";
 import type { Consent } from "../../gen/outpost/auth/v1/resources_pb.js";
 import { action, confirmed, done, noticeOf, page, render, type DashboardDeps, type Viewer } from "./context.ts";
-import { formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
+import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
+import { eventTable } from "./activity.ts";
 import { html, type Html } from "./html.ts";
 import { secretBlock } from "./layout.ts";
 
@@ -20,18 +20,12 @@ const expiries = [
   { value: "none", label: "No expiry" },
 ];
 
-async function consents(v: Viewer): Promise<Consent[] | undefined> {
-  try {
-    return (await v.core.auth.listConsents({})).consents;
-  } catch (error) {
-    // Account OAuth may not be served by this core yet: the section says so instead of failing the page.
-    if (hasCode(error, Code.Unimplemented)) return undefined;
-    throw error;
-  }
-}
-
 async function securityPage(ctx: Context, v: Viewer, values?: { name?: string; expiry?: string }, errors?: FormErrors, status = 200): Promise<void> {
-  const [{ apiKeys }, apps] = await Promise.all([v.core.auth.listApiKeys({}), consents(v)]);
+  const [{ apiKeys }, { consents: apps }, { events }] = await Promise.all([
+    v.core.auth.listApiKeys({}),
+    v.core.auth.listConsents({}),
+    v.core.activity.listMyActivity({ limit: 20 }),
+  ]);
   const keyRows = apiKeys.map(
     (k) => html`<tr><td>${k.name}</td><td class="mono">${k.prefix}…</td><td>${when(k.createdAt)}</td><td>${when(k.expiresAt, "Never")}</td><td>${when(k.lastUsedAt, "Never")}</td><td class="row-actions">${dangerForm({
       action: `${securityPath}/api-keys/${k.id}/revoke`,
@@ -43,10 +37,7 @@ async function securityPage(ctx: Context, v: Viewer, values?: { name?: string; e
       buttonClass: "danger small",
     })}</td></tr>`,
   );
-  const consentSection: Html =
-    apps === undefined
-      ? html`<p class="empty">Account OAuth is not available on this server yet.</p>`
-      : apps.length
+  const consentSection: Html = apps.length
         ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Apps you let sign you in"><table><caption class="sr-only">Apps you let sign you in</caption><thead><tr><th scope="col">App</th><th scope="col">Can read</th><th scope="col">Since</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${apps.map(
             (a) => html`<tr><td>${a.clientName} <span class="muted mono">${a.clientId}</span></td><td>${a.scopes.join(", ")}</td><td>${when(a.createdAt)}</td><td class="row-actions">${dangerForm({
               action: `${securityPath}/consents/${a.clientId}/revoke`,
@@ -89,6 +80,11 @@ ${selectField({ name: "expiry", label: "Expires", value: values?.expiry ?? "30",
 <section aria-labelledby="consents-heading">
 <h2 id="consents-heading">Apps signed in with Outpost</h2>
 ${consentSection}
+</section>
+<section aria-labelledby="my-activity-heading">
+<h2 id="my-activity-heading">Recent activity of your account</h2>
+<p>The last 20 things done as you — in the dashboard, through your API keys, or by signing in to apps.</p>
+${eventTable(events, "Recent activity of your account")}
 </section>`,
     },
     status,

@@ -5,7 +5,7 @@ import type { ActivityEvent } from "../../gen/outpost/activity/v1/activity_servi
 import { orgOf, page, PageError, render, type DashboardDeps, type Viewer } from "./context.ts";
 import { canManage, when } from "./format.ts";
 import { selectField } from "./forms.ts";
-import { html } from "./html.ts";
+import { html, type Html } from "./html.ts";
 import { orgPath } from "./organizations.ts";
 
 const kinds = [
@@ -24,6 +24,21 @@ function actor(e: ActivityEvent): string {
   if (!e.actor) return "—";
   if (e.actor.kind === "user") return `${e.actor.email || e.actor.userId}${e.actor.apiKeyId ? " (API key)" : ""}`;
   return e.actor.kind === "agent" ? "Agent" : "Outpost";
+}
+
+/**
+ * Events as a table, newest first, or a line saying there are none. `serverNames` adds a Server
+ * column (organization logs); account and platform logs have none.
+ */
+export function eventTable(events: readonly ActivityEvent[], label: string, serverNames?: ReadonlyMap<string, string>): Html {
+  if (!events.length) return html`<p class="empty">No activity matches.</p>`;
+  const server = (e: ActivityEvent) =>
+    e.serverId ? (serverNames?.get(e.serverId) ?? html`<span class="muted">deleted</span>`) : html`<span class="muted">—</span>`;
+  return html`<div class="table-wrap" role="region" tabindex="0" aria-label="${label}"><table class="activity"><caption class="sr-only">${label}</caption><thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Who</th>${serverNames ? html`<th scope="col">Server</th>` : ""}<th scope="col">Details</th></tr></thead><tbody>${events.map(
+    (e) => html`<tr><td>${when(e.createdAt)}</td><td class="mono">${e.action}</td><td>${actor(e)}</td>${serverNames ? html`<td>${server(e)}</td>` : ""}<td>${Object.entries(e.details).map(
+      ([k, val], i) => html`${i ? html`<br>` : ""}<span class="muted">${k}:</span> ${val}`,
+    )}</td></tr>`,
+  )}</tbody></table></div>`;
 }
 
 async function activityPage(ctx: Context, v: Viewer): Promise<void> {
@@ -56,15 +71,7 @@ ${selectField({ name: "server", label: "Server", value: server, options: [{ valu
 ${selectField({ name: "kind", label: "Kind", value: kind, options: kinds })}
 <div class="actions"><button type="submit" class="btn">Filter</button>${filter.size ? html` <a class="btn ghost" href="${orgPath(org, "/activity")}">Clear</a>` : ""}</div>
 </form>
-${
-  events.length
-    ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Activity of ${org.name}"><table class="activity"><caption class="sr-only">Activity of ${org.name}</caption><thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Who</th><th scope="col">Server</th><th scope="col">Details</th></tr></thead><tbody>${events.map(
-        (e) => html`<tr><td>${when(e.createdAt)}</td><td class="mono">${e.action}</td><td>${actor(e)}</td><td>${e.serverId ? (names.get(e.serverId) ?? html`<span class="muted">deleted</span>`) : html`<span class="muted">—</span>`}</td><td>${Object.entries(e.details).map(
-          ([k, val], i) => html`${i ? html`<br>` : ""}<span class="muted">${k}:</span> ${val}`,
-        )}</td></tr>`,
-      )}</tbody></table></div>`
-    : html`<p class="empty">No activity matches.</p>`
-}
+${eventTable(events, `Activity of ${org.name}`, names)}
 ${older ? html`<p><a class="btn ghost" href="${older}">Older events</a></p>` : ""}`,
   });
 }

@@ -7,6 +7,7 @@ import { action, confirmed, done, noticeOf, page, PageError, render, type Action
 import { formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
 import { when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, textArea, textField } from "./forms.ts";
+import { eventTable } from "./activity.ts";
 import { html, type Html } from "./html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
 
@@ -50,17 +51,8 @@ ${choiceGroup({
 }
 
 /** The list, or a note when this core does not serve Account OAuth clients yet. */
-async function listClients(v: Viewer): Promise<OAuthProviderClient[] | undefined> {
-  try {
-    return (await v.core.admin.listOAuthProviderClients({})).clients;
-  } catch (error) {
-    if (hasCode(error, Code.Unimplemented)) return undefined;
-    throw error;
-  }
-}
-
 async function listPage(ctx: Context, v: Viewer, values?: Values, errors?: FormErrors, status = 200): Promise<void> {
-  const clients = await listClients(v);
+  const [{ clients }, { events }] = await Promise.all([v.core.admin.listOAuthProviderClients({}), v.core.activity.listPlatformActivity({ limit: 30 })]);
   render(
     ctx,
     v,
@@ -71,16 +63,17 @@ async function listPage(ctx: Context, v: Viewer, values?: Values, errors?: FormE
       lede: html`Account OAuth clients: apps that sign Outpost users in through the issuer at <span class="mono">${v.deps.accountBaseUrl.origin}/api/auth</span>.`,
       body: html`<h2 id="clients-heading">Account OAuth clients</h2>
 ${
-  clients === undefined
-    ? html`<p class="empty">Account OAuth clients are not available on this server yet.</p>`
-    : clients.length
+  clients.length
       ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Account OAuth clients"><table><caption class="sr-only">Account OAuth clients</caption><thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">State</th><th scope="col">Created</th></tr></thead><tbody>${clients.map(
           (c) => html`<tr><td><a href="${adminPath}/clients/${c.clientId}">${c.name}</a></td><td class="mono">${c.clientId}</td><td>${c.disabled ? html`<span class="status offline">Disabled</span>` : html`<span class="status online">Enabled</span>`}</td><td>${when(c.createdAt)}</td></tr>`,
         )}</tbody></table></div>`
       : html`<p class="empty">No Account OAuth clients yet.</p>`
 }
 <h2 id="create-heading">Register an app</h2>
-${postForm(`${adminPath}/clients`, v.formToken, html`${clientFields(values ?? { name: "", redirectUris: "", skipConsent: false }, errors)}<div class="actions"><button type="submit" class="btn primary">Create client</button></div>`, html` class="panel stack" aria-labelledby="create-heading"`)}`,
+${postForm(`${adminPath}/clients`, v.formToken, html`${clientFields(values ?? { name: "", redirectUris: "", skipConsent: false }, errors)}<div class="actions"><button type="submit" class="btn primary">Create client</button></div>`, html` class="panel stack" aria-labelledby="create-heading"`)}
+<h2 id="platform-activity-heading">Platform activity</h2>
+<p>The last 30 events that belong to no organization: accounts, Account OAuth clients and consents, signing keys, plans.</p>
+${eventTable(events, "Platform activity")}`,
     },
     status,
   );

@@ -259,4 +259,40 @@ describe("activity: the organization's log of changes", () => {
       await rejectsWith(t.client(ActivityService).listOrganizationActivity({ organizationSlug: "acme" }), Code.Unauthenticated);
     });
   });
+
+  describe("the caller's own log and the platform's", () => {
+    it("lists what the caller did, in any organization or none, and nothing anyone else did", async () => {
+      const { events } = await activity(owner).listMyActivity({ limit: 200 });
+      assert.ok(events.length > 3);
+      assert.ok(events.every((e) => e.actor?.userId === owner.userId));
+      const actions = new Set(events.map((e) => e.action));
+      for (const action of ["organization.created", "api_key.created", "server.created", "server.renamed"]) assert.ok(actions.has(action), action);
+      assert.ok(events.some((e) => e.actor?.apiKeyId === apiKey.id), "what the caller did through an API key is theirs too");
+      assert.equal(find(events, "server.created", creative).length, 0, "the admin's server is not the owner's doing");
+      const mine = await activity(admin).listMyActivity({ kind: "server" });
+      assert.deepEqual(mine.events.map((e) => e.targetId).includes(creative), true);
+      assert.ok(mine.events.every((e) => e.action.startsWith("server.")));
+    });
+
+    it("pages the caller's log with before, and refuses someone else's event as the cursor", async () => {
+      const first = await activity(owner).listMyActivity({ limit: 2 });
+      const next = await activity(owner).listMyActivity({ limit: 2, before: first.events[1].id });
+      assert.equal(next.events.length, 2);
+      assert.ok(!next.events.some((e) => first.events.some((f) => f.id === e.id)), "no repeats");
+      const theirs = (await activity(admin).listMyActivity({ limit: 1 })).events[0].id;
+      await rejectsWith(activity(owner).listMyActivity({ before: theirs }), Code.InvalidArgument);
+      await rejectsWith(t.client(ActivityService).listMyActivity({}), Code.Unauthenticated);
+    });
+
+    it("shows platform admins the events of no organization; refuses everyone else", async () => {
+      await rejectsWith(activity(owner).listPlatformActivity({}), Code.PermissionDenied, "platform_admin_required");
+      await sql(`update users set platform_admin = true where id = ?`, [outsider.userId]);
+      const { events } = await activity(outsider).listPlatformActivity({ limit: 200 });
+      assert.ok(events.length > 0);
+      assert.ok(events.every((e) => e.organizationId === ""));
+      assert.ok(find(events, "api_key.created").some((e) => e.actor?.userId === owner.userId));
+      const keysOnly = await activity(outsider).listPlatformActivity({ kind: "api_key.created" });
+      assert.ok(keysOnly.events.length > 0 && keysOnly.events.every((e) => e.action === "api_key.created"));
+    });
+  });
 });

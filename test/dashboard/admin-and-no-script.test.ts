@@ -96,8 +96,12 @@ describe("dashboard: the admin area, and confirmation without JavaScript", funct
       await page.getByRole("status").filter({ hasText: "Client enabled." }).waitFor();
 
       await page.goto(`${t.baseUrl}/app/admin`);
-      await page.getByRole("row", { name: /Team wiki/ }).waitFor();
+      await page.getByRole("region", { name: "Account OAuth clients" }).getByRole("row", { name: /Team wiki/ }).waitFor();
       await check(page, "admin");
+      const platform = page.getByRole("region", { name: "Platform activity" });
+      for (const action of ["oauth_provider_client.created", "oauth_provider_client.secret_rotated", "oauth_provider_client.disabled"]) {
+        await platform.getByRole("row", { name: new RegExp(action.replace(".", "\\.")) }).first().waitFor();
+      }
       await page.getByRole("link", { name: "Team wiki" }).click();
       // The form posted without the dialog (as without script) gets the confirmation page.
       await page.evaluate(`HTMLFormElement.prototype.submit.call(document.querySelector('form[action$="/delete"]'))`);
@@ -158,12 +162,13 @@ describe("dashboard: the admin area, and confirmation without JavaScript", funct
       await callback.next(since);
 
       await page.goto(`${t.baseUrl}/app/account/security`);
-      const row = page.getByRole("row", { name: /Wiki/ });
+      const apps = page.getByRole("region", { name: "Apps you let sign you in" });
+      const row = apps.getByRole("row", { name: /Wiki/ });
       await row.getByText(/email/).waitFor();
       await row.getByRole("button", { name: "Revoke consent for Wiki" }).click();
       await page.getByRole("dialog", { name: "Revoke your consent to Wiki?" }).getByRole("button", { name: "Revoke" }).click();
       await page.getByRole("status").filter({ hasText: "Consent revoked." }).waitFor();
-      assert.equal(await page.getByRole("row", { name: /Wiki/ }).count(), 0);
+      assert.equal(await apps.getByRole("row", { name: /Wiki/ }).count(), 0);
     } finally {
       await context.close();
       await callback.close();

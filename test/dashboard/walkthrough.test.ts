@@ -304,14 +304,17 @@ describe("dashboard: a walk through every area in headless Chromium", function (
     assert.deepEqual(servers.map((s) => s.name), ["Survival SMP"]);
 
     await page.getByRole("link", { name: "Done" }).click();
-    const row = page.getByRole("row", { name: /deploy script/ });
+    const keys = page.getByRole("region", { name: "Your API keys" });
+    const row = keys.getByRole("row", { name: /deploy script/ });
     await row.getByText(/^opk_/).waitFor();
     assert.doesNotMatch((await row.textContent())!, /Never.*Never/, "it has an expiry and was used");
     await check(page, "security");
+    const myActivity = page.getByRole("region", { name: "Recent activity of your account" });
+    await myActivity.getByRole("row", { name: /api_key\.created/ }).first().waitFor();
     await row.getByRole("button", { name: "Revoke key deploy script" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
     await page.getByRole("status").filter({ hasText: "API key revoked." }).waitFor();
-    assert.equal(await page.getByRole("row", { name: /deploy script/ }).count(), 0);
+    assert.equal(await keys.getByRole("row", { name: /deploy script/ }).count(), 0);
     const refused = await list();
     assert.equal(refused.status, 401);
   });

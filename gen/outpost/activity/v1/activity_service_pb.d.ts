@@ -173,7 +173,96 @@ export declare type ListOrganizationActivityResponse = Message<"outpost.activity
 export declare const ListOrganizationActivityResponseSchema: GenMessage<ListOrganizationActivityResponse>;
 
 /**
- * The organization's activity log: every security-relevant change, who made it and when.
+ * @generated from message outpost.activity.v1.ListMyActivityRequest
+ */
+export declare type ListMyActivityRequest = Message<"outpost.activity.v1.ListMyActivityRequest"> & {
+  /**
+   * As in ListOrganizationActivityRequest.
+   *
+   * @generated from field: optional string kind = 1;
+   */
+  kind?: string | undefined;
+
+  /**
+   * @generated from field: optional int32 limit = 2;
+   */
+  limit?: number | undefined;
+
+  /**
+   * @generated from field: optional string before = 3;
+   */
+  before?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.activity.v1.ListMyActivityRequest.
+ * Use `create(ListMyActivityRequestSchema)` to create a new message.
+ */
+export declare const ListMyActivityRequestSchema: GenMessage<ListMyActivityRequest>;
+
+/**
+ * @generated from message outpost.activity.v1.ListMyActivityResponse
+ */
+export declare type ListMyActivityResponse = Message<"outpost.activity.v1.ListMyActivityResponse"> & {
+  /**
+   * @generated from field: repeated outpost.activity.v1.ActivityEvent events = 1;
+   */
+  events: ActivityEvent[];
+};
+
+/**
+ * Describes the message outpost.activity.v1.ListMyActivityResponse.
+ * Use `create(ListMyActivityResponseSchema)` to create a new message.
+ */
+export declare const ListMyActivityResponseSchema: GenMessage<ListMyActivityResponse>;
+
+/**
+ * @generated from message outpost.activity.v1.ListPlatformActivityRequest
+ */
+export declare type ListPlatformActivityRequest = Message<"outpost.activity.v1.ListPlatformActivityRequest"> & {
+  /**
+   * As in ListOrganizationActivityRequest.
+   *
+   * @generated from field: optional string kind = 1;
+   */
+  kind?: string | undefined;
+
+  /**
+   * @generated from field: optional int32 limit = 2;
+   */
+  limit?: number | undefined;
+
+  /**
+   * @generated from field: optional string before = 3;
+   */
+  before?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.activity.v1.ListPlatformActivityRequest.
+ * Use `create(ListPlatformActivityRequestSchema)` to create a new message.
+ */
+export declare const ListPlatformActivityRequestSchema: GenMessage<ListPlatformActivityRequest>;
+
+/**
+ * @generated from message outpost.activity.v1.ListPlatformActivityResponse
+ */
+export declare type ListPlatformActivityResponse = Message<"outpost.activity.v1.ListPlatformActivityResponse"> & {
+  /**
+   * @generated from field: repeated outpost.activity.v1.ActivityEvent events = 1;
+   */
+  events: ActivityEvent[];
+};
+
+/**
+ * Describes the message outpost.activity.v1.ListPlatformActivityResponse.
+ * Use `create(ListPlatformActivityResponseSchema)` to create a new message.
+ */
+export declare const ListPlatformActivityResponseSchema: GenMessage<ListPlatformActivityResponse>;
+
+/**
+ * The activity log: every security-relevant change, who made it and when — an organization's,
+ * the caller's own, and the platform's.
  *
  * @generated from service outpost.activity.v1.ActivityService
  */
@@ -187,6 +276,28 @@ export declare const ActivityService: GenService<{
     methodKind: "unary";
     input: typeof ListOrganizationActivityRequestSchema;
     output: typeof ListOrganizationActivityResponseSchema;
+  },
+  /**
+   * What the caller's account did, in any organization or none (sign-ins, API keys, consents to
+   * apps, …), newest first. Any signed-in user, for themselves.
+   *
+   * @generated from rpc outpost.activity.v1.ActivityService.ListMyActivity
+   */
+  listMyActivity: {
+    methodKind: "unary";
+    input: typeof ListMyActivityRequestSchema;
+    output: typeof ListMyActivityResponseSchema;
+  },
+  /**
+   * Events that belong to no organization (accounts, Account OAuth clients and consents, signing
+   * keys, plans), newest first. Platform admins only.
+   *
+   * @generated from rpc outpost.activity.v1.ActivityService.ListPlatformActivity
+   */
+  listPlatformActivity: {
+    methodKind: "unary";
+    input: typeof ListPlatformActivityRequestSchema;
+    output: typeof ListPlatformActivityResponseSchema;
   },
 }>;
 
