@@ -26,7 +26,7 @@ import { createServer } from "node:net";
 import autocannon from "autocannon";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent } from "../agent/client.ts";
-import { load, printFigures, seedApiKey, startBenchServer, type Figures } from "./support.ts";
+import { cpuPerRequest, load, loadAverages, printFigures, processCpuMs, seedApiKey, startBenchServer, type Figures } from "./support.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -68,6 +68,7 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
+const loadAtStart = loadAverages();
 const gamePort = await freePort();
 const gameIssuerUrl = `http://127.0.0.1:${gamePort}`;
 const bench = await startBenchServer({
@@ -233,11 +234,16 @@ try {
   const warmCodes = (await signIns(Math.min(1000, poolSize), mintConcurrency)).map((r) => r.code);
   await exchangeAll(warmCodes, "warm-up");
   const runs: { figures: Figures; seconds: number; ok: number; minted: number; mintSeconds: number }[] = [];
+  const serverPid = bench.serve.child.pid;
+  let tokenCpuMs: number | undefined = 0;
   for (let b = 0; b < batches; b++) {
     mintStarted = performance.now();
     const pool = (await signIns(poolSize, mintConcurrency)).map((r) => r.code);
     const mintSeconds = (performance.now() - mintStarted) / 1000;
+    const cpuBefore = processCpuMs(serverPid);
     runs.push({ ...(await exchangeAll(pool, `POST /oauth2/token batch ${b + 1} (${pool.length} codes)`)), minted: pool.length, mintSeconds });
+    const cpuAfter = processCpuMs(serverPid);
+    tokenCpuMs = tokenCpuMs === undefined || cpuBefore === undefined || cpuAfter === undefined ? undefined : tokenCpuMs + cpuAfter - cpuBefore;
   }
   const tokenSeconds = runs.reduce((t, r) => t + r.seconds, 0);
   const tokenOk = runs.reduce((t, r) => t + r.ok, 0);
@@ -256,9 +262,12 @@ try {
   const accessToken = ((await exchanged.json()) as Json).access_token;
   const userinfoTarget = { url: `${gameIssuerUrl}/oauth2/userinfo`, headers: { authorization: `Bearer ${accessToken}` }, connections };
   await load("warm-up", { ...userinfoTarget, duration: 3 });
+  const userinfoCpuBefore = processCpuMs(serverPid);
   const userinfo = await load("GET /oauth2/userinfo (one token)", { ...userinfoTarget, duration });
+  const userinfoCpu = cpuPerRequest(userinfoCpuBefore, processCpuMs(serverPid), Math.round(userinfo.requestsPerSecond * duration));
 
-  console.log(`\nGame OAuth issuer, loopback, PostgreSQL, ${connections} connections (autocannon)\n`);
+  console.log(`\nGame OAuth issuer, loopback, PostgreSQL, ${connections} connections (autocannon)`);
+  console.log(`load averages (1, 5, 15 min): ${loadAtStart} at the start, ${loadAverages()} at the end\n`);
   printFigures([...runs.map((r) => r.figures), userinfo]);
   const worstP99 = Math.max(...runs.map((r) => r.figures.p99));
   const medianP50 = runs.map((r) => r.figures.p50).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
@@ -270,7 +279,8 @@ try {
     `       codes minted through the real flow: ${minted} in ${mintSeconds.toFixed(1)} s (${(minted / mintSeconds).toFixed(0)} sign-ins/s, ${mintConcurrency} in parallel,` +
       ` ${agents.length} agents); oldest code ${oldestCodeAge.toFixed(0)} s old at the end of its batch (codes live 90 s)`,
   );
-  console.log(`userinfo: ${userinfo.requestsPerSecond.toFixed(0)} requests/s (target ≥ 4,000/s), p50 ${userinfo.p50} ms, p99 ${userinfo.p99} ms`);
+  console.log(`       Outpost's own CPU (user + system, all threads): ${cpuPerRequest(0, tokenCpuMs, tokenOk)} per exchange`);
+  console.log(`userinfo: ${userinfo.requestsPerSecond.toFixed(0)} requests/s (target ≥ 4,000/s), p50 ${userinfo.p50} ms, p99 ${userinfo.p99} ms; Outpost's CPU ${userinfoCpu} per request`);
   console.log(
     `report → redirect: ${latencies.length} sign-ins (${latencyConcurrency} at a time): p50 ${percentile(latencies, 50).toFixed(1)} ms,` +
       ` p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms (target p99 ≤ 50 ms)`,

@@ -31,10 +31,20 @@ export const services: readonly DescService[] = [
   AccountOAuthService,
 ];
 
-/** Who may call the service (unspecified means signed-in users). */
+const audiences = new WeakMap<DescService, Audience>();
+
+/**
+ * Who may call the service (unspecified means signed-in users). Read once per service: the option
+ * lookup walks the descriptor's extensions, and interceptors ask on every call.
+ */
 export function serviceAudience(service: DescService): Audience {
-  const value = getOption(service, audience);
-  return value === Audience.UNSPECIFIED ? Audience.USER : value;
+  let known = audiences.get(service);
+  if (known === undefined) {
+    const value = getOption(service, audience);
+    known = value === Audience.UNSPECIFIED ? Audience.USER : value;
+    audiences.set(service, known);
+  }
+  return known;
 }
 
 /** The service's router name under /api/http, or undefined if it is not exposed there. */

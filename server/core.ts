@@ -1,4 +1,5 @@
-import { createRouterTransport, type Interceptor, type Transport } from "@connectrpc/connect";
+import type { Interceptor, Transport } from "@connectrpc/connect";
+import { createInProcessTransport } from "../core/transport.ts";
 import { createCoreRoutes } from "../core/routes.ts";
 import { createCoreInterceptors } from "../core/interceptors/index.ts";
 import type { CoreDeps } from "../core/deps.ts";
@@ -20,7 +21,8 @@ export function createCore(deps: CoreDeps): Core {
     routes,
     publicRoutes: createCoreRoutes(deps, { publicOnly: true }),
     interceptors,
+    // Messages cross as objects, not protobuf bytes (core/transport.ts); same interceptors, same errors.
     transport: (clientInterceptors = []) =>
-      createRouterTransport(routes, { router: { interceptors }, transport: { interceptors: clientInterceptors } }),
+      createInProcessTransport(routes, { router: { interceptors }, transport: { interceptors: clientInterceptors } }),
   };
 }

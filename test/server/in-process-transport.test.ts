@@ -1,0 +1,262 @@
+/**
+ * core/transport.ts against Connect's createRouterTransport: the same scenario through both, and
+ * what the caller, the interceptors and the handler observe must be the same.
+ */
+import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+import { create } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  createClient,
+  createContextKey,
+  createRouterTransport,
+  type ConnectRouter,
+  type HandlerContext,
+  type Interceptor,
+  type Transport,
+} from "@connectrpc/connect";
+import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
+import { GetJwksResponseSchema, Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
+import { GameOAuthService, WatchAuthorizationResponseSchema } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
+import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { sessionHeader } from "../../contract/credentials.ts";
+import { createInProcessTransport, type InProcessTransportOptions } from "../../core/transport.ts";
+import { startTestCore, type TestCore } from "../support/core.ts";
+
+type Build = (routes: (router: ConnectRouter) => void, options: InProcessTransportOptions) => Transport;
+const transports: Array<[string, Build]> = [
+  ["router transport", (routes, options) => createRouterTransport(routes, options)],
+  ["in-process transport", (routes, options) => createInProcessTransport(routes, options)],
+];
+
+/** Runs `scenario` through both transports and asserts it observed the same on each. */
+async function same<T>(scenario: (build: Build) => Promise<T>): Promise<T> {
+  const [router, direct] = [await scenario(transports[0][1]), await scenario(transports[1][1])];
+  assert.deepEqual(direct, router);
+  return direct;
+}
+
+const seenKey = createContextKey<string[]>([], { description: "test: seen" });
+
+function describeError(error: unknown) {
+  const e = error as ConnectError;
+  assert.ok(e instanceof ConnectError, `not a ConnectError: ${String(error)}`);
+  const metadata: Record<string, string> = {};
+  e.metadata.forEach((value, key) => (metadata[key] = value));
+  return {
+    code: Code[e.code],
+    message: e.message,
+    rawMessage: e.rawMessage,
+    isWireError: e.isWireError,
+    metadata,
+    details: e.details.map((d) => ("type" in d ? { type: d.type, value: Buffer.from(d.value).toString("hex") } : { type: d.desc.typeName })),
+    reasons: e.findDetails(ErrorInfoSchema).map((i) => i.reason),
+  };
+}
+
+function headersOf(h: Headers) {
+  const out: Record<string, string> = {};
+  h.forEach((value, key) => {
+    if (key !== "content-length") out[key] = value;
+  });
+  return out;
+}
+
+describe("in-process transport", () => {
+  it("runs the caller's interceptors, then core's in order, with the same request facts", async () => {
+    await same(async (build) => {
+      const log: string[] = [];
+      const named =
+        (name: string): Interceptor =>
+        (next) =>
+        async (req) => {
+          log.push(`${name} ${req.url} ${req.requestMethod} ${req.method.name} ${req.service.typeName} stream=${req.stream}`);
+          log.push(`${name} headers ${JSON.stringify(headersOf(req.header))}`);
+          log.push(`${name} seen ${JSON.stringify(req.contextValues.get(seenKey))}`);
+          if (name === "client") req.contextValues.set(seenKey, ["client"]);
+          const res = await next(req);
+          log.push(`${name} done ${res.stream ? "stream" : res.message.$typeName}`);
+          return res;
+        };
+      const setHeader: Interceptor = (next) => (req) => (req.header.set("x-test", "1"), next(req));
+      const client = createClient(
+        KeysService,
+        build(
+          (router) =>
+            router.service(KeysService, {
+              getJwks(req, ctx) {
+                log.push(`handler issuer=${req.issuer} x-test=${ctx.requestHeader.get("x-test")} method=${ctx.method.name}`);
+                return { keys: [{ kid: "k1", kty: "RSA", alg: "RS256", use: "sig", n: "n", e: "AQAB" }] };
+              },
+            }),
+          { router: { interceptors: [named("error"), named("rate"), named("context")] }, transport: { interceptors: [setHeader, named("client")] } },
+        ),
+      );
+      const res = await client.getJwks({ issuer: Issuer.GAME });
+      return { log, res: res.keys.map((k) => ({ ...k })), type: res.$typeName };
+    });
+  });
+
+  it("gives the caller the handler's response headers and trailers", async () => {
+    await same(async (build) => {
+      const client = createClient(
+        KeysService,
+        build(
+          (router) =>
+            router.service(KeysService, {
+              getJwks(_req, ctx) {
+                ctx.responseHeader.set("x-answer", "42");
+                ctx.responseTrailer.set("x-trailer", "t");
+                return {};
+              },
+            }),
+          {},
+        ),
+      );
+      let header: Record<string, string> = {};
+      let trailer: Record<string, string> = {};
+      await client.getJwks({ issuer: Issuer.GAME }, { onHeader: (h) => (header = headersOf(h)), onTrailer: (t) => (trailer = headersOf(t)) });
+      return { header, trailer };
+    });
+  });
+
+  it("hands each side its own copy of the messages", async () => {
+    await same(async (build) => {
+      const kept = create(GetJwksResponseSchema, { keys: [{ kid: "kept" }] });
+      const client = createClient(KeysService, build((router) => router.service(KeysService, { getJwks: () => kept }), {}));
+      const res = await client.getJwks({ issuer: Issuer.GAME });
+      res.keys[0].kid = "changed by the caller";
+      return { handlerStill: kept.keys[0].kid, same: res === kept };
+    });
+  });
+
+  it("fails as over the wire: code, message, details and metadata, from a ConnectError or anything else", async () => {
+    await same(async (build) => {
+      const client = createClient(
+        KeysService,
+        build(
+          (router) =>
+            router.service(KeysService, {
+              getJwks() {
+                throw new ConnectError("no keys", Code.FailedPrecondition, { "x-why": "because" }, [
+                  { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: "no_keys" }) },
+                ]);
+              },
+              rotateKeys() {
+                throw new Error("database on fire");
+              },
+            }),
+          {},
+        ),
+      );
+      const errors = [];
+      for (const call of [() => client.getJwks({ issuer: Issuer.GAME }), () => client.rotateKeys({ issuer: Issuer.GAME })]) {
+        try {
+          await call();
+          assert.fail("expected an error");
+        } catch (error) {
+          errors.push(describeError(error));
+        }
+      }
+      return errors;
+    });
+  });
+
+  it("aborts the handler's signal when the call ends, with the error when it failed", async () => {
+    await same(async (build) => {
+      const signals: AbortSignal[] = [];
+      const client = createClient(
+        KeysService,
+        build(
+          (router) =>
+            router.service(KeysService, {
+              getJwks(_req, ctx: HandlerContext) {
+                signals.push(ctx.signal);
+                assert.equal(ctx.signal.aborted, false);
+                return {};
+              },
+              rotateKeys(_req, ctx: HandlerContext) {
+                signals.push(ctx.signal);
+                throw new ConnectError("nope", Code.Aborted);
+              },
+            }),
+          {},
+        ),
+      );
+      await client.getJwks({ issuer: Issuer.GAME });
+      await client.rotateKeys({ issuer: Issuer.GAME }).catch(() => {});
+      return signals.map((s) => ({
+        aborted: s.aborted,
+        reason: s.reason instanceof ConnectError ? `ConnectError ${Code[s.reason.code]}` : (s.reason as Error).name,
+      }));
+    });
+  });
+
+  it("honours a caller's timeout and leaves streams to Connect", async () => {
+    await same(async (build) => {
+      const client = createClient(
+        GameOAuthService,
+        build(
+          (router) =>
+            router.service(GameOAuthService, {
+              async getAuthorization() {
+                await sleep(500);
+                return {};
+              },
+              async *watchAuthorization() {
+                yield create(WatchAuthorizationResponseSchema, {});
+                yield create(WatchAuthorizationResponseSchema, {});
+              },
+            }),
+          {},
+        ),
+      );
+      const timedOut = await client.getAuthorization({}, { timeoutMs: 20 }).then(
+        () => "answered",
+        (error) => Code[ConnectError.from(error).code],
+      );
+      let streamed = 0;
+      for await (const _ of client.watchAuthorization({})) streamed++;
+      return { timedOut, streamed };
+    });
+  });
+
+  it("answers unimplemented for a service it does not serve", async () => {
+    await same(async (build) => {
+      const client = createClient(AuthService, build((router) => router.service(KeysService, {}), {}));
+      return client.getSession({}).then(
+        () => "answered",
+        (error) => describeError(error),
+      );
+    });
+  });
+
+  describe("on a real core", () => {
+    let t: TestCore;
+    before(async () => {
+      t = await startTestCore();
+    });
+    after(async () => {
+      await t.close();
+    });
+
+    it("answers and fails as the router transport does", async () => {
+      const { token } = await t.signUp("transport@example.com");
+      const withSession: Interceptor = (next) => (req) => (req.header.set(sessionHeader, token), next(req));
+      await same(async (build) => {
+        const options = { router: { interceptors: t.core.interceptors }, transport: { interceptors: [withSession] } };
+        const auth = createClient(AuthService, build(t.core.routes, options));
+        const orgs = createClient(OrganizationsService, build(t.core.routes, options));
+        const anonymous = createClient(AuthService, build(t.core.routes, { router: { interceptors: t.core.interceptors } }));
+        const session = await auth.getSession({});
+        const results: unknown[] = [session.user?.email];
+        for (const call of [() => anonymous.getSession({}), () => orgs.createOrganization({ name: "x", slug: "NOT A SLUG" })]) {
+          results.push(await call().then(() => "answered", describeError));
+        }
+        return results;
+      });
+    });
+  });
+});
