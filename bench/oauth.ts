@@ -1,5 +1,5 @@
 /**
- * npm run bench:oauth — the Game OAuth issuer on loopback, against a real `outpost serve` on a
+ * npm run bench:oauth — both OpenID Connect issuers on loopback, against a real `outpost serve` on a
  * fresh PostgreSQL database:
  *
  *  a) POST /oauth2/token: authorization codes minted through the real flow (hosted page → ALTCHA
@@ -11,6 +11,9 @@
  *  b) GET /oauth2/userinfo with one valid access token, autocannon, 50 connections.
  *  c) report → redirect: for ≥ 200 sign-ins, the time from the agent sending the login command to
  *     the SSE reader of /oauth2/authorize/events receiving the redirect URL.
+ *  d) the Account OAuth issuer (ACCOUNT_BASE_URL/api/auth), the same engine's other configuration:
+ *     codes minted by a signed-in user's authorizations to a first-party (skipConsent) client, then
+ *     exchanged like (a), and userinfo like (b).
  *
  * Codes live 90 s, so the token run is made of BENCH_BATCHES batches (default 3): mint a pool, then
  * exchange it at once; throughput is all exchanges over the time spent exchanging.
@@ -26,7 +29,7 @@ import { createServer } from "node:net";
 import autocannon from "autocannon";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent } from "../agent/client.ts";
-import { cpuPerRequest, load, loadAverages, printFigures, processCpuMs, seedApiKey, startBenchServer, type Figures } from "./support.ts";
+import { benchPassword, cpuPerRequest, load, loadAverages, printFigures, processCpuMs, seedApiKey, startBenchServer, type Figures } from "./support.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -71,14 +74,17 @@ function percentile(sorted: number[], p: number): number {
 const loadAtStart = loadAverages();
 const gamePort = await freePort();
 const gameIssuerUrl = `http://127.0.0.1:${gamePort}`;
+const accountPort = await freePort();
 const bench = await startBenchServer({
+  PORT: String(accountPort),
+  ACCOUNT_BASE_URL: `http://127.0.0.1:${accountPort}`,
   GAME_PORT: String(gamePort),
   GAME_ISSUER_URL: gameIssuerUrl,
   ...(cpuProfDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${cpuProfDir}`.trim() } : {}),
 });
 const agents: Agent[] = [];
 try {
-  const key = await seedApiKey(bench, "bench@example.com");
+  const key = await seedApiKey(bench, "bench@example.com", true);
   const api = async (path: string, body: unknown): Promise<Json> => {
     const res = await fetch(`${bench.baseUrl}/api/http/${path}`, {
       method: "POST",
@@ -185,8 +191,15 @@ try {
   const exchangeBody = (code: string) =>
     new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: codeVerifier }).toString();
 
+  interface TokenEndpoint {
+    url: string;
+    path: string;
+    authorization: string;
+  }
+  const gameToken: TokenEndpoint = { url: gameIssuerUrl, path: "/oauth2/token", authorization: basic };
+
   /** Exchanges every code once with autocannon (the request generator takes the next code). */
-  async function exchangeAll(codes: string[], label: string) {
+  async function exchangeAll(codes: string[], label: string, endpoint: TokenEndpoint = gameToken) {
     let i = 0;
     // autocannon ends a run only at its next 1-second sample tick, so the run's own duration rounds
     // up to whole seconds: time the run from the start to the last response instead.
@@ -195,14 +208,14 @@ try {
     const result = await new Promise<autocannon.Result>((resolve, reject) => {
       const instance = autocannon(
         {
-          url: gameIssuerUrl,
+          url: endpoint.url,
           connections,
           amount: codes.length,
           requests: [
             {
               method: "POST",
-              path: "/oauth2/token",
-              headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded" },
+              path: endpoint.path,
+              headers: { authorization: endpoint.authorization, "content-type": "application/x-www-form-urlencoded" },
               setupRequest: (req) => ({ ...req, body: exchangeBody(codes[i++ % codes.length]) }),
             },
           ],
@@ -266,6 +279,67 @@ try {
   const userinfo = await load("GET /oauth2/userinfo (one token)", { ...userinfoTarget, duration });
   const userinfoCpu = cpuPerRequest(userinfoCpuBefore, processCpuMs(serverPid), Math.round(userinfo.requestsPerSecond * duration));
 
+  // d) Account OAuth: a first-party client, a signed-in user, codes from its authorizations.
+  const accountClient = await api("admin/createOAuthProviderClient", { name: "Bench first-party app", redirectUris: [redirectUri], skipConsent: true });
+  const accountBasic = `Basic ${Buffer.from(`${encodeURIComponent(accountClient.clientId)}:${encodeURIComponent(accountClient.clientSecret)}`).toString("base64")}`;
+  const signedIn = await fetch(`${bench.baseUrl}/sign-in`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "bench@example.com", password: benchPassword }),
+  });
+  if (signedIn.status !== 200) throw new Error(`sign-in: ${signedIn.status} ${await signedIn.text()}`);
+  const sessionCookie = signedIn.headers.get("set-cookie")!.split(";")[0];
+  const accountAuthorize = `${bench.baseUrl}/api/auth/oauth2/authorize?${new URLSearchParams({
+    response_type: "code",
+    client_id: accountClient.clientId,
+    redirect_uri: redirectUri,
+    scope: "openid profile email",
+    state: "bench-state",
+    nonce: "bench-nonce",
+    code_challenge: codeChallenge,
+    code_challenge_method: "S256",
+  })}`;
+  async function accountCodes(count: number): Promise<string[]> {
+    const codes: string[] = [];
+    await Promise.all(
+      Array.from({ length: Math.min(mintConcurrency, count) }, async () => {
+        while (codes.length < count) {
+          const res = await fetch(accountAuthorize, { redirect: "manual", headers: { cookie: sessionCookie } });
+          const code = new URL(res.headers.get("location") ?? "http://invalid/").searchParams.get("code");
+          if (!code) throw new Error(`account authorize: ${res.status} ${res.headers.get("location")} ${await res.text()}`);
+          codes.push(code);
+        }
+      }),
+    );
+    return codes.slice(0, count);
+  }
+  const accountToken: TokenEndpoint = { url: bench.baseUrl, path: "/api/auth/oauth2/token", authorization: accountBasic };
+  await exchangeAll(await accountCodes(Math.min(1000, poolSize)), "warm-up", accountToken);
+  const accountRuns: { figures: Figures; seconds: number; ok: number }[] = [];
+  let accountCpuMs: number | undefined = 0;
+  for (let b = 0; b < batches; b++) {
+    const pool = await accountCodes(poolSize);
+    const cpuBefore = processCpuMs(serverPid);
+    accountRuns.push(await exchangeAll(pool, `POST /api/auth/…/token batch ${b + 1} (${pool.length})`, accountToken));
+    const cpuAfter = processCpuMs(serverPid);
+    accountCpuMs = accountCpuMs === undefined || cpuBefore === undefined || cpuAfter === undefined ? undefined : accountCpuMs + cpuAfter - cpuBefore;
+  }
+  const accountSeconds = accountRuns.reduce((t, r) => t + r.seconds, 0);
+  const accountOk = accountRuns.reduce((t, r) => t + r.ok, 0);
+  const [accountCode] = await accountCodes(1);
+  const accountExchanged = await fetch(`${bench.baseUrl}/api/auth/oauth2/token`, {
+    method: "POST",
+    headers: { authorization: accountBasic, "content-type": "application/x-www-form-urlencoded" },
+    body: exchangeBody(accountCode),
+  });
+  if (accountExchanged.status !== 200) throw new Error(`account token: ${accountExchanged.status} ${await accountExchanged.text()}`);
+  const accountAccessToken = ((await accountExchanged.json()) as Json).access_token;
+  const accountUserinfoTarget = { url: `${bench.baseUrl}/api/auth/oauth2/userinfo`, headers: { authorization: `Bearer ${accountAccessToken}` }, connections };
+  await load("warm-up", { ...accountUserinfoTarget, duration: 3 });
+  const accountUserinfoCpuBefore = processCpuMs(serverPid);
+  const accountUserinfo = await load("GET /api/auth/…/userinfo (one token)", { ...accountUserinfoTarget, duration });
+  const accountUserinfoCpu = cpuPerRequest(accountUserinfoCpuBefore, processCpuMs(serverPid), Math.round(accountUserinfo.requestsPerSecond * duration));
+
   console.log(`\nGame OAuth issuer, loopback, PostgreSQL, ${connections} connections (autocannon)`);
   console.log(`load averages (1, 5, 15 min): ${loadAtStart} at the start, ${loadAverages()} at the end\n`);
   printFigures([...runs.map((r) => r.figures), userinfo]);
@@ -286,6 +360,15 @@ try {
       ` p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms (target p99 ≤ 50 ms)`,
   );
   console.log(`       (for comparison, report → the agent receiving the in-game reply: p50 ${percentile(replies, 50).toFixed(1)} ms, p99 ${percentile(replies, 99).toFixed(1)} ms)`);
+
+  console.log(`\nAccount OAuth issuer (${bench.baseUrl}/api/auth), same engine, same conditions\n`);
+  printFigures([...accountRuns.map((r) => r.figures), accountUserinfo]);
+  console.log(
+    `\ntoken: ${accountOk} codes exchanged in ${accountSeconds.toFixed(2)} s over ${accountRuns.length} batches → ${(accountOk / accountSeconds).toFixed(0)} exchanges/s,` +
+      ` p50 ${accountRuns.map((r) => r.figures.p50).sort((a, b) => a - b)[Math.floor(accountRuns.length / 2)]} ms, p99 ${Math.max(...accountRuns.map((r) => r.figures.p99))} ms;` +
+      ` Outpost's CPU ${cpuPerRequest(0, accountCpuMs, accountOk)} per exchange`,
+  );
+  console.log(`userinfo: ${accountUserinfo.requestsPerSecond.toFixed(0)} requests/s, p50 ${accountUserinfo.p50} ms, p99 ${accountUserinfo.p99} ms; Outpost's CPU ${accountUserinfoCpu} per request`);
 } finally {
   await Promise.all(agents.map((a) => a.stop().catch(() => {})));
   await bench.close();

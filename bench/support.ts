@@ -42,9 +42,12 @@ export async function startBenchServer(extraEnv: Record<string, string> = {}): P
   };
 }
 
-/** A user and an API key made with the operator CLI; returns the key. */
-export async function seedApiKey(bench: BenchServer, email: string): Promise<string> {
-  const user = await runCli(["user", "create", "--email", email, "--password", "bench password 1"], bench.env);
+/** The password of the users seedApiKey makes. */
+export const benchPassword = "bench password 1";
+
+/** A user (a platform admin if asked) and an API key made with the operator CLI; returns the key. */
+export async function seedApiKey(bench: BenchServer, email: string, platformAdmin = false): Promise<string> {
+  const user = await runCli(["user", "create", "--email", email, "--password", benchPassword, ...(platformAdmin ? ["--platform-admin"] : [])], bench.env);
   if (user.code !== 0) throw new Error(user.stderr);
   const key = await runCli(["api-key", "create", "--email", email, "--name", "bench"], bench.env);
   if (key.code !== 0) throw new Error(key.stderr);
