@@ -3,7 +3,7 @@
  * the OpenAPI generator all read the same facts from here.
  */
 import { getOption, type DescMethod, type DescService } from "@bufbuild/protobuf";
-import { Audience, audience, http_response_field, http_router } from "../gen/outpost/options/v1/options_pb.js";
+import { Audience, audience, http_response_field, http_router, rate_limit_by_client_ip } from "../gen/outpost/options/v1/options_pb.js";
 import { ActivityService } from "../gen/outpost/activity/v1/activity_service_pb.js";
 import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { AdminService } from "../gen/outpost/admin/v1/admin_service_pb.js";
@@ -55,4 +55,13 @@ export function httpRouter(service: DescService): string | undefined {
 /** The response field that is the whole HTTP API body, if the method names one. */
 export function httpResponseField(method: DescMethod): string | undefined {
   return getOption(method, http_response_field) || undefined;
+}
+
+const limitedByIp = new WeakMap<DescMethod, boolean>();
+
+/** Whether core limits the method's calls per client IP although its service is for the edge alone (read once per method). */
+export function rateLimitedByClientIp(method: DescMethod): boolean {
+  let known = limitedByIp.get(method);
+  if (known === undefined) limitedByIp.set(method, (known = getOption(method, rate_limit_by_client_ip)));
+  return known;
 }

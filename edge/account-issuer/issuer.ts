@@ -12,6 +12,7 @@ import { Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.j
 import { clientIpHeader } from "../../contract/credentials.ts";
 import { accountIssuerPath, accountIssuerUrl } from "../../contract/issuers.ts";
 import { readSessionCookie } from "../cookies.ts";
+import { rateLimitHeaders } from "../errors.ts";
 import { readFields } from "../body.ts";
 import { formToken, formTokenMatches } from "../form-token.ts";
 import { redirectingFormPolicy, sendPage } from "../pages.ts";
@@ -99,11 +100,17 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
     }
   }
 
-  /** Input core refuses as invalid (too long a parameter) is an error page, not a JSON 400. */
+  /** Input core refuses as invalid (too long a parameter), or a rate limit, is an error page, not JSON. */
   async function withErrorPage(ctx: Context, work: () => Promise<void>): Promise<void> {
     try {
       await work();
     } catch (error) {
+      const limited = rateLimitHeaders(error);
+      if (limited) {
+        for (const [name, value] of Object.entries(limited)) ctx.set(name, value);
+        sendPage(ctx, 429, accountErrorPage("Too many sign-ins", "temporarily_unavailable", `too many sign-ins started from your address; try again in ${limited["Retry-After"]} seconds`));
+        return;
+      }
       if (!(error instanceof ConnectError) || error.code !== Code.InvalidArgument) throw error;
       sendPage(ctx, 400, accountErrorPage("This sign-in cannot go on", "invalid_request", error.rawMessage));
     }

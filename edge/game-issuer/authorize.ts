@@ -17,6 +17,7 @@ import { readText } from "../oauth/body.ts";
 import { mediaType } from "../body.ts";
 import { errorPage, hostedPage } from "./pages.ts";
 import { sendPage } from "../pages.ts";
+import { rateLimitHeaders } from "../errors.ts";
 import { isCrossSite } from "../csrf.ts";
 
 export interface AuthorizeDeps {
@@ -64,6 +65,22 @@ function ensureBinding(ctx: Context, secure: boolean): string {
   return secret;
 }
 
+/**
+ * Runs a core call whose refusal for too many requests from this address is a page (429 with
+ * Retry-After), not a server error; undefined when it was refused.
+ */
+export async function limitedPage<T>(ctx: Context, call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (error) {
+    const headers = rateLimitHeaders(error);
+    if (!headers) throw error;
+    for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+    sendPage(ctx, 429, errorPage("temporarily_unavailable", `too many sign-ins started from your address; try again in ${headers["Retry-After"]} seconds`));
+    return undefined;
+  }
+}
+
 export function createAuthorizeHandlers(deps: AuthorizeDeps) {
   const { client, botCheck, issuer } = deps;
 
@@ -83,7 +100,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       }
     }
     const secret = ensureBinding(ctx, deps.secureCookies);
-    const answer = await client.startAuthorization(
+    const answer = await limitedPage(ctx, () => client.startAuthorization(
       {
         // A repeated parameter: core still checks the client and redirect URI (an error page when
         // they are not trusted), but starts no session; the redirect says what was repeated.
@@ -98,7 +115,8 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
         browserBindingHash: bindingHash(secret),
       },
       { headers: deps.headers(ctx) },
-    );
+    ));
+    if (!answer) return;
     const outcome = answer.outcome;
     if (outcome.case === "pageError" || outcome.case === undefined) {
       sendPage(ctx, 400, errorPage(outcome.value?.error ?? "invalid_request", outcome.value?.description ?? "the request was refused"));

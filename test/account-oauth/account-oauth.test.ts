@@ -504,7 +504,7 @@ describe("Account OAuth sign-in page: rate limits", function () {
   this.timeout(60_000);
   let t: TestOutpost;
   before(async () => {
-    t = await startListeningOutpost({ SIGN_IN_ATTEMPTS_PER_15_MIN: "3" });
+    t = await startListeningOutpost({ SIGN_IN_ATTEMPTS_PER_15_MIN: "3", RATE_LIMIT_PER_MINUTE: "5" });
     await new FormBrowser(t.baseUrl).signUp("limited@example.com", password, "Limited");
   });
   after(() => t?.close());
@@ -526,5 +526,20 @@ describe("Account OAuth sign-in page: rate limits", function () {
       assert.match(html, new RegExp(`Too many sign-in attempts. Wait ${retryAfter} seconds`));
       assert.equal(refused.headers.getSetCookie().some((c) => c.startsWith("outpost_session=")), false, "even the right password is refused now");
     }
+  });
+
+  it("limits authorization starts per address on both issuers: a 429 page with Retry-After", async () => {
+    const params = new URLSearchParams({ response_type: "code", client_id: "oac_000000000000000000000000", redirect_uri: redirectUri, state: "s" });
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await fetch(`${t.baseUrl}/api/auth/oauth2/authorize?${params}`, { redirect: "manual" })).status);
+    assert.deepEqual(statuses, [400, 400, 400, 400, 400, 429], "an unknown client is a 400 page, until the address is over its limit");
+    const refused = await fetch(`${t.baseUrl}/api/auth/oauth2/authorize?${params}`, { redirect: "manual" });
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get("retry-after")) > 0);
+    assert.match(refused.headers.get("content-type")!, /text\/html/);
+    assert.match(await refused.text(), /too many sign-ins started from your address/);
+    const game = await fetch(`${t.gameIssuerUrl}/oauth2/authorize?${params}`, { redirect: "manual" });
+    assert.equal(game.status, 429, "the game issuer counts the same address");
+    assert.ok(Number(game.headers.get("retry-after")) > 0);
   });
 });

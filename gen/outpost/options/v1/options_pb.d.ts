@@ -71,3 +71,12 @@ export declare const audience: GenExtension<ServiceOptions, Audience>;
  */
 export declare const http_response_field: GenExtension<MethodOptions, string>;
 
+/**
+ * For a method of an AUDIENCE_INTERNAL service that anyone on the internet can reach through the
+ * edge and that stores something (an authorization request): core counts its calls per client IP
+ * (the edge's x-outpost-client-ip) against the default limit, like calls without a credential.
+ *
+ * @generated from extension: bool rate_limit_by_client_ip = 51011;
+ */
+export declare const rate_limit_by_client_ip: GenExtension<MethodOptions, boolean>;
+

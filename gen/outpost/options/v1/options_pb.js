@@ -9,7 +9,7 @@ import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
  * Describes the file outpost/options/v1/options.proto.
  */
 export const file_outpost_options_v1_options = /*@__PURE__*/
-  fileDesc("CiBvdXRwb3N0L29wdGlvbnMvdjEvb3B0aW9ucy5wcm90bxISb3V0cG9zdC5vcHRpb25zLnYxKmIKCEF1ZGllbmNlEhgKFEFVRElFTkNFX1VOU1BFQ0lGSUVEEAASEQoNQVVESUVOQ0VfVVNFUhABEhIKDkFVRElFTkNFX0FHRU5UEAISFQoRQVVESUVOQ0VfSU5URVJOQUwQAzpCCgtodHRwX3JvdXRlchIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxi4jgMgASgJUgpodHRwUm91dGVyOlsKCGF1ZGllbmNlEh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGLmOAyABKA4yHC5vdXRwb3N0Lm9wdGlvbnMudjEuQXVkaWVuY2VSCGF1ZGllbmNlOlAKE2h0dHBfcmVzcG9uc2VfZmllbGQSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjCjgMgASgJUhFodHRwUmVzcG9uc2VGaWVsZGIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("CiBvdXRwb3N0L29wdGlvbnMvdjEvb3B0aW9ucy5wcm90bxISb3V0cG9zdC5vcHRpb25zLnYxKmIKCEF1ZGllbmNlEhgKFEFVRElFTkNFX1VOU1BFQ0lGSUVEEAASEQoNQVVESUVOQ0VfVVNFUhABEhIKDkFVRElFTkNFX0FHRU5UEAISFQoRQVVESUVOQ0VfSU5URVJOQUwQAzpCCgtodHRwX3JvdXRlchIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxi4jgMgASgJUgpodHRwUm91dGVyOlsKCGF1ZGllbmNlEh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGLmOAyABKA4yHC5vdXRwb3N0Lm9wdGlvbnMudjEuQXVkaWVuY2VSCGF1ZGllbmNlOlAKE2h0dHBfcmVzcG9uc2VfZmllbGQSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjCjgMgASgJUhFodHRwUmVzcG9uc2VGaWVsZDpWChdyYXRlX2xpbWl0X2J5X2NsaWVudF9pcBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGMOOAyABKAhSE3JhdGVMaW1pdEJ5Q2xpZW50SXBiBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * Describes the enum outpost.options.v1.Audience.
@@ -50,4 +50,14 @@ export const audience = /*@__PURE__*/
  */
 export const http_response_field = /*@__PURE__*/
   extDesc(file_outpost_options_v1_options, 2);
+
+/**
+ * For a method of an AUDIENCE_INTERNAL service that anyone on the internet can reach through the
+ * edge and that stores something (an authorization request): core counts its calls per client IP
+ * (the edge's x-outpost-client-ip) against the default limit, like calls without a credential.
+ *
+ * @generated from extension: bool rate_limit_by_client_ip = 51011;
+ */
+export const rate_limit_by_client_ip = /*@__PURE__*/
+  extDesc(file_outpost_options_v1_options, 3);
 
