@@ -42,13 +42,14 @@ export function accountTokenProfile(config: Pick<CoreConfig, "accountIssuerUrl">
     keys: "account",
     issuerUrl: config.accountIssuerUrl,
     accessToken: "accountAccessToken",
-    clientSql: `select id, secret_hash, disabled from oauth_provider_clients where client_id = ?`,
-    consumeSql: `with consumed as (
-       update account_authorization_codes set consumed_at = ? where code_hash = ? and consumed_at is null
-       returning id, oauth_provider_client_id as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
-                 user_id, scopes)
-     select c.*, u.name, u.email from consumed c join users u on u.id = c.user_id`,
-    markReusedSql: `update account_authorization_codes set reused_at = coalesce(reused_at, ?) where code_hash = ?`,
+    tables: {
+      clients: "oauth_provider_clients",
+      codes: "account_authorization_codes",
+      codeClientColumn: "oauth_provider_client_id",
+      codeColumns: "user_id, scopes",
+      claimsJoin: "join users u on u.id = c.user_id",
+      claimsColumns: "u.name, u.email",
+    },
     insertToken: (em: EntityManager, row, tokenHash, expiresAt, now) =>
       em.execute(
         `insert into account_access_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, expires_at, created_at)

@@ -47,13 +47,14 @@ export function gameTokenProfile(config: Pick<CoreConfig, "gameIssuerUrl">): Tok
     keys: "game",
     issuerUrl: config.gameIssuerUrl,
     accessToken: "gameAccessToken",
-    clientSql: `select id, secret_hash, disabled from game_oauth_clients where client_id = ?`,
-    consumeSql: `with consumed as (
-       update authorization_codes set consumed_at = ? where code_hash = ? and consumed_at is null
-       returning id, game_oauth_client_id as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
-                 organization_id, server_id, game_account_id)
-     select c.*, a.sub, a.name, a.game, a.account_uuid from consumed c join game_accounts a on a.id = c.game_account_id`,
-    markReusedSql: `update authorization_codes set reused_at = coalesce(reused_at, ?) where code_hash = ?`,
+    tables: {
+      clients: "game_oauth_clients",
+      codes: "authorization_codes",
+      codeClientColumn: "game_oauth_client_id",
+      codeColumns: "organization_id, server_id, game_account_id",
+      claimsJoin: "join game_accounts a on a.id = c.game_account_id",
+      claimsColumns: "a.sub, a.name, a.game, a.account_uuid",
+    },
     insertToken: (em: EntityManager, row, tokenHash, expiresAt, now) =>
       em.execute(
         `insert into access_tokens (id, token_hash, authorization_code_id, game_oauth_client_id, organization_id, game_account_id, server_id, expires_at, created_at)

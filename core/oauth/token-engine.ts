@@ -53,12 +53,8 @@ export interface TokenProfile<Row extends ConsumedCode, Claims> {
   /** The `iss` of its ID tokens. */
   issuerUrl: string;
   accessToken: SecretKind;
-  /** `select id, secret_hash, disabled from … where client_id = ?` */
-  clientSql: string;
-  /** Consumes the code (params: now, code hash) and returns its row joined with what the claims need. */
-  consumeSql: string;
-  /** `update … set reused_at = coalesce(reused_at, ?) where code_hash = ?` */
-  markReusedSql: string;
+  /** Its tables, from which the engine builds the one statement that authenticates and consumes. */
+  tables: ExchangeTables;
   /** Stores the access token of a consumed code. */
   insertToken(em: EntityManager, row: Row, tokenHash: string, expiresAt: Date, now: Date): Promise<unknown>;
   /** The claims of a consumed code (ID token) — as the userinfo endpoint names them too. */
@@ -70,6 +66,69 @@ export interface TokenProfile<Row extends ConsumedCode, Claims> {
   /** The claims of a live, unrevoked access token (params: token hash, now), or none. */
   userInfoSql: string;
   userInfoClaims(row: Record<string, unknown>): Claims;
+}
+
+/**
+ * The SQL pieces of one issuer's exchange: both issuers run the same statement shape
+ * ({@link exchangeStatements}), only the names differ. Trusted constants, never input.
+ */
+export interface ExchangeTables {
+  /** The clients table: `id`, `client_id`, `secret_hash`, `disabled`. */
+  clients: string;
+  /** The authorization codes table: `id`, `code_hash`, `consumed_at`, `reused_at`, `redirect_uri`, … */
+  codes: string;
+  /** The codes table's column holding the client's row id. */
+  codeClientColumn: string;
+  /** Further columns of the code row that the claims and the token insert need, e.g. `user_id, scopes`. */
+  codeColumns: string;
+  /** Joins the consumed code (alias `c`) to what the claims need, e.g. `join users u on u.id = c.user_id`. */
+  claimsJoin: string;
+  /** The joined columns, e.g. `u.name, u.email`. */
+  claimsColumns: string;
+}
+
+interface ExchangeStatements {
+  /**
+   * One round trip: looks the client up by client_id and consumes the code only when the client
+   * exists, is not disabled, its secret_hash equals the presented secret's hash, and the request is
+   * well-formed. Params: client_id, now, code hash, request well-formed (boolean), secret hash.
+   * One row per existing client (`client_*` columns), with the consumed code's columns, null when
+   * none was consumed.
+   */
+  authenticateAndConsume: string;
+  /** Params: now, code hash. */
+  markReused: string;
+}
+
+const statementsOf = new WeakMap<ExchangeTables, ExchangeStatements>();
+
+function exchangeStatements(t: ExchangeTables): ExchangeStatements {
+  let statements = statementsOf.get(t);
+  if (!statements) {
+    statements = {
+      authenticateAndConsume: `with client as (
+         select id, secret_hash, disabled from ${t.clients} where client_id = ?
+       ), consumed as (
+         update ${t.codes} set consumed_at = ?
+          where code_hash = ? and consumed_at is null and ?
+            and exists (select 1 from client where not disabled and secret_hash = ?)
+         returning id, ${t.codeClientColumn} as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
+                   ${t.codeColumns}
+       )
+       select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.disabled as client_disabled, k.*
+         from client cl
+         left join (select c.*, ${t.claimsColumns} from consumed c ${t.claimsJoin}) k on true`,
+      markReused: `update ${t.codes} set reused_at = coalesce(reused_at, ?) where code_hash = ?`,
+    };
+    statementsOf.set(t, statements);
+  }
+  return statements;
+}
+
+interface ClientColumns {
+  client_row_id: string;
+  client_secret_hash: string;
+  client_disabled: boolean;
 }
 
 type Deps = Pick<CoreDeps, "clock" | "signingKeys">;
@@ -103,24 +162,34 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
   const now = deps.clock.now();
   const badClient = failure("invalid_client", "client authentication failed");
   if (!input.clientId || !input.clientSecret) return badClient;
-  const [client] = await em.execute<Array<{ id: string; secret_hash: string; disabled: boolean }>>(profile.clientSql, [input.clientId]);
+  const wellFormed = input.grantType === "authorization_code" && !!input.code && !!input.redirectUri;
+  const codeHash = hashSecret(input.code);
+  const statements = exchangeStatements(profile.tables);
+  // The database consumes the code only for an authenticated client and a well-formed request;
+  // the secret is still compared here, in constant time, before the result is trusted.
+  const [result] = await em.execute<Array<ClientColumns & Row>>(statements.authenticateAndConsume, [
+    input.clientId,
+    now,
+    codeHash,
+    wellFormed,
+    hashSecret(input.clientSecret),
+  ]);
   // The secret is hashed and compared even for an unknown client, so timing tells nothing.
-  const secretOk = secretMatches(input.clientSecret, client?.secret_hash ?? "0".repeat(64));
-  if (!client || client.disabled || !secretOk) return badClient;
+  const secretOk = secretMatches(input.clientSecret, result?.client_secret_hash ?? "0".repeat(64));
+  if (!result || result.client_disabled || !secretOk) return badClient;
   if (input.grantType !== "authorization_code") return failure("unsupported_grant_type", "grant_type must be authorization_code");
   if (!input.code) return failure("invalid_request", "code is required");
   if (!input.redirectUri) return failure("invalid_request", "redirect_uri is required");
 
-  const codeHash = hashSecret(input.code);
-  const [row] = await em.execute<Row[]>(profile.consumeSql, [now, codeHash]);
-  if (!row) {
+  if (result.id == null) {
     // Unknown, or used before: the code is marked reused, which kills every token it issued —
     // including one its first use is still inserting (userinfo refuses tokens of a reused code).
-    await em.execute(profile.markReusedSql, [now, codeHash], "run");
+    await em.execute(statements.markReused, [now, codeHash], "run");
     return failure("invalid_grant", "the code is invalid, expired or already used");
   }
+  const row: Row = result;
   if (new Date(row.expires_at).getTime() <= now.getTime()) return failure("invalid_grant", "the code has expired");
-  if (row.client_uuid !== client.id) return failure("invalid_grant", "the code was issued to another client");
+  if (row.client_uuid !== result.client_row_id) return failure("invalid_grant", "the code was issued to another client");
   if (row.redirect_uri !== input.redirectUri) return failure("invalid_grant", "redirect_uri is not the one of the authorization request");
   if (row.code_challenge) {
     if (!input.codeVerifier) return failure("invalid_grant", "code_verifier is required");
