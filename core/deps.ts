@@ -27,6 +27,12 @@ export interface CoreConfig {
   gameIssuerUrl: string;
   /** The Account OAuth issuer identifier (ACCOUNT_BASE_URL's origin + "/api/auth"). */
   accountIssuerUrl: string;
+  /**
+   * Hot statements may be named prepared statements, parsed once per connection: true on a
+   * PostgreSQL server. Not on the embedded database, whose connections share one session (a
+   * statement outlives the connection that prepared it, and the next one fails to prepare it).
+   */
+  namedStatements: boolean;
 }
 
 export interface Clock {

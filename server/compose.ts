@@ -86,6 +86,7 @@ export async function openRuntime(
         allowInsecureRedirectUris: config.allowInsecureRedirectUris,
         gameIssuerUrl: config.gameIssuerUrl.origin,
         accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),
+        namedStatements: database.kind === "postgres",
       },
     };
     const deps: CoreDeps = { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };

@@ -4,7 +4,6 @@
  * and its claims — the dashboard user, told by scope.
  */
 import { randomUUID } from "node:crypto";
-import type { EntityManager } from "@mikro-orm/postgresql";
 import type { CoreConfig } from "../deps.ts";
 import type { ConsumedCode, TokenProfile } from "../oauth/token-engine.ts";
 
@@ -50,12 +49,11 @@ export function accountTokenProfile(config: Pick<CoreConfig, "accountIssuerUrl">
       claimsJoin: "join users u on u.id = c.user_id",
       claimsColumns: "u.name, u.email",
     },
-    insertToken: (em: EntityManager, row, tokenHash, expiresAt, now) =>
-      em.execute(
+    insertToken: (query, row, tokenHash, expiresAt, now) =>
+      query(
         `insert into account_access_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, expires_at, created_at)
          values (?, ?, ?, ?, ?, ?, ?, ?)`,
         [randomUUID(), tokenHash, row.id, row.client_uuid, row.user_id, JSON.stringify(row.scopes), expiresAt, now],
-        "run",
       ),
     claims: claimsOf,
     jwtClaims: (claims) => ({

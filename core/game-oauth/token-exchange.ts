@@ -4,7 +4,6 @@
  * the game account a sign-in proved.
  */
 import { randomUUID } from "node:crypto";
-import type { EntityManager } from "@mikro-orm/postgresql";
 import type { CoreConfig } from "../deps.ts";
 import type { ConsumedCode, TokenProfile } from "../oauth/token-engine.ts";
 
@@ -55,12 +54,11 @@ export function gameTokenProfile(config: Pick<CoreConfig, "gameIssuerUrl">): Tok
       claimsJoin: "join game_accounts a on a.id = c.game_account_id",
       claimsColumns: "a.sub, a.name, a.game, a.account_uuid",
     },
-    insertToken: (em: EntityManager, row, tokenHash, expiresAt, now) =>
-      em.execute(
+    insertToken: (query, row, tokenHash, expiresAt, now) =>
+      query(
         `insert into access_tokens (id, token_hash, authorization_code_id, game_oauth_client_id, organization_id, game_account_id, server_id, expires_at, created_at)
          values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [randomUUID(), tokenHash, row.id, row.client_uuid, row.organization_id, row.game_account_id, row.server_id, expiresAt, now],
-        "run",
       ),
     claims: claimsOf,
     jwtClaims: (claims) => ({

@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import { create, type Message } from "@bufbuild/protobuf";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import type { EntityManager, PostgreSqlConnection } from "@mikro-orm/postgresql";
 import { OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import type { CoreDeps } from "../deps.ts";
 import type { Issuer } from "../keys/signing-keys.ts";
@@ -56,7 +56,7 @@ export interface TokenProfile<Row extends ConsumedCode, Claims> {
   /** Its tables, from which the engine builds the one statement that authenticates and consumes. */
   tables: ExchangeTables;
   /** Stores the access token of a consumed code. */
-  insertToken(em: EntityManager, row: Row, tokenHash: string, expiresAt: Date, now: Date): Promise<unknown>;
+  insertToken(query: Query, row: Row, tokenHash: string, expiresAt: Date, now: Date): Promise<unknown>;
   /** The claims of a consumed code (ID token) — as the userinfo endpoint names them too. */
   claims(row: Row): Claims;
   /** The claims as the ID token spells them, `sub` included. */
@@ -110,7 +110,7 @@ function exchangeStatements(t: ExchangeTables): ExchangeStatements {
          select id, secret_hash, disabled from ${t.clients} where client_id = ?
        ), consumed as (
          update ${t.codes} set consumed_at = ?
-          where code_hash = ? and consumed_at is null and ?
+          where code_hash = ? and consumed_at is null and ?::boolean
             and exists (select 1 from client where not disabled and secret_hash = ?)
          returning id, ${t.codeClientColumn} as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
                    ${t.codeColumns}
@@ -131,7 +131,38 @@ interface ClientColumns {
   client_disabled: boolean;
 }
 
-type Deps = Pick<CoreDeps, "clock" | "signingKeys">;
+type Deps = Pick<CoreDeps, "clock" | "signingKeys"> & { config: Pick<CoreDeps["config"], "namedStatements"> };
+
+/** Runs one statement with `?` placeholders and returns its rows. */
+export type Query = <T = Record<string, unknown>>(sql: string, values: unknown[]) => Promise<T[]>;
+
+const preparedNames = new Map<string, { name: string; text: string }>();
+
+function preparedOf(sql: string) {
+  let p = preparedNames.get(sql);
+  if (!p) {
+    let i = 0;
+    p = { name: `outpost_${createHash("sha256").update(sql).digest("hex").slice(0, 16)}`, text: sql.replace(/\?/g, () => `$${++i}`) };
+    preparedNames.set(sql, p);
+  }
+  return p;
+}
+
+/**
+ * Runs statements as named prepared statements on the pg pool under the EntityManager (PostgreSQL
+ * then parses and plans each once per connection), or through em.execute, which sends them with
+ * the values interpolated: on the embedded database and inside a transaction.
+ */
+function queryOf(em: EntityManager, namedStatements: boolean): Query {
+  if (namedStatements && !em.getTransactionContext()) {
+    return async <T>(sql: string, values: unknown[]) => {
+      const pool = await (em.getConnection() as PostgreSqlConnection).getNativeClient();
+      const res = await pool.query({ ...preparedOf(sql), values });
+      return res.rows as T[];
+    };
+  }
+  return <T>(sql: string, values: unknown[]) => em.execute<T[]>(sql, values as never);
+}
 
 const failure = (error: OAuthFailure["error"], description: string): { failure: OAuthFailure } => ({ failure: { error, description } });
 
@@ -167,7 +198,8 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
   const statements = exchangeStatements(profile.tables);
   // The database consumes the code only for an authenticated client and a well-formed request;
   // the secret is still compared here, in constant time, before the result is trusted.
-  const [result] = await em.execute<Array<ClientColumns & Row>>(statements.authenticateAndConsume, [
+  const query = queryOf(em, deps.config.namedStatements);
+  const [result] = await query<ClientColumns & Row>(statements.authenticateAndConsume, [
     input.clientId,
     now,
     codeHash,
@@ -215,7 +247,7 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
       },
       { typ: "JWT" },
     ),
-    profile.insertToken(em, row, accessToken.hash, new Date(now.getTime() + accessTokenTtlSeconds * 1000), now),
+    profile.insertToken(query, row, accessToken.hash, new Date(now.getTime() + accessTokenTtlSeconds * 1000), now),
   ]);
   return { tokens: { accessToken: accessToken.value, idToken, scope: profile.scope(row) } };
 }
@@ -223,13 +255,13 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
 /** The claims of a live access token of this issuer (any other string is invalid_token). */
 export async function userInfo<Row extends ConsumedCode, Claims>(
   profile: TokenProfile<Row, Claims>,
-  deps: Pick<CoreDeps, "clock">,
+  deps: Pick<CoreDeps, "clock"> & { config: Pick<CoreDeps["config"], "namedStatements"> },
   em: EntityManager,
   token: string,
 ): Promise<{ claims: Claims } | { failure: OAuthFailure }> {
   const invalid = failure("invalid_token", "the access token is invalid, expired or revoked");
   if (!token) return invalid;
-  const [row] = await em.execute<Array<Record<string, unknown>>>(profile.userInfoSql, [hashSecret(token), deps.clock.now()]);
+  const [row] = await queryOf(em, deps.config.namedStatements)(profile.userInfoSql, [hashSecret(token), deps.clock.now()]);
   return row ? { claims: profile.userInfoClaims(row) } : invalid;
 }
 

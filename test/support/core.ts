@@ -47,6 +47,8 @@ export const testConfig: CoreConfig = {
   allowInsecureRedirectUris: false,
   gameIssuerUrl: "http://game.test",
   accountIssuerUrl: "http://account.test/api/auth",
+  // What createTestDatabase opens; startTestCore sets it from the database it is given.
+  namedStatements: Boolean(process.env.DATABASE_URL),
 };
 
 /** The signing keys' key-encryption key of every test core (unless a suite passes its own). */
@@ -102,8 +104,9 @@ function credentialHeaders(credential: Credential): Interceptor[] {
   ];
 }
 
-export async function startTestCore(config: CoreConfig = testConfig, options: TestCoreOptions = {}): Promise<TestCore> {
+export async function startTestCore(suiteConfig: CoreConfig = testConfig, options: TestCoreOptions = {}): Promise<TestCore> {
   const database = options.database ?? (await createTestDatabase());
+  const config: CoreConfig = { ...suiteConfig, namedStatements: database.kind === "postgres" };
   const orm = await createOrm({ url: database.url, poolSize: database.kind === "embedded" ? 1 : 5 });
   await migrate(orm);
   const clock = new TestClock();
