@@ -229,7 +229,7 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
 /** `from`'s fields into `to` (an interceptor may answer with Headers of its own). */
 function copyInto(from: Headers, to: Headers): Headers {
   if (from === to) return to;
-  to.forEach((_, key) => to.delete(key));
+  for (const key of [...to.keys()]) to.delete(key);
   from.forEach((value, key) => to.set(key, value));
   return to;
 }

@@ -17,7 +17,7 @@ import { AuthService } from "../gen/outpost/auth/v1/auth_service_pb.js";
 import { sessionHeader } from "../contract/credentials.ts";
 import { mediaType, readFields, stringField } from "./body.ts";
 import { clearSessionCookieHeader, readSessionCookie, sessionCookieHeader } from "./cookies.ts";
-import { errorBody, rateLimitHeaders, violationDetails } from "./errors.ts";
+import { errorBody, rateLimitHeaders, violationDetails, type ErrorBody } from "./errors.ts";
 import { formToken, formTokenMatches } from "./form-token.ts";
 import { redirectingFormPolicy, sendPage } from "./pages.ts";
 import { accountErrorPage, signInPage, signOutPage, signUpPage } from "./account-pages/pages.ts";
@@ -73,12 +73,12 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
     return undefined;
   }
 
-  /** Status, Retry-After and message of a refused core call, for a page. */
-  function refusal(ctx: Context, error: unknown): { status: number; message: string } {
+  /** The answer to show for a refused core call (its Retry-After set on the response); a 5xx is thrown on. */
+  function refusal(ctx: Context, error: unknown): ErrorBody {
     const body = errorBody(error, ctx.state.requestId);
     for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
     if (body.status >= 500) throw error;
-    return { status: body.status, message: body.message };
+    return body;
   }
 
   router.get("/sign-in", (ctx) => {
@@ -122,12 +122,12 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
       ctx.status = 303;
       ctx.redirect(returnTo || dashboardHome);
     } catch (error) {
-      const { status, message } = refusal(ctx, error);
+      const { status, message, reason } = refusal(ctx, error);
       const fieldErrors: Partial<Record<"name" | "email" | "password", string>> = {};
       for (const v of violationDetails(error) ?? []) {
         if (v.field === "name" || v.field === "email" || v.field === "password") fieldErrors[v.field] ??= v.message;
       }
-      if (errorBody(error, "").reason === "email_taken") fieldErrors.email = message;
+      if (reason === "email_taken") fieldErrors.email = message;
       const general = Object.keys(fieldErrors).length ? "Check the fields marked below." : message;
       sendPage(ctx, status, signUpPage({ formToken: formToken(ctx, secureCookies), returnTo, ...values, error: general, fieldErrors }), redirectingFormPolicy);
     }

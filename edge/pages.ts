@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Context, Middleware } from "koa";
+import { rateLimitHeaders } from "./errors.ts";
 
 export const pageContentSecurityPolicy = [
   "default-src 'none'",
@@ -45,6 +46,18 @@ export function sendPage(ctx: Context, status: number, html: string, policy = pa
   ctx.set("Cache-Control", "no-store");
   ctx.type = "text/html; charset=utf-8";
   ctx.body = html;
+}
+
+/**
+ * When `error` is core's refusal for too many sign-ins started from this address: its rate-limit
+ * headers, a 429 page made by `page` from the message, and true. Otherwise false (nothing sent).
+ */
+export function sendSignInLimitPage(ctx: Context, error: unknown, page: (message: string) => string): boolean {
+  const headers = rateLimitHeaders(error);
+  if (!headers) return false;
+  for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+  sendPage(ctx, 429, page(`too many sign-ins started from your address; try again in ${headers["Retry-After"]} seconds`));
+  return true;
 }
 
 export interface Asset {

@@ -20,23 +20,14 @@ export function requestLog(logger: Logger): Middleware {
   return async (ctx, next) => {
     const incoming = ctx.get("x-request-id");
     const requestId = acceptableId.test(incoming) ? incoming : randomUUID();
+    const log = logger.child({ requestId });
     ctx.state.requestId = requestId;
-    // The request's child logger is made when something logs through it (few requests do); the
-    // request line names the id itself, which writes the same JSON as the child would.
-    let log: Logger | undefined;
-    Object.defineProperty(ctx.state, "log", {
-      get: () => (log ??= logger.child({ requestId })),
-      set: (value: Logger) => void (log = value),
-      enumerable: true,
-      configurable: true,
-    });
+    ctx.state.log = log;
     ctx.res.setHeader("x-request-id", requestId);
     const started = performance.now();
     ctx.res.once("finish", () => {
-      (log ?? logger).info(
-        log
-          ? { method: ctx.method, path: ctx.path, status: ctx.res.statusCode, ms: Math.round(performance.now() - started) }
-          : { requestId, method: ctx.method, path: ctx.path, status: ctx.res.statusCode, ms: Math.round(performance.now() - started) },
+      log.info(
+        { method: ctx.method, path: ctx.path, status: ctx.res.statusCode, ms: Math.round(performance.now() - started) },
         "request",
       );
     });

@@ -111,9 +111,23 @@ export function createAccountAuthorization(deps: Deps) {
     return done !== undefined;
   }
 
+  const errorRedirect = (row: RequestRow, error: string, description: string): Step => ({
+    case: "redirectUrl",
+    value: appendQuery(row.redirect_uri, { error, error_description: description, state: row.state, iss: issuer() }),
+  });
+
   async function redirectError(em: EntityManager, row: RequestRow, error: string, description: string): Promise<Step> {
-    if (!(await finish(em, row))) return requestGone();
-    return { case: "redirectUrl", value: appendQuery(row.redirect_uri, { error, error_description: description, state: row.state, iss: issuer() }) };
+    return (await finish(em, row)) ? errorRedirect(row, error, description) : requestGone();
+  }
+
+  /** Records what `user` did about the request's app, in the transaction `tx`. */
+  function recordDecision(tx: EntityManager, user: SessionUser, row: RequestRow, action: string): void {
+    recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
+      action,
+      targetType: "oauth_provider_client",
+      targetId: row.public_client_id,
+      details: { clientName: row.client_name, scopes: row.scopes.join(" ") },
+    });
   }
 
   /** Ends the request with a code for `user`; consent (when given now) is stored in the same transaction. */
@@ -131,12 +145,7 @@ export function createAccountAuthorization(deps: Deps) {
           [randomUUID(), user.id, row.client_uuid, JSON.stringify(row.scopes), now, now],
           "run",
         );
-        recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
-          action: "account_consent.granted",
-          targetType: "oauth_provider_client",
-          targetId: row.public_client_id,
-          details: { clientName: row.client_name, scopes: row.scopes.join(" ") },
-        });
+        recordDecision(tx, user, row, "account_consent.granted");
       }
       await tx.execute(
         `insert into account_authorization_codes (id, code_hash, oauth_provider_client_id, user_id, redirect_uri, scopes, nonce,
@@ -148,12 +157,7 @@ export function createAccountAuthorization(deps: Deps) {
         ],
         "run",
       );
-      recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
-        action: "account_oauth.sign_in",
-        targetType: "oauth_provider_client",
-        targetId: row.public_client_id,
-        details: { clientName: row.client_name, scopes: row.scopes.join(" ") },
-      });
+      recordDecision(tx, user, row, "account_oauth.sign_in");
       return true;
     });
     if (!issued) return requestGone();
@@ -195,8 +199,8 @@ export function createAccountAuthorization(deps: Deps) {
     async start(em: EntityManager, input: StartInput): Promise<Step> {
       const now = deps.clock.now();
       const [client] = input.clientId
-        ? await em.execute<Array<{ id: string; redirect_uris: string[]; disabled: boolean }>>(
-            `select id, redirect_uris, disabled from oauth_provider_clients where client_id = ?`,
+        ? await em.execute<Array<{ id: string; name: string; redirect_uris: string[]; skip_consent: boolean; disabled: boolean }>>(
+            `select id, name, redirect_uris, skip_consent, disabled from oauth_provider_clients where client_id = ?`,
             [input.clientId],
           )
         : [];
@@ -218,20 +222,40 @@ export function createAccountAuthorization(deps: Deps) {
       if (input.maxAge && !/^\d{1,9}$/.test(input.maxAge)) return back("invalid_request", "max_age must be a whole number of seconds");
 
       const requestId = issueSecret("accountAuthorizationRequest");
-      const id = randomUUID();
+      // The stored request, as findRequest would read it back.
+      const row: RequestRow = {
+        id: randomUUID(),
+        client_uuid: client.id,
+        public_client_id: input.clientId,
+        client_name: client.name,
+        skip_consent: client.skip_consent,
+        disabled: client.disabled,
+        redirect_uri: input.redirectUri,
+        state: input.state,
+        scopes: checked.scopes,
+        nonce: input.nonce || null,
+        code_challenge: checked.codeChallenge,
+        code_challenge_method: checked.codeChallengeMethod,
+        prompt_login: prompts.includes("login"),
+        prompt_consent: prompts.includes("consent"),
+        prompt_none: prompts.includes("none"),
+        max_age: input.maxAge ? Number(input.maxAge) : null,
+        user_id: null,
+        status: "pending",
+        expires_at: new Date(now.getTime() + requestTtlMs),
+        created_at: now,
+      };
       await em.execute(
         `insert into account_authorization_requests (id, request_hash, oauth_provider_client_id, redirect_uri, state, scopes, nonce,
            code_challenge, code_challenge_method, prompt_login, prompt_consent, prompt_none, max_age, status, expires_at, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
-          id, requestId.hash, client.id, input.redirectUri, input.state, JSON.stringify(checked.scopes), input.nonce || null,
-          checked.codeChallenge, checked.codeChallengeMethod, prompts.includes("login"), prompts.includes("consent"), prompts.includes("none"),
-          input.maxAge ? Number(input.maxAge) : null, new Date(now.getTime() + requestTtlMs), now,
+          row.id, requestId.hash, row.client_uuid, row.redirect_uri, row.state, JSON.stringify(row.scopes), row.nonce,
+          row.code_challenge, row.code_challenge_method, row.prompt_login, row.prompt_consent, row.prompt_none,
+          row.max_age, row.status, row.expires_at, row.created_at,
         ],
         "run",
       );
-      const row = await findRequest(em, requestId.value, now);
-      if (!row) return requestGone();
       return advance(em, row, requestId.value, input.sessionToken);
     },
 
@@ -250,18 +274,13 @@ export function createAccountAuthorization(deps: Deps) {
       if (!user || row.user_id !== user.id) return advance(em, row, requestId, sessionToken);
       if (row.disabled) return pageError("unauthorized_client", "this app's sign-in is disabled");
       if (allow) return issueCode(em, row, user, true);
-      const step = await redirectError(em, row, "access_denied", "the user denied the request");
-      if (step.case === "redirectUrl") {
-        await em.transactional(async (tx) => {
-          recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
-            action: "account_consent.denied",
-            targetType: "oauth_provider_client",
-            targetId: row.public_client_id,
-            details: { clientName: row.client_name, scopes: row.scopes.join(" ") },
-          });
-        });
-      }
-      return step;
+      // The request ends and the refusal is recorded together, or neither.
+      const denied = await em.transactional(async (tx) => {
+        if (!(await finish(tx, row))) return false;
+        recordDecision(tx, user, row, "account_consent.denied");
+        return true;
+      });
+      return denied ? errorRedirect(row, "access_denied", "the user denied the request") : requestGone();
     },
   };
 }

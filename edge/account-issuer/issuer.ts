@@ -12,10 +12,9 @@ import { Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.j
 import { clientIpHeader } from "../../contract/credentials.ts";
 import { accountIssuerPath, accountIssuerUrl } from "../../contract/issuers.ts";
 import { readSessionCookie } from "../cookies.ts";
-import { rateLimitHeaders } from "../errors.ts";
 import { readFields } from "../body.ts";
 import { formToken, formTokenMatches } from "../form-token.ts";
-import { redirectingFormPolicy, sendPage } from "../pages.ts";
+import { redirectingFormPolicy, sendPage, sendSignInLimitPage } from "../pages.ts";
 import { accountErrorPage, consentPage } from "../account-pages/pages.ts";
 import { createDiscoveryHandler, createJwksHandler, discoveryDocument } from "../oauth/discovery.ts";
 import { oauthErrorFromCore, oauthErrorHandler } from "../oauth/oauth-errors.ts";
@@ -105,12 +104,7 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
     try {
       await work();
     } catch (error) {
-      const limited = rateLimitHeaders(error);
-      if (limited) {
-        for (const [name, value] of Object.entries(limited)) ctx.set(name, value);
-        sendPage(ctx, 429, accountErrorPage("Too many sign-ins", "temporarily_unavailable", `too many sign-ins started from your address; try again in ${limited["Retry-After"]} seconds`));
-        return;
-      }
+      if (sendSignInLimitPage(ctx, error, (message) => accountErrorPage("Too many sign-ins", "temporarily_unavailable", message))) return;
       if (!(error instanceof ConnectError) || error.code !== Code.InvalidArgument) throw error;
       sendPage(ctx, 400, accountErrorPage("This sign-in cannot go on", "invalid_request", error.rawMessage));
     }

@@ -3,10 +3,10 @@
  * carrying the browser's session (from its HttpOnly cookie) and address, as /api/rpc would.
  */
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
-import type { DescService } from "@bufbuild/protobuf";
 import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { clientIpHeader, sessionHeader } from "../../contract/credentials.ts";
 import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
+import { jsonName } from "../errors.ts";
 import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
@@ -21,28 +21,28 @@ export interface Core {
   admin: Client<typeof AdminService>;
 }
 
-/** A client whose every call carries `headers` (besides any the call adds). */
-function boundClient<T extends DescService>(service: T, transport: Transport, headers: Record<string, string>): Client<T> {
-  const client = createClient(service, transport) as unknown as Record<string, (req: unknown, options?: { headers?: Record<string, string> }) => unknown>;
-  return new Proxy(client, {
-    get(target, property: string) {
-      const method = target[property];
-      if (typeof method !== "function") return method;
-      return (req: unknown, options: { headers?: Record<string, string> } = {}) =>
-        method(req, { ...options, headers: { ...headers, ...options.headers } });
-    },
-  }) as unknown as Client<T>;
+/** `transport` with `headers` added to every call (a call's own headers of the same name win). */
+function withHeaders(transport: Transport, headers: Record<string, string>): Transport {
+  const merged = (own: ConstructorParameters<typeof Headers>[0]) => {
+    const result = new Headers(headers);
+    new Headers(own).forEach((value, name) => result.set(name, value));
+    return result;
+  };
+  return {
+    unary: (method, signal, timeoutMs, header, input, contextValues) => transport.unary(method, signal, timeoutMs, merged(header), input, contextValues),
+    stream: (method, signal, timeoutMs, header, input, contextValues) => transport.stream(method, signal, timeoutMs, merged(header), input, contextValues),
+  };
 }
 
 /** Core as the holder of `sessionToken`, calling from `clientIp`. */
 export function coreFor(transport: Transport, sessionToken: string, clientIp: string): Core {
-  const headers = { [sessionHeader]: sessionToken, [clientIpHeader]: clientIp };
+  const bound = withHeaders(transport, { [sessionHeader]: sessionToken, [clientIpHeader]: clientIp });
   return {
-    auth: boundClient(AuthService, transport, headers),
-    organizations: boundClient(OrganizationsService, transport, headers),
-    servers: boundClient(ServersService, transport, headers),
-    activity: boundClient(ActivityService, transport, headers),
-    admin: boundClient(AdminService, transport, headers),
+    auth: createClient(AuthService, bound),
+    organizations: createClient(OrganizationsService, bound),
+    servers: createClient(ServersService, bound),
+    activity: createClient(ActivityService, bound),
+    admin: createClient(AdminService, bound),
   };
 }
 
@@ -56,8 +56,6 @@ export interface FormErrors {
   fields: Record<string, string[]>;
   form: string[];
 }
-
-const lowerCamel = (name: string) => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
 /** Codes whose message the user can act on; anything else is the page's error, not the form's. */
 const formCodes = new Set([Code.InvalidArgument, Code.OutOfRange, Code.AlreadyExists, Code.FailedPrecondition, Code.NotFound, Code.PermissionDenied, Code.ResourceExhausted]);
@@ -81,7 +79,7 @@ export function formErrors(error: unknown, reasonFields: Record<string, string> 
     for (const v of violations.violations) {
       const elements = v.field?.elements ?? [];
       const indexed = elements.find((e) => e.subscript.case === "index");
-      add(elements[0] && lowerCamel(elements[0].fieldName ?? ""), indexed ? Number(indexed.subscript.value) : undefined, v.message);
+      add(elements[0] && jsonName(elements[0].fieldName ?? ""), indexed ? Number(indexed.subscript.value) : undefined, v.message);
     }
     return result;
   }

@@ -16,8 +16,7 @@ import type { BotCheck } from "./bot-check.ts";
 import { readText } from "../oauth/body.ts";
 import { mediaType } from "../body.ts";
 import { errorPage, hostedPage } from "./pages.ts";
-import { sendPage } from "../pages.ts";
-import { rateLimitHeaders } from "../errors.ts";
+import { sendPage, sendSignInLimitPage } from "../pages.ts";
 import { isCrossSite } from "../csrf.ts";
 
 export interface AuthorizeDeps {
@@ -73,10 +72,7 @@ export async function limitedPage<T>(ctx: Context, call: () => Promise<T>): Prom
   try {
     return await call();
   } catch (error) {
-    const headers = rateLimitHeaders(error);
-    if (!headers) throw error;
-    for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
-    sendPage(ctx, 429, errorPage("temporarily_unavailable", `too many sign-ins started from your address; try again in ${headers["Retry-After"]} seconds`));
+    if (!sendSignInLimitPage(ctx, error, (message) => errorPage("temporarily_unavailable", message))) throw error;
     return undefined;
   }
 }
