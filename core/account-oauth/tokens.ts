@@ -3,7 +3,6 @@
  * tables (oauth_provider_clients, account_authorization_codes, account_access_tokens), its keys
  * and its claims — the dashboard user, told by scope.
  */
-import { randomUUID } from "node:crypto";
 import type { CoreConfig } from "../deps.ts";
 import type { ConsumedCode, TokenProfile } from "../oauth/token-engine.ts";
 
@@ -47,14 +46,10 @@ export function accountTokenProfile(config: Pick<CoreConfig, "accountIssuerUrl">
       codeClientColumn: "oauth_provider_client_id",
       codeColumns: "user_id, scopes",
       claimsJoin: "join users u on u.id = c.user_id",
+      tokens: "account_access_tokens",
+      tokenColumns: "user_id, scopes",
       claimsColumns: "u.name, u.email",
     },
-    insertToken: (query, row, tokenHash, expiresAt, now) =>
-      query(
-        `insert into account_access_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, expires_at, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?)`,
-        [randomUUID(), tokenHash, row.id, row.client_uuid, row.user_id, JSON.stringify(row.scopes), expiresAt, now],
-      ),
     claims: claimsOf,
     jwtClaims: (claims) => ({
       sub: claims.sub,

@@ -3,7 +3,6 @@
  * tables (game_oauth_clients, authorization_codes, access_tokens), its keys and its claims —
  * the game account a sign-in proved.
  */
-import { randomUUID } from "node:crypto";
 import type { CoreConfig } from "../deps.ts";
 import type { ConsumedCode, TokenProfile } from "../oauth/token-engine.ts";
 
@@ -52,14 +51,10 @@ export function gameTokenProfile(config: Pick<CoreConfig, "gameIssuerUrl">): Tok
       codeClientColumn: "game_oauth_client_id",
       codeColumns: "organization_id, server_id, game_account_id",
       claimsJoin: "join game_accounts a on a.id = c.game_account_id",
+      tokens: "access_tokens",
+      tokenColumns: "organization_id, game_account_id, server_id",
       claimsColumns: "a.sub, a.name, a.game, a.account_uuid",
     },
-    insertToken: (query, row, tokenHash, expiresAt, now) =>
-      query(
-        `insert into access_tokens (id, token_hash, authorization_code_id, game_oauth_client_id, organization_id, game_account_id, server_id, expires_at, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [randomUUID(), tokenHash, row.id, row.client_uuid, row.organization_id, row.game_account_id, row.server_id, expiresAt, now],
-      ),
     claims: claimsOf,
     jwtClaims: (claims) => ({
       sub: claims.sub,

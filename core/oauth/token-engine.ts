@@ -7,7 +7,7 @@
  * exchanges exactly one gets its row. Every later check failing leaves the code consumed (a new
  * flow must start), and using a consumed code again marks it reused, which revokes what it issued.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { create, type Message } from "@bufbuild/protobuf";
 import type { EntityManager, PostgreSqlConnection } from "@mikro-orm/postgresql";
 import { OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
@@ -53,10 +53,8 @@ export interface TokenProfile<Row extends ConsumedCode, Claims> {
   /** The `iss` of its ID tokens. */
   issuerUrl: string;
   accessToken: SecretKind;
-  /** Its tables, from which the engine builds the one statement that authenticates and consumes. */
+  /** Its tables, from which the engine builds the one statement that authenticates, consumes and issues. */
   tables: ExchangeTables;
-  /** Stores the access token of a consumed code. */
-  insertToken(query: Query, row: Row, tokenHash: string, expiresAt: Date, now: Date): Promise<unknown>;
   /** The claims of a consumed code (ID token) — as the userinfo endpoint names them too. */
   claims(row: Row): Claims;
   /** The claims as the ID token spells them, `sub` included. */
@@ -85,17 +83,25 @@ export interface ExchangeTables {
   claimsJoin: string;
   /** The joined columns, e.g. `u.name, u.email`. */
   claimsColumns: string;
+  /** The access tokens table: `id`, `token_hash`, `authorization_code_id`, `expires_at`, `created_at`, … */
+  tokens: string;
+  /**
+   * The columns the tokens table copies from the code row's columns of the same name, besides the
+   * client's (`codeClientColumn`, named alike in both tables), e.g. `user_id, scopes`.
+   */
+  tokenColumns: string;
 }
 
 interface ExchangeStatements {
   /**
-   * One round trip: looks the client up by client_id and consumes the code only when the client
+   * One round trip: looks the client up by client_id, consumes the code only when the client
    * exists, is not disabled, its secret_hash equals the presented secret's hash, and the request is
-   * well-formed. Params: client_id, now, code hash, request well-formed (boolean), secret hash.
-   * One row per existing client (`client_*` columns), with the consumed code's columns, null when
-   * none was consumed.
+   * well-formed, and stores the access token only when the consumed code passes every check of the
+   * exchange (unexpired, this client's, this redirect_uri, PKCE). Params: see {@link exchangeParams}.
+   * One row per existing client (`client_*` columns), with the consumed code's columns (null when
+   * none was consumed) and `issued` (the token was stored).
    */
-  authenticateAndConsume: string;
+  exchange: string;
   /** Params: now, code hash. */
   markReused: string;
 }
@@ -105,8 +111,9 @@ const statementsOf = new WeakMap<ExchangeTables, ExchangeStatements>();
 function exchangeStatements(t: ExchangeTables): ExchangeStatements {
   let statements = statementsOf.get(t);
   if (!statements) {
+    const copied = t.tokenColumns.split(",").map((c) => `c.${c.trim()}`).join(", ");
     statements = {
-      authenticateAndConsume: `with client as (
+      exchange: `with client as (
          select id, secret_hash, disabled from ${t.clients} where client_id = ?
        ), consumed as (
          update ${t.codes} set consumed_at = ?
@@ -114,8 +121,19 @@ function exchangeStatements(t: ExchangeTables): ExchangeStatements {
             and exists (select 1 from client where not disabled and secret_hash = ?)
          returning id, ${t.codeClientColumn} as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
                    ${t.codeColumns}
+       ), issued as (
+         insert into ${t.tokens} (id, token_hash, authorization_code_id, ${t.codeClientColumn}, ${t.tokenColumns}, expires_at, created_at)
+         select ?, ?, c.id, c.client_uuid, ${copied}, ?, ?
+           from consumed c
+          where c.expires_at > ?
+            and c.client_uuid = (select id from client)
+            and c.redirect_uri = ?
+            and case when c.code_challenge is null then not ?::boolean
+                     else c.code_challenge = case when c.code_challenge_method = 'S256' then ?::text else ?::text end end
+         returning authorization_code_id
        )
-       select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.disabled as client_disabled, k.*
+       select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.disabled as client_disabled, k.*,
+              exists (select 1 from issued) as issued
          from client cl
          left join (select c.*, ${t.claimsColumns} from consumed c ${t.claimsJoin}) k on true`,
       markReused: `update ${t.codes} set reused_at = coalesce(reused_at, ?) where code_hash = ?`,
@@ -129,6 +147,7 @@ interface ClientColumns {
   client_row_id: string;
   client_secret_hash: string;
   client_disabled: boolean;
+  issued: boolean;
 }
 
 type Deps = Pick<CoreDeps, "clock" | "signingKeys"> & { config: Pick<CoreDeps["config"], "namedStatements"> };
@@ -166,10 +185,14 @@ function queryOf(em: EntityManager, namedStatements: boolean): Query {
 
 const failure = (error: OAuthFailure["error"], description: string): { failure: OAuthFailure } => ({ failure: { error, description } });
 
-function pkceMatches(challenge: string, method: string | null, verifier: string): boolean {
-  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false;
-  const expected = method === "S256" ? createHash("sha256").update(verifier, "ascii").digest("base64url") : verifier;
-  return expected === challenge;
+/** What a code_challenge must equal for this verifier, by method; null for a malformed verifier (RFC 7636 4.1). */
+function pkceChallenges(verifier: string): { s256: string; plain: string } | null {
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return null;
+  return { s256: createHash("sha256").update(verifier, "ascii").digest("base64url"), plain: verifier };
+}
+
+function pkceMatches(challenge: string, method: string | null, expected: { s256: string; plain: string } | null): boolean {
+  return !!expected && (method === "S256" ? expected.s256 : expected.plain) === challenge;
 }
 
 /** at_hash: the left half of SHA-256 of the access token, base64url (OpenID Connect Core 3.1.3.6). */
@@ -183,7 +206,11 @@ export interface Exchanged {
   scope: string;
 }
 
-/** Authenticates the client, consumes the code and issues an access token and one signed ID token. */
+/**
+ * Authenticates the client, consumes the code and issues an access token and one signed ID token.
+ * The database decides (one statement, {@link ExchangeStatements.exchange}); the same checks run
+ * here on the returned row to name the failure, and a token is handed out only when both agree.
+ */
 export async function exchangeCode<Row extends ConsumedCode, Claims>(
   profile: TokenProfile<Row, Claims>,
   deps: Deps,
@@ -196,17 +223,28 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
   const wellFormed = input.grantType === "authorization_code" && !!input.code && !!input.redirectUri;
   const codeHash = hashSecret(input.code);
   const statements = exchangeStatements(profile.tables);
-  // The database consumes the code only for an authenticated client and a well-formed request;
-  // the secret is still compared here, in constant time, before the result is trusted.
+  const pkce = input.codeVerifier ? pkceChallenges(input.codeVerifier) : null;
+  // Issued before it is known to be needed: the statement stores it only for a good exchange.
+  const accessToken = issueSecret(profile.accessToken);
   const query = queryOf(em, deps.config.namedStatements);
-  const [result] = await query<ClientColumns & Row>(statements.authenticateAndConsume, [
+  const [result] = await query<ClientColumns & Row>(statements.exchange, [
     input.clientId,
     now,
     codeHash,
     wellFormed,
     hashSecret(input.clientSecret),
+    randomUUID(),
+    accessToken.hash,
+    new Date(now.getTime() + accessTokenTtlSeconds * 1000),
+    now,
+    now,
+    input.redirectUri,
+    !!input.codeVerifier,
+    pkce?.s256 ?? null,
+    pkce?.plain ?? null,
   ]);
-  // The secret is hashed and compared even for an unknown client, so timing tells nothing.
+  // The database compared hashes; the secret is compared here too, in constant time, and even for
+  // an unknown client, so timing tells nothing.
   const secretOk = secretMatches(input.clientSecret, result?.client_secret_hash ?? "0".repeat(64));
   if (!result || result.client_disabled || !secretOk) return badClient;
   if (input.grantType !== "authorization_code") return failure("unsupported_grant_type", "grant_type must be authorization_code");
@@ -225,30 +263,28 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
   if (row.redirect_uri !== input.redirectUri) return failure("invalid_grant", "redirect_uri is not the one of the authorization request");
   if (row.code_challenge) {
     if (!input.codeVerifier) return failure("invalid_grant", "code_verifier is required");
-    if (!pkceMatches(row.code_challenge, row.code_challenge_method, input.codeVerifier)) return failure("invalid_grant", "code_verifier does not match");
+    if (!pkceMatches(row.code_challenge, row.code_challenge_method, pkce)) return failure("invalid_grant", "code_verifier does not match");
   } else if (input.codeVerifier) {
     return failure("invalid_grant", "code_verifier was sent but the authorization request had no code_challenge");
   }
+  // Every check passed here; the database must have stored the token by the same rules.
+  if (!result.issued) return failure("invalid_grant", "the code could not be exchanged");
 
-  const accessToken = issueSecret(profile.accessToken);
   const iat = Math.floor(now.getTime() / 1000);
-  const [idToken] = await Promise.all([
-    deps.signingKeys.sign(
-      profile.keys,
-      {
-        iss: profile.issuerUrl,
-        aud: input.clientId,
-        exp: iat + idTokenTtlSeconds,
-        iat,
-        auth_time: Math.floor(new Date(row.auth_time).getTime() / 1000),
-        ...(row.nonce ? { nonce: row.nonce } : {}),
-        at_hash: atHash(accessToken.value),
-        ...profile.jwtClaims(profile.claims(row)),
-      },
-      { typ: "JWT" },
-    ),
-    profile.insertToken(query, row, accessToken.hash, new Date(now.getTime() + accessTokenTtlSeconds * 1000), now),
-  ]);
+  const idToken = await deps.signingKeys.sign(
+    profile.keys,
+    {
+      iss: profile.issuerUrl,
+      aud: input.clientId,
+      exp: iat + idTokenTtlSeconds,
+      iat,
+      auth_time: Math.floor(new Date(row.auth_time).getTime() / 1000),
+      ...(row.nonce ? { nonce: row.nonce } : {}),
+      at_hash: atHash(accessToken.value),
+      ...profile.jwtClaims(profile.claims(row)),
+    },
+    { typ: "JWT" },
+  );
   return { tokens: { accessToken: accessToken.value, idToken, scope: profile.scope(row) } };
 }
 

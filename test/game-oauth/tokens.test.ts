@@ -89,6 +89,15 @@ describe("Game OAuth: token exchange and userinfo", function () {
     assert.equal(payload.nonce, undefined);
   });
 
+  /** The access tokens stored for a code: the exchange stores one only when every check passes. */
+  async function tokensStoredFor(code: string): Promise<number> {
+    const rows = await w.t.orm.em.fork().getConnection().execute<{ n: number }[]>(
+      `select count(*)::int as n from access_tokens t join authorization_codes c on c.id = t.authorization_code_id where c.code_hash = ?`,
+      [createHash("sha256").update(code).digest("hex")],
+    );
+    return rows[0].n;
+  }
+
   it("accepts plain PKCE", async () => {
     const p = pkce("plain");
     tokensOf(await exchange({ code: await signIn({ challenge: p }), codeVerifier: p.verifier }));
@@ -128,9 +137,14 @@ describe("Game OAuth: token exchange and userinfo", function () {
       const code = await signIn({ challenge: p });
       assert.equal(errorOf(await exchange(request(code))), "invalid_grant", what);
       assert.equal(errorOf(await exchange({ code, codeVerifier: p.verifier })), "invalid_grant", `${what}: the code is dead afterwards`);
+      assert.equal(await tokensStoredFor(code), 0, `${what}: no access token was stored`);
     }
     const code = await signIn();
     assert.equal(errorOf(await exchange({ code, codeVerifier: pkce().verifier })), "invalid_grant", "a verifier without a challenge");
+    assert.equal(await tokensStoredFor(code), 0, "a verifier without a challenge: no access token was stored");
+    const good = await signIn({ challenge: p });
+    tokensOf(await exchange({ code: good, codeVerifier: p.verifier }));
+    assert.equal(await tokensStoredFor(good), 1, "a good exchange stores its one token");
   });
 
   it("authenticates the client: unknown, wrong or rotated secret, disabled → invalid_client; then the grant", async () => {
