@@ -99,9 +99,10 @@ export const AccessToken = defineEntity({
     id: id(),
     tokenHash: p.string().length(64).unique(),
     code: () => p.manyToOne(AuthorizationCode).deleteRule("cascade").fieldName("authorization_code_id").index(),
-    client: () => p.manyToOne(GameOAuthClient).deleteRule("cascade").fieldName("game_oauth_client_id").index(),
-    organization: () => p.manyToOne(Organization).deleteRule("cascade"),
-    account: () => p.manyToOne(GameAccount).deleteRule("cascade").fieldName("game_account_id").index(),
+    // Copies of the code's, without foreign keys of their own (migration 0008): the code's cascade.
+    clientId: p.uuid().fieldName("game_oauth_client_id"),
+    organizationId: p.uuid(),
+    accountId: p.uuid().fieldName("game_account_id"),
     serverId: p.uuid(),
     expiresAt: p.datetime().index(),
     revokedAt: p.datetime().nullable(),
