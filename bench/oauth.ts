@@ -4,11 +4,13 @@
  *
  *  a) POST /oauth2/token: authorization codes minted through the real flow (hosted page → ALTCHA
  *     challenge solved here → in-game `/outpost login` played by in-process agents → the redirect URL
- *     pushed over server-sent events), a pool of them minted in parallel, then exchanged by
- *     autocannon at 50 connections with a request generator that takes the next code; exactly one
- *     request per code (`amount` = pool size), reported as successful exchanges / the time from
- *     the start to the last response.
- *  b) GET /oauth2/userinfo with one valid access token, autocannon, 50 connections.
+ *     pushed over server-sent events), a pool of them minted in parallel, then exchanged at 50
+ *     connections with a request generator that takes the next code; exactly one request per code,
+ *     reported as successful exchanges / the time from the first request to the last response.
+ *  b) GET /oauth2/userinfo with one valid access token, 50 connections.
+ *
+ * The load comes from bench/http-load.ts (BENCH_LOAD=autocannon: autocannon), whose own CPU per
+ * request is printed: it runs on the same two cores as Outpost and PostgreSQL.
  *  c) report → redirect: for ≥ 200 sign-ins, the time from the agent sending the login command to
  *     the SSE reader of /oauth2/authorize/events receiving the redirect URL.
  *  d) the Account OAuth issuer (ACCOUNT_BASE_URL/api/auth), the same engine's other configuration:
@@ -29,7 +31,8 @@ import { createServer } from "node:net";
 import autocannon from "autocannon";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent } from "../agent/client.ts";
-import { benchPassword, cpuPerRequest, load, loadAverages, printFigures, processCpuMs, seedApiKey, startBenchServer, type Figures } from "./support.ts";
+import { httpLoad } from "./http-load.ts";
+import { benchPassword, cpuPerRequest, load, loadAverages, loadGenerator, printFigures, processCpuMs, seedApiKey, startBenchServer, type Figures } from "./support.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -198,32 +201,46 @@ try {
   }
   const gameToken: TokenEndpoint = { url: gameIssuerUrl, path: "/oauth2/token", authorization: basic };
 
-  /** Exchanges every code once with autocannon (the request generator takes the next code). */
+  /** Exchanges every code once (the request generator takes the next code). */
   async function exchangeAll(codes: string[], label: string, endpoint: TokenEndpoint = gameToken) {
+    const headers = { authorization: endpoint.authorization, "content-type": "application/x-www-form-urlencoded" };
+    if (loadGenerator === "lean") {
+      const result = await httpLoad({
+        url: endpoint.url,
+        connections,
+        amount: codes.length,
+        request: (i) => ({ method: "POST", path: endpoint.path, headers, body: exchangeBody(codes[i]) }),
+      });
+      const figures: Figures = {
+        name: label,
+        requestsPerSecond: result.ok / result.seconds,
+        p50: result.p50,
+        p99: result.p99,
+        errors: result.errors,
+        non2xx: result.non2xx,
+        generatorCpuMicros: result.generatorCpuMicros,
+      };
+      return { figures, seconds: result.seconds, ok: result.ok };
+    }
     let i = 0;
     // autocannon ends a run only at its next 1-second sample tick, so the run's own duration rounds
     // up to whole seconds: time the run from the start to the last response instead.
     let lastResponse = 0;
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
     const result = await new Promise<autocannon.Result>((resolve, reject) => {
       const instance = autocannon(
         {
           url: endpoint.url,
           connections,
           amount: codes.length,
-          requests: [
-            {
-              method: "POST",
-              path: endpoint.path,
-              headers: { authorization: endpoint.authorization, "content-type": "application/x-www-form-urlencoded" },
-              setupRequest: (req) => ({ ...req, body: exchangeBody(codes[i++ % codes.length]) }),
-            },
-          ],
+          requests: [{ method: "POST", path: endpoint.path, headers, setupRequest: (req) => ({ ...req, body: exchangeBody(codes[i++ % codes.length]) }) }],
         },
         (error, res) => (error ? reject(error) : resolve(res)),
       );
       instance.on("response", () => (lastResponse = performance.now()));
     });
+    const cpu = process.cpuUsage(cpuBefore);
     const seconds = (lastResponse - started) / 1000;
     const figures: Figures = {
       name: label,
@@ -232,6 +249,7 @@ try {
       p99: result.latency.p99,
       errors: result.errors + result.timeouts,
       non2xx: result.non2xx,
+      generatorCpuMicros: (cpu.user + cpu.system) / Math.max(1, codes.length),
     };
     return { figures, seconds, ok: result["2xx"] };
   }
@@ -277,7 +295,7 @@ try {
   await load("warm-up", { ...userinfoTarget, duration: 3 });
   const userinfoCpuBefore = processCpuMs(serverPid);
   const userinfo = await load("GET /oauth2/userinfo (one token)", { ...userinfoTarget, duration });
-  const userinfoCpu = cpuPerRequest(userinfoCpuBefore, processCpuMs(serverPid), Math.round(userinfo.requestsPerSecond * duration));
+  const userinfoCpu = cpuPerRequest(userinfoCpuBefore, processCpuMs(serverPid), userinfo.requests ?? 0);
 
   // d) Account OAuth: a first-party client, a signed-in user, codes from its authorizations.
   const accountClient = await api("admin/createOAuthProviderClient", { name: "Bench first-party app", redirectUris: [redirectUri], skipConsent: true });
@@ -338,9 +356,14 @@ try {
   await load("warm-up", { ...accountUserinfoTarget, duration: 3 });
   const accountUserinfoCpuBefore = processCpuMs(serverPid);
   const accountUserinfo = await load("GET /api/auth/…/userinfo (one token)", { ...accountUserinfoTarget, duration });
-  const accountUserinfoCpu = cpuPerRequest(accountUserinfoCpuBefore, processCpuMs(serverPid), Math.round(accountUserinfo.requestsPerSecond * duration));
+  const accountUserinfoCpu = cpuPerRequest(accountUserinfoCpuBefore, processCpuMs(serverPid), accountUserinfo.requests ?? 0);
 
-  console.log(`\nGame OAuth issuer, loopback, PostgreSQL, ${connections} connections (autocannon)`);
+  const generatorCpu = (rows: Figures[]) => Math.round(rows.reduce((t, r) => t + (r.generatorCpuMicros ?? 0), 0) / rows.length);
+  console.log(`\nGame OAuth issuer, loopback, PostgreSQL, ${connections} connections`);
+  console.log(
+    `load generator: ${loadGenerator === "lean" ? "bench/http-load.ts (BENCH_LOAD=autocannon for autocannon)" : "autocannon"}, on the same 2 cores;` +
+      ` its own CPU ${generatorCpu(runs.map((r) => r.figures))} µs per exchange, ${generatorCpu([userinfo])} µs per userinfo request`,
+  );
   console.log(`load averages (1, 5, 15 min): ${loadAtStart} at the start, ${loadAverages()} at the end\n`);
   printFigures([...runs.map((r) => r.figures), userinfo]);
   const worstP99 = Math.max(...runs.map((r) => r.figures.p99));

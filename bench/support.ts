@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import pg from "pg";
 import autocannon from "autocannon";
+import { httpLoad } from "./http-load.ts";
 import { runCli, startServe, type ServeProcess } from "../test/support/process.ts";
 
 export interface BenchServer {
@@ -61,21 +62,40 @@ export interface Figures {
   p99: number;
   errors: number;
   non2xx: number;
+  /** 2xx responses. */
+  requests?: number;
+  /** The load generator's own CPU per request, µs. */
+  generatorCpuMicros?: number;
 }
 
-/** Runs autocannon against one request shape and returns its figures. */
+/** Which load generator the benchmarks use: the lean one (bench/http-load.ts) unless BENCH_LOAD=autocannon. */
+export const loadGenerator: "lean" | "autocannon" = process.env.BENCH_LOAD === "autocannon" ? "autocannon" : "lean";
+
+/** Runs the load generator against one request shape for `duration` seconds and returns its figures. */
 export async function load(
   name: string,
   options: { url: string; method?: "GET" | "POST"; headers?: Record<string, string>; body?: string; connections?: number; duration?: number },
 ): Promise<Figures> {
-  const result = await autocannon({
-    url: options.url,
-    method: options.method ?? "GET",
-    headers: options.headers,
-    body: options.body,
-    connections: options.connections ?? 50,
-    duration: options.duration ?? 10,
-  });
+  const connections = options.connections ?? 50;
+  const duration = options.duration ?? 10;
+  if (loadGenerator === "lean") {
+    const target = new URL(options.url);
+    const request = { method: options.method ?? "GET", path: target.pathname + target.search, headers: options.headers, body: options.body };
+    const result = await httpLoad({ url: target.origin, connections, seconds: duration, request: () => request });
+    return {
+      name,
+      requestsPerSecond: result.ok / result.seconds,
+      p50: result.p50,
+      p99: result.p99,
+      errors: result.errors,
+      non2xx: result.non2xx,
+      requests: result.ok,
+      generatorCpuMicros: result.generatorCpuMicros,
+    };
+  }
+  const cpuBefore = process.cpuUsage();
+  const result = await autocannon({ url: options.url, method: options.method ?? "GET", headers: options.headers, body: options.body, connections, duration });
+  const cpu = process.cpuUsage(cpuBefore);
   return {
     name,
     requestsPerSecond: result.requests.average,
@@ -83,6 +103,8 @@ export async function load(
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    requests: result["2xx"],
+    generatorCpuMicros: (cpu.user + cpu.system) / Math.max(1, result.requests.total),
   };
 }
 
