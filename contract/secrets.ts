@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 
 /**
  * Every secret Outpost issues starts with a fixed, distinct, greppable prefix, so a leaked one is
@@ -69,15 +69,21 @@ export function issueIdentifier(kind: IdentifierKind): string {
   return identifierPrefixes[kind] + randomBase62(24);
 }
 
+/** SHA-256 of the value's UTF-8, hex: what is stored and looked up. */
 export function hashSecret(value: string): string {
-  return createHash("sha256").update(value, "utf8").digest("hex");
+  return hash("sha256", value, "hex");
+}
+
+/** Whether two hex hashes are equal, compared in constant time. */
+export function hashesMatch(actualHash: string, expectedHash: string): boolean {
+  const actual = Buffer.from(actualHash, "hex");
+  const expected = Buffer.from(expectedHash, "hex");
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
 /** Whether `value` hashes to `expectedHash`, compared in constant time. */
 export function secretMatches(value: string, expectedHash: string): boolean {
-  const actual = Buffer.from(hashSecret(value), "hex");
-  const expected = Buffer.from(expectedHash, "hex");
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  return hashesMatch(hashSecret(value), expectedHash);
 }
 
 /** Whether a string has the shape of a secret of this kind (cheap check before any lookup). */

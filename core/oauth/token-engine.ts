@@ -7,13 +7,13 @@
  * exchanges exactly one gets its row. Every later check failing leaves the code consumed (a new
  * flow must start), and using a consumed code again marks it reused, which revokes what it issued.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { hash, randomUUID } from "node:crypto";
 import { create, type Message } from "@bufbuild/protobuf";
 import type { EntityManager, PostgreSqlConnection } from "@mikro-orm/postgresql";
 import { OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import type { CoreDeps } from "../deps.ts";
 import type { Issuer } from "../keys/signing-keys.ts";
-import { hashSecret, issueSecret, secretMatches, type SecretKind } from "../../contract/secrets.ts";
+import { hashesMatch, hashSecret, issueSecret, type SecretKind } from "../../contract/secrets.ts";
 
 export const accessTokenTtlSeconds = 900;
 export const idTokenTtlSeconds = 600;
@@ -161,7 +161,7 @@ function preparedOf(sql: string) {
   let p = preparedNames.get(sql);
   if (!p) {
     let i = 0;
-    p = { name: `outpost_${createHash("sha256").update(sql).digest("hex").slice(0, 16)}`, text: sql.replace(/\?/g, () => `$${++i}`) };
+    p = { name: `outpost_${hash("sha256", sql).slice(0, 16)}`, text: sql.replace(/\?/g, () => `$${++i}`) };
     preparedNames.set(sql, p);
   }
   return p;
@@ -188,7 +188,7 @@ const failure = (error: OAuthFailure["error"], description: string): { failure: 
 /** What a code_challenge must equal for this verifier, by method; null for a malformed verifier (RFC 7636 4.1). */
 function pkceChallenges(verifier: string): { s256: string; plain: string } | null {
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return null;
-  return { s256: createHash("sha256").update(verifier, "ascii").digest("base64url"), plain: verifier };
+  return { s256: hash("sha256", verifier, "base64url"), plain: verifier };
 }
 
 function pkceMatches(challenge: string, method: string | null, expected: { s256: string; plain: string } | null): boolean {
@@ -197,7 +197,7 @@ function pkceMatches(challenge: string, method: string | null, expected: { s256:
 
 /** at_hash: the left half of SHA-256 of the access token, base64url (OpenID Connect Core 3.1.3.6). */
 export function atHash(accessToken: string): string {
-  return createHash("sha256").update(accessToken, "ascii").digest().subarray(0, 16).toString("base64url");
+  return hash("sha256", accessToken, "buffer").subarray(0, 16).toString("base64url");
 }
 
 export interface Exchanged {
@@ -227,12 +227,13 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
   // Issued before it is known to be needed: the statement stores it only for a good exchange.
   const accessToken = issueSecret(profile.accessToken);
   const query = queryOf(em, deps.config.namedStatements);
+  const secretHash = hashSecret(input.clientSecret);
   const [result] = await query<ClientColumns & Row>(statements.exchange, [
     input.clientId,
     now,
     codeHash,
     wellFormed,
-    hashSecret(input.clientSecret),
+    secretHash,
     randomUUID(),
     accessToken.hash,
     new Date(now.getTime() + accessTokenTtlSeconds * 1000),
@@ -245,7 +246,7 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
   ]);
   // The database compared hashes; the secret is compared here too, in constant time, and even for
   // an unknown client, so timing tells nothing.
-  const secretOk = secretMatches(input.clientSecret, result?.client_secret_hash ?? "0".repeat(64));
+  const secretOk = hashesMatch(secretHash, result?.client_secret_hash ?? "0".repeat(64));
   if (!result || result.client_disabled || !secretOk) return badClient;
   if (input.grantType !== "authorization_code") return failure("unsupported_grant_type", "grant_type must be authorization_code");
   if (!input.code) return failure("invalid_request", "code is required");
