@@ -50,6 +50,19 @@ export function createConsentMethods(): ConsentMethods {
         if (!consent) throw notFound();
         // Deleted by id and counted, so of two revokes at once only one succeeds and records it.
         if (!(await tx.nativeDelete(AccountConsent, { id: consent.id }))) throw notFound();
+        // What the app holds from this user ends with the consent: its access tokens, and codes it
+        // has not exchanged yet (consumed now, so a late exchange is refused as a reuse).
+        const now = new Date();
+        await tx.execute(
+          `update account_access_tokens set revoked_at = ? where user_id = ? and oauth_provider_client_id = ? and revoked_at is null`,
+          [now, caller.user.id, consent.client.id],
+          "run",
+        );
+        await tx.execute(
+          `update account_authorization_codes set consumed_at = ? where user_id = ? and oauth_provider_client_id = ? and consumed_at is null`,
+          [now, caller.user.id, consent.client.id],
+          "run",
+        );
         // The row has no public id: the user knows the consent by the app it was given to.
         recordActivity(tx, caller, {
           action: "account_consent.revoked",

@@ -201,7 +201,20 @@ describe("Account OAuth issuer", function () {
       assert.equal(remembered.clientId, app.clientId);
       assert.deepEqual([...remembered.scopes].sort(), ["email", "openid"]);
 
+      const before = await fetch(`${issuer}/oauth2/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      assert.equal(before.status, 200);
+      const pending = await authorization({ scope: "openid email" });
+      const unexchanged = (await browser.visit(pending.url)).left!; // consent given: straight back with a code
+
       await apiPostAs(browser, "auth/revokeConsent", { clientId: app.clientId });
+      const after = await fetch(`${issuer}/oauth2/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      assert.equal(after.status, 401, "the app's access token ends with the consent");
+      assert.match(after.headers.get("www-authenticate") ?? "", /invalid_token/);
+      await assert.rejects(
+        exchange(unexchanged, pending),
+        (e: { error?: string }) => e.error === "invalid_grant",
+        "a code issued before the revocation is not exchanged after it",
+      );
       const afterRevoke = await browser.visit((await authorization({ scope: "openid" })).url);
       assert.equal(afterRevoke.res.status, 200);
       assert.match(await afterRevoke.res.text(), /wants to sign you in/);
