@@ -23,7 +23,7 @@ const dayMs = 86_400_000;
 /** The caller's own account: session facts, API keys and Account OAuth consents. */
 export function createAuthService({ clock }: CoreDeps): ServiceImpl<typeof AuthService> {
   return {
-    ...createConsentMethods(),
+    ...createConsentMethods(clock),
 
     async getSession(_req, ctx) {
       const caller = requireUser(ctx);

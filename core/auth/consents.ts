@@ -11,6 +11,7 @@ import { AccountConsent } from "../db/account-oauth-entities.ts";
 import { entityManager, requireUser } from "../context.ts";
 import { fail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
+import type { Clock } from "../deps.ts";
 
 type ConsentMethods = Pick<ServiceImpl<typeof AuthService>, "listConsents" | "revokeConsent">;
 
@@ -25,7 +26,7 @@ function consentToProto(consent: AccountConsent): ConsentMessage {
   });
 }
 
-export function createConsentMethods(): ConsentMethods {
+export function createConsentMethods(clock: Clock): ConsentMethods {
   return {
     async listConsents(_req, ctx) {
       const caller = requireUser(ctx);
@@ -50,16 +51,18 @@ export function createConsentMethods(): ConsentMethods {
         if (!consent) throw notFound();
         // Deleted by id and counted, so of two revokes at once only one succeeds and records it.
         if (!(await tx.nativeDelete(AccountConsent, { id: consent.id }))) throw notFound();
-        // What the app holds from this user ends with the consent: its access tokens, and codes it
-        // has not exchanged yet (consumed now, so a late exchange is refused as a reuse).
-        const now = new Date();
+        // What the app holds from this user ends with the consent: codes it has not exchanged yet
+        // (consumed, so a late exchange is refused as a reuse), then its access tokens. In this
+        // order no exchange slips between the two: one running now holds its code's row, so the
+        // first update waits for it and the second, a later statement, sees the token it stored.
+        const now = clock.now();
         await tx.execute(
-          `update account_access_tokens set revoked_at = ? where user_id = ? and oauth_provider_client_id = ? and revoked_at is null`,
+          `update account_authorization_codes set consumed_at = ? where user_id = ? and oauth_provider_client_id = ? and consumed_at is null`,
           [now, caller.user.id, consent.client.id],
           "run",
         );
         await tx.execute(
-          `update account_authorization_codes set consumed_at = ? where user_id = ? and oauth_provider_client_id = ? and consumed_at is null`,
+          `update account_access_tokens set revoked_at = ? where user_id = ? and oauth_provider_client_id = ? and revoked_at is null`,
           [now, caller.user.id, consent.client.id],
           "run",
         );

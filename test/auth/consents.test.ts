@@ -9,6 +9,8 @@ import { startTestCore, type TestCore } from "../support/core.ts";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 import type { Account } from "../support/fixtures.ts";
 import { rejectsWith } from "../support/errors.ts";
+import { onPostgresServer } from "../support/database.ts";
+import pg from "pg";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -112,6 +114,43 @@ describe("auth: Account OAuth consents", () => {
     assert.equal(none.rawMessage, unknown.rawMessage);
     await rejectsWith(auth(alice).revokeConsent({ clientId: `ogc_${"x".repeat(24)}` }), Code.InvalidArgument);
     assert.equal((await sql(`select count(*)::int as n from activity_events where action = 'account_consent.revoked'`))[0].n, 1);
+  });
+
+  onPostgresServer(() => {
+    it("revokes a token whose exchange commits while the revocation runs", async () => {
+      // An exchange (one statement: consume the code, store the token) holds the code's row until
+      // it commits; the revocation must wait for it and then revoke the token it stored.
+      await insertConsent(sql, bob.userId, forum, ["openid"], "2030-01-06T00:00:00Z");
+      const [client] = await sql(`select id from oauth_provider_clients where client_id = ?`, [forum]);
+      const codeId = randomUUID();
+      const tokenId = randomUUID();
+      await sql(
+        `insert into account_authorization_codes (id, code_hash, oauth_provider_client_id, user_id, redirect_uri, scopes, auth_time, expires_at, created_at)
+         values (?, ?, ?, ?, 'https://forum.example.com/cb', '["openid"]'::jsonb, now(), now() + interval '90 seconds', now())`,
+        [codeId, randomUUID().replace(/-/g, "").padEnd(64, "0"), client.id, bob.userId],
+      );
+      const exchange = new pg.Client({ connectionString: t.database.url });
+      await exchange.connect();
+      try {
+        await exchange.query("begin");
+        await exchange.query(`update account_authorization_codes set consumed_at = now() where id = $1 and consumed_at is null`, [codeId]);
+        await exchange.query(
+          `insert into account_access_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, expires_at, created_at)
+           values ($1, $2, $3, $4, $5, '["openid"]'::jsonb, now() + interval '15 minutes', now())`,
+          [tokenId, randomUUID().replace(/-/g, "").padEnd(64, "1"), codeId, client.id, bob.userId],
+        );
+        let revoked = false;
+        const revocation = auth(bob).revokeConsent({ clientId: forum }).then(() => (revoked = true));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        assert.equal(revoked, false, "the revocation waits for the exchange holding the code");
+        await exchange.query("commit");
+        await revocation;
+      } finally {
+        await exchange.end();
+      }
+      const [token] = await sql(`select revoked_at from account_access_tokens where id = ?`, [tokenId]);
+      assert.notEqual(token.revoked_at, null, "the token stored by the exchange is revoked");
+    });
   });
 });
 
