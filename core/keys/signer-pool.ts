@@ -53,6 +53,8 @@ export function createSignerPool(size = availableParallelism()): SignerPool {
       thread.pending.clear();
     };
     worker.on("error", fail);
+    // An answer that cannot be read belongs to no known job: end the thread, failing what it owed.
+    worker.on("messageerror", () => void worker.terminate());
     worker.on("exit", (code) => fail(new Error(`signing thread exited (${code})`)));
     worker.unref(); // after the listeners, which would otherwise hold the process up
     return thread;
@@ -69,17 +71,17 @@ export function createSignerPool(size = availableParallelism()): SignerPool {
     sign(kid, key, input) {
       const thread = least();
       const id = nextId++;
-      const job: SignJob = { id, kid, input };
-      if (!thread.kids.includes(kid)) {
-        job.key = key;
-        thread.kids.push(kid);
-        if (thread.kids.length > keysKept) thread.kids.shift();
-      }
+      const sendKey = !thread.kids.includes(kid);
+      const job: SignJob = { id, kid, input, ...(sendKey && { key }) };
       return new Promise<string>((resolve, reject) => {
+        thread.worker.postMessage(job); // throws before anything below records the job
+        if (sendKey) {
+          thread.kids.push(kid);
+          if (thread.kids.length > keysKept) thread.kids.shift();
+        }
         // Referenced only while it owes an answer, so an awaited signature keeps the process up.
         if (thread.pending.size === 0) thread.worker.ref();
         thread.pending.set(id, { resolve, reject });
-        thread.worker.postMessage(job);
       });
     },
     async close() {
