@@ -5,7 +5,7 @@ import { Migration0004SigningKeys } from "./0004-signing-keys.ts";
 import { Migration0005AgentPresence } from "./0005-agent-presence.ts";
 import { Migration0006GameOAuthFlow } from "./0006-game-oauth-flow.ts";
 import { Migration0007AccountOAuth } from "./0007-account-oauth.ts";
-import { Migration0008TokenInsertCost } from "./0008-token-insert-cost.ts";
+import { Migration0008ExchangeCost } from "./0008-exchange-cost.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -16,5 +16,5 @@ export const migrations = [
   { name: "0005_agent_presence", class: Migration0005AgentPresence },
   { name: "0006_game_oauth_flow", class: Migration0006GameOAuthFlow },
   { name: "0007_account_oauth", class: Migration0007AccountOAuth },
-  { name: "0008_token_insert_cost", class: Migration0008TokenInsertCost },
+  { name: "0008_exchange_cost", class: Migration0008ExchangeCost },
 ];
