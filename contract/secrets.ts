@@ -81,11 +81,6 @@ export function hashesMatch(actualHash: string, expectedHash: string): boolean {
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
-/** Whether `value` hashes to `expectedHash`, compared in constant time. */
-export function secretMatches(value: string, expectedHash: string): boolean {
-  return hashesMatch(hashSecret(value), expectedHash);
-}
-
 /** Whether a string has the shape of a secret of this kind (cheap check before any lookup). */
 export function looksLike(kind: SecretKind, value: string): boolean {
   return value.length === secretPrefixes[kind].length + 40 && value.startsWith(secretPrefixes[kind]);

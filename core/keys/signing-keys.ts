@@ -88,8 +88,6 @@ interface Cached {
   currentKid: string;
   /** The current key, unsealed on first use. */
   signingKey: () => Promise<KeyObject>;
-  /** The same, once unsealed. */
-  unsealed?: KeyObject;
 }
 
 /** A read in flight, or done (`value`). */
@@ -163,22 +161,12 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
     return { loadedAt, jwks, currentKid: current.kid, signingKey };
   }
 
-  const isFresh = (value: Cached) => {
-    const age = clock.now().getTime() - value.loadedAt;
-    // A clock set back counts as stale too, so no cache outlives its time by the clock's jump.
-    return age >= 0 && age < cacheTtlMs;
-  };
-
-  /** The cached keys when they are loaded and fresh (no wait), else nothing. */
-  function fresh(issuer: Issuer): Cached | undefined {
-    const value = cache.get(issuer)?.value;
-    return value && isFresh(value) ? value : undefined;
-  }
-
   /** The cached keys, re-read when stale; concurrent callers share one read. */
   function cached(issuer: Issuer): Promise<Cached> {
     const entry = cache.get(issuer);
-    if (entry && (!entry.value || isFresh(entry.value))) return entry.loading;
+    const age = entry?.value && clock.now().getTime() - entry.value.loadedAt;
+    // A clock set back counts as stale too, so no cache outlives its time by the clock's jump.
+    if (entry && (age === undefined || (age >= 0 && age < cacheTtlMs))) return entry.loading;
     const fresh: CacheEntry = { loading: load(issuer, entry?.value) };
     fresh.loading.then(
       (value) => (fresh.value = value),
@@ -204,8 +192,8 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
 
   return {
     async sign(issuer, payload, header = {}) {
-      const keys = fresh(issuer) ?? (await cached(issuer));
-      const key = (keys.unsealed ??= await keys.signingKey());
+      const keys = await cached(issuer);
+      const key = await keys.signingKey();
       const input = `${base64url({ ...header, alg: "RS256", kid: keys.currentKid })}.${base64url(payload)}`;
       return `${input}.${await signerPool().sign(keys.currentKid, key, input)}`;
     },

@@ -97,8 +97,10 @@ interface ExchangeStatements {
    * One round trip: looks the client up by client_id, consumes the code only when the client
    * exists, is not disabled, its secret_hash equals the presented secret's hash, and the request is
    * well-formed, and stores the access token only when the consumed code passes every check of the
-   * exchange (unexpired, this client's, this redirect_uri, PKCE). Params: see {@link exchangeParams}.
-   * One row per existing client (`client_*` columns), with the consumed code's columns (null when
+   * exchange (unexpired, this client's, this redirect_uri, PKCE). Params, in order: client_id, now,
+   * code hash, request well-formed, secret hash; token id, token hash, token expiry, now; now,
+   * redirect_uri, a verifier was sent, the verifier's S256 and plain challenges (null when
+   * malformed). One row per existing client (`client_*` columns), with the consumed code's columns (null when
    * none was consumed) and `issued` (the token was stored).
    */
   exchange: string;
@@ -153,7 +155,7 @@ interface ClientColumns {
 type Deps = Pick<CoreDeps, "clock" | "signingKeys"> & { config: Pick<CoreDeps["config"], "namedStatements"> };
 
 /** Runs one statement with `?` placeholders and returns its rows. */
-export type Query = <T = Record<string, unknown>>(sql: string, values: unknown[]) => Promise<T[]>;
+type Query = <T = Record<string, unknown>>(sql: string, values: unknown[]) => Promise<T[]>;
 
 const preparedNames = new Map<string, { name: string; text: string }>();
 
