@@ -8,14 +8,14 @@
  *     connections with a request generator that takes the next code; exactly one request per code,
  *     reported as successful exchanges / the time from the first request to the last response.
  *  b) GET /oauth2/userinfo with one valid access token, 50 connections.
- *
- * The load comes from bench/http-load.ts (BENCH_LOAD=autocannon: autocannon), whose own CPU per
- * request is printed: it runs on the same two cores as Outpost and PostgreSQL.
  *  c) report → redirect: for ≥ 200 sign-ins, the time from the agent sending the login command to
  *     the SSE reader of /oauth2/authorize/events receiving the redirect URL.
  *  d) the Account OAuth issuer (ACCOUNT_BASE_URL/api/auth), the same engine's other configuration:
  *     codes minted by a signed-in user's authorizations to a first-party (skipConsent) client, then
  *     exchanged like (a), and userinfo like (b).
+ *
+ * The load comes from bench/http-load.ts (BENCH_LOAD=autocannon: autocannon), whose own CPU per
+ * request is printed: it runs on the same two cores as Outpost and PostgreSQL.
  *
  * Codes live 90 s, so the token run is made of BENCH_BATCHES batches (default 3): mint a pool, then
  * exchange it at once; throughput is all exchanges over the time spent exchanging.
@@ -32,7 +32,7 @@ import autocannon from "autocannon";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent } from "../agent/client.ts";
 import { httpLoad } from "./http-load.ts";
-import { benchPassword, cpuPerRequest, load, loadAverages, loadGenerator, printFigures, processCpuMs, seedApiKey, startBenchServer, type Figures } from "./support.ts";
+import { benchPassword, cpuPerRequest, figuresOf, load, loadAverages, loadGenerator, printFigures, processCpuMs, seedApiKey, startBenchServer, type Figures } from "./support.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -211,16 +211,7 @@ try {
         amount: codes.length,
         request: (i) => ({ method: "POST", path: endpoint.path, headers, body: exchangeBody(codes[i]) }),
       });
-      const figures: Figures = {
-        name: label,
-        requestsPerSecond: result.ok / result.seconds,
-        p50: result.p50,
-        p99: result.p99,
-        errors: result.errors,
-        non2xx: result.non2xx,
-        generatorCpuMicros: result.generatorCpuMicros,
-      };
-      return { figures, seconds: result.seconds, ok: result.ok };
+      return { figures: figuresOf(label, result), seconds: result.seconds, ok: result.ok };
     }
     let i = 0;
     // autocannon ends a run only at its next 1-second sample tick, so the run's own duration rounds
@@ -254,48 +245,64 @@ try {
     return { figures, seconds, ok: result["2xx"] };
   }
 
+  const serverPid = bench.serve.child.pid;
+
+  /** A warm-up pool, then BENCH_BATCHES measured pools, each minted and then exchanged at once. */
+  async function tokenBatches(mint: (count: number) => Promise<string[]>, endpoint: TokenEndpoint, label: (batch: number, codes: number) => string) {
+    await exchangeAll(await mint(Math.min(1000, poolSize)), "warm-up", endpoint);
+    const runs: { figures: Figures; seconds: number; ok: number; minted: number; mintSeconds: number }[] = [];
+    let cpuMs: number | undefined = 0;
+    for (let b = 0; b < batches; b++) {
+      const mintStarted = performance.now();
+      const pool = await mint(poolSize);
+      const mintSeconds = (performance.now() - mintStarted) / 1000;
+      const cpuBefore = processCpuMs(serverPid);
+      runs.push({ ...(await exchangeAll(pool, label(b + 1, pool.length), endpoint)), minted: pool.length, mintSeconds });
+      const cpuAfter = processCpuMs(serverPid);
+      cpuMs = cpuMs === undefined || cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuMs + cpuAfter - cpuBefore;
+    }
+    return { runs, cpuMs, seconds: runs.reduce((t, r) => t + r.seconds, 0), ok: runs.reduce((t, r) => t + r.ok, 0) };
+  }
+
+  /** Userinfo with the access token of one fresh code: a warm-up, then the measured run. */
+  async function userinfoRun(code: string, endpoint: TokenEndpoint, userinfoUrl: string, label: string) {
+    const exchanged = await fetch(endpoint.url + endpoint.path, {
+      method: "POST",
+      headers: { authorization: endpoint.authorization, "content-type": "application/x-www-form-urlencoded" },
+      body: exchangeBody(code),
+    });
+    if (exchanged.status !== 200) throw new Error(`${endpoint.path}: ${exchanged.status} ${await exchanged.text()}`);
+    const target = { url: userinfoUrl, headers: { authorization: `Bearer ${((await exchanged.json()) as Json).access_token}` }, connections };
+    await load("warm-up", { ...target, duration: 3 });
+    const cpuBefore = processCpuMs(serverPid);
+    const figures = await load(label, { ...target, duration });
+    return { figures, cpu: cpuPerRequest(cpuBefore, processCpuMs(serverPid), figures.requests ?? 0) };
+  }
+
   // c) report → redirect latency (also warms the whole sign-in path).
   await signIns(20, latencyConcurrency);
   const measured = await signIns(latencySignIns, latencyConcurrency);
   const latencies = measured.map((r) => r.reportToRedirectMs).sort((a, b) => a - b);
   const replies = measured.map((r) => r.reportToReplyMs).sort((a, b) => a - b);
 
-  // a) the token endpoint: warm up on a small pool, then the measured pool.
-  let mintStarted = performance.now();
-  const warmCodes = (await signIns(Math.min(1000, poolSize), mintConcurrency)).map((r) => r.code);
-  await exchangeAll(warmCodes, "warm-up");
-  const runs: { figures: Figures; seconds: number; ok: number; minted: number; mintSeconds: number }[] = [];
-  const serverPid = bench.serve.child.pid;
-  let tokenCpuMs: number | undefined = 0;
-  for (let b = 0; b < batches; b++) {
-    mintStarted = performance.now();
-    const pool = (await signIns(poolSize, mintConcurrency)).map((r) => r.code);
-    const mintSeconds = (performance.now() - mintStarted) / 1000;
-    const cpuBefore = processCpuMs(serverPid);
-    runs.push({ ...(await exchangeAll(pool, `POST /oauth2/token batch ${b + 1} (${pool.length} codes)`)), minted: pool.length, mintSeconds });
-    const cpuAfter = processCpuMs(serverPid);
-    tokenCpuMs = tokenCpuMs === undefined || cpuBefore === undefined || cpuAfter === undefined ? undefined : tokenCpuMs + cpuAfter - cpuBefore;
-  }
-  const tokenSeconds = runs.reduce((t, r) => t + r.seconds, 0);
-  const tokenOk = runs.reduce((t, r) => t + r.ok, 0);
+  // a) the token endpoint.
+  const {
+    runs,
+    seconds: tokenSeconds,
+    ok: tokenOk,
+    cpuMs: tokenCpuMs,
+  } = await tokenBatches(
+    async (count) => (await signIns(count, mintConcurrency)).map((r) => r.code),
+    gameToken,
+    (batch, codes) => `POST /oauth2/token batch ${batch} (${codes} codes)`,
+  );
   const minted = runs.reduce((t, r) => t + r.minted, 0);
   const mintSeconds = runs.reduce((t, r) => t + r.mintSeconds, 0);
   const oldestCodeAge = Math.max(...runs.map((r) => r.mintSeconds + r.seconds));
 
   // b) userinfo with one valid access token.
   const [one] = await signIns(1, 1);
-  const exchanged = await fetch(`${gameIssuerUrl}/oauth2/token`, {
-    method: "POST",
-    headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded" },
-    body: exchangeBody(one.code),
-  });
-  if (exchanged.status !== 200) throw new Error(`token: ${exchanged.status} ${await exchanged.text()}`);
-  const accessToken = ((await exchanged.json()) as Json).access_token;
-  const userinfoTarget = { url: `${gameIssuerUrl}/oauth2/userinfo`, headers: { authorization: `Bearer ${accessToken}` }, connections };
-  await load("warm-up", { ...userinfoTarget, duration: 3 });
-  const userinfoCpuBefore = processCpuMs(serverPid);
-  const userinfo = await load("GET /oauth2/userinfo (one token)", { ...userinfoTarget, duration });
-  const userinfoCpu = cpuPerRequest(userinfoCpuBefore, processCpuMs(serverPid), userinfo.requests ?? 0);
+  const { figures: userinfo, cpu: userinfoCpu } = await userinfoRun(one.code, gameToken, `${gameIssuerUrl}/oauth2/userinfo`, "GET /oauth2/userinfo (one token)");
 
   // d) Account OAuth: a first-party client, a signed-in user, codes from its authorizations.
   const accountClient = await api("admin/createOAuthProviderClient", { name: "Bench first-party app", redirectUris: [redirectUri], skipConsent: true });
@@ -332,31 +339,19 @@ try {
     return codes.slice(0, count);
   }
   const accountToken: TokenEndpoint = { url: bench.baseUrl, path: "/api/auth/oauth2/token", authorization: accountBasic };
-  await exchangeAll(await accountCodes(Math.min(1000, poolSize)), "warm-up", accountToken);
-  const accountRuns: { figures: Figures; seconds: number; ok: number }[] = [];
-  let accountCpuMs: number | undefined = 0;
-  for (let b = 0; b < batches; b++) {
-    const pool = await accountCodes(poolSize);
-    const cpuBefore = processCpuMs(serverPid);
-    accountRuns.push(await exchangeAll(pool, `POST /api/auth/…/token batch ${b + 1} (${pool.length})`, accountToken));
-    const cpuAfter = processCpuMs(serverPid);
-    accountCpuMs = accountCpuMs === undefined || cpuBefore === undefined || cpuAfter === undefined ? undefined : accountCpuMs + cpuAfter - cpuBefore;
-  }
-  const accountSeconds = accountRuns.reduce((t, r) => t + r.seconds, 0);
-  const accountOk = accountRuns.reduce((t, r) => t + r.ok, 0);
+  const {
+    runs: accountRuns,
+    seconds: accountSeconds,
+    ok: accountOk,
+    cpuMs: accountCpuMs,
+  } = await tokenBatches(accountCodes, accountToken, (batch, codes) => `POST /api/auth/…/token batch ${batch} (${codes})`);
   const [accountCode] = await accountCodes(1);
-  const accountExchanged = await fetch(`${bench.baseUrl}/api/auth/oauth2/token`, {
-    method: "POST",
-    headers: { authorization: accountBasic, "content-type": "application/x-www-form-urlencoded" },
-    body: exchangeBody(accountCode),
-  });
-  if (accountExchanged.status !== 200) throw new Error(`account token: ${accountExchanged.status} ${await accountExchanged.text()}`);
-  const accountAccessToken = ((await accountExchanged.json()) as Json).access_token;
-  const accountUserinfoTarget = { url: `${bench.baseUrl}/api/auth/oauth2/userinfo`, headers: { authorization: `Bearer ${accountAccessToken}` }, connections };
-  await load("warm-up", { ...accountUserinfoTarget, duration: 3 });
-  const accountUserinfoCpuBefore = processCpuMs(serverPid);
-  const accountUserinfo = await load("GET /api/auth/…/userinfo (one token)", { ...accountUserinfoTarget, duration });
-  const accountUserinfoCpu = cpuPerRequest(accountUserinfoCpuBefore, processCpuMs(serverPid), accountUserinfo.requests ?? 0);
+  const { figures: accountUserinfo, cpu: accountUserinfoCpu } = await userinfoRun(
+    accountCode,
+    accountToken,
+    `${bench.baseUrl}/api/auth/oauth2/userinfo`,
+    "GET /api/auth/…/userinfo (one token)",
+  );
 
   const generatorCpu = (rows: Figures[]) => Math.round(rows.reduce((t, r) => t + (r.generatorCpuMicros ?? 0), 0) / rows.length);
   console.log(`\nGame OAuth issuer, loopback, PostgreSQL, ${connections} connections`);

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import pg from "pg";
 import autocannon from "autocannon";
-import { httpLoad } from "./http-load.ts";
+import { httpLoad, type LoadResult } from "./http-load.ts";
 import { runCli, startServe, type ServeProcess } from "../test/support/process.ts";
 
 export interface BenchServer {
@@ -71,6 +71,20 @@ export interface Figures {
 /** Which load generator the benchmarks use: the lean one (bench/http-load.ts) unless BENCH_LOAD=autocannon. */
 export const loadGenerator: "lean" | "autocannon" = process.env.BENCH_LOAD === "autocannon" ? "autocannon" : "lean";
 
+/** The figures of one {@link httpLoad} run. */
+export function figuresOf(name: string, result: LoadResult): Figures {
+  return {
+    name,
+    requestsPerSecond: result.ok / result.seconds,
+    p50: result.p50,
+    p99: result.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    requests: result.ok,
+    generatorCpuMicros: result.generatorCpuMicros,
+  };
+}
+
 /** Runs the load generator against one request shape for `duration` seconds and returns its figures. */
 export async function load(
   name: string,
@@ -81,17 +95,7 @@ export async function load(
   if (loadGenerator === "lean") {
     const target = new URL(options.url);
     const request = { method: options.method ?? "GET", path: target.pathname + target.search, headers: options.headers, body: options.body };
-    const result = await httpLoad({ url: target.origin, connections, seconds: duration, request: () => request });
-    return {
-      name,
-      requestsPerSecond: result.ok / result.seconds,
-      p50: result.p50,
-      p99: result.p99,
-      errors: result.errors,
-      non2xx: result.non2xx,
-      requests: result.ok,
-      generatorCpuMicros: result.generatorCpuMicros,
-    };
+    return figuresOf(name, await httpLoad({ url: target.origin, connections, seconds: duration, request: () => request }));
   }
   const cpuBefore = process.cpuUsage();
   const result = await autocannon({ url: options.url, method: options.method ?? "GET", headers: options.headers, body: options.body, connections, duration });
