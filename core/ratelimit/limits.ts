@@ -87,19 +87,77 @@ export function policiesFor(config: RateLimitConfig) {
   } satisfies Record<string, RateLimitPolicy>;
 }
 
+/** What one write to the store said: the key's count after it, and the time left in its window. */
+interface Count {
+  total: number;
+  msBeforeNext: number;
+  /** Refused from memory without a write (a key already over its limit): `total` is then 0. */
+  blockedInMemory: boolean;
+}
+
+/** A call waiting for the write its point goes into. */
+interface Waiter {
+  resolve(decision: RateLimitDecision): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The library behind one policy, with one key's calls in this process sharing writes to the store:
+ * while a key's count is being written, the calls that arrive wait and are then counted together,
+ * n points in one write. Each still gets its own decision, the i-th of n having used (the count
+ * after the write − n + i), so the limit, Retry-After and a window's first refusal (consumed =
+ * limit + 1, exactly once) come out as if every call had written alone. On PostgreSQL a burst of
+ * calls with one credential would otherwise queue one update each on that key's row lock, which
+ * capped a script's throughput at the row's commit rate.
+ */
 function wrap(policy: RateLimitPolicy, limiter: RateLimiterAbstract): Limiter {
   const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+  /** Keys with a write under way → the calls that arrived since, for the next write. */
+  const waiting = new Map<string, Waiter[]>();
+
+  async function count(key: string, points: number): Promise<Count> {
+    try {
+      const res = await limiter.consume(key, points);
+      return { total: res.consumedPoints, msBeforeNext: res.msBeforeNext, blockedInMemory: false };
+    } catch (error) {
+      // The library rejects with a RateLimiterRes when the limit is exceeded, with an Error when the store fails.
+      if (!(error instanceof RateLimiterRes)) throw error;
+      return { total: error.consumedPoints, msBeforeNext: error.msBeforeNext, blockedInMemory: error.consumedPoints === 0 };
+    }
+  }
+
+  function decide(counted: Count, points: number, nth: number): RateLimitDecision {
+    const retryAfterSeconds = seconds(counted.msBeforeNext);
+    if (counted.blockedInMemory) return { allowed: false, consumed: 0, retryAfterSeconds };
+    const consumed = counted.total - points + nth;
+    return { allowed: consumed <= policy.limit, consumed, retryAfterSeconds };
+  }
+
+  function write(key: string, batch: Waiter[]): void {
+    count(key, batch.length)
+      .then(
+        (counted) => batch.forEach((waiter, i) => waiter.resolve(decide(counted, batch.length, i + 1))),
+        (error: unknown) => batch.forEach((waiter) => waiter.reject(error)),
+      )
+      .finally(() => {
+        const next = waiting.get(key)!;
+        if (next.length === 0) waiting.delete(key);
+        else {
+          waiting.set(key, []);
+          write(key, next);
+        }
+      });
+  }
+
   return {
     policy,
-    async consume(key) {
-      try {
-        const res = await limiter.consume(key);
-        return { allowed: true, consumed: res.consumedPoints, retryAfterSeconds: seconds(res.msBeforeNext) };
-      } catch (error) {
-        // The library rejects with a RateLimiterRes when the limit is exceeded, with an Error when the store fails.
-        if (!(error instanceof RateLimiterRes)) throw error;
-        return { allowed: false, consumed: error.consumedPoints, retryAfterSeconds: seconds(error.msBeforeNext) };
-      }
+    consume(key) {
+      return new Promise((resolve, reject) => {
+        const queued = waiting.get(key);
+        if (queued) return void queued.push({ resolve, reject });
+        waiting.set(key, []);
+        write(key, [{ resolve, reject }]);
+      });
     },
     async refund(key) {
       await limiter.reward(key, 1);

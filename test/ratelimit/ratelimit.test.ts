@@ -8,7 +8,8 @@ import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_
 import { RetryInfoSchema, type RetryInfo } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { apiKeyHeader } from "../../contract/credentials.ts";
 import { clientIpHeader } from "../../contract/credentials.ts";
-import { openRateLimits, type RateLimitConfig } from "../../core/ratelimit/limits.ts";
+import pg from "pg";
+import { createPostgresRateLimits, openRateLimits, type Limiter, type RateLimitConfig } from "../../core/ratelimit/limits.ts";
 import { createCore } from "../../server/core.ts";
 import { createNoSignInVerifier } from "../../core/game-oauth/login-verifier.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
@@ -151,6 +152,52 @@ describe("rate limits", () => {
       const identity = t.client(IdentityService, { headers: { [clientIpHeader]: "203.0.113.50" } });
       for (let i = 0; i < 7; i++) await identity.signOut({ sessionToken: "" });
     });
+  });
+
+  describe("one key's concurrent calls", () => {
+    /** 12 calls of one key at once against a limit of 5, as a script's parallel requests arrive. */
+    async function burst(limiter: Limiter, key: string) {
+      const decisions = await Promise.all(Array.from({ length: 12 }, () => limiter.consume(key)));
+      assert.deepEqual(
+        decisions.map((d) => d.consumed).sort((a, b) => a - b),
+        Array.from({ length: 12 }, (_, i) => i + 1),
+        "each call is counted once, in some order",
+      );
+      for (const d of decisions) assert.equal(d.allowed, d.consumed <= limiter.policy.limit, JSON.stringify(d));
+      assert.ok(decisions.every((d) => d.retryAfterSeconds >= 1 && d.retryAfterSeconds <= limiter.policy.windowSeconds));
+      // The next call of the window is refused too, and the count went on from where the burst left it.
+      const after = await limiter.consume(key);
+      assert.equal(after.allowed, false);
+      return after;
+    }
+
+    it("lets exactly the limit through, each call counted once, whatever the store", async () => {
+      const rateLimits = openRateLimits(limits, t.database);
+      closers.push(() => rateLimits.close());
+      const after = await burst(rateLimits.requests, "credential:concurrent");
+      // PostgreSQL blocks a key over its limit in memory (no more writes); memory counts on.
+      assert.equal(after.consumed, rateLimits.store === "postgres" ? 0 : 13);
+    });
+
+    onPostgresServer(() => it("shares writes on PostgreSQL: one for the first call, one for those that arrived meanwhile", async function () {
+      const writes: string[] = [];
+      const pool = new pg.Pool({ connectionString: t.database.url, max: 2 });
+      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+      pool.query = ((...args: unknown[]) => {
+        const text = typeof args[0] === "string" ? args[0] : (args[0] as { text: string }).text;
+        if (/rate_limits/.test(text)) writes.push(text);
+        return query(...args);
+      }) as typeof pool.query;
+      const rateLimits = createPostgresRateLimits(limits, pool);
+      closers.push(async () => {
+        await rateLimits.close();
+        await pool.end();
+      });
+      await burst(rateLimits.signInPerIp, "ip:198.51.100.99");
+      assert.equal(writes.length, 3, `writes: the first call's, the other 11 together's, the next call's (got ${writes.length})`);
+      const [row] = (await pool.query<{ points: number }>(`select points from rate_limits where key = 'sign_in_ip:ip:198.51.100.99'`)).rows;
+      assert.equal(row.points, 13);
+    }));
   });
 
   describe("sign-in attempts per account and per IP", () => {
