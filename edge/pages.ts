@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Context, Middleware } from "koa";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { rateLimitHeaders } from "./errors.ts";
 
 export const pageContentSecurityPolicy = [
@@ -48,16 +49,35 @@ export function sendPage(ctx: Context, status: number, html: string, policy = pa
   ctx.body = html;
 }
 
+/** Why core refused to start an authorization, as an error page shows it. */
+export interface StartRefusal {
+  /** The OAuth error code: `temporarily_unavailable` (rate limit) or `invalid_request`. */
+  error: string;
+  message: string;
+  /** Too many sign-ins started from this address (a 429). */
+  limited: boolean;
+}
+
 /**
- * When `error` is core's refusal for too many sign-ins started from this address: its rate-limit
- * headers, a 429 page made by `page` from the message, and true. Otherwise false (nothing sent).
+ * When `error` is core refusing to start an authorization in a way a page must answer — too many
+ * sign-ins started from this address (429 with its rate-limit headers) or input it finds invalid
+ * before looking at the client, such as an over-long parameter or a NUL character (400) — sends
+ * the page `page` makes and returns true. Neither is a redirect: the client's redirect URI is not
+ * trusted yet. Otherwise returns false and sends nothing.
  */
-export function sendSignInLimitPage(ctx: Context, error: unknown, page: (message: string) => string): boolean {
+export function sendStartRefusalPage(ctx: Context, error: unknown, page: (refusal: StartRefusal) => string): boolean {
   const headers = rateLimitHeaders(error);
-  if (!headers) return false;
-  for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
-  sendPage(ctx, 429, page(`too many sign-ins started from your address; try again in ${headers["Retry-After"]} seconds`));
-  return true;
+  if (headers) {
+    for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+    const message = `too many sign-ins started from your address; try again in ${headers["Retry-After"]} seconds`;
+    sendPage(ctx, 429, page({ error: "temporarily_unavailable", message, limited: true }));
+    return true;
+  }
+  if (error instanceof ConnectError && error.code === Code.InvalidArgument) {
+    sendPage(ctx, 400, page({ error: "invalid_request", message: error.rawMessage, limited: false }));
+    return true;
+  }
+  return false;
 }
 
 export interface Asset {

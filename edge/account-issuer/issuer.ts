@@ -6,7 +6,7 @@
  * (edge/oauth/), with this issuer's paths, scopes and claims.
  */
 import type { Context, Middleware } from "koa";
-import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { createClient, type Transport } from "@connectrpc/connect";
 import { AccountOAuthService, type AuthorizationStep } from "../../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
 import { Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
 import { clientIpHeader } from "../../contract/credentials.ts";
@@ -14,7 +14,7 @@ import { accountIssuerPath, accountIssuerUrl } from "../../contract/issuers.ts";
 import { readSessionCookie } from "../cookies.ts";
 import { readFields } from "../body.ts";
 import { formToken, formTokenMatches } from "../form-token.ts";
-import { redirectingFormPolicy, sendPage, sendSignInLimitPage } from "../pages.ts";
+import { redirectingFormPolicy, sendPage, sendStartRefusalPage } from "../pages.ts";
 import { accountErrorPage, consentPage } from "../account-pages/pages.ts";
 import { createDiscoveryHandler, createJwksHandler, discoveryDocument } from "../oauth/discovery.ts";
 import { oauthErrorFromCore, oauthErrorHandler } from "../oauth/oauth-errors.ts";
@@ -104,9 +104,10 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
     try {
       await work();
     } catch (error) {
-      if (sendSignInLimitPage(ctx, error, (message) => accountErrorPage("Too many sign-ins", "temporarily_unavailable", message))) return;
-      if (!(error instanceof ConnectError) || error.code !== Code.InvalidArgument) throw error;
-      sendPage(ctx, 400, accountErrorPage("This sign-in cannot go on", "invalid_request", error.rawMessage));
+      const sent = sendStartRefusalPage(ctx, error, (refusal) =>
+        accountErrorPage(refusal.limited ? "Too many sign-ins" : "This sign-in cannot go on", refusal.error, refusal.message),
+      );
+      if (!sent) throw error;
     }
   }
 

@@ -14,9 +14,10 @@ import {
 import { bindingCookieHeader, bindingHash, newBinding, readBinding } from "./binding.ts";
 import type { BotCheck } from "./bot-check.ts";
 import { readText } from "../oauth/body.ts";
+import { InvalidRequest } from "../oauth/oauth-errors.ts";
 import { mediaType } from "../body.ts";
 import { errorPage, hostedPage } from "./pages.ts";
-import { sendPage, sendSignInLimitPage } from "../pages.ts";
+import { sendPage, sendStartRefusalPage } from "../pages.ts";
 import { isCrossSite } from "../csrf.ts";
 
 export interface AuthorizeDeps {
@@ -65,14 +66,14 @@ function ensureBinding(ctx: Context, secure: boolean): string {
 }
 
 /**
- * Runs a core call whose refusal for too many requests from this address is a page (429 with
- * Retry-After), not a server error; undefined when it was refused.
+ * Runs core's start of an authorization; a refusal a page must answer (too many sign-ins from this
+ * address, a parameter core finds invalid) is sent as the error page, and gives undefined.
  */
-export async function limitedPage<T>(ctx: Context, call: () => Promise<T>): Promise<T | undefined> {
+async function startOrPage<T>(ctx: Context, call: () => Promise<T>): Promise<T | undefined> {
   try {
     return await call();
   } catch (error) {
-    if (!sendSignInLimitPage(ctx, error, (message) => errorPage("temporarily_unavailable", message))) throw error;
+    if (!sendStartRefusalPage(ctx, error, (refusal) => errorPage(refusal.error, refusal.message))) throw error;
     return undefined;
   }
 }
@@ -96,7 +97,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       }
     }
     const secret = ensureBinding(ctx, deps.secureCookies);
-    const answer = await limitedPage(ctx, () => client.startAuthorization(
+    const answer = await startOrPage(ctx, () => client.startAuthorization(
       {
         // A repeated parameter: core still checks the client and redirect URI (an error page when
         // they are not trusted), but starts no session; the redirect says what was repeated.
@@ -172,6 +173,11 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
     try {
       body = JSON.parse(await readText(ctx, 4096));
     } catch (error) {
+      if (error instanceof InvalidRequest) {
+        ctx.status = error.status;
+        ctx.body = { error: error.error, error_description: error.message };
+        return;
+      }
       if (!(error instanceof SyntaxError)) throw error;
       body = {};
     }

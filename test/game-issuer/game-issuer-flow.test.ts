@@ -222,4 +222,35 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
     assert.equal(location.searchParams.get("state"), "s1");
     assert.equal(location.searchParams.get("iss"), t.gameIssuerUrl);
   });
+
+  it("answers input core refuses (an over-long parameter, a NUL) with a 400 page on both issuers, never a 500 or a redirect", async () => {
+    const base = { response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "s1" };
+    const cases: Array<[string, Record<string, string>]> = [
+      ["over-long state", { state: "s".repeat(5000) }],
+      ["over-long nonce", { nonce: "n".repeat(5000) }],
+      ["NUL in state", { state: "a\u0000b" }],
+    ];
+    for (const [name, change] of cases) {
+      const query = new URLSearchParams({ ...base, ...change });
+      for (const url of [`${t.gameIssuerUrl}/oauth2/authorize?${query}`, `${t.baseUrl}/api/auth/oauth2/authorize?${query}`]) {
+        const res = await fetch(url, { redirect: "manual" });
+        assert.equal(res.status, 400, `${name}: ${url.slice(0, 60)}`);
+        assert.equal(res.headers.get("location"), null, name);
+        assert.match(res.headers.get("content-type")!, /text\/html/, name);
+        assert.match(await res.text(), /invalid_request/, name);
+      }
+    }
+  });
+
+  it("refuses an oversized browser-check answer with 413, not a 500", async () => {
+    const page = await fetch(`${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "s" })}`);
+    const cookie = page.headers.get("set-cookie")!.split(";")[0];
+    const res = await fetch(`${t.gameIssuerUrl}/oauth2/authorize/verify-challenge`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie },
+      body: JSON.stringify({ session: "x", payload: "p".repeat(10_000) }),
+    });
+    assert.equal(res.status, 413);
+    assert.equal(((await res.json()) as Json).error, "invalid_request");
+  });
 });
