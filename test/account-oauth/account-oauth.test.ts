@@ -541,6 +541,17 @@ describe("Account OAuth sign-in page: rate limits", function () {
     }
   });
 
+  it("a dashboard page over the session's limit is a 429 page with Retry-After", async () => {
+    const browser = new FormBrowser(t.baseUrl);
+    await browser.signUp("dashboard-limited@example.com", password, "Busy");
+    let res: Response | undefined;
+    for (let i = 0; i < 10 && res?.status !== 429; i++) res = await browser.request("/app/account/security");
+    assert.equal(res!.status, 429, "the session's calls ran over RATE_LIMIT_PER_MINUTE=5");
+    assert.ok(Number(res!.headers.get("retry-after")) > 0, "Retry-After in seconds");
+    assert.match(res!.headers.get("ratelimit-policy")!, /^"default";q=5;w=60$/);
+    assert.match(await res!.text(), /too many requests; try again in \d+ seconds?/);
+  });
+
   it("limits authorization starts per address on both issuers: a 429 page with Retry-After", async () => {
     const params = new URLSearchParams({ response_type: "code", client_id: "oac_000000000000000000000000", redirect_uri: redirectUri, state: "s" });
     const statuses: number[] = [];
