@@ -35,8 +35,10 @@ export const HostedAuthorization = defineEntity({
     loginCodeSealed: p.string().length(128),
     /** "pending" | "completed" | "expired" */
     status: p.string().length(16),
-    /** When completed: redirect_uri with code, state and iss. */
-    redirectUrl: p.text().nullable(),
+    /** X25519 public key (base64url) derived from the browser binding hash; completion seals to it. */
+    completionKey: p.string().length(64).nullable(),
+    /** When completed: redirect_uri with code, state and iss, sealed to `completionKey` (core/game-oauth/sealed-redirect.ts). */
+    redirectUrlSealed: p.text().nullable(),
     expiresAt: p.datetime().index(),
     completedAt: p.datetime().nullable(),
     createdAt: createdAt(),

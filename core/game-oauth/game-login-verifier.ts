@@ -14,6 +14,7 @@ import { appendQuery } from "../oauth/authorization-request.ts";
 import { authorizationCodeTtlMs } from "../oauth/token-engine.ts";
 import { formatLoginCode, hashLoginCode } from "./login-codes.ts";
 import type { LoginVerifier } from "./login-verifier.ts";
+import { sealToBrowser } from "./sealed-redirect.ts";
 
 export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger">;
 
@@ -58,10 +59,12 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
 
       const authorizationCode = issueSecret("gameAuthorizationCode");
       const completed = await em.transactional(async (tx) => {
-        const [done] = await tx.execute<Array<{ redirect_uri: string; state: string; nonce: string | null; code_challenge: string | null; code_challenge_method: string | null }>>(
+        const [done] = await tx.execute<Array<{
+          redirect_uri: string; state: string; nonce: string | null; code_challenge: string | null; code_challenge_method: string | null; completion_key: string;
+        }>>(
           `update hosted_authorizations set status = 'completed', completed_at = ?
-            where id = ? and status = 'pending' and expires_at > ?
-            returning redirect_uri, state, nonce, code_challenge, code_challenge_method`,
+            where id = ? and status = 'pending' and expires_at > ? and completion_key is not null
+            returning redirect_uri, state, nonce, code_challenge, code_challenge_method, completion_key`,
           [now, session.id, now],
         );
         if (!done) return false;
@@ -84,7 +87,8 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
           "run",
         );
         const redirectUrl = appendQuery(done.redirect_uri, { code: authorizationCode.value, state: done.state, iss: deps.config.gameIssuerUrl });
-        await tx.execute(`update hosted_authorizations set redirect_url = ? where id = ?`, [redirectUrl, session.id], "run");
+        // The code itself is stored only hashed; the browser's copy is sealed to its binding.
+        await tx.execute(`update hosted_authorizations set redirect_url_sealed = ? where id = ?`, [sealToBrowser(done.completion_key, redirectUrl), session.id], "run");
         recordActivity(tx, "agent", {
           organizationId: server.organizationId,
           action: "game_oauth.sign_in",

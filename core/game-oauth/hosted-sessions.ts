@@ -15,6 +15,7 @@ import {
 import { gameToProto } from "../convert.ts";
 import { isOnline } from "../agents/presence.ts";
 import { bindingCheck, formatLoginCode, hashLoginCode, newLoginCode, openLoginCode, sealLoginCode } from "./login-codes.ts";
+import { completionKey, openAsBrowser } from "./sealed-redirect.ts";
 
 export const sessionTtlMs = 10 * 60_000;
 
@@ -46,12 +47,13 @@ export async function insertSession(em: EntityManager, session: NewSession, now:
     try {
       await em.execute(
         `insert into hosted_authorizations (id, game_oauth_client_id, organization_id, redirect_uri, state, nonce, code_challenge,
-           code_challenge_method, browser_binding_check, login_code_hash, login_code_sealed, status, expires_at, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+           code_challenge_method, browser_binding_check, login_code_hash, login_code_sealed, completion_key, status, expires_at, created_at)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
         [
           id, session.client.id, session.client.organizationId, session.redirectUri, session.state, session.nonce,
           session.codeChallenge, session.codeChallengeMethod, bindingCheck(session.browserBindingHash),
-          hashLoginCode(loginCode), sealLoginCode(loginCode, session.browserBindingHash), expiresAt, now,
+          hashLoginCode(loginCode), sealLoginCode(loginCode, session.browserBindingHash), completionKey(session.browserBindingHash),
+          expiresAt, now,
         ],
         "run",
       );
@@ -71,6 +73,7 @@ interface SessionRow {
   expires_at: Date;
   login_code_sealed: string;
   redirect_url: string | null;
+  redirect_url_sealed: string | null;
   client_name: string;
   verifier_policy: string;
   client_id: string;
@@ -78,21 +81,22 @@ interface SessionRow {
 
 /** The session as its bound browser sees it at `now`, or undefined (unknown, or bound to another browser). */
 export async function readSession(em: EntityManager, sessionId: string, bindingHash: string, now: Date): Promise<AuthorizationSession | undefined> {
-  const [row] = await em.execute<SessionRow[]>(
-    `select h.id, h.status, h.expires_at, h.login_code_sealed, h.redirect_url, c.name as client_name, c.verifier_policy, c.id as client_id
+  const [row] = await em.execute<Array<Omit<SessionRow, "redirect_url">>>(
+    `select h.id, h.status, h.expires_at, h.login_code_sealed, h.redirect_url_sealed, c.name as client_name, c.verifier_policy, c.id as client_id
        from hosted_authorizations h join game_oauth_clients c on c.id = h.game_oauth_client_id
       where h.id = ? and h.browser_binding_check = ?`,
     [sessionId, bindingCheck(bindingHash)],
   );
   if (!row) return undefined;
   const loginCode = openLoginCode(row.login_code_sealed, bindingHash);
-  return sessionToProto(em, { ...row, loginCode }, now);
+  const redirectUrl = row.redirect_url_sealed ? openAsBrowser(row.redirect_url_sealed, bindingHash) : null;
+  return sessionToProto(em, { ...row, loginCode, redirect_url: redirectUrl }, now);
 }
 
 /** Builds the message; lists the allowed servers under selected_servers, with their presence now. */
 export async function sessionToProto(
   em: EntityManager,
-  row: Omit<SessionRow, "login_code_sealed"> & { loginCode: string },
+  row: Omit<SessionRow, "login_code_sealed" | "redirect_url_sealed"> & { loginCode: string },
   now: Date,
 ): Promise<AuthorizationSession> {
   const expiresAt = new Date(row.expires_at);

@@ -196,6 +196,11 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       assert.equal(url.searchParams.get("iss"), "http://game.test");
       assert.match(codeOf(done), /^ogx_/);
       assert.equal((await stream.next()).done, true, "the stream ends with the completion");
+      // The database holds the code only hashed: the session's copy opens for the bound browser alone.
+      const [stored] = await w.t.orm.em.fork().getConnection().execute(`select * from hosted_authorizations where id = ?`, [session.sessionId]);
+      assert.ok(!JSON.stringify(stored).includes(codeOf(done)), "the authorization code is not stored in clear");
+      assert.equal((await w.oauth().getAuthorization({ sessionId: session.sessionId, browserBindingHash: browser })).session?.redirectUrl, done.redirectUrl);
+      await assert.rejects(w.oauth().getAuthorization({ sessionId: session.sessionId, browserBindingHash: binding() }));
       const again = await server.agent!.playCommand(player(), command(session));
       assert.match(again.message, /No sign-in is waiting/, "a code completes one sign-in");
       const { events } = await w.t.client(ActivityService, { session: w.session }).listOrganizationActivity({ organizationSlug: "acme" });
