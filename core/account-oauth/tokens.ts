@@ -57,6 +57,12 @@ export function accountTokenProfile(config: Pick<CoreConfig, "accountIssuerUrl">
       ...(claims.email !== undefined && { email: claims.email, email_verified: claims.emailVerified }),
     }),
     scope: (row) => row.scopes.join(" "),
+    codeReused: (row, presentedBy) => ({
+      action: "account_oauth.code_reused",
+      targetType: "oauth_provider_client",
+      targetId: row.public_client_id,
+      details: { clientId: row.public_client_id, clientName: row.client_name, presentedBy, userId: row.user_id },
+    }),
     userInfoSql: `select t.user_id, t.scopes, u.name, u.email
        from account_access_tokens t
        join users u on u.id = t.user_id

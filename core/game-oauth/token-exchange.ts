@@ -66,6 +66,14 @@ export function gameTokenProfile(config: Pick<CoreConfig, "gameIssuerUrl">): Tok
       verified_by_server_id: claims.verifiedByServerId,
     }),
     scope: () => "openid profile",
+    codeReused: (row, presentedBy) => ({
+      organizationId: row.organization_id,
+      action: "game_oauth.code_reused",
+      targetType: "game_oauth_client",
+      targetId: row.public_client_id,
+      serverId: row.server_id,
+      details: { clientId: row.public_client_id, clientName: row.client_name, presentedBy },
+    }),
     userInfoSql: `select a.sub, a.name, a.game, a.account_uuid, t.organization_id, t.server_id
        from access_tokens t
        join game_accounts a on a.id = t.game_account_id

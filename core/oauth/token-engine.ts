@@ -14,6 +14,7 @@ import { OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oau
 import type { CoreDeps } from "../deps.ts";
 import type { Issuer } from "../keys/signing-keys.ts";
 import { hashesMatch, hashSecret, issueSecret, type SecretKind } from "../../contract/secrets.ts";
+import { recordActivity, type ActivityFacts } from "../activity/record.ts";
 
 export const accessTokenTtlSeconds = 900;
 export const idTokenTtlSeconds = 600;
@@ -46,6 +47,9 @@ export interface ConsumedCode {
   expires_at: Date;
 }
 
+/** What {@link ExchangeStatements.markReused} returns: the code's client and its further columns. */
+export type CodeReusedRow<Row> = Omit<Row, keyof ConsumedCode> & { public_client_id: string; client_name: string };
+
 /** One issuer's configuration of the engine. */
 export interface TokenProfile<Row extends ConsumedCode, Claims> {
   /** Whose signing keys sign the ID tokens. */
@@ -55,6 +59,12 @@ export interface TokenProfile<Row extends ConsumedCode, Claims> {
   accessToken: SecretKind;
   /** Its tables, from which the engine builds the one statement that authenticates, consumes and issues. */
   tables: ExchangeTables;
+  /**
+   * The activity event for a code presented after its exchange (once per code; its tokens are then
+   * revoked): `row` holds the code's client and its `codeColumns`, `presentedBy` the client_id that
+   * presented it again.
+   */
+  codeReused(row: CodeReusedRow<Row>, presentedBy: string): ActivityFacts;
   /** The claims of a consumed code (ID token) — as the userinfo endpoint names them too. */
   claims(row: Row): Claims;
   /** The claims as the ID token spells them, `sub` included. */
@@ -104,7 +114,10 @@ interface ExchangeStatements {
    * none was consumed) and `issued` (the token was stored).
    */
   exchange: string;
-  /** Params: now, code hash. */
+  /**
+   * Marks a consumed code reused, which revokes what it issued. Params: now, code hash. Returns the
+   * code's client and `codeColumns` only the first time, so its activity event is written once.
+   */
   markReused: string;
 }
 
@@ -138,7 +151,9 @@ function exchangeStatements(t: ExchangeTables): ExchangeStatements {
               exists (select 1 from issued) as issued
          from client cl
          left join (select c.*, ${t.claimsColumns} from consumed c ${t.claimsJoin}) k on true`,
-      markReused: `update ${t.codes} set reused_at = coalesce(reused_at, ?) where code_hash = ?`,
+      markReused: `update ${t.codes} c set reused_at = ? from ${t.clients} cl
+         where c.code_hash = ? and c.reused_at is null and cl.id = c.${t.codeClientColumn}
+         returning cl.client_id as public_client_id, cl.name as client_name, ${t.codeColumns.split(",").map((col) => `c.${col.trim()}`).join(", ")}`,
     };
     statementsOf.set(t, statements);
   }
@@ -257,7 +272,11 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
   if (result.id == null) {
     // Unknown, or used before: the code is marked reused, which kills every token it issued —
     // including one its first use is still inserting (userinfo refuses tokens of a reused code).
-    await em.execute(statements.markReused, [now, codeHash], "run");
+    await em.transactional(async (tx) => {
+      const [reused] = await tx.execute<Array<Record<string, unknown>>>(statements.markReused, [now, codeHash]);
+      // Someone held a code that was already exchanged: a leaked or replayed redirect.
+      if (reused) recordActivity(tx, "system", profile.codeReused(reused as CodeReusedRow<Row>, input.clientId));
+    });
     return failure("invalid_grant", "the code is invalid, expired or already used");
   }
   const row: Row = result;

@@ -393,6 +393,15 @@ describe("Account OAuth issuer", function () {
       const res = await fetch(`${issuer}/oauth2/userinfo`, { headers: { authorization: `Bearer ${first.json.access_token}` } });
       assert.equal(res.status, 401);
       assert.match(res.headers.get("www-authenticate")!, /error="invalid_token"/);
+      assert.equal((await token({ code, code_verifier: flow.verifier })).json.error, "invalid_grant");
+      // Platform activity records it once for the code, naming the app and the account.
+      const listed = await fetch(`${t.baseUrl}/api/http/activity/listPlatformActivity`, { headers: { "x-api-key": adminKey } });
+      const events = ((await listed.json()) as { events: Array<{ action: string; targetId: string; details: Record<string, string> }> }).events;
+      const reused = events.filter((e) => e.action === "account_oauth.code_reused" && e.details.presentedBy === app.clientId);
+      assert.equal(reused.length, 1, `${listed.status} ${JSON.stringify(reused)}`);
+      assert.equal(reused[0].targetId, app.clientId);
+      const [user] = await t.outpost.runtime.orm.em.fork().getConnection().execute(`select id from users where email = 'reuse@example.com'`);
+      assert.equal(reused[0].details.userId, user.id);
     });
 
     it("a wrong redirect URI, a wrong or missing PKCE verifier: invalid_grant, and the code is then dead", async () => {

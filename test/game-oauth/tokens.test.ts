@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createLocalJWKSet, jwtVerify } from "jose";
+import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import type { ExchangeCodeRequest } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import type { TokenSet } from "../../gen/outpost/oauth/v1/oauth_pb.js";
@@ -110,7 +111,21 @@ describe("Game OAuth: token exchange and userinfo", function () {
     assert.equal(errorOf(await exchange({ code })), "invalid_grant");
     const after = await userInfo(first.accessToken);
     assert.equal(after.outcome.case === "error" && after.outcome.value.error, "invalid_token");
+    assert.equal(errorOf(await exchange({ code })), "invalid_grant");
+    // The organization's activity says so, once per code however often it comes back.
+    const reused = (await reuseEvents()).filter((e) => e.details.clientId === client.clientId);
+    assert.equal(reused.length, 1);
+    assert.deepEqual(
+      [reused[0].targetType, reused[0].targetId, reused[0].serverId, reused[0].details.presentedBy, reused[0].details.clientName],
+      ["game_oauth_client", client.clientId, serverId, client.clientId, "Demo App"],
+    );
   });
+
+  /** The organization's game_oauth.code_reused events, as its owner lists them. */
+  async function reuseEvents() {
+    const { events } = await w.t.client(ActivityService, { session: w.session }).listOrganizationActivity({ organizationSlug: "acme" });
+    return events.filter((e) => e.action === "game_oauth.code_reused");
+  }
 
   it("refuses a code older than 90 seconds", async () => {
     const code = await signIn();
@@ -170,9 +185,13 @@ describe("Game OAuth: token exchange and userinfo", function () {
 
   it("of 64 concurrent exchanges of one code exactly one succeeds", async () => {
     const code = await signIn();
+    const before = (await reuseEvents()).length;
     const results = await Promise.all(Array.from({ length: 64 }, () => exchange({ code })));
     assert.equal(results.filter((r) => r.outcome.case === "tokens").length, 1);
     assert.ok(results.every((r) => r.outcome.case === "tokens" || errorOf(r) === "invalid_grant"));
+    assert.equal((await reuseEvents()).length, before + 1, "63 refused exchanges, one event");
+    assert.equal(errorOf(await exchange({ code })), "invalid_grant");
+    assert.equal((await reuseEvents()).length, before + 1, "and none for a later one");
   });
 
   it("userinfo refuses an unknown or expired token", async () => {
