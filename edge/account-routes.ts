@@ -45,7 +45,9 @@ export function safeReturnPath(value: unknown): string {
   if (/[\\\x00-\x1f\x7f]/.test(value)) return "";
   const base = new URL("http://outpost.invalid");
   const url = new URL(value, base);
-  return url.origin === base.origin ? url.pathname + url.search : "";
+  // Dot segments can turn a path into a scheme-relative one ("/.//evil.example" → "//evil.example").
+  const path = url.pathname + url.search;
+  return url.origin === base.origin && !path.startsWith("//") ? path : "";
 }
 
 /** The messages of a sign-in's return path that says why the app asks again (prompt=login, max_age). */

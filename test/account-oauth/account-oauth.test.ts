@@ -347,10 +347,12 @@ describe("Account OAuth issuer", function () {
     });
 
     it("returns after sign-in only to a path on this site (no open redirect)", async () => {
-      for (const returnTo of ["//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)", "/app/servers?x=1"]) {
+      const elsewhere = ["//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)", "/.//evil.example/x", "/a/..//evil.example/x"];
+      for (const returnTo of [...elsewhere, "/app/servers?x=1"]) {
         const browser = new FormBrowser(t.baseUrl);
         const page = await browser.request(`/sign-in?return_to=${encodeURIComponent(returnTo)}`);
         const html = await page.text();
+        if (returnTo.includes("evil")) assert.doesNotMatch(html, /evil\.example/, `the page does not carry ${returnTo} on`);
         const formToken = /name="form_token" value="([^"]+)"/.exec(html)![1];
         const res = await browser.request("/sign-in", { form: { form_token: formToken, email: "refused@example.com", password, return_to: returnTo } });
         assert.equal(res.status, 303, returnTo);
