@@ -38,6 +38,11 @@ export function createAuthService({ clock }: CoreDeps): ServiceImpl<typeof AuthS
 
     async createApiKey(req, ctx) {
       const caller = requireUser(ctx);
+      // A key made with a key would outlive the first's expiry and survive its revocation: a
+      // leaked key must not be able to mint its own replacement.
+      if (caller.credential.kind !== "session") {
+        throw fail("permission_denied", "API keys are created by a signed-in user (the dashboard's Security page), not with an API key");
+      }
       const expiresAt =
         req.expiry.case === "expiresInDays"
           ? new Date(clock.now().getTime() + req.expiry.value * dayMs)

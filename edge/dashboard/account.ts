@@ -45,7 +45,7 @@ async function securityPage(ctx: Context, v: Viewer, values?: { name?: string; e
               label: "Revoke",
               ariaLabel: `Revoke consent for ${a.clientName}`,
               confirm: `Revoke your consent to ${a.clientName}?`,
-              consequence: "It asks for your consent again the next time you sign in to it. Tokens it already has stay valid until they expire.",
+              consequence: "It asks for your consent again the next time you sign in to it, and the tokens it holds for you stop working at once.",
               buttonClass: "danger small",
             })}</td></tr>`,
           )}</tbody></table></div>`

@@ -72,8 +72,12 @@ describe("http api: routing, shapes, statuses and credentials", () => {
       assert.equal(res.body.credential, "api_key");
     });
 
-    it("auth/createApiKey → {apiKey:{id,name,prefix,expiresAt}, key}; listApiKeys never shows a secret; revokeApiKey", async () => {
-      const created = await api("POST", "auth/createApiKey", { key: ownerKey, body: { name: "temporary", expiresInDays: 7 } });
+    it("auth/createApiKey (signed in, not with a key) → {apiKey:{id,name,prefix,expiresAt}, key}; listApiKeys never shows a secret; revokeApiKey", async () => {
+      const withKey = await api("POST", "auth/createApiKey", { key: ownerKey, body: { name: "temporary", expiresInDays: 7 } });
+      assert.equal(withKey.status, 403, "a key cannot mint another key");
+      assert.equal(withKey.body.code, "permission_denied");
+      assert.match(withKey.body.message, /created by a signed-in user/);
+      const created = await api("POST", "auth/createApiKey", { cookie: ownerCookie, headers: { origin }, body: { name: "temporary", expiresInDays: 7 } });
       assert.equal(created.status, 200);
       const { apiKey, key } = created.body;
       assert.match(key, /^opk_[0-9A-Za-z]{40}$/);

@@ -279,7 +279,8 @@ export declare const AuthService: GenService<{
     output: typeof GetSessionResponseSchema;
   },
   /**
-   * Creates an API key acting as the caller; the secret is in this response only.
+   * Creates an API key acting as the caller; the secret is in this response only. Only a signed-in
+   * session may create one (permission_denied with an API key: a key cannot mint its replacement).
    *
    * @generated from rpc outpost.auth.v1.AuthService.CreateApiKey
    */
@@ -319,8 +320,8 @@ export declare const AuthService: GenService<{
     output: typeof ListConsentsResponseSchema;
   },
   /**
-   * Forgets the caller's consent to the app: its next authorization asks again. Tokens already
-   * issued to the app stay valid until they expire.
+   * Forgets the caller's consent to the app: its next authorization asks again, the app's access
+   * tokens for the caller stop working and its codes not yet exchanged are dead.
    *
    * @generated from rpc outpost.auth.v1.AuthService.RevokeConsent
    */
