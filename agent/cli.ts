@@ -9,7 +9,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
-import { PlayerAuth, commandProblem, startAgent, type AgentEvent, type AgentOptions, type Player } from "./client.ts";
+import { PlayerAuth, commandProblem, playerProblem, startAgent, type AgentEvent, type AgentOptions, type Player } from "./client.ts";
 
 const usage = `usage: outpost-agent <command>
 
@@ -88,7 +88,7 @@ function parsePlayers(list: string | undefined): Player[] {
   if (!list) return [];
   return list.split(",").map((entry) => {
     const [name, uuid] = entry.trim().split(":");
-    const problem = commandProblem({ name: name ?? "", uuid: uuid ?? "" }, "players");
+    const problem = playerProblem({ name: name ?? "", uuid: uuid ?? "" });
     if (problem) throw new UsageError(`players: ${problem} in "${entry.trim()}" (expected name:uuid)`);
     return { name, uuid };
   });

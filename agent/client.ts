@@ -57,7 +57,11 @@ export type AgentEvent =
 export interface Agent {
   /** The Welcome of the current connection, once there is one; rejects if the agent stops first. */
   connected(timeoutMs?: number): Promise<Welcome>;
-  /** The players online now; sent at once and after every reconnect. */
+  /**
+   * The players online now; sent at once and after every reconnect. Throws, sending nothing, for a
+   * list the contract refuses (a bad name or UUID, more than {@link maxPlayers}): Outpost would end
+   * the stream over it, and reconnecting could not help.
+   */
   setPlayers(players: Player[]): void;
   /** Plays a command as `player` and resolves with what Outpost tells them. */
   playCommand(player: Player, text: string, timeoutMs?: number): Promise<Reply>;
@@ -72,10 +76,20 @@ const refusals = new Set([Code.Unauthenticated, Code.PermissionDenied, Code.Fail
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Why a player or command would be refused by the contract's rules, if it would. */
-export function commandProblem(player: Player, text: string): string | undefined {
+/** The most players one Players message may list (the contract's max_items). */
+export const maxPlayers = 5000;
+
+/** Why a player would be refused by the contract's rules, if it would. */
+export function playerProblem(player: Player): string | undefined {
   if (!uuidPattern.test(player.uuid)) return `"${player.uuid}" is not a UUID`;
   if (!/^\S{1,32}$/.test(player.name)) return `"${player.name}" is not a player name (1 to 32 characters, no spaces)`;
+  return undefined;
+}
+
+/** Why a player or command would be refused by the contract's rules, if it would. */
+export function commandProblem(player: Player, text: string): string | undefined {
+  const problem = playerProblem(player);
+  if (problem) return problem;
   if (text.trim() === "" || text.length > 256) return "a command has 1 to 256 characters";
   return undefined;
 }
@@ -201,6 +215,11 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
     stopped,
     connected,
     setPlayers(list) {
+      if (list.length > maxPlayers) throw new Error(`at most ${maxPlayers} players can be reported (got ${list.length})`);
+      for (const player of list) {
+        const problem = playerProblem(player);
+        if (problem) throw new Error(`players: ${problem}`);
+      }
       players = [...list];
       live?.send({ case: "players", value: { players } });
     },

@@ -1,8 +1,10 @@
+import { randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
-import { AgentService } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { AgentService, type ConnectRequestSchema } from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import { PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
@@ -108,13 +110,27 @@ describe("agent service: credentials, presence, events, instances", function () 
   describe("the stream", () => {
     it("checks each message against the contract, and wants Hello first", async () => {
       const server = await createServer("Strict");
-      const agent = connect(server.key);
-      await agent.connected();
-      agent.setPlayers([{ name: "Steve", uuid: "not-a-uuid" }]);
-      const error = await rejectsWith(agent.stopped, Code.InvalidArgument);
+      const client = createClient(AgentService, t.core.transport());
+      const stream = createWritableIterable<MessageInitShape<typeof ConnectRequestSchema>>();
+      void stream.write({ message: { case: "hello", value: { game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, agentVersion: "test" } } }).catch(() => {});
+      void stream.write({ message: { case: "players", value: { players: [{ name: "Steve", uuid: "not-a-uuid" }] } } }).catch(() => {});
+      const readAll = async () => {
+        for await (const response of client.connect(stream, { headers: { [agentKeyHeader]: server.key } })) void response;
+      };
+      const error = await rejectsWith(readAll(), Code.InvalidArgument);
       assert.match(error.rawMessage, /players\[0\]\.uuid/);
 
-      const client = createClient(AgentService, t.core.transport());
+      // The agent library refuses such a list itself, so one odd player cannot end its stream for good.
+      const agent = connect(server.key);
+      await agent.connected();
+      assert.throws(() => agent.setPlayers([{ name: "Steve", uuid: "not-a-uuid" }]), /"not-a-uuid" is not a UUID/);
+      assert.throws(() => agent.setPlayers([{ name: "Two words", uuid: randomUUID() }]), /not a player name/);
+      assert.throws(() => agent.setPlayers(Array.from({ length: 5001 }, (_, i) => ({ name: `p${i}`, uuid: randomUUID() }))), /at most 5000 players/);
+      agent.setPlayers([{ name: "Steve", uuid: randomUUID() }]);
+      for (let i = 0; i < 50 && (await row(server.id)).player_count !== 1; i++) await sleep(20);
+      const stored = await row(server.id);
+      assert.deepEqual([stored.online, stored.player_count], [true, 1], "still connected, with the good list");
+
       const requests = createWritableIterable<{ message: { case: "heartbeat"; value: object } }>();
       void requests.write({ message: { case: "heartbeat", value: {} } }).catch(() => {});
       const read = async () => {
