@@ -89,10 +89,14 @@ export function requirePlatformAdmin(caller: UserCaller): void {
   if (!caller.user.platformAdmin) throw fail("platform_admin_required", "only a platform admin can do this");
 }
 
+/** The limits of a plan PLANS configures, by its own names only ("constructor" is no plan), or undefined. */
+export function configuredPlan(plans: Readonly<Record<string, PlanLimits>>, name: string): PlanLimits | undefined {
+  return Object.hasOwn(plans, name) ? plans[name] : undefined;
+}
+
+/** An organization's limits. A plan no longer in PLANS allows nothing new, so it shows as 0 of each. */
 export function planLimits(config: CoreConfig, plan: string): PlanLimits {
-  const limits = config.plans[plan];
-  if (!limits) throw new Error(`organization plan "${plan}" is not configured`);
-  return limits;
+  return configuredPlan(config.plans, plan) ?? { servers: 0, gameOAuthClients: 0 };
 }
 
 /**
@@ -107,6 +111,12 @@ export async function reservePlanCapacity(
   countExisting: () => Promise<number>,
 ): Promise<void> {
   const organization = await em.findOneOrFail(Organization, { id: organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  if (!configuredPlan(config.plans, organization.plan)) {
+    throw fail(
+      "failed_precondition",
+      `this organization's plan "${organization.plan}" is no longer offered here, so nothing can be added; a platform admin can move it to another plan`,
+    );
+  }
   const limit = planLimits(config, organization.plan)[resource];
   const used = await countExisting();
   if (used >= limit) {

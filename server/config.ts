@@ -110,7 +110,8 @@ function plans(env: Env): Record<string, PlanLimits> {
   if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || Object.keys(parsed).length === 0) {
     throw new ConfigError(`${shape} (got ${raw})`);
   }
-  const result: Record<string, PlanLimits> = {};
+  // No prototype: a plan named like one of Object's properties is just a name.
+  const result: Record<string, PlanLimits> = Object.create(null);
   for (const [name, limits] of Object.entries(parsed)) {
     const ok =
       /^[a-z0-9_-]{1,40}$/.test(name) &&
@@ -145,7 +146,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   }
   const planTable = plans(env);
   const defaultPlan = read(env, "DEFAULT_PLAN");
-  if (!planTable[defaultPlan]) {
+  if (!Object.hasOwn(planTable, defaultPlan)) {
     throw new ConfigError(`DEFAULT_PLAN must name a plan in PLANS (${Object.keys(planTable).join(", ")}; got "${defaultPlan}")`);
   }
   return Object.freeze({

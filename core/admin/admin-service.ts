@@ -12,7 +12,7 @@ import {
 import { Membership, Organization, User } from "../db/entities.ts";
 import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import { requirePlatformAdmin } from "../access.ts";
+import { configuredPlan, requirePlatformAdmin } from "../access.ts";
 import { fail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
 import { likeLiteral } from "../sql.ts";
@@ -68,7 +68,7 @@ export function createAdminService(deps: CoreDeps): ServiceImpl<typeof AdminServ
     async setOrganizationPlan(req, ctx) {
       const caller = requireUser(ctx);
       requirePlatformAdmin(caller);
-      if (!config.plans[req.plan]) {
+      if (!configuredPlan(config.plans, req.plan)) {
         throw fail("invalid_argument", `plan: unknown plan "${req.plan}"; configured: ${Object.keys(config.plans).join(", ")}`);
       }
       return entityManager(ctx).transactional(async (tx) => {

@@ -156,9 +156,29 @@ describe("admin: platform administration", () => {
     it("refuses an unknown plan (invalid_argument) and an unknown organization (not_found)", async () => {
       const error = await rejectsWith(adminClient(root).setOrganizationPlan({ organizationSlug: "users-org", plan: "enterprise" }), Code.InvalidArgument, "invalid_argument");
       assert.match(error.rawMessage, /plan/);
+      // Names of Object's own properties are no plans either (they once passed as "configured").
+      for (const plan of ["constructor", "toString", "hasOwnProperty", "__proto__"]) {
+        await rejectsWith(adminClient(root).setOrganizationPlan({ organizationSlug: "users-org", plan }), Code.InvalidArgument, "invalid_argument");
+      }
       await rejectsWith(adminClient(root).setOrganizationPlan({ organizationSlug: "no-such-org", plan: "pro" }), Code.NotFound, "not_found");
       const { organization } = await t.client(OrganizationsService, { session: user.token }).getOrganization({ organizationSlug: "users-org" });
       assert.equal(organization?.plan, "free");
+    });
+
+    it("an organization whose plan was removed from PLANS shows limits of 0 and can add nothing, with a clear refusal", async () => {
+      await sql(`update organizations set plan = 'retired' where slug = 'users-org'`);
+      try {
+        const { usage } = await t.client(OrganizationsService, { session: user.token }).getOrganization({ organizationSlug: "users-org" });
+        assert.deepEqual([usage?.servers, usage?.serverLimit, usage?.gameOauthClientLimit], [4, 0, 0]);
+        const refused = await rejectsWith(
+          t.client(ServersService, { session: user.token }).createServer({ organizationSlug: "users-org", name: "Six", game: Game.MINECRAFT }),
+          Code.FailedPrecondition,
+          "failed_precondition",
+        );
+        assert.match(refused.rawMessage, /plan "retired" is no longer offered here.*a platform admin can move it/);
+      } finally {
+        await adminClient(root).setOrganizationPlan({ organizationSlug: "users-org", plan: "free" });
+      }
     });
   });
 });

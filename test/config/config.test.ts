@@ -30,6 +30,8 @@ describe("configuration", () => {
     [{ PLANS: '{"free":{"servers":-1,"gameOAuthClients":2}}' }, /plan "free" is not/],
     [{ PLANS: '{"free":{"servers":1}}' }, /plan "free" is not/],
     [{ DEFAULT_PLAN: "gold" }, /^DEFAULT_PLAN must name a plan in PLANS/],
+    [{ DEFAULT_PLAN: "constructor" }, /^DEFAULT_PLAN must name a plan in PLANS/],
+    [{ DEFAULT_PLAN: "__proto__" }, /^DEFAULT_PLAN must name a plan in PLANS/],
     [{ SESSION_TTL_DAYS: "0" }, /^SESSION_TTL_DAYS must be/],
     [{ KEY_ENCRYPTION_KEY: "not base64!" }, /^KEY_ENCRYPTION_KEY must be 32 random bytes in base64 \(44 characters\), e\.g\. from `openssl rand -base64 32` \(got 11 characters; a secret, so not shown\)$/],
     [{ KEY_ENCRYPTION_KEY: Buffer.alloc(16, 1).toString("base64") }, /^KEY_ENCRYPTION_KEY must be 32 random bytes/],
