@@ -57,8 +57,12 @@ export interface FormErrors {
   form: string[];
 }
 
-/** Codes whose message the user can act on; anything else is the page's error, not the form's. */
-const formCodes = new Set([Code.InvalidArgument, Code.OutOfRange, Code.AlreadyExists, Code.FailedPrecondition, Code.NotFound, Code.PermissionDenied, Code.ResourceExhausted]);
+/**
+ * Codes whose message the user can act on; anything else is the page's error, not the form's. Not
+ * permission_denied: the pages do not draw a form for someone it would refuse (a role changed
+ * while the page was open, a form posted directly), so that is a 403 page saying why.
+ */
+const formCodes = new Set([Code.InvalidArgument, Code.OutOfRange, Code.AlreadyExists, Code.FailedPrecondition, Code.NotFound, Code.ResourceExhausted]);
 
 /**
  * The API's answer to a form's call, field by field: buf.validate violations name their field;

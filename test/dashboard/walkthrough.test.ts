@@ -347,6 +347,15 @@ describe("dashboard: a walk through every area in headless Chromium", function (
       assert.equal((await member.goto(`${t.baseUrl}/app/admin`))!.status(), 403);
       await member.getByRole("heading", { name: "Not allowed" }).waitFor();
       await check(member, "forbidden", false);
+      // A form the member is not shown, posted anyway, is a 403 page saying why; nothing is created.
+      await member.goto(`${t.baseUrl}/app/o/acme-games/servers`);
+      const formToken = await member.locator("input[name=form_token]").first().inputValue();
+      const refused = await member.request.post(`${t.baseUrl}/app/o/acme-games/servers`, {
+        form: { form_token: formToken, name: "Sneaky", game: "minecraft" },
+        headers: { origin: t.baseUrl },
+      });
+      assert.equal(refused.status(), 403);
+      assert.match(await refused.text(), /only an owner or admin/);
 
       // The owner grants access on the server's page; the member then sees it.
       await page.goto(`${t.baseUrl}/app/o/acme-games/servers/${state.serverId}`);
