@@ -10,7 +10,6 @@ import { Issuer, KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { DatabaseBusyError } from "./database.ts";
 import { openRuntime, startOutpost, type Runtime } from "./compose.ts";
-import { migrate } from "../core/db/orm.ts";
 
 const usage = `usage: outpost <command>
 
@@ -77,10 +76,10 @@ async function main(argv: string[]): Promise<void> {
     case "serve":
       return serve(config, logger);
     case "migrate": {
-      // openRuntime migrates; say what was applied.
+      // Opening the runtime migrates; say what that applied.
       await withRuntime(config, logger, async (runtime) => {
-        const pending = await migrate(runtime.orm);
-        console.log(pending.length ? `applied ${pending.join(", ")}` : "the database is up to date");
+        const applied = runtime.migrationsApplied;
+        console.log(applied.length ? `applied ${applied.join(", ")}` : "the database is up to date");
       });
       return;
     }

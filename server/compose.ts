@@ -29,6 +29,8 @@ const keyRotationCheckMs = 3_600_000;
 export interface Runtime {
   database: Database;
   orm: Orm;
+  /** The migrations opening it applied (none when the database was up to date). */
+  migrationsApplied: readonly string[];
   /** Shared in PostgreSQL on a PostgreSQL server, in memory on the embedded database. */
   rateLimits: RateLimits;
   signingKeys: SigningKeys;
@@ -96,6 +98,7 @@ export async function openRuntime(
     return {
       database,
       orm,
+      migrationsApplied: applied,
       rateLimits,
       signingKeys,
       keyEncryptionKey,

@@ -9,6 +9,7 @@ import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { apiKeyHeader } from "../../contract/credentials.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { migrations } from "../../core/db/migrations/index.ts";
 import { runCli, startServe, type ServeProcess } from "../support/process.ts";
 import { rejectsWith } from "../support/errors.ts";
 
@@ -82,6 +83,19 @@ describe("outpost serve and the operator CLI", function () {
     const session = await auth.getSession({});
     await auth.revokeApiKey({ apiKeyId: session.credentialId });
     await rejectsWith(createClient(OrganizationsService, rpc("2", key)).listOrganizations({}), Code.Unauthenticated);
+  });
+
+  it("migrate says which migrations it applied, then that the database is up to date", async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const first = await runCli(["migrate"], { DATABASE_URL: fresh.url });
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(first.stdout.trim(), `applied ${migrations.map((m) => m.name).join(", ")}`);
+      const again = await runCli(["migrate"], { DATABASE_URL: fresh.url });
+      assert.equal(again.stdout.trim(), "the database is up to date");
+    } finally {
+      await fresh.drop();
+    }
   });
 
   it("exits non-zero with one clear line on bad input", async () => {
