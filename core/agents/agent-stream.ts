@@ -86,7 +86,7 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
       case "loginCommand": {
         const { requestId, playerUuid, playerName, text } = message.value;
         const player = { uuid: playerUuid.toLowerCase(), name: playerName };
-        const verdict = await answerLoginCommand(deps, { server, playerAuth, player, text });
+        const verdict = await answerLoginCommand(deps, { server, playerAuth, player, text, agentKeyHash: agent.keyHash });
         return send({ case: "loginReply", value: { requestId, ...verdict } });
       }
     }

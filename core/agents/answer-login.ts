@@ -10,6 +10,8 @@ export interface LoginCommandFacts {
   player: { uuid: string; name: string };
   /** The command as typed. */
   text: string;
+  /** SHA-256 of the agent key the stream authenticated with. */
+  agentKeyHash: string;
 }
 
 /** The player's answer when the server does not authenticate its players. */
@@ -28,7 +30,7 @@ export async function answerLoginCommand(deps: Pick<CoreDeps, "rateLimits" | "lo
   const attempt = await countLoginCodeAttempt(deps.rateLimits, facts.server.id, { game: facts.server.game, uuid: facts.player.uuid });
   if (attempt.refusal) return { accepted: false, message: attempt.refusal };
   const { id, organizationId, name, game } = facts.server;
-  const verdict = await deps.loginVerifier.verify({ server: { id, organizationId, name, game }, player: facts.player, code });
+  const verdict = await deps.loginVerifier.verify({ server: { id, organizationId, name, game }, player: facts.player, code, agentKeyHash: facts.agentKeyHash });
   if (verdict.accepted) await attempt.succeeded();
   return verdict;
 }

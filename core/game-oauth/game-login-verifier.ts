@@ -28,23 +28,25 @@ interface PendingRow {
   allowed: boolean;
   server_online: boolean | null;
   server_last_seen_at: Date | null;
+  /** The server still holds the key the reporting stream authenticated with. */
+  key_current: boolean | null;
 }
 
 export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerifier {
   return {
-    async verify({ server, player, code }) {
+    async verify({ server, player, code, agentKeyHash }) {
       const now = deps.clock.now();
       const em = deps.orm.em.fork();
       const shown = formatLoginCode(code);
       const [session] = await em.execute<PendingRow[]>(
         `select h.id, h.organization_id, c.id as client_uuid, c.client_id, c.name as client_name, c.verifier_policy,
                 exists (select 1 from game_oauth_client_servers cs where cs.game_oauth_client_id = c.id and cs.server_id = ?) as allowed,
-                s.online as server_online, s.last_seen_at as server_last_seen_at
+                s.online as server_online, s.last_seen_at as server_last_seen_at, s.agent_key_hash = ? as key_current
            from hosted_authorizations h
            join game_oauth_clients c on c.id = h.game_oauth_client_id
            left join servers s on s.id = ?
           where h.login_code_hash = ? and h.status = 'pending' and h.expires_at > ?`,
-        [server.id, server.id, hashLoginCode(code), now],
+        [server.id, agentKeyHash, server.id, hashLoginCode(code), now],
       );
       if (!session) return { accepted: false, message: `No sign-in is waiting for code ${shown}. Start again from the app.` };
       if (session.organization_id !== server.organizationId) {
@@ -55,6 +57,9 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
       }
       if (!session.server_online || !isOnline({ online: session.server_online, lastSeenAt: session.server_last_seen_at && new Date(session.server_last_seen_at) }, now)) {
         return { accepted: false, message: "This server's connection to Outpost is down, so it cannot sign you in. Try again in a moment." };
+      }
+      if (!session.key_current) {
+        return { accepted: false, message: "This server's agent key was replaced, so it cannot sign you in until its agent reconnects with the new key." };
       }
 
       const authorizationCode = issueSecret("gameAuthorizationCode");

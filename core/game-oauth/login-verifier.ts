@@ -12,6 +12,11 @@ export interface LoginAttempt {
   player: { uuid: string; name: string };
   /** The code typed, normalized: eight upper-case characters, no hyphen ("ABCD1234"). */
   code: string;
+  /**
+   * SHA-256 of the agent key the reporting stream authenticated with: a stream that outlived its
+   * key (regenerated while the agent was connected to another instance) signs no one in.
+   */
+  agentKeyHash: string;
 }
 
 export interface LoginVerdict {

@@ -12,6 +12,7 @@ import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_
 import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { agentKeyHeader, apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
+import { hashSecret } from "../../contract/secrets.ts";
 import { startAgent, type Agent, type AgentEvent, type AgentOptions } from "../../agent/client.ts";
 import { sweepPresence } from "../../core/agents/presence.ts";
 import type { LoginAttempt } from "../../core/game-oauth/login-verifier.ts";
@@ -263,6 +264,7 @@ describe("agent service: credentials, presence, events, instances", function () 
         server: { id: server.id, organizationId, name: "Verified", game: "minecraft" },
         player: steve,
         code: "GOOD1234",
+        agentKeyHash: hashSecret(server.key),
       });
       for (let i = 0; i < 4; i++) assert.equal((await agent.playCommand(steve, "/outpost login BAAD-0000")).message, "Wrong.");
       assert.equal((await agent.playCommand(steve, "/outpost login GOOD-1234")).accepted, true);

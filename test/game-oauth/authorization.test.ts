@@ -7,6 +7,7 @@ import { loginCodeAlphabet } from "../../core/game-oauth/login-codes.ts";
 import { startTestCore, type TestCore } from "../support/core.ts";
 import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
+import { hashSecret } from "../../contract/secrets.ts";
 import { binding, codeOf, command, config, createWorld, pkce, player, redirectUri, type World } from "./fixture.ts";
 
 describe("Game OAuth: authorization sessions and the in-game proof", function () {
@@ -128,10 +129,12 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       try {
         const got = await w.oauth().getAuthorization({ sessionId: session.sessionId, browserBindingHash: browser });
         assert.equal(got.session!.status, AuthorizationStatus.EXPIRED);
+        const late = await w.createServer("Late", { connect: false });
         const verdict = await w.t.deps.loginVerifier.verify({
-          server: { id: (await w.createServer("Late", { connect: false })).id, organizationId: w.organizationId, name: "Late", game: "minecraft" },
+          server: { id: late.id, organizationId: w.organizationId, name: "Late", game: "minecraft" },
           player: player(),
           code: session.loginCode.replace("-", ""),
+          agentKeyHash: hashSecret(late.key),
         });
         assert.match(verdict.message, /No sign-in is waiting/);
       } finally {
@@ -141,16 +144,22 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
   });
 
   describe("the verifier", () => {
-    const verify = (session: AuthorizationSession, server: { id: string; organizationId?: string; name?: string }) =>
+    const verify = (session: AuthorizationSession, server: { id: string; key: string; organizationId?: string; name?: string }) =>
       w.t.deps.loginVerifier.verify({
         server: { id: server.id, organizationId: server.organizationId ?? w.organizationId, name: server.name ?? "S", game: "minecraft" },
         player: player(),
         code: session.loginCode.replace("-", ""),
+        agentKeyHash: hashSecret(server.key),
       });
 
     it("refuses a code no session waits for", async () => {
       const server = await w.createServer("Guess", { connect: false });
-      const verdict = await w.t.deps.loginVerifier.verify({ server: { id: server.id, organizationId: w.organizationId, name: "Guess", game: "minecraft" }, player: player(), code: "ABCD2345" });
+      const verdict = await w.t.deps.loginVerifier.verify({
+        server: { id: server.id, organizationId: w.organizationId, name: "Guess", game: "minecraft" },
+        player: player(),
+        code: "ABCD2345",
+        agentKeyHash: hashSecret(server.key),
+      });
       assert.deepEqual(verdict, { accepted: false, message: "No sign-in is waiting for code ABCD-2345. Start again from the app." });
     });
 
@@ -158,7 +167,7 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       const { session } = await w.start({ clientId: client.clientId });
       const foreign = await w.createServer("Foreign", { organizationSlug: "other" });
       const [row] = await w.t.orm.em.fork().getConnection().execute(`select organization_id from servers where id = ?`, [foreign.id]);
-      const verdict = await verify(session, { id: foreign.id, organizationId: row.organization_id });
+      const verdict = await verify(session, { ...foreign, organizationId: row.organization_id });
       assert.equal(verdict.accepted, false);
       assert.match(verdict.message, /another organization/);
     });
@@ -174,6 +183,18 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       const offline = await verify(session, allowed);
       assert.equal(offline.accepted, false);
       assert.match(offline.message, /not connected|connection to Outpost is down/);
+    });
+
+    it("refuses a stream whose agent key was replaced since it connected (as on another instance)", async () => {
+      const server = await w.createServer("Rekeyed");
+      const { session, binding: browser } = await w.start({ clientId: client.clientId });
+      // Regenerated elsewhere: this instance still holds the stream opened with the old key.
+      await w.t.orm.em.fork().getConnection().execute(`update servers set agent_key_hash = ? where id = ?`, [hashSecret("opa_replaced"), server.id], "run");
+      const reply = await server.agent!.playCommand(player(), command(session));
+      assert.equal(reply.accepted, false);
+      assert.match(reply.message, /agent key was replaced/);
+      const { session: still } = await w.oauth().getAuthorization({ sessionId: session.sessionId, browserBindingHash: browser });
+      assert.equal(still?.status, AuthorizationStatus.PENDING, "the sign-in waits for an allowed server");
     });
 
     it("completes the sign-in: Watch yields the redirect URL with code, state and iss; the activity log has it", async () => {
