@@ -125,7 +125,7 @@ export function createOrganizationsService(deps: CoreDeps): ServiceImpl<typeof O
 
     async deleteOrganization(req, ctx) {
       const caller = requireUser(ctx);
-      await entityManager(ctx).transactional(async (tx) => {
+      const serverIds = await entityManager(ctx).transactional(async (tx) => {
         const access = await requireOwner(tx, caller, req.organizationSlug);
         activity(tx, caller, access, {
           action: "organization.deleted",
@@ -134,9 +134,14 @@ export function createOrganizationsService(deps: CoreDeps): ServiceImpl<typeof O
           details: { slug: access.organization.slug, name: access.organization.name },
         });
         await tx.flush();
+        const servers = await tx.find(Server, { organization: access.organization.id }, { fields: ["id"] });
         // Members, servers and grants go with it (ON DELETE CASCADE).
         await tx.nativeDelete(Organization, { id: access.organization.id });
+        return servers.map((server) => server.id);
       });
+      // Their agents' keys stopped working with their servers: end the streams here at once (other
+      // instances end theirs at the next heartbeat, and their login commands are refused meanwhile).
+      for (const serverId of serverIds) deps.agents.endServer(serverId, fail("unauthenticated", "the server's organization was deleted from Outpost"));
       return create(DeleteOrganizationResponseSchema, {});
     },
 

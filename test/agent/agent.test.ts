@@ -205,6 +205,17 @@ describe("outpost-agent against a running Outpost", function () {
       assert.equal(await agent.exited, 3);
     });
 
+    it("deleting the organization disconnects its agents", async () => {
+      await api("POST", "organizations/createOrganization", { name: "Short lived", slug: "short-lived" });
+      const { server, agentKey } = await api("POST", "servers/createServer", { organizationSlug: "short-lived", name: "Doomed", game: "minecraft" });
+      const agent = run(agentKey);
+      await agent.waitFor(/connected/);
+      await eventually(server.id, (s) => s.online);
+      await api("POST", "organizations/deleteOrganization", { organizationSlug: "short-lived" });
+      await agent.waitFor(/^error: Outpost refused the agent: the server's organization was deleted/m, 0, 3_000);
+      assert.equal(await agent.exited, 3);
+    });
+
     it("refuses a user API key, a random string, and a game the server does not run", async () => {
       const server = await createServer("Minecraft only");
       const asApiKey = await simulate(apiKey, "/outpost login ABCD-1234");
