@@ -1,12 +1,16 @@
 import type { Interceptor } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { agentKeyHeader, apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
-import { looksLike } from "../../contract/secrets.ts";
+import { agentKeyHeader, apiKeyHeader, clientIpHeader, sessionHeader } from "../../contract/credentials.ts";
+import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { Audience, serviceAudience } from "../../contract/services.ts";
 import { agentCallerKey, callerKey, entityManagerKey, type AgentCaller } from "../context.ts";
 import { resolveAgentKey, resolveApiKey, resolveSession } from "../auth/credentials.ts";
 import { fail } from "../errors.ts";
 import type { Clock } from "../deps.ts";
+import { clientIpKey } from "../ratelimit/client-ip.ts";
+import type { KnownCredentials } from "../ratelimit/known-credentials.ts";
+import type { Limiter } from "../ratelimit/limits.ts";
+import { badCredentialRefusal } from "../ratelimit/rate-limited.ts";
 
 /**
  * Resolves the caller of every procedure from the one credential its service's audience takes,
@@ -14,14 +18,15 @@ import type { Clock } from "../deps.ts";
  * (each in its own header), for agent services a server's agent key alone. Services for the edge
  * alone take no credential here. Runs once per call, so once when a stream opens.
  */
-export function createAuthInterceptor(clock: Clock): Interceptor {
+export function createAuthInterceptor(clock: Clock, guard: CredentialGuard): Interceptor {
   return (next) => async (req) => {
     const audience = serviceAudience(req.service);
     if (audience !== Audience.USER && audience !== Audience.AGENT) return next(req);
     const em = req.contextValues.get(entityManagerKey);
     if (!em) throw new Error("the context interceptor must run before the auth interceptor");
+    const ip = clientIpKey(req.header.get(clientIpHeader));
     if (audience === Audience.AGENT) {
-      req.contextValues.set(agentCallerKey, await authenticateAgent(em, req.header));
+      req.contextValues.set(agentCallerKey, await authenticateAgent(em, req.header, guard, ip));
       return next(req);
     }
     const session = req.header.get(sessionHeader);
@@ -31,22 +36,47 @@ export function createAuthInterceptor(clock: Clock): Interceptor {
     const now = clock.now();
     const caller = session ? await resolveSession(em, session, now) : await resolveApiKey(em, apiKey!, now);
     if (!caller) {
+      await countBadCredential(guard, ip);
       throw fail("unauthenticated", session ? "the session has ended; sign in again" : "the API key is invalid, expired or revoked");
     }
+    guard.known.add(hashSecret((session || apiKey)!));
     req.contextValues.set(callerKey, caller);
     return next(req);
   };
 }
 
+/** What the auth interceptor needs to limit credentials that match nothing, per client IP. */
+export interface CredentialGuard {
+  /** `bad_credential_ip`. */
+  limiter: Limiter;
+  /** Credentials that resolved here lately (the rate-limit interceptor lets them past a refused address). */
+  known: KnownCredentials;
+}
+
+/** Counts a credential that matched nothing against its address; over the limit, the call is rate_limited instead. */
+async function countBadCredential(guard: CredentialGuard, ip: string | undefined): Promise<void> {
+  // In-process callers (the CLI, tests) have no address: nothing to count them under.
+  if (!ip) return;
+  const decision = await guard.limiter.consume(`ip:${ip}`);
+  if (!decision.allowed) throw badCredentialRefusal(guard.limiter, decision.retryAfterSeconds);
+}
+
 /** An agent key and nothing else: a user's credential never opens an agent service. */
-async function authenticateAgent(em: EntityManager, header: Headers): Promise<AgentCaller> {
+async function authenticateAgent(em: EntityManager, header: Headers, guard: CredentialGuard, ip: string | undefined): Promise<AgentCaller> {
   if (header.get(sessionHeader) || header.get(apiKeyHeader)) {
     throw fail("unauthenticated", `agent services accept only a server's agent key (${agentKeyHeader}), not a session or an API key`);
   }
   const key = header.get(agentKeyHeader);
   if (!key) throw fail("unauthenticated", `send the server's agent key (opa_…) in the ${agentKeyHeader} header`);
+  // Agent services pass no rate-limit interceptor: an address refused for unknown credentials is turned away here.
+  const refused = ip && !guard.known.has(hashSecret(key)) ? guard.limiter.refusing(`ip:${ip}`) : undefined;
+  if (refused) throw badCredentialRefusal(guard.limiter, refused.retryAfterSeconds);
   if (looksLike("apiKey", key)) throw fail("unauthenticated", "that is a user API key (opk_…); an agent needs its server's agent key (opa_…)");
   const agent = await resolveAgentKey(em, key);
-  if (!agent) throw fail("unauthenticated", "the agent key is not valid: it was regenerated, its server was deleted, or it was mistyped");
+  if (!agent) {
+    await countBadCredential(guard, ip);
+    throw fail("unauthenticated", "the agent key is not valid: it was regenerated, its server was deleted, or it was mistyped");
+  }
+  guard.known.add(agent.keyHash);
   return agent;
 }

@@ -43,6 +43,11 @@ export interface Limiter {
   refund(key: string): Promise<void>;
   /** Starts the key's count again. */
   reset(key: string): Promise<void>;
+  /**
+   * The refusal this process last gave the key, while its window lasts: a decision without asking
+   * the store (other instances learn of the refusal at their own next count). Undefined otherwise.
+   */
+  refusing(key: string): RateLimitDecision | undefined;
 }
 
 export interface RateLimits {
@@ -58,6 +63,8 @@ export interface RateLimits {
   readonly loginCodePerPlayer: Limiter;
   /** Wrong in-game login codes per game server ("login_code_server"). */
   readonly loginCodePerServer: Limiter;
+  /** Credentials that match nothing, per client IP ("bad_credential_ip"). */
+  readonly badCredentialPerIp: Limiter;
   close(): Promise<void>;
 }
 
@@ -78,9 +85,21 @@ export const loginCodePolicies = {
   loginCodePerServer: { name: "login_code_server", limit: 30, windowSeconds: 600 },
 } satisfies Record<string, RateLimitPolicy>;
 
+/**
+ * Credentials that match nothing (unknown, expired or revoked sessions, API keys and agent keys),
+ * per client IP, per 10 minutes. Fixed: the per-credential limit cannot see a flood that sends a
+ * new random credential each time, and an honest client meets an unknown credential a few times
+ * at most (an expired session cookie, a revoked key in a script).
+ */
+export const badCredentialPolicy: RateLimitPolicy = { name: "bad_credential_ip", limit: 60, windowSeconds: 600 };
+
+/** How many refused keys a process remembers for {@link Limiter.refusing} (the oldest go first). */
+const rememberedRefusals = 10_000;
+
 export function policiesFor(config: RateLimitConfig) {
   return {
     ...loginCodePolicies,
+    badCredentialPerIp: badCredentialPolicy,
     requests: { name: "default", limit: config.requestsPerWindow, windowSeconds: config.requestWindowSeconds },
     signInPerAccount: { name: "sign_in_account", limit: config.signInAttemptsPerAccount, windowSeconds: config.signInWindowSeconds },
     signInPerIp: { name: "sign_in_ip", limit: config.signInAttemptsPerIp, windowSeconds: config.signInWindowSeconds },
@@ -114,6 +133,14 @@ function wrap(policy: RateLimitPolicy, limiter: RateLimiterAbstract): Limiter {
   const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
   /** Keys with a write under way → the calls that arrived since, for the next write. */
   const waiting = new Map<string, Waiter[]>();
+  /** Keys refused here → until when (ms), and how the refusal read. */
+  const refused = new Map<string, { until: number; decision: RateLimitDecision }>();
+
+  function remember(key: string, decision: RateLimitDecision): void {
+    refused.delete(key);
+    refused.set(key, { until: Date.now() + decision.retryAfterSeconds * 1000, decision });
+    if (refused.size > rememberedRefusals) refused.delete(refused.keys().next().value!);
+  }
 
   async function count(key: string, points: number): Promise<Count> {
     try {
@@ -136,7 +163,12 @@ function wrap(policy: RateLimitPolicy, limiter: RateLimiterAbstract): Limiter {
   function write(key: string, batch: Waiter[]): void {
     count(key, batch.length)
       .then(
-        (counted) => batch.forEach((waiter, i) => waiter.resolve(decide(counted, batch.length, i + 1))),
+        (counted) =>
+          batch.forEach((waiter, i) => {
+            const decision = decide(counted, batch.length, i + 1);
+            if (!decision.allowed) remember(key, decision);
+            waiter.resolve(decision);
+          }),
         (error: unknown) => batch.forEach((waiter) => waiter.reject(error)),
       )
       .finally(() => {
@@ -160,10 +192,19 @@ function wrap(policy: RateLimitPolicy, limiter: RateLimiterAbstract): Limiter {
       });
     },
     async refund(key) {
+      refused.delete(key);
       await limiter.reward(key, 1);
     },
     async reset(key) {
+      refused.delete(key);
       await limiter.delete(key);
+    },
+    refusing(key) {
+      const entry = refused.get(key);
+      if (!entry) return undefined;
+      const left = entry.until - Date.now();
+      if (left <= 0) return void refused.delete(key);
+      return { ...entry.decision, retryAfterSeconds: seconds(left) };
     },
   };
 }
@@ -180,6 +221,7 @@ export function createMemoryRateLimits(config: RateLimitConfig): RateLimits {
     signInPerIp: build(policies.signInPerIp),
     loginCodePerPlayer: build(policies.loginCodePerPlayer),
     loginCodePerServer: build(policies.loginCodePerServer),
+    badCredentialPerIp: build(policies.badCredentialPerIp),
     async close() {},
   };
 }
@@ -220,6 +262,7 @@ export function createPostgresRateLimits(config: RateLimitConfig, pool: pg.Pool)
     // Not blocked in memory either: a success refunds, possibly on another instance.
     loginCodePerPlayer: build(policies.loginCodePerPlayer, false),
     loginCodePerServer: build(policies.loginCodePerServer, false),
+    badCredentialPerIp: build(policies.badCredentialPerIp, true),
     async close() {
       clearInterval(sweep);
     },

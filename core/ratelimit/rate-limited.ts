@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { RetryInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { DomainError } from "../errors.ts";
-import type { RateLimitPolicy } from "./limits.ts";
+import type { Limiter, RateLimitPolicy } from "./limits.ts";
 
 /**
  * A `rate_limited` error (resource_exhausted) whose RetryInfo detail says when to try again and
@@ -19,4 +19,10 @@ export function rateLimited(policy: RateLimitPolicy, retryAfterSeconds: number, 
       }),
     },
   ]);
+}
+
+/** The refusal of an address over `bad_credential_ip` (credentials that match nothing). */
+export function badCredentialRefusal(limiter: Limiter, retryAfterSeconds: number): DomainError {
+  const s = Math.max(1, Math.ceil(retryAfterSeconds));
+  return rateLimited(limiter.policy, s, `too many unknown credentials from your address; try again in ${s} second${s === 1 ? "" : "s"}`);
 }

@@ -6,7 +6,11 @@ import { pino } from "pino";
 import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { RetryInfoSchema, type RetryInfo } from "../../gen/outpost/errors/v1/errors_pb.js";
-import { apiKeyHeader } from "../../contract/credentials.ts";
+import { randomBytes } from "node:crypto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { createWritableIterable } from "@connectrpc/connect/protocol";
+import { AgentService, type ConnectRequestSchema } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import { agentKeyHeader, apiKeyHeader } from "../../contract/credentials.ts";
 import { clientIpHeader } from "../../contract/credentials.ts";
 import pg from "pg";
 import { createPostgresRateLimits, openRateLimits, type Limiter, type RateLimitConfig } from "../../core/ratelimit/limits.ts";
@@ -121,6 +125,38 @@ describe("rate limits", () => {
       for (let i = 0; i < 5; i++) await rejectsWith(from(`2001:db8:1:2::${i + 1}`).getSession({}), Code.Unauthenticated);
       await rejectsWith(from("2001:db8:1:2:ffff::9").getSession({}), Code.ResourceExhausted, "rate_limited");
       await rejectsWith(from("2001:db8:1:3::1").getSession({}), Code.Unauthenticated);
+    });
+
+    it("refuses an address sending credentials that match nothing, a new one each time, before any lookup; its known users still get in", async () => {
+      const randomKey = () => `opk_${randomBytes(30).toString("base64url").replace(/[-_]/g, "x").slice(0, 40)}`;
+      const from = (key: string, ip = "198.51.100.77") => t.client(AuthService, { headers: { [apiKeyHeader]: key, [clientIpHeader]: ip } });
+      const [known, fresh] = [await newApiKey(), await newApiKey()];
+      await from(known).getSession({});
+      for (let i = 0; i < 60; i++) await rejectsWith(from(randomKey()).getSession({}), Code.Unauthenticated, "unauthenticated");
+      const refused = await rejectsWith(from(randomKey()).getSession({}), Code.ResourceExhausted, "rate_limited");
+      const info = retryInfo(refused);
+      assert.deepEqual([info.policy, info.limit, info.windowSeconds], ["bad_credential_ip", 60, 600]);
+      assert.ok(info.retryAfterSeconds > 500 && info.retryAfterSeconds <= 600, `retry after ${info.retryAfterSeconds}`);
+      assert.match(refused.rawMessage, /^too many unknown credentials from your address; try again in \d+ seconds$/);
+      // From now on refused before the lookup and before its own count: the store gains nothing.
+      const counted = async () => (t.database.kind === "postgres" ? (await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from rate_limits`))[0].n : 0);
+      const before = await counted();
+      for (let i = 0; i < 5; i++) await rejectsWith(from(randomKey()).getSession({}), Code.ResourceExhausted, "rate_limited");
+      assert.equal(await counted(), before);
+      // A user of the same address whose key this instance has seen work keeps working; a key it has not waits out the window.
+      assert.ok((await from(known).getSession({})).user?.email);
+      await rejectsWith(from(fresh).getSession({}), Code.ResourceExhausted, "rate_limited");
+      // Agents from that address too; other addresses are unaffected.
+      const agent = createClient(AgentService, t.core.transport([
+        (next) => (req) => (req.header.set(agentKeyHeader, `opa_${"y".repeat(40)}`), req.header.set(clientIpHeader, "198.51.100.77"), next(req)),
+      ]));
+      const requests = createWritableIterable<MessageInitShape<typeof ConnectRequestSchema>>();
+      const opened = async () => {
+        for await (const response of agent.connect(requests)) void response;
+      };
+      await rejectsWith(opened(), Code.ResourceExhausted, "rate_limited");
+      await rejectsWith(from(randomKey(), "198.51.100.78").getSession({}), Code.Unauthenticated, "unauthenticated");
+      assert.ok((await from(fresh, "198.51.100.78").getSession({})).user?.email);
     });
 
     onPostgresServer(() => it("shares one limit between instances on the same PostgreSQL database", async function () {
