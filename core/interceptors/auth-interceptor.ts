@@ -8,9 +8,7 @@ import { resolveAgentKey, resolveApiKey, resolveSession } from "../auth/credenti
 import { fail } from "../errors.ts";
 import type { Clock } from "../deps.ts";
 import { clientIpKey } from "../ratelimit/client-ip.ts";
-import type { KnownCredentials } from "../ratelimit/known-credentials.ts";
-import type { Limiter } from "../ratelimit/limits.ts";
-import { badCredentialRefusal } from "../ratelimit/rate-limited.ts";
+import type { CredentialGuard } from "../ratelimit/credential-guard.ts";
 
 /**
  * Resolves the caller of every procedure from the one credential its service's audience takes,
@@ -36,29 +34,13 @@ export function createAuthInterceptor(clock: Clock, guard: CredentialGuard): Int
     const now = clock.now();
     const caller = session ? await resolveSession(em, session, now) : await resolveApiKey(em, apiKey!, now);
     if (!caller) {
-      await countBadCredential(guard, ip);
+      await guard.failed(ip);
       throw fail("unauthenticated", session ? "the session has ended; sign in again" : "the API key is invalid, expired or revoked");
     }
-    guard.known.add(hashSecret((session || apiKey)!));
+    guard.resolved(hashSecret((session || apiKey)!));
     req.contextValues.set(callerKey, caller);
     return next(req);
   };
-}
-
-/** What the auth interceptor needs to limit credentials that match nothing, per client IP. */
-export interface CredentialGuard {
-  /** `bad_credential_ip`. */
-  limiter: Limiter;
-  /** Credentials that resolved here lately (the rate-limit interceptor lets them past a refused address). */
-  known: KnownCredentials;
-}
-
-/** Counts a credential that matched nothing against its address; over the limit, the call is rate_limited instead. */
-async function countBadCredential(guard: CredentialGuard, ip: string | undefined): Promise<void> {
-  // In-process callers (the CLI, tests) have no address: nothing to count them under.
-  if (!ip) return;
-  const decision = await guard.limiter.consume(`ip:${ip}`);
-  if (!decision.allowed) throw badCredentialRefusal(guard.limiter, decision.retryAfterSeconds);
 }
 
 /** An agent key and nothing else: a user's credential never opens an agent service. */
@@ -68,15 +50,12 @@ async function authenticateAgent(em: EntityManager, header: Headers, guard: Cred
   }
   const key = header.get(agentKeyHeader);
   if (!key) throw fail("unauthenticated", `send the server's agent key (opa_…) in the ${agentKeyHeader} header`);
-  // Agent services pass no rate-limit interceptor: an address refused for unknown credentials is turned away here.
-  const refused = ip && !guard.known.has(hashSecret(key)) ? guard.limiter.refusing(`ip:${ip}`) : undefined;
-  if (refused) throw badCredentialRefusal(guard.limiter, refused.retryAfterSeconds);
   if (looksLike("apiKey", key)) throw fail("unauthenticated", "that is a user API key (opk_…); an agent needs its server's agent key (opa_…)");
   const agent = await resolveAgentKey(em, key);
   if (!agent) {
-    await countBadCredential(guard, ip);
+    await guard.failed(ip);
     throw fail("unauthenticated", "the agent key is not valid: it was regenerated, its server was deleted, or it was mistyped");
   }
-  guard.known.add(agent.keyHash);
+  guard.resolved(agent.keyHash);
   return agent;
 }

@@ -5,7 +5,7 @@ import { createContextInterceptor } from "./context-interceptor.ts";
 import { createAuthInterceptor } from "./auth-interceptor.ts";
 import { createValidateInterceptor } from "./validate-interceptor.ts";
 import { createRateLimitInterceptor } from "../ratelimit/rate-limit-interceptor.ts";
-import { KnownCredentials } from "../ratelimit/known-credentials.ts";
+import { CredentialGuard } from "../ratelimit/credential-guard.ts";
 
 /**
  * Core's interceptors, outermost first: errors are translated last, a call over its rate limit is
@@ -15,12 +15,12 @@ import { KnownCredentials } from "../ratelimit/known-credentials.ts";
  * anonymous caller learns nothing about the input rules), and only valid input reaches a handler.
  */
 export function createCoreInterceptors(deps: CoreDeps): Interceptor[] {
-  const known = new KnownCredentials();
+  const guard = new CredentialGuard(deps.rateLimits.badCredentialPerIp);
   return [
     createErrorInterceptor(deps.logger),
-    createRateLimitInterceptor(deps.rateLimits, known),
+    createRateLimitInterceptor(deps.rateLimits.requests, guard),
     createContextInterceptor(deps.orm),
-    createAuthInterceptor(deps.clock, { limiter: deps.rateLimits.badCredentialPerIp, known }),
+    createAuthInterceptor(deps.clock, guard),
     createValidateInterceptor(),
   ];
 }

@@ -5,6 +5,7 @@
  */
 import { sign, type KeyObject } from "node:crypto";
 import { parentPort, workerData } from "node:worker_threads";
+import { BoundedMap } from "../bounded-map.ts";
 
 export interface SignJob {
   id: number;
@@ -19,16 +20,12 @@ export type SignResult = { id: number; signature: string } | { id: number; error
 /** How many keys the thread holds (the pool's mirror evicts alike). */
 const keysKept: number = (workerData as { keysKept: number }).keysKept;
 
-const keys = new Map<string, KeyObject>();
+const keys = new BoundedMap<string, KeyObject>(keysKept);
 
 parentPort!.on("message", (job: SignJob) => {
   let result: SignResult;
   try {
-    if (job.key) {
-      keys.delete(job.kid);
-      keys.set(job.kid, job.key);
-      if (keys.size > keysKept) keys.delete(keys.keys().next().value!);
-    }
+    if (job.key) keys.set(job.kid, job.key);
     const key = keys.get(job.kid);
     if (!key) throw new Error(`no key ${job.kid} on this signing thread`);
     result = { id: job.id, signature: sign("sha256", Buffer.from(job.input), key).toString("base64url") };

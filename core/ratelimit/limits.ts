@@ -6,6 +6,7 @@
 import pg from "pg";
 import type { Logger } from "pino";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { BoundedMap } from "../bounded-map.ts";
 
 /** The limits, as the composition root configures them. */
 export interface RateLimitConfig {
@@ -134,13 +135,7 @@ function wrap(policy: RateLimitPolicy, limiter: RateLimiterAbstract): Limiter {
   /** Keys with a write under way → the calls that arrived since, for the next write. */
   const waiting = new Map<string, Waiter[]>();
   /** Keys refused here → until when (ms), and how the refusal read. */
-  const refused = new Map<string, { until: number; decision: RateLimitDecision }>();
-
-  function remember(key: string, decision: RateLimitDecision): void {
-    refused.delete(key);
-    refused.set(key, { until: Date.now() + decision.retryAfterSeconds * 1000, decision });
-    if (refused.size > rememberedRefusals) refused.delete(refused.keys().next().value!);
-  }
+  const refused = new BoundedMap<string, { until: number; decision: RateLimitDecision }>(rememberedRefusals);
 
   async function count(key: string, points: number): Promise<Count> {
     try {
@@ -166,7 +161,7 @@ function wrap(policy: RateLimitPolicy, limiter: RateLimiterAbstract): Limiter {
         (counted) =>
           batch.forEach((waiter, i) => {
             const decision = decide(counted, batch.length, i + 1);
-            if (!decision.allowed) remember(key, decision);
+            if (!decision.allowed) refused.set(key, { until: Date.now() + decision.retryAfterSeconds * 1000, decision });
             waiter.resolve(decision);
           }),
         (error: unknown) => batch.forEach((waiter) => waiter.reject(error)),
