@@ -8,7 +8,7 @@ import { fork } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
 import { httpLoad } from "./http-load.ts";
-import { figuresOf, processCpuMs, type Figures } from "./support.ts";
+import { createBenchDatabase, figuresOf, processCpuMs, type Figures } from "./support.ts";
 
 export interface ReferenceRun {
   batches: Figures[];
@@ -18,15 +18,9 @@ export interface ReferenceRun {
 }
 
 export async function runReference(options: { batches: number; perBatch: number; connections: number }): Promise<ReferenceRun> {
-  const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-  const name = `outpost_bench_reference_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database "${name}"`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const db = new pg.Client({ connectionString: url.toString() });
-  const child = fork(new URL("./reference-server.ts", import.meta.url), [url.toString()], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const database = await createBenchDatabase("outpost_bench_reference");
+  const db = new pg.Client({ connectionString: database.url });
+  const child = fork(new URL("./reference-server.ts", import.meta.url), [database.url], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
   try {
     await db.connect();
     await db.query(`create table codes (id uuid primary key default gen_random_uuid(), code_hash text unique not null,
@@ -74,7 +68,6 @@ export async function runReference(options: { batches: number; perBatch: number;
     child.disconnect();
     await new Promise((resolve) => (child.exitCode === null ? child.once("exit", resolve) : resolve(null)));
     await db.end().catch(() => {});
-    await admin.query(`drop database if exists "${name}" with (force)`);
-    await admin.end();
+    await database.drop();
   }
 }

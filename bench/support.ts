@@ -17,17 +17,29 @@ export interface BenchServer {
   close(): Promise<void>;
 }
 
-/** Starts Outpost on a new database of DATABASE_URL's server (default: the local one). */
-export async function startBenchServer(extraEnv: Record<string, string> = {}): Promise<BenchServer> {
+/** A new database on DATABASE_URL's server (default: the local one): its URL, and how to drop it. */
+export async function createBenchDatabase(prefix = "outpost_bench"): Promise<{ url: string; drop(): Promise<void> }> {
   const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-  const name = `outpost_bench_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database "${name}"`);
-  await admin.end();
+  const name = `${prefix}_${randomBytes(4).toString("hex")}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create database "${name}"`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const env = { DATABASE_URL: url.toString(), LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "1000000", ...extraEnv };
+  return { url: url.toString(), drop: () => admin(`drop database if exists "${name}" with (force)`) };
+}
+
+/** Starts Outpost on a new database of DATABASE_URL's server (default: the local one). */
+export async function startBenchServer(extraEnv: Record<string, string> = {}): Promise<BenchServer> {
+  const database = await createBenchDatabase();
+  const env = { DATABASE_URL: database.url, LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "1000000", ...extraEnv };
   const serve = await startServe({ ...env, LOG_LEVEL: "info" });
   return {
     serve,
@@ -35,10 +47,7 @@ export async function startBenchServer(extraEnv: Record<string, string> = {}): P
     env,
     async close() {
       await serve.stop();
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      await client.query(`drop database if exists "${name}" with (force)`);
-      await client.end();
+      await database.drop();
     },
   };
 }

@@ -111,13 +111,14 @@ export async function reservePlanCapacity(
   countExisting: () => Promise<number>,
 ): Promise<void> {
   const organization = await em.findOneOrFail(Organization, { id: organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-  if (!configuredPlan(config.plans, organization.plan)) {
+  const limits = configuredPlan(config.plans, organization.plan);
+  if (!limits) {
     throw fail(
       "failed_precondition",
       `this organization's plan "${organization.plan}" is no longer offered here, so nothing can be added; a platform admin can move it to another plan`,
     );
   }
-  const limit = planLimits(config, organization.plan)[resource];
+  const limit = limits[resource];
   const used = await countExisting();
   if (used >= limit) {
     const what = resource === "servers" ? "servers" : "Game OAuth clients";

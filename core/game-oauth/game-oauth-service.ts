@@ -77,7 +77,7 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
           id: opened.id,
           status: "pending",
           expires_at: opened.expiresAt,
-          redirect_url: null,
+          redirectUrl: null,
           client_name: client.name,
           verifier_policy: client.verifier_policy,
           client_id: client.id,

@@ -72,7 +72,6 @@ interface SessionRow {
   status: string;
   expires_at: Date;
   login_code_sealed: string;
-  redirect_url: string | null;
   redirect_url_sealed: string | null;
   client_name: string;
   verifier_policy: string;
@@ -81,22 +80,31 @@ interface SessionRow {
 
 /** The session as its bound browser sees it at `now`, or undefined (unknown, or bound to another browser). */
 export async function readSession(em: EntityManager, sessionId: string, bindingHash: string, now: Date): Promise<AuthorizationSession | undefined> {
-  const [row] = await em.execute<Array<Omit<SessionRow, "redirect_url">>>(
+  const [row] = await em.execute<SessionRow[]>(
     `select h.id, h.status, h.expires_at, h.login_code_sealed, h.redirect_url_sealed, c.name as client_name, c.verifier_policy, c.id as client_id
        from hosted_authorizations h join game_oauth_clients c on c.id = h.game_oauth_client_id
       where h.id = ? and h.browser_binding_check = ?`,
     [sessionId, bindingCheck(bindingHash)],
   );
   if (!row) return undefined;
-  const loginCode = openLoginCode(row.login_code_sealed, bindingHash);
-  const redirectUrl = row.redirect_url_sealed ? openAsBrowser(row.redirect_url_sealed, bindingHash) : null;
-  return sessionToProto(em, { ...row, loginCode, redirect_url: redirectUrl }, now);
+  return sessionToProto(
+    em,
+    {
+      ...row,
+      loginCode: openLoginCode(row.login_code_sealed, bindingHash),
+      redirectUrl: row.redirect_url_sealed ? openAsBrowser(row.redirect_url_sealed, bindingHash) : null,
+    },
+    now,
+  );
 }
+
+/** A session as its browser may see it: the sealed columns opened. */
+export type SessionView = Omit<SessionRow, "login_code_sealed" | "redirect_url_sealed"> & { loginCode: string; redirectUrl: string | null };
 
 /** Builds the message; lists the allowed servers under selected_servers, with their presence now. */
 export async function sessionToProto(
   em: EntityManager,
-  row: Omit<SessionRow, "login_code_sealed" | "redirect_url_sealed"> & { loginCode: string },
+  row: SessionView,
   now: Date,
 ): Promise<AuthorizationSession> {
   const expiresAt = new Date(row.expires_at);
@@ -131,6 +139,6 @@ export async function sessionToProto(
     ),
     expiresAt: timestampFromDate(expiresAt),
     status,
-    redirectUrl: status === AuthorizationStatus.COMPLETED ? (row.redirect_url ?? "") : "",
+    redirectUrl: status === AuthorizationStatus.COMPLETED ? (row.redirectUrl ?? "") : "",
   });
 }

@@ -123,10 +123,12 @@ interface ExchangeStatements {
 
 const statementsOf = new WeakMap<ExchangeTables, ExchangeStatements>();
 
+/** "a, b" → "c.a, c.b": a column list as columns of the code row (alias `c`). */
+const ofCode = (columns: string) => columns.split(",").map((column) => `c.${column.trim()}`).join(", ");
+
 function exchangeStatements(t: ExchangeTables): ExchangeStatements {
   let statements = statementsOf.get(t);
   if (!statements) {
-    const copied = t.tokenColumns.split(",").map((c) => `c.${c.trim()}`).join(", ");
     statements = {
       exchange: `with client as (
          select id, secret_hash, disabled from ${t.clients} where client_id = ?
@@ -138,7 +140,7 @@ function exchangeStatements(t: ExchangeTables): ExchangeStatements {
                    ${t.codeColumns}
        ), issued as (
          insert into ${t.tokens} (id, token_hash, authorization_code_id, ${t.codeClientColumn}, ${t.tokenColumns}, expires_at, created_at)
-         select ?, ?, c.id, c.client_uuid, ${copied}, ?, ?
+         select ?, ?, c.id, c.client_uuid, ${ofCode(t.tokenColumns)}, ?, ?
            from consumed c
           where c.expires_at > ?
             and c.client_uuid = (select id from client)
@@ -153,7 +155,7 @@ function exchangeStatements(t: ExchangeTables): ExchangeStatements {
          left join (select c.*, ${t.claimsColumns} from consumed c ${t.claimsJoin}) k on true`,
       markReused: `update ${t.codes} c set reused_at = ? from ${t.clients} cl
          where c.code_hash = ? and c.reused_at is null and cl.id = c.${t.codeClientColumn}
-         returning cl.client_id as public_client_id, cl.name as client_name, ${t.codeColumns.split(",").map((col) => `c.${col.trim()}`).join(", ")}`,
+         returning cl.client_id as public_client_id, cl.name as client_name, ${ofCode(t.codeColumns)}`,
     };
     statementsOf.set(t, statements);
   }
