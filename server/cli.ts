@@ -17,7 +17,9 @@ const usage = `usage: outpost <command>
   migrate                                 apply pending database migrations
   user create --email E --password P [--name N] [--platform-admin]
   api-key create --email E --name N [--expires-in-days D]
-  keys rotate --issuer game|account       rotate an issuer's signing keys now
+  keys rotate --issuer game|account [--purge]
+                                          rotate an issuer's signing keys now; --purge
+                                          withdraws every key at once (a compromised key)
 
 Configuration comes from the environment; see the README.`;
 
@@ -128,17 +130,22 @@ async function main(argv: string[]): Promise<void> {
     }
     case "keys": {
       if (sub !== "rotate") throw new UsageError(`unknown command: keys ${sub ?? ""}`.trim());
-      const o = options(rest, { issuer: { type: "string" } });
+      const o = options(rest, { issuer: { type: "string" }, purge: { type: "boolean" } });
       const issuers: Record<string, Issuer> = { game: Issuer.GAME, account: Issuer.ACCOUNT };
       const issuer = required(o.issuer, "--issuer");
       if (!Object.hasOwn(issuers, issuer)) throw new UsageError(`--issuer must be game or account (got "${issuer}")`);
       const res = await withRuntime(config, logger, (runtime) =>
-        createClient(KeysService, runtime.core.transport()).rotateKeys({ issuer: issuers[issuer] }),
+        createClient(KeysService, runtime.core.transport()).rotateKeys({ issuer: issuers[issuer], purge: o.purge === true }),
       );
-      console.log(`rotated the ${issuer} issuer's signing keys`);
+      if (o.purge) {
+        console.log(`purged the ${issuer} issuer's signing keys; tokens they signed no longer verify`);
+        console.log(`withdrawn ${res.withdrawnKids.join(" ") || "(none)"}`);
+      } else {
+        console.log(`rotated the ${issuer} issuer's signing keys`);
+      }
       console.log(`current ${res.currentKid}`);
       console.log(`next ${res.nextKid}`);
-      console.log(`previous ${res.previousKid}`);
+      if (!o.purge) console.log(`previous ${res.previousKid}`);
       return;
     }
     default:

@@ -25,6 +25,8 @@ import { resolveKeyEncryptionKey } from "./key-encryption-key.ts";
 
 /** How often serving instances look for a signing key due for rotation. */
 const keyRotationCheckMs = 3_600_000;
+/** How often serving instances compare their cached signing keys with the stored ones (a purge elsewhere). */
+const keyRefreshMs = 2_000;
 
 export interface Runtime {
   database: Database;
@@ -188,6 +190,10 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
   const rotationTimer = setInterval(() => {
     rotating = runtime.signingKeys.rotateDue().catch((error) => logger.error({ err: error }, "scheduled signing-key rotation failed"));
   }, keyRotationCheckMs).unref();
+  let refreshing: Promise<unknown> = Promise.resolve();
+  const refreshTimer = setInterval(() => {
+    refreshing = runtime.signingKeys.refresh().catch((error) => logger.warn({ err: error }, "re-reading the signing keys failed"));
+  }, keyRefreshMs).unref();
   const presenceSweep = startPresenceSweep({ orm: runtime.orm, clock, logger });
   const flowCleanup = startFlowCleanup({ orm: runtime.orm, clock, logger });
   let stopping: Promise<void> | undefined;
@@ -198,10 +204,11 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
     stop() {
       stopping ??= (async () => {
         clearInterval(rotationTimer);
+        clearInterval(refreshTimer);
         // Agents' streams would hold their connections open: end them (each records its server
         // offline) while the listener stops taking new ones.
         await Promise.all([listener.close(), gameListener.close(), runtime.agents.close(), presenceSweep.stop(), flowCleanup.stop()]);
-        await rotating;
+        await Promise.all([rotating, refreshing]);
         await runtime.close();
         logger.info("Outpost stopped");
       })();

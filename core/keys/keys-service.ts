@@ -35,8 +35,14 @@ export function createKeysService({ signingKeys }: CoreDeps): ServiceImpl<typeof
 
     async rotateKeys(req) {
       try {
-        const stages = await signingKeys.rotate(issuerOf(req.issuer));
-        return create(RotateKeysResponseSchema, { currentKid: stages.current, nextKid: stages.next, previousKid: stages.previous ?? "" });
+        const issuer = issuerOf(req.issuer);
+        const stages = req.purge ? await signingKeys.purge(issuer) : { ...(await signingKeys.rotate(issuer)), withdrawn: [] };
+        return create(RotateKeysResponseSchema, {
+          currentKid: stages.current,
+          nextKid: stages.next,
+          previousKid: stages.previous ?? "",
+          withdrawnKids: stages.withdrawn,
+        });
       } catch (error) {
         if (error instanceof KeyEncryptionError) throw fail("failed_precondition", error.message);
         throw error;

@@ -127,3 +127,23 @@ export async function shiftStages(
   await tx.flush();
   return stages;
 }
+
+/**
+ * Withdraws every key of the issuer at once and stores two fresh ones (`current`, `next`): for a
+ * key that may be compromised, which must not stay published as `previous`. Tokens it signed stop
+ * verifying against the JWKS. Call under {@link withIssuerLock}.
+ */
+export async function purgeKeys(tx: EntityManager, issuer: Issuer, keys: IssuerKeys, fresh: [FreshKey, FreshKey], now: Date): Promise<KeyStages & { withdrawn: string[] }> {
+  const withdrawn = Object.values(keys).map((key) => key.kid);
+  await tx.nativeDelete(SigningKey, { issuer });
+  addKey(tx, issuer, fresh[0], "current", now);
+  addKey(tx, issuer, fresh[1], "next", now);
+  recordActivity(tx, "system", {
+    action: "signing_keys.purged",
+    targetType: "signing_keys",
+    targetId: issuer,
+    details: { current: fresh[0].kid, next: fresh[1].kid, withdrawn: withdrawn.join(" ") },
+  });
+  await tx.flush();
+  return { current: fresh[0].kid, next: fresh[1].kid, previous: null, withdrawn };
+}

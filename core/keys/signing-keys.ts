@@ -7,7 +7,9 @@
  * Each process caches an issuer's keys (public parts, and the current private key, unsealed once
  * into a KeyObject held only here) and re-reads them after a rotation here and otherwise at least
  * every {@link defaultCacheTtlMs}: another instance may have rotated, and since the key this one
- * still signs with stays published as `previous`, a short lag breaks no verifier.
+ * still signs with stays published as `previous`, a short lag breaks no verifier. A purge (a key
+ * that may be compromised) cannot wait that long: serving instances call `refresh` every few
+ * seconds, which compares the stored kids with the cached ones.
  *
  * A token is a compact JWS (RFC 7515 §7.1) whose RSA signature the signer pool's threads compute
  * (core/keys/signer-pool.ts), off the event loop. It is written here rather than with jose's
@@ -27,6 +29,7 @@ import {
   findKeys,
   generateKey,
   insertFirstKeys,
+  purgeKeys,
   sealLabel,
   shiftStages,
   stagesOf,
@@ -63,6 +66,17 @@ export interface SigningKeys {
   jwks(issuer: Issuer): Promise<Jwks>;
   /** Rotates now: previous ← current, current ← next, next ← a new key. Returns the new stages. */
   rotate(issuer: Issuer): Promise<KeyStages>;
+  /**
+   * Withdraws all of the issuer's keys (a key may be compromised) and makes a fresh current and
+   * next. They leave this instance's JWKS at once, and other instances' at their next
+   * {@link SigningKeys.refresh}. Returns the new stages and the kids withdrawn.
+   */
+  purge(issuer: Issuer): Promise<KeyStages & { withdrawn: string[] }>;
+  /**
+   * Drops each cached issuer whose stored kids changed (another instance or the CLI rotated or
+   * purged), so the next JWKS and signature read them again. One small query per cached issuer.
+   */
+  refresh(): Promise<void>;
   /**
    * Rotates each issuer whose current key has been current for the rotation period, and checks
    * that the stored keys were sealed with this KEK. Returns the issuers rotated.
@@ -206,6 +220,27 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
     async rotate(issuer) {
       await keysOf(issuer);
       return (await rotateWith(issuer, "on_demand", () => true))!;
+    },
+
+    async purge(issuer) {
+      const kek = deps.keyEncryptionKey();
+      const fresh = await Promise.all([generateKey(kek, issuer), generateKey(kek, issuer)]);
+      // The KEK is not checked against the old keys: they are being thrown away, perhaps because
+      // the old KEK is what leaked.
+      const result = await withIssuerLock(orm.em, issuer, (tx, keys) => purgeKeys(tx, issuer, keys, fresh, clock.now()));
+      cache.delete(issuer);
+      logger.info({ issuer, current: result.current, next: result.next, withdrawn: result.withdrawn }, "signing keys purged");
+      return result;
+    },
+
+    async refresh() {
+      for (const [issuer, entry] of [...cache]) {
+        if (!entry.value) continue; // a read in flight is fresh already
+        const stored = await findKeys(orm.em.fork(), issuer);
+        const storedKids = stageOrder.flatMap((stage) => stored[stage]?.kid ?? []).join();
+        const cachedKids = entry.value.jwks.keys.map((key) => key.kid).join();
+        if (storedKids !== cachedKids && cache.get(issuer) === entry) cache.delete(issuer);
+      }
     },
 
     async rotateDue() {

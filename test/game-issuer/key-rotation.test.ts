@@ -141,4 +141,20 @@ describe("game issuer: a signing-key rotation in the middle of a sign-in", funct
     assert.equal(decodeProtectedHeader(tokenThird).kid, printed.current);
     await verify(tokenThird, before, third.nonce);
   });
+
+  it("withdraws purged keys from the serving instance's JWKS within seconds of `outpost keys rotate --issuer game --purge`", async () => {
+    const before = kids(await jwks());
+    const purged = await runCli(["keys", "rotate", "--issuer", "game", "--purge"], env);
+    assert.equal(purged.code, 0, purged.stdout + purged.stderr);
+    const printed = Object.fromEntries(purged.stdout.trim().split("\n").slice(2).map((line) => line.split(" ") as [string, string]));
+    // The serving process did not purge: it learns of it by comparing kids every 2 s, not after its
+    // cache's minute (this test's clock does not move).
+    let served: string[] = before;
+    for (let i = 0; i < 50 && served.some((kid) => before.includes(kid)); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      served = kids(await jwks());
+    }
+    assert.deepEqual(new Set(served), new Set([printed.current, printed.next]));
+    assert.ok(!served.some((kid) => before.includes(kid)), "no purged key is published");
+  });
 });

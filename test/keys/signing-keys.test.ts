@@ -172,10 +172,60 @@ describe("signing keys", () => {
     assert.equal(await verify(await lagging.sign("game", { sub: "lag" }), await t.signingKeys.jwks("game")), stages.current);
   });
 
+  it("purges a compromised issuer's keys: all leave the JWKS at once, tokens they signed stop verifying, and the purge is logged", async () => {
+    const lagging = createSigningKeys({
+      orm: t.orm,
+      clock: t.clock,
+      logger: pino({ level: "silent" }),
+      keyEncryptionKey: () => keyEncryptionKey(testKeyEncryptionKey),
+      rotationDays: 30,
+    });
+    await t.signingKeys.rotate("game"); // so there is a previous key too
+    const before = kids(await t.signingKeys.jwks("game"));
+    assert.equal(before.length, 3);
+    const leaked = await t.signingKeys.sign("game", { sub: "leaked" });
+    assert.deepEqual(kids(await lagging.jwks("game")), before, "another instance has them cached");
+
+    const purged = await t.signingKeys.purge("game");
+    assert.deepEqual(new Set(purged.withdrawn), new Set(before));
+    assert.equal(purged.previous, null);
+    const after = await t.signingKeys.jwks("game");
+    assert.deepEqual(kids(after), [purged.current, purged.next], "no withdrawn key stays published, not even as previous");
+    assert.ok(!before.some((kid) => kids(after).includes(kid)));
+    await assert.rejects(verify(leaked, after), /no applicable key found|JWKSNoMatchingKey/i);
+    assert.equal(await verify(await t.signingKeys.sign("game", { sub: "new" }), after), purged.current);
+    assert.deepEqual(Object.keys(await stored("game")).sort(), ["current", "next"]);
+
+    // The other instance drops them at its next refresh, well before its cache's minute.
+    await lagging.refresh();
+    assert.deepEqual(kids(await lagging.jwks("game")), [purged.current, purged.next]);
+    assert.equal(await verify(await lagging.sign("game", { sub: "other" }), after), purged.current);
+
+    const [event] = await sql<{ action: string; details: { withdrawn: string } }>(
+      `select action, details from activity_events where action = 'signing_keys.purged' and target_id = 'game'`,
+    );
+    assert.deepEqual(new Set(event.details.withdrawn.split(" ")), new Set(before));
+  });
+
+  it("refresh keeps a cache whose kids did not change (it reads kids, not whole keys, to decide)", async () => {
+    const cachedBefore = await t.signingKeys.jwks("account");
+    // Marks the stored current key without changing its kid: only a re-read would show the mark.
+    await sql(`update signing_keys set public_jwk = jsonb_set(public_jwk, '{e}', '"marked"') where issuer = 'account' and stage = 'current'`);
+    try {
+      await t.signingKeys.refresh();
+      assert.deepEqual(await t.signingKeys.jwks("account"), cachedBefore, "still the cached keys");
+      t.clock.advance(61_000);
+      assert.ok((await t.signingKeys.jwks("account")).keys.some((key) => key.e === "marked"), "the mark shows once the cache is re-read");
+    } finally {
+      await sql(`update signing_keys set public_jwk = jsonb_set(public_jwk, '{e}', '"AQAB"') where issuer = 'account' and stage = 'current'`);
+      t.clock.advance(61_000);
+    }
+  });
+
   describe("at rest", () => {
     it("stores private keys only encrypted: AES-256-GCM under the KEK, not the PKCS #8", async () => {
       const rows = await sql(`select * from signing_keys`);
-      assert.ok(rows.length >= 5);
+      assert.ok(rows.length >= 4); // current and next of each issuer, at least
       const kek = keyEncryptionKey(testKeyEncryptionKey);
       for (const row of rows) {
         assert.equal(row.kek_id, kek.id);
@@ -311,6 +361,20 @@ describe("signing keys", () => {
         res.stdout,
         `rotated the game issuer's signing keys\ncurrent ${after.current}\nnext ${after.next}\nprevious ${after.previous}\n`,
       );
+    });
+
+    it("--purge withdraws every key of the issuer and prints the withdrawn and new kids", async () => {
+      const before = await stored("account");
+      const res = await runCli(["keys", "rotate", "--issuer", "account", "--purge"], env);
+      assert.equal(res.code, 0, res.stderr);
+      const after = await stored("account");
+      assert.deepEqual(Object.keys(after).sort(), ["current", "next"]);
+      const withdrawn = Object.values(before);
+      assert.ok(!withdrawn.includes(after.current) && !withdrawn.includes(after.next));
+      const lines = res.stdout.trim().split("\n");
+      assert.equal(lines[0], "purged the account issuer's signing keys; tokens they signed no longer verify");
+      assert.deepEqual(new Set(lines[1].split(" ").slice(1)), new Set(withdrawn));
+      assert.deepEqual(lines.slice(2), [`current ${after.current}`, `next ${after.next}`]);
     });
 
     it("refuses an unknown issuer, and a missing one, as usage mistakes", async () => {

@@ -105,6 +105,14 @@ export declare type RotateKeysRequest = Message<"outpost.keys.v1.RotateKeysReque
    * @generated from field: outpost.keys.v1.Issuer issuer = 1;
    */
   issuer: Issuer;
+
+  /**
+   * Withdraw every current key instead of keeping the current one as previous. Tokens signed
+   * with them stop verifying.
+   *
+   * @generated from field: bool purge = 2;
+   */
+  purge: boolean;
 };
 
 /**
@@ -130,9 +138,18 @@ export declare type RotateKeysResponse = Message<"outpost.keys.v1.RotateKeysResp
   nextKid: string;
 
   /**
+   * Empty after a purge.
+   *
    * @generated from field: string previous_kid = 3;
    */
   previousKid: string;
+
+  /**
+   * The keys a purge withdrew from the JWKS.
+   *
+   * @generated from field: repeated string withdrawn_kids = 4;
+   */
+  withdrawnKids: string[];
 };
 
 /**
@@ -191,7 +208,9 @@ export declare const KeysService: GenService<{
     output: typeof GetJwksResponseSchema;
   },
   /**
-   * Rotates the issuer's keys now: previous ← current, current ← next, and a new next.
+   * Rotates the issuer's keys now: previous ← current, current ← next, and a new next. With
+   * `purge`, withdraws every key at once instead (none stays published as previous) and makes a
+   * fresh current and next: for a key that may be compromised.
    *
    * @generated from rpc outpost.keys.v1.KeysService.RotateKeys
    */
