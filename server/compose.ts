@@ -12,6 +12,7 @@ import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryptio
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
 import { startPresenceSweep } from "../core/agents/presence.ts";
 import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
+import { createLoginCodeHasher, loginCodeKeyPurpose } from "../core/game-oauth/login-codes.ts";
 import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { createEdgeApp } from "../edge/app.ts";
@@ -80,6 +81,8 @@ export async function openRuntime(
       signingKeys,
       agents,
       events,
+      // Instances sharing the KEK find each other's login codes; a database dump alone tests no guess.
+      loginCodes: createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(), loginCodeKeyPurpose)),
       config: {
         plans: config.plans,
         defaultPlan: config.defaultPlan,

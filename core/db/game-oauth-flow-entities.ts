@@ -2,7 +2,8 @@
  * The Game OAuth flow (issue 4): hosted sign-in sessions, the game accounts they prove, the
  * authorization codes and access tokens. The hot paths (exchange, userinfo, the verifier) use
  * plain SQL on these tables (core/game-oauth/); the entities describe the schema for the ORM.
- * Login codes, authorization codes and access tokens are stored as SHA-256 (hex) only.
+ * Authorization codes and access tokens are stored as SHA-256 (hex) only; login codes, whose ~40
+ * bits a brute force would undo, as an HMAC under a key derived from the KEK.
  */
 import { randomUUID } from "node:crypto";
 import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
@@ -29,7 +30,7 @@ export const HostedAuthorization = defineEntity({
     codeChallengeMethod: p.string().length(8).nullable(),
     /** SHA-256 (hex) of the browser binding hash the edge sends. */
     browserBindingCheck: p.string().length(64),
-    /** SHA-256 (hex) of the login code; unique among pending sessions. */
+    /** HMAC-SHA256 (hex) of the login code under a KEK-derived key; unique among pending sessions. */
     loginCodeHash: p.string().length(64),
     /** The login code sealed under a key derived from the browser binding hash (for the page only). */
     loginCodeSealed: p.string().length(128),

@@ -12,11 +12,11 @@ import { isOnline } from "../agents/presence.ts";
 import { issueSecret, randomBase62 } from "../../contract/secrets.ts";
 import { appendQuery } from "../oauth/authorization-request.ts";
 import { authorizationCodeTtlMs } from "../oauth/token-engine.ts";
-import { formatLoginCode, hashLoginCode } from "./login-codes.ts";
+import { formatLoginCode } from "./login-codes.ts";
 import type { LoginVerifier } from "./login-verifier.ts";
 import { sealToBrowser } from "./sealed-redirect.ts";
 
-export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger">;
+export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger" | "loginCodes">;
 
 interface PendingRow {
   id: string;
@@ -46,7 +46,7 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
            join game_oauth_clients c on c.id = h.game_oauth_client_id
            left join servers s on s.id = ?
           where h.login_code_hash = ? and h.status = 'pending' and h.expires_at > ?`,
-        [server.id, agentKeyHash, server.id, hashLoginCode(code), now],
+        [server.id, agentKeyHash, server.id, deps.loginCodes.hash(code), now],
       );
       if (!session) return { accepted: false, message: `No sign-in is waiting for code ${shown}. Start again from the app.` };
       if (session.organization_id !== server.organizationId) {

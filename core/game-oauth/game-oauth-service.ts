@@ -60,6 +60,7 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
       const sessionClient = { id: client.id, organizationId: client.organization_id, name: client.name, verifierPolicy: client.verifier_policy };
       const opened = await insertSession(
         em,
+        deps.loginCodes,
         {
           client: sessionClient,
           redirectUri: req.redirectUri,

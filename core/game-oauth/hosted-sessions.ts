@@ -14,7 +14,7 @@ import {
 } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { gameToProto } from "../convert.ts";
 import { isOnline } from "../agents/presence.ts";
-import { bindingCheck, formatLoginCode, hashLoginCode, newLoginCode, openLoginCode, sealLoginCode } from "./login-codes.ts";
+import { bindingCheck, formatLoginCode, newLoginCode, openLoginCode, sealLoginCode, type LoginCodeHasher } from "./login-codes.ts";
 import { completionKey, openAsBrowser } from "./sealed-redirect.ts";
 
 export const sessionTtlMs = 10 * 60_000;
@@ -39,7 +39,12 @@ export interface NewSession {
 const uniqueViolation = (error: unknown) => (error as { code?: string })?.code === "23505";
 
 /** Inserts a pending session with a login code no other pending session holds (new code on a collision). */
-export async function insertSession(em: EntityManager, session: NewSession, now: Date): Promise<{ id: string; loginCode: string; expiresAt: Date }> {
+export async function insertSession(
+  em: EntityManager,
+  loginCodes: LoginCodeHasher,
+  session: NewSession,
+  now: Date,
+): Promise<{ id: string; loginCode: string; expiresAt: Date }> {
   const expiresAt = new Date(now.getTime() + sessionTtlMs);
   for (let attempt = 0; ; attempt++) {
     const id = randomUUID();
@@ -52,7 +57,7 @@ export async function insertSession(em: EntityManager, session: NewSession, now:
         [
           id, session.client.id, session.client.organizationId, session.redirectUri, session.state, session.nonce,
           session.codeChallenge, session.codeChallengeMethod, bindingCheck(session.browserBindingHash),
-          hashLoginCode(loginCode), sealLoginCode(loginCode, session.browserBindingHash), completionKey(session.browserBindingHash),
+          loginCodes.hash(loginCode), sealLoginCode(loginCode, session.browserBindingHash), completionKey(session.browserBindingHash),
           expiresAt, now,
         ],
         "run",
@@ -62,7 +67,7 @@ export async function insertSession(em: EntityManager, session: NewSession, now:
       const cause = (error as { cause?: unknown }).cause ?? error;
       if (attempt >= 4 || !(uniqueViolation(error) || uniqueViolation(cause) || (error as Error).name === "UniqueConstraintViolationException")) throw error;
       // The code is held by a pending session; one that has expired gives it up.
-      await em.execute(`update hosted_authorizations set status = 'expired' where login_code_hash = ? and status = 'pending' and expires_at <= ?`, [hashLoginCode(loginCode), now], "run");
+      await em.execute(`update hosted_authorizations set status = 'expired' where login_code_hash = ? and status = 'pending' and expires_at <= ?`, [loginCodes.hash(loginCode), now], "run");
     }
   }
 }

@@ -3,8 +3,10 @@ import { Code, createClient, createRouterTransport } from "@connectrpc/connect";
 import { AuthorizationStatus, GameOAuthService, type AuthorizationSession } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
-import { loginCodeAlphabet } from "../../core/game-oauth/login-codes.ts";
-import { startTestCore, type TestCore } from "../support/core.ts";
+import { createHash, randomBytes } from "node:crypto";
+import { createLoginCodeHasher, loginCodeAlphabet, loginCodeKeyPurpose } from "../../core/game-oauth/login-codes.ts";
+import { derivedSecret, keyEncryptionKey } from "../../core/keys/key-encryption.ts";
+import { startTestCore, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
 import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { hashSecret } from "../../contract/secrets.ts";
@@ -98,6 +100,16 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       const [row] = await w.t.orm.em.fork().getConnection().execute(`select login_code_hash, login_code_sealed from hosted_authorizations where id = ?`, [session.sessionId]);
       assert.equal(row.login_code_hash.length, 64);
       assert.ok(!row.login_code_sealed.includes(session.loginCode.replace("-", "")), "the code is not stored in clear");
+    });
+
+    it("stores the login code keyed by the KEK: neither its SHA-256 nor what another KEK would store", async () => {
+      const { session } = await w.start({ clientId: client.clientId });
+      const code = session.loginCode.replace("-", "");
+      const [row] = await w.t.orm.em.fork().getConnection().execute(`select login_code_hash from hosted_authorizations where id = ?`, [session.sessionId]);
+      assert.notEqual(row.login_code_hash, createHash("sha256").update(code).digest("hex"), "not a plain SHA-256 a dump could brute-force");
+      const under = (kek: Buffer) => createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(kek), loginCodeKeyPurpose)).hash(code);
+      assert.equal(row.login_code_hash, under(testKeyEncryptionKey));
+      assert.notEqual(row.login_code_hash, under(randomBytes(32)));
     });
 
     it("lists the selected servers with their presence", async () => {
@@ -237,6 +249,23 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       let other: TestCore | undefined;
       after(async () => {
         await other?.close();
+      });
+
+      it("an instance with another KEY_ENCRYPTION_KEY finds no login code of this one", async () => {
+        const foreign = await startTestCore(config, { database: w.t.database, keyEncryptionKey: randomBytes(32) });
+        try {
+          const server = await w.createServer("Rekeyed instance", { connect: false });
+          const { session } = await w.start({ clientId: client.clientId });
+          const verdict = await foreign.deps.loginVerifier.verify({
+            server: { id: server.id, organizationId: w.organizationId, name: "Rekeyed instance", game: "minecraft" },
+            player: player(),
+            code: session.loginCode.replace("-", ""),
+            agentKeyHash: hashSecret(server.key),
+          });
+          assert.match(verdict.message, /No sign-in is waiting/);
+        } finally {
+          await foreign.close();
+        }
       });
 
       it("a Watch on one instance sees a completion made on another", async () => {
