@@ -27,7 +27,7 @@ export async function answerLoginCommand(deps: Pick<CoreDeps, "rateLimits" | "lo
   const code = parseLoginCommand(facts.text);
   if (!code) return { accepted: false, message: loginUsage };
   if (facts.playerAuth !== "online") return { accepted: false, message: unverifiedPlayersMessage };
-  const attempt = await countLoginCodeAttempt(deps.rateLimits, facts.server.id, { game: facts.server.game, uuid: facts.player.uuid });
+  const attempt = await countLoginCodeAttempt(deps.rateLimits, facts.server, { game: facts.server.game, uuid: facts.player.uuid });
   if (attempt.refusal) return { accepted: false, message: attempt.refusal };
   const { id, organizationId, name, game } = facts.server;
   const verdict = await deps.loginVerifier.verify({ server: { id, organizationId, name, game }, player: facts.player, code, agentKeyHash: facts.agentKeyHash });

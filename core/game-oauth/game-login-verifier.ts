@@ -12,8 +12,7 @@ import { isOnline } from "../agents/presence.ts";
 import { issueSecret, randomBase62 } from "../../contract/secrets.ts";
 import { appendQuery } from "../oauth/authorization-request.ts";
 import { authorizationCodeTtlMs } from "../oauth/token-engine.ts";
-import { formatLoginCode } from "./login-codes.ts";
-import type { LoginVerifier } from "./login-verifier.ts";
+import { noSignInMessage, type LoginVerifier } from "./login-verifier.ts";
 import { sealToBrowser } from "./sealed-redirect.ts";
 
 export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger" | "loginCodes">;
@@ -37,7 +36,6 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
     async verify({ server, player, code, agentKeyHash }) {
       const now = deps.clock.now();
       const em = deps.orm.em.fork();
-      const shown = formatLoginCode(code);
       const [session] = await em.execute<PendingRow[]>(
         `select h.id, h.organization_id, c.id as client_uuid, c.client_id, c.name as client_name, c.verifier_policy,
                 exists (select 1 from game_oauth_client_servers cs where cs.game_oauth_client_id = c.id and cs.server_id = ?) as allowed,
@@ -48,10 +46,8 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
           where h.login_code_hash = ? and h.status = 'pending' and h.expires_at > ?`,
         [server.id, agentKeyHash, server.id, deps.loginCodes.hash(code), now],
       );
-      if (!session) return { accepted: false, message: `No sign-in is waiting for code ${shown}. Start again from the app.` };
-      if (session.organization_id !== server.organizationId) {
-        return { accepted: false, message: `Code ${shown} is for an app of another organization; this server cannot sign you in to it.` };
-      }
+      // Another organization's live code reads exactly like an unknown one: a guess learns nothing.
+      if (!session || session.organization_id !== server.organizationId) return { accepted: false, message: noSignInMessage };
       if (session.verifier_policy !== "any_server" && !session.allowed) {
         return { accepted: false, message: `This server is not allowed to sign you in to ${session.client_name}. Use one of the servers listed on the sign-in page.` };
       }
@@ -104,7 +100,7 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
         });
         return true;
       });
-      if (!completed) return { accepted: false, message: `No sign-in is waiting for code ${shown}. Start again from the app.` };
+      if (!completed) return { accepted: false, message: noSignInMessage };
       await deps.events.publish(session.id);
       return { accepted: true, message: `Signed in to ${session.client_name}.` };
     },

@@ -3,7 +3,6 @@
  * `/outpost login <CODE>`, made sure the server authenticates its players, and counted the attempt
  * against the wrong-code limits, a LoginVerifier decides whether the code completes a sign-in.
  */
-import { formatLoginCode } from "../agents/login-command.ts";
 
 export interface LoginAttempt {
   /** The game server the command was run on, as its agent key identified it. */
@@ -27,9 +26,17 @@ export interface LoginVerdict {
 }
 
 /**
- * Decides an in-game login. The Game OAuth issuer's implementation checks, each with its own
- * message: a hosted sign-in session waiting for this code, in the server's organization, whose
- * client's policy allows this server, with this server's agent connected; then completes it.
+ * What a player reads for a code that opens nothing on this server: unknown, expired, or waiting
+ * in another organization. One text for all, without the code, so that a guess learns nothing
+ * (a live code of another organization reads exactly like a wrong one).
+ */
+export const noSignInMessage = "No sign-in is waiting for that code. Check it on the sign-in page, or start again from the app.";
+
+/**
+ * Decides an in-game login. The Game OAuth issuer's implementation checks: a hosted sign-in
+ * session waiting for this code in the server's organization ({@link noSignInMessage} otherwise);
+ * then, each with its own message, that the client's policy allows this server and that this
+ * server's agent is connected; then completes it.
  */
 export interface LoginVerifier {
   verify(attempt: LoginAttempt): Promise<LoginVerdict>;
@@ -38,8 +45,8 @@ export interface LoginVerifier {
 /** Until the Game OAuth issuer is built no sign-in can be waiting, and it says so. */
 export function createNoSignInVerifier(): LoginVerifier {
   return {
-    async verify({ code }) {
-      return { accepted: false, message: `No sign-in is waiting for code ${formatLoginCode(code)}. Start again from the app.` };
+    async verify() {
+      return { accepted: false, message: noSignInMessage };
     },
   };
 }
