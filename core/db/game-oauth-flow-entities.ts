@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
-import { Organization } from "./entities.ts";
+import { Organization, Server } from "./entities.ts";
 import { GameOAuthClient } from "./game-oauth-entities.ts";
 
 const id = () => p.uuid().primary().onCreate(() => randomUUID());
@@ -40,6 +40,14 @@ export const HostedAuthorization = defineEntity({
     completionKey: p.string().length(64).nullable(),
     /** When completed: redirect_uri with code, state and iss, sealed to `completionKey` (core/game-oauth/sealed-redirect.ts). */
     redirectUrlSealed: p.text().nullable(),
+    /** The server of the player who claimed the session with its code (core/game-oauth/login-claims.ts). */
+    claimedServer: () => p.manyToOne(Server).deleteRule("set null").fieldName("claimed_server_id").nullable(),
+    /** The game account UUID of that player, who alone may confirm it there. */
+    claimedPlayerUuid: p.uuid().nullable(),
+    claimedPlayerName: p.string().length(64).nullable(),
+    claimedAt: p.datetime().nullable(),
+    /** The end of the player's time to confirm; a claim past it is no claim. */
+    claimedUntil: p.datetime().nullable(),
     expiresAt: p.datetime().index(),
     completedAt: p.datetime().nullable(),
     createdAt: createdAt(),

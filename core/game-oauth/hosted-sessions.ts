@@ -1,6 +1,7 @@
 /**
  * Hosted sign-in sessions: opened by a sound authorization request, shown only to the browser
- * they are bound to, completed by an in-game command (core/game-oauth/game-login-verifier.ts).
+ * they are bound to, claimed by an in-game command and completed by that player's confirmation
+ * (core/game-oauth/game-login-verifier.ts).
  */
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
@@ -9,6 +10,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   AuthorizationSessionSchema,
   AuthorizationStatus,
+  SignInClaimSchema,
   VerifierServerSchema,
   type AuthorizationSession,
 } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
@@ -78,16 +80,33 @@ interface SessionRow {
   expires_at: Date;
   login_code_sealed: string;
   redirect_url_sealed: string | null;
+  redirect_uri: string;
   client_name: string;
   verifier_policy: string;
   client_id: string;
+  /** The claim, if any (it may have run out: see {@link sessionToProto}). */
+  claimed_player_name: string | null;
+  claimed_server_name: string | null;
+  claimed_until: Date | null;
+}
+
+/** Where the app receives a sign-in, as players and the page are shown it: the redirect URI's host (and port). */
+export function redirectHostOf(redirectUri: string): string {
+  try {
+    return new URL(redirectUri).host || redirectUri;
+  } catch {
+    return redirectUri;
+  }
 }
 
 /** The session as its bound browser sees it at `now`, or undefined (unknown, or bound to another browser). */
 export async function readSession(em: EntityManager, sessionId: string, bindingHash: string, now: Date): Promise<AuthorizationSession | undefined> {
   const [row] = await em.execute<SessionRow[]>(
-    `select h.id, h.status, h.expires_at, h.login_code_sealed, h.redirect_url_sealed, c.name as client_name, c.verifier_policy, c.id as client_id
+    `select h.id, h.status, h.expires_at, h.login_code_sealed, h.redirect_url_sealed, h.redirect_uri,
+            c.name as client_name, c.verifier_policy, c.id as client_id,
+            h.claimed_player_name, s.name as claimed_server_name, h.claimed_until
        from hosted_authorizations h join game_oauth_clients c on c.id = h.game_oauth_client_id
+       left join servers s on s.id = h.claimed_server_id
       where h.id = ? and h.browser_binding_check = ?`,
     [sessionId, bindingCheck(bindingHash)],
   );
@@ -128,6 +147,8 @@ export async function sessionToProto(
         ? AuthorizationStatus.EXPIRED
         : AuthorizationStatus.PENDING;
   const shown = formatLoginCode(row.loginCode);
+  const claimedUntil = row.claimed_until ? new Date(row.claimed_until) : undefined;
+  const claimed = status === AuthorizationStatus.PENDING && claimedUntil && claimedUntil.getTime() > now.getTime();
   return create(AuthorizationSessionSchema, {
     sessionId: row.id,
     loginCode: shown,
@@ -145,5 +166,13 @@ export async function sessionToProto(
     expiresAt: timestampFromDate(expiresAt),
     status,
     redirectUrl: status === AuthorizationStatus.COMPLETED ? (row.redirectUrl ?? "") : "",
+    redirectHost: redirectHostOf(row.redirect_uri),
+    claim: claimed
+      ? create(SignInClaimSchema, {
+          playerName: row.claimed_player_name ?? "",
+          serverName: row.claimed_server_name ?? "",
+          expiresAt: timestampFromDate(claimedUntil),
+        })
+      : undefined,
   });
 }

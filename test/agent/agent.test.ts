@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 import { runAgent, startAgentRun, type AgentProcess } from "../support/agent.ts";
+import { openHostedPage } from "../support/game-oauth.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -10,6 +11,7 @@ type Json = any;
 /** The one reply for any code that opens nothing: unknown, expired or another organization's. */
 const noSignIn = "No sign-in is waiting for that code. Check it on the sign-in page, or start again from the app.";
 const unverified = "This server does not verify player accounts, so it cannot sign you in.";
+const nothingToConfirm = "No sign-in is waiting for your confirmation on this server. Run /outpost login <CODE> first.";
 const usage = /^Usage: \/outpost login <CODE>/;
 
 /**
@@ -273,6 +275,36 @@ describe("outpost-agent against a running Outpost", function () {
       assert.equal(await play(agent, steve, "/outpost login wxyz-9876"), noSignIn);
     });
 
+    it("a right code asks the player to confirm: on the console they type /outpost confirm; simulate exits 4, or confirms with --confirm", async () => {
+      const server = await createServer("Console");
+      const redirectUri = "http://127.0.0.1:9/callback";
+      const { client } = await api("POST", "organizations/createGameOAuthClient", { organizationSlug: "acme", name: "Forum", redirectUris: [redirectUri], verifierPolicy: "any_server" });
+      const start = () =>
+        openHostedPage(new URL(`${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: client.clientId, redirect_uri: redirectUri, state: "s" })}`));
+      const prompt = "Sign in to Forum at 127.0.0.1:9? Type /outpost confirm within 60 s — only if you started this yourself.";
+      const steve = newPlayer("Steve");
+
+      const agent = run(server.key);
+      await agent.waitFor(/connected/);
+      const first = await start();
+      assert.equal(await play(agent, steve, first.command), prompt);
+      assert.equal(await play(agent, steve, "/outpost confirm"), "Signed in to Forum.");
+      assert.ok((await first.redirect).searchParams.get("code"));
+
+      const second = await start();
+      const asked = await simulate(server.key, second.command, { name: steve.name, uuid: steve.uuid });
+      assert.equal(asked.code, 4, asked.stderr);
+      assert.equal(asked.stdout, `${prompt}\n`);
+      const cancelled = await simulate(server.key, "/outpost cancel", { name: steve.name, uuid: steve.uuid });
+      assert.equal(cancelled.code, 1);
+      assert.equal(cancelled.stdout, "Cancelled: you were not signed in to Forum.\n");
+      const confirmed = await simulate(server.key, second.command, { name: steve.name, uuid: steve.uuid, extra: ["--confirm"] });
+      assert.equal(confirmed.code, 0, confirmed.stderr);
+      assert.equal(confirmed.stdout, `${prompt}\nSigned in to Forum.\n`);
+      assert.ok((await second.redirect).searchParams.get("code"));
+      assert.equal((await simulate(server.key, "/outpost confirm", { name: steve.name, uuid: steve.uuid })).stdout, `${nothingToConfirm}\n`);
+    });
+
     it("refuses on a server that does not authenticate its players, before anything else is checked", async () => {
       const server = await createServer("Cracked");
       const offline = await simulate(server.key, "/outpost login ABCD-1234", { extra: ["--auth", "offline"] });
@@ -284,6 +316,7 @@ describe("outpost-agent against a running Outpost", function () {
       // Not counted as wrong codes: more than the limit, all answered the same way.
       for (let i = 0; i < 7; i++) assert.equal(await play(agent, steve, `/outpost login ABCD-000${i}`), unverified);
       assert.match(await play(agent, steve, "/outpost"), usage);
+      assert.equal(await play(agent, steve, "/outpost confirm"), unverified);
       const online = await simulate(server.key, "/outpost login ABCD-1234", { uuid: steve.uuid });
       assert.equal(online.stdout, `${noSignIn}\n`);
     });

@@ -5,7 +5,7 @@ import { chromium, type Browser } from "playwright-core";
 import * as oidc from "openid-client";
 import { createLocalJWKSet, jwtVerify, decodeProtectedHeader } from "jose";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
-import { runAgent } from "../support/agent.ts";
+import { signInInGame } from "../support/agent.ts";
 import { seedGameOAuth, startCallbackServer, type CallbackServer, type Seeded } from "../support/game-oauth.ts";
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -106,10 +106,10 @@ describe("game issuer: the hosted page in headless Chromium, end to end", functi
       mkdirSync(artifacts, { recursive: true });
       await page.screenshot({ path: new URL("hosted-page.png", artifacts).pathname, fullPage: true });
 
-      // The player runs the command on the game server; the page goes back to the app by itself.
+      // The player runs the command on the game server and confirms; the page goes back to the app by itself.
       const since = app.requests.length;
       const player = { name: "Steve", uuid: randomUUID() };
-      const played = await runAgent(["simulate", "--url", t.baseUrl, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", command]);
+      const played = await signInInGame(t.baseUrl, seeded.agentKey, player, command);
       assert.equal(played.code, 0, played.stdout + played.stderr);
       assert.match(played.stdout, /Forum/);
       const callback = await app.next(since);

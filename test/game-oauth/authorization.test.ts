@@ -11,7 +11,7 @@ import { startTestCore, testKeyEncryptionKey, type TestCore } from "../support/c
 import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { hashSecret } from "../../contract/secrets.ts";
-import { binding, codeOf, command, config, createWorld, pkce, player, redirectUri, type World } from "./fixture.ts";
+import { binding, codeOf, command, config, createWorld, pkce, playAndConfirm, player, redirectUri, type World } from "./fixture.ts";
 
 describe("Game OAuth: authorization sessions and the in-game proof", function () {
   this.timeout(60_000);
@@ -215,8 +215,16 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       const stream = w.oauth().watchAuthorization({ sessionId: session.sessionId, browserBindingHash: browser })[Symbol.asyncIterator]();
       const first = await stream.next();
       assert.equal(first.value.session.status, AuthorizationStatus.PENDING);
+      const alex = player("Alex");
+      const claimed = await server.agent!.playCommand(alex, command(session).toLowerCase());
+      assert.equal(claimed.accepted, false);
+      assert.equal(claimed.message, "Sign in to Demo App at app.example.com? Type /outpost confirm within 60 s — only if you started this yourself.");
+      assert.deepEqual(claimed.confirmation, { appName: "Demo App", redirectHost: "app.example.com", expiresInSeconds: 60 });
+      const confirming = (await stream.next()).value.session as AuthorizationSession;
+      assert.equal(confirming.status, AuthorizationStatus.PENDING);
+      assert.deepEqual([confirming.claim?.playerName, confirming.claim?.serverName], ["Alex", "Survival"]);
       const started = Date.now();
-      const reply = await server.agent!.playCommand(player("Alex"), command(session).toLowerCase());
+      const reply = await server.agent!.confirm(alex);
       assert.deepEqual(reply, { accepted: true, message: "Signed in to Demo App." });
       const second = await stream.next();
       assert.ok(Date.now() - started < 1_500, "pushed, not found by the poll");
@@ -275,7 +283,7 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
         const stream = w.oauth(other).watchAuthorization({ sessionId: session.sessionId, browserBindingHash: browser })[Symbol.asyncIterator]();
         assert.equal((await stream.next()).value.session.status, AuthorizationStatus.PENDING);
         const started = Date.now();
-        assert.equal((await server.agent!.playCommand(player(), command(session))).accepted, true);
+        assert.equal((await playAndConfirm(server.agent!, player(), session)).accepted, true);
         const done = (await stream.next()).value.session as AuthorizationSession;
         assert.equal(done.status, AuthorizationStatus.COMPLETED);
         assert.ok(Date.now() - started < 1_500, "by NOTIFY, not by the poll");
