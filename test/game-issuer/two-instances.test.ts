@@ -77,11 +77,13 @@ onPostgresServer(() =>
       assert.equal((await hosted.opened).status, "pending");
 
       // The player runs the command on a server whose agent is connected to B (B finds the code
-      // A stored: both key its HMAC from the same KEK), and is asked to confirm.
+      // A stored: both key its HMAC from the same KEK), and is asked to confirm; A's page shows who.
       const player = { name: "Alex", uuid: randomUUID() };
       const claimed = await runAgent(["simulate", "--url", `http://127.0.0.1:${b.port}`, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", hosted.command]);
       assert.equal(claimed.code, 4, claimed.stdout + claimed.stderr);
       assert.match(claimed.stdout, /^Sign in to Forum at 127\.0\.0\.1:9\? Type \/outpost confirm within 60 s/);
+      const shown = await hosted.status((data) => data.claim);
+      assert.deepEqual([shown.claim.player_name, shown.claim.server_name], ["Alex", "Survival"]);
       const started = performance.now();
       const played = await runAgent(["simulate", "--url", `http://127.0.0.1:${b.port}`, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", "/outpost confirm"]);
       assert.equal(played.code, 0, played.stdout + played.stderr);
