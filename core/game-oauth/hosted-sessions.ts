@@ -148,7 +148,8 @@ export async function sessionToProto(
         : AuthorizationStatus.PENDING;
   const shown = formatLoginCode(row.loginCode);
   const claimedUntil = row.claimed_until ? new Date(row.claimed_until) : undefined;
-  const claimed = status === AuthorizationStatus.PENDING && claimedUntil && claimedUntil.getTime() > now.getTime();
+  // A claim whose server was deleted since can no longer be confirmed: the page does not show it.
+  const claimed = status === AuthorizationStatus.PENDING && claimedUntil && claimedUntil.getTime() > now.getTime() && row.claimed_server_name !== null;
   return create(AuthorizationSessionSchema, {
     sessionId: row.id,
     loginCode: shown,
@@ -170,7 +171,7 @@ export async function sessionToProto(
     claim: claimed
       ? create(SignInClaimSchema, {
           playerName: row.claimed_player_name ?? "",
-          serverName: row.claimed_server_name ?? "",
+          serverName: row.claimed_server_name!,
           expiresAt: timestampFromDate(claimedUntil),
         })
       : undefined,

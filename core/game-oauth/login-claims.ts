@@ -58,7 +58,7 @@ export interface ClaimOutcome {
 /**
  * Claims the pending session for the claimant until {@link confirmWindowSeconds} from `now`,
  * unless another player (or the same player on another server) holds a claim on it that has not
- * run out. The claimant's own claim is renewed; their live claims on other sessions on this server
+ * run out (a claim whose server was deleted holds nothing). The claimant's own claim is renewed; their live claims on other sessions on this server
  * are released (a later `/outpost confirm` answers the last code they typed, and only that one).
  */
 export async function claimSession(em: EntityManager, sessionId: string, who: Claimant, now: Date): Promise<ClaimOutcome> {
@@ -72,7 +72,8 @@ export async function claimSession(em: EntityManager, sessionId: string, who: Cl
           set claimed_server_id = ?, claimed_player_uuid = ?, claimed_player_name = ?, claimed_at = ?, claimed_until = ?
          from old, game_oauth_clients c
         where h.id = old.id and c.id = h.game_oauth_client_id
-          and (old.claimed_until is null or old.claimed_until <= ? or (old.claimed_server_id = ? and old.claimed_player_uuid = ?))
+          and (old.claimed_until is null or old.claimed_until <= ? or old.claimed_server_id is null
+               or (old.claimed_server_id = ? and old.claimed_player_uuid = ?))
        returning h.id, h.organization_id, c.client_id, c.name as client_name, h.claimed_server_id as server_id,
                  h.claimed_player_uuid as player_uuid, h.claimed_player_name as player_name,
                  old.claimed_server_id as previous_server_id, old.claimed_player_uuid as previous_player_uuid,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
+import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { AuthorizationStatus, type AuthorizationSession } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import type { Agent } from "../../agent/client.ts";
 import { sweepLapsedClaims } from "../../core/game-oauth/login-claims.ts";
@@ -125,6 +126,18 @@ describe("Game OAuth: the player confirms in game", function () {
     assert.equal((await read(second.session, second.binding)).status, AuthorizationStatus.COMPLETED);
     assert.equal((await read(first.session, first.binding)).status, AuthorizationStatus.PENDING);
     assert.deepEqual(await lobby.confirm(steve), { accepted: false, message: nothingToConfirm }, "confirming twice completes nothing else");
+  });
+
+  it("a claim made on a server that is then deleted holds nothing: the page drops it and another player may claim the code", async () => {
+    const { session, binding } = await w.start({ clientId });
+    const doomed = await w.createServer("Doomed");
+    await doomed.agent!.playCommand(player("Gone"), command(session));
+    assert.equal((await read(session, binding)).claim?.serverName, "Doomed");
+    await w.t.client(ServersService, { session: w.session }).deleteServer({ serverId: doomed.id });
+    assert.equal((await read(session, binding)).claim, undefined);
+    const next = player("Next");
+    assert.equal((await lobby.playCommand(next, command(session))).message, prompt);
+    assert.equal((await lobby.confirm(next)).accepted, true);
   });
 
   it("without a confirmation within 60 s the claim lapses: the code is free, and the sweep records it once", async () => {
