@@ -1,8 +1,9 @@
 /**
  * `outpost-agent`: a game server's agent without the game server. `run` is a console where each
- * line is a player's command; `simulate` plays one command and exits with the verdict. Errors
- * print one line; exit codes: 0 accepted (or stopped), 1 refused in game, 2 usage, 3 Outpost
- * unreachable or refusing the agent.
+ * line is a player's command; `simulate` plays one command (and with --confirm, the player's
+ * confirmation when asked) and exits with the verdict. Errors print one line; exit codes: 0
+ * signed in (or stopped), 1 refused in game, 2 usage, 3 Outpost unreachable or refusing the
+ * agent, 4 waiting for the player's confirmation.
  */
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -17,15 +18,19 @@ const usage = `usage: outpost-agent <command>
       a simulated game-server console; each line of input is one of
         <player-name> <player-uuid> <command text>   a player runs a command; prints the reply
         players [name:uuid,...]                      the players online now (none without a list)
-  simulate --url URL --key KEY --player-name N --player-uuid U [--game G] [--auth A] -- "<command>"
-      connects, plays one command as that player, prints the reply
+      A login code is answered with a question; the player then types /outpost confirm (or
+      /outpost cancel) within 60 s, e.g. Steve <uuid> /outpost confirm
+  simulate --url URL --key KEY --player-name N --player-uuid U [--game G] [--auth A] [--confirm] -- "<command>"
+      connects, plays one command as that player, prints the reply; with --confirm, when the
+      reply asks the player to confirm a sign-in, confirms it as they would and prints that reply
 
 URL is Outpost's ACCOUNT_BASE_URL (e.g. http://localhost:3000). KEY is the server's agent key
 (opa_…); OUTPOST_AGENT_KEY may hold it instead. --game defaults to minecraft, --auth to online
-(the server authenticates its players). Exit codes: 0 accepted, 1 refused in game, 2 usage,
-3 Outpost cannot be reached or refuses the agent.`;
+(the server authenticates its players). Exit codes: 0 signed in, 1 refused in game, 2 usage,
+3 Outpost cannot be reached or refuses the agent, 4 asked to confirm (without --confirm: play
+"/outpost confirm" as the same player on the same server within 60 s).`;
 
-const exit = { accepted: 0, refused: 1, usage: 2, unreachable: 3 } as const;
+const exit = { accepted: 0, refused: 1, usage: 2, unreachable: 3, confirming: 4 } as const;
 
 class UsageError extends Error {}
 
@@ -133,7 +138,12 @@ async function run(args: string[]): Promise<number> {
 }
 
 async function simulate(args: string[]): Promise<number> {
-  const simulateOptions = { ...connectionOptions, "player-name": { type: "string" }, "player-uuid": { type: "string" } } as const;
+  const simulateOptions = {
+    ...connectionOptions,
+    "player-name": { type: "string" },
+    "player-uuid": { type: "string" },
+    confirm: { type: "boolean", default: false },
+  } as const;
   const { values, positionals } = parse(() => parseArgs({ args, options: simulateOptions, strict: true, allowPositionals: true }));
   const options = agentOptions(values);
   const player = { name: values["player-name"] ?? "", uuid: values["player-uuid"] ?? "" };
@@ -147,9 +157,13 @@ async function simulate(args: string[]): Promise<number> {
   try {
     await agent.connected();
     agent.setPlayers([player]);
-    const reply = await agent.playCommand(player, text);
+    let reply = await agent.playCommand(player, text);
     console.log(reply.message);
-    return reply.accepted ? exit.accepted : exit.refused;
+    if (reply.confirmation && values.confirm) {
+      reply = await agent.confirm(player);
+      console.log(reply.message);
+    }
+    return reply.accepted ? exit.accepted : reply.confirmation ? exit.confirming : exit.refused;
   } catch (error) {
     throw new AgentFailure(describe(error, options.url));
   } finally {

@@ -1,7 +1,8 @@
 /**
  * The game-server agent's connection to Outpost: it dials out to `<url>/api/rpc` over HTTP/2 with
  * the server's agent key, says what the server is, keeps the stream alive with heartbeats, reports
- * the players online and plays in-game commands, and reconnects after a drop with exponential
+ * the players online and plays in-game commands (a login code, then the player's confirmation when
+ * Outpost asks for it), and reconnects after a drop with exponential
  * backoff and jitter. A refusal (a key that does not work, the wrong game) stops it instead:
  * trying again would not help. Imports only the contract, never core.
  */
@@ -11,6 +12,7 @@ import { createWritableIterable } from "@connectrpc/connect/protocol";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
   AgentService,
+  ConfirmCommand_Decision,
   type ConnectRequestSchema,
   type ConnectResponse,
   type Welcome,
@@ -26,8 +28,23 @@ export interface Player {
 }
 
 export interface Reply {
+  /** The player is now signed in. */
   accepted: boolean;
+  /** What to show the player. */
   message: string;
+  /**
+   * Set when a login code claimed a sign-in that waits for the player to confirm it (then
+   * `message` is the prompt): answer with {@link Agent.confirm} or {@link Agent.cancel}, or the
+   * player types `/outpost confirm` or `/outpost cancel`.
+   */
+  confirmation?: Confirmation;
+}
+
+export interface Confirmation {
+  appName: string;
+  /** Where the app receives the sign-in (its redirect URI's host). */
+  redirectHost: string;
+  expiresInSeconds: number;
 }
 
 export interface AgentOptions {
@@ -65,6 +82,13 @@ export interface Agent {
   setPlayers(players: Player[]): void;
   /** Plays a command as `player` and resolves with what Outpost tells them. */
   playCommand(player: Player, text: string, timeoutMs?: number): Promise<Reply>;
+  /**
+   * The player confirms the sign-in they claimed on this server (as from a button of the prompt;
+   * the same as their typing `/outpost confirm`) and resolves with what Outpost tells them.
+   */
+  confirm(player: Player, timeoutMs?: number): Promise<Reply>;
+  /** The player refuses the sign-in they claimed on this server (the same as `/outpost cancel`). */
+  cancel(player: Player, timeoutMs?: number): Promise<Reply>;
   /** Closes the stream (the server goes offline) and stops reconnecting. */
   stop(): Promise<void>;
   /** Settles when the agent stops: resolves after {@link stop}, rejects with a refusal. */
@@ -149,8 +173,13 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
           if (players.length) send({ case: "players", value: { players } });
           emit({ kind: "connected", welcome: message.value });
         } else if (message.case === "loginReply") {
-          const { requestId, accepted, message: text } = message.value;
-          pending.get(requestId)?.({ accepted, message: text });
+          const { requestId, accepted, message: text, confirmation } = message.value;
+          const reply: Reply = { accepted, message: text };
+          if (confirmation) {
+            const { appName, redirectHost, expiresInSeconds } = confirmation;
+            reply.confirmation = { appName, redirectHost, expiresInSeconds };
+          }
+          pending.get(requestId)?.(reply);
         }
       }
       if (!stopping) throw new ConnectError("Outpost closed the connection", Code.Unavailable);
@@ -211,6 +240,30 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
     });
   }
 
+  /** Sends the message `build` makes with a new request id and resolves with its reply. */
+  async function request(timeoutMs: number, build: (requestId: string) => MessageInitShape<typeof ConnectRequestSchema>["message"]): Promise<Reply> {
+    await connected(timeoutMs);
+    const { send } = live!;
+    const requestId = String(++nextRequestId);
+    return new Promise<Reply>((resolve, reject) => {
+      const timer = setTimeout(() => settle(new Error(`Outpost did not answer within ${timeoutMs / 1000} seconds`)), timeoutMs);
+      const settle = (reply: Reply | Error) => {
+        clearTimeout(timer);
+        pending.delete(requestId);
+        if (reply instanceof Error) reject(reply);
+        else resolve(reply);
+      };
+      pending.set(requestId, settle);
+      send(build(requestId));
+    });
+  }
+
+  async function answer(player: Player, decision: ConfirmCommand_Decision, timeoutMs: number): Promise<Reply> {
+    const problem = playerProblem(player);
+    if (problem) throw new Error(problem);
+    return request(timeoutMs, (requestId) => ({ case: "confirmCommand", value: { requestId, playerUuid: player.uuid, playerName: player.name, decision } }));
+  }
+
   return {
     stopped,
     connected,
@@ -226,20 +279,13 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
     async playCommand(player, text, timeoutMs = 15_000) {
       const problem = commandProblem(player, text);
       if (problem) throw new Error(problem);
-      await connected(timeoutMs);
-      const { send } = live!;
-      const requestId = String(++nextRequestId);
-      return new Promise<Reply>((resolve, reject) => {
-        const timer = setTimeout(() => settle(new Error(`Outpost did not answer within ${timeoutMs / 1000} seconds`)), timeoutMs);
-        const settle = (reply: Reply | Error) => {
-          clearTimeout(timer);
-          pending.delete(requestId);
-          if (reply instanceof Error) reject(reply);
-          else resolve(reply);
-        };
-        pending.set(requestId, settle);
-        send({ case: "loginCommand", value: { requestId, playerUuid: player.uuid, playerName: player.name, text } });
-      });
+      return request(timeoutMs, (requestId) => ({ case: "loginCommand", value: { requestId, playerUuid: player.uuid, playerName: player.name, text } }));
+    },
+    confirm(player, timeoutMs = 15_000) {
+      return answer(player, ConfirmCommand_Decision.CONFIRM, timeoutMs);
+    },
+    cancel(player, timeoutMs = 15_000) {
+      return answer(player, ConfirmCommand_Decision.CANCEL, timeoutMs);
     },
     async stop() {
       stopping = true;

@@ -3,13 +3,15 @@
  * fresh PostgreSQL database:
  *
  *  a) POST /oauth2/token: authorization codes minted through the real flow (hosted page → ALTCHA
- *     challenge solved here → in-game `/outpost login` played by in-process agents → the redirect URL
+ *     challenge solved here → in-game `/outpost login` and the player's confirmation played by
+ *     in-process agents → the redirect URL
  *     pushed over server-sent events), a pool of them minted in parallel, then exchanged at 50
  *     connections with a request generator that takes the next code; exactly one request per code,
  *     reported as successful exchanges / the time from the first request to the last response.
  *  b) GET /oauth2/userinfo with one valid access token, 50 connections.
- *  c) report → redirect: for ≥ 200 sign-ins, the time from the agent sending the login command to
- *     the SSE reader of /oauth2/authorize/events receiving the redirect URL.
+ *  c) report → redirect: for ≥ 200 sign-ins, the time from the agent sending the player's
+ *     confirmation (after the login command claimed the sign-in) to the SSE reader of
+ *     /oauth2/authorize/events receiving the redirect URL.
  *  d) the Account OAuth issuer (ACCOUNT_BASE_URL/api/auth), the same engine's other configuration:
  *     codes minted by a signed-in user's authorizations to a first-party (skipConsent) client, then
  *     exchanged like (a), and userinfo like (b).
@@ -156,9 +158,12 @@ try {
     const reader = events.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = "";
     while (!text.includes("\n\n")) text += (await reader.read()).value;
+    const player = { name: "Steve", uuid: randomUUID() };
+    const claimed = await agent.playCommand(player, command, 30_000);
+    if (!claimed.confirmation) throw new Error(`not asked to confirm in game: ${claimed.message}`);
     const started = performance.now();
     let repliedAt = 0;
-    const reply = agent.playCommand({ name: "Steve", uuid: randomUUID() }, command, 30_000).then((r) => ((repliedAt = performance.now()), r));
+    const reply = agent.confirm(player, 30_000).then((r) => ((repliedAt = performance.now()), r));
     let redirectUrl: string | undefined;
     let receivedAt = 0;
     while (!redirectUrl) {

@@ -5,6 +5,7 @@ import type { SigningKeys } from "./keys/signing-keys.ts";
 import type { AgentConnections } from "./agents/connections.ts";
 import type { LoginVerifier } from "./game-oauth/login-verifier.ts";
 import type { AuthorizationEvents } from "./game-oauth/events.ts";
+import type { LoginCodeHasher } from "./game-oauth/login-codes.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -56,4 +57,6 @@ export interface CoreDeps {
   loginVerifier: LoginVerifier;
   /** Hosted sign-in sessions' changes, across instances (LISTEN/NOTIFY) or in this process. */
   events: AuthorizationEvents;
+  /** The login codes' stored lookup values: an HMAC under a key derived from the KEK. */
+  loginCodes: LoginCodeHasher;
 }

@@ -138,6 +138,11 @@ Logs         ${logFile}
 
    Steve 123e4567-e89b-12d3-a456-426614174000 /outpost login ABCD-1234
 
+   The game asks Steve to confirm ("Sign in to Example app at localhost:${appPort}? …") and the page
+   says he is confirming. Within 60 s, confirm as he would:
+
+   Steve 123e4567-e89b-12d3-a456-426614174000 /outpost confirm
+
    The page then returns you to the app, which shows Steve, minecraft and his sub.
 Ctrl-C stops everything.
 `);

@@ -12,6 +12,8 @@ import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryptio
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
 import { startPresenceSweep } from "../core/agents/presence.ts";
 import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
+import { createLoginCodeHasher, loginCodeKeyPurpose } from "../core/game-oauth/login-codes.ts";
+import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
 import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { createEdgeApp } from "../edge/app.ts";
@@ -40,6 +42,8 @@ export interface Runtime {
   keyEncryptionKey(): KeyEncryptionKey;
   /** The agent streams open on this process. */
   agents: AgentConnections;
+  /** Hosted sign-ins' changes, across instances on a PostgreSQL server. */
+  events: AuthorizationEvents;
   core: Core;
   close(): Promise<void>;
 }
@@ -82,6 +86,8 @@ export async function openRuntime(
       signingKeys,
       agents,
       events,
+      // Instances sharing the KEK find each other's login codes; a database dump alone tests no guess.
+      loginCodes: createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(), loginCodeKeyPurpose)),
       config: {
         plans: config.plans,
         defaultPlan: config.defaultPlan,
@@ -105,6 +111,7 @@ export async function openRuntime(
       signingKeys,
       keyEncryptionKey,
       agents,
+      events: bus,
       core: createCore(deps),
       async close() {
         await bus.close();
@@ -196,6 +203,7 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
   }, keyRefreshMs).unref();
   const presenceSweep = startPresenceSweep({ orm: runtime.orm, clock, logger });
   const flowCleanup = startFlowCleanup({ orm: runtime.orm, clock, logger });
+  const claimSweep = startClaimSweep({ orm: runtime.orm, clock, logger, events: runtime.events });
   let stopping: Promise<void> | undefined;
   return {
     port: listener.port,
@@ -207,7 +215,7 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
         clearInterval(refreshTimer);
         // Agents' streams would hold their connections open: end them (each records its server
         // offline) while the listener stops taking new ones.
-        await Promise.all([listener.close(), gameListener.close(), runtime.agents.close(), presenceSweep.stop(), flowCleanup.stop()]);
+        await Promise.all([listener.close(), gameListener.close(), runtime.agents.close(), presenceSweep.stop(), flowCleanup.stop(), claimSweep.stop()]);
         await Promise.all([rotating, refreshing]);
         await runtime.close();
         logger.info("Outpost stopped");

@@ -9,7 +9,12 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { DescMessage, Message, MessageInitShape } from "@bufbuild/protobuf";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { ConnectRequestSchema, type ConnectRequest, type ConnectResponseSchema } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import {
+  ConfirmCommand_Decision,
+  ConnectRequestSchema,
+  type ConnectRequest,
+  type ConnectResponseSchema,
+} from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import { PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { playerAuthModes } from "../convert.ts";
 import type { AgentCaller } from "../context.ts";
@@ -18,7 +23,7 @@ import { fail } from "../errors.ts";
 import { gameFromProto } from "../convert.ts";
 import { supersededError, type AgentConnection } from "./connections.ts";
 import { heartbeatSeconds, markAlive, markConnected, markDisconnected, setPlayerCount, silenceLimitMs } from "./presence.ts";
-import { answerLoginCommand } from "./answer-login.ts";
+import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
 
 type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
 type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequest["message"], { case: C }>["value"];
@@ -87,6 +92,13 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
         const { requestId, playerUuid, playerName, text } = message.value;
         const player = { uuid: playerUuid.toLowerCase(), name: playerName };
         const verdict = await answerLoginCommand(deps, { server, playerAuth, player, text, agentKeyHash: agent.keyHash });
+        return send({ case: "loginReply", value: { requestId, ...verdict } });
+      }
+      case "confirmCommand": {
+        const { requestId, playerUuid, playerName, decision } = message.value;
+        const player = { uuid: playerUuid.toLowerCase(), name: playerName };
+        const answer = decision === ConfirmCommand_Decision.CONFIRM ? "confirm" : "cancel";
+        const verdict = await answerConfirmCommand(deps, { server, playerAuth, player, agentKeyHash: agent.keyHash }, answer);
         return send({ case: "loginReply", value: { requestId, ...verdict } });
       }
     }

@@ -1,15 +1,13 @@
 import type { CoreDeps } from "../deps.ts";
 import type { LoginVerdict } from "../game-oauth/login-verifier.ts";
 import { countLoginCodeAttempt } from "../ratelimit/login-code-limits.ts";
-import { loginUsage, parseLoginCommand } from "./login-command.ts";
+import { loginUsage, parseOutpostCommand } from "./login-command.ts";
 
 export interface LoginCommandFacts {
   server: { id: string; organizationId: string; name: string; game: string };
   /** How the server authenticates its players, as its agent's Hello said. */
   playerAuth: string;
   player: { uuid: string; name: string };
-  /** The command as typed. */
-  text: string;
   /** SHA-256 of the agent key the stream authenticated with. */
   agentKeyHash: string;
 }
@@ -17,20 +15,37 @@ export interface LoginCommandFacts {
 /** The player's answer when the server does not authenticate its players. */
 export const unverifiedPlayersMessage = "This server does not verify player accounts, so it cannot sign you in.";
 
+type AnswerDeps = Pick<CoreDeps, "rateLimits" | "loginVerifier">;
+
 /**
- * Answers an in-game command, checking in this order, each with its own message: the command is
- * `/outpost login <CODE>`; the server authenticates its players (else any player could claim any
- * account); the player and the server are within the wrong-code limits; and the code itself,
- * which the LoginVerifier judges. Only the last two count as guesses.
+ * Answers an in-game command as typed, checking in this order, each with its own message: the
+ * command is `/outpost login <CODE>`, `/outpost confirm` or `/outpost cancel`; the server
+ * authenticates its players (else any player could claim any account); for a code, the player,
+ * the server, its organization and all servers are within the wrong-code limits, and the code
+ * itself, which the LoginVerifier judges. Only codes count as guesses; a code that claims a
+ * sign-in is taken back.
  */
-export async function answerLoginCommand(deps: Pick<CoreDeps, "rateLimits" | "loginVerifier">, facts: LoginCommandFacts): Promise<LoginVerdict> {
-  const code = parseLoginCommand(facts.text);
-  if (!code) return { accepted: false, message: loginUsage };
+export async function answerLoginCommand(deps: AnswerDeps, facts: LoginCommandFacts & { text: string }): Promise<LoginVerdict> {
+  const command = parseOutpostCommand(facts.text);
+  if (!command) return { accepted: false, message: loginUsage };
+  if (command.kind !== "login") return answerConfirmCommand(deps, facts, command.kind);
   if (facts.playerAuth !== "online") return { accepted: false, message: unverifiedPlayersMessage };
-  const attempt = await countLoginCodeAttempt(deps.rateLimits, facts.server.id, { game: facts.server.game, uuid: facts.player.uuid });
+  const attempt = await countLoginCodeAttempt(deps.rateLimits, facts.server, { game: facts.server.game, uuid: facts.player.uuid });
   if (attempt.refusal) return { accepted: false, message: attempt.refusal };
   const { id, organizationId, name, game } = facts.server;
-  const verdict = await deps.loginVerifier.verify({ server: { id, organizationId, name, game }, player: facts.player, code, agentKeyHash: facts.agentKeyHash });
-  if (verdict.accepted) await attempt.succeeded();
+  const server = { id, organizationId, name, game };
+  const verdict = await deps.loginVerifier.verify({ server, player: facts.player, code: command.code, agentKeyHash: facts.agentKeyHash });
+  if (verdict.accepted || verdict.confirmation) await attempt.succeeded();
   return verdict;
+}
+
+/**
+ * Answers a player's confirmation or cancellation (typed, or from a plugin's ConfirmCommand). It
+ * carries no code, so it is no guess: what it may answer is only the claim this very player made
+ * on this very server.
+ */
+export async function answerConfirmCommand(deps: AnswerDeps, facts: LoginCommandFacts, decision: "confirm" | "cancel"): Promise<LoginVerdict> {
+  if (facts.playerAuth !== "online") return { accepted: false, message: unverifiedPlayersMessage };
+  const { id, organizationId, name, game } = facts.server;
+  return deps.loginVerifier.answer({ server: { id, organizationId, name, game }, player: facts.player, agentKeyHash: facts.agentKeyHash, decision });
 }

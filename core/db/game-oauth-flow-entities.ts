@@ -2,11 +2,12 @@
  * The Game OAuth flow (issue 4): hosted sign-in sessions, the game accounts they prove, the
  * authorization codes and access tokens. The hot paths (exchange, userinfo, the verifier) use
  * plain SQL on these tables (core/game-oauth/); the entities describe the schema for the ORM.
- * Login codes, authorization codes and access tokens are stored as SHA-256 (hex) only.
+ * Authorization codes and access tokens are stored as SHA-256 (hex) only; login codes, whose ~40
+ * bits a brute force would undo, as an HMAC under a key derived from the KEK.
  */
 import { randomUUID } from "node:crypto";
 import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
-import { Organization } from "./entities.ts";
+import { Organization, Server } from "./entities.ts";
 import { GameOAuthClient } from "./game-oauth-entities.ts";
 
 const id = () => p.uuid().primary().onCreate(() => randomUUID());
@@ -29,7 +30,7 @@ export const HostedAuthorization = defineEntity({
     codeChallengeMethod: p.string().length(8).nullable(),
     /** SHA-256 (hex) of the browser binding hash the edge sends. */
     browserBindingCheck: p.string().length(64),
-    /** SHA-256 (hex) of the login code; unique among pending sessions. */
+    /** HMAC-SHA256 (hex) of the login code under a KEK-derived key; unique among pending sessions. */
     loginCodeHash: p.string().length(64),
     /** The login code sealed under a key derived from the browser binding hash (for the page only). */
     loginCodeSealed: p.string().length(128),
@@ -39,6 +40,14 @@ export const HostedAuthorization = defineEntity({
     completionKey: p.string().length(64).nullable(),
     /** When completed: redirect_uri with code, state and iss, sealed to `completionKey` (core/game-oauth/sealed-redirect.ts). */
     redirectUrlSealed: p.text().nullable(),
+    /** The server of the player who claimed the session with its code (core/game-oauth/login-claims.ts). */
+    claimedServer: () => p.manyToOne(Server).deleteRule("set null").fieldName("claimed_server_id").nullable(),
+    /** The game account UUID of that player, who alone may confirm it there. */
+    claimedPlayerUuid: p.uuid().nullable(),
+    claimedPlayerName: p.string().length(64).nullable(),
+    claimedAt: p.datetime().nullable(),
+    /** The end of the player's time to confirm; a claim past it is no claim. */
+    claimedUntil: p.datetime().nullable(),
     expiresAt: p.datetime().index(),
     completedAt: p.datetime().nullable(),
     createdAt: createdAt(),

@@ -1,26 +1,30 @@
 /**
- * The Game OAuth issuer's LoginVerifier: an in-game `/outpost login <CODE>` completes the hosted
- * sign-in session waiting for that code, if the server may verify it. Completing is one
- * transaction: the session flips from pending exactly once, the game account is upserted (its
- * `sub` stays, its name follows the game), the authorization code is issued and the activity
- * recorded; then every instance hears of it, so the page redirects at once.
+ * The Game OAuth issuer's LoginVerifier. An in-game `/outpost login <CODE>` claims the hosted
+ * sign-in session waiting for that code, if the server may verify it, and asks the player to
+ * confirm (login-claims.ts); `/outpost confirm` from that player on that server in time completes
+ * it (complete-sign-in.ts), `/outpost cancel` releases it. Each change is published, so the page
+ * on whichever instance follows at once.
  */
-import { randomUUID } from "node:crypto";
 import type { CoreDeps } from "../deps.ts";
-import { recordActivity } from "../activity/record.ts";
 import { isOnline } from "../agents/presence.ts";
-import { issueSecret, randomBase62 } from "../../contract/secrets.ts";
-import { appendQuery } from "../oauth/authorization-request.ts";
-import { authorizationCodeTtlMs } from "../oauth/token-engine.ts";
-import { formatLoginCode, hashLoginCode } from "./login-codes.ts";
-import type { LoginVerifier } from "./login-verifier.ts";
-import { sealToBrowser } from "./sealed-redirect.ts";
+import { cancelClaims, claimSession } from "./login-claims.ts";
+import { completeSignIn } from "./complete-sign-in.ts";
+import { redirectHostOf } from "./hosted-sessions.ts";
+import {
+  cancelledMessage,
+  confirmationMessage,
+  confirmWindowSeconds,
+  noSignInMessage,
+  nothingToConfirmMessage,
+  type LoginVerifier,
+} from "./login-verifier.ts";
 
-export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger">;
+export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger" | "loginCodes">;
 
-interface PendingRow {
+interface SessionRow {
   id: string;
   organization_id: string;
+  redirect_uri: string;
   client_uuid: string;
   client_id: string;
   client_name: string;
@@ -32,80 +36,77 @@ interface PendingRow {
   key_current: boolean | null;
 }
 
+/** A session with what the reporting server may do with it; its `where` takes the rest of the parameters. */
+const sessionQuery = (where: string) =>
+  `select h.id, h.organization_id, h.redirect_uri, c.id as client_uuid, c.client_id, c.name as client_name, c.verifier_policy,
+          exists (select 1 from game_oauth_client_servers cs where cs.game_oauth_client_id = c.id and cs.server_id = ?) as allowed,
+          s.online as server_online, s.last_seen_at as server_last_seen_at, s.agent_key_hash = ? as key_current
+     from hosted_authorizations h
+     join game_oauth_clients c on c.id = h.game_oauth_client_id
+     left join servers s on s.id = ?
+    where ${where}`;
+
+/** Why this server may not sign anyone in to the session's app now, if it may not. */
+function serverProblem(session: SessionRow, now: Date): string | undefined {
+  if (session.verifier_policy !== "any_server" && !session.allowed) {
+    return `This server is not allowed to sign you in to ${session.client_name}. Use one of the servers listed on the sign-in page.`;
+  }
+  const lastSeenAt = session.server_last_seen_at && new Date(session.server_last_seen_at);
+  if (!session.server_online || !isOnline({ online: session.server_online, lastSeenAt }, now)) {
+    return "This server's connection to Outpost is down, so it cannot sign you in. Try again in a moment.";
+  }
+  if (!session.key_current) {
+    return "This server's agent key was replaced, so it cannot sign you in until its agent reconnects with the new key.";
+  }
+  return undefined;
+}
+
 export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerifier {
+  const publish = (ids: string[]) => Promise.all(ids.map((id) => deps.events.publish(id)));
   return {
     async verify({ server, player, code, agentKeyHash }) {
       const now = deps.clock.now();
       const em = deps.orm.em.fork();
-      const shown = formatLoginCode(code);
-      const [session] = await em.execute<PendingRow[]>(
-        `select h.id, h.organization_id, c.id as client_uuid, c.client_id, c.name as client_name, c.verifier_policy,
-                exists (select 1 from game_oauth_client_servers cs where cs.game_oauth_client_id = c.id and cs.server_id = ?) as allowed,
-                s.online as server_online, s.last_seen_at as server_last_seen_at, s.agent_key_hash = ? as key_current
-           from hosted_authorizations h
-           join game_oauth_clients c on c.id = h.game_oauth_client_id
-           left join servers s on s.id = ?
-          where h.login_code_hash = ? and h.status = 'pending' and h.expires_at > ?`,
-        [server.id, agentKeyHash, server.id, hashLoginCode(code), now],
+      const [session] = await em.execute<SessionRow[]>(
+        sessionQuery(`h.login_code_hash = ? and h.status = 'pending' and h.expires_at > ?`),
+        [server.id, agentKeyHash, server.id, deps.loginCodes.hash(code), now],
       );
-      if (!session) return { accepted: false, message: `No sign-in is waiting for code ${shown}. Start again from the app.` };
-      if (session.organization_id !== server.organizationId) {
-        return { accepted: false, message: `Code ${shown} is for an app of another organization; this server cannot sign you in to it.` };
-      }
-      if (session.verifier_policy !== "any_server" && !session.allowed) {
-        return { accepted: false, message: `This server is not allowed to sign you in to ${session.client_name}. Use one of the servers listed on the sign-in page.` };
-      }
-      if (!session.server_online || !isOnline({ online: session.server_online, lastSeenAt: session.server_last_seen_at && new Date(session.server_last_seen_at) }, now)) {
-        return { accepted: false, message: "This server's connection to Outpost is down, so it cannot sign you in. Try again in a moment." };
-      }
-      if (!session.key_current) {
-        return { accepted: false, message: "This server's agent key was replaced, so it cannot sign you in until its agent reconnects with the new key." };
-      }
+      // Another organization's live code reads exactly like an unknown one: a guess learns nothing.
+      if (!session || session.organization_id !== server.organizationId) return { accepted: false, message: noSignInMessage };
+      const problem = serverProblem(session, now);
+      if (problem) return { accepted: false, message: problem };
+      const claim = await claimSession(em, session.id, { server, player }, now);
+      // Another player holds it (or it ended meanwhile): as if no sign-in waited for the code.
+      if (!claim.claimed) return { accepted: false, message: noSignInMessage };
+      await publish(claim.changed);
+      const confirmation = { appName: session.client_name, redirectHost: redirectHostOf(session.redirect_uri), expiresInSeconds: confirmWindowSeconds };
+      return { accepted: false, message: confirmationMessage(confirmation), confirmation };
+    },
 
-      const authorizationCode = issueSecret("gameAuthorizationCode");
-      const completed = await em.transactional(async (tx) => {
-        const [done] = await tx.execute<Array<{
-          redirect_uri: string; state: string; nonce: string | null; code_challenge: string | null; code_challenge_method: string | null; completion_key: string;
-        }>>(
-          `update hosted_authorizations set status = 'completed', completed_at = ?
-            where id = ? and status = 'pending' and expires_at > ? and completion_key is not null
-            returning redirect_uri, state, nonce, code_challenge, code_challenge_method, completion_key`,
-          [now, session.id, now],
-        );
-        if (!done) return false;
-        const [account] = await tx.execute<Array<{ id: string }>>(
-          `insert into game_accounts (id, organization_id, game, account_uuid, sub, name, created_at, updated_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?)
-           on conflict (organization_id, game, account_uuid) do update set name = excluded.name, updated_at = excluded.updated_at
-           returning id`,
-          [randomUUID(), server.organizationId, server.game, player.uuid, `gp_${randomBase62(24)}`, player.name.slice(0, 64), now, now],
-        );
-        await tx.execute(
-          `insert into authorization_codes (id, code_hash, game_oauth_client_id, organization_id, hosted_authorization_id, game_account_id,
-             server_id, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at, created_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          [
-            randomUUID(), authorizationCode.hash, session.client_uuid, server.organizationId, session.id, account.id, server.id,
-            done.redirect_uri, done.nonce, done.code_challenge, done.code_challenge_method, now,
-            new Date(now.getTime() + authorizationCodeTtlMs), now,
-          ],
-          "run",
-        );
-        const redirectUrl = appendQuery(done.redirect_uri, { code: authorizationCode.value, state: done.state, iss: deps.config.gameIssuerUrl });
-        // The code itself is stored only hashed; the browser's copy is sealed to its binding.
-        await tx.execute(`update hosted_authorizations set redirect_url_sealed = ? where id = ?`, [sealToBrowser(done.completion_key, redirectUrl), session.id], "run");
-        recordActivity(tx, "agent", {
-          organizationId: server.organizationId,
-          action: "game_oauth.sign_in",
-          targetType: "game_oauth_client",
-          targetId: session.client_id,
-          serverId: server.id,
-          details: { clientId: session.client_id, clientName: session.client_name, serverId: server.id, serverName: server.name, playerName: player.name, playerUuid: player.uuid },
-        });
-        return true;
-      });
-      if (!completed) return { accepted: false, message: `No sign-in is waiting for code ${shown}. Start again from the app.` };
-      await deps.events.publish(session.id);
+    async answer({ server, player, agentKeyHash, decision }) {
+      const now = deps.clock.now();
+      const em = deps.orm.em.fork();
+      const who = { server, player };
+      if (decision === "cancel") {
+        const released = await cancelClaims(em, who, now);
+        if (released.length === 0) return { accepted: false, message: nothingToConfirmMessage };
+        await publish(released.map((r) => r.id));
+        return { accepted: false, message: cancelledMessage(released[0].clientName) };
+      }
+      const [session] = await em.execute<SessionRow[]>(
+        sessionQuery(
+          `h.claimed_server_id = ? and h.claimed_player_uuid = ? and h.status = 'pending' and h.claimed_until > ? and h.expires_at > ?
+           order by h.claimed_at desc limit 1`,
+        ),
+        [server.id, agentKeyHash, server.id, server.id, player.uuid, now, now],
+      );
+      if (!session || session.organization_id !== server.organizationId) return { accepted: false, message: nothingToConfirmMessage };
+      // Checked again: the policy may have changed, the server gone down or its key been replaced.
+      const problem = serverProblem(session, now);
+      if (problem) return { accepted: false, message: problem };
+      const client = { id: session.id, clientUuid: session.client_uuid, clientId: session.client_id, clientName: session.client_name };
+      if (!(await completeSignIn(em, client, who, now, deps.config.gameIssuerUrl))) return { accepted: false, message: nothingToConfirmMessage };
+      await publish([session.id]);
       return { accepted: true, message: `Signed in to ${session.client_name}.` };
     },
   };

@@ -27,6 +27,10 @@ import { gameTokenProfile } from "./token-exchange.ts";
 /** How often a watch re-reads its session when no event arrives: a safety net, not the main path. */
 export const watchPollMs = 2_000;
 
+/** What the page shows of a session's claim, to tell a change (a claim made, renewed, cancelled or run out). */
+const claimOf = (session: AuthorizationSession) =>
+  session.claim ? `${session.claim.playerName}\n${session.claim.serverName}\n${session.claim.expiresAt?.seconds}` : "";
+
 /** Game OAuth grants these (and always both: the game claims are the point of a sign-in). */
 const gameScopes = ["openid", "profile"] as const;
 
@@ -60,6 +64,7 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
       const sessionClient = { id: client.id, organizationId: client.organization_id, name: client.name, verifierPolicy: client.verifier_policy };
       const opened = await insertSession(
         em,
+        deps.loginCodes,
         {
           client: sessionClient,
           redirectUri: req.redirectUri,
@@ -78,6 +83,10 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
           status: "pending",
           expires_at: opened.expiresAt,
           redirectUrl: null,
+          redirect_uri: req.redirectUri,
+          claimed_player_name: null,
+          claimed_server_name: null,
+          claimed_until: null,
           client_name: client.name,
           verifier_policy: client.verifier_policy,
           client_id: client.id,
@@ -124,7 +133,7 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
           if (ctx.signal.aborted) break;
           const next = await read();
           if (!next) throw sessionNotFound();
-          if (next.status !== last.status || next.servers.some((s, i) => s.online !== last!.servers[i]?.online)) {
+          if (next.status !== last.status || claimOf(next) !== claimOf(last) || next.servers.some((s, i) => s.online !== last!.servers[i]?.online)) {
             yield create(WatchAuthorizationResponseSchema, { session: next });
           }
           last = next;

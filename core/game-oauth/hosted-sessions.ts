@@ -1,6 +1,7 @@
 /**
  * Hosted sign-in sessions: opened by a sound authorization request, shown only to the browser
- * they are bound to, completed by an in-game command (core/game-oauth/game-login-verifier.ts).
+ * they are bound to, claimed by an in-game command and completed by that player's confirmation
+ * (core/game-oauth/game-login-verifier.ts).
  */
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
@@ -9,12 +10,13 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   AuthorizationSessionSchema,
   AuthorizationStatus,
+  SignInClaimSchema,
   VerifierServerSchema,
   type AuthorizationSession,
 } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { gameToProto } from "../convert.ts";
 import { isOnline } from "../agents/presence.ts";
-import { bindingCheck, formatLoginCode, hashLoginCode, newLoginCode, openLoginCode, sealLoginCode } from "./login-codes.ts";
+import { bindingCheck, formatLoginCode, newLoginCode, openLoginCode, sealLoginCode, type LoginCodeHasher } from "./login-codes.ts";
 import { completionKey, openAsBrowser } from "./sealed-redirect.ts";
 
 export const sessionTtlMs = 10 * 60_000;
@@ -39,7 +41,12 @@ export interface NewSession {
 const uniqueViolation = (error: unknown) => (error as { code?: string })?.code === "23505";
 
 /** Inserts a pending session with a login code no other pending session holds (new code on a collision). */
-export async function insertSession(em: EntityManager, session: NewSession, now: Date): Promise<{ id: string; loginCode: string; expiresAt: Date }> {
+export async function insertSession(
+  em: EntityManager,
+  loginCodes: LoginCodeHasher,
+  session: NewSession,
+  now: Date,
+): Promise<{ id: string; loginCode: string; expiresAt: Date }> {
   const expiresAt = new Date(now.getTime() + sessionTtlMs);
   for (let attempt = 0; ; attempt++) {
     const id = randomUUID();
@@ -52,7 +59,7 @@ export async function insertSession(em: EntityManager, session: NewSession, now:
         [
           id, session.client.id, session.client.organizationId, session.redirectUri, session.state, session.nonce,
           session.codeChallenge, session.codeChallengeMethod, bindingCheck(session.browserBindingHash),
-          hashLoginCode(loginCode), sealLoginCode(loginCode, session.browserBindingHash), completionKey(session.browserBindingHash),
+          loginCodes.hash(loginCode), sealLoginCode(loginCode, session.browserBindingHash), completionKey(session.browserBindingHash),
           expiresAt, now,
         ],
         "run",
@@ -62,7 +69,7 @@ export async function insertSession(em: EntityManager, session: NewSession, now:
       const cause = (error as { cause?: unknown }).cause ?? error;
       if (attempt >= 4 || !(uniqueViolation(error) || uniqueViolation(cause) || (error as Error).name === "UniqueConstraintViolationException")) throw error;
       // The code is held by a pending session; one that has expired gives it up.
-      await em.execute(`update hosted_authorizations set status = 'expired' where login_code_hash = ? and status = 'pending' and expires_at <= ?`, [hashLoginCode(loginCode), now], "run");
+      await em.execute(`update hosted_authorizations set status = 'expired' where login_code_hash = ? and status = 'pending' and expires_at <= ?`, [loginCodes.hash(loginCode), now], "run");
     }
   }
 }
@@ -73,16 +80,33 @@ interface SessionRow {
   expires_at: Date;
   login_code_sealed: string;
   redirect_url_sealed: string | null;
+  redirect_uri: string;
   client_name: string;
   verifier_policy: string;
   client_id: string;
+  /** The claim, if any (it may have run out: see {@link sessionToProto}). */
+  claimed_player_name: string | null;
+  claimed_server_name: string | null;
+  claimed_until: Date | null;
+}
+
+/** Where the app receives a sign-in, as players and the page are shown it: the redirect URI's host (and port). */
+export function redirectHostOf(redirectUri: string): string {
+  try {
+    return new URL(redirectUri).host || redirectUri;
+  } catch {
+    return redirectUri;
+  }
 }
 
 /** The session as its bound browser sees it at `now`, or undefined (unknown, or bound to another browser). */
 export async function readSession(em: EntityManager, sessionId: string, bindingHash: string, now: Date): Promise<AuthorizationSession | undefined> {
   const [row] = await em.execute<SessionRow[]>(
-    `select h.id, h.status, h.expires_at, h.login_code_sealed, h.redirect_url_sealed, c.name as client_name, c.verifier_policy, c.id as client_id
+    `select h.id, h.status, h.expires_at, h.login_code_sealed, h.redirect_url_sealed, h.redirect_uri,
+            c.name as client_name, c.verifier_policy, c.id as client_id,
+            h.claimed_player_name, s.name as claimed_server_name, h.claimed_until
        from hosted_authorizations h join game_oauth_clients c on c.id = h.game_oauth_client_id
+       left join servers s on s.id = h.claimed_server_id
       where h.id = ? and h.browser_binding_check = ?`,
     [sessionId, bindingCheck(bindingHash)],
   );
@@ -123,6 +147,9 @@ export async function sessionToProto(
         ? AuthorizationStatus.EXPIRED
         : AuthorizationStatus.PENDING;
   const shown = formatLoginCode(row.loginCode);
+  const claimedUntil = row.claimed_until ? new Date(row.claimed_until) : undefined;
+  // A claim whose server was deleted since can no longer be confirmed: the page does not show it.
+  const claimed = status === AuthorizationStatus.PENDING && claimedUntil && claimedUntil.getTime() > now.getTime() && row.claimed_server_name !== null;
   return create(AuthorizationSessionSchema, {
     sessionId: row.id,
     loginCode: shown,
@@ -140,5 +167,13 @@ export async function sessionToProto(
     expiresAt: timestampFromDate(expiresAt),
     status,
     redirectUrl: status === AuthorizationStatus.COMPLETED ? (row.redirectUrl ?? "") : "",
+    redirectHost: redirectHostOf(row.redirect_uri),
+    claim: claimed
+      ? create(SignInClaimSchema, {
+          playerName: row.claimed_player_name ?? "",
+          serverName: row.claimed_server_name!,
+          expiresAt: timestampFromDate(claimedUntil),
+        })
+      : undefined,
   });
 }

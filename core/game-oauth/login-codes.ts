@@ -1,12 +1,14 @@
 /**
  * One-time login codes of hosted sign-in sessions: 8 characters of an alphabet without look-alikes
- * (no 0/O, 1/I/L), shown "XXXX-XXXX", about 40 bits. Stored as SHA-256 for the lookup; the page
- * shows it again from a copy sealed under a key derived from the browser binding hash, which the
- * database keeps only hashed, so a reader of the database can find neither.
+ * (no 0/O, 1/I/L), shown "XXXX-XXXX", about 40 bits. About 40 bits is too few for a plain hash: a
+ * database dump would give up every live code to a brute force of SHA-256 in minutes. So the
+ * lookup value is an HMAC under a key derived from KEY_ENCRYPTION_KEY ({@link LoginCodeHasher}),
+ * and a reader of the database alone cannot test guesses; one who also holds the KEK can, which
+ * the KEK's own protection has to prevent. The page shows the code again from a copy sealed under
+ * a key derived from the browser binding hash, which the database keeps only hashed.
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomInt } from "node:crypto";
 import { formatLoginCode } from "../agents/login-command.ts";
-import { hashSecret } from "../../contract/secrets.ts";
 
 export const loginCodeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 export const loginCodeLength = 8;
@@ -18,8 +20,28 @@ export function newLoginCode(): string {
   return code;
 }
 
-/** The stored hash of a normalized code. */
-export const hashLoginCode = (code: string) => hashSecret(code);
+/** The stored lookup value of a normalized code: hex HMAC-SHA256 under a key only core holds. */
+export interface LoginCodeHasher {
+  hash(code: string): string;
+}
+
+/**
+ * A hasher keyed by `secret()`, which is asked once, on first use (the composition root derives it
+ * from the KEK, which it resolves only when needed). Every instance sharing the KEK finds the
+ * others' codes.
+ */
+export function createLoginCodeHasher(secret: () => string): LoginCodeHasher {
+  let key: Buffer | undefined;
+  return {
+    hash(code) {
+      key ??= Buffer.from(secret(), "utf8");
+      return createHmac("sha256", key).update(code, "utf8").digest("hex");
+    },
+  };
+}
+
+/** The purpose the login codes' HMAC key is derived for (core/keys/key-encryption.ts `derivedSecret`). */
+export const loginCodeKeyPurpose = "login code lookup";
 
 export { formatLoginCode };
 

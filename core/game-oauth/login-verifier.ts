@@ -1,9 +1,18 @@
 /**
  * The seam between the agent's side and the Game OAuth issuer: once core has parsed an in-game
- * `/outpost login <CODE>`, made sure the server authenticates its players, and counted the attempt
- * against the wrong-code limits, a LoginVerifier decides whether the code completes a sign-in.
+ * command and made sure the server authenticates its players, a LoginVerifier decides what a
+ * login code claims (after the attempt was counted against the wrong-code limits) and what the
+ * player's confirmation or cancellation does.
+ *
+ * A valid code alone signs no one in (RFC 8628 §5.4, remote phishing: whoever posts "type
+ * /outpost login ABCD-1234 for a reward" in chat would otherwise be signed in as whoever obeys).
+ * It claims the waiting sign-in for that player on that server and asks them, naming the app and
+ * where it lives, to confirm it within {@link confirmWindowSeconds} only if they started it.
  */
-import { formatLoginCode } from "../agents/login-command.ts";
+import { confirmCommand } from "../agents/login-command.ts";
+
+/** How long a player has to confirm a sign-in they claimed. */
+export const confirmWindowSeconds = 60;
 
 export interface LoginAttempt {
   /** The game server the command was run on, as its agent key identified it. */
@@ -19,27 +28,75 @@ export interface LoginAttempt {
   agentKeyHash: string;
 }
 
+/** `/outpost confirm` or `/outpost cancel`: the player's answer to the claim they made on this server. */
+export type LoginAnswer = Omit<LoginAttempt, "code"> & { decision: "confirm" | "cancel" };
+
+/** What the player is asked to confirm, in parts a game plugin can render. */
+export interface ConfirmationPrompt {
+  appName: string;
+  /** The host (and port) of the app's redirect URI. */
+  redirectHost: string;
+  expiresInSeconds: number;
+}
+
 export interface LoginVerdict {
-  /** The sign-in is complete. Every refusal counts as a wrong code for the rate limits. */
+  /** The sign-in is complete. */
   accepted: boolean;
-  /** What the player reads in game: which app they signed in to, or why not. */
+  /** What the player reads in game: the prompt, which app they signed in to, or why not. */
   message: string;
+  /**
+   * Set when the code was right and claimed a sign-in that now waits for the player's
+   * confirmation. A verdict with neither this nor `accepted` counts as a wrong code.
+   */
+  confirmation?: ConfirmationPrompt;
 }
 
 /**
- * Decides an in-game login. The Game OAuth issuer's implementation checks, each with its own
- * message: a hosted sign-in session waiting for this code, in the server's organization, whose
- * client's policy allows this server, with this server's agent connected; then completes it.
+ * What a player reads for a code that opens nothing on this server: unknown, expired, waiting in
+ * another organization, or claimed by another player. One text for all, without the code, so that
+ * a guess learns nothing (a live code of another organization reads exactly like a wrong one).
+ */
+export const noSignInMessage = "No sign-in is waiting for that code. Check it on the sign-in page, or start again from the app.";
+
+/**
+ * What a player reads for a confirmation or cancellation with nothing to answer on this server:
+ * no claim of theirs here, or its time ran out. One text for all (another player's claim, or one
+ * made on another server, is not theirs to answer).
+ */
+export const nothingToConfirmMessage = `No sign-in is waiting for your confirmation on this server. Run /outpost login <CODE> first.`;
+
+/** The prompt of a claimed sign-in. */
+export function confirmationMessage(prompt: ConfirmationPrompt): string {
+  return `Sign in to ${prompt.appName} at ${prompt.redirectHost}? Type ${confirmCommand} within ${prompt.expiresInSeconds} s — only if you started this yourself.`;
+}
+
+/** The reply to a cancellation. */
+export function cancelledMessage(appName: string): string {
+  return `Cancelled: you were not signed in to ${appName}.`;
+}
+
+/**
+ * Decides in-game logins. The Game OAuth issuer's implementation checks a code: a hosted sign-in
+ * session waiting for it in the server's organization and not claimed by another player
+ * ({@link noSignInMessage} otherwise); then, each with its own message, that the client's policy
+ * allows this server and that this server's agent is connected; then claims it. A confirmation
+ * checks the server again and completes the sign-in.
  */
 export interface LoginVerifier {
+  /** `/outpost login <CODE>`: claims the sign-in waiting for the code, asking to confirm. */
   verify(attempt: LoginAttempt): Promise<LoginVerdict>;
+  /** `/outpost confirm` or `/outpost cancel`: completes or releases this player's claim on this server. */
+  answer(answer: LoginAnswer): Promise<LoginVerdict>;
 }
 
 /** Until the Game OAuth issuer is built no sign-in can be waiting, and it says so. */
 export function createNoSignInVerifier(): LoginVerifier {
   return {
-    async verify({ code }) {
-      return { accepted: false, message: `No sign-in is waiting for code ${formatLoginCode(code)}. Start again from the app.` };
+    async verify() {
+      return { accepted: false, message: noSignInMessage };
+    },
+    async answer() {
+      return { accepted: false, message: nothingToConfirmMessage };
     },
   };
 }

@@ -64,6 +64,10 @@ export interface RateLimits {
   readonly loginCodePerPlayer: Limiter;
   /** Wrong in-game login codes per game server ("login_code_server"). */
   readonly loginCodePerServer: Limiter;
+  /** Wrong in-game login codes per organization, on all its servers ("login_code_organization"). */
+  readonly loginCodePerOrganization: Limiter;
+  /** Wrong in-game login codes on every server of every organization ("login_code_global"). */
+  readonly loginCodeGlobal: Limiter;
   /** Credentials that match nothing, per client IP ("bad_credential_ip"). */
   readonly badCredentialPerIp: Limiter;
   close(): Promise<void>;
@@ -77,13 +81,18 @@ const expiredRowAgeMs = 3_600_000;
 const cleanupEveryMs = 300_000;
 
 /**
- * Wrong in-game login codes, per player and per game server, each per 10 minutes. Fixed rather
- * than configured: a code has about 40 bits, so these only stop a player or a server from
- * hammering the issuer; an honest player mistypes a few times at most.
+ * Wrong in-game login codes, each per 10 minutes. Fixed rather than configured: a code has about
+ * 40 bits, so these only stop guessing from hammering the issuer; an honest player mistypes a few
+ * times at most. The player's UUID and the server are what an agent reports, and whoever runs an
+ * agent can invent players and make servers, so guesses are also counted per organization (its
+ * plan caps its servers) and across all organizations (which caps many organizations' guesses
+ * together, at the price that a flood of wrong codes pauses in-game sign-in for everyone).
  */
 export const loginCodePolicies = {
   loginCodePerPlayer: { name: "login_code_player", limit: 5, windowSeconds: 600 },
   loginCodePerServer: { name: "login_code_server", limit: 30, windowSeconds: 600 },
+  loginCodePerOrganization: { name: "login_code_organization", limit: 100, windowSeconds: 600 },
+  loginCodeGlobal: { name: "login_code_global", limit: 1000, windowSeconds: 600 },
 } satisfies Record<string, RateLimitPolicy>;
 
 /**
@@ -216,6 +225,8 @@ export function createMemoryRateLimits(config: RateLimitConfig): RateLimits {
     signInPerIp: build(policies.signInPerIp),
     loginCodePerPlayer: build(policies.loginCodePerPlayer),
     loginCodePerServer: build(policies.loginCodePerServer),
+    loginCodePerOrganization: build(policies.loginCodePerOrganization),
+    loginCodeGlobal: build(policies.loginCodeGlobal),
     badCredentialPerIp: build(policies.badCredentialPerIp),
     async close() {},
   };
@@ -257,6 +268,8 @@ export function createPostgresRateLimits(config: RateLimitConfig, pool: pg.Pool)
     // Not blocked in memory either: a success refunds, possibly on another instance.
     loginCodePerPlayer: build(policies.loginCodePerPlayer, false),
     loginCodePerServer: build(policies.loginCodePerServer, false),
+    loginCodePerOrganization: build(policies.loginCodePerOrganization, false),
+    loginCodeGlobal: build(policies.loginCodeGlobal, false),
     badCredentialPerIp: build(policies.badCredentialPerIp, true),
     async close() {
       clearInterval(sweep);

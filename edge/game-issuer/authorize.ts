@@ -49,10 +49,19 @@ export function appendQuery(redirectUri: string, params: Record<string, string>)
 }
 
 function sessionJson(session: AuthorizationSession) {
+  const { claim } = session;
   return {
     status: AuthorizationStatus[session.status].toLowerCase(),
     expires_at: session.expiresAt ? timestampDate(session.expiresAt).toISOString() : undefined,
     ...(session.status === AuthorizationStatus.COMPLETED && { redirect_url: session.redirectUrl }),
+    // A player ran the command and is being asked in game to confirm: who, where, until when.
+    ...(claim && {
+      claim: {
+        player_name: claim.playerName,
+        server_name: claim.serverName,
+        expires_at: claim.expiresAt ? timestampDate(claim.expiresAt).toISOString() : undefined,
+      },
+    }),
   };
 }
 

@@ -66,12 +66,13 @@ export interface HostedPageData {
  */
 export function hostedPage({ session, challenge, expiresAt }: HostedPageData): string {
   const name = escapeHtml(session.clientName);
+  const host = escapeHtml(session.redirectHost);
   const challengeJson = escapeHtml(JSON.stringify(challenge));
   return layout(
     `Sign in to ${session.clientName} with your game account`,
     `<h1>Sign in to <span class="app">${name}</span></h1>
-<p>${name} wants to know which game account is yours. Prove it by running a command on one of its game servers.</p>
-<div id="hosted" data-session="${escapeHtml(session.sessionId)}" data-challenge="${challengeJson}" data-expires-at="${escapeHtml(expiresAt)}">
+<p>${name} (at <strong>${host}</strong>) wants to know which game account is yours. Prove it by running a command on one of its game servers.</p>
+<div id="hosted" data-session="${escapeHtml(session.sessionId)}" data-challenge="${challengeJson}" data-expires-at="${escapeHtml(expiresAt)}" data-app="${name}" data-host="${host}">
 <section id="check" aria-labelledby="check-title">
 <h2 id="check-title">1. Browser check</h2>
 <p id="check-status" role="status" aria-live="polite">Checking your browser…</p>
@@ -87,6 +88,7 @@ export function hostedPage({ session, challenge, expiresAt }: HostedPageData): s
 </div>
 <p id="copy-status" class="muted" role="status" aria-live="polite"></p>
 ${serversHtml(session)}
+<p id="confirm-advice">The game then asks you to confirm: <strong>Sign in to ${name} at ${host}?</strong> Type <code>/outpost confirm</code> only if you started this sign-in yourself, on this page. If someone else gave you a login code or a command to type, do not confirm: they would be signed in to ${name} as you.</p>
 <p>This sign-in expires in <time id="countdown" datetime="${escapeHtml(expiresAt)}">10:00</time>.</p>
 </section>
 <p id="live-status" class="status" role="status" aria-live="polite">Keep this page open.</p>

@@ -9,7 +9,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
 import { adminApiKey, apiPost, FormBrowser, hiddenField, registerApp, type RegisteredApp } from "../support/account-oauth.ts";
 import { openHostedPage, seedGameOAuth } from "../support/game-oauth.ts";
-import { runAgent } from "../support/agent.ts";
+import { signInInGame } from "../support/agent.ts";
 
 const redirectUri = "http://127.0.0.1:9/callback";
 const password = "a long user password";
@@ -483,7 +483,7 @@ describe("Account OAuth issuer", function () {
       url.search = new URLSearchParams({ response_type: "code", client_id: seeded.clientId, redirect_uri: gameRedirect, state: "s", scope: "openid profile" }).toString();
       const hosted = await openHostedPage(url);
       await hosted.opened;
-      const played = await runAgent(["simulate", "--url", t.baseUrl, "--key", seeded.agentKey, "--player-name", "Notch", "--player-uuid", "069a79f4-44e9-4726-a5be-fca90e38aaf5", "--", hosted.command]);
+      const played = await signInInGame(t.baseUrl, seeded.agentKey, { name: "Notch", uuid: "069a79f4-44e9-4726-a5be-fca90e38aaf5" }, hosted.command);
       assert.equal(played.code, 0, played.stdout + played.stderr);
       const code = (await hosted.redirect).searchParams.get("code")!;
       const res = await fetch(`${t.gameIssuerUrl}/oauth2/token`, {

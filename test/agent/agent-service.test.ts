@@ -15,7 +15,7 @@ import { agentKeyHeader, apiKeyHeader, sessionHeader } from "../../contract/cred
 import { hashSecret } from "../../contract/secrets.ts";
 import { startAgent, type Agent, type AgentEvent, type AgentOptions } from "../../agent/client.ts";
 import { sweepPresence } from "../../core/agents/presence.ts";
-import type { LoginAttempt } from "../../core/game-oauth/login-verifier.ts";
+import type { LoginAnswer, LoginAttempt } from "../../core/game-oauth/login-verifier.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 
@@ -245,13 +245,20 @@ describe("agent service: credentials, presence, events, instances", function () 
   });
 
   describe("the login verifier", () => {
-    it("gets the server, the player and the normalized code; an accepted code is not a wrong one", async () => {
+    it("gets the server, the player and the normalized code; an accepted or claiming code is not a wrong one", async () => {
       const attempts: LoginAttempt[] = [];
+      const answers: LoginAnswer[] = [];
+      const confirmation = { appName: "Demo App", redirectHost: "app.example.com", expiresInSeconds: 60 };
       const core = await anotherCore({
         loginVerifier: {
           async verify(attempt) {
             attempts.push(attempt);
+            if (attempt.code === "ASKS1234") return { accepted: false, message: "Confirm?", confirmation };
             return attempt.code === "GOOD1234" ? { accepted: true, message: "Signed in to Demo App." } : { accepted: false, message: "Wrong." };
+          },
+          async answer(answer) {
+            answers.push(answer);
+            return { accepted: answer.decision === "confirm", message: answer.decision };
           },
         },
       });
@@ -260,17 +267,23 @@ describe("agent service: credentials, presence, events, instances", function () 
       await agent.connected();
       assert.deepEqual(await agent.playCommand(steve, "/outpost login good-1234"), { accepted: true, message: "Signed in to Demo App." });
       const organizationId = (await servers().getServer({ serverId: server.id })).server!.organizationId;
-      assert.deepEqual(attempts[0], {
-        server: { id: server.id, organizationId, name: "Verified", game: "minecraft" },
-        player: steve,
-        code: "GOOD1234",
-        agentKeyHash: hashSecret(server.key),
-      });
+      const where = { server: { id: server.id, organizationId, name: "Verified", game: "minecraft" }, player: steve, agentKeyHash: hashSecret(server.key) };
+      assert.deepEqual(attempts[0], { ...where, code: "GOOD1234" });
       for (let i = 0; i < 4; i++) assert.equal((await agent.playCommand(steve, "/outpost login BAAD-0000")).message, "Wrong.");
+      assert.deepEqual(await agent.playCommand(steve, "/outpost login asks1234"), { accepted: false, message: "Confirm?", confirmation });
       assert.equal((await agent.playCommand(steve, "/outpost login GOOD-1234")).accepted, true);
       assert.equal((await agent.playCommand(steve, "/outpost login BAAD-0000")).message, "Wrong.", "five wrong codes are allowed");
       assert.match((await agent.playCommand(steve, "/outpost login GOOD-1234")).message, /too many wrong codes/, "the sixth attempt is refused before it is verified");
-      assert.equal(attempts.length, 7);
+      assert.equal(attempts.length, 8);
+
+      // Answers, typed or from a plugin's controls, reach the verifier as the player's decision,
+      // and are no guesses: the player over the limit may still answer.
+      assert.deepEqual(await agent.playCommand(steve, "/OUTPOST  Confirm"), { accepted: true, message: "confirm" });
+      assert.deepEqual(await agent.playCommand(steve, "/outpost cancel"), { accepted: false, message: "cancel" });
+      assert.deepEqual(await agent.confirm(steve), { accepted: true, message: "confirm" });
+      assert.deepEqual(await agent.cancel(steve), { accepted: false, message: "cancel" });
+      assert.deepEqual(answers.map((a) => a.decision), ["confirm", "cancel", "confirm", "cancel"]);
+      assert.deepEqual(answers[0], { ...where, decision: "confirm" });
     });
   });
 });

@@ -106,12 +106,29 @@ describe("game issuer: the hosted page in headless Chromium, end to end", functi
       mkdirSync(artifacts, { recursive: true });
       await page.screenshot({ path: new URL("hosted-page.png", artifacts).pathname, fullPage: true });
 
-      // The player runs the command on the game server; the page goes back to the app by itself.
+      // The page tells whoever started it what the game will ask, and to confirm only their own.
+      const host = new URL(app.redirectUri).host;
+      const advice = (await page.locator("#confirm-advice").textContent())!.replace(/\s+/g, " ");
+      assert.match(advice, new RegExp(`Sign in to Forum at ${host.replace(/\./g, "\\.")}\\?`));
+      assert.match(advice, /only if you started this sign-in yourself/);
+
+      // The player runs the command on the game server: the game asks them to confirm, and the
+      // page says who is confirming where. Nothing is signed in yet.
       const since = app.requests.length;
       const player = { name: "Steve", uuid: randomUUID() };
-      const played = await runAgent(["simulate", "--url", t.baseUrl, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", command]);
+      const simulate = (text: string) =>
+        runAgent(["simulate", "--url", t.baseUrl, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", text]);
+      const claimed = await simulate(command);
+      assert.equal(claimed.code, 4, claimed.stdout + claimed.stderr);
+      assert.equal(claimed.stdout, `Sign in to Forum at ${host}? Type /outpost confirm within 60 s — only if you started this yourself.\n`);
+      await page.getByRole("status").filter({ hasText: `Steve on Survival is confirming in game — sign in to Forum at ${host}.` }).waitFor();
+      await page.screenshot({ path: new URL("hosted-page-confirming.png", artifacts).pathname, fullPage: true });
+      assert.equal(app.requests.length, since, "not back in the app before the confirmation");
+
+      // The player confirms; the page goes back to the app by itself.
+      const played = await simulate("/outpost confirm");
       assert.equal(played.code, 0, played.stdout + played.stderr);
-      assert.match(played.stdout, /Forum/);
+      assert.equal(played.stdout, "Signed in to Forum.\n");
       const callback = await app.next(since);
       await page.waitForURL((u) => u.origin === new URL(app.redirectUri).origin && u.pathname === "/callback", { timeout: 15_000 });
       assert.equal(new URL(page.url()).href, callback.href);

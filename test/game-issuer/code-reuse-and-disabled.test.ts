@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import type { ExchangeCodeRequest } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import type { Agent } from "../../agent/client.ts";
-import { codeOf, command, createWorld, player, redirectUri as coreRedirectUri, type World } from "../game-oauth/fixture.ts";
+import { codeOf, createWorld, playAndConfirm, player, redirectUri as coreRedirectUri, type World } from "../game-oauth/fixture.ts";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
-import { runAgent } from "../support/agent.ts";
+import { signInInGame } from "../support/agent.ts";
 import { openHostedPage, seedGameOAuth, type Seeded } from "../support/game-oauth.ts";
 
 type Request = Omit<Partial<ExchangeCodeRequest>, "$typeName" | "$unknown">;
@@ -27,7 +27,7 @@ describe("Game OAuth: a code used again after 1 s and after 30 s (core, test clo
 
   async function signIn(): Promise<string> {
     const { session, binding } = await w.start({ clientId: client.clientId });
-    const reply = await agent.playCommand(player(), command(session));
+    const reply = await playAndConfirm(agent, player(), session);
     assert.equal(reply.accepted, true, reply.message);
     const { session: done } = await w.oauth().getAuthorization({ sessionId: session.sessionId, browserBindingHash: binding });
     return codeOf(done!);
@@ -81,7 +81,7 @@ describe("game issuer: code reuse over HTTP, and a disabled client's error page"
   async function code(): Promise<string> {
     const hosted = await openHostedPage(authorizeUrl());
     await hosted.opened;
-    const played = await runAgent(["simulate", "--url", t.baseUrl, "--key", seeded.agentKey, "--player-name", "Steve", "--player-uuid", randomUUID(), "--", hosted.command]);
+    const played = await signInInGame(t.baseUrl, seeded.agentKey, { name: "Steve", uuid: randomUUID() }, hosted.command);
     assert.equal(played.code, 0, played.stdout + played.stderr);
     return (await hosted.redirect).searchParams.get("code")!;
   }

@@ -54,6 +54,7 @@ export class FakeCore {
       expiresAt: timestampFromDate(new Date(Date.now() + 600_000)),
       status: s.status,
       redirectUrl: s.redirectUrl,
+      redirectHost: "app.example.com",
     };
   }
 

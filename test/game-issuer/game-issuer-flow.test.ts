@@ -5,7 +5,7 @@ import { solveChallenge } from "altcha-lib/v1";
 import * as oidc from "openid-client";
 import { Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
-import { runAgent } from "../support/agent.ts";
+import { signInInGame } from "../support/agent.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -143,7 +143,7 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
     let text = "";
     while (!text.includes("\n\n")) text += (await reader.read()).value;
     assert.match(text, /"status":"pending"/);
-    const played = await runAgent(["simulate", "--url", t.baseUrl, "--key", agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", command.toLowerCase()]);
+    const played = await signInInGame(t.baseUrl, agentKey, player, command.toLowerCase());
     assert.equal(played.code, 0, played.stdout + played.stderr);
     for (;;) {
       const chunk = await reader.read();

@@ -12,7 +12,7 @@ import { defaultCacheTtlMs } from "../../core/keys/signing-keys.ts";
 import { TestClock } from "../support/core.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { runCli } from "../support/process.ts";
-import { runAgent } from "../support/agent.ts";
+import { signInInGame } from "../support/agent.ts";
 import { freePort, openHostedPage, seedGameOAuth, type Seeded } from "../support/game-oauth.ts";
 
 const redirectUri = "http://127.0.0.1:9/callback";
@@ -76,7 +76,7 @@ describe("game issuer: a signing-key rotation in the middle of a sign-in", funct
     });
     const hosted = await openHostedPage(url);
     await hosted.opened;
-    const played = await runAgent(["simulate", "--url", baseUrl, "--key", seeded.agentKey, "--player-name", player, "--player-uuid", randomUUID(), "--", hosted.command]);
+    const played = await signInInGame(baseUrl, seeded.agentKey, { name: player, uuid: randomUUID() }, hosted.command);
     assert.equal(played.code, 0, played.stdout + played.stderr);
     return { callback: await hosted.redirect, verifier, nonce };
   }

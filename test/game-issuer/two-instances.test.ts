@@ -15,9 +15,11 @@ const redirectUri = "http://127.0.0.1:9/callback";
 /**
  * Two `outpost serve` processes on one PostgreSQL database, as behind a load balancer: the
  * browser's side of the sign-in (the hosted page, its live status, the way back to the app) on
- * instance A, the game server's agent on instance B. The completion crosses by LISTEN/NOTIFY, and
- * either instance exchanges the code. Both have the same public GAME_ISSUER_URL (A's, standing for
- * the balancer's) and the same KEY_ENCRYPTION_KEY.
+ * instance A, the game server's agent on instance B. The player's claim and the completion cross by
+ * LISTEN/NOTIFY, the claim holds when the agent reconnects to the other instance before the player
+ * confirms, and either instance exchanges the code. Both have the same public GAME_ISSUER_URL (A's,
+ * standing for the balancer's) and the same KEY_ENCRYPTION_KEY, from which both key the login
+ * codes' HMAC.
  */
 onPostgresServer(() =>
   describe("game issuer: the browser on one instance, the agent on another (PostgreSQL)", function () {
@@ -74,10 +76,16 @@ onPostgresServer(() =>
       const hosted = await openHostedPage(url);
       assert.equal((await hosted.opened).status, "pending");
 
-      // The player runs the command on a server whose agent is connected to B.
+      // The player runs the command on a server whose agent is connected to B (B finds the code
+      // A stored: both key its HMAC from the same KEK), and is asked to confirm; A's page shows who.
       const player = { name: "Alex", uuid: randomUUID() };
+      const claimed = await runAgent(["simulate", "--url", `http://127.0.0.1:${b.port}`, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", hosted.command]);
+      assert.equal(claimed.code, 4, claimed.stdout + claimed.stderr);
+      assert.match(claimed.stdout, /^Sign in to Forum at 127\.0\.0\.1:9\? Type \/outpost confirm within 60 s/);
+      const shown = await hosted.status((data) => data.claim);
+      assert.deepEqual([shown.claim.player_name, shown.claim.server_name], ["Alex", "Survival"]);
       const started = performance.now();
-      const played = await runAgent(["simulate", "--url", `http://127.0.0.1:${b.port}`, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", hosted.command]);
+      const played = await runAgent(["simulate", "--url", `http://127.0.0.1:${b.port}`, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", "/outpost confirm"]);
       assert.equal(played.code, 0, played.stdout + played.stderr);
       // A's live status (fed by B's NOTIFY) delivers the redirect.
       const callback = await hosted.redirect;
@@ -143,7 +151,11 @@ onPostgresServer(() =>
       // B made the proof-of-work challenge; A verifies it (both derive its HMAC key from the KEK).
       const hosted = await openHostedPage(url, bGame, aGame);
       await hosted.opened;
-      const played = await runAgent(["simulate", "--url", `http://127.0.0.1:${a.port}`, "--key", seeded.agentKey, "--player-name", "Steve", "--player-uuid", randomUUID(), "--", hosted.command]);
+      // The player's code reaches A; their confirmation, after the agent reconnected to B, reaches B.
+      const player = { name: "Steve", uuid: randomUUID() };
+      const claimed = await runAgent(["simulate", "--url", `http://127.0.0.1:${a.port}`, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", hosted.command]);
+      assert.equal(claimed.code, 4, claimed.stdout + claimed.stderr);
+      const played = await runAgent(["simulate", "--url", `http://127.0.0.1:${b.port}`, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", "/outpost confirm"]);
       assert.equal(played.code, 0, played.stdout + played.stderr);
       const callback = await hosted.redirect;
       assert.equal(callback.searchParams.get("state"), state);

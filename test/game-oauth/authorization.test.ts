@@ -3,12 +3,15 @@ import { Code, createClient, createRouterTransport } from "@connectrpc/connect";
 import { AuthorizationStatus, GameOAuthService, type AuthorizationSession } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
-import { loginCodeAlphabet } from "../../core/game-oauth/login-codes.ts";
-import { startTestCore, type TestCore } from "../support/core.ts";
+import { createHash, randomBytes } from "node:crypto";
+import { noSignInMessage } from "../../core/game-oauth/login-verifier.ts";
+import { createLoginCodeHasher, loginCodeAlphabet, loginCodeKeyPurpose } from "../../core/game-oauth/login-codes.ts";
+import { derivedSecret, keyEncryptionKey } from "../../core/keys/key-encryption.ts";
+import { startTestCore, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
 import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { hashSecret } from "../../contract/secrets.ts";
-import { binding, codeOf, command, config, createWorld, pkce, player, redirectUri, type World } from "./fixture.ts";
+import { binding, codeOf, command, config, createWorld, pkce, playAndConfirm, player, redirectUri, type World } from "./fixture.ts";
 
 describe("Game OAuth: authorization sessions and the in-game proof", function () {
   this.timeout(60_000);
@@ -100,6 +103,16 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       assert.ok(!row.login_code_sealed.includes(session.loginCode.replace("-", "")), "the code is not stored in clear");
     });
 
+    it("stores the login code keyed by the KEK: neither its SHA-256 nor what another KEK would store", async () => {
+      const { session } = await w.start({ clientId: client.clientId });
+      const code = session.loginCode.replace("-", "");
+      const [row] = await w.t.orm.em.fork().getConnection().execute(`select login_code_hash from hosted_authorizations where id = ?`, [session.sessionId]);
+      assert.notEqual(row.login_code_hash, createHash("sha256").update(code).digest("hex"), "not a plain SHA-256 a dump could brute-force");
+      const under = (kek: Buffer) => createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(kek), loginCodeKeyPurpose)).hash(code);
+      assert.equal(row.login_code_hash, under(testKeyEncryptionKey));
+      assert.notEqual(row.login_code_hash, under(randomBytes(32)));
+    });
+
     it("lists the selected servers with their presence", async () => {
       const online = await w.createServer("Lobby");
       const offline = await w.createServer("Creative", { connect: false });
@@ -160,7 +173,7 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
         code: "ABCD2345",
         agentKeyHash: hashSecret(server.key),
       });
-      assert.deepEqual(verdict, { accepted: false, message: "No sign-in is waiting for code ABCD-2345. Start again from the app." });
+      assert.deepEqual(verdict, { accepted: false, message: noSignInMessage });
     });
 
     it("refuses a server of another organization", async () => {
@@ -168,8 +181,7 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       const foreign = await w.createServer("Foreign", { organizationSlug: "other" });
       const [row] = await w.t.orm.em.fork().getConnection().execute(`select organization_id from servers where id = ?`, [foreign.id]);
       const verdict = await verify(session, { ...foreign, organizationId: row.organization_id });
-      assert.equal(verdict.accepted, false);
-      assert.match(verdict.message, /another organization/);
+      assert.deepEqual(verdict, { accepted: false, message: noSignInMessage }, "as if no sign-in waited for the code");
     });
 
     it("refuses a server the policy does not select, and a server whose agent is not connected", async () => {
@@ -203,8 +215,16 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       const stream = w.oauth().watchAuthorization({ sessionId: session.sessionId, browserBindingHash: browser })[Symbol.asyncIterator]();
       const first = await stream.next();
       assert.equal(first.value.session.status, AuthorizationStatus.PENDING);
+      const alex = player("Alex");
+      const claimed = await server.agent!.playCommand(alex, command(session).toLowerCase());
+      assert.equal(claimed.accepted, false);
+      assert.equal(claimed.message, "Sign in to Demo App at app.example.com? Type /outpost confirm within 60 s — only if you started this yourself.");
+      assert.deepEqual(claimed.confirmation, { appName: "Demo App", redirectHost: "app.example.com", expiresInSeconds: 60 });
+      const confirming = (await stream.next()).value.session as AuthorizationSession;
+      assert.equal(confirming.status, AuthorizationStatus.PENDING);
+      assert.deepEqual([confirming.claim?.playerName, confirming.claim?.serverName], ["Alex", "Survival"]);
       const started = Date.now();
-      const reply = await server.agent!.playCommand(player("Alex"), command(session).toLowerCase());
+      const reply = await server.agent!.confirm(alex);
       assert.deepEqual(reply, { accepted: true, message: "Signed in to Demo App." });
       const second = await stream.next();
       assert.ok(Date.now() - started < 1_500, "pushed, not found by the poll");
@@ -239,6 +259,23 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
         await other?.close();
       });
 
+      it("an instance with another KEY_ENCRYPTION_KEY finds no login code of this one", async () => {
+        const foreign = await startTestCore(config, { database: w.t.database, keyEncryptionKey: randomBytes(32) });
+        try {
+          const server = await w.createServer("Rekeyed instance", { connect: false });
+          const { session } = await w.start({ clientId: client.clientId });
+          const verdict = await foreign.deps.loginVerifier.verify({
+            server: { id: server.id, organizationId: w.organizationId, name: "Rekeyed instance", game: "minecraft" },
+            player: player(),
+            code: session.loginCode.replace("-", ""),
+            agentKeyHash: hashSecret(server.key),
+          });
+          assert.match(verdict.message, /No sign-in is waiting/);
+        } finally {
+          await foreign.close();
+        }
+      });
+
       it("a Watch on one instance sees a completion made on another", async () => {
         other = await startTestCore(config, { database: w.t.database });
         const server = await w.createServer("Shared");
@@ -246,7 +283,7 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
         const stream = w.oauth(other).watchAuthorization({ sessionId: session.sessionId, browserBindingHash: browser })[Symbol.asyncIterator]();
         assert.equal((await stream.next()).value.session.status, AuthorizationStatus.PENDING);
         const started = Date.now();
-        assert.equal((await server.agent!.playCommand(player(), command(session))).accepted, true);
+        assert.equal((await playAndConfirm(server.agent!, player(), session)).accepted, true);
         const done = (await stream.next()).value.session as AuthorizationSession;
         assert.equal(done.status, AuthorizationStatus.COMPLETED);
         assert.ok(Date.now() - started < 1_500, "by NOTIFY, not by the poll");

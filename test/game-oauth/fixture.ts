@@ -90,6 +90,16 @@ export async function createWorld(): Promise<World> {
 /** The login code of a session, as an agent reports it. */
 export const command = (session: AuthorizationSession) => `/outpost login ${session.loginCode}`;
 
+/**
+ * A player's in-game sign-in on `agent`: the login command, which must ask them to confirm, then
+ * their confirmation. Resolves with the confirmation's reply.
+ */
+export async function playAndConfirm(agent: Agent, who: { name: string; uuid: string }, session: AuthorizationSession, text = command(session)) {
+  const claimed = await agent.playCommand(who, text);
+  assert.ok(claimed.confirmation, `expected a confirmation prompt, got: ${claimed.message}`);
+  return agent.confirm(who);
+}
+
 /** The code in a completed session's redirect URL. */
 export function codeOf(session: AuthorizationSession): string {
   const code = new URL(session.redirectUrl).searchParams.get("code");

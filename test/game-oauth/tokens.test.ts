@@ -7,7 +7,7 @@ import type { ExchangeCodeRequest } from "../../gen/outpost/gameoauth/v1/game_oa
 import type { TokenSet } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import type { Agent } from "../../agent/client.ts";
 import { deleteExpiredFlowRows } from "../../core/oauth/cleanup.ts";
-import { codeOf, command, createWorld, pkce, player, redirectUri, type World } from "./fixture.ts";
+import { codeOf, createWorld, pkce, playAndConfirm, player, redirectUri, type World } from "./fixture.ts";
 
 type Request = Omit<Partial<ExchangeCodeRequest>, "$typeName" | "$unknown">;
 
@@ -37,7 +37,7 @@ describe("Game OAuth: token exchange and userinfo", function () {
       codeChallenge: options.challenge?.challenge ?? "",
       codeChallengeMethod: options.challenge?.method ?? "",
     });
-    const reply = await agent.playCommand(options.who ?? player(), command(session));
+    const reply = await playAndConfirm(agent, options.who ?? player(), session);
     assert.equal(reply.accepted, true, reply.message);
     const { session: done } = await w.oauth().getAuthorization({ sessionId: session.sessionId, browserBindingHash: binding });
     return codeOf(done!);

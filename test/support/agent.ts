@@ -10,6 +10,14 @@ export function runAgent(args: string[], env: Record<string, string | undefined>
   return runScript(bin, args, env);
 }
 
+/**
+ * A player's whole in-game sign-in with `outpost-agent simulate` on `url`: the login command, then
+ * their confirmation when Outpost asks for it (`--confirm`). Exit 0 once signed in.
+ */
+export function signInInGame(url: string, key: string, player: { name: string; uuid: string }, command: string): Promise<CliResult> {
+  return runAgent(["simulate", "--url", url, "--key", key, "--player-name", player.name, "--player-uuid", player.uuid, "--confirm", "--", command]);
+}
+
 export interface AgentProcess {
   child: ChildProcess;
   /** Everything it printed so far (stdout and stderr). */

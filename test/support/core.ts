@@ -10,10 +10,11 @@ import { createOrm, migrate, type Orm } from "../../core/db/orm.ts";
 import type { Clock, CoreConfig, CoreDeps } from "../../core/deps.ts";
 import { openRateLimits, type RateLimits } from "../../core/ratelimit/limits.ts";
 import { createSigningKeys, type SigningKeys } from "../../core/keys/signing-keys.ts";
-import { keyEncryptionKey } from "../../core/keys/key-encryption.ts";
+import { derivedSecret, keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../../core/agents/connections.ts";
 import type { LoginVerifier } from "../../core/game-oauth/login-verifier.ts";
 import { createGameLoginVerifier } from "../../core/game-oauth/game-login-verifier.ts";
+import { createLoginCodeHasher, loginCodeKeyPurpose } from "../../core/game-oauth/login-codes.ts";
 import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../../core/game-oauth/events.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
@@ -57,7 +58,7 @@ export const testKeyEncryptionKey = randomBytes(32);
 export interface TestCoreOptions {
   /** Another core's database: a second instance on it (closing this core does not drop it). */
   database?: TestDatabase;
-  /** The signing keys' KEK; {@link testKeyEncryptionKey} otherwise. */
+  /** The KEK (signing keys, login codes' HMAC); {@link testKeyEncryptionKey} otherwise. */
   keyEncryptionKey?: Buffer;
   /** 30 otherwise. */
   signingKeyRotationDays?: number;
@@ -117,7 +118,8 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const signingKeys = createSigningKeys({ orm, clock, logger, keyEncryptionKey: () => kek, rotationDays });
   const agents = createAgentConnections();
   const events = database.kind === "postgres" ? createPostgresAuthorizationEvents(database.url, logger) : createLocalAuthorizationEvents();
-  const coreDeps = { orm, config, clock, logger, rateLimits, signingKeys, agents, events };
+  const loginCodes = createLoginCodeHasher(() => derivedSecret(kek, loginCodeKeyPurpose));
+  const coreDeps = { orm, config, clock, logger, rateLimits, signingKeys, agents, events, loginCodes };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);

@@ -135,6 +135,8 @@ export interface HostedSignIn {
   redirect: Promise<URL>;
   /** The first status event, as soon as the stream is open (so the completion is not missed). */
   opened: Promise<Json>;
+  /** Resolves with the first status event (since the stream opened) for which `check` holds. */
+  status(check: (status: Json) => boolean): Promise<Json>;
 }
 
 /**
@@ -165,29 +167,45 @@ export async function openHostedPage(authorizationUrl: URL, pageOrigin = authori
   const events = await fetch(`${checkOrigin}/oauth2/authorize/events?session=${session}`, { headers: { cookie } });
   assert.equal(events.status, 200);
   const reader = events.body!.pipeThrough(new TextDecoderStream()).getReader();
+  // Every status event so far, and whether the stream has ended.
+  const statuses: Json[] = [];
   let text = "";
-  const parse = (block: string) => JSON.parse(block.split("\n").find((l) => l.startsWith("data: "))!.slice("data: ".length));
-  const opened = (async () => {
-    while (!text.includes("\n\n")) text += (await reader.read()).value;
-    return parse(text.split("\n\n")[0]);
-  })();
-  const redirect = (async () => {
-    await opened;
+  let ended: Error | undefined;
+  const waiters = new Set<() => void>();
+  void (async () => {
     for (;;) {
-      const blocks = text.split("\n\n").filter((b) => b.includes("data: "));
-      for (const b of blocks) {
-        const data = parse(b);
-        if (data.status === "completed") {
-          await reader.cancel().catch(() => {});
-          return new URL(data.redirect_url);
-        }
-        if (data.status === "expired") throw new Error("the sign-in expired");
-      }
       const chunk = await reader.read();
-      if (chunk.done) throw new Error(`the live status ended without completing:\n${text}`);
+      if (chunk.done) throw new Error(`the live status ended:\n${text}`);
       text += chunk.value;
+      const blocks = text.split("\n\n");
+      text = blocks.pop()!;
+      for (const block of blocks) {
+        const data = block.split("\n").find((l) => l.startsWith("data: "));
+        if (data && block.includes("event: status")) statuses.push(JSON.parse(data.slice("data: ".length)));
+      }
+      for (const wake of waiters) wake();
     }
-  })();
+  })().catch((error: Error) => {
+    ended = error;
+    for (const wake of waiters) wake();
+  });
+  const status = (check: (status: Json) => boolean) =>
+    new Promise<Json>((resolve, reject) => {
+      const look = () => {
+        const hit = statuses.find(check);
+        if (hit || ended) waiters.delete(look);
+        if (hit) resolve(hit);
+        else if (ended) reject(ended);
+      };
+      waiters.add(look);
+      look();
+    });
+  const opened = status(() => true);
+  const redirect = status((data) => data.status === "completed" || data.status === "expired").then((data) => {
+    void reader.cancel().catch(() => {});
+    if (data.status === "expired") throw new Error("the sign-in expired");
+    return new URL(data.redirect_url);
+  });
   redirect.catch(() => {});
-  return { loginCode, command, redirect, opened };
+  return { loginCode, command, redirect, opened, status };
 }

@@ -1,6 +1,7 @@
 // The hosted sign-in page: solve the browser check (ALTCHA proof of work, SHA-256 with WebCrypto),
 // have the server verify it and reveal the login code, count down, and follow the live status
-// (server-sent events) to the app when a game server accepts the command.
+// (server-sent events): who is confirming in game once a player ran the command, then to the app
+// when they confirm.
 "use strict";
 (function () {
   var root = document.getElementById("hosted");
@@ -8,6 +9,8 @@
   var sessionId = root.getAttribute("data-session");
   var challenge = JSON.parse(root.getAttribute("data-challenge"));
   var expiresAt = Date.parse(root.getAttribute("data-expires-at"));
+  var appName = root.getAttribute("data-app");
+  var appHost = root.getAttribute("data-host");
   var checkStatus = document.getElementById("check-status");
   var liveStatus = document.getElementById("live-status");
   var finished = false;
@@ -79,8 +82,13 @@
       } else if (data.status === "expired") {
         source.close();
         expired();
+      } else if (data.claim) {
+        say(liveStatus, data.claim.player_name + " on " + data.claim.server_name + " is confirming in game — sign in to " +
+          appName + " at " + appHost + ". If that is not you, close this page and start again from the app.");
+        liveStatus.className = "status claimed";
       } else {
         say(liveStatus, "Waiting for the command on a game server…");
+        liveStatus.className = "status";
       }
     });
     source.addEventListener("unavailable", function () {

@@ -2,7 +2,7 @@
 // @generated from file outpost/agent/v1/agent_service.proto (package outpost.agent.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { Game, PlayerAuth } from "../../servers/v1/resources_pb.js";
 
@@ -45,6 +45,12 @@ export declare type ConnectRequest = Message<"outpost.agent.v1.ConnectRequest"> 
      */
     value: Heartbeat;
     case: "heartbeat";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.ConfirmCommand confirm_command = 5;
+     */
+    value: ConfirmCommand;
+    case: "confirmCommand";
   } | { case: undefined; value?: undefined };
 };
 
@@ -168,7 +174,8 @@ export declare type Players = Message<"outpost.agent.v1.Players"> & {
 export declare const PlayersSchema: GenMessage<Players>;
 
 /**
- * A player ran an Outpost command in game.
+ * A player ran an Outpost command in game: `/outpost login <CODE>`, then `/outpost confirm` (or
+ * `/outpost cancel`) when the LoginReply asks. Core reads the text; anything else gets the usage.
  *
  * @generated from message outpost.agent.v1.LoginCommand
  */
@@ -193,7 +200,7 @@ export declare type LoginCommand = Message<"outpost.agent.v1.LoginCommand"> & {
   playerName: string;
 
   /**
-   * The whole command as typed, e.g. "/outpost login ABCD-1234".
+   * The whole command as typed, e.g. "/outpost login ABCD-1234" or "/outpost confirm".
    *
    * @generated from field: string text = 4;
    */
@@ -205,6 +212,74 @@ export declare type LoginCommand = Message<"outpost.agent.v1.LoginCommand"> & {
  * Use `create(LoginCommandSchema)` to create a new message.
  */
 export declare const LoginCommandSchema: GenMessage<LoginCommand>;
+
+/**
+ * A player answered a LoginReply's confirmation with a plugin's own controls (a button in chat,
+ * say): the same as typing `/outpost confirm` or `/outpost cancel` in a LoginCommand. It applies
+ * to the sign-in this player claimed on this server, whichever stream sent the claim.
+ *
+ * @generated from message outpost.agent.v1.ConfirmCommand
+ */
+export declare type ConfirmCommand = Message<"outpost.agent.v1.ConfirmCommand"> & {
+  /**
+   * Chosen by the agent; the LoginReply carries it back.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * Who answered, as the game server identified them: the player who claimed the sign-in.
+   *
+   * @generated from field: string player_uuid = 2;
+   */
+  playerUuid: string;
+
+  /**
+   * @generated from field: string player_name = 3;
+   */
+  playerName: string;
+
+  /**
+   * @generated from field: outpost.agent.v1.ConfirmCommand.Decision decision = 4;
+   */
+  decision: ConfirmCommand_Decision;
+};
+
+/**
+ * Describes the message outpost.agent.v1.ConfirmCommand.
+ * Use `create(ConfirmCommandSchema)` to create a new message.
+ */
+export declare const ConfirmCommandSchema: GenMessage<ConfirmCommand>;
+
+/**
+ * @generated from enum outpost.agent.v1.ConfirmCommand.Decision
+ */
+export enum ConfirmCommand_Decision {
+  /**
+   * @generated from enum value: DECISION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Complete the sign-in: the player started it themself.
+   *
+   * @generated from enum value: DECISION_CONFIRM = 1;
+   */
+  CONFIRM = 1,
+
+  /**
+   * Release it without signing in: the player did not start it.
+   *
+   * @generated from enum value: DECISION_CANCEL = 2;
+   */
+  CANCEL = 2,
+}
+
+/**
+ * Describes the enum outpost.agent.v1.ConfirmCommand.Decision.
+ */
+export declare const ConfirmCommand_DecisionSchema: GenEnum<ConfirmCommand_Decision>;
 
 /**
  * The agent is alive. Sent every Welcome.heartbeat_seconds.
@@ -257,13 +332,13 @@ export declare type Welcome = Message<"outpost.agent.v1.Welcome"> & {
 export declare const WelcomeSchema: GenMessage<Welcome>;
 
 /**
- * The answer to a LoginCommand.
+ * The answer to a LoginCommand or a ConfirmCommand.
  *
  * @generated from message outpost.agent.v1.LoginReply
  */
 export declare type LoginReply = Message<"outpost.agent.v1.LoginReply"> & {
   /**
-   * The LoginCommand's request_id.
+   * The command's request_id.
    *
    * @generated from field: string request_id = 1;
    */
@@ -277,11 +352,21 @@ export declare type LoginReply = Message<"outpost.agent.v1.LoginReply"> & {
   accepted: boolean;
 
   /**
-   * What to show the player in game.
+   * What to show the player in game; with `confirmation`, the prompt itself ("Sign in to <app> at
+   * <host>? Type /outpost confirm within 60 s — only if you started this yourself.").
    *
    * @generated from field: string message = 3;
    */
   message: string;
+
+  /**
+   * Set when a valid code claimed a sign-in for this player, which now waits for their
+   * confirmation (`accepted` stays false until then): the prompt's parts, for a plugin that renders
+   * it itself. Unset for every other reply.
+   *
+   * @generated from field: outpost.agent.v1.Confirmation confirmation = 4;
+   */
+  confirmation?: Confirmation | undefined;
 };
 
 /**
@@ -289,6 +374,40 @@ export declare type LoginReply = Message<"outpost.agent.v1.LoginReply"> & {
  * Use `create(LoginReplySchema)` to create a new message.
  */
 export declare const LoginReplySchema: GenMessage<LoginReply>;
+
+/**
+ * A sign-in waiting for the player who claimed it to confirm it, from the same server.
+ *
+ * @generated from message outpost.agent.v1.Confirmation
+ */
+export declare type Confirmation = Message<"outpost.agent.v1.Confirmation"> & {
+  /**
+   * The app's name, as its organization registered it.
+   *
+   * @generated from field: string app_name = 1;
+   */
+  appName: string;
+
+  /**
+   * Where the app receives the sign-in: its redirect URI's host (and port), e.g. "forum.example.com".
+   *
+   * @generated from field: string redirect_host = 2;
+   */
+  redirectHost: string;
+
+  /**
+   * How long the player has to confirm; then the claim lapses and the code is free again.
+   *
+   * @generated from field: uint32 expires_in_seconds = 3;
+   */
+  expiresInSeconds: number;
+};
+
+/**
+ * Describes the message outpost.agent.v1.Confirmation.
+ * Use `create(ConfirmationSchema)` to create a new message.
+ */
+export declare const ConfirmationSchema: GenMessage<Confirmation>;
 
 /**
  * The answer to a Heartbeat.
@@ -316,7 +435,10 @@ export declare const AgentService: GenService<{
   /**
    * The agent's session. The agent sends Hello first and gets Welcome; then its players whenever
    * they change, a Heartbeat every Welcome.heartbeat_seconds (answered with Ping), and each
-   * in-game login command (answered with the LoginReply the player sees). Core ends the stream
+   * in-game Outpost command (a LoginCommand, or a ConfirmCommand from a plugin's own controls;
+   * each answered with the LoginReply the player sees). A valid login code does not sign the
+   * player in by itself: its LoginReply asks them to confirm (LoginReply.confirmation), and only
+   * their confirmation from this server within the time it gives does. Core ends the stream
    * with `unauthenticated` when the key stops working (regenerated, server deleted), with
    * `failed_precondition` when the agent cannot serve this server (wrong game, another agent took
    * over), and with `unavailable` when the instance shuts down (reconnect then).

@@ -2,7 +2,7 @@
 // @generated from file outpost/agent/v1/agent_service.proto (package outpost.agent.v1, syntax proto3)
 /* eslint-disable */
 
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc, tsEnum } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { file_outpost_options_v1_options } from "../../options/v1/options_pb.js";
 import { file_outpost_servers_v1_resources } from "../../servers/v1/resources_pb.js";
@@ -11,7 +11,7 @@ import { file_outpost_servers_v1_resources } from "../../servers/v1/resources_pb
  * Describes the file outpost/agent/v1/agent_service.proto.
  */
 export const file_outpost_agent_v1_agent_service = /*@__PURE__*/
-  fileDesc("CiRvdXRwb3N0L2FnZW50L3YxL2FnZW50X3NlcnZpY2UucHJvdG8SEG91dHBvc3QuYWdlbnQudjEi5QEKDkNvbm5lY3RSZXF1ZXN0EigKBWhlbGxvGAEgASgLMhcub3V0cG9zdC5hZ2VudC52MS5IZWxsb0gAEiwKB3BsYXllcnMYAiABKAsyGS5vdXRwb3N0LmFnZW50LnYxLlBsYXllcnNIABI3Cg1sb2dpbl9jb21tYW5kGAMgASgLMh4ub3V0cG9zdC5hZ2VudC52MS5Mb2dpbkNvbW1hbmRIABIwCgloZWFydGJlYXQYBCABKAsyGy5vdXRwb3N0LmFnZW50LnYxLkhlYXJ0YmVhdEgAQhAKB21lc3NhZ2USBbpIAggBIq4BCg9Db25uZWN0UmVzcG9uc2USLAoHd2VsY29tZRgBIAEoCzIZLm91dHBvc3QuYWdlbnQudjEuV2VsY29tZUgAEjMKC2xvZ2luX3JlcGx5GAIgASgLMhwub3V0cG9zdC5hZ2VudC52MS5Mb2dpblJlcGx5SAASJgoEcGluZxgDIAEoCzIWLm91dHBvc3QuYWdlbnQudjEuUGluZ0gAQhAKB21lc3NhZ2USBbpIAggBIpwBCgVIZWxsbxIyCgRnYW1lGAEgASgOMhgub3V0cG9zdC5zZXJ2ZXJzLnYxLkdhbWVCCrpIB4IBBBABIAASPwoLcGxheWVyX2F1dGgYAiABKA4yHi5vdXRwb3N0LnNlcnZlcnMudjEuUGxheWVyQXV0aEIKukgHggEEEAEgABIeCg1hZ2VudF92ZXJzaW9uGAMgASgJQge6SARyAhhAIkAKBlBsYXllchIWCgR1dWlkGAEgASgJQgi6SAVyA7ABARIeCgRuYW1lGAIgASgJQhC6SA1yCxABGCAyBV5cUyskIj8KB1BsYXllcnMSNAoHcGxheWVycxgBIAMoCzIYLm91dHBvc3QuYWdlbnQudjEuUGxheWVyQgm6SAaSAQMQiCcijQEKDExvZ2luQ29tbWFuZBIdCgpyZXF1ZXN0X2lkGAEgASgJQgm6SAZyBBABGEASHQoLcGxheWVyX3V1aWQYAiABKAlCCLpIBXIDsAEBEiUKC3BsYXllcl9uYW1lGAMgASgJQhC6SA1yCxABGCAyBV5cUyskEhgKBHRleHQYBCABKAlCCrpIB3IFEAEYgAIiCwoJSGVhcnRiZWF0ImcKB1dlbGNvbWUSEQoJc2VydmVyX2lkGAEgASgJEhMKC3NlcnZlcl9uYW1lGAIgASgJEhkKEW9yZ2FuaXphdGlvbl9zbHVnGAMgASgJEhkKEWhlYXJ0YmVhdF9zZWNvbmRzGAQgASgNIkMKCkxvZ2luUmVwbHkSEgoKcmVxdWVzdF9pZBgBIAEoCRIQCghhY2NlcHRlZBgCIAEoCBIPCgdtZXNzYWdlGAMgASgJIgYKBFBpbmcyaAoMQWdlbnRTZXJ2aWNlElIKB0Nvbm5lY3QSIC5vdXRwb3N0LmFnZW50LnYxLkNvbm5lY3RSZXF1ZXN0GiEub3V0cG9zdC5hZ2VudC52MS5Db25uZWN0UmVzcG9uc2UoATABGgTI8xgCYgZwcm90bzM", [file_buf_validate_validate, file_outpost_options_v1_options, file_outpost_servers_v1_resources]);
+  fileDesc("CiRvdXRwb3N0L2FnZW50L3YxL2FnZW50X3NlcnZpY2UucHJvdG8SEG91dHBvc3QuYWdlbnQudjEiogIKDkNvbm5lY3RSZXF1ZXN0EigKBWhlbGxvGAEgASgLMhcub3V0cG9zdC5hZ2VudC52MS5IZWxsb0gAEiwKB3BsYXllcnMYAiABKAsyGS5vdXRwb3N0LmFnZW50LnYxLlBsYXllcnNIABI3Cg1sb2dpbl9jb21tYW5kGAMgASgLMh4ub3V0cG9zdC5hZ2VudC52MS5Mb2dpbkNvbW1hbmRIABIwCgloZWFydGJlYXQYBCABKAsyGy5vdXRwb3N0LmFnZW50LnYxLkhlYXJ0YmVhdEgAEjsKD2NvbmZpcm1fY29tbWFuZBgFIAEoCzIgLm91dHBvc3QuYWdlbnQudjEuQ29uZmlybUNvbW1hbmRIAEIQCgdtZXNzYWdlEgW6SAIIASKuAQoPQ29ubmVjdFJlc3BvbnNlEiwKB3dlbGNvbWUYASABKAsyGS5vdXRwb3N0LmFnZW50LnYxLldlbGNvbWVIABIzCgtsb2dpbl9yZXBseRgCIAEoCzIcLm91dHBvc3QuYWdlbnQudjEuTG9naW5SZXBseUgAEiYKBHBpbmcYAyABKAsyFi5vdXRwb3N0LmFnZW50LnYxLlBpbmdIAEIQCgdtZXNzYWdlEgW6SAIIASKcAQoFSGVsbG8SMgoEZ2FtZRgBIAEoDjIYLm91dHBvc3Quc2VydmVycy52MS5HYW1lQgq6SAeCAQQQASAAEj8KC3BsYXllcl9hdXRoGAIgASgOMh4ub3V0cG9zdC5zZXJ2ZXJzLnYxLlBsYXllckF1dGhCCrpIB4IBBBABIAASHgoNYWdlbnRfdmVyc2lvbhgDIAEoCUIHukgEcgIYQCJACgZQbGF5ZXISFgoEdXVpZBgBIAEoCUIIukgFcgOwAQESHgoEbmFtZRgCIAEoCUIQukgNcgsQARggMgVeXFMrJCI/CgdQbGF5ZXJzEjQKB3BsYXllcnMYASADKAsyGC5vdXRwb3N0LmFnZW50LnYxLlBsYXllckIJukgGkgEDEIgnIo0BCgxMb2dpbkNvbW1hbmQSHQoKcmVxdWVzdF9pZBgBIAEoCUIJukgGcgQQARhAEh0KC3BsYXllcl91dWlkGAIgASgJQgi6SAVyA7ABARIlCgtwbGF5ZXJfbmFtZRgDIAEoCUIQukgNcgsQARggMgVeXFMrJBIYCgR0ZXh0GAQgASgJQgq6SAdyBRABGIACIo8CCg5Db25maXJtQ29tbWFuZBIdCgpyZXF1ZXN0X2lkGAEgASgJQgm6SAZyBBABGEASHQoLcGxheWVyX3V1aWQYAiABKAlCCLpIBXIDsAEBEiUKC3BsYXllcl9uYW1lGAMgASgJQhC6SA1yCxABGCAyBV5cUyskEkcKCGRlY2lzaW9uGAQgASgOMikub3V0cG9zdC5hZ2VudC52MS5Db25maXJtQ29tbWFuZC5EZWNpc2lvbkIKukgHggEEEAEgACJPCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhQKEERFQ0lTSU9OX0NPTkZJUk0QARITCg9ERUNJU0lPTl9DQU5DRUwQAiILCglIZWFydGJlYXQiZwoHV2VsY29tZRIRCglzZXJ2ZXJfaWQYASABKAkSEwoLc2VydmVyX25hbWUYAiABKAkSGQoRb3JnYW5pemF0aW9uX3NsdWcYAyABKAkSGQoRaGVhcnRiZWF0X3NlY29uZHMYBCABKA0ieQoKTG9naW5SZXBseRISCgpyZXF1ZXN0X2lkGAEgASgJEhAKCGFjY2VwdGVkGAIgASgIEg8KB21lc3NhZ2UYAyABKAkSNAoMY29uZmlybWF0aW9uGAQgASgLMh4ub3V0cG9zdC5hZ2VudC52MS5Db25maXJtYXRpb24iUwoMQ29uZmlybWF0aW9uEhAKCGFwcF9uYW1lGAEgASgJEhUKDXJlZGlyZWN0X2hvc3QYAiABKAkSGgoSZXhwaXJlc19pbl9zZWNvbmRzGAMgASgNIgYKBFBpbmcyaAoMQWdlbnRTZXJ2aWNlElIKB0Nvbm5lY3QSIC5vdXRwb3N0LmFnZW50LnYxLkNvbm5lY3RSZXF1ZXN0GiEub3V0cG9zdC5hZ2VudC52MS5Db25uZWN0UmVzcG9uc2UoATABGgTI8xgCYgZwcm90bzM", [file_buf_validate_validate, file_outpost_options_v1_options, file_outpost_servers_v1_resources]);
 
 /**
  * Describes the message outpost.agent.v1.ConnectRequest.
@@ -56,32 +56,58 @@ export const LoginCommandSchema = /*@__PURE__*/
   messageDesc(file_outpost_agent_v1_agent_service, 5);
 
 /**
+ * Describes the message outpost.agent.v1.ConfirmCommand.
+ * Use `create(ConfirmCommandSchema)` to create a new message.
+ */
+export const ConfirmCommandSchema = /*@__PURE__*/
+  messageDesc(file_outpost_agent_v1_agent_service, 6);
+
+/**
+ * Describes the enum outpost.agent.v1.ConfirmCommand.Decision.
+ */
+export const ConfirmCommand_DecisionSchema = /*@__PURE__*/
+  enumDesc(file_outpost_agent_v1_agent_service, 6, 0);
+
+/**
+ * @generated from enum outpost.agent.v1.ConfirmCommand.Decision
+ */
+export const ConfirmCommand_Decision = /*@__PURE__*/
+  tsEnum(ConfirmCommand_DecisionSchema);
+
+/**
  * Describes the message outpost.agent.v1.Heartbeat.
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema = /*@__PURE__*/
-  messageDesc(file_outpost_agent_v1_agent_service, 6);
+  messageDesc(file_outpost_agent_v1_agent_service, 7);
 
 /**
  * Describes the message outpost.agent.v1.Welcome.
  * Use `create(WelcomeSchema)` to create a new message.
  */
 export const WelcomeSchema = /*@__PURE__*/
-  messageDesc(file_outpost_agent_v1_agent_service, 7);
+  messageDesc(file_outpost_agent_v1_agent_service, 8);
 
 /**
  * Describes the message outpost.agent.v1.LoginReply.
  * Use `create(LoginReplySchema)` to create a new message.
  */
 export const LoginReplySchema = /*@__PURE__*/
-  messageDesc(file_outpost_agent_v1_agent_service, 8);
+  messageDesc(file_outpost_agent_v1_agent_service, 9);
+
+/**
+ * Describes the message outpost.agent.v1.Confirmation.
+ * Use `create(ConfirmationSchema)` to create a new message.
+ */
+export const ConfirmationSchema = /*@__PURE__*/
+  messageDesc(file_outpost_agent_v1_agent_service, 10);
 
 /**
  * Describes the message outpost.agent.v1.Ping.
  * Use `create(PingSchema)` to create a new message.
  */
 export const PingSchema = /*@__PURE__*/
-  messageDesc(file_outpost_agent_v1_agent_service, 9);
+  messageDesc(file_outpost_agent_v1_agent_service, 11);
 
 /**
  * The game-server agent's line to core. The agent dials out with its server's agent key (the

@@ -207,6 +207,21 @@ export declare type AuthorizationSession = Message<"outpost.gameoauth.v1.Authori
    * @generated from field: string redirect_url = 9;
    */
   redirectUrl: string;
+
+  /**
+   * Where the app receives the sign-in: the redirect URI's host (and port), as the game shows it.
+   *
+   * @generated from field: string redirect_host = 10;
+   */
+  redirectHost: string;
+
+  /**
+   * While pending: the player who ran the command with this code and is being asked to confirm it
+   * in game. Unset when no one has, or their time to confirm ran out or they cancelled.
+   *
+   * @generated from field: outpost.gameoauth.v1.SignInClaim claim = 11;
+   */
+  claim?: SignInClaim | undefined;
 };
 
 /**
@@ -214,6 +229,36 @@ export declare type AuthorizationSession = Message<"outpost.gameoauth.v1.Authori
  * Use `create(AuthorizationSessionSchema)` to create a new message.
  */
 export declare const AuthorizationSessionSchema: GenMessage<AuthorizationSession>;
+
+/**
+ * A player who ran the command and is confirming the sign-in in game.
+ *
+ * @generated from message outpost.gameoauth.v1.SignInClaim
+ */
+export declare type SignInClaim = Message<"outpost.gameoauth.v1.SignInClaim"> & {
+  /**
+   * @generated from field: string player_name = 1;
+   */
+  playerName: string;
+
+  /**
+   * @generated from field: string server_name = 2;
+   */
+  serverName: string;
+
+  /**
+   * When their time to confirm ends.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 3;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.gameoauth.v1.SignInClaim.
+ * Use `create(SignInClaimSchema)` to create a new message.
+ */
+export declare const SignInClaimSchema: GenMessage<SignInClaim>;
 
 /**
  * @generated from message outpost.gameoauth.v1.GetAuthorizationRequest
@@ -469,14 +514,14 @@ export enum AuthorizationStatus {
   UNSPECIFIED = 0,
 
   /**
-   * Waiting for the player's command.
+   * Waiting for the player's command and their confirmation in game (see AuthorizationSession.claim).
    *
    * @generated from enum value: AUTHORIZATION_STATUS_PENDING = 1;
    */
   PENDING = 1,
 
   /**
-   * A server accepted the command; redirect_url carries the code.
+   * The player confirmed on an allowed server; redirect_url carries the code.
    *
    * @generated from enum value: AUTHORIZATION_STATUS_COMPLETED = 2;
    */

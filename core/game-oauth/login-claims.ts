@@ -1,0 +1,170 @@
+/**
+ * Claims on hosted sign-in sessions. A valid `/outpost login <CODE>` binds the pending session to
+ * the player and the server that ran it, for {@link confirmWindowSeconds}: only that player on
+ * that server may then confirm it (game-login-verifier.ts) or cancel it, and once the time runs
+ * out the claim lapses and the code is free again. Every change is one statement on the session's
+ * locked row, so of two players racing for one code exactly one holds it, and every instance sees
+ * the same claim. Activity: `game_oauth.sign_in_claimed`, `game_oauth.sign_in_cancelled` and
+ * `game_oauth.sign_in_claim_expired` (a confirmation writes `game_oauth.sign_in`).
+ */
+import type { EntityManager } from "@mikro-orm/postgresql";
+import type { Logger } from "pino";
+import type { Orm } from "../db/orm.ts";
+import type { Clock } from "../deps.ts";
+import { recordActivity } from "../activity/record.ts";
+import type { AuthorizationEvents } from "./events.ts";
+import { confirmWindowSeconds } from "./login-verifier.ts";
+
+/** The player who ran the command, and where. */
+export interface Claimant {
+  server: { id: string; organizationId: string; name: string };
+  player: { uuid: string; name: string };
+}
+
+/** A session's claim as the activity log tells it. */
+interface ClaimRow {
+  id: string;
+  organization_id: string;
+  client_id: string;
+  client_name: string;
+  server_id: string | null;
+  player_uuid: string;
+  player_name: string;
+}
+
+const nilUuid = "00000000-0000-0000-0000-000000000000";
+const noClaim = `claimed_server_id = null, claimed_player_uuid = null, claimed_player_name = null, claimed_at = null, claimed_until = null`;
+
+function recordClaim(em: EntityManager, action: string, row: ClaimRow, details: Record<string, string> = {}): void {
+  recordActivity(em, "agent", {
+    organizationId: row.organization_id,
+    action,
+    targetType: "game_oauth_client",
+    targetId: row.client_id,
+    serverId: row.server_id,
+    details: { clientId: row.client_id, clientName: row.client_name, serverId: row.server_id ?? "", playerName: row.player_name, playerUuid: row.player_uuid, ...details },
+  });
+}
+
+export interface ClaimOutcome {
+  /** The claimant holds the session now (a new claim, or their own renewed). */
+  claimed: boolean;
+  /** When their time to confirm ends. */
+  until: Date;
+  /** Sessions whose page shows another state now (the claimed one, the claimant's earlier claims). */
+  changed: string[];
+}
+
+/**
+ * Claims the pending session for the claimant until {@link confirmWindowSeconds} from `now`,
+ * unless another player (or the same player on another server) holds a claim on it that has not
+ * run out (a claim whose server was deleted holds nothing). The claimant's own claim is renewed; their live claims on other sessions on this server
+ * are released (a later `/outpost confirm` answers the last code they typed, and only that one).
+ */
+export async function claimSession(em: EntityManager, sessionId: string, who: Claimant, now: Date): Promise<ClaimOutcome> {
+  const until = new Date(now.getTime() + confirmWindowSeconds * 1000);
+  return em.fork().transactional(async (tx) => {
+    const [row] = await tx.execute<Array<ClaimRow & { previous_server_id: string | null; previous_player_uuid: string | null; previous_player_name: string | null; previous_until: Date | null }>>(
+      `with old as (
+         select h.id, h.claimed_server_id, h.claimed_player_uuid, h.claimed_player_name, h.claimed_until
+           from hosted_authorizations h where h.id = ? and h.status = 'pending' and h.expires_at > ? for update)
+       update hosted_authorizations h
+          set claimed_server_id = ?, claimed_player_uuid = ?, claimed_player_name = ?, claimed_at = ?, claimed_until = ?
+         from old, game_oauth_clients c
+        where h.id = old.id and c.id = h.game_oauth_client_id
+          and (old.claimed_until is null or old.claimed_until <= ? or old.claimed_server_id is null
+               or (old.claimed_server_id = ? and old.claimed_player_uuid = ?))
+       returning h.id, h.organization_id, c.client_id, c.name as client_name, h.claimed_server_id as server_id,
+                 h.claimed_player_uuid as player_uuid, h.claimed_player_name as player_name,
+                 old.claimed_server_id as previous_server_id, old.claimed_player_uuid as previous_player_uuid,
+                 old.claimed_player_name as previous_player_name, old.claimed_until as previous_until`,
+      [sessionId, now, who.server.id, who.player.uuid, who.player.name.slice(0, 64), now, until, now, who.server.id, who.player.uuid],
+    );
+    if (!row) return { claimed: false, until, changed: [] };
+    const renewed = row.previous_server_id === who.server.id && row.previous_player_uuid === who.player.uuid && row.previous_until && new Date(row.previous_until) > now;
+    if (row.previous_until && row.previous_player_uuid && !renewed) {
+      // Another player's claim that ran out and was not swept yet.
+      recordClaim(tx, "game_oauth.sign_in_claim_expired", {
+        ...row,
+        server_id: row.previous_server_id,
+        player_uuid: row.previous_player_uuid,
+        player_name: row.previous_player_name ?? "",
+      });
+    }
+    const released = await releaseClaims(tx, who, now, sessionId);
+    for (const other of released) recordClaim(tx, "game_oauth.sign_in_cancelled", other, { reason: "the player claimed another sign-in" });
+    recordClaim(tx, "game_oauth.sign_in_claimed", row, { serverName: who.server.name, confirmBy: until.toISOString() });
+    return { claimed: true, until, changed: [sessionId, ...released.map((r) => r.id)] };
+  });
+}
+
+/** Clears the claimant's live claims on the server (but `except`); returns them. */
+async function releaseClaims(tx: EntityManager, who: Claimant, now: Date, except?: string): Promise<ClaimRow[]> {
+  return tx.execute<ClaimRow[]>(
+    `with old as (
+       select h.id, h.claimed_server_id, h.claimed_player_uuid, h.claimed_player_name from hosted_authorizations h
+        where h.claimed_server_id = ? and h.claimed_player_uuid = ? and h.status = 'pending' and h.claimed_until > ?
+          and h.id <> ?
+        for update)
+     update hosted_authorizations h set ${noClaim}
+       from old, game_oauth_clients c
+      where h.id = old.id and c.id = h.game_oauth_client_id
+     returning h.id, h.organization_id, c.client_id, c.name as client_name, old.claimed_server_id as server_id,
+               old.claimed_player_uuid as player_uuid, old.claimed_player_name as player_name`,
+    [who.server.id, who.player.uuid, now, except ?? nilUuid],
+  );
+}
+
+/**
+ * `/outpost cancel`: releases the claimant's live claims on the server (normally one), recording
+ * `game_oauth.sign_in_cancelled`. Returns their client names and sessions, none when there was none.
+ */
+export async function cancelClaims(em: EntityManager, who: Claimant, now: Date): Promise<Array<{ id: string; clientName: string }>> {
+  return em.fork().transactional(async (tx) => {
+    const released = await releaseClaims(tx, who, now);
+    for (const row of released) recordClaim(tx, "game_oauth.sign_in_cancelled", row, { reason: "the player cancelled in game" });
+    return released.map((r) => ({ id: r.id, clientName: r.client_name }));
+  });
+}
+
+/**
+ * Clears the claims whose time ran out, recording `game_oauth.sign_in_claim_expired` for each, and
+ * returns their sessions. Each lapsed claim is cleared once however many instances sweep at once.
+ * Readers already treat a lapsed claim as none; this writes the log and frees nothing else.
+ */
+export async function sweepLapsedClaims(em: EntityManager, now: Date): Promise<string[]> {
+  return em.fork().transactional(async (tx) => {
+    const lapsed = await tx.execute<ClaimRow[]>(
+      `with old as (
+         select h.id, h.claimed_server_id, h.claimed_player_uuid, h.claimed_player_name from hosted_authorizations h
+          where h.status = 'pending' and h.claimed_until <= ? for update skip locked)
+       update hosted_authorizations h set ${noClaim}
+         from old, game_oauth_clients c
+        where h.id = old.id and c.id = h.game_oauth_client_id
+       returning h.id, h.organization_id, c.client_id, c.name as client_name, old.claimed_server_id as server_id,
+                 old.claimed_player_uuid as player_uuid, old.claimed_player_name as player_name`,
+      [now],
+    );
+    for (const row of lapsed) recordClaim(tx, "game_oauth.sign_in_claim_expired", row);
+    return lapsed.map((r) => r.id);
+  });
+}
+
+/** How often each serving instance runs {@link sweepLapsedClaims}. */
+export const claimSweepEveryMs = 15_000;
+
+/** Runs {@link sweepLapsedClaims} every {@link claimSweepEveryMs}, telling watching pages, until `stop`. */
+export function startClaimSweep(deps: { orm: Orm; clock: Clock; logger: Logger; events: AuthorizationEvents }): { stop(): Promise<void> } {
+  let sweeping: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    sweeping = sweepLapsedClaims(deps.orm.em, deps.clock.now())
+      .then((ids) => Promise.all(ids.map((id) => deps.events.publish(id))))
+      .catch((error) => deps.logger.error({ err: error }, "sweeping lapsed sign-in claims failed"));
+  }, claimSweepEveryMs).unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await sweeping;
+    },
+  };
+}
