@@ -43,8 +43,9 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
       const em = entityManager(ctx);
       const now = deps.clock.now();
       const [client] = req.clientId
-        ? await em.execute<Array<{ id: string; organization_id: string; name: string; verifier_policy: string; redirect_uris: string[]; disabled: boolean }>>(
-            `select id, organization_id, name, verifier_policy, redirect_uris, disabled from game_oauth_clients where client_id = ?`,
+        ? await em.execute<Array<{ id: string; organization_id: string; name: string; verifier_policy: string; redirect_uris: string[]; disabled: boolean; verified: boolean }>>(
+            `select c.id, c.organization_id, c.name, c.verifier_policy, c.redirect_uris, c.disabled, o.verified
+               from game_oauth_clients c join organizations o on o.id = c.organization_id where c.client_id = ?`,
             [req.clientId],
           )
         : [];
@@ -55,7 +56,10 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
       }
       const checked = checkAuthorizationParams(req, gameScopes);
       if ("error" in checked) {
-        return create(StartAuthorizationResponseSchema, { outcome: { case: "redirectError", value: checked } });
+        // Anyone may register a client: only a verified organization's errors go straight back to
+        // its redirect URI; for the others the page names where the user would be sent.
+        const outcome = client.verified ? ("redirectError" as const) : ("confirmRedirectError" as const);
+        return create(StartAuthorizationResponseSchema, { outcome: { case: outcome, value: checked } });
       }
       const sessionClient = { id: client.id, organizationId: client.organization_id, name: client.name, verifierPolicy: client.verifier_policy };
       const opened = await insertSession(

@@ -16,7 +16,7 @@ import type { BotCheck } from "./bot-check.ts";
 import { readText } from "../oauth/body.ts";
 import { InvalidRequest } from "../oauth/oauth-errors.ts";
 import { mediaType } from "../body.ts";
-import { errorPage, hostedPage } from "./pages.ts";
+import { errorPage, errorRedirectPage, hostedPage } from "./pages.ts";
 import { sendPage, sendStartRefusalPage } from "../pages.ts";
 import { isCrossSite } from "../csrf.ts";
 
@@ -119,15 +119,15 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       sendPage(ctx, 400, errorPage(outcome.value?.error ?? "invalid_request", outcome.value?.description ?? "the request was refused"));
       return;
     }
-    if (outcome.case === "redirectError" || repeated) {
-      const error =
-        outcome.case === "redirectError" && !repeated
-          ? outcome.value
-          : { error: "invalid_request", description: `the parameter ${repeated} is repeated` };
+    if (outcome.case === "redirectError" || outcome.case === "confirmRedirectError") {
+      const error = repeated ? { error: "invalid_request", description: `the parameter ${repeated} is repeated` } : outcome.value;
+      const href = appendQuery(values.redirect_uri, { error: error.error, error_description: error.description, state: values.state, iss: issuer });
+      if (outcome.case === "confirmRedirectError") {
+        sendPage(ctx, 400, errorRedirectPage({ ...error, redirectUri: values.redirect_uri, href }));
+        return;
+      }
       ctx.set("Cache-Control", "no-store");
-      ctx.redirect(
-        appendQuery(values.redirect_uri, { error: error.error, error_description: error.description, state: values.state, iss: issuer }),
-      );
+      ctx.redirect(href);
       return;
     }
     const session = outcome.value;
