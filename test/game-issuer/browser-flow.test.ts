@@ -147,6 +147,31 @@ describe("game issuer: the hosted page in headless Chromium, end to end", functi
     }
   });
 
+  it("an unverified organization's client with a bad scope: the page names the app's host and goes there only when asked", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      const url = `${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: seeded.clientId, redirect_uri: app.redirectUri, state: "st-x", scope: "openid email" })}`;
+      const since = app.requests.length;
+      const response = (await page.goto(url))!;
+      assert.equal(response.status(), 400);
+      assert.equal(new URL(page.url()).origin, t.gameIssuerUrl, "no redirect");
+      const host = new URL(app.redirectUri).host;
+      assert.equal((await page.locator("#destination").textContent())!.trim(), host);
+      assert.equal(await page.locator("script, meta[http-equiv]").count(), 0, "nothing moves the page by itself");
+      assert.equal(app.requests.length, since);
+      mkdirSync(artifacts, { recursive: true });
+      await page.screenshot({ path: new URL("error-redirect-page.png", artifacts).pathname, fullPage: true });
+      await page.getByRole("link", { name: `Continue to ${host}` }).click();
+      const callback = await app.next(since);
+      assert.equal(callback.searchParams.get("error"), "invalid_scope");
+      assert.equal(callback.searchParams.get("state"), "st-x");
+      assert.equal(callback.searchParams.get("iss"), t.gameIssuerUrl);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("cannot be framed: Chromium refuses to show the hosted page in an iframe", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
