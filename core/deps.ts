@@ -5,6 +5,7 @@ import type { SigningKeys } from "./keys/signing-keys.ts";
 import type { AgentConnections } from "./agents/connections.ts";
 import type { LoginVerifier } from "./game-oauth/login-verifier.ts";
 import type { AuthorizationEvents } from "./game-oauth/events.ts";
+import type { WatchRegistry } from "./game-oauth/watches.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -56,4 +57,6 @@ export interface CoreDeps {
   loginVerifier: LoginVerifier;
   /** Hosted sign-in sessions' changes, across instances (LISTEN/NOTIFY) or in this process. */
   events: AuthorizationEvents;
+  /** The hosted pages' live-status watches open on this instance: one per session, a few per address. */
+  watches: WatchRegistry;
 }

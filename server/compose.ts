@@ -11,6 +11,7 @@ import { createSigningKeys, type SigningKeys } from "../core/keys/signing-keys.t
 import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
 import { startPresenceSweep } from "../core/agents/presence.ts";
+import { createWatchRegistry } from "../core/game-oauth/watches.ts";
 import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
 import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
@@ -80,6 +81,7 @@ export async function openRuntime(
       signingKeys,
       agents,
       events,
+      watches: createWatchRegistry(),
       config: {
         plans: config.plans,
         defaultPlan: config.defaultPlan,

@@ -23,6 +23,9 @@ import { checkAuthorizationParams } from "../oauth/authorization-request.ts";
 import { insertSession, readSession, sessionToProto } from "./hosted-sessions.ts";
 import { claimsOutcome, exchangeCode, tokenOutcome, userInfo } from "../oauth/token-engine.ts";
 import { gameTokenProfile } from "./token-exchange.ts";
+import type { Watch } from "./watches.ts";
+import { clientIpKey } from "../ratelimit/client-ip.ts";
+import { clientIpHeader } from "../../contract/credentials.ts";
 
 /** How often a watch re-reads its session when no event arrives: a safety net, not the main path. */
 export const watchPollMs = 2_000;
@@ -101,20 +104,38 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
     async *watchAuthorization(req, ctx) {
       const em = entityManager(ctx);
       const read = () => readSession(em.fork(), req.sessionId, req.browserBindingHash, deps.clock.now());
+      const message = (session: AuthorizationSession) => create(WatchAuthorizationResponseSchema, { session });
+      const pending = (session: AuthorizationSession) => session.status === AuthorizationStatus.PENDING;
       let wake: (() => void) | undefined;
       let changed = false;
+      let watch: Watch | undefined;
+      // Subscribed before the first read, so a change between the two is not missed.
       const unsubscribe = deps.events.subscribe(req.sessionId, () => {
         changed = true;
         wake?.();
       });
-      const onAbort = () => wake?.();
+      // What the watch holds goes back as soon as it has nothing more to say, or when the call
+      // ends: not only when this generator is resumed to finish, which a caller that stops
+      // reading after the last message, or leaves while it waits at a yield, never does.
+      const release = () => {
+        watch?.close();
+        unsubscribe();
+        ctx.signal.removeEventListener("abort", onAbort);
+      };
+      const onAbort = () => {
+        release();
+        wake?.();
+      };
       ctx.signal.addEventListener("abort", onAbort);
       try {
         let last: AuthorizationSession | undefined = await read();
         if (!last) throw sessionNotFound();
-        yield create(WatchAuthorizationResponseSchema, { session: last });
-        while (last.status === AuthorizationStatus.PENDING && !ctx.signal.aborted) {
-          if (!changed) {
+        // Only the bound browser gets here, so only it can replace the session's watch.
+        if (pending(last)) watch = deps.watches.open(req.sessionId, clientIpKey(ctx.requestHeader.get(clientIpHeader)) ?? "unknown", () => wake?.());
+        else release();
+        yield message(last);
+        while (pending(last) && !ctx.signal.aborted) {
+          if (!changed && !watch?.replaced) {
             await new Promise<void>((resolve) => {
               const timer = setTimeout(resolve, watchPollMs);
               wake = () => {
@@ -126,16 +147,19 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
           }
           changed = false;
           if (ctx.signal.aborted) break;
+          if (watch?.replaced) {
+            release();
+            yield create(WatchAuthorizationResponseSchema, { replaced: true });
+            return;
+          }
           const next = await read();
           if (!next) throw sessionNotFound();
-          if (next.status !== last.status || next.servers.some((s, i) => s.online !== last!.servers[i]?.online)) {
-            yield create(WatchAuthorizationResponseSchema, { session: next });
-          }
+          if (!pending(next)) release();
+          if (next.status !== last.status || next.servers.some((s, i) => s.online !== last!.servers[i]?.online)) yield message(next);
           last = next;
         }
       } finally {
-        unsubscribe();
-        ctx.signal.removeEventListener("abort", onAbort);
+        release();
       }
     },
 

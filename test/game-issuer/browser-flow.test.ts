@@ -172,6 +172,30 @@ describe("game issuer: the hosted page in headless Chromium, end to end", functi
     }
   });
 
+  it("a page whose live status another stream of its sign-in took over says so and stops following", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      const url = `${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: seeded.clientId, redirect_uri: app.redirectUri, state: "st-r" })}`;
+      await page.goto(url);
+      await page.getByRole("status").filter({ hasText: "Waiting for the command on a game server" }).waitFor({ timeout: 30_000 });
+      const session = (await page.locator("#hosted").getAttribute("data-session"))!;
+      const binding = (await context.cookies(t.gameIssuerUrl)).find((c) => c.name === "outpost_game_binding")!;
+      const abort = new AbortController();
+      const other = await fetch(`${t.gameIssuerUrl}/oauth2/authorize/events?session=${session}`, { headers: { cookie: `${binding.name}=${binding.value}` }, signal: abort.signal });
+      try {
+        assert.equal(other.status, 200);
+        await page.getByRole("status").filter({ hasText: "This sign-in is being followed in another tab or window." }).waitFor();
+        const reader = other.body!.pipeThrough(new TextDecoderStream()).getReader();
+        assert.match((await reader.read()).value!, /^event: status\n/, "the new stream has the session");
+      } finally {
+        abort.abort();
+      }
+    } finally {
+      await context.close();
+    }
+  });
+
   it("cannot be framed: Chromium refuses to show the hosted page in an iframe", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

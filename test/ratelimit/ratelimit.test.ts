@@ -52,6 +52,7 @@ describe("rate limits", () => {
       agents: t.agents,
       loginVerifier: createNoSignInVerifier(),
       events: t.events,
+      watches: t.deps.watches,
     });
     return {
       rateLimits,

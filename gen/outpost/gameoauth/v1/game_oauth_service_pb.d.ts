@@ -292,6 +292,14 @@ export declare type WatchAuthorizationResponse = Message<"outpost.gameoauth.v1.W
    * @generated from field: outpost.gameoauth.v1.AuthorizationSession session = 1;
    */
   session?: AuthorizationSession | undefined;
+
+  /**
+   * A newer watch of the same session took over: this is the stream's last message, without a
+   * session.
+   *
+   * @generated from field: bool replaced = 2;
+   */
+  replaced: boolean;
 };
 
 /**
@@ -537,7 +545,9 @@ export declare const GameOAuthService: GenService<{
   },
   /**
    * The session's state now and at every change, until it completes or expires (the page's live
-   * status; crosses instances).
+   * status; crosses instances). One watch per session on an instance: a newer one ends the older
+   * (which is told `replaced`). At most 20 open watches per client address on an instance; past
+   * that, resource_exhausted with RetryInfo.
    *
    * @generated from rpc outpost.gameoauth.v1.GameOAuthService.WatchAuthorization
    */
