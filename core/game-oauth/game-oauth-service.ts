@@ -130,6 +130,7 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
       try {
         let last: AuthorizationSession | undefined = await read();
         if (!last) throw sessionNotFound();
+        if (ctx.signal.aborted) return; // gone during the read: take no slot
         // Only the bound browser gets here, so only it can replace the session's watch.
         if (pending(last)) watch = deps.watches.open(req.sessionId, clientIpKey(ctx.requestHeader.get(clientIpHeader)) ?? "unknown", () => wake?.());
         else release();

@@ -88,6 +88,21 @@ describe("Game OAuth: live-status watches are bounded", function () {
     await waitFor(() => w.t.deps.watches.count(ip) === 0);
   });
 
+  it("a watch whose caller leaves before the first answer takes no slot", async () => {
+    const ip = "198.51.100.3";
+    for (let i = 0; i < 5; i++) {
+      const { session, binding: browser } = await w.start({ clientId });
+      const abort = new AbortController();
+      const first = from(ip).watchAuthorization({ sessionId: session.sessionId, browserBindingHash: browser }, { signal: abort.signal })[Symbol.asyncIterator]().next();
+      await new Promise((resolve) => setImmediate(resolve));
+      abort.abort();
+      await first.catch(() => {});
+    }
+    // Each handler finishes its read and returns (a short wait: a slow read only makes this pass early); none may leave a slot.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(w.t.deps.watches.count(ip), 0);
+  });
+
   it("counts IPv6 addresses by their /64", async () => {
     const open: Array<{ stop(): void }> = [];
     try {
