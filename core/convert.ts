@@ -47,6 +47,7 @@ export function organizationToProto(organization: Organization, role: string): O
     plan: organization.plan,
     role: roleToProto(role),
     createdAt: ts(organization.createdAt),
+    verified: organization.verified,
   });
 }
 

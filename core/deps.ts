@@ -6,6 +6,7 @@ import type { AgentConnections } from "./agents/connections.ts";
 import type { LoginVerifier } from "./game-oauth/login-verifier.ts";
 import type { AuthorizationEvents } from "./game-oauth/events.ts";
 import type { LoginCodeHasher } from "./game-oauth/login-codes.ts";
+import type { WatchRegistry } from "./game-oauth/watches.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -59,4 +60,6 @@ export interface CoreDeps {
   events: AuthorizationEvents;
   /** The login codes' stored lookup values: an HMAC under a key derived from the KEK. */
   loginCodes: LoginCodeHasher;
+  /** The hosted pages' live-status watches open on this instance: one per session, a few per address. */
+  watches: WatchRegistry;
 }

@@ -11,6 +11,7 @@ import { createSigningKeys, type SigningKeys } from "../core/keys/signing-keys.t
 import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
 import { startPresenceSweep } from "../core/agents/presence.ts";
+import { createWatchRegistry } from "../core/game-oauth/watches.ts";
 import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../core/game-oauth/login-codes.ts";
 import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
@@ -88,6 +89,7 @@ export async function openRuntime(
       events,
       // Instances sharing the KEK find each other's login codes; a database dump alone tests no guess.
       loginCodes: createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(), loginCodeKeyPurpose)),
+      watches: createWatchRegistry(),
       config: {
         plans: config.plans,
         defaultPlan: config.defaultPlan,

@@ -9,7 +9,9 @@
  * OpenID Connect Core 3.1.2.1: `prompt=none` never shows a page (login_required /
  * consent_required go back to the app); `prompt=login` wants a sign-in newer than the request;
  * `prompt=consent` asks even when consent was given; `max_age` wants a sign-in at most that many
- * seconds old.
+ * seconds old, counted in whole seconds as the ID token's auth_time is; `max_age=0` is
+ * `prompt=login` (a sign-in on this request), since no sign-in is ever 0 seconds old by the time
+ * the request continues.
  */
 import { randomUUID } from "node:crypto";
 import type { EntityManager } from "@mikro-orm/postgresql";
@@ -78,6 +80,9 @@ const pageError = (error: string, description: string): Step => ({ case: "pageEr
 const requestGone = () => pageError("invalid_request", "this sign-in request is unknown, finished or expired; start again from the app");
 
 const promptValues = new Set(["none", "login", "consent", "select_account"]);
+
+/** A time as the ID token's auth_time counts it: whole seconds since the epoch. */
+const wholeSeconds = (time: Date) => Math.floor(time.getTime() / 1000);
 
 /** The signed-in user of a live dashboard session, with the time they signed in. */
 async function sessionUser(em: EntityManager, token: string, now: Date): Promise<SessionUser | null> {
@@ -175,7 +180,8 @@ export function createAccountAuthorization(deps: Deps) {
         : { case: "signIn", value: { requestId, reason } };
     if (!user) return signIn("");
     if (row.prompt_login && user.authTime.getTime() < new Date(row.created_at).getTime()) return signIn("login");
-    if (row.max_age !== null && now.getTime() - user.authTime.getTime() > row.max_age * 1000) {
+    // max_age=0 is prompt=login, checked above; auth_time and max_age count whole seconds.
+    if (row.max_age !== null && row.max_age > 0 && wholeSeconds(now) - wholeSeconds(user.authTime) > row.max_age) {
       return row.prompt_none ? redirectError(em, row, "login_required", "the sign-in is older than max_age allows") : signIn("max_age");
     }
     if (row.skip_consent) return issueCode(em, row, user, false);
@@ -220,6 +226,7 @@ export function createAccountAuthorization(deps: Deps) {
       if (prompts.some((p) => !promptValues.has(p))) return back("invalid_request", "prompt may hold none, login, consent or select_account");
       if (prompts.includes("none") && prompts.length > 1) return back("invalid_request", "prompt=none cannot be combined with other values");
       if (input.maxAge && !/^\d{1,9}$/.test(input.maxAge)) return back("invalid_request", "max_age must be a whole number of seconds");
+      const maxAge = input.maxAge ? Number(input.maxAge) : null;
 
       const requestId = issueSecret("accountAuthorizationRequest");
       // The stored request, as findRequest would read it back.
@@ -236,10 +243,10 @@ export function createAccountAuthorization(deps: Deps) {
         nonce: input.nonce || null,
         code_challenge: checked.codeChallenge,
         code_challenge_method: checked.codeChallengeMethod,
-        prompt_login: prompts.includes("login"),
+        prompt_login: prompts.includes("login") || maxAge === 0,
         prompt_consent: prompts.includes("consent"),
         prompt_none: prompts.includes("none"),
-        max_age: input.maxAge ? Number(input.maxAge) : null,
+        max_age: maxAge,
         user_id: null,
         status: "pending",
         expires_at: new Date(now.getTime() + requestTtlMs),

@@ -7,6 +7,7 @@ import {
   ListUsersResponseSchema,
   PlanSchema,
   SetOrganizationPlanResponseSchema,
+  SetOrganizationVerifiedResponseSchema,
   SetPlatformAdminResponseSchema,
 } from "../../gen/outpost/admin/v1/admin_service_pb.js";
 import { Membership, Organization, User } from "../db/entities.ts";
@@ -85,6 +86,30 @@ export function createAdminService(deps: CoreDeps): ServiceImpl<typeof AdminServ
         });
         const membership = await tx.findOne(Membership, { organization: organization.id, user: caller.user.id });
         return create(SetOrganizationPlanResponseSchema, {
+          organization: organizationToProto(organization, membership?.role ?? ""),
+        });
+      });
+    },
+
+    async setOrganizationVerified(req, ctx) {
+      const caller = requireUser(ctx);
+      requirePlatformAdmin(caller);
+      const verified = req.verified === true; // required by validation
+      return entityManager(ctx).transactional(async (tx) => {
+        const organization = await tx.findOne(Organization, { slug: req.organizationSlug });
+        if (!organization) throw fail("not_found", `organization "${req.organizationSlug}" not found`);
+        if (organization.verified !== verified) {
+          organization.verified = verified;
+          recordActivity(tx, caller, {
+            organizationId: organization.id,
+            action: verified ? "organization.verified" : "organization.unverified",
+            targetType: "organization",
+            targetId: organization.id,
+            details: { slug: organization.slug },
+          });
+        }
+        const membership = await tx.findOne(Membership, { organization: organization.id, user: caller.user.id });
+        return create(SetOrganizationVerifiedResponseSchema, {
           organization: organizationToProto(organization, membership?.role ?? ""),
         });
       });

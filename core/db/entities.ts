@@ -61,6 +61,8 @@ export const Organization = defineEntity({
     slug: p.string().length(40).unique(),
     name: p.string().length(80),
     plan: p.string().length(40),
+    /** Set by a platform admin: its Game OAuth clients may receive authorization errors by direct redirect. */
+    verified: p.boolean().default(false),
     createdAt: createdAt(),
   },
 });

@@ -23,6 +23,9 @@ import { checkAuthorizationParams } from "../oauth/authorization-request.ts";
 import { insertSession, readSession, sessionToProto } from "./hosted-sessions.ts";
 import { claimsOutcome, exchangeCode, tokenOutcome, userInfo } from "../oauth/token-engine.ts";
 import { gameTokenProfile } from "./token-exchange.ts";
+import type { Watch } from "./watches.ts";
+import { clientIpKey } from "../ratelimit/client-ip.ts";
+import { clientIpHeader } from "../../contract/credentials.ts";
 
 /** How often a watch re-reads its session when no event arrives: a safety net, not the main path. */
 export const watchPollMs = 2_000;
@@ -47,8 +50,9 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
       const em = entityManager(ctx);
       const now = deps.clock.now();
       const [client] = req.clientId
-        ? await em.execute<Array<{ id: string; organization_id: string; name: string; verifier_policy: string; redirect_uris: string[]; disabled: boolean }>>(
-            `select id, organization_id, name, verifier_policy, redirect_uris, disabled from game_oauth_clients where client_id = ?`,
+        ? await em.execute<Array<{ id: string; organization_id: string; name: string; verifier_policy: string; redirect_uris: string[]; disabled: boolean; verified: boolean }>>(
+            `select c.id, c.organization_id, c.name, c.verifier_policy, c.redirect_uris, c.disabled, o.verified
+               from game_oauth_clients c join organizations o on o.id = c.organization_id where c.client_id = ?`,
             [req.clientId],
           )
         : [];
@@ -59,7 +63,10 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
       }
       const checked = checkAuthorizationParams(req, gameScopes);
       if ("error" in checked) {
-        return create(StartAuthorizationResponseSchema, { outcome: { case: "redirectError", value: checked } });
+        // Anyone may register a client: only a verified organization's errors go straight back to
+        // its redirect URI; for the others the page names where the user would be sent.
+        const outcome = client.verified ? ("redirectError" as const) : ("confirmRedirectError" as const);
+        return create(StartAuthorizationResponseSchema, { outcome: { case: outcome, value: checked } });
       }
       const sessionClient = { id: client.id, organizationId: client.organization_id, name: client.name, verifierPolicy: client.verifier_policy };
       const opened = await insertSession(
@@ -106,20 +113,39 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
     async *watchAuthorization(req, ctx) {
       const em = entityManager(ctx);
       const read = () => readSession(em.fork(), req.sessionId, req.browserBindingHash, deps.clock.now());
+      const message = (session: AuthorizationSession) => create(WatchAuthorizationResponseSchema, { session });
+      const pending = (session: AuthorizationSession) => session.status === AuthorizationStatus.PENDING;
       let wake: (() => void) | undefined;
       let changed = false;
+      let watch: Watch | undefined;
+      // Subscribed before the first read, so a change between the two is not missed.
       const unsubscribe = deps.events.subscribe(req.sessionId, () => {
         changed = true;
         wake?.();
       });
-      const onAbort = () => wake?.();
+      // What the watch holds goes back as soon as it has nothing more to say, or when the call
+      // ends: not only when this generator is resumed to finish, which a caller that stops
+      // reading after the last message, or leaves while it waits at a yield, never does.
+      const release = () => {
+        watch?.close();
+        unsubscribe();
+        ctx.signal.removeEventListener("abort", onAbort);
+      };
+      const onAbort = () => {
+        release();
+        wake?.();
+      };
       ctx.signal.addEventListener("abort", onAbort);
       try {
         let last: AuthorizationSession | undefined = await read();
         if (!last) throw sessionNotFound();
-        yield create(WatchAuthorizationResponseSchema, { session: last });
-        while (last.status === AuthorizationStatus.PENDING && !ctx.signal.aborted) {
-          if (!changed) {
+        if (ctx.signal.aborted) return; // gone during the read: take no slot
+        // Only the bound browser gets here, so only it can replace the session's watch.
+        if (pending(last)) watch = deps.watches.open(req.sessionId, clientIpKey(ctx.requestHeader.get(clientIpHeader)) ?? "unknown", () => wake?.());
+        else release();
+        yield message(last);
+        while (pending(last) && !ctx.signal.aborted) {
+          if (!changed && !watch?.replaced) {
             await new Promise<void>((resolve) => {
               const timer = setTimeout(resolve, watchPollMs);
               wake = () => {
@@ -131,16 +157,21 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
           }
           changed = false;
           if (ctx.signal.aborted) break;
+          if (watch?.replaced) {
+            release();
+            yield create(WatchAuthorizationResponseSchema, { replaced: true });
+            return;
+          }
           const next = await read();
           if (!next) throw sessionNotFound();
+          if (!pending(next)) release();
           if (next.status !== last.status || claimOf(next) !== claimOf(last) || next.servers.some((s, i) => s.online !== last!.servers[i]?.online)) {
-            yield create(WatchAuthorizationResponseSchema, { session: next });
+            yield message(next);
           }
           last = next;
         }
       } finally {
-        unsubscribe();
-        ctx.signal.removeEventListener("abort", onAbort);
+        release();
       }
     },
 

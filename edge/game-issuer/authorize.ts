@@ -16,9 +16,10 @@ import type { BotCheck } from "./bot-check.ts";
 import { readText } from "../oauth/body.ts";
 import { InvalidRequest } from "../oauth/oauth-errors.ts";
 import { mediaType } from "../body.ts";
-import { errorPage, hostedPage } from "./pages.ts";
+import { errorPage, errorRedirectPage, hostedPage } from "./pages.ts";
 import { sendPage, sendStartRefusalPage } from "../pages.ts";
 import { isCrossSite } from "../csrf.ts";
+import { rateLimitHeaders } from "../errors.ts";
 
 export interface AuthorizeDeps {
   client: Client<typeof GameOAuthService>;
@@ -128,15 +129,15 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       sendPage(ctx, 400, errorPage(outcome.value?.error ?? "invalid_request", outcome.value?.description ?? "the request was refused"));
       return;
     }
-    if (outcome.case === "redirectError" || repeated) {
-      const error =
-        outcome.case === "redirectError" && !repeated
-          ? outcome.value
-          : { error: "invalid_request", description: `the parameter ${repeated} is repeated` };
+    if (outcome.case === "redirectError" || outcome.case === "confirmRedirectError") {
+      const error = repeated ? { error: "invalid_request", description: `the parameter ${repeated} is repeated` } : outcome.value;
+      const href = appendQuery(values.redirect_uri, { error: error.error, error_description: error.description, state: values.state, iss: issuer });
+      if (outcome.case === "confirmRedirectError") {
+        sendPage(ctx, 400, errorRedirectPage({ ...error, redirectUri: values.redirect_uri, href }));
+        return;
+      }
       ctx.set("Cache-Control", "no-store");
-      ctx.redirect(
-        appendQuery(values.redirect_uri, { error: error.error, error_description: error.description, state: values.state, iss: issuer }),
-      );
+      ctx.redirect(href);
       return;
     }
     const session = outcome.value;
@@ -201,7 +202,11 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
     ctx.body = { login_code: session.loginCode, command: session.command, ...sessionJson(session) };
   }
 
-  /** Server-sent events: one `status` event now and at each change, until completed or expired. */
+  /**
+   * Server-sent events: one `status` event now and at each change, until completed or expired;
+   * `replaced` when a newer stream of the same session took over. Core bounds the streams (one
+   * per session, a few per client address: 429 past that).
+   */
   async function events(ctx: Context): Promise<void> {
     const sessionId = typeof ctx.query.session === "string" ? ctx.query.session : "";
     const secret = readBinding(ctx.req.headers);
@@ -212,48 +217,77 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       return;
     }
     const abort = new AbortController();
-    const stream = client
-      .watchAuthorization({ sessionId, browserBindingHash: bindingHash(secret) }, { headers: deps.headers(ctx), signal: abort.signal })
-      [Symbol.asyncIterator]();
-    let first: IteratorResult<{ session?: AuthorizationSession }>;
-    try {
-      first = await stream.next();
-    } catch (error) {
-      const code = ConnectError.from(error).code;
-      if (code !== Code.NotFound && code !== Code.PermissionDenied && code !== Code.InvalidArgument) throw error;
-      ctx.status = 404;
-      ctx.body = { error: "not_found", error_description: "no such sign-in for this browser" };
-      return;
-    }
-    const res = ctx.res;
-    ctx.respond = false;
-    res.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      "x-accel-buffering": "no",
-    });
+    // Listening before the first await: a page that leaves while core answers still ends the
+    // watch at once, rather than holding its place until the sign-in ends.
     const closed = () => abort.abort();
     ctx.req.once("close", closed);
-    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
-    const send = (session: AuthorizationSession) => res.write(`event: status\ndata: ${JSON.stringify(sessionJson(session))}\n\n`);
     try {
-      for (let item = first; !item.done; item = await stream.next()) {
-        if (item.value.session) send(item.value.session);
-        const status = item.value.session?.status;
-        if (status === AuthorizationStatus.COMPLETED || status === AuthorizationStatus.EXPIRED) break;
+      const stream = client
+        .watchAuthorization({ sessionId, browserBindingHash: bindingHash(secret) }, { headers: deps.headers(ctx), signal: abort.signal })
+        [Symbol.asyncIterator]();
+      let first: IteratorResult<{ session?: AuthorizationSession; replaced: boolean }>;
+      try {
+        first = await stream.next();
+      } catch (error) {
+        const limited = rateLimitHeaders(error);
+        if (limited) {
+          // Too many live pages from this address on this instance (EventSource does not retry a 429).
+          ctx.set(limited);
+          ctx.status = 429;
+          ctx.body = { error: "too_many_streams", error_description: ConnectError.from(error).rawMessage };
+          return;
+        }
+        const code = ConnectError.from(error).code;
+        if (code !== Code.NotFound && code !== Code.PermissionDenied && code !== Code.InvalidArgument) throw error;
+        ctx.status = 404;
+        ctx.body = { error: "not_found", error_description: "no such sign-in for this browser" };
+        return;
       }
-    } catch (error) {
-      if (!abort.signal.aborted) {
-        ctx.state.log.warn({ err: error }, "authorization watch ended with an error");
-        res.write(`event: unavailable\ndata: {}\n\n`);
-      }
+      await sendEvents(ctx, first, stream, abort.signal);
     } finally {
-      clearInterval(heartbeat);
       ctx.req.off("close", closed);
       abort.abort();
-      res.end();
     }
   }
 
   return { authorize, verifyChallenge, events };
+}
+
+/** Writes the stream's messages as server-sent events, and ends the response when it ends. */
+async function sendEvents(
+  ctx: Context,
+  first: IteratorResult<{ session?: AuthorizationSession; replaced: boolean }>,
+  stream: AsyncIterator<{ session?: AuthorizationSession; replaced: boolean }>,
+  aborted: AbortSignal,
+): Promise<void> {
+  const res = ctx.res;
+  ctx.respond = false;
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-store",
+    "x-accel-buffering": "no",
+  });
+  const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
+  const send = (session: AuthorizationSession) => res.write(`event: status\ndata: ${JSON.stringify(sessionJson(session))}\n\n`);
+  try {
+    for (let item = first; !item.done; item = await stream.next()) {
+      if (item.value.replaced) {
+        // This session is now followed by a newer stream (the page reconnected, or another tab):
+        // the page that reads this stops instead of reconnecting and taking it back.
+        res.write(`event: replaced\ndata: {}\n\n`);
+        break;
+      }
+      if (item.value.session) send(item.value.session);
+      const status = item.value.session?.status;
+      if (status === AuthorizationStatus.COMPLETED || status === AuthorizationStatus.EXPIRED) break;
+    }
+  } catch (error) {
+    if (!aborted.aborted) {
+      ctx.state.log.warn({ err: error }, "authorization watch ended with an error");
+      res.write(`event: unavailable\ndata: {}\n\n`);
+    }
+  } finally {
+    clearInterval(heartbeat);
+    res.end();
+  }
 }

@@ -40,6 +40,34 @@ export function errorPage(error: string, description: string): string {
   );
 }
 
+export interface ErrorRedirect {
+  error: string;
+  description: string;
+  /** The registered redirect URI the error would go back to. */
+  redirectUri: string;
+  /** redirect_uri with error, error_description, state and iss: exactly what a redirect would send. */
+  href: string;
+}
+
+/**
+ * An authorization error of a client whose organization Outpost has not verified: instead of
+ * redirecting from Outpost's origin to an address anyone may register, name that address and let
+ * the user decide to go there (no script, no automatic redirect).
+ */
+export function errorRedirectPage({ error, description, redirectUri, href }: ErrorRedirect): string {
+  const host = escapeHtml(new URL(redirectUri).host);
+  return layout(
+    "Sign-in cannot start",
+    `<h1>This sign-in cannot start</h1>
+<p class="problem" id="problem"><strong>${escapeHtml(error)}</strong>: ${escapeHtml(description)}</p>
+<p>The app that sent you here made a request Outpost cannot accept. Outpost has not verified who runs this app, so it does not send you back there by itself. The app would be told about the problem at:</p>
+<p class="destination" id="destination">${host}</p>
+<p><a class="button" id="continue" href="${escapeHtml(href)}" rel="noreferrer">Continue to ${host}</a></p>
+<p class="muted">If you do not know this address, close this page instead.</p>`,
+    false,
+  );
+}
+
 function gameName(game: Game): string {
   return game === Game.MINECRAFT ? "Minecraft" : game === Game.HYTALE ? "Hytale" : "game";
 }

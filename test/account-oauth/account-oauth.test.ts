@@ -287,6 +287,23 @@ describe("Account OAuth issuer", function () {
       const bad = await browser.visit((await authorization({ max_age: "soon" })).url);
       assert.equal(bad.left?.searchParams.get("error"), "invalid_request");
     });
+
+    it("max_age=0 asks for a sign-in once, as prompt=login, then returns a code with a fresh auth_time (no loop)", async () => {
+      const browser = await newUser("max-age-zero@example.com");
+      assert.ok((await browser.decide(await browser.visit((await authorization()).url), "allow")).left);
+      const flow = await authorization({ max_age: "0" });
+      const started = Math.floor(Date.now() / 1000);
+      const signIn = await browser.visit(flow.url);
+      assert.equal(signIn.url.pathname, "/sign-in", "signed in, but asked again");
+      assert.ok(["login", "max_age"].includes(signIn.url.searchParams.get("reason")!));
+      const back = await browser.signInOn(signIn, "max-age-zero@example.com", password);
+      assert.equal(back.url.pathname === "/sign-in", false, "not sent back to the sign-in page");
+      assert.ok(back.left?.searchParams.get("code"), "back to the app with a code");
+      const tokens = await oidc.authorizationCodeGrant(config, back.left!, {
+        pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce, maxAge: 0,
+      });
+      assert.ok((tokens.claims()!.auth_time as number) >= started, "auth_time is the sign-in just made");
+    });
   });
 
   describe("refused requests", () => {

@@ -41,10 +41,12 @@ describe("admin: platform administration", () => {
       await rejectsWith(client.listPlans({}), Code.PermissionDenied, "platform_admin_required");
       await rejectsWith(client.setPlatformAdmin({ userId: user.userId, platformAdmin: true }), Code.PermissionDenied, "platform_admin_required");
       await rejectsWith(client.setOrganizationPlan({ organizationSlug: "users-org", plan: "pro" }), Code.PermissionDenied, "platform_admin_required");
+      await rejectsWith(client.setOrganizationVerified({ organizationSlug: "users-org", verified: true }), Code.PermissionDenied, "platform_admin_required");
       const session = await t.client(AuthService, { session: user.token }).getSession({});
       assert.equal(session.user?.platformAdmin, false);
       const { organization } = await t.client(OrganizationsService, { session: user.token }).getOrganization({ organizationSlug: "users-org" });
       assert.equal(organization?.plan, "free");
+      assert.equal(organization?.verified, false, "an owner cannot verify their own organization");
     });
 
     it("refuses an anonymous caller", async () => {
@@ -110,6 +112,36 @@ describe("admin: platform administration", () => {
       assert.match(error.rawMessage, /platform_admin/);
       assert.equal((await t.client(AuthService, { session: user.token }).getSession({})).user?.platformAdmin, true);
       await adminClient(root).setPlatformAdmin({ userId: user.userId, platformAdmin: false });
+    });
+  });
+
+  describe("verified organizations", () => {
+    it("a platform admin marks an organization verified and takes the mark away; members see it; each change is an activity event", async () => {
+      const own = t.client(OrganizationsService, { session: user.token });
+      assert.equal((await own.getOrganization({ organizationSlug: "users-org" })).organization?.verified, false, "unverified at first");
+      const { organization } = await adminClient(root).setOrganizationVerified({ organizationSlug: "users-org", verified: true });
+      assert.equal(organization?.verified, true);
+      assert.equal(organization?.slug, "users-org");
+      assert.equal((await own.getOrganization({ organizationSlug: "users-org" })).organization?.verified, true);
+      assert.equal((await own.listOrganizations({})).organizations.find((o) => o.slug === "users-org")?.verified, true);
+      // Setting it to what it is changes nothing and records nothing.
+      await adminClient(root).setOrganizationVerified({ organizationSlug: "users-org", verified: true });
+      await adminClient(root).setOrganizationVerified({ organizationSlug: "users-org", verified: false });
+      assert.equal((await own.getOrganization({ organizationSlug: "users-org" })).organization?.verified, false);
+      const rows = await sql(
+        `select action, actor_user_id, details from activity_events where organization_id = ? and action like 'organization.%verified' order by created_at`,
+        [organization!.id],
+      );
+      assert.deepEqual(rows.map((r) => [r.action, r.actor_user_id, r.details]), [
+        ["organization.verified", root.userId, { slug: "users-org" }],
+        ["organization.unverified", root.userId, { slug: "users-org" }],
+      ]);
+    });
+
+    it("answers not_found for an unknown organization and requires verified to be given", async () => {
+      await rejectsWith(adminClient(root).setOrganizationVerified({ organizationSlug: "no-such-org", verified: true }), Code.NotFound, "not_found");
+      const error = await rejectsWith(adminClient(root).setOrganizationVerified({ organizationSlug: "users-org" }), Code.InvalidArgument);
+      assert.match(error.rawMessage, /verified/);
     });
   });
 

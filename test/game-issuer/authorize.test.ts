@@ -72,7 +72,7 @@ describe("game issuer: authorize, the hosted page and its browser check", () => 
     assert.equal(t.core.starts.length, before);
   });
 
-  it("redirects core's redirect_error with error, error_description, state and iss, keeping the existing query", async () => {
+  it("redirects core's redirect_error (a verified organization's client) with error, error_description, state and iss, keeping the existing query", async () => {
     const res = await authorize(authorizeQuery({ response_type: "token" }));
     assert.equal(res.status, 302);
     const location = res.headers.get("location")!;
@@ -82,6 +82,33 @@ describe("game issuer: authorize, the hosted page and its browser check", () => 
     assert.equal(url.searchParams.get("error_description"), "response_type must be code");
     assert.equal(url.searchParams.get("state"), "st-123");
     assert.equal(url.searchParams.get("iss"), t.url);
+  });
+
+  it("shows an unverified organization's redirect_error as a 400 page naming the destination host, with a link carrying the error, never a redirect", async () => {
+    const query = authorizeQuery({ client_id: "ogc_unverified", response_type: "token", redirect_uri: "https://App.Example:8443/cb?tenant=a%20b" });
+    const res = await authorize(query);
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get("location"), null);
+    assert.equal(res.headers.get("refresh"), null);
+    assert.match(res.headers.get("content-type")!, /^text\/html/);
+    assert.equal(res.headers.get("referrer-policy"), "no-referrer");
+    assert.equal(res.headers.get("content-security-policy"), cspExpected);
+    assert.equal(res.headers.get("cache-control"), "no-store");
+    const html = await res.text();
+    assert.match(html, /<p class="destination" id="destination">app\.example:8443<\/p>/, "the host, prominently");
+    assert.doesNotMatch(html, /<script|http-equiv/i, "no script, no meta refresh");
+    const href = /<a class="button" id="continue" href="([^"]+)" rel="noreferrer">Continue to app\.example:8443<\/a>/.exec(html)?.[1];
+    assert.ok(href, html);
+    const expected = "https://App.Example:8443/cb?tenant=a%20b&" +
+      new URLSearchParams({ error: "unsupported_response_type", error_description: "response_type must be code", state: "st-123", iss: t.url });
+    assert.equal(href.replace(/&amp;/g, "&"), expected, "the exact redirect the error would have been");
+    // A repeated parameter of such a client: the same page, saying what was repeated.
+    const repeated = await authorize(`${authorizeQuery({ client_id: "ogc_unverified" })}&scope=openid`);
+    assert.equal(repeated.status, 400);
+    assert.equal(repeated.headers.get("location"), null);
+    const link = new URL(/id="continue" href="([^"]+)"/.exec(await repeated.text())![1].replace(/&amp;/g, "&"));
+    assert.equal(link.searchParams.get("error"), "invalid_request");
+    assert.match(link.searchParams.get("error_description")!, /scope is repeated/);
   });
 
   it("redirects a repeated state (or other parameter) as invalid_request, starting no session", async () => {

@@ -164,6 +164,55 @@ describe("game issuer: the hosted page in headless Chromium, end to end", functi
     }
   });
 
+  it("an unverified organization's client with a bad scope: the page names the app's host and goes there only when asked", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      const url = `${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: seeded.clientId, redirect_uri: app.redirectUri, state: "st-x", scope: "openid email" })}`;
+      const since = app.requests.length;
+      const response = (await page.goto(url))!;
+      assert.equal(response.status(), 400);
+      assert.equal(new URL(page.url()).origin, t.gameIssuerUrl, "no redirect");
+      const host = new URL(app.redirectUri).host;
+      assert.equal((await page.locator("#destination").textContent())!.trim(), host);
+      assert.equal(await page.locator("script, meta[http-equiv]").count(), 0, "nothing moves the page by itself");
+      assert.equal(app.requests.length, since);
+      mkdirSync(artifacts, { recursive: true });
+      await page.screenshot({ path: new URL("error-redirect-page.png", artifacts).pathname, fullPage: true });
+      await page.getByRole("link", { name: `Continue to ${host}` }).click();
+      const callback = await app.next(since);
+      assert.equal(callback.searchParams.get("error"), "invalid_scope");
+      assert.equal(callback.searchParams.get("state"), "st-x");
+      assert.equal(callback.searchParams.get("iss"), t.gameIssuerUrl);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("a page whose live status another stream of its sign-in took over says so and stops following", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      const url = `${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: seeded.clientId, redirect_uri: app.redirectUri, state: "st-r" })}`;
+      await page.goto(url);
+      await page.getByRole("status").filter({ hasText: "Waiting for the command on a game server" }).waitFor({ timeout: 30_000 });
+      const session = (await page.locator("#hosted").getAttribute("data-session"))!;
+      const binding = (await context.cookies(t.gameIssuerUrl)).find((c) => c.name === "outpost_game_binding")!;
+      const abort = new AbortController();
+      const other = await fetch(`${t.gameIssuerUrl}/oauth2/authorize/events?session=${session}`, { headers: { cookie: `${binding.name}=${binding.value}` }, signal: abort.signal });
+      try {
+        assert.equal(other.status, 200);
+        await page.getByRole("status").filter({ hasText: "This sign-in is being followed in another tab or window." }).waitFor();
+        const reader = other.body!.pipeThrough(new TextDecoderStream()).getReader();
+        assert.match((await reader.read()).value!, /^event: status\n/, "the new stream has the session");
+      } finally {
+        abort.abort();
+      }
+    } finally {
+      await context.close();
+    }
+  });
+
   it("cannot be framed: Chromium refuses to show the hosted page in an iframe", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -77,7 +77,9 @@ export class FakeCore {
           fake.starts.push(req);
           if (req.clientId === "unknown") return { outcome: { case: "pageError", value: { error: "invalid_client", description: "unknown client <x>" } } };
           if (req.responseType !== "code") {
-            return { outcome: { case: "redirectError", value: { error: "unsupported_response_type", description: "response_type must be code" } } };
+            // "ogc_app" belongs to a verified organization; any other client to one that is not.
+            const error = { error: "unsupported_response_type", description: "response_type must be code" };
+            return { outcome: req.clientId === "ogc_app" ? { case: "redirectError", value: error } : { case: "confirmRedirectError", value: error } };
           }
           const s: FakeSession = { id: randomUUID(), bindingHash: req.browserBindingHash, status: AuthorizationStatus.PENDING, redirectUrl: "", changed: () => {}, waiters: [] };
           fake.sessions.set(s.id, s);

@@ -6,6 +6,7 @@ import * as oidc from "openid-client";
 import { Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 import { signInInGame } from "../support/agent.ts";
+import { adminApiKey, apiPost } from "../support/account-oauth.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -210,17 +211,58 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
     });
   }
 
-  it("renders an error page, not a redirect, for an unsaved redirect URI; redirects a bad scope with iss", async () => {
+  it("renders an error page, not a redirect, for an unsaved redirect URI", async () => {
     const base = { response_type: "code", client_id: clientId, state: "s1" };
     const unsaved = await fetch(`${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ ...base, redirect_uri: "http://127.0.0.1:9/other" })}`, { redirect: "manual" });
     assert.equal(unsaved.status, 400);
     assert.equal(unsaved.headers.get("location"), null);
-    const badScope = await fetch(`${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ ...base, redirect_uri: redirectUri, scope: "openid email" })}`, { redirect: "manual" });
-    assert.equal(badScope.status, 302);
-    const location = new URL(badScope.headers.get("location")!);
-    assert.equal(location.searchParams.get("error"), "invalid_scope");
-    assert.equal(location.searchParams.get("state"), "s1");
-    assert.equal(location.searchParams.get("iss"), t.gameIssuerUrl);
+  });
+
+  it("sends a bad scope back only through a page naming the app's host until a platform admin verifies the organization; then redirects it", async () => {
+    const config = await oidc.discovery(new URL(t.gameIssuerUrl), clientId, undefined, oidc.ClientSecretBasic(clientSecret), { execute: [oidc.allowInsecureRequests] });
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: "openid email", state });
+
+    // Unverified (as every new organization is): a 400 page, no Location, the host shown.
+    const page = await fetch(url, { redirect: "manual" });
+    assert.equal(page.status, 400);
+    assert.equal(page.headers.get("location"), null);
+    assert.equal(page.headers.get("referrer-policy"), "no-referrer");
+    const html = await page.text();
+    assert.match(html, /id="destination">127\.0\.0\.1:9</);
+    // The app, reached through the page's link, sees the error as openid-client reads it.
+    const link = new URL(/id="continue" href="([^"]+)"/.exec(html)![1].replace(/&amp;/g, "&"));
+    await assert.rejects(oidc.authorizationCodeGrant(config, link, { expectedState: state }), (error: Json) => {
+      assert.ok(error instanceof oidc.AuthorizationResponseError, String(error));
+      assert.equal(error.error, "invalid_scope");
+      return true;
+    });
+
+    // The organization's own owner cannot verify it.
+    const refused = await fetch(`${t.baseUrl}/api/http/admin/setOrganizationVerified`, {
+      method: "POST",
+      headers: { "x-api-key": apiKey, "content-type": "application/json" },
+      body: JSON.stringify({ organizationSlug: "acme", verified: true }),
+    });
+    assert.equal(refused.status, 403);
+    assert.equal(((await refused.json()) as Json).reason, "platform_admin_required");
+    assert.equal((await fetch(url, { redirect: "manual" })).status, 400);
+
+    // A platform admin verifies it: a direct redirect with error, state and iss.
+    const admin = await adminApiKey(t);
+    const verified = await apiPost(t, admin, "admin/setOrganizationVerified", { organizationSlug: "acme", verified: true });
+    assert.equal(verified.organization.verified, true);
+    try {
+      const redirected = await fetch(url, { redirect: "manual" });
+      assert.equal(redirected.status, 302);
+      const location = new URL(redirected.headers.get("location")!);
+      assert.equal(location.searchParams.get("error"), "invalid_scope");
+      assert.equal(location.searchParams.get("state"), state);
+      assert.equal(location.searchParams.get("iss"), t.gameIssuerUrl);
+      assert.equal(location.href, link.href, "the page's link is exactly the redirect");
+    } finally {
+      await apiPost(t, admin, "admin/setOrganizationVerified", { organizationSlug: "acme", verified: false });
+    }
   });
 
   it("answers input core refuses (an over-long parameter, a NUL) with a 400 page on both issuers, never a 500 or a redirect", async () => {

@@ -55,7 +55,7 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       assert.equal(res.outcome.case, "session");
     });
 
-    it("redirects with an OAuth error for every other problem", async () => {
+    it("answers an OAuth error for every other problem: confirm_redirect_error while the organization is unverified, redirect_error once verified", async () => {
       const cases: Array<[Record<string, string>, string]> = [
         [{ responseType: "token" }, "unsupported_response_type"],
         [{ responseType: "" }, "unsupported_response_type"],
@@ -68,11 +68,23 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
         [{ codeChallenge: "short" }, "invalid_request"],
         [{ codeChallenge: `${pkce().challenge}!`, codeChallengeMethod: "S256" }, "invalid_request"],
       ];
-      for (const [req, error] of cases) {
-        const res = await startRaw(req);
-        assert.equal(res.outcome.case, "redirectError", JSON.stringify(req));
-        assert.equal((res.outcome.value as { error: string }).error, error, JSON.stringify(req));
+      const expect = async (outcome: string) => {
+        for (const [req, error] of cases) {
+          const res = await startRaw(req);
+          assert.equal(res.outcome.case, outcome, JSON.stringify(req));
+          assert.equal((res.outcome.value as { error: string }).error, error, JSON.stringify(req));
+        }
+      };
+      await expect("confirmRedirectError");
+      await w.setVerified("acme", true);
+      try {
+        await expect("redirectError");
+        // The page errors stay page errors.
+        assert.equal((await startRaw({ responseType: "token", redirectUri: "https://evil.example.com/" })).outcome.case, "pageError");
+      } finally {
+        await w.setVerified("acme", false);
       }
+      await expect("confirmRedirectError");
     });
 
     it("takes the scopes openid, profile, both in any order, or none, and PKCE S256, plain or absent", async () => {

@@ -4,6 +4,8 @@ import type { Client } from "@connectrpc/connect";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { GameOAuthService, type AuthorizationSession, type StartAuthorizationRequest } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { AdminService } from "../../gen/outpost/admin/v1/admin_service_pb.js";
+import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { VerifierPolicy } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
@@ -31,6 +33,8 @@ export interface World {
   createServer(name: string, options?: { organizationSlug?: string; connect?: boolean }): Promise<{ id: string; key: string; agent?: Agent }>;
   createClient(options?: { name?: string; policy?: "any" | { servers: string[] }; organizationSlug?: string }): Promise<{ clientId: string; clientSecret: string }>;
   start(req: Omit<Partial<StartAuthorizationRequest>, "$typeName" | "$unknown">): Promise<{ session: AuthorizationSession; binding: string }>;
+  /** A platform admin marks the organization verified (or not). */
+  setVerified(organizationSlug: string, verified: boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -45,6 +49,7 @@ export async function createWorld(): Promise<World> {
   const org = await organizations.createOrganization({ name: "Acme", slug: "acme" });
   await organizations.createOrganization({ name: "Other", slug: "other" });
   const agents: Agent[] = [];
+  let adminSession: string | undefined;
   const world: World = {
     t,
     session,
@@ -78,6 +83,15 @@ export async function createWorld(): Promise<World> {
       const res = await gameOAuthClient(t).startAuthorization({ responseType: "code", redirectUri, state: "st-1", scope: "openid profile", ...req, browserBindingHash: browser });
       if (res.outcome.case !== "session") assert.fail(`expected a session: ${res.outcome.case} ${res.outcome.value?.error}`);
       return { session: res.outcome.value as AuthorizationSession, binding: browser };
+    },
+    async setVerified(organizationSlug, verified) {
+      if (!adminSession) {
+        const email = `root-${randomUUID()}@example.com`;
+        const identity = t.client(IdentityService);
+        await identity.createUser({ email, password: "a long admin password", name: "Root", platformAdmin: true });
+        adminSession = (await identity.signIn({ email, password: "a long admin password" })).sessionToken;
+      }
+      await t.client(AdminService, { session: adminSession }).setOrganizationVerified({ organizationSlug, verified });
     },
     async close() {
       await Promise.all(agents.splice(0).map((a) => a.stop()));

@@ -53,6 +53,7 @@ describe("rate limits", () => {
       loginVerifier: createNoSignInVerifier(),
       events: t.events,
       loginCodes: t.deps.loginCodes,
+      watches: t.deps.watches,
     });
     return {
       rateLimits,

@@ -15,6 +15,7 @@ import { createAgentConnections, type AgentConnections } from "../../core/agents
 import type { LoginVerifier } from "../../core/game-oauth/login-verifier.ts";
 import { createGameLoginVerifier } from "../../core/game-oauth/game-login-verifier.ts";
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../../core/game-oauth/login-codes.ts";
+import { createWatchRegistry } from "../../core/game-oauth/watches.ts";
 import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../../core/game-oauth/events.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
@@ -119,7 +120,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const agents = createAgentConnections();
   const events = database.kind === "postgres" ? createPostgresAuthorizationEvents(database.url, logger) : createLocalAuthorizationEvents();
   const loginCodes = createLoginCodeHasher(() => derivedSecret(kek, loginCodeKeyPurpose));
-  const coreDeps = { orm, config, clock, logger, rateLimits, signingKeys, agents, events, loginCodes };
+  const coreDeps = { orm, config, clock, logger, rateLimits, signingKeys, agents, events, loginCodes, watches: createWatchRegistry() };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);

@@ -94,6 +94,18 @@
     source.addEventListener("unavailable", function () {
       say(liveStatus, "The live status was interrupted; reconnecting…");
     });
+    // A newer live status of this sign-in took over (another tab of it): this page stops following.
+    source.addEventListener("replaced", function () {
+      source.close();
+      if (!finished) say(liveStatus, "This sign-in is being followed in another tab or window.");
+    });
+    // Refused (too many live pages from this address, or the sign-in is gone): no retry.
+    source.addEventListener("error", function () {
+      if (source.readyState === EventSource.CLOSED && !finished) {
+        say(liveStatus, "The live status is not available. Reload this page to try again.");
+        liveStatus.className = "status problem";
+      }
+    });
   }
 
   function setUpCopy(command) {

@@ -183,6 +183,45 @@ export declare type SetOrganizationPlanResponse = Message<"outpost.admin.v1.SetO
 export declare const SetOrganizationPlanResponseSchema: GenMessage<SetOrganizationPlanResponse>;
 
 /**
+ * @generated from message outpost.admin.v1.SetOrganizationVerifiedRequest
+ */
+export declare type SetOrganizationVerifiedRequest = Message<"outpost.admin.v1.SetOrganizationVerifiedRequest"> & {
+  /**
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * Required, so that a script that leaves it out does not take the mark away.
+   *
+   * @generated from field: optional bool verified = 2;
+   */
+  verified?: boolean | undefined;
+};
+
+/**
+ * Describes the message outpost.admin.v1.SetOrganizationVerifiedRequest.
+ * Use `create(SetOrganizationVerifiedRequestSchema)` to create a new message.
+ */
+export declare const SetOrganizationVerifiedRequestSchema: GenMessage<SetOrganizationVerifiedRequest>;
+
+/**
+ * @generated from message outpost.admin.v1.SetOrganizationVerifiedResponse
+ */
+export declare type SetOrganizationVerifiedResponse = Message<"outpost.admin.v1.SetOrganizationVerifiedResponse"> & {
+  /**
+   * @generated from field: outpost.organizations.v1.Organization organization = 1;
+   */
+  organization?: Organization | undefined;
+};
+
+/**
+ * Describes the message outpost.admin.v1.SetOrganizationVerifiedResponse.
+ * Use `create(SetOrganizationVerifiedResponseSchema)` to create a new message.
+ */
+export declare const SetOrganizationVerifiedResponseSchema: GenMessage<SetOrganizationVerifiedResponse>;
+
+/**
  * An app that signs dashboard users in through Account OAuth. Never holds the secret.
  *
  * @generated from message outpost.admin.v1.OAuthProviderClient
@@ -547,6 +586,19 @@ export declare const AdminService: GenService<{
     methodKind: "unary";
     input: typeof SetOrganizationPlanRequestSchema;
     output: typeof SetOrganizationPlanResponseSchema;
+  },
+  /**
+   * Marks an organization as verified (its owners are known to the platform) or takes the mark
+   * away. The Game OAuth issuer redirects authorization errors of a verified organization's
+   * clients straight to their redirect URI; other clients' users see an Outpost page naming the
+   * destination first.
+   *
+   * @generated from rpc outpost.admin.v1.AdminService.SetOrganizationVerified
+   */
+  setOrganizationVerified: {
+    methodKind: "unary";
+    input: typeof SetOrganizationVerifiedRequestSchema;
+    output: typeof SetOrganizationVerifiedResponseSchema;
   },
   /**
    * Registers an app that signs dashboard users in through Account OAuth (the issuer at

@@ -100,13 +100,24 @@ export declare type StartAuthorizationResponse = Message<"outpost.gameoauth.v1.S
     case: "pageError";
   } | {
     /**
-     * Any other problem: the edge redirects to redirect_uri with error, error_description, state
-     * and iss.
+     * Any other problem, for a client of a verified organization: the edge redirects to
+     * redirect_uri with error, error_description, state and iss.
      *
      * @generated from field: outpost.oauth.v1.AuthorizationError redirect_error = 3;
      */
     value: AuthorizationError;
     case: "redirectError";
+  } | {
+    /**
+     * Any other problem, for a client of an organization that is not verified: the edge does not
+     * redirect (anyone may register a client, so that would make the issuer an open redirector,
+     * RFC 9700 §4.11.2) but shows a page naming redirect_uri's host, with a link to the redirect
+     * redirect_error would have sent.
+     *
+     * @generated from field: outpost.oauth.v1.AuthorizationError confirm_redirect_error = 4;
+     */
+    value: AuthorizationError;
+    case: "confirmRedirectError";
   } | { case: undefined; value?: undefined };
 };
 
@@ -326,6 +337,14 @@ export declare type WatchAuthorizationResponse = Message<"outpost.gameoauth.v1.W
    * @generated from field: outpost.gameoauth.v1.AuthorizationSession session = 1;
    */
   session?: AuthorizationSession | undefined;
+
+  /**
+   * A newer watch of the same session took over: this is the stream's last message, without a
+   * session.
+   *
+   * @generated from field: bool replaced = 2;
+   */
+  replaced: boolean;
 };
 
 /**
@@ -571,7 +590,9 @@ export declare const GameOAuthService: GenService<{
   },
   /**
    * The session's state now and at every change, until it completes or expires (the page's live
-   * status; crosses instances).
+   * status; crosses instances). One watch per session on an instance: a newer one ends the older
+   * (which is told `replaced`). At most 20 open watches per client address on an instance; past
+   * that, resource_exhausted with RetryInfo.
    *
    * @generated from rpc outpost.gameoauth.v1.GameOAuthService.WatchAuthorization
    */

@@ -50,6 +50,15 @@ export declare type Organization = Message<"outpost.organizations.v1.Organizatio
    * @generated from field: google.protobuf.Timestamp created_at = 6;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * Set by a platform admin (admin/setOrganizationVerified) once it knows who runs the
+   * organization. The Game OAuth issuer sends an authorization error of this organization's clients
+   * straight back to the app; for any other client it first shows a page naming the app's address.
+   *
+   * @generated from field: bool verified = 7;
+   */
+  verified: boolean;
 };
 
 /**
