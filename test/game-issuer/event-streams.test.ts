@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { solveChallenge } from "altcha-lib/v1";
 import { watchesPerClientIp } from "../../core/game-oauth/watches.ts";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
-import { runAgent } from "../support/agent.ts";
+import { signInInGame } from "../support/agent.ts";
 import { seedGameOAuth, type Seeded } from "../support/game-oauth.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -128,8 +128,12 @@ describe("game issuer: the live-status streams are bounded", function () {
     assert.deepEqual(await first.next(), { event: "replaced", data: {} });
     assert.equal(await first.next(), undefined, "the first stream ends");
 
-    const played = await runAgent(["simulate", "--url", t.baseUrl, "--key", seeded.agentKey, "--player-name", "Steve", "--player-uuid", randomUUID(), "--", command]);
+    const played = await signInInGame(t.baseUrl, seeded.agentKey, { name: "Steve", uuid: randomUUID() }, command);
     assert.equal(played.code, 0, played.stdout + played.stderr);
+    // First the claim (who is confirming, still pending), then the completion.
+    const claimed = await second.next();
+    assert.equal(claimed?.data.status, "pending");
+    assert.equal(claimed?.data.claim?.player_name, "Steve");
     const done = await second.next();
     assert.equal(done?.event, "status");
     assert.equal(done?.data.status, "completed");

@@ -5,7 +5,7 @@ import { RetryInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { clientIpHeader } from "../../contract/credentials.ts";
 import { watchesPerClientIp } from "../../core/game-oauth/watches.ts";
 import { rejectsWith } from "../support/errors.ts";
-import { binding, codeOf, command, createWorld, player, type World } from "./fixture.ts";
+import { binding, codeOf, command, createWorld, playAndConfirm, player, type World } from "./fixture.ts";
 
 /** The hosted pages' watches are bounded: one per session, {@link watchesPerClientIp} per address. */
 describe("Game OAuth: live-status watches are bounded", function () {
@@ -48,7 +48,7 @@ describe("Game OAuth: live-status watches are bounded", function () {
     assert.equal((await first.next()).done, true, "the replaced watch ends");
     assert.equal(w.t.deps.watches.count("198.51.100.1"), 1, "one slot for the session");
 
-    assert.equal((await server.agent!.playCommand(player(), command(session))).accepted, true);
+    assert.equal((await playAndConfirm(server.agent!, player(), session)).accepted, true);
     const done = (await second.next()).value as WatchAuthorizationResponse;
     assert.equal(done.session?.status, AuthorizationStatus.COMPLETED);
     assert.ok(codeOf(done.session!));
