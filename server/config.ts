@@ -22,7 +22,7 @@ export interface Config {
   plans: Readonly<Record<string, PlanLimits>>;
   defaultPlan: string;
   sessionTtlSeconds: number;
-  /** Calls per minute per credential (per IP without one); failed sign-ins per 15 min per account and per IP. */
+  /** Calls per minute per credential (per IP without one); failed sign-ins; sign-ups per IP. */
   rateLimits: Readonly<RateLimitConfig>;
   /** Encrypts the issuers' private signing keys at rest; undefined: one is kept in DATA_DIR. */
   keyEncryptionKey: Buffer | undefined;
@@ -53,24 +53,44 @@ export const defaults = {
   DEFAULT_PLAN: "free",
   SESSION_TTL_DAYS: "30",
   RATE_LIMIT_PER_MINUTE: "600",
-  SIGN_IN_ATTEMPTS_PER_15_MIN: "10",
+  SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN: "10",
+  SIGN_IN_ATTEMPTS_PER_ACCOUNT_PER_HOUR: "100",
   SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN: "50",
+  SIGN_UPS_PER_IP_PER_HOUR: "10",
   SIGNING_KEY_ROTATION_DAYS: "30",
   ALLOW_INSECURE_REDIRECT_URIS: "false",
 } as const;
 
+/** Variables renamed, by their new name: the old name is still read when the new one is not set. */
+export const oldNames: Partial<Record<keyof typeof defaults, string>> = {
+  // Failed sign-ins were once counted per account alone; the same number now counts per account and IP.
+  SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN: "SIGN_IN_ATTEMPTS_PER_15_MIN",
+};
+
 type Env = Record<string, string | undefined>;
 
-function read(env: Env, name: keyof typeof defaults): string {
+const isSet = (value: string | undefined): value is string => value !== undefined && value !== "";
+
+/** The variable's value (or its old name's), and the name it was read under, for messages. */
+function source(env: Env, name: keyof typeof defaults): { raw: string; from: string } {
+  const old = oldNames[name];
+  if (old && isSet(env[old])) {
+    if (isSet(env[name])) throw new ConfigError(`set ${name} only: ${old} is its old name (both are set)`);
+    return { raw: env[old], from: old };
+  }
   const value = env[name];
-  return value === undefined || value === "" ? defaults[name] : value;
+  return { raw: isSet(value) ? value : defaults[name], from: name };
+}
+
+function read(env: Env, name: keyof typeof defaults): string {
+  return source(env, name).raw;
 }
 
 function integer(env: Env, name: keyof typeof defaults, min: number, max: number): number {
-  const raw = read(env, name);
+  const { raw, from } = source(env, name);
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || value < min || value > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+    throw new ConfigError(`${from} must be a whole number from ${min} to ${max} (got "${raw}")`);
   }
   return value;
 }
@@ -165,9 +185,13 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     rateLimits: Object.freeze({
       requestsPerWindow: integer(env, "RATE_LIMIT_PER_MINUTE", 1, 1_000_000),
       requestWindowSeconds: 60,
-      signInAttemptsPerAccount: integer(env, "SIGN_IN_ATTEMPTS_PER_15_MIN", 1, 10_000),
+      signInAttemptsPerAccountIp: integer(env, "SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN", 1, 10_000),
       signInAttemptsPerIp: integer(env, "SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN", 1, 100_000),
       signInWindowSeconds: 900,
+      signInAttemptsPerAccount: integer(env, "SIGN_IN_ATTEMPTS_PER_ACCOUNT_PER_HOUR", 1, 100_000),
+      signInAccountWindowSeconds: 3600,
+      signUpsPerIp: integer(env, "SIGN_UPS_PER_IP_PER_HOUR", 1, 100_000),
+      signUpWindowSeconds: 3600,
     }),
     allowInsecureRedirectUris: flag(env, "ALLOW_INSECURE_REDIRECT_URIS"),
     keyEncryptionKey: keyEncryptionKey(env),

@@ -22,6 +22,7 @@ import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { recordActivity } from "../activity/record.ts";
 import { apiKeyToProto, userToProto } from "../convert.ts";
 import { countSignInAttempt } from "../ratelimit/sign-in-limits.ts";
+import { countSignUp } from "../ratelimit/sign-up-limits.ts";
 
 /** Emails are compared case-insensitively: stored and looked up lower-cased. */
 export function normalizeEmail(email: string): string {
@@ -58,6 +59,7 @@ export function createIdentityService({ config, clock, rateLimits }: CoreDeps): 
 
   return {
     async signUp(req, ctx) {
+      await countSignUp(rateLimits, req.client?.ip);
       return entityManager(ctx).transactional(async (tx) => {
         const user = await createAccount(tx, req.email, req.password, req.name, false);
         return create(SignUpResponseSchema, await openSession(tx, user, "user.signed_up", req.client));
@@ -66,7 +68,8 @@ export function createIdentityService({ config, clock, rateLimits }: CoreDeps): 
 
     async signIn(req, ctx) {
       const em = entityManager(ctx);
-      // Rate limits: failed attempts per account and per client IP, refused before any password check.
+      // Rate limits: failed attempts per account and client IP, per account, and per client IP,
+      // refused before any password check.
       const attempt = await countSignInAttempt(rateLimits, normalizeEmail(req.email), req.client?.ip);
       const user = await em.findOne(User, { email: normalizeEmail(req.email) }, { populate: ["passwordHash"] });
       // Refusals are recorded in a transaction of their own, committed before the refusal.
