@@ -5,6 +5,7 @@ import type { SigningKeys } from "./keys/signing-keys.ts";
 import type { AgentConnections } from "./agents/connections.ts";
 import type { LoginVerifier } from "./game-oauth/login-verifier.ts";
 import type { AuthorizationEvents } from "./game-oauth/events.ts";
+import type { Passwords } from "./auth/passwords.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -48,6 +49,8 @@ export interface CoreDeps {
   logger: Logger;
   /** The rate-limit counters, built from `config.rateLimits` on the store the database allows. */
   rateLimits: RateLimits;
+  /** Password hashing and checking, capped process-wide (one per process). */
+  passwords: Passwords;
   /** The issuers' signing keys: sign tokens, publish JWKS, rotate. */
   signingKeys: SigningKeys;
   /** The agent streams open on this instance (one registry per process). */

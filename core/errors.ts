@@ -31,6 +31,8 @@ export const domainErrors = {
   /** The action does not fit the resource's current state. */
   failed_precondition: Code.FailedPrecondition,
   rate_limited: Code.ResourceExhausted,
+  /** Too much work of one kind is under way (password hashing); retry shortly. */
+  server_busy: Code.ResourceExhausted,
 } as const;
 
 export type DomainErrorReason = keyof typeof domainErrors;

@@ -14,6 +14,7 @@ import { startPresenceSweep } from "../core/agents/presence.ts";
 import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
 import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
+import { createPasswords, type Passwords } from "../core/auth/passwords.ts";
 import { createEdgeApp } from "../edge/app.ts";
 import { accountIssuerUrl } from "../contract/issuers.ts";
 import { createGameIssuerApp } from "../edge/game-issuer/app.ts";
@@ -33,6 +34,8 @@ export interface Runtime {
   migrationsApplied: readonly string[];
   /** Shared in PostgreSQL on a PostgreSQL server, in memory on the embedded database. */
   rateLimits: RateLimits;
+  /** Password hashing, capped for the whole process (PASSWORD_HASH_CONCURRENCY, PASSWORD_HASH_QUEUE). */
+  passwords: Passwords;
   signingKeys: SigningKeys;
   /** KEY_ENCRYPTION_KEY (resolved, or generated into DATA_DIR, on first use). */
   keyEncryptionKey(): KeyEncryptionKey;
@@ -58,6 +61,7 @@ export async function openRuntime(
     const applied = await migrate(orm);
     if (applied.length) logger.info({ migrations: applied }, "database migrated");
     rateLimits = openRateLimits(config.rateLimits, database, logger);
+    const passwords = createPasswords(config.passwordHashing);
     let kek: KeyEncryptionKey | undefined;
     // Resolved on first need, so commands that never touch the keys never create a KEK file.
     const keyEncryptionKey = () => (kek ??= resolveKeyEncryptionKey(config, logger));
@@ -77,6 +81,7 @@ export async function openRuntime(
       clock,
       logger,
       rateLimits,
+      passwords,
       signingKeys,
       agents,
       events,
@@ -100,6 +105,7 @@ export async function openRuntime(
       orm,
       migrationsApplied: applied,
       rateLimits,
+      passwords,
       signingKeys,
       keyEncryptionKey,
       agents,

@@ -2,7 +2,9 @@
  * The configuration, read once from the environment, validated and frozen. A bad value stops
  * start-up with one line naming the variable, what it must be and what it was.
  */
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import type { PasswordHashingLimits } from "../core/auth/passwords.ts";
 import type { PlanLimits } from "../core/deps.ts";
 import type { RateLimitConfig } from "../core/ratelimit/limits.ts";
 
@@ -24,6 +26,8 @@ export interface Config {
   sessionTtlSeconds: number;
   /** Calls per minute per credential (per IP without one); failed sign-ins; sign-ups per IP. */
   rateLimits: Readonly<RateLimitConfig>;
+  /** Password hashes and checks at once in this process, and how many may wait for a place. */
+  passwordHashing: Readonly<PasswordHashingLimits>;
   /** Encrypts the issuers' private signing keys at rest; undefined: one is kept in DATA_DIR. */
   keyEncryptionKey: Buffer | undefined;
   /** Days a signing key stays current before the scheduled rotation replaces it. */
@@ -57,6 +61,8 @@ export const defaults = {
   SIGN_IN_ATTEMPTS_PER_ACCOUNT_PER_HOUR: "100",
   SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN: "50",
   SIGN_UPS_PER_IP_PER_HOUR: "10",
+  PASSWORD_HASH_CONCURRENCY: "auto",
+  PASSWORD_HASH_QUEUE: "32",
   SIGNING_KEY_ROTATION_DAYS: "30",
   ALLOW_INSECURE_REDIRECT_URIS: "false",
 } as const;
@@ -145,6 +151,17 @@ function plans(env: Env): Record<string, PlanLimits> {
   return result;
 }
 
+/**
+ * PASSWORD_HASH_CONCURRENCY: a number, or "auto": twice the CPU cores, but one fewer than libuv's
+ * thread pool (UV_THREADPOOL_SIZE, 4 by default), where Argon2id runs — more would only wait
+ * there, out of the cap's sight, and the last thread stays free for file and DNS work.
+ */
+function passwordHashConcurrency(env: Env): number {
+  if (read(env, "PASSWORD_HASH_CONCURRENCY") !== "auto") return integer(env, "PASSWORD_HASH_CONCURRENCY", 1, 1024);
+  const pool = Number(env.UV_THREADPOOL_SIZE) || 4;
+  return Math.max(1, Math.min(2 * availableParallelism(), pool - 1));
+}
+
 /** KEY_ENCRYPTION_KEY: 32 bytes in base64 (or base64url). A secret, so no message repeats it. */
 function keyEncryptionKey(env: Env): Buffer | undefined {
   const raw = env.KEY_ENCRYPTION_KEY;
@@ -192,6 +209,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       signInAccountWindowSeconds: 3600,
       signUpsPerIp: integer(env, "SIGN_UPS_PER_IP_PER_HOUR", 1, 100_000),
       signUpWindowSeconds: 3600,
+    }),
+    passwordHashing: Object.freeze({
+      concurrency: passwordHashConcurrency(env),
+      queue: integer(env, "PASSWORD_HASH_QUEUE", 0, 100_000),
     }),
     allowInsecureRedirectUris: flag(env, "ALLOW_INSECURE_REDIRECT_URIS"),
     keyEncryptionKey: keyEncryptionKey(env),

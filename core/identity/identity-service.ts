@@ -15,7 +15,6 @@ import { Session, User } from "../db/entities.ts";
 import { entityManager } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
-import { hashPassword, verifyPassword } from "../auth/passwords.ts";
 import { startSession } from "../auth/sessions.ts";
 import { createApiKey } from "../auth/api-keys.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
@@ -42,11 +41,11 @@ function asAccount(user: User) {
 }
 
 /** Accounts and dashboard sessions, for the edge (and the operator's CLI) only. */
-export function createIdentityService({ config, clock, rateLimits }: CoreDeps): ServiceImpl<typeof IdentityService> {
+export function createIdentityService({ config, clock, rateLimits, passwords }: CoreDeps): ServiceImpl<typeof IdentityService> {
   async function createAccount(em: EntityManager, email: string, password: string, name: string, platformAdmin: boolean) {
     const normalized = normalizeEmail(email);
     if (await em.count(User, { email: normalized })) throw fail("email_taken", "an account with this email already exists");
-    return em.create(User, { email: normalized, name, passwordHash: await hashPassword(password), platformAdmin });
+    return em.create(User, { email: normalized, name, passwordHash: await passwords.hash(password), platformAdmin });
   }
 
   /** Starts a session for `user` and records how: what sign-up and sign-in both answer. */
@@ -81,7 +80,11 @@ export function createIdentityService({ config, clock, rateLimits }: CoreDeps): 
         if (attempt.tripped) await refusedAttempt("user.sign_in_throttled", { ...clientDetails(req.client), policy: attempt.policy ?? "" });
         throw attempt.refusal;
       }
-      const valid = await verifyPassword(user?.passwordHash, req.password);
+      // Too busy to check it: not a failed attempt, so no count keeps it.
+      const valid = await passwords.verify(user?.passwordHash, req.password).catch(async (error: unknown) => {
+        await attempt.notChecked();
+        throw error;
+      });
       if (!user || !valid) {
         await refusedAttempt("user.sign_in_failed", clientDetails(req.client));
         throw fail("invalid_credentials", "invalid email or password");

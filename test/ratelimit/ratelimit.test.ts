@@ -52,6 +52,7 @@ describe("rate limits", () => {
       logger: pino({ level: "silent" }),
       config: { ...testConfig, rateLimits: config },
       rateLimits,
+      passwords: t.deps.passwords,
       signingKeys: t.signingKeys,
       agents: t.agents,
       loginVerifier: createNoSignInVerifier(),

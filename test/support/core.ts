@@ -17,6 +17,7 @@ import { createGameLoginVerifier } from "../../core/game-oauth/game-login-verifi
 import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../../core/game-oauth/events.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
+import { createPasswords, type PasswordHashingLimits } from "../../core/auth/passwords.ts";
 import { createCore, type Core } from "../../server/core.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 
@@ -67,6 +68,8 @@ export interface TestCoreOptions {
   signingKeyRotationDays?: number;
   /** The in-game login codes' verifier; the Game OAuth issuer's otherwise. */
   loginVerifier?: LoginVerifier;
+  /** The cap on password hashing; 4 at once and 1000 waiting otherwise. */
+  passwordHashing?: PasswordHashingLimits;
 }
 
 export type Credential = { session: string } | { apiKey: string } | { headers: Record<string, string> } | undefined;
@@ -121,7 +124,8 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const signingKeys = createSigningKeys({ orm, clock, logger, keyEncryptionKey: () => kek, rotationDays });
   const agents = createAgentConnections();
   const events = database.kind === "postgres" ? createPostgresAuthorizationEvents(database.url, logger) : createLocalAuthorizationEvents();
-  const coreDeps = { orm, config, clock, logger, rateLimits, signingKeys, agents, events };
+  const passwords = createPasswords(options.passwordHashing ?? { concurrency: 4, queue: 1000 });
+  const coreDeps = { orm, config, clock, logger, rateLimits, passwords, signingKeys, agents, events };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);
