@@ -20,6 +20,8 @@ export interface CoreConfig {
   defaultPlan: string;
   /** How long a dashboard session lasts. */
   sessionTtlSeconds: number;
+  /** How long a dashboard session may go unused before it ends. */
+  sessionIdleSeconds: number;
   /** Calls per credential or client IP, and failed sign-ins per account and per IP. */
   rateLimits: RateLimitConfig;
   /** OAuth redirect URIs may use http on any host (local development), not only on loopback. */

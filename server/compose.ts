@@ -89,6 +89,7 @@ export async function openRuntime(
         plans: config.plans,
         defaultPlan: config.defaultPlan,
         sessionTtlSeconds: config.sessionTtlSeconds,
+        sessionIdleSeconds: config.sessionIdleSeconds,
         rateLimits: config.rateLimits,
         allowInsecureRedirectUris: config.allowInsecureRedirectUris,
         gameIssuerUrl: config.gameIssuerUrl.origin,

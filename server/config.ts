@@ -24,6 +24,8 @@ export interface Config {
   plans: Readonly<Record<string, PlanLimits>>;
   defaultPlan: string;
   sessionTtlSeconds: number;
+  /** A session unused for this long ends (before its TTL). */
+  sessionIdleSeconds: number;
   /** Calls per minute per credential (per IP without one); failed sign-ins; sign-ups per IP. */
   rateLimits: Readonly<RateLimitConfig>;
   /** Password hashes and checks at once in this process, and how many may wait for a place. */
@@ -56,6 +58,7 @@ export const defaults = {
   PLANS: '{"free":{"servers":3,"gameOAuthClients":2},"pro":{"servers":25,"gameOAuthClients":20}}',
   DEFAULT_PLAN: "free",
   SESSION_TTL_DAYS: "30",
+  SESSION_IDLE_HOURS: "72",
   RATE_LIMIT_PER_MINUTE: "600",
   SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN: "10",
   SIGN_IN_ATTEMPTS_PER_ACCOUNT_PER_HOUR: "100",
@@ -199,6 +202,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     plans: Object.freeze(planTable),
     defaultPlan,
     sessionTtlSeconds: integer(env, "SESSION_TTL_DAYS", 1, 365) * 86_400,
+    sessionIdleSeconds: integer(env, "SESSION_IDLE_HOURS", 1, 8760) * 3600,
     rateLimits: Object.freeze({
       requestsPerWindow: integer(env, "RATE_LIMIT_PER_MINUTE", 1, 1_000_000),
       requestWindowSeconds: 60,

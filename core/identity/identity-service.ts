@@ -50,7 +50,7 @@ export function createIdentityService({ config, clock, rateLimits, passwords }: 
 
   /** Starts a session for `user` and records how: what sign-up and sign-in both answer. */
   async function openSession(tx: EntityManager, user: User, action: string, client: ClientInfo | undefined) {
-    const { session, token } = startSession(tx, user, clock.now(), config.sessionTtlSeconds);
+    const { session, token } = startSession(tx, user, clock.now(), config.sessionTtlSeconds, client);
     recordActivity(tx, asAccount(user), { action, targetType: "session", targetId: session.id, details: clientDetails(client) });
     await tx.flush();
     return { user: userToProto(user), sessionToken: token, sessionExpiresAt: timestampFromDate(session.expiresAt) };

@@ -14,6 +14,7 @@ describe("configuration", () => {
     assert.deepEqual(config.plans.free, { servers: 3, gameOAuthClients: 2 });
     assert.equal(config.defaultPlan, "free");
     assert.equal(config.sessionTtlSeconds, 30 * 86_400);
+    assert.equal(config.sessionIdleSeconds, 72 * 3600);
     assert.equal(config.keyEncryptionKey, undefined);
     assert.equal(config.signingKeyRotationDays, 30);
     assert.ok(Object.isFrozen(config));
@@ -34,6 +35,7 @@ describe("configuration", () => {
     [{ DEFAULT_PLAN: "constructor" }, /^DEFAULT_PLAN must name a plan in PLANS/],
     [{ DEFAULT_PLAN: "__proto__" }, /^DEFAULT_PLAN must name a plan in PLANS/],
     [{ SESSION_TTL_DAYS: "0" }, /^SESSION_TTL_DAYS must be/],
+    [{ SESSION_IDLE_HOURS: "0" }, /^SESSION_IDLE_HOURS must be a whole number from 1 to 8760 \(got "0"\)$/],
     [{ KEY_ENCRYPTION_KEY: "not base64!" }, /^KEY_ENCRYPTION_KEY must be 32 random bytes in base64 \(44 characters\), e\.g\. from `openssl rand -base64 32` \(got 11 characters; a secret, so not shown\)$/],
     [{ KEY_ENCRYPTION_KEY: Buffer.alloc(16, 1).toString("base64") }, /^KEY_ENCRYPTION_KEY must be 32 random bytes/],
     [{ KEY_ENCRYPTION_KEY: Buffer.alloc(33, 1).toString("base64") }, /^KEY_ENCRYPTION_KEY must be 32 random bytes/],

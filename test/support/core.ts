@@ -36,6 +36,7 @@ export const testConfig: CoreConfig = {
   plans: { free: { servers: 3, gameOAuthClients: 2 }, pro: { servers: 25, gameOAuthClients: 20 } },
   defaultPlan: "free",
   sessionTtlSeconds: 86_400,
+  sessionIdleSeconds: 3 * 3600,
   // Generous, so suites that are not about rate limits never meet them; override per suite with
   // `startTestCore({ ...testConfig, rateLimits: { ...testConfig.rateLimits, requestsPerWindow: 5 } })`.
   rateLimits: {

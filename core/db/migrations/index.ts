@@ -7,6 +7,7 @@ import { Migration0006GameOAuthFlow } from "./0006-game-oauth-flow.ts";
 import { Migration0007AccountOAuth } from "./0007-account-oauth.ts";
 import { Migration0008ExchangeCost } from "./0008-exchange-cost.ts";
 import { Migration0009SealedRedirect } from "./0009-sealed-redirect.ts";
+import { Migration0011SessionActivity } from "./0011-session-activity.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -19,4 +20,5 @@ export const migrations = [
   { name: "0007_account_oauth", class: Migration0007AccountOAuth },
   { name: "0008_exchange_cost", class: Migration0008ExchangeCost },
   { name: "0009_sealed_redirect", class: Migration0009SealedRedirect },
+  { name: "0011_session_activity", class: Migration0011SessionActivity },
 ];
