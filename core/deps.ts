@@ -7,6 +7,7 @@ import type { LoginVerifier } from "./game-oauth/login-verifier.ts";
 import type { AuthorizationEvents } from "./game-oauth/events.ts";
 import type { LoginCodeHasher } from "./game-oauth/login-codes.ts";
 import type { WatchRegistry } from "./game-oauth/watches.ts";
+import type { Passwords } from "./auth/passwords.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -21,6 +22,8 @@ export interface CoreConfig {
   defaultPlan: string;
   /** How long a dashboard session lasts. */
   sessionTtlSeconds: number;
+  /** How long a dashboard session may go unused before it ends. */
+  sessionIdleSeconds: number;
   /** Calls per credential or client IP, and failed sign-ins per account and per IP. */
   rateLimits: RateLimitConfig;
   /** OAuth redirect URIs may use http on any host (local development), not only on loopback. */
@@ -50,6 +53,8 @@ export interface CoreDeps {
   logger: Logger;
   /** The rate-limit counters, built from `config.rateLimits` on the store the database allows. */
   rateLimits: RateLimits;
+  /** Password hashing and checking, capped process-wide (one per process). */
+  passwords: Passwords;
   /** The issuers' signing keys: sign tokens, publish JWKS, rotate. */
   signingKeys: SigningKeys;
   /** The agent streams open on this instance (one registry per process). */

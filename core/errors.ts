@@ -11,6 +11,8 @@ export const domainErrors = {
   unauthenticated: Code.Unauthenticated,
   /** Email and password do not match an account (deliberately one answer for both). */
   invalid_credentials: Code.Unauthenticated,
+  /** A signed-in user's current password, asked again (changing it), is wrong. */
+  wrong_password: Code.InvalidArgument,
   /** More than one credential in one request. */
   ambiguous_credential: Code.InvalidArgument,
   invalid_argument: Code.InvalidArgument,
@@ -31,6 +33,8 @@ export const domainErrors = {
   /** The action does not fit the resource's current state. */
   failed_precondition: Code.FailedPrecondition,
   rate_limited: Code.ResourceExhausted,
+  /** Too much work of one kind is under way (password hashing); retry shortly. */
+  server_busy: Code.ResourceExhausted,
 } as const;
 
 export type DomainErrorReason = keyof typeof domainErrors;

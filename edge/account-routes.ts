@@ -153,11 +153,13 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
       ctx.status = 303;
       ctx.redirect(returnTo || dashboardHome);
     } catch (error) {
-      const { status } = refusal(ctx, error);
+      const { status, reason } = refusal(ctx, error);
       // Validation details (a malformed email) say nothing about accounts; anything else is
-      // core's one answer for every failure, or the rate limit's.
+      // core's one answer for every failure, or the rate limit's, or the password checks' cap.
       const text =
-        status === 429
+        reason === "server_busy"
+          ? "Too many sign-ins are being checked right now. Wait a second and try again."
+          : status === 429
           ? `Too many sign-in attempts. Wait ${ctx.response.get("Retry-After") || "a minute"} seconds and try again.`
           : status === 400
             ? "Enter your email address and password."

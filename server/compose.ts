@@ -17,6 +17,7 @@ import { createLoginCodeHasher, loginCodeKeyPurpose } from "../core/game-oauth/l
 import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
 import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
+import { createPasswords, type Passwords } from "../core/auth/passwords.ts";
 import { createEdgeApp } from "../edge/app.ts";
 import { accountIssuerUrl } from "../contract/issuers.ts";
 import { createGameIssuerApp } from "../edge/game-issuer/app.ts";
@@ -38,6 +39,8 @@ export interface Runtime {
   migrationsApplied: readonly string[];
   /** Shared in PostgreSQL on a PostgreSQL server, in memory on the embedded database. */
   rateLimits: RateLimits;
+  /** Password hashing, capped for the whole process (PASSWORD_HASH_CONCURRENCY, PASSWORD_HASH_QUEUE). */
+  passwords: Passwords;
   signingKeys: SigningKeys;
   /** KEY_ENCRYPTION_KEY (resolved, or generated into DATA_DIR, on first use). */
   keyEncryptionKey(): KeyEncryptionKey;
@@ -65,6 +68,7 @@ export async function openRuntime(
     const applied = await migrate(orm);
     if (applied.length) logger.info({ migrations: applied }, "database migrated");
     rateLimits = openRateLimits(config.rateLimits, database, logger);
+    const passwords = createPasswords(config.passwordHashing);
     let kek: KeyEncryptionKey | undefined;
     // Resolved on first need, so commands that never touch the keys never create a KEK file.
     const keyEncryptionKey = () => (kek ??= resolveKeyEncryptionKey(config, logger));
@@ -84,6 +88,7 @@ export async function openRuntime(
       clock,
       logger,
       rateLimits,
+      passwords,
       signingKeys,
       agents,
       events,
@@ -94,6 +99,7 @@ export async function openRuntime(
         plans: config.plans,
         defaultPlan: config.defaultPlan,
         sessionTtlSeconds: config.sessionTtlSeconds,
+        sessionIdleSeconds: config.sessionIdleSeconds,
         rateLimits: config.rateLimits,
         allowInsecureRedirectUris: config.allowInsecureRedirectUris,
         gameIssuerUrl: config.gameIssuerUrl.origin,
@@ -110,6 +116,7 @@ export async function openRuntime(
       orm,
       migrationsApplied: applied,
       rateLimits,
+      passwords,
       signingKeys,
       keyEncryptionKey,
       agents,

@@ -2,7 +2,9 @@
  * The configuration, read once from the environment, validated and frozen. A bad value stops
  * start-up with one line naming the variable, what it must be and what it was.
  */
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import type { PasswordHashingLimits } from "../core/auth/passwords.ts";
 import type { PlanLimits } from "../core/deps.ts";
 import type { RateLimitConfig } from "../core/ratelimit/limits.ts";
 
@@ -22,8 +24,12 @@ export interface Config {
   plans: Readonly<Record<string, PlanLimits>>;
   defaultPlan: string;
   sessionTtlSeconds: number;
-  /** Calls per minute per credential (per IP without one); failed sign-ins per 15 min per account and per IP. */
+  /** A session unused for this long ends (before its TTL). */
+  sessionIdleSeconds: number;
+  /** Calls per minute per credential (per IP without one); failed sign-ins; sign-ups per IP. */
   rateLimits: Readonly<RateLimitConfig>;
+  /** Password hashes and checks at once in this process, and how many may wait for a place. */
+  passwordHashing: Readonly<PasswordHashingLimits>;
   /** Encrypts the issuers' private signing keys at rest; undefined: one is kept in DATA_DIR. */
   keyEncryptionKey: Buffer | undefined;
   /** Days a signing key stays current before the scheduled rotation replaces it. */
@@ -52,25 +58,48 @@ export const defaults = {
   PLANS: '{"free":{"servers":3,"gameOAuthClients":2},"pro":{"servers":25,"gameOAuthClients":20}}',
   DEFAULT_PLAN: "free",
   SESSION_TTL_DAYS: "30",
+  SESSION_IDLE_HOURS: "72",
   RATE_LIMIT_PER_MINUTE: "600",
-  SIGN_IN_ATTEMPTS_PER_15_MIN: "10",
+  SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN: "10",
+  SIGN_IN_ATTEMPTS_PER_ACCOUNT_PER_HOUR: "100",
   SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN: "50",
+  SIGN_UPS_PER_IP_PER_HOUR: "10",
+  PASSWORD_HASH_CONCURRENCY: "auto",
+  PASSWORD_HASH_QUEUE: "32",
   SIGNING_KEY_ROTATION_DAYS: "30",
   ALLOW_INSECURE_REDIRECT_URIS: "false",
 } as const;
 
+/** Variables renamed, by their new name: the old name is still read when the new one is not set. */
+export const oldNames: Partial<Record<keyof typeof defaults, string>> = {
+  // Failed sign-ins were once counted per account alone; the same number now counts per account and IP.
+  SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN: "SIGN_IN_ATTEMPTS_PER_15_MIN",
+};
+
 type Env = Record<string, string | undefined>;
 
-function read(env: Env, name: keyof typeof defaults): string {
+const isSet = (value: string | undefined): value is string => value !== undefined && value !== "";
+
+/** The variable's value (or its old name's), and the name it was read under, for messages. */
+function source(env: Env, name: keyof typeof defaults): { raw: string; from: string } {
+  const old = oldNames[name];
+  if (old && isSet(env[old])) {
+    if (isSet(env[name])) throw new ConfigError(`set ${name} only: ${old} is its old name (both are set)`);
+    return { raw: env[old], from: old };
+  }
   const value = env[name];
-  return value === undefined || value === "" ? defaults[name] : value;
+  return { raw: isSet(value) ? value : defaults[name], from: name };
+}
+
+function read(env: Env, name: keyof typeof defaults): string {
+  return source(env, name).raw;
 }
 
 function integer(env: Env, name: keyof typeof defaults, min: number, max: number): number {
-  const raw = read(env, name);
+  const { raw, from } = source(env, name);
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || value < min || value > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+    throw new ConfigError(`${from} must be a whole number from ${min} to ${max} (got "${raw}")`);
   }
   return value;
 }
@@ -125,6 +154,17 @@ function plans(env: Env): Record<string, PlanLimits> {
   return result;
 }
 
+/**
+ * PASSWORD_HASH_CONCURRENCY: a number, or "auto": twice the CPU cores, but one fewer than libuv's
+ * thread pool (UV_THREADPOOL_SIZE, 4 by default), where Argon2id runs — more would only wait
+ * there, out of the cap's sight, and the last thread stays free for file and DNS work.
+ */
+function passwordHashConcurrency(env: Env): number {
+  if (read(env, "PASSWORD_HASH_CONCURRENCY") !== "auto") return integer(env, "PASSWORD_HASH_CONCURRENCY", 1, 1024);
+  const pool = Number(env.UV_THREADPOOL_SIZE) || 4;
+  return Math.max(1, Math.min(2 * availableParallelism(), pool - 1));
+}
+
 /** KEY_ENCRYPTION_KEY: 32 bytes in base64 (or base64url). A secret, so no message repeats it. */
 function keyEncryptionKey(env: Env): Buffer | undefined {
   const raw = env.KEY_ENCRYPTION_KEY;
@@ -162,12 +202,21 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     plans: Object.freeze(planTable),
     defaultPlan,
     sessionTtlSeconds: integer(env, "SESSION_TTL_DAYS", 1, 365) * 86_400,
+    sessionIdleSeconds: integer(env, "SESSION_IDLE_HOURS", 1, 8760) * 3600,
     rateLimits: Object.freeze({
       requestsPerWindow: integer(env, "RATE_LIMIT_PER_MINUTE", 1, 1_000_000),
       requestWindowSeconds: 60,
-      signInAttemptsPerAccount: integer(env, "SIGN_IN_ATTEMPTS_PER_15_MIN", 1, 10_000),
+      signInAttemptsPerAccountIp: integer(env, "SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN", 1, 10_000),
       signInAttemptsPerIp: integer(env, "SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN", 1, 100_000),
       signInWindowSeconds: 900,
+      signInAttemptsPerAccount: integer(env, "SIGN_IN_ATTEMPTS_PER_ACCOUNT_PER_HOUR", 1, 100_000),
+      signInAccountWindowSeconds: 3600,
+      signUpsPerIp: integer(env, "SIGN_UPS_PER_IP_PER_HOUR", 1, 100_000),
+      signUpWindowSeconds: 3600,
+    }),
+    passwordHashing: Object.freeze({
+      concurrency: passwordHashConcurrency(env),
+      queue: integer(env, "PASSWORD_HASH_QUEUE", 0, 100_000),
     }),
     allowInsecureRedirectUris: flag(env, "ALLOW_INSECURE_REDIRECT_URIS"),
     keyEncryptionKey: keyEncryptionKey(env),

@@ -22,6 +22,7 @@ import { appendQuery, checkAuthorizationParams, type AuthorizationParams } from 
 import { authorizationCodeTtlMs } from "../oauth/token-engine.ts";
 import { hashSecret, issueSecret, looksLike } from "../../contract/secrets.ts";
 import { accountScopes } from "./tokens.ts";
+import { sessionEndsAt, touchSession } from "../auth/sessions.ts";
 
 export const requestTtlMs = 10 * 60_000;
 
@@ -84,14 +85,22 @@ const promptValues = new Set(["none", "login", "consent", "select_account"]);
 /** A time as the ID token's auth_time counts it: whole seconds since the epoch. */
 const wholeSeconds = (time: Date) => Math.floor(time.getTime() / 1000);
 
-/** The signed-in user of a live dashboard session, with the time they signed in. */
-async function sessionUser(em: EntityManager, token: string, now: Date): Promise<SessionUser | null> {
+/**
+ * The signed-in user of a live dashboard session (neither expired nor idle too long), with the
+ * time they signed in. Counts as a use of the session.
+ */
+async function sessionUser(em: EntityManager, token: string, now: Date, idleSeconds: number): Promise<SessionUser | null> {
   if (!token || !looksLike("session", token)) return null;
-  const [row] = await em.execute<Array<{ id: string; email: string; name: string; created_at: Date }>>(
-    `select u.id, u.email, u.name, s.created_at from sessions s join users u on u.id = s.user_id where s.token_hash = ? and s.expires_at > ?`,
-    [hashSecret(token), now],
+  const [row] = await em.execute<Array<{ id: string; email: string; name: string; session_id: string; created_at: Date; expires_at: Date; last_used_at: Date }>>(
+    `select u.id, u.email, u.name, s.id as session_id, s.created_at, s.expires_at, s.last_used_at
+       from sessions s join users u on u.id = s.user_id where s.token_hash = ?`,
+    [hashSecret(token)],
   );
-  return row ? { id: row.id, email: row.email, name: row.name, authTime: new Date(row.created_at) } : null;
+  if (!row) return null;
+  const session = { id: row.session_id, expiresAt: new Date(row.expires_at), lastUsedAt: new Date(row.last_used_at) };
+  if (sessionEndsAt(session, idleSeconds) <= now) return null;
+  await touchSession(em, session, now);
+  return { id: row.id, email: row.email, name: row.name, authTime: new Date(row.created_at) };
 }
 
 const requestSelect = `select r.*, c.id as client_uuid, c.client_id as public_client_id, c.name as client_name, c.skip_consent, c.disabled
@@ -173,7 +182,7 @@ export function createAccountAuthorization(deps: Deps) {
   async function advance(em: EntityManager, row: RequestRow, requestId: string, sessionToken: string): Promise<Step> {
     const now = deps.clock.now();
     if (row.disabled) return pageError("unauthorized_client", "this app's sign-in is disabled");
-    const user = await sessionUser(em, sessionToken, now);
+    const user = await sessionUser(em, sessionToken, now, deps.config.sessionIdleSeconds);
     const signIn = (reason: "" | "login" | "max_age"): Promise<Step> | Step =>
       row.prompt_none
         ? redirectError(em, row, "login_required", "the user is not signed in (prompt=none)")
@@ -276,7 +285,7 @@ export function createAccountAuthorization(deps: Deps) {
       const now = deps.clock.now();
       const row = await findRequest(em, requestId, now);
       if (!row) return requestGone();
-      const user = await sessionUser(em, sessionToken, now);
+      const user = await sessionUser(em, sessionToken, now, deps.config.sessionIdleSeconds);
       // Only the user the consent page was shown to may answer it; anyone else starts over.
       if (!user || row.user_id !== user.id) return advance(em, row, requestId, sessionToken);
       if (row.disabled) return pageError("unauthorized_client", "this app's sign-in is disabled");

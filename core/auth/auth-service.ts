@@ -17,13 +17,16 @@ import { createApiKey } from "./api-keys.ts";
 import { recordActivity } from "../activity/record.ts";
 import { apiKeyToProto, userToProto } from "../convert.ts";
 import { createConsentMethods } from "./consents.ts";
+import { createSessionMethods } from "./session-methods.ts";
 
 const dayMs = 86_400_000;
 
-/** The caller's own account: session facts, API keys and Account OAuth consents. */
-export function createAuthService({ clock }: CoreDeps): ServiceImpl<typeof AuthService> {
+/** The caller's own account: session facts, sessions and password, API keys and Account OAuth consents. */
+export function createAuthService(deps: CoreDeps): ServiceImpl<typeof AuthService> {
+  const { clock } = deps;
   return {
     ...createConsentMethods(clock),
+    ...createSessionMethods(deps),
 
     async getSession(_req, ctx) {
       const caller = requireUser(ctx);

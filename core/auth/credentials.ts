@@ -10,9 +10,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { User } from "../db/entities.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import type { AgentCaller, CallerUser, UserCaller } from "../context.ts";
-
-/** How stale `last_used_at` may get before a request writes it again (keeps reads read-only). */
-const lastUsedResolutionMs = 60_000;
+import { lastUsedResolutionMs, sessionEndsAt, touchSession } from "./sessions.ts";
 
 export function toCallerUser(user: User | CallerUser): CallerUser {
   return { id: user.id, email: user.email, name: user.name, platformAdmin: user.platformAdmin };
@@ -39,16 +37,22 @@ function caller(row: CredentialRow, kind: "session" | "api_key"): UserCaller {
 
 const userColumns = `u.id as user_id, u.email, u.name, u.platform_admin`;
 
-/** The session's caller, or null if the token is unknown or expired. */
-export async function resolveSession(em: EntityManager, token: string, now: Date): Promise<UserCaller | null> {
+/**
+ * The session's caller, or null if the token is unknown, expired, or unused for longer than
+ * `idleSeconds`. A use is recorded (at most once a minute), which moves the idle deadline on.
+ */
+export async function resolveSession(em: EntityManager, token: string, now: Date, idleSeconds: number): Promise<UserCaller | null> {
   if (!looksLike("session", token)) return null;
   const [row] = await em.getConnection().execute<CredentialRow[]>(
-    `select s.id, s.expires_at, null as revoked_at, null as last_used_at, ${userColumns}
+    `select s.id, s.expires_at, null as revoked_at, s.last_used_at, ${userColumns}
        from sessions s join users u on u.id = s.user_id where s.token_hash = ?`,
     [hashSecret(token)],
   );
-  if (!row || new Date(row.expires_at!) <= now) return null;
-  return caller({ ...row, expires_at: new Date(row.expires_at!) }, "session");
+  if (!row) return null;
+  const session = { id: row.id, expiresAt: new Date(row.expires_at!), lastUsedAt: new Date(row.last_used_at!) };
+  if (sessionEndsAt(session, idleSeconds) <= now) return null;
+  await touchSession(em, session, now);
+  return caller({ ...row, expires_at: session.expiresAt }, "session");
 }
 
 /** The key's caller, or null if the key is unknown, revoked or expired. */

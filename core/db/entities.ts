@@ -32,6 +32,11 @@ export const Session = defineEntity({
     tokenHash: p.string().length(64).unique(),
     createdAt: createdAt(),
     expiresAt: p.datetime().index(),
+    /** Written at most once a minute (core/auth/sessions.ts), for the idle timeout. */
+    lastUsedAt: p.datetime(),
+    /** The client IP and user agent the edge saw at sign-in, when it said. */
+    ip: p.string().length(64).nullable(),
+    userAgent: p.string().length(512).nullable(),
   },
 });
 export type Session = InferEntity<typeof Session>;

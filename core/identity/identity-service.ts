@@ -15,13 +15,13 @@ import { Session, User } from "../db/entities.ts";
 import { entityManager } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
-import { hashPassword, verifyPassword } from "../auth/passwords.ts";
 import { startSession } from "../auth/sessions.ts";
 import { createApiKey } from "../auth/api-keys.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { recordActivity } from "../activity/record.ts";
 import { apiKeyToProto, userToProto } from "../convert.ts";
 import { countSignInAttempt } from "../ratelimit/sign-in-limits.ts";
+import { countSignUp } from "../ratelimit/sign-up-limits.ts";
 
 /** Emails are compared case-insensitively: stored and looked up lower-cased. */
 export function normalizeEmail(email: string): string {
@@ -41,16 +41,16 @@ function asAccount(user: User) {
 }
 
 /** Accounts and dashboard sessions, for the edge (and the operator's CLI) only. */
-export function createIdentityService({ config, clock, rateLimits }: CoreDeps): ServiceImpl<typeof IdentityService> {
+export function createIdentityService({ config, clock, rateLimits, passwords }: CoreDeps): ServiceImpl<typeof IdentityService> {
   async function createAccount(em: EntityManager, email: string, password: string, name: string, platformAdmin: boolean) {
     const normalized = normalizeEmail(email);
     if (await em.count(User, { email: normalized })) throw fail("email_taken", "an account with this email already exists");
-    return em.create(User, { email: normalized, name, passwordHash: await hashPassword(password), platformAdmin });
+    return em.create(User, { email: normalized, name, passwordHash: await passwords.hash(password), platformAdmin });
   }
 
   /** Starts a session for `user` and records how: what sign-up and sign-in both answer. */
   async function openSession(tx: EntityManager, user: User, action: string, client: ClientInfo | undefined) {
-    const { session, token } = startSession(tx, user, clock.now(), config.sessionTtlSeconds);
+    const { session, token } = startSession(tx, user, clock.now(), config.sessionTtlSeconds, client);
     recordActivity(tx, asAccount(user), { action, targetType: "session", targetId: session.id, details: clientDetails(client) });
     await tx.flush();
     return { user: userToProto(user), sessionToken: token, sessionExpiresAt: timestampFromDate(session.expiresAt) };
@@ -58,6 +58,7 @@ export function createIdentityService({ config, clock, rateLimits }: CoreDeps): 
 
   return {
     async signUp(req, ctx) {
+      await countSignUp(rateLimits, req.client?.ip);
       return entityManager(ctx).transactional(async (tx) => {
         const user = await createAccount(tx, req.email, req.password, req.name, false);
         return create(SignUpResponseSchema, await openSession(tx, user, "user.signed_up", req.client));
@@ -66,7 +67,8 @@ export function createIdentityService({ config, clock, rateLimits }: CoreDeps): 
 
     async signIn(req, ctx) {
       const em = entityManager(ctx);
-      // Rate limits: failed attempts per account and per client IP, refused before any password check.
+      // Rate limits: failed attempts per account and client IP, per account, and per client IP,
+      // refused before any password check.
       const attempt = await countSignInAttempt(rateLimits, normalizeEmail(req.email), req.client?.ip);
       const user = await em.findOne(User, { email: normalizeEmail(req.email) }, { populate: ["passwordHash"] });
       // Refusals are recorded in a transaction of their own, committed before the refusal.
@@ -78,7 +80,11 @@ export function createIdentityService({ config, clock, rateLimits }: CoreDeps): 
         if (attempt.tripped) await refusedAttempt("user.sign_in_throttled", { ...clientDetails(req.client), policy: attempt.policy ?? "" });
         throw attempt.refusal;
       }
-      const valid = await verifyPassword(user?.passwordHash, req.password);
+      // Too busy to check it: not a failed attempt, so no count keeps it.
+      const valid = await passwords.verify(user?.passwordHash, req.password).catch(async (error: unknown) => {
+        await attempt.notChecked();
+        throw error;
+      });
       if (!user || !valid) {
         await refusedAttempt("user.sign_in_failed", clientDetails(req.client));
         throw fail("invalid_credentials", "invalid email or password");

@@ -16,7 +16,7 @@ import type { CredentialGuard } from "../ratelimit/credential-guard.ts";
  * (each in its own header), for agent services a server's agent key alone. Services for the edge
  * alone take no credential here. Runs once per call, so once when a stream opens.
  */
-export function createAuthInterceptor(clock: Clock, guard: CredentialGuard): Interceptor {
+export function createAuthInterceptor(clock: Clock, guard: CredentialGuard, sessionIdleSeconds: number): Interceptor {
   return (next) => async (req) => {
     const audience = serviceAudience(req.service);
     if (audience !== Audience.USER && audience !== Audience.AGENT) return next(req);
@@ -32,7 +32,7 @@ export function createAuthInterceptor(clock: Clock, guard: CredentialGuard): Int
     if (session && apiKey) throw fail("ambiguous_credential", "send one credential: a session or an API key, not both");
     if (!session && !apiKey) throw fail("unauthenticated", "sign in or send an API key in the X-API-Key header");
     const now = clock.now();
-    const caller = session ? await resolveSession(em, session, now) : await resolveApiKey(em, apiKey!, now);
+    const caller = session ? await resolveSession(em, session, now, sessionIdleSeconds) : await resolveApiKey(em, apiKey!, now);
     if (!caller) {
       await guard.failed(ip);
       throw fail("unauthenticated", session ? "the session has ended; sign in again" : "the API key is invalid, expired or revoked");

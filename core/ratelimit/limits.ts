@@ -13,11 +13,17 @@ export interface RateLimitConfig {
   /** Calls to user-facing services per window, for each credential (each client IP without one). */
   requestsPerWindow: number;
   requestWindowSeconds: number;
-  /** Failed sign-ins per window for one account (by email, whether or not the account exists). */
-  signInAttemptsPerAccount: number;
+  /** Failed sign-ins per window for one account (by email, whether or not it exists) from one client IP. */
+  signInAttemptsPerAccountIp: number;
   /** Failed sign-ins per window from one client IP, across accounts. */
   signInAttemptsPerIp: number;
   signInWindowSeconds: number;
+  /** Failed sign-ins per (longer) window for one account from every address together. */
+  signInAttemptsPerAccount: number;
+  signInAccountWindowSeconds: number;
+  /** Sign-ups per window from one client IP. */
+  signUpsPerIp: number;
+  signUpWindowSeconds: number;
 }
 
 /** A named limit: `limit` per `windowSeconds`. The name travels in RetryInfo and RateLimit headers. */
@@ -56,10 +62,14 @@ export interface RateLimits {
   readonly store: "postgres" | "memory";
   /** Every call to a user-facing service ("default"). */
   readonly requests: Limiter;
-  /** Failed sign-ins per account ("sign_in_account"). */
+  /** Failed sign-ins per account from one client IP ("sign_in_account_ip"). */
+  readonly signInPerAccountIp: Limiter;
+  /** Failed sign-ins per account from every address, a longer window ("sign_in_account"). */
   readonly signInPerAccount: Limiter;
   /** Failed sign-ins per client IP ("sign_in_ip"). */
   readonly signInPerIp: Limiter;
+  /** Sign-ups per client IP ("sign_up_ip"). */
+  readonly signUpPerIp: Limiter;
   /** Wrong in-game login codes per player, on any server ("login_code_player"). */
   readonly loginCodePerPlayer: Limiter;
   /** Wrong in-game login codes per game server ("login_code_server"). */
@@ -111,8 +121,10 @@ export function policiesFor(config: RateLimitConfig) {
     ...loginCodePolicies,
     badCredentialPerIp: badCredentialPolicy,
     requests: { name: "default", limit: config.requestsPerWindow, windowSeconds: config.requestWindowSeconds },
-    signInPerAccount: { name: "sign_in_account", limit: config.signInAttemptsPerAccount, windowSeconds: config.signInWindowSeconds },
+    signInPerAccountIp: { name: "sign_in_account_ip", limit: config.signInAttemptsPerAccountIp, windowSeconds: config.signInWindowSeconds },
+    signInPerAccount: { name: "sign_in_account", limit: config.signInAttemptsPerAccount, windowSeconds: config.signInAccountWindowSeconds },
     signInPerIp: { name: "sign_in_ip", limit: config.signInAttemptsPerIp, windowSeconds: config.signInWindowSeconds },
+    signUpPerIp: { name: "sign_up_ip", limit: config.signUpsPerIp, windowSeconds: config.signUpWindowSeconds },
   } satisfies Record<string, RateLimitPolicy>;
 }
 
@@ -221,8 +233,10 @@ export function createMemoryRateLimits(config: RateLimitConfig): RateLimits {
   return {
     store: "memory",
     requests: build(policies.requests),
+    signInPerAccountIp: build(policies.signInPerAccountIp),
     signInPerAccount: build(policies.signInPerAccount),
     signInPerIp: build(policies.signInPerIp),
+    signUpPerIp: build(policies.signUpPerIp),
     loginCodePerPlayer: build(policies.loginCodePerPlayer),
     loginCodePerServer: build(policies.loginCodePerServer),
     loginCodePerOrganization: build(policies.loginCodePerOrganization),
@@ -263,8 +277,11 @@ export function createPostgresRateLimits(config: RateLimitConfig, pool: pg.Pool)
   return {
     store: "postgres",
     requests: build(policies.requests, true),
+    signInPerAccountIp: build(policies.signInPerAccountIp, false),
     signInPerAccount: build(policies.signInPerAccount, false),
     signInPerIp: build(policies.signInPerIp, false),
+    // Never refunded nor reset: a refused address may be refused from memory.
+    signUpPerIp: build(policies.signUpPerIp, true),
     // Not blocked in memory either: a success refunds, possibly on another instance.
     loginCodePerPlayer: build(policies.loginCodePerPlayer, false),
     loginCodePerServer: build(policies.loginCodePerServer, false),

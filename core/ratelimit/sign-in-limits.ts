@@ -15,27 +15,50 @@ export interface SignInAttempt {
   tripped: boolean;
   /** The policy that refused, for the activity log. */
   policy: string | undefined;
-  /** After a successful sign-in: the account's count starts again and the IP's forgets this try. */
+  /**
+   * After a successful sign-in: the account's count from this address starts again, and the
+   * account's count from everywhere and the address's count forget this try (a success must not
+   * wipe what guesses from other addresses have used of the account's limit).
+   */
   succeeded(): Promise<void>;
+  /** The password was never checked (the server was too busy): every count forgets this try. */
+  notChecked(): Promise<void>;
 }
 
 /** Emails are counted by hash: the rate-limit store holds no address in clear. */
-function accountKey(normalizedEmail: string): string {
-  return createHash("sha256").update(normalizedEmail, "utf8").digest("hex");
+function digest(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 /**
- * Counts a sign-in attempt against the account (its normalized email) and the client IP (when the
- * edge said it). Every attempt counts up front, atomically in the store, so parallel guesses
- * cannot slip past the limit; a success is taken back, so the limits are on failed attempts.
+ * Counts a sign-in attempt (or any check of an account's password) against the account from this
+ * client IP, the account from every address, and the client IP. Refusing only the pair after a
+ * handful of failures means guessing from one address cannot lock the account's owner out from
+ * theirs; the account's own, slower limit still bounds guesses spread over many addresses. Callers
+ * whose address core was not told (the CLI, tests) share one "unknown" address for the pair and
+ * are not counted per IP.
+ *
+ * Every attempt counts up front, atomically in the store, so parallel guesses cannot slip past the
+ * limits; a success is taken back, so the limits are on failed attempts.
  */
 export async function countSignInAttempt(limits: RateLimits, normalizedEmail: string, ip: string | undefined): Promise<SignInAttempt> {
-  const account = accountKey(normalizedEmail);
+  const account = digest(normalizedEmail);
   const address = clientIpKey(ip);
-  const counted: Array<[Limiter, RateLimitDecision]> = await Promise.all([
-    limits.signInPerAccount.consume(account).then((d): [Limiter, RateLimitDecision] => [limits.signInPerAccount, d]),
-    ...(address ? [limits.signInPerIp.consume(address).then((d): [Limiter, RateLimitDecision] => [limits.signInPerIp, d])] : []),
-  ]);
+  const pair = digest(`${normalizedEmail}\n${address ?? "unknown"}`);
+  const local: Array<[Limiter, string]> = [
+    [limits.signInPerAccountIp, pair],
+    ...(address ? [[limits.signInPerIp, address] as [Limiter, string]] : []),
+  ];
+  const consume = (keys: Array<[Limiter, string]>) =>
+    Promise.all(keys.map(async ([limiter, key]) => [limiter, await limiter.consume(key)] as const));
+  const counts = [...local];
+  const counted: Array<readonly [Limiter, RateLimitDecision]> = await consume(local);
+  // The account's count from everywhere is spent only by attempts this address may still make:
+  // otherwise one address, refused long since, could go on to lock the account out everywhere.
+  if (counted.every(([, d]) => d.allowed)) {
+    counts.push([limits.signInPerAccount, account]);
+    counted.push(...(await consume([[limits.signInPerAccount, account]])));
+  }
   const refused = counted.filter(([, d]) => !d.allowed).sort(([, a], [, b]) => b.retryAfterSeconds - a.retryAfterSeconds);
   const [limiter, decision] = refused[0] ?? [];
   let refusal: DomainError | undefined;
@@ -52,7 +75,10 @@ export async function countSignInAttempt(limits: RateLimits, normalizedEmail: st
     tripped: refused.some(([l, d]) => d.consumed === l.policy.limit + 1),
     policy: limiter?.policy.name,
     async succeeded() {
-      await Promise.all([limits.signInPerAccount.reset(account), address && limits.signInPerIp.refund(address)]);
+      await Promise.all(counts.map(([l, key]) => (l === limits.signInPerAccountIp ? l.reset(key) : l.refund(key))));
+    },
+    async notChecked() {
+      await Promise.all(counts.map(([l, key]) => l.refund(key)));
     },
   };
 }

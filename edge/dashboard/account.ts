@@ -1,7 +1,11 @@
-/** Account → Security: the person's API keys and the Account OAuth apps they consented to. */
+/**
+ * Account → Security: the person's password and sessions, API keys, and the Account OAuth apps
+ * they consented to.
+ */
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
-import type { Consent } from "../../gen/outpost/auth/v1/resources_pb.js";
+import { ConnectError } from "@connectrpc/connect";
+import { httpStatus, rateLimitHeaders } from "../errors.ts";
 import { action, confirmed, done, noticeOf, page, render, type DashboardDeps, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { when } from "./format.ts";
@@ -9,8 +13,7 @@ import { dangerForm, formAlert, postForm, selectField, textField } from "./forms
 import { eventTable } from "./activity.ts";
 import { html, type Html } from "./html.ts";
 import { secretBlock } from "./layout.ts";
-
-const securityPath = "/app/account/security";
+import { passwordSection, securityPath, sessionsSection } from "./account-sessions.ts";
 
 const expiries = [
   { value: "30", label: "30 days" },
@@ -20,12 +23,21 @@ const expiries = [
   { value: "none", label: "No expiry" },
 ];
 
-async function securityPage(ctx: Context, v: Viewer, values?: { name?: string; expiry?: string }, errors?: FormErrors, status = 200): Promise<void> {
-  const [{ apiKeys }, { consents: apps }, { events }] = await Promise.all([
+/** What a refused form brings back to the page: the API key form's values, or either form's errors. */
+interface Refused {
+  apiKey?: { values: { name?: string; expiry?: string }; errors: FormErrors };
+  password?: FormErrors;
+}
+
+async function securityPage(ctx: Context, v: Viewer, refused: Refused = {}, status = 200): Promise<void> {
+  const [{ sessions }, { apiKeys }, { consents: apps }, { events }] = await Promise.all([
+    v.core.auth.listSessions({}),
     v.core.auth.listApiKeys({}),
     v.core.auth.listConsents({}),
     v.core.activity.listMyActivity({ limit: 20 }),
   ]);
+  const values = refused.apiKey?.values;
+  const errors = refused.apiKey?.errors;
   const keyRows = apiKeys.map(
     (k) => html`<tr><td>${k.name}</td><td class="mono">${k.prefix}…</td><td>${when(k.createdAt)}</td><td>${when(k.expiresAt, "Never")}</td><td>${when(k.lastUsedAt, "Never")}</td><td class="row-actions">${dangerForm({
       action: `${securityPath}/api-keys/${k.id}/revoke`,
@@ -58,7 +70,9 @@ async function securityPage(ctx: Context, v: Viewer, values?: { name?: string; e
       area: "security",
       notice: noticeOf(ctx),
       lede: html`Signed in as ${v.user.name} (${v.user.email}).`,
-      body: html`<section aria-labelledby="keys-heading">
+      body: html`${passwordSection(v.formToken, refused.password)}
+${sessionsSection(v.formToken, sessions)}
+<section aria-labelledby="keys-heading">
 <h2 id="keys-heading">API keys</h2>
 <p>An API key acts as you in the HTTP API (header <span class="mono">X-API-Key</span>), with your access only.</p>
 ${
@@ -118,8 +132,41 @@ ${secretBlock("api-key", "API key", res.key, "It is shown only this once: Outpos
 </section>`,
         });
       } catch (error) {
-        await securityPage(ctx, v, { name, expiry }, formErrorsOrThrow(error), 400);
+        await securityPage(ctx, v, { apiKey: { values: { name, expiry }, errors: formErrorsOrThrow(error) } }, 400);
       }
+    }),
+  );
+
+  router.post(
+    `${securityPath}/password`,
+    action(deps, async (ctx, v, form) => {
+      try {
+        await v.core.auth.changePassword({ currentPassword: form.get("currentPassword") ?? "", newPassword: form.get("newPassword") ?? "" });
+        done(ctx, securityPath, "password-changed");
+      } catch (error) {
+        const errors = formErrorsOrThrow(error);
+        // A wrong current password counts as a failed sign-in: past the limit, 429 with Retry-After.
+        for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
+        await securityPage(ctx, v, { password: errors }, error instanceof ConnectError ? httpStatus(error.code) : 400);
+      }
+    }),
+  );
+
+  router.post(
+    `${securityPath}/sessions/revoke-others`,
+    action(deps, async (ctx, v, form) => {
+      if (!confirmed(ctx, v, form, { title: "Revoke every other session?", consequence: "Every other browser signed in as you is signed out at once. This one stays signed in.", label: "Revoke all other sessions", cancel: securityPath })) return;
+      await v.core.auth.revokeOtherSessions({});
+      done(ctx, securityPath, "sessions-revoked");
+    }),
+  );
+
+  router.post(
+    `${securityPath}/sessions/:id/revoke`,
+    action(deps, async (ctx, v, form) => {
+      if (!confirmed(ctx, v, form, { title: "Revoke this session?", consequence: "That browser is signed out at once and has to sign in again.", label: "Revoke", cancel: securityPath })) return;
+      await v.core.auth.revokeSession({ sessionId: ctx.params.id });
+      done(ctx, securityPath, "session-revoked");
     }),
   );
 

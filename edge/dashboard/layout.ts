@@ -36,6 +36,9 @@ export const notices: Record<string, string> = {
   "client-deleted": "Client deleted.",
   "key-revoked": "API key revoked. It stops working at once.",
   "consent-revoked": "Consent revoked. The app will ask again next time.",
+  "password-changed": "Password changed. Every other session of yours is signed out; your API keys keep working.",
+  "session-revoked": "Session revoked: that browser is signed out.",
+  "sessions-revoked": "Every other session is revoked: those browsers are signed out.",
 };
 
 export type Section = "overview" | "servers" | "clients" | "members" | "activity";

@@ -304,6 +304,15 @@ describe("Account OAuth issuer", function () {
       });
       assert.ok((tokens.claims()!.auth_time as number) >= started, "auth_time is the sign-in just made");
     });
+
+    it("a session unused for longer than SESSION_IDLE_HOURS signs no one in: prompt=none → login_required", async () => {
+      const browser = await newUser("idle@example.com");
+      assert.ok((await browser.decide(await browser.visit((await authorization()).url), "allow")).left);
+      await sql(`update sessions set last_used_at = now() - interval '73 hours' where user_id = (select id from users where email = 'idle@example.com')`);
+      const none = await browser.visit((await authorization({ prompt: "none" })).url);
+      assert.equal(none.left?.searchParams.get("error"), "login_required");
+      assert.equal((await browser.visit((await authorization()).url)).url.pathname, "/sign-in");
+    });
   });
 
   describe("refused requests", () => {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { availableParallelism } from "node:os";
 import { ConfigError, loadConfig } from "../../server/config.ts";
 
 describe("configuration", () => {
@@ -13,6 +14,7 @@ describe("configuration", () => {
     assert.deepEqual(config.plans.free, { servers: 3, gameOAuthClients: 2 });
     assert.equal(config.defaultPlan, "free");
     assert.equal(config.sessionTtlSeconds, 30 * 86_400);
+    assert.equal(config.sessionIdleSeconds, 72 * 3600);
     assert.equal(config.keyEncryptionKey, undefined);
     assert.equal(config.signingKeyRotationDays, 30);
     assert.ok(Object.isFrozen(config));
@@ -33,11 +35,15 @@ describe("configuration", () => {
     [{ DEFAULT_PLAN: "constructor" }, /^DEFAULT_PLAN must name a plan in PLANS/],
     [{ DEFAULT_PLAN: "__proto__" }, /^DEFAULT_PLAN must name a plan in PLANS/],
     [{ SESSION_TTL_DAYS: "0" }, /^SESSION_TTL_DAYS must be/],
+    [{ SESSION_IDLE_HOURS: "0" }, /^SESSION_IDLE_HOURS must be a whole number from 1 to 8760 \(got "0"\)$/],
     [{ KEY_ENCRYPTION_KEY: "not base64!" }, /^KEY_ENCRYPTION_KEY must be 32 random bytes in base64 \(44 characters\), e\.g\. from `openssl rand -base64 32` \(got 11 characters; a secret, so not shown\)$/],
     [{ KEY_ENCRYPTION_KEY: Buffer.alloc(16, 1).toString("base64") }, /^KEY_ENCRYPTION_KEY must be 32 random bytes/],
     [{ KEY_ENCRYPTION_KEY: Buffer.alloc(33, 1).toString("base64") }, /^KEY_ENCRYPTION_KEY must be 32 random bytes/],
     [{ SIGNING_KEY_ROTATION_DAYS: "0" }, /^SIGNING_KEY_ROTATION_DAYS must be a whole number from 1 to 365 \(got "0"\)$/],
     [{ SIGNING_KEY_ROTATION_DAYS: "7.5" }, /^SIGNING_KEY_ROTATION_DAYS must be/],
+    [{ PASSWORD_HASH_CONCURRENCY: "0" }, /^PASSWORD_HASH_CONCURRENCY must be a whole number from 1 to 1024 \(got "0"\)$/],
+    [{ PASSWORD_HASH_CONCURRENCY: "many" }, /^PASSWORD_HASH_CONCURRENCY must be a whole number/],
+    [{ PASSWORD_HASH_QUEUE: "-1" }, /^PASSWORD_HASH_QUEUE must be a whole number from 0 to 100000/],
   ];
   for (const [env, message] of refuses) {
     it(`refuses ${JSON.stringify(env)} with a clear message`, () => {
@@ -65,5 +71,12 @@ describe("configuration", () => {
     });
     assert.deepEqual(Object.keys(config.plans), ["hobby"]);
     assert.equal(config.databaseUrl, "postgresql://u@db:5432/outpost");
+  });
+
+  it("caps password hashing at twice the cores, one below libuv's pool, unless told a number", () => {
+    const cores = availableParallelism();
+    assert.deepEqual(loadConfig({}).passwordHashing, { concurrency: Math.max(1, Math.min(2 * cores, 3)), queue: 32 });
+    assert.equal(loadConfig({ UV_THREADPOOL_SIZE: "64" }).passwordHashing.concurrency, Math.min(2 * cores, 63));
+    assert.deepEqual(loadConfig({ PASSWORD_HASH_CONCURRENCY: "2", PASSWORD_HASH_QUEUE: "0" }).passwordHashing, { concurrency: 2, queue: 0 });
   });
 });

@@ -143,6 +143,10 @@ describe("http api: openapi document", function () {
     // The contract's public names.
     assert.ok(doc.paths["/api/http/auth/getSession"].get);
     assert.ok(doc.paths["/api/http/auth/createApiKey"].post);
+    assert.ok(doc.paths["/api/http/auth/listSessions"].get);
+    assert.ok(doc.paths["/api/http/auth/revokeSession"].post);
+    assert.ok(doc.paths["/api/http/auth/revokeOtherSessions"].post);
+    assert.ok(doc.paths["/api/http/auth/changePassword"].post);
     assert.ok(doc.paths["/api/http/servers/listServers"].get);
     assert.ok(doc.paths["/api/http/servers/regenerateAgentKey"].post);
     assert.ok(doc.paths["/api/http/activity/listOrganizationActivity"].get);

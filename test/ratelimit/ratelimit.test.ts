@@ -23,9 +23,13 @@ import { rejectsWith } from "../support/errors.ts";
 const limits: RateLimitConfig = {
   requestsPerWindow: 5,
   requestWindowSeconds: 60,
-  signInAttemptsPerAccount: 3,
-  signInAttemptsPerIp: 5,
+  signInAttemptsPerAccountIp: 3,
+  signInAttemptsPerIp: 10,
   signInWindowSeconds: 900,
+  signInAttemptsPerAccount: 7,
+  signInAccountWindowSeconds: 3600,
+  signUpsPerIp: 4,
+  signUpWindowSeconds: 3600,
 };
 
 function retryInfo(error: ConnectError): RetryInfo {
@@ -48,6 +52,7 @@ describe("rate limits", () => {
       logger: pino({ level: "silent" }),
       config: { ...testConfig, rateLimits: config },
       rateLimits,
+      passwords: t.deps.passwords,
       signingKeys: t.signingKeys,
       agents: t.agents,
       loginVerifier: createNoSignInVerifier(),
@@ -193,7 +198,7 @@ describe("rate limits", () => {
   });
 
   describe("one key's concurrent calls", () => {
-    /** 12 calls of one key at once against a limit of 5, as a script's parallel requests arrive. */
+    /** 12 calls of one key at once against a smaller limit, as a script's parallel requests arrive. */
     async function burst(limiter: Limiter, key: string) {
       const decisions = await Promise.all(Array.from({ length: 12 }, () => limiter.consume(key)));
       assert.deepEqual(
@@ -238,26 +243,61 @@ describe("rate limits", () => {
     }));
   });
 
-  describe("sign-in attempts per account and per IP", () => {
+  describe("sign-in attempts per account and IP, per account, and per IP", () => {
     const password = "correct horse battery staple";
     let victim: { id: string; email: string };
+    let spread: { id: string; email: string };
     let accountRefusal: ConnectError;
 
     before(async () => {
       const res = await t.client(IdentityService).signUp({ email: "victim@example.com", password, name: "Victim" });
       victim = { id: res.user!.id, email: res.user!.email };
       await t.client(IdentityService).signUp({ email: "bystander@example.com", password, name: "Bystander" });
+      const other = await t.client(IdentityService).signUp({ email: "spread@example.com", password, name: "Spread" });
+      spread = { id: other.user!.id, email: other.user!.email };
     });
 
-    it("after N wrong passwords refuses even the right one, before checking it", async () => {
+    it("after N wrong passwords from one address refuses even the right one from there, before checking it", async () => {
       for (let i = 0; i < 3; i++) {
         await rejectsWith(signInFrom("198.51.100.1", "victim@example.com", `wrong ${i}`), Code.Unauthenticated, "invalid_credentials");
       }
       accountRefusal = await rejectsWith(signInFrom("198.51.100.1", "Victim@Example.com", password), Code.ResourceExhausted, "rate_limited");
       assert.equal(accountRefusal.rawMessage, "too many sign-in attempts; try again in 15 minutes");
       const info = retryInfo(accountRefusal);
-      assert.deepEqual([info.policy, info.limit, info.windowSeconds], ["sign_in_account", 3, 900]);
+      assert.deepEqual([info.policy, info.limit, info.windowSeconds], ["sign_in_account_ip", 3, 900]);
       assert.ok(info.retryAfterSeconds > 840 && info.retryAfterSeconds <= 900);
+    });
+
+    it("lets the account's owner in from another address meanwhile: guessing cannot lock them out", async () => {
+      const ok = await signInFrom("198.51.100.9", "victim@example.com", password);
+      assert.match(ok.sessionToken, /^ops_/);
+      await rejectsWith(signInFrom("198.51.100.1", "victim@example.com", password), Code.ResourceExhausted, "rate_limited");
+    });
+
+    it("bounds the account's failures from every address together, more slowly", async () => {
+      // 7 per hour for the account, whatever the address; each address stays under its own 3.
+      for (let i = 0; i < 7; i++) {
+        await rejectsWith(signInFrom(`198.51.100.${20 + i}`, "spread@example.com", `wrong ${i}`), Code.Unauthenticated, "invalid_credentials");
+      }
+      const refused = await rejectsWith(signInFrom("198.51.100.30", "spread@example.com", password), Code.ResourceExhausted, "rate_limited");
+      const info = retryInfo(refused);
+      assert.deepEqual([info.policy, info.limit, info.windowSeconds], ["sign_in_account", 7, 3600]);
+      assert.ok(info.retryAfterSeconds > 3500 && info.retryAfterSeconds <= 3600, `retry after ${info.retryAfterSeconds}`);
+      assert.equal(refused.rawMessage, "too many sign-in attempts; try again in 60 minutes");
+      // Another account is not affected.
+      assert.match((await signInFrom("198.51.100.30", "bystander@example.com", password)).sessionToken, /^ops_/);
+    });
+
+    it("does not let one address refused for an account spend the account's count from everywhere", async () => {
+      await t.client(IdentityService).signUp({ email: "hammered@example.com", password, name: "" });
+      for (let i = 0; i < 3; i++) {
+        await rejectsWith(signInFrom("198.51.100.40", "hammered@example.com", `wrong ${i}`), Code.Unauthenticated, "invalid_credentials");
+      }
+      // Refused at the address from now on; these must not count towards the account's 7.
+      for (let i = 0; i < 5; i++) {
+        await rejectsWith(signInFrom("198.51.100.40", "hammered@example.com", `wrong ${i}`), Code.ResourceExhausted, "rate_limited");
+      }
+      assert.match((await signInFrom("198.51.100.41", "hammered@example.com", password)).sessionToken, /^ops_/);
     });
 
     it("gives an unknown email the identical answer", async () => {
@@ -285,7 +325,7 @@ describe("rate limits", () => {
     });
 
     it("limits one IP across many accounts", async () => {
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < 10; i++) {
         await rejectsWith(signInFrom("198.51.100.4", `sprayed-${i}@example.com`, "guess"), Code.Unauthenticated, "invalid_credentials");
       }
       const refused = await rejectsWith(signInFrom("198.51.100.4", "bystander@example.com", password), Code.ResourceExhausted, "rate_limited");
@@ -295,21 +335,24 @@ describe("rate limits", () => {
     });
 
     it("records user.sign_in_throttled once per window for an existing account", async () => {
-      await rejectsWith(signInFrom("198.51.100.6", "victim@example.com", password), Code.ResourceExhausted, "rate_limited");
+      await rejectsWith(signInFrom("198.51.100.1", "victim@example.com", password), Code.ResourceExhausted, "rate_limited");
       const rows = await t.orm.em
         .fork()
         .getConnection()
         .execute(`select actor_user_id, target_id, details from activity_events where action = 'user.sign_in_throttled' order by created_at`);
-      assert.equal(rows.length, 2, JSON.stringify(rows));
+      const hammered = rows.find((r) => r.details.ip === "198.51.100.40");
+      assert.equal(rows.length, 4, JSON.stringify(rows));
       assert.deepEqual(
         rows.map((r) => [r.target_id, r.details.policy, r.details.ip]),
         [
-          [victim.id, "sign_in_account", "198.51.100.1"],
+          [victim.id, "sign_in_account_ip", "198.51.100.1"],
+          [spread.id, "sign_in_account", "198.51.100.30"],
+          [hammered?.target_id, "sign_in_account_ip", "198.51.100.40"],
           // The attempt that crossed 198.51.100.4's limit was on the bystander's account.
-          [rows[1].target_id, "sign_in_ip", "198.51.100.4"],
+          [rows[3].target_id, "sign_in_ip", "198.51.100.4"],
         ],
       );
-      assert.notEqual(rows[1].target_id, victim.id);
+      assert.notEqual(rows[3].target_id, victim.id);
     });
 
     onPostgresServer(() => it("keeps no email in clear in the shared store", async function () {

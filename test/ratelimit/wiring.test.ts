@@ -18,30 +18,46 @@ const silent = pino({ level: "silent" });
 
 describe("rate limits: configuration, store choice and HTTP headers", () => {
   describe("configuration", () => {
-    it("defaults to 600 calls a minute, and 10 failed sign-ins per account and 50 per IP in 15 minutes", () => {
+    it("defaults to 600 calls a minute; failed sign-ins: 10 per account and IP and 50 per IP in 15 minutes, 100 per account an hour; 10 sign-ups per IP an hour", () => {
       assert.deepEqual(loadConfig({}).rateLimits, {
         requestsPerWindow: 600,
         requestWindowSeconds: 60,
-        signInAttemptsPerAccount: 10,
+        signInAttemptsPerAccountIp: 10,
         signInAttemptsPerIp: 50,
         signInWindowSeconds: 900,
+        signInAttemptsPerAccount: 100,
+        signInAccountWindowSeconds: 3600,
+        signUpsPerIp: 10,
+        signUpWindowSeconds: 3600,
       });
     });
 
     it("reads the variables and refuses bad values with a clear message", () => {
-      const config = loadConfig({ RATE_LIMIT_PER_MINUTE: "120", SIGN_IN_ATTEMPTS_PER_15_MIN: "5", SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN: "20" });
-      assert.deepEqual(
-        [config.rateLimits.requestsPerWindow, config.rateLimits.signInAttemptsPerAccount, config.rateLimits.signInAttemptsPerIp],
-        [120, 5, 20],
-      );
+      const config = loadConfig({
+        RATE_LIMIT_PER_MINUTE: "120",
+        SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN: "5",
+        SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN: "20",
+        SIGN_IN_ATTEMPTS_PER_ACCOUNT_PER_HOUR: "40",
+        SIGN_UPS_PER_IP_PER_HOUR: "3",
+      });
+      const { requestsPerWindow, signInAttemptsPerAccountIp, signInAttemptsPerIp, signInAttemptsPerAccount, signUpsPerIp } = config.rateLimits;
+      assert.deepEqual([requestsPerWindow, signInAttemptsPerAccountIp, signInAttemptsPerIp, signInAttemptsPerAccount, signUpsPerIp], [120, 5, 20, 40, 3]);
       const refuses: Array<[Record<string, string>, RegExp]> = [
         [{ RATE_LIMIT_PER_MINUTE: "0" }, /^RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000 \(got "0"\)$/],
+        [{ SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN: "ten" }, /^SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN must be a whole number/],
         [{ SIGN_IN_ATTEMPTS_PER_15_MIN: "ten" }, /^SIGN_IN_ATTEMPTS_PER_15_MIN must be a whole number/],
+        [{ SIGN_IN_ATTEMPTS_PER_15_MIN: "5", SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN: "5" }, /^set SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN only: SIGN_IN_ATTEMPTS_PER_15_MIN is its old name/],
         [{ SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN: "-1" }, /^SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN must be a whole number/],
+        [{ SIGN_IN_ATTEMPTS_PER_ACCOUNT_PER_HOUR: "0" }, /^SIGN_IN_ATTEMPTS_PER_ACCOUNT_PER_HOUR must be a whole number from 1 to 100000/],
+        [{ SIGN_UPS_PER_IP_PER_HOUR: "1.5" }, /^SIGN_UPS_PER_IP_PER_HOUR must be a whole number from 1 to 100000/],
       ];
       for (const [env, message] of refuses) {
         assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
       }
+    });
+
+    it("still reads SIGN_IN_ATTEMPTS_PER_15_MIN, the old name of the per account and IP limit", () => {
+      assert.equal(loadConfig({ SIGN_IN_ATTEMPTS_PER_15_MIN: "4" }).rateLimits.signInAttemptsPerAccountIp, 4);
     });
   });
 

@@ -19,6 +19,7 @@ import { createWatchRegistry } from "../../core/game-oauth/watches.ts";
 import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../../core/game-oauth/events.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
+import { createPasswords, type PasswordHashingLimits } from "../../core/auth/passwords.ts";
 import { createCore, type Core } from "../../server/core.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 
@@ -37,14 +38,19 @@ export const testConfig: CoreConfig = {
   plans: { free: { servers: 3, gameOAuthClients: 2 }, pro: { servers: 25, gameOAuthClients: 20 } },
   defaultPlan: "free",
   sessionTtlSeconds: 86_400,
+  sessionIdleSeconds: 3 * 3600,
   // Generous, so suites that are not about rate limits never meet them; override per suite with
   // `startTestCore({ ...testConfig, rateLimits: { ...testConfig.rateLimits, requestsPerWindow: 5 } })`.
   rateLimits: {
     requestsPerWindow: 1_000_000,
     requestWindowSeconds: 60,
-    signInAttemptsPerAccount: 10_000,
+    signInAttemptsPerAccountIp: 10_000,
     signInAttemptsPerIp: 10_000,
     signInWindowSeconds: 900,
+    signInAttemptsPerAccount: 10_000,
+    signInAccountWindowSeconds: 3600,
+    signUpsPerIp: 10_000,
+    signUpWindowSeconds: 3600,
   },
   allowInsecureRedirectUris: false,
   gameIssuerUrl: "http://game.test",
@@ -65,6 +71,8 @@ export interface TestCoreOptions {
   signingKeyRotationDays?: number;
   /** The in-game login codes' verifier; the Game OAuth issuer's otherwise. */
   loginVerifier?: LoginVerifier;
+  /** The cap on password hashing; 4 at once and 1000 waiting otherwise. */
+  passwordHashing?: PasswordHashingLimits;
 }
 
 export type Credential = { session: string } | { apiKey: string } | { headers: Record<string, string> } | undefined;
@@ -120,7 +128,8 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const agents = createAgentConnections();
   const events = database.kind === "postgres" ? createPostgresAuthorizationEvents(database.url, logger) : createLocalAuthorizationEvents();
   const loginCodes = createLoginCodeHasher(() => derivedSecret(kek, loginCodeKeyPurpose));
-  const coreDeps = { orm, config, clock, logger, rateLimits, signingKeys, agents, events, loginCodes, watches: createWatchRegistry() };
+  const passwords = createPasswords(options.passwordHashing ?? { concurrency: 4, queue: 1000 });
+  const coreDeps = { orm, config, clock, logger, rateLimits, passwords, signingKeys, agents, events, loginCodes, watches: createWatchRegistry() };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);

@@ -8,6 +8,7 @@ import { Migration0007AccountOAuth } from "./0007-account-oauth.ts";
 import { Migration0008ExchangeCost } from "./0008-exchange-cost.ts";
 import { Migration0009SealedRedirect } from "./0009-sealed-redirect.ts";
 import { Migration0010LoginCodeConfirmation } from "./0010-login-code-confirmation.ts";
+import { Migration0011SessionActivity } from "./0011-session-activity.ts";
 import { Migration0012OrganizationVerified } from "./0012-organization-verified.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
@@ -22,5 +23,6 @@ export const migrations = [
   { name: "0008_exchange_cost", class: Migration0008ExchangeCost },
   { name: "0009_sealed_redirect", class: Migration0009SealedRedirect },
   { name: "0010_login_code_confirmation", class: Migration0010LoginCodeConfirmation },
+  { name: "0011_session_activity", class: Migration0011SessionActivity },
   { name: "0012_organization_verified", class: Migration0012OrganizationVerified },
 ];

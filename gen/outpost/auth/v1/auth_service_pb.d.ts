@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { ApiKey, Consent, User } from "./resources_pb.js";
+import type { ApiKey, Consent, Session, User } from "./resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
@@ -236,6 +236,131 @@ export declare type RevokeConsentResponse = Message<"outpost.auth.v1.RevokeConse
 export declare const RevokeConsentResponseSchema: GenMessage<RevokeConsentResponse>;
 
 /**
+ * @generated from message outpost.auth.v1.ListSessionsRequest
+ */
+export declare type ListSessionsRequest = Message<"outpost.auth.v1.ListSessionsRequest"> & {
+};
+
+/**
+ * Describes the message outpost.auth.v1.ListSessionsRequest.
+ * Use `create(ListSessionsRequestSchema)` to create a new message.
+ */
+export declare const ListSessionsRequestSchema: GenMessage<ListSessionsRequest>;
+
+/**
+ * @generated from message outpost.auth.v1.ListSessionsResponse
+ */
+export declare type ListSessionsResponse = Message<"outpost.auth.v1.ListSessionsResponse"> & {
+  /**
+   * @generated from field: repeated outpost.auth.v1.Session sessions = 1;
+   */
+  sessions: Session[];
+};
+
+/**
+ * Describes the message outpost.auth.v1.ListSessionsResponse.
+ * Use `create(ListSessionsResponseSchema)` to create a new message.
+ */
+export declare const ListSessionsResponseSchema: GenMessage<ListSessionsResponse>;
+
+/**
+ * @generated from message outpost.auth.v1.RevokeSessionRequest
+ */
+export declare type RevokeSessionRequest = Message<"outpost.auth.v1.RevokeSessionRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message outpost.auth.v1.RevokeSessionRequest.
+ * Use `create(RevokeSessionRequestSchema)` to create a new message.
+ */
+export declare const RevokeSessionRequestSchema: GenMessage<RevokeSessionRequest>;
+
+/**
+ * @generated from message outpost.auth.v1.RevokeSessionResponse
+ */
+export declare type RevokeSessionResponse = Message<"outpost.auth.v1.RevokeSessionResponse"> & {
+};
+
+/**
+ * Describes the message outpost.auth.v1.RevokeSessionResponse.
+ * Use `create(RevokeSessionResponseSchema)` to create a new message.
+ */
+export declare const RevokeSessionResponseSchema: GenMessage<RevokeSessionResponse>;
+
+/**
+ * @generated from message outpost.auth.v1.RevokeOtherSessionsRequest
+ */
+export declare type RevokeOtherSessionsRequest = Message<"outpost.auth.v1.RevokeOtherSessionsRequest"> & {
+};
+
+/**
+ * Describes the message outpost.auth.v1.RevokeOtherSessionsRequest.
+ * Use `create(RevokeOtherSessionsRequestSchema)` to create a new message.
+ */
+export declare const RevokeOtherSessionsRequestSchema: GenMessage<RevokeOtherSessionsRequest>;
+
+/**
+ * @generated from message outpost.auth.v1.RevokeOtherSessionsResponse
+ */
+export declare type RevokeOtherSessionsResponse = Message<"outpost.auth.v1.RevokeOtherSessionsResponse"> & {
+  /**
+   * How many sessions ended.
+   *
+   * @generated from field: int32 revoked = 1;
+   */
+  revoked: number;
+};
+
+/**
+ * Describes the message outpost.auth.v1.RevokeOtherSessionsResponse.
+ * Use `create(RevokeOtherSessionsResponseSchema)` to create a new message.
+ */
+export declare const RevokeOtherSessionsResponseSchema: GenMessage<RevokeOtherSessionsResponse>;
+
+/**
+ * @generated from message outpost.auth.v1.ChangePasswordRequest
+ */
+export declare type ChangePasswordRequest = Message<"outpost.auth.v1.ChangePasswordRequest"> & {
+  /**
+   * @generated from field: string current_password = 1;
+   */
+  currentPassword: string;
+
+  /**
+   * @generated from field: string new_password = 2;
+   */
+  newPassword: string;
+};
+
+/**
+ * Describes the message outpost.auth.v1.ChangePasswordRequest.
+ * Use `create(ChangePasswordRequestSchema)` to create a new message.
+ */
+export declare const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest>;
+
+/**
+ * @generated from message outpost.auth.v1.ChangePasswordResponse
+ */
+export declare type ChangePasswordResponse = Message<"outpost.auth.v1.ChangePasswordResponse"> & {
+  /**
+   * How many other sessions ended.
+   *
+   * @generated from field: int32 ended_sessions = 1;
+   */
+  endedSessions: number;
+};
+
+/**
+ * Describes the message outpost.auth.v1.ChangePasswordResponse.
+ * Use `create(ChangePasswordResponseSchema)` to create a new message.
+ */
+export declare const ChangePasswordResponseSchema: GenMessage<ChangePasswordResponse>;
+
+/**
  * How the caller authenticated.
  *
  * @generated from enum outpost.auth.v1.CredentialKind
@@ -263,7 +388,7 @@ export enum CredentialKind {
 export declare const CredentialKindSchema: GenEnum<CredentialKind>;
 
 /**
- * The signed-in caller's own account: who they are and their API keys.
+ * The signed-in caller's own account: who they are, their sessions, password and API keys.
  *
  * @generated from service outpost.auth.v1.AuthService
  */
@@ -329,6 +454,51 @@ export declare const AuthService: GenService<{
     methodKind: "unary";
     input: typeof RevokeConsentRequestSchema;
     output: typeof RevokeConsentResponseSchema;
+  },
+  /**
+   * The caller's dashboard sessions that still work, most recently used first, the one making
+   * the call marked current. An API key may list them.
+   *
+   * @generated from rpc outpost.auth.v1.AuthService.ListSessions
+   */
+  listSessions: {
+    methodKind: "unary";
+    input: typeof ListSessionsRequestSchema;
+    output: typeof ListSessionsResponseSchema;
+  },
+  /**
+   * Ends one of the caller's sessions at once (the current one too: that is signing out). Only a
+   * signed-in session may (permission_denied with an API key).
+   *
+   * @generated from rpc outpost.auth.v1.AuthService.RevokeSession
+   */
+  revokeSession: {
+    methodKind: "unary";
+    input: typeof RevokeSessionRequestSchema;
+    output: typeof RevokeSessionResponseSchema;
+  },
+  /**
+   * Ends every session of the caller except the one making the call. Only a signed-in session may.
+   *
+   * @generated from rpc outpost.auth.v1.AuthService.RevokeOtherSessions
+   */
+  revokeOtherSessions: {
+    methodKind: "unary";
+    input: typeof RevokeOtherSessionsRequestSchema;
+    output: typeof RevokeOtherSessionsResponseSchema;
+  },
+  /**
+   * Changes the caller's password, given the current one, and ends every other session of the
+   * caller; API keys and apps' consents stay. Only a signed-in session may. A wrong current
+   * password (wrong_password) counts as a failed sign-in, so the sign-in limits apply
+   * (rate_limited).
+   *
+   * @generated from rpc outpost.auth.v1.AuthService.ChangePassword
+   */
+  changePassword: {
+    methodKind: "unary";
+    input: typeof ChangePasswordRequestSchema;
+    output: typeof ChangePasswordResponseSchema;
   },
 }>;
 

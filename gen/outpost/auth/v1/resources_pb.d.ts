@@ -142,3 +142,61 @@ export declare type Consent = Message<"outpost.auth.v1.Consent"> & {
  */
 export declare const ConsentSchema: GenMessage<Consent>;
 
+/**
+ * A dashboard session (a signed-in browser) as listed: never its token.
+ *
+ * @generated from message outpost.auth.v1.Session
+ */
+export declare type Session = Message<"outpost.auth.v1.Session"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * When it was signed in.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 2;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Its last use, to the minute.
+   *
+   * @generated from field: google.protobuf.Timestamp last_used_at = 3;
+   */
+  lastUsedAt?: Timestamp | undefined;
+
+  /**
+   * When it stops working unless used again: its idle deadline, or its absolute expiry if sooner.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 4;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * The client IP and user agent it was signed in from; empty when unknown.
+   *
+   * @generated from field: string ip = 5;
+   */
+  ip: string;
+
+  /**
+   * @generated from field: string user_agent = 6;
+   */
+  userAgent: string;
+
+  /**
+   * The session making this call.
+   *
+   * @generated from field: bool current = 7;
+   */
+  current: boolean;
+};
+
+/**
+ * Describes the message outpost.auth.v1.Session.
+ * Use `create(SessionSchema)` to create a new message.
+ */
+export declare const SessionSchema: GenMessage<Session>;
+

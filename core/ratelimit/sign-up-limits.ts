@@ -1,0 +1,22 @@
+import { clientIpKey } from "./client-ip.ts";
+import type { RateLimits } from "./limits.ts";
+import { rateLimited } from "./rate-limited.ts";
+
+/**
+ * Counts a sign-up against its client IP (`sign_up_ip`) and refuses it (rate_limited) over the
+ * limit, before the email is looked at or a password hashed: each sign-up costs an Argon2id hash
+ * and a row. Every attempt counts, accepted or not. Callers whose address core was not told (the
+ * CLI, tests) are not counted.
+ */
+export async function countSignUp(limits: RateLimits, ip: string | undefined): Promise<void> {
+  const address = clientIpKey(ip);
+  if (!address) return;
+  const decision = await limits.signUpPerIp.consume(address);
+  if (decision.allowed) return;
+  const minutes = Math.max(1, Math.ceil(decision.retryAfterSeconds / 60));
+  throw rateLimited(
+    limits.signUpPerIp.policy,
+    decision.retryAfterSeconds,
+    `too many sign-ups from your address; try again in ${minutes} minute${minutes === 1 ? "" : "s"}`,
+  );
+}
