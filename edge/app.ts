@@ -4,7 +4,7 @@
  * state: it moves transport facts (cookies, headers) to where core expects them and shapes
  * core's answers.
  */
-import Koa, { type Middleware } from "koa";
+import Koa, { type Context, type Middleware } from "koa";
 import type { Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import type http from "node:http";
@@ -22,6 +22,8 @@ import { createOpenApiDocument } from "./http-api/openapi.ts";
 import { apiDocs } from "./http-api/docs.ts";
 import { readFileSync } from "node:fs";
 import { createDashboard } from "./dashboard/index.ts";
+import { maxBodyBytes, refuseOversizedBodies } from "./body-limits.ts";
+import { rpcBodyMaxBytes } from "../contract/request-limits.ts";
 
 type NodeHandler = (
   req: http.IncomingMessage | http2.Http2ServerRequest,
@@ -83,10 +85,25 @@ function crossOriginProtection(ownOrigin: string): Middleware {
   };
 }
 
+const isRpc = (ctx: Context) => ctx.path === "/api/rpc" || ctx.path.startsWith("/api/rpc/");
+
+/**
+ * 413 for a declared body over the route's limit: one Connect message at /api/rpc (in Connect's
+ * error shape, so its clients read the code), the largest form or JSON body elsewhere.
+ */
+function bodyLimits(): Middleware {
+  return refuseOversizedBodies(
+    (ctx) => (isRpc(ctx) ? rpcBodyMaxBytes(ctx.path) : maxBodyBytes),
+    (ctx, message) => {
+      ctx.body = isRpc(ctx) ? { code: "resource_exhausted", message } : { code: "payload_too_large", status: 413, message };
+    },
+  );
+}
+
 /** /api/rpc: the session cookie travels to core as the session header. */
 function connectRpc(handler: NodeHandler): Middleware {
   return async (ctx, next) => {
-    if (ctx.path !== "/api/rpc" && !ctx.path.startsWith("/api/rpc/")) return next();
+    if (!isRpc(ctx)) return next();
     const token = readSessionCookie(ctx.req.headers);
     if (token && ctx.req.headers[sessionHeader] === undefined) ctx.req.headers[sessionHeader] = token;
     ctx.req.headers[clientIpHeader] = ctx.ip;
@@ -105,6 +122,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
 
   app.use(requestLog(options.logger));
   app.use(securityHeaders());
+  app.use(bodyLimits());
   app.use(jsonErrors());
   app.use(crossOriginProtection(options.accountBaseUrl.origin));
   app.use(connectRpc(options.rpcHandler));

@@ -8,6 +8,7 @@ import type { Transport } from "@connectrpc/connect";
 import { Code } from "@connectrpc/connect";
 import { httpOnlyCookieHeader, readCookie, readSessionCookie } from "../cookies.ts";
 import { readLimitedText, mediaType } from "../body.ts";
+import { maxBodyBytes } from "../body-limits.ts";
 import { formToken, formTokenField, formTokenMatches } from "../form-token.ts";
 import { sendPage } from "../pages.ts";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
@@ -102,10 +103,10 @@ export function page(deps: DashboardDeps, handler: PageHandler) {
   };
 }
 
-/** A form body as URLSearchParams (repeated fields kept), at most 64 KiB. */
+/** A form body as URLSearchParams (repeated fields kept), at most 64 KiB (maxBodyBytes). */
 async function readForm(ctx: Context): Promise<URLSearchParams> {
   if (mediaType(ctx) !== "application/x-www-form-urlencoded") throw new PageError(415, "This form must be sent as a form.");
-  const text = await readLimitedText(ctx, 64 * 1024, () => new PageError(413, "The form is too large."));
+  const text = await readLimitedText(ctx, maxBodyBytes, () => new PageError(413, "The form is too large."));
   return new URLSearchParams(text);
 }
 

@@ -18,6 +18,8 @@ import { createUserInfoHandler } from "../oauth/userinfo.ts";
 import { createAuthorizeHandlers } from "./authorize.ts";
 import { createBotCheck, type BotCheckOptions } from "./bot-check.ts";
 import { assets } from "./pages.ts";
+import { refuseOversizedBodies } from "../body-limits.ts";
+import { bodyLimit } from "../oauth/body.ts";
 
 export interface GameIssuerOptions {
   /** GAME_ISSUER_URL: an origin; the issuer identifier is it without a trailing slash. */
@@ -93,6 +95,8 @@ export function createGameIssuerApp(options: GameIssuerOptions): Koa {
     ctx.res.setHeader("referrer-policy", "no-referrer");
     await next();
   });
+  // The hosted page's events (GET) take no body; the token endpoint's form, 16 KiB at most.
+  app.use(refuseOversizedBodies(() => bodyLimit, (ctx, message) => void (ctx.body = { error: "invalid_request", error_description: message })));
   app.use(plainErrors());
   app.use(onlyFor([issuerPaths.token, issuerPaths.userinfo], oauthErrorHandler(issuer)));
   app.use(assets.middleware());
