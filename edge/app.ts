@@ -23,6 +23,7 @@ import { apiDocs } from "./http-api/docs.ts";
 import { readFileSync } from "node:fs";
 import { createDashboard } from "./dashboard/index.ts";
 import { maxBodyBytes, refuseOversizedBodies } from "./body-limits.ts";
+import { clientAddressMiddleware, noProxies, type TrustedProxies } from "./client-address.ts";
 import { rpcBodyMaxBytes } from "../contract/request-limits.ts";
 
 type NodeHandler = (
@@ -42,6 +43,8 @@ export interface EdgeOptions {
   rpcHandler: NodeHandler;
   /** Resolves when the database answers. */
   ready: () => Promise<void>;
+  /** Proxies whose header names the client (TRUSTED_PROXIES); none by default. */
+  trustedProxies?: TrustedProxies;
 }
 
 const accountPaths = new Set(["/sign-up", "/sign-in", "/sign-out"]);
@@ -121,6 +124,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
   });
 
   app.use(requestLog(options.logger));
+  app.use(clientAddressMiddleware(options.trustedProxies ?? noProxies));
   app.use(securityHeaders());
   app.use(bodyLimits());
   app.use(jsonErrors());

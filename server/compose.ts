@@ -143,6 +143,7 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
       logger,
       transport: runtime.core.transport(),
       rpcHandler,
+      trustedProxies: config.trustedProxies,
       ready: async () => {
         await runtime.orm.em.fork().getConnection().execute("select 1");
       },
@@ -153,6 +154,7 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
       issuerUrl: config.gameIssuerUrl,
       transport: runtime.core.transport(),
       logger,
+      trustedProxies: config.trustedProxies,
       // Every instance sharing the KEK verifies the others' challenges (browser and agent may
       // reach different instances; so may the page and its challenge check).
       botCheck: { hmacKey: derivedSecret(runtime.keyEncryptionKey(), "hosted page proof of work") },

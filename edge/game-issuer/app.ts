@@ -19,6 +19,7 @@ import { createAuthorizeHandlers } from "./authorize.ts";
 import { createBotCheck, type BotCheckOptions } from "./bot-check.ts";
 import { assets } from "./pages.ts";
 import { refuseOversizedBodies } from "../body-limits.ts";
+import { clientAddressMiddleware, noProxies, type TrustedProxies } from "../client-address.ts";
 import { bodyLimit } from "../oauth/body.ts";
 
 export interface GameIssuerOptions {
@@ -29,6 +30,8 @@ export interface GameIssuerOptions {
   logger: Logger;
   /** The hosted page's proof of work (HMAC key, difficulty). */
   botCheck?: BotCheckOptions;
+  /** Proxies whose header names the client (TRUSTED_PROXIES); none by default. */
+  trustedProxies?: TrustedProxies;
 }
 
 export const issuerPaths = {
@@ -90,6 +93,7 @@ export function createGameIssuerApp(options: GameIssuerOptions): Koa {
   const app = new Koa();
   app.silent = true;
   app.use(requestLog(options.logger));
+  app.use(clientAddressMiddleware(options.trustedProxies ?? noProxies));
   app.use(async (ctx, next) => {
     ctx.res.setHeader("x-content-type-options", "nosniff");
     ctx.res.setHeader("referrer-policy", "no-referrer");
