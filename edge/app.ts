@@ -76,9 +76,9 @@ function securityHeaders(): Middleware {
 }
 
 /** Refuses cross-site state changes made with the session cookie (and cross-site sign-ins). */
-function crossOriginProtection(ownOrigin: string): Middleware {
+function crossOriginProtection(ownOrigin: string, secureCookies: boolean): Middleware {
   return async (ctx, next) => {
-    const concerned = readSessionCookie(ctx.req.headers) !== undefined || accountPaths.has(ctx.path);
+    const concerned = readSessionCookie(ctx.req.headers, secureCookies) !== undefined || accountPaths.has(ctx.path);
     if (concerned && isCrossSite(ctx.method, ctx.req.headers, ownOrigin)) {
       ctx.status = 403;
       ctx.body = { code: "permission_denied", status: 403, message: "cross-site request refused" };
@@ -104,10 +104,10 @@ function bodyLimits(): Middleware {
 }
 
 /** /api/rpc: the session cookie travels to core as the session header. */
-function connectRpc(handler: NodeHandler): Middleware {
+function connectRpc(handler: NodeHandler, secureCookies: boolean): Middleware {
   return async (ctx, next) => {
     if (!isRpc(ctx)) return next();
-    const token = readSessionCookie(ctx.req.headers);
+    const token = readSessionCookie(ctx.req.headers, secureCookies);
     if (token && ctx.req.headers[sessionHeader] === undefined) ctx.req.headers[sessionHeader] = token;
     ctx.req.headers[clientIpHeader] = ctx.ip;
     ctx.respond = false;
@@ -118,18 +118,17 @@ function connectRpc(handler: NodeHandler): Middleware {
 export function createEdgeApp(options: EdgeOptions): Koa {
   const app = new Koa();
   app.silent = true;
-  const accountRoutes = createAccountRoutes({
-    transport: options.transport,
-    secureCookies: options.accountBaseUrl.protocol === "https:",
-  });
+  // On https every cookie is Secure and `__Host-` prefixed (edge/cookies.ts).
+  const secureCookies = options.accountBaseUrl.protocol === "https:";
+  const accountRoutes = createAccountRoutes({ transport: options.transport, secureCookies });
 
   app.use(requestLog(options.logger));
   app.use(clientAddressMiddleware(options.trustedProxies ?? noProxies));
   app.use(securityHeaders());
   app.use(bodyLimits());
   app.use(jsonErrors());
-  app.use(crossOriginProtection(options.accountBaseUrl.origin));
-  app.use(connectRpc(options.rpcHandler));
+  app.use(crossOriginProtection(options.accountBaseUrl.origin, secureCookies));
+  app.use(connectRpc(options.rpcHandler, secureCookies));
   app.use(async (ctx, next) => {
     if (ctx.method === "GET" && ctx.path === "/healthz") {
       ctx.body = { status: "ok" };
@@ -154,7 +153,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
     createAccountIssuer({
       accountBaseUrl: options.accountBaseUrl,
       transport: options.transport,
-      secureCookies: options.accountBaseUrl.protocol === "https:",
+      secureCookies,
     }),
   );
   // The OpenAPI document and its reference page, generated from the descriptors (comments from
@@ -169,6 +168,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
     createHttpApi({
       transport: options.transport,
       forwardedHeaders: (ctx) => ({ [clientIpHeader]: ctx.ip }),
+      secureCookies,
       errorHeaders: rateLimitHeaders,
     }),
   );

@@ -49,7 +49,7 @@ export function signInRedirect(ctx: Context): void {
 
 /** The viewer of this request, or undefined after redirecting to sign in. */
 async function loadViewer(ctx: Context, deps: DashboardDeps): Promise<Viewer | undefined> {
-  const token = readSessionCookie(ctx.req.headers);
+  const token = readSessionCookie(ctx.req.headers, deps.secureCookies);
   if (!token) {
     signInRedirect(ctx);
     return undefined;
@@ -61,7 +61,7 @@ async function loadViewer(ctx: Context, deps: DashboardDeps): Promise<Viewer | u
       user: session.user!,
       organizations: orgs.organizations,
       formToken: formToken(ctx, deps.secureCookies),
-      lastOrg: readCookie(ctx.req.headers, lastOrgCookie),
+      lastOrg: readCookie(ctx.req.headers, lastOrgCookie, deps.secureCookies),
       core,
       deps,
     };
@@ -114,7 +114,7 @@ async function readForm(ctx: Context): Promise<URLSearchParams> {
 export function action(deps: DashboardDeps, handler: ActionHandler) {
   return async (ctx: Context) => {
     const form = await readForm(ctx);
-    if (!formTokenMatches(ctx, { [formTokenField]: form.get(formTokenField) ?? undefined })) {
+    if (!formTokenMatches(ctx, { [formTokenField]: form.get(formTokenField) ?? undefined }, deps.secureCookies)) {
       throw new PageError(403, "This form has expired or did not come from Outpost. Go back, reload the page and try again.");
     }
     const v = await loadViewer(ctx, deps);

@@ -114,6 +114,8 @@ export interface HttpApiOptions {
   forwardedHeaders: (ctx: Parameters<Middleware>[0]) => Record<string, string>;
   /** Largest accepted POST body (default maxBodyBytes, 64 KiB; a larger one is refused before this reads it). */
   bodyLimit?: number;
+  /** The dashboard is served over https: the session cookie has the `__Host-` prefix. */
+  secureCookies: boolean;
   /** Adds headers for an error (e.g. rate-limit headers); optional. */
   errorHeaders?: (error: unknown) => Record<string, string> | undefined;
 }
@@ -147,7 +149,7 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
       const header: Record<string, string> = options.forwardedHeaders(ctx);
       const apiKey = ctx.get(apiKeyHeader);
       if (apiKey) header[apiKeyHeader] = apiKey;
-      const session = readSessionCookie(ctx.req.headers);
+      const session = readSessionCookie(ctx.req.headers, options.secureCookies);
       if (session) header[sessionHeader] = session;
 
       const response = await options.transport.unary(procedure.method, undefined, undefined, header, input);
