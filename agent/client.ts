@@ -19,6 +19,7 @@ import {
 } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { PlayerAuth, type Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { agentKeyHeader } from "../contract/credentials.ts";
+import { maxPlayersPerMessage } from "../contract/request-limits.ts";
 
 export { PlayerAuth };
 
@@ -101,7 +102,7 @@ const refusals = new Set([Code.Unauthenticated, Code.PermissionDenied, Code.Fail
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The most players one Players message may list (the contract's max_items). */
-export const maxPlayers = 5000;
+export const maxPlayers = maxPlayersPerMessage;
 
 /** Why a player would be refused by the contract's rules, if it would. */
 export function playerProblem(player: Player): string | undefined {

@@ -70,7 +70,7 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
   /** Reads a form POST, or answers 403 with a page when its form token is not this browser's. */
   async function readForm(ctx: Context): Promise<Record<string, unknown> | undefined> {
     const fields = await readFields(ctx);
-    if (formTokenMatches(ctx, fields)) return fields;
+    if (formTokenMatches(ctx, fields, secureCookies)) return fields;
     sendPage(ctx, 403, accountErrorPage("This form has expired", "forbidden", "the form was not sent from this site's page, or it is too old; go back, reload the page and try again"));
     return undefined;
   }
@@ -94,7 +94,7 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
   });
 
   router.get("/sign-out", async (ctx) => {
-    const token = readSessionCookie(ctx.req.headers);
+    const token = readSessionCookie(ctx.req.headers, secureCookies);
     let email: string | undefined;
     if (token) {
       email = await auth
@@ -171,7 +171,7 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
   router.post("/sign-out", async (ctx) => {
     const form = isForm(ctx);
     if (form && !(await readForm(ctx))) return;
-    const token = readSessionCookie(ctx.req.headers);
+    const token = readSessionCookie(ctx.req.headers, secureCookies);
     if (token) await identity.signOut({ sessionToken: token });
     ctx.append("Set-Cookie", clearSessionCookieHeader(secureCookies));
     if (form) {

@@ -4,7 +4,7 @@
  * state: it moves transport facts (cookies, headers) to where core expects them and shapes
  * core's answers.
  */
-import Koa, { type Middleware } from "koa";
+import Koa, { type Context, type Middleware } from "koa";
 import type { Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import type http from "node:http";
@@ -22,6 +22,9 @@ import { createOpenApiDocument } from "./http-api/openapi.ts";
 import { apiDocs } from "./http-api/docs.ts";
 import { readFileSync } from "node:fs";
 import { createDashboard } from "./dashboard/index.ts";
+import { maxBodyBytes, refuseOversizedBodies } from "./body-limits.ts";
+import { clientAddressMiddleware, noProxies, type TrustedProxies } from "./client-address.ts";
+import { rpcBodyMaxBytes } from "../contract/request-limits.ts";
 
 type NodeHandler = (
   req: http.IncomingMessage | http2.Http2ServerRequest,
@@ -40,6 +43,8 @@ export interface EdgeOptions {
   rpcHandler: NodeHandler;
   /** Resolves when the database answers. */
   ready: () => Promise<void>;
+  /** Proxies whose header names the client (TRUSTED_PROXIES); none by default. */
+  trustedProxies?: TrustedProxies;
 }
 
 const accountPaths = new Set(["/sign-up", "/sign-in", "/sign-out"]);
@@ -71,9 +76,9 @@ function securityHeaders(): Middleware {
 }
 
 /** Refuses cross-site state changes made with the session cookie (and cross-site sign-ins). */
-function crossOriginProtection(ownOrigin: string): Middleware {
+function crossOriginProtection(ownOrigin: string, secureCookies: boolean): Middleware {
   return async (ctx, next) => {
-    const concerned = readSessionCookie(ctx.req.headers) !== undefined || accountPaths.has(ctx.path);
+    const concerned = readSessionCookie(ctx.req.headers, secureCookies) !== undefined || accountPaths.has(ctx.path);
     if (concerned && isCrossSite(ctx.method, ctx.req.headers, ownOrigin)) {
       ctx.status = 403;
       ctx.body = { code: "permission_denied", status: 403, message: "cross-site request refused" };
@@ -83,11 +88,26 @@ function crossOriginProtection(ownOrigin: string): Middleware {
   };
 }
 
+const isRpc = (ctx: Context) => ctx.path === "/api/rpc" || ctx.path.startsWith("/api/rpc/");
+
+/**
+ * 413 for a declared body over the route's limit: one Connect message at /api/rpc (in Connect's
+ * error shape, so its clients read the code), the largest form or JSON body elsewhere.
+ */
+function bodyLimits(): Middleware {
+  return refuseOversizedBodies(
+    (ctx) => (isRpc(ctx) ? rpcBodyMaxBytes(ctx.path) : maxBodyBytes),
+    (ctx, message) => {
+      ctx.body = isRpc(ctx) ? { code: "resource_exhausted", message } : { code: "payload_too_large", status: 413, message };
+    },
+  );
+}
+
 /** /api/rpc: the session cookie travels to core as the session header. */
-function connectRpc(handler: NodeHandler): Middleware {
+function connectRpc(handler: NodeHandler, secureCookies: boolean): Middleware {
   return async (ctx, next) => {
-    if (ctx.path !== "/api/rpc" && !ctx.path.startsWith("/api/rpc/")) return next();
-    const token = readSessionCookie(ctx.req.headers);
+    if (!isRpc(ctx)) return next();
+    const token = readSessionCookie(ctx.req.headers, secureCookies);
     if (token && ctx.req.headers[sessionHeader] === undefined) ctx.req.headers[sessionHeader] = token;
     ctx.req.headers[clientIpHeader] = ctx.ip;
     ctx.respond = false;
@@ -98,16 +118,17 @@ function connectRpc(handler: NodeHandler): Middleware {
 export function createEdgeApp(options: EdgeOptions): Koa {
   const app = new Koa();
   app.silent = true;
-  const accountRoutes = createAccountRoutes({
-    transport: options.transport,
-    secureCookies: options.accountBaseUrl.protocol === "https:",
-  });
+  // On https every cookie is Secure and `__Host-` prefixed (edge/cookies.ts).
+  const secureCookies = options.accountBaseUrl.protocol === "https:";
+  const accountRoutes = createAccountRoutes({ transport: options.transport, secureCookies });
 
   app.use(requestLog(options.logger));
+  app.use(clientAddressMiddleware(options.trustedProxies ?? noProxies));
   app.use(securityHeaders());
+  app.use(bodyLimits());
   app.use(jsonErrors());
-  app.use(crossOriginProtection(options.accountBaseUrl.origin));
-  app.use(connectRpc(options.rpcHandler));
+  app.use(crossOriginProtection(options.accountBaseUrl.origin, secureCookies));
+  app.use(connectRpc(options.rpcHandler, secureCookies));
   app.use(async (ctx, next) => {
     if (ctx.method === "GET" && ctx.path === "/healthz") {
       ctx.body = { status: "ok" };
@@ -132,7 +153,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
     createAccountIssuer({
       accountBaseUrl: options.accountBaseUrl,
       transport: options.transport,
-      secureCookies: options.accountBaseUrl.protocol === "https:",
+      secureCookies,
     }),
   );
   // The OpenAPI document and its reference page, generated from the descriptors (comments from
@@ -147,6 +168,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
     createHttpApi({
       transport: options.transport,
       forwardedHeaders: (ctx) => ({ [clientIpHeader]: ctx.ip }),
+      secureCookies,
       errorHeaders: rateLimitHeaders,
     }),
   );

@@ -16,16 +16,16 @@ const tokenPattern = /^[A-Za-z0-9_-]{43}$/;
 
 /** This browser's form token, set as a cookie on the response when it had none. */
 export function formToken(ctx: Context, secure: boolean): string {
-  const existing = readCookie(ctx.req.headers, formTokenCookie);
+  const existing = readCookie(ctx.req.headers, formTokenCookie, secure);
   if (existing && tokenPattern.test(existing)) return existing;
   const token = randomBytes(32).toString("base64url");
   ctx.append("Set-Cookie", httpOnlyCookieHeader(formTokenCookie, token, 60 * 60 * 24 * 30, secure));
   return token;
 }
 
-/** Whether the form's token is this browser's (constant time). */
-export function formTokenMatches(ctx: Context, fields: Record<string, unknown>): boolean {
-  const cookie = readCookie(ctx.req.headers, formTokenCookie);
+/** Whether the form's token is this browser's (constant time); `secure` as the cookie was set. */
+export function formTokenMatches(ctx: Context, fields: Record<string, unknown>, secure: boolean): boolean {
+  const cookie = readCookie(ctx.req.headers, formTokenCookie, secure);
   const field = fields[formTokenField];
   if (!cookie || typeof field !== "string" || !tokenPattern.test(cookie) || field.length !== cookie.length) return false;
   return timingSafeEqual(Buffer.from(cookie), Buffer.from(field));

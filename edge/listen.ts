@@ -64,9 +64,27 @@ class ReplayedSocket extends Duplex {
   }
 }
 
+/**
+ * An HTTP/2 response that ends before its request's body (a refused message, a stream core ended)
+ * asks the client to stop sending with RST_STREAM NO_ERROR (RFC 9113 §8.1), as Node does when
+ * nothing read the body, instead of leaving the stream half open with data the server will never
+ * read. The response is complete by then: the stream's writable side has finished.
+ */
+function endStreamWithResponse(req: http2.Http2ServerRequest): void {
+  const stream = req.stream;
+  stream.once("finish", () => {
+    if (!stream.destroyed && !stream.readableEnded) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+  });
+}
+
 export async function listen(handler: Handler, port: number, host: string): Promise<Listener> {
   const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000 }, handler);
-  const h2 = http2.createServer({}, handler);
+  // At most 128 streams at once per connection (Node's default is 2^32 - 1); each stream's body is
+  // flow-controlled, and a session buffers at most maxSessionMemory (10 MB) in all.
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams: 128 } }, (req, res) => {
+    endStreamWithResponse(req);
+    handler(req, res);
+  });
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (session) => {
     sessions.add(session);

@@ -2,7 +2,6 @@
  * The composition root: configuration → database → ORM → core → edge → listeners. Nothing else
  * builds these pieces, and each gets what it needs as arguments.
  */
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { createOrm, migrate, type Orm } from "../core/db/orm.ts";
 import { systemClock, type Clock, type CoreDeps } from "../core/deps.ts";
@@ -26,6 +25,7 @@ import type { Config } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
 import { openDatabase, type Database } from "./database.ts";
 import { resolveKeyEncryptionKey } from "./key-encryption-key.ts";
+import { createRpcHandler } from "./rpc-handler.ts";
 
 /** How often serving instances look for a signing key due for rotation. */
 const keyRotationCheckMs = 3_600_000;
@@ -154,19 +154,14 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
   let listener: Listener;
   let gameListener: Listener;
   try {
-    const rpcHandler = connectNodeAdapter({
-      routes: runtime.core.publicRoutes,
-      interceptors: runtime.core.interceptors,
-      requestPathPrefix: "/api/rpc",
-      // Unknown JSON fields are refused (invalid_argument naming them), not silently dropped.
-      jsonOptions: { ignoreUnknownFields: false },
-    });
+    const rpcHandler = createRpcHandler(runtime.core.publicRoutes, runtime.core.interceptors);
     const app = createEdgeApp({
       accountBaseUrl: config.accountBaseUrl,
       gameIssuerUrl: config.gameIssuerUrl,
       logger,
       transport: runtime.core.transport(),
       rpcHandler,
+      trustedProxies: config.trustedProxies,
       ready: async () => {
         await runtime.orm.em.fork().getConnection().execute("select 1");
       },
@@ -177,6 +172,7 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
       issuerUrl: config.gameIssuerUrl,
       transport: runtime.core.transport(),
       logger,
+      trustedProxies: config.trustedProxies,
       // Every instance sharing the KEK verifies the others' challenges (browser and agent may
       // reach different instances; so may the page and its challenge check).
       botCheck: { hmacKey: derivedSecret(runtime.keyEncryptionKey(), "hosted page proof of work") },

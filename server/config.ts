@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import type { PasswordHashingLimits } from "../core/auth/passwords.ts";
 import type { PlanLimits } from "../core/deps.ts";
 import type { RateLimitConfig } from "../core/ratelimit/limits.ts";
+import { proxyEntryProblem, proxyHeaders, type ProxyHeader, type TrustedProxies } from "../edge/client-address.ts";
 
 export interface Config {
   /** Dashboard, HTTP API, Account OAuth and Connect. */
@@ -36,6 +37,8 @@ export interface Config {
   signingKeyRotationDays: number;
   /** OAuth redirect URIs may use http on any host, not only on loopback (local development). */
   allowInsecureRedirectUris: boolean;
+  /** Proxies whose header names the client (none: the connection's peer is the client). */
+  trustedProxies: Readonly<TrustedProxies>;
 }
 
 export class ConfigError extends Error {
@@ -68,6 +71,8 @@ export const defaults = {
   PASSWORD_HASH_QUEUE: "32",
   SIGNING_KEY_ROTATION_DAYS: "30",
   ALLOW_INSECURE_REDIRECT_URIS: "false",
+  TRUSTED_PROXIES: "",
+  TRUSTED_PROXY_HEADER: "x-forwarded-for",
 } as const;
 
 /** Variables renamed, by their new name: the old name is still read when the new one is not set. */
@@ -165,6 +170,20 @@ function passwordHashConcurrency(env: Env): number {
   return Math.max(1, Math.min(2 * availableParallelism(), pool - 1));
 }
 
+/** TRUSTED_PROXIES (addresses and CIDR ranges, comma-separated) and the header they write. */
+function trustedProxies(env: Env): TrustedProxies {
+  const entries = (env.TRUSTED_PROXIES ?? defaults.TRUSTED_PROXIES).split(",").map((e) => e.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const problem = proxyEntryProblem(entry);
+    if (problem) throw new ConfigError(`TRUSTED_PROXIES must be IP addresses and CIDR ranges separated by commas ("${entry}": ${problem})`);
+  }
+  const header = read(env, "TRUSTED_PROXY_HEADER").toLowerCase();
+  if (!(proxyHeaders as readonly string[]).includes(header)) {
+    throw new ConfigError(`TRUSTED_PROXY_HEADER must be x-forwarded-for or forwarded (got "${header}")`);
+  }
+  return Object.freeze({ entries: Object.freeze(entries), header: header as ProxyHeader });
+}
+
 /** KEY_ENCRYPTION_KEY: 32 bytes in base64 (or base64url). A secret, so no message repeats it. */
 function keyEncryptionKey(env: Env): Buffer | undefined {
   const raw = env.KEY_ENCRYPTION_KEY;
@@ -219,6 +238,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       queue: integer(env, "PASSWORD_HASH_QUEUE", 0, 100_000),
     }),
     allowInsecureRedirectUris: flag(env, "ALLOW_INSECURE_REDIRECT_URIS"),
+    trustedProxies: trustedProxies(env),
     keyEncryptionKey: keyEncryptionKey(env),
     signingKeyRotationDays: integer(env, "SIGNING_KEY_ROTATION_DAYS", 1, 365),
   });

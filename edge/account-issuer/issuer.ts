@@ -54,7 +54,7 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
   const core = createClient(AccountOAuthService, options.transport);
   const keys = createClient(KeysService, options.transport);
   const headers = (ctx: Context) => ({ [clientIpHeader]: ctx.ip });
-  const session = (ctx: Context) => readSessionCookie(ctx.req.headers) ?? "";
+  const session = (ctx: Context) => readSessionCookie(ctx.req.headers, options.secureCookies) ?? "";
   const document = discoveryDocument({
     issuer,
     endpoints: {
@@ -154,7 +154,7 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
 
   async function consent(ctx: Context): Promise<void> {
     const fields = await readFields(ctx);
-    if (!formTokenMatches(ctx, fields)) {
+    if (!formTokenMatches(ctx, fields, options.secureCookies)) {
       sendPage(ctx, 403, accountErrorPage("This form has expired", "forbidden", "the form was not sent from this site's page; go back to the app and start again"));
       return;
     }

@@ -8,6 +8,7 @@ import type { Transport } from "@connectrpc/connect";
 import { Code } from "@connectrpc/connect";
 import { httpOnlyCookieHeader, readCookie, readSessionCookie } from "../cookies.ts";
 import { readLimitedText, mediaType } from "../body.ts";
+import { maxBodyBytes } from "../body-limits.ts";
 import { formToken, formTokenField, formTokenMatches } from "../form-token.ts";
 import { sendPage } from "../pages.ts";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
@@ -48,7 +49,7 @@ export function signInRedirect(ctx: Context): void {
 
 /** The viewer of this request, or undefined after redirecting to sign in. */
 async function loadViewer(ctx: Context, deps: DashboardDeps): Promise<Viewer | undefined> {
-  const token = readSessionCookie(ctx.req.headers);
+  const token = readSessionCookie(ctx.req.headers, deps.secureCookies);
   if (!token) {
     signInRedirect(ctx);
     return undefined;
@@ -60,7 +61,7 @@ async function loadViewer(ctx: Context, deps: DashboardDeps): Promise<Viewer | u
       user: session.user!,
       organizations: orgs.organizations,
       formToken: formToken(ctx, deps.secureCookies),
-      lastOrg: readCookie(ctx.req.headers, lastOrgCookie),
+      lastOrg: readCookie(ctx.req.headers, lastOrgCookie, deps.secureCookies),
       core,
       deps,
     };
@@ -102,10 +103,10 @@ export function page(deps: DashboardDeps, handler: PageHandler) {
   };
 }
 
-/** A form body as URLSearchParams (repeated fields kept), at most 64 KiB. */
+/** A form body as URLSearchParams (repeated fields kept), at most 64 KiB (maxBodyBytes). */
 async function readForm(ctx: Context): Promise<URLSearchParams> {
   if (mediaType(ctx) !== "application/x-www-form-urlencoded") throw new PageError(415, "This form must be sent as a form.");
-  const text = await readLimitedText(ctx, 64 * 1024, () => new PageError(413, "The form is too large."));
+  const text = await readLimitedText(ctx, maxBodyBytes, () => new PageError(413, "The form is too large."));
   return new URLSearchParams(text);
 }
 
@@ -113,7 +114,7 @@ async function readForm(ctx: Context): Promise<URLSearchParams> {
 export function action(deps: DashboardDeps, handler: ActionHandler) {
   return async (ctx: Context) => {
     const form = await readForm(ctx);
-    if (!formTokenMatches(ctx, { [formTokenField]: form.get(formTokenField) ?? undefined })) {
+    if (!formTokenMatches(ctx, { [formTokenField]: form.get(formTokenField) ?? undefined }, deps.secureCookies)) {
       throw new PageError(403, "This form has expired or did not come from Outpost. Go back, reload the page and try again.");
     }
     const v = await loadViewer(ctx, deps);

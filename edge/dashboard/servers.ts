@@ -227,7 +227,7 @@ export function serverRoutes(router: Router, deps: DashboardDeps): void {
   // missing or ended session is a 401, not a redirect.
   router.get("/app/o/:slug/servers/status", async (ctx) => {
     ctx.set("Cache-Control", "no-store");
-    const token = readSessionCookie(ctx.req.headers);
+    const token = readSessionCookie(ctx.req.headers, deps.secureCookies);
     try {
       if (!token) throw new ConnectError("sign in again", Code.Unauthenticated);
       const { servers } = await coreFor(deps.transport, token, ctx.ip).servers.listServers({ organizationSlug: ctx.params.slug });

@@ -18,6 +18,9 @@ import { createUserInfoHandler } from "../oauth/userinfo.ts";
 import { createAuthorizeHandlers } from "./authorize.ts";
 import { createBotCheck, type BotCheckOptions } from "./bot-check.ts";
 import { assets } from "./pages.ts";
+import { refuseOversizedBodies } from "../body-limits.ts";
+import { clientAddressMiddleware, noProxies, type TrustedProxies } from "../client-address.ts";
+import { bodyLimit } from "../oauth/body.ts";
 
 export interface GameIssuerOptions {
   /** GAME_ISSUER_URL: an origin; the issuer identifier is it without a trailing slash. */
@@ -27,6 +30,8 @@ export interface GameIssuerOptions {
   logger: Logger;
   /** The hosted page's proof of work (HMAC key, difficulty). */
   botCheck?: BotCheckOptions;
+  /** Proxies whose header names the client (TRUSTED_PROXIES); none by default. */
+  trustedProxies?: TrustedProxies;
 }
 
 export const issuerPaths = {
@@ -88,11 +93,14 @@ export function createGameIssuerApp(options: GameIssuerOptions): Koa {
   const app = new Koa();
   app.silent = true;
   app.use(requestLog(options.logger));
+  app.use(clientAddressMiddleware(options.trustedProxies ?? noProxies));
   app.use(async (ctx, next) => {
     ctx.res.setHeader("x-content-type-options", "nosniff");
     ctx.res.setHeader("referrer-policy", "no-referrer");
     await next();
   });
+  // The hosted page's events (GET) take no body; the token endpoint's form, 16 KiB at most.
+  app.use(refuseOversizedBodies(() => bodyLimit, (ctx, message) => void (ctx.body = { error: "invalid_request", error_description: message })));
   app.use(plainErrors());
   app.use(onlyFor([issuerPaths.token, issuerPaths.userinfo], oauthErrorHandler(issuer)));
   app.use(assets.middleware());

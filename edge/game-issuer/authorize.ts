@@ -68,7 +68,7 @@ function sessionJson(session: AuthorizationSession) {
 
 /** The binding secret of this browser, set on the response when it had none. */
 function ensureBinding(ctx: Context, secure: boolean): string {
-  const existing = readBinding(ctx.req.headers);
+  const existing = readBinding(ctx.req.headers, secure);
   if (existing) return existing;
   const secret = newBinding();
   ctx.set("Set-Cookie", bindingCookieHeader(secret, secure));
@@ -148,7 +148,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
 
   /** The bound browser's session, or an error answered as JSON (403/404). */
   async function boundSession(ctx: Context, sessionId: string): Promise<AuthorizationSession | undefined> {
-    const secret = readBinding(ctx.req.headers);
+    const secret = readBinding(ctx.req.headers, deps.secureCookies);
     if (!secret) {
       ctx.status = 403;
       ctx.body = { error: "not_bound", error_description: "this browser did not start the sign-in (cookie missing)" };
@@ -209,7 +209,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
    */
   async function events(ctx: Context): Promise<void> {
     const sessionId = typeof ctx.query.session === "string" ? ctx.query.session : "";
-    const secret = readBinding(ctx.req.headers);
+    const secret = readBinding(ctx.req.headers, deps.secureCookies);
     ctx.set("Cache-Control", "no-store");
     if (!secret) {
       ctx.status = 403;

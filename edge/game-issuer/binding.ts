@@ -12,9 +12,9 @@ export const bindingCookie = "outpost_game_binding";
 const maxAgeSeconds = 86_400;
 const secretPattern = /^[A-Za-z0-9_-]{43}$/;
 
-/** The binding secret from the Cookie header, when there is a well-formed one. */
-export function readBinding(headers: IncomingHttpHeaders): string | undefined {
-  const value = readCookie(headers, bindingCookie);
+/** The binding secret from the Cookie header, when there is a well-formed one (`secure`: GAME_ISSUER_URL is https). */
+export function readBinding(headers: IncomingHttpHeaders, secure: boolean): string | undefined {
+  const value = readCookie(headers, bindingCookie, secure);
   return value && secretPattern.test(value) ? value : undefined;
 }
 

@@ -15,6 +15,7 @@ import { readSessionCookie } from "../cookies.ts";
 import { messageFromApiJson, messageToApiJson } from "./json.ts";
 import { queryToJson } from "./query.ts";
 import { readJsonObject } from "./body.ts";
+import { maxBodyBytes } from "../body-limits.ts";
 
 /** Every router name the API will ever have; those without a service yet answer 404. */
 export const reservedRouters = [
@@ -111,15 +112,17 @@ export interface HttpApiOptions {
   transport: Transport;
   /** Extra headers for core on every call (the client's address). */
   forwardedHeaders: (ctx: Parameters<Middleware>[0]) => Record<string, string>;
-  /** Largest accepted POST body. */
+  /** Largest accepted POST body (default maxBodyBytes, 64 KiB; a larger one is refused before this reads it). */
   bodyLimit?: number;
+  /** The dashboard is served over https: the session cookie has the `__Host-` prefix. */
+  secureCookies: boolean;
   /** Adds headers for an error (e.g. rate-limit headers); optional. */
   errorHeaders?: (error: unknown) => Record<string, string> | undefined;
 }
 
 export function createHttpApi(options: HttpApiOptions): Middleware {
   const procedures = createProcedureMap();
-  const bodyLimit = options.bodyLimit ?? 64 * 1024;
+  const bodyLimit = options.bodyLimit ?? maxBodyBytes;
 
   return async (ctx, next) => {
     if (!ctx.path.startsWith(httpApiPrefix)) return next();
@@ -146,7 +149,7 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
       const header: Record<string, string> = options.forwardedHeaders(ctx);
       const apiKey = ctx.get(apiKeyHeader);
       if (apiKey) header[apiKeyHeader] = apiKey;
-      const session = readSessionCookie(ctx.req.headers);
+      const session = readSessionCookie(ctx.req.headers, options.secureCookies);
       if (session) header[sessionHeader] = session;
 
       const response = await options.transport.unary(procedure.method, undefined, undefined, header, input);

@@ -44,6 +44,13 @@ describe("configuration", () => {
     [{ PASSWORD_HASH_CONCURRENCY: "0" }, /^PASSWORD_HASH_CONCURRENCY must be a whole number from 1 to 1024 \(got "0"\)$/],
     [{ PASSWORD_HASH_CONCURRENCY: "many" }, /^PASSWORD_HASH_CONCURRENCY must be a whole number/],
     [{ PASSWORD_HASH_QUEUE: "-1" }, /^PASSWORD_HASH_QUEUE must be a whole number from 0 to 100000/],
+    [{ TRUSTED_PROXIES: "proxy.internal" }, /^TRUSTED_PROXIES must be IP addresses and CIDR ranges separated by commas \("proxy\.internal": not an IP address or a CIDR range/],
+    [{ TRUSTED_PROXIES: "10.0.0.1, 10.0.0.0/33" }, /^TRUSTED_PROXIES must be .* \("10\.0\.0\.0\/33": the prefix length must be from 0 to 32\)$/],
+    [{ TRUSTED_PROXIES: "fd00::/129" }, /\("fd00::\/129": the prefix length must be from 0 to 128\)$/],
+    [{ TRUSTED_PROXIES: "10.0.0.0/" }, /\("10\.0\.0\.0\/": the prefix length/],
+    [{ TRUSTED_PROXIES: "10.0.0.0/8/8" }, /\("10\.0\.0\.0\/8\/8": not an IP address/],
+    [{ TRUSTED_PROXIES: "10.0.0.0-10.0.0.9" }, /not an IP address or a CIDR range/],
+    [{ TRUSTED_PROXY_HEADER: "x-real-ip" }, /^TRUSTED_PROXY_HEADER must be x-forwarded-for or forwarded \(got "x-real-ip"\)$/],
   ];
   for (const [env, message] of refuses) {
     it(`refuses ${JSON.stringify(env)} with a clear message`, () => {
@@ -61,6 +68,12 @@ describe("configuration", () => {
     assert.deepEqual(loadConfig({ KEY_ENCRYPTION_KEY: key.toString("base64") }).keyEncryptionKey, key);
     assert.deepEqual(loadConfig({ KEY_ENCRYPTION_KEY: key.toString("base64url") }).keyEncryptionKey, key);
     assert.equal(loadConfig({ SIGNING_KEY_ROTATION_DAYS: "90" }).signingKeyRotationDays, 90);
+  });
+
+  it("trusts no proxy by default; accepts addresses and CIDR ranges of both families, and either header", () => {
+    assert.deepEqual(loadConfig({}).trustedProxies, { entries: [], header: "x-forwarded-for" });
+    const config = loadConfig({ TRUSTED_PROXIES: " 10.0.0.0/8, 192.0.2.7 ,fd00::/8,::1,", TRUSTED_PROXY_HEADER: "Forwarded" });
+    assert.deepEqual(config.trustedProxies, { entries: ["10.0.0.0/8", "192.0.2.7", "fd00::/8", "::1"], header: "forwarded" });
   });
 
   it("accepts custom plans and a PostgreSQL URL", () => {

@@ -307,9 +307,11 @@ describe("http api: openapi document", function () {
     assert.deepEqual(doc.components.securitySchemes.session, {
       type: "apiKey",
       in: "cookie",
-      name: "outpost_session",
+      // The deployment is https: the session cookie is __Host- prefixed (on http it is not).
+      name: "__Host-outpost_session",
       description: (doc.components.securitySchemes.session as { description: string }).description,
     });
+    assert.equal((createOpenApiDocument({ serverUrl: "http://localhost:3000", version }).components.securitySchemes.session as { name: string }).name, "outpost_session");
     assert.deepEqual(doc.security, [{ apiKey: [] }, { session: [] }]);
     for (const { operation: op } of operations(doc)) assert.equal((op as { security?: unknown }).security, undefined, `${op.operationId} overrides security`);
   });

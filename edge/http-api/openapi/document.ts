@@ -15,6 +15,8 @@ import type { DescService } from "@bufbuild/protobuf";
 import type { FileDescriptorSet } from "@bufbuild/protobuf/wkt";
 import { services as contractServices } from "../../../contract/services.ts";
 import { fixedComponents } from "./error-responses.ts";
+import { sessionCookie } from "../../../contract/credentials.ts";
+import { cookieName } from "../../cookies.ts";
 import { MessageSchemas } from "./message-schemas.ts";
 import { describeServices } from "./operations.ts";
 import { readComments } from "./source-comments.ts";
@@ -96,7 +98,7 @@ const infoDescription = [
 export function createOpenApiDocument(options: OpenApiOptions): OpenApiDocument {
   const messageSchemas = new MessageSchemas(readComments(options.sourceInfo));
   const { tags, paths } = describeServices(messageSchemas, options.services ?? contractServices);
-  const fixed = fixedComponents();
+  const fixed = fixedComponents(cookieName(sessionCookie, new URL(options.serverUrl).protocol === "https:"));
   const schemas: { [name: string]: JsonSchema } = { ...fixed.schemas };
   for (const name of [...messageSchemas.schemas.keys()].sort()) schemas[name] = messageSchemas.schemas.get(name)!;
 

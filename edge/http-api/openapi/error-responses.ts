@@ -64,8 +64,11 @@ export function errorResponseRefs(kind: keyof typeof errorStatuses): { [status: 
   return Object.fromEntries(errorStatuses[kind].map((status) => [status, { $ref: `#/components/responses/${errorResponses[status].name}` }]));
 }
 
-/** The fixed components: the error schemas, responses and headers, and the security schemes. */
-export function fixedComponents(): OpenApiDocument["components"] {
+/**
+ * The fixed components: the error schemas, responses and headers, and the security schemes (the
+ * session cookie by the name it has on this deployment).
+ */
+export function fixedComponents(sessionCookieName: string): OpenApiDocument["components"] {
   const schemas: { [name: string]: JsonSchema } = {
     Error: {
       type: "object",
@@ -119,7 +122,7 @@ export function fixedComponents(): OpenApiDocument["components"] {
       session: {
         type: "apiKey",
         in: "cookie",
-        name: "outpost_session",
+        name: sessionCookieName,
         description: "The dashboard session cookie, set by `POST /sign-in`. Cross-site requests made with it are refused.",
       },
     },

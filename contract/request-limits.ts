@@ -1,0 +1,40 @@
+/**
+ * How large a message the Connect services at /api/rpc take, shared by the server (Connect's
+ * `readMaxBytes`, which also bounds a compressed message once decompressed) and the edge (which
+ * refuses a larger declared body before anything reads it).
+ */
+import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
+
+/**
+ * Any message but the agent's. The largest the contract allows is a Game OAuth or Account OAuth
+ * client with 16 redirect URIs of 2,048 ASCII characters and 100 server ids: about 37 KB in
+ * binary or in JSON.
+ */
+export const messageMaxBytes = 64 * 1024;
+
+/** The most players one Players message may list (the contract's `max_items`). */
+export const maxPlayersPerMessage = 5000;
+
+/**
+ * One message on the agent's stream. The largest is Players with 5,000 players, each a UUID (36
+ * characters) and a name of at most 32 characters, 4 UTF-8 bytes each at worst: 172 bytes a player
+ * in binary (860 KB), 186 in JSON (`{"uuid":"…","name":"…"},`, 930 KB).
+ */
+export const agentMessageMaxBytes = 1024 * 1024;
+
+/** Every Connect and gRPC message on a stream, and a gRPC unary one, has a 5-byte envelope. */
+export const envelopeBytes = 5;
+
+/** The largest message a service of the contract takes, by its full name. */
+export function rpcMessageMaxBytes(serviceTypeName: string): number {
+  return serviceTypeName === AgentService.typeName ? agentMessageMaxBytes : messageMaxBytes;
+}
+
+/**
+ * The largest body a request to `/api/rpc/<service>/<method>` may declare: one message with its
+ * envelope (a stream without a declared length is bounded per message as it is read).
+ */
+export function rpcBodyMaxBytes(procedurePath: string): number {
+  const service = procedurePath.split("/").at(-2) ?? "";
+  return rpcMessageMaxBytes(service) + envelopeBytes;
+}

@@ -1,0 +1,38 @@
+/**
+ * The first check of every request on both listeners: a body declared larger than its route
+ * takes is refused (413) before anything reads it, and GET and HEAD (pages, queries, the hosted
+ * page's server-sent events) take no body at all. Each reader still counts the bytes as they
+ * arrive (edge/body.ts, Connect's readMaxBytes) for bodies sent without a declared length.
+ */
+import type { Context, Middleware } from "koa";
+
+/** The largest body any edge reader takes: the HTTP API's JSON and the dashboard's forms. */
+export const maxBodyBytes = 64 * 1024;
+
+const bodiless = new Set(["GET", "HEAD"]);
+
+/** Why the request's declared body is refused, or undefined when it is within `limit`. */
+function refusal(ctx: Context, limit: number): string | undefined {
+  const headers = ctx.req.headers;
+  const declared = headers["content-length"] === undefined ? 0 : Number(headers["content-length"]);
+  // A chunked HTTP/1.1 body has no declared length: only a route that takes none refuses it here.
+  const chunked = headers["transfer-encoding"] !== undefined;
+  if (bodiless.has(ctx.method)) return declared > 0 || chunked || Number.isNaN(declared) ? `${ctx.method} ${ctx.path} takes no body` : undefined;
+  return declared <= limit ? undefined : `the body is larger than ${limit} bytes`;
+}
+
+/**
+ * Refuses an oversized declared body with `answer` (which writes a 413 in the surface's own
+ * shape). On HTTP/1.1 the connection then closes, so the body is never read; on HTTP/2 the stream
+ * ends with the answer.
+ */
+export function refuseOversizedBodies(limitOf: (ctx: Context) => number, answer: (ctx: Context, message: string) => void): Middleware {
+  return async (ctx, next) => {
+    const message = refusal(ctx, limitOf(ctx));
+    if (message === undefined) return next();
+    if (ctx.req.httpVersionMajor === 1) ctx.set("Connection", "close");
+    ctx.set("Cache-Control", "no-store");
+    ctx.status = 413;
+    answer(ctx, message);
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * The Connect services on /api/rpc, with bounded requests. Connect reads and decompresses a
+ * message before any interceptor runs, and by default takes messages of up to 4 GiB, so each
+ * service here reads at most the message size the contract needs (contract/request-limits.ts).
+ * `readMaxBytes` bounds a message as it arrives and again as it decompresses (zlib stops at it),
+ * so a small gzip or brotli body cannot grow into a large one.
+ */
+import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import { compressionBrotli, compressionGzip, connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Compression } from "@connectrpc/connect/protocol";
+import { messageMaxBytes, rpcMessageMaxBytes } from "../contract/request-limits.ts";
+
+/**
+ * `compression`, but a message that does not decompress (truncated, corrupt) is the caller's
+ * invalid_argument, not an internal error (500). Too large stays resource_exhausted.
+ */
+function callerErrors(compression: Compression): Compression {
+  return {
+    name: compression.name,
+    compress: (bytes) => compression.compress(bytes),
+    async decompress(bytes, readMaxBytes) {
+      try {
+        return await compression.decompress(bytes, readMaxBytes);
+      } catch (error) {
+        const connectError = ConnectError.from(error);
+        if (connectError.code === Code.ResourceExhausted || connectError.code === Code.InvalidArgument) throw connectError;
+        throw new ConnectError(`the message is not valid ${compression.name} data`, Code.InvalidArgument);
+      }
+    },
+  };
+}
+
+/** A router that registers every service with its own message limit. */
+function limitedRouter(router: ConnectRouter): ConnectRouter {
+  const limited: ConnectRouter = {
+    get handlers() {
+      return router.handlers;
+    },
+    service(service, implementation, options) {
+      router.service(service, implementation, { readMaxBytes: rpcMessageMaxBytes(service.typeName), ...options });
+      return limited;
+    },
+    rpc(method, implementation, options) {
+      router.rpc(method, implementation, { readMaxBytes: rpcMessageMaxBytes(method.parent.typeName), ...options });
+      return limited;
+    },
+  };
+  return limited;
+}
+
+export function createRpcHandler(routes: (router: ConnectRouter) => void, interceptors: Interceptor[]) {
+  return connectNodeAdapter({
+    routes: (router) => routes(limitedRouter(router)),
+    interceptors,
+    requestPathPrefix: "/api/rpc",
+    readMaxBytes: messageMaxBytes,
+    acceptCompression: [callerErrors(compressionGzip), callerErrors(compressionBrotli)],
+    // Unknown JSON fields are refused (invalid_argument naming them), not silently dropped.
+    jsonOptions: { ignoreUnknownFields: false },
+  });
+}
