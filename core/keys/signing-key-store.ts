@@ -84,18 +84,26 @@ function addKey(tx: EntityManager, issuer: Issuer, key: FreshKey, stage: Stage, 
   });
 }
 
-/** Stores an issuer's first keys, `current` and `next`. Call under {@link withIssuerLock}, with none stored. */
-export async function insertFirstKeys(tx: EntityManager, issuer: Issuer, keys: [FreshKey, FreshKey], now: Date): Promise<KeyStages> {
+/**
+ * Stores a fresh `current` and `next` and records why: an issuer's first keys, or the keys that
+ * replace a purged set (`withdrawn`). Call under {@link withIssuerLock}, with none stored.
+ */
+async function insertFreshPair(tx: EntityManager, issuer: Issuer, keys: [FreshKey, FreshKey], now: Date, withdrawn?: string[]): Promise<KeyStages> {
   addKey(tx, issuer, keys[0], "current", now);
   addKey(tx, issuer, keys[1], "next", now);
   recordActivity(tx, "system", {
-    action: "signing_keys.created",
+    action: withdrawn ? "signing_keys.purged" : "signing_keys.created",
     targetType: "signing_keys",
     targetId: issuer,
-    details: { current: keys[0].kid, next: keys[1].kid },
+    details: { current: keys[0].kid, next: keys[1].kid, ...(withdrawn && { withdrawn: withdrawn.join(" ") }) },
   });
   await tx.flush();
   return { current: keys[0].kid, next: keys[1].kid, previous: null };
+}
+
+/** Stores an issuer's first keys, `current` and `next`. Call under {@link withIssuerLock}, with none stored. */
+export function insertFirstKeys(tx: EntityManager, issuer: Issuer, keys: [FreshKey, FreshKey], now: Date): Promise<KeyStages> {
+  return insertFreshPair(tx, issuer, keys, now);
 }
 
 /**
@@ -136,14 +144,5 @@ export async function shiftStages(
 export async function purgeKeys(tx: EntityManager, issuer: Issuer, keys: IssuerKeys, fresh: [FreshKey, FreshKey], now: Date): Promise<KeyStages & { withdrawn: string[] }> {
   const withdrawn = Object.values(keys).map((key) => key.kid);
   await tx.nativeDelete(SigningKey, { issuer });
-  addKey(tx, issuer, fresh[0], "current", now);
-  addKey(tx, issuer, fresh[1], "next", now);
-  recordActivity(tx, "system", {
-    action: "signing_keys.purged",
-    targetType: "signing_keys",
-    targetId: issuer,
-    details: { current: fresh[0].kid, next: fresh[1].kid, withdrawn: withdrawn.join(" ") },
-  });
-  await tx.flush();
-  return { current: fresh[0].kid, next: fresh[1].kid, previous: null, withdrawn };
+  return { ...(await insertFreshPair(tx, issuer, fresh, now, withdrawn)), withdrawn };
 }

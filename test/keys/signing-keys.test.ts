@@ -49,6 +49,16 @@ describe("signing keys", () => {
   /** The kid in each stage, from the database (another instance's rotation is not in this one's cache yet). */
   const stored = async (issuer: string) => Object.fromEntries((await keyRows(issuer)).map((r) => [r.stage, r.kid]));
 
+  /** Another instance's view of the keys: its own cache, the same database and KEK. */
+  const anotherInstance = () =>
+    createSigningKeys({
+      orm: t.orm,
+      clock: t.clock,
+      logger: pino({ level: "silent" }),
+      keyEncryptionKey: () => keyEncryptionKey(testKeyEncryptionKey),
+      rotationDays: 30,
+    });
+
   before(async () => {
     t = await startTestCore();
     other = await startTestCore(testConfig, { database: t.database });
@@ -156,13 +166,7 @@ describe("signing keys", () => {
   });
 
   it("while another instance's cache lags a rotation, its tokens still verify; the cache refreshes", async () => {
-    const lagging = createSigningKeys({
-      orm: t.orm,
-      clock: t.clock,
-      logger: pino({ level: "silent" }),
-      keyEncryptionKey: () => keyEncryptionKey(testKeyEncryptionKey),
-      rotationDays: 30,
-    });
+    const lagging = anotherInstance();
     const old = await lagging.sign("game", { sub: "lag" });
     const stages = await t.signingKeys.rotate("game");
     const stale = await lagging.sign("game", { sub: "lag" });
@@ -173,13 +177,7 @@ describe("signing keys", () => {
   });
 
   it("purges a compromised issuer's keys: all leave the JWKS at once, tokens they signed stop verifying, and the purge is logged", async () => {
-    const lagging = createSigningKeys({
-      orm: t.orm,
-      clock: t.clock,
-      logger: pino({ level: "silent" }),
-      keyEncryptionKey: () => keyEncryptionKey(testKeyEncryptionKey),
-      rotationDays: 30,
-    });
+    const lagging = anotherInstance();
     await t.signingKeys.rotate("game"); // so there is a previous key too
     const before = kids(await t.signingKeys.jwks("game"));
     assert.equal(before.length, 3);
