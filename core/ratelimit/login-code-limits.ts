@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Limiter, RateLimits } from "./limits.ts";
+import type { Limiter, RateLimitDecision, RateLimits } from "./limits.ts";
 
 export interface LoginCodeAttempt {
   /** Set when the attempt is over a limit: the message for the player, saying when to retry. */
@@ -16,12 +16,25 @@ function inWords(seconds: number): string {
 /** The key of {@link RateLimits.loginCodeGlobal}: one count for every server. */
 export const globalLoginCodeKey = "all";
 
+interface Level {
+  limiter: Limiter;
+  key: string;
+  message: string;
+}
+
+const refusalOf = (level: Level, decision: RateLimitDecision) =>
+  `${level.message}. Try again in ${inWords(decision.retryAfterSeconds)}.`;
+
 /**
  * Counts an in-game login code against the player (their game account, on any server), the
- * server, the server's organization and all servers together. The player and the server are what
- * the agent says, so only the last two hold against an agent that invents players or an operator
- * who makes servers. Counted up front, atomically in the store, so parallel guesses cannot slip
- * past; a right code is taken back, so the limits are on wrong codes.
+ * server, the server's organization and all servers together, one level at a time in that order,
+ * and stops at the first that refuses: an attempt counts only against the levels that let it
+ * through, and a refused one is taken back from the levels below, so it counts nowhere. Whoever
+ * runs an agent can invent players and make servers, but what one player, one server or one
+ * organization adds further up is at most its own limit: pausing in-game sign-in for everyone
+ * takes many organizations' worth of wrong codes. A level this process already refuses answers
+ * from memory, without counting. Counted up front, atomically in the store, so parallel guesses
+ * cannot slip past; a right code is taken back, so the limits are on wrong codes.
  */
 export async function countLoginCodeAttempt(
   limits: RateLimits,
@@ -29,21 +42,30 @@ export async function countLoginCodeAttempt(
   player: { game: string; uuid: string },
 ): Promise<LoginCodeAttempt> {
   const playerKey = createHash("sha256").update(`${player.game}:${player.uuid.toLowerCase()}`, "utf8").digest("hex");
-  const counts: Array<[Limiter, string, string]> = [
-    [limits.loginCodePerPlayer, playerKey, "You have entered too many wrong codes"],
-    [limits.loginCodePerServer, server.id, "Too many wrong codes have been entered on this server"],
-    [limits.loginCodePerOrganization, server.organizationId, "Too many wrong codes have been entered on this organization's servers"],
-    [limits.loginCodeGlobal, globalLoginCodeKey, "Too many wrong codes are being entered; in-game sign-in is paused"],
+  const levels: Level[] = [
+    { limiter: limits.loginCodePerPlayer, key: playerKey, message: "You have entered too many wrong codes" },
+    { limiter: limits.loginCodePerServer, key: server.id, message: "Too many wrong codes have been entered on this server" },
+    { limiter: limits.loginCodePerOrganization, key: server.organizationId, message: "Too many wrong codes have been entered on this organization's servers" },
+    { limiter: limits.loginCodeGlobal, key: globalLoginCodeKey, message: "Too many wrong codes are being entered; in-game sign-in is paused" },
   ];
-  const decisions = await Promise.all(counts.map(([limiter, key]) => limiter.consume(key)));
-  const refused = decisions
-    .map((decision, i) => ({ decision, message: counts[i][2] }))
-    .filter(({ decision }) => !decision.allowed)
-    .sort((a, b) => b.decision.retryAfterSeconds - a.decision.retryAfterSeconds)[0];
+  const takeBack = (counted: Level[]) => Promise.all(counted.map(({ limiter, key }) => limiter.refund(key)));
+  for (const level of levels) {
+    const known = level.limiter.refusing(level.key);
+    if (known) return { refusal: refusalOf(level, known), async succeeded() {} };
+  }
+  const counted: Level[] = [];
+  for (const level of levels) {
+    const decision = await level.limiter.consume(level.key);
+    if (!decision.allowed) {
+      await takeBack(counted);
+      return { refusal: refusalOf(level, decision), async succeeded() {} };
+    }
+    counted.push(level);
+  }
   return {
-    refusal: refused && `${refused.message}. Try again in ${inWords(refused.decision.retryAfterSeconds)}.`,
+    refusal: undefined,
     async succeeded() {
-      await Promise.all(counts.map(([limiter, key]) => limiter.refund(key)));
+      await takeBack(counted);
     },
   };
 }
