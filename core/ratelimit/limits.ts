@@ -70,7 +70,7 @@ export interface RateLimits {
   readonly signInPerIp: Limiter;
   /** Sign-ups per client IP ("sign_up_ip"). */
   readonly signUpPerIp: Limiter;
-  /** Wrong in-game login codes per player, on any server ("login_code_player"). */
+  /** Wrong in-game login codes per player and organization, on any of its servers ("login_code_player"). */
   readonly loginCodePerPlayer: Limiter;
   /** Wrong in-game login codes per game server ("login_code_server"). */
   readonly loginCodePerServer: Limiter;

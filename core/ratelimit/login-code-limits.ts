@@ -26,8 +26,8 @@ const refusalOf = (level: Level, decision: RateLimitDecision) =>
   `${level.message}. Try again in ${inWords(decision.retryAfterSeconds)}.`;
 
 /**
- * Counts an in-game login code against the player (their game account, on any server), the
- * server, the server's organization and all servers together, one level at a time in that order,
+ * Counts an in-game login code against the player (their game account, on any server of the
+ * organization), the server, the server's organization and all servers together, one level at a time in that order,
  * and stops at the first that refuses: an attempt counts only against the levels that let it
  * through, and a refused one is taken back from the levels below, so it counts nowhere. Whoever
  * runs an agent can invent players and make servers, but what one player, one server or one
@@ -41,7 +41,11 @@ export async function countLoginCodeAttempt(
   server: { id: string; organizationId: string },
   player: { game: string; uuid: string },
 ): Promise<LoginCodeAttempt> {
-  const playerKey = createHash("sha256").update(`${player.game}:${player.uuid.toLowerCase()}`, "utf8").digest("hex");
+  // The player within the organization: anyone can make an organization and report any player's
+  // public UUID, which must not lock that player out of another organization's sign-ins.
+  const playerKey = createHash("sha256")
+    .update(`${server.organizationId}:${player.game}:${player.uuid.toLowerCase()}`, "utf8")
+    .digest("hex");
   const levels: Level[] = [
     { limiter: limits.loginCodePerPlayer, key: playerKey, message: "You have entered too many wrong codes" },
     { limiter: limits.loginCodePerServer, key: server.id, message: "Too many wrong codes have been entered on this server" },

@@ -321,7 +321,7 @@ describe("outpost-agent against a running Outpost", function () {
       assert.equal(online.stdout, `${noSignIn}\n`);
     });
 
-    it("limits wrong codes per player, on every server, and says when to retry", async () => {
+    it("limits wrong codes per player, on every server of the organization, and says when to retry", async () => {
       const first = await createServer("Guessing 1");
       const second = await createServer("Guessing 2");
       const agent = run(first.key);

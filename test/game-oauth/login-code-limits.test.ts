@@ -75,4 +75,18 @@ describe("Game OAuth: what a refused login code costs the limits above it", func
     assert.equal(replies.filter((m) => m === noSignIn).length, 5);
     assert.equal(replies.filter((m) => /^You have entered too many wrong codes/.test(m)).length, 996);
   });
+
+  it("a player's count is their organization's: wrong codes reported for a UUID in one organization do not limit it in another", async () => {
+    // Anyone can make an organization, a server and an agent, and report any player's public UUID.
+    const victim = player("Victim");
+    const replies = await guess(guessed.agent!, victim, 6);
+    assert.equal(replies.filter((m) => /^You have entered too many wrong codes/.test(m)).length, 1);
+
+    const theirs = await w.createServer("Victim's server", { organizationSlug: "other" });
+    assert.equal((await theirs.agent!.playCommand(victim, "/outpost login ZZZZ-9996")).message, noSignIn);
+    const { session } = await w.start({ clientId: (await w.createClient({ name: "Victim's App", organizationSlug: "other" })).clientId });
+    assert.ok((await theirs.agent!.playCommand(victim, command(session))).confirmation, "the victim still signs in");
+    // In the organization that reported them, they stay limited.
+    assert.match((await guessed.agent!.playCommand(victim, "/outpost login ZZZZ-9995")).message, /^You have entered too many wrong codes/);
+  });
 });
