@@ -10,6 +10,7 @@ import { isOnline } from "../agents/presence.ts";
 import { cancelClaims, claimSession } from "./login-claims.ts";
 import { completeSignIn } from "./complete-sign-in.ts";
 import { redirectHostOf } from "./hosted-sessions.ts";
+import { appNameShown } from "./shown-text.ts";
 import {
   cancelledMessage,
   confirmationMessage,
@@ -49,7 +50,7 @@ const sessionQuery = (where: string) =>
 /** Why this server may not sign anyone in to the session's app now, if it may not. */
 function serverProblem(session: SessionRow, now: Date): string | undefined {
   if (session.verifier_policy !== "any_server" && !session.allowed) {
-    return `This server is not allowed to sign you in to ${session.client_name}. Use one of the servers listed on the sign-in page.`;
+    return `This server is not allowed to sign you in to ${appNameShown(session.client_name)}. Use one of the servers listed on the sign-in page.`;
   }
   const lastSeenAt = session.server_last_seen_at && new Date(session.server_last_seen_at);
   if (!session.server_online || !isOnline({ online: session.server_online, lastSeenAt }, now)) {
@@ -79,7 +80,7 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
       // Another player holds it (or it ended meanwhile): as if no sign-in waited for the code.
       if (!claim.claimed) return { accepted: false, message: noSignInMessage };
       await publish(claim.changed);
-      const confirmation = { appName: session.client_name, redirectHost: redirectHostOf(session.redirect_uri), expiresInSeconds: confirmWindowSeconds };
+      const confirmation = { appName: appNameShown(session.client_name), redirectHost: redirectHostOf(session.redirect_uri), expiresInSeconds: confirmWindowSeconds };
       return { accepted: false, message: confirmationMessage(confirmation), confirmation };
     },
 
@@ -91,7 +92,7 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
         const released = await cancelClaims(em, who, now);
         if (released.length === 0) return { accepted: false, message: nothingToConfirmMessage };
         await publish(released.map((r) => r.id));
-        return { accepted: false, message: cancelledMessage(released[0].clientName) };
+        return { accepted: false, message: cancelledMessage(appNameShown(released[0].clientName)) };
       }
       const [session] = await em.execute<SessionRow[]>(
         sessionQuery(
@@ -107,7 +108,7 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
       const client = { id: session.id, clientUuid: session.client_uuid, clientId: session.client_id, clientName: session.client_name };
       if (!(await completeSignIn(em, client, who, now, deps.config.gameIssuerUrl))) return { accepted: false, message: nothingToConfirmMessage };
       await publish([session.id]);
-      return { accepted: true, message: `Signed in to ${session.client_name}.` };
+      return { accepted: true, message: `Signed in to ${appNameShown(session.client_name)}.` };
     },
   };
 }

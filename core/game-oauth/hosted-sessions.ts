@@ -18,6 +18,7 @@ import { gameToProto } from "../convert.ts";
 import { isOnline } from "../agents/presence.ts";
 import { bindingCheck, formatLoginCode, newLoginCode, openLoginCode, sealLoginCode, type LoginCodeHasher } from "./login-codes.ts";
 import { completionKey, openAsBrowser } from "./sealed-redirect.ts";
+import { appNameShown, shownText } from "./shown-text.ts";
 
 export const sessionTtlMs = 10 * 60_000;
 
@@ -154,12 +155,12 @@ export async function sessionToProto(
     sessionId: row.id,
     loginCode: shown,
     command: `/outpost login ${shown}`,
-    clientName: row.client_name,
+    clientName: appNameShown(row.client_name),
     anyServer,
     servers: servers.map((s) =>
       create(VerifierServerSchema, {
         id: s.id,
-        name: s.name,
+        name: shownText(s.name),
         game: gameToProto(s.game),
         online: isOnline({ online: s.online, lastSeenAt: s.last_seen_at ? new Date(s.last_seen_at) : null }, now),
       }),
@@ -170,8 +171,8 @@ export async function sessionToProto(
     redirectHost: redirectHostOf(row.redirect_uri),
     claim: claimed
       ? create(SignInClaimSchema, {
-          playerName: row.claimed_player_name ?? "",
-          serverName: row.claimed_server_name!,
+          playerName: shownText(row.claimed_player_name ?? ""),
+          serverName: shownText(row.claimed_server_name!),
           expiresAt: timestampFromDate(claimedUntil),
         })
       : undefined,

@@ -464,6 +464,9 @@ export declare type CreateGameOAuthClientRequest = Message<"outpost.organization
   organizationSlug: string;
 
   /**
+   * What players read on the sign-in page and in game, beside the app's host: no control
+   * characters, bidirectional text controls or § (Minecraft formatting codes), which could hide it.
+   *
    * @generated from field: string name = 2;
    */
   name: string;
@@ -631,6 +634,9 @@ export declare type UpdateGameOAuthClientRequest = Message<"outpost.organization
   clientId: string;
 
   /**
+   * What players read on the sign-in page and in game, beside the app's host: no control
+   * characters, bidirectional text controls or § (Minecraft formatting codes), which could hide it.
+   *
    * @generated from field: optional string name = 2;
    */
   name?: string | undefined;
