@@ -2,9 +2,9 @@
  * Claims on hosted sign-in sessions. A valid `/outpost login <CODE>` binds the pending session to
  * the player and the server that ran it, for {@link confirmWindowSeconds}: only that player on
  * that server may then confirm it (game-login-verifier.ts) or cancel it, and once the time runs
- * out the claim lapses and the code is free again. Every change is one statement on the session's
- * locked row, so of two players racing for one code exactly one holds it, and every instance sees
- * the same claim. Activity: `game_oauth.sign_in_claimed`, `game_oauth.sign_in_cancelled` and
+ * out the claim lapses and the code is free again. Every change is made on the session's locked
+ * row, so of two players racing for one code exactly one holds it, and every instance sees the
+ * same claim. Activity: `game_oauth.sign_in_claimed`, `game_oauth.sign_in_cancelled` and
  * `game_oauth.sign_in_claim_expired` (a confirmation writes `game_oauth.sign_in`).
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
@@ -47,7 +47,7 @@ function recordClaim(em: EntityManager, action: string, row: ClaimRow, details: 
 }
 
 export interface ClaimOutcome {
-  /** The claimant holds the session now (a new claim, or their own renewed). */
+  /** The claimant holds the session now (a new claim, or their own that was already live). */
   claimed: boolean;
   /** When their time to confirm ends. */
   until: Date;
@@ -55,40 +55,52 @@ export interface ClaimOutcome {
   changed: string[];
 }
 
+/** The session's claim before a new one, its row locked. */
+interface HeldRow {
+  claimed_server_id: string | null;
+  claimed_player_uuid: string | null;
+  claimed_player_name: string | null;
+  claimed_until: Date | null;
+}
+
 /**
  * Claims the pending session for the claimant until {@link confirmWindowSeconds} from `now`,
  * unless another player (or the same player on another server) holds a claim on it that has not
- * run out (a claim whose server was deleted holds nothing). The claimant's own claim is renewed; their live claims on other sessions on this server
- * are released (a later `/outpost confirm` answers the last code they typed, and only that one).
+ * run out (a claim whose server was deleted holds nothing). The claimant's own live claim stays as
+ * it is: the same deadline, no activity row, nothing to publish (re-typing a code cannot flood the
+ * log). Their live claims on other sessions on this server are released (a later
+ * `/outpost confirm` answers the last code they typed, and only that one).
  */
 export async function claimSession(em: EntityManager, sessionId: string, who: Claimant, now: Date): Promise<ClaimOutcome> {
   const until = new Date(now.getTime() + confirmWindowSeconds * 1000);
   return em.fork().transactional(async (tx) => {
-    const [row] = await tx.execute<Array<ClaimRow & { previous_server_id: string | null; previous_player_uuid: string | null; previous_player_name: string | null; previous_until: Date | null }>>(
-      `with old as (
-         select h.id, h.claimed_server_id, h.claimed_player_uuid, h.claimed_player_name, h.claimed_until
-           from hosted_authorizations h where h.id = ? and h.status = 'pending' and h.expires_at > ? for update)
-       update hosted_authorizations h
-          set claimed_server_id = ?, claimed_player_uuid = ?, claimed_player_name = ?, claimed_at = ?, claimed_until = ?
-         from old, game_oauth_clients c
-        where h.id = old.id and c.id = h.game_oauth_client_id
-          and (old.claimed_until is null or old.claimed_until <= ? or old.claimed_server_id is null
-               or (old.claimed_server_id = ? and old.claimed_player_uuid = ?))
-       returning h.id, h.organization_id, c.client_id, c.name as client_name, h.claimed_server_id as server_id,
-                 h.claimed_player_uuid as player_uuid, h.claimed_player_name as player_name,
-                 old.claimed_server_id as previous_server_id, old.claimed_player_uuid as previous_player_uuid,
-                 old.claimed_player_name as previous_player_name, old.claimed_until as previous_until`,
-      [sessionId, now, who.server.id, who.player.uuid, who.player.name.slice(0, 64), now, until, now, who.server.id, who.player.uuid],
+    const [held] = await tx.execute<HeldRow[]>(
+      `select claimed_server_id, claimed_player_uuid, claimed_player_name, claimed_until from hosted_authorizations
+        where id = ? and status = 'pending' and expires_at > ? for update`,
+      [sessionId, now],
     );
-    if (!row) return { claimed: false, until, changed: [] };
-    const renewed = row.previous_server_id === who.server.id && row.previous_player_uuid === who.player.uuid && row.previous_until && new Date(row.previous_until) > now;
-    if (row.previous_until && row.previous_player_uuid && !renewed) {
-      // Another player's claim that ran out and was not swept yet.
+    if (!held) return { claimed: false, until, changed: [] };
+    const heldUntil = held.claimed_until && new Date(held.claimed_until);
+    if (heldUntil && heldUntil > now && held.claimed_server_id !== null) {
+      const own = held.claimed_server_id === who.server.id && held.claimed_player_uuid === who.player.uuid;
+      return own ? { claimed: true, until: heldUntil, changed: [] } : { claimed: false, until, changed: [] };
+    }
+    const [row] = await tx.execute<ClaimRow[]>(
+      `update hosted_authorizations h
+          set claimed_server_id = ?, claimed_player_uuid = ?, claimed_player_name = ?, claimed_at = ?, claimed_until = ?
+         from game_oauth_clients c
+        where h.id = ? and c.id = h.game_oauth_client_id
+       returning h.id, h.organization_id, c.client_id, c.name as client_name, h.claimed_server_id as server_id,
+                 h.claimed_player_uuid as player_uuid, h.claimed_player_name as player_name`,
+      [who.server.id, who.player.uuid, who.player.name.slice(0, 64), now, until, sessionId],
+    );
+    if (heldUntil && held.claimed_player_uuid) {
+      // A claim that ran out (or whose server was deleted) and was not swept yet.
       recordClaim(tx, "game_oauth.sign_in_claim_expired", {
         ...row,
-        server_id: row.previous_server_id,
-        player_uuid: row.previous_player_uuid,
-        player_name: row.previous_player_name ?? "",
+        server_id: held.claimed_server_id,
+        player_uuid: held.claimed_player_uuid,
+        player_name: held.claimed_player_name ?? "",
       });
     }
     const released = await releaseClaims(tx, who, now, sessionId);

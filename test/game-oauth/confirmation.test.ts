@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { AuthorizationStatus, type AuthorizationSession } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
@@ -80,6 +81,31 @@ describe("Game OAuth: the player confirms in game", function () {
     assert.deepEqual(await lobby.confirm(steve), { accepted: false, message: nothingToConfirm }, "a claim completes one sign-in");
     const [signIn] = (await activity("game_oauth.sign_in")).filter((e) => e.details.playerUuid === steve.uuid);
     assert.equal(signIn.details.confirmedInGame, "true");
+  });
+
+  it("re-typing one's own claimed code changes nothing: no activity row, no page update, the same deadline", async () => {
+    const { session, binding } = await w.start({ clientId });
+    const steve = player("Steve");
+    assert.equal((await lobby.playCommand(steve, command(session))).message, prompt);
+    const deadline = (await read(session, binding)).claim!.expiresAt;
+    let published = 0;
+    const unsubscribe = w.t.events.subscribe(session.sessionId, () => published++);
+    try {
+      w.t.clock.advance(10_000);
+      for (let i = 0; i < 3; i++) assert.ok((await lobby.playCommand(steve, command(session))).confirmation, "still asks to confirm");
+      // Events travel in order on one channel: once one published now arrives, any the re-typed codes published have.
+      const marker = randomUUID();
+      const arrived = new Promise<void>((resolve) => w.t.events.subscribe(marker, resolve));
+      await w.t.events.publish(marker);
+      await arrived;
+      assert.equal(published, 0, "the page is told of no change");
+      assert.deepEqual((await read(session, binding)).claim!.expiresAt, deadline);
+      assert.equal((await activity("game_oauth.sign_in_claimed")).filter((e) => e.details.playerUuid === steve.uuid).length, 1);
+      assert.equal((await lobby.confirm(steve)).accepted, true);
+    } finally {
+      unsubscribe();
+      w.t.clock.advance(-10_000);
+    }
   });
 
   it("of two players racing for one code, exactly one holds it", async () => {
