@@ -14,7 +14,6 @@ import { appNameShown } from "./shown-text.ts";
 import {
   cancelledMessage,
   confirmationMessage,
-  confirmWindowSeconds,
   noSignInMessage,
   nothingToConfirmMessage,
   type LoginVerifier,
@@ -80,7 +79,9 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
       // Another player holds it (or it ended meanwhile): as if no sign-in waited for the code.
       if (!claim.claimed) return { accepted: false, message: noSignInMessage };
       await publish(claim.changed);
-      const confirmation = { appName: appNameShown(session.client_name), redirectHost: redirectHostOf(session.redirect_uri), expiresInSeconds: confirmWindowSeconds };
+      // Whole seconds, rounded down: the prompt never promises more time than the claim has.
+      const expiresInSeconds = Math.max(1, Math.floor((claim.until.getTime() - now.getTime()) / 1000));
+      const confirmation = { appName: appNameShown(session.client_name), redirectHost: redirectHostOf(session.redirect_uri), expiresInSeconds };
       return { accepted: false, message: confirmationMessage(confirmation), confirmation };
     },
 

@@ -61,30 +61,34 @@ interface HeldRow {
   claimed_player_uuid: string | null;
   claimed_player_name: string | null;
   claimed_until: Date | null;
+  expires_at: Date;
 }
 
 /**
- * Claims the pending session for the claimant until {@link confirmWindowSeconds} from `now`,
- * unless another player (or the same player on another server) holds a claim on it that has not
+ * Claims the pending session for the claimant until {@link confirmWindowSeconds} from `now`, or
+ * until the session expires if that is sooner, unless another player (or the same player on another server) holds a claim on it that has not
  * run out (a claim whose server was deleted holds nothing). The claimant's own live claim stays as
  * it is: the same deadline, no activity row, nothing to publish (re-typing a code cannot flood the
  * log). Their live claims on other sessions on this server are released (a later
  * `/outpost confirm` answers the last code they typed, and only that one).
  */
 export async function claimSession(em: EntityManager, sessionId: string, who: Claimant, now: Date): Promise<ClaimOutcome> {
-  const until = new Date(now.getTime() + confirmWindowSeconds * 1000);
+  const window = new Date(now.getTime() + confirmWindowSeconds * 1000);
   return em.fork().transactional(async (tx) => {
     const [held] = await tx.execute<HeldRow[]>(
-      `select claimed_server_id, claimed_player_uuid, claimed_player_name, claimed_until from hosted_authorizations
+      `select claimed_server_id, claimed_player_uuid, claimed_player_name, claimed_until, expires_at from hosted_authorizations
         where id = ? and status = 'pending' and expires_at > ? for update`,
       [sessionId, now],
     );
-    if (!held) return { claimed: false, until, changed: [] };
+    if (!held) return { claimed: false, until: window, changed: [] };
     const heldUntil = held.claimed_until && new Date(held.claimed_until);
     if (heldUntil && heldUntil > now && held.claimed_server_id !== null) {
       const own = held.claimed_server_id === who.server.id && held.claimed_player_uuid === who.player.uuid;
-      return own ? { claimed: true, until: heldUntil, changed: [] } : { claimed: false, until, changed: [] };
+      return own ? { claimed: true, until: heldUntil, changed: [] } : { claimed: false, until: window, changed: [] };
     }
+    // No longer than the sign-in itself lasts.
+    const expiresAt = new Date(held.expires_at);
+    const until = expiresAt < window ? expiresAt : window;
     const [row] = await tx.execute<ClaimRow[]>(
       `update hosted_authorizations h
           set claimed_server_id = ?, claimed_player_uuid = ?, claimed_player_name = ?, claimed_at = ?, claimed_until = ?

@@ -7,7 +7,8 @@
  * A valid code alone signs no one in (RFC 8628 §5.4, remote phishing: whoever posts "type
  * /outpost login ABCD-1234 for a reward" in chat would otherwise be signed in as whoever obeys).
  * It claims the waiting sign-in for that player on that server and asks them, naming the app and
- * where it lives, to confirm it within {@link confirmWindowSeconds} only if they started it.
+ * where it lives, to confirm it within {@link confirmWindowSeconds} (or the time the sign-in has
+ * left, if less) only if they started it.
  */
 import { confirmCommand } from "../agents/login-command.ts";
 
@@ -36,6 +37,7 @@ export interface ConfirmationPrompt {
   appName: string;
   /** The host (and port) of the app's redirect URI. */
   redirectHost: string;
+  /** Whole seconds left to confirm, rounded down. */
   expiresInSeconds: number;
 }
 

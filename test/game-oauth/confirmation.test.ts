@@ -92,7 +92,11 @@ describe("Game OAuth: the player confirms in game", function () {
     const unsubscribe = w.t.events.subscribe(session.sessionId, () => published++);
     try {
       w.t.clock.advance(10_000);
-      for (let i = 0; i < 3; i++) assert.ok((await lobby.playCommand(steve, command(session))).confirmation, "still asks to confirm");
+      for (let i = 0; i < 3; i++) {
+        const again = await lobby.playCommand(steve, command(session));
+        assert.ok(again.confirmation && again.confirmation.expiresInSeconds <= 50, `asks with the time left: ${again.message}`);
+        assert.ok(again.message.includes(`within ${again.confirmation.expiresInSeconds} s`), again.message);
+      }
       // Events travel in order on one channel: once one published now arrives, any the re-typed codes published have.
       const marker = randomUUID();
       const arrived = new Promise<void>((resolve) => w.t.events.subscribe(marker, resolve));
@@ -105,6 +109,22 @@ describe("Game OAuth: the player confirms in game", function () {
     } finally {
       unsubscribe();
       w.t.clock.advance(-10_000);
+    }
+  });
+
+  it("a sign-in with less than 60 s left is claimed until it ends, and the prompt says how long that is", async () => {
+    const { session, binding } = await w.start({ clientId });
+    w.t.clock.advance(570_000);
+    try {
+      await sql(`update servers set last_seen_at = ?`, [w.t.clock.now()]);
+      const late = player("Late");
+      const reply = await lobby.playCommand(late, command(session));
+      const seconds = reply.confirmation?.expiresInSeconds ?? 0;
+      assert.ok(seconds > 0 && seconds <= 30, `${seconds} s to confirm`);
+      assert.equal(reply.message, prompt.replace("within 60 s", `within ${seconds} s`));
+      assert.deepEqual((await read(session, binding)).claim!.expiresAt, session.expiresAt, "the claim ends with the sign-in");
+    } finally {
+      w.t.clock.advance(-570_000);
     }
   });
 
