@@ -1,7 +1,8 @@
 /**
  * Completing a hosted sign-in, once its claimant confirmed in game: one transaction flips the
  * session from pending exactly once (still claimed by this player on this server, in time), upserts
- * the game account (its `sub` stays, its name follows the game), issues the authorization code,
+ * the game account (its `sub` stays, its name follows the game: the name the player had when they
+ * claimed the sign-in, as the page showed it), issues the authorization code,
  * seals the redirect URL to the browser and records `game_oauth.sign_in`.
  */
 import { randomUUID } from "node:crypto";
@@ -34,20 +35,23 @@ export async function completeSignIn(
   return em.fork().transactional(async (tx) => {
     const [done] = await tx.execute<Array<{
       redirect_uri: string; state: string; nonce: string | null; code_challenge: string | null; code_challenge_method: string | null; completion_key: string;
+      claimed_player_name: string | null;
     }>>(
       `update hosted_authorizations set status = 'completed', completed_at = ?
         where id = ? and status = 'pending' and expires_at > ? and completion_key is not null
           and claimed_server_id = ? and claimed_player_uuid = ? and claimed_until > ?
-        returning redirect_uri, state, nonce, code_challenge, code_challenge_method, completion_key`,
+        returning redirect_uri, state, nonce, code_challenge, code_challenge_method, completion_key, claimed_player_name`,
       [now, session.id, now, server.id, player.uuid, now],
     );
     if (!done) return false;
+    // The name the page showed while the player was confirming, not one sent with the confirmation.
+    const playerName = done.claimed_player_name ?? player.name.slice(0, 64);
     const [account] = await tx.execute<Array<{ id: string }>>(
       `insert into game_accounts (id, organization_id, game, account_uuid, sub, name, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, ?, ?)
        on conflict (organization_id, game, account_uuid) do update set name = excluded.name, updated_at = excluded.updated_at
        returning id`,
-      [randomUUID(), server.organizationId, server.game, player.uuid, `gp_${randomBase62(24)}`, player.name.slice(0, 64), now, now],
+      [randomUUID(), server.organizationId, server.game, player.uuid, `gp_${randomBase62(24)}`, playerName, now, now],
     );
     await tx.execute(
       `insert into authorization_codes (id, code_hash, game_oauth_client_id, organization_id, hosted_authorization_id, game_account_id,
@@ -71,7 +75,7 @@ export async function completeSignIn(
       serverId: server.id,
       details: {
         clientId: session.clientId, clientName: session.clientName, serverId: server.id, serverName: server.name,
-        playerName: player.name, playerUuid: player.uuid, confirmedInGame: "true",
+        playerName, playerUuid: player.uuid, confirmedInGame: "true",
       },
     });
     return true;

@@ -128,6 +128,18 @@ describe("Game OAuth: the player confirms in game", function () {
     }
   });
 
+  it("the game account and the sign-in event take the name the page showed, not one sent with the confirmation", async () => {
+    const { session, binding } = await w.start({ clientId });
+    const steve = player("Steve");
+    await lobby.playCommand(steve, command(session));
+    assert.equal((await read(session, binding)).claim?.playerName, "Steve");
+    assert.equal((await lobby.confirm({ name: "Notch", uuid: steve.uuid })).accepted, true);
+    const [account] = await sql(`select name from game_accounts where account_uuid = ?`, [steve.uuid]);
+    assert.equal(account.name, "Steve");
+    const [signIn] = (await activity("game_oauth.sign_in")).filter((e) => e.details.playerUuid === steve.uuid);
+    assert.equal(signIn.details.playerName, "Steve");
+  });
+
   it("of two players racing for one code, exactly one holds it", async () => {
     const { session, binding } = await w.start({ clientId });
     const racers = [player("Racer1"), player("Racer2")];
