@@ -34,17 +34,29 @@ interface SessionRow {
   server_last_seen_at: Date | null;
   /** The server still holds the key the reporting stream authenticated with. */
   key_current: boolean | null;
+  /** The session's claim, if any (it may have run out, or its server been deleted). */
+  claimed_server_id: string | null;
+  claimed_player_uuid: string | null;
+  claimed_until: Date | null;
 }
 
 /** A session with what the reporting server may do with it; its `where` takes the rest of the parameters. */
 const sessionQuery = (where: string) =>
   `select h.id, h.organization_id, h.redirect_uri, c.id as client_uuid, c.client_id, c.name as client_name, c.verifier_policy,
+          h.claimed_server_id, h.claimed_player_uuid, h.claimed_until,
           exists (select 1 from game_oauth_client_servers cs where cs.game_oauth_client_id = c.id and cs.server_id = ?) as allowed,
           s.online as server_online, s.last_seen_at as server_last_seen_at, s.agent_key_hash = ? as key_current
      from hosted_authorizations h
      join game_oauth_clients c on c.id = h.game_oauth_client_id
      left join servers s on s.id = ?
     where ${where}`;
+
+/** Whether another player (or this player on another server) holds a claim on the session that has not run out. */
+function heldByAnother(session: SessionRow, who: { serverId: string; playerUuid: string }, now: Date): boolean {
+  const until = session.claimed_until && new Date(session.claimed_until);
+  if (!until || until <= now || session.claimed_server_id === null) return false;
+  return session.claimed_server_id !== who.serverId || session.claimed_player_uuid !== who.playerUuid;
+}
 
 /** Why this server may not sign anyone in to the session's app now, if it may not. */
 function serverProblem(session: SessionRow, now: Date): string | undefined {
@@ -73,6 +85,9 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
       );
       // Another organization's live code reads exactly like an unknown one: a guess learns nothing.
       if (!session || session.organization_id !== server.organizationId) return { accepted: false, message: noSignInMessage };
+      // Someone else's claim reads the same, before anything about this server: on a server that
+      // could not sign anyone in, a specific message would tell that the code is live.
+      if (heldByAnother(session, { serverId: server.id, playerUuid: player.uuid }, now)) return { accepted: false, message: noSignInMessage };
       const problem = serverProblem(session, now);
       if (problem) return { accepted: false, message: problem };
       const claim = await claimSession(em, session.id, { server, player }, now);

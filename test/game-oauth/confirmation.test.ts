@@ -140,6 +140,23 @@ describe("Game OAuth: the player confirms in game", function () {
     assert.equal(signIn.details.playerName, "Steve");
   });
 
+  it("a code another player holds reads as no sign-in on any server, even one that could not sign anyone in", async () => {
+    const allowed = await w.createServer("Allowed");
+    const outside = await w.createServer("Outside");
+    const selective = await w.createClient({ name: "Selective", policy: { servers: [allowed.id] } });
+    const { session } = await w.start({ clientId: selective.clientId });
+    const alex = player("Alex");
+    // Unclaimed, the server not allowed hears why.
+    assert.match((await outside.agent!.playCommand(alex, command(session))).message, /^This server is not allowed to sign you in to Selective\./);
+    assert.ok((await allowed.agent!.playCommand(player("Steve"), command(session))).confirmation);
+    assert.deepEqual(await outside.agent!.playCommand(alex, command(session)), { accepted: false, message: noSignIn });
+    // Nor does a stream whose agent key was replaced learn that it is held.
+    const server = { id: allowed.id, organizationId: w.organizationId, name: "Allowed", game: "minecraft" };
+    const code = session.loginCode.replace("-", "");
+    const stale = await w.t.deps.loginVerifier.verify({ server, player: alex, code, agentKeyHash: "0".repeat(64) });
+    assert.deepEqual(stale, { accepted: false, message: noSignIn });
+  });
+
   it("of two players racing for one code, exactly one holds it", async () => {
     const { session, binding } = await w.start({ clientId });
     const racers = [player("Racer1"), player("Racer2")];
