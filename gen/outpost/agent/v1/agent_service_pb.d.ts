@@ -382,7 +382,8 @@ export declare const LoginReplySchema: GenMessage<LoginReply>;
  */
 export declare type Confirmation = Message<"outpost.agent.v1.Confirmation"> & {
   /**
-   * The app's name, as its organization registered it.
+   * The app's name, as its organization registered it, less any § formatting codes, control
+   * characters and bidirectional text controls (which could hide the host).
    *
    * @generated from field: string app_name = 1;
    */

@@ -184,7 +184,8 @@ export declare type AuthorizationSession = Message<"outpost.gameoauth.v1.Authori
   command: string;
 
   /**
-   * The app's name, as its organization registered it.
+   * The app's name, as its organization registered it, less any § formatting codes, control
+   * characters and bidirectional text controls (so are the servers' and the player's names).
    *
    * @generated from field: string client_name = 4;
    */
