@@ -77,7 +77,19 @@ function endStreamWithResponse(req: http2.Http2ServerRequest): void {
   });
 }
 
-export async function listen(handler: Handler, port: number, host: string): Promise<Listener> {
+export interface ListenOptions {
+  /**
+   * A connection must send enough to tell HTTP/1.1 from HTTP/2 within this long, or it is closed
+   * (a server's own timeouts apply only once it owns the socket).
+   */
+  protocolDetectionMs?: number;
+}
+
+/** How long a new connection has to send its first bytes. */
+export const protocolDetectionMs = 10_000;
+
+export async function listen(handler: Handler, port: number, host: string, options: ListenOptions = {}): Promise<Listener> {
+  const detectionMs = options.protocolDetectionMs ?? protocolDetectionMs;
   const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000 }, handler);
   // At most 128 streams at once per connection (Node's default is 2^32 - 1); each stream's body is
   // flow-controlled, and a session buffers at most maxSessionMemory (10 MB) in all.
@@ -97,18 +109,23 @@ export async function listen(handler: Handler, port: number, host: string): Prom
     // Small writes (server-sent events, agent replies on the h2c stream) go out at once: no
     // Nagle delay waiting for the peer's (delayed) ACK.
     socket.setNoDelay(true);
-    socket.on("close", () => sockets.delete(socket));
+    const detection = setTimeout(() => socket.destroy(), detectionMs);
+    socket.on("close", () => {
+      clearTimeout(detection);
+      sockets.delete(socket);
+    });
     socket.on("error", () => socket.destroy());
-    // Peek in paused mode (readable + read), so nothing flows before a server owns the socket.
+    // Read in paused mode (readable + read), so nothing flows before a server owns the socket. The
+    // bytes read are kept here until they decide: pushing them back (unshift) would announce
+    // `readable` again at once, and a connection that sent "P" would spin the event loop forever.
+    let head = Buffer.alloc(0);
     const onReadable = () => {
-      const head: Buffer | null = socket.read();
-      if (head === null) return void socket.once("readable", onReadable);
+      for (let chunk: Buffer | null; (chunk = socket.read()) !== null; ) head = Buffer.concat([head, chunk]);
       const n = Math.min(head.length, preface.length);
       const isH2 = head.subarray(0, n).equals(preface.subarray(0, n));
-      if (isH2 && head.length < preface.length) {
-        socket.unshift(head);
-        return void socket.once("readable", onReadable);
-      }
+      // Too few bytes yet (or none: the peer ended, and "close" follows): wait for more.
+      if (head.length === 0 || (isH2 && head.length < preface.length)) return void socket.once("readable", onReadable);
+      clearTimeout(detection);
       if (isH2) {
         h2.emit("connection", new ReplayedSocket(socket, head));
       } else {
