@@ -77,6 +77,17 @@ function endStreamWithResponse(req: http2.Http2ServerRequest): void {
   });
 }
 
+/**
+ * Node wraps a stream that is not a net.Socket (a ReplayedSocket) in a socket of its own that
+ * knows no peer, so every HTTP/2 request's `req.socket.remoteAddress` would be undefined: no
+ * per-IP limit, no trusted proxy, no address in the activity log. That socket reports the peer
+ * it is given here (net.Socket's `_peername`, read when its handle cannot ask the kernel).
+ */
+function givePeer(session: http2.ServerHttp2Session, socket: net.Socket): void {
+  const peer = { address: socket.remoteAddress, port: socket.remotePort, family: socket.remoteFamily };
+  (session.socket as unknown as { _peername: typeof peer })._peername = peer;
+}
+
 export interface ListenOptions {
   /**
    * A connection must send enough to tell HTTP/1.1 from HTTP/2 within this long, or it is closed
@@ -98,7 +109,10 @@ export async function listen(handler: Handler, port: number, host: string, optio
     handler(req, res);
   });
   const sessions = new Set<http2.ServerHttp2Session>();
+  // The TCP socket whose session h2 is creating ("session" follows "connection" at once).
+  let arriving: net.Socket | undefined;
   h2.on("session", (session) => {
+    if (arriving) givePeer(session, arriving);
     sessions.add(session);
     session.on("close", () => sessions.delete(session));
   });
@@ -127,7 +141,9 @@ export async function listen(handler: Handler, port: number, host: string, optio
       if (head.length === 0 || (isH2 && head.length < preface.length)) return void socket.once("readable", onReadable);
       clearTimeout(detection);
       if (isH2) {
+        arriving = socket;
         h2.emit("connection", new ReplayedSocket(socket, head));
+        arriving = undefined;
       } else {
         socket.unshift(head);
         h1.emit("connection", socket);

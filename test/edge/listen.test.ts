@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
+import http2 from "node:http2";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { listen } from "../../edge/listen.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { startServe, type ServeProcess } from "../support/process.ts";
 import { startListenerProcess, type ListenerProcess } from "../support/listener-process.ts";
@@ -107,5 +109,34 @@ describe("protocol detection timeout", () => {
     socket.write("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     await closed(socket);
     assert.equal(text.match(/HTTP\/1\.1 200/g)?.length, 2);
+  });
+});
+
+describe("HTTP/2 requests", () => {
+  it("know their peer's address, as HTTP/1.1 requests do", async () => {
+    const seen: Array<string | undefined> = [];
+    const listener = await listen(
+      (req, res) => {
+        seen.push(req.socket.remoteAddress);
+        res.end("ok");
+      },
+      0,
+      "127.0.0.1",
+    );
+    try {
+      const session = http2.connect(`http://127.0.0.1:${listener.port}`);
+      await new Promise<void>((resolve, reject) => {
+        const stream = session.request({ ":path": "/" });
+        stream.on("error", reject);
+        stream.on("end", () => resolve());
+        stream.resume();
+        stream.end();
+      });
+      session.close();
+      await fetch(`http://127.0.0.1:${listener.port}/`);
+      assert.deepEqual(seen, ["127.0.0.1", "127.0.0.1"]);
+    } finally {
+      await listener.close(0);
+    }
   });
 });
