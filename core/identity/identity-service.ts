@@ -1,6 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { UniqueConstraintViolationException } from "@mikro-orm/core";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   CreateUserResponseSchema,
@@ -42,10 +43,27 @@ function asAccount(user: User) {
 
 /** Accounts and dashboard sessions, for the edge (and the operator's CLI) only. */
 export function createIdentityService({ config, clock, rateLimits, passwords }: CoreDeps): ServiceImpl<typeof IdentityService> {
-  async function createAccount(em: EntityManager, email: string, password: string, name: string, platformAdmin: boolean) {
+  const emailTaken = () => fail("email_taken", "an account with this email already exists");
+
+  /**
+   * A new account's fields, the password hashed before any transaction opens: a hash can wait in
+   * the hashing queue, and must hold no database connection meanwhile (the embedded database has
+   * one). A taken email is refused first, so it costs no hash.
+   */
+  async function accountFields(em: EntityManager, email: string, password: string, name: string, platformAdmin: boolean) {
     const normalized = normalizeEmail(email);
-    if (await em.count(User, { email: normalized })) throw fail("email_taken", "an account with this email already exists");
-    return em.create(User, { email: normalized, name, passwordHash: await passwords.hash(password), platformAdmin });
+    if (await em.count(User, { email: normalized })) throw emailTaken();
+    return { email: normalized, name, passwordHash: await passwords.hash(password), platformAdmin };
+  }
+
+  /** Creates the account in `work`'s transaction; one created meanwhile with its email (the unique index) is email_taken. */
+  async function creatingAccount<T>(em: EntityManager, work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    try {
+      return await em.transactional(work);
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) throw emailTaken();
+      throw error;
+    }
   }
 
   /** Starts a session for `user` and records how: what sign-up and sign-in both answer. */
@@ -59,8 +77,10 @@ export function createIdentityService({ config, clock, rateLimits, passwords }: 
   return {
     async signUp(req, ctx) {
       await countSignUp(rateLimits, req.client?.ip);
-      return entityManager(ctx).transactional(async (tx) => {
-        const user = await createAccount(tx, req.email, req.password, req.name, false);
+      const em = entityManager(ctx);
+      const fields = await accountFields(em, req.email, req.password, req.name, false);
+      return creatingAccount(em, async (tx) => {
+        const user = tx.create(User, fields);
         return create(SignUpResponseSchema, await openSession(tx, user, "user.signed_up", req.client));
       });
     },
@@ -115,8 +135,9 @@ export function createIdentityService({ config, clock, rateLimits, passwords }: 
 
     async createUser(req, ctx) {
       const em = entityManager(ctx);
-      return em.transactional(async (tx) => {
-        const user = await createAccount(tx, req.email, req.password, req.name, req.platformAdmin);
+      const fields = await accountFields(em, req.email, req.password, req.name, req.platformAdmin);
+      return creatingAccount(em, async (tx) => {
+        const user = tx.create(User, fields);
         recordActivity(tx, "system", {
           action: "user.created",
           targetType: "user",
