@@ -42,7 +42,7 @@ function asAccount(user: User) {
 }
 
 /** Accounts and dashboard sessions, for the edge (and the operator's CLI) only. */
-export function createIdentityService({ config, clock, rateLimits, passwords }: CoreDeps): ServiceImpl<typeof IdentityService> {
+export function createIdentityService({ config, clock, rateLimits, passwords, knownDevices }: CoreDeps): ServiceImpl<typeof IdentityService> {
   const emailTaken = () => fail("email_taken", "an account with this email already exists");
 
   /**
@@ -66,12 +66,24 @@ export function createIdentityService({ config, clock, rateLimits, passwords }: 
     }
   }
 
-  /** Starts a session for `user` and records how: what sign-up and sign-in both answer. */
-  async function openSession(tx: EntityManager, user: User, action: string, client: ClientInfo | undefined) {
-    const { session, token } = startSession(tx, user, clock.now(), config.sessionTtlSeconds, client);
-    recordActivity(tx, asAccount(user), { action, targetType: "session", targetId: session.id, details: clientDetails(client) });
+  /**
+   * Starts a session for `user` and records how: what sign-up and sign-in both answer, with a
+   * known-device token for this browser (the device it already was, when it presented one).
+   */
+  async function openSession(tx: EntityManager, user: User, action: string, client: ClientInfo | undefined, knownDevice?: string) {
+    const now = clock.now();
+    const { session, token } = startSession(tx, user, now, config.sessionTtlSeconds, client);
+    const details = { ...clientDetails(client), ...(knownDevice !== undefined && { knownDevice: "true" }) };
+    recordActivity(tx, asAccount(user), { action, targetType: "session", targetId: session.id, details });
     await tx.flush();
-    return { user: userToProto(user), sessionToken: token, sessionExpiresAt: timestampFromDate(session.expiresAt) };
+    const device = knownDevices.issue(user.email, now, knownDevice);
+    return {
+      user: userToProto(user),
+      sessionToken: token,
+      sessionExpiresAt: timestampFromDate(session.expiresAt),
+      deviceToken: device.token,
+      deviceTokenExpiresAt: timestampFromDate(device.expiresAt),
+    };
   }
 
   return {
@@ -87,13 +99,17 @@ export function createIdentityService({ config, clock, rateLimits, passwords }: 
 
     async signIn(req, ctx) {
       const em = entityManager(ctx);
-      // Rate limits: failed attempts per account and client IP, per account, and per client IP,
-      // refused before any password check.
-      const attempt = await countSignInAttempt(rateLimits, normalizeEmail(req.email), req.client?.ip);
-      const user = await em.findOne(User, { email: normalizeEmail(req.email) }, { populate: ["passwordHash"] });
+      const email = normalizeEmail(req.email);
+      // A browser that signed in to this account before (core/auth/known-devices.ts).
+      const knownDevice = req.deviceToken ? knownDevices.verify(req.deviceToken, email, clock.now()) : undefined;
+      // Rate limits: failed attempts per account and client IP, per account, and per client IP (or,
+      // from a known device, per device instead of the last two), refused before any password check.
+      const attempt = await countSignInAttempt(rateLimits, email, req.client?.ip, knownDevice);
+      const user = await em.findOne(User, { email }, { populate: ["passwordHash"] });
       // Refusals are recorded in a transaction of their own, committed before the refusal.
       const refusedAttempt = (action: string, details: Record<string, string>) =>
         em.transactional(async (tx) => {
+          if (knownDevice !== undefined) details.knownDevice = "true";
           if (user) recordActivity(tx, asAccount(user), { action, targetType: "user", targetId: user.id, details });
         });
       if (attempt.refusal) {
@@ -110,7 +126,7 @@ export function createIdentityService({ config, clock, rateLimits, passwords }: 
         throw fail("invalid_credentials", "invalid email or password");
       }
       const response = await em.transactional(async (tx) =>
-        create(SignInResponseSchema, await openSession(tx, user, "user.signed_in", req.client)),
+        create(SignInResponseSchema, await openSession(tx, user, "user.signed_in", req.client, knownDevice)),
       );
       await attempt.succeeded();
       return response;
