@@ -94,13 +94,24 @@ export interface ListenOptions {
    * (a server's own timeouts apply only once it owns the socket).
    */
   protocolDetectionMs?: number;
+  /**
+   * An HTTP/2 connection with no frame either way for this long is closed (gracefully: streams
+   * still open finish first).
+   */
+  http2IdleMs?: number;
 }
 
 /** How long a new connection has to send its first bytes. */
 export const protocolDetectionMs = 10_000;
+/**
+ * How long an HTTP/2 connection may stay quiet: twelve of the agent's heartbeats (10 s,
+ * core/agents/presence.ts), so its stream never comes near it, while an idle one is let go.
+ */
+export const http2IdleMs = 120_000;
 
 export async function listen(handler: Handler, port: number, host: string, options: ListenOptions = {}): Promise<Listener> {
   const detectionMs = options.protocolDetectionMs ?? protocolDetectionMs;
+  const idleMs = options.http2IdleMs ?? http2IdleMs;
   const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000 }, handler);
   // At most 128 streams at once per connection (Node's default is 2^32 - 1); each stream's body is
   // flow-controlled, and a session buffers at most maxSessionMemory (10 MB) in all.
@@ -115,6 +126,8 @@ export async function listen(handler: Handler, port: number, host: string, optio
     if (arriving) givePeer(session, arriving);
     sessions.add(session);
     session.on("close", () => sessions.delete(session));
+    // GOAWAY, then the connection ends once its streams have (a quiet one still finishes).
+    session.setTimeout(idleMs, () => session.close());
   });
   const sockets = new Set<net.Socket>();
 

@@ -140,3 +140,57 @@ describe("HTTP/2 requests", () => {
     }
   });
 });
+
+describe("HTTP/2 idle timeout", () => {
+  let listener: ListenerProcess;
+
+  before(async () => {
+    listener = await startListenerProcess({ http2IdleMs: 300 });
+  });
+  after(() => listener.stop());
+
+  const closed = (session: http2.ClientHttp2Session) => new Promise<void>((resolve) => session.once("close", () => resolve()));
+
+  it("closes a connection that sent only the preface and its settings", async () => {
+    const session = http2.connect(`http://127.0.0.1:${listener.port}`);
+    session.on("error", () => {});
+    await closed(session);
+  });
+
+  it("closes a connection that sent only part of the preface", async () => {
+    const socket = await rawSocket(listener.port, "PRI * HTTP/2");
+    socket.resume();
+    await new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  });
+
+  it("closes a connection once its last request is done and it stays quiet", async () => {
+    const session = http2.connect(`http://127.0.0.1:${listener.port}`);
+    const stream = session.request({ ":path": "/" });
+    stream.setEncoding("utf8");
+    let text = "";
+    stream.on("data", (chunk) => (text += chunk));
+    await new Promise((resolve) => stream.on("end", resolve));
+    assert.equal(text, "ok");
+    await closed(session);
+  });
+
+  it("keeps a connection whose stream sends something more often than the timeout (the agent's heartbeats)", async () => {
+    const session = http2.connect(`http://127.0.0.1:${listener.port}`);
+    let sessionClosed = false;
+    session.on("close", () => (sessionClosed = true));
+    const stream = session.request({ ":path": "/echo", ":method": "POST" });
+    stream.setEncoding("utf8");
+    let echoed = "";
+    stream.on("data", (chunk) => (echoed += chunk));
+    // Ten beats 100 ms apart: a second in all, over three times the idle timeout.
+    for (let i = 0; i < 10; i++) {
+      stream.write(String(i));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(sessionClosed, false);
+    stream.end();
+    await new Promise((resolve) => stream.on("end", resolve));
+    assert.equal(echoed, "0123456789");
+    session.close();
+  });
+});
