@@ -16,6 +16,12 @@ export const agentKeyHeader = "x-outpost-agent-key";
 export const sessionCookie = "outpost_session";
 
 /**
+ * The known-device cookie: set at each sign-in, it marks the browser as one that signed in to that
+ * account, so strangers' failed guesses do not lock it out (core/auth/known-devices.ts).
+ */
+export const knownDeviceCookie = "outpost_device";
+
+/**
  * The client's address as the edge saw it, for per-IP rate limits. The edge always overwrites it,
  * so a caller cannot choose its own.
  */

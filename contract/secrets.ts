@@ -20,6 +20,8 @@ export const secretPrefixes = {
   accountAuthorizationCode: "oax_",
   /** Account OAuth authorization requests waiting for a sign-in or a consent (10 min). */
   accountAuthorizationRequest: "oar_",
+  /** Known-device tokens: HMAC-signed, never stored (core/auth/known-devices.ts). */
+  knownDevice: "opd_",
 } as const;
 
 export type SecretKind = keyof typeof secretPrefixes;

@@ -8,6 +8,7 @@ import type { AuthorizationEvents } from "./game-oauth/events.ts";
 import type { LoginCodeHasher } from "./game-oauth/login-codes.ts";
 import type { WatchRegistry } from "./game-oauth/watches.ts";
 import type { Passwords } from "./auth/passwords.ts";
+import type { KnownDevices } from "./auth/known-devices.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -65,6 +66,8 @@ export interface CoreDeps {
   events: AuthorizationEvents;
   /** The login codes' stored lookup values: an HMAC under a key derived from the KEK. */
   loginCodes: LoginCodeHasher;
+  /** Known-device tokens of browsers that signed in (HMAC under a key derived from the KEK). */
+  knownDevices: KnownDevices;
   /** The hosted pages' live-status watches open on this instance: one per session, a few per address. */
   watches: WatchRegistry;
 }

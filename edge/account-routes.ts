@@ -10,13 +10,13 @@
  */
 import { Router } from "@koa/router";
 import { createClient, type Transport } from "@connectrpc/connect";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Context } from "koa";
-import { IdentityService } from "../gen/outpost/identity/v1/identity_service_pb.js";
+import { IdentityService, type SignInResponse, type SignUpResponse } from "../gen/outpost/identity/v1/identity_service_pb.js";
 import { AuthService } from "../gen/outpost/auth/v1/auth_service_pb.js";
-import { sessionHeader } from "../contract/credentials.ts";
+import { knownDeviceCookie, sessionHeader } from "../contract/credentials.ts";
 import { mediaType, readFields, stringField } from "./body.ts";
-import { clearSessionCookieHeader, readSessionCookie, sessionCookieHeader } from "./cookies.ts";
+import { clearSessionCookieHeader, httpOnlyCookieHeader, readCookie, readSessionCookie, sessionCookieHeader } from "./cookies.ts";
 import { errorBody, rateLimitHeaders, violationDetails, type ErrorBody } from "./errors.ts";
 import { formToken, formTokenMatches } from "./form-token.ts";
 import { redirectingFormPolicy, sendPage } from "./pages.ts";
@@ -61,10 +61,14 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
   const auth = createClient(AuthService, transport);
   const router = new Router();
   const client = (ctx: Context) => ({ ip: ctx.ip.slice(0, 64), userAgent: (ctx.get("user-agent") || "").slice(0, 512) });
-  const startSession = (ctx: Context, token: string, expiresAt: Date) => {
-    ctx.append("Set-Cookie", sessionCookieHeader(token, (expiresAt.getTime() - Date.now()) / 1000, secureCookies));
+  /** Sets the session cookie, and the known-device cookie that marks this browser as the account's. */
+  const startSession = (ctx: Context, res: SignInResponse | SignUpResponse) => {
+    const maxAge = (at: Timestamp | undefined) => (timestampDate(at!).getTime() - Date.now()) / 1000;
+    ctx.append("Set-Cookie", sessionCookieHeader(res.sessionToken, maxAge(res.sessionExpiresAt), secureCookies));
+    if (res.deviceToken) ctx.append("Set-Cookie", httpOnlyCookieHeader(knownDeviceCookie, res.deviceToken, maxAge(res.deviceTokenExpiresAt), secureCookies));
     ctx.set("Cache-Control", "no-store");
   };
+  const deviceToken = (ctx: Context) => (readCookie(ctx.req.headers, knownDeviceCookie, secureCookies) ?? "").slice(0, 256);
   const isForm = (ctx: Context) => mediaType(ctx) === "application/x-www-form-urlencoded";
 
   /** Reads a form POST, or answers 403 with a page when its form token is not this browser's. */
@@ -109,7 +113,7 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
     if (!isForm(ctx)) {
       const fields = await readFields(ctx);
       const res = await identity.signUp({ email: stringField(fields, "email"), password: stringField(fields, "password"), name: stringField(fields, "name"), client: client(ctx) });
-      startSession(ctx, res.sessionToken, timestampDate(res.sessionExpiresAt!));
+      startSession(ctx, res);
       ctx.status = 201;
       ctx.body = { user: publicUser(res.user) };
       return;
@@ -120,7 +124,7 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
     const returnTo = safeReturnPath(fields.return_to);
     try {
       const res = await identity.signUp({ ...values, password: stringField(fields, "password"), client: client(ctx) });
-      startSession(ctx, res.sessionToken, timestampDate(res.sessionExpiresAt!));
+      startSession(ctx, res);
       ctx.status = 303;
       ctx.redirect(returnTo || dashboardHome);
     } catch (error) {
@@ -138,8 +142,8 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
   router.post("/sign-in", async (ctx) => {
     if (!isForm(ctx)) {
       const fields = await readFields(ctx);
-      const res = await identity.signIn({ email: stringField(fields, "email"), password: stringField(fields, "password"), client: client(ctx) });
-      startSession(ctx, res.sessionToken, timestampDate(res.sessionExpiresAt!));
+      const res = await identity.signIn({ email: stringField(fields, "email"), password: stringField(fields, "password"), client: client(ctx), deviceToken: deviceToken(ctx) });
+      startSession(ctx, res);
       ctx.body = { user: publicUser(res.user) };
       return;
     }
@@ -148,8 +152,8 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
     const email = stringField(fields, "email").trim();
     const returnTo = safeReturnPath(fields.return_to);
     try {
-      const res = await identity.signIn({ email, password: stringField(fields, "password"), client: client(ctx) });
-      startSession(ctx, res.sessionToken, timestampDate(res.sessionExpiresAt!));
+      const res = await identity.signIn({ email, password: stringField(fields, "password"), client: client(ctx), deviceToken: deviceToken(ctx) });
+      startSession(ctx, res);
       ctx.status = 303;
       ctx.redirect(returnTo || dashboardHome);
     } catch (error) {

@@ -1,5 +1,6 @@
 import type { Context } from "koa";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { HttpError } from "./errors.ts";
 
 /** The request's media type, lower-case, without parameters. */
 export function mediaType(ctx: Context): string {
@@ -22,13 +23,16 @@ export async function readLimitedText(ctx: Context, limit: number, tooLarge: () 
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** Reads a request body of at most `limit` bytes as JSON or as a form, into plain strings. */
+/**
+ * Reads a request body of at most `limit` bytes as JSON or as a form, into plain strings; a larger
+ * one is 413 `payload_too_large`, as the listeners answer a body declared over their own limit.
+ */
 export async function readFields(ctx: Context, limit = 16 * 1024): Promise<Record<string, unknown>> {
   const type = mediaType(ctx);
   if (type !== "application/json" && type !== "application/x-www-form-urlencoded") {
     throw new ConnectError("send application/json or application/x-www-form-urlencoded", Code.InvalidArgument);
   }
-  const text = await readLimitedText(ctx, limit, () => new ConnectError(`the body is larger than ${limit} bytes`, Code.InvalidArgument));
+  const text = await readLimitedText(ctx, limit, () => new HttpError(413, "payload_too_large", `the body is larger than ${limit} bytes`));
   if (type === "application/x-www-form-urlencoded") return Object.fromEntries(new URLSearchParams(text));
   try {
     const value: unknown = JSON.parse(text);

@@ -4,7 +4,9 @@
  * the proxy's header (TRUSTED_PROXY_HEADER: X-Forwarded-For or RFC 7239 Forwarded) is read from
  * the right, skipping trusted hops: the first address that is not a trusted proxy is the client.
  * Anything a proxy would not have written (a malformed entry, `unknown`, an obfuscated node) makes
- * the peer the client, so a forged header can never pick the address it is counted under. Only
+ * the peer the client, so a forged header can never pick the address it is counted under. Each
+ * header line is parsed on its own, and a Forwarded line with anything malformed (a quote left
+ * open) is malformed as a whole: the client's line cannot swallow what a proxy appends. Only
  * the configured header is read: the other one passes through proxies unchecked.
  */
 import { BlockList, isIP, isIPv4 } from "node:net";
@@ -59,50 +61,74 @@ function hopAddress(value: string): string | undefined {
   return undefined;
 }
 
-/** Splits on `separator` outside quoted strings (RFC 7230 quoted-string, with `\` escapes). */
-function splitOutsideQuotes(text: string, separator: string): string[] {
-  const parts: string[] = [];
-  let current = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted && c === "\\") {
-      current += c + (text[++i] ?? "");
+const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** An unquoted value: a token, or (as some proxies write them) an address with `:` and brackets. */
+const bareValue = /^[!#$%&'*+\-.^_`|~0-9A-Za-z:[\]]+$/;
+
+/**
+ * The `for=` of each element of one Forwarded header line (RFC 7239 §4), left to right; undefined
+ * when anything in the line is malformed: an unterminated quoted string, a parameter that is not
+ * `token=token` or `token="quoted"`, an element without `for=`.
+ */
+function forwardedFor(line: string): string[] | undefined {
+  const elements: string[] = [];
+  let pairs: Map<string, string> = new Map();
+  let i = 0;
+  const skipSpace = () => {
+    while (line[i] === " " || line[i] === "\t") i++;
+  };
+  for (;;) {
+    skipSpace();
+    const eq = line.indexOf("=", i);
+    if (eq < 0) return undefined;
+    const name = line.slice(i, eq).trim().toLowerCase();
+    if (!token.test(name) || pairs.has(name)) return undefined;
+    i = eq + 1;
+    let value = "";
+    if (line[i] === '"') {
+      // A quoted string ends at the next unescaped quote; none means the line is not the proxy's.
+      for (i++; ; i++) {
+        if (i >= line.length) return undefined;
+        if (line[i] === "\\") value += line[++i] ?? "";
+        else if (line[i] === '"') break;
+        else value += line[i];
+      }
+      i++;
+    } else {
+      const stop = /[;,]|$/.exec(line.slice(i))!.index;
+      value = line.slice(i, i + stop).trim();
+      if (!bareValue.test(value)) return undefined;
+      i += stop;
+    }
+    pairs.set(name, value);
+    skipSpace();
+    if (line[i] === ";") {
+      i++;
       continue;
     }
-    if (c === '"') quoted = !quoted;
-    if (c === separator && !quoted) {
-      parts.push(current);
-      current = "";
-    } else current += c;
+    if (i < line.length && line[i] !== ",") return undefined;
+    const forValue = pairs.get("for");
+    if (forValue === undefined) return undefined;
+    elements.push(forValue);
+    if (i >= line.length) return elements;
+    i++;
+    pairs = new Map();
   }
-  parts.push(current);
-  return parts;
 }
 
-/** The `for=` of each Forwarded element (RFC 7239 §4), left to right; undefined for a malformed one. */
-function forwardedFor(header: string): Array<string | undefined> {
-  return splitOutsideQuotes(header, ",").map((element) => {
-    for (const pair of splitOutsideQuotes(element, ";")) {
-      const eq = pair.indexOf("=");
-      if (eq < 0 || pair.slice(0, eq).trim().toLowerCase() !== "for") continue;
-      let value = pair.slice(eq + 1).trim();
-      if (value.startsWith('"')) {
-        if (value.length < 2 || !value.endsWith('"')) return undefined;
-        value = value.slice(1, -1).replace(/\\(.)/g, "$1");
-      }
-      return value;
-    }
-    return undefined;
-  });
-}
-
-/** The hops the header names, left to right (undefined entries are malformed). */
+/**
+ * The hops the header names, left to right, each header line parsed on its own (Node would join
+ * repeated lines with ", ", letting a quote the client left open swallow what the proxy added);
+ * undefined entries are malformed. Undefined when the header is absent.
+ */
 function hops(req: IncomingMessage | Http2ServerRequest, header: ProxyHeader): Array<string | undefined> | undefined {
-  const raw = req.headers[header];
-  const value = Array.isArray(raw) ? raw.join(",") : raw;
-  if (value === undefined || value.trim() === "") return undefined;
-  return header === "forwarded" ? forwardedFor(value) : value.split(",");
+  const lines: string[] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i].toLowerCase() === header) lines.push(req.rawHeaders[i + 1]);
+  }
+  if (lines.length === 0 || lines.every((line) => line.trim() === "")) return undefined;
+  if (header === "x-forwarded-for") return lines.flatMap((line) => line.split(","));
+  return lines.flatMap((line) => forwardedFor(line) ?? [undefined]);
 }
 
 /** Builds the function that names a request's client; one per listener, both configured alike. */

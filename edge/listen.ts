@@ -77,7 +77,41 @@ function endStreamWithResponse(req: http2.Http2ServerRequest): void {
   });
 }
 
-export async function listen(handler: Handler, port: number, host: string): Promise<Listener> {
+/**
+ * Node wraps a stream that is not a net.Socket (a ReplayedSocket) in a socket of its own that
+ * knows no peer, so every HTTP/2 request's `req.socket.remoteAddress` would be undefined: no
+ * per-IP limit, no trusted proxy, no address in the activity log. That socket reports the peer
+ * it is given here (net.Socket's `_peername`, read when its handle cannot ask the kernel).
+ */
+function givePeer(session: http2.ServerHttp2Session, socket: net.Socket): void {
+  const peer = { address: socket.remoteAddress, port: socket.remotePort, family: socket.remoteFamily };
+  (session.socket as unknown as { _peername: typeof peer })._peername = peer;
+}
+
+export interface ListenOptions {
+  /**
+   * A connection must send enough to tell HTTP/1.1 from HTTP/2 within this long, or it is closed
+   * (a server's own timeouts apply only once it owns the socket).
+   */
+  protocolDetectionMs?: number;
+  /**
+   * An HTTP/2 connection with no frame either way for this long is closed (gracefully: streams
+   * still open finish first).
+   */
+  http2IdleMs?: number;
+}
+
+/** How long a new connection has to send its first bytes. */
+export const protocolDetectionMs = 10_000;
+/**
+ * How long an HTTP/2 connection may stay quiet: twelve of the agent's heartbeats (10 s,
+ * core/agents/presence.ts), so its stream never comes near it, while an idle one is let go.
+ */
+export const http2IdleMs = 120_000;
+
+export async function listen(handler: Handler, port: number, host: string, options: ListenOptions = {}): Promise<Listener> {
+  const detectionMs = options.protocolDetectionMs ?? protocolDetectionMs;
+  const idleMs = options.http2IdleMs ?? http2IdleMs;
   const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000 }, handler);
   // At most 128 streams at once per connection (Node's default is 2^32 - 1); each stream's body is
   // flow-controlled, and a session buffers at most maxSessionMemory (10 MB) in all.
@@ -86,9 +120,14 @@ export async function listen(handler: Handler, port: number, host: string): Prom
     handler(req, res);
   });
   const sessions = new Set<http2.ServerHttp2Session>();
+  // The TCP socket whose session h2 is creating ("session" follows "connection" at once).
+  let arriving: net.Socket | undefined;
   h2.on("session", (session) => {
+    if (arriving) givePeer(session, arriving);
     sessions.add(session);
     session.on("close", () => sessions.delete(session));
+    // GOAWAY, then the connection ends once its streams have (a quiet one still finishes).
+    session.setTimeout(idleMs, () => session.close());
   });
   const sockets = new Set<net.Socket>();
 
@@ -97,20 +136,27 @@ export async function listen(handler: Handler, port: number, host: string): Prom
     // Small writes (server-sent events, agent replies on the h2c stream) go out at once: no
     // Nagle delay waiting for the peer's (delayed) ACK.
     socket.setNoDelay(true);
-    socket.on("close", () => sockets.delete(socket));
+    const detection = setTimeout(() => socket.destroy(), detectionMs);
+    socket.on("close", () => {
+      clearTimeout(detection);
+      sockets.delete(socket);
+    });
     socket.on("error", () => socket.destroy());
-    // Peek in paused mode (readable + read), so nothing flows before a server owns the socket.
+    // Read in paused mode (readable + read), so nothing flows before a server owns the socket. The
+    // bytes read are kept here until they decide: pushing them back (unshift) would announce
+    // `readable` again at once, and a connection that sent "P" would spin the event loop forever.
+    let head = Buffer.alloc(0);
     const onReadable = () => {
-      const head: Buffer | null = socket.read();
-      if (head === null) return void socket.once("readable", onReadable);
+      for (let chunk: Buffer | null; (chunk = socket.read()) !== null; ) head = Buffer.concat([head, chunk]);
       const n = Math.min(head.length, preface.length);
       const isH2 = head.subarray(0, n).equals(preface.subarray(0, n));
-      if (isH2 && head.length < preface.length) {
-        socket.unshift(head);
-        return void socket.once("readable", onReadable);
-      }
+      // Too few bytes yet (or none: the peer ended, and "close" follows): wait for more.
+      if (head.length === 0 || (isH2 && head.length < preface.length)) return void socket.once("readable", onReadable);
+      clearTimeout(detection);
       if (isH2) {
+        arriving = socket;
         h2.emit("connection", new ReplayedSocket(socket, head));
+        arriving = undefined;
       } else {
         socket.unshift(head);
         h1.emit("connection", socket);

@@ -17,6 +17,7 @@ import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
 import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { createPasswords, type Passwords } from "../core/auth/passwords.ts";
+import { createKnownDevices, knownDeviceKeyPurpose } from "../core/auth/known-devices.ts";
 import { createEdgeApp } from "../edge/app.ts";
 import { accountIssuerUrl } from "../contract/issuers.ts";
 import { createGameIssuerApp } from "../edge/game-issuer/app.ts";
@@ -94,6 +95,8 @@ export async function openRuntime(
       events,
       // Instances sharing the KEK find each other's login codes; a database dump alone tests no guess.
       loginCodes: createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(), loginCodeKeyPurpose)),
+      // Every instance sharing the KEK knows the browsers that signed in at any of them.
+      knownDevices: createKnownDevices(() => derivedSecret(keyEncryptionKey(), knownDeviceKeyPurpose)),
       watches: createWatchRegistry(),
       config: {
         plans: config.plans,

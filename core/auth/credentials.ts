@@ -65,11 +65,21 @@ export async function resolveApiKey(em: EntityManager, key: string, now: Date): 
   );
   const expiresAt = row?.expires_at ? new Date(row.expires_at) : null;
   if (!row || row.revoked_at || (expiresAt && expiresAt <= now)) return null;
-  const lastUsedAt = row.last_used_at ? new Date(row.last_used_at) : null;
-  if (!lastUsedAt || now.getTime() - lastUsedAt.getTime() > lastUsedResolutionMs) {
-    await em.getConnection().execute(`update api_keys set last_used_at = ? where id = ?`, [now, row.id], "run");
-  }
+  await touchApiKey(em, { id: row.id, lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null }, now);
   return caller({ ...row, expires_at: expiresAt }, "api_key");
+}
+
+/**
+ * Records a use of an API key (shown in the key list), at most once a minute; the statement checks
+ * the age again, so of many requests that all read a stale use, one writes.
+ */
+export async function touchApiKey(em: EntityManager, key: { id: string; lastUsedAt: Date | null }, now: Date): Promise<void> {
+  if (key.lastUsedAt && now.getTime() - key.lastUsedAt.getTime() < lastUsedResolutionMs) return;
+  await em.getConnection().execute(
+    `update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at <= ?)`,
+    [now, key.id, new Date(now.getTime() - lastUsedResolutionMs)],
+    "run",
+  );
 }
 
 interface AgentKeyRow {

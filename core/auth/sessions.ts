@@ -41,9 +41,14 @@ export function sessionEndsAt(session: { expiresAt: Date; lastUsedAt: Date }, id
 
 /**
  * Records a use of a live session, unless the last one recorded is under a minute old: the write
- * is what keeps the session from idling out, so it must happen, but not on every request.
+ * is what keeps the session from idling out, so it must happen, but not on every request. The
+ * statement checks the age again, so of many requests that all read a stale use, one writes.
  */
 export async function touchSession(em: EntityManager, session: { id: string; lastUsedAt: Date }, now: Date): Promise<void> {
   if (now.getTime() - session.lastUsedAt.getTime() < lastUsedResolutionMs) return;
-  await em.execute(`update sessions set last_used_at = ? where id = ? and last_used_at < ?`, [now, session.id, now], "run");
+  await em.execute(
+    `update sessions set last_used_at = ? where id = ? and last_used_at <= ?`,
+    [now, session.id, new Date(now.getTime() - lastUsedResolutionMs)],
+    "run",
+  );
 }

@@ -1,6 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { UniqueConstraintViolationException } from "@mikro-orm/core";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   CreateUserResponseSchema,
@@ -41,39 +42,74 @@ function asAccount(user: User) {
 }
 
 /** Accounts and dashboard sessions, for the edge (and the operator's CLI) only. */
-export function createIdentityService({ config, clock, rateLimits, passwords }: CoreDeps): ServiceImpl<typeof IdentityService> {
-  async function createAccount(em: EntityManager, email: string, password: string, name: string, platformAdmin: boolean) {
+export function createIdentityService({ config, clock, rateLimits, passwords, knownDevices }: CoreDeps): ServiceImpl<typeof IdentityService> {
+  const emailTaken = () => fail("email_taken", "an account with this email already exists");
+
+  /**
+   * A new account's fields, the password hashed before any transaction opens: a hash can wait in
+   * the hashing queue, and must hold no database connection meanwhile (the embedded database has
+   * one). A taken email is refused first, so it costs no hash.
+   */
+  async function accountFields(em: EntityManager, email: string, password: string, name: string, platformAdmin: boolean) {
     const normalized = normalizeEmail(email);
-    if (await em.count(User, { email: normalized })) throw fail("email_taken", "an account with this email already exists");
-    return em.create(User, { email: normalized, name, passwordHash: await passwords.hash(password), platformAdmin });
+    if (await em.count(User, { email: normalized })) throw emailTaken();
+    return { email: normalized, name, passwordHash: await passwords.hash(password), platformAdmin };
   }
 
-  /** Starts a session for `user` and records how: what sign-up and sign-in both answer. */
-  async function openSession(tx: EntityManager, user: User, action: string, client: ClientInfo | undefined) {
-    const { session, token } = startSession(tx, user, clock.now(), config.sessionTtlSeconds, client);
-    recordActivity(tx, asAccount(user), { action, targetType: "session", targetId: session.id, details: clientDetails(client) });
+  /** Creates the account in `work`'s transaction; one created meanwhile with its email (the unique index) is email_taken. */
+  async function creatingAccount<T>(em: EntityManager, work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    try {
+      return await em.transactional(work);
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) throw emailTaken();
+      throw error;
+    }
+  }
+
+  /**
+   * Starts a session for `user` and records how: what sign-up and sign-in both answer, with a
+   * known-device token for this browser (the device it already was, when it presented one).
+   */
+  async function openSession(tx: EntityManager, user: User, action: string, client: ClientInfo | undefined, knownDevice?: string) {
+    const now = clock.now();
+    const { session, token } = startSession(tx, user, now, config.sessionTtlSeconds, client);
+    const details = { ...clientDetails(client), ...(knownDevice !== undefined && { knownDevice: "true" }) };
+    recordActivity(tx, asAccount(user), { action, targetType: "session", targetId: session.id, details });
     await tx.flush();
-    return { user: userToProto(user), sessionToken: token, sessionExpiresAt: timestampFromDate(session.expiresAt) };
+    const device = knownDevices.issue(user.email, now, knownDevice);
+    return {
+      user: userToProto(user),
+      sessionToken: token,
+      sessionExpiresAt: timestampFromDate(session.expiresAt),
+      deviceToken: device.token,
+      deviceTokenExpiresAt: timestampFromDate(device.expiresAt),
+    };
   }
 
   return {
     async signUp(req, ctx) {
       await countSignUp(rateLimits, req.client?.ip);
-      return entityManager(ctx).transactional(async (tx) => {
-        const user = await createAccount(tx, req.email, req.password, req.name, false);
+      const em = entityManager(ctx);
+      const fields = await accountFields(em, req.email, req.password, req.name, false);
+      return creatingAccount(em, async (tx) => {
+        const user = tx.create(User, fields);
         return create(SignUpResponseSchema, await openSession(tx, user, "user.signed_up", req.client));
       });
     },
 
     async signIn(req, ctx) {
       const em = entityManager(ctx);
-      // Rate limits: failed attempts per account and client IP, per account, and per client IP,
-      // refused before any password check.
-      const attempt = await countSignInAttempt(rateLimits, normalizeEmail(req.email), req.client?.ip);
-      const user = await em.findOne(User, { email: normalizeEmail(req.email) }, { populate: ["passwordHash"] });
+      const email = normalizeEmail(req.email);
+      // A browser that signed in to this account before (core/auth/known-devices.ts).
+      const knownDevice = req.deviceToken ? knownDevices.verify(req.deviceToken, email, clock.now()) : undefined;
+      // Rate limits: failed attempts per account and client IP, per account, and per client IP (or,
+      // from a known device, per device instead of the last two), refused before any password check.
+      const attempt = await countSignInAttempt(rateLimits, email, req.client?.ip, knownDevice);
+      const user = await em.findOne(User, { email }, { populate: ["passwordHash"] });
       // Refusals are recorded in a transaction of their own, committed before the refusal.
       const refusedAttempt = (action: string, details: Record<string, string>) =>
         em.transactional(async (tx) => {
+          if (knownDevice !== undefined) details.knownDevice = "true";
           if (user) recordActivity(tx, asAccount(user), { action, targetType: "user", targetId: user.id, details });
         });
       if (attempt.refusal) {
@@ -90,7 +126,7 @@ export function createIdentityService({ config, clock, rateLimits, passwords }: 
         throw fail("invalid_credentials", "invalid email or password");
       }
       const response = await em.transactional(async (tx) =>
-        create(SignInResponseSchema, await openSession(tx, user, "user.signed_in", req.client)),
+        create(SignInResponseSchema, await openSession(tx, user, "user.signed_in", req.client, knownDevice)),
       );
       await attempt.succeeded();
       return response;
@@ -115,8 +151,9 @@ export function createIdentityService({ config, clock, rateLimits, passwords }: 
 
     async createUser(req, ctx) {
       const em = entityManager(ctx);
-      return em.transactional(async (tx) => {
-        const user = await createAccount(tx, req.email, req.password, req.name, req.platformAdmin);
+      const fields = await accountFields(em, req.email, req.password, req.name, req.platformAdmin);
+      return creatingAccount(em, async (tx) => {
+        const user = tx.create(User, fields);
         recordActivity(tx, "system", {
           action: "user.created",
           targetType: "user",

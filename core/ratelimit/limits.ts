@@ -68,6 +68,8 @@ export interface RateLimits {
   readonly signInPerAccount: Limiter;
   /** Failed sign-ins per client IP ("sign_in_ip"). */
   readonly signInPerIp: Limiter;
+  /** Failed sign-ins per known device, instead of the two above ("sign_in_device"). */
+  readonly signInPerDevice: Limiter;
   /** Sign-ups per client IP ("sign_up_ip"). */
   readonly signUpPerIp: Limiter;
   /** Wrong in-game login codes per player and organization, on any of its servers ("login_code_player"). */
@@ -113,6 +115,14 @@ export const loginCodePolicies = {
  */
 export const badCredentialPolicy: RateLimitPolicy = { name: "bad_credential_ip", limit: 60, windowSeconds: 600 };
 
+/**
+ * Failed sign-ins from a known device (core/auth/known-devices.ts), per device, per 15 minutes:
+ * what such a sign-in is counted under instead of the account's limit over all addresses and the
+ * address's limit. Fixed: an owner mistypes a few times, and a stolen device cookie buys this many
+ * guesses at most.
+ */
+export const knownDevicePolicy: RateLimitPolicy = { name: "sign_in_device", limit: 10, windowSeconds: 900 };
+
 /** How many refused keys a process remembers for {@link Limiter.refusing} (the oldest go first). */
 const rememberedRefusals = 10_000;
 
@@ -124,6 +134,7 @@ export function policiesFor(config: RateLimitConfig) {
     signInPerAccountIp: { name: "sign_in_account_ip", limit: config.signInAttemptsPerAccountIp, windowSeconds: config.signInWindowSeconds },
     signInPerAccount: { name: "sign_in_account", limit: config.signInAttemptsPerAccount, windowSeconds: config.signInAccountWindowSeconds },
     signInPerIp: { name: "sign_in_ip", limit: config.signInAttemptsPerIp, windowSeconds: config.signInWindowSeconds },
+    signInPerDevice: knownDevicePolicy,
     signUpPerIp: { name: "sign_up_ip", limit: config.signUpsPerIp, windowSeconds: config.signUpWindowSeconds },
   } satisfies Record<string, RateLimitPolicy>;
 }
@@ -236,6 +247,7 @@ export function createMemoryRateLimits(config: RateLimitConfig): RateLimits {
     signInPerAccountIp: build(policies.signInPerAccountIp),
     signInPerAccount: build(policies.signInPerAccount),
     signInPerIp: build(policies.signInPerIp),
+    signInPerDevice: build(policies.signInPerDevice),
     signUpPerIp: build(policies.signUpPerIp),
     loginCodePerPlayer: build(policies.loginCodePerPlayer),
     loginCodePerServer: build(policies.loginCodePerServer),
@@ -280,6 +292,7 @@ export function createPostgresRateLimits(config: RateLimitConfig, pool: pg.Pool)
     signInPerAccountIp: build(policies.signInPerAccountIp, false),
     signInPerAccount: build(policies.signInPerAccount, false),
     signInPerIp: build(policies.signInPerIp, false),
+    signInPerDevice: build(policies.signInPerDevice, false),
     // Never refunded nor reset: a refused address may be refused from memory.
     signUpPerIp: build(policies.signUpPerIp, true),
     // Not blocked in memory either: a success refunds, possibly on another instance.

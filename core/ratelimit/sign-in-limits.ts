@@ -16,9 +16,9 @@ export interface SignInAttempt {
   /** The policy that refused, for the activity log. */
   policy: string | undefined;
   /**
-   * After a successful sign-in: the account's count from this address starts again, and the
-   * account's count from everywhere and the address's count forget this try (a success must not
-   * wipe what guesses from other addresses have used of the account's limit).
+   * After a successful sign-in: the account's count from this address (and the device's) starts
+   * again, and the account's count from everywhere and the address's count forget this try (a
+   * success must not wipe what guesses from other addresses have used of the account's limit).
    */
   succeeded(): Promise<void>;
   /** The password was never checked (the server was too busy): every count forgets this try. */
@@ -38,16 +38,29 @@ function digest(text: string): string {
  * whose address core was not told (the CLI, tests) share one "unknown" address for the pair and
  * are not counted per IP.
  *
+ * An attempt from a known device (`knownDevice`, its verified id: core/auth/known-devices.ts) is
+ * counted per device and per pair instead: the account's count over all addresses and the
+ * address's count are what strangers can spend, so they do not keep the owner's browser out.
+ *
  * Every attempt counts up front, atomically in the store, so parallel guesses cannot slip past the
  * limits; a success is taken back, so the limits are on failed attempts.
  */
-export async function countSignInAttempt(limits: RateLimits, normalizedEmail: string, ip: string | undefined): Promise<SignInAttempt> {
+export async function countSignInAttempt(
+  limits: RateLimits,
+  normalizedEmail: string,
+  ip: string | undefined,
+  knownDevice?: string,
+): Promise<SignInAttempt> {
   const account = digest(normalizedEmail);
   const address = clientIpKey(ip);
   const pair = digest(`${normalizedEmail}\n${address ?? "unknown"}`);
   const local: Array<[Limiter, string]> = [
     [limits.signInPerAccountIp, pair],
-    ...(address ? [[limits.signInPerIp, address] as [Limiter, string]] : []),
+    ...(knownDevice !== undefined
+      ? [[limits.signInPerDevice, digest(knownDevice)] as [Limiter, string]]
+      : address
+        ? [[limits.signInPerIp, address] as [Limiter, string]]
+        : []),
   ];
   const consume = (keys: Array<[Limiter, string]>) =>
     Promise.all(keys.map(async ([limiter, key]) => [limiter, await limiter.consume(key)] as const));
@@ -55,7 +68,7 @@ export async function countSignInAttempt(limits: RateLimits, normalizedEmail: st
   const counted: Array<readonly [Limiter, RateLimitDecision]> = await consume(local);
   // The account's count from everywhere is spent only by attempts this address may still make:
   // otherwise one address, refused long since, could go on to lock the account out everywhere.
-  if (counted.every(([, d]) => d.allowed)) {
+  if (knownDevice === undefined && counted.every(([, d]) => d.allowed)) {
     counts.push([limits.signInPerAccount, account]);
     counted.push(...(await consume([[limits.signInPerAccount, account]])));
   }
@@ -75,7 +88,7 @@ export async function countSignInAttempt(limits: RateLimits, normalizedEmail: st
     tripped: refused.some(([l, d]) => d.consumed === l.policy.limit + 1),
     policy: limiter?.policy.name,
     async succeeded() {
-      await Promise.all(counts.map(([l, key]) => (l === limits.signInPerAccountIp ? l.reset(key) : l.refund(key))));
+      await Promise.all(counts.map(([l, key]) => (l === limits.signInPerAccountIp || l === limits.signInPerDevice ? l.reset(key) : l.refund(key))));
     },
     async notChecked() {
       await Promise.all(counts.map(([l, key]) => l.refund(key)));

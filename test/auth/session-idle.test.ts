@@ -3,6 +3,8 @@ import { Code } from "@connectrpc/connect";
 import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { sessionHeader } from "../../contract/credentials.ts";
+import { touchSession } from "../../core/auth/sessions.ts";
+import { touchApiKey } from "../../core/auth/credentials.ts";
 import { startTestCore, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 
@@ -62,5 +64,48 @@ describe("auth: sessions end when idle, and record where they were opened", () =
     assert.ok((await lastUsed()) > signedIn + 5 * hourMs, "each use 2 hours apart was recorded");
     // 6 hours after sign-in, twice the idle timeout, used every 2 hours: still signed in.
     assert.equal((await as(u.laptop).getSession({})).user?.email, u.email);
+  });
+
+  it("writes the last use once for many requests at once, for a session and for an API key", async () => {
+    const u = await twoBrowsers();
+    const { key, apiKey } = await as(u.laptop).createApiKey({ name: "script" });
+    // Every row update that sets last_used_at is counted by a trigger: the writes themselves.
+    const connection = t.orm.em.fork().getConnection();
+    await connection.execute(`create table if not exists last_use_writes (tbl text not null)`, [], "run");
+    await connection.execute(
+      `create or replace function count_last_use_write() returns trigger language plpgsql as $$
+         begin insert into last_use_writes values (tg_table_name); return new; end $$`,
+      [],
+      "run",
+    );
+    for (const table of ["sessions", "api_keys"]) {
+      await connection.execute(`create or replace trigger ${table}_last_use after update of last_used_at on ${table} for each row execute function count_last_use_write()`, [], "run");
+    }
+    const writes = async () => {
+      const rows = await connection.execute(`select tbl, count(*)::int as n from last_use_writes group by tbl`);
+      await connection.execute(`delete from last_use_writes`, [], "run");
+      return Object.fromEntries(rows.map((r) => [r.tbl, r.n]));
+    };
+    const [session] = await connection.execute(`select id, last_used_at from sessions where user_id = ? and user_agent = 'Laptop Firefox'`, [u.userId]);
+    const apiKeyAs = () => t.client(AuthService, { apiKey: key });
+    await apiKeyAs().getSession({});
+    await writes();
+
+    // Twenty requests that all read the last use before any wrote it, each a moment later than
+    // the one before: one of them writes.
+    t.clock.advance(2 * 60_000);
+    const stale = { id: session.id, lastUsedAt: new Date(session.last_used_at) };
+    const [keyRow] = await connection.execute(`select last_used_at from api_keys where id = ?`, [apiKey!.id]);
+    const staleKey = { id: apiKey!.id, lastUsedAt: new Date(keyRow.last_used_at) };
+    const moments = Array.from({ length: 20 }, (_, i) => new Date(t.clock.now().getTime() + i));
+    await Promise.all(moments.map((now) => touchSession(t.orm.em.fork(), stale, now)));
+    await Promise.all(moments.map((now) => touchApiKey(t.orm.em.fork(), staleKey, now)));
+    assert.deepEqual(await writes(), { sessions: 1, api_keys: 1 });
+
+    // The same through the API, as concurrent requests.
+    t.clock.advance(2 * 60_000);
+    await Promise.all(Array.from({ length: 20 }, () => as(u.laptop).getSession({})));
+    await Promise.all(Array.from({ length: 20 }, () => apiKeyAs().getSession({})));
+    assert.deepEqual(await writes(), { sessions: 1, api_keys: 1 });
   });
 });

@@ -101,6 +101,29 @@ describe("request size: the limits fit the contract, and every listener refuses 
     }
   });
 
+  it("refuses a sign-in or sign-up body over its own, smaller limit with 413, whether declared or streamed", async () => {
+    const big = (type: string) =>
+      type === "application/json"
+        ? JSON.stringify({ email: "a@example.com", password: "x".repeat(20_000) })
+        : new URLSearchParams({ email: "a@example.com", password: "x".repeat(20_000) }).toString();
+    for (const path of ["/sign-in", "/sign-up"]) {
+      for (const type of ["application/json", "application/x-www-form-urlencoded"]) {
+        // 20 KB: under every listener's 64 KiB, over the 16 KiB these forms take.
+        const declared = await fetch(t.baseUrl + path, { method: "POST", headers: { "content-type": type }, body: big(type) });
+        const streamed = await fetch(t.baseUrl + path, {
+          method: "POST",
+          headers: { "content-type": type },
+          body: new Blob([big(type)]).stream(),
+          duplex: "half",
+        } as RequestInit);
+        for (const res of [declared, streamed]) {
+          assert.equal(res.status, 413, `${path} ${type}`);
+          assert.deepEqual(await res.json(), { code: "payload_too_large", status: 413, message: "the body is larger than 16384 bytes" });
+        }
+      }
+    }
+  });
+
   it("refuses an oversized declared body on HTTP/2 too", async () => {
     const session = http2.connect(t.baseUrl);
     try {

@@ -1,9 +1,16 @@
 import assert from "node:assert/strict";
-import type { IncomingMessage } from "node:http";
+import http, { type IncomingMessage } from "node:http";
+import http2 from "node:http2";
 import { createClientAddress, noProxies, type TrustedProxies } from "../../edge/client-address.ts";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 
-const request = (peer: string, headers: Record<string, string> = {}) => ({ socket: { remoteAddress: peer }, headers }) as unknown as IncomingMessage;
+/** A request from `peer` as Node presents it; a header given as an array is that many lines. */
+const request = (peer: string, headers: Record<string, string | string[]> = {}) =>
+  ({
+    socket: { remoteAddress: peer },
+    headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value].flat().join(", ")])),
+    rawHeaders: Object.entries(headers).flatMap(([name, value]) => [value].flat().flatMap((line) => [name, line])),
+  }) as unknown as IncomingMessage;
 
 describe("client address: the peer, or what a trusted proxy says", () => {
   describe("createClientAddress", () => {
@@ -44,9 +51,27 @@ describe("client address: the peer, or what a trusted proxy says", () => {
       assert.equal(address(request("10.0.0.1", { forwarded: "for=203.0.113.5;proto=https;by=10.0.0.1" })), "203.0.113.5");
       assert.equal(address(request("10.0.0.1", { forwarded: 'For="[2001:db8:cafe::17]:4711"' })), "2001:db8:cafe::17");
       assert.equal(address(request("10.0.0.1", { forwarded: 'for=6.6.6.6, for="203.0.113.5:80";proto=http, for=10.0.0.2' })), "203.0.113.5");
-      for (const value of ["for=unknown", "for=_hidden", "proto=https", 'for="[2001:db8::1]', "for=203.0.113.5:x", "for=2001:db8::1:80:x"]) {
+      for (const value of ["for=unknown", "for=_hidden", "proto=https", 'for="[2001:db8::1]', "for=203.0.113.5:x", "for=2001:db8::1:80:x", "for=203.0.113.5;for=6.6.6.6", "x, for=203.0.113.5", "for=203.0.113.5 junk"]) {
         assert.equal(address(request("10.0.0.1", { forwarded: value })), "10.0.0.1", value);
       }
+    });
+
+    it("a quote the client leaves open does not swallow what the proxy added: one line → the peer", () => {
+      const address = createClientAddress(forwarded);
+      // The client sent `for=6.6.6.6;x="`; the proxy appended its element to that line.
+      for (const value of ['for=6.6.6.6;x=", for=203.0.113.5', 'for=6.6.6.6;x=", for="[2001:db8::5]"', 'for=6.6.6.6;x="\\", for=203.0.113.5']) {
+        assert.equal(address(request("10.0.0.1", { forwarded: value })), "10.0.0.1", value);
+      }
+    });
+
+    it("reads each header line on its own: the client's open quote stays in its own line, the proxy's line names the client", () => {
+      const address = createClientAddress(forwarded);
+      assert.equal(address(request("10.0.0.1", { forwarded: ['for=6.6.6.6;x="', "for=203.0.113.5"] })), "203.0.113.5");
+      assert.equal(address(request("10.0.0.1", { forwarded: ["for=6.6.6.6", 'for=203.0.113.5;x="'] })), "10.0.0.1");
+      assert.equal(address(request("10.0.0.1", { forwarded: ["for=6.6.6.6", "for=203.0.113.5, for=10.0.0.2"] })), "203.0.113.5");
+      const xffAddress = createClientAddress(xff);
+      assert.equal(xffAddress(request("10.0.0.1", { "x-forwarded-for": ["6.6.6.6", "203.0.113.5, 10.0.0.2"] })), "203.0.113.5");
+      assert.equal(xffAddress(request("10.0.0.1", { "x-forwarded-for": ["6.6.6.6", "203.0.113.5 "] })), "203.0.113.5");
     });
   });
 
@@ -87,6 +112,62 @@ describe("client address: the peer, or what a trusted proxy says", () => {
       assert.equal((await signIn(t.baseUrl, from("203.0.113.1"))).status, 401);
       assert.equal((await signIn(t.baseUrl, from("203.0.113.1"))).status, 429);
       assert.equal((await signIn(t.baseUrl, from("203.0.113.2"))).status, 401);
+    });
+  });
+
+  /**
+   * A client's own Forwarded header with a quote left open, behind a trusted proxy that appends
+   * (to the same line, or as a line of its own), over HTTP/1.1 and HTTP/2: the client cannot pick
+   * the address its calls count under (1 call a minute without a credential).
+   */
+  describe("behind a trusted proxy writing Forwarded", () => {
+    let t: TestOutpost;
+
+    before(async () => {
+      t = await startTestOutpost({ RATE_LIMIT_PER_MINUTE: "1", TRUSTED_PROXIES: "127.0.0.1, ::1", TRUSTED_PROXY_HEADER: "forwarded" });
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    const path = "/api/rpc/outpost.auth.v1.AuthService/GetSession";
+    // Typed loosely: Node sends an array value as that many header lines, which its types do not allow for `forwarded`.
+    const headers = (forwarded: string | string[]): Record<string, string> => ({ "content-type": "application/json", forwarded: forwarded as string });
+    const viaHttp1 = (forwarded: string | string[]) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request(`${t.baseUrl}${path}`, { method: "POST", headers: headers(forwarded) }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on("error", reject);
+        req.end("{}");
+      });
+    const viaHttp2 = (forwarded: string | string[]) =>
+      new Promise<number>((resolve, reject) => {
+        const session = http2.connect(t.baseUrl);
+        session.on("error", reject);
+        const stream = session.request({ ":method": "POST", ":path": path, ...headers(forwarded) });
+        stream.on("response", (h) => {
+          stream.resume();
+          session.close();
+          resolve(Number(h[":status"]));
+        });
+        stream.on("error", reject);
+        stream.end("{}");
+      });
+
+    it("one line (the proxy appended to the client's): every call counts for the peer", async () => {
+      assert.notEqual(await viaHttp1('for=6.6.6.1;x=", for=198.51.100.7'), 429);
+      assert.equal(await viaHttp1('for=6.6.6.2;x=", for=198.51.100.7'), 429, "a second client-chosen address is the same client");
+      assert.equal(await viaHttp2('for=6.6.6.3;x=", for=198.51.100.7'), 429);
+    });
+
+    it("two lines (the proxy added its own): the proxy's line names the client, whatever the client's says", async () => {
+      for (const call of [viaHttp1, viaHttp2]) {
+        const client = call === viaHttp1 ? "198.51.100.8" : "198.51.100.9";
+        assert.notEqual(await call(['for=6.6.6.4;x="', `for=${client}`]), 429);
+        assert.equal(await call(['for=6.6.6.5;x="', `for=${client}`]), 429);
+      }
     });
   });
 

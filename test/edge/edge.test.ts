@@ -25,8 +25,10 @@ describe("edge: account endpoints, the session cookie and cross-site protection"
   it("signs up and sets an HttpOnly, SameSite=Lax session cookie (not Secure on http)", async () => {
     const res = await post("/sign-up", { email: "cookie@example.com", password: "a long password", name: "C" }, { origin });
     assert.equal(res.status, 201);
-    const setCookie = res.headers.get("set-cookie")!;
+    const [setCookie, deviceCookie, ...others] = res.headers.getSetCookie();
     assert.match(setCookie, /^outpost_session=ops_[0-9A-Za-z]{40}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
+    assert.match(deviceCookie, /^outpost_device=opd_[\w.-]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
+    assert.deepEqual(others, []);
     assert.equal(res.headers.get("cache-control"), "no-store");
     const signedUp = await body(res);
     assert.equal(signedUp.user.email, "cookie@example.com");

@@ -22,16 +22,17 @@ describe("cookies on https: the __Host- prefix", () => {
       await t?.close();
     });
 
-    it("sets the session as __Host-outpost_session, and reads only that name", async () => {
+    it("sets the session as __Host-outpost_session (and the known device as __Host-outpost_device), and reads only that name", async () => {
       const res = await fetch(t.baseUrl + "/sign-up", {
         method: "POST",
         headers: { "content-type": "application/json", origin },
         body: JSON.stringify({ email: "host@example.com", password: "a long password", name: "Host" }),
       });
       assert.equal(res.status, 201);
-      const set = res.headers.get("set-cookie")!;
+      const set = cookieOf(res, "__Host-outpost_session")!;
       assert.match(set, new RegExp(`^__Host-outpost_session=ops_[0-9A-Za-z]{40}; ${attributes}$`));
-      assert.doesNotMatch(set, /Domain=/i);
+      assert.match(cookieOf(res, "__Host-outpost_device")!, new RegExp(`^__Host-outpost_device=opd_[\\w.-]+; ${attributes}$`));
+      assert.deepEqual(res.headers.getSetCookie().filter((c) => /Domain=/i.test(c) || !c.startsWith("__Host-")), []);
       const token = /=([^;]+)/.exec(set)![1];
       const call = (cookie: string) => fetch(t.baseUrl + getSession, { method: "POST", headers: { "content-type": "application/json", origin, cookie }, body: "{}" });
       assert.equal((await call(`__Host-outpost_session=${token}`)).status, 200);

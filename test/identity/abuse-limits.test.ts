@@ -108,3 +108,64 @@ describe("identity: password hashing is capped process-wide", function () {
     assert.equal((await post(t, "/sign-in", { email: "third@example.com", password })).status, 200);
   });
 });
+
+/** Settles with `promise`, or rejects after `ms` naming `what` (a guard against a stuck call, not a timing check). */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not finish`)), ms)));
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * One database connection (the embedded database's pool; DATABASE_POOL_SIZE=1 on a server) and
+ * one hashing place, taken by a password hash that cannot finish: a sign-up or sign-in waiting
+ * for its hash must hold no connection, or every other request waits for it.
+ */
+describe("identity: a password hash holds no database connection", function () {
+  this.timeout(60_000);
+  let t: TestOutpost;
+  let cookie: string;
+  before(async () => {
+    t = await startTestOutpost({ PASSWORD_HASH_CONCURRENCY: "1", PASSWORD_HASH_QUEUE: "4", DATABASE_POOL_SIZE: "1" });
+    const res = await post(t, "/sign-up", { email: "owner@example.com", password, name: "" });
+    assert.equal(res.status, 201);
+    cookie = res.headers.get("set-cookie")!.split(";")[0];
+  });
+  after(() => t?.close());
+
+  const getSession = () =>
+    fetch(`${t.baseUrl}/api/rpc/outpost.auth.v1.AuthService/GetSession`, { method: "POST", headers: { "content-type": "application/json", cookie }, body: "{}" });
+
+  for (const [what, path, body] of [
+    ["sign-up", "/sign-up", { email: "new@example.com", password, name: "" }],
+    ["sign-in", "/sign-in", { email: "owner@example.com", password }],
+  ] as const) {
+    it(`other requests complete while a ${what} hashes and another waits for the hashing place`, async () => {
+      const { passwords } = t.outpost.runtime;
+      const pool = holdThreadPool();
+      let hashing: Promise<Response> | undefined;
+      let waiting: Promise<Response> | undefined;
+      try {
+        hashing = post(t, path, body);
+        await until(() => passwords.load().running === 1, `the ${what} is hashing`);
+        waiting = post(t, "/sign-up", { email: `waiting-${what}@example.com`, password, name: "" });
+        await until(() => passwords.load().waiting === 1, "the second call waits for the hashing place");
+        const session = await within(getSession(), 10_000, "GetSession");
+        assert.equal(session.status, 200, await session.clone().text());
+        assert.equal(((await session.json()) as Json).user.email, "owner@example.com");
+        assert.deepEqual(passwords.load(), { running: 1, waiting: 1 }, "both are still under way");
+      } finally {
+        await pool.release();
+      }
+      assert.equal((await hashing!).status, path === "/sign-up" ? 201 : 200);
+      assert.equal((await waiting!).status, 201);
+    });
+  }
+
+  it("two sign-ups of one email at once: one account, the other is email_taken", async () => {
+    const [a, b] = await Promise.all([0, 1].map(() => post(t, "/sign-up", { email: "twice@example.com", password, name: "" })));
+    assert.deepEqual([a.status, b.status].sort(), [201, 409]);
+    const refused = (await (a.status === 409 ? a : b).json()) as Json;
+    assert.equal(refused.reason, "email_taken");
+  });
+});

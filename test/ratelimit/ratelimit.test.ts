@@ -58,6 +58,7 @@ describe("rate limits", () => {
       loginVerifier: createNoSignInVerifier(),
       events: t.events,
       loginCodes: t.deps.loginCodes,
+      knownDevices: t.deps.knownDevices,
       watches: t.deps.watches,
     });
     return {

@@ -20,6 +20,7 @@ import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { createPasswords, type PasswordHashingLimits } from "../../core/auth/passwords.ts";
+import { createKnownDevices, knownDeviceKeyPurpose } from "../../core/auth/known-devices.ts";
 import { createCore, type Core } from "../../server/core.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 
@@ -129,7 +130,8 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const events = database.kind === "postgres" ? createPostgresAuthorizationEvents(database.url, logger) : createLocalAuthorizationEvents();
   const loginCodes = createLoginCodeHasher(() => derivedSecret(kek, loginCodeKeyPurpose));
   const passwords = createPasswords(options.passwordHashing ?? { concurrency: 4, queue: 1000 });
-  const coreDeps = { orm, config, clock, logger, rateLimits, passwords, signingKeys, agents, events, loginCodes, watches: createWatchRegistry() };
+  const knownDevices = createKnownDevices(() => derivedSecret(kek, knownDeviceKeyPurpose));
+  const coreDeps = { orm, config, clock, logger, rateLimits, passwords, signingKeys, agents, events, loginCodes, knownDevices, watches: createWatchRegistry() };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);

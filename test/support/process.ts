@@ -29,6 +29,8 @@ export function runScript(script: string, args: string[], env: Record<string, st
 
 export interface ServeProcess {
   port: number;
+  /** The Game OAuth issuer's port. */
+  gamePort: number;
   child: ChildProcess;
   /** Everything it logged so far. */
   output(): string;
@@ -58,6 +60,7 @@ export function startServe(env: Record<string, string | undefined>, timeoutMs = 
         child.stdout.on("data", (d) => (output += d));
         resolve({
           port: JSON.parse(line).port,
+          gamePort: JSON.parse(line).gamePort,
           child,
           output: () => output,
           async stop() {

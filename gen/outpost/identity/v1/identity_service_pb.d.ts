@@ -84,6 +84,18 @@ export declare type SignUpResponse = Message<"outpost.identity.v1.SignUpResponse
    * @generated from field: google.protobuf.Timestamp session_expires_at = 3;
    */
   sessionExpiresAt?: Timestamp | undefined;
+
+  /**
+   * Marks this browser as a known device of the new account (see SignInResponse.device_token).
+   *
+   * @generated from field: string device_token = 4;
+   */
+  deviceToken: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp device_token_expires_at = 5;
+   */
+  deviceTokenExpiresAt?: Timestamp | undefined;
 };
 
 /**
@@ -110,6 +122,15 @@ export declare type SignInRequest = Message<"outpost.identity.v1.SignInRequest">
    * @generated from field: outpost.identity.v1.ClientInfo client = 3;
    */
   client?: ClientInfo | undefined;
+
+  /**
+   * The known-device token this browser holds (from an earlier device_token), if any. A valid one
+   * for this email is counted per device instead of against the account's limit over all
+   * addresses and the address's own: strangers' guesses cannot lock the owner's browser out.
+   *
+   * @generated from field: string device_token = 4;
+   */
+  deviceToken: string;
 };
 
 /**
@@ -136,6 +157,19 @@ export declare type SignInResponse = Message<"outpost.identity.v1.SignInResponse
    * @generated from field: google.protobuf.Timestamp session_expires_at = 3;
    */
   sessionExpiresAt?: Timestamp | undefined;
+
+  /**
+   * Proves that this browser signed in to this account: for an HttpOnly cookie, sent back as
+   * SignInRequest.device_token, until device_token_expires_at.
+   *
+   * @generated from field: string device_token = 4;
+   */
+  deviceToken: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp device_token_expires_at = 5;
+   */
+  deviceTokenExpiresAt?: Timestamp | undefined;
 };
 
 /**
