@@ -80,13 +80,13 @@ describe("edge: account endpoints, the session cookie and cross-site protection"
     assert.deepEqual(Object.keys(a).sort(), ["code", "message", "reason", "status"]);
   });
 
-  it("refuses bodies that are not JSON or a form, and oversized ones, with 400", async () => {
+  it("refuses bodies that are not JSON or a form with 400, and oversized ones with 413", async () => {
     const text = await fetch(t.baseUrl + "/sign-in", { method: "POST", headers: { "content-type": "text/plain" }, body: "hi" });
     assert.equal(text.status, 400);
     const broken = await fetch(t.baseUrl + "/sign-in", { method: "POST", headers: json, body: "{not json" });
     assert.equal(broken.status, 400);
     const huge = await post("/sign-in", { email: "a@example.com", password: "x".repeat(20_000) });
-    assert.equal(huge.status, 400);
+    assert.equal(huge.status, 413);
     const wrongType = await post("/sign-in", { email: 42, password: "x" });
     assert.equal(wrongType.status, 400);
   });
