@@ -11,7 +11,7 @@ import type { Browser, Page } from "playwright-core";
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
 import { adminApiKey, FormBrowser, registerApp } from "../support/account-oauth.ts";
 import { startCallbackServer, type CallbackServer } from "../support/game-oauth.ts";
-import { assertAccessible, launchChromium } from "../support/browser.ts";
+import { assertAccessible, docsScreenshot, launchChromium } from "../support/browser.ts";
 
 const password = "a long user password";
 
@@ -80,7 +80,7 @@ describe("Account OAuth in headless Chromium", function () {
     await assertAccessible(page, "consent page");
     await page.setViewportSize({ width: 1280, height: 800 });
     await assertAccessible(page, "consent page");
-    await page.screenshot({ path: "docs/screenshots/account-oauth-consent.png" });
+    await docsScreenshot(page, "account-oauth-consent");
     assert.match(await page.locator("main").innerText(), /Your email address/);
     const since = callback.requests.length;
     await page.getByRole("button", { name: "Allow" }).click();

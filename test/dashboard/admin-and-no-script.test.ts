@@ -1,15 +1,13 @@
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
 import { createClient } from "@connectrpc/connect";
 import * as oidc from "openid-client";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
-import { assertAccessible, launchChromium } from "../support/browser.ts";
+import { assertAccessible, docsScreenshot, launchChromium } from "../support/browser.ts";
 import { registerApp } from "../support/account-oauth.ts";
 import { startCallbackServer } from "../support/game-oauth.ts";
 
-const screenshots = new URL("../../docs/screenshots/", import.meta.url);
 const desktop = { width: 1280, height: 800 };
 const password = "correct horse battery staple";
 
@@ -35,14 +33,13 @@ describe("dashboard: the admin area, and confirmation without JavaScript", funct
 
   async function check(page: Page, name?: string): Promise<void> {
     await assertAccessible(page, name ?? page.url());
-    if (name) await page.screenshot({ path: new URL(`${name}.png`, screenshots).pathname });
+    if (name) await docsScreenshot(page, name);
     await page.setViewportSize({ width: 375, height: 800 });
     await assertAccessible(page, name ?? page.url());
     await page.setViewportSize(desktop);
   }
 
   before(async () => {
-    mkdirSync(screenshots, { recursive: true });
     t = await startListeningOutpost();
     const identity = createClient(IdentityService, t.outpost.runtime.core.transport());
     await identity.createUser({ email: "ada@example.com", password, name: "Ada Admin", platformAdmin: true });

@@ -1,12 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
 import { startAgentRun, type AgentProcess } from "../support/agent.ts";
-import { assertAccessible, launchChromium } from "../support/browser.ts";
+import { assertAccessible, docsScreenshot, launchChromium } from "../support/browser.ts";
 
-const screenshots = new URL("../../docs/screenshots/", import.meta.url);
 const desktop = { width: 1280, height: 800 };
 const password = "correct horse battery staple";
 
@@ -29,7 +27,7 @@ describe("dashboard: a walk through every area in headless Chromium", function (
   /** axe at both widths, no sideways scrolling, and (when named) a 1280×800 screenshot for the docs. */
   async function check(p: Page, name: string, screenshot = true): Promise<void> {
     await assertAccessible(p, name);
-    if (screenshot) await p.screenshot({ path: new URL(`${name}.png`, screenshots).pathname });
+    if (screenshot) await docsScreenshot(p, name);
     await p.setViewportSize({ width: 375, height: 800 });
     await assertAccessible(p, name);
     await p.setViewportSize(desktop);
@@ -58,7 +56,6 @@ describe("dashboard: a walk through every area in headless Chromium", function (
   }
 
   before(async () => {
-    mkdirSync(screenshots, { recursive: true });
     t = await startListeningOutpost();
     browser = await launchChromium();
     owner = await browser.newContext({ viewport: desktop });
@@ -155,7 +152,7 @@ describe("dashboard: a walk through every area in headless Chromium", function (
     assert.match((await page.locator("#announcer").textContent())!, /Survival/);
     await check(page, "servers");
     await page.setViewportSize({ width: 375, height: 800 });
-    await page.screenshot({ path: new URL("servers-mobile.png", screenshots).pathname });
+    await docsScreenshot(page, "servers-mobile");
     await page.setViewportSize(desktop);
 
     // The status the page polls answers only the session's holder.

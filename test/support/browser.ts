@@ -4,11 +4,25 @@
  * (The Game OAuth browser test launches the same way inline; this is the shared form.)
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { chromium, type Browser, type Page } from "playwright-core";
 
 export const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+const screenshotDir = new URL("../../docs/screenshots/", import.meta.url);
+
+/**
+ * The page as the docs show it, `docs/screenshots/<name>.png`. The screenshot is always taken (so
+ * the page renders), but written only with UPDATE_SCREENSHOTS=1: a plain test run leaves the
+ * committed pictures alone instead of rewriting them with pixel noise.
+ */
+export async function docsScreenshot(page: Page, name: string): Promise<void> {
+  const picture = await page.screenshot();
+  if (process.env.UPDATE_SCREENSHOTS !== "1") return;
+  mkdirSync(screenshotDir, { recursive: true });
+  writeFileSync(new URL(`${name}.png`, screenshotDir), picture);
+}
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
