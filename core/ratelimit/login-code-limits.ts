@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hashSecret } from "../../contract/secrets.ts";
 import type { Limiter, RateLimitDecision, RateLimits } from "./limits.ts";
 
 export interface LoginCodeAttempt {
@@ -43,9 +43,7 @@ export async function countLoginCodeAttempt(
 ): Promise<LoginCodeAttempt> {
   // The player within the organization: anyone can make an organization and report any player's
   // public UUID, which must not lock that player out of another organization's sign-ins.
-  const playerKey = createHash("sha256")
-    .update(`${server.organizationId}:${player.game}:${player.uuid.toLowerCase()}`, "utf8")
-    .digest("hex");
+  const playerKey = hashSecret(`${server.organizationId}:${player.game}:${player.uuid.toLowerCase()}`);
   const levels: Level[] = [
     { limiter: limits.loginCodePerPlayer, key: playerKey, message: "You have entered too many wrong codes" },
     { limiter: limits.loginCodePerServer, key: server.id, message: "Too many wrong codes have been entered on this server" },

@@ -21,6 +21,12 @@ export function rateLimited(policy: RateLimitPolicy, retryAfterSeconds: number, 
   ]);
 }
 
+/** A wait in whole minutes, at least one: "1 minute", "12 minutes". */
+export function inMinutes(seconds: number): string {
+  const minutes = Math.max(1, Math.ceil(seconds / 60));
+  return `${minutes} minute${minutes === 1 ? "" : "s"}`;
+}
+
 /** The refusal of an address over `bad_credential_ip` (credentials that match nothing). */
 export function badCredentialRefusal(limiter: Limiter, retryAfterSeconds: number): DomainError {
   const s = Math.max(1, Math.ceil(retryAfterSeconds));

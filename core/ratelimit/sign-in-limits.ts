@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
+import { hashSecret } from "../../contract/secrets.ts";
 import type { DomainError } from "../errors.ts";
 import { clientIpKey } from "./client-ip.ts";
 import type { RateLimitDecision, Limiter, RateLimits } from "./limits.ts";
-import { rateLimited } from "./rate-limited.ts";
+import { inMinutes, rateLimited } from "./rate-limited.ts";
 
 export interface SignInAttempt {
   /**
@@ -26,9 +26,7 @@ export interface SignInAttempt {
 }
 
 /** Emails are counted by hash: the rate-limit store holds no address in clear. */
-function digest(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
-}
+const digest = hashSecret;
 
 /**
  * Counts a sign-in attempt (or any check of an account's password) against the account from this
@@ -76,12 +74,7 @@ export async function countSignInAttempt(
   const [limiter, decision] = refused[0] ?? [];
   let refusal: DomainError | undefined;
   if (limiter && decision) {
-    const minutes = Math.max(1, Math.ceil(decision.retryAfterSeconds / 60));
-    refusal = rateLimited(
-      limiter.policy,
-      decision.retryAfterSeconds,
-      `too many sign-in attempts; try again in ${minutes} minute${minutes === 1 ? "" : "s"}`,
-    );
+    refusal = rateLimited(limiter.policy, decision.retryAfterSeconds, `too many sign-in attempts; try again in ${inMinutes(decision.retryAfterSeconds)}`);
   }
   return {
     refusal,

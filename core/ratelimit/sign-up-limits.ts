@@ -1,6 +1,6 @@
 import { clientIpKey } from "./client-ip.ts";
 import type { RateLimits } from "./limits.ts";
-import { rateLimited } from "./rate-limited.ts";
+import { inMinutes, rateLimited } from "./rate-limited.ts";
 
 /**
  * Counts a sign-up against its client IP (`sign_up_ip`) and refuses it (rate_limited) over the
@@ -13,10 +13,5 @@ export async function countSignUp(limits: RateLimits, ip: string | undefined): P
   if (!address) return;
   const decision = await limits.signUpPerIp.consume(address);
   if (decision.allowed) return;
-  const minutes = Math.max(1, Math.ceil(decision.retryAfterSeconds / 60));
-  throw rateLimited(
-    limits.signUpPerIp.policy,
-    decision.retryAfterSeconds,
-    `too many sign-ups from your address; try again in ${minutes} minute${minutes === 1 ? "" : "s"}`,
-  );
+  throw rateLimited(limits.signUpPerIp.policy, decision.retryAfterSeconds, `too many sign-ups from your address; try again in ${inMinutes(decision.retryAfterSeconds)}`);
 }
