@@ -37,7 +37,7 @@ class UsageError extends Error {}
 class AgentFailure extends Error {}
 
 const games: Record<string, Game> = { minecraft: Game.MINECRAFT, hytale: Game.HYTALE };
-const auths: Record<string, PlayerAuth> = { online: PlayerAuth.ONLINE, offline: PlayerAuth.OFFLINE, insecure: PlayerAuth.INSECURE };
+const auths: Record<string, PlayerAuth> = { online: PlayerAuth.ONLINE, proxy: PlayerAuth.PROXY, offline: PlayerAuth.OFFLINE, insecure: PlayerAuth.INSECURE };
 
 const agentVersion = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 

@@ -19,14 +19,12 @@ import {
 } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { PlayerAuth, type Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { agentKeyHeader } from "../contract/credentials.ts";
-import { maxPlayersPerMessage } from "../contract/request-limits.ts";
+import { answerConsoleCommand, createConsoleOutlet, type ConsoleHandler } from "./console.ts";
+import { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
 
 export { PlayerAuth };
-
-export interface Player {
-  name: string;
-  uuid: string;
-}
+export type { ConsoleHandler, ConsoleRun } from "./console.ts";
+export { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
 
 export interface Reply {
   /** The player is now signed in. */
@@ -64,6 +62,11 @@ export interface AgentOptions {
   heartbeatMs?: number;
   /** The first reconnect delay and the longest (default 500 ms and 30 s). */
   backoff?: { initialMs: number; maxMs: number };
+  /**
+   * Runs the console commands Outpost sends (servers/executeConsoleCommand). Without it the agent
+   * tells Outpost it has no console, and such calls are refused there.
+   */
+  console?: ConsoleHandler;
 }
 
 export type AgentEvent =
@@ -90,6 +93,11 @@ export interface Agent {
   confirm(player: Player, timeoutMs?: number): Promise<Reply>;
   /** The player refuses the sign-in they claimed on this server (the same as `/outpost cancel`). */
   cancel(player: Player, timeoutMs?: number): Promise<Reply>;
+  /**
+   * Lines the game server's console printed, for the dashboard's live console: batched, capped,
+   * and discarded while not connected.
+   */
+  consoleOutput(lines: string[]): void;
   /** Closes the stream (the server goes offline) and stops reconnecting. */
   stop(): Promise<void>;
   /** Settles when the agent stops: resolves after {@link stop}, rejects with a refusal. */
@@ -98,26 +106,6 @@ export interface Agent {
 
 /** Errors after which reconnecting cannot help: the key, the game or the contract is wrong. */
 const refusals = new Set([Code.Unauthenticated, Code.PermissionDenied, Code.FailedPrecondition, Code.InvalidArgument, Code.Unimplemented]);
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The most players one Players message may list (the contract's max_items). */
-export const maxPlayers = maxPlayersPerMessage;
-
-/** Why a player would be refused by the contract's rules, if it would. */
-export function playerProblem(player: Player): string | undefined {
-  if (!uuidPattern.test(player.uuid)) return `"${player.uuid}" is not a UUID`;
-  if (!/^\S{1,32}$/.test(player.name)) return `"${player.name}" is not a player name (1 to 32 characters, no spaces)`;
-  return undefined;
-}
-
-/** Why a player or command would be refused by the contract's rules, if it would. */
-export function commandProblem(player: Player, text: string): string | undefined {
-  const problem = playerProblem(player);
-  if (problem) return problem;
-  if (text.trim() === "" || text.length > 256) return "a command has 1 to 256 characters";
-  return undefined;
-}
 
 /** The delay before reconnect attempt `attempt` (0-based): exponential, capped, half of it random. */
 export function backoffMs(attempt: number, initialMs: number, maxMs: number): number {
@@ -144,6 +132,7 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
   const listeners = new Set<(event: AgentEvent) => void>([onEvent]);
   const emit = (event: AgentEvent) => listeners.forEach((listener) => listener(event));
   let wake: (() => void) | undefined;
+  const consoleOutlet = createConsoleOutlet();
 
   /** One connection, until it ends; throws why it ended, unless the agent is stopping. */
   async function connectOnce(onWelcome: () => void): Promise<void> {
@@ -158,7 +147,8 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
       clearTimeout(silence);
       silence = setTimeout(() => abort.abort(new ConnectError(`Outpost sent nothing for ${silenceLimitMs / 1000} seconds`, Code.DeadlineExceeded)), silenceLimitMs);
     };
-    send({ case: "hello", value: { game: options.game, playerAuth: options.playerAuth, agentVersion: options.agentVersion ?? "" } });
+    const hello = { game: options.game, playerAuth: options.playerAuth, agentVersion: options.agentVersion ?? "", console: !!options.console };
+    send({ case: "hello", value: hello });
     try {
       heard();
       const responses = client.connect(requests, { signal: abort.signal, headers: { [agentKeyHeader]: options.key } });
@@ -172,6 +162,7 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
           heartbeat = setInterval(() => send({ case: "heartbeat", value: {} }), everyMs);
           live = { welcome: message.value, send };
           if (players.length) send({ case: "players", value: { players } });
+          consoleOutlet.attach(send);
           emit({ kind: "connected", welcome: message.value });
         } else if (message.case === "loginReply") {
           const { requestId, accepted, message: text, confirmation } = message.value;
@@ -181,6 +172,8 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
             reply.confirmation = { appName, redirectHost, expiresInSeconds };
           }
           pending.get(requestId)?.(reply);
+        } else if (message.case === "consoleCommand") {
+          void answerConsoleCommand(options.console, message.value, abort.signal, send);
         }
       }
       if (!stopping) throw new ConnectError("Outpost closed the connection", Code.Unavailable);
@@ -190,6 +183,7 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
     } finally {
       clearInterval(heartbeat);
       clearTimeout(silence);
+      consoleOutlet.attach(undefined);
       live = undefined;
       current = undefined;
       requests.close();
@@ -221,6 +215,7 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
     }
     emit({ kind: "stopped" });
   })();
+  void stopped.finally(() => consoleOutlet.close()).catch(() => {});
   stopped.catch(() => {});
 
   function connected(timeoutMs = 15_000): Promise<Welcome> {
@@ -287,6 +282,9 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
     },
     cancel(player, timeoutMs = 15_000) {
       return answer(player, ConfirmCommand_Decision.CANCEL, timeoutMs);
+    },
+    consoleOutput(lines) {
+      consoleOutlet.write(lines);
     },
     async stop() {
       stopping = true;

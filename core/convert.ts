@@ -88,6 +88,7 @@ export const playerAuthModes: Readonly<Record<string, PlayerAuth>> = {
   online: PlayerAuth.ONLINE,
   offline: PlayerAuth.OFFLINE,
   insecure: PlayerAuth.INSECURE,
+  proxy: PlayerAuth.PROXY,
 };
 
 /** The server as readers see it at `now`: an agent silent for too long means offline. */

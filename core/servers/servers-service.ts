@@ -120,5 +120,17 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
       agents.endServer(req.serverId, fail("unauthenticated", "the agent key was regenerated; run the agent with the new key"));
       return response;
     },
+
+    // The console routes arrive with the agent streams' console support (issue 12, next commits).
+    async executeConsoleCommand() {
+      throw fail("failed_precondition", "console commands are not available yet");
+    },
+    async listPlayers() {
+      throw fail("failed_precondition", "player lists are not available yet");
+    },
+    // eslint-disable-next-line require-yield
+    async *watchConsole() {
+      throw fail("failed_precondition", "the live console is not available yet");
+    },
   };
 }

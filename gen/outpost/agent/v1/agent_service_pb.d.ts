@@ -51,6 +51,18 @@ export declare type ConnectRequest = Message<"outpost.agent.v1.ConnectRequest"> 
      */
     value: ConfirmCommand;
     case: "confirmCommand";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.ConsoleResult console_result = 6;
+     */
+    value: ConsoleResult;
+    case: "consoleResult";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.ConsoleOutput console_output = 7;
+     */
+    value: ConsoleOutput;
+    case: "consoleOutput";
   } | { case: undefined; value?: undefined };
 };
 
@@ -87,6 +99,12 @@ export declare type ConnectResponse = Message<"outpost.agent.v1.ConnectResponse"
      */
     value: Ping;
     case: "ping";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.ConsoleCommand console_command = 4;
+     */
+    value: ConsoleCommand;
+    case: "consoleCommand";
   } | { case: undefined; value?: undefined };
 };
 
@@ -120,6 +138,13 @@ export declare type Hello = Message<"outpost.agent.v1.Hello"> & {
    * @generated from field: string agent_version = 3;
    */
   agentVersion: string;
+
+  /**
+   * True when the agent can run commands on the game server's console (ConsoleCommand).
+   *
+   * @generated from field: bool console = 4;
+   */
+  console: boolean;
 };
 
 /**
@@ -425,6 +450,109 @@ export declare type Ping = Message<"outpost.agent.v1.Ping"> & {
 export declare const PingSchema: GenMessage<Ping>;
 
 /**
+ * Run one command on the game server's console, as an operator typing it there would.
+ *
+ * @generated from message outpost.agent.v1.ConsoleCommand
+ */
+export declare type ConsoleCommand = Message<"outpost.agent.v1.ConsoleCommand"> & {
+  /**
+   * Chosen by core; the ConsoleResult carries it back.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The command line without a leading slash or newline, e.g. "say hello" or "list".
+   *
+   * @generated from field: string command = 2;
+   */
+  command: string;
+
+  /**
+   * How long core waits for the ConsoleResult; an agent should answer well within it, with the
+   * output it collected so far.
+   *
+   * @generated from field: uint32 timeout_ms = 3;
+   */
+  timeoutMs: number;
+};
+
+/**
+ * Describes the message outpost.agent.v1.ConsoleCommand.
+ * Use `create(ConsoleCommandSchema)` to create a new message.
+ */
+export declare const ConsoleCommandSchema: GenMessage<ConsoleCommand>;
+
+/**
+ * The answer to a ConsoleCommand.
+ *
+ * @generated from message outpost.agent.v1.ConsoleResult
+ */
+export declare type ConsoleResult = Message<"outpost.agent.v1.ConsoleResult"> & {
+  /**
+   * The ConsoleCommand's request_id.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * Whether the command ran (it was written to the console, or the server's own command runner
+   * accepted it); a command the game answers with "Unknown command" still ran.
+   *
+   * @generated from field: bool success = 2;
+   */
+  success: boolean;
+
+  /**
+   * The console lines that followed the command, in order (the agent decides the window).
+   *
+   * @generated from field: repeated string output = 3;
+   */
+  output: string[];
+
+  /**
+   * Why the command did not run, when success is false.
+   *
+   * @generated from field: string error = 4;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message outpost.agent.v1.ConsoleResult.
+ * Use `create(ConsoleResultSchema)` to create a new message.
+ */
+export declare const ConsoleResultSchema: GenMessage<ConsoleResult>;
+
+/**
+ * Lines the game server's console printed, in order, for the live console. Sent in batches; the
+ * agent may drop lines under load and says how many.
+ *
+ * @generated from message outpost.agent.v1.ConsoleOutput
+ */
+export declare type ConsoleOutput = Message<"outpost.agent.v1.ConsoleOutput"> & {
+  /**
+   * @generated from field: repeated string lines = 1;
+   */
+  lines: string[];
+
+  /**
+   * Lines the agent dropped before these (it sends at most a few hundred lines a second).
+   *
+   * @generated from field: uint32 dropped = 2;
+   */
+  dropped: number;
+};
+
+/**
+ * Describes the message outpost.agent.v1.ConsoleOutput.
+ * Use `create(ConsoleOutputSchema)` to create a new message.
+ */
+export declare const ConsoleOutputSchema: GenMessage<ConsoleOutput>;
+
+/**
  * The game-server agent's line to core. The agent dials out with its server's agent key (the
  * x-outpost-agent-key header, nothing else) and keeps one stream open while it runs: the server is
  * online exactly while that stream is, and core learns of a disconnect within seconds. Never part
@@ -443,6 +571,11 @@ export declare const AgentService: GenService<{
    * with `unauthenticated` when the key stops working (regenerated, server deleted), with
    * `failed_precondition` when the agent cannot serve this server (wrong game, another agent took
    * over), and with `unavailable` when the instance shuts down (reconnect then).
+   *
+   * An agent that can reach its game server's console says so in Hello (`console`); core then
+   * sends it ConsoleCommands (from servers/executeConsoleCommand), each answered with one
+   * ConsoleResult, and the agent may stream the console's output as ConsoleOutput for the
+   * dashboard's live console.
    *
    * @generated from rpc outpost.agent.v1.AgentService.Connect
    */

@@ -70,7 +70,8 @@ export declare type Server = Message<"outpost.servers.v1.Server"> & {
 
   /**
    * How the server authenticates its players, as its agent last reported (unspecified if no agent
-   * ever connected). Only PLAYER_AUTH_ONLINE servers can sign players in with Game OAuth.
+   * ever connected). ONLINE and PROXY servers can sign players in with Game OAuth; the others only
+   * where the deployment allows insecure game servers (see sign_in_allowed).
    *
    * @generated from field: outpost.servers.v1.PlayerAuth player_auth = 10;
    */
@@ -82,6 +83,21 @@ export declare type Server = Message<"outpost.servers.v1.Server"> & {
    * @generated from field: string agent_version = 11;
    */
   agentVersion: string;
+
+  /**
+   * Whether a player can sign in with Game OAuth on this server, as its player_auth and the
+   * deployment's settings decide (false until an agent reports how it authenticates players).
+   *
+   * @generated from field: bool sign_in_allowed = 12;
+   */
+  signInAllowed: boolean;
+
+  /**
+   * True when the agent can run console commands (servers/executeConsoleCommand).
+   *
+   * @generated from field: bool console_available = 13;
+   */
+  consoleAvailable: boolean;
 };
 
 /**
@@ -89,6 +105,36 @@ export declare type Server = Message<"outpost.servers.v1.Server"> & {
  * Use `create(ServerSchema)` to create a new message.
  */
 export declare const ServerSchema: GenMessage<Server>;
+
+/**
+ * A player online on a game server, as its agent reports them.
+ *
+ * @generated from message outpost.servers.v1.OnlinePlayer
+ */
+export declare type OnlinePlayer = Message<"outpost.servers.v1.OnlinePlayer"> & {
+  /**
+   * @generated from field: string uuid = 1;
+   */
+  uuid: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * When the agent first reported the player in this session of theirs.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 3;
+   */
+  since?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.OnlinePlayer.
+ * Use `create(OnlinePlayerSchema)` to create a new message.
+ */
+export declare const OnlinePlayerSchema: GenMessage<OnlinePlayer>;
 
 /**
  * The game a server runs.
@@ -130,7 +176,7 @@ export enum PlayerAuth {
 
   /**
    * The server authenticates every player with the game vendor (Minecraft "online-mode"), so a
-   * player's UUID and name are theirs. The only mode in which Outpost signs players in.
+   * player's UUID and name are theirs. Outpost signs players in here.
    *
    * @generated from enum value: PLAYER_AUTH_ONLINE = 1;
    */
@@ -150,6 +196,15 @@ export enum PlayerAuth {
    * @generated from enum value: PLAYER_AUTH_INSECURE = 3;
    */
   INSECURE = 3,
+
+  /**
+   * The server itself is in offline mode behind a proxy that authenticates every player and
+   * forwards their identity with a secret (Velocity modern forwarding, BungeeGuard), so a player's
+   * UUID and name are theirs. Outpost signs players in here, as on an online server.
+   *
+   * @generated from enum value: PLAYER_AUTH_PROXY = 4;
+   */
+  PROXY = 4,
 }
 
 /**

@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { Game, Server } from "./resources_pb.js";
+import type { Game, OnlinePlayer, Server } from "./resources_pb.js";
 
 /**
  * Describes the file outpost/servers/v1/servers_service.proto.
@@ -229,6 +229,148 @@ export declare type RegenerateAgentKeyResponse = Message<"outpost.servers.v1.Reg
 export declare const RegenerateAgentKeyResponseSchema: GenMessage<RegenerateAgentKeyResponse>;
 
 /**
+ * @generated from message outpost.servers.v1.ExecuteConsoleCommandRequest
+ */
+export declare type ExecuteConsoleCommandRequest = Message<"outpost.servers.v1.ExecuteConsoleCommandRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * As typed on the console, without a newline; a leading "/" is dropped.
+   *
+   * @generated from field: string command = 2;
+   */
+  command: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ExecuteConsoleCommandRequest.
+ * Use `create(ExecuteConsoleCommandRequestSchema)` to create a new message.
+ */
+export declare const ExecuteConsoleCommandRequestSchema: GenMessage<ExecuteConsoleCommandRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.ExecuteConsoleCommandResponse
+ */
+export declare type ExecuteConsoleCommandResponse = Message<"outpost.servers.v1.ExecuteConsoleCommandResponse"> & {
+  /**
+   * Identifies this call in the activity log and the agent's output.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * Whether the command ran on the console (see error otherwise).
+   *
+   * @generated from field: bool success = 2;
+   */
+  success: boolean;
+
+  /**
+   * The console lines that followed the command, in order.
+   *
+   * @generated from field: repeated string output = 3;
+   */
+  output: string[];
+
+  /**
+   * Why the command did not run; empty on success.
+   *
+   * @generated from field: string error = 4;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ExecuteConsoleCommandResponse.
+ * Use `create(ExecuteConsoleCommandResponseSchema)` to create a new message.
+ */
+export declare const ExecuteConsoleCommandResponseSchema: GenMessage<ExecuteConsoleCommandResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.ListPlayersRequest
+ */
+export declare type ListPlayersRequest = Message<"outpost.servers.v1.ListPlayersRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ListPlayersRequest.
+ * Use `create(ListPlayersRequestSchema)` to create a new message.
+ */
+export declare const ListPlayersRequestSchema: GenMessage<ListPlayersRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.ListPlayersResponse
+ */
+export declare type ListPlayersResponse = Message<"outpost.servers.v1.ListPlayersResponse"> & {
+  /**
+   * @generated from field: repeated outpost.servers.v1.OnlinePlayer players = 1;
+   */
+  players: OnlinePlayer[];
+};
+
+/**
+ * Describes the message outpost.servers.v1.ListPlayersResponse.
+ * Use `create(ListPlayersResponseSchema)` to create a new message.
+ */
+export declare const ListPlayersResponseSchema: GenMessage<ListPlayersResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.WatchConsoleRequest
+ */
+export declare type WatchConsoleRequest = Message<"outpost.servers.v1.WatchConsoleRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.WatchConsoleRequest.
+ * Use `create(WatchConsoleRequestSchema)` to create a new message.
+ */
+export declare const WatchConsoleRequestSchema: GenMessage<WatchConsoleRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.WatchConsoleResponse
+ */
+export declare type WatchConsoleResponse = Message<"outpost.servers.v1.WatchConsoleResponse"> & {
+  /**
+   * Console lines, in order.
+   *
+   * @generated from field: repeated string lines = 1;
+   */
+  lines: string[];
+
+  /**
+   * Lines lost before these (the agent or this stream fell behind).
+   *
+   * @generated from field: uint32 dropped = 2;
+   */
+  dropped: number;
+
+  /**
+   * Whether the server's agent is connected now (sent when it changes, and first).
+   *
+   * @generated from field: bool online = 3;
+   */
+  online: boolean;
+};
+
+/**
+ * Describes the message outpost.servers.v1.WatchConsoleResponse.
+ * Use `create(WatchConsoleResponseSchema)` to create a new message.
+ */
+export declare const WatchConsoleResponseSchema: GenMessage<WatchConsoleResponse>;
+
+/**
  * Game servers of an organization. Owners and admins see and manage all of them; a member sees
  * the servers granted to them.
  *
@@ -294,6 +436,41 @@ export declare const ServersService: GenService<{
     methodKind: "unary";
     input: typeof RegenerateAgentKeyRequestSchema;
     output: typeof RegenerateAgentKeyResponseSchema;
+  },
+  /**
+   * Runs a command on the game server's console through its agent and returns the output lines
+   * that followed it (owners and admins, or members granted the server). Every call is an activity
+   * event. failed_precondition (409) when the agent is offline or has no console; deadline_exceeded
+   * (504) when the agent does not answer in time.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.ExecuteConsoleCommand
+   */
+  executeConsoleCommand: {
+    methodKind: "unary";
+    input: typeof ExecuteConsoleCommandRequestSchema;
+    output: typeof ExecuteConsoleCommandResponseSchema;
+  },
+  /**
+   * The players online now, as the server's agent reports them (empty when it is offline).
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.ListPlayers
+   */
+  listPlayers: {
+    methodKind: "unary";
+    input: typeof ListPlayersRequestSchema;
+    output: typeof ListPlayersResponseSchema;
+  },
+  /**
+   * The console's output as the agent streams it, until the caller goes away (the dashboard's live
+   * console; same access as ExecuteConsoleCommand). Starts with the recent lines this instance
+   * holds. A stream, so not part of the HTTP API.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.WatchConsole
+   */
+  watchConsole: {
+    methodKind: "server_streaming";
+    input: typeof WatchConsoleRequestSchema;
+    output: typeof WatchConsoleResponseSchema;
   },
 }>;
 

@@ -1,0 +1,118 @@
+/**
+ * The agent's side of the game server's console: running the commands Outpost sends
+ * (servers/executeConsoleCommand) with the handler the agent was given, and streaming what the
+ * console prints for the dashboard's live console. Output is batched and capped here, once, so
+ * every kind of agent (wrap, the flying-squid plugin) stays within the contract's limits.
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ConnectRequestSchema, ConsoleCommand } from "../gen/outpost/agent/v1/agent_service_pb.js";
+
+/** What running one console command gave. */
+export interface ConsoleRun {
+  /** The command ran (was written to the console, or the server's own runner took it). */
+  success: boolean;
+  /** The console lines that followed the command, in order. */
+  output: string[];
+  /** Why it did not run, when `success` is false. */
+  error?: string;
+}
+
+/**
+ * Runs `command` (no leading slash, no newline) on the game server's console and resolves with
+ * the lines that followed it. `signal` aborts when Outpost stops waiting (or the connection
+ * drops): resolve then with what was collected.
+ */
+export type ConsoleHandler = (command: string, signal: AbortSignal) => Promise<ConsoleRun>;
+
+type Send = (message: MessageInitShape<typeof ConnectRequestSchema>["message"]) => void;
+
+/** The contract's limits on console lines (ConsoleResult, ConsoleOutput). */
+export const consoleLimits = { linesPerMessage: 200, lineChars: 4096, errorChars: 1024 } as const;
+
+/** How long the live output waits to batch lines, and how many it holds at most meanwhile. */
+const flushEveryMs = 100;
+const maxBufferedLines = 1000;
+
+/** A line as the contract takes it: no trailing newline, at most {@link consoleLimits.lineChars}. */
+export function consoleLine(line: string): string {
+  const trimmed = line.replace(/[\r\n]+$/, "");
+  return trimmed.length > consoleLimits.lineChars ? trimmed.slice(0, consoleLimits.lineChars - 1) + "…" : trimmed;
+}
+
+/**
+ * Answers one ConsoleCommand with one ConsoleResult: the handler's output, capped to the
+ * contract's limits (the last lines kept), or why it could not run. Without a handler, says so.
+ */
+export async function answerConsoleCommand(handler: ConsoleHandler | undefined, command: ConsoleCommand, dropped: AbortSignal, send: Send): Promise<void> {
+  const { requestId } = command;
+  let run: ConsoleRun;
+  if (!handler) {
+    run = { success: false, output: [], error: "this agent cannot reach the game server's console" };
+  } else {
+    // Answer a little before Outpost stops waiting, so the output collected so far arrives.
+    const margin = Math.min(250, command.timeoutMs / 4);
+    const signal = AbortSignal.any([dropped, AbortSignal.timeout(Math.max(1, command.timeoutMs - margin))]);
+    try {
+      run = await handler(command.command, signal);
+    } catch (error) {
+      run = { success: false, output: [], error: (error as Error).message || "the command failed" };
+    }
+  }
+  const output = run.output.slice(-consoleLimits.linesPerMessage).map(consoleLine);
+  const error = (run.error ?? "").slice(0, consoleLimits.errorChars);
+  send({ case: "consoleResult", value: { requestId, success: run.success, output, error: run.success ? "" : error } });
+}
+
+export interface ConsoleOutlet {
+  /** Queues lines for the live console; sent in batches while connected. */
+  write(lines: string[]): void;
+  /** The connection is up (send through `send`) or down (`undefined`: lines are discarded). */
+  attach(send: Send | undefined): void;
+  /** Stops the batching timer. */
+  close(): void;
+}
+
+/**
+ * The live console's outlet: lines wait up to {@link flushEveryMs} to travel together; past
+ * {@link maxBufferedLines} the oldest are dropped and counted, which Outpost shows.
+ */
+export function createConsoleOutlet(): ConsoleOutlet {
+  let buffer: string[] = [];
+  let dropped = 0;
+  let send: Send | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  function flush() {
+    timer = undefined;
+    if (!send) return;
+    while (buffer.length) {
+      const lines = buffer.splice(0, consoleLimits.linesPerMessage);
+      send({ case: "consoleOutput", value: { lines, dropped } });
+      dropped = 0;
+    }
+  }
+
+  return {
+    write(lines) {
+      if (!send || !lines.length) return;
+      buffer.push(...lines.map(consoleLine));
+      if (buffer.length > maxBufferedLines) {
+        dropped += buffer.length - maxBufferedLines;
+        buffer = buffer.slice(-maxBufferedLines);
+      }
+      timer ??= setTimeout(flush, flushEveryMs);
+    },
+    attach(next) {
+      send = next;
+      if (!send) {
+        buffer = [];
+        dropped = 0;
+      }
+    },
+    close() {
+      clearTimeout(timer);
+      timer = undefined;
+      buffer = [];
+    },
+  };
+}
