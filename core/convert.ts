@@ -10,11 +10,19 @@ import {
   type Member as MemberMessage,
   type Organization as OrganizationMessage,
 } from "../gen/outpost/organizations/v1/resources_pb.js";
-import { Game, PlayerAuth, ServerSchema, type Server as ServerMessage } from "../gen/outpost/servers/v1/resources_pb.js";
+import {
+  Game,
+  OnlinePlayerSchema,
+  PlayerAuth,
+  ServerSchema,
+  type OnlinePlayer as OnlinePlayerMessage,
+  type Server as ServerMessage,
+} from "../gen/outpost/servers/v1/resources_pb.js";
 import type { AccessGrant, ApiKey, Membership, Organization, Server, User } from "./db/entities.ts";
 import type { CallerUser } from "./context.ts";
 import { roleToProto } from "./roles.ts";
 import { isOnline } from "./agents/presence.ts";
+import type { StoredPlayer } from "./agents/players.ts";
 
 const ts = (date: Date | null | undefined) => (date ? timestampFromDate(date) : undefined);
 
@@ -107,4 +115,8 @@ export function serverToProto(server: Server, now: Date): ServerMessage {
     playerAuth: (server.playerAuth && playerAuthModes[server.playerAuth]) || PlayerAuth.UNSPECIFIED,
     agentVersion: server.agentVersion ?? "",
   });
+}
+
+export function onlinePlayerToProto(player: StoredPlayer): OnlinePlayerMessage {
+  return create(OnlinePlayerSchema, { uuid: player.uuid, name: player.name, since: ts(player.since) });
 }

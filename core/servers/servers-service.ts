@@ -4,6 +4,7 @@ import {
   CreateServerResponseSchema,
   DeleteServerResponseSchema,
   GetServerResponseSchema,
+  ListPlayersResponseSchema,
   ListServersResponseSchema,
   RegenerateAgentKeyResponseSchema,
   ServersService,
@@ -14,7 +15,9 @@ import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { accessibleServers, requireManager, requireMember, requireServer, requireServerManager, reservePlanCapacity } from "../access.ts";
 import { recordActivity } from "../activity/record.ts";
-import { gameFromProto, serverToProto } from "../convert.ts";
+import { gameFromProto, onlinePlayerToProto, serverToProto } from "../convert.ts";
+import { isOnline } from "../agents/presence.ts";
+import { storedPlayers } from "../agents/players.ts";
 import { issueSecret } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
 
@@ -125,8 +128,12 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
     async executeConsoleCommand() {
       throw fail("failed_precondition", "console commands are not available yet");
     },
-    async listPlayers() {
-      throw fail("failed_precondition", "player lists are not available yet");
+    async listPlayers(req, ctx) {
+      const em = entityManager(ctx);
+      const { server } = await requireServer(em, requireUser(ctx), req.serverId);
+      // An offline server has no players, even before the sweep clears those of a dead instance.
+      const players = isOnline(server, clock.now()) ? await storedPlayers(em, server.id) : [];
+      return create(ListPlayersResponseSchema, { players: players.map(onlinePlayerToProto) });
     },
     // eslint-disable-next-line require-yield
     async *watchConsole() {
