@@ -29,7 +29,7 @@ import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
 type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
 type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequest["message"], { case: C }>["value"];
 
-export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "rateLimits" | "loginVerifier">;
+export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "rateLimits" | "loginVerifier" | "config">;
 
 const playerAuthNames: Partial<Record<PlayerAuth, string>> = Object.fromEntries(
   Object.entries(playerAuthModes).map(([name, mode]) => [mode, name]),

@@ -46,7 +46,7 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
           details: { name: server.name, game: server.game },
         });
         await tx.flush();
-        return create(CreateServerResponseSchema, { server: serverToProto(server, clock.now()), agentKey: agentKey.value });
+        return create(CreateServerResponseSchema, { server: serverToProto(server, clock.now(), config), agentKey: agentKey.value });
       });
     },
 
@@ -56,12 +56,12 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
       const access = await requireMember(em, caller, req.organizationSlug);
       const servers = await accessibleServers(em, caller, access);
       const now = clock.now();
-      return create(ListServersResponseSchema, { servers: servers.map((server) => serverToProto(server, now)) });
+      return create(ListServersResponseSchema, { servers: servers.map((server) => serverToProto(server, now, config)) });
     },
 
     async getServer(req, ctx) {
       const { server } = await requireServer(entityManager(ctx), requireUser(ctx), req.serverId);
-      return create(GetServerResponseSchema, { server: serverToProto(server, clock.now()) });
+      return create(GetServerResponseSchema, { server: serverToProto(server, clock.now(), config) });
     },
 
     async updateServer(req, ctx) {
@@ -78,7 +78,7 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
           serverId: server.id,
           details: { from: previous, to: req.name },
         });
-        return create(UpdateServerResponseSchema, { server: serverToProto(server, clock.now()) });
+        return create(UpdateServerResponseSchema, { server: serverToProto(server, clock.now(), config) });
       });
     },
 
@@ -117,7 +117,7 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
           serverId: server.id,
           details: { prefix: agentKey.displayPrefix },
         });
-        return create(RegenerateAgentKeyResponseSchema, { agentKey: agentKey.value, server: serverToProto(server, clock.now()) });
+        return create(RegenerateAgentKeyResponseSchema, { agentKey: agentKey.value, server: serverToProto(server, clock.now(), config) });
       });
       // Streams on other instances notice at their next heartbeat.
       agents.endServer(req.serverId, fail("unauthenticated", "the agent key was regenerated; run the agent with the new key"));
