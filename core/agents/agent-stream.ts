@@ -24,6 +24,7 @@ import { gameFromProto } from "../convert.ts";
 import { supersededError, type AgentConnection } from "./connections.ts";
 import { heartbeatSeconds, markAlive, markConnected, markDisconnected, silenceLimitMs } from "./presence.ts";
 import { distinctPlayers, replacePlayers } from "./players.ts";
+import { createConnectionConsole } from "./console.ts";
 import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
 
 type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
@@ -62,11 +63,14 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     serverId: server.id,
     holding: false,
     players: [],
+    console: createConnectionConsole((message) => send(message)),
     end(error) {
       if (ended) return;
       ended = true;
       failure = error;
       outbox.close();
+      // Commands waiting for this agent fail now, not at their timeout.
+      connection.console.close();
     },
     finished: new Promise<void>((resolve) => (finish = resolve)),
   };
@@ -96,6 +100,10 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
         const verdict = await answerLoginCommand(deps, { server, playerAuth, player, text, agentKeyHash: agent.keyHash });
         return send({ case: "loginReply", value: { requestId, ...verdict } });
       }
+      case "consoleResult":
+        return connection.console.answered(message.value);
+      case "consoleOutput":
+        return connection.console.printed(message.value);
       case "confirmCommand": {
         const { requestId, playerUuid, playerName, decision } = message.value;
         const player = { uuid: playerUuid.toLowerCase(), name: playerName };
@@ -154,6 +162,7 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     clearTimeout(silence);
     signal.removeEventListener("abort", goneAway);
     ended = true;
+    connection.console.close();
     await handling.catch(() => {});
     if (playerAuth !== undefined) {
       await markDisconnected(em, server.id, connection.id, deps.clock.now()).catch((error) =>
