@@ -30,7 +30,7 @@ import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
 type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
 type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequest["message"], { case: C }>["value"];
 
-export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "rateLimits" | "loginVerifier" | "config">;
+export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "consoles" | "rateLimits" | "loginVerifier" | "config">;
 
 const playerAuthNames: Partial<Record<PlayerAuth, string>> = Object.fromEntries(
   Object.entries(playerAuthModes).map(([name, mode]) => [mode, name]),
@@ -78,6 +78,8 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     if (!ended) outbox.write({ message }).catch(() => {});
   };
   let playerAuth: string | undefined;
+  // Set while the stream holds its server: console commands from other instances reach it.
+  let detach: (() => void) | undefined;
 
   async function handle(request: ConnectRequest): Promise<void> {
     const { message } = request;
@@ -125,6 +127,7 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     if (!(await markConnected(em, agent, connection.id, facts, deps.clock.now()))) throw revoked();
     playerAuth = auth;
     deps.agents.hold(connection);
+    detach = deps.consoles.attach(connection);
     send({
       case: "welcome",
       value: { serverId: server.id, serverName: server.name, organizationSlug: server.organizationSlug, heartbeatSeconds },
@@ -162,6 +165,7 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     clearTimeout(silence);
     signal.removeEventListener("abort", goneAway);
     ended = true;
+    detach?.();
     connection.console.close();
     await handling.catch(() => {});
     if (playerAuth !== undefined) {
