@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { logFormats, plainLine, readLogLine } from "../../agent/log-formats.ts";
 import { tellraw } from "../../agent/tellraw.ts";
 import { propertyValue } from "../../agent/server-properties.ts";
@@ -66,6 +67,14 @@ describe("wrap's console line table", () => {
 
   it("shows a line without colours or prompt, text otherwise unchanged", () => {
     assert.equal(plainLine("> \u001b[33;1m[12:00:00 INFO]: héllo §a\u001b[m\r"), "[12:00:00 INFO]: héllo §a");
+  });
+
+  it("is the table docs/servers.md shows", () => {
+    const docs = readFileSync(new URL("../../docs/servers.md", import.meta.url), "utf8");
+    for (const entry of logFormats) {
+      assert.ok(docs.includes(`| ${entry.name} |`), `docs/servers.md has no row for "${entry.name}"`);
+      assert.ok(docs.includes(entry.example.replace(/\|/g, "\\|")), `docs/servers.md does not show the example of "${entry.name}"`);
+    }
   });
 });
 
