@@ -12,8 +12,8 @@ import { tellraw, type Tone } from "./tellraw.ts";
 /** What the game session needs from the rest of the wrapper. */
 export interface PlayersDeps {
   agent: Pick<Agent, "setPlayers" | "playCommand">;
-  /** Whether the agent is connected to Outpost now. */
-  connected(): boolean;
+  /** Undefined while the agent is connected to Outpost; otherwise what to tell a player why not. */
+  outpostAway(): string | undefined;
   /** Writes one command line to the server's console. */
   command(line: string): void;
   /** Says something to the operator. */
@@ -23,6 +23,7 @@ export interface PlayersDeps {
 export const unknownAccountMessage =
   "Outpost does not know your account yet: the server did not print your UUID when you joined (it does on login in online mode). Rejoin the server and try again.";
 export const unreachableMessage = "Outpost cannot be reached right now, so it cannot sign you in. Try again in a minute.";
+export const refusedMessage = "This server is not connected to Outpost, so it cannot sign you in. Tell the server's operator.";
 export const busyMessage = "Outpost is still answering your last command. Wait for its answer.";
 
 /** How long a UUID printed at login waits for its player's join line, and how many may wait. */
@@ -106,7 +107,8 @@ export function createPlayersSession(deps: PlayersDeps): PlayersSession {
     // No UUID: their login printed none, or their join went unseen (then tellraw finds no one).
     const uuid = online.get(name);
     if (!uuid) return tell(name, unknownAccountMessage, "refused");
-    if (!deps.connected()) return tell(name, unreachableMessage, "refused");
+    const away = deps.outpostAway();
+    if (away) return tell(name, away, "refused");
     if (answering.has(name)) return tell(name, busyMessage, "refused");
     void play(name, uuid, text.trim());
   }

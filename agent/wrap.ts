@@ -15,7 +15,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { startAgent, type Agent, type AgentEvent, type AgentOptions } from "./client.ts";
 import { plainLine, readLogLine } from "./log-formats.ts";
 import { createConsoleRunner } from "./wrap-console.ts";
-import { createPlayersSession, type PlayersSession } from "./wrap-players.ts";
+import { createPlayersSession, refusedMessage, unreachableMessage, type PlayersSession } from "./wrap-players.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
 
 export interface WrapOptions {
@@ -41,14 +41,15 @@ export async function wrap(options: WrapOptions): Promise<number> {
   const killOnExit = () => server.kill("SIGTERM");
   process.once("exit", killOnExit);
 
-  let connected = false;
+  let outpost: "connected" | "away" | "refused" = "away";
   const runner = createConsoleRunner(server.writeLine, (command) => note(`Outpost runs a console command: ${command}`));
   const agent = startAgent({ ...options.agent, console: runner.handler }, (event) => {
-    connected = event.kind === "connected";
+    outpost = event.kind === "connected" ? "connected" : event.kind === "stopped" && event.error ? "refused" : "away";
     describeEvent(event, url, note);
   });
   agent.stopped.catch(() => {});
-  const players = createPlayersSession({ agent, connected: () => connected, command: (line) => void server.writeLine(line), note });
+  const outpostAway = () => (outpost === "connected" ? undefined : outpost === "refused" ? refusedMessage : unreachableMessage);
+  const players = createPlayersSession({ agent, outpostAway, command: (line) => void server.writeLine(line), note });
 
   readServerOutput(server, agent, players, runner.line, note);
   const stdin = passOperatorInput(server);
@@ -132,7 +133,7 @@ function handleStopSignals(server: ServerProcess, graceSeconds: number, note: (m
       return server.kill();
     }
     requested = true;
-    if (!server.writeLine("stop")) return;
+    if (!server.writeLine("stop")) return server.kill();
     note(`${signal}: stopping the server (sent "stop"; it is killed if still running in ${graceSeconds} s, or at once on a second ${signal})`);
     killTimer = setTimeout(() => {
       note(`the server did not stop within ${graceSeconds} s: killing it`);

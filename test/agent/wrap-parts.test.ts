@@ -23,7 +23,7 @@ function session(options: { connected?: boolean; reply?: (player: Player, text: 
         return (options.reply ?? (async () => ({ accepted: true, message: "Signed in to Forum." })))(player, text);
       },
     },
-    connected: () => options.connected ?? true,
+    outpostAway: () => (options.connected ?? true ? undefined : unreachableMessage),
     command: (line) => void written.push(line),
     note: () => {},
   });

@@ -10,6 +10,7 @@ import { startAgentProcess, type AgentProcess } from "../support/agent.ts";
 import { openHostedPage, seedGameOAuth, startCallbackServer, type CallbackServer, type Seeded } from "../support/game-oauth.ts";
 import { freePort } from "../support/outpost.ts";
 import { startRestartableOutpost, type RestartableOutpost } from "../support/restartable-outpost.ts";
+import { refusedMessage, unreachableMessage } from "../../agent/wrap-players.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -197,6 +198,7 @@ describe("outpost-agent wrap around a game server", function () {
     const before = wrapped.output().length;
     await outpost.stop();
     await wrapped.waitFor(/\[outpost\] (lost|cannot reach) Outpost/, before);
+    assert.equal(await play(wrapped, steve.name, "/outpost confirm"), unreachableMessage);
     await outpost.start();
     await connected(wrapped, before);
     // The same server process all along, its players reported again, sign-ins answered again.
@@ -214,6 +216,8 @@ describe("outpost-agent wrap around a game server", function () {
     const since = wrapped.output().length;
     wrapped.send("say still here");
     await wrapped.waitFor(/\[Server\] still here/, since);
+    wrapped.send(`player join Steve ${randomUUID()}`);
+    assert.equal(await play(wrapped, "Steve", "/outpost login ABCD-1234"), refusedMessage);
     assert.equal(await wrapped.stop("SIGINT"), 0);
   });
 
