@@ -93,6 +93,8 @@ export function refusalNotice(error: ConnectError): string {
  */
 function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersSession, collect: (line: string) => void, note: (message: string) => void): void {
   const { child } = server;
+  // Whoever reads the agent's output may go away (a closed pipe); the server keeps running.
+  for (const out of [process.stdout, process.stderr]) out.on("error", () => {});
   child.stdout!.pipe(process.stdout);
   child.stderr!.pipe(process.stderr);
   const each = (stream: NodeJS.ReadableStream, onLine: (raw: string) => void) => createInterface({ input: stream, crlfDelay: Infinity }).on("line", onLine);
