@@ -3,6 +3,7 @@ import type { Orm } from "./db/orm.ts";
 import type { RateLimitConfig, RateLimits } from "./ratelimit/limits.ts";
 import type { SigningKeys } from "./keys/signing-keys.ts";
 import type { AgentConnections } from "./agents/connections.ts";
+import type { ConsoleRouter } from "./agents/console-router.ts";
 import type { LoginVerifier } from "./game-oauth/login-verifier.ts";
 import type { AuthorizationEvents } from "./game-oauth/events.ts";
 import type { LoginCodeHasher } from "./game-oauth/login-codes.ts";
@@ -29,6 +30,11 @@ export interface CoreConfig {
   rateLimits: RateLimitConfig;
   /** OAuth redirect URIs may use http on any host (local development), not only on loopback. */
   allowInsecureRedirectUris: boolean;
+  /**
+   * Game servers that cannot prove who their players are (player_auth offline or insecure) may
+   * sign players in, as online and proxy servers do (ALLOW_INSECURE_GAME_SERVERS; development).
+   */
+  allowInsecureGameServers: boolean;
   /** The Game OAuth issuer identifier (GAME_ISSUER_URL, an origin without a trailing slash). */
   gameIssuerUrl: string;
   /** The Account OAuth issuer identifier (ACCOUNT_BASE_URL's origin + "/api/auth"). */
@@ -60,6 +66,8 @@ export interface CoreDeps {
   signingKeys: SigningKeys;
   /** The agent streams open on this instance (one registry per process). */
   agents: AgentConnections;
+  /** Console commands to the stream that holds the server, here or on another instance. */
+  consoles: ConsoleRouter;
   /** Decides the code of an in-game `/outpost login` (the Game OAuth issuer's side). */
   loginVerifier: LoginVerifier;
   /** Hosted sign-in sessions' changes, across instances (LISTEN/NOTIFY) or in this process. */

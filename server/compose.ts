@@ -10,6 +10,7 @@ import { createSigningKeys, type SigningKeys } from "../core/keys/signing-keys.t
 import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
 import { startPresenceSweep } from "../core/agents/presence.ts";
+import { createConsoleRouter } from "../core/agents/console-router.ts";
 import { createWatchRegistry } from "../core/game-oauth/watches.ts";
 import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../core/game-oauth/login-codes.ts";
@@ -81,6 +82,7 @@ export async function openRuntime(
       rotationDays: config.signingKeyRotationDays,
     });
     const agents = createAgentConnections();
+    const consoles = createConsoleRouter({ agents, logger });
     // Sign-in completions cross instances by LISTEN/NOTIFY on a PostgreSQL server; the embedded
     // database (one process) and one-off commands keep them in this process.
     events = mode === "serve" && database.kind === "postgres" ? createPostgresAuthorizationEvents(database.url, logger) : createLocalAuthorizationEvents();
@@ -92,6 +94,7 @@ export async function openRuntime(
       passwords,
       signingKeys,
       agents,
+      consoles,
       events,
       // Instances sharing the KEK find each other's login codes; a database dump alone tests no guess.
       loginCodes: createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(), loginCodeKeyPurpose)),
@@ -105,6 +108,7 @@ export async function openRuntime(
         sessionIdleSeconds: config.sessionIdleSeconds,
         rateLimits: config.rateLimits,
         allowInsecureRedirectUris: config.allowInsecureRedirectUris,
+        allowInsecureGameServers: config.allowInsecureGameServers,
         gameIssuerUrl: config.gameIssuerUrl.origin,
         accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),
         namedStatements: database.kind === "postgres",

@@ -22,13 +22,15 @@ import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { gameFromProto } from "../convert.ts";
 import { supersededError, type AgentConnection } from "./connections.ts";
-import { heartbeatSeconds, markAlive, markConnected, markDisconnected, setPlayerCount, silenceLimitMs } from "./presence.ts";
+import { heartbeatSeconds, markAlive, markConnected, markDisconnected, silenceLimitMs } from "./presence.ts";
+import { distinctPlayers, replacePlayers } from "./players.ts";
+import { createConnectionConsole } from "./console.ts";
 import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
 
 type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
 type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequest["message"], { case: C }>["value"];
 
-export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "rateLimits" | "loginVerifier">;
+export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "rateLimits" | "loginVerifier" | "config">;
 
 const playerAuthNames: Partial<Record<PlayerAuth, string>> = Object.fromEntries(
   Object.entries(playerAuthModes).map(([name, mode]) => [mode, name]),
@@ -61,11 +63,14 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     serverId: server.id,
     holding: false,
     players: [],
+    console: createConnectionConsole((message) => send(message)),
     end(error) {
       if (ended) return;
       ended = true;
       failure = error;
       outbox.close();
+      // Commands waiting for this agent fail now, not at their timeout.
+      connection.console.close();
     },
     finished: new Promise<void>((resolve) => (finish = resolve)),
   };
@@ -80,8 +85,9 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     if (playerAuth === undefined) throw fail("failed_precondition", "send Hello first");
     switch (message.case) {
       case "players":
-        connection.players = message.value.players.map((p) => ({ uuid: p.uuid.toLowerCase(), name: p.name }));
-        return setPlayerCount(em, server.id, connection.id, connection.players.length);
+        connection.players = distinctPlayers(message.value.players);
+        await replacePlayers(em, server.id, connection.id, connection.players, deps.clock.now());
+        return;
       case "heartbeat": {
         const state = await markAlive(em, agent, connection.id, deps.clock.now());
         if (state === "revoked") throw revoked();
@@ -94,6 +100,10 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
         const verdict = await answerLoginCommand(deps, { server, playerAuth, player, text, agentKeyHash: agent.keyHash });
         return send({ case: "loginReply", value: { requestId, ...verdict } });
       }
+      case "consoleResult":
+        return connection.console.answered(message.value);
+      case "consoleOutput":
+        return connection.console.printed(message.value);
       case "confirmCommand": {
         const { requestId, playerUuid, playerName, decision } = message.value;
         const player = { uuid: playerUuid.toLowerCase(), name: playerName };
@@ -111,7 +121,7 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
       throw fail("failed_precondition", `the agent reports a ${game} server, but "${server.name}" is a ${server.game} server in Outpost`);
     }
     const auth = playerAuthNames[value.playerAuth]!;
-    const facts = { playerAuth: auth, agentVersion: value.agentVersion };
+    const facts = { playerAuth: auth, agentVersion: value.agentVersion, console: value.console };
     if (!(await markConnected(em, agent, connection.id, facts, deps.clock.now()))) throw revoked();
     playerAuth = auth;
     deps.agents.hold(connection);
@@ -152,6 +162,7 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     clearTimeout(silence);
     signal.removeEventListener("abort", goneAway);
     ended = true;
+    connection.console.close();
     await handling.catch(() => {});
     if (playerAuth !== undefined) {
       await markDisconnected(em, server.id, connection.id, deps.clock.now()).catch((error) =>

@@ -4,6 +4,7 @@ import {
   CreateServerResponseSchema,
   DeleteServerResponseSchema,
   GetServerResponseSchema,
+  ListPlayersResponseSchema,
   ListServersResponseSchema,
   RegenerateAgentKeyResponseSchema,
   ServersService,
@@ -14,11 +15,15 @@ import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { accessibleServers, requireManager, requireMember, requireServer, requireServerManager, reservePlanCapacity } from "../access.ts";
 import { recordActivity } from "../activity/record.ts";
-import { gameFromProto, serverToProto } from "../convert.ts";
+import { gameFromProto, onlinePlayerToProto, serverToProto } from "../convert.ts";
+import { isOnline } from "../agents/presence.ts";
+import { storedPlayers } from "../agents/players.ts";
 import { issueSecret } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
+import { executeConsoleCommand } from "./console-methods.ts";
 
-export function createServersService({ config, clock, agents }: CoreDeps): ServiceImpl<typeof ServersService> {
+export function createServersService(deps: CoreDeps): ServiceImpl<typeof ServersService> {
+  const { config, clock, agents } = deps;
   return {
     async createServer(req, ctx) {
       const caller = requireUser(ctx);
@@ -43,7 +48,7 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
           details: { name: server.name, game: server.game },
         });
         await tx.flush();
-        return create(CreateServerResponseSchema, { server: serverToProto(server, clock.now()), agentKey: agentKey.value });
+        return create(CreateServerResponseSchema, { server: serverToProto(server, clock.now(), config), agentKey: agentKey.value });
       });
     },
 
@@ -53,12 +58,12 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
       const access = await requireMember(em, caller, req.organizationSlug);
       const servers = await accessibleServers(em, caller, access);
       const now = clock.now();
-      return create(ListServersResponseSchema, { servers: servers.map((server) => serverToProto(server, now)) });
+      return create(ListServersResponseSchema, { servers: servers.map((server) => serverToProto(server, now, config)) });
     },
 
     async getServer(req, ctx) {
       const { server } = await requireServer(entityManager(ctx), requireUser(ctx), req.serverId);
-      return create(GetServerResponseSchema, { server: serverToProto(server, clock.now()) });
+      return create(GetServerResponseSchema, { server: serverToProto(server, clock.now(), config) });
     },
 
     async updateServer(req, ctx) {
@@ -75,7 +80,7 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
           serverId: server.id,
           details: { from: previous, to: req.name },
         });
-        return create(UpdateServerResponseSchema, { server: serverToProto(server, clock.now()) });
+        return create(UpdateServerResponseSchema, { server: serverToProto(server, clock.now(), config) });
       });
     },
 
@@ -114,19 +119,22 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
           serverId: server.id,
           details: { prefix: agentKey.displayPrefix },
         });
-        return create(RegenerateAgentKeyResponseSchema, { agentKey: agentKey.value, server: serverToProto(server, clock.now()) });
+        return create(RegenerateAgentKeyResponseSchema, { agentKey: agentKey.value, server: serverToProto(server, clock.now(), config) });
       });
       // Streams on other instances notice at their next heartbeat.
       agents.endServer(req.serverId, fail("unauthenticated", "the agent key was regenerated; run the agent with the new key"));
       return response;
     },
 
-    // The console routes arrive with the agent streams' console support (issue 12, next commits).
-    async executeConsoleCommand() {
-      throw fail("failed_precondition", "console commands are not available yet");
+    executeConsoleCommand(req, ctx) {
+      return executeConsoleCommand(deps, req, ctx);
     },
-    async listPlayers() {
-      throw fail("failed_precondition", "player lists are not available yet");
+    async listPlayers(req, ctx) {
+      const em = entityManager(ctx);
+      const { server } = await requireServer(em, requireUser(ctx), req.serverId);
+      // An offline server has no players, even before the sweep clears those of a dead instance.
+      const players = isOnline(server, clock.now()) ? await storedPlayers(em, server.id) : [];
+      return create(ListPlayersResponseSchema, { players: players.map(onlinePlayerToProto) });
     },
     // eslint-disable-next-line require-yield
     async *watchConsole() {

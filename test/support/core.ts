@@ -12,6 +12,7 @@ import { openRateLimits, type RateLimits } from "../../core/ratelimit/limits.ts"
 import { createSigningKeys, type SigningKeys } from "../../core/keys/signing-keys.ts";
 import { derivedSecret, keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../../core/agents/connections.ts";
+import { createConsoleRouter } from "../../core/agents/console-router.ts";
 import type { LoginVerifier } from "../../core/game-oauth/login-verifier.ts";
 import { createGameLoginVerifier } from "../../core/game-oauth/game-login-verifier.ts";
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../../core/game-oauth/login-codes.ts";
@@ -54,6 +55,7 @@ export const testConfig: CoreConfig = {
     signUpWindowSeconds: 3600,
   },
   allowInsecureRedirectUris: false,
+  allowInsecureGameServers: false,
   gameIssuerUrl: "http://game.test",
   accountIssuerUrl: "http://account.test/api/auth",
   // What createTestDatabase opens; startTestCore sets it from the database it is given.
@@ -131,7 +133,8 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const loginCodes = createLoginCodeHasher(() => derivedSecret(kek, loginCodeKeyPurpose));
   const passwords = createPasswords(options.passwordHashing ?? { concurrency: 4, queue: 1000 });
   const knownDevices = createKnownDevices(() => derivedSecret(kek, knownDeviceKeyPurpose));
-  const coreDeps = { orm, config, clock, logger, rateLimits, passwords, signingKeys, agents, events, loginCodes, knownDevices, watches: createWatchRegistry() };
+  const consoles = createConsoleRouter({ agents, logger });
+  const coreDeps = { orm, config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry() };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);
