@@ -88,8 +88,9 @@ export function refusalNotice(error: ConnectError): string {
 }
 
 /**
- * The server's stdout and stderr: shown unchanged, streamed to Outpost's live console, given to
- * the console command being run, and (stdout, where the game logs) read for players.
+ * The server's stdout and stderr: shown unchanged and streamed to Outpost's live console. Stdout,
+ * where the game logs (Java's stderr goes there too, through the game's logger), is also the
+ * output of the console command being run, and is read for players.
  */
 function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersSession, collect: (line: string) => void, note: (message: string) => void): void {
   const { child } = server;
@@ -98,13 +99,10 @@ function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersS
   child.stdout!.pipe(process.stdout);
   child.stderr!.pipe(process.stderr);
   const each = (stream: NodeJS.ReadableStream, onLine: (raw: string) => void) => createInterface({ input: stream, crlfDelay: Infinity }).on("line", onLine);
-  const shared = (raw: string) => {
-    const line = plainLine(raw);
-    agent.consoleOutput([line]);
-    collect(line);
-  };
+  const live = (raw: string) => agent.consoleOutput([plainLine(raw)]);
   each(child.stdout!, (raw) => {
-    shared(raw);
+    live(raw);
+    collect(plainLine(raw));
     const understood = readLogLine(raw);
     if (!understood) return;
     try {
@@ -113,7 +111,7 @@ function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersS
       note(`could not act on "${plainLine(raw)}": ${(error as Error).message}`);
     }
   });
-  each(child.stderr!, shared);
+  each(child.stderr!, live);
 }
 
 /** The operator's terminal: each line they type goes to the server's console, whole. */
