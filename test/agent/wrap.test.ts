@@ -115,6 +115,54 @@ describe("outpost-agent wrap around a game server", function () {
     assert.equal(await wrapped.stop(), 0);
   });
 
+  it("runs console commands from Outpost on the wrapped server: the lines that follow come back, refusals are the API's", async () => {
+    const server = await createServer("Console");
+    const wrapped = wrap(server.key, ["--format", "paper", "--ansi"]);
+    await connected(wrapped);
+    await eventually(server.id, (s) => s.online && s.consoleAvailable);
+    const steve = { name: "Steve", uuid: randomUUID() };
+    wrapped.send(`player join ${steve.name} ${steve.uuid}`);
+    await eventually(server.id, (s) => s.playerCount === 1);
+    const players = await seeded.api("GET", `servers/listPlayers?serverId=${server.id}`);
+    assert.deepEqual(players.map((p: Json) => [p.name, p.uuid]), [[steve.name, steve.uuid]]);
+
+    const execute = async (command: string) => {
+      const res = await fetch(`${outpost.baseUrl}/api/http/servers/executeConsoleCommand`, {
+        method: "POST",
+        headers: { "x-api-key": seeded.apiKey, "content-type": "application/json" },
+        body: JSON.stringify({ serverId: server.id, command }),
+      });
+      return { status: res.status, body: (await res.json()) as Json };
+    };
+    /** A Paper line's message, after its frame. */
+    const message = (line: string) => line.replace(/^\[\d{2}:\d{2}:\d{2} INFO\]: /, "");
+    const list = await execute("/list");
+    assert.equal(list.status, 200, JSON.stringify(list.body));
+    assert.equal(list.body.success, true);
+    assert.equal(list.body.output.length, 1, JSON.stringify(list.body.output));
+    assert.match(list.body.output[0], /^\[\d{2}:\d{2}:\d{2} INFO\]: There are 1 of a max of 20 players online: Steve$/);
+    assert.match(wrapped.output(), /\[outpost\] Outpost runs a console command: list\n/);
+    assert.match(wrapped.output(), /stdin> list\n/);
+
+    const say = await execute("say hello from the dashboard");
+    assert.deepEqual([say.body.success, say.body.output.map(message)], [true, ["[Server] hello from the dashboard"]]);
+    const unknown = await execute("frobnicate now");
+    assert.deepEqual(unknown.body.output.map(message), ["Unknown or incomplete command, see below for error", "frobnicate now<--[HERE]"]);
+    // A command that prints nothing (tellraw) ran, with no lines.
+    const tell = await execute(`tellraw Steve {"text":"hi"}`);
+    assert.deepEqual([tell.body.success, tell.body.output], [true, []]);
+    await wrapped.waitFor(/tellraw Steve: hi\n/);
+
+    assert.equal((await execute("say one\nop Mallory")).status, 400);
+    assert.equal((await execute("say " + "x".repeat(1000))).status, 400);
+    assert.doesNotMatch(wrapped.output(), /op Mallory|x{1000}/);
+
+    assert.equal(await wrapped.stop(), 0);
+    await eventually(server.id, (s) => !s.online);
+    const offline = await execute("list");
+    assert.equal(offline.status, 409, JSON.stringify(offline.body));
+  });
+
   it("answers a refused command in game with Outpost's reason (Spigot)", async () => {
     const server = await createServer("Spigot");
     const wrapped = wrap(server.key, ["--format", "spigot"]);
