@@ -1,5 +1,6 @@
 /**
- * `outpost-agent`: a game server's agent without the game server. `run` is a console where each
+ * `outpost-agent`: a game server's agent. `wrap` runs a real Minecraft server as its child and
+ * exits with its exit status (agent/wrap.ts). Without a game server, `run` is a console where each
  * line is a player's command; `simulate` plays one command (and with --confirm, the player's
  * confirmation when asked) and exits with the verdict. Errors print one line; exit codes: 0
  * signed in (or stopped), 1 refused in game, 2 usage, 3 Outpost unreachable or refusing the
@@ -11,9 +12,19 @@ import { parseArgs } from "node:util";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, commandProblem, playerProblem, startAgent, type AgentEvent, type AgentOptions, type Player } from "./client.ts";
+import { defaultAuth } from "./server-properties.ts";
+import { wrap } from "./wrap.ts";
 
 const usage = `usage: outpost-agent <command>
 
+  wrap --url URL --key KEY [--game minecraft] [--auth online|offline|proxy] [--grace-seconds N] -- <server command>
+      runs a Minecraft server (Paper, Spigot, Purpur; vanilla for players online) as its child
+      and is its agent, e.g. -- java -Xmx4G -jar paper.jar nogui. This terminal stays the
+      server's console; players sign in with /outpost; Outpost's console commands reach it.
+      Ctrl-C or SIGTERM writes "stop", then kills the server after --grace-seconds (default 30);
+      exits with the server's exit status. --auth defaults to ./server.properties' online-mode.
+      The server starts even when Outpost cannot be reached (the agent keeps trying) or refuses
+      the key (said loudly; the server runs without Outpost). See docs/servers.md.
   run --url URL --key KEY [--game minecraft|hytale] [--auth online|offline|insecure]
       a simulated game-server console; each line of input is one of
         <player-name> <player-uuid> <command text>   a player runs a command; prints the reply
@@ -26,9 +37,10 @@ const usage = `usage: outpost-agent <command>
 
 URL is Outpost's ACCOUNT_BASE_URL (e.g. http://localhost:3000). KEY is the server's agent key
 (opa_…); OUTPOST_AGENT_KEY may hold it instead. --game defaults to minecraft, --auth to online
-(the server authenticates its players). Exit codes: 0 signed in, 1 refused in game, 2 usage,
-3 Outpost cannot be reached or refuses the agent, 4 asked to confirm (without --confirm: play
-"/outpost confirm" as the same player on the same server within 60 s).`;
+(the server authenticates its players; proxy: an offline server behind an authenticating proxy).
+Exit codes of run and simulate: 0 signed in, 1 refused in game, 2 usage, 3 Outpost cannot be
+reached or refuses the agent, 4 asked to confirm (without --confirm: play "/outpost confirm" as
+the same player on the same server within 60 s).`;
 
 const exit = { accepted: 0, refused: 1, usage: 2, unreachable: 3, confirming: 4 } as const;
 
@@ -171,6 +183,26 @@ async function simulate(args: string[]): Promise<number> {
   }
 }
 
+/** `wrap`: the agent's options before `--`, the server command after it. */
+async function wrapServer(args: string[]): Promise<number> {
+  const split = args.indexOf("--");
+  const command = split < 0 ? [] : args.slice(split + 1);
+  if (!command.length) throw new UsageError("the server command is required, after --: -- java -jar paper.jar nogui");
+  const wrapOptions = { ...connectionOptions, auth: { type: "string" }, "grace-seconds": { type: "string", default: "30" } } as const;
+  const { values } = parse(() => parseArgs({ args: args.slice(0, split), options: wrapOptions, strict: true }));
+  if (values.game !== "minecraft") throw new UsageError(`wrap reads Minecraft server consoles only (--game minecraft, got "${values.game}")`);
+  const graceSeconds = Number(values["grace-seconds"]);
+  if (!/^\d+$/.test(values["grace-seconds"]) || graceSeconds > 3600) throw new UsageError(`--grace-seconds must be a whole number of seconds up to 3600 (got "${values["grace-seconds"]}")`);
+  let auth = values.auth;
+  if (auth === undefined) {
+    const chosen = defaultAuth(process.cwd());
+    auth = chosen.auth;
+    console.error(`[outpost] --auth ${auth}: ${chosen.reason} (behind an authenticating proxy? pass --auth proxy)`);
+  }
+  const agent = agentOptions({ ...values, auth });
+  return wrap({ agent, command, graceSeconds });
+}
+
 /** parseArgs, its complaints as usage errors. */
 function parse<T>(parseArgsCall: () => T): T {
   try {
@@ -187,6 +219,8 @@ async function main(argv: string[]): Promise<number> {
       return run(rest);
     case "simulate":
       return simulate(rest);
+    case "wrap":
+      return wrapServer(rest);
     case undefined:
     case "help":
     case "--help":

@@ -34,7 +34,12 @@ export interface AgentProcess {
 
 /** Starts `outpost-agent run <args>`; its console is the returned `send`. */
 export function startAgentRun(args: string[], env: Record<string, string | undefined> = {}): AgentProcess {
-  const child = spawn(process.execPath, [bin, "run", ...args], { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+  return startAgentProcess(["run", ...args], env);
+}
+
+/** Starts `outpost-agent <args>` (in `cwd`, default this process's); its stdin is the returned `send`. */
+export function startAgentProcess(args: string[], env: Record<string, string | undefined> = {}, cwd?: string): AgentProcess {
+  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"], cwd });
   let output = "";
   const waiters = new Set<() => void>();
   const onData = (chunk: Buffer) => {

@@ -1,0 +1,69 @@
+/**
+ * Console commands from Outpost (servers/executeConsoleCommand) on a wrapped server: the command
+ * is written to the server's stdin like a line the operator typed, and the lines the console
+ * prints next are its output, until it has been quiet for a moment. A console has no notion of
+ * which line answers which command, so commands run one at a time; lines printed meanwhile for
+ * other reasons (a player joining) are part of the output too.
+ */
+import type { ConsoleHandler, ConsoleRun } from "./console.ts";
+
+/** How long the console must stay quiet after a command for its output to be complete. */
+export const quietMs = 150;
+
+/** The most lines one command collects (the contract's limit for one result). */
+const maxLines = 200;
+
+export interface ConsoleRunner {
+  /** Runs one command from Outpost; see {@link ConsoleHandler}. */
+  handler: ConsoleHandler;
+  /** Takes one line the console printed (plain text). */
+  line(text: string): void;
+}
+
+/**
+ * `write` puts one line on the server's stdin and says whether the server is there to take it;
+ * `announce` tells the operator which command Outpost ran, since their console shows only output.
+ */
+export function createConsoleRunner(write: (line: string) => boolean, announce: (command: string) => void): ConsoleRunner {
+  let queue: Promise<unknown> = Promise.resolve();
+  let collect: ((text: string) => void) | undefined;
+
+  function runOne(command: string, signal: AbortSignal): Promise<ConsoleRun> {
+    if (signal.aborted) return Promise.resolve({ success: false, output: [], error: "the console was busy with earlier commands until Outpost stopped waiting" });
+    if (/[\r\n]/.test(command)) return Promise.resolve({ success: false, output: [], error: "a console command is one line" });
+    return new Promise((resolve) => {
+      const output: string[] = [];
+      let quiet: NodeJS.Timeout | undefined;
+      const finish = () => {
+        clearTimeout(quiet);
+        signal.removeEventListener("abort", finish);
+        collect = undefined;
+        resolve({ success: true, output });
+      };
+      collect = (text) => {
+        output.push(text);
+        if (output.length >= maxLines) return finish();
+        clearTimeout(quiet);
+        quiet = setTimeout(finish, quietMs);
+      };
+      if (!write(command)) {
+        collect = undefined;
+        return resolve({ success: false, output: [], error: "the game server is not running" });
+      }
+      announce(command);
+      signal.addEventListener("abort", finish, { once: true });
+      quiet = setTimeout(finish, quietMs);
+    });
+  }
+
+  return {
+    handler(command, signal) {
+      const run = queue.then(() => runOne(command, signal));
+      queue = run.catch(() => {});
+      return run;
+    },
+    line(text) {
+      collect?.(text);
+    },
+  };
+}

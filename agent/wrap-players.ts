@@ -1,0 +1,125 @@
+/**
+ * What `outpost-agent wrap` makes of the players it reads about on the console: who is online
+ * (reported to Outpost with the UUID their login printed) and their /outpost commands (played to
+ * Outpost, the answer shown in game with tellraw). A player whose login printed no UUID is online
+ * but unknown: never reported, and told in game why /outpost cannot work for them.
+ */
+import type { Agent, Reply } from "./client.ts";
+import { maxPlayers, type Player } from "./players.ts";
+import type { LogEvent } from "./log-formats.ts";
+import { tellraw, type Tone } from "./tellraw.ts";
+
+/** What the game session needs from the rest of the wrapper. */
+export interface PlayersDeps {
+  agent: Pick<Agent, "setPlayers" | "playCommand">;
+  /** Undefined while the agent is connected to Outpost; otherwise what to tell a player why not. */
+  outpostAway(): string | undefined;
+  /** Writes one command line to the server's console. */
+  command(line: string): void;
+  /** Says something to the operator. */
+  note(message: string): void;
+}
+
+export const unknownAccountMessage =
+  "Outpost does not know your account yet: the server did not print your UUID when you joined (it does on login in online mode). Rejoin the server and try again.";
+export const unreachableMessage = "Outpost cannot be reached right now, so it cannot sign you in. Try again in a minute.";
+export const refusedMessage = "This server is not connected to Outpost, so it cannot sign you in. Tell the server's operator.";
+export const busyMessage = "Outpost is still answering your last command. Wait for its answer.";
+
+/** How long a UUID printed at login waits for its player's join line, and how many may wait. */
+const uuidWaitMs = 120_000;
+const maxWaitingLogins = 256;
+
+const outpostCommand = /^\/outpost(?:\s|$)/i;
+
+export interface PlayersSession {
+  /** Takes one understood console line. */
+  handle(event: LogEvent): void;
+  /** The players online whose accounts are known, as reported to Outpost. */
+  players(): Player[];
+}
+
+export function createPlayersSession(deps: PlayersDeps): PlayersSession {
+  /** UUIDs printed at login, by name, until the join line (a login may also fail: a ban, a whitelist). */
+  const loggingIn = new Map<string, { uuid: string; at: number }>();
+  /** Players online; `undefined` for one whose login printed no UUID. */
+  const online = new Map<string, string | undefined>();
+  /** Players whose /outpost command Outpost is still answering. */
+  const answering = new Set<string>();
+  let warnedTooMany = false;
+
+  function players(): Player[] {
+    return [...online].filter(([, uuid]) => uuid).map(([name, uuid]) => ({ name, uuid: uuid! }));
+  }
+
+  function report(): void {
+    let list = players();
+    if (list.length > maxPlayers) {
+      if (!warnedTooMany) deps.note(`more than ${maxPlayers} players are online; Outpost is told about the first ${maxPlayers}`);
+      warnedTooMany = true;
+      list = list.slice(0, maxPlayers);
+    }
+    deps.agent.setPlayers(list);
+  }
+
+  function rememberLogin(name: string, uuid: string): void {
+    loggingIn.delete(name);
+    loggingIn.set(name, { uuid, at: Date.now() });
+    while (loggingIn.size > maxWaitingLogins) loggingIn.delete(loggingIn.keys().next().value!);
+  }
+
+  function join(name: string): void {
+    const login = loggingIn.get(name);
+    loggingIn.delete(name);
+    const fresh = login && Date.now() - login.at <= uuidWaitMs ? login.uuid : undefined;
+    // The second join line of one login (Paper prints both) keeps the UUID the first one took.
+    if (!fresh && online.has(name)) return;
+    online.set(name, fresh);
+    if (!fresh) deps.note(`${name} joined, but their login printed no UUID: they cannot use /outpost until they rejoin`);
+    report();
+  }
+
+  function leave(name: string): void {
+    answering.delete(name);
+    if (online.delete(name)) report();
+  }
+
+  function tell(name: string, message: string, tone: Tone): void {
+    deps.command(tellraw(name, message, tone));
+  }
+
+  async function play(name: string, uuid: string, text: string): Promise<void> {
+    answering.add(name);
+    let reply: Reply;
+    try {
+      reply = await deps.agent.playCommand({ name, uuid }, text);
+    } catch (error) {
+      reply = { accepted: false, message: `Outpost could not answer: ${(error as Error).message}` };
+    } finally {
+      answering.delete(name);
+    }
+    if (online.get(name) !== uuid) return; // They left (or came back as someone else) meanwhile.
+    tell(name, reply.message, reply.accepted ? "accepted" : reply.confirmation ? "question" : "refused");
+  }
+
+  function command(name: string, text: string): void {
+    if (!outpostCommand.test(text)) return;
+    // No UUID: their login printed none, or their join went unseen (then tellraw finds no one).
+    const uuid = online.get(name);
+    if (!uuid) return tell(name, unknownAccountMessage, "refused");
+    const away = deps.outpostAway();
+    if (away) return tell(name, away, "refused");
+    if (answering.has(name)) return tell(name, busyMessage, "refused");
+    void play(name, uuid, text.trim());
+  }
+
+  return {
+    players,
+    handle(event) {
+      if (event.kind === "uuid") rememberLogin(event.name, event.uuid);
+      else if (event.kind === "join") join(event.name);
+      else if (event.kind === "leave") leave(event.name);
+      else command(event.name, event.text);
+    },
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * `outpost-agent wrap -- <server command>`: runs a Minecraft server as a child process and is its
+ * agent. The operator's terminal keeps working (their lines go to the server's console, its output
+ * is shown unchanged; the agent's own messages go to stderr as "[outpost] …"). The console output
+ * tells the agent who joins and leaves and who types /outpost (log-formats.ts); answers go back
+ * in game with tellraw; Outpost's console commands are written to the console too.
+ *
+ * The game comes first: the server starts whether or not Outpost can be reached, keeps running
+ * while the agent reconnects, and keeps running without Outpost when Outpost refuses the agent (a
+ * wrong key: said loudly; restart the agent to try again). Ctrl-C or SIGTERM writes `stop` and
+ * kills the server only after the grace period; the agent exits with the server's exit status.
+ */
+import { createInterface } from "node:readline";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { startAgent, type Agent, type AgentEvent, type AgentOptions } from "./client.ts";
+import { plainLine, readLogLine } from "./log-formats.ts";
+import { createConsoleRunner } from "./wrap-console.ts";
+import { createPlayersSession, refusedMessage, unreachableMessage, type PlayersSession } from "./wrap-players.ts";
+import { startServerProcess, type ServerProcess } from "./server-process.ts";
+
+export interface WrapOptions {
+  /** How to reach Outpost (the console handler is the wrapper's own). */
+  agent: Omit<AgentOptions, "console">;
+  /** The server command and its arguments, e.g. ["java", "-jar", "paper.jar", "nogui"]. */
+  command: string[];
+  /** How long the server has to stop after `stop` before it is killed. */
+  graceSeconds: number;
+  /** Where the operator reads the agent's messages (default: stderr). */
+  note?: (message: string) => void;
+}
+
+const defaultNote = (message: string) => void process.stderr.write(`[outpost] ${message}\n`);
+
+/** Runs the server to its end and resolves with its exit status, the agent's own. */
+export async function wrap(options: WrapOptions): Promise<number> {
+  const note = options.note ?? defaultNote;
+  const url = options.agent.url;
+  note(`starting the server: ${options.command.join(" ")}`);
+  const server = startServerProcess(options.command);
+  // Should the agent itself fail, the server is not left behind: SIGTERM lets Java save and stop.
+  const killOnExit = () => server.kill("SIGTERM");
+  process.once("exit", killOnExit);
+
+  let outpost: "connected" | "away" | "refused" = "away";
+  const runner = createConsoleRunner(server.writeLine, (command) => note(`Outpost runs a console command: ${command}`));
+  const agent = startAgent({ ...options.agent, console: runner.handler }, (event) => {
+    outpost = event.kind === "connected" ? "connected" : event.kind === "stopped" && event.error ? "refused" : "away";
+    describeEvent(event, url, note);
+  });
+  agent.stopped.catch(() => {});
+  const outpostAway = () => (outpost === "connected" ? undefined : outpost === "refused" ? refusedMessage : unreachableMessage);
+  const players = createPlayersSession({ agent, outpostAway, command: (line) => void server.writeLine(line), note });
+
+  readServerOutput(server, agent, players, runner.line, note);
+  const stdin = passOperatorInput(server);
+  const stopOnSignals = handleStopSignals(server, options.graceSeconds, note);
+
+  const exit = await server.exited;
+  stopOnSignals.dispose();
+  stdin.close();
+  if (stopOnSignals.requested()) note(`the server stopped (${exit.how})`);
+  else note(`the server exited (${exit.how}); stopping the agent`);
+  process.off("exit", killOnExit);
+  await agent.stop();
+  return exit.status;
+}
+
+/** The agent's connection, as the operator reads it. */
+function describeEvent(event: AgentEvent, url: string, note: (message: string) => void): void {
+  if (event.kind === "connected") {
+    const { serverName, organizationSlug } = event.welcome;
+    note(`connected to Outpost at ${url}: server "${serverName}" of ${organizationSlug}`);
+  } else if (event.kind === "disconnected") {
+    const why = event.error.code === Code.Unavailable || event.error.code === Code.DeadlineExceeded ? `cannot reach Outpost at ${url}` : "lost Outpost";
+    note(`${why} (${event.error.rawMessage}); trying again in ${(event.retryInMs / 1000).toFixed(1)} s. The game server keeps running.`);
+  } else if (event.error) {
+    note(refusalNotice(event.error));
+  }
+}
+
+/** Loud, because nothing else will tell the operator that sign-ins stopped working. */
+export function refusalNotice(error: ConnectError): string {
+  return [
+    `OUTPOST REFUSED THIS AGENT: ${error.rawMessage}`,
+    "The game server keeps running, but without Outpost: players cannot sign in and the dashboard cannot reach its console.",
+    "Check the agent key (--key or OUTPOST_AGENT_KEY) and --auth, then restart the agent.",
+  ].join("\n[outpost] ");
+}
+
+/**
+ * The server's stdout and stderr: shown unchanged and streamed to Outpost's live console. Stdout,
+ * where the game logs (Java's stderr goes there too, through the game's logger), is also the
+ * output of the console command being run, and is read for players.
+ */
+function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersSession, collect: (line: string) => void, note: (message: string) => void): void {
+  const { child } = server;
+  // Whoever reads the agent's output may go away (a closed pipe); the server keeps running.
+  for (const out of [process.stdout, process.stderr]) out.on("error", () => {});
+  child.stdout!.pipe(process.stdout);
+  child.stderr!.pipe(process.stderr);
+  const each = (stream: NodeJS.ReadableStream, onLine: (raw: string) => void) => createInterface({ input: stream, crlfDelay: Infinity }).on("line", onLine);
+  const live = (raw: string) => agent.consoleOutput([plainLine(raw)]);
+  each(child.stdout!, (raw) => {
+    live(raw);
+    collect(plainLine(raw));
+    const understood = readLogLine(raw);
+    if (!understood) return;
+    try {
+      players.handle(understood.event);
+    } catch (error) {
+      note(`could not act on "${plainLine(raw)}": ${(error as Error).message}`);
+    }
+  });
+  each(child.stderr!, live);
+}
+
+/** The operator's terminal: each line they type goes to the server's console, whole. */
+function passOperatorInput(server: ServerProcess): { close(): void } {
+  const input = createInterface({ input: process.stdin, terminal: false });
+  // Without a terminal (systemd, docker without -i) stdin ends at once: the server keeps running.
+  input.on("line", (line) => void server.writeLine(line));
+  return { close: () => input.close() };
+}
+
+/** Ctrl-C or SIGTERM: `stop`, then a kill after the grace period (or at the second signal). */
+function handleStopSignals(server: ServerProcess, graceSeconds: number, note: (message: string) => void) {
+  let requested = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!server.running()) return; // Already ending: the agent exits with the server's status.
+    if (requested) {
+      note(`${signal} again: killing the server now`);
+      return server.kill();
+    }
+    requested = true;
+    if (!server.writeLine("stop")) return server.kill();
+    note(`${signal}: stopping the server (sent "stop"; it is killed if still running in ${graceSeconds} s, or at once on a second ${signal})`);
+    killTimer = setTimeout(() => {
+      note(`the server did not stop within ${graceSeconds} s: killing it`);
+      server.kill();
+    }, graceSeconds * 1000);
+  };
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, onSignal);
+  return {
+    requested: () => requested,
+    dispose: () => clearTimeout(killTimer),
+  };
+}

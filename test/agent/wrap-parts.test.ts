@@ -1,0 +1,149 @@
+import assert from "node:assert/strict";
+import type { Player, Reply } from "../../agent/client.ts";
+import { busyMessage, createPlayersSession, unknownAccountMessage, unreachableMessage } from "../../agent/wrap-players.ts";
+import { createConsoleRunner } from "../../agent/wrap-console.ts";
+
+const steve = { name: "Steve", uuid: "069a79f4-44e9-4726-a5be-fca90e38aaf5" };
+
+/** The text a tellraw line shows. */
+const shown = (line: string) => {
+  const component = JSON.parse(line.split(" ").slice(2).join(" "));
+  return component.extra[0].text as string;
+};
+
+function session(options: { connected?: boolean; reply?: (player: Player, text: string) => Promise<Reply> } = {}) {
+  const reported: Player[][] = [];
+  const played: string[] = [];
+  const written: string[] = [];
+  const players = createPlayersSession({
+    agent: {
+      setPlayers: (list) => void reported.push(list),
+      playCommand: (player, text) => {
+        played.push(`${player.name} ${player.uuid} ${text}`);
+        return (options.reply ?? (async () => ({ accepted: true, message: "Signed in to Forum." })))(player, text);
+      },
+    },
+    outpostAway: () => (options.connected ?? true ? undefined : unreachableMessage),
+    command: (line) => void written.push(line),
+    note: () => {},
+  });
+  return { players, reported, played, written };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("wrap's players", () => {
+  it("reports a player online with the UUID their login printed, once per join, and their leave", () => {
+    const s = session();
+    s.players.handle({ kind: "uuid", ...steve });
+    s.players.handle({ kind: "join", name: "Steve" });
+    s.players.handle({ kind: "join", name: "Steve" });
+    s.players.handle({ kind: "leave", name: "Steve" });
+    s.players.handle({ kind: "leave", name: "Steve" });
+    assert.deepEqual(s.reported, [[steve], []]);
+  });
+
+  it("keeps a new login's UUID while the old session of the same name disconnects", () => {
+    const s = session();
+    s.players.handle({ kind: "uuid", ...steve });
+    s.players.handle({ kind: "join", name: "Steve" });
+    s.players.handle({ kind: "uuid", ...steve });
+    s.players.handle({ kind: "leave", name: "Steve" });
+    s.players.handle({ kind: "join", name: "Steve" });
+    assert.deepEqual(s.reported, [[steve], [], [steve]]);
+  });
+
+  it("plays /outpost commands and answers with the reply, in the reply's tone", async () => {
+    const s = session({ reply: async () => ({ accepted: false, message: "Sign in to Forum?", confirmation: { appName: "Forum", redirectHost: "forum.example", expiresInSeconds: 60 } }) });
+    s.players.handle({ kind: "uuid", ...steve });
+    s.players.handle({ kind: "join", name: "Steve" });
+    s.players.handle({ kind: "command", name: "Steve", text: "/help" });
+    s.players.handle({ kind: "command", name: "Steve", text: "/outposts" });
+    s.players.handle({ kind: "command", name: "Steve", text: "/OUTPOST login abcd-1234 " });
+    await settle();
+    assert.deepEqual(s.played, [`Steve ${steve.uuid} /OUTPOST login abcd-1234`]);
+    assert.equal(s.written.length, 1);
+    assert.equal(shown(s.written[0]), "Sign in to Forum?");
+    assert.match(s.written[0], /"color":"yellow"/);
+  });
+
+  it("answers without asking Outpost: no UUID, Outpost unreachable, a command still being answered", async () => {
+    const s = session();
+    s.players.handle({ kind: "join", name: "Alex" });
+    s.players.handle({ kind: "command", name: "Alex", text: "/outpost login ABCD-1234" });
+    s.players.handle({ kind: "command", name: "Ghost", text: "/outpost confirm" });
+    assert.deepEqual(s.reported, [[]]);
+    assert.deepEqual(s.written.map(shown), [unknownAccountMessage, unknownAccountMessage]);
+
+    const offline = session({ connected: false });
+    offline.players.handle({ kind: "uuid", ...steve });
+    offline.players.handle({ kind: "join", name: "Steve" });
+    offline.players.handle({ kind: "command", name: "Steve", text: "/outpost confirm" });
+    assert.deepEqual(offline.written.map(shown), [unreachableMessage]);
+
+    let answer!: (reply: Reply) => void;
+    const slow = session({ reply: () => new Promise((resolve) => (answer = resolve)) });
+    slow.players.handle({ kind: "uuid", ...steve });
+    slow.players.handle({ kind: "join", name: "Steve" });
+    slow.players.handle({ kind: "command", name: "Steve", text: "/outpost login ABCD-1234" });
+    slow.players.handle({ kind: "command", name: "Steve", text: "/outpost confirm" });
+    assert.deepEqual(slow.written.map(shown), [busyMessage]);
+    answer({ accepted: false, message: "No sign-in is waiting for that code." });
+    await settle();
+    assert.deepEqual(slow.written.map(shown), [busyMessage, "No sign-in is waiting for that code."]);
+    assert.equal(slow.played.length, 1);
+  });
+
+  it("says nothing to a player who left before Outpost answered, and shows a failure as a refusal", async () => {
+    let answer!: (reply: Reply) => void;
+    const s = session({ reply: () => new Promise((resolve) => (answer = resolve)) });
+    s.players.handle({ kind: "uuid", ...steve });
+    s.players.handle({ kind: "join", name: "Steve" });
+    s.players.handle({ kind: "command", name: "Steve", text: "/outpost confirm" });
+    s.players.handle({ kind: "leave", name: "Steve" });
+    answer({ accepted: true, message: "Signed in." });
+    await settle();
+    assert.deepEqual(s.written, []);
+
+    const failing = session({ reply: async () => Promise.reject(new Error("Outpost did not answer within 15 seconds")) });
+    failing.players.handle({ kind: "uuid", ...steve });
+    failing.players.handle({ kind: "join", name: "Steve" });
+    failing.players.handle({ kind: "command", name: "Steve", text: "/outpost confirm" });
+    await settle();
+    assert.deepEqual(failing.written.map(shown), ["Outpost could not answer: Outpost did not answer within 15 seconds"]);
+  });
+});
+
+describe("wrap's console commands", () => {
+  it("writes each command and returns the lines that follow it, one command at a time", async () => {
+    const written: string[] = [];
+    const runner = createConsoleRunner((line) => {
+      written.push(line);
+      setImmediate(() => runner.line(`${line}: first`));
+      setTimeout(() => runner.line(`${line}: second`), 20);
+      return true;
+    }, () => {});
+    const signal = new AbortController().signal;
+    const [list, say] = await Promise.all([runner.handler("list", signal), runner.handler("say hi", signal)]);
+    assert.deepEqual(written, ["list", "say hi"]);
+    assert.deepEqual(list, { success: true, output: ["list: first", "list: second"] });
+    assert.deepEqual(say, { success: true, output: ["say hi: first", "say hi: second"] });
+  });
+
+  it("answers with what it has when Outpost stops waiting, and fails when the server is gone", async () => {
+    const abort = new AbortController();
+    const runner = createConsoleRunner(() => {
+      const talk = setInterval(() => runner.line("spam"), 10);
+      abort.signal.addEventListener("abort", () => clearInterval(talk));
+      setTimeout(() => abort.abort(), 100);
+      return true;
+    }, () => {});
+    const run = await runner.handler("list", abort.signal);
+    assert.equal(run.success, true);
+    assert.ok(run.output.length >= 1 && run.output.every((line) => line === "spam"));
+    assert.equal((await runner.handler("list", abort.signal)).success, false);
+
+    const gone = createConsoleRunner(() => false, () => {});
+    assert.deepEqual(await gone.handler("list", new AbortController().signal), { success: false, output: [], error: "the game server is not running" });
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * A whole Outpost in this process that can be stopped and started again on the same ports, the
+ * same database and the same data directory, as an operator restarts it: for agents that must
+ * ride out Outpost being down.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { loadConfig } from "../../server/config.ts";
+import { startOutpost, type Outpost } from "../../server/compose.ts";
+import { createTestDatabase } from "./database.ts";
+import { freePort } from "./outpost.ts";
+
+export interface RestartableOutpost {
+  baseUrl: string;
+  gameIssuerUrl: string;
+  /** The running instance (undefined while stopped). */
+  current(): Outpost | undefined;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startRestartableOutpost(env: Record<string, string> = {}): Promise<RestartableOutpost> {
+  const database = await createTestDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), "outpost-restartable-"));
+  const [port, gamePort] = [await freePort(), await freePort()];
+  const config = loadConfig({
+    PORT: String(port),
+    GAME_PORT: String(gamePort),
+    GAME_ISSUER_URL: `http://127.0.0.1:${gamePort}`,
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    DATABASE_URL: database.url,
+    KEY_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+    LOG_LEVEL: "silent",
+    SIGN_UPS_PER_IP_PER_HOUR: "100000",
+    ...env,
+  });
+  let outpost: Outpost | undefined;
+  const restartable: RestartableOutpost = {
+    baseUrl: `http://127.0.0.1:${port}`,
+    gameIssuerUrl: `http://127.0.0.1:${gamePort}`,
+    current: () => outpost,
+    async start() {
+      outpost ??= await startOutpost(config, pino({ level: "silent" }));
+    },
+    async stop() {
+      await outpost?.stop();
+      outpost = undefined;
+    },
+    async close() {
+      await restartable.stop();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  await restartable.start();
+  return restartable;
+}
