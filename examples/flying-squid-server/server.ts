@@ -35,3 +35,8 @@ const serv = flyingSquid.createMCServer({
   worldFolder: undefined,
 });
 serv.addPlugin("outpost", outpostPlugin(options));
+
+// flying-squid's console puts the terminal in raw mode, where Ctrl-C is a keystroke that only
+// closes the console. Make it the signal it usually is, for this process and whatever started it
+// (npm, the demo), as the terminal itself would.
+if (process.stdin.isTTY) process.stdin.on("data", (data) => String(data).includes("\u0003") && process.kill(0, "SIGINT"));
