@@ -59,10 +59,11 @@ const outpostEnv = {
 };
 delete (outpostEnv as Record<string, string | undefined>).DATABASE_URL;
 
-let stopping = false;
-async function stopAll(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
+// The one stop in progress: a second call (Ctrl-C and a child's exit at once) waits for it, so
+// the process does not exit before the temporary data is removed.
+let stopping: Promise<never> | undefined;
+function stopAll(code: number): Promise<never> {
+  stopping ??= (async () => {
     for (const child of [...children].reverse()) {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((done) => child.once("close", done));
@@ -71,8 +72,9 @@ async function stopAll(code: number): Promise<never> {
       }
     }
     if (temporary) rmSync(dataDir, { recursive: true, force: true });
-  }
-  process.exit(code);
+    process.exit(code);
+  })();
+  return stopping;
 }
 process.on("SIGINT", () => void stopAll(0));
 process.on("SIGTERM", () => void stopAll(0));
