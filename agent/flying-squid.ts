@@ -163,7 +163,14 @@ function describeRefusal(error: ConnectError, url: string): string {
 async function playOutpostCommand(serv: SquidServer, agent: Agent, link: Link, player: SquidPlayer, params: string): Promise<void> {
   const who: Player = { name: player.username, uuid: player.uuid };
   const text = `/outpost ${params}`.trim();
-  const tell = (message: string) => player.chat({ text: message });
+  // A player who left meanwhile cannot be told; flying-squid would crash on the throw.
+  const tell = (message: string) => {
+    try {
+      player.chat({ text: message });
+    } catch (error) {
+      serv.warn(`[Outpost] could not tell ${who.name}: ${(error as Error).message}`);
+    }
+  };
   if (commandProblem(who, text)) return tell(`Usage: ${usage}`);
   if (link.state === "refused") return tell("Signing in through Outpost is not available on this server right now.");
   if (link.state === "disconnected") return tell("Outpost cannot be reached right now. Try again in a minute.");
