@@ -114,6 +114,12 @@ describe("agent: the flying-squid plugin on a real Minecraft server, end to end"
     await serverWhen(seeded, (s) => s.playerCount === 0 && s.online === true);
   });
 
+  it("the server is offline in Outpost once the Minecraft server stops", async () => {
+    await serverWhen(seeded, (s) => s.online === true);
+    await squid.stop();
+    await serverWhen(seeded, (s) => s.online === false);
+  });
+
   it("tells the player when Outpost cannot be reached", async () => {
     const nowhere = await startSquid({ OUTPOST_URL: `http://127.0.0.1:${await freePort()}`, OUTPOST_AGENT_KEY: seeded.agentKey });
     let alex: TestBot | undefined;
