@@ -6,9 +6,15 @@
  * server (`outpost-agent run`, whose console is this terminal) and the example app on :4000.
  * Ctrl-C stops everything (and removes the temporary data). DEMO_PORT, DEMO_GAME_PORT and
  * DEMO_APP_PORT change the ports (3000, 3001, 4000).
+ *
+ * `npm run demo -- --minecraft`: instead of the simulated game server, a real one to join with a
+ * Minecraft 1.21.4 client: flying-squid in offline mode on localhost:25565 (DEMO_MINECRAFT_PORT)
+ * with Outpost's agent plugin (examples/flying-squid-server), this terminal its console. Offline
+ * mode lets anyone join under any name, so this Outpost allows insecure game servers.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +23,21 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const port = Number(process.env.DEMO_PORT ?? 3000);
 const gamePort = Number(process.env.DEMO_GAME_PORT ?? 3001);
 const appPort = Number(process.env.DEMO_APP_PORT ?? 4000);
+const minecraft = process.argv.slice(2).includes("--minecraft");
+const minecraftPort = Number(process.env.DEMO_MINECRAFT_PORT ?? 25565);
+if (minecraft && !installed("flying-squid")) {
+  console.error("demo: --minecraft needs flying-squid, one of Outpost's dev dependencies: run npm install");
+  process.exit(2);
+}
+
+function installed(name: string): boolean {
+  try {
+    createRequire(import.meta.url).resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
 const baseUrl = `http://localhost:${port}`;
 const issuer = `http://localhost:${gamePort}`;
 const appUrl = `http://localhost:${appPort}`;
@@ -25,13 +46,24 @@ const dataDir = process.env.DEMO_DATA_DIR ?? mkdtempSync(join(tmpdir(), "outpost
 mkdirSync(dataDir, { recursive: true });
 
 const children: ChildProcess[] = [];
-const outpostEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), GAME_PORT: String(gamePort), HOST: "127.0.0.1", ACCOUNT_BASE_URL: baseUrl, GAME_ISSUER_URL: issuer, LOG_LEVEL: "info" };
+const outpostEnv = {
+  ...process.env,
+  DATA_DIR: dataDir,
+  PORT: String(port),
+  GAME_PORT: String(gamePort),
+  HOST: "127.0.0.1",
+  ACCOUNT_BASE_URL: baseUrl,
+  GAME_ISSUER_URL: issuer,
+  LOG_LEVEL: "info",
+  ...(minecraft ? { ALLOW_INSECURE_GAME_SERVERS: "true" } : {}),
+};
 delete (outpostEnv as Record<string, string | undefined>).DATABASE_URL;
 
-let stopping = false;
-async function stopAll(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
+// The one stop in progress: a second call (Ctrl-C and a child's exit at once) waits for it, so
+// the process does not exit before the temporary data is removed.
+let stopping: Promise<never> | undefined;
+function stopAll(code: number): Promise<never> {
+  stopping ??= (async () => {
     for (const child of [...children].reverse()) {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((done) => child.once("close", done));
@@ -40,8 +72,9 @@ async function stopAll(code: number): Promise<never> {
       }
     }
     if (temporary) rmSync(dataDir, { recursive: true, force: true });
-  }
-  process.exit(code);
+    process.exit(code);
+  })();
+  return stopping;
 }
 process.on("SIGINT", () => void stopAll(0));
 process.on("SIGTERM", () => void stopAll(0));
@@ -73,6 +106,56 @@ async function api(key: string, path: string, body: unknown): Promise<any> {
   const json = await res.json();
   if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
   return json;
+}
+
+const simulatorGuide = {
+  server: `"Survival" (minecraft, online auth), its simulated console below`,
+  steps: `1. Open ${appUrl} and click "Sign in with your game account".
+2. Outpost's page shows a login code, e.g. ABCD-1234 (after a short browser check).
+3. Type into this terminal — the game server's console — a player name, a UUID and the command:
+
+   Steve 123e4567-e89b-12d3-a456-426614174000 /outpost login ABCD-1234
+
+   The game asks Steve to confirm ("Sign in to Example app at localhost:${appPort}? …") and the page
+   says he is confirming. Within 60 s, confirm as he would:
+
+   Steve 123e4567-e89b-12d3-a456-426614174000 /outpost confirm
+
+   The page then returns you to the app, which shows Steve, minecraft and his sub.`,
+};
+
+const minecraftGuide = {
+  server: `"Survival": flying-squid on localhost:${minecraftPort} (Minecraft 1.21.4, offline mode), its console below`,
+  steps: `1. Join localhost:${minecraftPort} with a Minecraft 1.21.4 client, under any name.
+2. Open ${appUrl} and click "Sign in with your game account".
+3. Outpost's page shows a login code, e.g. ABCD-1234 (after a short browser check). In game, type
+   in chat:
+
+   /outpost login ABCD-1234
+
+   The game asks you to confirm ("Sign in to Example app at localhost:${appPort}? …") and the page
+   says you are confirming. Within 60 s, type:
+
+   /outpost confirm
+
+   The page then returns you to the app, which shows your name, minecraft and your sub.`,
+};
+const guide = minecraft ? minecraftGuide : simulatorGuide;
+
+/** `outpost-agent run`: a game server without a game, whose console is this terminal. */
+function startSimulator(agentKey: string): ChildProcess {
+  return spawn(process.execPath, [join(root, "bin/outpost-agent.js"), "run", "--url", baseUrl, "--key", agentKey, "--game", "minecraft", "--auth", "online"], {
+    env: process.env,
+    stdio: ["inherit", "inherit", "inherit"],
+  });
+}
+
+/** flying-squid with the agent plugin, whose console is this terminal. */
+function startMinecraftServer(agentKey: string): ChildProcess {
+  return spawn(process.execPath, [join(root, "examples/flying-squid-server/server.ts")], {
+    env: { ...process.env, OUTPOST_URL: baseUrl, OUTPOST_AGENT_KEY: agentKey, MC_PORT: String(minecraftPort), MC_HOST: "127.0.0.1", MC_ONLINE_MODE: "false" },
+    stdio: ["inherit", "inherit", "inherit"],
+  });
 }
 
 try {
@@ -129,33 +212,19 @@ try {
 Outpost      ${baseUrl}  (HTTP API, operator ${email}, API key ${key})
 Game issuer  ${issuer}  (discovery: ${issuer}/.well-known/openid-configuration)
 Client       ${client.client.clientId} "Example app" of organization "demo", redirect ${appUrl}/callback
-Server       "Survival" (minecraft, online auth), its simulated console below
+Server       ${guide.server}
 Logs         ${logFile}
 
-1. Open ${appUrl} and click "Sign in with your game account".
-2. Outpost's page shows a login code, e.g. ABCD-1234 (after a short browser check).
-3. Type into this terminal — the game server's console — a player name, a UUID and the command:
-
-   Steve 123e4567-e89b-12d3-a456-426614174000 /outpost login ABCD-1234
-
-   The game asks Steve to confirm ("Sign in to Example app at localhost:${appPort}? …") and the page
-   says he is confirming. Within 60 s, confirm as he would:
-
-   Steve 123e4567-e89b-12d3-a456-426614174000 /outpost confirm
-
-   The page then returns you to the app, which shows Steve, minecraft and his sub.
+${guide.steps}
 Ctrl-C stops everything.
 `);
 
-  // 4. The simulated game server, with this terminal as its console.
-  const agent = spawn(process.execPath, [join(root, "bin/outpost-agent.js"), "run", "--url", baseUrl, "--key", server.agentKey, "--game", "minecraft", "--auth", "online"], {
-    env: process.env,
-    stdio: ["inherit", "inherit", "inherit"],
-  });
-  children.push(agent);
+  // 4. The game server, with this terminal as its console.
+  const game = minecraft ? startMinecraftServer(server.agentKey) : startSimulator(server.agentKey);
+  children.push(game);
   for (const child of children) {
     child.once("close", (code) => {
-      if (!stopping) void fail(`${child === serve ? "Outpost" : child === app ? "the example app" : "the agent"} stopped (${code})`);
+      if (!stopping) void fail(`${child === serve ? "Outpost" : child === app ? "the example app" : minecraft ? "the Minecraft server" : "the agent"} stopped (${code})`);
     });
   }
 } catch (error) {
