@@ -114,6 +114,28 @@ describe("agent: the flying-squid plugin on a real Minecraft server, end to end"
     await serverWhen(seeded, (s) => s.playerCount === 0 && s.online === true);
   });
 
+  it("runs console commands through Outpost on the Minecraft server's console, and lists its players", async () => {
+    const server = await serverWhen(seeded, (s) => s.online === true);
+    assert.equal(server.consoleAvailable, true);
+    const alex = await joinBot(squid.port, "Alex");
+    try {
+      await serverWhen(seeded, (s) => s.playerCount === 1);
+      const players = await seeded.api("GET", `servers/listPlayers?serverId=${seeded.serverId}`);
+      assert.deepEqual(
+        players.map((p: { name: string; uuid: string }) => [p.name, p.uuid]),
+        [["Alex", offlineUuid("Alex")]],
+      );
+      const ran = await seeded.api("POST", "servers/executeConsoleCommand", { serverId: seeded.serverId, command: "/version" });
+      assert.equal(ran.success, true);
+      assert.deepEqual(ran.output, ["[INFO]: This server is running flying-squid version 1.21.4"]);
+      assert.match(ran.requestId, /^[0-9a-f-]{36}$/);
+      const unknown = await seeded.api("POST", "servers/executeConsoleCommand", { serverId: seeded.serverId, command: "no-such-command" });
+      assert.deepEqual([unknown.success, unknown.output], [true, ["[ERROR]: Command not found"]]);
+    } finally {
+      await alex.quit();
+    }
+  });
+
   it("the server is offline in Outpost once the Minecraft server stops", async () => {
     await serverWhen(seeded, (s) => s.online === true);
     await squid.stop();
