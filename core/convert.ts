@@ -10,11 +10,20 @@ import {
   type Member as MemberMessage,
   type Organization as OrganizationMessage,
 } from "../gen/outpost/organizations/v1/resources_pb.js";
-import { Game, PlayerAuth, ServerSchema, type Server as ServerMessage } from "../gen/outpost/servers/v1/resources_pb.js";
+import {
+  Game,
+  OnlinePlayerSchema,
+  PlayerAuth,
+  ServerSchema,
+  type OnlinePlayer as OnlinePlayerMessage,
+  type Server as ServerMessage,
+} from "../gen/outpost/servers/v1/resources_pb.js";
 import type { AccessGrant, ApiKey, Membership, Organization, Server, User } from "./db/entities.ts";
 import type { CallerUser } from "./context.ts";
 import { roleToProto } from "./roles.ts";
 import { isOnline } from "./agents/presence.ts";
+import type { StoredPlayer } from "./agents/players.ts";
+import { signInAllowed, type TrustSettings } from "./agents/player-trust.ts";
 
 const ts = (date: Date | null | undefined) => (date ? timestampFromDate(date) : undefined);
 
@@ -91,8 +100,11 @@ export const playerAuthModes: Readonly<Record<string, PlayerAuth>> = {
   proxy: PlayerAuth.PROXY,
 };
 
-/** The server as readers see it at `now`: an agent silent for too long means offline. */
-export function serverToProto(server: Server, now: Date): ServerMessage {
+/**
+ * The server as readers see it at `now`: an agent silent for too long means offline; whether it
+ * can sign players in as the deployment's trust settings decide.
+ */
+export function serverToProto(server: Server, now: Date, settings: TrustSettings): ServerMessage {
   const online = isOnline(server, now);
   return create(ServerSchema, {
     id: server.id,
@@ -106,5 +118,11 @@ export function serverToProto(server: Server, now: Date): ServerMessage {
     createdAt: ts(server.createdAt),
     playerAuth: (server.playerAuth && playerAuthModes[server.playerAuth]) || PlayerAuth.UNSPECIFIED,
     agentVersion: server.agentVersion ?? "",
+    signInAllowed: signInAllowed(server.playerAuth, settings),
+    consoleAvailable: online && server.agentConsole,
   });
+}
+
+export function onlinePlayerToProto(player: StoredPlayer): OnlinePlayerMessage {
+  return create(OnlinePlayerSchema, { uuid: player.uuid, name: player.name, since: ts(player.since) });
 }

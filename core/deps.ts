@@ -29,6 +29,11 @@ export interface CoreConfig {
   rateLimits: RateLimitConfig;
   /** OAuth redirect URIs may use http on any host (local development), not only on loopback. */
   allowInsecureRedirectUris: boolean;
+  /**
+   * Game servers that cannot prove who their players are (player_auth offline or insecure) may
+   * sign players in, as online and proxy servers do (ALLOW_INSECURE_GAME_SERVERS; development).
+   */
+  allowInsecureGameServers: boolean;
   /** The Game OAuth issuer identifier (GAME_ISSUER_URL, an origin without a trailing slash). */
   gameIssuerUrl: string;
   /** The Account OAuth issuer identifier (ACCOUNT_BASE_URL's origin + "/api/auth"). */

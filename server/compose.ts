@@ -105,6 +105,7 @@ export async function openRuntime(
         sessionIdleSeconds: config.sessionIdleSeconds,
         rateLimits: config.rateLimits,
         allowInsecureRedirectUris: config.allowInsecureRedirectUris,
+        allowInsecureGameServers: config.allowInsecureGameServers,
         gameIssuerUrl: config.gameIssuerUrl.origin,
         accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),
         namedStatements: database.kind === "postgres",

@@ -37,6 +37,8 @@ export interface Config {
   signingKeyRotationDays: number;
   /** OAuth redirect URIs may use http on any host, not only on loopback (local development). */
   allowInsecureRedirectUris: boolean;
+  /** Game servers that cannot prove who their players are (offline mode) may sign players in (development). */
+  allowInsecureGameServers: boolean;
   /** Proxies whose header names the client (none: the connection's peer is the client). */
   trustedProxies: Readonly<TrustedProxies>;
 }
@@ -71,6 +73,7 @@ export const defaults = {
   PASSWORD_HASH_QUEUE: "32",
   SIGNING_KEY_ROTATION_DAYS: "30",
   ALLOW_INSECURE_REDIRECT_URIS: "false",
+  ALLOW_INSECURE_GAME_SERVERS: "false",
   TRUSTED_PROXIES: "",
   TRUSTED_PROXY_HEADER: "x-forwarded-for",
 } as const;
@@ -238,6 +241,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       queue: integer(env, "PASSWORD_HASH_QUEUE", 0, 100_000),
     }),
     allowInsecureRedirectUris: flag(env, "ALLOW_INSECURE_REDIRECT_URIS"),
+    allowInsecureGameServers: flag(env, "ALLOW_INSECURE_GAME_SERVERS"),
     trustedProxies: trustedProxies(env),
     keyEncryptionKey: keyEncryptionKey(env),
     signingKeyRotationDays: integer(env, "SIGNING_KEY_ROTATION_DAYS", 1, 365),

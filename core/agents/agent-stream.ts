@@ -22,13 +22,14 @@ import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { gameFromProto } from "../convert.ts";
 import { supersededError, type AgentConnection } from "./connections.ts";
-import { heartbeatSeconds, markAlive, markConnected, markDisconnected, setPlayerCount, silenceLimitMs } from "./presence.ts";
+import { heartbeatSeconds, markAlive, markConnected, markDisconnected, silenceLimitMs } from "./presence.ts";
+import { distinctPlayers, replacePlayers } from "./players.ts";
 import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
 
 type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
 type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequest["message"], { case: C }>["value"];
 
-export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "rateLimits" | "loginVerifier">;
+export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "rateLimits" | "loginVerifier" | "config">;
 
 const playerAuthNames: Partial<Record<PlayerAuth, string>> = Object.fromEntries(
   Object.entries(playerAuthModes).map(([name, mode]) => [mode, name]),
@@ -80,8 +81,9 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     if (playerAuth === undefined) throw fail("failed_precondition", "send Hello first");
     switch (message.case) {
       case "players":
-        connection.players = message.value.players.map((p) => ({ uuid: p.uuid.toLowerCase(), name: p.name }));
-        return setPlayerCount(em, server.id, connection.id, connection.players.length);
+        connection.players = distinctPlayers(message.value.players);
+        await replacePlayers(em, server.id, connection.id, connection.players, deps.clock.now());
+        return;
       case "heartbeat": {
         const state = await markAlive(em, agent, connection.id, deps.clock.now());
         if (state === "revoked") throw revoked();
@@ -111,7 +113,7 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
       throw fail("failed_precondition", `the agent reports a ${game} server, but "${server.name}" is a ${server.game} server in Outpost`);
     }
     const auth = playerAuthNames[value.playerAuth]!;
-    const facts = { playerAuth: auth, agentVersion: value.agentVersion };
+    const facts = { playerAuth: auth, agentVersion: value.agentVersion, console: value.console };
     if (!(await markConnected(em, agent, connection.id, facts, deps.clock.now()))) throw revoked();
     playerAuth = auth;
     deps.agents.hold(connection);

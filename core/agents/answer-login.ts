@@ -2,6 +2,7 @@ import type { CoreDeps } from "../deps.ts";
 import type { LoginVerdict } from "../game-oauth/login-verifier.ts";
 import { countLoginCodeAttempt } from "../ratelimit/login-code-limits.ts";
 import { loginUsage, parseOutpostCommand } from "./login-command.ts";
+import { insecurelyAllowed, signInRefusal } from "./player-trust.ts";
 
 export interface LoginCommandFacts {
   server: { id: string; organizationId: string; name: string; game: string };
@@ -12,15 +13,27 @@ export interface LoginCommandFacts {
   agentKeyHash: string;
 }
 
-/** The player's answer when the server does not authenticate its players. */
-export const unverifiedPlayersMessage = "This server does not verify player accounts, so it cannot sign you in.";
+type AnswerDeps = Pick<CoreDeps, "rateLimits" | "loginVerifier" | "config" | "logger">;
 
-type AnswerDeps = Pick<CoreDeps, "rateLimits" | "loginVerifier">;
+/**
+ * What the verifier is told of a server that signs players in only because the deployment allows
+ * insecure game servers, so the sign-in's activity says so; and the log warns each time.
+ */
+function insecureServer(deps: AnswerDeps, facts: LoginCommandFacts): { insecurePlayerAuth?: string } {
+  const mode = insecurelyAllowed(facts.playerAuth, deps.config);
+  if (!mode) return {};
+  deps.logger.warn(
+    { serverId: facts.server.id, playerAuth: mode, playerUuid: facts.player.uuid },
+    "a game server that cannot prove who its players are signs one in (ALLOW_INSECURE_GAME_SERVERS=true)",
+  );
+  return { insecurePlayerAuth: mode };
+}
 
 /**
  * Answers an in-game command as typed, checking in this order, each with its own message: the
  * command is `/outpost login <CODE>`, `/outpost confirm` or `/outpost cancel`; the server
- * authenticates its players (else any player could claim any account); for a code, the player,
+ * authenticates its players, or the deployment allows it not to (else any player could claim any
+ * account: core/agents/player-trust.ts); for a code, the player,
  * the server, its organization and all servers are within the wrong-code limits, and the code
  * itself, which the LoginVerifier judges. Only codes count as guesses; a code that claims a
  * sign-in is taken back.
@@ -29,12 +42,14 @@ export async function answerLoginCommand(deps: AnswerDeps, facts: LoginCommandFa
   const command = parseOutpostCommand(facts.text);
   if (!command) return { accepted: false, message: loginUsage };
   if (command.kind !== "login") return answerConfirmCommand(deps, facts, command.kind);
-  if (facts.playerAuth !== "online") return { accepted: false, message: unverifiedPlayersMessage };
+  const refusal = signInRefusal(facts.playerAuth, deps.config);
+  if (refusal) return { accepted: false, message: refusal };
   const attempt = await countLoginCodeAttempt(deps.rateLimits, facts.server, { game: facts.server.game, uuid: facts.player.uuid });
   if (attempt.refusal) return { accepted: false, message: attempt.refusal };
   const { id, organizationId, name, game } = facts.server;
   const server = { id, organizationId, name, game };
-  const verdict = await deps.loginVerifier.verify({ server, player: facts.player, code: command.code, agentKeyHash: facts.agentKeyHash });
+  const attempted = { server, player: facts.player, code: command.code, agentKeyHash: facts.agentKeyHash, ...insecureServer(deps, facts) };
+  const verdict = await deps.loginVerifier.verify(attempted);
   if (verdict.accepted || verdict.confirmation) await attempt.succeeded();
   return verdict;
 }
@@ -45,7 +60,10 @@ export async function answerLoginCommand(deps: AnswerDeps, facts: LoginCommandFa
  * on this very server.
  */
 export async function answerConfirmCommand(deps: AnswerDeps, facts: LoginCommandFacts, decision: "confirm" | "cancel"): Promise<LoginVerdict> {
-  if (facts.playerAuth !== "online") return { accepted: false, message: unverifiedPlayersMessage };
+  const refusal = signInRefusal(facts.playerAuth, deps.config);
+  if (refusal) return { accepted: false, message: refusal };
   const { id, organizationId, name, game } = facts.server;
-  return deps.loginVerifier.answer({ server: { id, organizationId, name, game }, player: facts.player, agentKeyHash: facts.agentKeyHash, decision });
+  const server = { id, organizationId, name, game };
+  const insecure = decision === "confirm" ? insecureServer(deps, facts) : {};
+  return deps.loginVerifier.answer({ server, player: facts.player, agentKeyHash: facts.agentKeyHash, decision, ...insecure });
 }

@@ -38,13 +38,16 @@ export function isOnline(server: Pick<Server, "online" | "lastSeenAt">, now: Dat
 }
 
 export interface HelloFacts {
-  /** "online" | "offline" | "insecure" */
+  /** "online" | "proxy" | "offline" | "insecure" */
   playerAuth: string;
   agentVersion: string;
+  /** The agent can run console commands. */
+  console: boolean;
 }
 
 /**
- * The stream `connectionId` now holds the server: online, seen now, with what its Hello said.
+ * The stream `connectionId` now holds the server: online, seen now, with what its Hello said, and
+ * no players until it reports them (a stream it took over from reported its own).
  * False when the key the stream was opened with no longer belongs to the server.
  */
 export async function markConnected(em: EntityManager, agent: AgentCaller, connectionId: string, hello: HelloFacts, now: Date): Promise<boolean> {
@@ -52,12 +55,13 @@ export async function markConnected(em: EntityManager, agent: AgentCaller, conne
   return em.fork().transactional(async (tx) => {
     const [row] = await tx.execute<Array<{ previous: string | null }>>(
       `with old as (select id, presence_event from servers where id = ? and agent_key_hash = ? for update)
-       update servers s set online = true, last_seen_at = ?, player_count = 0, player_auth = ?, agent_version = ?,
+       update servers s set online = true, last_seen_at = ?, player_count = 0, player_auth = ?, agent_version = ?, agent_console = ?,
                             agent_connection_id = ?, presence_event = 'connected'
          from old where s.id = old.id returning old.presence_event as previous`,
-      [server.id, agent.keyHash, now, hello.playerAuth, hello.agentVersion || null, connectionId],
+      [server.id, agent.keyHash, now, hello.playerAuth, hello.agentVersion || null, hello.console, connectionId],
     );
     if (!row) return false;
+    await tx.execute(`delete from server_players where server_id = ?`, [server.id], "run");
     if (row.previous !== "connected") {
       recordActivity(tx, "agent", {
         organizationId: server.organizationId,
@@ -87,31 +91,36 @@ export async function markAlive(em: EntityManager, agent: AgentCaller, connectio
   return row ? "superseded" : "revoked";
 }
 
-/** The number of players online, if the stream still holds the server. */
-export async function setPlayerCount(em: EntityManager, serverId: string, connectionId: string, count: number): Promise<void> {
-  await em.execute(`update servers set player_count = ? where id = ? and agent_connection_id = ?`, [count, serverId, connectionId], "run");
-}
-
-/** The stream ended: the server goes offline, unless a newer stream holds it. */
-export async function markDisconnected(em: EntityManager, serverId: string, connectionId: string, now: Date): Promise<void> {
-  await em.execute(
-    `update servers set online = false, player_count = 0, agent_connection_id = null, last_seen_at = ?
-      where id = ? and agent_connection_id = ?`,
+/**
+ * The stream ended: the server goes offline and its players with it, unless a newer stream holds
+ * it. True when it went offline (this stream still held it).
+ */
+export async function markDisconnected(em: EntityManager, serverId: string, connectionId: string, now: Date): Promise<boolean> {
+  const [row] = await em.execute<Array<{ went: number }>>(
+    `with gone as (
+       update servers set online = false, player_count = 0, agent_connection_id = null, last_seen_at = ?
+        where id = ? and agent_connection_id = ? returning id
+     ), cleared as (delete from server_players p using gone where p.server_id = gone.id)
+     select count(*)::int as went from gone`,
     [now, serverId, connectionId],
-    "run",
   );
+  return (row?.went ?? 0) > 0;
 }
 
 /**
  * Writes `server.agent_disconnected` for servers silent for {@link disconnectEventAfterMs}, and
- * takes offline servers whose stream died with its instance. One statement each, so instances
- * sweeping at once write each event once. Returns how many disconnects it wrote.
+ * takes offline servers whose stream died with its instance, clearing their players. One
+ * statement each, so instances sweeping at once write each event once. Returns how many
+ * disconnects it wrote.
  */
 export async function sweepPresence(em: EntityManager, now: Date): Promise<number> {
   return em.fork().transactional(async (tx) => {
     const gone = await tx.execute<Array<{ id: string; organization_id: string; last_seen_at: Date }>>(
-      `update servers set presence_event = 'disconnected', online = false, player_count = 0
-        where presence_event = 'connected' and last_seen_at < ? returning id, organization_id, last_seen_at`,
+      `with gone as (
+         update servers set presence_event = 'disconnected', online = false, player_count = 0
+          where presence_event = 'connected' and last_seen_at < ? returning id, organization_id, last_seen_at
+       ), cleared as (delete from server_players p using gone where p.server_id = gone.id)
+       select id, organization_id, last_seen_at from gone`,
       [new Date(now.getTime() - disconnectEventAfterMs)],
     );
     for (const server of gone) {
@@ -125,7 +134,8 @@ export async function sweepPresence(em: EntityManager, now: Date): Promise<numbe
       });
     }
     await tx.execute(
-      `update servers set online = false, player_count = 0 where online and last_seen_at < ?`,
+      `with stale as (update servers set online = false, player_count = 0 where online and last_seen_at < ? returning id)
+       delete from server_players p using stale where p.server_id = stale.id`,
       [new Date(now.getTime() - presenceStaleMs)],
       "run",
     );

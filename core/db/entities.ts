@@ -103,8 +103,10 @@ export const Server = defineEntity({
     online: p.boolean().default(false),
     lastSeenAt: p.datetime().nullable(),
     playerCount: p.integer().default(0),
-    /** "online" | "offline" | "insecure", as the agent last reported; null before its first Hello. */
+    /** "online" | "proxy" | "offline" | "insecure", as the agent last reported; null before its first Hello. */
     playerAuth: p.string().length(16).nullable(),
+    /** Whether the agent that last said Hello can run console commands. */
+    agentConsole: p.boolean().default(false),
     agentVersion: p.string().length(64).nullable(),
     /** The agent stream that last said Hello: only it may take the server offline. */
     agentConnectionId: p.uuid().nullable(),
@@ -114,6 +116,23 @@ export const Server = defineEntity({
   },
 });
 export type Server = InferEntity<typeof Server>;
+
+/**
+ * A player online on a server, as the stream holding it last reported (core/agents/players.ts):
+ * replaced with each report, cleared when the server goes offline, deleted with the server.
+ */
+export const ServerPlayer = defineEntity({
+  name: "ServerPlayer",
+  tableName: "server_players",
+  properties: {
+    server: () => p.manyToOne(Server).primary().deleteRule("cascade"),
+    uuid: p.uuid().primary(),
+    name: p.string().length(32),
+    /** When the agent first reported the player in this stay of theirs. */
+    since: p.datetime(),
+  },
+});
+export type ServerPlayer = InferEntity<typeof ServerPlayer>;
 
 export const AccessGrant = defineEntity({
   name: "AccessGrant",
@@ -156,4 +175,4 @@ export const ActivityEvent = defineEntity({
 });
 export type ActivityEvent = InferEntity<typeof ActivityEvent>;
 
-export const entities = [User, Session, ApiKey, Organization, Membership, Server, AccessGrant, ActivityEvent];
+export const entities = [User, Session, ApiKey, Organization, Membership, Server, ServerPlayer, AccessGrant, ActivityEvent];

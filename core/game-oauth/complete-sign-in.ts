@@ -11,7 +11,7 @@ import { recordActivity } from "../activity/record.ts";
 import { issueSecret, randomBase62 } from "../../contract/secrets.ts";
 import { appendQuery } from "../oauth/authorization-request.ts";
 import { authorizationCodeTtlMs } from "../oauth/token-engine.ts";
-import type { Claimant } from "./login-claims.ts";
+import { insecureServerDetails, type Claimant } from "./login-claims.ts";
 import { sealToBrowser } from "./sealed-redirect.ts";
 
 export interface ClaimedSession {
@@ -75,7 +75,7 @@ export async function completeSignIn(
       serverId: server.id,
       details: {
         clientId: session.clientId, clientName: session.clientName, serverId: server.id, serverName: server.name,
-        playerName, playerUuid: player.uuid, confirmedInGame: "true",
+        playerName, playerUuid: player.uuid, confirmedInGame: "true", ...insecureServerDetails(who),
       },
     });
     return true;

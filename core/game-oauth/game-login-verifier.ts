@@ -76,7 +76,7 @@ function serverProblem(session: SessionRow, now: Date): string | undefined {
 export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerifier {
   const publish = (ids: string[]) => Promise.all(ids.map((id) => deps.events.publish(id)));
   return {
-    async verify({ server, player, code, agentKeyHash }) {
+    async verify({ server, player, code, agentKeyHash, insecurePlayerAuth }) {
       const now = deps.clock.now();
       const em = deps.orm.em.fork();
       const [session] = await em.execute<SessionRow[]>(
@@ -90,7 +90,7 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
       if (heldByAnother(session, { serverId: server.id, playerUuid: player.uuid }, now)) return { accepted: false, message: noSignInMessage };
       const problem = serverProblem(session, now);
       if (problem) return { accepted: false, message: problem };
-      const claim = await claimSession(em, session.id, { server, player }, now);
+      const claim = await claimSession(em, session.id, { server, player, insecurePlayerAuth }, now);
       // Another player holds it (or it ended meanwhile): as if no sign-in waited for the code.
       if (!claim.claimed) return { accepted: false, message: noSignInMessage };
       await publish(claim.changed);
@@ -100,10 +100,10 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
       return { accepted: false, message: confirmationMessage(confirmation), confirmation };
     },
 
-    async answer({ server, player, agentKeyHash, decision }) {
+    async answer({ server, player, agentKeyHash, decision, insecurePlayerAuth }) {
       const now = deps.clock.now();
       const em = deps.orm.em.fork();
-      const who = { server, player };
+      const who = { server, player, insecurePlayerAuth };
       if (decision === "cancel") {
         const released = await cancelClaims(em, who, now);
         if (released.length === 0) return { accepted: false, message: nothingToConfirmMessage };

@@ -34,6 +34,9 @@ export const watchPollMs = 2_000;
 const claimOf = (session: AuthorizationSession) =>
   session.claim ? `${session.claim.playerName}\n${session.claim.serverName}\n${session.claim.expiresAt?.seconds}` : "";
 
+/** What the page shows of the listed servers, to tell a change (one went on- or offline, or can sign in no more). */
+const serversOf = (session: AuthorizationSession) => session.servers.map((s) => `${s.online}/${s.signInAllowed}`).join();
+
 /** Game OAuth grants these (and always both: the game claims are the point of a sign-in). */
 const gameScopes = ["openid", "profile"] as const;
 
@@ -100,19 +103,20 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
           loginCode: opened.loginCode,
         },
         now,
+        deps.config,
       );
       return create(StartAuthorizationResponseSchema, { outcome: { case: "session", value: session } });
     },
 
     async getAuthorization(req, ctx) {
-      const session = await readSession(entityManager(ctx), req.sessionId, req.browserBindingHash, deps.clock.now());
+      const session = await readSession(entityManager(ctx), req.sessionId, req.browserBindingHash, deps.clock.now(), deps.config);
       if (!session) throw sessionNotFound();
       return create(GetAuthorizationResponseSchema, { session });
     },
 
     async *watchAuthorization(req, ctx) {
       const em = entityManager(ctx);
-      const read = () => readSession(em.fork(), req.sessionId, req.browserBindingHash, deps.clock.now());
+      const read = () => readSession(em.fork(), req.sessionId, req.browserBindingHash, deps.clock.now(), deps.config);
       const message = (session: AuthorizationSession) => create(WatchAuthorizationResponseSchema, { session });
       const pending = (session: AuthorizationSession) => session.status === AuthorizationStatus.PENDING;
       let wake: (() => void) | undefined;
@@ -165,7 +169,7 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
           const next = await read();
           if (!next) throw sessionNotFound();
           if (!pending(next)) release();
-          if (next.status !== last.status || claimOf(next) !== claimOf(last) || next.servers.some((s, i) => s.online !== last!.servers[i]?.online)) {
+          if (next.status !== last.status || claimOf(next) !== claimOf(last) || serversOf(next) !== serversOf(last)) {
             yield message(next);
           }
           last = next;

@@ -14,8 +14,10 @@ import {
   VerifierServerSchema,
   type AuthorizationSession,
 } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
-import { gameToProto } from "../convert.ts";
+import { PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { gameToProto, playerAuthModes } from "../convert.ts";
 import { isOnline } from "../agents/presence.ts";
+import { signInAllowed, type TrustSettings } from "../agents/player-trust.ts";
 import { bindingCheck, formatLoginCode, newLoginCode, openLoginCode, sealLoginCode, type LoginCodeHasher } from "./login-codes.ts";
 import { completionKey, openAsBrowser } from "./sealed-redirect.ts";
 import { appNameShown, shownText } from "./shown-text.ts";
@@ -101,7 +103,13 @@ export function redirectHostOf(redirectUri: string): string {
 }
 
 /** The session as its bound browser sees it at `now`, or undefined (unknown, or bound to another browser). */
-export async function readSession(em: EntityManager, sessionId: string, bindingHash: string, now: Date): Promise<AuthorizationSession | undefined> {
+export async function readSession(
+  em: EntityManager,
+  sessionId: string,
+  bindingHash: string,
+  now: Date,
+  settings: TrustSettings,
+): Promise<AuthorizationSession | undefined> {
   const [row] = await em.execute<SessionRow[]>(
     `select h.id, h.status, h.expires_at, h.login_code_sealed, h.redirect_url_sealed, h.redirect_uri,
             c.name as client_name, c.verifier_policy, c.id as client_id,
@@ -120,24 +128,29 @@ export async function readSession(em: EntityManager, sessionId: string, bindingH
       redirectUrl: row.redirect_url_sealed ? openAsBrowser(row.redirect_url_sealed, bindingHash) : null,
     },
     now,
+    settings,
   );
 }
 
 /** A session as its browser may see it: the sealed columns opened. */
 export type SessionView = Omit<SessionRow, "login_code_sealed" | "redirect_url_sealed"> & { loginCode: string; redirectUrl: string | null };
 
-/** Builds the message; lists the allowed servers under selected_servers, with their presence now. */
+/**
+ * Builds the message; lists the allowed servers under selected_servers, with their presence now
+ * and whether each can sign players in.
+ */
 export async function sessionToProto(
   em: EntityManager,
   row: SessionView,
   now: Date,
+  settings: TrustSettings,
 ): Promise<AuthorizationSession> {
   const expiresAt = new Date(row.expires_at);
   const anyServer = row.verifier_policy === "any_server";
   const servers = anyServer
     ? []
-    : await em.execute<Array<{ id: string; name: string; game: string; online: boolean; last_seen_at: Date | null }>>(
-        `select s.id, s.name, s.game, s.online, s.last_seen_at from game_oauth_client_servers cs join servers s on s.id = cs.server_id
+    : await em.execute<Array<{ id: string; name: string; game: string; online: boolean; last_seen_at: Date | null; player_auth: string | null }>>(
+        `select s.id, s.name, s.game, s.online, s.last_seen_at, s.player_auth from game_oauth_client_servers cs join servers s on s.id = cs.server_id
           where cs.game_oauth_client_id = ? order by s.name, s.id`,
         [row.client_id],
       );
@@ -163,6 +176,8 @@ export async function sessionToProto(
         name: shownText(s.name),
         game: gameToProto(s.game),
         online: isOnline({ online: s.online, lastSeenAt: s.last_seen_at ? new Date(s.last_seen_at) : null }, now),
+        playerAuth: (s.player_auth && playerAuthModes[s.player_auth]) || PlayerAuth.UNSPECIFIED,
+        signInAllowed: signInAllowed(s.player_auth, settings),
       }),
     ),
     expiresAt: timestampFromDate(expiresAt),

@@ -19,6 +19,13 @@ import { confirmWindowSeconds } from "./login-verifier.ts";
 export interface Claimant {
   server: { id: string; organizationId: string; name: string };
   player: { uuid: string; name: string };
+  /** The server's player_auth when it cannot prove who its players are and the deployment allows it. */
+  insecurePlayerAuth?: string;
+}
+
+/** What a sign-in's activity adds when its server could not prove who the player is. */
+export function insecureServerDetails(who: Pick<Claimant, "insecurePlayerAuth">): Record<string, string> {
+  return who.insecurePlayerAuth ? { playerAuth: who.insecurePlayerAuth, insecureServer: "allowed by ALLOW_INSECURE_GAME_SERVERS" } : {};
 }
 
 /** A session's claim as the activity log tells it. */
@@ -109,7 +116,7 @@ export async function claimSession(em: EntityManager, sessionId: string, who: Cl
     }
     const released = await releaseClaims(tx, who, now, sessionId);
     for (const other of released) recordClaim(tx, "game_oauth.sign_in_cancelled", other, { reason: "the player claimed another sign-in" });
-    recordClaim(tx, "game_oauth.sign_in_claimed", row, { serverName: who.server.name, confirmBy: until.toISOString() });
+    recordClaim(tx, "game_oauth.sign_in_claimed", row, { serverName: who.server.name, confirmBy: until.toISOString(), ...insecureServerDetails(who) });
     return { claimed: true, until, changed: [sessionId, ...released.map((r) => r.id)] };
   });
 }

@@ -27,6 +27,12 @@ export interface LoginAttempt {
    * key (regenerated while the agent was connected to another instance) signs no one in.
    */
   agentKeyHash: string;
+  /**
+   * Set only when the server cannot prove who its players are and signs them in because the
+   * deployment allows it (ALLOW_INSECURE_GAME_SERVERS): its player_auth, which the sign-in's
+   * activity names.
+   */
+  insecurePlayerAuth?: string;
 }
 
 /** `/outpost confirm` or `/outpost cancel`: the player's answer to the claim they made on this server. */

@@ -4,6 +4,7 @@ import {
   CreateServerResponseSchema,
   DeleteServerResponseSchema,
   GetServerResponseSchema,
+  ListPlayersResponseSchema,
   ListServersResponseSchema,
   RegenerateAgentKeyResponseSchema,
   ServersService,
@@ -14,7 +15,9 @@ import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { accessibleServers, requireManager, requireMember, requireServer, requireServerManager, reservePlanCapacity } from "../access.ts";
 import { recordActivity } from "../activity/record.ts";
-import { gameFromProto, serverToProto } from "../convert.ts";
+import { gameFromProto, onlinePlayerToProto, serverToProto } from "../convert.ts";
+import { isOnline } from "../agents/presence.ts";
+import { storedPlayers } from "../agents/players.ts";
 import { issueSecret } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
 
@@ -43,7 +46,7 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
           details: { name: server.name, game: server.game },
         });
         await tx.flush();
-        return create(CreateServerResponseSchema, { server: serverToProto(server, clock.now()), agentKey: agentKey.value });
+        return create(CreateServerResponseSchema, { server: serverToProto(server, clock.now(), config), agentKey: agentKey.value });
       });
     },
 
@@ -53,12 +56,12 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
       const access = await requireMember(em, caller, req.organizationSlug);
       const servers = await accessibleServers(em, caller, access);
       const now = clock.now();
-      return create(ListServersResponseSchema, { servers: servers.map((server) => serverToProto(server, now)) });
+      return create(ListServersResponseSchema, { servers: servers.map((server) => serverToProto(server, now, config)) });
     },
 
     async getServer(req, ctx) {
       const { server } = await requireServer(entityManager(ctx), requireUser(ctx), req.serverId);
-      return create(GetServerResponseSchema, { server: serverToProto(server, clock.now()) });
+      return create(GetServerResponseSchema, { server: serverToProto(server, clock.now(), config) });
     },
 
     async updateServer(req, ctx) {
@@ -75,7 +78,7 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
           serverId: server.id,
           details: { from: previous, to: req.name },
         });
-        return create(UpdateServerResponseSchema, { server: serverToProto(server, clock.now()) });
+        return create(UpdateServerResponseSchema, { server: serverToProto(server, clock.now(), config) });
       });
     },
 
@@ -114,7 +117,7 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
           serverId: server.id,
           details: { prefix: agentKey.displayPrefix },
         });
-        return create(RegenerateAgentKeyResponseSchema, { agentKey: agentKey.value, server: serverToProto(server, clock.now()) });
+        return create(RegenerateAgentKeyResponseSchema, { agentKey: agentKey.value, server: serverToProto(server, clock.now(), config) });
       });
       // Streams on other instances notice at their next heartbeat.
       agents.endServer(req.serverId, fail("unauthenticated", "the agent key was regenerated; run the agent with the new key"));
@@ -125,8 +128,12 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
     async executeConsoleCommand() {
       throw fail("failed_precondition", "console commands are not available yet");
     },
-    async listPlayers() {
-      throw fail("failed_precondition", "player lists are not available yet");
+    async listPlayers(req, ctx) {
+      const em = entityManager(ctx);
+      const { server } = await requireServer(em, requireUser(ctx), req.serverId);
+      // An offline server has no players, even before the sweep clears those of a dead instance.
+      const players = isOnline(server, clock.now()) ? await storedPlayers(em, server.id) : [];
+      return create(ListPlayersResponseSchema, { players: players.map(onlinePlayerToProto) });
     },
     // eslint-disable-next-line require-yield
     async *watchConsole() {

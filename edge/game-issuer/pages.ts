@@ -72,12 +72,15 @@ function gameName(game: Game): string {
   return game === Game.MINECRAFT ? "Minecraft" : game === Game.HYTALE ? "Hytale" : "game";
 }
 
+/** Beside a listed server that cannot sign players in (offline mode, no proxy that vouches for them). */
+const unverifiedServer = ", cannot sign you in: it does not verify who its players are";
+
 function serversHtml(session: AuthorizationSession): string {
   if (session.anyServer || session.servers.length === 0) {
     return `<p>Run it on <strong>any game server of the organization</strong> that registered ${escapeHtml(session.clientName)}.</p>`;
   }
   const items = session.servers
-    .map((s) => `<li>${escapeHtml(s.name)} <span class="muted">(${gameName(s.game)}${s.online ? ", online" : ", offline"})</span></li>`)
+    .map((s) => `<li>${escapeHtml(s.name)} <span class="muted">(${gameName(s.game)}${s.online ? ", online" : ", offline"}${s.signInAllowed ? "" : unverifiedServer})</span></li>`)
     .join("\n");
   return `<p>Run it on one of these servers:</p>\n<ul class="servers">\n${items}\n</ul>`;
 }

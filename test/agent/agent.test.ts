@@ -10,7 +10,8 @@ type Json = any;
 
 /** The one reply for any code that opens nothing: unknown, expired or another organization's. */
 const noSignIn = "No sign-in is waiting for that code. Check it on the sign-in page, or start again from the app.";
-const unverified = "This server does not verify player accounts, so it cannot sign you in.";
+const offlineMode = /^This server runs in offline mode, which cannot prove who you are, so it cannot sign you in\. \(Server owner: behind a proxy that authenticates players, run the agent with --auth proxy\.\)$/;
+const insecureProxy = /^This server cannot prove who you are \(its proxy forwards players without a secret\), so it cannot sign you in\. .*--auth proxy/;
 const nothingToConfirm = "No sign-in is waiting for your confirmation on this server. Run /outpost login <CODE> first.";
 const usage = /^Usage: \/outpost login <CODE>/;
 
@@ -305,20 +306,27 @@ describe("outpost-agent against a running Outpost", function () {
       assert.equal((await simulate(server.key, "/outpost confirm", { name: steve.name, uuid: steve.uuid })).stdout, `${nothingToConfirm}\n`);
     });
 
-    it("refuses on a server that does not authenticate its players, before anything else is checked", async () => {
+    it("refuses on a server that does not authenticate its players, before anything else is checked, and says why", async () => {
       const server = await createServer("Cracked");
       const offline = await simulate(server.key, "/outpost login ABCD-1234", { extra: ["--auth", "offline"] });
       assert.equal(offline.code, 1);
-      assert.equal(offline.stdout, `${unverified}\n`);
+      assert.match(offline.stdout.trimEnd(), offlineMode);
+      assert.equal((await getServer(server.id)).signInAllowed, false);
       const agent = run(server.key, "--auth", "insecure");
       await agent.waitFor(/connected/);
       const steve = newPlayer("Steve");
       // Not counted as wrong codes: more than the limit, all answered the same way.
-      for (let i = 0; i < 7; i++) assert.equal(await play(agent, steve, `/outpost login ABCD-000${i}`), unverified);
+      for (let i = 0; i < 7; i++) assert.match(await play(agent, steve, `/outpost login ABCD-000${i}`), insecureProxy);
       assert.match(await play(agent, steve, "/outpost"), usage);
-      assert.equal(await play(agent, steve, "/outpost confirm"), unverified);
+      assert.match(await play(agent, steve, "/outpost confirm"), insecureProxy);
       const online = await simulate(server.key, "/outpost login ABCD-1234", { uuid: steve.uuid });
       assert.equal(online.stdout, `${noSignIn}\n`);
+      // Behind a proxy that vouches for its players, the server signs them in as an online one does.
+      const proxied = await simulate(server.key, "/outpost login ABCD-1234", { uuid: steve.uuid, extra: ["--auth", "proxy"] });
+      assert.equal(proxied.stdout, `${noSignIn}\n`);
+      const read = await getServer(server.id);
+      assert.equal(read.playerAuth, "proxy");
+      assert.equal(read.signInAllowed, true);
     });
 
     it("limits wrong codes per player, on every server of the organization, and says when to retry", async () => {

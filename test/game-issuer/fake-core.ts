@@ -50,7 +50,7 @@ export class FakeCore {
       command: "/outpost login K7QW-4MZX",
       clientName: "Demo <App>",
       anyServer: false,
-      servers: [{ id: "srv-1", name: "Survival", game: Game.MINECRAFT, online: true }],
+      servers: [{ id: "srv-1", name: "Survival", game: Game.MINECRAFT, online: true, signInAllowed: true }],
       expiresAt: timestampFromDate(new Date(Date.now() + 600_000)),
       status: s.status,
       redirectUrl: s.redirectUrl,

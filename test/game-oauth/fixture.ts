@@ -10,6 +10,7 @@ import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.
 import { VerifierPolicy } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent } from "../../agent/client.ts";
+import type { CoreConfig } from "../../core/deps.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 
 export const config = { ...testConfig, plans: { free: { servers: 20, gameOAuthClients: 20 } } };
@@ -30,7 +31,7 @@ export interface World {
   organizationId: string;
   agents: Agent[];
   oauth(core?: TestCore): Client<typeof GameOAuthService>;
-  createServer(name: string, options?: { organizationSlug?: string; connect?: boolean }): Promise<{ id: string; key: string; agent?: Agent }>;
+  createServer(name: string, options?: { organizationSlug?: string; connect?: boolean; playerAuth?: PlayerAuth }): Promise<{ id: string; key: string; agent?: Agent }>;
   createClient(options?: { name?: string; policy?: "any" | { servers: string[] }; organizationSlug?: string }): Promise<{ clientId: string; clientSecret: string }>;
   start(req: Omit<Partial<StartAuthorizationRequest>, "$typeName" | "$unknown">): Promise<{ session: AuthorizationSession; binding: string }>;
   /** A platform admin marks the organization verified (or not). */
@@ -42,8 +43,9 @@ function gameOAuthClient(t: TestCore) {
   return t.client(GameOAuthService);
 }
 
-export async function createWorld(): Promise<World> {
-  const t = await startTestCore(config);
+/** `settings` override the suites' core configuration (e.g. allowInsecureGameServers). */
+export async function createWorld(settings: Partial<CoreConfig> = {}): Promise<World> {
+  const t = await startTestCore({ ...config, ...settings });
   const { token: session } = await t.signUp(`owner-${randomUUID()}@example.com`);
   const organizations = t.client(OrganizationsService, { session });
   const org = await organizations.createOrganization({ name: "Acme", slug: "acme" });
@@ -60,7 +62,8 @@ export async function createWorld(): Promise<World> {
       const res = await t.client(ServersService, { session }).createServer({ organizationSlug: options.organizationSlug ?? "acme", name, game: Game.MINECRAFT });
       const server = { id: res.server!.id, key: res.agentKey, agent: undefined as Agent | undefined };
       if (options.connect !== false) {
-        const agent = startAgent({ url: "http://in-process", key: res.agentKey, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, reconnect: false, transport: t.core.transport() });
+        const playerAuth = options.playerAuth ?? PlayerAuth.ONLINE;
+        const agent = startAgent({ url: "http://in-process", key: res.agentKey, game: Game.MINECRAFT, playerAuth, reconnect: false, transport: t.core.transport() });
         agents.push(agent);
         await agent.connected();
         server.agent = agent;

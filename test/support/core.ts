@@ -54,6 +54,7 @@ export const testConfig: CoreConfig = {
     signUpWindowSeconds: 3600,
   },
   allowInsecureRedirectUris: false,
+  allowInsecureGameServers: false,
   gameIssuerUrl: "http://game.test",
   accountIssuerUrl: "http://account.test/api/auth",
   // What createTestDatabase opens; startTestCore sets it from the database it is given.

@@ -10,6 +10,7 @@ import { Migration0009SealedRedirect } from "./0009-sealed-redirect.ts";
 import { Migration0010LoginCodeConfirmation } from "./0010-login-code-confirmation.ts";
 import { Migration0011SessionActivity } from "./0011-session-activity.ts";
 import { Migration0012OrganizationVerified } from "./0012-organization-verified.ts";
+import { Migration0013RealGameServers } from "./0013-real-game-servers.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   { name: "0010_login_code_confirmation", class: Migration0010LoginCodeConfirmation },
   { name: "0011_session_activity", class: Migration0011SessionActivity },
   { name: "0012_organization_verified", class: Migration0012OrganizationVerified },
+  { name: "0013_real_game_servers", class: Migration0013RealGameServers },
 ];

@@ -5,7 +5,7 @@
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { AuthorizationError, ClientAuthMethod, OAuthError, TokenSet } from "../../oauth/v1/oauth_pb.js";
-import type { Game } from "../../servers/v1/resources_pb.js";
+import type { Game, PlayerAuth } from "../../servers/v1/resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
@@ -152,6 +152,22 @@ export declare type VerifierServer = Message<"outpost.gameoauth.v1.VerifierServe
    * @generated from field: bool online = 4;
    */
   online: boolean;
+
+  /**
+   * How the server authenticates its players, as its agent last reported (unspecified if no agent
+   * ever connected).
+   *
+   * @generated from field: outpost.servers.v1.PlayerAuth player_auth = 5;
+   */
+  playerAuth: PlayerAuth;
+
+  /**
+   * Whether a player can sign in there: its player_auth and the deployment decide, as for
+   * outpost.servers.v1.Server.sign_in_allowed (a server in offline mode cannot prove who a player is).
+   *
+   * @generated from field: bool sign_in_allowed = 6;
+   */
+  signInAllowed: boolean;
 };
 
 /**
