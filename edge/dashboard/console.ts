@@ -42,8 +42,10 @@ function problemOf(error: unknown): ConsoleOutcome["problem"] {
       return problem("You may not use this server's console. Ask an owner or admin of the organization for access.");
     case Code.NotFound:
       return problem("This server does not exist any more, or you no longer have access to it.");
-    case Code.ResourceExhausted:
-      return problem(`Too many commands: try again in ${rateLimitHeaders(error)?.["Retry-After"] ?? "a few"} seconds.`);
+    case Code.ResourceExhausted: {
+      const wait = rateLimitHeaders(error)?.["Retry-After"];
+      return problem(wait ? `Too many commands: try again in ${wait} seconds.` : `Not now: ${error.rawMessage}.`);
+    }
     default:
       return undefined;
   }
