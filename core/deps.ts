@@ -3,6 +3,7 @@ import type { Orm } from "./db/orm.ts";
 import type { RateLimitConfig, RateLimits } from "./ratelimit/limits.ts";
 import type { SigningKeys } from "./keys/signing-keys.ts";
 import type { AgentConnections } from "./agents/connections.ts";
+import type { ConsoleRouter } from "./agents/console-router.ts";
 import type { LoginVerifier } from "./game-oauth/login-verifier.ts";
 import type { AuthorizationEvents } from "./game-oauth/events.ts";
 import type { LoginCodeHasher } from "./game-oauth/login-codes.ts";
@@ -65,6 +66,8 @@ export interface CoreDeps {
   signingKeys: SigningKeys;
   /** The agent streams open on this instance (one registry per process). */
   agents: AgentConnections;
+  /** Console commands to the stream that holds the server, here or on another instance. */
+  consoles: ConsoleRouter;
   /** Decides the code of an in-game `/outpost login` (the Game OAuth issuer's side). */
   loginVerifier: LoginVerifier;
   /** Hosted sign-in sessions' changes, across instances (LISTEN/NOTIFY) or in this process. */

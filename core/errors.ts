@@ -32,6 +32,12 @@ export const domainErrors = {
   last_owner: Code.FailedPrecondition,
   /** The action does not fit the resource's current state. */
   failed_precondition: Code.FailedPrecondition,
+  /** The server's agent is not connected, or went away before it answered. */
+  agent_offline: Code.FailedPrecondition,
+  /** The server's agent cannot run console commands. */
+  no_console: Code.FailedPrecondition,
+  /** The server's agent did not answer in time. */
+  agent_timeout: Code.DeadlineExceeded,
   rate_limited: Code.ResourceExhausted,
   /** Too much work of one kind is under way (password hashing); retry shortly. */
   server_busy: Code.ResourceExhausted,

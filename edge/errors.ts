@@ -60,16 +60,17 @@ export interface ErrorBody {
 
 /**
  * The JSON body for an error. A 5xx says only that the request failed, with the request id to
- * find the rest in the log.
+ * find the rest in the log; unless it is a domain error (it has a reason, and its message is
+ * written for callers: a game server's agent that did not answer in time).
  */
 export function errorBody(error: unknown, requestId: string): ErrorBody {
   if (error instanceof HttpError) return { code: error.code, status: error.status, message: error.message };
   const connectError = ConnectError.from(error);
   const status = httpStatus(connectError.code);
-  if (status >= 500) {
+  const [info] = connectError.findDetails(ErrorInfoSchema);
+  if (status >= 500 && !info?.reason) {
     return { code: codeName(connectError.code), status, message: "the request failed; quote the request id when reporting it", requestId };
   }
-  const [info] = connectError.findDetails(ErrorInfoSchema);
   return {
     code: codeName(connectError.code),
     status,

@@ -10,11 +10,13 @@ import { createSigningKeys, type SigningKeys } from "../core/keys/signing-keys.t
 import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
 import { startPresenceSweep } from "../core/agents/presence.ts";
+import { createConsoleRouter } from "../core/agents/console-router.ts";
 import { createWatchRegistry } from "../core/game-oauth/watches.ts";
 import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../core/game-oauth/login-codes.ts";
 import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
-import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
+import { authorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
+import { createLocalBus, createPostgresBus, type Bus } from "../core/bus.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { createPasswords, type Passwords } from "../core/auth/passwords.ts";
 import { createKnownDevices, knownDeviceKeyPurpose } from "../core/auth/known-devices.ts";
@@ -47,7 +49,9 @@ export interface Runtime {
   keyEncryptionKey(): KeyEncryptionKey;
   /** The agent streams open on this process. */
   agents: AgentConnections;
-  /** Hosted sign-ins' changes, across instances on a PostgreSQL server. */
+  /** The instances' bus: LISTEN/NOTIFY on a PostgreSQL server, in this process on the embedded database. */
+  bus: Bus;
+  /** Hosted sign-ins' changes, on the bus. */
   events: AuthorizationEvents;
   core: Core;
   close(): Promise<void>;
@@ -63,7 +67,7 @@ export async function openRuntime(
   const database = await openDatabase(config, logger, mode);
   let orm: Orm | undefined;
   let rateLimits: RateLimits | undefined;
-  let events: AuthorizationEvents | undefined;
+  let bus: Bus | undefined;
   try {
     orm = await createOrm({ url: database.url, poolSize: database.poolSize });
     const applied = await migrate(orm);
@@ -80,10 +84,12 @@ export async function openRuntime(
       keyEncryptionKey,
       rotationDays: config.signingKeyRotationDays,
     });
+    // Sign-in changes and console traffic cross instances by LISTEN/NOTIFY on a PostgreSQL server;
+    // the embedded database (one process) and one-off commands keep them in this process.
+    bus = mode === "serve" && database.kind === "postgres" ? createPostgresBus(database.url, logger) : createLocalBus();
+    const events = authorizationEvents(bus);
     const agents = createAgentConnections();
-    // Sign-in completions cross instances by LISTEN/NOTIFY on a PostgreSQL server; the embedded
-    // database (one process) and one-off commands keep them in this process.
-    events = mode === "serve" && database.kind === "postgres" ? createPostgresAuthorizationEvents(database.url, logger) : createLocalAuthorizationEvents();
+    const consoles = createConsoleRouter({ agents, bus, logger });
     const coreDeps: Omit<CoreDeps, "loginVerifier"> = {
       orm,
       clock,
@@ -92,6 +98,7 @@ export async function openRuntime(
       passwords,
       signingKeys,
       agents,
+      consoles,
       events,
       // Instances sharing the KEK find each other's login codes; a database dump alone tests no guess.
       loginCodes: createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(), loginCodeKeyPurpose)),
@@ -112,9 +119,9 @@ export async function openRuntime(
       },
     };
     const deps: CoreDeps = { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };
-    const opened = orm;
     const limits = rateLimits;
-    const bus = events;
+    const opened = orm;
+    const shared = bus;
     return {
       database,
       orm,
@@ -124,17 +131,18 @@ export async function openRuntime(
       signingKeys,
       keyEncryptionKey,
       agents,
-      events: bus,
+      bus: shared,
+      events,
       core: createCore(deps),
       async close() {
-        await bus.close();
+        await shared.close();
         await limits.close();
         await opened.close();
         await database.close();
       },
     };
   } catch (error) {
-    await events?.close();
+    await bus?.close();
     await rateLimits?.close();
     await orm?.close();
     await database.close();

@@ -24,12 +24,13 @@ import { gameFromProto } from "../convert.ts";
 import { supersededError, type AgentConnection } from "./connections.ts";
 import { heartbeatSeconds, markAlive, markConnected, markDisconnected, silenceLimitMs } from "./presence.ts";
 import { distinctPlayers, replacePlayers } from "./players.ts";
+import { createConnectionConsole } from "./console.ts";
 import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
 
 type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
 type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequest["message"], { case: C }>["value"];
 
-export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "rateLimits" | "loginVerifier" | "config">;
+export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "consoles" | "rateLimits" | "loginVerifier" | "config">;
 
 const playerAuthNames: Partial<Record<PlayerAuth, string>> = Object.fromEntries(
   Object.entries(playerAuthModes).map(([name, mode]) => [mode, name]),
@@ -62,11 +63,14 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     serverId: server.id,
     holding: false,
     players: [],
+    console: createConnectionConsole((message) => send(message)),
     end(error) {
       if (ended) return;
       ended = true;
       failure = error;
       outbox.close();
+      // Commands waiting for this agent fail now, not at their timeout.
+      connection.console.close();
     },
     finished: new Promise<void>((resolve) => (finish = resolve)),
   };
@@ -74,6 +78,8 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     if (!ended) outbox.write({ message }).catch(() => {});
   };
   let playerAuth: string | undefined;
+  // Set while the stream holds its server: console commands from other instances reach it.
+  let detach: (() => void) | undefined;
 
   async function handle(request: ConnectRequest): Promise<void> {
     const { message } = request;
@@ -96,6 +102,10 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
         const verdict = await answerLoginCommand(deps, { server, playerAuth, player, text, agentKeyHash: agent.keyHash });
         return send({ case: "loginReply", value: { requestId, ...verdict } });
       }
+      case "consoleResult":
+        return connection.console.answered(message.value);
+      case "consoleOutput":
+        return connection.console.printed(message.value);
       case "confirmCommand": {
         const { requestId, playerUuid, playerName, decision } = message.value;
         const player = { uuid: playerUuid.toLowerCase(), name: playerName };
@@ -117,6 +127,7 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     if (!(await markConnected(em, agent, connection.id, facts, deps.clock.now()))) throw revoked();
     playerAuth = auth;
     deps.agents.hold(connection);
+    detach = deps.consoles.attach(connection);
     send({
       case: "welcome",
       value: { serverId: server.id, serverName: server.name, organizationSlug: server.organizationSlug, heartbeatSeconds },
@@ -154,6 +165,8 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     clearTimeout(silence);
     signal.removeEventListener("abort", goneAway);
     ended = true;
+    detach?.();
+    connection.console.close();
     await handling.catch(() => {});
     if (playerAuth !== undefined) {
       await markDisconnected(em, server.id, connection.id, deps.clock.now()).catch((error) =>

@@ -5,6 +5,7 @@
  * on other instances learn the same facts from the database at their next heartbeat.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { ConnectionConsole } from "./console.ts";
 
 export interface OnlinePlayer {
   uuid: string;
@@ -19,6 +20,8 @@ export interface AgentConnection {
   holding: boolean;
   /** The players online, as the agent last reported them. */
   players: readonly OnlinePlayer[];
+  /** Its console: commands waiting for their answers, recent output. */
+  readonly console: ConnectionConsole;
   /** Ends the stream with this error, which the agent receives. */
   end(error: unknown): void;
   /** Settles once the stream has ended and recorded it. */
@@ -36,6 +39,8 @@ export interface AgentConnections {
   endServer(serverId: string, error: unknown): void;
   /** The server's players, if its agent is connected to this instance. */
   players(serverId: string): readonly OnlinePlayer[] | undefined;
+  /** The stream with this id, if it is open here and holds its server. */
+  holding(connectionId: string): AgentConnection | undefined;
   /** Ends every stream with `unavailable` (agents reconnect elsewhere) and waits until each has finished. */
   close(): Promise<void>;
 }
@@ -68,6 +73,10 @@ export function createAgentConnections(): AgentConnections {
     },
     players(serverId) {
       return ofServer(serverId).find((c) => c.holding)?.players;
+    },
+    holding(connectionId) {
+      for (const connection of open) if (connection.id === connectionId && connection.holding) return connection;
+      return undefined;
     },
     async close() {
       closing = true;

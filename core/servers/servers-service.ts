@@ -20,8 +20,10 @@ import { isOnline } from "../agents/presence.ts";
 import { storedPlayers } from "../agents/players.ts";
 import { issueSecret } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
+import { executeConsoleCommand } from "./console-methods.ts";
 
-export function createServersService({ config, clock, agents }: CoreDeps): ServiceImpl<typeof ServersService> {
+export function createServersService(deps: CoreDeps): ServiceImpl<typeof ServersService> {
+  const { config, clock, agents } = deps;
   return {
     async createServer(req, ctx) {
       const caller = requireUser(ctx);
@@ -124,9 +126,8 @@ export function createServersService({ config, clock, agents }: CoreDeps): Servi
       return response;
     },
 
-    // The console routes arrive with the agent streams' console support (issue 12, next commits).
-    async executeConsoleCommand() {
-      throw fail("failed_precondition", "console commands are not available yet");
+    executeConsoleCommand(req, ctx) {
+      return executeConsoleCommand(deps, req, ctx);
     },
     async listPlayers(req, ctx) {
       const em = entityManager(ctx);

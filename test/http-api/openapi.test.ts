@@ -133,6 +133,7 @@ describe("http api: openapi document", function () {
     for (const service of exposed) {
       const router = httpRouter(service)!;
       for (const method of service.methods) {
+        if (method.methodKind !== "unary") continue; // streams are not part of the HTTP API
         const op = operation(doc, `/api/http/${router}/${method.localName}`);
         assert.equal(op.operationId, `${router}.${method.localName}`);
         assert.deepEqual(op.tags, [router]);
@@ -149,6 +150,9 @@ describe("http api: openapi document", function () {
     assert.ok(doc.paths["/api/http/auth/changePassword"].post);
     assert.ok(doc.paths["/api/http/servers/listServers"].get);
     assert.ok(doc.paths["/api/http/servers/regenerateAgentKey"].post);
+    assert.ok(doc.paths["/api/http/servers/executeConsoleCommand"].post);
+    assert.ok(doc.paths["/api/http/servers/listPlayers"].get);
+    assert.equal(doc.paths["/api/http/servers/watchConsole"], undefined, "a stream");
     assert.ok(doc.paths["/api/http/activity/listOrganizationActivity"].get);
   });
 
@@ -266,6 +270,7 @@ describe("http api: openapi document", function () {
     const check = schemaChecker(doc);
     for (const service of exposed) {
       for (const method of service.methods) {
+        if (method.methodKind !== "unary") continue;
         const path = `/api/http/${httpRouter(service)}/${method.localName}`;
         const schema = okSchemaOf(doc, path);
         // An empty answer: every implicit field present at its default ("unspecified" enums, [] lists).

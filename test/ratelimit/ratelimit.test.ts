@@ -55,6 +55,7 @@ describe("rate limits", () => {
       passwords: t.deps.passwords,
       signingKeys: t.signingKeys,
       agents: t.agents,
+      consoles: t.deps.consoles,
       loginVerifier: createNoSignInVerifier(),
       events: t.events,
       loginCodes: t.deps.loginCodes,

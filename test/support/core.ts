@@ -12,11 +12,13 @@ import { openRateLimits, type RateLimits } from "../../core/ratelimit/limits.ts"
 import { createSigningKeys, type SigningKeys } from "../../core/keys/signing-keys.ts";
 import { derivedSecret, keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../../core/agents/connections.ts";
+import { createConsoleRouter } from "../../core/agents/console-router.ts";
 import type { LoginVerifier } from "../../core/game-oauth/login-verifier.ts";
 import { createGameLoginVerifier } from "../../core/game-oauth/game-login-verifier.ts";
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../../core/game-oauth/login-codes.ts";
 import { createWatchRegistry } from "../../core/game-oauth/watches.ts";
-import { createLocalAuthorizationEvents, createPostgresAuthorizationEvents, type AuthorizationEvents } from "../../core/game-oauth/events.ts";
+import { authorizationEvents, type AuthorizationEvents } from "../../core/game-oauth/events.ts";
+import { createLocalBus, createPostgresBus, type Bus } from "../../core/bus.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { createPasswords, type PasswordHashingLimits } from "../../core/auth/passwords.ts";
@@ -89,7 +91,9 @@ export interface TestCore {
   signingKeys: SigningKeys;
   /** The agent streams open on this core. */
   agents: AgentConnections;
-  /** Sign-in events: LISTEN/NOTIFY on a PostgreSQL server, in-process on the embedded database. */
+  /** The instances' bus: LISTEN/NOTIFY on a PostgreSQL server, in-process on the embedded database. */
+  bus: Bus;
+  /** Sign-in events, on the bus. */
   events: AuthorizationEvents;
   /** Everything core was built from (e.g. to call its LoginVerifier directly). */
   deps: CoreDeps;
@@ -128,11 +132,15 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const rotationDays = options.signingKeyRotationDays ?? 30;
   const signingKeys = createSigningKeys({ orm, clock, logger, keyEncryptionKey: () => kek, rotationDays });
   const agents = createAgentConnections();
-  const events = database.kind === "postgres" ? createPostgresAuthorizationEvents(database.url, logger) : createLocalAuthorizationEvents();
+  const bus = database.kind === "postgres" ? createPostgresBus(database.url, logger) : createLocalBus();
+  // Listening before the core serves, so a test's first cross-instance message is heard.
+  await bus.ready;
+  const events = authorizationEvents(bus);
   const loginCodes = createLoginCodeHasher(() => derivedSecret(kek, loginCodeKeyPurpose));
   const passwords = createPasswords(options.passwordHashing ?? { concurrency: 4, queue: 1000 });
   const knownDevices = createKnownDevices(() => derivedSecret(kek, knownDeviceKeyPurpose));
-  const coreDeps = { orm, config, clock, logger, rateLimits, passwords, signingKeys, agents, events, loginCodes, knownDevices, watches: createWatchRegistry() };
+  const consoles = createConsoleRouter({ agents, bus, logger });
+  const coreDeps = { orm, config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry() };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);
@@ -152,6 +160,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
     rateLimits,
     signingKeys,
     agents,
+    bus,
     events,
     deps,
     client,
@@ -165,7 +174,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
     },
     async close() {
       await agents.close();
-      await events.close();
+      await bus.close();
       await rateLimits.close();
       await orm.close();
       if (!options.database) await database.drop();

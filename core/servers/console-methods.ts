@@ -1,0 +1,91 @@
+/**
+ * servers/executeConsoleCommand: a command typed in the dashboard or sent through the API runs on
+ * the game server's console through its agent's stream, and the lines that followed it come back.
+ * Whoever may see the server may use its console (owners and admins, members granted it). Every
+ * call the caller was allowed to make is an activity event, refusals included, with its outcome.
+ */
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import {
+  ExecuteConsoleCommandResponseSchema,
+  type ExecuteConsoleCommandRequest,
+  type ExecuteConsoleCommandResponse,
+} from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { entityManager, requireUser, type UserCaller } from "../context.ts";
+import type { CoreDeps } from "../deps.ts";
+import { requireServer } from "../access.ts";
+import { recordActivity } from "../activity/record.ts";
+import { DomainError, fail } from "../errors.ts";
+import { isOnline } from "../agents/presence.ts";
+import { consoleTimeoutMs, ConsoleUnanswered, type ConsoleAnswer } from "../agents/console.ts";
+import type { Server } from "../db/entities.ts";
+
+export type ConsoleOutcome = "ok" | "failed" | "offline" | "no_console" | "timeout" | "busy";
+
+const refusals: Record<Exclude<ConsoleOutcome, "ok" | "failed">, (sent: boolean) => DomainError> = {
+  offline: (sent) => fail("agent_offline", sent ? "the server's agent went offline before it answered" : "the server's agent is offline"),
+  no_console: () =>
+    fail("no_console", "the server's agent cannot run console commands (it connected without a console; `outpost-agent wrap` and the flying-squid plugin have one)"),
+  timeout: () => new DomainError("agent_timeout", `the agent did not answer within ${consoleTimeoutMs / 1000} seconds`),
+  busy: () => new DomainError("server_busy", "too many console commands are waiting for this server's agent; try again in a moment"),
+};
+
+/** The command as the console takes it: one leading "/" dropped (the contract refused newlines and blanks). */
+export function consoleCommandText(typed: string): string {
+  const command = typed.startsWith("/") ? typed.slice(1) : typed;
+  if (command.trim() === "") throw fail("invalid_argument", "command: a command is needed after the /");
+  return command;
+}
+
+type ConsoleDeps = Pick<CoreDeps, "clock" | "consoles" | "logger">;
+
+export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConsoleCommandRequest, ctx: HandlerContext): Promise<ExecuteConsoleCommandResponse> {
+  const caller = requireUser(ctx);
+  const command = consoleCommandText(req.command);
+  const em = entityManager(ctx);
+  const { server } = await requireServer(em, caller, req.serverId);
+  const requestId = randomUUID();
+  const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(em, caller, server, { requestId, command, outcome, error });
+
+  let outcome: ConsoleOutcome | undefined;
+  if (!isOnline(server, deps.clock.now()) || !server.agentConnectionId) outcome = "offline";
+  else if (!server.agentConsole) outcome = "no_console";
+  let answer: ConsoleAnswer | undefined;
+  const sent = !outcome;
+  if (sent) {
+    try {
+      answer = await deps.consoles.execute({ serverId: server.id, connectionId: server.agentConnectionId! }, requestId, command, consoleTimeoutMs);
+    } catch (error) {
+      if (!(error instanceof ConsoleUnanswered)) throw error;
+      outcome = error.outcome;
+    }
+  }
+  if (!answer) {
+    const refusal = refusals[outcome as keyof typeof refusals](sent);
+    await record(outcome!, refusal.message);
+    throw refusal;
+  }
+  const error = answer.success ? "" : answer.error || "the agent could not run the command";
+  await record(answer.success ? "ok" : "failed", error);
+  return create(ExecuteConsoleCommandResponseSchema, { requestId, success: answer.success, output: answer.output, error });
+}
+
+/** The activity event of one console command, written at once (the call may still fail after it). */
+async function recordConsoleCommand(
+  em: ReturnType<typeof entityManager>,
+  caller: UserCaller,
+  server: Server,
+  facts: { requestId: string; command: string; outcome: ConsoleOutcome; error: string },
+): Promise<void> {
+  const tx = em.fork();
+  recordActivity(tx, caller, {
+    organizationId: server.organization.id,
+    action: "server.console_command",
+    targetType: "server",
+    targetId: server.id,
+    serverId: server.id,
+    details: { requestId: facts.requestId, command: facts.command, outcome: facts.outcome, ...(facts.error && { error: facts.error }) },
+  });
+  await tx.flush();
+}

@@ -1,0 +1,250 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Code, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { createWritableIterable } from "@connectrpc/connect/protocol";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { AgentService, type ConnectRequestSchema, type ConnectResponse } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { agentKeyHeader } from "../../contract/credentials.ts";
+import { startAgent, type Agent, type AgentOptions } from "../../agent/client.ts";
+import { answerBudgetBytes } from "../../core/agents/console-lines.ts";
+import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
+import { rejectsWith } from "../support/errors.ts";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const origin = "http://localhost:3000";
+
+/**
+ * servers/executeConsoleCommand through the HTTP API, as a script (API key) and the dashboard
+ * (session cookie) call it, against a whole Outpost and the real agent library over h2c: the
+ * command reaches the agent's console handler and its output comes back; every refusal answers
+ * at once with its status; every call the caller may make is an activity event.
+ */
+describe("servers: console commands", function () {
+  this.timeout(60_000);
+  let t: TestOutpost;
+  let apiKey: string;
+  let cookie: string;
+  let memberKey: string;
+  let memberId: string;
+  let outsiderKey: string;
+  const agents: Agent[] = [];
+
+  /** Signs up through /sign-up; returns the session cookie and an API key. */
+  const account = async (email: string) => {
+    const signUp = await fetch(`${t.baseUrl}/sign-up`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin },
+      body: JSON.stringify({ email, password: "a long password", name: email.split("@")[0] }),
+    });
+    assert.equal(signUp.status, 201);
+    const session = signUp.headers.get("set-cookie")!.split(";")[0];
+    const created = await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
+      method: "POST",
+      headers: { cookie: session, origin, "content-type": "application/json" },
+      body: JSON.stringify({ name: "tests", expiresInDays: 30 }),
+    });
+    const body = (await created.json()) as Json;
+    return { cookie: session, key: body.key as string };
+  };
+  const call = async (method: "GET" | "POST", path: string, body: unknown, auth: { key?: string; cookie?: string }) => {
+    const res = await fetch(`${t.baseUrl}/api/http/${path}`, {
+      method,
+      headers: {
+        ...(auth.key ? { "x-api-key": auth.key } : { cookie: auth.cookie!, origin }),
+        ...(body ? { "content-type": "application/json" } : {}),
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const api = async (method: "GET" | "POST", path: string, body?: unknown) => {
+    const res = await call(method, path, body, { key: apiKey });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body;
+  };
+  const execute = (serverId: string, command: string, auth: { key?: string; cookie?: string } = { key: apiKey }) =>
+    call("POST", "servers/executeConsoleCommand", { serverId, command }, auth);
+  const createServer = async (name: string) => {
+    const { server, agentKey } = await api("POST", "servers/createServer", { organizationSlug: "acme", name, game: "minecraft" });
+    return { id: server.id as string, key: agentKey as string };
+  };
+  const connect = async (key: string, options: Partial<AgentOptions> = {}) => {
+    const agent = startAgent({ url: t.baseUrl, key, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, reconnect: false, ...options });
+    agents.push(agent);
+    await agent.connected();
+    return agent;
+  };
+  /** A console that answers each command with what it ran. */
+  const echo: AgentOptions["console"] = async (command) => ({ success: true, output: [`> ${command}`, "done"] });
+  const consoleEvents = async (serverId: string) => {
+    const { events } = await api("GET", `activity/listOrganizationActivity?organizationSlug=acme&serverId=${serverId}&kind=server.console_command`);
+    return (events as Json[]).reverse();
+  };
+
+  before(async () => {
+    t = await startTestOutpost({ PLANS: '{"free":{"servers":50,"gameOAuthClients":2}}' });
+    const owner = await account("owner@example.com");
+    ({ key: apiKey, cookie } = owner);
+    await api("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" });
+    const member = await account("member@example.com");
+    memberKey = member.key;
+    const added = await api("POST", "organizations/addMember", { organizationSlug: "acme", email: "member@example.com", role: "member" });
+    memberId = added.member.userId;
+    outsiderKey = (await account("outsider@example.com")).key;
+  });
+  afterEach(async () => {
+    await Promise.all(agents.splice(0).map((agent) => agent.stop()));
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  it("runs a command on the agent's console and returns its output, with an API key and with the dashboard session", async () => {
+    const server = await createServer("Survival");
+    const ran: string[] = [];
+    await connect(server.key, { console: async (command) => (ran.push(command), echo!(command, new AbortController().signal)) });
+    assert.equal((await api("GET", `servers/getServer?serverId=${server.id}`)).server.consoleAvailable, true);
+
+    const byKey = await execute(server.id, "/say hello");
+    assert.equal(byKey.status, 200, JSON.stringify(byKey.body));
+    assert.match(byKey.body.requestId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.deepEqual({ ...byKey.body, requestId: undefined }, { requestId: undefined, success: true, output: ["> say hello", "done"], error: "" });
+
+    const bySession = await execute(server.id, "//help", { cookie });
+    assert.equal(bySession.status, 200, JSON.stringify(bySession.body));
+    assert.deepEqual(bySession.body.output, ["> /help", "done"]);
+    assert.deepEqual(ran, ["say hello", "/help"], "one leading slash is dropped");
+
+    const events = await consoleEvents(server.id);
+    assert.deepEqual(
+      events.map((e) => [e.actor.email, e.details.command, e.details.outcome, e.details.requestId]),
+      [
+        ["owner@example.com", "say hello", "ok", byKey.body.requestId],
+        ["owner@example.com", "/help", "ok", bySession.body.requestId],
+      ],
+    );
+  });
+
+  it("passes on what the agent could not run, and records it as failed", async () => {
+    const server = await createServer("Failing");
+    await connect(server.key, { console: async () => ({ success: false, output: [], error: "the server is stopping" }) });
+    const res = await execute(server.id, "list");
+    assert.equal(res.status, 200);
+    assert.deepEqual([res.body.success, res.body.output, res.body.error], [false, [], "the server is stopping"]);
+    const [event] = await consoleEvents(server.id);
+    assert.deepEqual([event.details.outcome, event.details.error], ["failed", "the server is stopping"]);
+  });
+
+  it("answers 409 when the agent is offline or has no console, and records both", async () => {
+    const server = await createServer("Quiet");
+    const offline = await execute(server.id, "list");
+    assert.equal(offline.status, 409);
+    assert.deepEqual([offline.body.code, offline.body.reason, offline.body.message], ["failed_precondition", "agent_offline", "the server's agent is offline"]);
+
+    await connect(server.key);
+    assert.equal((await api("GET", `servers/getServer?serverId=${server.id}`)).server.consoleAvailable, false);
+    const noConsole = await execute(server.id, "list");
+    assert.equal(noConsole.status, 409);
+    assert.equal(noConsole.body.reason, "no_console");
+    assert.match(noConsole.body.message, /cannot run console commands/);
+    assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["offline", "no_console"]);
+  });
+
+  it("refuses a command over 1,000 characters, with a line break, or empty, with 400", async () => {
+    const server = await createServer("Strict");
+    await connect(server.key, { console: echo });
+    assert.equal((await execute(server.id, "x".repeat(1000))).status, 200, "1,000 characters is fine");
+    for (const command of ["x".repeat(1001), "say one\nop me", "say one\r", "", "   ", "/", "/  "]) {
+      const res = await execute(server.id, command);
+      assert.equal(res.status, 400, JSON.stringify(command));
+      assert.equal(res.body.code, "invalid_argument");
+    }
+    assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["ok"], "bad input is no console command");
+  });
+
+  it("a slow agent: 504 after 5 seconds, never a hang, recorded as a timeout", async () => {
+    const server = await createServer("Slow");
+    let asked!: () => void;
+    const reached = new Promise<void>((resolve) => (asked = resolve));
+    await connect(server.key, { console: () => (asked(), new Promise(() => {})) });
+    const started = Date.now();
+    const res = await execute(server.id, "save-all");
+    const took = Date.now() - started;
+    await reached;
+    assert.equal(res.status, 504);
+    assert.deepEqual([res.body.code, res.body.reason, res.body.message], ["deadline_exceeded", "agent_timeout", "the agent did not answer within 5 seconds"]);
+    assert.ok(took >= 4_900 && took < 10_000, `answered after ${took} ms`);
+    assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["timeout"]);
+  });
+
+  it("an agent that goes away while a command waits: 409 at once", async () => {
+    const server = await createServer("Leaving");
+    const agent = await connect(server.key, {
+      console: () => {
+        void agent.stop();
+        return new Promise(() => {});
+      },
+    });
+    const res = await execute(server.id, "stop");
+    assert.equal(res.status, 409);
+    assert.deepEqual([res.body.reason, res.body.message], ["agent_offline", "the server's agent went offline before it answered"]);
+    assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["offline"]);
+  });
+
+  it("cuts a long output to its newest lines and says how many were cut", async () => {
+    const server = await createServer("Verbose");
+    const lines = Array.from({ length: 200 }, (_, i) => `line ${i} `.padEnd(100, "."));
+    await connect(server.key, { console: async () => ({ success: true, output: lines }) });
+    const res = await execute(server.id, "help");
+    assert.equal(res.status, 200);
+    const output = res.body.output as string[];
+    const [note, ...kept] = output;
+    assert.equal(note, `[Outpost: ${200 - kept.length} earlier lines cut to fit]`);
+    assert.deepEqual(kept, lines.slice(-kept.length), "the newest lines, in order");
+    assert.ok(kept.length > 40, `${kept.length} lines kept`);
+    assert.ok(Buffer.byteLength(JSON.stringify(output)) <= answerBudgetBytes);
+  });
+
+  it("is for those who see the server: a member without a grant gets 403, an outsider 404, a granted member runs it", async () => {
+    const server = await createServer("Granted");
+    await connect(server.key, { console: echo });
+    const denied = await execute(server.id, "list", { key: memberKey });
+    assert.deepEqual([denied.status, denied.body.reason], [403, "permission_denied"]);
+    const getServer = await call("GET", `servers/getServer?serverId=${server.id}`, undefined, { key: memberKey });
+    assert.equal(getServer.status, 403, "as getServer answers");
+    const outside = await execute(server.id, "list", { key: outsiderKey });
+    assert.deepEqual([outside.status, outside.body.reason], [404, "not_found"]);
+    assert.equal((await execute(randomUUID(), "list")).status, 404);
+    assert.deepEqual(await consoleEvents(server.id), [], "no access, no event");
+
+    await api("POST", "organizations/createAccessGrant", { organizationSlug: "acme", userId: memberId, serverId: server.id });
+    const granted = await execute(server.id, "list", { key: memberKey });
+    assert.equal(granted.status, 200);
+    const [event] = await consoleEvents(server.id);
+    assert.deepEqual([event.actor.email, event.details.outcome], ["member@example.com", "ok"]);
+  });
+
+  it("the stream ignores a result for no command it sent, and ends on one the contract refuses", async () => {
+    const server = await createServer("Raw");
+    const client = createClient(AgentService, createConnectTransport({ baseUrl: `${t.baseUrl}/api/rpc`, httpVersion: "2" }));
+    const requests = createWritableIterable<MessageInitShape<typeof ConnectRequestSchema>>();
+    const responses = client.connect(requests, { headers: { [agentKeyHeader]: server.key } })[Symbol.asyncIterator]();
+    const next = async (): Promise<ConnectResponse> => (await responses.next()).value;
+    await requests.write({ message: { case: "hello", value: { game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, console: true } } });
+    assert.equal((await next()).message.case, "welcome");
+    await requests.write({ message: { case: "consoleResult", value: { requestId: "never-sent", success: true, output: ["?"] } } });
+    await requests.write({ message: { case: "heartbeat", value: {} } });
+    assert.equal((await next()).message.case, "ping", "still connected");
+    await requests.write({ message: { case: "consoleResult", value: { requestId: "x", output: Array.from({ length: 201 }, () => "") } } });
+    const error = await rejectsWith(next(), Code.InvalidArgument);
+    assert.match(error.rawMessage, /output/);
+    requests.close();
+    for (let i = 0; i < 50 && (await api("GET", `servers/getServer?serverId=${server.id}`)).server.online; i++) await sleep(20);
+    assert.equal((await api("GET", `servers/getServer?serverId=${server.id}`)).server.online, false);
+  });
+});
