@@ -6,7 +6,8 @@
  * figure) against a real `outpost serve` on a fresh PostgreSQL database; prints requests/s,
  * p50/p99 (target p99 ≤ 20 ms) and the server's CPU per command.
  *
- * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (default 20), BENCH_LOAD=autocannon.
+ * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (default 20), BENCH_LOAD=autocannon,
+ * BENCH_CPU_PROF=dir (runs the server with --cpu-prof into that directory).
  */
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent } from "../agent/client.ts";
@@ -18,9 +19,10 @@ type Json = any;
 const duration = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const targetP99Ms = 20;
+const cpuProfDir = process.env.BENCH_CPU_PROF;
 
 const loadAtStart = loadAverages();
-const bench = await startBenchServer();
+const bench = await startBenchServer(cpuProfDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${cpuProfDir}`.trim() } : {});
 let agent: Agent | undefined;
 try {
   const key = await seedApiKey(bench, "bench@example.com");
