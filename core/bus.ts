@@ -78,6 +78,8 @@ export function createPostgresBus(url: string, logger: Logger): Bus {
   let connecting: Promise<pg.Client> | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
+  // Notifications go one after another on the one connection, in the order they were published.
+  let sending: Promise<unknown> = Promise.resolve();
 
   function connect(): Promise<pg.Client> {
     connecting ??= (async () => {
@@ -126,9 +128,13 @@ export function createPostgresBus(url: string, logger: Logger): Bus {
     ready,
     async publish(topic, payload = "") {
       checkSize(topic, payload);
-      try {
+      const send = sending.then(async () => {
         const c = client ?? (await connect());
         await c.query("select pg_notify($1, $2)", [channel, `${topic}\n${payload}`]);
+      });
+      sending = send.catch(() => {});
+      try {
+        await send;
       } catch (error) {
         logger.warn({ err: error, topic }, "publishing on the bus failed");
         local.emit(topic, payload);

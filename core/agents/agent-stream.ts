@@ -105,7 +105,8 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
       case "consoleResult":
         return connection.console.answered(message.value);
       case "consoleOutput":
-        return connection.console.printed(message.value);
+        connection.console.printed(message.value);
+        return deps.consoles.printed(server.id, message.value.lines, message.value.dropped);
       case "confirmCommand": {
         const { requestId, playerUuid, playerName, decision } = message.value;
         const player = { uuid: playerUuid.toLowerCase(), name: playerName };
@@ -169,9 +170,11 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     connection.console.close();
     await handling.catch(() => {});
     if (playerAuth !== undefined) {
-      await markDisconnected(em, server.id, connection.id, deps.clock.now()).catch((error) =>
-        deps.logger.error({ err: error, serverId: server.id }, "recording an agent's disconnect failed"),
-      );
+      const wentOffline = await markDisconnected(em, server.id, connection.id, deps.clock.now()).catch((error) => {
+        deps.logger.error({ err: error, serverId: server.id }, "recording an agent's disconnect failed");
+        return false;
+      });
+      if (wentOffline) deps.consoles.offline(server.id);
     }
     finish();
   }

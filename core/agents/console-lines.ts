@@ -56,3 +56,26 @@ export function fitLines(lines: readonly string[], budget: number): { lines: str
   const cut = lines.length - kept.length;
   return { lines: cut > 0 ? [cutNote(cut), ...kept] : kept, cut };
 }
+
+/**
+ * All of `lines`, in order, in batches whose JSON fits in `budget` bytes each (a line too long
+ * on its own is cut short), for live output that must not lose lines to the size of a message.
+ */
+export function chunkLines(lines: readonly string[], budget: number): string[][] {
+  const chunks: string[][] = [];
+  let chunk: string[] = [];
+  let used = 2;
+  for (const line of lines) {
+    const fitted = jsonBytes(line) + 1 > budget - 2 ? cutToBytes(line, budget - 3) : line;
+    const size = jsonBytes(fitted) + 1;
+    if (chunk.length && used + size > budget) {
+      chunks.push(chunk);
+      chunk = [];
+      used = 2;
+    }
+    chunk.push(fitted);
+    used += size;
+  }
+  if (chunk.length) chunks.push(chunk);
+  return chunks;
+}

@@ -3,13 +3,16 @@
  * (`agent_connection_id`), directly when it is open on this instance, otherwise over the bus to
  * the instance that holds it (each holding stream listens on a topic of its own, and answers on
  * the command's). Addressing the stream, not the server, means a stream that another took over
- * runs nothing, even before it learns so. One router per process, built by the composition root.
+ * runs nothing, even before it learns so. It also carries the live console (console-feed.ts).
+ * One router per process, built by the composition root.
  */
 import type { Logger } from "pino";
 import type { Bus } from "../bus.ts";
 import type { AgentConnection, AgentConnections } from "./connections.ts";
 import { ConsoleUnanswered, type ConsoleAnswer } from "./console.ts";
 import { answerBudgetBytes, cutToBytes, fitLines, jsonBytes } from "./console-lines.ts";
+import { createConsoleFeed, type ConsoleFeed } from "./console-feed.ts";
+import { createConsoleWatchSlots, type ConsoleWatchSlots } from "./console-watch-slots.ts";
 
 /** The most bytes of an answer's error (JSON); the output has the rest of the budget. */
 const errorBudgetBytes = 1_500;
@@ -20,7 +23,7 @@ export interface ConsoleTarget {
   connectionId: string;
 }
 
-export interface ConsoleRouter {
+export interface ConsoleRouter extends Omit<ConsoleFeed, "attach"> {
   /**
    * Runs `command` on the target stream's console and resolves with the agent's answer, cut to
    * fit {@link answerBudgetBytes}; rejects {@link ConsoleUnanswered} when the stream is gone or
@@ -28,8 +31,13 @@ export interface ConsoleRouter {
    * commands wait for that agent ("busy").
    */
   execute(target: ConsoleTarget, requestId: string, command: string, timeoutMs: number): Promise<ConsoleAnswer>;
-  /** The stream holds its server now: commands from other instances reach it until the returned detach. */
+  /**
+   * The stream holds its server now: commands from other instances reach it, and live consoles
+   * hear it, until the returned detach.
+   */
   attach(connection: AgentConnection): () => void;
+  /** The live consoles open on this instance. */
+  watches: ConsoleWatchSlots;
 }
 
 /** A command for a stream on another instance. */
@@ -81,8 +89,9 @@ function parseCommand(payload: string): RemoteCommand | undefined {
   return undefined;
 }
 
-export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; logger: Logger }): ConsoleRouter {
+export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; logger: Logger; watches?: ConsoleWatchSlots }): ConsoleRouter {
   const { bus } = deps;
+  const feed = createConsoleFeed(bus);
 
   /** On the holding instance: runs a command that came over the bus and publishes what it gave. */
   async function serve(connection: AgentConnection, payload: string): Promise<void> {
@@ -126,11 +135,20 @@ export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; 
       return fitAnswer(await executeRemote(target, { requestId, command, timeoutMs }));
     },
     attach(connection) {
-      return bus.subscribe(commandTopic(connection.id), (payload) => {
+      const unsubscribe = bus.subscribe(commandTopic(connection.id), (payload) => {
         serve(connection, payload).catch((error) =>
           deps.logger.error({ err: error, serverId: connection.serverId }, "answering a console command from another instance failed"),
         );
       });
+      const detachFeed = feed.attach(connection);
+      return () => {
+        unsubscribe();
+        detachFeed();
+      };
     },
+    printed: feed.printed,
+    offline: feed.offline,
+    watch: feed.watch,
+    watches: deps.watches ?? createConsoleWatchSlots(),
   };
 }

@@ -21,6 +21,7 @@ import { storedPlayers } from "../agents/players.ts";
 import { issueSecret } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
 import { executeConsoleCommand } from "./console-methods.ts";
+import { watchConsole } from "./console-watch.ts";
 
 export function createServersService(deps: CoreDeps): ServiceImpl<typeof ServersService> {
   const { config, clock, agents } = deps;
@@ -136,9 +137,8 @@ export function createServersService(deps: CoreDeps): ServiceImpl<typeof Servers
       const players = isOnline(server, clock.now()) ? await storedPlayers(em, server.id) : [];
       return create(ListPlayersResponseSchema, { players: players.map(onlinePlayerToProto) });
     },
-    // eslint-disable-next-line require-yield
-    async *watchConsole() {
-      throw fail("failed_precondition", "the live console is not available yet");
+    watchConsole(req, ctx) {
+      return watchConsole(deps, req, ctx);
     },
   };
 }

@@ -1,0 +1,130 @@
+/**
+ * The live console: what a game server's console prints, from the stream that holds it to the
+ * dashboards watching it (servers/watchConsole) on any instance, and whether its agent is
+ * connected. Watchers on the holding instance hear the stream directly. Others announce
+ * themselves on the bus every {@link announceEveryMs}; the holding instance answers an
+ * announcement with its recent lines, and publishes output on the bus only while someone
+ * elsewhere announced within {@link interestMs}, so a console nobody watches costs no
+ * notifications. One feed per process.
+ */
+import { randomUUID } from "node:crypto";
+import { EventEmitter } from "node:events";
+import type { Bus } from "../bus.ts";
+import type { AgentConnection } from "./connections.ts";
+import { chunkLines, fitLines } from "./console-lines.ts";
+
+/** What a watcher hears. */
+export type ConsoleEvent = { kind: "lines"; lines: string[]; dropped: number } | { kind: "online"; online: boolean };
+
+/** How often a watcher on another instance than the stream's says it is still there. */
+export const announceEveryMs = 30_000;
+/** How long after an announcement the holding instance keeps publishing output. */
+export const interestMs = 75_000;
+/** The JSON of the lines in one notification stays within this many bytes. */
+const linesBudgetBytes = 6_000;
+
+export interface ConsoleFeed {
+  /** The stream holds its server: watchers hear that it is online, and it answers announcements until the returned detach. */
+  attach(connection: AgentConnection): () => void;
+  /** The stream's console printed these lines (after `dropped` it did not send). */
+  printed(serverId: string, lines: string[], dropped: number): void;
+  /** The server's agent went offline (its stream ended while holding it). */
+  offline(serverId: string): void;
+  /** Follows the server's console until the returned close. */
+  watch(serverId: string, listener: (event: ConsoleEvent) => void): { close(): void };
+}
+
+/** What a server's output topic carries: events, and the recent lines one watch asked for. */
+type OutputBody = ConsoleEvent | { kind: "recent"; watch: string; lines: string[]; dropped: number };
+/** A message on a server's output topic; `from` names the publishing instance. */
+type OutputMessage = { from: string } & OutputBody;
+
+const outputTopic = (serverId: string) => `console-output:${serverId}`;
+const announceTopic = (serverId: string) => `console-watch:${serverId}`;
+
+function parseOutput(payload: string): OutputMessage | undefined {
+  try {
+    const message = JSON.parse(payload) as OutputMessage;
+    if (typeof message.from !== "string") return undefined;
+    if (message.kind === "online" && typeof message.online === "boolean") return message;
+    const lines = (message as { lines?: unknown }).lines;
+    if ((message.kind === "lines" || message.kind === "recent") && Array.isArray(lines) && lines.every((l) => typeof l === "string")) return message;
+  } catch {
+    // Damaged or foreign: ignored.
+  }
+  return undefined;
+}
+
+export function createConsoleFeed(bus: Bus): ConsoleFeed {
+  const instance = randomUUID();
+  const local = new EventEmitter();
+  local.setMaxListeners(0);
+  /** Until when someone elsewhere watches each server held here (ms since the epoch). */
+  const interest = new Map<string, number>();
+  const publish = (serverId: string, message: OutputBody) => {
+    void bus.publish(outputTopic(serverId), JSON.stringify({ from: instance, ...message }));
+  };
+
+  return {
+    attach(connection) {
+      const { serverId } = connection;
+      local.emit(serverId, { kind: "online", online: true } satisfies ConsoleEvent);
+      if (!bus.shared) return () => {};
+      publish(serverId, { kind: "online", online: true });
+      const unsubscribe = bus.subscribe(announceTopic(serverId), (payload) => {
+        let announced: { from?: unknown; watch?: unknown };
+        try {
+          announced = JSON.parse(payload);
+        } catch {
+          return;
+        }
+        if (announced.from === instance || typeof announced.watch !== "string") return;
+        interest.set(serverId, Date.now() + interestMs);
+        const { lines, cut } = fitLines(connection.console.recent(), linesBudgetBytes);
+        publish(serverId, { kind: "recent", watch: announced.watch, lines: cut ? lines.slice(1) : lines, dropped: cut });
+      });
+      return () => {
+        unsubscribe();
+        interest.delete(serverId);
+      };
+    },
+    printed(serverId, lines, dropped) {
+      local.emit(serverId, { kind: "lines", lines, dropped } satisfies ConsoleEvent);
+      if (!bus.shared || (interest.get(serverId) ?? 0) < Date.now()) return;
+      chunkLines(lines, linesBudgetBytes).forEach((chunk, i) => publish(serverId, { kind: "lines", lines: chunk, dropped: i === 0 ? dropped : 0 }));
+    },
+    offline(serverId) {
+      local.emit(serverId, { kind: "online", online: false } satisfies ConsoleEvent);
+      if (bus.shared) publish(serverId, { kind: "online", online: false });
+    },
+    watch(serverId, listener) {
+      local.on(serverId, listener);
+      if (!bus.shared) return { close: () => void local.off(serverId, listener) };
+      const watchId = randomUUID();
+      const unsubscribe = bus.subscribe(outputTopic(serverId), (payload) => {
+        const message = parseOutput(payload);
+        // This instance's own messages reached its watchers directly.
+        if (!message || message.from === instance) return;
+        if (message.kind === "recent") {
+          if (message.watch === watchId) listener({ kind: "lines", lines: message.lines, dropped: message.dropped });
+        } else if (message.kind === "online") {
+          listener({ kind: "online", online: message.online });
+          // The instance that now holds the stream has not heard of this watch yet.
+          if (message.online) announce();
+        } else {
+          listener({ kind: "lines", lines: message.lines, dropped: message.dropped });
+        }
+      });
+      const announce = () => void bus.publish(announceTopic(serverId), JSON.stringify({ from: instance, watch: watchId }));
+      announce();
+      const timer = setInterval(announce, announceEveryMs).unref();
+      return {
+        close() {
+          clearInterval(timer);
+          unsubscribe();
+          local.off(serverId, listener);
+        },
+      };
+    },
+  };
+}
