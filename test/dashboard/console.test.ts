@@ -165,6 +165,7 @@ describe("dashboard: a server's console, its players and whether it signs player
     await live.getByText("[12:00:01 INFO]: Steve joined the game").waitFor();
     await live.getByText("<script>alert(1)</script>").waitFor();
     assert.equal(await live.getByText("No output yet.").count(), 0);
+    await page.evaluate(`document.getElementById("console-heading").scrollIntoView()`);
     await check(page, "server-console", true);
 
     // The players list follows the count the page polls.
