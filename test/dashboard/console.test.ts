@@ -275,5 +275,22 @@ describe("dashboard: a server's console, its players and whether it signs player
     } finally {
       await context.close();
     }
+
+    // Signed out in another tab: the open panel says so instead of running the command.
+    const olive = await browser.newContext({ viewport: desktop });
+    olive.setDefaultTimeout(10_000);
+    try {
+      const page = await signIn(olive, "olive@example.com", `/app/o/acme/servers/${servers.Survival.id}`);
+      const other = await olive.newPage();
+      await other.goto(`${t.baseUrl}/app/o/acme/servers`);
+      await other.getByRole("button", { name: "Sign out" }).click();
+      await other.waitForURL(/\/sign-in/);
+      const before = ran.length;
+      const entry = await run(page, "say after sign-out");
+      await entry.getByText("You are signed out. Reload the page to sign in again.").waitFor();
+      assert.equal(ran.length, before, "nothing ran");
+    } finally {
+      await olive.close();
+    }
   });
 });

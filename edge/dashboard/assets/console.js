@@ -95,7 +95,10 @@
       .then(function (response) {
         var json = (response.headers.get("content-type") || "").indexOf("application/json") === 0;
         if (json) return response.json();
-        return { status: response.status, message: response.status === 403 ? "This form has expired. Reload the page and try again." : "The command could not be sent (" + response.status + "). Reload the page and try again." };
+        var message = response.redirected ? "You are signed out. Reload the page to sign in again."
+          : response.status === 403 ? "This form has expired. Reload the page and try again."
+          : "The command could not be sent (" + response.status + "). Reload the page and try again.";
+        return { status: response.status, message: message };
       })
       .catch(function () { return { status: 0, message: "The command could not be sent: the connection failed." }; })
       .then(function (answer) {
