@@ -17,6 +17,8 @@ describe("configuration", () => {
     assert.equal(config.sessionIdleSeconds, 72 * 3600);
     assert.equal(config.keyEncryptionKey, undefined);
     assert.equal(config.signingKeyRotationDays, 30);
+    assert.equal(config.allowInsecureGameServers, false, "only servers that prove who their players are sign them in");
+    assert.equal(loadConfig({ ALLOW_INSECURE_GAME_SERVERS: "true" }).allowInsecureGameServers, true);
     assert.ok(Object.isFrozen(config));
   });
 
@@ -27,6 +29,7 @@ describe("configuration", () => {
     [{ ACCOUNT_BASE_URL: "https://example.com/dashboard" }, /^ACCOUNT_BASE_URL must be an origin only/],
     [{ GAME_ISSUER_URL: "not a url" }, /^GAME_ISSUER_URL must be an absolute http\(s\) URL/],
     [{ DATABASE_URL: "mysql://x" }, /^DATABASE_URL must be a postgres:\/\/ URL$/],
+    [{ ALLOW_INSECURE_GAME_SERVERS: "yes" }, /^ALLOW_INSECURE_GAME_SERVERS must be true or false \(got "yes"\)$/],
     [{ LOG_LEVEL: "loud" }, /^LOG_LEVEL must be one of/],
     [{ PLANS: "{" }, /^PLANS must be JSON/],
     [{ PLANS: '{"free":{"servers":-1,"gameOAuthClients":2}}' }, /plan "free" is not/],

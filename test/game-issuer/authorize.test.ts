@@ -143,7 +143,8 @@ describe("game issuer: authorize, the hosted page and its browser check", () => 
     const html = await res.text();
     assert.match(html, /<html lang="en">/);
     assert.match(html, /Demo &lt;App&gt;/);
-    assert.match(html, /Survival/);
+    assert.match(html, /<li>Survival <span class="muted">\(Minecraft, online\)<\/span><br><span class="trust ok">Verifies players \(online mode\)<\/span><\/li>/);
+    assert.match(html, /<li>Cracked <span class="muted">\(Minecraft, online\)<\/span><br><span class="trust refused">Offline mode — sign-in refused<\/span><\/li>/);
     assert.doesNotMatch(html, /K7QW-4MZX/, "the code waits for the browser check");
     assert.doesNotMatch(html, /<script>|<style|style=/, "no inline script or style");
     for (const [, path] of html.matchAll(/(?:src|href)="(\/oauth2\/assets\/[^"]+)"/g)) {

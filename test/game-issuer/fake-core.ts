@@ -38,7 +38,10 @@ export class FakeCore {
   userInfos: GetUserInfoRequest[] = [];
   sessions = new Map<string, FakeSession>();
   /** The servers each session lists (the hosted page shows them). */
-  servers: VerifierServerInit[] = [{ id: "srv-1", name: "Survival", game: Game.MINECRAFT, online: true, playerAuth: PlayerAuth.ONLINE, signInAllowed: true }];
+  servers: VerifierServerInit[] = [
+    { id: "srv-1", name: "Survival", game: Game.MINECRAFT, online: true, playerAuth: PlayerAuth.ONLINE, signInAllowed: true },
+    { id: "srv-2", name: "Cracked", game: Game.MINECRAFT, online: true, playerAuth: PlayerAuth.OFFLINE, signInAllowed: false },
+  ];
   /** Makes the next ExchangeCode throw a plain error (an unexpected failure). */
   failNextExchange = false;
 
