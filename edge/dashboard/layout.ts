@@ -6,7 +6,7 @@ import { html, type Html } from "./html.ts";
 import { postForm } from "./forms.ts";
 import { canManage } from "./format.ts";
 
-export const assets = new AssetSet("/app/assets/", new URL("./assets/", import.meta.url), ["dashboard.css", "dashboard.js", "favicon.svg"]);
+export const assets = new AssetSet("/app/assets/", new URL("./assets/", import.meta.url), ["dashboard.css", "dashboard.js", "console.js", "favicon.svg"]);
 
 /** The signed-in person as every page needs them. */
 export interface Shell {
@@ -55,6 +55,8 @@ export interface PageOptions {
   notice?: string;
   /** Breadcrumb links before the heading. */
   crumbs?: ReadonlyArray<{ href: string; label: string }>;
+  /** Scripts of this page besides dashboard.js (assets, e.g. "console.js"). */
+  scripts?: readonly string[];
 }
 
 function orgSwitcher(shell: Shell, org: Organization | undefined): Html {
@@ -102,7 +104,8 @@ export function layout(shell: Shell | undefined, o: PageOptions): string {
 <link rel="icon" href="${assets.href("favicon.svg")}" type="image/svg+xml">
 <link rel="stylesheet" href="${assets.href("dashboard.css")}">
 <script src="${assets.href("dashboard.js")}" defer></script>
-</head>
+${(o.scripts ?? []).map((file) => html`<script src="${assets.href(file)}" defer></script>
+`)}</head>
 <body>
 <a class="skip-link" href="#main">Skip to content</a>
 <header class="topbar">

@@ -1,7 +1,8 @@
 /**
- * Servers: the list with live status (the page script polls `servers/status` every 2 s), creation
- * with the agent key and the command to run shown once, and each server's page: rename, the agent
- * key, members' access grants, delete.
+ * Servers: the list with live status (the page script polls `servers/status` every 2 s) and
+ * whether each can sign players in, creation with the agent key and the command to run shown
+ * once, and each server's page: its players and console (console.ts), rename, the agent key,
+ * members' access grants (server-access.ts), delete.
  */
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
@@ -9,28 +10,24 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { readSessionCookie } from "../cookies.ts";
 import { errorBody } from "../errors.ts";
-import { Game, PlayerAuth, type Server } from "../../gen/outpost/servers/v1/resources_pb.js";
-import { Role, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { Game, type Server } from "../../gen/outpost/servers/v1/resources_pb.js";
+import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { playerTrust } from "../player-trust.ts";
 import { action, confirmed, done, noticeOf, orgOf, page, render, type DashboardDeps, type Viewer } from "./context.ts";
 import { coreFor, formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
 import { canManage, gameFlag, gameName, when } from "./format.ts";
-import { choiceGroup, dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
+import { choiceGroup, dangerForm, formAlert, postForm, textField } from "./forms.ts";
 import { html, type Html } from "./html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
 import { orgPath } from "./organizations.ts";
+import { accessRoutes, accessSection } from "./server-access.ts";
+import { consolePanel, consoleRoutes, playersSection, type ConsoleOutcome } from "./console.ts";
+import { consoleEventRoutes } from "./console-events.ts";
 
-/** What the agent reported about player authentication, and what it means for Game OAuth. */
-function playerAuthText(mode: PlayerAuth): string {
-  switch (mode) {
-    case PlayerAuth.ONLINE:
-      return "Verified by the game (online mode): players can sign in to apps here";
-    case PlayerAuth.OFFLINE:
-      return "Not verified (offline mode): this server cannot sign players in";
-    case PlayerAuth.INSECURE:
-      return "Not verifiable (e.g. an unsecured proxy): this server cannot sign players in";
-    default:
-      return "Unknown until the agent connects";
-  }
+/** Whether the server can sign players in, as a badge (the words are edge/player-trust.ts's). */
+function trustBadge(s: Server): Html {
+  const trust = playerTrust(s.playerAuth, s.signInAllowed);
+  return html`<span class="trust ${trust.tone}" data-field="trust">${trust.label}</span>`;
 }
 
 function statusBadge(s: Server): Html {
@@ -74,7 +71,7 @@ async function listPage(ctx: Context, v: Viewer, values?: { name?: string; game?
   const { servers } = await v.core.servers.listServers({ organizationSlug: org.slug });
   const manage = canManage(org.role);
   const rows = servers.map(
-    (s) => html`<tr data-server-id="${s.id}" data-server-name="${s.name}"><td><a href="${orgPath(org, `/servers/${s.id}`)}">${s.name}</a></td><td>${gameName(s.game)}</td><td>${statusBadge(s)}</td><td>${players(s)}</td><td data-field="last-seen">${when(s.lastSeenAt, "Never")}</td></tr>`,
+    (s) => html`<tr data-server-id="${s.id}" data-server-name="${s.name}"><td><a href="${orgPath(org, `/servers/${s.id}`)}">${s.name}</a></td><td>${gameName(s.game)}</td><td>${statusBadge(s)}</td><td>${players(s)}</td><td>${trustBadge(s)}</td><td data-field="last-seen">${when(s.lastSeenAt, "Never")}</td></tr>`,
   );
   render(
     ctx,
@@ -87,7 +84,7 @@ async function listPage(ctx: Context, v: Viewer, values?: { name?: string; game?
       lede: manage ? "Every game server of the organization. Status and players update live." : "The servers you have been granted. Status and players update live.",
       body: html`${
         servers.length
-          ? html`<div class="table-wrap" data-live-status="${orgPath(org, "/servers/status")}" role="region" tabindex="0" aria-label="Servers of ${org.name}"><table><caption class="sr-only">Servers of ${org.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">Game</th><th scope="col">Status</th><th scope="col">Players</th><th scope="col">Last seen</th></tr></thead><tbody>${rows}</tbody></table></div>`
+          ? html`<div class="table-wrap" data-live-status="${orgPath(org, "/servers/status")}" role="region" tabindex="0" aria-label="Servers of ${org.name}"><table><caption class="sr-only">Servers of ${org.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">Game</th><th scope="col">Status</th><th scope="col">Players</th><th scope="col">Sign-in</th><th scope="col">Last seen</th></tr></thead><tbody>${rows}</tbody></table></div>`
           : html`<p class="empty">${manage ? "No servers yet. Create the first one below." : "No servers are shared with you yet. Ask an owner or admin of the organization for access."}</p>`
       }
 ${manage ? html`<h2 id="create-server-heading">Create a server</h2>${createForm(v, org, values, errors)}` : ""}`,
@@ -114,88 +111,42 @@ ${copyValue("agent-command", "Command to run the agent", agentCommand(v, server.
   });
 }
 
-async function serverPage(ctx: Context, v: Viewer, renameErrors?: FormErrors, renameValue?: string, grantErrors?: FormErrors, status = 200): Promise<void> {
-  const org = orgOf(v, ctx.params.slug);
-  const { server } = await v.core.servers.getServer({ serverId: ctx.params.id });
-  const s = server!;
-  const manage = canManage(org.role);
-  const base = orgPath(org, `/servers/${s.id}`);
-  let grantsSection: Html = html``;
-  if (manage) {
-    const [{ members }, { accessGrants }] = await Promise.all([
-      v.core.organizations.listMembers({ organizationSlug: org.slug }),
-      v.core.organizations.listAccessGrants({ organizationSlug: org.slug, serverId: s.id }),
-    ]);
-    const granted = new Set(accessGrants.map((g) => g.userId));
-    const byId = new Map(members.map((m) => [m.userId, m]));
-    const candidates = members.filter((m) => m.role === Role.MEMBER && !granted.has(m.userId));
-    grantsSection = html`<section class="panel stack" aria-labelledby="access-heading">
-<h2 id="access-heading">Member access</h2>
-<p class="hint">Owners and admins always see this server. Members see it only with a grant.</p>
-${
-  accessGrants.length
-    ? html`<ul class="list">${accessGrants.map((g) => {
-        const m = byId.get(g.userId);
-        const who = m ? `${m.name} (${m.email})` : g.userId;
-        return html`<li><span>${who}</span> ${dangerForm({
-          action: `${base}/grants/${g.userId}/revoke`,
-          token: v.formToken,
-          label: "Revoke",
-          ariaLabel: `Revoke access of ${m?.email ?? g.userId}`,
-          confirm: `Revoke ${m?.email ?? "this member"}'s access to ${s.name}?`,
-          consequence: "They stop seeing this server at once.",
-          buttonClass: "danger small",
-        })}</li>`;
-      })}</ul>`
-    : html`<p class="empty">No member has access to this server.</p>`
+/** What a server's page shows besides the server: a refused form, or the command just run. */
+export interface ServerPageState {
+  rename?: { errors: FormErrors; value: string };
+  grantErrors?: FormErrors;
+  console?: ConsoleOutcome;
 }
-${
-  candidates.length
-    ? postForm(
-        `${base}/grants`,
-        v.formToken,
-        html`${formAlert(grantErrors, ["userId"])}${selectField({
-          name: "userId",
-          label: "Give access to",
-          options: candidates.map((m) => ({ value: m.userId, label: `${m.name} (${m.email})` })),
-          errors: grantErrors,
-        })}<div class="actions"><button type="submit" class="btn">Grant access</button></div>`,
-        html` class="stack"`,
-      )
-    : html`<p class="hint">Every member with the Member role already has access, or there is none. Add members on the <a href="${orgPath(org, "/members")}">Members</a> page.</p>`
-}
-</section>`;
-  }
-  render(
-    ctx,
-    v,
-    {
-      title: s.name,
-      org,
-      section: "servers",
-      notice: noticeOf(ctx),
-      crumbs: [{ href: orgPath(org, "/servers"), label: "Servers" }],
-      body: html`<section class="panel" aria-labelledby="status-heading" data-live-status="${orgPath(org, "/servers/status")}">
+
+export type ServerPage = (ctx: Context, v: Viewer, state?: ServerPageState, status?: number) => Promise<void>;
+
+/** The server's facts; the page script keeps status, players and last seen current. */
+function statusSection(org: Organization, s: Server): Html {
+  return html`<section class="panel" aria-labelledby="status-heading" data-live-status="${orgPath(org, "/servers/status")}">
 <h2 id="status-heading">Status</h2>
 <dl class="facts" data-server-id="${s.id}" data-server-name="${s.name}">
 <div><dt>Status</dt><dd>${statusBadge(s)}</dd></div>
 <div><dt>Players online</dt><dd>${players(s)}</dd></div>
 <div><dt>Game</dt><dd>${gameName(s.game)}</dd></div>
 <div><dt>Last seen</dt><dd data-field="last-seen">${when(s.lastSeenAt, "Never")}</dd></div>
-<div><dt>Player accounts</dt><dd>${playerAuthText(s.playerAuth)}</dd></div>
+<div class="wide"><dt>Sign-in</dt><dd>${trustBadge(s)}<p class="hint" data-field="trust-detail">${playerTrust(s.playerAuth, s.signInAllowed).detail}</p></dd></div>
 <div><dt>Agent</dt><dd>${s.agentVersion ? `outpost-agent ${s.agentVersion}` : "Never connected"}</dd></div>
 <div><dt>Agent key</dt><dd class="mono">${s.agentKeyPrefix}…</dd></div>
 <div><dt>Created</dt><dd>${when(s.createdAt)}</dd></div>
 </dl>
-</section>
-${
-  manage
-    ? html`<section class="panel stack" aria-labelledby="rename-heading">
+</section>`;
+}
+
+/** Rename, the agent key, access and delete: for owners and admins. */
+function manageSections(v: Viewer, org: Organization, s: Server, state: ServerPageState, grantsSection: Html): Html {
+  const base = orgPath(org, `/servers/${s.id}`);
+  const rename = state.rename;
+  return html`<section class="panel stack" aria-labelledby="rename-heading">
 <h2 id="rename-heading">Rename</h2>
 ${postForm(
   `${base}/rename`,
   v.formToken,
-  html`${formAlert(renameErrors, ["name"])}${textField({ name: "name", label: "Server name", value: renameValue ?? s.name, required: true, maxlength: 64, errors: renameErrors })}
+  html`${formAlert(rename?.errors, ["name"])}${textField({ name: "name", label: "Server name", value: rename?.value ?? s.name, required: true, maxlength: 64, errors: rename?.errors })}
 <div class="actions"><button type="submit" class="btn">Save name</button></div>`,
   html` class="stack"`,
 )}
@@ -210,13 +161,33 @@ ${grantsSection}
 <h2 id="delete-heading">Delete server</h2>
 <p>Its grants go with it and its agent is disconnected. Game OAuth clients stop accepting sign-ins verified by it.</p>
 ${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete server", confirm: `Delete the server "${s.name}"?`, consequence: "Its grants go with it and its agent is disconnected. This cannot be undone." })}
-</section>`
-    : ""
-}`,
+</section>`;
+}
+
+const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
+  const org = orgOf(v, ctx.params.slug);
+  const { server } = await v.core.servers.getServer({ serverId: ctx.params.id });
+  const s = server!;
+  const manage = canManage(org.role);
+  const [playersPanel, grantsSection] = await Promise.all([playersSection(v, s), manage ? accessSection(v, org, s, state.grantErrors) : html``]);
+  render(
+    ctx,
+    v,
+    {
+      title: s.name,
+      org,
+      section: "servers",
+      notice: noticeOf(ctx),
+      crumbs: [{ href: orgPath(org, "/servers"), label: "Servers" }],
+      scripts: ["console.js"],
+      body: html`${statusSection(org, s)}
+${playersPanel}
+${consolePanel(v, org, s, state.console)}
+${manage ? manageSections(v, org, s, state, grantsSection) : ""}`,
     },
     status,
   );
-}
+};
 
 const games: Record<string, Game> = { minecraft: Game.MINECRAFT, hytale: Game.HYTALE };
 
@@ -237,6 +208,7 @@ export function serverRoutes(router: Router, deps: DashboardDeps): void {
           name: s.name,
           online: s.online,
           playerCount: s.playerCount,
+          trust: playerTrust(s.playerAuth, s.signInAllowed),
           lastSeenAt: s.lastSeenAt ? timestampDate(s.lastSeenAt).toISOString() : null,
         })),
       };
@@ -275,7 +247,7 @@ export function serverRoutes(router: Router, deps: DashboardDeps): void {
         done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "server-renamed");
       } catch (error) {
         if (hasCode(error, Code.NotFound)) throw error;
-        await serverPage(ctx, v, formErrorsOrThrow(error), name, undefined, 400);
+        await serverPage(ctx, v, { rename: { errors: formErrorsOrThrow(error), value: name } }, 400);
       }
     }),
   );
@@ -300,26 +272,7 @@ export function serverRoutes(router: Router, deps: DashboardDeps): void {
     }),
   );
 
-  router.post(
-    "/app/o/:slug/servers/:id/grants",
-    action(deps, async (ctx, v, form) => {
-      const org = orgOf(v, ctx.params.slug);
-      try {
-        await v.core.organizations.createAccessGrant({ organizationSlug: org.slug, serverId: ctx.params.id, userId: form.get("userId") ?? "" });
-        done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "grant-created");
-      } catch (error) {
-        await serverPage(ctx, v, undefined, undefined, formErrorsOrThrow(error, { grant_exists: "userId" }), 400);
-      }
-    }),
-  );
-
-  router.post(
-    "/app/o/:slug/servers/:id/grants/:userId/revoke",
-    action(deps, async (ctx, v, form) => {
-      const org = orgOf(v, ctx.params.slug);
-      if (!confirmed(ctx, v, form, { title: "Revoke this member's access?", consequence: "They stop seeing this server at once.", label: "Revoke", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
-      await v.core.organizations.revokeAccessGrant({ organizationSlug: org.slug, serverId: ctx.params.id, userId: ctx.params.userId });
-      done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "grant-revoked");
-    }),
-  );
+  accessRoutes(router, deps, serverPage);
+  consoleRoutes(router, deps, serverPage);
+  consoleEventRoutes(router, deps);
 }

@@ -7,6 +7,7 @@ import { AssetSet, escapeHtml } from "../pages.ts";
 import type { Challenge } from "altcha-lib/v1/types";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import type { AuthorizationSession } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import { playerTrust } from "../player-trust.ts";
 
 export const assets = new AssetSet("/oauth2/assets/", new URL("./assets/", import.meta.url), ["hosted.js", "hosted.css"]);
 
@@ -72,15 +73,19 @@ function gameName(game: Game): string {
   return game === Game.MINECRAFT ? "Minecraft" : game === Game.HYTALE ? "Hytale" : "game";
 }
 
-/** Beside a listed server that cannot sign players in (offline mode, no proxy that vouches for them). */
-const unverifiedServer = ", cannot sign you in: it does not verify who its players are";
-
+/**
+ * Where the player may run the command: the client's servers, each with whether it can sign them
+ * in (edge/player-trust.ts's words, as on the dashboard), or any server of the organization.
+ */
 function serversHtml(session: AuthorizationSession): string {
   if (session.anyServer || session.servers.length === 0) {
-    return `<p>Run it on <strong>any game server of the organization</strong> that registered ${escapeHtml(session.clientName)}.</p>`;
+    return `<p>Run it on <strong>any game server of the organization</strong> that registered ${escapeHtml(session.clientName)} and can sign players in.</p>`;
   }
   const items = session.servers
-    .map((s) => `<li>${escapeHtml(s.name)} <span class="muted">(${gameName(s.game)}${s.online ? ", online" : ", offline"}${s.signInAllowed ? "" : unverifiedServer})</span></li>`)
+    .map((s) => {
+      const trust = playerTrust(s.playerAuth, s.signInAllowed);
+      return `<li>${escapeHtml(s.name)} <span class="muted">(${gameName(s.game)}${s.online ? ", online" : ", offline"})</span><br><span class="trust ${trust.tone}">${escapeHtml(trust.label)}</span></li>`;
+    })
     .join("\n");
   return `<p>Run it on one of these servers:</p>\n<ul class="servers">\n${items}\n</ul>`;
 }

@@ -141,11 +141,11 @@ describe("dashboard: a walk through every area in headless Chromium", function (
   it("turns the server online on the open page, with its players, when the real agent connects — no reload", async () => {
     await page.goto(`${t.baseUrl}/app/o/acme-games/servers`);
     const row = page.getByRole("row", { name: /Survival/ });
-    await row.getByText("Offline").waitFor();
+    await row.getByText("Offline", { exact: true }).waitFor();
     await page.evaluate("window.__sameDocument = true");
 
     agent = startAgentRun(["--url", t.baseUrl, "--key", state.agentKey!]);
-    await row.getByText("Online").waitFor({ timeout: 15_000 });
+    await row.getByText("Online", { exact: true }).waitFor({ timeout: 15_000 });
     agent.send(`players Steve:${randomUUID()},Alex:${randomUUID()}`);
     await row.locator('[data-field="players"]').filter({ hasText: /^2$/ }).waitFor({ timeout: 10_000 });
     assert.equal(await page.evaluate("window.__sameDocument"), true, "the page was not reloaded");
@@ -162,14 +162,14 @@ describe("dashboard: a walk through every area in headless Chromium", function (
 
     await agent.stop();
     agent = undefined;
-    await row.getByText("Offline").waitFor({ timeout: 15_000 });
+    await row.getByText("Offline", { exact: true }).waitFor({ timeout: 15_000 });
     assert.equal(await page.evaluate("window.__sameDocument"), true);
     await page.goto(`${t.baseUrl}/app/o/acme-games`);
     await page.getByText("Servers 1/3").waitFor();
     // What the agent reported stays on the server's page.
     await page.goto(`${t.baseUrl}/app/o/acme-games/servers`);
     await page.getByRole("link", { name: "Survival" }).click();
-    await page.getByText(/Verified by the game \(online mode\)/).waitFor();
+    await page.locator("dl.facts").getByText("Verifies players (online mode)").waitFor();
     assert.match(await page.locator("dl.facts").innerText(), /outpost-agent \d+\.\d+/);
   });
 

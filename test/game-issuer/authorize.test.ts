@@ -4,6 +4,7 @@ import { solveChallenge } from "altcha-lib/v1";
 import { appendQuery } from "../../edge/game-issuer/authorize.ts";
 import { createBotCheck } from "../../edge/game-issuer/bot-check.ts";
 import { startFakeIssuer, type FakeIssuer } from "./fake-core.ts";
+import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -142,8 +143,8 @@ describe("game issuer: authorize, the hosted page and its browser check", () => 
     const html = await res.text();
     assert.match(html, /<html lang="en">/);
     assert.match(html, /Demo &lt;App&gt;/);
-    assert.match(html, /<li>Survival <span class="muted">\(Minecraft, online\)<\/span><\/li>/);
-    assert.match(html, /<li>Cracked <span class="muted">\(Minecraft, online, cannot sign you in: it does not verify who its players are\)<\/span><\/li>/);
+    assert.match(html, /<li>Survival <span class="muted">\(Minecraft, online\)<\/span><br><span class="trust ok">Verifies players \(online mode\)<\/span><\/li>/);
+    assert.match(html, /<li>Cracked <span class="muted">\(Minecraft, online\)<\/span><br><span class="trust refused">Offline mode — sign-in refused<\/span><\/li>/);
     assert.doesNotMatch(html, /K7QW-4MZX/, "the code waits for the browser check");
     assert.doesNotMatch(html, /<script>|<style|style=/, "no inline script or style");
     for (const [, path] of html.matchAll(/(?:src|href)="(\/oauth2\/assets\/[^"]+)"/g)) {
@@ -156,6 +157,30 @@ describe("game issuer: authorize, the hosted page and its browser check", () => 
     assert.equal(again.status, 200);
     assert.equal(again.headers.get("set-cookie"), null);
     assert.equal(t.core.starts.at(-1)!.browserBindingHash, createHash("sha256").update(secret).digest("hex"));
+  });
+
+  it("says beside each server listed whether it can sign the player in, in the dashboard's words", async () => {
+    const saved = t.core.servers;
+    t.core.servers = [
+      { id: "s1", name: "Survival", game: Game.MINECRAFT, online: true, playerAuth: PlayerAuth.ONLINE, signInAllowed: true },
+      { id: "s2", name: "Network <Hub>", game: Game.MINECRAFT, online: true, playerAuth: PlayerAuth.PROXY, signInAllowed: true },
+      { id: "s3", name: "Cracked", game: Game.MINECRAFT, online: false, playerAuth: PlayerAuth.OFFLINE, signInAllowed: false },
+      { id: "s4", name: "Dev box", game: Game.MINECRAFT, online: true, playerAuth: PlayerAuth.OFFLINE, signInAllowed: true },
+      { id: "s5", name: "New", game: Game.HYTALE, online: false, playerAuth: PlayerAuth.UNSPECIFIED, signInAllowed: false },
+    ];
+    try {
+      const html = await (await authorize(authorizeQuery())).text();
+      const items = [...html.matchAll(/<li>(.*?)<\/li>/gs)].map(([, item]) => item.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim());
+      assert.deepEqual(items, [
+        "Survival (Minecraft, online) Verifies players (online mode)",
+        "Network &lt;Hub&gt; (Minecraft, online) Behind an authenticating proxy",
+        "Cracked (Minecraft, offline) Offline mode — sign-in refused",
+        "Dev box (Minecraft, online) Offline mode — sign-in allowed for development",
+        "New (Hytale, offline) Unknown until the agent connects",
+      ]);
+    } finally {
+      t.core.servers = saved;
+    }
   });
 
   it("sets the binding cookie Secure when the issuer is https", async () => {

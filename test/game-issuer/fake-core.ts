@@ -15,7 +15,11 @@ import {
   type StartAuthorizationRequest,
 } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
-import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
+import type { VerifierServerSchema } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+
+type VerifierServerInit = MessageInitShape<typeof VerifierServerSchema>;
 import { createGameIssuerApp } from "../../edge/game-issuer/app.ts";
 import { listen, type Listener } from "../../edge/listen.ts";
 
@@ -33,6 +37,11 @@ export class FakeCore {
   exchanges: ExchangeCodeRequest[] = [];
   userInfos: GetUserInfoRequest[] = [];
   sessions = new Map<string, FakeSession>();
+  /** The servers each session lists (the hosted page shows them). */
+  servers: VerifierServerInit[] = [
+    { id: "srv-1", name: "Survival", game: Game.MINECRAFT, online: true, playerAuth: PlayerAuth.ONLINE, signInAllowed: true },
+    { id: "srv-2", name: "Cracked", game: Game.MINECRAFT, online: true, playerAuth: PlayerAuth.OFFLINE, signInAllowed: false },
+  ];
   /** Makes the next ExchangeCode throw a plain error (an unexpected failure). */
   failNextExchange = false;
 
@@ -50,10 +59,7 @@ export class FakeCore {
       command: "/outpost login K7QW-4MZX",
       clientName: "Demo <App>",
       anyServer: false,
-      servers: [
-        { id: "srv-1", name: "Survival", game: Game.MINECRAFT, online: true, signInAllowed: true },
-        { id: "srv-2", name: "Cracked", game: Game.MINECRAFT, online: true, signInAllowed: false },
-      ],
+      servers: this.servers,
       expiresAt: timestampFromDate(new Date(Date.now() + 600_000)),
       status: s.status,
       redirectUrl: s.redirectUrl,

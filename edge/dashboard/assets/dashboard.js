@@ -116,6 +116,13 @@
         }
         var players = row.querySelector('[data-field="players"]');
         if (players) players.textContent = server.online ? String(server.playerCount) : "—";
+        var trust = row.querySelector('[data-field="trust"]');
+        if (trust && server.trust) {
+          trust.textContent = server.trust.label;
+          trust.className = "trust " + server.trust.tone;
+        }
+        var trustDetail = row.querySelector('[data-field="trust-detail"]');
+        if (trustDetail && server.trust) trustDetail.textContent = server.trust.detail;
         var seen = row.querySelector('[data-field="last-seen"]');
         if (seen && server.lastSeenAt) {
           var time = document.createElement("time");

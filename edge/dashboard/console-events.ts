@@ -1,0 +1,115 @@
+/**
+ * What console.js reads on a server's page: the live console as server-sent events, relayed from
+ * core's `servers/watchConsole` stream, and the players online as JSON. Like the status poll, these
+ * answer the session cookie's holder with one core call (no viewer) and a JSON error otherwise.
+ *
+ * The stream's limits: a comment every 15 s keeps proxies from closing it; it ends when the page
+ * goes away, and after {@link streamLifetimeMs} in any case, so the browser reconnects and core
+ * checks the session and the access again; a reader too slow to take the output loses lines
+ * (counted) rather than making this process hold them.
+ */
+import type { Router } from "@koa/router";
+import type { Context } from "koa";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { WatchConsoleResponse } from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { readSessionCookie } from "../cookies.ts";
+import { errorBody, rateLimitHeaders } from "../errors.ts";
+import type { DashboardDeps } from "./context.ts";
+import { coreFor, type Core } from "./core.ts";
+
+const heartbeatMs = 15_000;
+const streamLifetimeMs = 10 * 60_000;
+/** How long the browser waits before reconnecting after the stream ends. */
+const retryMs = 2_000;
+/** Output queued for a reader beyond this is dropped (and counted) instead of buffered. */
+const maxQueuedBytes = 1 << 20;
+
+/** Core as the session cookie's holder, or a 401 error when there is no cookie. */
+function sessionCore(ctx: Context, deps: DashboardDeps): Core {
+  const token = readSessionCookie(ctx.req.headers, deps.secureCookies);
+  if (!token) throw new ConnectError("sign in again", Code.Unauthenticated);
+  return coreFor(deps.transport, token, ctx.ip);
+}
+
+function answerError(ctx: Context, error: unknown, what: string): void {
+  const body = errorBody(error, ctx.state.requestId);
+  if (body.status >= 500) ctx.state.log?.error({ err: error }, `${what} failed`);
+  for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
+  ctx.status = body.status;
+  ctx.body = body;
+}
+
+/**
+ * Writes the watch as events until it ends: `recent` first (the lines core still holds, which
+ * replace what the page shows, so a reconnect does not repeat them), then `lines`; each with the
+ * lines, how many were lost before them, and whether the agent is connected.
+ */
+async function relay(ctx: Context, first: IteratorResult<WatchConsoleResponse>, stream: AsyncIterator<WatchConsoleResponse>, abort: AbortController): Promise<void> {
+  const res = ctx.res;
+  ctx.respond = false;
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" });
+  res.write(`retry: ${retryMs}\n\n`);
+  const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), heartbeatMs);
+  const lifetime = setTimeout(() => abort.abort(), streamLifetimeMs);
+  let event = "recent";
+  let lost = 0;
+  try {
+    for (let item = first; !item.done; item = await stream.next()) {
+      const { lines, dropped, online } = item.value;
+      if (event !== "recent" && res.writableLength > maxQueuedBytes) {
+        lost += dropped + lines.length;
+        continue;
+      }
+      res.write(`event: ${event}\ndata: ${JSON.stringify({ lines, dropped: dropped + lost, online })}\n\n`);
+      event = "lines";
+      lost = 0;
+    }
+  } catch (error) {
+    if (!abort.signal.aborted) {
+      ctx.state.log?.warn({ err: error }, "console watch ended with an error");
+      res.write("event: unavailable\ndata: {}\n\n");
+    }
+  } finally {
+    clearInterval(heartbeat);
+    clearTimeout(lifetime);
+    res.end();
+  }
+}
+
+async function consoleEvents(ctx: Context, deps: DashboardDeps): Promise<void> {
+  ctx.set("Cache-Control", "no-store");
+  const abort = new AbortController();
+  // Listening before the first await: a page that leaves while core answers ends the watch at once.
+  const gone = () => abort.abort();
+  ctx.res.once("close", gone);
+  try {
+    let stream: AsyncIterator<WatchConsoleResponse>;
+    let first: IteratorResult<WatchConsoleResponse>;
+    try {
+      stream = sessionCore(ctx, deps).servers.watchConsole({ serverId: ctx.params.id }, { signal: abort.signal })[Symbol.asyncIterator]();
+      first = await stream.next();
+    } catch (error) {
+      // Before the first event: a status EventSource does not retry (401, 403, 404, 409, 429).
+      return answerError(ctx, error, "console watch");
+    }
+    await relay(ctx, first, stream, abort);
+  } finally {
+    ctx.res.off("close", gone);
+    abort.abort();
+  }
+}
+
+export function consoleEventRoutes(router: Router, deps: DashboardDeps): void {
+  router.get("/app/o/:slug/servers/:id/console/events", (ctx) => consoleEvents(ctx, deps));
+
+  router.get("/app/o/:slug/servers/:id/players", async (ctx) => {
+    ctx.set("Cache-Control", "no-store");
+    try {
+      const { players } = await sessionCore(ctx, deps).servers.listPlayers({ serverId: ctx.params.id });
+      ctx.body = { players: players.map((p) => ({ name: p.name, uuid: p.uuid, since: p.since ? timestampDate(p.since).toISOString() : null })) };
+    } catch (error) {
+      answerError(ctx, error, "players");
+    }
+  });
+}
