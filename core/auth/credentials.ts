@@ -8,6 +8,7 @@
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { User } from "../db/entities.ts";
+import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import type { AgentCaller, CallerUser, UserCaller } from "../context.ts";
 import { lastUsedResolutionMs, sessionEndsAt, touchSession } from "./sessions.ts";
@@ -67,6 +68,32 @@ export async function resolveApiKey(em: EntityManager, key: string, now: Date): 
   if (!row || row.revoked_at || (expiresAt && expiresAt <= now)) return null;
   await touchApiKey(em, { id: row.id, lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null }, now);
   return caller({ ...row, expires_at: expiresAt }, "api_key");
+}
+
+/** The user credential a call's headers carry: a session token, an API key, or neither. */
+export interface PresentedCredential {
+  session: string | null;
+  apiKey: string | null;
+}
+
+export function presentedCredential(header: Headers): PresentedCredential {
+  return { session: header.get(sessionHeader), apiKey: header.get(apiKeyHeader) };
+}
+
+/**
+ * The caller of the presented session (or else API key), or null when it does not work: the auth
+ * interceptor when a call opens, and a long stream again while it lasts (a sign-out, a revoked
+ * key or an expired session then ends it).
+ */
+export function resolveUser(em: EntityManager, presented: PresentedCredential, now: Date, idleSeconds: number): Promise<UserCaller | null> {
+  if (presented.session) return resolveSession(em, presented.session, now, idleSeconds);
+  if (presented.apiKey) return resolveApiKey(em, presented.apiKey, now);
+  return Promise.resolve(null);
+}
+
+/** What `unauthenticated` says when the presented credential does not work. */
+export function credentialRefusal(presented: PresentedCredential): string {
+  return presented.session ? "the session has ended; sign in again" : "the API key is invalid, expired or revoked";
 }
 
 /**

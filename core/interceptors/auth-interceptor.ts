@@ -4,7 +4,7 @@ import { agentKeyHeader, apiKeyHeader, clientIpHeader, sessionHeader } from "../
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { Audience, serviceAudience } from "../../contract/services.ts";
 import { agentCallerKey, callerKey, entityManagerKey, type AgentCaller } from "../context.ts";
-import { resolveAgentKey, resolveApiKey, resolveSession } from "../auth/credentials.ts";
+import { credentialRefusal, presentedCredential, resolveAgentKey, resolveUser } from "../auth/credentials.ts";
 import { fail } from "../errors.ts";
 import type { Clock } from "../deps.ts";
 import { clientIpKey } from "../ratelimit/client-ip.ts";
@@ -27,15 +27,14 @@ export function createAuthInterceptor(clock: Clock, guard: CredentialGuard, sess
       req.contextValues.set(agentCallerKey, await authenticateAgent(em, req.header, guard, ip));
       return next(req);
     }
-    const session = req.header.get(sessionHeader);
-    const apiKey = req.header.get(apiKeyHeader);
+    const presented = presentedCredential(req.header);
+    const { session, apiKey } = presented;
     if (session && apiKey) throw fail("ambiguous_credential", "send one credential: a session or an API key, not both");
     if (!session && !apiKey) throw fail("unauthenticated", "sign in or send an API key in the X-API-Key header");
-    const now = clock.now();
-    const caller = session ? await resolveSession(em, session, now, sessionIdleSeconds) : await resolveApiKey(em, apiKey!, now);
+    const caller = await resolveUser(em, presented, clock.now(), sessionIdleSeconds);
     if (!caller) {
       await guard.failed(ip);
-      throw fail("unauthenticated", session ? "the session has ended; sign in again" : "the API key is invalid, expired or revoked");
+      throw fail("unauthenticated", credentialRefusal(presented));
     }
     guard.resolved(hashSecret((session || apiKey)!));
     req.contextValues.set(callerKey, caller);

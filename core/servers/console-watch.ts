@@ -3,9 +3,10 @@
  * connected and, when its stream is on this instance, the recent lines; then the lines as they
  * come and each change of presence, from whichever instance holds the stream (core/agents/
  * console-feed.ts). Same access as the console's commands, checked again every
- * {@link recheckMs} (a revoked grant or a deleted server ends it), which also catches an agent
- * whose instance died without saying so. A caller that reads slowly loses the oldest lines past
- * {@link maxPendingLines}, counted in `dropped`.
+ * {@link recheckMs} with the credential the call was opened with: a sign-out, an ended or revoked
+ * session, a revoked API key (unauthenticated), a revoked grant or a deleted server ends it within
+ * seconds. The same check catches an agent whose instance died without saying so. A caller that
+ * reads slowly loses the oldest lines past {@link maxPendingLines}, counted in `dropped`.
  */
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
@@ -15,18 +16,36 @@ import type { CoreDeps } from "../deps.ts";
 import { requireServer } from "../access.ts";
 import { isOnline } from "../agents/presence.ts";
 import type { ConsoleEvent } from "../agents/console-feed.ts";
+import { credentialRefusal, presentedCredential, resolveUser } from "../auth/credentials.ts";
+import { fail } from "../errors.ts";
 
-/** How often an open console checks the caller's access and the server's presence again. */
-export const recheckMs = 30_000;
+/**
+ * How often an open console checks the caller's credential, their access and the server's presence
+ * again: three or four indexed lookups per watch (the dashboard's status poll, every 2 s per visible
+ * tab, costs more), so at most some 400 a second at the instance's 500 watches.
+ */
+export const recheckMs = 5_000;
 /** Lines held for a caller that has not read them yet. */
 export const maxPendingLines = 1_000;
 
-type WatchDeps = Pick<CoreDeps, "clock" | "consoles" | "agents">;
+type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents">;
+
+/**
+ * The check a watch repeats: the call's credential still works (as the auth interceptor decides),
+ * and its holder still sees the server. Returns whether the server's agent is connected.
+ */
+async function recheck(deps: WatchDeps, ctx: HandlerContext, serverId: string): Promise<boolean> {
+  const em = entityManager(ctx).fork();
+  const presented = presentedCredential(ctx.requestHeader);
+  const caller = await resolveUser(em, presented, deps.clock.now(), deps.config.sessionIdleSeconds);
+  if (!caller) throw fail("unauthenticated", credentialRefusal(presented));
+  const { server } = await requireServer(em, caller, serverId);
+  return isOnline(server, deps.clock.now());
+}
 
 export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, ctx: HandlerContext): AsyncGenerator<WatchConsoleResponse> {
   const caller = requireUser(ctx);
-  const em = entityManager(ctx);
-  const { server } = await requireServer(em, caller, req.serverId);
+  const { server } = await requireServer(entityManager(ctx), caller, req.serverId);
   if (ctx.signal.aborted) return;
   const releaseSlot = deps.consoles.watches.open(caller.user.id);
 
@@ -83,8 +102,7 @@ export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, c
       if (ctx.signal.aborted) break;
       if (Date.now() >= recheckAt) {
         recheckAt = Date.now() + recheckMs;
-        const fresh = await requireServer(em.fork(), caller, req.serverId);
-        const now = isOnline(fresh.server, deps.clock.now());
+        const now = await recheck(deps, ctx, req.serverId);
         changed ||= now !== online;
         online = now;
       }

@@ -3,7 +3,10 @@ import { Code, createClient } from "@connectrpc/connect";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { AgentService, type ConnectRequestSchema, type ConnectResponse } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
+import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { ServersService, type WatchConsoleResponse } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { agentKeyHeader } from "../../contract/credentials.ts";
@@ -58,9 +61,10 @@ describe("servers: the live console", function () {
     await agent.connected();
     return agent;
   };
-  const openWatch = (serverId: string, who = owner, core = t): OpenWatch => {
+  const openWatch = (serverId: string, who: Account | { apiKey: string } = owner, core = t): OpenWatch => {
     const abort = new AbortController();
-    const iterator = servers(who, core).watchConsole({ serverId }, { signal: abort.signal })[Symbol.asyncIterator]();
+    const client = "apiKey" in who ? core.client(ServersService, { apiKey: who.apiKey }) : servers(who, core);
+    const iterator = client.watchConsole({ serverId }, { signal: abort.signal })[Symbol.asyncIterator]();
     const next = async () => {
       const { value, done } = await iterator.next();
       assert.ok(!done, "the watch ended");
@@ -146,6 +150,38 @@ describe("servers: the live console", function () {
       if (!reopened) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     assert.ok(reopened, "a closed console gives its slot back");
+  });
+
+  it("ends within seconds once its session is signed out, its API key revoked or its grant revoked, output or not", async () => {
+    const server = await createServer("Left behind");
+    const agent = await connect(server.key);
+    const orgs = t.client(OrganizationsService, { session: owner.token });
+    const admin = await t.signUp("watcher@example.com");
+    await orgs.addMember({ organizationSlug: "acme", email: admin.email, role: Role.ADMIN });
+    const { key, apiKey } = await t.client(AuthService, { session: admin.token }).createApiKey({ name: "console" });
+    await orgs.createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id });
+    const bySession = openWatch(server.id, admin);
+    const byKey = openWatch(server.id, { apiKey: key });
+    const byGrant = openWatch(server.id, member);
+    for (const watch of [bySession, byKey, byGrant]) assert.equal((await watch.next()).online, true);
+
+    await t.client(AuthService, { apiKey: key }).revokeApiKey({ apiKeyId: apiKey!.id });
+    await t.client(IdentityService).signOut({ sessionToken: admin.token });
+    await orgs.revokeAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id });
+    // The server keeps printing: each watch ends anyway, on its next check.
+    const chatter = setInterval(() => agent.consoleOutput(["[INFO] still printing"]), 200);
+    try {
+      const until = async (watch: OpenWatch) => {
+        for (;;) await watch.next();
+      };
+      await Promise.all([
+        rejectsWith(until(bySession), Code.Unauthenticated, "unauthenticated"),
+        rejectsWith(until(byKey), Code.Unauthenticated, "unauthenticated"),
+        rejectsWith(until(byGrant), Code.PermissionDenied, "permission_denied"),
+      ]);
+    } finally {
+      clearInterval(chatter);
+    }
   });
 
   it("the stream ends on console output the contract refuses", async () => {
