@@ -78,7 +78,7 @@ export function consolePanel(v: Viewer, org: Organization, s: Server, outcome?: 
 <h2 id="console-heading">Console</h2>
 <p class="hint" id="console-state">${consoleState(s)}</p>
 <h3 id="console-live-heading">Live output</h3>
-<div id="console-live" class="console-log" role="log" aria-labelledby="console-live-heading" tabindex="0"><p class="console-note">The live output needs the page's script; the output of each command you run shows below.</p></div>
+<div id="console-live" class="console-log" role="log" aria-live="off" aria-labelledby="console-live-heading" tabindex="0"><p class="console-note">The live output needs the page's script; the output of each command you run shows below.</p></div>
 ${postForm(
   `${base}/console`,
   v.formToken,

@@ -144,6 +144,8 @@ describe("dashboard: a server's console, its players and whether it signs player
     const live = page.getByRole("log", { name: "Live output" });
     await live.getByText("No output yet.").waitFor();
     await page.getByText("Connected: commands run on the game server's console").waitFor();
+    assert.equal(await live.getAttribute("aria-live"), "off", "a busy server does not talk over a screen reader");
+    assert.equal(await page.getByRole("log", { name: "Command output" }).getAttribute("aria-live"), null, "a command's output is announced");
 
     const players = page.getByRole("region", { name: "Players online on Survival" });
     await players.getByRole("row", { name: new RegExp(`Steve ${steve.uuid}`) }).waitFor();
