@@ -58,15 +58,21 @@ function consoleState(s: Server): string {
   return "Commands run on the game server's console as an operator's would.";
 }
 
+/** The outcome in a word: a command that got no answer in time may still have run, so it is not "Refused". */
+function badgeOf(o: ConsoleOutcome): Html {
+  if (o.result) return o.result.success ? html`<span class="status online">Ran</span>` : html`<span class="status offline">Not run</span>`;
+  if (o.problem?.status === 504) return html`<span class="status offline">No answer</span>`;
+  return html`<span class="status offline">Refused</span>`;
+}
+
 function resultEntry(o: ConsoleOutcome): Html {
   const ran = o.result?.success;
-  const badge = o.result ? (ran ? html`<span class="status online">Ran</span>` : html`<span class="status offline">Not run</span>`) : html`<span class="status offline">Refused</span>`;
   let body: Html;
   if (o.problem) body = html`<p class="alert" role="alert">${o.problem.message}</p>`;
   else if (!ran) body = html`<p class="alert" role="alert">${o.result?.error || "The agent did not run the command."}</p>`;
   else if (o.result?.output.length) body = html`<pre class="console-output">${o.result.output.join("\n")}</pre>`;
   else body = html`<p class="muted">No output.</p>`;
-  return html`<div class="console-result"><p class="console-command"><span class="mono">› ${o.command}</span> ${badge}</p>${body}</div>`;
+  return html`<div class="console-result"><p class="console-command"><span class="mono">› ${o.command}</span> ${badgeOf(o)}</p>${body}</div>`;
 }
 
 /** The console panel of server `s`, with the outcome of the command just posted (no script). */

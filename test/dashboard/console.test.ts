@@ -193,6 +193,13 @@ describe("dashboard: a server's console, its players and whether it signs player
 
     const hang = await run(page, "hang");
     await hang.getByText(/did not answer in time/).waitFor({ timeout: 30_000 });
+    await hang.getByText("No answer", { exact: true }).waitFor();
+    // The connection fails before the answer comes: the command may have run, so not "Refused" either.
+    await page.route("**/console", (route) => route.abort("connectionreset"));
+    const cut = await run(page, "say cut off");
+    await cut.getByText(/The connection failed before the answer came/).waitFor();
+    await cut.getByText("No answer", { exact: true }).waitFor();
+    await page.unroute("**/console");
     await check(page, "console refusals");
     await page.close();
 
@@ -236,6 +243,10 @@ describe("dashboard: a server's console, its players and whether it signs player
     assert.equal(await post("list"), 200);
     await page.getByRole("log", { name: "Command output" }).getByText("There are 2 of a max of 20 players online: Steve, Alex").waitFor();
     await check(page, "console output without script");
+    assert.equal(await post("hang"), 504);
+    const unanswered = page.getByRole("log", { name: "Command output" }).locator(".console-result");
+    await unanswered.getByText(/did not answer in time/).waitFor();
+    assert.equal(await unanswered.locator(".status").textContent(), "No answer");
     assert.equal(await post("x".repeat(1001)), 400);
     const field = page.getByLabel("Command", { exact: true });
     assert.equal(await field.getAttribute("aria-invalid"), "true");

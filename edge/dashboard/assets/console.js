@@ -54,6 +54,11 @@
   }
 
   // Commands: the same form, posted with fetch; the answer goes under "Command output".
+  // A command with no answer (504, or the connection failed) may still have run: not "Refused".
+  function badge(answer) {
+    if (answer.status === 504 || answer.status === 0) return "No answer";
+    return answer.status ? "Refused" : "Not run";
+  }
   function addResult(command, answer) {
     var empty = results.querySelector("[data-console-empty]");
     if (empty) empty.remove();
@@ -62,7 +67,7 @@
     head.appendChild(element("span", "mono", "› " + command));
     head.appendChild(document.createTextNode(" "));
     var ran = answer.success === true;
-    head.appendChild(element("span", "status " + (ran ? "online" : "offline"), ran ? "Ran" : answer.status ? "Refused" : "Not run"));
+    head.appendChild(element("span", "status " + (ran ? "online" : "offline"), ran ? "Ran" : badge(answer)));
     entry.appendChild(head);
     if (!ran) {
       var problem = element("p", "alert", answer.message || answer.error || "The agent did not run the command.");
@@ -100,7 +105,7 @@
           : "The command could not be sent (" + response.status + "). Reload the page and try again.";
         return { status: response.status, message: message };
       })
-      .catch(function () { return { status: 0, message: "The command could not be sent: the connection failed." }; })
+      .catch(function () { return { status: 0, message: "The connection failed before the answer came. The command may still have run: watch the live output." }; })
       .then(function (answer) {
         addResult(command, answer);
         if (answer.success === true) input.value = "";
