@@ -7,6 +7,11 @@
  * goes away, and after {@link streamLifetimeMs} in any case, so the browser reconnects and core
  * checks the session and the access again; a reader too slow to take the output loses lines
  * (counted) rather than making this process hold them.
+ *
+ * A refusal (signed out, no access, too many consoles), whether before the first event or when
+ * core's re-check ends the watch, reaches an EventSource as a 200 with one `refused` event holding
+ * the status and why in words: an EventSource cannot read an error's body, and would otherwise
+ * reconnect or fail without a reason. Other callers get the usual JSON error with its status.
  */
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
@@ -14,7 +19,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { WatchConsoleResponse } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { readSessionCookie } from "../cookies.ts";
-import { errorBody, rateLimitHeaders } from "../errors.ts";
+import { codeName, errorBody, httpStatus, rateLimitHeaders } from "../errors.ts";
 import type { DashboardDeps } from "./context.ts";
 import { coreFor, type Core } from "./core.ts";
 
@@ -30,6 +35,40 @@ function sessionCore(ctx: Context, deps: DashboardDeps): Core {
   const token = readSessionCookie(ctx.req.headers, deps.secureCookies);
   if (!token) throw new ConnectError("sign in again", Code.Unauthenticated);
   return coreFor(deps.transport, token, ctx.ip);
+}
+
+/** A refusal the page explains and does not retry: its status and code, and why in words. */
+interface Refusal {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/** Why core refused (or ended) the watch, for the page; undefined for failures that are not refusals. */
+function refusalOf(error: unknown): Refusal | undefined {
+  if (!(error instanceof ConnectError)) return undefined;
+  const refusal = (message: string) => ({ status: httpStatus(error.code), code: codeName(error.code), message });
+  switch (error.code) {
+    case Code.Unauthenticated:
+      return refusal("You are signed out, so the live output stopped. Reload the page to sign in again.");
+    case Code.PermissionDenied:
+      return refusal("You no longer have access to this server's console, so the live output stopped. Ask an owner or admin of the organization for access.");
+    case Code.NotFound:
+      return refusal("This server does not exist any more, or you no longer have access to it, so the live output stopped.");
+    case Code.ResourceExhausted:
+      return refusal(`The live output is off: ${error.rawMessage} (by reloading this page).`);
+    default:
+      return undefined;
+  }
+}
+
+function refusedEvent(refusal: Refusal): string {
+  return `event: refused\ndata: ${JSON.stringify(refusal)}\n\n`;
+}
+
+/** An EventSource asked (the script's stream), rather than a script or a person reading JSON. */
+function wantsEvents(ctx: Context): boolean {
+  return ctx.accepts("json", "text/event-stream") === "text/event-stream";
 }
 
 function answerError(ctx: Context, error: unknown, what: string): void {
@@ -66,9 +105,14 @@ async function relay(ctx: Context, first: IteratorResult<WatchConsoleResponse>, 
       lost = 0;
     }
   } catch (error) {
+    // Unless the page left or the stream's lifetime is over: then there is no one to tell.
     if (!abort.signal.aborted) {
-      ctx.state.log?.warn({ err: error }, "console watch ended with an error");
-      res.write("event: unavailable\ndata: {}\n\n");
+      const refusal = refusalOf(error);
+      if (refusal) res.write(refusedEvent(refusal));
+      else {
+        ctx.state.log?.warn({ err: error }, "console watch ended with an error");
+        res.write("event: unavailable\ndata: {}\n\n");
+      }
     }
   } finally {
     clearInterval(heartbeat);
@@ -90,8 +134,13 @@ async function consoleEvents(ctx: Context, deps: DashboardDeps): Promise<void> {
       stream = sessionCore(ctx, deps).servers.watchConsole({ serverId: ctx.params.id }, { signal: abort.signal })[Symbol.asyncIterator]();
       first = await stream.next();
     } catch (error) {
-      // Before the first event: a status EventSource does not retry (401, 403, 404, 409, 429).
-      return answerError(ctx, error, "console watch");
+      // Before the first event. To an EventSource, a refusal is an event (a status it would not
+      // retry, but whose reason it could not read); anything else a status it does not retry.
+      const refusal = refusalOf(error);
+      if (!refusal || !wantsEvents(ctx)) return answerError(ctx, error, "console watch");
+      ctx.type = "text/event-stream; charset=utf-8";
+      ctx.body = refusedEvent(refusal);
+      return;
     }
     await relay(ctx, first, stream, abort);
   } finally {

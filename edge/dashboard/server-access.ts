@@ -12,6 +12,9 @@ import { html, type Html } from "./html.ts";
 import { orgPath } from "./organizations.ts";
 import type { ServerPage } from "./servers.ts";
 
+/** What revoking a grant does, as both confirmations say it (core re-checks open consoles every 5 s). */
+const revokeConsequence = "They stop seeing this server and using its console at once; a live console they have open stops within a few seconds.";
+
 /** The "Member access" panel of server `s`. */
 export async function accessSection(v: Viewer, org: Organization, s: Server, grantErrors?: FormErrors): Promise<Html> {
   const base = orgPath(org, `/servers/${s.id}`);
@@ -31,7 +34,7 @@ export async function accessSection(v: Viewer, org: Organization, s: Server, gra
       label: "Revoke",
       ariaLabel: `Revoke access of ${m?.email ?? g.userId}`,
       confirm: `Revoke ${m?.email ?? "this member"}'s access to ${s.name}?`,
-      consequence: "They stop seeing this server at once.",
+      consequence: revokeConsequence,
       buttonClass: "danger small",
     })}</li>`;
   });
@@ -76,7 +79,7 @@ export function accessRoutes(router: Router, deps: DashboardDeps, showServer: Se
     "/app/o/:slug/servers/:id/grants/:userId/revoke",
     action(deps, async (ctx, v, form) => {
       const org = orgOf(v, ctx.params.slug);
-      if (!confirmed(ctx, v, form, { title: "Revoke this member's access?", consequence: "They stop seeing this server at once.", label: "Revoke", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
+      if (!confirmed(ctx, v, form, { title: "Revoke this member's access?", consequence: revokeConsequence, label: "Revoke", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
       await v.core.organizations.revokeAccessGrant({ organizationSlug: org.slug, serverId: ctx.params.id, userId: ctx.params.userId });
       done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "grant-revoked");
     }),

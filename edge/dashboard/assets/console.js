@@ -48,6 +48,14 @@
     source.addEventListener("recent", function (event) { showLines(JSON.parse(event.data), true); });
     source.addEventListener("lines", function (event) { showLines(JSON.parse(event.data), false); });
     source.addEventListener("unavailable", function () { setState("The live output was interrupted. Reconnecting…"); });
+    // A refusal (signed out, no access, too many consoles) comes as an event with why: it stays closed.
+    source.addEventListener("refused", function (event) {
+      var message = JSON.parse(event.data).message;
+      source.close();
+      setState(message);
+      live.appendChild(element("div", "console-note", message));
+      live.scrollTop = live.scrollHeight;
+    });
     source.addEventListener("error", function () {
       if (source.readyState === EventSource.CLOSED) setState("The live output is not available. Reload the page to try again.");
     });
