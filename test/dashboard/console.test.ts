@@ -293,6 +293,27 @@ describe("dashboard: a server's console, its players and whether it signs player
     }
   });
 
+  it("holds the live output's connection only while the tab is visible, and catches up when it shows again", async () => {
+    const page = await signIn(owner, "olive@example.com", `/app/o/acme/servers/${servers.Survival.id}`);
+    const live = page.getByRole("log", { name: "Live output" });
+    await page.getByText("Connected: commands run on the game server's console").waitFor();
+    const isStream = (r: { url(): string }) => new URL(r.url()).pathname.endsWith("/console/events");
+    const show = (state: string) =>
+      page.evaluate(`Object.defineProperty(document, "visibilityState", { value: "${state}", configurable: true }); document.dispatchEvent(new Event("visibilitychange"))`);
+
+    const closed = page.waitForEvent("requestfailed", { predicate: isStream });
+    await show("hidden");
+    await closed;
+    agents[0].consoleOutput(["[INFO] printed while the tab was hidden"]);
+    const reopened = page.waitForEvent("request", { predicate: isStream });
+    await show("visible");
+    await reopened;
+    await live.getByText("[INFO] printed while the tab was hidden").waitFor();
+    agents[0].consoleOutput(["[INFO] shown again"]);
+    await live.getByText("[INFO] shown again").waitFor();
+    await page.close();
+  });
+
   it("answers the live console and the players only to a signed-in person who sees the server, and the live output says why not", async () => {
     const base = `/app/o/acme/servers/${servers.Survival.id}`;
     for (const path of ["console/events", "players"]) {

@@ -43,23 +43,45 @@
     else setState("This server's agent cannot reach the game's console. Reload the page after restarting it with a console.");
   }
 
-  if (typeof EventSource === "function") {
-    var source = new EventSource(panel.getAttribute("data-console-events"));
-    source.addEventListener("recent", function (event) { showLines(JSON.parse(event.data), true); });
-    source.addEventListener("lines", function (event) { showLines(JSON.parse(event.data), false); });
-    source.addEventListener("unavailable", function () { setState("The live output was interrupted. Reconnecting…"); });
-    // A refusal (signed out, no access, too many consoles) comes as an event with why: it stays closed.
-    source.addEventListener("refused", function (event) {
+  // The stream is open only while the tab is visible: over HTTP/1.1 each open stream holds one of
+  // the browser's six connections to this host, so hidden console tabs would stall the dashboard.
+  // Reopened when the tab shows again, its `recent` event brings the page up to date. A refusal
+  // (signed out, no access, too many consoles) comes as a `refused` event with why: it stays closed.
+  var eventsUrl = panel.getAttribute("data-console-events");
+  var source = null;
+  var refused = false;
+  function openStream() {
+    if (source || refused || typeof EventSource !== "function") return;
+    var stream = new EventSource(eventsUrl);
+    source = stream;
+    stream.addEventListener("recent", function (event) { showLines(JSON.parse(event.data), true); });
+    stream.addEventListener("lines", function (event) { showLines(JSON.parse(event.data), false); });
+    stream.addEventListener("unavailable", function () { setState("The live output was interrupted. Reconnecting…"); });
+    stream.addEventListener("refused", function (event) {
       var message = JSON.parse(event.data).message;
-      source.close();
+      refused = true;
+      closeStream();
       setState(message);
       live.appendChild(element("div", "console-note", message));
       live.scrollTop = live.scrollHeight;
     });
-    source.addEventListener("error", function () {
-      if (source.readyState === EventSource.CLOSED) setState("The live output is not available. Reload the page to try again.");
+    stream.addEventListener("error", function () {
+      if (stream.readyState === EventSource.CLOSED && source === stream) setState("The live output is not available. Reload the page to try again.");
     });
   }
+  function closeStream() {
+    if (source) source.close();
+    source = null;
+  }
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") closeStream();
+    else openStream();
+  });
+  window.addEventListener("pagehide", closeStream);
+  window.addEventListener("pageshow", function () {
+    if (document.visibilityState !== "hidden") openStream();
+  });
+  if (document.visibilityState !== "hidden") openStream();
 
   // Commands: the same form, posted with fetch; the answer goes under "Command output".
   // A command with no answer (504, or the connection failed) may still have run: not "Refused".
