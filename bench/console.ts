@@ -6,6 +6,12 @@
  * figure) against a real `outpost serve` on a fresh PostgreSQL database; prints requests/s,
  * p50/p99 (target p99 ≤ 20 ms) and the server's CPU per command.
  *
+ * The figure is Outpost's own path, with an agent whose console answers at once. On a wrapped
+ * server a command's answer also waits for the console to go quiet (wrap's quiet window,
+ * `quietMs` in agent/wrap-console.ts), which no setting of Outpost can shorten; the target leaves
+ * it out. As bench/oauth.ts and bench/http-api.ts do, a missed target is printed as such and the
+ * run still exits 0 (the figures depend on the machine); an error or a non-2xx answer exits 1.
+ *
  * Env: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (default 20), BENCH_LOAD=autocannon,
  * BENCH_CPU_PROF=dir (runs the server with --cpu-prof into that directory).
  */
@@ -60,7 +66,8 @@ try {
   console.log(`\nservers/executeConsoleCommand → agent → output, ${connections} concurrent callers, ${duration} s, loopback, PostgreSQL, load: ${loadGenerator}\n`);
   printFigures([figures]);
   console.log(`\nOutpost's CPU per command: ${cpu}`);
-  console.log(`p99 ${figures.p99} ms (target ≤ ${targetP99Ms} ms): ${figures.p99 <= targetP99Ms ? "met" : "NOT met"}`);
+  console.log(`p99 ${figures.p99} ms, target ≤ ${targetP99Ms} ms: ${figures.p99 <= targetP99Ms ? "met" : "NOT MET"}`);
+  console.log(`(Outpost's path with an agent that answers at once; a wrapped server adds its quiet window after each command's output)`);
   console.log(`load averages (1, 5, 15 min): ${loadAtStart} at the start, ${loadAverages()} at the end`);
   if (figures.errors || figures.non2xx) process.exitCode = 1;
 } finally {
