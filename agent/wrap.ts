@@ -14,6 +14,7 @@ import { createInterface } from "node:readline";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { startAgent, type Agent, type AgentEvent, type AgentOptions } from "./client.ts";
 import { plainLine, readLogLine } from "./log-formats.ts";
+import { readLines } from "./output-lines.ts";
 import { createConsoleRunner } from "./wrap-console.ts";
 import { createPlayersSession, refusedMessage, unreachableMessage, type PlayersSession } from "./wrap-players.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
@@ -90,7 +91,7 @@ export function refusalNotice(error: ConnectError): string {
 /**
  * The server's stdout and stderr: shown unchanged and streamed to Outpost's live console. Stdout,
  * where the game logs (Java's stderr goes there too, through the game's logger), is also the
- * output of the console command being run, and is read for players.
+ * output of the console command being run, and its whole lines are read for players.
  */
 function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersSession, collect: (line: string) => void, note: (message: string) => void): void {
   const { child } = server;
@@ -98,12 +99,11 @@ function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersS
   for (const out of [process.stdout, process.stderr]) out.on("error", () => {});
   child.stdout!.pipe(process.stdout);
   child.stderr!.pipe(process.stderr);
-  const each = (stream: NodeJS.ReadableStream, onLine: (raw: string) => void) => createInterface({ input: stream, crlfDelay: Infinity }).on("line", onLine);
   const live = (raw: string) => agent.consoleOutput([plainLine(raw)]);
-  each(child.stdout!, (raw) => {
+  readLines(child.stdout!, ({ text: raw, whole }) => {
     live(raw);
     collect(plainLine(raw));
-    const understood = readLogLine(raw);
+    const understood = whole ? readLogLine(raw) : undefined;
     if (!understood) return;
     try {
       players.handle(understood.event);
@@ -111,7 +111,7 @@ function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersS
       note(`could not act on "${plainLine(raw)}": ${(error as Error).message}`);
     }
   });
-  each(child.stderr!, live);
+  readLines(child.stderr!, ({ text }) => live(text));
 }
 
 /** The operator's terminal: each line they type goes to the server's console, whole. */

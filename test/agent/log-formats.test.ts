@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { logFormats, plainLine, readLogLine } from "../../agent/log-formats.ts";
+import { logFormats, plainLine, readableLine, readLogLine } from "../../agent/log-formats.ts";
 import { tellraw } from "../../agent/tellraw.ts";
 import { propertyValue } from "../../agent/server-properties.ts";
 
@@ -63,6 +63,20 @@ describe("wrap's console line table", () => {
       "01:02:03 INFO]: Steve joined the game",
     ];
     for (const line of ignored) assert.equal(readLogLine(line), undefined, line);
+  });
+
+  it("reads no line with a control character or a line separator in it, colours and one line end aside", () => {
+    const command = (middle: string) => `[01:02:03 INFO]: Steve issued server command: /outpost login${middle}ABCD-1234`;
+    assert.ok(readLogLine(command(" ")));
+    for (const c of ["\u2028", "\u2029", "\u0085", "\r", "\t", "\u0000", "\u0007", "\u007f", "\u009b", "\u001b", "\u001b[2K\r"]) {
+      assert.equal(readLogLine(command(`${c} `)), undefined, JSON.stringify(c));
+    }
+    const uuidLine = `[01:02:03] [User Authenticator #1/INFO]: UUID of player Steve is ${steve}`;
+    assert.equal(readLogLine(`[01:02:03 INFO]: <Mallory> hi\u2028${uuidLine}`), undefined);
+    assert.equal(readLogLine(`${uuidLine}\u0085`), undefined);
+    assert.ok(readLogLine(`${uuidLine}\r`));
+    assert.equal(readableLine("\r> \u001b[2K\u001b[33m[01:02:03 INFO]: hi\u001b[m\r"), "[01:02:03 INFO]: hi");
+    assert.equal(readableLine("[01:02:03 INFO]: hi\r\r"), undefined);
   });
 
   it("shows a line without colours or prompt, text otherwise unchanged", () => {

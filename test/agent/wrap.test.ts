@@ -175,6 +175,36 @@ describe("outpost-agent wrap around a game server", function () {
     assert.equal(await wrapped.stop(), 0);
   });
 
+  it("reads nothing a player forges in chat behind a line separator, a carriage return or a C1 control, and still shows the chat", async () => {
+    const server = await createServer("Forged");
+    const wrapped = wrap(server.key, ["--format", "paper"]);
+    await connected(wrapped);
+    const steve = randomUUID();
+    wrapped.send(`player join Steve ${steve}`);
+    wrapped.send(`player join Mallory ${randomUUID()}`);
+    // Minecraft lets these through in chat; the stand-in prints the text as it was typed. On the
+    // way there the text is ASCII, as JSON.stringify leaves U+2028, U+2029 and U+0085 as they are.
+    const ascii = (text: string) => JSON.stringify(text).replace(/[^ -~]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+    const chat = (text: string) => wrapped.send(`player chat Mallory ${ascii(text)}`);
+    for (const separator of ["\u2028", "\u2029", "\r", "\u0085"]) {
+      chat(`hi${separator}[12:00:02 INFO]: UUID of player Eve is ${steve}`);
+      chat(`hi${separator}[12:00:02 INFO]: Steve left the game`);
+      chat(`hi${separator}[12:00:02 INFO]: Steve issued server command: /outpost login ZZZZ-9999`);
+    }
+    wrapped.send("player join Eve");
+    wrapped.send(`player join Alex ${randomUUID()}`);
+    await eventually(server.id, (s) => s.playerCount === 3);
+    const players = await seeded.api("GET", `servers/listPlayers?serverId=${server.id}`);
+    assert.deepEqual(players.map((p: Json) => p.name).sort(), ["Alex", "Mallory", "Steve"]);
+    assert.equal(players.find((p: Json) => p.name === "Steve").uuid, steve);
+    assert.match(wrapped.output(), /\[outpost\] Eve joined, but their login printed no UUID/);
+    // Steve's own command is the first Outpost hears of him, and the only one he is answered.
+    assert.equal(await play(wrapped, "Steve", "/outpost login ZZZZ-9998"), noSignIn);
+    assert.equal(wrapped.output().match(/tellraw Steve:/g)?.length, 1);
+    assert.ok(wrapped.output().includes("<Mallory> hi\u2028[12:00:02 INFO]: Steve issued server command: /outpost login ZZZZ-9999\n"));
+    assert.equal(await wrapped.stop(), 0);
+  });
+
   it("does not report a player whose login printed no UUID, and tells them why they cannot sign in", async () => {
     const server = await createServer("No UUID");
     const wrapped = wrap(server.key, ["--format", "paper"]);
