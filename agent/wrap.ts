@@ -8,7 +8,8 @@
  * The game comes first: the server starts whether or not Outpost can be reached, keeps running
  * while the agent reconnects, and keeps running without Outpost when Outpost refuses the agent (a
  * wrong key: said loudly; restart the agent to try again). Ctrl-C or SIGTERM writes `stop` and
- * kills the server only after the grace period; the agent exits with the server's exit status.
+ * kills the server only after the grace period (wrap-signals.ts); the agent exits with the
+ * server's exit status.
  */
 import { createInterface } from "node:readline";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -18,6 +19,7 @@ import { readLines } from "./output-lines.ts";
 import { createConsoleRunner } from "./wrap-console.ts";
 import { createPlayersSession, refusedMessage, unreachableMessage, type PlayersSession } from "./wrap-players.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
+import { handleStopSignals } from "./wrap-signals.ts";
 
 export interface WrapOptions {
   /** How to reach Outpost (the console handler is the wrapper's own). */
@@ -120,29 +122,4 @@ function passOperatorInput(server: ServerProcess): { close(): void } {
   // Without a terminal (systemd, docker without -i) stdin ends at once: the server keeps running.
   input.on("line", (line) => void server.writeLine(line));
   return { close: () => input.close() };
-}
-
-/** Ctrl-C or SIGTERM: `stop`, then a kill after the grace period (or at the second signal). */
-function handleStopSignals(server: ServerProcess, graceSeconds: number, note: (message: string) => void) {
-  let requested = false;
-  let killTimer: NodeJS.Timeout | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (!server.running()) return; // Already ending: the agent exits with the server's status.
-    if (requested) {
-      note(`${signal} again: killing the server now`);
-      return server.kill();
-    }
-    requested = true;
-    if (!server.writeLine("stop")) return server.kill();
-    note(`${signal}: stopping the server (sent "stop"; it is killed if still running in ${graceSeconds} s, or at once on a second ${signal})`);
-    killTimer = setTimeout(() => {
-      note(`the server did not stop within ${graceSeconds} s: killing it`);
-      server.kill();
-    }, graceSeconds * 1000);
-  };
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, onSignal);
-  return {
-    requested: () => requested,
-    dispose: () => clearTimeout(killTimer),
-  };
 }

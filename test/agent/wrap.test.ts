@@ -11,6 +11,7 @@ import { openHostedPage, seedGameOAuth, startCallbackServer, type CallbackServer
 import { freePort } from "../support/outpost.ts";
 import { startRestartableOutpost, type RestartableOutpost } from "../support/restartable-outpost.ts";
 import { refusedMessage, unreachableMessage } from "../../agent/wrap-players.ts";
+import { repeatWindowMs } from "../../agent/wrap-signals.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -258,6 +259,27 @@ describe("outpost-agent wrap around a game server", function () {
     await connected(hung);
     assert.equal(await hung.stop("SIGTERM"), 128 + 9);
     assert.match(hung.output(), /stdin> stop\n[^]*\[outpost\] the server did not stop within 1 s: killing it/);
+  });
+
+  it("takes the same signal again within a second as one Ctrl-C (npm run passes it on too), and kills the server on a later one", async () => {
+    const server = await createServer("Ctrl-C");
+    const hung = wrap(server.key, ["--format", "paper", "--ignore-stop"]);
+    await connected(hung);
+    // The terminal's Ctrl-C, then npm's copy of it a moment later (sent back to back, the two
+    // could merge into one pending signal).
+    hung.child.kill("SIGINT");
+    await hung.waitFor(/\[outpost\] SIGINT: stopping the server \(sent "stop"/);
+    hung.child.kill("SIGINT");
+    await hung.waitFor(/\[outpost\] SIGINT again within a second: taken as the same one/);
+    const since = hung.output().length;
+    hung.send("say still here");
+    await hung.waitFor(/\[Server\] still here/, since);
+    assert.doesNotMatch(hung.output(), /killing/);
+    // A deliberate second Ctrl-C, later.
+    await sleep(repeatWindowMs + 100);
+    hung.child.kill("SIGINT");
+    assert.equal(await hung.exited, 128 + 9);
+    assert.match(hung.output(), /\[outpost\] SIGINT again: killing the server now/);
   });
 
   it("starts the server while Outpost is down, connects when it is up, and rides out its restart", async () => {
