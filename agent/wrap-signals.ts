@@ -4,12 +4,21 @@
  * insists with another signal. Not any other signal, though: under `npm run` one Ctrl-C reaches the
  * agent twice (from the terminal and from npm), so the same signal again within a second is taken
  * as the same request, and killing (and losing what the world had not saved) takes a deliberate
- * second one. A hangup (SIGHUP) stops the server too.
+ * second one.
+ *
+ * A hangup (SIGHUP) stops the server only when the agent's stdin is a terminal, the one that hung
+ * up. Otherwise the agent was started without one (nohup, systemd, Docker) and is meant to outlive
+ * the session: Node.js does not keep the ignored SIGHUP that nohup leaves it, so it is ignored here.
  */
 import type { ServerProcess } from "./server-process.ts";
 
 /** How soon the same signal again counts as the first one, repeated. */
 export const repeatWindowMs = 1_000;
+
+/** The signals that stop the server, given the agent's stdin. */
+export function stopSignals(stdin: { isTTY?: boolean }): NodeJS.Signals[] {
+  return stdin.isTTY ? ["SIGINT", "SIGTERM", "SIGHUP"] : ["SIGINT", "SIGTERM"];
+}
 
 export interface Stopper {
   /** A stop signal arrived. */
@@ -52,9 +61,13 @@ export function createStopper(
   };
 }
 
-/** Listens for the stop signals on this process. */
+/** Listens for the stop signals on this process (and for a SIGHUP to ignore, when it is not one). */
 export function handleStopSignals(server: ServerProcess, graceSeconds: number, note: (message: string) => void): Stopper {
   const stopper = createStopper(server, graceSeconds, note);
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, stopper.onSignal);
+  const signals = stopSignals(process.stdin);
+  for (const signal of signals) process.on(signal, stopper.onSignal);
+  if (!signals.includes("SIGHUP")) {
+    process.on("SIGHUP", () => note("SIGHUP ignored: the agent's stdin is no terminal (nohup, systemd, Docker); SIGINT or SIGTERM stops the server"));
+  }
   return stopper;
 }

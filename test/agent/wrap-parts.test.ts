@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { Player, Reply } from "../../agent/client.ts";
 import { busyMessage, createPlayersSession, unknownAccountMessage, unreachableMessage } from "../../agent/wrap-players.ts";
 import { createConsoleRunner } from "../../agent/wrap-console.ts";
-import { createStopper, repeatWindowMs } from "../../agent/wrap-signals.ts";
+import { createStopper, repeatWindowMs, stopSignals } from "../../agent/wrap-signals.ts";
 
 const steve = { name: "Steve", uuid: "069a79f4-44e9-4726-a5be-fca90e38aaf5" };
 
@@ -188,5 +188,10 @@ describe("wrap's stop signals", () => {
     const gone = stopper({ writes: false });
     gone.stop.onSignal("SIGINT");
     assert.deepEqual(gone.done, ["write stop", "kill SIGKILL"]);
+  });
+
+  it("stops on a hangup only when stdin is a terminal, the one that hung up", () => {
+    assert.deepEqual(stopSignals({ isTTY: true }), ["SIGINT", "SIGTERM", "SIGHUP"]);
+    assert.deepEqual(stopSignals({}), ["SIGINT", "SIGTERM"]);
   });
 });

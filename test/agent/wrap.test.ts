@@ -261,6 +261,19 @@ describe("outpost-agent wrap around a game server", function () {
     assert.match(hung.output(), /stdin> stop\n[^]*\[outpost\] the server did not stop within 1 s: killing it/);
   });
 
+  it("ignores SIGHUP when its stdin is no terminal (nohup, systemd, Docker): the server keeps running", async () => {
+    const server = await createServer("Nohup");
+    const wrapped = wrap(server.key, ["--format", "paper"]);
+    await connected(wrapped);
+    wrapped.child.kill("SIGHUP");
+    await wrapped.waitFor(/\[outpost\] SIGHUP ignored: the agent's stdin is no terminal/);
+    const since = wrapped.output().length;
+    wrapped.send("say still here");
+    await wrapped.waitFor(/\[Server\] still here/, since);
+    assert.doesNotMatch(wrapped.output(), /stdin> stop/);
+    assert.equal(await wrapped.stop(), 0);
+  });
+
   it("takes the same signal again within a second as one Ctrl-C (npm run passes it on too), and kills the server on a later one", async () => {
     const server = await createServer("Ctrl-C");
     const hung = wrap(server.key, ["--format", "paper", "--ignore-stop"]);
