@@ -56,7 +56,9 @@ type Requests = ReturnType<typeof createWritableIterable<{ message: AgentMessage
 
 async function run(deps: ConnectionDeps, abort: AbortController, requests: Requests, onWelcome: () => void): Promise<void> {
   const { options } = deps;
-  const send = (message: AgentMessage) => void requests.write({ message }).catch(() => {});
+  /** Resolves once the stream has taken the message: what the console's outlet waits for. */
+  const sendWaiting = (message: AgentMessage) => requests.write({ message }).catch(() => {});
+  const send = (message: AgentMessage) => void sendWaiting(message);
   let heartbeat: NodeJS.Timeout | undefined;
   let silence: NodeJS.Timeout | undefined;
   let silenceLimitMs = 30_000;
@@ -72,7 +74,7 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
     deps.setLive({ welcome: value, send });
     const players = deps.players();
     if (players.length) send({ case: "players", value: { players } });
-    deps.consoleOutlet.attach(send);
+    deps.consoleOutlet.attach(sendWaiting);
     deps.emit({ kind: "connected", welcome: value });
   };
   send({ case: "hello", value: { game: options.game, playerAuth: options.playerAuth, agentVersion: options.agentVersion ?? "", console: !!options.console } });
