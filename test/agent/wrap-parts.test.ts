@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Player, Reply } from "../../agent/client.ts";
 import { busyMessage, createPlayersSession, unknownAccountMessage, unreachableMessage } from "../../agent/wrap-players.ts";
-import { createConsoleRunner } from "../../agent/wrap-console.ts";
+import { createConsoleRunner, quietMs } from "../../agent/wrap-console.ts";
 import { createStopper, repeatWindowMs, stopSignals } from "../../agent/wrap-signals.ts";
 
 const steve = { name: "Steve", uuid: "069a79f4-44e9-4726-a5be-fca90e38aaf5" };
@@ -129,6 +129,22 @@ describe("wrap's console commands", () => {
     assert.deepEqual(written, ["list", "say hi"]);
     assert.deepEqual(list, { success: true, output: ["list: first", "list: second"] });
     assert.deepEqual(say, { success: true, output: ["say hi: first", "say hi: second"] });
+  });
+
+  it("waits for a lagging server's first line, however long past the quiet window, then for the console to be quiet", async () => {
+    const runner = createConsoleRunner((line) => {
+      setTimeout(() => runner.line(`${line}: late`), quietMs * 3);
+      setTimeout(() => runner.line(`${line}: next`), quietMs * 3 + 10);
+      return true;
+    }, () => {});
+    assert.deepEqual(await runner.handler("list", new AbortController().signal), { success: true, output: ["list: late", "list: next"] });
+  });
+
+  it("answers a command that prints nothing once Outpost stops waiting, with no lines", async () => {
+    const abort = new AbortController();
+    const runner = createConsoleRunner(() => (setTimeout(() => abort.abort(), quietMs * 2), true), () => {});
+    assert.deepEqual(await runner.handler(`tellraw Steve {"text":"hi"}`, abort.signal), { success: true, output: [] });
+    assert.equal(abort.signal.aborted, true);
   });
 
   it("answers with what it has when Outpost stops waiting, and fails when the server is gone", async () => {
