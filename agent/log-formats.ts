@@ -47,11 +47,19 @@ export const logFormats: readonly LogFormat[] = [
     meaning: "The frame of every line of a Bukkit-family server; only INFO messages are read.",
   },
   {
-    name: "Vanilla (and Fabric) line",
+    name: "Vanilla line",
     kind: "frame",
     pattern: /^\[(?<time>\d{2}:\d{2}:\d{2})\] \[(?<thread>[^\]]+)\/(?<level>[A-Z]+)\]: (?<message>.*)$/,
     example: '[12:34:56] [Server thread/INFO]: Done (2.345s)! For help, type "help"',
     meaning: "The frame of every line of the vanilla server; only INFO messages are read, and the thread is checked where a message names one.",
+  },
+  {
+    name: "Fabric line",
+    kind: "frame",
+    pattern: /^\[(?<time>\d{2}:\d{2}:\d{2})\] \[(?<thread>[^\]]+)\/(?<level>[A-Z]+)\] \(Minecraft\) (?<message>.*)$/,
+    example: '[12:34:56] [Server thread/INFO] (Minecraft) Done (3.456s)! For help, type "help"',
+    meaning:
+      "The frame of the game's own lines on a Fabric server (a mod's lines name the mod's logger instead of Minecraft, and are not read); as for vanilla, only INFO messages are read and the thread is checked.",
   },
   {
     name: "Player's UUID",

@@ -30,13 +30,16 @@ describe("wrap's console line table", () => {
     });
   }
 
-  it("reads every message in both frames, coloured or not, and behind a console prompt", () => {
+  it("reads every message in every frame, coloured or not, and behind a console prompt", () => {
     const messages = [`UUID of player Steve is ${steve}`, "Steve joined the game", "Steve left the game", "Steve issued server command: /outpost confirm"];
     for (const message of messages) {
+      const thread = message.startsWith("UUID") ? "User Authenticator #2" : "Server thread";
       const paper = readLogLine(`[01:02:03 INFO]: \u001b[0;33;22m${message}\u001b[m`);
-      const vanilla = readLogLine(`\r> [01:02:03] [${message.startsWith("UUID") ? "User Authenticator #2" : "Server thread"}/INFO]: ${message}\r`);
+      const vanilla = readLogLine(`\r> [01:02:03] [${thread}/INFO]: ${message}\r`);
+      const fabric = readLogLine(`\u001b[34m[01:02:03]\u001b[m \u001b[32m[${thread}/INFO]\u001b[m \u001b[36m(Minecraft)\u001b[m ${message}`);
       assert.ok(paper, message);
-      assert.deepEqual(vanilla, { ...paper, frame: "Vanilla (and Fabric) line" });
+      assert.deepEqual(vanilla, { ...paper, frame: "Vanilla line" });
+      assert.deepEqual(fabric, { ...paper, frame: "Fabric line" });
     }
     assert.deepEqual(readLogLine("[01:02:03 INFO]: Alex (formerly known as Steve) joined the game")?.event, { kind: "join", name: "Alex" });
     assert.deepEqual(readLogLine("[01:02:03] [Server thread/INFO]: Steve[<ip address withheld>] logged in with entity id 7 at (1.0, 2.0, 3.0)")?.event, { kind: "join", name: "Steve" });
@@ -59,6 +62,10 @@ describe("wrap's console line table", () => {
       "[01:02:03 INFO]: A_name_far_too_long joined the game",
       "[01:02:03 INFO]: Ste",
       "[01:02:03] [Server thread/INFO]: UUID of player Steve is " + steve,
+      "[01:02:03] [Server thread/INFO] (Minecraft) UUID of player Steve is " + steve,
+      "[01:02:03] [Server thread/INFO] (SomeMod) Steve joined the game",
+      "[01:02:03] [Server thread/INFO] (Minecraft): Steve joined the game",
+      "[01:02:03] [Server thread/WARN] (Minecraft) Steve joined the game",
       "[01:02:03] [Server thread/INFO",
       "01:02:03 INFO]: Steve joined the game",
     ];

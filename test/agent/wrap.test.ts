@@ -219,17 +219,19 @@ describe("outpost-agent wrap around a game server", function () {
     assert.equal(await wrapped.stop(), 0);
   });
 
-  it("reports the players of a vanilla server from its log", async () => {
-    const server = await createServer("Vanilla");
-    const wrapped = wrap(server.key, ["--format", "vanilla", "--ansi"]);
-    await connected(wrapped);
-    wrapped.send(`player join Steve ${randomUUID()}`);
-    wrapped.send(`player join Alex ${randomUUID()}`);
-    await eventually(server.id, (s) => s.playerCount === 2);
-    wrapped.send("player leave Steve");
-    await eventually(server.id, (s) => s.playerCount === 1);
-    assert.equal(await wrapped.stop(), 0);
-  });
+  for (const format of ["vanilla", "fabric"]) {
+    it(`reports the players of a ${format} server from its log`, async () => {
+      const server = await createServer(format);
+      const wrapped = wrap(server.key, ["--format", format, "--ansi"]);
+      await connected(wrapped);
+      wrapped.send(`player join Steve ${randomUUID()}`);
+      wrapped.send(`player join Alex ${randomUUID()}`);
+      await eventually(server.id, (s) => s.playerCount === 2);
+      wrapped.send("player leave Steve");
+      await eventually(server.id, (s) => s.playerCount === 1);
+      assert.equal(await wrapped.stop(), 0);
+    });
+  }
 
   it("exits with the server's status when the server crashes, and the server goes offline", async () => {
     const server = await createServer("Crashing");
