@@ -82,7 +82,8 @@ export const logFormats: readonly LogFormat[] = [
   {
     name: "Player logged in",
     kind: "message",
-    pattern: new RegExp(`^${name}\\[[^\\]]*\\] logged in with entity id \\d+ at `),
+    // The address in brackets may hold brackets of its own: an IPv6 one is [/[::1]:5000].
+    pattern: new RegExp(`^${name}\\[(?:[^\\[\\]]|\\[[^\\[\\]]*\\])*\\] logged in with entity id \\d+ at `),
     example: "[12:34:56] [Server thread/INFO]: Steve[/127.0.0.1:54321] logged in with entity id 123 at (0.5, 64.0, 0.5)",
     meaning: "The same as a join (printed next to it; a custom join message does not change it).",
     event: (g) => ({ kind: "join", name: g.name }),

@@ -43,6 +43,10 @@ describe("wrap's console line table", () => {
     }
     assert.deepEqual(readLogLine("[01:02:03 INFO]: Alex (formerly known as Steve) joined the game")?.event, { kind: "join", name: "Alex" });
     assert.deepEqual(readLogLine("[01:02:03] [Server thread/INFO]: Steve[<ip address withheld>] logged in with entity id 7 at (1.0, 2.0, 3.0)")?.event, { kind: "join", name: "Steve" });
+    for (const address of ["/[0:0:0:0:0:0:0:1]:5000", "/[2001:db8::1%eth0]:50123", "local:E:4b1f"]) {
+      const line = `[01:02:03 INFO]: Steve[${address}] logged in with entity id 7 at ([world]1.0, 2.0, 3.0)`;
+      assert.deepEqual(readLogLine(line)?.event, { kind: "join", name: "Steve" }, address);
+    }
   });
 
   it("ignores unknown, partial and look-alike lines", () => {
@@ -61,6 +65,8 @@ describe("wrap's console line table", () => {
       "[01:02:03 INFO]: Steve issued server command: outpost confirm",
       "[01:02:03 INFO]: A_name_far_too_long joined the game",
       "[01:02:03 INFO]: Ste",
+      "[01:02:03 INFO]: Steve[/[::1]:5000 logged in with entity id 7 at (1.0, 2.0, 3.0)",
+      "[01:02:03 INFO]: Steve[/[[::1]]:5000] logged in with entity id 7 at (1.0, 2.0, 3.0)",
       "[01:02:03] [Server thread/INFO]: UUID of player Steve is " + steve,
       "[01:02:03] [Server thread/INFO] (Minecraft) UUID of player Steve is " + steve,
       "[01:02:03] [Server thread/INFO] (SomeMod) Steve joined the game",
