@@ -40,6 +40,8 @@ export async function wrap(options: WrapOptions): Promise<number> {
   const url = options.agent.url;
   note(`starting the server: ${options.command.join(" ")}`);
   const server = startServerProcess(options.command);
+  // Should the agent be killed outright, this is how the operator finds the server (docs/servers.md).
+  if (server.child.pid !== undefined) note(`the server is process ${server.child.pid}, in a process group of its own`);
   // Should the agent itself fail, the server is not left behind: SIGTERM lets Java save and stop.
   const killOnExit = () => server.kill("SIGTERM");
   process.once("exit", killOnExit);

@@ -304,6 +304,7 @@ describe("outpost-agent wrap around a game server", function () {
     await wrapped.waitFor(/Done \([\d.]+s\)! For help, type "help"/);
     await wrapped.waitFor(/\[outpost\] cannot reach Outpost at .*; trying again in [\d.]+ s\. The game server keeps running\./);
     const pid = Number((await wrapped.waitFor(/stand-in pid (\d+)/))[1]);
+    assert.match(wrapped.output(), new RegExp(`\\[outpost\\] the server is process ${pid}, in a process group of its own\\n`));
     await outpost.start();
     await connected(wrapped);
     const steve = { name: "Steve", uuid: randomUUID() };
