@@ -18,7 +18,7 @@ import { wrap } from "./wrap.ts";
 const usage = `usage: outpost-agent <command>
 
   wrap --url URL --key KEY [--game minecraft] [--auth online|offline|proxy] [--grace-seconds N] -- <server command>
-      runs a Minecraft server (Paper, Spigot, Purpur; vanilla for players online) as its child
+      runs a Minecraft server (Paper, Spigot, Purpur; vanilla, Fabric for players online) as its child
       and is its agent, e.g. -- java -Xmx4G -jar paper.jar nogui. This terminal stays the
       server's console; players sign in with /outpost; Outpost's console commands reach it.
       Ctrl-C or SIGTERM writes "stop", then kills the server after --grace-seconds (default 30);

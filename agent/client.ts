@@ -4,47 +4,22 @@
  * the players online and plays in-game commands (a login code, then the player's confirmation when
  * Outpost asks for it), and reconnects after a drop with exponential
  * backoff and jitter. A refusal (a key that does not work, the wrong game) stops it instead:
- * trying again would not help. Imports only the contract, never core.
+ * trying again would not help. One connection is connection.ts; the questions Outpost answers by
+ * request id are requests.ts. Imports only the contract, never core.
  */
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { createWritableIterable } from "@connectrpc/connect/protocol";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import {
-  AgentService,
-  ConfirmCommand_Decision,
-  type ConnectRequestSchema,
-  type ConnectResponse,
-  type Welcome,
-} from "../gen/outpost/agent/v1/agent_service_pb.js";
+import { AgentService, ConfirmCommand_Decision, type Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { PlayerAuth, type Game } from "../gen/outpost/servers/v1/resources_pb.js";
-import { agentKeyHeader } from "../contract/credentials.ts";
-import { answerConsoleCommand, createConsoleOutlet, type ConsoleHandler } from "./console.ts";
+import { openConnection, type Connection, type ConnectionDeps, type Live } from "./connection.ts";
+import { createConsoleOutlet, type ConsoleHandler } from "./console.ts";
 import { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
+import { createPendingRequests, type AgentMessage, type Reply } from "./requests.ts";
 
 export { PlayerAuth };
 export type { ConsoleHandler, ConsoleRun } from "./console.ts";
 export { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
-
-export interface Reply {
-  /** The player is now signed in. */
-  accepted: boolean;
-  /** What to show the player. */
-  message: string;
-  /**
-   * Set when a login code claimed a sign-in that waits for the player to confirm it (then
-   * `message` is the prompt): answer with {@link Agent.confirm} or {@link Agent.cancel}, or the
-   * player types `/outpost confirm` or `/outpost cancel`.
-   */
-  confirmation?: Confirmation;
-}
-
-export interface Confirmation {
-  appName: string;
-  /** Where the app receives the sign-in (its redirect URI's host). */
-  redirectHost: string;
-  expiresInSeconds: number;
-}
+export type { Confirmation, Reply } from "./requests.ts";
 
 export interface AgentOptions {
   /** Outpost's ACCOUNT_BASE_URL, e.g. http://localhost:3000. */
@@ -113,150 +88,49 @@ export function backoffMs(attempt: number, initialMs: number, maxMs: number): nu
   return Math.round(base / 2 + (Math.random() * base) / 2);
 }
 
-interface Live {
-  welcome: Welcome;
-  send(message: MessageInitShape<typeof ConnectRequestSchema>["message"]): void;
+/** What the agent knows between connections. */
+interface AgentState {
+  players: Player[];
+  /** The welcomed connection, while there is one. */
+  live?: Live;
+  /** The connection being made or in use. */
+  current?: Connection;
+  stopping: boolean;
+  /** Ends the wait before the next reconnect attempt. */
+  wake?: () => void;
+  listeners: Set<(event: AgentEvent) => void>;
 }
 
 export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) => void = () => {}): Agent {
   const transport =
     options.transport ?? createConnectTransport({ baseUrl: new URL("/api/rpc", options.url).toString(), httpVersion: "2" });
-  const client = createClient(AgentService, transport);
-  const { initialMs, maxMs } = options.backoff ?? { initialMs: 500, maxMs: 30_000 };
-  let players: Player[] = [];
-  let live: Live | undefined;
-  let stopping = false;
-  let current: { abort: AbortController; closeRequests(): void } | undefined;
-  let nextRequestId = 0;
-  const pending = new Map<string, (reply: Reply | Error) => void>();
-  const listeners = new Set<(event: AgentEvent) => void>([onEvent]);
-  const emit = (event: AgentEvent) => listeners.forEach((listener) => listener(event));
-  let wake: (() => void) | undefined;
+  const state: AgentState = { players: [], stopping: false, listeners: new Set([onEvent]) };
+  const emit = (event: AgentEvent) => state.listeners.forEach((listener) => listener(event));
   const consoleOutlet = createConsoleOutlet();
-
-  /** One connection, until it ends; throws why it ended, unless the agent is stopping. */
-  async function connectOnce(onWelcome: () => void): Promise<void> {
-    const abort = new AbortController();
-    const requests = createWritableIterable<MessageInitShape<typeof ConnectRequestSchema>>();
-    const send: Live["send"] = (message) => void requests.write({ message }).catch(() => {});
-    current = { abort, closeRequests: () => requests.close() };
-    let heartbeat: NodeJS.Timeout | undefined;
-    let silence: NodeJS.Timeout | undefined;
-    let silenceLimitMs = 30_000;
-    const heard = () => {
-      clearTimeout(silence);
-      silence = setTimeout(() => abort.abort(new ConnectError(`Outpost sent nothing for ${silenceLimitMs / 1000} seconds`, Code.DeadlineExceeded)), silenceLimitMs);
-    };
-    const hello = { game: options.game, playerAuth: options.playerAuth, agentVersion: options.agentVersion ?? "", console: !!options.console };
-    send({ case: "hello", value: hello });
-    try {
-      heard();
-      const responses = client.connect(requests, { signal: abort.signal, headers: { [agentKeyHeader]: options.key } });
-      for await (const response of responses) {
-        heard();
-        const { message } = response as ConnectResponse;
-        if (message.case === "welcome") {
-          onWelcome();
-          const everyMs = options.heartbeatMs ?? message.value.heartbeatSeconds * 1000;
-          silenceLimitMs = 3 * everyMs;
-          heartbeat = setInterval(() => send({ case: "heartbeat", value: {} }), everyMs);
-          live = { welcome: message.value, send };
-          if (players.length) send({ case: "players", value: { players } });
-          consoleOutlet.attach(send);
-          emit({ kind: "connected", welcome: message.value });
-        } else if (message.case === "loginReply") {
-          const { requestId, accepted, message: text, confirmation } = message.value;
-          const reply: Reply = { accepted, message: text };
-          if (confirmation) {
-            const { appName, redirectHost, expiresInSeconds } = confirmation;
-            reply.confirmation = { appName, redirectHost, expiresInSeconds };
-          }
-          pending.get(requestId)?.(reply);
-        } else if (message.case === "consoleCommand") {
-          void answerConsoleCommand(options.console, message.value, abort.signal, send);
-        }
-      }
-      if (!stopping) throw new ConnectError("Outpost closed the connection", Code.Unavailable);
-    } catch (error) {
-      if (abort.signal.aborted && abort.signal.reason instanceof ConnectError) throw abort.signal.reason;
-      throw error;
-    } finally {
-      clearInterval(heartbeat);
-      clearTimeout(silence);
-      consoleOutlet.attach(undefined);
-      live = undefined;
-      current = undefined;
-      requests.close();
-      for (const settle of pending.values()) settle(new Error("the connection to Outpost dropped before it answered"));
-      pending.clear();
-    }
-  }
-
-  const stopped = (async () => {
-    let attempt = 0;
-    while (!stopping) {
-      let welcomed = false;
-      const error = await connectOnce(() => (welcomed = true)).then(
-        () => undefined,
-        (caught) => ConnectError.from(caught),
-      );
-      if (stopping || !error) break;
-      if (refusals.has(error.code) || options.reconnect === false) {
-        emit({ kind: "stopped", error });
-        throw error;
-      }
-      attempt = welcomed ? 0 : attempt + 1;
-      const retryInMs = backoffMs(attempt, initialMs, maxMs);
-      emit({ kind: "disconnected", error, retryInMs });
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, retryInMs);
-        wake = () => (clearTimeout(timer), resolve());
-      });
-    }
-    emit({ kind: "stopped" });
-  })();
+  const requests = createPendingRequests();
+  const deps: ConnectionDeps = {
+    client: createClient(AgentService, transport),
+    options,
+    players: () => state.players,
+    consoleOutlet,
+    requests,
+    setLive: (live) => (state.live = live),
+    emit,
+    stopping: () => state.stopping,
+  };
+  const stopped = keepConnected(state, deps, options);
   void stopped.finally(() => consoleOutlet.close()).catch(() => {});
   stopped.catch(() => {});
 
-  function connected(timeoutMs = 15_000): Promise<Welcome> {
-    if (live) return Promise.resolve(live.welcome);
-    return new Promise<Welcome>((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error(`not connected to Outpost within ${timeoutMs / 1000} seconds`)), timeoutMs);
-      const listener = (event: AgentEvent) => {
-        if (event.kind === "connected") done(event.welcome);
-        if (event.kind === "stopped") done(event.error ?? new Error("the agent stopped"));
-      };
-      const done = (result: Welcome | Error) => {
-        clearTimeout(timer);
-        listeners.delete(listener);
-        if (result instanceof Error) reject(result);
-        else resolve(result);
-      };
-      listeners.add(listener);
-    });
-  }
-
+  const connected = (timeoutMs = 15_000) => whenConnected(state, timeoutMs);
   /** Sends the message `build` makes with a new request id and resolves with its reply. */
-  async function request(timeoutMs: number, build: (requestId: string) => MessageInitShape<typeof ConnectRequestSchema>["message"]): Promise<Reply> {
+  async function request(timeoutMs: number, build: (requestId: string) => AgentMessage): Promise<Reply> {
     await connected(timeoutMs);
-    const { send } = live!;
-    const requestId = String(++nextRequestId);
-    return new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(() => settle(new Error(`Outpost did not answer within ${timeoutMs / 1000} seconds`)), timeoutMs);
-      const settle = (reply: Reply | Error) => {
-        clearTimeout(timer);
-        pending.delete(requestId);
-        if (reply instanceof Error) reject(reply);
-        else resolve(reply);
-      };
-      pending.set(requestId, settle);
-      send(build(requestId));
-    });
+    return requests.request(state.live!.send, timeoutMs, build);
   }
-
-  async function answer(player: Player, decision: ConfirmCommand_Decision, timeoutMs: number): Promise<Reply> {
+  function answer(player: Player, decision: ConfirmCommand_Decision, timeoutMs: number): Promise<Reply> {
     const problem = playerProblem(player);
-    if (problem) throw new Error(problem);
+    if (problem) return Promise.reject(new Error(problem));
     return request(timeoutMs, (requestId) => ({ case: "confirmCommand", value: { requestId, playerUuid: player.uuid, playerName: player.name, decision } }));
   }
 
@@ -269,32 +143,74 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
         const problem = playerProblem(player);
         if (problem) throw new Error(`players: ${problem}`);
       }
-      players = [...list];
-      live?.send({ case: "players", value: { players } });
+      state.players = [...list];
+      state.live?.send({ case: "players", value: { players: state.players } });
     },
     async playCommand(player, text, timeoutMs = 15_000) {
       const problem = commandProblem(player, text);
       if (problem) throw new Error(problem);
       return request(timeoutMs, (requestId) => ({ case: "loginCommand", value: { requestId, playerUuid: player.uuid, playerName: player.name, text } }));
     },
-    confirm(player, timeoutMs = 15_000) {
-      return answer(player, ConfirmCommand_Decision.CONFIRM, timeoutMs);
-    },
-    cancel(player, timeoutMs = 15_000) {
-      return answer(player, ConfirmCommand_Decision.CANCEL, timeoutMs);
-    },
-    consoleOutput(lines) {
-      consoleOutlet.write(lines);
-    },
-    async stop() {
-      stopping = true;
-      wake?.();
-      const connection = current;
-      // Half-close: Outpost ends the stream and records the server offline. Abort if it does not.
-      connection?.closeRequests();
-      const timer = connection && setTimeout(() => connection.abort.abort(), 3_000);
-      await stopped.catch(() => {});
-      clearTimeout(timer);
-    },
+    confirm: (player, timeoutMs = 15_000) => answer(player, ConfirmCommand_Decision.CONFIRM, timeoutMs),
+    cancel: (player, timeoutMs = 15_000) => answer(player, ConfirmCommand_Decision.CANCEL, timeoutMs),
+    consoleOutput: (lines) => consoleOutlet.write(lines),
+    stop: () => stopAgent(state, stopped),
   };
+}
+
+/** Connects, and reconnects after each drop with backoff, until stopped or refused (then rejects). */
+async function keepConnected(state: AgentState, deps: ConnectionDeps, options: AgentOptions): Promise<void> {
+  const { initialMs, maxMs } = options.backoff ?? { initialMs: 500, maxMs: 30_000 };
+  let attempt = 0;
+  while (!state.stopping) {
+    const connection = (state.current = openConnection(deps));
+    const error = await connection.ended.then(
+      () => undefined,
+      (caught) => ConnectError.from(caught),
+    );
+    state.current = undefined;
+    if (state.stopping || !error) break;
+    if (refusals.has(error.code) || options.reconnect === false) {
+      deps.emit({ kind: "stopped", error });
+      throw error;
+    }
+    attempt = connection.welcomed() ? 0 : attempt + 1;
+    const retryInMs = backoffMs(attempt, initialMs, maxMs);
+    deps.emit({ kind: "disconnected", error, retryInMs });
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, retryInMs);
+      state.wake = () => (clearTimeout(timer), resolve());
+    });
+  }
+  deps.emit({ kind: "stopped" });
+}
+
+/** The Welcome of the current connection, or of the next one within `timeoutMs`. */
+function whenConnected(state: AgentState, timeoutMs: number): Promise<Welcome> {
+  if (state.live) return Promise.resolve(state.live.welcome);
+  return new Promise<Welcome>((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error(`not connected to Outpost within ${timeoutMs / 1000} seconds`)), timeoutMs);
+    const listener = (event: AgentEvent) => {
+      if (event.kind === "connected") done(event.welcome);
+      if (event.kind === "stopped") done(event.error ?? new Error("the agent stopped"));
+    };
+    const done = (result: Welcome | Error) => {
+      clearTimeout(timer);
+      state.listeners.delete(listener);
+      if (result instanceof Error) reject(result);
+      else resolve(result);
+    };
+    state.listeners.add(listener);
+  });
+}
+
+async function stopAgent(state: AgentState, stopped: Promise<void>): Promise<void> {
+  state.stopping = true;
+  state.wake?.();
+  const connection = state.current;
+  // Half-close: Outpost ends the stream and records the server offline. Abort if it does not.
+  connection?.closeRequests();
+  const timer = connection && setTimeout(() => connection.abort.abort(), 3_000);
+  await stopped.catch(() => {});
+  clearTimeout(timer);
 }

@@ -63,33 +63,45 @@ export async function answerConsoleCommand(handler: ConsoleHandler | undefined, 
   send({ case: "consoleResult", value: { requestId, success: run.success, output, error: run.success ? "" : error } });
 }
 
+/** Sends one message and resolves once the connection has taken it (or failed to). */
+type SendWaiting = (message: MessageInitShape<typeof ConnectRequestSchema>["message"]) => Promise<unknown> | void;
+
 export interface ConsoleOutlet {
   /** Queues lines for the live console; sent in batches while connected. */
   write(lines: string[]): void;
   /** The connection is up (send through `send`) or down (`undefined`: lines are discarded). */
-  attach(send: Send | undefined): void;
+  attach(send: SendWaiting | undefined): void;
   /** Stops the batching timer. */
   close(): void;
 }
 
 /**
- * The live console's outlet: lines wait up to {@link flushEveryMs} to travel together; past
- * {@link maxBufferedLines} the oldest are dropped and counted, which Outpost shows.
+ * The live console's outlet: lines wait up to {@link flushEveryMs} to travel together, and one
+ * ConsoleOutput at a time is on its way: the next waits until the connection has taken it, so a
+ * slow Outpost holds back the console, not the heartbeats and answers behind it, and the agent's
+ * memory does not grow with it. Past {@link maxBufferedLines} the oldest lines are dropped and
+ * counted, which Outpost shows.
  */
 export function createConsoleOutlet(): ConsoleOutlet {
   let buffer: string[] = [];
   let dropped = 0;
-  let send: Send | undefined;
+  let send: SendWaiting | undefined;
   let timer: NodeJS.Timeout | undefined;
+  /** The ConsoleOutput on its way, if any. */
+  let inFlight: Promise<unknown> | undefined;
 
   function flush() {
     timer = undefined;
-    if (!send) return;
-    while (buffer.length) {
-      const lines = buffer.splice(0, consoleLimits.linesPerMessage);
-      send({ case: "consoleOutput", value: { lines, dropped } });
-      dropped = 0;
-    }
+    if (!send || inFlight || !buffer.length) return;
+    const lines = buffer.splice(0, consoleLimits.linesPerMessage);
+    const sending = Promise.resolve(send({ case: "consoleOutput", value: { lines, dropped } })).catch(() => {});
+    dropped = 0;
+    inFlight = sending;
+    void sending.then(() => {
+      if (inFlight !== sending) return; // The connection changed meanwhile; its next one starts afresh.
+      inFlight = undefined;
+      flush();
+    });
   }
 
   return {
@@ -104,6 +116,7 @@ export function createConsoleOutlet(): ConsoleOutlet {
     },
     attach(next) {
       send = next;
+      inFlight = undefined;
       if (!send) {
         buffer = [];
         dropped = 0;

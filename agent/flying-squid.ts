@@ -183,19 +183,27 @@ async function playOutpostCommand(serv: SquidServer, agent: Agent, link: Link, p
   }
 }
 
-/** Reports the players online to Outpost when one has logged in or left (by their login's UUID). */
+/**
+ * Reports the players online to Outpost when one has logged in or left. Each session counts by
+ * itself: in offline mode two sessions can share a UUID, and one leaving must not take the other
+ * off the list. Outpost hears of each account once, by the name of its latest session.
+ */
 function reportPlayers(serv: SquidServer, agent: Agent): void {
-  const online = new Map<string, Player>();
-  const report = () => agent.setPlayers([...online.values()].slice(0, maxPlayers));
+  const online = new Map<SquidPlayer, Player>();
+  const report = () => {
+    const accounts = new Map<string, Player>();
+    for (const who of online.values()) accounts.set(who.uuid, who);
+    agent.setPlayers([...accounts.values()].slice(0, maxPlayers));
+  };
   const join = (player: SquidPlayer) => {
     const who = { name: player.username, uuid: player.uuid };
     const problem = playerProblem(who);
     if (problem) return serv.warn(`[Outpost] not reporting a player: ${problem}`);
-    online.set(who.uuid, who);
+    online.set(player, who);
     report();
   };
   const leave = (player: SquidPlayer) => {
-    if (online.delete(player.uuid)) report();
+    if (online.delete(player)) report();
   };
   // Players already in when the plugin was added, then each new one once logged in.
   for (const player of serv.players ?? []) {

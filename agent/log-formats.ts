@@ -2,8 +2,9 @@
  * Every console line `outpost-agent wrap` understands, in one table: how a line is framed (the
  * timestamp, thread and level each server family prints before the message) and which messages
  * mean something to Outpost (a player's UUID, a join, a leave, an in-game command). docs/servers.md
- * shows the same table, and a test checks each example against it. Anything else, or a line cut
- * short, is ignored: the console is read, never trusted to be well formed.
+ * shows the same table, and a test checks each example against it. Anything else, a line cut
+ * short, or a line with a control character or a line separator in it, is ignored: the console is
+ * read, never trusted to be well formed.
  */
 
 /** What a console line tells the agent. */
@@ -46,11 +47,19 @@ export const logFormats: readonly LogFormat[] = [
     meaning: "The frame of every line of a Bukkit-family server; only INFO messages are read.",
   },
   {
-    name: "Vanilla (and Fabric) line",
+    name: "Vanilla line",
     kind: "frame",
     pattern: /^\[(?<time>\d{2}:\d{2}:\d{2})\] \[(?<thread>[^\]]+)\/(?<level>[A-Z]+)\]: (?<message>.*)$/,
     example: '[12:34:56] [Server thread/INFO]: Done (2.345s)! For help, type "help"',
     meaning: "The frame of every line of the vanilla server; only INFO messages are read, and the thread is checked where a message names one.",
+  },
+  {
+    name: "Fabric line",
+    kind: "frame",
+    pattern: /^\[(?<time>\d{2}:\d{2}:\d{2})\] \[(?<thread>[^\]]+)\/(?<level>[A-Z]+)\] \(Minecraft\) (?<message>.*)$/,
+    example: '[12:34:56] [Server thread/INFO] (Minecraft) Done (3.456s)! For help, type "help"',
+    meaning:
+      "The frame of the game's own lines on a Fabric server (a mod's lines name the mod's logger instead of Minecraft, and are not read); as for vanilla, only INFO messages are read and the thread is checked.",
   },
   {
     name: "Player's UUID",
@@ -73,7 +82,8 @@ export const logFormats: readonly LogFormat[] = [
   {
     name: "Player logged in",
     kind: "message",
-    pattern: new RegExp(`^${name}\\[[^\\]]*\\] logged in with entity id \\d+ at `),
+    // The address in brackets may hold brackets of its own: an IPv6 one is [/[::1]:5000].
+    pattern: new RegExp(`^${name}\\[(?:[^\\[\\]]|\\[[^\\[\\]]*\\])*\\] logged in with entity id \\d+ at `),
     example: "[12:34:56] [Server thread/INFO]: Steve[/127.0.0.1:54321] logged in with entity id 123 at (0.5, 64.0, 0.5)",
     meaning: "The same as a join (printed next to it; a custom join message does not change it).",
     event: (g) => ({ kind: "join", name: g.name }),
@@ -105,12 +115,35 @@ export const logFormats: readonly LogFormat[] = [
   },
 ];
 
-/** ANSI escape sequences (colours, cursor moves) and the carriage returns of a redrawn prompt. */
-const ansi = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]|\r/g;
+/** ANSI escape sequences: colours, cursor moves, a terminal title. */
+const ansi = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
 
-/** A console line as plain text: no colours, no prompt (">") left by an interactive console. */
+/** A console line as plain text: no colours, no prompt (">") or carriage returns left by an interactive console. */
 export function plainLine(raw: string): string {
-  return raw.replace(ansi, "").replace(/^>\s*/, "");
+  return raw.replace(ansi, "").replace(/\r/g, "").replace(/^>\s*/, "");
+}
+
+/**
+ * What a redrawn console prompt leaves before a line: carriage returns and "> ". Only the server
+ * prints at the start of a line, so this is never a player's text.
+ */
+const promptResidue = /^(?:\r|>[ ]*)+/;
+
+/**
+ * Control characters (C0 and C1, after the colour sequences are gone) and the line and paragraph
+ * separators: none is in a line the table knows, and each could make a player's chat look like
+ * a line of its own to some reader (a terminal, a log viewer, node:readline).
+ */
+const unreadable = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/**
+ * The plain text of a line the table may read: undefined for a line holding a control character
+ * or a line separator anywhere after its prompt (one "\r" ending it aside), as such a line can
+ * carry what a player typed disguised as a line of the server's.
+ */
+export function readableLine(raw: string): string | undefined {
+  const text = raw.replace(ansi, "").replace(promptResidue, "").replace(/\r$/, "");
+  return unreadable.test(text) ? undefined : text;
 }
 
 export interface Understood {
@@ -122,7 +155,8 @@ export interface Understood {
 
 /** What a console line means, if the table knows it; undefined for anything else. */
 export function readLogLine(raw: string): Understood | undefined {
-  const line = plainLine(raw);
+  const line = readableLine(raw);
+  if (line === undefined) return undefined;
   for (const frame of logFormats) {
     if (frame.kind !== "frame") continue;
     const framed = frame.pattern.exec(line)?.groups;

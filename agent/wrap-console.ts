@@ -1,13 +1,14 @@
 /**
  * Console commands from Outpost (servers/executeConsoleCommand) on a wrapped server: the command
  * is written to the server's stdin like a line the operator typed, and the lines the console
- * prints next are its output, until it has been quiet for a moment. A console has no notion of
+ * prints next are its output: from the first, however long it takes (until Outpost stops
+ * waiting), until the console has been quiet for a moment. A console has no notion of
  * which line answers which command, so commands run one at a time; lines printed meanwhile for
  * other reasons (a player joining) are part of the output too.
  */
 import type { ConsoleHandler, ConsoleRun } from "./console.ts";
 
-/** How long the console must stay quiet after a command for its output to be complete. */
+/** How long the console must stay quiet after a command's last line for its output to be complete. */
 export const quietMs = 150;
 
 /** The most lines one command collects (the contract's limit for one result). */
@@ -51,8 +52,8 @@ export function createConsoleRunner(write: (line: string) => boolean, announce: 
         return resolve({ success: false, output: [], error: "the game server is not running" });
       }
       announce(command);
+      // The first line may be long in coming (a lagging server): the quiet window starts with it.
       signal.addEventListener("abort", finish, { once: true });
-      quiet = setTimeout(finish, quietMs);
     });
   }
 

@@ -8,15 +8,18 @@
  * The game comes first: the server starts whether or not Outpost can be reached, keeps running
  * while the agent reconnects, and keeps running without Outpost when Outpost refuses the agent (a
  * wrong key: said loudly; restart the agent to try again). Ctrl-C or SIGTERM writes `stop` and
- * kills the server only after the grace period; the agent exits with the server's exit status.
+ * kills the server only after the grace period (wrap-signals.ts); the agent exits with the
+ * server's exit status.
  */
 import { createInterface } from "node:readline";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { startAgent, type Agent, type AgentEvent, type AgentOptions } from "./client.ts";
 import { plainLine, readLogLine } from "./log-formats.ts";
+import { readLines } from "./output-lines.ts";
 import { createConsoleRunner } from "./wrap-console.ts";
 import { createPlayersSession, refusedMessage, unreachableMessage, type PlayersSession } from "./wrap-players.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
+import { handleStopSignals } from "./wrap-signals.ts";
 
 export interface WrapOptions {
   /** How to reach Outpost (the console handler is the wrapper's own). */
@@ -37,6 +40,8 @@ export async function wrap(options: WrapOptions): Promise<number> {
   const url = options.agent.url;
   note(`starting the server: ${options.command.join(" ")}`);
   const server = startServerProcess(options.command);
+  // Should the agent be killed outright, this is how the operator finds the server (docs/servers.md).
+  if (server.child.pid !== undefined) note(`the server is process ${server.child.pid}, in a process group of its own`);
   // Should the agent itself fail, the server is not left behind: SIGTERM lets Java save and stop.
   const killOnExit = () => server.kill("SIGTERM");
   process.once("exit", killOnExit);
@@ -90,7 +95,7 @@ export function refusalNotice(error: ConnectError): string {
 /**
  * The server's stdout and stderr: shown unchanged and streamed to Outpost's live console. Stdout,
  * where the game logs (Java's stderr goes there too, through the game's logger), is also the
- * output of the console command being run, and is read for players.
+ * output of the console command being run, and its whole lines are read for players.
  */
 function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersSession, collect: (line: string) => void, note: (message: string) => void): void {
   const { child } = server;
@@ -98,12 +103,11 @@ function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersS
   for (const out of [process.stdout, process.stderr]) out.on("error", () => {});
   child.stdout!.pipe(process.stdout);
   child.stderr!.pipe(process.stderr);
-  const each = (stream: NodeJS.ReadableStream, onLine: (raw: string) => void) => createInterface({ input: stream, crlfDelay: Infinity }).on("line", onLine);
   const live = (raw: string) => agent.consoleOutput([plainLine(raw)]);
-  each(child.stdout!, (raw) => {
+  readLines(child.stdout!, ({ text: raw, whole }) => {
     live(raw);
     collect(plainLine(raw));
-    const understood = readLogLine(raw);
+    const understood = whole ? readLogLine(raw) : undefined;
     if (!understood) return;
     try {
       players.handle(understood.event);
@@ -111,7 +115,7 @@ function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersS
       note(`could not act on "${plainLine(raw)}": ${(error as Error).message}`);
     }
   });
-  each(child.stderr!, live);
+  readLines(child.stderr!, ({ text }) => live(text));
 }
 
 /** The operator's terminal: each line they type goes to the server's console, whole. */
@@ -120,29 +124,4 @@ function passOperatorInput(server: ServerProcess): { close(): void } {
   // Without a terminal (systemd, docker without -i) stdin ends at once: the server keeps running.
   input.on("line", (line) => void server.writeLine(line));
   return { close: () => input.close() };
-}
-
-/** Ctrl-C or SIGTERM: `stop`, then a kill after the grace period (or at the second signal). */
-function handleStopSignals(server: ServerProcess, graceSeconds: number, note: (message: string) => void) {
-  let requested = false;
-  let killTimer: NodeJS.Timeout | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (!server.running()) return; // Already ending: the agent exits with the server's status.
-    if (requested) {
-      note(`${signal} again: killing the server now`);
-      return server.kill();
-    }
-    requested = true;
-    if (!server.writeLine("stop")) return server.kill();
-    note(`${signal}: stopping the server (sent "stop"; it is killed if still running in ${graceSeconds} s, or at once on a second ${signal})`);
-    killTimer = setTimeout(() => {
-      note(`the server did not stop within ${graceSeconds} s: killing it`);
-      server.kill();
-    }, graceSeconds * 1000);
-  };
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, onSignal);
-  return {
-    requested: () => requested,
-    dispose: () => clearTimeout(killTimer),
-  };
 }

@@ -98,6 +98,45 @@ describe("agent: the console's side of the contract", () => {
       outlet.close();
     });
 
+    it("has one ConsoleOutput on its way at a time: meanwhile lines wait, capped, and the next says how many were dropped", async () => {
+      const sent: Sent[] = [];
+      const taken: Array<() => void> = [];
+      // A slow Outpost: the connection takes each message only when the test says so.
+      const send = (message: unknown) => new Promise<void>((resolve) => (sent.push(message as Sent), taken.push(resolve)));
+      const outlet = createConsoleOutlet();
+      outlet.attach(send);
+      outlet.write(["first"]);
+      await sleep(250);
+      outlet.write(Array.from({ length: 1500 }, (_, i) => `l${i}`));
+      await sleep(250);
+      assert.deepEqual(sent.map((m) => m.value.lines.length), [1], "the rest waits for the first to be taken");
+      for (let i = 0; i < 5; i++) {
+        taken[i]();
+        await sleep(0);
+        assert.equal(sent.length, i + 2, "the next goes once the last was taken, not before");
+      }
+      assert.deepEqual([sent[1].value.dropped, sent[1].value.lines[0]], [500, "l500"]);
+      assert.equal(sent.slice(1).flatMap((m) => m.value.lines).length, 1000);
+      taken[5]();
+      await sleep(250);
+      assert.equal(sent.length, 6);
+      outlet.close();
+    });
+
+    it("does not let a message the last connection never took hold back the next connection's", async () => {
+      const { sent, send } = collector();
+      const outlet = createConsoleOutlet();
+      outlet.attach(() => new Promise(() => {}));
+      outlet.write(["lost with the connection"]);
+      await sleep(250);
+      outlet.attach(undefined);
+      outlet.attach(send);
+      outlet.write(["after"]);
+      await sleep(250);
+      assert.deepEqual(sent.flatMap((m) => m.value.lines), ["after"]);
+      outlet.close();
+    });
+
     it("discards lines while not connected, and what was queued when the connection drops", async () => {
       const { sent, send } = collector();
       const outlet = createConsoleOutlet();

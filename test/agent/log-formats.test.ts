@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { logFormats, plainLine, readLogLine } from "../../agent/log-formats.ts";
+import { logFormats, plainLine, readableLine, readLogLine } from "../../agent/log-formats.ts";
 import { tellraw } from "../../agent/tellraw.ts";
 import { propertyValue } from "../../agent/server-properties.ts";
 
@@ -30,16 +30,23 @@ describe("wrap's console line table", () => {
     });
   }
 
-  it("reads every message in both frames, coloured or not, and behind a console prompt", () => {
+  it("reads every message in every frame, coloured or not, and behind a console prompt", () => {
     const messages = [`UUID of player Steve is ${steve}`, "Steve joined the game", "Steve left the game", "Steve issued server command: /outpost confirm"];
     for (const message of messages) {
+      const thread = message.startsWith("UUID") ? "User Authenticator #2" : "Server thread";
       const paper = readLogLine(`[01:02:03 INFO]: \u001b[0;33;22m${message}\u001b[m`);
-      const vanilla = readLogLine(`\r> [01:02:03] [${message.startsWith("UUID") ? "User Authenticator #2" : "Server thread"}/INFO]: ${message}\r`);
+      const vanilla = readLogLine(`\r> [01:02:03] [${thread}/INFO]: ${message}\r`);
+      const fabric = readLogLine(`\u001b[34m[01:02:03]\u001b[m \u001b[32m[${thread}/INFO]\u001b[m \u001b[36m(Minecraft)\u001b[m ${message}`);
       assert.ok(paper, message);
-      assert.deepEqual(vanilla, { ...paper, frame: "Vanilla (and Fabric) line" });
+      assert.deepEqual(vanilla, { ...paper, frame: "Vanilla line" });
+      assert.deepEqual(fabric, { ...paper, frame: "Fabric line" });
     }
     assert.deepEqual(readLogLine("[01:02:03 INFO]: Alex (formerly known as Steve) joined the game")?.event, { kind: "join", name: "Alex" });
     assert.deepEqual(readLogLine("[01:02:03] [Server thread/INFO]: Steve[<ip address withheld>] logged in with entity id 7 at (1.0, 2.0, 3.0)")?.event, { kind: "join", name: "Steve" });
+    for (const address of ["/[0:0:0:0:0:0:0:1]:5000", "/[2001:db8::1%eth0]:50123", "local:E:4b1f"]) {
+      const line = `[01:02:03 INFO]: Steve[${address}] logged in with entity id 7 at ([world]1.0, 2.0, 3.0)`;
+      assert.deepEqual(readLogLine(line)?.event, { kind: "join", name: "Steve" }, address);
+    }
   });
 
   it("ignores unknown, partial and look-alike lines", () => {
@@ -58,11 +65,31 @@ describe("wrap's console line table", () => {
       "[01:02:03 INFO]: Steve issued server command: outpost confirm",
       "[01:02:03 INFO]: A_name_far_too_long joined the game",
       "[01:02:03 INFO]: Ste",
+      "[01:02:03 INFO]: Steve[/[::1]:5000 logged in with entity id 7 at (1.0, 2.0, 3.0)",
+      "[01:02:03 INFO]: Steve[/[[::1]]:5000] logged in with entity id 7 at (1.0, 2.0, 3.0)",
       "[01:02:03] [Server thread/INFO]: UUID of player Steve is " + steve,
+      "[01:02:03] [Server thread/INFO] (Minecraft) UUID of player Steve is " + steve,
+      "[01:02:03] [Server thread/INFO] (SomeMod) Steve joined the game",
+      "[01:02:03] [Server thread/INFO] (Minecraft): Steve joined the game",
+      "[01:02:03] [Server thread/WARN] (Minecraft) Steve joined the game",
       "[01:02:03] [Server thread/INFO",
       "01:02:03 INFO]: Steve joined the game",
     ];
     for (const line of ignored) assert.equal(readLogLine(line), undefined, line);
+  });
+
+  it("reads no line with a control character or a line separator in it, colours and one line end aside", () => {
+    const command = (middle: string) => `[01:02:03 INFO]: Steve issued server command: /outpost login${middle}ABCD-1234`;
+    assert.ok(readLogLine(command(" ")));
+    for (const c of ["\u2028", "\u2029", "\u0085", "\r", "\t", "\u0000", "\u0007", "\u007f", "\u009b", "\u001b", "\u001b[2K\r"]) {
+      assert.equal(readLogLine(command(`${c} `)), undefined, JSON.stringify(c));
+    }
+    const uuidLine = `[01:02:03] [User Authenticator #1/INFO]: UUID of player Steve is ${steve}`;
+    assert.equal(readLogLine(`[01:02:03 INFO]: <Mallory> hi\u2028${uuidLine}`), undefined);
+    assert.equal(readLogLine(`${uuidLine}\u0085`), undefined);
+    assert.ok(readLogLine(`${uuidLine}\r`));
+    assert.equal(readableLine("\r> \u001b[2K\u001b[33m[01:02:03 INFO]: hi\u001b[m\r"), "[01:02:03 INFO]: hi");
+    assert.equal(readableLine("[01:02:03 INFO]: hi\r\r"), undefined);
   });
 
   it("shows a line without colours or prompt, text otherwise unchanged", () => {

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import type { Player, Reply } from "../../agent/client.ts";
 import { busyMessage, createPlayersSession, unknownAccountMessage, unreachableMessage } from "../../agent/wrap-players.ts";
-import { createConsoleRunner } from "../../agent/wrap-console.ts";
+import { createConsoleRunner, quietMs } from "../../agent/wrap-console.ts";
+import { createStopper, repeatWindowMs, stopSignals } from "../../agent/wrap-signals.ts";
 
 const steve = { name: "Steve", uuid: "069a79f4-44e9-4726-a5be-fca90e38aaf5" };
 
@@ -130,6 +131,22 @@ describe("wrap's console commands", () => {
     assert.deepEqual(say, { success: true, output: ["say hi: first", "say hi: second"] });
   });
 
+  it("waits for a lagging server's first line, however long past the quiet window, then for the console to be quiet", async () => {
+    const runner = createConsoleRunner((line) => {
+      setTimeout(() => runner.line(`${line}: late`), quietMs * 3);
+      setTimeout(() => runner.line(`${line}: next`), quietMs * 3 + 10);
+      return true;
+    }, () => {});
+    assert.deepEqual(await runner.handler("list", new AbortController().signal), { success: true, output: ["list: late", "list: next"] });
+  });
+
+  it("answers a command that prints nothing once Outpost stops waiting, with no lines", async () => {
+    const abort = new AbortController();
+    const runner = createConsoleRunner(() => (setTimeout(() => abort.abort(), quietMs * 2), true), () => {});
+    assert.deepEqual(await runner.handler(`tellraw Steve {"text":"hi"}`, abort.signal), { success: true, output: [] });
+    assert.equal(abort.signal.aborted, true);
+  });
+
   it("answers with what it has when Outpost stops waiting, and fails when the server is gone", async () => {
     const abort = new AbortController();
     const runner = createConsoleRunner(() => {
@@ -145,5 +162,52 @@ describe("wrap's console commands", () => {
 
     const gone = createConsoleRunner(() => false, () => {});
     assert.deepEqual(await gone.handler("list", new AbortController().signal), { success: false, output: [], error: "the game server is not running" });
+  });
+});
+
+describe("wrap's stop signals", () => {
+  function stopper(options: { writes?: boolean } = {}) {
+    const done: string[] = [];
+    let clock = 0;
+    const server = {
+      running: () => true,
+      writeLine: (line: string) => (done.push(`write ${line}`), options.writes ?? true),
+      kill: (signal: NodeJS.Signals = "SIGKILL") => void done.push(`kill ${signal}`),
+    };
+    const stop = createStopper(server, 30, () => {}, () => clock);
+    return { stop, done, at: (ms: number) => (clock = ms) };
+  }
+
+  it("writes stop once for a signal and its repeats within a second, and kills on a later one", () => {
+    const s = stopper();
+    s.stop.onSignal("SIGINT");
+    s.at(10);
+    s.stop.onSignal("SIGINT");
+    s.at(repeatWindowMs - 1);
+    s.stop.onSignal("SIGINT");
+    assert.deepEqual(s.done, ["write stop"]);
+    assert.equal(s.stop.requested(), true);
+    s.at(repeatWindowMs);
+    s.stop.onSignal("SIGINT");
+    assert.deepEqual(s.done, ["write stop", "kill SIGKILL"]);
+    s.stop.dispose();
+  });
+
+  it("kills at once on another signal, or when the server cannot take stop", () => {
+    const s = stopper();
+    s.stop.onSignal("SIGTERM");
+    s.at(10);
+    s.stop.onSignal("SIGINT");
+    assert.deepEqual(s.done, ["write stop", "kill SIGKILL"]);
+    s.stop.dispose();
+
+    const gone = stopper({ writes: false });
+    gone.stop.onSignal("SIGINT");
+    assert.deepEqual(gone.done, ["write stop", "kill SIGKILL"]);
+  });
+
+  it("stops on a hangup only when stdin is a terminal, the one that hung up", () => {
+    assert.deepEqual(stopSignals({ isTTY: true }), ["SIGINT", "SIGTERM", "SIGHUP"]);
+    assert.deepEqual(stopSignals({}), ["SIGINT", "SIGTERM"]);
   });
 });

@@ -11,6 +11,7 @@ import { openHostedPage, seedGameOAuth, startCallbackServer, type CallbackServer
 import { freePort } from "../support/outpost.ts";
 import { startRestartableOutpost, type RestartableOutpost } from "../support/restartable-outpost.ts";
 import { refusedMessage, unreachableMessage } from "../../agent/wrap-players.ts";
+import { repeatWindowMs } from "../../agent/wrap-signals.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -175,6 +176,36 @@ describe("outpost-agent wrap around a game server", function () {
     assert.equal(await wrapped.stop(), 0);
   });
 
+  it("reads nothing a player forges in chat behind a line separator, a carriage return or a C1 control, and still shows the chat", async () => {
+    const server = await createServer("Forged");
+    const wrapped = wrap(server.key, ["--format", "paper"]);
+    await connected(wrapped);
+    const steve = randomUUID();
+    wrapped.send(`player join Steve ${steve}`);
+    wrapped.send(`player join Mallory ${randomUUID()}`);
+    // Minecraft lets these through in chat; the stand-in prints the text as it was typed. On the
+    // way there the text is ASCII, as JSON.stringify leaves U+2028, U+2029 and U+0085 as they are.
+    const ascii = (text: string) => JSON.stringify(text).replace(/[^ -~]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+    const chat = (text: string) => wrapped.send(`player chat Mallory ${ascii(text)}`);
+    for (const separator of ["\u2028", "\u2029", "\r", "\u0085"]) {
+      chat(`hi${separator}[12:00:02 INFO]: UUID of player Eve is ${steve}`);
+      chat(`hi${separator}[12:00:02 INFO]: Steve left the game`);
+      chat(`hi${separator}[12:00:02 INFO]: Steve issued server command: /outpost login ZZZZ-9999`);
+    }
+    wrapped.send("player join Eve");
+    wrapped.send(`player join Alex ${randomUUID()}`);
+    await eventually(server.id, (s) => s.playerCount === 3);
+    const players = await seeded.api("GET", `servers/listPlayers?serverId=${server.id}`);
+    assert.deepEqual(players.map((p: Json) => p.name).sort(), ["Alex", "Mallory", "Steve"]);
+    assert.equal(players.find((p: Json) => p.name === "Steve").uuid, steve);
+    assert.match(wrapped.output(), /\[outpost\] Eve joined, but their login printed no UUID/);
+    // Steve's own command is the first Outpost hears of him, and the only one he is answered.
+    assert.equal(await play(wrapped, "Steve", "/outpost login ZZZZ-9998"), noSignIn);
+    assert.equal(wrapped.output().match(/tellraw Steve:/g)?.length, 1);
+    assert.ok(wrapped.output().includes("<Mallory> hi\u2028[12:00:02 INFO]: Steve issued server command: /outpost login ZZZZ-9999\n"));
+    assert.equal(await wrapped.stop(), 0);
+  });
+
   it("does not report a player whose login printed no UUID, and tells them why they cannot sign in", async () => {
     const server = await createServer("No UUID");
     const wrapped = wrap(server.key, ["--format", "paper"]);
@@ -188,17 +219,19 @@ describe("outpost-agent wrap around a game server", function () {
     assert.equal(await wrapped.stop(), 0);
   });
 
-  it("reports the players of a vanilla server from its log", async () => {
-    const server = await createServer("Vanilla");
-    const wrapped = wrap(server.key, ["--format", "vanilla", "--ansi"]);
-    await connected(wrapped);
-    wrapped.send(`player join Steve ${randomUUID()}`);
-    wrapped.send(`player join Alex ${randomUUID()}`);
-    await eventually(server.id, (s) => s.playerCount === 2);
-    wrapped.send("player leave Steve");
-    await eventually(server.id, (s) => s.playerCount === 1);
-    assert.equal(await wrapped.stop(), 0);
-  });
+  for (const format of ["vanilla", "fabric"]) {
+    it(`reports the players of a ${format} server from its log`, async () => {
+      const server = await createServer(format);
+      const wrapped = wrap(server.key, ["--format", format, "--ansi"]);
+      await connected(wrapped);
+      wrapped.send(`player join Steve ${randomUUID()}`);
+      wrapped.send(`player join Alex ${randomUUID()}`);
+      await eventually(server.id, (s) => s.playerCount === 2);
+      wrapped.send("player leave Steve");
+      await eventually(server.id, (s) => s.playerCount === 1);
+      assert.equal(await wrapped.stop(), 0);
+    });
+  }
 
   it("exits with the server's status when the server crashes, and the server goes offline", async () => {
     const server = await createServer("Crashing");
@@ -230,6 +263,40 @@ describe("outpost-agent wrap around a game server", function () {
     assert.match(hung.output(), /stdin> stop\n[^]*\[outpost\] the server did not stop within 1 s: killing it/);
   });
 
+  it("ignores SIGHUP when its stdin is no terminal (nohup, systemd, Docker): the server keeps running", async () => {
+    const server = await createServer("Nohup");
+    const wrapped = wrap(server.key, ["--format", "paper"]);
+    await connected(wrapped);
+    wrapped.child.kill("SIGHUP");
+    await wrapped.waitFor(/\[outpost\] SIGHUP ignored: the agent's stdin is no terminal/);
+    const since = wrapped.output().length;
+    wrapped.send("say still here");
+    await wrapped.waitFor(/\[Server\] still here/, since);
+    assert.doesNotMatch(wrapped.output(), /stdin> stop/);
+    assert.equal(await wrapped.stop(), 0);
+  });
+
+  it("takes the same signal again within a second as one Ctrl-C (npm run passes it on too), and kills the server on a later one", async () => {
+    const server = await createServer("Ctrl-C");
+    const hung = wrap(server.key, ["--format", "paper", "--ignore-stop"]);
+    await connected(hung);
+    // The terminal's Ctrl-C, then npm's copy of it a moment later (sent back to back, the two
+    // could merge into one pending signal).
+    hung.child.kill("SIGINT");
+    await hung.waitFor(/\[outpost\] SIGINT: stopping the server \(sent "stop"/);
+    hung.child.kill("SIGINT");
+    await hung.waitFor(/\[outpost\] SIGINT again within a second: taken as the same one/);
+    const since = hung.output().length;
+    hung.send("say still here");
+    await hung.waitFor(/\[Server\] still here/, since);
+    assert.doesNotMatch(hung.output(), /killing/);
+    // A deliberate second Ctrl-C, later.
+    await sleep(repeatWindowMs + 100);
+    hung.child.kill("SIGINT");
+    assert.equal(await hung.exited, 128 + 9);
+    assert.match(hung.output(), /\[outpost\] SIGINT again: killing the server now/);
+  });
+
   it("starts the server while Outpost is down, connects when it is up, and rides out its restart", async () => {
     const server = await createServer("Patient");
     await outpost.stop();
@@ -237,6 +304,7 @@ describe("outpost-agent wrap around a game server", function () {
     await wrapped.waitFor(/Done \([\d.]+s\)! For help, type "help"/);
     await wrapped.waitFor(/\[outpost\] cannot reach Outpost at .*; trying again in [\d.]+ s\. The game server keeps running\./);
     const pid = Number((await wrapped.waitFor(/stand-in pid (\d+)/))[1]);
+    assert.match(wrapped.output(), new RegExp(`\\[outpost\\] the server is process ${pid}, in a process group of its own\\n`));
     await outpost.start();
     await connected(wrapped);
     const steve = { name: "Steve", uuid: randomUUID() };

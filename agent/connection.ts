@@ -1,0 +1,103 @@
+/**
+ * One connection of the agent to Outpost, from Hello to its end: heartbeats at the pace Welcome
+ * asks, a silence limit (three heartbeats) after which the connection counts as dead, the players
+ * reported again, and Outpost's messages handed on (replies to their requests, console commands
+ * to the console handler). client.ts reconnects around it.
+ */
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import { createWritableIterable } from "@connectrpc/connect/protocol";
+import type { AgentService, ConnectResponse, Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
+import { agentKeyHeader } from "../contract/credentials.ts";
+import type { AgentEvent, AgentOptions } from "./client.ts";
+import { answerConsoleCommand, type ConsoleOutlet } from "./console.ts";
+import type { Player } from "./players.ts";
+import type { AgentMessage, PendingRequests } from "./requests.ts";
+
+/** A welcomed connection: what Outpost said, and how to send on it. */
+export interface Live {
+  welcome: Welcome;
+  send(message: AgentMessage): void;
+}
+
+/** What a connection needs of the agent around it. */
+export interface ConnectionDeps {
+  client: Client<typeof AgentService>;
+  options: AgentOptions;
+  /** The players online now, reported once welcomed. */
+  players(): Player[];
+  consoleOutlet: ConsoleOutlet;
+  requests: PendingRequests;
+  /** The connection was welcomed (`live`) or has ended (`undefined`). */
+  setLive(live: Live | undefined): void;
+  emit(event: AgentEvent): void;
+  /** Whether the agent is stopping, when the end of the stream is no error. */
+  stopping(): boolean;
+}
+
+export interface Connection {
+  abort: AbortController;
+  /** Half-closes the stream: Outpost then ends it. */
+  closeRequests(): void;
+  /** Whether Outpost welcomed this connection. */
+  welcomed(): boolean;
+  /** Settles when the connection ends: rejects with why, unless the agent is stopping. */
+  ended: Promise<void>;
+}
+
+export function openConnection(deps: ConnectionDeps): Connection {
+  const abort = new AbortController();
+  const requests = createWritableIterable<{ message: AgentMessage }>();
+  let welcomed = false;
+  const ended = run(deps, abort, requests, () => (welcomed = true));
+  return { abort, closeRequests: () => requests.close(), welcomed: () => welcomed, ended };
+}
+
+type Requests = ReturnType<typeof createWritableIterable<{ message: AgentMessage }>>;
+
+async function run(deps: ConnectionDeps, abort: AbortController, requests: Requests, onWelcome: () => void): Promise<void> {
+  const { options } = deps;
+  /** Resolves once the stream has taken the message: what the console's outlet waits for. */
+  const sendWaiting = (message: AgentMessage) => requests.write({ message }).catch(() => {});
+  const send = (message: AgentMessage) => void sendWaiting(message);
+  let heartbeat: NodeJS.Timeout | undefined;
+  let silence: NodeJS.Timeout | undefined;
+  let silenceLimitMs = 30_000;
+  const heard = () => {
+    clearTimeout(silence);
+    silence = setTimeout(() => abort.abort(new ConnectError(`Outpost sent nothing for ${silenceLimitMs / 1000} seconds`, Code.DeadlineExceeded)), silenceLimitMs);
+  };
+  const welcome = (value: Welcome) => {
+    onWelcome();
+    const everyMs = options.heartbeatMs ?? value.heartbeatSeconds * 1000;
+    silenceLimitMs = 3 * everyMs;
+    heartbeat = setInterval(() => send({ case: "heartbeat", value: {} }), everyMs);
+    deps.setLive({ welcome: value, send });
+    const players = deps.players();
+    if (players.length) send({ case: "players", value: { players } });
+    deps.consoleOutlet.attach(sendWaiting);
+    deps.emit({ kind: "connected", welcome: value });
+  };
+  send({ case: "hello", value: { game: options.game, playerAuth: options.playerAuth, agentVersion: options.agentVersion ?? "", console: !!options.console } });
+  try {
+    heard();
+    const responses = deps.client.connect(requests, { signal: abort.signal, headers: { [agentKeyHeader]: options.key } });
+    for await (const response of responses) {
+      heard();
+      const { message } = response as ConnectResponse;
+      if (message.case === "welcome") welcome(message.value);
+      else if (message.case === "loginReply") deps.requests.answer(message.value);
+      else if (message.case === "consoleCommand") void answerConsoleCommand(options.console, message.value, abort.signal, send);
+    }
+    if (!deps.stopping()) throw new ConnectError("Outpost closed the connection", Code.Unavailable);
+  } catch (error) {
+    if (abort.signal.aborted && abort.signal.reason instanceof ConnectError) throw abort.signal.reason;
+    throw error;
+  } finally {
+    clearInterval(heartbeat);
+    clearTimeout(silence);
+    deps.consoleOutlet.attach(undefined);
+    deps.setLive(undefined);
+    requests.close();
+    deps.requests.failAll(new Error("the connection to Outpost dropped before it answered"));
+  }
+}
