@@ -16,7 +16,8 @@ import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../core/game-oauth/login-codes.ts";
 import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
 import { authorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
-import { createLocalBus, createPostgresBus, type Bus } from "../core/bus.ts";
+import { createLocalBus, type Bus } from "../core/bus.ts";
+import { createPostgresBus } from "../core/bus-postgres.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { createPasswords, type Passwords } from "../core/auth/passwords.ts";
 import { createKnownDevices, knownDeviceKeyPurpose } from "../core/auth/known-devices.ts";
@@ -86,7 +87,7 @@ export async function openRuntime(
     });
     // Sign-in changes and console traffic cross instances by LISTEN/NOTIFY on a PostgreSQL server;
     // the embedded database (one process) and one-off commands keep them in this process.
-    bus = mode === "serve" && database.kind === "postgres" ? createPostgresBus(database.url, logger) : createLocalBus();
+    bus = mode === "serve" && database.kind === "postgres" ? createPostgresBus({ url: database.url, logger }) : createLocalBus();
     const events = authorizationEvents(bus);
     const agents = createAgentConnections();
     const consoles = createConsoleRouter({ agents, bus, logger });

@@ -62,7 +62,8 @@ export function createConsoleFeed(bus: Bus): ConsoleFeed {
   /** Until when someone elsewhere watches each server held here (ms since the epoch). */
   const interest = new Map<string, number>();
   const publish = (serverId: string, message: OutputBody) => {
-    void bus.publish(outputTopic(serverId), JSON.stringify({ from: instance, ...message }));
+    // Output is what the bus drops first when the database cannot keep up.
+    void bus.publish(outputTopic(serverId), JSON.stringify({ from: instance, ...message }), { lossy: message.kind === "lines" || message.kind === "recent" });
   };
 
   return {

@@ -1,0 +1,123 @@
+/**
+ * The bus across instances on a PostgreSQL server: NOTIFY on one channel, heard by a dedicated
+ * LISTENing connection on every instance (core/bus-connection.ts), as `<topic>\n<payload>`.
+ * Messages go out one after another, in the order published, on that connection. What cannot go (the connection is down, a query on it timed out, more than
+ * {@link maxPendingPublishes} wait, one waited {@link maxPublishWaitMs}) is delivered on this
+ * instance only, or, for console output (`lossy`), dropped and counted; either way it is logged,
+ * at most once a minute. So a stalled database delays no sign-in answer, shutdown or later
+ * message for more than a few seconds.
+ */
+import pg from "pg";
+import type { Logger } from "pino";
+import { checkSize, localSubscribers, type Bus, type PublishOptions } from "./bus.ts";
+import { busChannel, openBusConnection } from "./bus-connection.ts";
+import { throttledWarning } from "./log-throttle.ts";
+
+/** Messages that may wait to be sent; past it, a message is not queued. */
+export const maxPendingPublishes = 256;
+/** The longest a publish keeps its caller waiting. */
+export const maxPublishWaitMs = 3_000;
+
+export interface PostgresBusOptions {
+  url: string;
+  logger: Logger;
+}
+
+interface Pending {
+  topic: string;
+  payload: string;
+  lossy: boolean;
+  /** Tells the caller (once) whether the message went to every instance. */
+  settle(sent: boolean): void;
+}
+
+export function createPostgresBus(options: PostgresBusOptions): Bus {
+  const { logger } = options;
+  const local = localSubscribers();
+  const queue: Pending[] = [];
+  let sending = false;
+  let closed = false;
+  const warnDropped = throttledWarning(logger, "console output was dropped: the bus could not send it");
+  const warnLocal = throttledWarning(logger, "a bus message was delivered on this instance only: the bus could not send it");
+
+  const connection = openBusConnection(options.url, logger, (wire) => {
+    const split = wire.indexOf("\n");
+    if (split > 0) local.emit(wire.slice(0, split), wire.slice(split + 1));
+  });
+
+  /** What could not be sent: delivered here, or (console output) dropped. */
+  function notSent(message: Pending, why: string): false {
+    if (message.lossy) warnDropped({ why });
+    else {
+      warnLocal({ why, topic: message.topic });
+      local.emit(message.topic, message.payload);
+    }
+    return false;
+  }
+
+  async function send(message: Pending): Promise<boolean> {
+    let c: pg.Client | undefined;
+    try {
+      c = await connection.client();
+      await c.query("select pg_notify($1, $2)", [busChannel, `${message.topic}\n${message.payload}`]);
+      return true;
+    } catch (error) {
+      // PostgreSQL refused the statement on a sound connection; anything else (a timeout) leaves it in doubt.
+      if (c && !(error instanceof pg.DatabaseError)) connection.lost(c, error);
+      return notSent(message, (error as Error).message);
+    }
+  }
+
+  async function sendQueued(): Promise<void> {
+    if (sending) return;
+    sending = true;
+    try {
+      for (let message = queue.shift(); message; message = queue.shift()) message.settle(await send(message));
+    } finally {
+      sending = false;
+    }
+  }
+
+  function enqueue(topic: string, payload: string, lossy: boolean): Promise<boolean> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const message: Pending = {
+        topic,
+        payload,
+        lossy,
+        settle(sent) {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve(sent);
+        },
+      };
+      // The caller waits no longer; a message still queued goes no further.
+      const timer = setTimeout(() => {
+        const at = queue.indexOf(message);
+        if (at >= 0) queue.splice(at, 1);
+        message.settle(at >= 0 ? notSent(message, `it waited ${maxPublishWaitMs} ms to be sent`) : false);
+      }, maxPublishWaitMs).unref();
+      queue.push(message);
+      void sendQueued();
+    });
+  }
+
+  return {
+    shared: true,
+    ready: connection.ready,
+    async publish(topic, payload = "", publishOptions: PublishOptions = {}) {
+      checkSize(topic, payload);
+      const lossy = publishOptions.lossy ?? false;
+      if (closed) return notSent({ topic, payload, lossy, settle() {} }, "the bus is closed");
+      if (queue.length >= maxPendingPublishes) return notSent({ topic, payload, lossy, settle() {} }, `${maxPendingPublishes} messages wait to be sent`);
+      return enqueue(topic, payload, lossy);
+    },
+    subscribe: local.subscribe,
+    async close() {
+      closed = true;
+      for (const message of queue.splice(0)) message.settle(notSent(message, "the bus is closing"));
+      await connection.close();
+    },
+  };
+}
