@@ -1,7 +1,8 @@
 /**
  * The bus across instances on a PostgreSQL server: NOTIFY on one channel, heard by a dedicated
- * LISTENing connection on every instance (core/bus-connection.ts), as `<topic>\n<payload>`.
- * Messages go out one after another, in the order published, on that connection. What cannot go (the connection is down, a query on it timed out, more than
+ * LISTENing connection on every instance (core/bus-connection.ts), each message sealed with an
+ * HMAC (core/bus-envelope.ts). Messages go out one after another, in the order published, on
+ * that connection. What cannot go (the connection is down, a query on it timed out, more than
  * {@link maxPendingPublishes} wait, one waited {@link maxPublishWaitMs}) is delivered on this
  * instance only, or, for console output (`lossy`), dropped and counted; either way it is logged,
  * at most once a minute. So a stalled database delays no sign-in answer, shutdown or later
@@ -11,6 +12,7 @@ import pg from "pg";
 import type { Logger } from "pino";
 import { checkSize, localSubscribers, type Bus, type PublishOptions } from "./bus.ts";
 import { busChannel, openBusConnection } from "./bus-connection.ts";
+import { createEnvelopeOpener, seal } from "./bus-envelope.ts";
 import { throttledWarning } from "./log-throttle.ts";
 
 /** Messages that may wait to be sent; past it, a message is not queued. */
@@ -21,6 +23,8 @@ export const maxPublishWaitMs = 3_000;
 export interface PostgresBusOptions {
   url: string;
   logger: Logger;
+  /** The HMAC key, the same on every instance: derived from KEY_ENCRYPTION_KEY for `busKeyPurpose`. */
+  key: () => string;
 }
 
 interface Pending {
@@ -37,12 +41,17 @@ export function createPostgresBus(options: PostgresBusOptions): Bus {
   const queue: Pending[] = [];
   let sending = false;
   let closed = false;
+  let key: string | undefined;
+  const secret = () => (key ??= options.key());
+  const open = createEnvelopeOpener(secret);
+  const warnRefused = throttledWarning(logger, "a bus message failed authentication and was dropped (another KEY_ENCRYPTION_KEY, or a forgery)");
   const warnDropped = throttledWarning(logger, "console output was dropped: the bus could not send it");
   const warnLocal = throttledWarning(logger, "a bus message was delivered on this instance only: the bus could not send it");
 
   const connection = openBusConnection(options.url, logger, (wire) => {
-    const split = wire.indexOf("\n");
-    if (split > 0) local.emit(wire.slice(0, split), wire.slice(split + 1));
+    const opened = open(wire, Date.now());
+    if ("refused" in opened) return warnRefused({ why: opened.refused });
+    local.emit(opened.topic, opened.payload);
   });
 
   /** What could not be sent: delivered here, or (console output) dropped. */
@@ -59,7 +68,7 @@ export function createPostgresBus(options: PostgresBusOptions): Bus {
     let c: pg.Client | undefined;
     try {
       c = await connection.client();
-      await c.query("select pg_notify($1, $2)", [busChannel, `${message.topic}\n${message.payload}`]);
+      await c.query("select pg_notify($1, $2)", [busChannel, seal(secret(), message.topic, message.payload, Date.now())]);
       return true;
     } catch (error) {
       // PostgreSQL refused the statement on a sound connection; anything else (a timeout) leaves it in doubt.

@@ -39,7 +39,10 @@ export interface Bus {
   close(): Promise<void>;
 }
 
-/** The most bytes of topic, "\n" and payload one message may carry (a NOTIFY payload is under 8,000). */
+/**
+ * The most bytes of topic, "\n" and payload one message may carry: a NOTIFY payload is under
+ * 8,000 bytes, and the envelope (core/bus-envelope.ts) takes 58 of them.
+ */
 export const maxMessageBytes = 7_900;
 
 export interface LocalSubscribers {

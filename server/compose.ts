@@ -18,6 +18,7 @@ import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
 import { authorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
 import { createLocalBus, type Bus } from "../core/bus.ts";
 import { createPostgresBus } from "../core/bus-postgres.ts";
+import { busKeyPurpose } from "../core/bus-envelope.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { createPasswords, type Passwords } from "../core/auth/passwords.ts";
 import { createKnownDevices, knownDeviceKeyPurpose } from "../core/auth/known-devices.ts";
@@ -87,7 +88,12 @@ export async function openRuntime(
     });
     // Sign-in changes and console traffic cross instances by LISTEN/NOTIFY on a PostgreSQL server;
     // the embedded database (one process) and one-off commands keep them in this process.
-    bus = mode === "serve" && database.kind === "postgres" ? createPostgresBus({ url: database.url, logger }) : createLocalBus();
+    // Its messages carry an HMAC under a key every instance sharing the KEK derives, so the database's
+    // other roles, which can LISTEN and NOTIFY too, can inject none.
+    bus =
+      mode === "serve" && database.kind === "postgres"
+        ? createPostgresBus({ url: database.url, logger, key: () => derivedSecret(keyEncryptionKey(), busKeyPurpose) })
+        : createLocalBus();
     const events = authorizationEvents(bus);
     const agents = createAgentConnections();
     const consoles = createConsoleRouter({ agents, bus, logger });

@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import { pino, type Logger } from "pino";
 import { maxMessageBytes, type Bus } from "../../core/bus.ts";
 import { createPostgresBus, maxPendingPublishes } from "../../core/bus-postgres.ts";
+import { busChannel } from "../../core/bus-connection.ts";
+import { seal } from "../../core/bus-envelope.ts";
 import { createTestDatabase, onPostgresServer, type TestDatabase } from "../support/database.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 
@@ -28,19 +31,21 @@ async function settledNow(promise: Promise<unknown>): Promise<boolean> {
  * The bus across instances on a real PostgreSQL server, with a TCP proxy between one bus and the
  * database that drops, refuses or stalls its connections as a network or a restarting database
  * does: the bus hears the others again once the database is back, however long it was away; a
- * stalled connection holds no publish for long, nor the bus's close.
+ * stalled connection holds no publish for long, nor the bus's close; and what reaches the channel
+ * without the instances' key is not heard.
  */
 onPostgresServer(() =>
-  describe("the bus on PostgreSQL: outages and stalls", function () {
+  describe("the bus on PostgreSQL: outages, stalls, and forged messages", function () {
     this.timeout(60_000);
     let database: TestDatabase;
     let proxy: TcpProxy;
+    const key = randomBytes(32).toString("base64url");
     const buses: Bus[] = [];
     let warnings: Array<{ msg: string; why?: string }>;
     let logger: Logger;
 
-    const bus = (url: string) => {
-      const made = createPostgresBus({ url, logger });
+    const bus = (url: string, secret = key) => {
+      const made = createPostgresBus({ url, logger, key: () => secret });
       buses.push(made);
       return made;
     };
@@ -138,7 +143,38 @@ onPostgresServer(() =>
       await until("no connection open through the proxy", () => proxy.open === 0);
     });
 
-    it(`carries a message of ${maxMessageBytes} bytes`, async () => {
+    it("hears no message without the key, with another key, altered, old, or sent again; and says so in the log", async () => {
+      const a = bus(database.url);
+      const b = bus(database.url);
+      const stranger = bus(database.url, randomBytes(32).toString("base64url"));
+      await Promise.all([a.ready, b.ready, stranger.ready]);
+      const heard: string[] = [];
+      a.subscribe("console-command:c", (payload) => heard.push(payload));
+      const raw = new pg.Client({ connectionString: database.url });
+      await raw.connect();
+      try {
+        const captured: string[] = [];
+        raw.on("notification", (message) => captured.push(message.payload!));
+        await raw.query(`listen ${busChannel}`);
+        await b.publish("console-command:c", "genuine");
+        await until("the genuine message heard", () => heard.length === 1 && captured.length === 1);
+
+        const notify = (wire: string) => raw.query("select pg_notify($1, $2)", [busChannel, wire]);
+        await notify("console-command:c\nunauthenticated");
+        await stranger.publish("console-command:c", "another key");
+        await notify(captured[0].replace("genuine", "altered"));
+        await notify(seal(key, "console-command:c", "old", Date.now() - 120_000));
+        await notify(captured[0]);
+        await notify(seal(key, "console-command:c", "last", Date.now()));
+        await until("the last message heard", () => heard.includes("last"));
+        assert.deepEqual(heard, ["genuine", "last"]);
+        assert.ok(warnings.some((w) => w.msg.startsWith("a bus message failed authentication")), "logged");
+      } finally {
+        await raw.end();
+      }
+    });
+
+    it(`carries a message of ${maxMessageBytes} bytes, envelope included`, async () => {
       const a = bus(database.url);
       const b = bus(database.url);
       await Promise.all([a.ready, b.ready]);
