@@ -68,6 +68,8 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
       if (ended) return;
       ended = true;
       failure = error;
+      // An ended stream holds nothing: it answers no live console's announcement meanwhile.
+      connection.holding = false;
       outbox.close();
       // Commands waiting for this agent fail now, not at their timeout.
       connection.console.close();
