@@ -20,6 +20,7 @@ import { DomainError, fail } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
 import { consoleTimeoutMs, ConsoleUnanswered, type ConsoleAnswer } from "../agents/console.ts";
 import type { Server } from "../db/entities.ts";
+import { consoleCommandProblem } from "../../contract/console-command.ts";
 
 export type ConsoleOutcome = "ok" | "failed" | "offline" | "no_console" | "timeout" | "busy";
 
@@ -31,8 +32,13 @@ const refusals: Record<Exclude<ConsoleOutcome, "ok" | "failed">, (sent: boolean)
   busy: () => new DomainError("server_busy", "too many console commands are waiting for this server's agent; try again in a moment"),
 };
 
-/** The command as the console takes it: one leading "/" dropped (the contract refused newlines and blanks). */
+/**
+ * The command as the console takes it: one leading "/" dropped. The contract refused control
+ * characters, line separators and blanks already; checked again here, where it is written down.
+ */
 export function consoleCommandText(typed: string): string {
+  const problem = consoleCommandProblem(typed);
+  if (problem) throw fail("invalid_argument", `command: ${problem}`);
   const command = typed.startsWith("/") ? typed.slice(1) : typed;
   if (command.trim() === "") throw fail("invalid_argument", "command: a command is needed after the /");
   return command;

@@ -10,6 +10,8 @@ import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { agentKeyHeader } from "../../contract/credentials.ts";
 import { startAgent, type Agent, type AgentOptions } from "../../agent/client.ts";
 import { answerBudgetBytes } from "../../core/agents/console-lines.ts";
+import { consoleCommandText } from "../../core/servers/console-methods.ts";
+import type { DomainError } from "../../core/errors.ts";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 import { rejectsWith } from "../support/errors.ts";
 
@@ -155,16 +157,23 @@ describe("servers: console commands", function () {
     assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["offline", "no_console"]);
   });
 
-  it("refuses a command over 1,000 characters, with a line break, or empty, with 400", async () => {
+  it("refuses a command over 1,000 characters, with a control character or a line separator, or empty, with 400", async () => {
     const server = await createServer("Strict");
-    await connect(server.key, { console: echo });
+    const ran: string[] = [];
+    await connect(server.key, { console: async (command) => (ran.push(command), echo!(command, new AbortController().signal)) });
     assert.equal((await execute(server.id, "x".repeat(1000))).status, 200, "1,000 characters is fine");
-    for (const command of ["x".repeat(1001), "say one\nop me", "say one\r", "", "   ", "/", "/  "]) {
+    assert.equal((await execute(server.id, "say héllo wörld ✓ 👍")).status, 200, "any printable text is fine");
+    const controls = ["say one\nop me", "say one\r", "say \u001b[2J", "say a\u2028op me", "say a\u2029b", "say a\u0085b", "say\ttab", "say \u0000", "say \u007f", "say \u009b2J"];
+    for (const command of ["x".repeat(1001), ...controls, "", "   ", "/", "/  "]) {
       const res = await execute(server.id, command);
       assert.equal(res.status, 400, JSON.stringify(command));
       assert.equal(res.body.code, "invalid_argument");
     }
-    assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["ok"], "bad input is no console command");
+    assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["ok", "ok"], "bad input is no console command");
+    assert.deepEqual(ran, ["x".repeat(1000), "say héllo wörld ✓ 👍"]);
+    for (const command of controls) {
+      assert.throws(() => consoleCommandText(command), (error: DomainError) => error.reason === "invalid_argument", "core refuses it too, behind the contract");
+    }
   });
 
   it("a slow agent: 504 after 5 seconds, never a hang, recorded as a timeout", async () => {
