@@ -219,7 +219,7 @@ describe("servers: console commands", function () {
     assert.ok(Buffer.byteLength(JSON.stringify(output)) <= answerBudgetBytes);
   });
 
-  it("is for those who see the server: a member without a grant gets 403, an outsider 404, a granted member runs it", async () => {
+  it("is for those who see the server: a member without a grant gets 403 (and an event), an outsider 404 (and none), a granted member runs it", async () => {
     const server = await createServer("Granted");
     await connect(server.key, { console: echo });
     const denied = await execute(server.id, "list", { key: memberKey });
@@ -229,12 +229,17 @@ describe("servers: console commands", function () {
     const outside = await execute(server.id, "list", { key: outsiderKey });
     assert.deepEqual([outside.status, outside.body.reason], [404, "not_found"]);
     assert.equal((await execute(randomUUID(), "list")).status, 404);
-    assert.deepEqual(await consoleEvents(server.id), [], "no access, no event");
+    const attempts = await consoleEvents(server.id);
+    assert.deepEqual(
+      attempts.map((e) => [e.actor.email, e.details.command, e.details.outcome, e.details.error]),
+      [["member@example.com", "list", "denied", "you have no access to this server; ask an owner or admin for a grant"]],
+      "the member's attempt is on record; the outsider, for whom the server does not exist, left none",
+    );
 
     await api("POST", "organizations/createAccessGrant", { organizationSlug: "acme", userId: memberId, serverId: server.id });
     const granted = await execute(server.id, "list", { key: memberKey });
     assert.equal(granted.status, 200);
-    const [event] = await consoleEvents(server.id);
+    const [, event] = await consoleEvents(server.id);
     assert.deepEqual([event.actor.email, event.details.outcome], ["member@example.com", "ok"]);
   });
 
