@@ -40,6 +40,30 @@ async function endClient(c: pg.Client): Promise<void> {
   c.connection.stream.destroy();
 }
 
+/** A new client, connected and LISTENing; `lost` hears of its failure or end. */
+async function listeningClient(url: string, on: { notification(payload: string): void; lost(c: pg.Client, error?: unknown): void }): Promise<pg.Client> {
+  const c = new pg.Client({
+    connectionString: url,
+    application_name: "outpost bus",
+    keepAlive: true,
+    connectionTimeoutMillis: busTimeoutMs,
+    query_timeout: busTimeoutMs,
+  });
+  c.on("notification", (message) => {
+    if (message.channel === busChannel && message.payload) on.notification(message.payload);
+  });
+  c.on("error", (error) => on.lost(c, error));
+  c.on("end", () => on.lost(c));
+  try {
+    await c.connect();
+    await c.query(`listen ${busChannel}`);
+  } catch (error) {
+    await endClient(c);
+    throw error;
+  }
+  return c;
+}
+
 export function openBusConnection(url: string, logger: Logger, onNotification: (payload: string) => void): BusConnection {
   let client: pg.Client | undefined;
   let connecting: Promise<pg.Client> | undefined;
@@ -69,26 +93,14 @@ export function openBusConnection(url: string, logger: Logger, onNotification: (
 
   async function open(): Promise<pg.Client> {
     if (closed) throw new Error("the bus is closed");
-    const c = new pg.Client({
-      connectionString: url,
-      application_name: "outpost bus",
-      keepAlive: true,
-      connectionTimeoutMillis: busTimeoutMs,
-      query_timeout: busTimeoutMs,
+    const c = await listeningClient(url, {
+      notification: (payload) => !closed && onNotification(payload),
+      lost: (lost, error) => drop(lost, error),
     });
-    c.on("notification", (message) => {
-      if (message.channel === busChannel && message.payload && !closed) onNotification(message.payload);
-    });
-    c.on("error", (error) => drop(c, error));
-    c.on("end", () => drop(c));
-    try {
-      await c.connect();
-      await c.query(`listen ${busChannel}`);
-      // close() may have come while this connected: it waits for this, and nothing may listen after it.
-      if (closed) throw new Error("the bus was closed while it connected");
-    } catch (error) {
+    // close() may have come while this connected: it waits for this, and nothing may listen after it.
+    if (closed) {
       await endClient(c);
-      throw error;
+      throw new Error("the bus was closed while it connected");
     }
     client = c;
     failures = 0;

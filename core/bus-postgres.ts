@@ -27,19 +27,72 @@ export interface PostgresBusOptions {
   key: () => string;
 }
 
-interface Pending {
+/** A message to send. */
+interface Outgoing {
   topic: string;
   payload: string;
   lossy: boolean;
+}
+
+interface Pending extends Outgoing {
   /** Tells the caller (once) whether the message went to every instance. */
   settle(sent: boolean): void;
+}
+
+/**
+ * The messages waiting to go, sent one at a time in order by `send`; each caller waits at most
+ * {@link maxPublishWaitMs}, and a message still queued then goes to `notSent`.
+ */
+function createSendQueue(send: (message: Outgoing) => Promise<boolean>, notSent: (message: Outgoing, why: string) => false) {
+  const queue: Pending[] = [];
+  let sending = false;
+
+  async function sendQueued(): Promise<void> {
+    if (sending) return;
+    sending = true;
+    try {
+      for (let message = queue.shift(); message; message = queue.shift()) message.settle(await send(message));
+    } finally {
+      sending = false;
+    }
+  }
+
+  return {
+    get length() {
+      return queue.length;
+    },
+    enqueue(outgoing: Outgoing): Promise<boolean> {
+      return new Promise((resolve) => {
+        let settled = false;
+        const message: Pending = {
+          ...outgoing,
+          settle(sent) {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            resolve(sent);
+          },
+        };
+        // The caller waits no longer; a message still queued goes no further.
+        const timer = setTimeout(() => {
+          const at = queue.indexOf(message);
+          if (at >= 0) queue.splice(at, 1);
+          message.settle(at >= 0 ? notSent(message, `it waited ${maxPublishWaitMs} ms to be sent`) : false);
+        }, maxPublishWaitMs).unref();
+        queue.push(message);
+        void sendQueued();
+      });
+    },
+    /** Every message still queued goes to `notSent`. */
+    drain(why: string) {
+      for (const message of queue.splice(0)) message.settle(notSent(message, why));
+    },
+  };
 }
 
 export function createPostgresBus(options: PostgresBusOptions): Bus {
   const { logger } = options;
   const local = localSubscribers();
-  const queue: Pending[] = [];
-  let sending = false;
   let closed = false;
   let key: string | undefined;
   const secret = () => (key ??= options.key());
@@ -55,7 +108,7 @@ export function createPostgresBus(options: PostgresBusOptions): Bus {
   });
 
   /** What could not be sent: delivered here, or (console output) dropped. */
-  function notSent(message: Pending, why: string): false {
+  function notSent(message: Outgoing, why: string): false {
     if (message.lossy) warnDropped({ why });
     else {
       warnLocal({ why, topic: message.topic });
@@ -64,7 +117,7 @@ export function createPostgresBus(options: PostgresBusOptions): Bus {
     return false;
   }
 
-  async function send(message: Pending): Promise<boolean> {
+  async function send(message: Outgoing): Promise<boolean> {
     let c: pg.Client | undefined;
     try {
       c = await connection.client();
@@ -77,55 +130,21 @@ export function createPostgresBus(options: PostgresBusOptions): Bus {
     }
   }
 
-  async function sendQueued(): Promise<void> {
-    if (sending) return;
-    sending = true;
-    try {
-      for (let message = queue.shift(); message; message = queue.shift()) message.settle(await send(message));
-    } finally {
-      sending = false;
-    }
-  }
-
-  function enqueue(topic: string, payload: string, lossy: boolean): Promise<boolean> {
-    return new Promise((resolve) => {
-      let settled = false;
-      const message: Pending = {
-        topic,
-        payload,
-        lossy,
-        settle(sent) {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          resolve(sent);
-        },
-      };
-      // The caller waits no longer; a message still queued goes no further.
-      const timer = setTimeout(() => {
-        const at = queue.indexOf(message);
-        if (at >= 0) queue.splice(at, 1);
-        message.settle(at >= 0 ? notSent(message, `it waited ${maxPublishWaitMs} ms to be sent`) : false);
-      }, maxPublishWaitMs).unref();
-      queue.push(message);
-      void sendQueued();
-    });
-  }
-
+  const queue = createSendQueue(send, notSent);
   return {
     shared: true,
     ready: connection.ready,
     async publish(topic, payload = "", publishOptions: PublishOptions = {}) {
       checkSize(topic, payload);
-      const lossy = publishOptions.lossy ?? false;
-      if (closed) return notSent({ topic, payload, lossy, settle() {} }, "the bus is closed");
-      if (queue.length >= maxPendingPublishes) return notSent({ topic, payload, lossy, settle() {} }, `${maxPendingPublishes} messages wait to be sent`);
-      return enqueue(topic, payload, lossy);
+      const message = { topic, payload, lossy: publishOptions.lossy ?? false };
+      if (closed) return notSent(message, "the bus is closed");
+      if (queue.length >= maxPendingPublishes) return notSent(message, `${maxPendingPublishes} messages wait to be sent`);
+      return queue.enqueue(message);
     },
     subscribe: local.subscribe,
     async close() {
       closed = true;
-      for (const message of queue.splice(0)) message.settle(notSent(message, "the bus is closing"));
+      queue.drain("the bus is closing");
       await connection.close();
     },
   };

@@ -134,33 +134,45 @@ export function createConsoleFeed(bus: Bus, timing = { announceEveryMs }): Conso
     },
     watch(serverId, listener) {
       local.on(serverId, listener);
-      if (!bus.shared) return { close: () => void local.off(serverId, listener) };
-      const watchId = randomUUID();
-      const unsubscribe = bus.subscribe(outputTopic(serverId), (payload) => {
-        const message = parseOutput(payload);
-        // This instance's own messages reached its watchers directly.
-        if (!message || message.from === instance) return;
-        if (message.kind === "recent") {
-          if (message.watch === watchId) listener({ kind: "lines", lines: message.lines, dropped: message.dropped });
-        } else if (message.kind === "online") {
-          listener({ kind: "online", online: message.online });
-          // The instance that now holds the stream has not heard of this watch yet.
-          if (message.online) announce(true);
-        } else {
-          listener({ kind: "lines", lines: message.lines, dropped: message.dropped });
-        }
-      });
-      const announce = (recent: boolean) =>
-        void bus.publish(announceTopic(serverId), JSON.stringify({ from: instance, watch: watchId, recent } satisfies Announcement));
-      announce(true);
-      const timer = setInterval(() => announce(false), timing.announceEveryMs).unref();
+      const elsewhere = bus.shared ? watchElsewhere(bus, instance, serverId, listener, timing.announceEveryMs) : undefined;
       return {
         close() {
-          clearInterval(timer);
-          unsubscribe();
+          elsewhere?.close();
           local.off(serverId, listener);
         },
       };
+    },
+  };
+}
+
+/**
+ * Follows what the instance holding the server's stream, if another, publishes: announces the
+ * watch now (asking for the recent lines), every `announceEveryMs` (not asking), and when the
+ * agent comes online (asking again: the instance that now holds it has not heard of the watch).
+ */
+function watchElsewhere(bus: Bus, instance: string, serverId: string, listener: (event: ConsoleEvent) => void, announceEveryMs: number): { close(): void } {
+  const watchId = randomUUID();
+  const announce = (recent: boolean) =>
+    void bus.publish(announceTopic(serverId), JSON.stringify({ from: instance, watch: watchId, recent } satisfies Announcement));
+  const unsubscribe = bus.subscribe(outputTopic(serverId), (payload) => {
+    const message = parseOutput(payload);
+    // This instance's own messages reached its watchers directly.
+    if (!message || message.from === instance) return;
+    if (message.kind === "recent") {
+      if (message.watch === watchId) listener({ kind: "lines", lines: message.lines, dropped: message.dropped });
+    } else if (message.kind === "online") {
+      listener({ kind: "online", online: message.online });
+      if (message.online) announce(true);
+    } else {
+      listener({ kind: "lines", lines: message.lines, dropped: message.dropped });
+    }
+  });
+  announce(true);
+  const timer = setInterval(() => announce(false), announceEveryMs).unref();
+  return {
+    close() {
+      clearInterval(timer);
+      unsubscribe();
     },
   };
 }
