@@ -92,7 +92,7 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
   if (deps.agents.closing) throw new ConnectError("Outpost is shutting down; reconnect in a moment", Code.Unavailable);
 
   const { connection, outbox, state, send, finish } = openConnection(agent.server.id);
-  const session: StreamSession = { agent, em, connection, send };
+  const session: StreamSession = { agent, em, connection, send, ended: () => state.ended };
   const handle = createMessageHandler(deps, session);
   const silence = silenceWatch(connection);
   const goneAway = () => connection.end(undefined);

@@ -29,6 +29,8 @@ export interface StreamSession {
   connection: AgentConnection;
   /** Sends a message to the agent (nothing once the stream ended). */
   send(message: Outgoing["message"]): void;
+  /** Whether the stream has ended (a message's handling may outlast it). */
+  ended(): boolean;
   /** The agent's player authentication, set by Hello. */
   playerAuth?: string;
   /** Set while the stream holds its server: console commands from other instances reach it. */
@@ -54,6 +56,9 @@ async function hello(deps: AgentStreamDeps, session: StreamSession, value: Incom
   const facts = { playerAuth: auth, agentVersion: value.agentVersion, console: value.console };
   if (!(await markConnected(session.em, agent, connection.id, facts, deps.clock.now()))) throw revoked();
   session.playerAuth = auth;
+  // Ended meanwhile: it records its end (Hello is on record), but must not hold the server now,
+  // which would end a newer stream and attach to the consoles after its detach ran.
+  if (session.ended()) return;
   deps.agents.hold(connection);
   session.detach = deps.consoles.attach(connection);
   session.send({
