@@ -6,6 +6,7 @@
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ConnectRequestSchema, ConsoleCommand } from "../gen/outpost/agent/v1/agent_service_pb.js";
+import { consoleCommandProblem } from "../contract/console-command.ts";
 
 /** What running one console command gave. */
 export interface ConsoleRun {
@@ -46,8 +47,12 @@ export function consoleLine(line: string): string {
 export async function answerConsoleCommand(handler: ConsoleHandler | undefined, command: ConsoleCommand, dropped: AbortSignal, send: Send): Promise<void> {
   const { requestId } = command;
   let run: ConsoleRun;
+  const problem = consoleCommandProblem(command.command);
   if (!handler) {
     run = { success: false, output: [], error: "this agent cannot reach the game server's console" };
+  } else if (problem) {
+    // Outpost refuses these; an agent does not rely on it, whichever console it serves.
+    run = { success: false, output: [], error: problem };
   } else {
     // Answer a little before Outpost stops waiting, so the output collected so far arrives.
     const margin = Math.min(250, command.timeoutMs / 4);

@@ -6,6 +6,7 @@
  * which line answers which command, so commands run one at a time; lines printed meanwhile for
  * other reasons (a player joining) are part of the output too.
  */
+import { consoleCommandProblem } from "../contract/console-command.ts";
 import type { ConsoleHandler, ConsoleRun } from "./console.ts";
 
 /** How long the console must stay quiet after a command's last line for its output to be complete. */
@@ -31,7 +32,9 @@ export function createConsoleRunner(write: (line: string) => boolean, announce: 
 
   function runOne(command: string, signal: AbortSignal): Promise<ConsoleRun> {
     if (signal.aborted) return Promise.resolve({ success: false, output: [], error: "the console was busy with earlier commands until Outpost stopped waiting" });
-    if (/[\r\n]/.test(command)) return Promise.resolve({ success: false, output: [], error: "a console command is one line" });
+    // Whatever Outpost sent, nothing but one line of text reaches the server's stdin.
+    const problem = consoleCommandProblem(command);
+    if (problem) return Promise.resolve({ success: false, output: [], error: problem });
     return new Promise((resolve) => {
       const output: string[] = [];
       let quiet: NodeJS.Timeout | undefined;

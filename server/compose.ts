@@ -16,7 +16,9 @@ import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../core/game-oauth/login-codes.ts";
 import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
 import { authorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
-import { createLocalBus, createPostgresBus, type Bus } from "../core/bus.ts";
+import { createLocalBus, type Bus } from "../core/bus.ts";
+import { createPostgresBus } from "../core/bus-postgres.ts";
+import { busKeyPurpose } from "../core/bus-envelope.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { createPasswords, type Passwords } from "../core/auth/passwords.ts";
 import { createKnownDevices, knownDeviceKeyPurpose } from "../core/auth/known-devices.ts";
@@ -57,6 +59,32 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/**
+ * Sign-in changes and console traffic cross instances by LISTEN/NOTIFY on a PostgreSQL server,
+ * each message under an HMAC keyed from the KEK (the database's other roles can LISTEN and NOTIFY
+ * too); the embedded database (one process) and one-off commands keep them in this process.
+ */
+function openBus(mode: "serve" | "borrow", database: Database, logger: Logger, keyEncryptionKey: () => KeyEncryptionKey): Bus {
+  if (mode !== "serve" || database.kind !== "postgres") return createLocalBus();
+  return createPostgresBus({ url: database.url, logger, key: () => derivedSecret(keyEncryptionKey(), busKeyPurpose) });
+}
+
+/** What core needs of the configuration. */
+function coreConfig(config: Config, database: Database): CoreDeps["config"] {
+  return {
+    plans: config.plans,
+    defaultPlan: config.defaultPlan,
+    sessionTtlSeconds: config.sessionTtlSeconds,
+    sessionIdleSeconds: config.sessionIdleSeconds,
+    rateLimits: config.rateLimits,
+    allowInsecureRedirectUris: config.allowInsecureRedirectUris,
+    allowInsecureGameServers: config.allowInsecureGameServers,
+    gameIssuerUrl: config.gameIssuerUrl.origin,
+    accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),
+    namedStatements: database.kind === "postgres",
+  };
+}
+
 /** Opens the database, migrates it and builds core: what every command needs. */
 export async function openRuntime(
   config: Config,
@@ -84,9 +112,7 @@ export async function openRuntime(
       keyEncryptionKey,
       rotationDays: config.signingKeyRotationDays,
     });
-    // Sign-in changes and console traffic cross instances by LISTEN/NOTIFY on a PostgreSQL server;
-    // the embedded database (one process) and one-off commands keep them in this process.
-    bus = mode === "serve" && database.kind === "postgres" ? createPostgresBus(database.url, logger) : createLocalBus();
+    bus = openBus(mode, database, logger, keyEncryptionKey);
     const events = authorizationEvents(bus);
     const agents = createAgentConnections();
     const consoles = createConsoleRouter({ agents, bus, logger });
@@ -105,18 +131,7 @@ export async function openRuntime(
       // Every instance sharing the KEK knows the browsers that signed in at any of them.
       knownDevices: createKnownDevices(() => derivedSecret(keyEncryptionKey(), knownDeviceKeyPurpose)),
       watches: createWatchRegistry(),
-      config: {
-        plans: config.plans,
-        defaultPlan: config.defaultPlan,
-        sessionTtlSeconds: config.sessionTtlSeconds,
-        sessionIdleSeconds: config.sessionIdleSeconds,
-        rateLimits: config.rateLimits,
-        allowInsecureRedirectUris: config.allowInsecureRedirectUris,
-        allowInsecureGameServers: config.allowInsecureGameServers,
-        gameIssuerUrl: config.gameIssuerUrl.origin,
-        accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),
-        namedStatements: database.kind === "postgres",
-      },
+      config: coreConfig(config, database),
     };
     const deps: CoreDeps = { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };
     const limits = rateLimits;

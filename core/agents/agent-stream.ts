@@ -1,42 +1,22 @@
 /**
  * One agent's stream, from Hello to its end: presence in the database, the stream in this
- * instance's registry, in-game commands answered in order. It ends when the agent closes it or
- * goes away, stays silent past {@link silenceLimitMs}, or when core ends it (key revoked, another
- * stream took over, shutdown); the server goes offline as it ends.
+ * instance's registry, the agent's messages handled in order (stream-messages.ts). It ends when
+ * the agent closes it or goes away, stays silent past {@link silenceLimitMs}, or when core ends it
+ * (key revoked, another stream took over, shutdown); the server goes offline as it ends.
  */
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { DescMessage, Message, MessageInitShape } from "@bufbuild/protobuf";
+import type { DescMessage, Message } from "@bufbuild/protobuf";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import {
-  ConfirmCommand_Decision,
-  ConnectRequestSchema,
-  type ConnectRequest,
-  type ConnectResponseSchema,
-} from "../../gen/outpost/agent/v1/agent_service_pb.js";
-import { PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
-import { playerAuthModes } from "../convert.ts";
+import { ConnectRequestSchema, type ConnectRequest } from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import type { AgentCaller } from "../context.ts";
-import type { CoreDeps } from "../deps.ts";
-import { fail } from "../errors.ts";
-import { gameFromProto } from "../convert.ts";
-import { supersededError, type AgentConnection } from "./connections.ts";
-import { heartbeatSeconds, markAlive, markConnected, markDisconnected, silenceLimitMs } from "./presence.ts";
-import { distinctPlayers, replacePlayers } from "./players.ts";
+import type { AgentConnection } from "./connections.ts";
+import { markDisconnected, silenceLimitMs } from "./presence.ts";
 import { createConnectionConsole } from "./console.ts";
-import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
+import { createMessageHandler, type AgentStreamDeps, type Outgoing, type StreamSession } from "./stream-messages.ts";
 
-type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
-type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequest["message"], { case: C }>["value"];
-
-export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "consoles" | "rateLimits" | "loginVerifier" | "config">;
-
-const playerAuthNames: Partial<Record<PlayerAuth, string>> = Object.fromEntries(
-  Object.entries(playerAuthModes).map(([name, mode]) => [mode, name]),
-);
-
-const revoked = () => fail("unauthenticated", "the agent key no longer works: it was regenerated, or the server was deleted");
+export type { AgentStreamDeps } from "./stream-messages.ts";
 
 export interface AgentStreamInput {
   agent: AgentCaller;
@@ -49,110 +29,82 @@ export interface AgentStreamInput {
   check: (desc: DescMessage, message: Message) => void;
 }
 
-export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamInput): AsyncGenerator<Outgoing> {
-  const { agent, em, signal } = input;
-  const { server } = agent;
-  if (deps.agents.closing) throw new ConnectError("Outpost is shutting down; reconnect in a moment", Code.Unavailable);
-
+/** The stream's connection, as the registry and the console see it, and the outbox its messages leave by. */
+function openConnection(serverId: string) {
   const outbox = createWritableIterable<Outgoing>();
-  let failure: unknown;
-  let ended = false;
+  const state: { ended: boolean; failure?: unknown } = { ended: false };
   let finish!: () => void;
+  const send = (message: Outgoing["message"]) => {
+    if (!state.ended) outbox.write({ message }).catch(() => {});
+  };
   const connection: AgentConnection = {
     id: randomUUID(),
-    serverId: server.id,
+    serverId,
     holding: false,
     players: [],
     console: createConnectionConsole((message) => send(message)),
     end(error) {
-      if (ended) return;
-      ended = true;
-      failure = error;
+      if (state.ended) return;
+      state.ended = true;
+      state.failure = error;
+      // An ended stream holds nothing: it answers no live console's announcement meanwhile.
+      connection.holding = false;
       outbox.close();
       // Commands waiting for this agent fail now, not at their timeout.
       connection.console.close();
     },
     finished: new Promise<void>((resolve) => (finish = resolve)),
   };
-  const send = (message: Outgoing["message"]) => {
-    if (!ended) outbox.write({ message }).catch(() => {});
-  };
-  let playerAuth: string | undefined;
-  // Set while the stream holds its server: console commands from other instances reach it.
-  let detach: (() => void) | undefined;
+  return { connection, outbox, state, send, finish: () => finish() };
+}
 
-  async function handle(request: ConnectRequest): Promise<void> {
-    const { message } = request;
-    if (message.case === "hello") return hello(message.value);
-    if (playerAuth === undefined) throw fail("failed_precondition", "send Hello first");
-    switch (message.case) {
-      case "players":
-        connection.players = distinctPlayers(message.value.players);
-        await replacePlayers(em, server.id, connection.id, connection.players, deps.clock.now());
-        return;
-      case "heartbeat": {
-        const state = await markAlive(em, agent, connection.id, deps.clock.now());
-        if (state === "revoked") throw revoked();
-        if (state === "superseded") throw supersededError();
-        return send({ case: "ping", value: {} });
-      }
-      case "loginCommand": {
-        const { requestId, playerUuid, playerName, text } = message.value;
-        const player = { uuid: playerUuid.toLowerCase(), name: playerName };
-        const verdict = await answerLoginCommand(deps, { server, playerAuth, player, text, agentKeyHash: agent.keyHash });
-        return send({ case: "loginReply", value: { requestId, ...verdict } });
-      }
-      case "consoleResult":
-        return connection.console.answered(message.value);
-      case "consoleOutput":
-        connection.console.printed(message.value);
-        return deps.consoles.printed(server.id, message.value.lines, message.value.dropped);
-      case "confirmCommand": {
-        const { requestId, playerUuid, playerName, decision } = message.value;
-        const player = { uuid: playerUuid.toLowerCase(), name: playerName };
-        const answer = decision === ConfirmCommand_Decision.CONFIRM ? "confirm" : "cancel";
-        const verdict = await answerConfirmCommand(deps, { server, playerAuth, player, agentKeyHash: agent.keyHash }, answer);
-        return send({ case: "loginReply", value: { requestId, ...verdict } });
-      }
-    }
-  }
-
-  async function hello(value: Incoming<"hello">): Promise<void> {
-    if (playerAuth !== undefined) throw fail("failed_precondition", "Hello was already sent on this stream");
-    const game = gameFromProto(value.game);
-    if (game !== server.game) {
-      throw fail("failed_precondition", `the agent reports a ${game} server, but "${server.name}" is a ${server.game} server in Outpost`);
-    }
-    const auth = playerAuthNames[value.playerAuth]!;
-    const facts = { playerAuth: auth, agentVersion: value.agentVersion, console: value.console };
-    if (!(await markConnected(em, agent, connection.id, facts, deps.clock.now()))) throw revoked();
-    playerAuth = auth;
-    deps.agents.hold(connection);
-    detach = deps.consoles.attach(connection);
-    send({
-      case: "welcome",
-      value: { serverId: server.id, serverName: server.name, organizationSlug: server.organizationSlug, heartbeatSeconds },
-    });
-  }
-
+/** Ends the connection once the agent has sent nothing for {@link silenceLimitMs}; `heard` starts the count again. */
+function silenceWatch(connection: AgentConnection) {
   let silence: NodeJS.Timeout | undefined;
-  const heard = () => {
-    clearTimeout(silence);
-    silence = setTimeout(
-      () => connection.end(new ConnectError(`the agent sent nothing for ${silenceLimitMs / 1000} seconds`, Code.DeadlineExceeded)),
-      silenceLimitMs,
-    );
+  return {
+    heard() {
+      clearTimeout(silence);
+      silence = setTimeout(
+        () => connection.end(new ConnectError(`the agent sent nothing for ${silenceLimitMs / 1000} seconds`, Code.DeadlineExceeded)),
+        silenceLimitMs,
+      );
+    },
+    stop: () => clearTimeout(silence),
   };
+}
+
+/** The stream ended: it holds nothing any more, and once `handling` is done, a server it held goes offline. */
+async function endSession(deps: AgentStreamDeps, session: StreamSession, handling: Promise<void>): Promise<void> {
+  session.detach?.();
+  session.connection.console.close();
+  await handling.catch(() => {});
+  if (session.playerAuth === undefined) return;
+  const serverId = session.agent.server.id;
+  const wentOffline = await markDisconnected(session.em, serverId, session.connection.id, deps.clock.now()).catch((error) => {
+    deps.logger.error({ err: error, serverId }, "recording an agent's disconnect failed");
+    return false;
+  });
+  if (wentOffline) deps.consoles.offline(serverId);
+}
+
+export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamInput): AsyncGenerator<Outgoing> {
+  const { agent, em, signal } = input;
+  if (deps.agents.closing) throw new ConnectError("Outpost is shutting down; reconnect in a moment", Code.Unavailable);
+
+  const { connection, outbox, state, send, finish } = openConnection(agent.server.id);
+  const session: StreamSession = { agent, em, connection, send, ended: () => state.ended };
+  const handle = createMessageHandler(deps, session);
+  const silence = silenceWatch(connection);
   const goneAway = () => connection.end(undefined);
   signal.addEventListener("abort", goneAway, { once: true });
   deps.agents.track(connection);
-  heard();
+  silence.heard();
   // Messages are handled one at a time, in order; `handling` is the one under way.
   let handling: Promise<void> = Promise.resolve();
   void (async () => {
     for await (const request of input.requests) {
-      if (ended) return;
-      heard();
+      if (state.ended) return;
+      silence.heard();
       input.check(ConnectRequestSchema, request);
       await (handling = handle(request));
     }
@@ -161,21 +113,12 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
 
   try {
     for await (const message of outbox) yield message;
-    if (failure !== undefined) throw failure;
+    if (state.failure !== undefined) throw state.failure;
   } finally {
-    clearTimeout(silence);
+    silence.stop();
     signal.removeEventListener("abort", goneAway);
-    ended = true;
-    detach?.();
-    connection.console.close();
-    await handling.catch(() => {});
-    if (playerAuth !== undefined) {
-      const wentOffline = await markDisconnected(em, server.id, connection.id, deps.clock.now()).catch((error) => {
-        deps.logger.error({ err: error, serverId: server.id }, "recording an agent's disconnect failed");
-        return false;
-      });
-      if (wentOffline) deps.consoles.offline(server.id);
-    }
+    state.ended = true;
+    await endSession(deps, session, handling);
     finish();
   }
 }

@@ -16,7 +16,7 @@ export interface OnlinePlayer {
 export interface AgentConnection {
   readonly id: string;
   readonly serverId: string;
-  /** Set once the stream said Hello and holds its server. */
+  /** Set once the stream said Hello and holds its server; cleared when it ends. */
   holding: boolean;
   /** The players online, as the agent last reported them. */
   players: readonly OnlinePlayer[];

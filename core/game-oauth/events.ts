@@ -7,7 +7,7 @@
 import type { Bus } from "../bus.ts";
 
 export interface AuthorizationEvents {
-  /** Tells every instance that the session changed (after the change is committed). */
+  /** Tells every instance that the session changed (after the change is committed); settles within seconds. */
   publish(sessionId: string): Promise<void>;
   /** Calls `listener` whenever the session changes; returns the unsubscribe. */
   subscribe(sessionId: string, listener: () => void): () => void;
@@ -17,7 +17,10 @@ const topic = (sessionId: string) => `authorization:${sessionId}`;
 
 export function authorizationEvents(bus: Bus): AuthorizationEvents {
   return {
-    publish: (sessionId) => bus.publish(topic(sessionId)),
+    async publish(sessionId) {
+      // Not sent to every instance: watchers elsewhere learn it at their next poll.
+      await bus.publish(topic(sessionId));
+    },
     subscribe: (sessionId, listener) => bus.subscribe(topic(sessionId), () => listener()),
   };
 }

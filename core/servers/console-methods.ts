@@ -2,7 +2,8 @@
  * servers/executeConsoleCommand: a command typed in the dashboard or sent through the API runs on
  * the game server's console through its agent's stream, and the lines that followed it come back.
  * Whoever may see the server may use its console (owners and admins, members granted it). Every
- * call the caller was allowed to make is an activity event, refusals included, with its outcome.
+ * call the caller was allowed to make is an activity event, refusals included, with its outcome;
+ * so is a member's without a grant (`denied`).
  */
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
@@ -19,11 +20,12 @@ import { recordActivity } from "../activity/record.ts";
 import { DomainError, fail } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
 import { consoleTimeoutMs, ConsoleUnanswered, type ConsoleAnswer } from "../agents/console.ts";
-import type { Server } from "../db/entities.ts";
+import { Server } from "../db/entities.ts";
+import { consoleCommandProblem } from "../../contract/console-command.ts";
 
-export type ConsoleOutcome = "ok" | "failed" | "offline" | "no_console" | "timeout" | "busy";
+export type ConsoleOutcome = "ok" | "failed" | "denied" | "offline" | "no_console" | "timeout" | "busy";
 
-const refusals: Record<Exclude<ConsoleOutcome, "ok" | "failed">, (sent: boolean) => DomainError> = {
+const refusals: Record<Exclude<ConsoleOutcome, "ok" | "failed" | "denied">, (sent: boolean) => DomainError> = {
   offline: (sent) => fail("agent_offline", sent ? "the server's agent went offline before it answered" : "the server's agent is offline"),
   no_console: () =>
     fail("no_console", "the server's agent cannot run console commands (it connected without a console; `outpost-agent wrap` and the flying-squid plugin have one)"),
@@ -31,8 +33,13 @@ const refusals: Record<Exclude<ConsoleOutcome, "ok" | "failed">, (sent: boolean)
   busy: () => new DomainError("server_busy", "too many console commands are waiting for this server's agent; try again in a moment"),
 };
 
-/** The command as the console takes it: one leading "/" dropped (the contract refused newlines and blanks). */
+/**
+ * The command as the console takes it: one leading "/" dropped. The contract refused control
+ * characters, line separators and blanks already; checked again here, where it is written down.
+ */
 export function consoleCommandText(typed: string): string {
+  const problem = consoleCommandProblem(typed);
+  if (problem) throw fail("invalid_argument", `command: ${problem}`);
   const command = typed.startsWith("/") ? typed.slice(1) : typed;
   if (command.trim() === "") throw fail("invalid_argument", "command: a command is needed after the /");
   return command;
@@ -44,8 +51,8 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   const caller = requireUser(ctx);
   const command = consoleCommandText(req.command);
   const em = entityManager(ctx);
-  const { server } = await requireServer(em, caller, req.serverId);
   const requestId = randomUUID();
+  const server = await requireConsole(em, caller, req.serverId, { requestId, command });
   const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(em, caller, server, { requestId, command, outcome, error });
 
   let outcome: ConsoleOutcome | undefined;
@@ -69,6 +76,23 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   const error = answer.success ? "" : answer.error || "the agent could not run the command";
   await record(answer.success ? "ok" : "failed", error);
   return create(ExecuteConsoleCommandResponseSchema, { requestId, success: answer.success, output: answer.output, error });
+}
+
+/**
+ * The server, if the caller may use its console. A member of its organization without a grant
+ * tried a command: that is on record (`denied`); for anyone else the server does not exist, and
+ * nothing is.
+ */
+async function requireConsole(em: ReturnType<typeof entityManager>, caller: UserCaller, serverId: string, facts: { requestId: string; command: string }): Promise<Server> {
+  try {
+    return (await requireServer(em, caller, serverId)).server;
+  } catch (error) {
+    if (error instanceof DomainError && error.reason === "permission_denied") {
+      const server = await em.findOne(Server, { id: serverId }, { populate: ["organization"] });
+      if (server) await recordConsoleCommand(em, caller, server, { ...facts, outcome: "denied", error: error.message });
+    }
+    throw error;
+  }
 }
 
 /** The activity event of one console command, written at once (the call may still fail after it). */

@@ -4,7 +4,6 @@ import {
   CreateServerResponseSchema,
   DeleteServerResponseSchema,
   GetServerResponseSchema,
-  ListPlayersResponseSchema,
   ListServersResponseSchema,
   RegenerateAgentKeyResponseSchema,
   ServersService,
@@ -15,16 +14,24 @@ import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { accessibleServers, requireManager, requireMember, requireServer, requireServerManager, reservePlanCapacity } from "../access.ts";
 import { recordActivity } from "../activity/record.ts";
-import { gameFromProto, onlinePlayerToProto, serverToProto } from "../convert.ts";
-import { isOnline } from "../agents/presence.ts";
-import { storedPlayers } from "../agents/players.ts";
+import { gameFromProto, serverToProto } from "../convert.ts";
 import { issueSecret } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
-import { executeConsoleCommand } from "./console-methods.ts";
-import { watchConsole } from "./console-watch.ts";
+import { liveMethods } from "./live-methods.ts";
 
-export function createServersService(deps: CoreDeps): ServiceImpl<typeof ServersService> {
-  const { config, clock, agents } = deps;
+type ServersImpl = ServiceImpl<typeof ServersService>;
+
+/**
+ * ServersService: the servers as records (this file), what stops their agent keys working, and
+ * what their agents report and run (live-methods.ts).
+ */
+export function createServersService(deps: CoreDeps): ServersImpl {
+  return { ...recordMethods(deps), ...keyEndingMethods(deps), ...liveMethods(deps) };
+}
+
+/** Creating, listing, reading and renaming servers. */
+function recordMethods(deps: CoreDeps): Pick<ServersImpl, "createServer" | "listServers" | "getServer" | "updateServer"> {
+  const { config, clock } = deps;
   return {
     async createServer(req, ctx) {
       const caller = requireUser(ctx);
@@ -84,7 +91,13 @@ export function createServersService(deps: CoreDeps): ServiceImpl<typeof Servers
         return create(UpdateServerResponseSchema, { server: serverToProto(server, clock.now(), config) });
       });
     },
+  };
+}
 
+/** Deleting a server and regenerating its agent key: the agent's stream ends at once here, at its next heartbeat elsewhere. */
+function keyEndingMethods(deps: CoreDeps): Pick<ServersImpl, "deleteServer" | "regenerateAgentKey"> {
+  const { config, clock, agents } = deps;
+  return {
     async deleteServer(req, ctx) {
       const caller = requireUser(ctx);
       await entityManager(ctx).transactional(async (tx) => {
@@ -125,20 +138,6 @@ export function createServersService(deps: CoreDeps): ServiceImpl<typeof Servers
       // Streams on other instances notice at their next heartbeat.
       agents.endServer(req.serverId, fail("unauthenticated", "the agent key was regenerated; run the agent with the new key"));
       return response;
-    },
-
-    executeConsoleCommand(req, ctx) {
-      return executeConsoleCommand(deps, req, ctx);
-    },
-    async listPlayers(req, ctx) {
-      const em = entityManager(ctx);
-      const { server } = await requireServer(em, requireUser(ctx), req.serverId);
-      // An offline server has no players, even before the sweep clears those of a dead instance.
-      const players = isOnline(server, clock.now()) ? await storedPlayers(em, server.id) : [];
-      return create(ListPlayersResponseSchema, { players: players.map(onlinePlayerToProto) });
-    },
-    watchConsole(req, ctx) {
-      return watchConsole(deps, req, ctx);
     },
   };
 }

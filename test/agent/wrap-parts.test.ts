@@ -163,6 +163,28 @@ describe("wrap's console commands", () => {
     const gone = createConsoleRunner(() => false, () => {});
     assert.deepEqual(await gone.handler("list", new AbortController().signal), { success: false, output: [], error: "the game server is not running" });
   });
+
+  it("writes nothing but one line of text: a command with a control character or a line separator fails unwritten", async () => {
+    const written: string[] = [];
+    const runner = createConsoleRunner((line) => (written.push(line), true), () => {});
+    const signal = new AbortController().signal;
+    for (const [command, code] of [
+      ["say a\nop me", "000A"],
+      ["say a\rop me", "000D"],
+      ["say \u001b[2Jcleared", "001B"],
+      ["say a\u2028op me", "2028"],
+      ["say a\u2029op me", "2029"],
+      ["say a\u0085op me", "0085"],
+      ["say a\top me", "0009"],
+      ["say a\u0000", "0000"],
+    ]) {
+      const run = await runner.handler(command, signal);
+      assert.equal(run.success, false, JSON.stringify(command));
+      assert.deepEqual(run.output, []);
+      assert.match(run.error!, new RegExp(`control characters or line separators \\(U\\+${code} at position \\d+\\)`));
+    }
+    assert.deepEqual(written, [], "nothing reached the server's stdin");
+  });
 });
 
 describe("wrap's stop signals", () => {

@@ -10,6 +10,8 @@ import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { agentKeyHeader } from "../../contract/credentials.ts";
 import { startAgent, type Agent, type AgentOptions } from "../../agent/client.ts";
 import { answerBudgetBytes } from "../../core/agents/console-lines.ts";
+import { consoleCommandText } from "../../core/servers/console-methods.ts";
+import type { DomainError } from "../../core/errors.ts";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 import { rejectsWith } from "../support/errors.ts";
 
@@ -155,16 +157,23 @@ describe("servers: console commands", function () {
     assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["offline", "no_console"]);
   });
 
-  it("refuses a command over 1,000 characters, with a line break, or empty, with 400", async () => {
+  it("refuses a command over 1,000 characters, with a control character or a line separator, or empty, with 400", async () => {
     const server = await createServer("Strict");
-    await connect(server.key, { console: echo });
+    const ran: string[] = [];
+    await connect(server.key, { console: async (command) => (ran.push(command), echo!(command, new AbortController().signal)) });
     assert.equal((await execute(server.id, "x".repeat(1000))).status, 200, "1,000 characters is fine");
-    for (const command of ["x".repeat(1001), "say one\nop me", "say one\r", "", "   ", "/", "/  "]) {
+    assert.equal((await execute(server.id, "say héllo wörld ✓ 👍")).status, 200, "any printable text is fine");
+    const controls = ["say one\nop me", "say one\r", "say \u001b[2J", "say a\u2028op me", "say a\u2029b", "say a\u0085b", "say\ttab", "say \u0000", "say \u007f", "say \u009b2J"];
+    for (const command of ["x".repeat(1001), ...controls, "", "   ", "/", "/  "]) {
       const res = await execute(server.id, command);
       assert.equal(res.status, 400, JSON.stringify(command));
       assert.equal(res.body.code, "invalid_argument");
     }
-    assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["ok"], "bad input is no console command");
+    assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["ok", "ok"], "bad input is no console command");
+    assert.deepEqual(ran, ["x".repeat(1000), "say héllo wörld ✓ 👍"]);
+    for (const command of controls) {
+      assert.throws(() => consoleCommandText(command), (error: DomainError) => error.reason === "invalid_argument", "core refuses it too, behind the contract");
+    }
   });
 
   it("a slow agent: 504 after 5 seconds, never a hang, recorded as a timeout", async () => {
@@ -210,7 +219,7 @@ describe("servers: console commands", function () {
     assert.ok(Buffer.byteLength(JSON.stringify(output)) <= answerBudgetBytes);
   });
 
-  it("is for those who see the server: a member without a grant gets 403, an outsider 404, a granted member runs it", async () => {
+  it("is for those who see the server: a member without a grant gets 403 (and an event), an outsider 404 (and none), a granted member runs it", async () => {
     const server = await createServer("Granted");
     await connect(server.key, { console: echo });
     const denied = await execute(server.id, "list", { key: memberKey });
@@ -220,12 +229,17 @@ describe("servers: console commands", function () {
     const outside = await execute(server.id, "list", { key: outsiderKey });
     assert.deepEqual([outside.status, outside.body.reason], [404, "not_found"]);
     assert.equal((await execute(randomUUID(), "list")).status, 404);
-    assert.deepEqual(await consoleEvents(server.id), [], "no access, no event");
+    const attempts = await consoleEvents(server.id);
+    assert.deepEqual(
+      attempts.map((e) => [e.actor.email, e.details.command, e.details.outcome, e.details.error]),
+      [["member@example.com", "list", "denied", "you have no access to this server; ask an owner or admin for a grant"]],
+      "the member's attempt is on record; the outsider, for whom the server does not exist, left none",
+    );
 
     await api("POST", "organizations/createAccessGrant", { organizationSlug: "acme", userId: memberId, serverId: server.id });
     const granted = await execute(server.id, "list", { key: memberKey });
     assert.equal(granted.status, 200);
-    const [event] = await consoleEvents(server.id);
+    const [, event] = await consoleEvents(server.id);
     assert.deepEqual([event.actor.email, event.details.outcome], ["member@example.com", "ok"]);
   });
 

@@ -18,7 +18,9 @@ import { createGameLoginVerifier } from "../../core/game-oauth/game-login-verifi
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../../core/game-oauth/login-codes.ts";
 import { createWatchRegistry } from "../../core/game-oauth/watches.ts";
 import { authorizationEvents, type AuthorizationEvents } from "../../core/game-oauth/events.ts";
-import { createLocalBus, createPostgresBus, type Bus } from "../../core/bus.ts";
+import { createLocalBus, type Bus } from "../../core/bus.ts";
+import { createPostgresBus } from "../../core/bus-postgres.ts";
+import { busKeyPurpose } from "../../core/bus-envelope.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { createPasswords, type PasswordHashingLimits } from "../../core/auth/passwords.ts";
@@ -132,7 +134,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const rotationDays = options.signingKeyRotationDays ?? 30;
   const signingKeys = createSigningKeys({ orm, clock, logger, keyEncryptionKey: () => kek, rotationDays });
   const agents = createAgentConnections();
-  const bus = database.kind === "postgres" ? createPostgresBus(database.url, logger) : createLocalBus();
+  const bus = database.kind === "postgres" ? createPostgresBus({ url: database.url, logger, key: () => derivedSecret(kek, busKeyPurpose) }) : createLocalBus();
   // Listening before the core serves, so a test's first cross-instance message is heard.
   await bus.ready;
   const events = authorizationEvents(bus);

@@ -1,0 +1,120 @@
+/**
+ * What an agent's stream does with each message the agent sends, one at a time and in order
+ * (agent-stream.ts reads them): Hello first, which makes the stream hold its server, then players,
+ * heartbeats, in-game commands to answer, and the console's results and output.
+ */
+import type { EntityManager } from "@mikro-orm/postgresql";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ConfirmCommand_Decision, type ConnectRequest, type ConnectResponseSchema } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import { PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { gameFromProto, playerAuthModes } from "../convert.ts";
+import type { AgentCaller } from "../context.ts";
+import type { CoreDeps } from "../deps.ts";
+import { fail } from "../errors.ts";
+import { supersededError, type AgentConnection } from "./connections.ts";
+import { heartbeatSeconds, markAlive, markConnected } from "./presence.ts";
+import { distinctPlayers, replacePlayers } from "./players.ts";
+import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
+
+export type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
+type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequest["message"], { case: C }>["value"];
+
+export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "consoles" | "rateLimits" | "loginVerifier" | "config">;
+
+/** What the handlers share with the stream that reads the messages. */
+export interface StreamSession {
+  agent: AgentCaller;
+  /** The call's EntityManager; the stream uses it for plain SQL only, so it holds no entities. */
+  em: EntityManager;
+  connection: AgentConnection;
+  /** Sends a message to the agent (nothing once the stream ended). */
+  send(message: Outgoing["message"]): void;
+  /** Whether the stream has ended (a message's handling may outlast it). */
+  ended(): boolean;
+  /** The agent's player authentication, set by Hello. */
+  playerAuth?: string;
+  /** Set while the stream holds its server: console commands from other instances reach it. */
+  detach?: () => void;
+}
+
+const playerAuthNames: Partial<Record<PlayerAuth, string>> = Object.fromEntries(
+  Object.entries(playerAuthModes).map(([name, mode]) => [mode, name]),
+);
+
+export const revoked = () => fail("unauthenticated", "the agent key no longer works: it was regenerated, or the server was deleted");
+
+/** Hello: the agent's facts on record, and the stream holds its server. */
+async function hello(deps: AgentStreamDeps, session: StreamSession, value: Incoming<"hello">): Promise<void> {
+  const { agent, connection } = session;
+  const { server } = agent;
+  if (session.playerAuth !== undefined) throw fail("failed_precondition", "Hello was already sent on this stream");
+  const game = gameFromProto(value.game);
+  if (game !== server.game) {
+    throw fail("failed_precondition", `the agent reports a ${game} server, but "${server.name}" is a ${server.game} server in Outpost`);
+  }
+  const auth = playerAuthNames[value.playerAuth]!;
+  const facts = { playerAuth: auth, agentVersion: value.agentVersion, console: value.console };
+  if (!(await markConnected(session.em, agent, connection.id, facts, deps.clock.now()))) throw revoked();
+  session.playerAuth = auth;
+  // Ended meanwhile: it records its end (Hello is on record), but must not hold the server now,
+  // which would end a newer stream and attach to the consoles after its detach ran.
+  if (session.ended()) return;
+  deps.agents.hold(connection);
+  session.detach = deps.consoles.attach(connection);
+  session.send({
+    case: "welcome",
+    value: { serverId: server.id, serverName: server.name, organizationSlug: server.organizationSlug, heartbeatSeconds },
+  });
+}
+
+async function heartbeat(deps: AgentStreamDeps, session: StreamSession): Promise<void> {
+  const state = await markAlive(session.em, session.agent, session.connection.id, deps.clock.now());
+  if (state === "revoked") throw revoked();
+  if (state === "superseded") throw supersededError();
+  session.send({ case: "ping", value: {} });
+}
+
+/** An in-game `/outpost` command, or a player's answer to its confirmation: the verdict goes back as a LoginReply. */
+async function loginCommand(deps: AgentStreamDeps, session: StreamSession, playerAuth: string, message: ConnectRequest["message"]): Promise<void> {
+  const { server, keyHash: agentKeyHash } = session.agent;
+  if (message.case === "loginCommand") {
+    const { requestId, playerUuid, playerName, text } = message.value;
+    const player = { uuid: playerUuid.toLowerCase(), name: playerName };
+    const verdict = await answerLoginCommand(deps, { server, playerAuth, player, text, agentKeyHash });
+    return session.send({ case: "loginReply", value: { requestId, ...verdict } });
+  }
+  if (message.case === "confirmCommand") {
+    const { requestId, playerUuid, playerName, decision } = message.value;
+    const player = { uuid: playerUuid.toLowerCase(), name: playerName };
+    const answer = decision === ConfirmCommand_Decision.CONFIRM ? "confirm" : "cancel";
+    const verdict = await answerConfirmCommand(deps, { server, playerAuth, player, agentKeyHash }, answer);
+    return session.send({ case: "loginReply", value: { requestId, ...verdict } });
+  }
+}
+
+/** Handles one message of the agent's; a throw ends the stream with that error. */
+export function createMessageHandler(deps: AgentStreamDeps, session: StreamSession): (request: ConnectRequest) => Promise<void> {
+  const { connection } = session;
+  const serverId = session.agent.server.id;
+  return async ({ message }) => {
+    if (message.case === "hello") return hello(deps, session, message.value);
+    const { playerAuth } = session;
+    if (playerAuth === undefined) throw fail("failed_precondition", "send Hello first");
+    switch (message.case) {
+      case "players":
+        connection.players = distinctPlayers(message.value.players);
+        await replacePlayers(session.em, serverId, connection.id, connection.players, deps.clock.now());
+        return;
+      case "heartbeat":
+        return heartbeat(deps, session);
+      case "loginCommand":
+      case "confirmCommand":
+        return loginCommand(deps, session, playerAuth, message);
+      case "consoleResult":
+        return connection.console.answered(message.value);
+      case "consoleOutput":
+        connection.console.printed(message.value);
+        return deps.consoles.printed(serverId, message.value.lines, message.value.dropped);
+    }
+  };
+}
