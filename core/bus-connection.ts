@@ -111,7 +111,7 @@ export function openBusConnection(url: string, logger: Logger, onNotification: (
   function connect(): Promise<pg.Client> {
     connecting ??= open().finally(() => {
       connecting = undefined;
-      // Past the finally, so that scheduleRetry sees no connect under way.
+      // Cleared first: scheduleRetry schedules nothing while a connect is under way.
       if (!client) scheduleRetry();
     });
     return connecting;
