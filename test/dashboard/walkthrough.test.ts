@@ -364,6 +364,8 @@ describe("dashboard: a walk through every area in headless Chromium", function (
       await check(member, "member-servers", false);
 
       // The owner makes them an admin, then removes them (after confirming); they lose the organization.
+      // The member waits on a page that does not poll the organization (its poll would be refused meanwhile).
+      await member.goto(`${t.baseUrl}/app/account/security`);
       await page.goto(`${t.baseUrl}/app/o/acme-games/members`);
       await page.getByLabel("Role of max@example.com", { exact: true }).selectOption({ label: "Admin" });
       await page.getByRole("button", { name: "Save role of max@example.com" }).click();

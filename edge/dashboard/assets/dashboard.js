@@ -141,7 +141,8 @@
       if (document.visibilityState === "hidden") return void window.setTimeout(poll, 2000);
       fetch(url, { credentials: "same-origin", headers: { accept: "application/json" } })
         .then(function (response) {
-          if (response.status === 401) { stopped = true; return null; }
+          // Signed out, or the organization or its servers are no longer the viewer's: stop asking.
+          if (response.status === 401 || response.status === 403 || response.status === 404) { stopped = true; return null; }
           return response.ok ? response.json() : null;
         })
         .then(function (body) { if (body) body.servers.forEach(apply); })
