@@ -24,7 +24,8 @@ export interface RestartableOutpost {
 }
 
 export async function startRestartableOutpost(env: Record<string, string> = {}): Promise<RestartableOutpost> {
-  const database = await createTestDatabase();
+  // On the embedded database (no DATABASE_URL), Outpost keeps its own in DATA_DIR, which survives restarts.
+  const database = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), "outpost-restartable-"));
   const [port, gamePort] = [await freePort(), await freePort()];
   const config = loadConfig({
@@ -33,7 +34,7 @@ export async function startRestartableOutpost(env: Record<string, string> = {}):
     GAME_ISSUER_URL: `http://127.0.0.1:${gamePort}`,
     HOST: "127.0.0.1",
     DATA_DIR: dataDir,
-    DATABASE_URL: database.url,
+    DATABASE_URL: database?.url,
     KEY_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
     LOG_LEVEL: "silent",
     SIGN_UPS_PER_IP_PER_HOUR: "100000",
@@ -53,7 +54,7 @@ export async function startRestartableOutpost(env: Record<string, string> = {}):
     },
     async close() {
       await restartable.stop();
-      await database.drop();
+      await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
