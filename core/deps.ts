@@ -10,6 +10,7 @@ import type { LoginCodeHasher } from "./game-oauth/login-codes.ts";
 import type { WatchRegistry } from "./game-oauth/watches.ts";
 import type { Passwords } from "./auth/passwords.ts";
 import type { KnownDevices } from "./auth/known-devices.ts";
+import type { Statements } from "./db/statements.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -55,6 +56,8 @@ export const systemClock: Clock = { now: () => new Date() };
 
 export interface CoreDeps {
   orm: Orm;
+  /** Plain SQL for the hot paths, as named prepared statements where the database allows. */
+  statements: Statements;
   config: CoreConfig;
   clock: Clock;
   logger: Logger;

@@ -2,6 +2,7 @@
  * The composition root: configuration → database → ORM → core → edge → listeners. Nothing else
  * builds these pieces, and each gets what it needs as arguments.
  */
+import { createStatements } from "../core/db/statements.ts";
 import type { Logger } from "pino";
 import { createOrm, migrate, type Orm } from "../core/db/orm.ts";
 import { systemClock, type Clock, type CoreDeps } from "../core/deps.ts";
@@ -118,6 +119,7 @@ export async function openRuntime(
     const consoles = createConsoleRouter({ agents, bus, logger });
     const coreDeps: Omit<CoreDeps, "loginVerifier"> = {
       orm,
+      statements: createStatements(database.kind === "postgres"),
       clock,
       logger,
       rateLimits,

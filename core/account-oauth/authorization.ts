@@ -15,6 +15,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { EntityManager } from "@mikro-orm/postgresql";
+import type { Query } from "../db/statements.ts";
 import type { CoreDeps } from "../deps.ts";
 import { recordActivity } from "../activity/record.ts";
 import { redirectUriMatches } from "../oauth/redirect-uris.ts";
@@ -44,7 +45,7 @@ export interface StartInput extends AuthorizationParams {
   sessionToken: string;
 }
 
-type Deps = Pick<CoreDeps, "clock" | "config">;
+type Deps = Pick<CoreDeps, "clock" | "config" | "statements">;
 
 interface RequestRow {
   id: string;
@@ -89,9 +90,9 @@ const wholeSeconds = (time: Date) => Math.floor(time.getTime() / 1000);
  * The signed-in user of a live dashboard session (neither expired nor idle too long), with the
  * time they signed in. Counts as a use of the session.
  */
-async function sessionUser(em: EntityManager, token: string, now: Date, idleSeconds: number): Promise<SessionUser | null> {
+async function sessionUser(query: Query, token: string, now: Date, idleSeconds: number): Promise<SessionUser | null> {
   if (!token || !looksLike("session", token)) return null;
-  const [row] = await em.execute<Array<{ id: string; email: string; name: string; session_id: string; created_at: Date; expires_at: Date; last_used_at: Date }>>(
+  const [row] = await query<{ id: string; email: string; name: string; session_id: string; created_at: Date; expires_at: Date; last_used_at: Date }>(
     `select u.id, u.email, u.name, s.id as session_id, s.created_at, s.expires_at, s.last_used_at
        from sessions s join users u on u.id = s.user_id where s.token_hash = ?`,
     [hashSecret(token)],
@@ -99,7 +100,7 @@ async function sessionUser(em: EntityManager, token: string, now: Date, idleSeco
   if (!row) return null;
   const session = { id: row.session_id, expiresAt: new Date(row.expires_at), lastUsedAt: new Date(row.last_used_at) };
   if (sessionEndsAt(session, idleSeconds) <= now) return null;
-  await touchSession(em, session, now);
+  await touchSession(query, session, now);
   return { id: row.id, email: row.email, name: row.name, authTime: new Date(row.created_at) };
 }
 
@@ -182,7 +183,7 @@ export function createAccountAuthorization(deps: Deps) {
   async function advance(em: EntityManager, row: RequestRow, requestId: string, sessionToken: string): Promise<Step> {
     const now = deps.clock.now();
     if (row.disabled) return pageError("unauthorized_client", "this app's sign-in is disabled");
-    const user = await sessionUser(em, sessionToken, now, deps.config.sessionIdleSeconds);
+    const user = await sessionUser(deps.statements.on(em), sessionToken, now, deps.config.sessionIdleSeconds);
     const signIn = (reason: "" | "login" | "max_age"): Promise<Step> | Step =>
       row.prompt_none
         ? redirectError(em, row, "login_required", "the user is not signed in (prompt=none)")
@@ -285,7 +286,7 @@ export function createAccountAuthorization(deps: Deps) {
       const now = deps.clock.now();
       const row = await findRequest(em, requestId, now);
       if (!row) return requestGone();
-      const user = await sessionUser(em, sessionToken, now, deps.config.sessionIdleSeconds);
+      const user = await sessionUser(deps.statements.on(em), sessionToken, now, deps.config.sessionIdleSeconds);
       // Only the user the consent page was shown to may answer it; anyone else starts over.
       if (!user || row.user_id !== user.id) return advance(em, row, requestId, sessionToken);
       if (row.disabled) return pageError("unauthorized_client", "this app's sign-in is disabled");

@@ -1,6 +1,8 @@
+import { randomUUID } from "node:crypto";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { ActivityEvent } from "../db/entities.ts";
 import type { Caller } from "../context.ts";
+import type { Query } from "../db/statements.ts";
 
 export interface ActivityFacts {
   /** "<target>.<verb>", e.g. "server.created". */
@@ -12,30 +14,31 @@ export interface ActivityFacts {
   details?: Record<string, string>;
 }
 
+type Actor = Caller | { kind: "account"; userId: string; email: string } | "system" | "agent";
+
+/** Who an event names as its actor, as the activity_events columns hold it. */
+function actorOf(actor: Actor) {
+  if (actor === "system" || actor === "agent" || actor.kind === "anonymous") {
+    return { actorKind: actor === "agent" ? "agent" : "system", actorUserId: null, actorEmail: null, actorApiKeyId: null };
+  }
+  if (actor.kind === "account") return { actorKind: "user", actorUserId: actor.userId, actorEmail: actor.email, actorApiKeyId: null };
+  return {
+    actorKind: "user",
+    actorUserId: actor.user.id,
+    actorEmail: actor.user.email,
+    actorApiKeyId: actor.credential.kind === "api_key" ? actor.credential.id : null,
+  };
+}
+
 /**
  * Adds an activity event to the unit of work, so it is written in the same transaction as the
  * change it describes (both or neither). `actor` is the caller, or a user id for actions taken on
  * an account's behalf before it has a caller (sign-up, sign-in), "system" for the operator, or
  * "agent" for a game server's agent (the event's server says which).
  */
-export function recordActivity(
-  em: EntityManager,
-  actor: Caller | { kind: "account"; userId: string; email: string } | "system" | "agent",
-  facts: ActivityFacts,
-): void {
-  const who =
-    actor === "system" || actor === "agent" || actor.kind === "anonymous"
-      ? { actorKind: actor === "agent" ? "agent" : "system", actorUserId: null, actorEmail: null, actorApiKeyId: null }
-      : actor.kind === "account"
-        ? { actorKind: "user", actorUserId: actor.userId, actorEmail: actor.email, actorApiKeyId: null }
-        : {
-            actorKind: "user",
-            actorUserId: actor.user.id,
-            actorEmail: actor.user.email,
-            actorApiKeyId: actor.credential.kind === "api_key" ? actor.credential.id : null,
-          };
+export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityFacts): void {
   em.create(ActivityEvent, {
-    ...who,
+    ...actorOf(actor),
     organizationId: facts.organizationId ?? null,
     action: facts.action,
     targetType: facts.targetType,
@@ -43,4 +46,30 @@ export function recordActivity(
     serverId: facts.serverId ?? null,
     details: facts.details ?? {},
   });
+}
+
+/**
+ * Writes an activity event at once, in one statement: for an event that stands alone, about
+ * something that changes nothing in the database (a console command sent to a game server).
+ */
+export async function appendActivity(query: Query, actor: Actor, facts: ActivityFacts): Promise<void> {
+  const who = actorOf(actor);
+  await query(
+    `insert into activity_events (id, organization_id, actor_kind, actor_user_id, actor_email, actor_api_key_id, action, target_type, target_id, server_id, details, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      randomUUID(),
+      facts.organizationId ?? null,
+      who.actorKind,
+      who.actorUserId,
+      who.actorEmail,
+      who.actorApiKeyId,
+      facts.action,
+      facts.targetType,
+      facts.targetId,
+      facts.serverId ?? null,
+      JSON.stringify(facts.details ?? {}),
+      new Date(),
+    ],
+  );
 }

@@ -6,7 +6,7 @@
  * statement (credential joined to its user) rather than an ORM find with populate: the ORM's
  * query building costs more CPU than the query itself.
  */
-import type { EntityManager } from "@mikro-orm/postgresql";
+import type { Query } from "../db/statements.ts";
 import type { User } from "../db/entities.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
@@ -42,9 +42,9 @@ const userColumns = `u.id as user_id, u.email, u.name, u.platform_admin`;
  * The session's caller, or null if the token is unknown, expired, or unused for longer than
  * `idleSeconds`. A use is recorded (at most once a minute), which moves the idle deadline on.
  */
-export async function resolveSession(em: EntityManager, token: string, now: Date, idleSeconds: number): Promise<UserCaller | null> {
+export async function resolveSession(query: Query, token: string, now: Date, idleSeconds: number): Promise<UserCaller | null> {
   if (!looksLike("session", token)) return null;
-  const [row] = await em.getConnection().execute<CredentialRow[]>(
+  const [row] = await query<CredentialRow>(
     `select s.id, s.expires_at, null as revoked_at, s.last_used_at, ${userColumns}
        from sessions s join users u on u.id = s.user_id where s.token_hash = ?`,
     [hashSecret(token)],
@@ -52,21 +52,21 @@ export async function resolveSession(em: EntityManager, token: string, now: Date
   if (!row) return null;
   const session = { id: row.id, expiresAt: new Date(row.expires_at!), lastUsedAt: new Date(row.last_used_at!) };
   if (sessionEndsAt(session, idleSeconds) <= now) return null;
-  await touchSession(em, session, now);
+  await touchSession(query, session, now);
   return caller({ ...row, expires_at: session.expiresAt }, "session");
 }
 
 /** The key's caller, or null if the key is unknown, revoked or expired. */
-export async function resolveApiKey(em: EntityManager, key: string, now: Date): Promise<UserCaller | null> {
+export async function resolveApiKey(query: Query, key: string, now: Date): Promise<UserCaller | null> {
   if (!looksLike("apiKey", key)) return null;
-  const [row] = await em.getConnection().execute<CredentialRow[]>(
+  const [row] = await query<CredentialRow>(
     `select k.id, k.expires_at, k.revoked_at, k.last_used_at, ${userColumns}
        from api_keys k join users u on u.id = k.user_id where k.secret_hash = ?`,
     [hashSecret(key)],
   );
   const expiresAt = row?.expires_at ? new Date(row.expires_at) : null;
   if (!row || row.revoked_at || (expiresAt && expiresAt <= now)) return null;
-  await touchApiKey(em, { id: row.id, lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null }, now);
+  await touchApiKey(query, { id: row.id, lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null }, now);
   return caller({ ...row, expires_at: expiresAt }, "api_key");
 }
 
@@ -85,9 +85,9 @@ export function presentedCredential(header: Headers): PresentedCredential {
  * interceptor when a call opens, and a long stream again while it lasts (a sign-out, a revoked
  * key or an expired session then ends it).
  */
-export function resolveUser(em: EntityManager, presented: PresentedCredential, now: Date, idleSeconds: number): Promise<UserCaller | null> {
-  if (presented.session) return resolveSession(em, presented.session, now, idleSeconds);
-  if (presented.apiKey) return resolveApiKey(em, presented.apiKey, now);
+export function resolveUser(query: Query, presented: PresentedCredential, now: Date, idleSeconds: number): Promise<UserCaller | null> {
+  if (presented.session) return resolveSession(query, presented.session, now, idleSeconds);
+  if (presented.apiKey) return resolveApiKey(query, presented.apiKey, now);
   return Promise.resolve(null);
 }
 
@@ -100,13 +100,13 @@ export function credentialRefusal(presented: PresentedCredential): string {
  * Records a use of an API key (shown in the key list), at most once a minute; the statement checks
  * the age again, so of many requests that all read a stale use, one writes.
  */
-export async function touchApiKey(em: EntityManager, key: { id: string; lastUsedAt: Date | null }, now: Date): Promise<void> {
+export async function touchApiKey(query: Query, key: { id: string; lastUsedAt: Date | null }, now: Date): Promise<void> {
   if (key.lastUsedAt && now.getTime() - key.lastUsedAt.getTime() < lastUsedResolutionMs) return;
-  await em.getConnection().execute(
-    `update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at <= ?)`,
-    [now, key.id, new Date(now.getTime() - lastUsedResolutionMs)],
-    "run",
-  );
+  await query(`update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at <= ?)`, [
+    now,
+    key.id,
+    new Date(now.getTime() - lastUsedResolutionMs),
+  ]);
 }
 
 interface AgentKeyRow {
@@ -118,10 +118,10 @@ interface AgentKeyRow {
 }
 
 /** The agent of the server holding this agent key, or null if no server holds it (any more). */
-export async function resolveAgentKey(em: EntityManager, key: string): Promise<AgentCaller | null> {
+export async function resolveAgentKey(query: Query, key: string): Promise<AgentCaller | null> {
   if (!looksLike("agentKey", key)) return null;
   const keyHash = hashSecret(key);
-  const [row] = await em.getConnection().execute<AgentKeyRow[]>(
+  const [row] = await query<AgentKeyRow>(
     `select s.id, s.organization_id, o.slug, s.name, s.game
        from servers s join organizations o on o.id = s.organization_id where s.agent_key_hash = ?`,
     [keyHash],

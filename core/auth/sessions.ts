@@ -5,6 +5,7 @@
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { Session, type User } from "../db/entities.ts";
+import type { Query } from "../db/statements.ts";
 import { issueSecret } from "../../contract/secrets.ts";
 
 /**
@@ -44,11 +45,7 @@ export function sessionEndsAt(session: { expiresAt: Date; lastUsedAt: Date }, id
  * is what keeps the session from idling out, so it must happen, but not on every request. The
  * statement checks the age again, so of many requests that all read a stale use, one writes.
  */
-export async function touchSession(em: EntityManager, session: { id: string; lastUsedAt: Date }, now: Date): Promise<void> {
+export async function touchSession(query: Query, session: { id: string; lastUsedAt: Date }, now: Date): Promise<void> {
   if (now.getTime() - session.lastUsedAt.getTime() < lastUsedResolutionMs) return;
-  await em.execute(
-    `update sessions set last_used_at = ? where id = ? and last_used_at <= ?`,
-    [now, session.id, new Date(now.getTime() - lastUsedResolutionMs)],
-    "run",
-  );
+  await query(`update sessions set last_used_at = ? where id = ? and last_used_at <= ?`, [now, session.id, new Date(now.getTime() - lastUsedResolutionMs)]);
 }

@@ -1,5 +1,4 @@
 import type { Interceptor } from "@connectrpc/connect";
-import type { EntityManager } from "@mikro-orm/postgresql";
 import { agentKeyHeader, apiKeyHeader, clientIpHeader, sessionHeader } from "../../contract/credentials.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { Audience, serviceAudience } from "../../contract/services.ts";
@@ -7,6 +6,7 @@ import { agentCallerKey, callerKey, entityManagerKey, type AgentCaller } from ".
 import { credentialRefusal, presentedCredential, resolveAgentKey, resolveUser } from "../auth/credentials.ts";
 import { fail } from "../errors.ts";
 import type { Clock } from "../deps.ts";
+import type { Query, Statements } from "../db/statements.ts";
 import { clientIpKey } from "../ratelimit/client-ip.ts";
 import type { CredentialGuard } from "../ratelimit/credential-guard.ts";
 
@@ -16,7 +16,7 @@ import type { CredentialGuard } from "../ratelimit/credential-guard.ts";
  * (each in its own header), for agent services a server's agent key alone. Services for the edge
  * alone take no credential here. Runs once per call, so once when a stream opens.
  */
-export function createAuthInterceptor(clock: Clock, guard: CredentialGuard, sessionIdleSeconds: number): Interceptor {
+export function createAuthInterceptor(clock: Clock, statements: Statements, guard: CredentialGuard, sessionIdleSeconds: number): Interceptor {
   return (next) => async (req) => {
     const audience = serviceAudience(req.service);
     if (audience !== Audience.USER && audience !== Audience.AGENT) return next(req);
@@ -24,14 +24,14 @@ export function createAuthInterceptor(clock: Clock, guard: CredentialGuard, sess
     if (!em) throw new Error("the context interceptor must run before the auth interceptor");
     const ip = clientIpKey(req.header.get(clientIpHeader));
     if (audience === Audience.AGENT) {
-      req.contextValues.set(agentCallerKey, await authenticateAgent(em, req.header, guard, ip));
+      req.contextValues.set(agentCallerKey, await authenticateAgent(statements.on(em), req.header, guard, ip));
       return next(req);
     }
     const presented = presentedCredential(req.header);
     const { session, apiKey } = presented;
     if (session && apiKey) throw fail("ambiguous_credential", "send one credential: a session or an API key, not both");
     if (!session && !apiKey) throw fail("unauthenticated", "sign in or send an API key in the X-API-Key header");
-    const caller = await resolveUser(em, presented, clock.now(), sessionIdleSeconds);
+    const caller = await resolveUser(statements.on(em), presented, clock.now(), sessionIdleSeconds);
     if (!caller) {
       await guard.failed(ip);
       throw fail("unauthenticated", credentialRefusal(presented));
@@ -43,14 +43,14 @@ export function createAuthInterceptor(clock: Clock, guard: CredentialGuard, sess
 }
 
 /** An agent key and nothing else: a user's credential never opens an agent service. */
-async function authenticateAgent(em: EntityManager, header: Headers, guard: CredentialGuard, ip: string | undefined): Promise<AgentCaller> {
+async function authenticateAgent(query: Query, header: Headers, guard: CredentialGuard, ip: string | undefined): Promise<AgentCaller> {
   if (header.get(sessionHeader) || header.get(apiKeyHeader)) {
     throw fail("unauthenticated", `agent services accept only a server's agent key (${agentKeyHeader}), not a session or an API key`);
   }
   const key = header.get(agentKeyHeader);
   if (!key) throw fail("unauthenticated", `send the server's agent key (opa_…) in the ${agentKeyHeader} header`);
   if (looksLike("apiKey", key)) throw fail("unauthenticated", "that is a user API key (opk_…); an agent needs its server's agent key (opa_…)");
-  const agent = await resolveAgentKey(em, key);
+  const agent = await resolveAgentKey(query, key);
   if (!agent) {
     await guard.failed(ip);
     throw fail("unauthenticated", "the agent key is not valid: it was regenerated, its server was deleted, or it was mistyped");

@@ -20,7 +20,7 @@ export function createCoreInterceptors(deps: CoreDeps): Interceptor[] {
     createErrorInterceptor(deps.logger),
     createRateLimitInterceptor(deps.rateLimits.requests, guard),
     createContextInterceptor(deps.orm),
-    createAuthInterceptor(deps.clock, guard, deps.config.sessionIdleSeconds),
+    createAuthInterceptor(deps.clock, deps.statements, guard, deps.config.sessionIdleSeconds),
     createValidateInterceptor(),
   ];
 }

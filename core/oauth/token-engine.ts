@@ -9,7 +9,7 @@
  */
 import { hash, randomUUID } from "node:crypto";
 import { create, type Message } from "@bufbuild/protobuf";
-import type { EntityManager, PostgreSqlConnection } from "@mikro-orm/postgresql";
+import type { EntityManager } from "@mikro-orm/postgresql";
 import { OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import type { CoreDeps } from "../deps.ts";
 import type { Issuer } from "../keys/signing-keys.ts";
@@ -169,38 +169,7 @@ interface ClientColumns {
   issued: boolean;
 }
 
-type Deps = Pick<CoreDeps, "clock" | "signingKeys"> & { config: Pick<CoreDeps["config"], "namedStatements"> };
-
-/** Runs one statement with `?` placeholders and returns its rows. */
-type Query = <T = Record<string, unknown>>(sql: string, values: unknown[]) => Promise<T[]>;
-
-const preparedNames = new Map<string, { name: string; text: string }>();
-
-function preparedOf(sql: string) {
-  let p = preparedNames.get(sql);
-  if (!p) {
-    let i = 0;
-    p = { name: `outpost_${hash("sha256", sql).slice(0, 16)}`, text: sql.replace(/\?/g, () => `$${++i}`) };
-    preparedNames.set(sql, p);
-  }
-  return p;
-}
-
-/**
- * Runs statements as named prepared statements on the pg pool under the EntityManager (PostgreSQL
- * then parses and plans each once per connection), or through em.execute, which sends them with
- * the values interpolated: on the embedded database and inside a transaction.
- */
-function queryOf(em: EntityManager, namedStatements: boolean): Query {
-  if (namedStatements && !em.getTransactionContext()) {
-    return async <T>(sql: string, values: unknown[]) => {
-      const pool = await (em.getConnection() as PostgreSqlConnection).getNativeClient();
-      const res = await pool.query({ ...preparedOf(sql), values });
-      return res.rows as T[];
-    };
-  }
-  return <T>(sql: string, values: unknown[]) => em.execute<T[]>(sql, values as never);
-}
+type Deps = Pick<CoreDeps, "clock" | "signingKeys" | "statements">;
 
 const failure = (error: OAuthFailure["error"], description: string): { failure: OAuthFailure } => ({ failure: { error, description } });
 
@@ -245,7 +214,7 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
   const pkce = input.codeVerifier ? pkceChallenges(input.codeVerifier) : null;
   // Issued before it is known to be needed: the statement stores it only for a good exchange.
   const accessToken = issueSecret(profile.accessToken);
-  const query = queryOf(em, deps.config.namedStatements);
+  const query = deps.statements.on(em);
   const secretHash = hashSecret(input.clientSecret);
   const [result] = await query<ClientColumns & Row>(statements.exchange, [
     input.clientId,
@@ -315,13 +284,13 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
 /** The claims of a live access token of this issuer (any other string is invalid_token). */
 export async function userInfo<Row extends ConsumedCode, Claims>(
   profile: TokenProfile<Row, Claims>,
-  deps: Pick<CoreDeps, "clock"> & { config: Pick<CoreDeps["config"], "namedStatements"> },
+  deps: Pick<CoreDeps, "clock" | "statements">,
   em: EntityManager,
   token: string,
 ): Promise<{ claims: Claims } | { failure: OAuthFailure }> {
   const invalid = failure("invalid_token", "the access token is invalid, expired or revoked");
   if (!token) return invalid;
-  const [row] = await queryOf(em, deps.config.namedStatements)(profile.userInfoSql, [hashSecret(token), deps.clock.now()]);
+  const [row] = await deps.statements.on(em)(profile.userInfoSql, [hashSecret(token), deps.clock.now()]);
   return row ? { claims: profile.userInfoClaims(row) } : invalid;
 }
 

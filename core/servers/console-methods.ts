@@ -16,7 +16,8 @@ import {
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { requireServer } from "../access.ts";
-import { recordActivity } from "../activity/record.ts";
+import { appendActivity } from "../activity/record.ts";
+import type { Db, Query } from "../db/statements.ts";
 import { DomainError, fail } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
 import { consoleTimeoutMs, ConsoleUnanswered, type ConsoleAnswer } from "../agents/console.ts";
@@ -45,15 +46,15 @@ export function consoleCommandText(typed: string): string {
   return command;
 }
 
-type ConsoleDeps = Pick<CoreDeps, "clock" | "consoles" | "logger">;
+type ConsoleDeps = Pick<CoreDeps, "clock" | "consoles" | "logger" | "statements">;
 
 export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConsoleCommandRequest, ctx: HandlerContext): Promise<ExecuteConsoleCommandResponse> {
   const caller = requireUser(ctx);
   const command = consoleCommandText(req.command);
-  const em = entityManager(ctx);
+  const db = deps.statements.db(entityManager(ctx));
   const requestId = randomUUID();
-  const server = await requireConsole(em, caller, req.serverId, { requestId, command });
-  const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(em, caller, server, { requestId, command, outcome, error });
+  const server = await requireConsole(db, caller, req.serverId, { requestId, command });
+  const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(db.query, caller, server, { requestId, command, outcome, error });
 
   let outcome: ConsoleOutcome | undefined;
   if (!isOnline(server, deps.clock.now()) || !server.agentConnectionId) outcome = "offline";
@@ -83,27 +84,26 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
  * tried a command: that is on record (`denied`); for anyone else the server does not exist, and
  * nothing is.
  */
-async function requireConsole(em: ReturnType<typeof entityManager>, caller: UserCaller, serverId: string, facts: { requestId: string; command: string }): Promise<Server> {
+async function requireConsole(db: Db, caller: UserCaller, serverId: string, facts: { requestId: string; command: string }): Promise<Server> {
   try {
-    return (await requireServer(em, caller, serverId)).server;
+    return (await requireServer(db, caller, serverId)).server;
   } catch (error) {
     if (error instanceof DomainError && error.reason === "permission_denied") {
-      const server = await em.findOne(Server, { id: serverId }, { populate: ["organization"] });
-      if (server) await recordConsoleCommand(em, caller, server, { ...facts, outcome: "denied", error: error.message });
+      const server = await db.em.findOne(Server, { id: serverId });
+      if (server) await recordConsoleCommand(db.query, caller, server, { ...facts, outcome: "denied", error: error.message });
     }
     throw error;
   }
 }
 
 /** The activity event of one console command, written at once (the call may still fail after it). */
-async function recordConsoleCommand(
-  em: ReturnType<typeof entityManager>,
+function recordConsoleCommand(
+  query: Query,
   caller: UserCaller,
   server: Server,
   facts: { requestId: string; command: string; outcome: ConsoleOutcome; error: string },
 ): Promise<void> {
-  const tx = em.fork();
-  recordActivity(tx, caller, {
+  return appendActivity(query, caller, {
     organizationId: server.organization.id,
     action: "server.console_command",
     targetType: "server",
@@ -111,5 +111,4 @@ async function recordConsoleCommand(
     serverId: server.id,
     details: { requestId: facts.requestId, command: facts.command, outcome: facts.outcome, ...(facts.error && { error: facts.error }) },
   });
-  await tx.flush();
 }

@@ -28,7 +28,7 @@ export const recheckMs = 5_000;
 /** Lines held for a caller that has not read them yet. */
 export const maxPendingLines = 1_000;
 
-type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents">;
+type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents" | "statements">;
 
 /**
  * The check a watch repeats: the call's credential still works (as the auth interceptor decides),
@@ -37,15 +37,16 @@ type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents">;
 async function recheck(deps: WatchDeps, ctx: HandlerContext, serverId: string): Promise<boolean> {
   const em = entityManager(ctx).fork();
   const presented = presentedCredential(ctx.requestHeader);
-  const caller = await resolveUser(em, presented, deps.clock.now(), deps.config.sessionIdleSeconds);
+  const db = deps.statements.db(em);
+  const caller = await resolveUser(db.query, presented, deps.clock.now(), deps.config.sessionIdleSeconds);
   if (!caller) throw fail("unauthenticated", credentialRefusal(presented));
-  const { server } = await requireServer(em, caller, serverId);
+  const { server } = await requireServer(db, caller, serverId);
   return isOnline(server, deps.clock.now());
 }
 
 export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, ctx: HandlerContext): AsyncGenerator<WatchConsoleResponse> {
   const caller = requireUser(ctx);
-  const { server } = await requireServer(entityManager(ctx), caller, req.serverId);
+  const { server } = await requireServer(deps.statements.db(entityManager(ctx)), caller, req.serverId);
   if (ctx.signal.aborted) return;
   const releaseSlot = deps.consoles.watches.open(caller.user.id);
 

@@ -70,14 +70,14 @@ function recordMethods(deps: CoreDeps): Pick<ServersImpl, "createServer" | "list
     },
 
     async getServer(req, ctx) {
-      const { server } = await requireServer(entityManager(ctx), requireUser(ctx), req.serverId);
+      const { server } = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req.serverId);
       return create(GetServerResponseSchema, { server: serverToProto(server, clock.now(), config) });
     },
 
     async updateServer(req, ctx) {
       const caller = requireUser(ctx);
       return entityManager(ctx).transactional(async (tx) => {
-        const { server, organization } = await requireServerManager(tx, caller, req.serverId);
+        const { server, organization } = await requireServerManager(deps.statements.db(tx), caller, req.serverId);
         const previous = server.name;
         server.name = req.name;
         recordActivity(tx, caller, {
@@ -101,7 +101,7 @@ function keyEndingMethods(deps: CoreDeps): Pick<ServersImpl, "deleteServer" | "r
     async deleteServer(req, ctx) {
       const caller = requireUser(ctx);
       await entityManager(ctx).transactional(async (tx) => {
-        const { server, organization } = await requireServerManager(tx, caller, req.serverId);
+        const { server, organization } = await requireServerManager(deps.statements.db(tx), caller, req.serverId);
         recordActivity(tx, caller, {
           organizationId: organization.id,
           action: "server.deleted",
@@ -121,7 +121,7 @@ function keyEndingMethods(deps: CoreDeps): Pick<ServersImpl, "deleteServer" | "r
     async regenerateAgentKey(req, ctx) {
       const caller = requireUser(ctx);
       const response = await entityManager(ctx).transactional(async (tx) => {
-        const { server, organization } = await requireServerManager(tx, caller, req.serverId);
+        const { server, organization } = await requireServerManager(deps.statements.db(tx), caller, req.serverId);
         const agentKey = issueSecret("agentKey");
         server.agentKeyHash = agentKey.hash;
         server.agentKeyPrefix = agentKey.displayPrefix;

@@ -98,8 +98,8 @@ describe("auth: sessions end when idle, and record where they were opened", () =
     const [keyRow] = await connection.execute(`select last_used_at from api_keys where id = ?`, [apiKey!.id]);
     const staleKey = { id: apiKey!.id, lastUsedAt: new Date(keyRow.last_used_at) };
     const moments = Array.from({ length: 20 }, (_, i) => new Date(t.clock.now().getTime() + i));
-    await Promise.all(moments.map((now) => touchSession(t.orm.em.fork(), stale, now)));
-    await Promise.all(moments.map((now) => touchApiKey(t.orm.em.fork(), staleKey, now)));
+    await Promise.all(moments.map((now) => touchSession(t.deps.statements.on(t.orm.em.fork()), stale, now)));
+    await Promise.all(moments.map((now) => touchApiKey(t.deps.statements.on(t.orm.em.fork()), staleKey, now)));
     assert.deepEqual(await writes(), { sessions: 1, api_keys: 1 });
 
     // The same through the API, as concurrent requests.

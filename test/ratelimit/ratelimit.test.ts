@@ -48,6 +48,7 @@ describe("rate limits", () => {
     closers.push(() => rateLimits.close());
     const core = createCore({
       orm: t.orm,
+      statements: t.deps.statements,
       clock: t.clock,
       logger: pino({ level: "silent" }),
       config: { ...testConfig, rateLimits: config },
