@@ -7,7 +7,6 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
-import { Duplex } from "node:stream";
 
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
@@ -20,51 +19,6 @@ export interface Listener {
 const preface = Buffer.from("PRI");
 
 /**
- * A socket whose first bytes were already read. HTTP/2 sessions read straight from a socket's
- * native handle, past anything pushed back into the JS stream, so the h2c side gets this stream
- * instead: it replays `head`, then relays the socket.
- */
-class ReplayedSocket extends Duplex {
-  private readonly socket: net.Socket;
-
-  constructor(socket: net.Socket, head: Buffer) {
-    super();
-    this.socket = socket;
-    this.push(head);
-    socket.on("data", (chunk) => {
-      if (!this.push(chunk)) socket.pause();
-    });
-    socket.on("end", () => this.push(null));
-    socket.on("close", () => this.destroy());
-    socket.on("error", (error) => this.destroy(error));
-  }
-
-  get remoteAddress() {
-    return this.socket.remoteAddress;
-  }
-  get remotePort() {
-    return this.socket.remotePort;
-  }
-  get remoteFamily() {
-    return this.socket.remoteFamily;
-  }
-
-  override _read(): void {
-    this.socket.resume();
-  }
-  override _write(chunk: Buffer, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    this.socket.write(chunk, encoding, callback);
-  }
-  override _final(callback: (error?: Error | null) => void): void {
-    this.socket.end(callback);
-  }
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.socket.destroy(error ?? undefined);
-    callback(error);
-  }
-}
-
-/**
  * An HTTP/2 response that ends before its request's body (a refused message, a stream core ended)
  * asks the client to stop sending with RST_STREAM NO_ERROR (RFC 9113 §8.1), as Node does when
  * nothing read the body, instead of leaving the stream half open with data the server will never
@@ -75,17 +29,6 @@ function endStreamWithResponse(req: http2.Http2ServerRequest): void {
   stream.once("finish", () => {
     if (!stream.destroyed && !stream.readableEnded) stream.close(http2.constants.NGHTTP2_NO_ERROR);
   });
-}
-
-/**
- * Node wraps a stream that is not a net.Socket (a ReplayedSocket) in a socket of its own that
- * knows no peer, so every HTTP/2 request's `req.socket.remoteAddress` would be undefined: no
- * per-IP limit, no trusted proxy, no address in the activity log. That socket reports the peer
- * it is given here (net.Socket's `_peername`, read when its handle cannot ask the kernel).
- */
-function givePeer(session: http2.ServerHttp2Session, socket: net.Socket): void {
-  const peer = { address: socket.remoteAddress, port: socket.remotePort, family: socket.remoteFamily };
-  (session.socket as unknown as { _peername: typeof peer })._peername = peer;
 }
 
 export interface ListenOptions {
@@ -120,10 +63,7 @@ export async function listen(handler: Handler, port: number, host: string, optio
     handler(req, res);
   });
   const sessions = new Set<http2.ServerHttp2Session>();
-  // The TCP socket whose session h2 is creating ("session" follows "connection" at once).
-  let arriving: net.Socket | undefined;
   h2.on("session", (session) => {
-    if (arriving) givePeer(session, arriving);
     sessions.add(session);
     session.on("close", () => sessions.delete(session));
     // GOAWAY, then the connection ends once its streams have (a quiet one still finishes).
@@ -153,14 +93,11 @@ export async function listen(handler: Handler, port: number, host: string, optio
       // Too few bytes yet (or none: the peer ended, and "close" follows): wait for more.
       if (head.length === 0 || (isH2 && head.length < preface.length)) return void socket.once("readable", onReadable);
       clearTimeout(detection);
-      if (isH2) {
-        arriving = socket;
-        h2.emit("connection", new ReplayedSocket(socket, head));
-        arriving = undefined;
-      } else {
-        socket.unshift(head);
-        h1.emit("connection", socket);
-      }
+      // Handed over with the bytes read so far pushed back: both servers read those first (an
+      // HTTP/2 session takes what the socket holds before it reads from the handle), so each
+      // owns the native socket itself, with no stream relaying between.
+      socket.unshift(head);
+      (isH2 ? h2 : h1).emit("connection", socket);
     };
     socket.once("readable", onReadable);
   });
