@@ -73,13 +73,8 @@ ${p.body}
 `;
 }
 
-/** Text made safe for HTML content and quoted attribute values (until every page uses `html`). */
-export function escapeHtml(text: string): string {
-  return html`${text}`.toString();
-}
-
 /** Headers of every page: no framing, strict CSP, nothing cached, no referrer. */
-export function sendPage(ctx: Context, status: number, document: Html | string, policy = pageContentSecurityPolicy): void {
+export function sendPage(ctx: Context, status: number, document: Html, policy = pageContentSecurityPolicy): void {
   ctx.status = status;
   ctx.set("Content-Security-Policy", policy);
   ctx.set("X-Frame-Options", "DENY");
@@ -106,7 +101,7 @@ export interface StartRefusal {
  * the page `page` makes and returns true. Neither is a redirect: the client's redirect URI is not
  * trusted yet. Otherwise returns false and sends nothing.
  */
-export function sendStartRefusalPage(ctx: Context, error: unknown, page: (refusal: StartRefusal) => Html | string): boolean {
+export function sendStartRefusalPage(ctx: Context, error: unknown, page: (refusal: StartRefusal) => Html): boolean {
   const headers = rateLimitHeaders(error);
   if (headers) {
     for (const [name, value] of Object.entries(headers)) ctx.set(name, value);

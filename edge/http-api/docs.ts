@@ -11,6 +11,8 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { Middleware } from "koa";
 import { httpApiBasePath } from "./openapi.ts";
+import { html } from "../html.ts";
+import { page } from "../pages.ts";
 
 export interface ApiDocsAsset {
   contentType: string;
@@ -75,11 +77,6 @@ const pageCss = `body { margin: 0; background: #fafafa; }
 .outpost-docs-header a { color: #4990e2; font-size: 14px; }
 `;
 
-const htmlEscapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => htmlEscapes[c]);
-}
-
 function swaggerUiDir(): string {
   return dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
 }
@@ -112,25 +109,16 @@ export function createApiDocsPage(options: ApiDocsPageOptions = {}): ApiDocsPage
     ["docs.css", asset("text/css; charset=utf-8", Buffer.from(pageCss, "utf8"))],
     ["docs.js", asset("text/javascript; charset=utf-8", Buffer.from(initScript, "utf8"))],
   ]);
-  const href = (name: string) => escapeHtml(`${assetsUrl}${name}?v=${assets.get(name)!.hash}`);
-  const html = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Outpost HTTP API</title>
-<link rel="icon" type="image/png" href="${href("favicon-32x32.png")}">
-<link rel="stylesheet" href="${href("swagger-ui.css")}">
-<link rel="stylesheet" href="${href("docs.css")}">
-</head>
-<body>
-<header class="outpost-docs-header"><h1>Outpost HTTP API</h1><a href="${escapeHtml(specUrl)}">openapi.json</a></header>
-<div id="swagger-ui" data-spec-url="${escapeHtml(specUrl)}"></div>
-<script src="${href("swagger-ui-bundle.js")}"></script>
-<script src="${href("docs.js")}"></script>
-</body>
-</html>
-`;
+  const href = (name: string) => `${assetsUrl}${name}?v=${assets.get(name)!.hash}`;
+  // Deferred, the bundle still runs before the starter, and both after #swagger-ui is parsed.
+  const document = page({
+    title: "Outpost HTTP API",
+    icon: { href: href("favicon-32x32.png"), type: "image/png" },
+    stylesheets: [href("swagger-ui.css"), href("docs.css")],
+    scripts: [href("swagger-ui-bundle.js"), href("docs.js")],
+    body: html`<header class="outpost-docs-header"><h1>Outpost HTTP API</h1><a href="${specUrl}">openapi.json</a></header>
+<div id="swagger-ui" data-spec-url="${specUrl}"></div>`,
+  });
   const contentSecurityPolicy = [
     "default-src 'none'",
     "script-src 'self'",
@@ -142,7 +130,7 @@ export function createApiDocsPage(options: ApiDocsPageOptions = {}): ApiDocsPage
     "form-action 'none'",
     "frame-ancestors 'none'",
   ].join("; ");
-  return { html, assets, contentSecurityPolicy };
+  return { html: document.toString(), assets, contentSecurityPolicy };
 }
 
 export interface ApiDocsOptions {
