@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import type { Middleware } from "koa";
+import type { Context, Middleware } from "koa";
 import { httpApiBasePath } from "./openapi.ts";
 import { html } from "../html.ts";
 import { page } from "../pages.ts";
@@ -140,6 +140,38 @@ export interface ApiDocsOptions {
   page?: ApiDocsPage;
 }
 
+/** The OpenAPI document, revalidated by its ETag. */
+function serveDocument(ctx: Context, json: Buffer, etag: string): void {
+  ctx.set("Cache-Control", "no-cache");
+  ctx.set("ETag", etag);
+  if (ctx.get("if-none-match") === etag) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.type = "application/json; charset=utf-8";
+  ctx.body = json;
+}
+
+function servePage(ctx: Context, page: ApiDocsPage, body: Buffer): void {
+  ctx.set("Content-Security-Policy", page.contentSecurityPolicy);
+  ctx.set("Cache-Control", "no-cache");
+  ctx.type = "text/html; charset=utf-8";
+  ctx.body = body;
+}
+
+function serveAsset(ctx: Context, page: ApiDocsPage): void {
+  const found = page.assets.get(ctx.path.slice(apiDocsPaths.assets.length));
+  if (!found) {
+    ctx.status = 404;
+    ctx.body = { code: "not_found", status: 404, message: "no such asset" };
+    return;
+  }
+  // Linked with ?v=<hash>, so a copy never goes stale.
+  ctx.set("Cache-Control", ctx.query.v === found.hash ? "public, max-age=31536000, immutable" : "no-cache");
+  ctx.type = found.contentType;
+  ctx.body = found.body;
+}
+
 /**
  * Koa middleware for GET/HEAD /api/http/openapi.json, /api/http/docs and /api/http/docs/assets/<name>;
  * everything else goes on to `next`. Mount it before the HTTP API router. Needs no credential.
@@ -148,7 +180,7 @@ export function apiDocs(options: ApiDocsOptions): Middleware {
   const page = options.page ?? createApiDocsPage();
   const documentJson = Buffer.from(JSON.stringify(options.document), "utf8");
   const documentEtag = `"${createHash("sha256").update(documentJson).digest("base64url").slice(0, 16)}"`;
-  const html = Buffer.from(page.html, "utf8");
+  const pageBody = Buffer.from(page.html, "utf8");
 
   return async (ctx, next) => {
     const path = ctx.path;
@@ -157,35 +189,8 @@ export function apiDocs(options: ApiDocsOptions): Middleware {
       ctx.status = 405;
       ctx.set("Allow", "GET, HEAD");
       ctx.body = { code: "method_not_allowed", status: 405, message: `${path} takes GET` };
-      return;
-    }
-    if (path === apiDocsPaths.document) {
-      ctx.set("Cache-Control", "no-cache");
-      ctx.set("ETag", documentEtag);
-      if (ctx.get("if-none-match") === documentEtag) {
-        ctx.status = 304;
-        return;
-      }
-      ctx.type = "application/json; charset=utf-8";
-      ctx.body = documentJson;
-      return;
-    }
-    if (path === apiDocsPaths.page) {
-      ctx.set("Content-Security-Policy", page.contentSecurityPolicy);
-      ctx.set("Cache-Control", "no-cache");
-      ctx.type = "text/html; charset=utf-8";
-      ctx.body = html;
-      return;
-    }
-    const found = page.assets.get(path.slice(apiDocsPaths.assets.length));
-    if (!found) {
-      ctx.status = 404;
-      ctx.body = { code: "not_found", status: 404, message: "no such asset" };
-      return;
-    }
-    // Linked with ?v=<hash>, so a copy never goes stale.
-    ctx.set("Cache-Control", ctx.query.v === found.hash ? "public, max-age=31536000, immutable" : "no-cache");
-    ctx.type = found.contentType;
-    ctx.body = found.body;
+    } else if (path === apiDocsPaths.document) serveDocument(ctx, documentJson, documentEtag);
+    else if (path === apiDocsPaths.page) servePage(ctx, page, pageBody);
+    else serveAsset(ctx, page);
   };
 }
