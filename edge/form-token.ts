@@ -7,6 +7,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { Context } from "koa";
 import { httpOnlyCookieHeader, readCookie } from "./cookies.ts";
+import { html, type Html } from "./html.ts";
 
 export const formTokenCookie = "outpost_form";
 /** The hidden field's name. */
@@ -31,7 +32,7 @@ export function formTokenMatches(ctx: Context, fields: Record<string, unknown>, 
   return timingSafeEqual(Buffer.from(cookie), Buffer.from(field));
 }
 
-/** The hidden input that carries the token (value is URL-safe base64: no escaping needed). */
-export function formTokenInput(token: string): string {
-  return `<input type="hidden" name="${formTokenField}" value="${token}">`;
+/** The hidden input that carries the token. */
+export function formTokenInput(token: string): Html {
+  return html`<input type="hidden" name="${formTokenField}" value="${token}">`;
 }

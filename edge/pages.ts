@@ -1,13 +1,15 @@
 /**
- * What every server-rendered page of Outpost shares: escaping, the headers (strict CSP with no
- * inline script or style, no framing, nothing cached) and static assets served from memory with
- * a content hash, so pages link `…/file?v=<hash>` and browsers cache them for good.
+ * What every server-rendered page of Outpost shares: the document around its content (one `page`
+ * layout), the headers (strict CSP with no inline script or style, no framing, nothing cached) and
+ * static assets served from memory with a content hash, so pages link `…/file?v=<hash>` and
+ * browsers cache them for good. Markup is written with `html` (edge/html.ts), which escapes.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Context, Middleware } from "koa";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { rateLimitHeaders } from "./errors.ts";
+import { html, type Html } from "./html.ts";
 
 export const pageContentSecurityPolicy = [
   "default-src 'none'",
@@ -30,15 +32,49 @@ export const redirectingFormPolicy = pageContentSecurityPolicy
   .filter((directive) => !directive.startsWith("form-action"))
   .join("; ");
 
-const htmlEscapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+export interface PageParts {
+  /** The whole document title. */
+  title: string;
+  /** Stylesheet URLs (assets of this origin, as the CSP allows). */
+  stylesheets: readonly string[];
+  /** Script URLs, loaded deferred in this order (no inline script: the CSP forbids it). */
+  scripts?: readonly string[];
+  icon?: { href: string; type: string };
+  /** What goes inside `<body>`. */
+  body: Html;
+}
 
-/** Text made safe for HTML content and quoted attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => htmlEscapes[c]);
+/** The head's icon, stylesheet and script elements, one a line. */
+function headLinks(p: PageParts): Html[] {
+  return [
+    ...(p.icon ? [html`<link rel="icon" href="${p.icon.href}" type="${p.icon.type}">`] : []),
+    ...p.stylesheets.map((href) => html`<link rel="stylesheet" href="${href}">`),
+    ...(p.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`),
+  ].map((element) => html`${element}\n`);
+}
+
+/**
+ * The layout of every full page Outpost serves (dashboard, both issuers, account pages, API docs):
+ * the same head, with styles and scripts only as linked files so the CSP above holds.
+ */
+export function page(p: PageParts): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${p.title}</title>
+${headLinks(p)}</head>
+<body>
+${p.body}
+</body>
+</html>
+`;
 }
 
 /** Headers of every page: no framing, strict CSP, nothing cached, no referrer. */
-export function sendPage(ctx: Context, status: number, html: string, policy = pageContentSecurityPolicy): void {
+export function sendPage(ctx: Context, status: number, document: Html, policy = pageContentSecurityPolicy): void {
   ctx.status = status;
   ctx.set("Content-Security-Policy", policy);
   ctx.set("X-Frame-Options", "DENY");
@@ -46,7 +82,7 @@ export function sendPage(ctx: Context, status: number, html: string, policy = pa
   ctx.set("X-Content-Type-Options", "nosniff");
   ctx.set("Cache-Control", "no-store");
   ctx.type = "text/html; charset=utf-8";
-  ctx.body = html;
+  ctx.body = document.toString();
 }
 
 /** Why core refused to start an authorization, as an error page shows it. */
@@ -65,7 +101,7 @@ export interface StartRefusal {
  * the page `page` makes and returns true. Neither is a redirect: the client's redirect URI is not
  * trusted yet. Otherwise returns false and sends nothing.
  */
-export function sendStartRefusalPage(ctx: Context, error: unknown, page: (refusal: StartRefusal) => string): boolean {
+export function sendStartRefusalPage(ctx: Context, error: unknown, page: (refusal: StartRefusal) => Html): boolean {
   const headers = rateLimitHeaders(error);
   if (headers) {
     for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
@@ -110,11 +146,11 @@ export class AssetSet {
     );
   }
 
-  /** The URL of `file` with its content hash (escaped for an attribute). */
+  /** The URL of `file` with its content hash. */
   href(file: string): string {
     const found = this.#assets.get(file);
     if (!found) throw new Error(`no asset ${file}`);
-    return escapeHtml(`${this.path}${file}?v=${found.hash}`);
+    return `${this.path}${file}?v=${found.hash}`;
   }
 
   get(file: string): Asset | undefined {

@@ -3,36 +3,29 @@
  * OAuth's consent and error pages. Server-rendered forms that work without JavaScript, each with
  * the anti-forgery token (edge/form-token.ts), under the strict CSP of edge/pages.ts.
  */
-import { AssetSet, escapeHtml } from "../pages.ts";
+import { AssetSet, page } from "../pages.ts";
+import { html, type Html } from "../html.ts";
 import { formTokenInput } from "../form-token.ts";
 
 export const accountAssets = new AssetSet("/account-assets/", new URL("./assets/", import.meta.url), ["account.css"]);
 
-function layout(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${escapeHtml(title)} · Outpost</title>
-<link rel="stylesheet" href="${accountAssets.href("account.css")}">
-</head>
-<body>
-<header class="brand">Outpost</header>
+/** The account pages: the brand above one card. */
+function layout(title: string, body: Html): Html {
+  return page({
+    title: `${title} · Outpost`,
+    stylesheets: [accountAssets.href("account.css")],
+    body: html`<header class="brand">Outpost</header>
 <main class="card">
 ${body}
-</main>
-</body>
-</html>
-`;
+</main>`,
+  });
 }
 
-const returnInput = (returnTo: string) => (returnTo ? `<input type="hidden" name="return_to" value="${escapeHtml(returnTo)}">` : "");
-const returnQuery = (returnTo: string) => (returnTo ? `?return_to=${escapeHtml(encodeURIComponent(returnTo))}` : "");
+const returnInput = (returnTo: string) => returnTo && html`<input type="hidden" name="return_to" value="${returnTo}">`;
+const returnQuery = (returnTo: string) => (returnTo ? `?return_to=${encodeURIComponent(returnTo)}` : "");
 
-function problem(message: string | undefined): string {
-  return message ? `<p class="problem" role="alert" id="form-problem">${escapeHtml(message)}</p>` : "";
+function problem(message: string | undefined): Html | undefined {
+  return message ? html`<p class="problem" role="alert" id="form-problem">${message}</p>` : undefined;
 }
 
 interface FieldOptions {
@@ -49,12 +42,14 @@ interface FieldOptions {
   required?: boolean;
 }
 
-function field(f: FieldOptions): string {
+function field(f: FieldOptions): Html {
   const described = [f.hint && `${f.name}-hint`, f.error && `${f.name}-error`].filter(Boolean).join(" ");
-  return `<div class="field">
-<label for="${f.name}">${escapeHtml(f.label)}</label>
-<input id="${f.name}" name="${f.name}" type="${f.type}" autocomplete="${f.autocomplete}"${f.required === false ? "" : " required"} maxlength="${f.maxLength}"${f.minLength ? ` minlength="${f.minLength}"` : ""}${f.value ? ` value="${escapeHtml(f.value)}"` : ""}${described ? ` aria-describedby="${described}"` : ""}${f.error ? ` aria-invalid="true"` : ""}>
-${f.hint ? `<p class="hint" id="${f.name}-hint">${escapeHtml(f.hint)}</p>` : ""}${f.error ? `<p class="field-error" id="${f.name}-error">${escapeHtml(f.error)}</p>` : ""}
+  return html`<div class="field">
+<label for="${f.name}">${f.label}</label>
+<input id="${f.name}" name="${f.name}" type="${f.type}" autocomplete="${f.autocomplete}"${f.required !== false && html` required`} maxlength="${f.maxLength}"${
+    f.minLength ? html` minlength="${f.minLength}"` : ""
+  }${f.value && html` value="${f.value}"`}${described && html` aria-describedby="${described}"`}${f.error && html` aria-invalid="true"`}>
+${f.hint && html`<p class="hint" id="${f.name}-hint">${f.hint}</p>`}${f.error && html`<p class="field-error" id="${f.name}-error">${f.error}</p>`}
 </div>`;
 }
 
@@ -67,11 +62,11 @@ export interface SignInPageData {
   notice?: string;
 }
 
-export function signInPage(data: SignInPageData): string {
+export function signInPage(data: SignInPageData): Html {
   return layout(
     "Sign in",
-    `<h1>Sign in</h1>
-${data.notice ? `<p class="notice">${escapeHtml(data.notice)}</p>` : ""}${problem(data.error)}
+    html`<h1>Sign in</h1>
+${data.notice && html`<p class="notice">${data.notice}</p>`}${problem(data.error)}
 <form method="post" action="/sign-in" novalidate>
 ${formTokenInput(data.formToken)}${returnInput(data.returnTo)}
 ${field({ name: "email", label: "Email", type: "email", value: data.email, autocomplete: "username", maxLength: 254 })}
@@ -91,11 +86,11 @@ export interface SignUpPageData {
   fieldErrors?: Partial<Record<"name" | "email" | "password", string>>;
 }
 
-export function signUpPage(data: SignUpPageData): string {
+export function signUpPage(data: SignUpPageData): Html {
   const errors = data.fieldErrors ?? {};
   return layout(
     "Create an account",
-    `<h1>Create your Outpost account</h1>
+    html`<h1>Create your Outpost account</h1>
 ${problem(data.error)}
 <form method="post" action="/sign-up" novalidate>
 ${formTokenInput(data.formToken)}${returnInput(data.returnTo)}
@@ -108,11 +103,11 @@ ${field({ name: "password", label: "Password", type: "password", autocomplete: "
   );
 }
 
-export function signOutPage(formToken: string, email: string | undefined): string {
+export function signOutPage(formToken: string, email: string | undefined): Html {
   return layout(
     "Sign out",
-    `<h1>Sign out</h1>
-<p>${email ? `You are signed in as <strong>${escapeHtml(email)}</strong>.` : "You are not signed in."}</p>
+    html`<h1>Sign out</h1>
+<p>${email ? html`You are signed in as <strong>${email}</strong>.` : "You are not signed in."}</p>
 <form method="post" action="/sign-out">
 ${formTokenInput(formToken)}
 <div class="actions"><button type="submit">Sign out</button></div>
@@ -138,15 +133,17 @@ export interface ConsentPageData {
   switchAccountHref: string;
 }
 
-export function consentPage(data: ConsentPageData): string {
-  const app = escapeHtml(data.clientName);
-  const items = data.scopes
-    .map((s) => `<li>${escapeHtml(scopeText[s] ?? s)}${data.newScopes.includes(s) && data.newScopes.length < data.scopes.length ? `<span class="new">new</span>` : ""}</li>`)
-    .join("\n");
+export function consentPage(data: ConsentPageData): Html {
+  const app = data.clientName;
+  // "new" marks what this app did not have before, when it had something before.
+  const marked = data.newScopes.length < data.scopes.length;
+  const items = data.scopes.map(
+    (s, i) => html`${i > 0 && "\n"}<li>${scopeText[s] ?? s}${marked && data.newScopes.includes(s) && html`<span class="new">new</span>`}</li>`,
+  );
   return layout(
     `Allow ${data.clientName}?`,
-    `<h1><span class="app">${app}</span> wants to sign you in</h1>
-<p>Signed in as <strong>${escapeHtml(data.userName || data.userEmail)}</strong>${data.userName ? ` <span class="muted">(${escapeHtml(data.userEmail)})</span>` : ""}. <a href="${escapeHtml(data.switchAccountHref)}">Not you?</a></p>
+    html`<h1><span class="app">${app}</span> wants to sign you in</h1>
+<p>Signed in as <strong>${data.userName || data.userEmail}</strong>${data.userName && html` <span class="muted">(${data.userEmail})</span>`}. <a href="${data.switchAccountHref}">Not you?</a></p>
 <h2 id="scopes-title">${app} will be able to read:</h2>
 <ul class="scopes" aria-labelledby="scopes-title">
 ${items}
@@ -154,7 +151,7 @@ ${items}
 <p class="muted">You can take this back at any time from your account's security settings.</p>
 <form method="post" action="/api/auth/oauth2/consent">
 ${formTokenInput(data.formToken)}
-<input type="hidden" name="request" value="${escapeHtml(data.requestId)}">
+<input type="hidden" name="request" value="${data.requestId}">
 <div class="actions">
 <button type="submit" name="decision" value="allow">Allow</button>
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
@@ -164,11 +161,11 @@ ${formTokenInput(data.formToken)}
 }
 
 /** An authorization request that cannot go back to the app, or a form refused. */
-export function accountErrorPage(title: string, error: string, description: string): string {
+export function accountErrorPage(title: string, error: string, description: string): Html {
   return layout(
     title,
-    `<h1>${escapeHtml(title)}</h1>
-<p class="problem" id="problem"><strong>${escapeHtml(error)}</strong>: ${escapeHtml(description)}</p>
+    html`<h1>${title}</h1>
+<p class="problem" id="problem"><strong>${error}</strong>: ${description}</p>
 <p>You can close this page. If an app sent you here, its developers need to check its client and redirect address, or you can start again from the app.</p>`,
   );
 }

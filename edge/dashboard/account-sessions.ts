@@ -3,7 +3,7 @@ import type { Session } from "../../gen/outpost/auth/v1/resources_pb.js";
 import type { FormErrors } from "./core.ts";
 import { when } from "./format.ts";
 import { dangerForm, formAlert, postForm, textField } from "./forms.ts";
-import { html, type Html } from "./html.ts";
+import { html, type Html } from "../html.ts";
 
 export const securityPath = "/app/account/security";
 

@@ -11,7 +11,7 @@ import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
 import { eventTable } from "./activity.ts";
-import { html, type Html } from "./html.ts";
+import { html, type Html } from "../html.ts";
 import { secretBlock } from "./layout.ts";
 import { passwordSection, securityPath, sessionsSection } from "./account-sessions.ts";
 

@@ -5,7 +5,7 @@ import type { ActivityEvent } from "../../gen/outpost/activity/v1/activity_servi
 import { orgOf, page, PageError, render, type DashboardDeps, type Viewer } from "./context.ts";
 import { canManage, when } from "./format.ts";
 import { selectField } from "./forms.ts";
-import { html, type Html } from "./html.ts";
+import { html, type Html } from "../html.ts";
 import { orgPath } from "./organizations.ts";
 
 const kinds = [

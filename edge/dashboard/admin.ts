@@ -8,7 +8,7 @@ import { formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
 import { when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, textArea, textField } from "./forms.ts";
 import { eventTable } from "./activity.ts";
-import { html, type Html } from "./html.ts";
+import { html, type Html } from "../html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
 
 const adminPath = "/app/admin";

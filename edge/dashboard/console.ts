@@ -15,7 +15,7 @@ import { codeName, httpStatus, rateLimitHeaders } from "../errors.ts";
 import { action, orgOf, type DashboardDeps, type Viewer } from "./context.ts";
 import { when } from "./format.ts";
 import { postForm } from "./forms.ts";
-import { html, type Html } from "./html.ts";
+import { html, type Html } from "../html.ts";
 import { orgPath } from "./organizations.ts";
 import type { ServerPage } from "./servers.ts";
 

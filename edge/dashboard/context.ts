@@ -14,7 +14,7 @@ import { sendPage } from "../pages.ts";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { coreFor, hasCode, type Core } from "./core.ts";
 import { layout, type PageOptions, type Shell } from "./layout.ts";
-import { html } from "./html.ts";
+import { html } from "../html.ts";
 
 /** Remembers the organization last opened, so /app returns to it. */
 export const lastOrgCookie = "outpost_org";

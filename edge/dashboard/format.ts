@@ -2,7 +2,7 @@
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { Role, VerifierPolicy } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
-import { html, type Html } from "./html.ts";
+import { html, type Html } from "../html.ts";
 
 /** `<time>` with a short UTC date and time, or `empty` when there is no timestamp. */
 export function when(ts: Timestamp | undefined, empty = "—"): Html {

@@ -1,6 +1,6 @@
 /** Form controls with their labels, hints and the API's messages next to them. */
 import { formTokenInput } from "../form-token.ts";
-import { html, trusted, type Html } from "./html.ts";
+import { html, type Html } from "../html.ts";
 import type { FormErrors } from "./core.ts";
 
 export interface FieldOptions {
@@ -119,7 +119,7 @@ ${stray.length ? html`<ul>${stray.map((m) => html`<li>${m}</li>`)}</ul>` : ""}
 /** `<form method="post">` with the anti-forgery token. */
 export function postForm(action: string, token: string, body: Html, attrs: Html = html``): Html {
   return html`<form method="post" action="${action}"${attrs}>
-${trusted(formTokenInput(token))}
+${formTokenInput(token)}
 ${body}
 </form>`;
 }

@@ -12,7 +12,7 @@ import { action, confirmed, done, noticeOf, orgOf, page, PageError, render, type
 import { formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
 import { canManage, gameName, policyName, when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, textArea, textField } from "./forms.ts";
-import { html, type Html } from "./html.ts";
+import { html, type Html } from "../html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
 import { orgPath } from "./organizations.ts";
 

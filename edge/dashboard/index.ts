@@ -12,7 +12,7 @@ import { codeName, httpStatus, rateLimitHeaders } from "../errors.ts";
 import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { page, PageError, render, signInRedirect, type DashboardDeps, type Viewer } from "./context.ts";
 import { assets } from "./layout.ts";
-import { html } from "./html.ts";
+import { html } from "../html.ts";
 import { orgPath, organizationRoutes } from "./organizations.ts";
 import { serverRoutes } from "./servers.ts";
 import { gameOAuthRoutes } from "./game-oauth.ts";

@@ -1,8 +1,8 @@
 /** The page shell: header with the organization switcher, section tabs, notices, main content. */
-import { AssetSet } from "../pages.ts";
+import { AssetSet, page } from "../pages.ts";
 import { Role, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import type { User } from "../../gen/outpost/auth/v1/resources_pb.js";
-import { html, type Html } from "./html.ts";
+import { html, type Html } from "../html.ts";
 import { postForm } from "./forms.ts";
 import { canManage } from "./format.ts";
 
@@ -90,40 +90,33 @@ function orgTabs(org: Organization, section: Section | undefined): Html {
 </nav>`;
 }
 
+/** The top bar's account links; absent on pages shown before the person is known. */
+function accountNav(shell: Shell, area: PageOptions["area"]): Html {
+  const current = (name: PageOptions["area"]) => (area === name ? html` aria-current="page"` : "");
+  return html`<nav class="account-nav" aria-label="Account">
+<ul>
+<li><a href="/app/organizations"${current("organizations")}>Organizations</a></li>
+<li><a href="/app/account/security"${current("security")}>Security</a></li>
+${shell.user.platformAdmin ? html`<li><a href="/app/admin"${current("admin")}>Admin</a></li>` : ""}
+<li>${postForm("/sign-out", shell.formToken, html`<button type="submit" class="linklike">Sign out</button>`, html` class="inline"`)}</li>
+</ul>
+</nav>`;
+}
+
 /** A whole page. `shell` is absent on pages shown before the person is known (errors). */
-export function layout(shell: Shell | undefined, o: PageOptions): string {
+export function layout(shell: Shell | undefined, o: PageOptions): Html {
   const notice = o.notice && notices[o.notice];
-  const area = (name: PageOptions["area"]) => (o.area === name ? html` aria-current="page"` : "");
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${o.title}${o.org ? ` · ${o.org.name}` : ""} · Outpost</title>
-<link rel="icon" href="${assets.href("favicon.svg")}" type="image/svg+xml">
-<link rel="stylesheet" href="${assets.href("dashboard.css")}">
-<script src="${assets.href("dashboard.js")}" defer></script>
-${(o.scripts ?? []).map((file) => html`<script src="${assets.href(file)}" defer></script>
-`)}</head>
-<body>
-<a class="skip-link" href="#main">Skip to content</a>
+  return page({
+    title: `${o.title}${o.org ? ` · ${o.org.name}` : ""} · Outpost`,
+    icon: { href: assets.href("favicon.svg"), type: "image/svg+xml" },
+    stylesheets: [assets.href("dashboard.css")],
+    scripts: ["dashboard.js", ...(o.scripts ?? [])].map((file) => assets.href(file)),
+    body: html`<a class="skip-link" href="#main">Skip to content</a>
 <header class="topbar">
 <div class="topbar-inner">
 <a class="brand" href="/app"><span class="logo" aria-hidden="true"></span>Outpost</a>
 ${shell ? orgSwitcher(shell, o.org) : ""}
-${
-  shell
-    ? html`<nav class="account-nav" aria-label="Account">
-<ul>
-<li><a href="/app/organizations"${area("organizations")}>Organizations</a></li>
-<li><a href="/app/account/security"${area("security")}>Security</a></li>
-${shell.user.platformAdmin ? html`<li><a href="/app/admin"${area("admin")}>Admin</a></li>` : ""}
-<li>${postForm("/sign-out", shell.formToken, html`<button type="submit" class="linklike">Sign out</button>`, html` class="inline"`)}</li>
-</ul>
-</nav>`
-    : ""
-}
+${shell ? accountNav(shell, o.area) : ""}
 </div>
 ${o.org ? orgTabs(o.org, o.section) : ""}
 </header>
@@ -135,10 +128,8 @@ ${o.lede ? html`<p class="lede">${o.lede}</p>` : ""}
 ${o.body}
 </main>
 <footer class="footer"><p>${shell ? html`Signed in as <strong>${shell.user.email}</strong>` : "Outpost"}</p></footer>
-<div id="announcer" class="sr-only" aria-live="polite"></div>
-</body>
-</html>
-`.value;
+<div id="announcer" class="sr-only" aria-live="polite"></div>`,
+  });
 }
 
 /** A secret shown once: read-only, with a copy button and the warning. */

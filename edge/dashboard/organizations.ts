@@ -6,7 +6,7 @@ import { action, confirmed, done, noticeOf, orgOf, page, PageError, render, type
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { canManage, roleName, suggestSlug, when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
-import { html, type Html } from "./html.ts";
+import { html, type Html } from "../html.ts";
 import { roleBadge } from "./layout.ts";
 
 export function orgPath(org: Organization | string, rest = ""): string {

@@ -8,7 +8,7 @@ import { Role, type Organization } from "../../gen/outpost/organizations/v1/reso
 import { action, confirmed, done, orgOf, type DashboardDeps, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { dangerForm, formAlert, postForm, selectField } from "./forms.ts";
-import { html, type Html } from "./html.ts";
+import { html, type Html } from "../html.ts";
 import { orgPath } from "./organizations.ts";
 import type { ServerPage } from "./servers.ts";
 

@@ -17,7 +17,7 @@ import { action, confirmed, done, noticeOf, orgOf, page, render, type DashboardD
 import { coreFor, formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
 import { canManage, gameFlag, gameName, when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, textField } from "./forms.ts";
-import { html, type Html } from "./html.ts";
+import { html, type Html } from "../html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
 import { orgPath } from "./organizations.ts";
 import { accessRoutes, accessSection } from "./server-access.ts";

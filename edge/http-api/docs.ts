@@ -9,8 +9,10 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import type { Middleware } from "koa";
+import type { Context, Middleware } from "koa";
 import { httpApiBasePath } from "./openapi.ts";
+import { html } from "../html.ts";
+import { page } from "../pages.ts";
 
 export interface ApiDocsAsset {
   contentType: string;
@@ -75,11 +77,6 @@ const pageCss = `body { margin: 0; background: #fafafa; }
 .outpost-docs-header a { color: #4990e2; font-size: 14px; }
 `;
 
-const htmlEscapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => htmlEscapes[c]);
-}
-
 function swaggerUiDir(): string {
   return dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
 }
@@ -112,25 +109,16 @@ export function createApiDocsPage(options: ApiDocsPageOptions = {}): ApiDocsPage
     ["docs.css", asset("text/css; charset=utf-8", Buffer.from(pageCss, "utf8"))],
     ["docs.js", asset("text/javascript; charset=utf-8", Buffer.from(initScript, "utf8"))],
   ]);
-  const href = (name: string) => escapeHtml(`${assetsUrl}${name}?v=${assets.get(name)!.hash}`);
-  const html = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Outpost HTTP API</title>
-<link rel="icon" type="image/png" href="${href("favicon-32x32.png")}">
-<link rel="stylesheet" href="${href("swagger-ui.css")}">
-<link rel="stylesheet" href="${href("docs.css")}">
-</head>
-<body>
-<header class="outpost-docs-header"><h1>Outpost HTTP API</h1><a href="${escapeHtml(specUrl)}">openapi.json</a></header>
-<div id="swagger-ui" data-spec-url="${escapeHtml(specUrl)}"></div>
-<script src="${href("swagger-ui-bundle.js")}"></script>
-<script src="${href("docs.js")}"></script>
-</body>
-</html>
-`;
+  const href = (name: string) => `${assetsUrl}${name}?v=${assets.get(name)!.hash}`;
+  // Deferred, the bundle still runs before the starter, and both after #swagger-ui is parsed.
+  const document = page({
+    title: "Outpost HTTP API",
+    icon: { href: href("favicon-32x32.png"), type: "image/png" },
+    stylesheets: [href("swagger-ui.css"), href("docs.css")],
+    scripts: [href("swagger-ui-bundle.js"), href("docs.js")],
+    body: html`<header class="outpost-docs-header"><h1>Outpost HTTP API</h1><a href="${specUrl}">openapi.json</a></header>
+<div id="swagger-ui" data-spec-url="${specUrl}"></div>`,
+  });
   const contentSecurityPolicy = [
     "default-src 'none'",
     "script-src 'self'",
@@ -142,7 +130,7 @@ export function createApiDocsPage(options: ApiDocsPageOptions = {}): ApiDocsPage
     "form-action 'none'",
     "frame-ancestors 'none'",
   ].join("; ");
-  return { html, assets, contentSecurityPolicy };
+  return { html: document.toString(), assets, contentSecurityPolicy };
 }
 
 export interface ApiDocsOptions {
@@ -150,6 +138,38 @@ export interface ApiDocsOptions {
   document: object;
   /** The page; made with the default paths when absent. */
   page?: ApiDocsPage;
+}
+
+/** The OpenAPI document, revalidated by its ETag. */
+function serveDocument(ctx: Context, json: Buffer, etag: string): void {
+  ctx.set("Cache-Control", "no-cache");
+  ctx.set("ETag", etag);
+  if (ctx.get("if-none-match") === etag) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.type = "application/json; charset=utf-8";
+  ctx.body = json;
+}
+
+function servePage(ctx: Context, page: ApiDocsPage, body: Buffer): void {
+  ctx.set("Content-Security-Policy", page.contentSecurityPolicy);
+  ctx.set("Cache-Control", "no-cache");
+  ctx.type = "text/html; charset=utf-8";
+  ctx.body = body;
+}
+
+function serveAsset(ctx: Context, page: ApiDocsPage): void {
+  const found = page.assets.get(ctx.path.slice(apiDocsPaths.assets.length));
+  if (!found) {
+    ctx.status = 404;
+    ctx.body = { code: "not_found", status: 404, message: "no such asset" };
+    return;
+  }
+  // Linked with ?v=<hash>, so a copy never goes stale.
+  ctx.set("Cache-Control", ctx.query.v === found.hash ? "public, max-age=31536000, immutable" : "no-cache");
+  ctx.type = found.contentType;
+  ctx.body = found.body;
 }
 
 /**
@@ -160,7 +180,7 @@ export function apiDocs(options: ApiDocsOptions): Middleware {
   const page = options.page ?? createApiDocsPage();
   const documentJson = Buffer.from(JSON.stringify(options.document), "utf8");
   const documentEtag = `"${createHash("sha256").update(documentJson).digest("base64url").slice(0, 16)}"`;
-  const html = Buffer.from(page.html, "utf8");
+  const pageBody = Buffer.from(page.html, "utf8");
 
   return async (ctx, next) => {
     const path = ctx.path;
@@ -169,35 +189,8 @@ export function apiDocs(options: ApiDocsOptions): Middleware {
       ctx.status = 405;
       ctx.set("Allow", "GET, HEAD");
       ctx.body = { code: "method_not_allowed", status: 405, message: `${path} takes GET` };
-      return;
-    }
-    if (path === apiDocsPaths.document) {
-      ctx.set("Cache-Control", "no-cache");
-      ctx.set("ETag", documentEtag);
-      if (ctx.get("if-none-match") === documentEtag) {
-        ctx.status = 304;
-        return;
-      }
-      ctx.type = "application/json; charset=utf-8";
-      ctx.body = documentJson;
-      return;
-    }
-    if (path === apiDocsPaths.page) {
-      ctx.set("Content-Security-Policy", page.contentSecurityPolicy);
-      ctx.set("Cache-Control", "no-cache");
-      ctx.type = "text/html; charset=utf-8";
-      ctx.body = html;
-      return;
-    }
-    const found = page.assets.get(path.slice(apiDocsPaths.assets.length));
-    if (!found) {
-      ctx.status = 404;
-      ctx.body = { code: "not_found", status: 404, message: "no such asset" };
-      return;
-    }
-    // Linked with ?v=<hash>, so a copy never goes stale.
-    ctx.set("Cache-Control", ctx.query.v === found.hash ? "public, max-age=31536000, immutable" : "no-cache");
-    ctx.type = found.contentType;
-    ctx.body = found.body;
+    } else if (path === apiDocsPaths.document) serveDocument(ctx, documentJson, documentEtag);
+    else if (path === apiDocsPaths.page) servePage(ctx, page, pageBody);
+    else serveAsset(ctx, page);
   };
 }
