@@ -41,6 +41,8 @@ export const domainErrors = {
   rate_limited: Code.ResourceExhausted,
   /** Too much work of one kind is under way (password hashing); retry shortly. */
   server_busy: Code.ResourceExhausted,
+  /** The database cannot be reached right now (core/db/unavailable.ts); retry shortly. */
+  database_unavailable: Code.Unavailable,
 } as const;
 
 export type DomainErrorReason = keyof typeof domainErrors;

@@ -11,7 +11,7 @@ import type http from "node:http";
 import type http2 from "node:http2";
 import { clientIpHeader, sessionHeader } from "../contract/credentials.ts";
 import { requestLog } from "./request-log.ts";
-import { errorBody, rateLimitHeaders } from "./errors.ts";
+import { errorBody, rateLimitHeaders, isUnexplainedFailure } from "./errors.ts";
 import { isCrossSite } from "./csrf.ts";
 import { readSessionCookie } from "./cookies.ts";
 import { createAccountRoutes } from "./account-routes.ts";
@@ -58,7 +58,7 @@ function jsonErrors(): Middleware {
       await next();
     } catch (error) {
       const body = errorBody(error, ctx.state.requestId);
-      if (body.status >= 500) ctx.state.log.error({ err: error }, "request failed");
+      if (isUnexplainedFailure(error)) ctx.state.log.error({ err: error }, "request failed");
       for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
       ctx.status = body.status;
       ctx.body = body;

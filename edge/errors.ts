@@ -79,22 +79,34 @@ export function errorBody(error: unknown, requestId: string): ErrorBody {
   };
 }
 
+/**
+ * Whether a failure is one to log as an error: a 5xx with no domain reason, i.e. Outpost's own
+ * fault. A domain 5xx explains itself (the database cannot be reached, an agent did not answer in
+ * time): core logs those once in a while, and the request log has each one's status.
+ */
+export function isUnexplainedFailure(error: unknown): boolean {
+  if (error instanceof HttpError) return error.status >= 500;
+  const connectError = ConnectError.from(error);
+  return httpStatus(connectError.code) >= 500 && !connectError.findDetails(ErrorInfoSchema)[0]?.reason;
+}
+
 /** A structured-field string (RFC 8941): quoted, with `\` and `"` escaped. */
 function sfString(value: string): string {
   return `"${value.replace(/[\\"]/g, (c) => "\\" + c)}"`;
 }
 
 /**
- * The headers of a 429 from a rate-limited core call (one with a RetryInfo detail), or undefined
- * for any other error: `Retry-After` in whole seconds, and `RateLimit-Policy` / `RateLimit` as
- * draft-ietf-httpapi-ratelimit-headers writes them, e.g. `"default";q=600;w=60` and
- * `"default";r=0;t=42`.
+ * The headers of a 429 from a rate-limited core call (one with a RetryInfo detail): `Retry-After`
+ * in whole seconds, and `RateLimit-Policy` / `RateLimit` as draft-ietf-httpapi-ratelimit-headers
+ * writes them, e.g. `"default";q=600;w=60` and `"default";r=0;t=42`. A 503 with a RetryInfo (the
+ * database cannot be reached) gets `Retry-After` alone. Undefined for any other error.
  */
 export function rateLimitHeaders(error: unknown): Record<string, string> | undefined {
-  if (!(error instanceof ConnectError) || error.code !== Code.ResourceExhausted) return undefined;
+  if (!(error instanceof ConnectError) || (error.code !== Code.ResourceExhausted && error.code !== Code.Unavailable)) return undefined;
   const [retry] = error.findDetails(RetryInfoSchema);
   if (!retry) return undefined;
   const seconds = Math.max(1, Math.ceil(retry.retryAfterSeconds));
+  if (error.code === Code.Unavailable) return { "Retry-After": String(seconds) };
   const policy = sfString(retry.policy || "default");
   return {
     "Retry-After": String(seconds),

@@ -18,6 +18,9 @@ export interface DatabaseOptions {
 
 export type Orm = MikroORM;
 
+/** How long a new connection to PostgreSQL may take before the call that needs it fails. */
+export const connectionTimeoutMillis = 5_000;
+
 /** Opens the ORM (connections are made lazily). Run {@link migrate} before serving. */
 export async function createOrm(options: DatabaseOptions): Promise<Orm> {
   const schema = options.schema;
@@ -26,8 +29,13 @@ export async function createOrm(options: DatabaseOptions): Promise<Orm> {
     entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities, ...accountOAuthEntities],
     schema,
     pool: { min: 0, max: options.poolSize },
-    // Unqualified SQL (migrations, raw queries) must land in the same schema as the entities.
-    driverOptions: schema ? { options: `-c search_path=${schema}` } : undefined,
+    driverOptions: {
+      // Unqualified SQL (migrations, raw queries) must land in the same schema as the entities.
+      ...(schema && { options: `-c search_path=${schema}` }),
+      // A database that does not answer fails a call in seconds (503, retry) instead of holding it.
+      connectionTimeoutMillis,
+      keepAlive: true,
+    },
     debug: false,
     allowGlobalContext: false,
     extensions: [Migrator],

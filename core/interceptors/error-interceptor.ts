@@ -5,18 +5,43 @@ import {
   UniqueConstraintViolationException,
 } from "@mikro-orm/core";
 import type { Logger } from "pino";
+import { create } from "@bufbuild/protobuf";
+import { RetryInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { DomainError } from "../errors.ts";
+import { isDatabaseUnavailable } from "../db/unavailable.ts";
+import { throttledWarning } from "../log-throttle.ts";
+
+/**
+ * Seconds a caller is told to wait when the database cannot be reached: the pool makes a new
+ * connection on the next call, so a restarted PostgreSQL is in use again within this.
+ */
+export const databaseRetryAfterSeconds = 2;
+
+function databaseUnavailable(): DomainError {
+  return new DomainError("database_unavailable", "Outpost cannot reach its database right now; try again in a few seconds", [
+    {
+      desc: RetryInfoSchema,
+      value: create(RetryInfoSchema, { retryAfterSeconds: databaseRetryAfterSeconds, limit: 0, windowSeconds: 0, policy: "database" }),
+    },
+  ]);
+}
 
 /**
  * The one place where failures become Connect errors: domain errors keep their code, reason and
- * message; ORM not-found and constraint errors get the code that fits; anything else becomes
+ * message; a database that cannot be reached is `unavailable` with a retry hint (503 and
+ * Retry-After at the edge); ORM not-found and constraint errors get the code that fits; anything else becomes
  * `internal` with its message hidden from the caller and logged with its cause. A streaming
  * call's failures arrive while its responses are read, so those are translated there too.
  */
 export function createErrorInterceptor(logger: Logger): Interceptor {
+  const unreachable = throttledWarning(logger, "the database cannot be reached; calls are answered unavailable until it is back");
   const translate = (error: unknown, procedure: string): ConnectError => {
     if (error instanceof ConnectError) return error;
     if (error instanceof DomainError) return error.toConnectError();
+    if (isDatabaseUnavailable(error)) {
+      unreachable({ err: error, procedure });
+      return databaseUnavailable().toConnectError();
+    }
     if (error instanceof NotFoundError) return new ConnectError("not found", Code.NotFound, undefined, undefined, error);
     if (error instanceof UniqueConstraintViolationException) {
       return new ConnectError("already exists", Code.AlreadyExists, undefined, undefined, error);

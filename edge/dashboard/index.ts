@@ -8,7 +8,7 @@ import type { Context, Middleware } from "koa";
 import type { Transport } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Router } from "@koa/router";
-import { codeName, httpStatus, rateLimitHeaders } from "../errors.ts";
+import { codeName, httpStatus, rateLimitHeaders, isUnexplainedFailure } from "../errors.ts";
 import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { page, PageError, render, signInRedirect, type DashboardDeps, type Viewer } from "./context.ts";
 import { assets } from "./layout.ts";
@@ -48,7 +48,7 @@ function errorPages(): Middleware {
         status = httpStatus(connectError.code);
         const [info] = connectError.findDetails(ErrorInfoSchema);
         message = status >= 500 ? `Something went wrong on our side. If it keeps happening, quote the request id ${ctx.state.requestId ?? ""}.` : connectError.rawMessage;
-        if (status >= 500) ctx.state.log?.error({ err: error, code: codeName(connectError.code), reason: info?.reason }, "dashboard request failed");
+        if (isUnexplainedFailure(error)) ctx.state.log?.error({ err: error, code: codeName(connectError.code), reason: info?.reason }, "dashboard request failed");
         // A page over the rate limit says when to come back, as the API does.
         for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
       }

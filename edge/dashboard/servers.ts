@@ -9,7 +9,7 @@ import type { Context } from "koa";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { readSessionCookie } from "../cookies.ts";
-import { errorBody } from "../errors.ts";
+import { errorBody, isUnexplainedFailure } from "../errors.ts";
 import { Game, type Server } from "../../gen/outpost/servers/v1/resources_pb.js";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { playerTrust } from "../player-trust.ts";
@@ -214,7 +214,7 @@ export function serverRoutes(router: Router, deps: DashboardDeps): void {
       };
     } catch (error) {
       const body = errorBody(error, ctx.state.requestId);
-      if (body.status >= 500) ctx.state.log?.error({ err: error }, "server status failed");
+      if (isUnexplainedFailure(error)) ctx.state.log?.error({ err: error }, "server status failed");
       ctx.status = body.status;
       ctx.body = body;
     }

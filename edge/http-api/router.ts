@@ -10,7 +10,7 @@ import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import type { Middleware } from "koa";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { httpResponseField, httpRouter, services } from "../../contract/services.ts";
-import { errorBody, HttpError, jsonName, violationDetails } from "../errors.ts";
+import { errorBody, HttpError, jsonName, violationDetails, isUnexplainedFailure } from "../errors.ts";
 import { readSessionCookie } from "../cookies.ts";
 import { messageFromApiJson, messageToApiJson } from "./json.ts";
 import { queryToJson } from "./query.ts";
@@ -158,7 +158,7 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
       ctx.body = procedure.responseField ? (json as { [key: string]: JsonValue })[procedure.responseField] : json;
     } catch (error) {
       const body = errorBody(error, ctx.state.requestId);
-      if (body.status >= 500) ctx.state.log.error({ err: error }, "HTTP API request failed");
+      if (isUnexplainedFailure(error)) ctx.state.log.error({ err: error }, "HTTP API request failed");
       const details = violationDetails(error);
       const headers = { ...(error instanceof HttpError ? error.headers : {}), ...options.errorHeaders?.(error) };
       for (const [name, value] of Object.entries(headers)) ctx.set(name, value);

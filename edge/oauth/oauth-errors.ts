@@ -5,6 +5,7 @@
  */
 import type { Middleware } from "koa";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { rateLimitHeaders } from "../errors.ts";
 
 /** A quoted-string for an auth-param (RFC 9110 §11.2): `\` and `"` escaped, control characters dropped. */
 function quoted(value: string): string {
@@ -101,6 +102,20 @@ export class RateLimited extends OAuthError {
   }
 }
 
+/** Outpost cannot serve the request for now (its database cannot be reached): 503 and when to retry. */
+export class TemporarilyUnavailable extends OAuthError {
+  readonly error = "temporarily_unavailable";
+  readonly status = 503;
+  readonly retryAfter: number;
+  constructor(description: string, retryAfter: number) {
+    super(description);
+    this.retryAfter = retryAfter;
+  }
+  override headers(): Record<string, string> {
+    return { "Retry-After": String(this.retryAfter) };
+  }
+}
+
 const byCode: Record<string, new (description: string) => OAuthError> = {
   invalid_request: InvalidRequest,
   invalid_client: InvalidClient,
@@ -120,12 +135,15 @@ export function oauthErrorFromCore(error: { error: string; description: string }
 
 /**
  * A Connect error of a core call, as an OAuth error where one fits: invalid input is
- * invalid_request, a rate limit 429. Anything else stays as it is (a 500).
+ * invalid_request, a rate limit 429, a database out of reach 503 with Retry-After. Anything else
+ * stays as it is (a 500).
  */
 export function oauthErrorFromConnect(error: unknown): unknown {
   if (!(error instanceof ConnectError)) return error;
   if (error.code === Code.InvalidArgument || error.code === Code.OutOfRange) return new InvalidRequest(error.rawMessage);
   if (error.code === Code.ResourceExhausted) return new RateLimited("too many requests; retry later");
+  const retryAfter = rateLimitHeaders(error)?.["Retry-After"];
+  if (error.code === Code.Unavailable && retryAfter) return new TemporarilyUnavailable(error.rawMessage, Number(retryAfter));
   return error;
 }
 

@@ -1,0 +1,214 @@
+/**
+ * PostgreSQL stopped for 10 s under load, in front of a real `outpost serve`: token exchanges, API
+ * calls that write, and an agent's heartbeats keep coming. A TCP proxy between Outpost and the
+ * database does what a stopped server does to its clients: the open connections drop and new ones
+ * are refused.
+ *
+ * While it is down every request is answered promptly, 503 with Retry-After (never a hang, never a
+ * 500), and /readyz says so. Within 5 s of its return everything works again by itself: the API,
+ * readiness and the agent's server, online. Nothing is lost or done twice: each authorization code
+ * gives tokens at most once, and every rename that was answered 200 is in the activity log.
+ */
+import assert from "node:assert/strict";
+import { createHash, randomBytes } from "node:crypto";
+import { createTestDatabase, onPostgresServer, type TestDatabase } from "../support/database.ts";
+import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
+import { runCli, startServe, type ServeProcess } from "../support/process.ts";
+import { startAgent, PlayerAuth, type Agent } from "../../agent/client.ts";
+import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const outageMs = 10_000;
+const recoveryMs = 5_000;
+/** A request still unanswered after this is a hang (the pool gives up connecting after 5 s). */
+const hangMs = 8_000;
+const redirectUri = "http://127.0.0.1:9/callback";
+const verifier = randomBytes(32).toString("base64url");
+const challenge = createHash("sha256").update(verifier).digest("base64url");
+
+interface Answer {
+  status: number;
+  retryAfter: string | null;
+  body: Json;
+}
+
+onPostgresServer(() =>
+  describe("faults: PostgreSQL stops for 10 s under load", function () {
+    this.timeout(120_000);
+    let db: TestDatabase;
+    let proxy: TcpProxy;
+    let serve: ServeProcess;
+    let agent: Agent | undefined;
+    let base: string;
+    let key: string;
+
+    before(async () => {
+      db = await createTestDatabase();
+      proxy = await startTcpProxy(db.url);
+      const env = { KEY_ENCRYPTION_KEY: randomBytes(32).toString("base64"), SIGN_UPS_PER_IP_PER_HOUR: "1000" };
+      serve = await startServe({ ...env, DATABASE_URL: proxy.url, LOG_LEVEL: "info" });
+      base = `http://127.0.0.1:${serve.port}`;
+      const cli = (args: string[]) => runCli(args, { ...env, DATABASE_URL: db.url });
+      assert.equal((await cli(["user", "create", "--email", "ops@example.com", "--password", "a long password 1", "--platform-admin"])).code, 0);
+      key = (await cli(["api-key", "create", "--email", "ops@example.com", "--name", "faults"])).stdout.trim().split("\n").pop()!;
+    });
+    after(async () => {
+      await agent?.stop();
+      await serve?.stop();
+      await proxy?.close();
+      await db?.drop();
+    });
+
+    /** One request, answered or not within {@link hangMs}. */
+    async function request(path: string, init: RequestInit = {}): Promise<Answer> {
+      const res = await fetch(base + path, { ...init, redirect: "manual", signal: AbortSignal.timeout(hangMs) });
+      const text = await res.text();
+      let body: Json = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // Not JSON (a redirect): kept as text.
+      }
+      return { status: res.status, retryAfter: res.headers.get("retry-after"), body };
+    }
+    const api = (path: string, body?: unknown) =>
+      request(`/api/http/${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: { "x-api-key": key, ...(body !== undefined && { "content-type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const ok = async (path: string, body?: unknown) => {
+      const answer = await api(path, body);
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      return answer.body;
+    };
+
+    it("answers 503 with Retry-After while it is down, recovers within 5 s, and loses nothing", async () => {
+      await ok("organizations/createOrganization", { name: "Ops", slug: "ops" });
+      const { server, agentKey } = await ok("servers/createServer", { organizationSlug: "ops", name: "Survival", game: "minecraft" });
+      agent = startAgent({ url: base, key: agentKey, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, heartbeatMs: 500, backoff: { initialMs: 100, maxMs: 1000 } });
+      await agent.connected(10_000);
+
+      // Authorization codes of a first-party Account OAuth client, minted before the outage.
+      const client = await ok("admin/createOAuthProviderClient", { name: "Wiki", redirectUris: [redirectUri], skipConsent: true });
+      const signedIn = await fetch(`${base}/sign-in`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: "ops@example.com", password: "a long password 1" }),
+      });
+      assert.equal(signedIn.status, 200);
+      const cookie = signedIn.headers.get("set-cookie")!.split(";")[0];
+      const authorize = `/api/auth/oauth2/authorize?${new URLSearchParams({
+        response_type: "code",
+        client_id: client.clientId,
+        redirect_uri: redirectUri,
+        scope: "openid profile email",
+        state: "s",
+        nonce: "n",
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+      })}`;
+      const codes: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const res = await fetch(base + authorize, { redirect: "manual", headers: { cookie } });
+        codes.push(new URL(res.headers.get("location")!).searchParams.get("code")!);
+      }
+      const basic = `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString("base64")}`;
+      const exchange = (code: string) =>
+        request("/api/auth/oauth2/token", {
+          method: "POST",
+          headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: verifier }),
+        });
+
+      // The load: renames (each one an activity event when it is answered 200) and token exchanges
+      // (each code tried until it gives tokens or is refused), until told to stop.
+      const answers: Answer[] = [];
+      const tokensByCode = new Map<string, number>();
+      let renamesOk = 0;
+      let loading = true;
+      const renames = (async () => {
+        for (let i = 0; loading; i++) {
+          const answer = await api("servers/updateServer", { serverId: server.id, name: `Survival ${i}` });
+          answers.push(answer);
+          if (answer.status === 200) renamesOk++;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      const exchanges = (async () => {
+        for (const code of codes) {
+          for (;;) {
+            const answer = await exchange(code);
+            answers.push(answer);
+            if (answer.status === 200) tokensByCode.set(code, (tokensByCode.get(code) ?? 0) + 1);
+            if (answer.status !== 503) break;
+            await new Promise((r) => setTimeout(r, 200));
+          }
+          if (!loading) break;
+          await new Promise((r) => setTimeout(r, 300));
+        }
+      })();
+
+      await new Promise((r) => setTimeout(r, 1000));
+      // PostgreSQL stops: its connections drop and new ones are refused.
+      proxy.refuse(true);
+      proxy.cut();
+      const outageEnds = Date.now() + outageMs;
+      const during: Answer[] = [];
+      while (Date.now() < outageEnds) {
+        during.push(await api(`servers/listServers?organizationSlug=ops`));
+        const ready = await request("/readyz");
+        assert.equal(ready.status, 503, "/readyz reports the database gone");
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      assert.ok(during.length > 10);
+      for (const answer of during) {
+        assert.equal(answer.status, 503, JSON.stringify(answer.body));
+        assert.equal(answer.body.code, "unavailable");
+        assert.ok(Number(answer.retryAfter) >= 1, "Retry-After says when to come back");
+      }
+
+      // PostgreSQL is back: within 5 s everything works again, by itself.
+      proxy.refuse(false);
+      const back = Date.now();
+      const eventually = async (what: string, check: () => Promise<boolean>) => {
+        while (!(await check())) {
+          assert.ok(Date.now() - back < recoveryMs, `${what} did not recover within ${recoveryMs} ms of the database's return`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      await eventually("the API", async () => (await api(`servers/listServers?organizationSlug=ops`)).status === 200);
+      await eventually("readiness", async () => (await request("/readyz")).status === 200);
+      await eventually("the agent's server", async () => {
+        const answer = await api(`servers/getServer?serverId=${server.id}`);
+        return answer.status === 200 && answer.body.server.online === true;
+      });
+      await new Promise((r) => setTimeout(r, 1000));
+      loading = false;
+      await Promise.all([renames, exchanges]);
+
+      // Every answer under load was a success or an explained 503 (never a 500, never a hang), …
+      for (const answer of answers) {
+        if (answer.status === 503) assert.ok(Number(answer.retryAfter) >= 1, JSON.stringify(answer.body));
+        else assert.ok(answer.status === 200 || answer.status === 400, `${answer.status} ${JSON.stringify(answer.body)}`);
+      }
+      assert.ok(answers.some((a) => a.status === 503), "the load met the outage");
+      // …no code gave tokens twice, most gave them once (one cut mid-exchange may be consumed
+      // without its answer arriving: then it is refused as used, never honoured again), …
+      for (const [code, count] of tokensByCode) assert.equal(count, 1, `code ${code} gave tokens ${count} times`);
+      assert.ok(tokensByCode.size >= 5, `only ${tokensByCode.size} codes were exchanged`);
+      // …and every rename answered 200 is on record.
+      let renamed = 0;
+      for (let before = ""; ; ) {
+        const page = await ok(`activity/listOrganizationActivity?organizationSlug=ops&kind=server.renamed&limit=200${before && `&before=${before}`}`);
+        renamed += page.events.length;
+        if (page.events.length < 200) break;
+        before = page.events.at(-1).id;
+      }
+      assert.ok(renamesOk > 0);
+      assert.equal(renamed, renamesOk, "one activity event per rename answered 200");
+    });
+  }),
+);
