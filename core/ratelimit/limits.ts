@@ -7,6 +7,7 @@ import pg from "pg";
 import type { Logger } from "pino";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { BoundedMap } from "../bounded-map.ts";
+import { connectionTimeoutMillis } from "../db/orm.ts";
 
 /** The limits, as the composition root configures them. */
 export interface RateLimitConfig {
@@ -317,7 +318,8 @@ export function openRateLimits(
   logger?: Logger,
 ): RateLimits {
   if (database.kind !== "postgres") return createMemoryRateLimits(config);
-  const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  // A database that does not answer fails the count in seconds (the call is then 503), as core's pool does.
+  const pool = new pg.Pool({ connectionString: database.url, max: 2, connectionTimeoutMillis, keepAlive: true });
   // An idle connection that drops must not crash the process; the next query reports the failure.
   pool.on("error", (error) => logger?.warn({ err: error }, "rate-limit database connection failed"));
   const limits = createPostgresRateLimits(config, pool);
