@@ -6,27 +6,15 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadAverages, processCpuMs } from "./support.ts";
+import { freePort } from "../test/support/outpost.ts";
 
 const bin = fileURLToPath(new URL("../bin/outpost.js", import.meta.url));
 const pollMs = 20;
 const giveUpMs = 60_000;
-
-/** A port nobody listens on now (the service needs a known one to be polled before it logs). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function ready(port: number): Promise<boolean> {
   try {
