@@ -10,6 +10,7 @@ import { Issuer, KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { DatabaseBusyError } from "./database.ts";
 import { openRuntime, startOutpost, type Runtime } from "./compose.ts";
+import { rotateKek } from "./kek-rotation.ts";
 
 const usage = `usage: outpost <command>
 
@@ -20,6 +21,9 @@ const usage = `usage: outpost <command>
   keys rotate --issuer game|account [--purge]
                                           rotate an issuer's signing keys now; --purge
                                           withdraws every key at once (a compromised key)
+  keys rotate-kek [--new-key-file PATH]   re-encrypt the signing keys under a new
+                                          KEY_ENCRYPTION_KEY (from the file, else from
+                                          NEW_KEY_ENCRYPTION_KEY); run it with Outpost stopped
 
 Configuration comes from the environment; see the README.`;
 
@@ -62,6 +66,23 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   };
   process.once("SIGTERM", () => shutdown("SIGTERM"));
   process.once("SIGINT", () => shutdown("SIGINT"));
+}
+
+async function keysRotateKek(config: Config, logger: Logger, args: string[]): Promise<void> {
+  const o = options(args, { "new-key-file": { type: "string" } });
+  const file = o["new-key-file"];
+  if (file === "") throw new UsageError("--new-key-file needs a path");
+  const outcome = await rotateKek(config, logger, { file, value: process.env.NEW_KEY_ENCRYPTION_KEY || undefined });
+  if (outcome.resealed > 0) {
+    console.log(`re-encrypted ${outcome.resealed} signing keys from key-encryption key ${outcome.from} to ${outcome.to}`);
+  } else {
+    console.log(`every signing key (${outcome.alreadyNew}) is already under key-encryption key ${outcome.to}; nothing to do`);
+  }
+  console.log(
+    outcome.replacedFile
+      ? `${outcome.replacedFile} now holds the new key`
+      : `start Outpost with KEY_ENCRYPTION_KEY set to the new key (id ${outcome.to}); it no longer starts with the old one`,
+  );
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -129,6 +150,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case "keys": {
+      if (sub === "rotate-kek") return keysRotateKek(config, logger, rest);
       if (sub !== "rotate") throw new UsageError(`unknown command: keys ${sub ?? ""}`.trim());
       const o = options(rest, { issuer: { type: "string" }, purge: { type: "boolean" } });
       const issuers: Record<string, Issuer> = { game: Issuer.GAME, account: Issuer.ACCOUNT };

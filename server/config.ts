@@ -187,14 +187,21 @@ function trustedProxies(env: Env): TrustedProxies {
   return Object.freeze({ entries: Object.freeze(entries), header: header as ProxyHeader });
 }
 
-/** KEY_ENCRYPTION_KEY: 32 bytes in base64 (or base64url). A secret, so no message repeats it. */
-function keyEncryptionKey(env: Env): Buffer | undefined {
-  const raw = env.KEY_ENCRYPTION_KEY;
-  if (raw === undefined || raw === "") return undefined;
+/**
+ * A key-encryption key as text: 32 bytes in base64 (or base64url), from `name` (a variable or a
+ * file). A secret, so no message repeats it.
+ */
+export function parseKeyEncryptionKey(raw: string, name: string): Buffer {
   if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(raw)) {
-    throw new ConfigError(`KEY_ENCRYPTION_KEY must be 32 random bytes in base64 (44 characters), e.g. from \`openssl rand -base64 32\` (got ${raw.length} characters; a secret, so not shown)`);
+    throw new ConfigError(`${name} must be 32 random bytes in base64 (44 characters), e.g. from \`openssl rand -base64 32\` (got ${raw.length} characters; a secret, so not shown)`);
   }
   return Buffer.from(raw, "base64");
+}
+
+/** KEY_ENCRYPTION_KEY, when set. */
+function keyEncryptionKey(env: Env): Buffer | undefined {
+  const raw = env.KEY_ENCRYPTION_KEY;
+  return raw === undefined || raw === "" ? undefined : parseKeyEncryptionKey(raw, "KEY_ENCRYPTION_KEY");
 }
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {

@@ -42,6 +42,13 @@ function currentOwner(file: string): Owner | undefined {
 
 export class DatabaseBusyError extends Error {}
 
+/** Refuses to go on while an `outpost serve` process owns the embedded database in DATA_DIR. */
+export function assertNotServing(config: Config, why: string): void {
+  if (config.databaseUrl) return;
+  const owner = currentOwner(join(config.dataDir, "embedded-postgres.json"));
+  if (owner) throw new DatabaseBusyError(`another Outpost process (pid ${owner.pid}) is serving ${config.dataDir}; stop it first: ${why}`);
+}
+
 /**
  * Opens the database. `serve` owns the embedded directory; other commands borrow a serving
  * process's database when there is one, else open the directory for the time they run.
@@ -62,7 +69,7 @@ export async function openDatabase(config: Config, logger: Logger, mode: "serve"
   const started = performance.now();
   const embedded = await startEmbeddedPostgres({ dataDir, port: 0 });
   writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, url: embedded.url } satisfies Owner));
-  logger.info({ dataDir, ms: Math.round(performance.now() - started) }, "embedded PostgreSQL started (set DATABASE_URL to use a PostgreSQL server)");
+  logger.info({ dataDir, origin: embedded.origin, ms: Math.round(performance.now() - started) }, "embedded PostgreSQL started (set DATABASE_URL to use a PostgreSQL server)");
   return {
     url: embedded.url,
     kind: "embedded",

@@ -1,3 +1,4 @@
+import pg from "pg";
 import { MikroORM } from "@mikro-orm/postgresql";
 import { Migrator } from "@mikro-orm/migrations";
 import { entities as accountEntities } from "./entities.ts";
@@ -51,8 +52,20 @@ export async function createOrm(options: DatabaseOptions): Promise<Orm> {
   });
 }
 
-/** Applies pending migrations; returns the names applied. */
+/**
+ * Applies pending migrations; returns the names applied. Instances started together (a rolling
+ * upgrade, `docker compose up`) take turns under a session advisory lock held on a connection of
+ * its own, so the second finds the first one's work done instead of failing halfway through it.
+ */
 export async function migrate(orm: Orm): Promise<string[]> {
-  const applied = await orm.migrator.up();
-  return applied.map((m) => m.name);
+  const lock = new pg.Client({ connectionString: orm.config.get("clientUrl") });
+  await lock.connect();
+  try {
+    await lock.query("select pg_advisory_lock(hashtext('outpost.migrations'))");
+    const applied = await orm.migrator.up();
+    return applied.map((m) => m.name);
+  } finally {
+    // Ending the session releases the lock, also when the unlock is never sent.
+    await lock.end();
+  }
 }

@@ -60,10 +60,15 @@ export function stagesOf(keys: IssuerKeys): KeyStages {
   return { current: keys.current.kid, next: keys.next.kid, previous: keys.previous?.kid ?? null };
 }
 
+/** Takes the issuer's signing-key lock until `tx` ends: changes to its keys take turns. */
+export async function lockIssuer(tx: EntityManager, issuer: Issuer): Promise<void> {
+  await tx.execute("select pg_advisory_xact_lock(hashtext(?))", [`outpost.signing_keys.${issuer}`]);
+}
+
 /** Runs `work` in a transaction that holds the issuer's lock, with the issuer's keys as they are then. */
 export function withIssuerLock<T>(em: EntityManager, issuer: Issuer, work: (tx: EntityManager, keys: IssuerKeys) => Promise<T>): Promise<T> {
   return em.fork().transactional(async (tx) => {
-    await tx.execute("select pg_advisory_xact_lock(hashtext(?))", [`outpost.signing_keys.${issuer}`]);
+    await lockIssuer(tx, issuer);
     return work(tx, await findKeys(tx, issuer));
   });
 }
