@@ -7,6 +7,7 @@ import pg from "pg";
 import type { Logger } from "pino";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { BoundedMap } from "../bounded-map.ts";
+import type { PoolUse } from "../metrics.ts";
 
 /** The limits, as the composition root configures them. */
 export interface RateLimitConfig {
@@ -82,6 +83,8 @@ export interface RateLimits {
   readonly loginCodeGlobal: Limiter;
   /** Credentials that match nothing, per client IP ("bad_credential_ip"). */
   readonly badCredentialPerIp: Limiter;
+  /** Its own connections (PostgreSQL's store only): open, idle, and callers waiting for one. */
+  poolUse?(): PoolUse;
   close(): Promise<void>;
 }
 
@@ -323,6 +326,7 @@ export function openRateLimits(
   const limits = createPostgresRateLimits(config, pool);
   return {
     ...limits,
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async close() {
       await limits.close();
       await pool.end();
