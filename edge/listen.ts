@@ -112,7 +112,12 @@ export const http2IdleMs = 120_000;
 export async function listen(handler: Handler, port: number, host: string, options: ListenOptions = {}): Promise<Listener> {
   const detectionMs = options.protocolDetectionMs ?? protocolDetectionMs;
   const idleMs = options.http2IdleMs ?? http2IdleMs;
-  const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000 }, handler);
+  let closing = false;
+  const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000 }, (req, res) => {
+    // Closing: a request on a kept-alive connection is answered, and its connection then ends.
+    if (closing) res.shouldKeepAlive = false;
+    handler(req, res);
+  });
   // At most 128 streams at once per connection (Node's default is 2^32 - 1); each stream's body is
   // flow-controlled, and a session buffers at most maxSessionMemory (10 MB) in all.
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: 128 } }, (req, res) => {
@@ -174,8 +179,12 @@ export async function listen(handler: Handler, port: number, host: string, optio
   return {
     port: actualPort,
     async close(graceMs = 10_000) {
+      closing = true;
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
       h1.closeIdleConnections();
+      // A connection whose last response just ended is idle, not closed: let it go at once rather
+      // than after its keep-alive timeout.
+      const idleSweep = setInterval(() => h1.closeIdleConnections(), 200);
       for (const session of sessions) session.close();
       h1.close();
       h2.close();
@@ -187,6 +196,19 @@ export async function listen(handler: Handler, port: number, host: string, optio
       deadline.unref();
       await closed;
       clearTimeout(deadline);
+      clearInterval(idleSweep);
     },
   };
+}
+
+/** Listens on each of `apps`' ports, in order; a failure closes those already open. */
+export async function listenAll(apps: ReadonlyArray<{ app: { callback(): Handler }; port: number; host: string }>): Promise<Listener[]> {
+  const open: Listener[] = [];
+  try {
+    for (const { app, port, host } of apps) open.push(await listen(app.callback(), port, host));
+    return open;
+  } catch (error) {
+    await Promise.all(open.map((listener) => listener.close(0)));
+    throw error;
+  }
 }

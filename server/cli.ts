@@ -4,7 +4,8 @@
 import { parseArgs } from "node:util";
 import { createClient, ConnectError } from "@connectrpc/connect";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { pino, type Logger } from "pino";
+import type { Logger } from "pino";
+import { createLogger } from "./logger.ts";
 import { IdentityService } from "../gen/outpost/identity/v1/identity_service_pb.js";
 import { Issuer, KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
@@ -48,10 +49,24 @@ async function withRuntime<T>(config: Config, logger: Logger, work: (runtime: Ru
   }
 }
 
+/**
+ * Serves until SIGTERM or SIGINT, then shuts down gracefully (Outpost.stop). The process exits
+ * within SHUTDOWN_TIMEOUT_MS whatever hangs (with 1 then), and at once on a second signal.
+ */
 async function serve(config: Config, logger: Logger): Promise<void> {
   const outpost = await startOutpost(config, logger);
+  let signalled = false;
   const shutdown = (signal: string) => {
-    logger.info({ signal }, "shutting down");
+    if (signalled) {
+      logger.warn({ signal }, "stopping at once");
+      process.exit(1);
+    }
+    signalled = true;
+    logger.info({ signal, timeoutMs: config.shutdown.timeoutMs }, "shutting down");
+    setTimeout(() => {
+      logger.error({ timeoutMs: config.shutdown.timeoutMs }, "the shutdown did not finish in time; exiting");
+      process.exit(1);
+    }, config.shutdown.timeoutMs).unref();
     outpost.stop().then(
       () => process.exit(0),
       (error) => {
@@ -60,8 +75,8 @@ async function serve(config: Config, logger: Logger): Promise<void> {
       },
     );
   };
-  process.once("SIGTERM", () => shutdown("SIGTERM"));
-  process.once("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -72,7 +87,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const config = loadConfig();
   // Commands other than serve keep the log quiet: their output is for people and scripts.
-  const logger = pino({ level: command === "serve" ? config.logLevel : "warn" });
+  const logger = createLogger(command === "serve" ? config.logLevel : "warn");
 
   switch (command) {
     case "serve":
