@@ -113,7 +113,17 @@ export async function listen(handler: Handler, port: number, host: string, optio
   const detectionMs = options.protocolDetectionMs ?? protocolDetectionMs;
   const idleMs = options.http2IdleMs ?? http2IdleMs;
   let closing = false;
+  // HTTP/1.1 connections and their requests in flight. The HTTP server never listens itself, so
+  // its own tracking (closeIdleConnections) knows none of them: a close ends the idle ones here.
+  const h1Connections = new Map<net.Socket, number>();
   const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000 }, (req, res) => {
+    const socket = req.socket;
+    h1Connections.set(socket, (h1Connections.get(socket) ?? 0) + 1);
+    res.once("close", () => {
+      const left = (h1Connections.get(socket) ?? 1) - 1;
+      h1Connections.set(socket, left);
+      if (closing && left === 0) socket.end();
+    });
     // Closing: a request on a kept-alive connection is answered, and its connection then ends.
     if (closing) res.shouldKeepAlive = false;
     handler(req, res);
@@ -164,6 +174,8 @@ export async function listen(handler: Handler, port: number, host: string, optio
         arriving = undefined;
       } else {
         socket.unshift(head);
+        h1Connections.set(socket, 0);
+        socket.once("close", () => h1Connections.delete(socket));
         h1.emit("connection", socket);
       }
     };
@@ -181,22 +193,18 @@ export async function listen(handler: Handler, port: number, host: string, optio
     async close(graceMs = 10_000) {
       closing = true;
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
-      h1.closeIdleConnections();
-      // A connection whose last response just ended is idle, not closed: let it go at once rather
-      // than after its keep-alive timeout.
-      const idleSweep = setInterval(() => h1.closeIdleConnections(), 200);
+      // Idle kept-alive connections end now; busy ones once their last response has (above).
+      for (const [socket, inFlight] of h1Connections) if (inFlight === 0) socket.end();
       for (const session of sessions) session.close();
       h1.close();
       h2.close();
       const deadline = setTimeout(() => {
-        h1.closeAllConnections();
         for (const session of sessions) session.destroy();
         for (const socket of sockets) socket.destroy();
       }, graceMs);
       deadline.unref();
       await closed;
       clearTimeout(deadline);
-      clearInterval(idleSweep);
     },
   };
 }

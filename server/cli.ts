@@ -54,7 +54,9 @@ async function withRuntime<T>(config: Config, logger: Logger, work: (runtime: Ru
  * within SHUTDOWN_TIMEOUT_MS whatever hangs (with 1 then), and at once on a second signal.
  */
 async function serve(config: Config, logger: Logger): Promise<void> {
-  const outpost = await startOutpost(config, logger);
+  // Listening for the signals before the start: one that comes while starting stops the service
+  // once it is up (and the bound applies from the signal on).
+  const starting = startOutpost(config, logger);
   let signalled = false;
   const shutdown = (signal: string) => {
     if (signalled) {
@@ -67,7 +69,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
       logger.error({ timeoutMs: config.shutdown.timeoutMs }, "the shutdown did not finish in time; exiting");
       process.exit(1);
     }, config.shutdown.timeoutMs).unref();
-    outpost.stop().then(
+    starting.then((outpost) => outpost.stop()).then(
       () => process.exit(0),
       (error) => {
         logger.error({ err: error }, "shutdown failed");
@@ -77,6 +79,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+  await starting;
 }
 
 async function main(argv: string[]): Promise<void> {
