@@ -131,6 +131,11 @@ describe("outpost serve: graceful shutdown", function () {
     // Exit 0: the shutdown finished by itself (SHUTDOWN_TIMEOUT_MS forces exit 1).
     assert.equal(await exited, 0, serve!.output());
     assert.match(serve!.output(), /"msg":"Outpost stopped"/);
+    // Off a terminal the log is JSON, one object a line; every request's line carries its id.
+    const lines = serve!.output().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
+    const requests = lines.filter((line) => line.msg === "request");
+    assert.ok(requests.length > 10);
+    for (const line of requests) assert.match(line.requestId, /^[\w.-]{8,64}$/, JSON.stringify(line));
   });
 
   it("does not wait past its bound for a request that never ends: the connection is cut and the process exits", async () => {
