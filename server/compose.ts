@@ -183,12 +183,45 @@ export interface Outpost {
   metricsPort: number | undefined;
   runtime: Runtime;
   /**
-   * Shuts down gracefully: /readyz says unready (for SHUTDOWN_DELAY_MS, while requests are still
-   * taken), then the listeners stop accepting, event streams end with a reconnect hint, agents'
-   * streams with `unavailable`, requests in flight finish until the shutdown's bound nears (then
-   * their connections are cut), and the database closes.
+   * Shuts down gracefully (docs/operations.md): /readyz unready for SHUTDOWN_DELAY_MS, then no new
+   * connections, streams ended with a reconnect hint, requests in flight finished (or cut as the
+   * shutdown's bound nears), the database closed.
    */
   stop(): Promise<void>;
+}
+
+/** The edge, the Game OAuth issuer and (METRICS_PORT) the metrics' app, with where each listens. */
+function createApps(config: Config, logger: Logger, runtime: Runtime, lifecycle: { shutdown: AbortSignal; draining: () => boolean }) {
+  const metrics = runtime.metrics!;
+  const endpoint = { scrape: metrics.scrape, token: config.metrics.token };
+  const app = createEdgeApp({
+    accountBaseUrl: config.accountBaseUrl,
+    gameIssuerUrl: config.gameIssuerUrl,
+    logger,
+    transport: runtime.core.transport(),
+    rpcHandler: createRpcHandler(runtime.core.publicRoutes, runtime.core.interceptors),
+    trustedProxies: config.trustedProxies,
+    metrics: { ...endpoint, request: metrics.request },
+    shutdown: lifecycle.shutdown,
+    draining: lifecycle.draining,
+    ready: async () => void (await runtime.orm.em.fork().getConnection().execute("select 1")),
+  });
+  const gameIssuer = createGameIssuerApp({
+    issuerUrl: config.gameIssuerUrl,
+    transport: runtime.core.transport(),
+    logger,
+    trustedProxies: config.trustedProxies,
+    // Every instance sharing the KEK verifies the others' challenges (browser and agent may
+    // reach different instances; so may the page and its challenge check).
+    botCheck: { hmacKey: derivedSecret(runtime.keyEncryptionKey(), "hosted page proof of work") },
+    metrics,
+    shutdown: lifecycle.shutdown,
+  });
+  return [
+    { app, port: config.port, host: config.host },
+    { app: gameIssuer, port: config.gamePort, host: config.host },
+    ...(config.metrics.port === undefined ? [] : [{ app: createMetricsApp(endpoint), port: config.metrics.port, host: config.metrics.host }]),
+  ];
 }
 
 /** Starts the whole service in this process. */
@@ -199,41 +232,9 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
   let draining = false;
   let listeners: Listener[];
   try {
-    const metrics = runtime.metrics!;
-    const endpoint = { scrape: metrics.scrape, token: config.metrics.token };
-    const rpcHandler = createRpcHandler(runtime.core.publicRoutes, runtime.core.interceptors);
-    const app = createEdgeApp({
-      accountBaseUrl: config.accountBaseUrl,
-      gameIssuerUrl: config.gameIssuerUrl,
-      logger,
-      transport: runtime.core.transport(),
-      rpcHandler,
-      trustedProxies: config.trustedProxies,
-      metrics: { ...endpoint, request: metrics.request },
-      shutdown: shutdown.signal,
-      draining: () => draining,
-      ready: async () => {
-        await runtime.orm.em.fork().getConnection().execute("select 1");
-      },
-    });
     // Rotates a key that is due, and stops start-up if KEY_ENCRYPTION_KEY does not open the stored keys.
     await runtime.signingKeys.rotateDue();
-    const gameIssuer = createGameIssuerApp({
-      issuerUrl: config.gameIssuerUrl,
-      transport: runtime.core.transport(),
-      logger,
-      trustedProxies: config.trustedProxies,
-      // Every instance sharing the KEK verifies the others' challenges (browser and agent may
-      // reach different instances; so may the page and its challenge check).
-      botCheck: { hmacKey: derivedSecret(runtime.keyEncryptionKey(), "hosted page proof of work") },
-      metrics,
-      shutdown: shutdown.signal,
-    });
-    listeners = await listenAll([
-      { app, port: config.port, host: config.host },
-      { app: gameIssuer, port: config.gamePort, host: config.host },
-      ...(config.metrics.port === undefined ? [] : [{ app: createMetricsApp(endpoint), port: config.metrics.port, host: config.metrics.host }]),
-    ]);
+    listeners = await listenAll(createApps(config, logger, runtime, { shutdown: shutdown.signal, draining: () => draining }));
   } catch (error) {
     await runtime.close();
     throw error;

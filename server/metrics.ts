@@ -32,41 +32,8 @@ export interface PrometheusMetrics extends Metrics, RequestMetrics {
 /** Seconds: from a cached discovery document to a token exchange that waits on the database. */
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export function createPrometheusMetrics(sources: MetricSources): PrometheusMetrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  const registers = [registry];
-  const requests = new Counter({
-    name: "outpost_http_requests_total",
-    help: "HTTP responses, by listener, method, route template and status.",
-    labelNames: ["server", "method", "route", "status"],
-    registers,
-  });
-  const duration = new Histogram({
-    name: "outpost_http_request_duration_seconds",
-    help: "Time from a request's arrival to the end of its response (streams: their whole life).",
-    labelNames: ["server", "method", "route", "status"],
-    buckets: latencyBuckets,
-    registers,
-  });
-  const exchanges = new Counter({
-    name: "outpost_token_exchanges_total",
-    help: "Token endpoint exchanges, by issuer (game, account) and outcome (issued, an OAuth error, or error).",
-    labelNames: ["issuer", "outcome"],
-    registers,
-  });
-  const signInsStarted = new Counter({ name: "outpost_game_sign_ins_started_total", help: "Hosted Game OAuth sign-ins opened.", registers });
-  const signInsCompleted = new Counter({
-    name: "outpost_game_sign_ins_completed_total",
-    help: "Hosted Game OAuth sign-ins confirmed in game (an authorization code issued).",
-    registers,
-  });
-  const refusals = new Counter({
-    name: "outpost_rate_limit_refusals_total",
-    help: "Requests and attempts a rate limit refused, by the limit's name.",
-    labelNames: ["limit"],
-    registers,
-  });
+/** The gauges, each read from `sources` when scraped. */
+function registerGauges(registers: Registry[], sources: MetricSources): void {
   new Gauge({
     name: "outpost_agents_connected",
     help: "Game-server agents whose stream holds their server on this instance.",
@@ -111,6 +78,44 @@ export function createPrometheusMetrics(sources: MetricSources): PrometheusMetri
       }
     },
   });
+}
+
+export function createPrometheusMetrics(sources: MetricSources): PrometheusMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const requests = new Counter({
+    name: "outpost_http_requests_total",
+    help: "HTTP responses, by listener, method, route template and status.",
+    labelNames: ["server", "method", "route", "status"],
+    registers,
+  });
+  const duration = new Histogram({
+    name: "outpost_http_request_duration_seconds",
+    help: "Time from a request's arrival to the end of its response (streams: their whole life).",
+    labelNames: ["server", "method", "route", "status"],
+    buckets: latencyBuckets,
+    registers,
+  });
+  const exchanges = new Counter({
+    name: "outpost_token_exchanges_total",
+    help: "Token endpoint exchanges, by issuer (game, account) and outcome (issued, an OAuth error, or error).",
+    labelNames: ["issuer", "outcome"],
+    registers,
+  });
+  const signInsStarted = new Counter({ name: "outpost_game_sign_ins_started_total", help: "Hosted Game OAuth sign-ins opened.", registers });
+  const signInsCompleted = new Counter({
+    name: "outpost_game_sign_ins_completed_total",
+    help: "Hosted Game OAuth sign-ins confirmed in game (an authorization code issued).",
+    registers,
+  });
+  const refusals = new Counter({
+    name: "outpost_rate_limit_refusals_total",
+    help: "Requests and attempts a rate limit refused, by the limit's name.",
+    labelNames: ["limit"],
+    registers,
+  });
+  registerGauges(registers, sources);
   return {
     registry,
     async scrape() {
