@@ -134,6 +134,9 @@ export function createPostgresBus(options: PostgresBusOptions): Bus {
   return {
     shared: true,
     ready: connection.ready,
+    get pending() {
+      return queue.length;
+    },
     async publish(topic, payload = "", publishOptions: PublishOptions = {}) {
       checkSize(topic, payload);
       const message = { topic, payload, lossy: publishOptions.lossy ?? false };

@@ -34,6 +34,8 @@ export interface Bus {
    * database does.
    */
   publish(topic: string, payload?: string, options?: PublishOptions): Promise<boolean>;
+  /** Messages waiting to be sent to the other instances (a delivery backlog; 0 within one process). */
+  readonly pending: number;
   /** Calls `listener` with each payload published on `topic`; returns the unsubscribe. */
   subscribe(topic: string, listener: (payload: string) => void): () => void;
   close(): Promise<void>;
@@ -75,6 +77,7 @@ export function createLocalBus(): Bus {
   return {
     shared: false,
     ready: Promise.resolve(),
+    pending: 0,
     async publish(topic, payload = "") {
       checkSize(topic, payload);
       local.emit(topic, payload);

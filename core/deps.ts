@@ -11,6 +11,7 @@ import type { WatchRegistry } from "./game-oauth/watches.ts";
 import type { Passwords } from "./auth/passwords.ts";
 import type { KnownDevices } from "./auth/known-devices.ts";
 import type { Statements } from "./db/statements.ts";
+import type { Metrics } from "./metrics.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -81,4 +82,6 @@ export interface CoreDeps {
   knownDevices: KnownDevices;
   /** The hosted pages' live-status watches open on this instance: one per session, a few per address. */
   watches: WatchRegistry;
+  /** Where core reports what the operator's metrics count (token exchanges, sign-ins, refusals). */
+  metrics: Metrics;
 }

@@ -10,7 +10,9 @@ import type { Logger } from "pino";
 import type http from "node:http";
 import type http2 from "node:http2";
 import { clientIpHeader, sessionHeader } from "../contract/credentials.ts";
-import { requestLog } from "./request-log.ts";
+import { requestLog, type RequestMetrics } from "./request-log.ts";
+import { metricsEndpoint, type Scrape } from "./metrics-endpoint.ts";
+import { services } from "../contract/services.ts";
 import { errorBody, rateLimitHeaders, isUnexplainedFailure } from "./errors.ts";
 import { isCrossSite } from "./csrf.ts";
 import { readSessionCookie } from "./cookies.ts";
@@ -43,8 +45,20 @@ export interface EdgeOptions {
   rpcHandler: NodeHandler;
   /** Resolves when the database answers. */
   ready: () => Promise<void>;
+  /** True once the instance is shutting down: /readyz answers 503 so that proxies send nothing more. */
+  draining?: () => boolean;
   /** Proxies whose header names the client (TRUSTED_PROXIES); none by default. */
   trustedProxies?: TrustedProxies;
+  /** Where each response is counted, and /metrics when METRICS_TOKEN is set. */
+  metrics?: EdgeMetrics;
+  /** Aborted when the instance shuts down: server-sent event streams end with a reconnect hint. */
+  shutdown?: AbortSignal;
+}
+
+export interface EdgeMetrics extends RequestMetrics {
+  scrape(): Promise<Scrape>;
+  /** METRICS_TOKEN: /metrics is served on this port only with it (as a bearer token). */
+  token: string | undefined;
 }
 
 const accountPaths = new Set(["/sign-up", "/sign-in", "/sign-out"]);
@@ -90,6 +104,9 @@ function crossOriginProtection(ownOrigin: string, secureCookies: boolean): Middl
 
 const isRpc = (ctx: Context) => ctx.path === "/api/rpc" || ctx.path.startsWith("/api/rpc/");
 
+/** Every Connect procedure's path: a call's metrics label when its path is one, else `/api/rpc/other`. */
+const rpcPaths = new Set(services.flatMap((service) => service.methods.map((method) => `/api/rpc/${service.typeName}/${method.name}`)));
+
 /**
  * 413 for a declared body over the route's limit: one Connect message at /api/rpc (in Connect's
  * error shape, so its clients read the code), the largest form or JSON body elsewhere.
@@ -110,6 +127,7 @@ function connectRpc(handler: NodeHandler, secureCookies: boolean): Middleware {
     const token = readSessionCookie(ctx.req.headers, secureCookies);
     if (token && ctx.req.headers[sessionHeader] === undefined) ctx.req.headers[sessionHeader] = token;
     ctx.req.headers[clientIpHeader] = ctx.ip;
+    ctx.state.route = rpcPaths.has(ctx.path) ? ctx.path : "/api/rpc/other";
     ctx.respond = false;
     handler(ctx.req, ctx.res);
   };
@@ -122,19 +140,28 @@ export function createEdgeApp(options: EdgeOptions): Koa {
   const secureCookies = options.accountBaseUrl.protocol === "https:";
   const accountRoutes = createAccountRoutes({ transport: options.transport, secureCookies });
 
-  app.use(requestLog(options.logger));
+  app.use(requestLog(options.logger, { server: "account", metrics: options.metrics }));
   app.use(clientAddressMiddleware(options.trustedProxies ?? noProxies));
   app.use(securityHeaders());
   app.use(bodyLimits());
   app.use(jsonErrors());
   app.use(crossOriginProtection(options.accountBaseUrl.origin, secureCookies));
   app.use(connectRpc(options.rpcHandler, secureCookies));
+  // On the main port only with a token: never public by default.
+  if (options.metrics?.token !== undefined) app.use(metricsEndpoint(options.metrics));
   app.use(async (ctx, next) => {
     if (ctx.method === "GET" && ctx.path === "/healthz") {
+      ctx.state.route = ctx.path;
       ctx.body = { status: "ok" };
       return;
     }
     if (ctx.method === "GET" && ctx.path === "/readyz") {
+      ctx.state.route = ctx.path;
+      if (options.draining?.()) {
+        ctx.status = 503;
+        ctx.body = { status: "shutting_down" };
+        return;
+      }
       try {
         await options.ready();
         ctx.body = { status: "ready" };

@@ -55,7 +55,22 @@ export const http2IdleMs = 120_000;
 export async function listen(handler: Handler, port: number, host: string, options: ListenOptions = {}): Promise<Listener> {
   const detectionMs = options.protocolDetectionMs ?? protocolDetectionMs;
   const idleMs = options.http2IdleMs ?? http2IdleMs;
-  const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000 }, handler);
+  let closing = false;
+  // HTTP/1.1 connections and their requests in flight. The HTTP server never listens itself, so
+  // its own tracking (closeIdleConnections) knows none of them: a close ends the idle ones here.
+  const h1Connections = new Map<net.Socket, number>();
+  const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000 }, (req, res) => {
+    const socket = req.socket;
+    h1Connections.set(socket, (h1Connections.get(socket) ?? 0) + 1);
+    res.once("close", () => {
+      const left = (h1Connections.get(socket) ?? 1) - 1;
+      h1Connections.set(socket, left);
+      if (closing && left === 0) socket.end();
+    });
+    // Closing: a request on a kept-alive connection is answered, and its connection then ends.
+    if (closing) res.shouldKeepAlive = false;
+    handler(req, res);
+  });
   // At most 128 streams at once per connection (Node's default is 2^32 - 1); each stream's body is
   // flow-controlled, and a session buffers at most maxSessionMemory (10 MB) in all.
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: 128 } }, (req, res) => {
@@ -97,7 +112,12 @@ export async function listen(handler: Handler, port: number, host: string, optio
       // HTTP/2 session takes what the socket holds before it reads from the handle), so each
       // owns the native socket itself, with no stream relaying between.
       socket.unshift(head);
-      (isH2 ? h2 : h1).emit("connection", socket);
+      if (isH2) h2.emit("connection", socket);
+      else {
+        h1Connections.set(socket, 0);
+        socket.once("close", () => h1Connections.delete(socket));
+        h1.emit("connection", socket);
+      }
     };
     socket.once("readable", onReadable);
   });
@@ -111,13 +131,14 @@ export async function listen(handler: Handler, port: number, host: string, optio
   return {
     port: actualPort,
     async close(graceMs = 10_000) {
+      closing = true;
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
-      h1.closeIdleConnections();
+      // Idle kept-alive connections end now; busy ones once their last response has (above).
+      for (const [socket, inFlight] of h1Connections) if (inFlight === 0) socket.end();
       for (const session of sessions) session.close();
       h1.close();
       h2.close();
       const deadline = setTimeout(() => {
-        h1.closeAllConnections();
         for (const session of sessions) session.destroy();
         for (const socket of sockets) socket.destroy();
       }, graceMs);
@@ -126,4 +147,16 @@ export async function listen(handler: Handler, port: number, host: string, optio
       clearTimeout(deadline);
     },
   };
+}
+
+/** Listens on each of `apps`' ports, in order; a failure closes those already open. */
+export async function listenAll(apps: ReadonlyArray<{ app: { callback(): Handler }; port: number; host: string }>): Promise<Listener[]> {
+  const open: Listener[] = [];
+  try {
+    for (const { app, port, host } of apps) open.push(await listen(app.callback(), port, host));
+    return open;
+  } catch (error) {
+    await Promise.all(open.map((listener) => listener.close(0)));
+    throw error;
+  }
 }

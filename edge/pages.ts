@@ -167,6 +167,7 @@ export class AssetSet {
         ctx.body = { error: "not_found" };
         return;
       }
+      ctx.state.route = `${this.path}*`;
       ctx.set("Cache-Control", ctx.query.v === found.hash ? "public, max-age=31536000, immutable" : "no-cache");
       ctx.set("X-Content-Type-Options", "nosniff");
       ctx.type = found.contentType;

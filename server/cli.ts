@@ -4,7 +4,8 @@
 import { parseArgs } from "node:util";
 import { createClient, ConnectError } from "@connectrpc/connect";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { pino, type Logger } from "pino";
+import type { Logger } from "pino";
+import { createLogger } from "./logger.ts";
 import { IdentityService } from "../gen/outpost/identity/v1/identity_service_pb.js";
 import { Issuer, KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
@@ -52,11 +53,27 @@ async function withRuntime<T>(config: Config, logger: Logger, work: (runtime: Ru
   }
 }
 
+/**
+ * Serves until SIGTERM or SIGINT, then shuts down gracefully (Outpost.stop). The process exits
+ * within SHUTDOWN_TIMEOUT_MS whatever hangs (with 1 then), and at once on a second signal.
+ */
 async function serve(config: Config, logger: Logger): Promise<void> {
-  const outpost = await startOutpost(config, logger);
+  // Listening for the signals before the start: one that comes while starting stops the service
+  // once it is up (and the bound applies from the signal on).
+  const starting = startOutpost(config, logger);
+  let signalled = false;
   const shutdown = (signal: string) => {
-    logger.info({ signal }, "shutting down");
-    outpost.stop().then(
+    if (signalled) {
+      logger.warn({ signal }, "stopping at once");
+      process.exit(1);
+    }
+    signalled = true;
+    logger.info({ signal, timeoutMs: config.shutdown.timeoutMs }, "shutting down");
+    setTimeout(() => {
+      logger.error({ timeoutMs: config.shutdown.timeoutMs }, "the shutdown did not finish in time; exiting");
+      process.exit(1);
+    }, config.shutdown.timeoutMs).unref();
+    starting.then((outpost) => outpost.stop()).then(
       () => process.exit(0),
       (error) => {
         logger.error({ err: error }, "shutdown failed");
@@ -64,8 +81,9 @@ async function serve(config: Config, logger: Logger): Promise<void> {
       },
     );
   };
-  process.once("SIGTERM", () => shutdown("SIGTERM"));
-  process.once("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  await starting;
 }
 
 async function keysRotateKek(config: Config, logger: Logger, args: string[]): Promise<void> {
@@ -93,7 +111,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const config = loadConfig();
   // Commands other than serve keep the log quiet: their output is for people and scripts.
-  const logger = pino({ level: command === "serve" ? config.logLevel : "warn" });
+  const logger = createLogger(command === "serve" ? config.logLevel : "warn");
 
   switch (command) {
     case "serve":

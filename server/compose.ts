@@ -4,6 +4,7 @@
  */
 import { createStatements } from "../core/db/statements.ts";
 import type { Logger } from "pino";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createOrm, migrate, type Orm } from "../core/db/orm.ts";
 import { systemClock, type Clock, type CoreDeps } from "../core/deps.ts";
 import { openRateLimits, type RateLimits } from "../core/ratelimit/limits.ts";
@@ -26,12 +27,15 @@ import { createKnownDevices, knownDeviceKeyPurpose } from "../core/auth/known-de
 import { createEdgeApp } from "../edge/app.ts";
 import { accountIssuerUrl } from "../contract/issuers.ts";
 import { createGameIssuerApp } from "../edge/game-issuer/app.ts";
-import { listen, type Listener } from "../edge/listen.ts";
+import { listenAll, type Listener } from "../edge/listen.ts";
 import type { Config } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
 import { openDatabase, type Database } from "./database.ts";
 import { resolveKeyEncryptionKey } from "./key-encryption-key.ts";
 import { createRpcHandler } from "./rpc-handler.ts";
+import { openMetrics, type PrometheusMetrics } from "./metrics.ts";
+import { createNoMetrics } from "../core/metrics.ts";
+import { createMetricsApp } from "../edge/metrics-endpoint.ts";
 
 /** How often serving instances look for a signing key due for rotation. */
 const keyRotationCheckMs = 3_600_000;
@@ -56,6 +60,8 @@ export interface Runtime {
   bus: Bus;
   /** Hosted sign-ins' changes, on the bus. */
   events: AuthorizationEvents;
+  /** What /metrics shows (a serving process only; one-off commands count nothing). */
+  metrics: PrometheusMetrics | undefined;
   core: Core;
   close(): Promise<void>;
 }
@@ -117,6 +123,7 @@ export async function openRuntime(
     const events = authorizationEvents(bus);
     const agents = createAgentConnections();
     const consoles = createConsoleRouter({ agents, bus, logger });
+    const metrics = mode === "serve" ? await openMetrics(orm, agents, bus, rateLimits) : undefined;
     const coreDeps: Omit<CoreDeps, "loginVerifier"> = {
       orm,
       statements: createStatements(database.kind === "postgres"),
@@ -133,6 +140,7 @@ export async function openRuntime(
       // Every instance sharing the KEK knows the browsers that signed in at any of them.
       knownDevices: createKnownDevices(() => derivedSecret(keyEncryptionKey(), knownDeviceKeyPurpose)),
       watches: createWatchRegistry(),
+      metrics: metrics ?? createNoMetrics(),
       config: coreConfig(config, database),
     };
     const deps: CoreDeps = { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };
@@ -150,6 +158,7 @@ export async function openRuntime(
       agents,
       bus: shared,
       events,
+      metrics,
       core: createCore(deps),
       async close() {
         await shared.close();
@@ -172,55 +181,72 @@ export interface Outpost {
   port: number;
   /** The port the Game OAuth issuer (GAME_ISSUER_URL) listens on. */
   gamePort: number;
+  /** The port of the /metrics listener, when METRICS_PORT is set. */
+  metricsPort: number | undefined;
   runtime: Runtime;
-  /** Stops accepting, finishes requests in flight, closes the database. */
+  /**
+   * Shuts down gracefully (docs/operations.md): /readyz unready for SHUTDOWN_DELAY_MS, then no new
+   * connections, streams ended with a reconnect hint, requests in flight finished (or cut as the
+   * shutdown's bound nears), the database closed.
+   */
   stop(): Promise<void>;
+}
+
+/** The edge, the Game OAuth issuer and (METRICS_PORT) the metrics' app, with where each listens. */
+function createApps(config: Config, logger: Logger, runtime: Runtime, lifecycle: { shutdown: AbortSignal; draining: () => boolean }) {
+  const metrics = runtime.metrics!;
+  const endpoint = { scrape: metrics.scrape, token: config.metrics.token };
+  const app = createEdgeApp({
+    accountBaseUrl: config.accountBaseUrl,
+    gameIssuerUrl: config.gameIssuerUrl,
+    logger,
+    transport: runtime.core.transport(),
+    rpcHandler: createRpcHandler(runtime.core.publicRoutes, runtime.core.interceptors),
+    trustedProxies: config.trustedProxies,
+    metrics: { ...endpoint, request: metrics.request },
+    shutdown: lifecycle.shutdown,
+    draining: lifecycle.draining,
+    ready: async () => void (await runtime.orm.em.fork().getConnection().execute("select 1")),
+  });
+  const gameIssuer = createGameIssuerApp({
+    issuerUrl: config.gameIssuerUrl,
+    transport: runtime.core.transport(),
+    logger,
+    trustedProxies: config.trustedProxies,
+    // Every instance sharing the KEK verifies the others' challenges (browser and agent may
+    // reach different instances; so may the page and its challenge check).
+    botCheck: { hmacKey: derivedSecret(runtime.keyEncryptionKey(), "hosted page proof of work") },
+    metrics,
+    shutdown: lifecycle.shutdown,
+  });
+  return [
+    { app, port: config.port, host: config.host },
+    { app: gameIssuer, port: config.gamePort, host: config.host },
+    ...(config.metrics.port === undefined ? [] : [{ app: createMetricsApp(endpoint), port: config.metrics.port, host: config.metrics.host }]),
+  ];
 }
 
 /** Starts the whole service in this process. */
 export async function startOutpost(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Outpost> {
   const runtime = await openRuntime(config, logger, "serve", clock);
-  let listener: Listener;
-  let gameListener: Listener;
+  // Aborted when streams must end (the shutdown, after its delay); `draining` turns /readyz unready first.
+  const shutdown = new AbortController();
+  let draining = false;
+  let listeners: Listener[];
   try {
-    const rpcHandler = createRpcHandler(runtime.core.publicRoutes, runtime.core.interceptors);
-    const app = createEdgeApp({
-      accountBaseUrl: config.accountBaseUrl,
-      gameIssuerUrl: config.gameIssuerUrl,
-      logger,
-      transport: runtime.core.transport(),
-      rpcHandler,
-      trustedProxies: config.trustedProxies,
-      ready: async () => {
-        await runtime.orm.em.fork().getConnection().execute("select 1");
-      },
-    });
     // Rotates a key that is due, and stops start-up if KEY_ENCRYPTION_KEY does not open the stored keys.
     await runtime.signingKeys.rotateDue();
-    const gameIssuer = createGameIssuerApp({
-      issuerUrl: config.gameIssuerUrl,
-      transport: runtime.core.transport(),
-      logger,
-      trustedProxies: config.trustedProxies,
-      // Every instance sharing the KEK verifies the others' challenges (browser and agent may
-      // reach different instances; so may the page and its challenge check).
-      botCheck: { hmacKey: derivedSecret(runtime.keyEncryptionKey(), "hosted page proof of work") },
-    });
-    listener = await listen(app.callback(), config.port, config.host);
-    try {
-      gameListener = await listen(gameIssuer.callback(), config.gamePort, config.host);
-    } catch (error) {
-      await listener.close();
-      throw error;
-    }
+    listeners = await listenAll(createApps(config, logger, runtime, { shutdown: shutdown.signal, draining: () => draining }));
   } catch (error) {
     await runtime.close();
     throw error;
   }
+  const [listener, gameListener, metricsListener] = listeners;
   logger.info(
     {
       port: listener.port,
       gamePort: gameListener.port,
+      metricsPort: metricsListener?.port,
       accountBaseUrl: config.accountBaseUrl.origin,
       gameIssuerUrl: config.gameIssuerUrl.origin,
       database: runtime.database.kind,
@@ -242,17 +268,32 @@ export async function startOutpost(config: Config, logger: Logger, clock: Clock 
   return {
     port: listener.port,
     gamePort: gameListener.port,
+    metricsPort: metricsListener?.port,
     runtime,
     stop() {
       stopping ??= (async () => {
+        const started = Date.now();
+        const { timeoutMs, delayMs } = config.shutdown;
+        // A proxy that polls /readyz stops sending new requests here while they are still served.
+        draining = true;
+        if (delayMs > 0) await sleep(delayMs);
         clearInterval(rotationTimer);
         clearInterval(refreshTimer);
+        shutdown.abort();
+        // Requests in flight get what is left of the bound, less a moment kept for closing the database.
+        const graceMs = Math.max(0, timeoutMs - (Date.now() - started) - Math.min(2_000, timeoutMs / 4));
         // Agents' streams would hold their connections open: end them (each records its server
-        // offline) while the listener stops taking new ones.
-        await Promise.all([listener.close(), gameListener.close(), runtime.agents.close(), presenceSweep.stop(), flowCleanup.stop(), claimSweep.stop()]);
+        // offline, and the agent reconnects elsewhere) while the listeners stop taking new ones.
+        await Promise.all([
+          ...listeners.map((l) => l.close(graceMs)),
+          runtime.agents.close(),
+          presenceSweep.stop(),
+          flowCleanup.stop(),
+          claimSweep.stop(),
+        ]);
         await Promise.all([rotating, refreshing]);
         await runtime.close();
-        logger.info("Outpost stopped");
+        logger.info({ ms: Date.now() - started }, "Outpost stopped");
       })();
       return stopping;
     },

@@ -41,6 +41,10 @@ export interface Config {
   allowInsecureGameServers: boolean;
   /** Proxies whose header names the client (none: the connection's peer is the client). */
   trustedProxies: Readonly<TrustedProxies>;
+  /** /metrics: its own listener (no port: none) and the bearer token (without one, not on PORT). */
+  metrics: Readonly<{ port: number | undefined; host: string; token: string | undefined }>;
+  /** A shutdown's bound (the process exits by then) and how long /readyz says unready before the listeners close. */
+  shutdown: Readonly<{ timeoutMs: number; delayMs: number }>;
 }
 
 export class ConfigError extends Error {
@@ -76,6 +80,11 @@ export const defaults = {
   ALLOW_INSECURE_GAME_SERVERS: "false",
   TRUSTED_PROXIES: "",
   TRUSTED_PROXY_HEADER: "x-forwarded-for",
+  METRICS_PORT: "",
+  METRICS_HOST: "127.0.0.1",
+  METRICS_TOKEN: "",
+  SHUTDOWN_TIMEOUT_MS: "10000",
+  SHUTDOWN_DELAY_MS: "0",
 } as const;
 
 /** Variables renamed, by their new name: the old name is still read when the new one is not set. */
@@ -204,6 +213,26 @@ function keyEncryptionKey(env: Env): Buffer | undefined {
   return raw === undefined || raw === "" ? undefined : parseKeyEncryptionKey(raw, "KEY_ENCRYPTION_KEY");
 }
 
+/** METRICS_*: off unless a port or a token is set; a token is a secret, so no message repeats it. */
+function metrics(env: Env): Config["metrics"] {
+  const token = env.METRICS_TOKEN || undefined;
+  if (token !== undefined && !/^[\x21-\x7e]{16,256}$/.test(token)) {
+    throw new ConfigError(`METRICS_TOKEN must be 16 to 256 printable characters without spaces, e.g. from \`openssl rand -hex 32\` (got ${token.length} characters; a secret, so not shown)`);
+  }
+  const port = env.METRICS_PORT ? integer(env, "METRICS_PORT", 0, 65535) : undefined;
+  if (port && (port === integer(env, "PORT", 0, 65535) || port === integer(env, "GAME_PORT", 0, 65535))) {
+    throw new ConfigError(`METRICS_PORT must differ from PORT and GAME_PORT (got ${port})`);
+  }
+  return Object.freeze({ port, host: read(env, "METRICS_HOST"), token });
+}
+
+function shutdown(env: Env): Config["shutdown"] {
+  const timeoutMs = integer(env, "SHUTDOWN_TIMEOUT_MS", 1000, 600_000);
+  const delayMs = integer(env, "SHUTDOWN_DELAY_MS", 0, 600_000);
+  if (delayMs >= timeoutMs) throw new ConfigError(`SHUTDOWN_DELAY_MS must be less than SHUTDOWN_TIMEOUT_MS (${timeoutMs}; got ${delayMs})`);
+  return Object.freeze({ timeoutMs, delayMs });
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -252,5 +281,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     trustedProxies: trustedProxies(env),
     keyEncryptionKey: keyEncryptionKey(env),
     signingKeyRotationDays: integer(env, "SIGNING_KEY_ROTATION_DAYS", 1, 365),
+    metrics: metrics(env),
+    shutdown: shutdown(env),
   });
 }

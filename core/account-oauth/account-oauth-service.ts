@@ -18,6 +18,7 @@ import {
 import { entityManager } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { claimsOutcome, exchangeCode, tokenOutcome, userInfo } from "../oauth/token-engine.ts";
+import { countedExchange } from "../metrics.ts";
 import { createAccountAuthorization, type Step } from "./authorization.ts";
 import { accountTokenProfile } from "./tokens.ts";
 
@@ -43,7 +44,7 @@ export function createAccountOAuthService(deps: CoreDeps): ServiceImpl<typeof Ac
     },
 
     async exchangeCode(req, ctx) {
-      const result = await exchangeCode(tokens, deps, entityManager(ctx), req);
+      const result = await countedExchange(deps.metrics, "account", exchangeCode(tokens, deps, entityManager(ctx), req));
       return create(ExchangeCodeResponseSchema, { outcome: tokenOutcome(result) });
     },
 

@@ -13,7 +13,7 @@ export interface LoginCommandFacts {
   agentKeyHash: string;
 }
 
-type AnswerDeps = Pick<CoreDeps, "rateLimits" | "loginVerifier" | "config" | "logger">;
+type AnswerDeps = Pick<CoreDeps, "rateLimits" | "loginVerifier" | "config" | "logger" | "metrics">;
 
 /**
  * What the verifier is told of a server that signs players in only because the deployment allows
@@ -45,7 +45,11 @@ export async function answerLoginCommand(deps: AnswerDeps, facts: LoginCommandFa
   const refusal = signInRefusal(facts.playerAuth, deps.config);
   if (refusal) return { accepted: false, message: refusal };
   const attempt = await countLoginCodeAttempt(deps.rateLimits, facts.server, { game: facts.server.game, uuid: facts.player.uuid });
-  if (attempt.refusal) return { accepted: false, message: attempt.refusal };
+  if (attempt.refusal) {
+    // Answered to the player in game, not thrown: counted here rather than by the error interceptor.
+    deps.metrics.rateLimitRefused(attempt.refusedBy ?? "unknown");
+    return { accepted: false, message: attempt.refusal };
+  }
   const { id, organizationId, name, game } = facts.server;
   const server = { id, organizationId, name, game };
   const attempted = { server, player: facts.player, code: command.code, agentKeyHash: facts.agentKeyHash, ...insecureServer(deps, facts) };

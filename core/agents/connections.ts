@@ -39,6 +39,8 @@ export interface AgentConnections {
   endServer(serverId: string, error: unknown): void;
   /** The server's players, if its agent is connected to this instance. */
   players(serverId: string): readonly OnlinePlayer[] | undefined;
+  /** How many streams here hold their server: the agents connected to this instance. */
+  connected(): number;
   /** The stream with this id, if it is open here and holds its server. */
   holding(connectionId: string): AgentConnection | undefined;
   /** Ends every stream with `unavailable` (agents reconnect elsewhere) and waits until each has finished. */
@@ -73,6 +75,11 @@ export function createAgentConnections(): AgentConnections {
     },
     players(serverId) {
       return ofServer(serverId).find((c) => c.holding)?.players;
+    },
+    connected() {
+      let n = 0;
+      for (const connection of open) if (connection.holding) n++;
+      return n;
     },
     holding(connectionId) {
       for (const connection of open) if (connection.id === connectionId && connection.holding) return connection;

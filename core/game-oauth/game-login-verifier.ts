@@ -19,7 +19,7 @@ import {
   type LoginVerifier,
 } from "./login-verifier.ts";
 
-export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger" | "loginCodes">;
+export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger" | "loginCodes" | "metrics">;
 
 interface SessionRow {
   id: string;
@@ -123,6 +123,7 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
       if (problem) return { accepted: false, message: problem };
       const client = { id: session.id, clientUuid: session.client_uuid, clientId: session.client_id, clientName: session.client_name };
       if (!(await completeSignIn(em, client, who, now, deps.config.gameIssuerUrl))) return { accepted: false, message: nothingToConfirmMessage };
+      deps.metrics.signInCompleted();
       await publish([session.id]);
       return { accepted: true, message: `Signed in to ${appNameShown(session.client_name)}.` };
     },

@@ -22,6 +22,7 @@ import { redirectUriMatches } from "../oauth/redirect-uris.ts";
 import { checkAuthorizationParams } from "../oauth/authorization-request.ts";
 import { insertSession, readSession, sessionToProto } from "./hosted-sessions.ts";
 import { claimsOutcome, exchangeCode, tokenOutcome, userInfo } from "../oauth/token-engine.ts";
+import { countedExchange } from "../metrics.ts";
 import { gameTokenProfile } from "./token-exchange.ts";
 import type { Watch } from "./watches.ts";
 import { clientIpKey } from "../ratelimit/client-ip.ts";
@@ -105,6 +106,7 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
         now,
         deps.config,
       );
+      deps.metrics.signInStarted();
       return create(StartAuthorizationResponseSchema, { outcome: { case: "session", value: session } });
     },
 
@@ -180,7 +182,7 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
     },
 
     async exchangeCode(req, ctx) {
-      const result = await exchangeCode(tokens, deps, entityManager(ctx), req);
+      const result = await countedExchange(deps.metrics, "game", exchangeCode(tokens, deps, entityManager(ctx), req));
       return create(ExchangeCodeResponseSchema, { outcome: tokenOutcome(result) });
     },
 

@@ -10,6 +10,7 @@ import { RetryInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { DomainError } from "../errors.ts";
 import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { throttledWarning } from "../log-throttle.ts";
+import type { Metrics } from "../metrics.ts";
 
 /**
  * Seconds a caller is told to wait when the database cannot be reached: the pool makes a new
@@ -26,18 +27,29 @@ function databaseUnavailable(): DomainError {
   ]);
 }
 
+/** Counts a rate limit's refusal by its policy's name, which the refusal carries in its RetryInfo. */
+function countRefusal(error: DomainError, metrics: Metrics): void {
+  if (error.reason !== "rate_limited") return;
+  const retry = error.details.find((detail) => detail.desc === RetryInfoSchema);
+  metrics.rateLimitRefused((retry?.value as { policy?: string } | undefined)?.policy || "unknown");
+}
+
 /**
  * The one place where failures become Connect errors: domain errors keep their code, reason and
  * message; a database that cannot be reached is `unavailable` with a retry hint (503 and
  * Retry-After at the edge); ORM not-found and constraint errors get the code that fits; anything else becomes
  * `internal` with its message hidden from the caller and logged with its cause. A streaming
- * call's failures arrive while its responses are read, so those are translated there too.
+ * call's failures arrive while its responses are read, so those are translated there too. Every
+ * rate limit's refusal passes here, so this is where they are counted.
  */
-export function createErrorInterceptor(logger: Logger): Interceptor {
+export function createErrorInterceptor(logger: Logger, metrics: Metrics): Interceptor {
   const unreachable = throttledWarning(logger, "the database cannot be reached; calls are answered unavailable until it is back");
   const translate = (error: unknown, procedure: string): ConnectError => {
     if (error instanceof ConnectError) return error;
-    if (error instanceof DomainError) return error.toConnectError();
+    if (error instanceof DomainError) {
+      countRefusal(error, metrics);
+      return error.toConnectError();
+    }
     if (isDatabaseUnavailable(error)) {
       unreachable({ err: error, procedure });
       return databaseUnavailable().toConnectError();

@@ -17,7 +17,7 @@ import { CredentialGuard } from "../ratelimit/credential-guard.ts";
 export function createCoreInterceptors(deps: CoreDeps): Interceptor[] {
   const guard = new CredentialGuard(deps.rateLimits.badCredentialPerIp);
   return [
-    createErrorInterceptor(deps.logger),
+    createErrorInterceptor(deps.logger, deps.metrics),
     createRateLimitInterceptor(deps.rateLimits.requests, guard),
     createContextInterceptor(deps.orm),
     createAuthInterceptor(deps.clock, deps.statements, guard, deps.config.sessionIdleSeconds),

@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { BoundedMap } from "../bounded-map.ts";
 import { connectionTimeoutMillis } from "../db/orm.ts";
+import type { PoolUse } from "../metrics.ts";
 
 /** The limits, as the composition root configures them. */
 export interface RateLimitConfig {
@@ -83,6 +84,8 @@ export interface RateLimits {
   readonly loginCodeGlobal: Limiter;
   /** Credentials that match nothing, per client IP ("bad_credential_ip"). */
   readonly badCredentialPerIp: Limiter;
+  /** Its own connections (PostgreSQL's store only): open, idle, and callers waiting for one. */
+  poolUse?(): PoolUse;
   close(): Promise<void>;
 }
 
@@ -325,6 +328,7 @@ export function openRateLimits(
   const limits = createPostgresRateLimits(config, pool);
   return {
     ...limits,
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async close() {
       await limits.close();
       await pool.end();

@@ -4,6 +4,8 @@ import type { Limiter, RateLimitDecision, RateLimits } from "./limits.ts";
 export interface LoginCodeAttempt {
   /** Set when the attempt is over a limit: the message for the player, saying when to retry. */
   refusal: string | undefined;
+  /** The refusing limit's policy name, with a refusal. */
+  refusedBy?: string;
   /** The code was right: the attempt is taken back from every count. */
   succeeded(): Promise<void>;
 }
@@ -53,14 +55,14 @@ export async function countLoginCodeAttempt(
   const takeBack = (counted: Level[]) => Promise.all(counted.map(({ limiter, key }) => limiter.refund(key)));
   for (const level of levels) {
     const known = level.limiter.refusing(level.key);
-    if (known) return { refusal: refusalOf(level, known), async succeeded() {} };
+    if (known) return { refusal: refusalOf(level, known), refusedBy: level.limiter.policy.name, async succeeded() {} };
   }
   const counted: Level[] = [];
   for (const level of levels) {
     const decision = await level.limiter.consume(level.key);
     if (!decision.allowed) {
       await takeBack(counted);
-      return { refusal: refusalOf(level, decision), async succeeded() {} };
+      return { refusal: refusalOf(level, decision), refusedBy: level.limiter.policy.name, async succeeded() {} };
     }
     counted.push(level);
   }

@@ -22,6 +22,7 @@ import { readSessionCookie } from "../cookies.ts";
 import { codeName, errorBody, httpStatus, rateLimitHeaders, isUnexplainedFailure } from "../errors.ts";
 import type { DashboardDeps } from "./context.ts";
 import { coreFor, type Core } from "./core.ts";
+import { answeredShutdown, endOnShutdown, shutdownEvent } from "../event-streams.ts";
 
 const heartbeatMs = 15_000;
 const streamLifetimeMs = 10 * 60_000;
@@ -84,7 +85,13 @@ function answerError(ctx: Context, error: unknown, what: string): void {
  * replace what the page shows, so a reconnect does not repeat them), then `lines`; each with the
  * lines, how many were lost before them, and whether the agent is connected.
  */
-async function relay(ctx: Context, first: IteratorResult<WatchConsoleResponse>, stream: AsyncIterator<WatchConsoleResponse>, abort: AbortController): Promise<void> {
+async function relay(
+  ctx: Context,
+  first: IteratorResult<WatchConsoleResponse>,
+  stream: AsyncIterator<WatchConsoleResponse>,
+  abort: AbortController,
+  shutdown: AbortSignal | undefined,
+): Promise<void> {
   const res = ctx.res;
   ctx.respond = false;
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" });
@@ -117,6 +124,8 @@ async function relay(ctx: Context, first: IteratorResult<WatchConsoleResponse>, 
   } finally {
     clearInterval(heartbeat);
     clearTimeout(lifetime);
+    // Ended by the shutdown: the page reconnects (to another instance) sooner than `retryMs`.
+    if (shutdown?.aborted && !res.writableEnded) res.write(shutdownEvent);
     res.end();
   }
 }
@@ -127,6 +136,7 @@ async function consoleEvents(ctx: Context, deps: DashboardDeps): Promise<void> {
   // Listening before the first await: a page that leaves while core answers ends the watch at once.
   const gone = () => abort.abort();
   ctx.res.once("close", gone);
+  const unhook = endOnShutdown(deps.shutdown, abort);
   try {
     let stream: AsyncIterator<WatchConsoleResponse>;
     let first: IteratorResult<WatchConsoleResponse>;
@@ -134,6 +144,7 @@ async function consoleEvents(ctx: Context, deps: DashboardDeps): Promise<void> {
       stream = sessionCore(ctx, deps).servers.watchConsole({ serverId: ctx.params.id }, { signal: abort.signal })[Symbol.asyncIterator]();
       first = await stream.next();
     } catch (error) {
+      if (answeredShutdown(ctx, deps.shutdown)) return;
       // Before the first event. To an EventSource, a refusal is an event (a status it would not
       // retry, but whose reason it could not read); anything else a status it does not retry.
       const refusal = refusalOf(error);
@@ -142,8 +153,9 @@ async function consoleEvents(ctx: Context, deps: DashboardDeps): Promise<void> {
       ctx.body = refusedEvent(refusal);
       return;
     }
-    await relay(ctx, first, stream, abort);
+    await relay(ctx, first, stream, abort, deps.shutdown);
   } finally {
+    unhook();
     ctx.res.off("close", gone);
     abort.abort();
   }

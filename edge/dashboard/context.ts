@@ -25,6 +25,8 @@ export interface DashboardDeps {
   /** GAME_ISSUER_URL, for the Game OAuth client pages; absent, they say it is not configured. */
   gameIssuerUrl?: URL;
   secureCookies: boolean;
+  /** Aborted when the instance shuts down: live consoles end with a reconnect hint. */
+  shutdown?: AbortSignal;
 }
 
 export interface Viewer extends Shell {

@@ -26,6 +26,8 @@ export interface DashboardOptions {
   accountBaseUrl: URL;
   /** GAME_ISSUER_URL, shown on Game OAuth client pages (issuer and discovery URLs). */
   gameIssuerUrl?: URL;
+  /** Aborted when the instance shuts down (live consoles end with a reconnect hint). */
+  shutdown?: AbortSignal;
 }
 
 const titles: Record<number, string> = { 400: "That did not work", 403: "Not allowed", 404: "Not found", 409: "That did not work", 413: "Too large", 415: "Unsupported form", 429: "Too many requests" };
@@ -67,6 +69,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
     accountBaseUrl: options.accountBaseUrl,
     gameIssuerUrl: options.gameIssuerUrl,
     secureCookies: options.accountBaseUrl.protocol === "https:",
+    shutdown: options.shutdown,
   };
   const router = new Router();
   router.get(

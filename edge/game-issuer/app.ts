@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import { GameOAuthService } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
 import { clientIpHeader } from "../../contract/credentials.ts";
-import { requestLog } from "../request-log.ts";
+import { requestLog, type RequestMetrics } from "../request-log.ts";
 import { createDiscoveryHandler, createJwksHandler, discoveryDocument } from "../oauth/discovery.ts";
 import { oauthErrorHandler, oauthErrorFromCore } from "../oauth/oauth-errors.ts";
 import { onlyFor, plainErrors, routes } from "../oauth/routes.ts";
@@ -32,6 +32,10 @@ export interface GameIssuerOptions {
   botCheck?: BotCheckOptions;
   /** Proxies whose header names the client (TRUSTED_PROXIES); none by default. */
   trustedProxies?: TrustedProxies;
+  /** Where each response is counted. */
+  metrics?: RequestMetrics;
+  /** Aborted when the instance shuts down: the hosted pages' live status ends with a reconnect hint. */
+  shutdown?: AbortSignal;
 }
 
 export const issuerPaths = {
@@ -74,6 +78,7 @@ export function createGameIssuerApp(options: GameIssuerOptions): Koa {
     issuer,
     secureCookies: options.issuerUrl.protocol === "https:",
     headers,
+    shutdown: options.shutdown,
   });
   const userinfo = createUserInfoHandler(async (accessToken, ctx) => {
     const answer = await game.getUserInfo({ accessToken }, { headers: headers(ctx) });
@@ -92,7 +97,7 @@ export function createGameIssuerApp(options: GameIssuerOptions): Koa {
 
   const app = new Koa();
   app.silent = true;
-  app.use(requestLog(options.logger));
+  app.use(requestLog(options.logger, { server: "game", metrics: options.metrics }));
   app.use(clientAddressMiddleware(options.trustedProxies ?? noProxies));
   app.use(async (ctx, next) => {
     ctx.res.setHeader("x-content-type-options", "nosniff");

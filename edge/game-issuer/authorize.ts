@@ -20,6 +20,7 @@ import { errorPage, errorRedirectPage, hostedPage } from "./pages.ts";
 import { sendPage, sendStartRefusalPage } from "../pages.ts";
 import { isCrossSite } from "../csrf.ts";
 import { rateLimitHeaders } from "../errors.ts";
+import { answeredShutdown, endOnShutdown, shutdownEvent } from "../event-streams.ts";
 
 export interface AuthorizeDeps {
   client: Client<typeof GameOAuthService>;
@@ -28,6 +29,8 @@ export interface AuthorizeDeps {
   issuer: string;
   secureCookies: boolean;
   headers: (ctx: Context) => Record<string, string>;
+  /** Aborted when the instance shuts down: live status streams end with a reconnect hint. */
+  shutdown?: AbortSignal;
 }
 
 const authorizeParams = [
@@ -221,6 +224,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
     // watch at once, rather than holding its place until the sign-in ends.
     const closed = () => abort.abort();
     ctx.req.once("close", closed);
+    const unhook = endOnShutdown(deps.shutdown, abort);
     try {
       const stream = client
         .watchAuthorization({ sessionId, browserBindingHash: bindingHash(secret) }, { headers: deps.headers(ctx), signal: abort.signal })
@@ -229,6 +233,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       try {
         first = await stream.next();
       } catch (error) {
+        if (answeredShutdown(ctx, deps.shutdown)) return;
         const limited = rateLimitHeaders(error);
         if (limited) {
           // Too many live pages from this address on this instance (EventSource does not retry a 429).
@@ -243,8 +248,9 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
         ctx.body = { error: "not_found", error_description: "no such sign-in for this browser" };
         return;
       }
-      await sendEvents(ctx, first, stream, abort.signal);
+      await sendEvents(ctx, first, stream, abort.signal, deps.shutdown);
     } finally {
+      unhook();
       ctx.req.off("close", closed);
       abort.abort();
     }
@@ -259,14 +265,11 @@ async function sendEvents(
   first: IteratorResult<{ session?: AuthorizationSession; replaced: boolean }>,
   stream: AsyncIterator<{ session?: AuthorizationSession; replaced: boolean }>,
   aborted: AbortSignal,
+  shutdown: AbortSignal | undefined,
 ): Promise<void> {
   const res = ctx.res;
   ctx.respond = false;
-  res.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-store",
-    "x-accel-buffering": "no",
-  });
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" });
   const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
   const send = (session: AuthorizationSession) => res.write(`event: status\ndata: ${JSON.stringify(sessionJson(session))}\n\n`);
   try {
@@ -288,6 +291,8 @@ async function sendEvents(
     }
   } finally {
     clearInterval(heartbeat);
+    // Ended by the shutdown, not by the sign-in: the page reconnects (to another instance).
+    if (shutdown?.aborted && !res.writableEnded) res.write(shutdownEvent);
     res.end();
   }
 }

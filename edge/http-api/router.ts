@@ -133,6 +133,7 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
       if (!router) throw new ConnectError(`no router named "${routerName}"`, Code.NotFound);
       const procedure = router.get(procedureName);
       if (!procedure || rest.length) throw new ConnectError(`no procedure ${routerName}/${procedureName}`, Code.NotFound);
+      ctx.state.route = `${httpApiPrefix}${procedure.router}/${procedure.name}`;
       if (ctx.method !== procedure.httpMethod) {
         throw new HttpError(405, "method_not_allowed", `${routerName}/${procedureName} takes ${procedure.httpMethod}`, {
           Allow: procedure.httpMethod,

@@ -9,6 +9,8 @@ export function routes(table: Routes): Middleware {
   return async (ctx, next) => {
     const route = table[ctx.path];
     if (!route) return next();
+    // One of the table's own paths: a fixed set, fit for a metrics label.
+    ctx.state.route = ctx.path;
     const method = ctx.method === "HEAD" ? "GET" : (ctx.method as "GET" | "POST");
     const handler = route[method];
     if (!handler) {

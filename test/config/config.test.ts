@@ -3,6 +3,16 @@ import { availableParallelism } from "node:os";
 import { ConfigError, loadConfig } from "../../server/config.ts";
 
 describe("configuration", () => {
+  it("takes the metrics' listener, token and the shutdown's bounds", () => {
+    const config = loadConfig({ METRICS_PORT: "9100", METRICS_HOST: "0.0.0.0", METRICS_TOKEN: "0123456789abcdef", SHUTDOWN_TIMEOUT_MS: "30000", SHUTDOWN_DELAY_MS: "5000" });
+    assert.deepEqual(config.metrics, { port: 9100, host: "0.0.0.0", token: "0123456789abcdef" });
+    assert.deepEqual(config.shutdown, { timeoutMs: 30_000, delayMs: 5_000 });
+  });
+
+  it("never repeats a malformed METRICS_TOKEN, a secret, in its message", () => {
+    assert.throws(() => loadConfig({ METRICS_TOKEN: "secret value!" }), (error: Error) => !error.message.includes("secret value"));
+  });
+
   it("has working defaults for every variable", () => {
     const config = loadConfig({});
     assert.equal(config.port, 3000);
@@ -19,6 +29,9 @@ describe("configuration", () => {
     assert.equal(config.signingKeyRotationDays, 30);
     assert.equal(config.allowInsecureGameServers, false, "only servers that prove who their players are sign them in");
     assert.equal(loadConfig({ ALLOW_INSECURE_GAME_SERVERS: "true" }).allowInsecureGameServers, true);
+    // Metrics are off unless asked for, and their own listener stays on loopback.
+    assert.deepEqual(config.metrics, { port: undefined, host: "127.0.0.1", token: undefined });
+    assert.deepEqual(config.shutdown, { timeoutMs: 10_000, delayMs: 0 });
     assert.ok(Object.isFrozen(config));
   });
 
@@ -54,6 +67,13 @@ describe("configuration", () => {
     [{ TRUSTED_PROXIES: "10.0.0.0/8/8" }, /\("10\.0\.0\.0\/8\/8": not an IP address/],
     [{ TRUSTED_PROXIES: "10.0.0.0-10.0.0.9" }, /not an IP address or a CIDR range/],
     [{ TRUSTED_PROXY_HEADER: "x-real-ip" }, /^TRUSTED_PROXY_HEADER must be x-forwarded-for or forwarded \(got "x-real-ip"\)$/],
+    [{ METRICS_PORT: "metrics" }, /^METRICS_PORT must be a whole number from 0 to 65535 \(got "metrics"\)$/],
+    [{ METRICS_PORT: "3000" }, /^METRICS_PORT must differ from PORT and GAME_PORT \(got 3000\)$/],
+    [{ METRICS_PORT: "9100", GAME_PORT: "9100" }, /^METRICS_PORT must differ from PORT and GAME_PORT/],
+    [{ METRICS_TOKEN: "short-secret" }, /^METRICS_TOKEN must be 16 to 256 printable characters without spaces, .* \(got 12 characters; a secret, so not shown\)$/],
+    [{ METRICS_TOKEN: "a token with spaces in it" }, /^METRICS_TOKEN must be/],
+    [{ SHUTDOWN_TIMEOUT_MS: "100" }, /^SHUTDOWN_TIMEOUT_MS must be a whole number from 1000 to 600000 \(got "100"\)$/],
+    [{ SHUTDOWN_DELAY_MS: "10000" }, /^SHUTDOWN_DELAY_MS must be less than SHUTDOWN_TIMEOUT_MS \(10000; got 10000\)$/],
   ];
   for (const [env, message] of refuses) {
     it(`refuses ${JSON.stringify(env)} with a clear message`, () => {

@@ -62,6 +62,7 @@ describe("rate limits", () => {
       loginCodes: t.deps.loginCodes,
       knownDevices: t.deps.knownDevices,
       watches: t.deps.watches,
+      metrics: t.deps.metrics,
     });
     return {
       rateLimits,

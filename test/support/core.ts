@@ -26,6 +26,7 @@ import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { createPasswords, type PasswordHashingLimits } from "../../core/auth/passwords.ts";
 import { createKnownDevices, knownDeviceKeyPurpose } from "../../core/auth/known-devices.ts";
+import { createNoMetrics, type Metrics } from "../../core/metrics.ts";
 import { createCore, type Core } from "../../server/core.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 
@@ -80,6 +81,8 @@ export interface TestCoreOptions {
   loginVerifier?: LoginVerifier;
   /** The cap on password hashing; 4 at once and 1000 waiting otherwise. */
   passwordHashing?: PasswordHashingLimits;
+  /** What core reports to the operator's metrics; nothing is kept otherwise. */
+  metrics?: Metrics;
 }
 
 export type Credential = { session: string } | { apiKey: string } | { headers: Record<string, string> } | undefined;
@@ -143,7 +146,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const passwords = createPasswords(options.passwordHashing ?? { concurrency: 4, queue: 1000 });
   const knownDevices = createKnownDevices(() => derivedSecret(kek, knownDeviceKeyPurpose));
   const consoles = createConsoleRouter({ agents, bus, logger });
-  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry() };
+  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), metrics: options.metrics ?? createNoMetrics() };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);

@@ -137,6 +137,10 @@ export interface HostedSignIn {
   opened: Promise<Json>;
   /** Resolves with the first status event (since the stream opened) for which `check` holds. */
   status(check: (status: Json) => boolean): Promise<Json>;
+  /** Everything the live status stream sent so far, as it came. */
+  transcript(): string;
+  /** Resolves once the live status stream has ended (by the server). */
+  ended: Promise<void>;
 }
 
 /**
@@ -170,13 +174,20 @@ export async function openHostedPage(authorizationUrl: URL, pageOrigin = authori
   // Every status event so far, and whether the stream has ended.
   const statuses: Json[] = [];
   let text = "";
+  let transcript = "";
   let ended: Error | undefined;
+  let streamEnded!: () => void;
+  const endedPromise = new Promise<void>((resolve) => (streamEnded = resolve));
   const waiters = new Set<() => void>();
   void (async () => {
     for (;;) {
       const chunk = await reader.read();
-      if (chunk.done) throw new Error(`the live status ended:\n${text}`);
+      if (chunk.done) {
+        streamEnded();
+        throw new Error(`the live status ended:\n${text}`);
+      }
       text += chunk.value;
+      transcript += chunk.value;
       const blocks = text.split("\n\n");
       text = blocks.pop()!;
       for (const block of blocks) {
@@ -207,5 +218,5 @@ export async function openHostedPage(authorizationUrl: URL, pageOrigin = authori
     return new URL(data.redirect_url);
   });
   redirect.catch(() => {});
-  return { loginCode, command, redirect, opened, status };
+  return { loginCode, command, redirect, opened, status, transcript: () => transcript, ended: endedPromise };
 }
