@@ -14,7 +14,7 @@ import { PlayerAuth, type Game } from "../gen/outpost/servers/v1/resources_pb.js
 import { openConnection, type Connection, type ConnectionDeps, type Live } from "./connection.ts";
 import { createConsoleOutlet, type ConsoleHandler } from "./console.ts";
 import { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
-import { createPendingRequests, type AgentMessage, type Reply } from "./requests.ts";
+import { ConnectionDropped, createPendingRequests, type AgentMessage, type Reply } from "./requests.ts";
 
 export { PlayerAuth };
 export type { ConsoleHandler, ConsoleRun } from "./console.ts";
@@ -123,10 +123,24 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
   stopped.catch(() => {});
 
   const connected = (timeoutMs = 15_000) => whenConnected(state, timeoutMs);
-  /** Sends the message `build` makes with a new request id and resolves with its reply. */
+  /**
+   * Sends the message `build` makes with a new request id and resolves with its reply. A
+   * connection that drops before the reply (Outpost restarting: its instance ends the stream and
+   * the agent reconnects, maybe to another) is not the player's problem: the question is asked
+   * again on the next connection while time is left. Asking twice is safe: a login code claimed
+   * again by the same player on the same server is the same claim, and a confirmation that
+   * already went through is answered as such.
+   */
   async function request(timeoutMs: number, build: (requestId: string) => AgentMessage): Promise<Reply> {
-    await connected(timeoutMs);
-    return requests.request(state.live!.send, timeoutMs, build);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      await connected(Math.max(1, deadline - Date.now()));
+      try {
+        return await requests.request(state.live!.send, Math.max(1, deadline - Date.now()), build);
+      } catch (error) {
+        if (!(error instanceof ConnectionDropped) || state.stopping || Date.now() >= deadline) throw error;
+      }
+    }
   }
   function answer(player: Player, decision: ConfirmCommand_Decision, timeoutMs: number): Promise<Reply> {
     const problem = playerProblem(player);

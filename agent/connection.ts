@@ -11,7 +11,7 @@ import { agentKeyHeader } from "../contract/credentials.ts";
 import type { AgentEvent, AgentOptions } from "./client.ts";
 import { answerConsoleCommand, type ConsoleOutlet } from "./console.ts";
 import type { Player } from "./players.ts";
-import type { AgentMessage, PendingRequests } from "./requests.ts";
+import { ConnectionDropped, type AgentMessage, type PendingRequests } from "./requests.ts";
 
 /** A welcomed connection: what Outpost said, and how to send on it. */
 export interface Live {
@@ -98,6 +98,6 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
     deps.consoleOutlet.attach(undefined);
     deps.setLive(undefined);
     requests.close();
-    deps.requests.failAll(new Error("the connection to Outpost dropped before it answered"));
+    deps.requests.failAll(new ConnectionDropped());
   }
 }

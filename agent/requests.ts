@@ -29,6 +29,13 @@ export interface Confirmation {
   expiresInSeconds: number;
 }
 
+/** The connection ended before Outpost answered: the question may not have reached it. */
+export class ConnectionDropped extends Error {
+  constructor() {
+    super("the connection to Outpost dropped before it answered");
+  }
+}
+
 export interface PendingRequests {
   /** Sends what `build` makes with a new request id and resolves with Outpost's reply to it. */
   request(send: (message: AgentMessage) => unknown, timeoutMs: number, build: (requestId: string) => AgentMessage): Promise<Reply>;

@@ -32,7 +32,7 @@ export interface AgentStreamInput {
 /** The stream's connection, as the registry and the console see it, and the outbox its messages leave by. */
 function openConnection(serverId: string) {
   const outbox = createWritableIterable<Outgoing>();
-  const state: { ended: boolean; failure?: unknown } = { ended: false };
+  const state: { ended: boolean; draining: boolean; failure?: unknown } = { ended: false, draining: false };
   let finish!: () => void;
   const send = (message: Outgoing["message"]) => {
     if (!state.ended) outbox.write({ message }).catch(() => {});
@@ -53,6 +53,8 @@ function openConnection(serverId: string) {
       // Commands waiting for this agent fail now, not at their timeout.
       connection.console.close();
     },
+    // Replaced by runAgentStream, which knows the message under way.
+    drain: (error) => connection.end(error),
     finished: new Promise<void>((resolve) => (finish = resolve)),
   };
   return { connection, outbox, state, send, finish: () => finish() };
@@ -101,9 +103,14 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
   silence.heard();
   // Messages are handled one at a time, in order; `handling` is the one under way.
   let handling: Promise<void> = Promise.resolve();
+  connection.drain = (error) => {
+    state.draining = true;
+    void handling.catch(() => {}).then(() => connection.end(error));
+  };
   void (async () => {
     for await (const request of input.requests) {
-      if (state.ended) return;
+      // A draining stream reads no more: what the agent sends now it asks again elsewhere.
+      if (state.ended || state.draining) return;
       silence.heard();
       input.check(ConnectRequestSchema, request);
       await (handling = handle(request));

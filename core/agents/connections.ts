@@ -24,6 +24,11 @@ export interface AgentConnection {
   readonly console: ConnectionConsole;
   /** Ends the stream with this error, which the agent receives. */
   end(error: unknown): void;
+  /**
+   * Ends the stream with this error once the message being handled is answered, reading no more:
+   * a shutdown, after which the agent asks again elsewhere what got no answer here.
+   */
+  drain(error: unknown): void;
   /** Settles once the stream has ended and recorded it. */
   readonly finished: Promise<void>;
 }
@@ -43,7 +48,10 @@ export interface AgentConnections {
   connected(): number;
   /** The stream with this id, if it is open here and holds its server. */
   holding(connectionId: string): AgentConnection | undefined;
-  /** Ends every stream with `unavailable` (agents reconnect elsewhere) and waits until each has finished. */
+  /**
+   * Ends every stream with `unavailable` once its message under way is answered (agents reconnect
+   * elsewhere and ask again what went unanswered), and waits until each has finished.
+   */
   close(): Promise<void>;
 }
 
@@ -88,7 +96,7 @@ export function createAgentConnections(): AgentConnections {
     async close() {
       closing = true;
       const ending = [...open];
-      for (const connection of ending) connection.end(new ConnectError("Outpost is shutting down; reconnect in a moment", Code.Unavailable));
+      for (const connection of ending) connection.drain(new ConnectError("Outpost is shutting down; reconnect in a moment", Code.Unavailable));
       await Promise.allSettled(ending.map((c) => c.finished));
     },
   };

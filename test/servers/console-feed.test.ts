@@ -27,6 +27,7 @@ function connection(id: string, recent: string[]): AgentConnection {
     players: [],
     console: { recent: () => recent } as AgentConnection["console"],
     end() {},
+    drain() {},
     finished: Promise.resolve(),
   };
 }

@@ -1,13 +1,18 @@
 /**
- * A reverse proxy in front of several Outpost instances, for the fault tests: what nginx with
- * `proxy_next_upstream error` does. Each request goes to the first instance in the list that takes
- * the connection (so the first one holds every request while it lives, and which instance serves
- * what is known), with X-Forwarded-For; a request whose instance refuses or drops the connection
- * before answering is sent to the next one, its body replayed. A response that breaks off midway
- * (an instance killed under a server-sent event stream) ends the client's connection, as a real
- * proxy does, so the browser reconnects through the proxy to an instance that lives.
+ * Reverse proxies in front of several Outpost instances, for the fault tests.
+ *
+ * {@link startBalancer} is what nginx with `proxy_next_upstream error` does for HTTP: each request
+ * goes to an instance (the first in the list that takes the connection, or in turn), with
+ * X-Forwarded-For; a request whose instance refuses or drops the connection before answering is
+ * sent to the next one, its body replayed. A response that breaks off midway (an instance killed
+ * under a server-sent event stream) ends the client's connection, as a real proxy does, so the
+ * browser reconnects through the proxy to an instance that lives.
+ *
+ * {@link startTcpBalancer} passes whole TCP connections on (an agent's HTTP/2 stream), each to the
+ * next instance that accepts it.
  */
 import http from "node:http";
+import net from "node:net";
 
 export interface Balancer {
   url: string;
@@ -19,9 +24,24 @@ export interface Balancer {
 /** Request bodies are buffered to be replayed on another instance; Outpost's are small. */
 const maxBodyBytes = 1 << 20;
 
-export async function startBalancer(upstreamPorts: () => number[]): Promise<Balancer> {
+/** Which instance a request tries first: always the first listed, or each in turn. */
+export type Pick = "first" | "in-turn";
+
+/** The ports in the order to try them: as listed, or rotated by one for each connection. */
+function ordering(upstreamPorts: () => number[], pick: Pick): () => number[] {
+  let turn = 0;
+  return () => {
+    const ports = upstreamPorts();
+    if (pick === "first" || ports.length === 0) return ports;
+    const start = turn++ % ports.length;
+    return [...ports.slice(start), ...ports.slice(0, start)];
+  };
+}
+
+export async function startBalancer(upstreamPorts: () => number[], pick: Pick = "first"): Promise<Balancer> {
   const served = new Map<number, number>();
-  const clients = new Set<import("node:net").Socket>();
+  const order = ordering(upstreamPorts, pick);
+  const clients = new Set<net.Socket>();
 
   function forward(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, ports: number[]): void {
     const [port, ...rest] = ports;
@@ -54,19 +74,62 @@ export async function startBalancer(upstreamPorts: () => number[]): Promise<Bala
       if (size > maxBodyBytes) return void req.destroy();
       chunks.push(chunk);
     });
-    req.on("end", () => forward(req, res, Buffer.concat(chunks), upstreamPorts()));
+    req.on("end", () => forward(req, res, Buffer.concat(chunks), order()));
   });
   server.on("connection", (socket) => {
     clients.add(socket);
     socket.on("close", () => clients.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as import("node:net").AddressInfo;
+  const { port } = server.address() as net.AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     served,
     async close() {
       for (const socket of clients) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Passes each TCP connection on to the next instance that accepts it. */
+export async function startTcpBalancer(upstreamPorts: () => number[]): Promise<Balancer> {
+  const served = new Map<number, number>();
+  const order = ordering(upstreamPorts, "in-turn");
+  const sockets = new Set<net.Socket>();
+  const track = (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  };
+  function connect(client: net.Socket, ports: number[]): void {
+    const [port, ...rest] = ports;
+    if (port === undefined) return void client.destroy();
+    const upstream = net.connect(port, "127.0.0.1");
+    track(upstream);
+    // Refused (the instance is down or restarting): the next one.
+    upstream.once("error", () => connect(client, rest));
+    upstream.once("connect", () => {
+      served.set(port, (served.get(port) ?? 0) + 1);
+      upstream.removeAllListeners("error");
+      upstream.on("error", () => client.destroy());
+      client.on("error", () => upstream.destroy());
+      client.pipe(upstream).pipe(client);
+      upstream.on("close", () => client.destroy());
+      client.on("close", () => upstream.destroy());
+      client.resume();
+    });
+  }
+  const server = net.createServer({ pauseOnConnect: true }, (client) => {
+    track(client);
+    connect(client, order());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    served,
+    async close() {
+      for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
