@@ -9,7 +9,7 @@ import type { Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import type http from "node:http";
 import type http2 from "node:http2";
-import { clientIpHeader, sessionHeader } from "../contract/credentials.ts";
+import { clientIpHeader, requestIdHeader, sessionHeader } from "../contract/credentials.ts";
 import { requestLog } from "./request-log.ts";
 import { errorBody, rateLimitHeaders } from "./errors.ts";
 import { isCrossSite } from "./csrf.ts";
@@ -18,6 +18,7 @@ import { createAccountRoutes } from "./account-routes.ts";
 import { createAccountIssuer } from "./account-issuer/issuer.ts";
 import { accountAssets } from "./account-pages/pages.ts";
 import { createHttpApi } from "./http-api/router.ts";
+import { createCoreCalls } from "./core-calls.ts";
 import { createOpenApiDocument } from "./http-api/openapi.ts";
 import { apiDocs } from "./http-api/docs.ts";
 import { readFileSync } from "node:fs";
@@ -103,13 +104,18 @@ function bodyLimits(): Middleware {
   );
 }
 
-/** /api/rpc: the session cookie travels to core as the session header. */
+/**
+ * /api/rpc: the public Connect services take the request as it came (so not through
+ * edge/core-calls.ts), with the facts that helper adds: the session cookie as the session header,
+ * the client's address and the request id.
+ */
 function connectRpc(handler: NodeHandler, secureCookies: boolean): Middleware {
   return async (ctx, next) => {
     if (!isRpc(ctx)) return next();
     const token = readSessionCookie(ctx.req.headers, secureCookies);
     if (token && ctx.req.headers[sessionHeader] === undefined) ctx.req.headers[sessionHeader] = token;
     ctx.req.headers[clientIpHeader] = ctx.ip;
+    ctx.req.headers[requestIdHeader] = ctx.state.requestId;
     ctx.respond = false;
     handler(ctx.req, ctx.res);
   };
@@ -166,9 +172,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
   app.use(apiDocs({ document }));
   app.use(
     createHttpApi({
-      transport: options.transport,
-      forwardedHeaders: (ctx) => ({ [clientIpHeader]: ctx.ip }),
-      secureCookies,
+      calls: createCoreCalls({ transport: options.transport, secureCookies }),
       errorHeaders: rateLimitHeaders,
     }),
   );

@@ -6,6 +6,7 @@ import {
 } from "@mikro-orm/core";
 import type { Logger } from "pino";
 import { DomainError } from "../errors.ts";
+import { requestIdHeader } from "../../contract/credentials.ts";
 
 /**
  * The one place where failures become Connect errors: domain errors keep their code, reason and
@@ -14,7 +15,7 @@ import { DomainError } from "../errors.ts";
  * call's failures arrive while its responses are read, so those are translated there too.
  */
 export function createErrorInterceptor(logger: Logger): Interceptor {
-  const translate = (error: unknown, procedure: string): ConnectError => {
+  const translate = (error: unknown, procedure: string, requestId: string | undefined): ConnectError => {
     if (error instanceof ConnectError) return error;
     if (error instanceof DomainError) return error.toConnectError();
     if (error instanceof NotFoundError) return new ConnectError("not found", Code.NotFound, undefined, undefined, error);
@@ -24,23 +25,25 @@ export function createErrorInterceptor(logger: Logger): Interceptor {
     if (error instanceof ForeignKeyConstraintViolationException) {
       return new ConnectError("a referenced resource does not exist", Code.FailedPrecondition, undefined, undefined, error);
     }
-    logger.error({ err: error, procedure }, "unexpected error in a core procedure");
+    // The edge's request id, when the call serves one: the id a person quotes from the error page.
+    logger.error({ err: error, procedure, requestId }, "unexpected error in a core procedure");
     return new ConnectError("internal error", Code.Internal, undefined, undefined, error);
   };
-  async function* translated<T>(messages: AsyncIterable<T>, procedure: string): AsyncIterable<T> {
+  async function* translated<T>(messages: AsyncIterable<T>, procedure: string, requestId: string | undefined): AsyncIterable<T> {
     try {
       yield* messages;
     } catch (error) {
-      throw translate(error, procedure);
+      throw translate(error, procedure, requestId);
     }
   }
   return (next) => async (req) => {
+    const requestId = req.header.get(requestIdHeader) ?? undefined;
     try {
       const res = await next(req);
       if (!res.stream) return res;
-      return { ...res, message: translated(res.message, req.url) } as StreamResponse;
+      return { ...res, message: translated(res.message, req.url, requestId) } as StreamResponse;
     } catch (error) {
-      throw translate(error, req.url);
+      throw translate(error, req.url, requestId);
     }
   };
 }

@@ -1,12 +1,14 @@
 /**
- * The dashboard's way to core: Connect clients over the edge's in-process transport, each call
- * carrying the browser's session (from its HttpOnly cookie) and address, as /api/rpc would.
+ * The dashboard's core: Connect clients made by the edge's one way to call core
+ * (edge/core-calls.ts), so each call carries the browser's session (from its HttpOnly cookie),
+ * address and request id, as /api/rpc would; and the API's refusals of a form, field by field.
  */
-import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
+import type { Context } from "koa";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
-import { clientIpHeader, sessionHeader } from "../../contract/credentials.ts";
 import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { jsonName } from "../errors.ts";
+import type { CoreCalls } from "../core-calls.ts";
 import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
@@ -21,28 +23,14 @@ export interface Core {
   admin: Client<typeof AdminService>;
 }
 
-/** `transport` with `headers` added to every call (a call's own headers of the same name win). */
-function withHeaders(transport: Transport, headers: Record<string, string>): Transport {
-  const merged = (own: ConstructorParameters<typeof Headers>[0]) => {
-    const result = new Headers(headers);
-    new Headers(own).forEach((value, name) => result.set(name, value));
-    return result;
-  };
+/** Core as the caller of this request (the dashboard checks first that it has a session cookie). */
+export function coreFor(calls: CoreCalls, ctx: Context): Core {
   return {
-    unary: (method, signal, timeoutMs, header, input, contextValues) => transport.unary(method, signal, timeoutMs, merged(header), input, contextValues),
-    stream: (method, signal, timeoutMs, header, input, contextValues) => transport.stream(method, signal, timeoutMs, merged(header), input, contextValues),
-  };
-}
-
-/** Core as the holder of `sessionToken`, calling from `clientIp`. */
-export function coreFor(transport: Transport, sessionToken: string, clientIp: string): Core {
-  const bound = withHeaders(transport, { [sessionHeader]: sessionToken, [clientIpHeader]: clientIp });
-  return {
-    auth: createClient(AuthService, bound),
-    organizations: createClient(OrganizationsService, bound),
-    servers: createClient(ServersService, bound),
-    activity: createClient(ActivityService, bound),
-    admin: createClient(AdminService, bound),
+    auth: calls.client(ctx, AuthService),
+    organizations: calls.client(ctx, OrganizationsService),
+    servers: calls.client(ctx, ServersService),
+    activity: calls.client(ctx, ActivityService),
+    admin: calls.client(ctx, AdminService),
   };
 }
 

@@ -201,7 +201,7 @@ export function serverRoutes(router: Router, deps: DashboardDeps): void {
     const token = readSessionCookie(ctx.req.headers, deps.secureCookies);
     try {
       if (!token) throw new ConnectError("sign in again", Code.Unauthenticated);
-      const { servers } = await coreFor(deps.transport, token, ctx.ip).servers.listServers({ organizationSlug: ctx.params.slug });
+      const { servers } = await coreFor(deps.calls, ctx).servers.listServers({ organizationSlug: ctx.params.slug });
       ctx.body = {
         servers: servers.map((s) => ({
           id: s.id,

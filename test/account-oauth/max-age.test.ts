@@ -37,8 +37,8 @@ describe("Account OAuth: max_age counts whole seconds", () => {
   }
 
   const start = (maxAge: string) =>
-    t.client(AccountOAuthService).startAuthorization({
-      responseType: "code", clientId, redirectUri, state: "s", scope: "openid", maxAge, sessionToken: user.token,
+    t.client(AccountOAuthService, { session: user.token }).startAuthorization({
+      responseType: "code", clientId, redirectUri, state: "s", scope: "openid", maxAge,
     });
 
   it("a sign-in 1.499 s ago (auth_time one second back) meets max_age=1", async () => {
