@@ -53,39 +53,28 @@ export interface FormErrors {
 const formCodes = new Set([Code.InvalidArgument, Code.OutOfRange, Code.AlreadyExists, Code.FailedPrecondition, Code.NotFound, Code.ResourceExhausted]);
 
 /**
- * The API's answer to a form's call, field by field: buf.validate violations name their field;
- * domain errors write "field: message" or "field[i]: message" (several joined by "; "), or have a
- * reason that belongs to one field (`reasonFields`, e.g. slug_taken → slug). Undefined when the
- * error is not about the input (unauthenticated, internal…): the caller rethrows it.
+ * The API's answer to a form's call, field by field: buf.validate violations name their field
+ * (core's own field errors carry the same detail); a domain error whose reason belongs to one field
+ * (`reasonFields`, e.g. slug_taken → slug) goes next to it; anything else is the form's. Undefined
+ * when the error is not about the input (unauthenticated, internal…): the caller rethrows it.
  */
 export function formErrors(error: unknown, reasonFields: Record<string, string> = {}): FormErrors | undefined {
   if (!(error instanceof ConnectError) || !formCodes.has(error.code)) return undefined;
   const result: FormErrors = { fields: {}, form: [] };
-  const add = (field: string | undefined, index: number | undefined, message: string) => {
-    if (!field) return void result.form.push(message);
-    const text = index === undefined ? message : `Line ${index + 1}: ${message}`;
-    (result.fields[field] ??= []).push(text);
-  };
   const [violations] = error.findDetails(ViolationsSchema);
-  if (violations && violations.violations.length) {
-    for (const v of violations.violations) {
-      const elements = v.field?.elements ?? [];
-      const indexed = elements.find((e) => e.subscript.case === "index");
-      add(elements[0] && jsonName(elements[0].fieldName ?? ""), indexed ? Number(indexed.subscript.value) : undefined, v.message);
-    }
-    return result;
+  for (const v of violations?.violations ?? []) {
+    const elements = v.field?.elements ?? [];
+    const indexed = elements.find((e) => e.subscript.case === "index");
+    const field = elements[0] && jsonName(elements[0].fieldName ?? "");
+    const text = indexed ? `Line ${Number(indexed.subscript.value) + 1}: ${v.message}` : v.message;
+    if (field) (result.fields[field] ??= []).push(text);
+    else result.form.push(text);
   }
+  if (violations?.violations.length) return result;
   const [info] = error.findDetails(ErrorInfoSchema);
   const reasonField = info?.reason ? reasonFields[info.reason] : undefined;
-  if (reasonField) {
-    add(reasonField, undefined, error.rawMessage);
-    return result;
-  }
-  for (const part of error.rawMessage.split("; ")) {
-    const match = /^([a-zA-Z]+)(?:\[(\d+)\])?: (.+)$/s.exec(part);
-    if (match) add(match[1], match[2] === undefined ? undefined : Number(match[2]), match[3]);
-    else add(undefined, undefined, part);
-  }
+  if (reasonField) result.fields[reasonField] = [error.rawMessage];
+  else result.form.push(error.rawMessage);
   return result;
 }
 
