@@ -18,14 +18,14 @@ import { fail, fieldFail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
 import { likeLiteral } from "../sql.ts";
 import { organizationToProto, userToProto } from "../convert.ts";
-import { createOAuthProviderClientMethods } from "./oauth-provider-clients.ts";
+import { createAccountOAuthClientMethods } from "./account-oauth-clients.ts";
 
 const defaultLimit = 50;
 
 export function createAdminService(deps: CoreDeps): ServiceImpl<typeof AdminService> {
   const { config } = deps;
   return {
-    ...createOAuthProviderClientMethods(deps),
+    ...createAccountOAuthClientMethods(deps),
 
     async listUsers(req, ctx) {
       requirePlatformAdmin(requireUser(ctx));

@@ -20,7 +20,7 @@ describe("Account OAuth: max_age counts whole seconds", () => {
     const identity = t.client(IdentityService);
     await identity.createUser({ email: "root@example.com", password: "a long admin password", name: "Root", platformAdmin: true });
     const admin = (await identity.signIn({ email: "root@example.com", password: "a long admin password" })).sessionToken;
-    const created = await t.client(AdminService, { session: admin }).createOAuthProviderClient({ name: "Wiki", redirectUris: [redirectUri], skipConsent: true });
+    const created = await t.client(AdminService, { session: admin }).createAccountOAuthClient({ name: "Wiki", redirectUris: [redirectUri], skipConsent: true });
     clientId = created.clientId;
     user = await t.signUp("reader@example.com");
   });
