@@ -14,6 +14,7 @@ import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, commandProblem, playerProblem, startAgent, type AgentEvent, type AgentOptions, type Player } from "./client.ts";
 import { defaultAuth } from "./server-properties.ts";
 import { wrap } from "./wrap.ts";
+import { secretPrefixes } from "../contract/secrets.ts";
 
 const usage = `usage: outpost-agent <command>
 
@@ -36,7 +37,7 @@ const usage = `usage: outpost-agent <command>
       reply asks the player to confirm a sign-in, confirms it as they would and prints that reply
 
 URL is Outpost's ACCOUNT_BASE_URL (e.g. http://localhost:3000). KEY is the server's agent key
-(opa_…); OUTPOST_AGENT_KEY may hold it instead. --game defaults to minecraft, --auth to online
+(${secretPrefixes.agentKey}…); OUTPOST_AGENT_KEY may hold it instead. --game defaults to minecraft, --auth to online
 (the server authenticates its players; proxy: an offline server behind an authenticating proxy).
 Exit codes of run and simulate: 0 signed in, 1 refused in game, 2 usage, 3 Outpost cannot be
 reached or refuses the agent, 4 asked to confirm (without --confirm: play "/outpost confirm" as

@@ -10,6 +10,7 @@
  *   serv.addPlugin("outpost", outpostPlugin({ url, key }))        // after createMCServer
  *   createMCServer({ …, plugins: { "<outpost>/agent/flying-squid.ts": { url, key } } })
  */
+import { commandForms, commandName } from "../contract/login-command.ts";
 import { readFileSync } from "node:fs";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
@@ -70,7 +71,6 @@ export interface SquidPlugin {
 
 const packageVersion = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
-const usage = "/outpost login <code> | /outpost confirm | /outpost cancel";
 
 /** The plugin for `serv.addPlugin("outpost", outpostPlugin(options))`. */
 export function outpostPlugin(options: OutpostPluginOptions): SquidPlugin {
@@ -124,9 +124,9 @@ function attachOutpost(serv: SquidServer, settings: SquidSettings, options: Outp
   );
   forward = (line) => agent.consoleOutput([line]);
   serv.commands.add({
-    base: "outpost",
+    base: commandName,
     info: "sign in to an app with your Minecraft account through Outpost",
-    usage,
+    usage: commandForms,
     onlyPlayer: true,
     action: (params, ctx) => playOutpostCommand(serv, agent, link, ctx.player!, params),
   });
@@ -162,7 +162,7 @@ function describeRefusal(error: ConnectError, url: string): string {
  */
 async function playOutpostCommand(serv: SquidServer, agent: Agent, link: Link, player: SquidPlayer, params: string): Promise<void> {
   const who: Player = { name: player.username, uuid: player.uuid };
-  const text = `/outpost ${params}`.trim();
+  const text = `/${commandName} ${params}`.trim();
   // A player who left meanwhile cannot be told; flying-squid would crash on the throw.
   const tell = (message: string) => {
     try {
@@ -171,7 +171,7 @@ async function playOutpostCommand(serv: SquidServer, agent: Agent, link: Link, p
       serv.warn(`[Outpost] could not tell ${who.name}: ${(error as Error).message}`);
     }
   };
-  if (commandProblem(who, text)) return tell(`Usage: ${usage}`);
+  if (commandProblem(who, text)) return tell(`Usage: ${commandForms}`);
   if (link.state === "refused") return tell("Signing in through Outpost is not available on this server right now.");
   if (link.state === "disconnected") return tell("Outpost cannot be reached right now. Try again in a minute.");
   try {

@@ -8,6 +8,7 @@ import type { Agent, Reply } from "./client.ts";
 import { maxPlayers, type Player } from "./players.ts";
 import type { LogEvent } from "./log-formats.ts";
 import { tellraw, type Tone } from "./tellraw.ts";
+import { isOutpostCommand } from "../contract/login-command.ts";
 
 /** What the game session needs from the rest of the wrapper. */
 export interface PlayersDeps {
@@ -30,7 +31,6 @@ export const busyMessage = "Outpost is still answering your last command. Wait f
 const uuidWaitMs = 120_000;
 const maxWaitingLogins = 256;
 
-const outpostCommand = /^\/outpost(?:\s|$)/i;
 
 export interface PlayersSession {
   /** Takes one understood console line. */
@@ -103,7 +103,7 @@ export function createPlayersSession(deps: PlayersDeps): PlayersSession {
   }
 
   function command(name: string, text: string): void {
-    if (!outpostCommand.test(text)) return;
+    if (!isOutpostCommand(text)) return;
     // No UUID: their login printed none, or their join went unseen (then tellraw finds no one).
     const uuid = online.get(name);
     if (!uuid) return tell(name, unknownAccountMessage, "refused");

@@ -319,7 +319,7 @@ try {
   const { figures: userinfo, cpu: userinfoCpu } = await userinfoRun(one.code, gameToken, `${gameIssuerUrl}/oauth2/userinfo`, "GET /oauth2/userinfo (one token)");
 
   // d) Account OAuth: a first-party client, a signed-in user, codes from its authorizations.
-  const accountClient = await api("admin/createOAuthProviderClient", { name: "Bench first-party app", redirectUris: [redirectUri], skipConsent: true });
+  const accountClient = await api("admin/createAccountOAuthClient", { name: "Bench first-party app", redirectUris: [redirectUri], skipConsent: true });
   const accountBasic = `Basic ${Buffer.from(`${encodeURIComponent(accountClient.clientId)}:${encodeURIComponent(accountClient.clientSecret)}`).toString("base64")}`;
   const signedIn = await fetch(`${bench.baseUrl}/sign-in`, {
     method: "POST",

@@ -1,6 +1,6 @@
 /**
- * How a credential travels to core, shared by core, the edge and the agent (all of which may
- * import this folder and gen/, as the contract).
+ * How a credential, and the facts about the request it came with, travel to core: shared by core,
+ * the edge and the agent (all of which may import this folder and gen/, as the contract).
  */
 
 /** A dashboard session token; the edge copies it here from the HttpOnly cookie. */
@@ -26,3 +26,9 @@ export const knownDeviceCookie = "outpost_device";
  * so a caller cannot choose its own.
  */
 export const clientIpHeader = "x-outpost-client-ip";
+
+/**
+ * The edge's id of the request a call serves (echoed to the client as X-Request-Id), so that
+ * core's log line about a failure names the request the person quotes.
+ */
+export const requestIdHeader = "x-request-id";

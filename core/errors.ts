@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { create, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
+import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { ErrorInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
 
 /**
@@ -76,4 +77,31 @@ export class DomainError extends Error {
 /** Shorthand: `throw fail("not_found", "server not found")`. */
 export function fail(reason: DomainErrorReason, message: string): DomainError {
   return new DomainError(reason, message);
+}
+
+/** One problem with one field of a request: the field's proto name, a list element's index, and what is wrong. */
+export interface FieldProblem {
+  field: string;
+  index?: number;
+  message: string;
+}
+
+const jsonFieldName = (protoName: string) => protoName.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * `reason` (invalid_argument unless said) about fields of the request. The message names each
+ * problem, "field: message" or "field[i]: message" joined by "; ", for people; a buf.validate
+ * Violations detail, like the validate interceptor's, names the same fields for callers, so none
+ * has to parse the message to put an answer next to its field.
+ */
+export function fieldFail(problems: readonly FieldProblem[], reason: DomainErrorReason = "invalid_argument"): DomainError {
+  const text = problems.map((p) => `${jsonFieldName(p.field)}${p.index === undefined ? "" : `[${p.index}]`}: ${p.message}`).join("; ");
+  const violations = create(ViolationsSchema, {
+    violations: problems.map((p) => ({
+      field: { elements: [{ fieldName: p.field, subscript: p.index === undefined ? undefined : { case: "index" as const, value: BigInt(p.index) } }] },
+      message: p.message,
+      ruleId: reason,
+    })),
+  });
+  return new DomainError(reason, text, [{ desc: ViolationsSchema, value: violations }]);
 }

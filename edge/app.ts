@@ -9,7 +9,7 @@ import type { Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import type http from "node:http";
 import type http2 from "node:http2";
-import { clientIpHeader, sessionHeader } from "../contract/credentials.ts";
+import { clientIpHeader, requestIdHeader, sessionHeader } from "../contract/credentials.ts";
 import { requestLog, type RequestMetrics } from "./request-log.ts";
 import { metricsEndpoint, type Scrape } from "./metrics-endpoint.ts";
 import { services } from "../contract/services.ts";
@@ -20,6 +20,7 @@ import { createAccountRoutes } from "./account-routes.ts";
 import { createAccountIssuer } from "./account-issuer/issuer.ts";
 import { accountAssets } from "./account-pages/pages.ts";
 import { createHttpApi } from "./http-api/router.ts";
+import { createCoreCalls } from "./core-calls.ts";
 import { createOpenApiDocument } from "./http-api/openapi.ts";
 import { apiDocs } from "./http-api/docs.ts";
 import { readFileSync } from "node:fs";
@@ -120,7 +121,11 @@ function bodyLimits(): Middleware {
   );
 }
 
-/** /api/rpc: the session cookie travels to core as the session header. */
+/**
+ * /api/rpc: the public Connect services take the request as it came (so not through
+ * edge/core-calls.ts), with the facts that helper adds: the session cookie as the session header,
+ * the client's address and the request id.
+ */
 function connectRpc(handler: NodeHandler, secureCookies: boolean): Middleware {
   return async (ctx, next) => {
     if (!isRpc(ctx)) return next();
@@ -128,6 +133,7 @@ function connectRpc(handler: NodeHandler, secureCookies: boolean): Middleware {
     if (token && ctx.req.headers[sessionHeader] === undefined) ctx.req.headers[sessionHeader] = token;
     ctx.req.headers[clientIpHeader] = ctx.ip;
     ctx.state.route = rpcPaths.has(ctx.path) ? ctx.path : "/api/rpc/other";
+    ctx.req.headers[requestIdHeader] = ctx.state.requestId;
     ctx.respond = false;
     handler(ctx.req, ctx.res);
   };
@@ -193,9 +199,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
   app.use(apiDocs({ document }));
   app.use(
     createHttpApi({
-      transport: options.transport,
-      forwardedHeaders: (ctx) => ({ [clientIpHeader]: ctx.ip }),
-      secureCookies,
+      calls: createCoreCalls({ transport: options.transport, secureCookies }),
       errorHeaders: rateLimitHeaders,
     }),
   );

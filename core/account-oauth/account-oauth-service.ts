@@ -3,7 +3,7 @@
  * publicly). The edge speaks OpenID Connect at ACCOUNT_BASE_URL/api/auth and renders the pages;
  * every decision is made here.
  */
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import {
   AccountClaimsSchema,
@@ -16,6 +16,7 @@ import {
   StartAuthorizationResponseSchema,
 } from "../../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
 import { entityManager } from "../context.ts";
+import { presentedCredential } from "../auth/credentials.ts";
 import type { CoreDeps } from "../deps.ts";
 import { claimsOutcome, exchangeCode, tokenOutcome, userInfo } from "../oauth/token-engine.ts";
 import { countedExchange } from "../metrics.ts";
@@ -24,22 +25,29 @@ import { accountTokenProfile } from "./tokens.ts";
 
 const step = (next: Step) => create(AuthorizationStepSchema, { step: next });
 
+/**
+ * The browser's dashboard session, from the session header as on every call. This service takes
+ * no credential in the auth interceptor (it serves people who are not signed in yet), so an absent
+ * or dead session is "not signed in" here, not a refusal.
+ */
+const browserSession = (ctx: HandlerContext) => presentedCredential(ctx.requestHeader).session ?? "";
+
 export function createAccountOAuthService(deps: CoreDeps): ServiceImpl<typeof AccountOAuthService> {
   const tokens = accountTokenProfile(deps.config);
   const authorization = createAccountAuthorization(deps);
   return {
     async startAuthorization(req, ctx) {
-      const next = await authorization.start(entityManager(ctx), req);
+      const next = await authorization.start(entityManager(ctx), { ...req, sessionToken: browserSession(ctx) });
       return create(StartAuthorizationResponseSchema, { next: step(next) });
     },
 
     async continueAuthorization(req, ctx) {
-      const next = await authorization.continue(entityManager(ctx), req.requestId, req.sessionToken);
+      const next = await authorization.continue(entityManager(ctx), req.requestId, browserSession(ctx));
       return create(ContinueAuthorizationResponseSchema, { next: step(next) });
     },
 
     async decideConsent(req, ctx) {
-      const next = await authorization.decide(entityManager(ctx), req.requestId, req.sessionToken, req.allow);
+      const next = await authorization.decide(entityManager(ctx), req.requestId, browserSession(ctx), req.allow);
       return create(DecideConsentResponseSchema, { next: step(next) });
     },
 

@@ -14,7 +14,7 @@ import {
 import { ActivityEvent } from "../db/entities.ts";
 import { entityManager, requireUser } from "../context.ts";
 import { requireManager, requirePlatformAdmin } from "../access.ts";
-import { fail } from "../errors.ts";
+import { fieldFail } from "../errors.ts";
 import { likeLiteral } from "../sql.ts";
 
 const defaultLimit = 50;
@@ -57,7 +57,7 @@ async function listEvents(em: EntityManager, scope: Where, page: Page, extra: Wh
   }
   if (page.before !== undefined) {
     const cursor = await em.findOne(ActivityEvent, { ...scope, id: page.before } as FilterQuery<ActivityEvent>);
-    if (!cursor) throw fail("invalid_argument", "before: no such event in this log");
+    if (!cursor) throw fieldFail([{ field: "before", message: "no such event in this log" }]);
     where.$or = [
       { createdAt: { $lt: cursor.createdAt } },
       { createdAt: cursor.createdAt, id: { $lt: cursor.id } },

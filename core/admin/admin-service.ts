@@ -14,18 +14,18 @@ import { Membership, Organization, User } from "../db/entities.ts";
 import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { configuredPlan, requirePlatformAdmin } from "../access.ts";
-import { fail } from "../errors.ts";
+import { fail, fieldFail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
 import { likeLiteral } from "../sql.ts";
 import { organizationToProto, userToProto } from "../convert.ts";
-import { createOAuthProviderClientMethods } from "./oauth-provider-clients.ts";
+import { createAccountOAuthClientMethods } from "./account-oauth-clients.ts";
 
 const defaultLimit = 50;
 
 export function createAdminService(deps: CoreDeps): ServiceImpl<typeof AdminService> {
   const { config } = deps;
   return {
-    ...createOAuthProviderClientMethods(deps),
+    ...createAccountOAuthClientMethods(deps),
 
     async listUsers(req, ctx) {
       requirePlatformAdmin(requireUser(ctx));
@@ -70,7 +70,7 @@ export function createAdminService(deps: CoreDeps): ServiceImpl<typeof AdminServ
       const caller = requireUser(ctx);
       requirePlatformAdmin(caller);
       if (!configuredPlan(config.plans, req.plan)) {
-        throw fail("invalid_argument", `plan: unknown plan "${req.plan}"; configured: ${Object.keys(config.plans).join(", ")}`);
+        throw fieldFail([{ field: "plan", message: `unknown plan "${req.plan}"; configured: ${Object.keys(config.plans).join(", ")}` }]);
       }
       return entityManager(ctx).transactional(async (tx) => {
         const organization = await tx.findOne(Organization, { slug: req.organizationSlug });

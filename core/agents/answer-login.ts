@@ -1,7 +1,7 @@
 import type { CoreDeps } from "../deps.ts";
 import type { LoginVerdict } from "../game-oauth/login-verifier.ts";
 import { countLoginCodeAttempt } from "../ratelimit/login-code-limits.ts";
-import { loginUsage, parseOutpostCommand } from "./login-command.ts";
+import { loginUsage, parseOutpostCommand } from "../../contract/login-command.ts";
 import { insecurelyAllowed, signInRefusal } from "./player-trust.ts";
 
 export interface LoginCommandFacts {

@@ -18,7 +18,7 @@ import { clientIpHeader } from "../../contract/credentials.ts";
 import { Session, User } from "../db/entities.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import { fail } from "../errors.ts";
+import { fail, fieldFail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
 import { countSignInAttempt } from "../ratelimit/sign-in-limits.ts";
 import { sessionEndsAt } from "./sessions.ts";
@@ -121,7 +121,7 @@ export function createSessionMethods({ clock, config, rateLimits, passwords }: C
       });
       if (!valid) {
         await record("user.password_change_failed", ipDetails(ip));
-        throw fail("wrong_password", "currentPassword: the current password is wrong");
+        throw fieldFail([{ field: "current_password", message: "the current password is wrong" }], "wrong_password");
       }
       await attempt.succeeded();
       const passwordHash = await passwords.hash(req.newPassword);

@@ -7,8 +7,8 @@ import { randomUUID } from "node:crypto";
 import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
 import { User } from "./entities.ts";
 
-export const OAuthProviderClient = defineEntity({
-  name: "OAuthProviderClient",
+export const AccountOAuthClient = defineEntity({
+  name: "AccountOAuthClient",
   tableName: "oauth_provider_clients",
   properties: {
     id: p.uuid().primary().onCreate(() => randomUUID()),
@@ -26,7 +26,7 @@ export const OAuthProviderClient = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });
-export type OAuthProviderClient = InferEntity<typeof OAuthProviderClient>;
+export type AccountOAuthClient = InferEntity<typeof AccountOAuthClient>;
 
 /** The scopes a user granted an app; one row per (user, app), grown when the app asks for more. */
 export const AccountConsent = defineEntity({
@@ -35,7 +35,7 @@ export const AccountConsent = defineEntity({
   properties: {
     id: p.uuid().primary().onCreate(() => randomUUID()),
     user: () => p.manyToOne(User).deleteRule("cascade"),
-    client: () => p.manyToOne(OAuthProviderClient).deleteRule("cascade").fieldName("oauth_provider_client_id").index(),
+    client: () => p.manyToOne(AccountOAuthClient).deleteRule("cascade").fieldName("oauth_provider_client_id").index(),
     scopes: p.json<string[]>(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()),
@@ -44,4 +44,4 @@ export const AccountConsent = defineEntity({
 });
 export type AccountConsent = InferEntity<typeof AccountConsent>;
 
-export const accountOAuthEntities = [OAuthProviderClient, AccountConsent];
+export const accountOAuthEntities = [AccountOAuthClient, AccountConsent];

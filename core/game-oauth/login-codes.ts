@@ -8,7 +8,7 @@
  * a key derived from the browser binding hash, which the database keeps only hashed.
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomInt } from "node:crypto";
-import { formatLoginCode } from "../agents/login-command.ts";
+import { formatLoginCode } from "../../contract/login-command.ts";
 
 export const loginCodeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 export const loginCodeLength = 8;

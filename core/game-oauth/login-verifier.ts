@@ -10,7 +10,7 @@
  * where it lives, to confirm it within {@link confirmWindowSeconds} (or the time the sign-in has
  * left, if less) only if they started it.
  */
-import { confirmCommand } from "../agents/login-command.ts";
+import { confirmCommand } from "../../contract/login-command.ts";
 
 /** How long a player has to confirm a sign-in they claimed. */
 export const confirmWindowSeconds = 60;

@@ -17,6 +17,7 @@ import { entityManager } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { startSession } from "../auth/sessions.ts";
+import { presentedCredential } from "../auth/credentials.ts";
 import { createApiKey } from "../auth/api-keys.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { recordActivity } from "../activity/record.ts";
@@ -132,11 +133,14 @@ export function createIdentityService({ config, clock, rateLimits, passwords, kn
       return response;
     },
 
-    async signOut(req, ctx) {
+    async signOut(_req, ctx) {
       const em = entityManager(ctx);
-      if (looksLike("session", req.sessionToken)) {
+      // The session to end is the one in the session header, as on every call (this service takes
+      // no credential in the auth interceptor: signing out an unknown session is not an error).
+      const token = presentedCredential(ctx.requestHeader).session ?? "";
+      if (looksLike("session", token)) {
         await em.transactional(async (tx) => {
-          const session = await tx.findOne(Session, { tokenHash: hashSecret(req.sessionToken) }, { populate: ["user"] });
+          const session = await tx.findOne(Session, { tokenHash: hashSecret(token) }, { populate: ["user"] });
           if (!session) return;
           recordActivity(tx, asAccount(session.user), {
             action: "user.signed_out",

@@ -33,6 +33,7 @@ function countRefusal(error: DomainError, metrics: Metrics): void {
   const retry = error.details.find((detail) => detail.desc === RetryInfoSchema);
   metrics.rateLimitRefused((retry?.value as { policy?: string } | undefined)?.policy || "unknown");
 }
+import { requestIdHeader } from "../../contract/credentials.ts";
 
 /**
  * The one place where failures become Connect errors: domain errors keep their code, reason and
@@ -44,7 +45,7 @@ function countRefusal(error: DomainError, metrics: Metrics): void {
  */
 export function createErrorInterceptor(logger: Logger, metrics: Metrics): Interceptor {
   const unreachable = throttledWarning(logger, "the database cannot be reached; calls are answered unavailable until it is back");
-  const translate = (error: unknown, procedure: string): ConnectError => {
+  const translate = (error: unknown, procedure: string, requestId: string | undefined): ConnectError => {
     if (error instanceof ConnectError) return error;
     if (error instanceof DomainError) {
       countRefusal(error, metrics);
@@ -61,23 +62,25 @@ export function createErrorInterceptor(logger: Logger, metrics: Metrics): Interc
     if (error instanceof ForeignKeyConstraintViolationException) {
       return new ConnectError("a referenced resource does not exist", Code.FailedPrecondition, undefined, undefined, error);
     }
-    logger.error({ err: error, procedure }, "unexpected error in a core procedure");
+    // The edge's request id, when the call serves one: the id a person quotes from the error page.
+    logger.error({ err: error, procedure, requestId }, "unexpected error in a core procedure");
     return new ConnectError("internal error", Code.Internal, undefined, undefined, error);
   };
-  async function* translated<T>(messages: AsyncIterable<T>, procedure: string): AsyncIterable<T> {
+  async function* translated<T>(messages: AsyncIterable<T>, procedure: string, requestId: string | undefined): AsyncIterable<T> {
     try {
       yield* messages;
     } catch (error) {
-      throw translate(error, procedure);
+      throw translate(error, procedure, requestId);
     }
   }
   return (next) => async (req) => {
+    const requestId = req.header.get(requestIdHeader) ?? undefined;
     try {
       const res = await next(req);
       if (!res.stream) return res;
-      return { ...res, message: translated(res.message, req.url) } as StreamResponse;
+      return { ...res, message: translated(res.message, req.url, requestId) } as StreamResponse;
     } catch (error) {
-      throw translate(error, req.url);
+      throw translate(error, req.url, requestId);
     }
   };
 }

@@ -1,5 +1,6 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { ScalarType, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { create, ScalarType, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { createValidator, violationsToProto } from "@bufbuild/protovalidate";
 
 /**
@@ -65,7 +66,14 @@ export function createMessageCheck(): (desc: DescMessage, message: Message) => v
     }
     if (result.kind === "error") throw result.error;
     const nul = nulStringPath(desc, message);
-    if (nul) throw new ConnectError(`${nul}: must not contain NUL characters`, Code.InvalidArgument);
+    if (nul) {
+      // The same detail as the rules' violations, so callers find the field without reading the text.
+      const message = "must not contain NUL characters";
+      const violations = create(ViolationsSchema, {
+        violations: [{ field: { elements: nul.split(".").map((fieldName) => ({ fieldName })) }, message, ruleId: "string.no_nul" }],
+      });
+      throw new ConnectError(`${nul}: ${message}`, Code.InvalidArgument, undefined, [{ desc: ViolationsSchema, value: violations }]);
+    }
   };
 }
 

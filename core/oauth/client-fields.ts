@@ -6,7 +6,7 @@
 import { timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { issueSecret } from "../../contract/secrets.ts";
 import type { CoreConfig } from "../deps.ts";
-import { fail } from "../errors.ts";
+import { fieldFail, type FieldProblem } from "../errors.ts";
 import { normalizeRedirectUri } from "./redirect-uris.ts";
 
 /** The columns every OAuth client row has. */
@@ -35,16 +35,16 @@ export interface IssuedClientSecret {
  * How many there may be is the contract's rule (1 to 16), checked before the handler runs.
  */
 export function normalizeRedirectUris(raw: readonly string[], config: Pick<CoreConfig, "allowInsecureRedirectUris">): string[] {
-  const problems: string[] = [];
+  const problems: FieldProblem[] = [];
   const uris: string[] = [];
-  raw.forEach((uri, i) => {
+  raw.forEach((uri, index) => {
     const result = normalizeRedirectUri(uri, { allowInsecure: config.allowInsecureRedirectUris });
-    if (!result.ok) return problems.push(`redirectUris[${i}]: ${result.reason}`);
+    if (!result.ok) return problems.push({ field: "redirect_uris", index, message: result.reason });
     const same = uris.indexOf(result.uri);
-    if (same >= 0) return problems.push(`redirectUris[${i}]: is the same as redirectUris[${same}] once normalized (${result.uri})`);
+    if (same >= 0) return problems.push({ field: "redirect_uris", index, message: `is the same as redirectUris[${same}] once normalized (${result.uri})` });
     uris.push(result.uri);
   });
-  if (problems.length) throw fail("invalid_argument", problems.join("; "));
+  if (problems.length) throw fieldFail(problems);
   return uris;
 }
 

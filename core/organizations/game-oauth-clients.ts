@@ -25,7 +25,7 @@ import { Server } from "../db/entities.ts";
 import { GameOAuthClient, GameOAuthClientServer } from "../db/game-oauth-entities.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import { DomainError, fail } from "../errors.ts";
+import { DomainError, fail, fieldFail } from "../errors.ts";
 import { requireManager, reservePlanCapacity, type OrganizationAccess } from "../access.ts";
 import { recordActivity } from "../activity/record.ts";
 import {
@@ -59,7 +59,7 @@ const policies: Record<Policy, VerifierPolicy> = {
 
 function policyFromProto(policy: VerifierPolicy): Policy {
   const found = (Object.keys(policies) as Policy[]).find((name) => policies[name] === policy);
-  if (!found) throw fail("invalid_argument", "verifierPolicy: must be any_server or selected_servers");
+  if (!found) throw fieldFail([{ field: "verifier_policy", message: "must be any_server or selected_servers" }]);
   return found;
 }
 
@@ -78,15 +78,15 @@ function clientToProto(client: GameOAuthClient, allowedServerIds: readonly strin
  */
 async function allowedServers(em: EntityManager, organizationId: string, policy: Policy, ids: readonly string[]): Promise<string[]> {
   if (policy === "any_server") {
-    if (ids.length) throw fail("invalid_argument", "allowedServerIds: must be empty when verifierPolicy is any_server");
+    if (ids.length) throw fieldFail([{ field: "allowed_server_ids", message: "must be empty when verifierPolicy is any_server" }]);
     return [];
   }
-  if (!ids.length) throw fail("invalid_argument", "allowedServerIds: selected_servers needs at least one server");
+  if (!ids.length) throw fieldFail([{ field: "allowed_server_ids", message: "selected_servers needs at least one server" }]);
   const found = new Set(
     (await em.find(Server, { id: { $in: [...ids] }, organization: organizationId }, { fields: ["id"] })).map((s) => s.id),
   );
-  const problems = ids.flatMap((id, i) => (found.has(id) ? [] : [`allowedServerIds[${i}]: no server ${id} in this organization`]));
-  if (problems.length) throw fail("invalid_argument", problems.join("; "));
+  const problems = ids.flatMap((id, index) => (found.has(id) ? [] : [{ field: "allowed_server_ids", index, message: `no server ${id} in this organization` }]));
+  if (problems.length) throw fieldFail(problems);
   return [...ids].sort();
 }
 

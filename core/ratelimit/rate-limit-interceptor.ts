@@ -28,9 +28,12 @@ export function createRateLimitInterceptor(requests: Limiter, guard: CredentialG
       return next(req);
     }
     if (audience !== Audience.USER && !rateLimitedByClientIp(req.method)) return next(req);
-    const credential = req.header.get(sessionHeader) || req.header.get(apiKeyHeader);
+    // The edge's own services count per address even when a session travels with the call (the
+    // Account OAuth steps carry the browser's): a credential of the caller's choosing must not
+    // buy a fresh count.
+    const credential = audience === Audience.USER ? req.header.get(sessionHeader) || req.header.get(apiKeyHeader) : null;
     const credentialHash = credential ? hashSecret(credential) : undefined;
-    if (credentialHash && audience === Audience.USER) guard.screen(ip, credentialHash);
+    if (credentialHash) guard.screen(ip, credentialHash);
     // Without a credential the call will be refused anyway, so one shared key for callers whose
     // address core was not told (in-process callers) keeps no one legitimate out.
     const key = credentialHash ? `credential:${credentialHash}` : `ip:${ip ?? "unknown"}`;

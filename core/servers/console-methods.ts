@@ -18,7 +18,7 @@ import type { CoreDeps } from "../deps.ts";
 import { requireServer } from "../access.ts";
 import { appendActivity } from "../activity/record.ts";
 import type { Db, Query } from "../db/statements.ts";
-import { DomainError, fail } from "../errors.ts";
+import { DomainError, fail, fieldFail } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
 import { consoleTimeoutMs, ConsoleUnanswered, type ConsoleAnswer } from "../agents/console.ts";
 import { Server } from "../db/entities.ts";
@@ -40,9 +40,9 @@ const refusals: Record<Exclude<ConsoleOutcome, "ok" | "failed" | "denied">, (sen
  */
 export function consoleCommandText(typed: string): string {
   const problem = consoleCommandProblem(typed);
-  if (problem) throw fail("invalid_argument", `command: ${problem}`);
+  if (problem) throw fieldFail([{ field: "command", message: problem }]);
   const command = typed.startsWith("/") ? typed.slice(1) : typed;
-  if (command.trim() === "") throw fail("invalid_argument", "command: a command is needed after the /");
+  if (command.trim() === "") throw fieldFail([{ field: "command", message: "a command is needed after the /" }]);
   return command;
 }
 

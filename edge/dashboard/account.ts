@@ -6,7 +6,7 @@ import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { ConnectError } from "@connectrpc/connect";
 import { httpStatus, rateLimitHeaders } from "../errors.ts";
-import { action, confirmed, done, noticeOf, page, render, type DashboardDeps, type Viewer } from "./context.ts";
+import { action, confirmed, done, noticeOf, page, render, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
@@ -105,86 +105,71 @@ ${eventTable(events, "Recent activity of your account")}
   );
 }
 
-export function accountRoutes(router: Router, deps: DashboardDeps): void {
-  router.get("/app/account", (ctx) => ctx.redirect(securityPath));
-  router.get(securityPath, page(deps, (ctx, v) => securityPage(ctx, v)));
-
-  router.post(
-    `${securityPath}/api-keys`,
-    action(deps, async (ctx, v, form) => {
-      const name = (form.get("name") ?? "").trim();
-      const expiry = form.get("expiry") ?? "30";
-      try {
-        const res = await v.core.auth.createApiKey({
-          name,
-          expiry: expiry === "none" ? { case: undefined } : { case: "expiresInDays", value: Number(expiry) },
-        });
-        render(ctx, v, {
-          title: `API key "${res.apiKey!.name}" created`,
-          area: "security",
-          crumbs: [{ href: securityPath, label: "Security" }],
-          lede: "Send it as the X-API-Key header. It acts as you, with your access.",
-          body: html`<section class="panel stack reveal" aria-labelledby="key-heading">
+const createApiKey: ActionHandler = async (ctx, v, form) => {
+  const name = (form.get("name") ?? "").trim();
+  const expiry = form.get("expiry") ?? "30";
+  try {
+    const res = await v.core.auth.createApiKey({
+      name,
+      expiry: expiry === "none" ? { case: undefined } : { case: "expiresInDays", value: Number(expiry) },
+    });
+    render(ctx, v, {
+      title: `API key "${res.apiKey!.name}" created`,
+      area: "security",
+      crumbs: [{ href: securityPath, label: "Security" }],
+      lede: "Send it as the X-API-Key header. It acts as you, with your access.",
+      body: html`<section class="panel stack reveal" aria-labelledby="key-heading">
 <h2 id="key-heading">Your new API key</h2>
 ${secretBlock("api-key", "API key", res.key, "It is shown only this once: Outpost keeps only a hash. If you lose it, revoke it and create another.")}
 <p class="hint">Example: <span class="mono">curl -H "X-API-Key: $KEY" ${v.deps.accountBaseUrl.origin}/api/http/organizations/listOrganizations</span></p>
 <div class="actions"><a class="btn primary" href="${securityPath}">Done</a></div>
 </section>`,
-        });
-      } catch (error) {
-        await securityPage(ctx, v, { apiKey: { values: { name, expiry }, errors: formErrorsOrThrow(error) } }, 400);
-      }
-    }),
-  );
+    });
+  } catch (error) {
+    await securityPage(ctx, v, { apiKey: { values: { name, expiry }, errors: formErrorsOrThrow(error) } }, 400);
+  }
+};
 
-  router.post(
-    `${securityPath}/password`,
-    action(deps, async (ctx, v, form) => {
-      try {
-        await v.core.auth.changePassword({ currentPassword: form.get("currentPassword") ?? "", newPassword: form.get("newPassword") ?? "" });
-        done(ctx, securityPath, "password-changed");
-      } catch (error) {
-        const errors = formErrorsOrThrow(error);
-        // A wrong current password counts as a failed sign-in: past the limit, 429 with Retry-After.
-        for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
-        await securityPage(ctx, v, { password: errors }, error instanceof ConnectError ? httpStatus(error.code) : 400);
-      }
-    }),
-  );
+const changePassword: ActionHandler = async (ctx, v, form) => {
+  try {
+    await v.core.auth.changePassword({ currentPassword: form.get("currentPassword") ?? "", newPassword: form.get("newPassword") ?? "" });
+    done(ctx, securityPath, "password-changed");
+  } catch (error) {
+    const errors = formErrorsOrThrow(error);
+    // A wrong current password counts as a failed sign-in: past the limit, 429 with Retry-After.
+    for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
+    await securityPage(ctx, v, { password: errors }, error instanceof ConnectError ? httpStatus(error.code) : 400);
+  }
+};
 
+/** A confirmed action that revokes something of the caller's, then back to the Security page. */
+function revoking(question: { title: string; consequence: string; label: string }, revoke: (v: Viewer, id: string) => Promise<unknown>, notice: string): ActionHandler {
+  return async (ctx, v, form) => {
+    if (!confirmed(ctx, v, form, { ...question, cancel: securityPath })) return;
+    await revoke(v, ctx.params.id ?? ctx.params.clientId);
+    done(ctx, securityPath, notice);
+  };
+}
+
+export function accountRoutes(router: Router, deps: DashboardDeps): void {
+  router.get("/app/account", (ctx) => ctx.redirect(securityPath));
+  router.get(securityPath, page(deps, (ctx, v) => securityPage(ctx, v)));
+  router.post(`${securityPath}/api-keys`, action(deps, createApiKey));
+  router.post(`${securityPath}/password`, action(deps, changePassword));
   router.post(
     `${securityPath}/sessions/revoke-others`,
-    action(deps, async (ctx, v, form) => {
-      if (!confirmed(ctx, v, form, { title: "Revoke every other session?", consequence: "Every other browser signed in as you is signed out at once. This one stays signed in.", label: "Revoke all other sessions", cancel: securityPath })) return;
-      await v.core.auth.revokeOtherSessions({});
-      done(ctx, securityPath, "sessions-revoked");
-    }),
+    action(deps, revoking({ title: "Revoke every other session?", consequence: "Every other browser signed in as you is signed out at once. This one stays signed in.", label: "Revoke all other sessions" }, (v) => v.core.auth.revokeOtherSessions({}), "sessions-revoked")),
   );
-
   router.post(
     `${securityPath}/sessions/:id/revoke`,
-    action(deps, async (ctx, v, form) => {
-      if (!confirmed(ctx, v, form, { title: "Revoke this session?", consequence: "That browser is signed out at once and has to sign in again.", label: "Revoke", cancel: securityPath })) return;
-      await v.core.auth.revokeSession({ sessionId: ctx.params.id });
-      done(ctx, securityPath, "session-revoked");
-    }),
+    action(deps, revoking({ title: "Revoke this session?", consequence: "That browser is signed out at once and has to sign in again.", label: "Revoke" }, (v, sessionId) => v.core.auth.revokeSession({ sessionId }), "session-revoked")),
   );
-
   router.post(
     `${securityPath}/api-keys/:id/revoke`,
-    action(deps, async (ctx, v, form) => {
-      if (!confirmed(ctx, v, form, { title: "Revoke this API key?", consequence: "Scripts using it get 401 from the next request on. This cannot be undone.", label: "Revoke", cancel: securityPath })) return;
-      await v.core.auth.revokeApiKey({ apiKeyId: ctx.params.id });
-      done(ctx, securityPath, "key-revoked");
-    }),
+    action(deps, revoking({ title: "Revoke this API key?", consequence: "Scripts using it get 401 from the next request on. This cannot be undone.", label: "Revoke" }, (v, apiKeyId) => v.core.auth.revokeApiKey({ apiKeyId }), "key-revoked")),
   );
-
   router.post(
     `${securityPath}/consents/:clientId/revoke`,
-    action(deps, async (ctx, v, form) => {
-      if (!confirmed(ctx, v, form, { title: "Revoke your consent to this app?", consequence: "It asks for your consent again the next time you sign in to it.", label: "Revoke", cancel: securityPath })) return;
-      await v.core.auth.revokeConsent({ clientId: ctx.params.clientId });
-      done(ctx, securityPath, "consent-revoked");
-    }),
+    action(deps, revoking({ title: "Revoke your consent to this app?", consequence: "It asks for your consent again the next time you sign in to it.", label: "Revoke" }, (v, clientId) => v.core.auth.revokeConsent({ clientId }), "consent-revoked")),
   );
 }

@@ -2,7 +2,7 @@
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { Code } from "@connectrpc/connect";
-import type { OAuthProviderClient } from "../../gen/outpost/admin/v1/admin_service_pb.js";
+import type { AccountOAuthClient } from "../../gen/outpost/admin/v1/admin_service_pb.js";
 import { action, confirmed, done, noticeOf, page, PageError, render, type ActionHandler, type DashboardDeps, type PageHandler, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
 import { when } from "./format.ts";
@@ -52,7 +52,7 @@ ${choiceGroup({
 
 /** The list, or a note when this core does not serve Account OAuth clients yet. */
 async function listPage(ctx: Context, v: Viewer, values?: Values, errors?: FormErrors, status = 200): Promise<void> {
-  const [{ clients }, { events }] = await Promise.all([v.core.admin.listOAuthProviderClients({}), v.core.activity.listPlatformActivity({ limit: 30 })]);
+  const [{ clients }, { events }] = await Promise.all([v.core.admin.listAccountOAuthClients({}), v.core.activity.listPlatformActivity({ limit: 30 })]);
   render(
     ctx,
     v,
@@ -80,7 +80,7 @@ ${eventTable(events, "Platform activity")}`,
 }
 
 async function clientPage(ctx: Context, v: Viewer, values?: Values, errors?: FormErrors, status = 200): Promise<void> {
-  const { client } = await v.core.admin.getOAuthProviderClient({ clientId: ctx.params.clientId });
+  const { client } = await v.core.admin.getAccountOAuthClient({ clientId: ctx.params.clientId });
   const c = client!;
   const base = `${adminPath}/clients/${c.clientId}`;
   render(
@@ -145,7 +145,7 @@ export function adminRoutes(router: Router, deps: DashboardDeps): void {
     adminAction(deps, async (ctx, v, form) => {
       const values = valuesOf(form);
       try {
-        const res = await v.core.admin.createOAuthProviderClient({ name: values.name, redirectUris: lines(values.redirectUris), skipConsent: values.skipConsent });
+        const res = await v.core.admin.createAccountOAuthClient({ name: values.name, redirectUris: lines(values.redirectUris), skipConsent: values.skipConsent });
         secretPage(ctx, v, { clientId: res.clientId, name: res.client?.name ?? values.name }, res.clientSecret, true);
       } catch (error) {
         await listPage(ctx, v, values, formErrorsOrThrow(error), 400);
@@ -160,7 +160,7 @@ export function adminRoutes(router: Router, deps: DashboardDeps): void {
     adminAction(deps, async (ctx, v, form) => {
       const values = valuesOf(form);
       try {
-        await v.core.admin.updateOAuthProviderClient({ clientId: ctx.params.clientId, name: values.name, redirectUris: { uris: lines(values.redirectUris) }, skipConsent: values.skipConsent });
+        await v.core.admin.updateAccountOAuthClient({ clientId: ctx.params.clientId, name: values.name, redirectUris: { uris: lines(values.redirectUris) }, skipConsent: values.skipConsent });
         done(ctx, `${adminPath}/clients/${ctx.params.clientId}`, "client-updated");
       } catch (error) {
         if (hasCode(error, Code.NotFound)) throw error;
@@ -173,8 +173,8 @@ export function adminRoutes(router: Router, deps: DashboardDeps): void {
     `${adminPath}/clients/:clientId/rotate-secret`,
     adminAction(deps, async (ctx, v, form) => {
       if (!confirmed(ctx, v, form, { title: "Rotate the client secret?", consequence: "The current secret stops working at once.", label: "Rotate secret", cancel: `${adminPath}/clients/${ctx.params.clientId}` })) return;
-      const res = await v.core.admin.rotateOAuthProviderClientSecret({ clientId: ctx.params.clientId });
-      const { client } = await v.core.admin.getOAuthProviderClient({ clientId: res.clientId });
+      const res = await v.core.admin.rotateAccountOAuthClientSecret({ clientId: ctx.params.clientId });
+      const { client } = await v.core.admin.getAccountOAuthClient({ clientId: res.clientId });
       secretPage(ctx, v, { clientId: res.clientId, name: client?.name ?? res.clientId }, res.clientSecret, false);
     }),
   );
@@ -187,7 +187,7 @@ export function adminRoutes(router: Router, deps: DashboardDeps): void {
       `${adminPath}/clients/:clientId/${verb}`,
       adminAction(deps, async (ctx, v, form) => {
         if (disabled && !confirmed(ctx, v, form, { title: "Disable this client?", consequence: "It starts no new authorizations and exchanges no codes.", label: "Disable client", cancel: `${adminPath}/clients/${ctx.params.clientId}` })) return;
-        await v.core.admin.updateOAuthProviderClient({ clientId: ctx.params.clientId, disabled });
+        await v.core.admin.updateAccountOAuthClient({ clientId: ctx.params.clientId, disabled });
         done(ctx, `${adminPath}/clients/${ctx.params.clientId}`, disabled ? "client-disabled" : "client-enabled");
       }),
     );
@@ -197,7 +197,7 @@ export function adminRoutes(router: Router, deps: DashboardDeps): void {
     `${adminPath}/clients/:clientId/delete`,
     adminAction(deps, async (ctx, v, form) => {
       if (!confirmed(ctx, v, form, { title: "Delete this client?", consequence: "Its consents, codes and tokens are deleted with it. This cannot be undone.", label: "Delete client", cancel: `${adminPath}/clients/${ctx.params.clientId}` })) return;
-      await v.core.admin.deleteOAuthProviderClient({ clientId: ctx.params.clientId });
+      await v.core.admin.deleteAccountOAuthClient({ clientId: ctx.params.clientId });
       done(ctx, adminPath, "client-deleted");
     }),
   );

@@ -33,9 +33,8 @@ const maxQueuedBytes = 1 << 20;
 
 /** Core as the session cookie's holder, or a 401 error when there is no cookie. */
 function sessionCore(ctx: Context, deps: DashboardDeps): Core {
-  const token = readSessionCookie(ctx.req.headers, deps.secureCookies);
-  if (!token) throw new ConnectError("sign in again", Code.Unauthenticated);
-  return coreFor(deps.transport, token, ctx.ip);
+  if (!readSessionCookie(ctx.req.headers, deps.secureCookies)) throw new ConnectError("sign in again", Code.Unauthenticated);
+  return coreFor(deps.calls, ctx);
 }
 
 /** A refusal the page explains and does not retry: its status and code, and why in words. */

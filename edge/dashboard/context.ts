@@ -4,7 +4,7 @@
  * GET handlers; actions are POST handlers whose form token is checked before anything else.
  */
 import type { Context } from "koa";
-import type { Transport } from "@connectrpc/connect";
+import type { CoreCalls } from "../core-calls.ts";
 import { Code } from "@connectrpc/connect";
 import { httpOnlyCookieHeader, readCookie, readSessionCookie } from "../cookies.ts";
 import { readLimitedText, mediaType } from "../body.ts";
@@ -20,7 +20,8 @@ import { html } from "../html.ts";
 export const lastOrgCookie = "outpost_org";
 
 export interface DashboardDeps {
-  transport: Transport;
+  /** The edge's one way to call core as the request's caller. */
+  calls: CoreCalls;
   accountBaseUrl: URL;
   /** GAME_ISSUER_URL, for the Game OAuth client pages; absent, they say it is not configured. */
   gameIssuerUrl?: URL;
@@ -56,7 +57,7 @@ async function loadViewer(ctx: Context, deps: DashboardDeps): Promise<Viewer | u
     signInRedirect(ctx);
     return undefined;
   }
-  const core = coreFor(deps.transport, token, ctx.ip);
+  const core = coreFor(deps.calls, ctx);
   try {
     const [session, orgs] = await Promise.all([core.auth.getSession({}), core.organizations.listOrganizations({})]);
     return {

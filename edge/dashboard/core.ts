@@ -1,12 +1,14 @@
 /**
- * The dashboard's way to core: Connect clients over the edge's in-process transport, each call
- * carrying the browser's session (from its HttpOnly cookie) and address, as /api/rpc would.
+ * The dashboard's core: Connect clients made by the edge's one way to call core
+ * (edge/core-calls.ts), so each call carries the browser's session (from its HttpOnly cookie),
+ * address and request id, as /api/rpc would; and the API's refusals of a form, field by field.
  */
-import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
+import type { Context } from "koa";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
-import { clientIpHeader, sessionHeader } from "../../contract/credentials.ts";
 import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { jsonName } from "../errors.ts";
+import type { CoreCalls } from "../core-calls.ts";
 import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
@@ -21,28 +23,14 @@ export interface Core {
   admin: Client<typeof AdminService>;
 }
 
-/** `transport` with `headers` added to every call (a call's own headers of the same name win). */
-function withHeaders(transport: Transport, headers: Record<string, string>): Transport {
-  const merged = (own: ConstructorParameters<typeof Headers>[0]) => {
-    const result = new Headers(headers);
-    new Headers(own).forEach((value, name) => result.set(name, value));
-    return result;
-  };
+/** Core as the caller of this request (the dashboard checks first that it has a session cookie). */
+export function coreFor(calls: CoreCalls, ctx: Context): Core {
   return {
-    unary: (method, signal, timeoutMs, header, input, contextValues) => transport.unary(method, signal, timeoutMs, merged(header), input, contextValues),
-    stream: (method, signal, timeoutMs, header, input, contextValues) => transport.stream(method, signal, timeoutMs, merged(header), input, contextValues),
-  };
-}
-
-/** Core as the holder of `sessionToken`, calling from `clientIp`. */
-export function coreFor(transport: Transport, sessionToken: string, clientIp: string): Core {
-  const bound = withHeaders(transport, { [sessionHeader]: sessionToken, [clientIpHeader]: clientIp });
-  return {
-    auth: createClient(AuthService, bound),
-    organizations: createClient(OrganizationsService, bound),
-    servers: createClient(ServersService, bound),
-    activity: createClient(ActivityService, bound),
-    admin: createClient(AdminService, bound),
+    auth: calls.client(ctx, AuthService),
+    organizations: calls.client(ctx, OrganizationsService),
+    servers: calls.client(ctx, ServersService),
+    activity: calls.client(ctx, ActivityService),
+    admin: calls.client(ctx, AdminService),
   };
 }
 
@@ -65,39 +53,28 @@ export interface FormErrors {
 const formCodes = new Set([Code.InvalidArgument, Code.OutOfRange, Code.AlreadyExists, Code.FailedPrecondition, Code.NotFound, Code.ResourceExhausted]);
 
 /**
- * The API's answer to a form's call, field by field: buf.validate violations name their field;
- * domain errors write "field: message" or "field[i]: message" (several joined by "; "), or have a
- * reason that belongs to one field (`reasonFields`, e.g. slug_taken → slug). Undefined when the
- * error is not about the input (unauthenticated, internal…): the caller rethrows it.
+ * The API's answer to a form's call, field by field: buf.validate violations name their field
+ * (core's own field errors carry the same detail); a domain error whose reason belongs to one field
+ * (`reasonFields`, e.g. slug_taken → slug) goes next to it; anything else is the form's. Undefined
+ * when the error is not about the input (unauthenticated, internal…): the caller rethrows it.
  */
 export function formErrors(error: unknown, reasonFields: Record<string, string> = {}): FormErrors | undefined {
   if (!(error instanceof ConnectError) || !formCodes.has(error.code)) return undefined;
   const result: FormErrors = { fields: {}, form: [] };
-  const add = (field: string | undefined, index: number | undefined, message: string) => {
-    if (!field) return void result.form.push(message);
-    const text = index === undefined ? message : `Line ${index + 1}: ${message}`;
-    (result.fields[field] ??= []).push(text);
-  };
   const [violations] = error.findDetails(ViolationsSchema);
-  if (violations && violations.violations.length) {
-    for (const v of violations.violations) {
-      const elements = v.field?.elements ?? [];
-      const indexed = elements.find((e) => e.subscript.case === "index");
-      add(elements[0] && jsonName(elements[0].fieldName ?? ""), indexed ? Number(indexed.subscript.value) : undefined, v.message);
-    }
-    return result;
+  for (const v of violations?.violations ?? []) {
+    const elements = v.field?.elements ?? [];
+    const indexed = elements.find((e) => e.subscript.case === "index");
+    const field = elements[0] && jsonName(elements[0].fieldName ?? "");
+    const text = indexed ? `Line ${Number(indexed.subscript.value) + 1}: ${v.message}` : v.message;
+    if (field) (result.fields[field] ??= []).push(text);
+    else result.form.push(text);
   }
+  if (violations?.violations.length) return result;
   const [info] = error.findDetails(ErrorInfoSchema);
   const reasonField = info?.reason ? reasonFields[info.reason] : undefined;
-  if (reasonField) {
-    add(reasonField, undefined, error.rawMessage);
-    return result;
-  }
-  for (const part of error.rawMessage.split("; ")) {
-    const match = /^([a-zA-Z]+)(?:\[(\d+)\])?: (.+)$/s.exec(part);
-    if (match) add(match[1], match[2] === undefined ? undefined : Number(match[2]), match[3]);
-    else add(undefined, undefined, part);
-  }
+  if (reasonField) result.fields[reasonField] = [error.rawMessage];
+  else result.form.push(error.rawMessage);
   return result;
 }
 

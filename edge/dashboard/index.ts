@@ -9,6 +9,7 @@ import type { Transport } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Router } from "@koa/router";
 import { codeName, httpStatus, rateLimitHeaders, isUnexplainedFailure } from "../errors.ts";
+import { createCoreCalls } from "../core-calls.ts";
 import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { page, PageError, render, signInRedirect, type DashboardDeps, type Viewer } from "./context.ts";
 import { assets } from "./layout.ts";
@@ -64,11 +65,12 @@ function errorPages(): Middleware {
 
 /** The Koa middleware serving GET / (→ /app) and everything under /app. */
 export function createDashboard(options: DashboardOptions): Middleware {
+  const secureCookies = options.accountBaseUrl.protocol === "https:";
   const deps: DashboardDeps = {
-    transport: options.transport,
+    calls: createCoreCalls({ transport: options.transport, secureCookies }),
     accountBaseUrl: options.accountBaseUrl,
     gameIssuerUrl: options.gameIssuerUrl,
-    secureCookies: options.accountBaseUrl.protocol === "https:",
+    secureCookies,
     shutdown: options.shutdown,
   };
   const router = new Router();

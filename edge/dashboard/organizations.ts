@@ -2,7 +2,7 @@
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { Role, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
-import { action, confirmed, done, noticeOf, orgOf, page, PageError, render, type DashboardDeps, type Viewer } from "./context.ts";
+import { action, confirmed, done, noticeOf, orgOf, page, PageError, render, type ActionHandler, type DashboardDeps, type PageHandler, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { canManage, roleName, suggestSlug, when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
@@ -163,94 +163,78 @@ ${selectField({
 
 const roleByName: Record<string, Role> = { admin: Role.ADMIN, member: Role.MEMBER };
 
+const createOrganization: ActionHandler = async (ctx, v, form) => {
+  const name = (form.get("name") ?? "").trim();
+  const slug = (form.get("slug") ?? "").trim() || suggestSlug(name);
+  try {
+    const { organization } = await v.core.organizations.createOrganization({ name, slug });
+    done(ctx, orgPath(organization!), "org-created");
+  } catch (error) {
+    listPage(ctx, v, { name, slug }, formErrorsOrThrow(error, { slug_taken: "slug" }), 400);
+  }
+};
+
+const switchOrganization: PageHandler = (ctx, v) => {
+  const slug = typeof ctx.query.org === "string" ? ctx.query.org : "";
+  const org = v.organizations.find((o) => o.slug === slug);
+  ctx.redirect(org ? orgPath(org) : "/app/organizations");
+};
+
+const renameOrganization: ActionHandler = async (ctx, v, form) => {
+  const org = orgOf(v, ctx.params.slug);
+  try {
+    await v.core.organizations.updateOrganization({ organizationSlug: org.slug, name: (form.get("name") ?? "").trim() });
+    done(ctx, orgPath(org), "org-renamed");
+  } catch (error) {
+    const errors = formErrorsOrThrow(error);
+    throw new PageError(400, [...errors.form, ...Object.values(errors.fields).flat()].join(" "));
+  }
+};
+
+const deleteOrganization: ActionHandler = async (ctx, v, form) => {
+  const org = orgOf(v, ctx.params.slug);
+  if (!confirmed(ctx, v, form, { title: `Delete the organization "${org.name}"?`, consequence: "Its servers, grants and Game OAuth clients are deleted too. This cannot be undone.", label: "Delete organization", cancel: orgPath(org), org })) return;
+  await v.core.organizations.deleteOrganization({ organizationSlug: org.slug });
+  done(ctx, "/app/organizations", "org-deleted");
+};
+
+const addMember: ActionHandler = async (ctx, v, form) => {
+  const org = orgOf(v, ctx.params.slug);
+  const email = (form.get("email") ?? "").trim();
+  const role = form.get("role") ?? "member";
+  try {
+    await v.core.organizations.addMember({ organizationSlug: org.slug, email, role: roleByName[role] ?? Role.UNSPECIFIED });
+    done(ctx, orgPath(org, "/members"), "member-added");
+  } catch (error) {
+    await membersPage(ctx, v, { email, role }, formErrorsOrThrow(error, { already_member: "email", not_found: "email" }), 400);
+  }
+};
+
+const changeMemberRole: ActionHandler = async (ctx, v, form) => {
+  const org = orgOf(v, ctx.params.slug);
+  const role = Number(form.get("role")) as Role;
+  await v.core.organizations.updateMemberRole({ organizationSlug: org.slug, userId: ctx.params.userId, role });
+  done(ctx, orgPath(org, "/members"), "member-updated");
+};
+
+const removeMember: ActionHandler = async (ctx, v, form) => {
+  const org = orgOf(v, ctx.params.slug);
+  const self = ctx.params.userId === v.user.id;
+  if (!confirmed(ctx, v, form, { title: self ? `Leave ${org.name}?` : "Remove this member?", consequence: self ? "You lose access to its servers at once." : "They lose access to the organization's servers at once.", label: self ? "Leave" : "Remove", cancel: orgPath(org, "/members"), org })) return;
+  await v.core.organizations.removeMember({ organizationSlug: org.slug, userId: ctx.params.userId });
+  if (self) done(ctx, "/app/organizations", "left");
+  else done(ctx, orgPath(org, "/members"), "member-removed");
+};
+
 export function organizationRoutes(router: Router, deps: DashboardDeps): void {
   router.get("/app/organizations", page(deps, (ctx, v) => listPage(ctx, v)));
-
-  router.post(
-    "/app/organizations",
-    action(deps, async (ctx, v, form) => {
-      const name = (form.get("name") ?? "").trim();
-      const slug = (form.get("slug") ?? "").trim() || suggestSlug(name);
-      try {
-        const { organization } = await v.core.organizations.createOrganization({ name, slug });
-        done(ctx, orgPath(organization!), "org-created");
-      } catch (error) {
-        listPage(ctx, v, { name, slug }, formErrorsOrThrow(error, { slug_taken: "slug" }), 400);
-      }
-    }),
-  );
-
-  router.get(
-    "/app/switch",
-    page(deps, (ctx, v) => {
-      const slug = typeof ctx.query.org === "string" ? ctx.query.org : "";
-      const org = v.organizations.find((o) => o.slug === slug);
-      ctx.redirect(org ? orgPath(org) : "/app/organizations");
-    }),
-  );
-
+  router.post("/app/organizations", action(deps, createOrganization));
+  router.get("/app/switch", page(deps, switchOrganization));
   router.get("/app/o/:slug", page(deps, overview));
-
-  router.post(
-    "/app/o/:slug/rename",
-    action(deps, async (ctx, v, form) => {
-      const org = orgOf(v, ctx.params.slug);
-      try {
-        await v.core.organizations.updateOrganization({ organizationSlug: org.slug, name: (form.get("name") ?? "").trim() });
-        done(ctx, orgPath(org), "org-renamed");
-      } catch (error) {
-        const errors = formErrorsOrThrow(error);
-        throw new PageError(400, [...errors.form, ...Object.values(errors.fields).flat()].join(" "));
-      }
-    }),
-  );
-
-  router.post(
-    "/app/o/:slug/delete",
-    action(deps, async (ctx, v, form) => {
-      const org = orgOf(v, ctx.params.slug);
-      if (!confirmed(ctx, v, form, { title: `Delete the organization "${org.name}"?`, consequence: "Its servers, grants and Game OAuth clients are deleted too. This cannot be undone.", label: "Delete organization", cancel: orgPath(org), org })) return;
-      await v.core.organizations.deleteOrganization({ organizationSlug: org.slug });
-      done(ctx, "/app/organizations", "org-deleted");
-    }),
-  );
-
+  router.post("/app/o/:slug/rename", action(deps, renameOrganization));
+  router.post("/app/o/:slug/delete", action(deps, deleteOrganization));
   router.get("/app/o/:slug/members", page(deps, (ctx, v) => membersPage(ctx, v)));
-
-  router.post(
-    "/app/o/:slug/members",
-    action(deps, async (ctx, v, form) => {
-      const org = orgOf(v, ctx.params.slug);
-      const email = (form.get("email") ?? "").trim();
-      const role = form.get("role") ?? "member";
-      try {
-        await v.core.organizations.addMember({ organizationSlug: org.slug, email, role: roleByName[role] ?? Role.UNSPECIFIED });
-        done(ctx, orgPath(org, "/members"), "member-added");
-      } catch (error) {
-        await membersPage(ctx, v, { email, role }, formErrorsOrThrow(error, { already_member: "email", not_found: "email" }), 400);
-      }
-    }),
-  );
-
-  router.post(
-    "/app/o/:slug/members/:userId/role",
-    action(deps, async (ctx, v, form) => {
-      const org = orgOf(v, ctx.params.slug);
-      const role = Number(form.get("role")) as Role;
-      await v.core.organizations.updateMemberRole({ organizationSlug: org.slug, userId: ctx.params.userId, role });
-      done(ctx, orgPath(org, "/members"), "member-updated");
-    }),
-  );
-
-  router.post(
-    "/app/o/:slug/members/:userId/remove",
-    action(deps, async (ctx, v, form) => {
-      const org = orgOf(v, ctx.params.slug);
-      const self = ctx.params.userId === v.user.id;
-      if (!confirmed(ctx, v, form, { title: self ? `Leave ${org.name}?` : "Remove this member?", consequence: self ? "You lose access to its servers at once." : "They lose access to the organization's servers at once.", label: self ? "Leave" : "Remove", cancel: orgPath(org, "/members"), org })) return;
-      await v.core.organizations.removeMember({ organizationSlug: org.slug, userId: ctx.params.userId });
-      if (self) done(ctx, "/app/organizations", "left");
-      else done(ctx, orgPath(org, "/members"), "member-removed");
-    }),
-  );
+  router.post("/app/o/:slug/members", action(deps, addMember));
+  router.post("/app/o/:slug/members/:userId/role", action(deps, changeMemberRole));
+  router.post("/app/o/:slug/members/:userId/remove", action(deps, removeMember));
 }

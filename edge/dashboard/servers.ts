@@ -13,7 +13,7 @@ import { errorBody, isUnexplainedFailure } from "../errors.ts";
 import { Game, type Server } from "../../gen/outpost/servers/v1/resources_pb.js";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { playerTrust } from "../player-trust.ts";
-import { action, confirmed, done, noticeOf, orgOf, page, render, type DashboardDeps, type Viewer } from "./context.ts";
+import { action, confirmed, done, noticeOf, orgOf, page, render, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { coreFor, formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
 import { canManage, gameFlag, gameName, when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, textField } from "./forms.ts";
@@ -191,87 +191,79 @@ ${manage ? manageSections(v, org, s, state, grantsSection) : ""}`,
 
 const games: Record<string, Game> = { minecraft: Game.MINECRAFT, hytale: Game.HYTALE };
 
+/**
+ * Live status for the page script: JSON, polled every 2 s, so one core call (no viewer); a
+ * missing or ended session is a 401, not a redirect.
+ */
+async function liveStatus(ctx: Context, deps: DashboardDeps): Promise<void> {
+  ctx.set("Cache-Control", "no-store");
+  try {
+    if (!readSessionCookie(ctx.req.headers, deps.secureCookies)) throw new ConnectError("sign in again", Code.Unauthenticated);
+    const { servers } = await coreFor(deps.calls, ctx).servers.listServers({ organizationSlug: ctx.params.slug });
+    ctx.body = {
+      servers: servers.map((s) => ({
+        id: s.id,
+        name: s.name,
+        online: s.online,
+        playerCount: s.playerCount,
+        trust: playerTrust(s.playerAuth, s.signInAllowed),
+        lastSeenAt: s.lastSeenAt ? timestampDate(s.lastSeenAt).toISOString() : null,
+      })),
+    };
+  } catch (error) {
+    const body = errorBody(error, ctx.state.requestId);
+    if (isUnexplainedFailure(error)) ctx.state.log?.error({ err: error }, "server status failed");
+    ctx.status = body.status;
+    ctx.body = body;
+  }
+}
+
+const createServer: ActionHandler = async (ctx, v, form) => {
+  const org = orgOf(v, ctx.params.slug);
+  const name = (form.get("name") ?? "").trim();
+  const game = form.get("game") ?? "";
+  try {
+    const res = await v.core.servers.createServer({ organizationSlug: org.slug, name, game: games[game] ?? Game.UNSPECIFIED });
+    keyPage(ctx, v, org, res.server!, res.agentKey, true);
+  } catch (error) {
+    await listPage(ctx, v, { name, game }, formErrorsOrThrow(error), 400);
+  }
+};
+
+const renameServer: ActionHandler = async (ctx, v, form) => {
+  const org = orgOf(v, ctx.params.slug);
+  const name = (form.get("name") ?? "").trim();
+  try {
+    await v.core.servers.updateServer({ serverId: ctx.params.id, name });
+    done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "server-renamed");
+  } catch (error) {
+    if (hasCode(error, Code.NotFound)) throw error;
+    await serverPage(ctx, v, { rename: { errors: formErrorsOrThrow(error), value: name } }, 400);
+  }
+};
+
+const regenerateKey: ActionHandler = async (ctx, v, form) => {
+  const org = orgOf(v, ctx.params.slug);
+  if (!confirmed(ctx, v, form, { title: "Regenerate the agent key?", consequence: "The current key stops working at once and the connected agent is disconnected.", label: "Regenerate agent key", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
+  const res = await v.core.servers.regenerateAgentKey({ serverId: ctx.params.id });
+  keyPage(ctx, v, org, res.server!, res.agentKey, false);
+};
+
+const deleteServer: ActionHandler = async (ctx, v, form) => {
+  const org = orgOf(v, ctx.params.slug);
+  if (!confirmed(ctx, v, form, { title: "Delete this server?", consequence: "Its grants go with it and its agent is disconnected. This cannot be undone.", label: "Delete server", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
+  await v.core.servers.deleteServer({ serverId: ctx.params.id });
+  done(ctx, orgPath(org, "/servers"), "server-deleted");
+};
+
 export function serverRoutes(router: Router, deps: DashboardDeps): void {
   router.get("/app/o/:slug/servers", page(deps, (ctx, v) => listPage(ctx, v)));
-
-  // Live status for the page script: JSON, polled every 2 s, so one core call (no viewer); a
-  // missing or ended session is a 401, not a redirect.
-  router.get("/app/o/:slug/servers/status", async (ctx) => {
-    ctx.set("Cache-Control", "no-store");
-    const token = readSessionCookie(ctx.req.headers, deps.secureCookies);
-    try {
-      if (!token) throw new ConnectError("sign in again", Code.Unauthenticated);
-      const { servers } = await coreFor(deps.transport, token, ctx.ip).servers.listServers({ organizationSlug: ctx.params.slug });
-      ctx.body = {
-        servers: servers.map((s) => ({
-          id: s.id,
-          name: s.name,
-          online: s.online,
-          playerCount: s.playerCount,
-          trust: playerTrust(s.playerAuth, s.signInAllowed),
-          lastSeenAt: s.lastSeenAt ? timestampDate(s.lastSeenAt).toISOString() : null,
-        })),
-      };
-    } catch (error) {
-      const body = errorBody(error, ctx.state.requestId);
-      if (isUnexplainedFailure(error)) ctx.state.log?.error({ err: error }, "server status failed");
-      ctx.status = body.status;
-      ctx.body = body;
-    }
-  });
-
-  router.post(
-    "/app/o/:slug/servers",
-    action(deps, async (ctx, v, form) => {
-      const org = orgOf(v, ctx.params.slug);
-      const name = (form.get("name") ?? "").trim();
-      const game = form.get("game") ?? "";
-      try {
-        const res = await v.core.servers.createServer({ organizationSlug: org.slug, name, game: games[game] ?? Game.UNSPECIFIED });
-        keyPage(ctx, v, org, res.server!, res.agentKey, true);
-      } catch (error) {
-        await listPage(ctx, v, { name, game }, formErrorsOrThrow(error), 400);
-      }
-    }),
-  );
-
+  router.get("/app/o/:slug/servers/status", (ctx) => liveStatus(ctx, deps));
+  router.post("/app/o/:slug/servers", action(deps, createServer));
   router.get("/app/o/:slug/servers/:id", page(deps, (ctx, v) => serverPage(ctx, v)));
-
-  router.post(
-    "/app/o/:slug/servers/:id/rename",
-    action(deps, async (ctx, v, form) => {
-      const org = orgOf(v, ctx.params.slug);
-      const name = (form.get("name") ?? "").trim();
-      try {
-        await v.core.servers.updateServer({ serverId: ctx.params.id, name });
-        done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "server-renamed");
-      } catch (error) {
-        if (hasCode(error, Code.NotFound)) throw error;
-        await serverPage(ctx, v, { rename: { errors: formErrorsOrThrow(error), value: name } }, 400);
-      }
-    }),
-  );
-
-  router.post(
-    "/app/o/:slug/servers/:id/regenerate-key",
-    action(deps, async (ctx, v, form) => {
-      const org = orgOf(v, ctx.params.slug);
-      if (!confirmed(ctx, v, form, { title: "Regenerate the agent key?", consequence: "The current key stops working at once and the connected agent is disconnected.", label: "Regenerate agent key", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
-      const res = await v.core.servers.regenerateAgentKey({ serverId: ctx.params.id });
-      keyPage(ctx, v, org, res.server!, res.agentKey, false);
-    }),
-  );
-
-  router.post(
-    "/app/o/:slug/servers/:id/delete",
-    action(deps, async (ctx, v, form) => {
-      const org = orgOf(v, ctx.params.slug);
-      if (!confirmed(ctx, v, form, { title: "Delete this server?", consequence: "Its grants go with it and its agent is disconnected. This cannot be undone.", label: "Delete server", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
-      await v.core.servers.deleteServer({ serverId: ctx.params.id });
-      done(ctx, orgPath(org, "/servers"), "server-deleted");
-    }),
-  );
-
+  router.post("/app/o/:slug/servers/:id/rename", action(deps, renameServer));
+  router.post("/app/o/:slug/servers/:id/regenerate-key", action(deps, regenerateKey));
+  router.post("/app/o/:slug/servers/:id/delete", action(deps, deleteServer));
   accessRoutes(router, deps, serverPage);
   consoleRoutes(router, deps, serverPage);
   consoleEventRoutes(router, deps);

@@ -4,18 +4,19 @@
  * The token, userinfo, discovery and JWKS endpoints are the shared ones (edge/oauth/).
  */
 import Koa, { type Context } from "koa";
-import { createClient, type Transport } from "@connectrpc/connect";
+import type { Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { GameOAuthService } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
-import { clientIpHeader } from "../../contract/credentials.ts";
+import { createCoreCalls } from "../core-calls.ts";
 import { requestLog, type RequestMetrics } from "../request-log.ts";
 import { createDiscoveryHandler, createJwksHandler, discoveryDocument } from "../oauth/discovery.ts";
 import { oauthErrorHandler, oauthErrorFromCore } from "../oauth/oauth-errors.ts";
 import { onlyFor, plainErrors, routes } from "../oauth/routes.ts";
 import { createTokenHandler } from "../oauth/token.ts";
 import { createUserInfoHandler } from "../oauth/userinfo.ts";
-import { createAuthorizeHandlers } from "./authorize.ts";
+import { createAuthorizeHandler } from "./authorize.ts";
+import { createEventsHandler, createVerifyChallengeHandler } from "./hosted-page-calls.ts";
 import { createBotCheck, type BotCheckOptions } from "./bot-check.ts";
 import { assets } from "./pages.ts";
 import { refuseOversizedBodies } from "../body-limits.ts";
@@ -69,19 +70,13 @@ export function gameDiscoveryDocument(issuer: string) {
 
 export function createGameIssuerApp(options: GameIssuerOptions): Koa {
   const issuer = issuerIdentifier(options.issuerUrl);
-  const game = createClient(GameOAuthService, options.transport);
-  const keys = createClient(KeysService, options.transport);
-  const headers = (ctx: Context) => ({ [clientIpHeader]: ctx.ip });
-  const authorize = createAuthorizeHandlers({
-    client: game,
-    botCheck: createBotCheck(options.botCheck),
-    issuer,
-    secureCookies: options.issuerUrl.protocol === "https:",
-    headers,
-    shutdown: options.shutdown,
-  });
+  const secureCookies = options.issuerUrl.protocol === "https:";
+  // No credential travels from here: this issuer has no dashboard sessions or API keys.
+  const calls = createCoreCalls({ transport: options.transport, secureCookies, credentials: false });
+  const game = (ctx: Context) => calls.client(ctx, GameOAuthService);
+  const hosted = { calls, botCheck: createBotCheck(options.botCheck), issuer, secureCookies, shutdown: options.shutdown };
   const userinfo = createUserInfoHandler(async (accessToken, ctx) => {
-    const answer = await game.getUserInfo({ accessToken }, { headers: headers(ctx) });
+    const answer = await game(ctx).getUserInfo({ accessToken });
     if (answer.outcome.case !== "claims") throw oauthErrorFromCore(answer.outcome.value);
     const c = answer.outcome.value;
     return {
@@ -112,11 +107,11 @@ export function createGameIssuerApp(options: GameIssuerOptions): Koa {
   app.use(
     routes({
       [issuerPaths.discovery]: { GET: createDiscoveryHandler(gameDiscoveryDocument(issuer)) },
-      [issuerPaths.jwks]: { GET: createJwksHandler(keys, Issuer.GAME) },
-      [issuerPaths.authorize]: { GET: authorize.authorize },
-      [`${issuerPaths.authorize}/verify-challenge`]: { POST: authorize.verifyChallenge },
-      [`${issuerPaths.authorize}/events`]: { GET: authorize.events },
-      [issuerPaths.token]: { POST: createTokenHandler((request, ctx) => game.exchangeCode(request, { headers: headers(ctx) })) },
+      [issuerPaths.jwks]: { GET: createJwksHandler((ctx) => calls.client(ctx, KeysService), Issuer.GAME) },
+      [issuerPaths.authorize]: { GET: createAuthorizeHandler(hosted) },
+      [`${issuerPaths.authorize}/verify-challenge`]: { POST: createVerifyChallengeHandler(hosted) },
+      [`${issuerPaths.authorize}/events`]: { GET: createEventsHandler(hosted) },
+      [issuerPaths.token]: { POST: createTokenHandler((request, ctx) => game(ctx).exchangeCode(request)) },
       [issuerPaths.userinfo]: { GET: userinfo, POST: userinfo },
       "/healthz": { GET: (ctx) => void (ctx.body = { status: "ok" }) },
     }),

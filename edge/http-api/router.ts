@@ -6,12 +6,12 @@
  */
 import type { DescMethod, DescMethodUnary, DescService, JsonValue } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { Middleware } from "koa";
-import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
+import { secretPrefixes } from "../../contract/secrets.ts";
 import { httpResponseField, httpRouter, services } from "../../contract/services.ts";
 import { errorBody, HttpError, jsonName, violationDetails, isUnexplainedFailure } from "../errors.ts";
-import { readSessionCookie } from "../cookies.ts";
+import type { CoreCalls } from "../core-calls.ts";
 import { messageFromApiJson, messageToApiJson } from "./json.ts";
 import { queryToJson } from "./query.ts";
 import { readJsonObject } from "./body.ts";
@@ -84,11 +84,12 @@ export function createProcedureMap(exposed: readonly DescService[] = services): 
 
 /** Query parameters that would put a credential in a URL (and so in logs and histories). */
 const credentialParams = /^(api[-_]?key|key|x-api-key|token|access[-_]?token|session|outpost_session|authorization)$/i;
-const secretShape = /^(opk|ops|opa)_/;
+/** The secrets that authenticate a caller (of the HTTP API or an agent), whose prefix in a URL is refused. */
+const credentialPrefixes = [secretPrefixes.apiKey, secretPrefixes.session, secretPrefixes.agentKey];
 
 function refuseCredentialsInUrl(params: URLSearchParams): void {
   for (const [name, value] of params) {
-    if (credentialParams.test(name) || secretShape.test(value)) {
+    if (credentialParams.test(name) || credentialPrefixes.some((prefix) => value.startsWith(prefix))) {
       throw new ConnectError("credentials are not accepted in the URL; send the API key in the X-API-Key header", Code.Unauthenticated);
     }
   }
@@ -108,14 +109,10 @@ function apiInput(procedure: Procedure, json: JsonValue) {
 }
 
 export interface HttpApiOptions {
-  /** In-process transport to core. */
-  transport: Transport;
-  /** Extra headers for core on every call (the client's address). */
-  forwardedHeaders: (ctx: Parameters<Middleware>[0]) => Record<string, string>;
+  /** Core, called as the request's caller (its session cookie or X-API-Key). */
+  calls: CoreCalls;
   /** Largest accepted POST body (default maxBodyBytes, 64 KiB; a larger one is refused before this reads it). */
   bodyLimit?: number;
-  /** The dashboard is served over https: the session cookie has the `__Host-` prefix. */
-  secureCookies: boolean;
   /** Adds headers for an error (e.g. rate-limit headers); optional. */
   errorHeaders?: (error: unknown) => Record<string, string> | undefined;
 }
@@ -146,14 +143,7 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
       }
       if (procedure.httpMethod === "POST" && params.size) throw new ConnectError("a POST takes its input in the JSON body, not the URL", Code.InvalidArgument);
       const input = apiInput(procedure, procedure.httpMethod === "GET" ? queryToJson(procedure.method.input, params) : await readJsonObject(ctx, bodyLimit));
-
-      const header: Record<string, string> = options.forwardedHeaders(ctx);
-      const apiKey = ctx.get(apiKeyHeader);
-      if (apiKey) header[apiKeyHeader] = apiKey;
-      const session = readSessionCookie(ctx.req.headers, options.secureCookies);
-      if (session) header[sessionHeader] = session;
-
-      const response = await options.transport.unary(procedure.method, undefined, undefined, header, input);
+      const response = await options.calls.transport(ctx).unary(procedure.method, undefined, undefined, undefined, input);
       const json = messageToApiJson(procedure.method.output, response.message);
       ctx.status = 200;
       ctx.body = procedure.responseField ? (json as { [key: string]: JsonValue })[procedure.responseField] : json;

@@ -49,9 +49,9 @@ export function createDiscoveryHandler(document: ReturnType<typeof discoveryDocu
 }
 
 /** Short-lived, so a verifier picks up the next key well before it signs anything. */
-export function createJwksHandler(keys: Client<typeof KeysService>, issuer: Issuer) {
+export function createJwksHandler(keys: (ctx: Context) => Client<typeof KeysService>, issuer: Issuer) {
   return async (ctx: Context): Promise<void> => {
-    const jwks = await keys.getJwks({ issuer });
+    const jwks = await keys(ctx).getJwks({ issuer });
     publicJson(ctx, { keys: jwks.keys.map(({ kty, n, e, kid, use, alg }) => ({ kty, n, e, kid, use, alg })) }, 300);
   };
 }

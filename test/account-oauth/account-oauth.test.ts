@@ -456,7 +456,7 @@ describe("Account OAuth issuer", function () {
       });
       assert.equal(wrong.status, 401);
       assert.match(wrong.headers.get("www-authenticate")!, /^Basic /);
-      const rotated = await apiPost(t, adminKey, "admin/rotateOAuthProviderClientSecret", { clientId: app.clientId });
+      const rotated = await apiPost(t, adminKey, "admin/rotateAccountOAuthClientSecret", { clientId: app.clientId });
       const old = app.clientSecret;
       app = { clientId: app.clientId, clientSecret: rotated.clientSecret };
       config = await oidc.discovery(new URL(issuer), app.clientId, undefined, oidc.ClientSecretBasic(app.clientSecret), { execute: [oidc.allowInsecureRequests] });

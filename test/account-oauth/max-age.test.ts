@@ -20,7 +20,7 @@ describe("Account OAuth: max_age counts whole seconds", () => {
     const identity = t.client(IdentityService);
     await identity.createUser({ email: "root@example.com", password: "a long admin password", name: "Root", platformAdmin: true });
     const admin = (await identity.signIn({ email: "root@example.com", password: "a long admin password" })).sessionToken;
-    const created = await t.client(AdminService, { session: admin }).createOAuthProviderClient({ name: "Wiki", redirectUris: [redirectUri], skipConsent: true });
+    const created = await t.client(AdminService, { session: admin }).createAccountOAuthClient({ name: "Wiki", redirectUris: [redirectUri], skipConsent: true });
     clientId = created.clientId;
     user = await t.signUp("reader@example.com");
   });
@@ -37,8 +37,8 @@ describe("Account OAuth: max_age counts whole seconds", () => {
   }
 
   const start = (maxAge: string) =>
-    t.client(AccountOAuthService).startAuthorization({
-      responseType: "code", clientId, redirectUri, state: "s", scope: "openid", maxAge, sessionToken: user.token,
+    t.client(AccountOAuthService, { session: user.token }).startAuthorization({
+      responseType: "code", clientId, redirectUri, state: "s", scope: "openid", maxAge,
     });
 
   it("a sign-in 1.499 s ago (auth_time one second back) meets max_age=1", async () => {

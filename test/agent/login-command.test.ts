@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { formatLoginCode, parseLoginCommand } from "../../core/agents/login-command.ts";
+import { formatLoginCode, parseLoginCommand } from "../../contract/login-command.ts";
 import { backoffMs, commandProblem } from "../../agent/client.ts";
 
 describe("agent: the in-game login command", () => {

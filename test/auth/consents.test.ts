@@ -42,7 +42,7 @@ describe("auth: Account OAuth consents", () => {
     await identity.createUser({ email: "root@example.com", password: "root password 123", name: "Root", platformAdmin: true });
     const { sessionToken } = await identity.signIn({ email: "root@example.com", password: "root password 123" });
     const admin = t.client(AdminService, { session: sessionToken });
-    const register = async (name: string) => (await admin.createOAuthProviderClient({ name, redirectUris: [`https://${name.toLowerCase()}.example.com/cb`] })).clientId;
+    const register = async (name: string) => (await admin.createAccountOAuthClient({ name, redirectUris: [`https://${name.toLowerCase()}.example.com/cb`] })).clientId;
     wiki = await register("Wiki");
     forum = await register("Forum");
     unused = await register("Unused");
@@ -186,7 +186,7 @@ describe("http api: auth/listConsents and auth/revokeConsent", () => {
     key = ((await created.json()) as Json).key;
     // Alice is made a platform admin only to register the app, then the flag is taken away again.
     await sql(`update users set platform_admin = true where id = ?`, [userId]);
-    const registered = await api("POST", "admin/createOAuthProviderClient", { name: "Wiki", redirectUris: ["https://wiki.example.com/cb"] });
+    const registered = await api("POST", "admin/createAccountOAuthClient", { name: "Wiki", redirectUris: ["https://wiki.example.com/cb"] });
     assert.equal(registered.status, 200, JSON.stringify(registered.body));
     clientId = registered.body.clientId;
     await sql(`update users set platform_admin = false where id = ?`, [userId]);

@@ -92,7 +92,7 @@ onPostgresServer(() =>
       await agent.connected(10_000);
 
       // Authorization codes of a first-party Account OAuth client, minted before the outage.
-      const client = await ok("admin/createOAuthProviderClient", { name: "Wiki", redirectUris: [redirectUri], skipConsent: true });
+      const client = await ok("admin/createAccountOAuthClient", { name: "Wiki", redirectUris: [redirectUri], skipConsent: true });
       const signedIn = await fetch(`${base}/sign-in`, {
         method: "POST",
         headers: { "content-type": "application/json" },

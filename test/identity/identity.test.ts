@@ -52,7 +52,7 @@ describe("identity: sign-up, sign-in, sign-out and sessions", () => {
     const identity = t.client(IdentityService);
     const { sessionToken } = await identity.signIn({ email: "ada@example.com", password: "correct horse battery" });
     await t.client(AuthService, { session: sessionToken }).getSession({});
-    await identity.signOut({ sessionToken });
+    await t.client(IdentityService, { session: sessionToken }).signOut({});
     await rejectsWith(t.client(AuthService, { session: sessionToken }).getSession({}), Code.Unauthenticated);
   });
 

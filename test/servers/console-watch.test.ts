@@ -166,7 +166,7 @@ describe("servers: the live console", function () {
     for (const watch of [bySession, byKey, byGrant]) assert.equal((await watch.next()).online, true);
 
     await t.client(AuthService, { apiKey: key }).revokeApiKey({ apiKeyId: apiKey!.id });
-    await t.client(IdentityService).signOut({ sessionToken: admin.token });
+    await t.client(IdentityService, { session: admin.token }).signOut({});
     await orgs.revokeAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id });
     // The server keeps printing: each watch ends anyway, on its next check.
     const chatter = setInterval(() => agent.consoleOutput(["[INFO] still printing"]), 200);

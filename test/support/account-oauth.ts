@@ -36,7 +36,7 @@ export interface RegisteredApp {
 }
 
 export async function registerApp(t: TestOutpost, adminKey: string, redirectUris: string[], extra: Record<string, unknown> = {}): Promise<RegisteredApp> {
-  const res = await apiPost(t, adminKey, "admin/createOAuthProviderClient", { name: "Wiki", redirectUris, ...extra });
+  const res = await apiPost(t, adminKey, "admin/createAccountOAuthClient", { name: "Wiki", redirectUris, ...extra });
   return { clientId: res.clientId, clientSecret: res.clientSecret };
 }
 

@@ -3,6 +3,7 @@
  * status), the rate-limit headers and the two ways to authenticate. Fixed text, not generated.
  */
 import type { JsonSchema, OpenApiDocument } from "./document.ts";
+import { secretPrefixes } from "../../../contract/secrets.ts";
 
 /** The reusable error responses, by HTTP status: the component's name, its description and an example body. */
 const errorResponses = {
@@ -118,7 +119,7 @@ export function fixedComponents(sessionCookieName: string): OpenApiDocument["com
     responses,
     headers,
     securitySchemes: {
-      apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "A user API key (`opk_…`), acting with its user's access." },
+      apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: `A user API key (\`${secretPrefixes.apiKey}…\`), acting with its user's access.` },
       session: {
         type: "apiKey",
         in: "cookie",

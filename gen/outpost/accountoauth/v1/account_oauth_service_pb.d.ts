@@ -70,13 +70,6 @@ export declare type StartAuthorizationRequest = Message<"outpost.accountoauth.v1
    * @generated from field: string max_age = 10;
    */
   maxAge: string;
-
-  /**
-   * The browser's dashboard session ("ops_…"), or empty.
-   *
-   * @generated from field: string session_token = 11;
-   */
-  sessionToken: string;
 };
 
 /**
@@ -234,11 +227,6 @@ export declare type ContinueAuthorizationRequest = Message<"outpost.accountoauth
    * @generated from field: string request_id = 1;
    */
   requestId: string;
-
-  /**
-   * @generated from field: string session_token = 2;
-   */
-  sessionToken: string;
 };
 
 /**
@@ -271,11 +259,6 @@ export declare type DecideConsentRequest = Message<"outpost.accountoauth.v1.Deci
    * @generated from field: string request_id = 1;
    */
   requestId: string;
-
-  /**
-   * @generated from field: string session_token = 2;
-   */
-  sessionToken: string;
 
   /**
    * @generated from field: bool allow = 3;
@@ -468,9 +451,10 @@ export declare const GetUserInfoResponseSchema: GenMessage<GetUserInfoResponse>;
  * The Account OAuth issuer's engine, for the edge alone: the edge speaks OpenID Connect at
  * ACCOUNT_BASE_URL/api/auth, renders the sign-in and consent pages, and translates each step
  * into one of these calls. Every decision (client, redirect URI, prompt, max_age, consent,
- * single use, tokens, claims) is made here. The browser's dashboard session travels in the
- * requests as `session_token` (from its HttpOnly cookie); an absent or dead one means "not
- * signed in".
+ * single use, tokens, claims) is made here. The browser's dashboard session travels as on every
+ * other call, in the session header (the edge copies it from the HttpOnly cookie); this service
+ * takes no credential in core's auth interceptor, so an absent or dead session is not refused
+ * there but means "not signed in" to the steps that need one.
  *
  * @generated from service outpost.accountoauth.v1.AccountOAuthService
  */

@@ -224,9 +224,9 @@ export declare const SetOrganizationVerifiedResponseSchema: GenMessage<SetOrgani
 /**
  * An app that signs dashboard users in through Account OAuth. Never holds the secret.
  *
- * @generated from message outpost.admin.v1.OAuthProviderClient
+ * @generated from message outpost.admin.v1.AccountOAuthClient
  */
-export declare type OAuthProviderClient = Message<"outpost.admin.v1.OAuthProviderClient"> & {
+export declare type AccountOAuthClient = Message<"outpost.admin.v1.AccountOAuthClient"> & {
   /**
    * Issued by Outpost: "oac_" and 24 base62 characters (Game OAuth clients are "ogc_").
    *
@@ -274,15 +274,15 @@ export declare type OAuthProviderClient = Message<"outpost.admin.v1.OAuthProvide
 };
 
 /**
- * Describes the message outpost.admin.v1.OAuthProviderClient.
- * Use `create(OAuthProviderClientSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.AccountOAuthClient.
+ * Use `create(AccountOAuthClientSchema)` to create a new message.
  */
-export declare const OAuthProviderClientSchema: GenMessage<OAuthProviderClient>;
+export declare const AccountOAuthClientSchema: GenMessage<AccountOAuthClient>;
 
 /**
- * @generated from message outpost.admin.v1.CreateOAuthProviderClientRequest
+ * @generated from message outpost.admin.v1.CreateAccountOAuthClientRequest
  */
-export declare type CreateOAuthProviderClientRequest = Message<"outpost.admin.v1.CreateOAuthProviderClientRequest"> & {
+export declare type CreateAccountOAuthClientRequest = Message<"outpost.admin.v1.CreateAccountOAuthClientRequest"> & {
   /**
    * @generated from field: string name = 1;
    */
@@ -308,15 +308,15 @@ export declare type CreateOAuthProviderClientRequest = Message<"outpost.admin.v1
 };
 
 /**
- * Describes the message outpost.admin.v1.CreateOAuthProviderClientRequest.
- * Use `create(CreateOAuthProviderClientRequestSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.CreateAccountOAuthClientRequest.
+ * Use `create(CreateAccountOAuthClientRequestSchema)` to create a new message.
  */
-export declare const CreateOAuthProviderClientRequestSchema: GenMessage<CreateOAuthProviderClientRequest>;
+export declare const CreateAccountOAuthClientRequestSchema: GenMessage<CreateAccountOAuthClientRequest>;
 
 /**
- * @generated from message outpost.admin.v1.CreateOAuthProviderClientResponse
+ * @generated from message outpost.admin.v1.CreateAccountOAuthClientResponse
  */
-export declare type CreateOAuthProviderClientResponse = Message<"outpost.admin.v1.CreateOAuthProviderClientResponse"> & {
+export declare type CreateAccountOAuthClientResponse = Message<"outpost.admin.v1.CreateAccountOAuthClientResponse"> & {
   /**
    * @generated from field: string client_id = 1;
    */
@@ -330,49 +330,49 @@ export declare type CreateOAuthProviderClientResponse = Message<"outpost.admin.v
   clientSecret: string;
 
   /**
-   * @generated from field: outpost.admin.v1.OAuthProviderClient client = 3;
+   * @generated from field: outpost.admin.v1.AccountOAuthClient client = 3;
    */
-  client?: OAuthProviderClient | undefined;
+  client?: AccountOAuthClient | undefined;
 };
 
 /**
- * Describes the message outpost.admin.v1.CreateOAuthProviderClientResponse.
- * Use `create(CreateOAuthProviderClientResponseSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.CreateAccountOAuthClientResponse.
+ * Use `create(CreateAccountOAuthClientResponseSchema)` to create a new message.
  */
-export declare const CreateOAuthProviderClientResponseSchema: GenMessage<CreateOAuthProviderClientResponse>;
+export declare const CreateAccountOAuthClientResponseSchema: GenMessage<CreateAccountOAuthClientResponse>;
 
 /**
- * @generated from message outpost.admin.v1.ListOAuthProviderClientsRequest
+ * @generated from message outpost.admin.v1.ListAccountOAuthClientsRequest
  */
-export declare type ListOAuthProviderClientsRequest = Message<"outpost.admin.v1.ListOAuthProviderClientsRequest"> & {
+export declare type ListAccountOAuthClientsRequest = Message<"outpost.admin.v1.ListAccountOAuthClientsRequest"> & {
 };
 
 /**
- * Describes the message outpost.admin.v1.ListOAuthProviderClientsRequest.
- * Use `create(ListOAuthProviderClientsRequestSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.ListAccountOAuthClientsRequest.
+ * Use `create(ListAccountOAuthClientsRequestSchema)` to create a new message.
  */
-export declare const ListOAuthProviderClientsRequestSchema: GenMessage<ListOAuthProviderClientsRequest>;
+export declare const ListAccountOAuthClientsRequestSchema: GenMessage<ListAccountOAuthClientsRequest>;
 
 /**
- * @generated from message outpost.admin.v1.ListOAuthProviderClientsResponse
+ * @generated from message outpost.admin.v1.ListAccountOAuthClientsResponse
  */
-export declare type ListOAuthProviderClientsResponse = Message<"outpost.admin.v1.ListOAuthProviderClientsResponse"> & {
+export declare type ListAccountOAuthClientsResponse = Message<"outpost.admin.v1.ListAccountOAuthClientsResponse"> & {
   /**
-   * @generated from field: repeated outpost.admin.v1.OAuthProviderClient clients = 1;
+   * @generated from field: repeated outpost.admin.v1.AccountOAuthClient clients = 1;
    */
-  clients: OAuthProviderClient[];
+  clients: AccountOAuthClient[];
 };
 
 /**
- * Describes the message outpost.admin.v1.ListOAuthProviderClientsResponse.
- * Use `create(ListOAuthProviderClientsResponseSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.ListAccountOAuthClientsResponse.
+ * Use `create(ListAccountOAuthClientsResponseSchema)` to create a new message.
  */
-export declare const ListOAuthProviderClientsResponseSchema: GenMessage<ListOAuthProviderClientsResponse>;
+export declare const ListAccountOAuthClientsResponseSchema: GenMessage<ListAccountOAuthClientsResponse>;
 
 /**
- * @generated from message outpost.admin.v1.GetOAuthProviderClientRequest
+ * @generated from message outpost.admin.v1.GetAccountOAuthClientRequest
  */
-export declare type GetOAuthProviderClientRequest = Message<"outpost.admin.v1.GetOAuthProviderClientRequest"> & {
+export declare type GetAccountOAuthClientRequest = Message<"outpost.admin.v1.GetAccountOAuthClientRequest"> & {
   /**
    * @generated from field: string client_id = 1;
    */
@@ -380,26 +380,26 @@ export declare type GetOAuthProviderClientRequest = Message<"outpost.admin.v1.Ge
 };
 
 /**
- * Describes the message outpost.admin.v1.GetOAuthProviderClientRequest.
- * Use `create(GetOAuthProviderClientRequestSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.GetAccountOAuthClientRequest.
+ * Use `create(GetAccountOAuthClientRequestSchema)` to create a new message.
  */
-export declare const GetOAuthProviderClientRequestSchema: GenMessage<GetOAuthProviderClientRequest>;
+export declare const GetAccountOAuthClientRequestSchema: GenMessage<GetAccountOAuthClientRequest>;
 
 /**
- * @generated from message outpost.admin.v1.GetOAuthProviderClientResponse
+ * @generated from message outpost.admin.v1.GetAccountOAuthClientResponse
  */
-export declare type GetOAuthProviderClientResponse = Message<"outpost.admin.v1.GetOAuthProviderClientResponse"> & {
+export declare type GetAccountOAuthClientResponse = Message<"outpost.admin.v1.GetAccountOAuthClientResponse"> & {
   /**
-   * @generated from field: outpost.admin.v1.OAuthProviderClient client = 1;
+   * @generated from field: outpost.admin.v1.AccountOAuthClient client = 1;
    */
-  client?: OAuthProviderClient | undefined;
+  client?: AccountOAuthClient | undefined;
 };
 
 /**
- * Describes the message outpost.admin.v1.GetOAuthProviderClientResponse.
- * Use `create(GetOAuthProviderClientResponseSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.GetAccountOAuthClientResponse.
+ * Use `create(GetAccountOAuthClientResponseSchema)` to create a new message.
  */
-export declare const GetOAuthProviderClientResponseSchema: GenMessage<GetOAuthProviderClientResponse>;
+export declare const GetAccountOAuthClientResponseSchema: GenMessage<GetAccountOAuthClientResponse>;
 
 /**
  * A whole new list of redirect URIs, replacing the old one (rules as at creation).
@@ -422,9 +422,9 @@ export declare const OAuthRedirectUriListSchema: GenMessage<OAuthRedirectUriList
 /**
  * Only the fields present change: {"clientId": "oac_…", "redirectUris": {"uris": ["https://…"]}}.
  *
- * @generated from message outpost.admin.v1.UpdateOAuthProviderClientRequest
+ * @generated from message outpost.admin.v1.UpdateAccountOAuthClientRequest
  */
-export declare type UpdateOAuthProviderClientRequest = Message<"outpost.admin.v1.UpdateOAuthProviderClientRequest"> & {
+export declare type UpdateAccountOAuthClientRequest = Message<"outpost.admin.v1.UpdateAccountOAuthClientRequest"> & {
   /**
    * @generated from field: string client_id = 1;
    */
@@ -452,31 +452,31 @@ export declare type UpdateOAuthProviderClientRequest = Message<"outpost.admin.v1
 };
 
 /**
- * Describes the message outpost.admin.v1.UpdateOAuthProviderClientRequest.
- * Use `create(UpdateOAuthProviderClientRequestSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.UpdateAccountOAuthClientRequest.
+ * Use `create(UpdateAccountOAuthClientRequestSchema)` to create a new message.
  */
-export declare const UpdateOAuthProviderClientRequestSchema: GenMessage<UpdateOAuthProviderClientRequest>;
+export declare const UpdateAccountOAuthClientRequestSchema: GenMessage<UpdateAccountOAuthClientRequest>;
 
 /**
- * @generated from message outpost.admin.v1.UpdateOAuthProviderClientResponse
+ * @generated from message outpost.admin.v1.UpdateAccountOAuthClientResponse
  */
-export declare type UpdateOAuthProviderClientResponse = Message<"outpost.admin.v1.UpdateOAuthProviderClientResponse"> & {
+export declare type UpdateAccountOAuthClientResponse = Message<"outpost.admin.v1.UpdateAccountOAuthClientResponse"> & {
   /**
-   * @generated from field: outpost.admin.v1.OAuthProviderClient client = 1;
+   * @generated from field: outpost.admin.v1.AccountOAuthClient client = 1;
    */
-  client?: OAuthProviderClient | undefined;
+  client?: AccountOAuthClient | undefined;
 };
 
 /**
- * Describes the message outpost.admin.v1.UpdateOAuthProviderClientResponse.
- * Use `create(UpdateOAuthProviderClientResponseSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.UpdateAccountOAuthClientResponse.
+ * Use `create(UpdateAccountOAuthClientResponseSchema)` to create a new message.
  */
-export declare const UpdateOAuthProviderClientResponseSchema: GenMessage<UpdateOAuthProviderClientResponse>;
+export declare const UpdateAccountOAuthClientResponseSchema: GenMessage<UpdateAccountOAuthClientResponse>;
 
 /**
- * @generated from message outpost.admin.v1.RotateOAuthProviderClientSecretRequest
+ * @generated from message outpost.admin.v1.RotateAccountOAuthClientSecretRequest
  */
-export declare type RotateOAuthProviderClientSecretRequest = Message<"outpost.admin.v1.RotateOAuthProviderClientSecretRequest"> & {
+export declare type RotateAccountOAuthClientSecretRequest = Message<"outpost.admin.v1.RotateAccountOAuthClientSecretRequest"> & {
   /**
    * @generated from field: string client_id = 1;
    */
@@ -484,15 +484,15 @@ export declare type RotateOAuthProviderClientSecretRequest = Message<"outpost.ad
 };
 
 /**
- * Describes the message outpost.admin.v1.RotateOAuthProviderClientSecretRequest.
- * Use `create(RotateOAuthProviderClientSecretRequestSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.RotateAccountOAuthClientSecretRequest.
+ * Use `create(RotateAccountOAuthClientSecretRequestSchema)` to create a new message.
  */
-export declare const RotateOAuthProviderClientSecretRequestSchema: GenMessage<RotateOAuthProviderClientSecretRequest>;
+export declare const RotateAccountOAuthClientSecretRequestSchema: GenMessage<RotateAccountOAuthClientSecretRequest>;
 
 /**
- * @generated from message outpost.admin.v1.RotateOAuthProviderClientSecretResponse
+ * @generated from message outpost.admin.v1.RotateAccountOAuthClientSecretResponse
  */
-export declare type RotateOAuthProviderClientSecretResponse = Message<"outpost.admin.v1.RotateOAuthProviderClientSecretResponse"> & {
+export declare type RotateAccountOAuthClientSecretResponse = Message<"outpost.admin.v1.RotateAccountOAuthClientSecretResponse"> & {
   /**
    * @generated from field: string client_id = 1;
    */
@@ -507,15 +507,15 @@ export declare type RotateOAuthProviderClientSecretResponse = Message<"outpost.a
 };
 
 /**
- * Describes the message outpost.admin.v1.RotateOAuthProviderClientSecretResponse.
- * Use `create(RotateOAuthProviderClientSecretResponseSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.RotateAccountOAuthClientSecretResponse.
+ * Use `create(RotateAccountOAuthClientSecretResponseSchema)` to create a new message.
  */
-export declare const RotateOAuthProviderClientSecretResponseSchema: GenMessage<RotateOAuthProviderClientSecretResponse>;
+export declare const RotateAccountOAuthClientSecretResponseSchema: GenMessage<RotateAccountOAuthClientSecretResponse>;
 
 /**
- * @generated from message outpost.admin.v1.DeleteOAuthProviderClientRequest
+ * @generated from message outpost.admin.v1.DeleteAccountOAuthClientRequest
  */
-export declare type DeleteOAuthProviderClientRequest = Message<"outpost.admin.v1.DeleteOAuthProviderClientRequest"> & {
+export declare type DeleteAccountOAuthClientRequest = Message<"outpost.admin.v1.DeleteAccountOAuthClientRequest"> & {
   /**
    * @generated from field: string client_id = 1;
    */
@@ -523,22 +523,22 @@ export declare type DeleteOAuthProviderClientRequest = Message<"outpost.admin.v1
 };
 
 /**
- * Describes the message outpost.admin.v1.DeleteOAuthProviderClientRequest.
- * Use `create(DeleteOAuthProviderClientRequestSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.DeleteAccountOAuthClientRequest.
+ * Use `create(DeleteAccountOAuthClientRequestSchema)` to create a new message.
  */
-export declare const DeleteOAuthProviderClientRequestSchema: GenMessage<DeleteOAuthProviderClientRequest>;
+export declare const DeleteAccountOAuthClientRequestSchema: GenMessage<DeleteAccountOAuthClientRequest>;
 
 /**
- * @generated from message outpost.admin.v1.DeleteOAuthProviderClientResponse
+ * @generated from message outpost.admin.v1.DeleteAccountOAuthClientResponse
  */
-export declare type DeleteOAuthProviderClientResponse = Message<"outpost.admin.v1.DeleteOAuthProviderClientResponse"> & {
+export declare type DeleteAccountOAuthClientResponse = Message<"outpost.admin.v1.DeleteAccountOAuthClientResponse"> & {
 };
 
 /**
- * Describes the message outpost.admin.v1.DeleteOAuthProviderClientResponse.
- * Use `create(DeleteOAuthProviderClientResponseSchema)` to create a new message.
+ * Describes the message outpost.admin.v1.DeleteAccountOAuthClientResponse.
+ * Use `create(DeleteAccountOAuthClientResponseSchema)` to create a new message.
  */
-export declare const DeleteOAuthProviderClientResponseSchema: GenMessage<DeleteOAuthProviderClientResponse>;
+export declare const DeleteAccountOAuthClientResponseSchema: GenMessage<DeleteAccountOAuthClientResponse>;
 
 /**
  * Platform administration. Every procedure requires a platform admin.
@@ -604,61 +604,61 @@ export declare const AdminService: GenService<{
    * Registers an app that signs dashboard users in through Account OAuth (the issuer at
    * ACCOUNT_BASE_URL/api/auth). The client secret is in this response only.
    *
-   * @generated from rpc outpost.admin.v1.AdminService.CreateOAuthProviderClient
+   * @generated from rpc outpost.admin.v1.AdminService.CreateAccountOAuthClient
    */
-  createOAuthProviderClient: {
+  createAccountOAuthClient: {
     methodKind: "unary";
-    input: typeof CreateOAuthProviderClientRequestSchema;
-    output: typeof CreateOAuthProviderClientResponseSchema;
+    input: typeof CreateAccountOAuthClientRequestSchema;
+    output: typeof CreateAccountOAuthClientResponseSchema;
   },
   /**
    * Every Account OAuth client, newest first.
    *
-   * @generated from rpc outpost.admin.v1.AdminService.ListOAuthProviderClients
+   * @generated from rpc outpost.admin.v1.AdminService.ListAccountOAuthClients
    */
-  listOAuthProviderClients: {
+  listAccountOAuthClients: {
     methodKind: "unary";
-    input: typeof ListOAuthProviderClientsRequestSchema;
-    output: typeof ListOAuthProviderClientsResponseSchema;
+    input: typeof ListAccountOAuthClientsRequestSchema;
+    output: typeof ListAccountOAuthClientsResponseSchema;
   },
   /**
-   * @generated from rpc outpost.admin.v1.AdminService.GetOAuthProviderClient
+   * @generated from rpc outpost.admin.v1.AdminService.GetAccountOAuthClient
    */
-  getOAuthProviderClient: {
+  getAccountOAuthClient: {
     methodKind: "unary";
-    input: typeof GetOAuthProviderClientRequestSchema;
-    output: typeof GetOAuthProviderClientResponseSchema;
+    input: typeof GetAccountOAuthClientRequestSchema;
+    output: typeof GetAccountOAuthClientResponseSchema;
   },
   /**
    * Changes the fields present. Disabling stops new authorizations and exchanges; access tokens
    * already issued stay valid until they expire.
    *
-   * @generated from rpc outpost.admin.v1.AdminService.UpdateOAuthProviderClient
+   * @generated from rpc outpost.admin.v1.AdminService.UpdateAccountOAuthClient
    */
-  updateOAuthProviderClient: {
+  updateAccountOAuthClient: {
     methodKind: "unary";
-    input: typeof UpdateOAuthProviderClientRequestSchema;
-    output: typeof UpdateOAuthProviderClientResponseSchema;
+    input: typeof UpdateAccountOAuthClientRequestSchema;
+    output: typeof UpdateAccountOAuthClientResponseSchema;
   },
   /**
    * Replaces the client secret: the old one stops working at once. Tokens already issued stay valid.
    *
-   * @generated from rpc outpost.admin.v1.AdminService.RotateOAuthProviderClientSecret
+   * @generated from rpc outpost.admin.v1.AdminService.RotateAccountOAuthClientSecret
    */
-  rotateOAuthProviderClientSecret: {
+  rotateAccountOAuthClientSecret: {
     methodKind: "unary";
-    input: typeof RotateOAuthProviderClientSecretRequestSchema;
-    output: typeof RotateOAuthProviderClientSecretResponseSchema;
+    input: typeof RotateAccountOAuthClientSecretRequestSchema;
+    output: typeof RotateAccountOAuthClientSecretResponseSchema;
   },
   /**
    * Deletes the client with its consents, codes and tokens.
    *
-   * @generated from rpc outpost.admin.v1.AdminService.DeleteOAuthProviderClient
+   * @generated from rpc outpost.admin.v1.AdminService.DeleteAccountOAuthClient
    */
-  deleteOAuthProviderClient: {
+  deleteAccountOAuthClient: {
     methodKind: "unary";
-    input: typeof DeleteOAuthProviderClientRequestSchema;
-    output: typeof DeleteOAuthProviderClientResponseSchema;
+    input: typeof DeleteAccountOAuthClientRequestSchema;
+    output: typeof DeleteAccountOAuthClientResponseSchema;
   },
 }>;
 

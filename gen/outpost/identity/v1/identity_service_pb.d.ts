@@ -179,13 +179,11 @@ export declare type SignInResponse = Message<"outpost.identity.v1.SignInResponse
 export declare const SignInResponseSchema: GenMessage<SignInResponse>;
 
 /**
+ * The session to end travels in the session header, as on every other call.
+ *
  * @generated from message outpost.identity.v1.SignOutRequest
  */
 export declare type SignOutRequest = Message<"outpost.identity.v1.SignOutRequest"> & {
-  /**
-   * @generated from field: string session_token = 1;
-   */
-  sessionToken: string;
 };
 
 /**
@@ -330,7 +328,7 @@ export declare const IdentityService: GenService<{
     output: typeof SignInResponseSchema;
   },
   /**
-   * Ends the session the token belongs to; an unknown token is not an error.
+   * Ends the session of the session header; an unknown or absent one is not an error.
    *
    * @generated from rpc outpost.identity.v1.IdentityService.SignOut
    */

@@ -5,9 +5,9 @@ import { toJsonString } from "@bufbuild/protobuf";
 import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import {
   AdminService,
-  GetOAuthProviderClientResponseSchema,
-  ListOAuthProviderClientsResponseSchema,
-  type OAuthProviderClient,
+  GetAccountOAuthClientResponseSchema,
+  ListAccountOAuthClientsResponseSchema,
+  type AccountOAuthClient,
 } from "../../gen/outpost/admin/v1/admin_service_pb.js";
 import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
@@ -45,11 +45,11 @@ describe("admin: Account OAuth clients", () => {
   });
 
   describe("create, list, get", () => {
-    let created: OAuthProviderClient;
+    let created: AccountOAuthClient;
     let secret: string;
 
     it("lets a platform admin create a client: oac_ id, oas_ secret in this answer only, URIs normalized", async () => {
-      const res = await admin(root).createOAuthProviderClient({
+      const res = await admin(root).createAccountOAuthClient({
         name: "Wiki",
         redirectUris: ["HTTPS://Wiki.Example.com:443/oauth/callback", "http://localhost:3000/cb"],
       });
@@ -91,31 +91,31 @@ describe("admin: Account OAuth clients", () => {
     });
 
     it("lists and gets the client, never with the secret", async () => {
-      const list = await admin(root).listOAuthProviderClients({});
+      const list = await admin(root).listAccountOAuthClients({});
       assert.deepEqual(list.clients, [created]);
-      assert.equal(toJsonString(ListOAuthProviderClientsResponseSchema, list).includes(secret.slice(12)), false);
-      const got = await admin(root).getOAuthProviderClient({ clientId: created.clientId });
+      assert.equal(toJsonString(ListAccountOAuthClientsResponseSchema, list).includes(secret.slice(12)), false);
+      const got = await admin(root).getAccountOAuthClient({ clientId: created.clientId });
       assert.deepEqual(got.client, created);
-      assert.equal(toJsonString(GetOAuthProviderClientResponseSchema, got).includes(secret.slice(12)), false);
+      assert.equal(toJsonString(GetAccountOAuthClientResponseSchema, got).includes(secret.slice(12)), false);
     });
 
     it("takes skipConsent and disabled at creation", async () => {
-      const res = await admin(root).createOAuthProviderClient({ name: "Intranet", redirectUris: [callback], skipConsent: true, disabled: true });
+      const res = await admin(root).createAccountOAuthClient({ name: "Intranet", redirectUris: [callback], skipConsent: true, disabled: true });
       assert.equal(res.client?.skipConsent, true);
       assert.equal(res.client?.disabled, true);
-      const { client } = await admin(root).getOAuthProviderClient({ clientId: res.clientId });
+      const { client } = await admin(root).getAccountOAuthClient({ clientId: res.clientId });
       assert.deepEqual(client, res.client);
     });
 
     it("lists newest first", async () => {
       const ids: string[] = [];
       for (const name of ["First", "Second", "Third"]) {
-        ids.push((await admin(root).createOAuthProviderClient({ name, redirectUris: [callback] })).clientId);
+        ids.push((await admin(root).createAccountOAuthClient({ name, redirectUris: [callback] })).clientId);
       }
       // Distinct times, out of creation order: the order must come from createdAt.
       const times = ["2030-01-01T00:00:02Z", "2030-01-01T00:00:03Z", "2030-01-01T00:00:01Z"];
       for (const [i, id] of ids.entries()) await sql(`update oauth_provider_clients set created_at = ? where client_id = ?`, [times[i], id]);
-      const { clients } = await admin(root).listOAuthProviderClients({});
+      const { clients } = await admin(root).listAccountOAuthClients({});
       assert.deepEqual(clients.slice(0, 3).map((c) => c.name), ["Second", "First", "Third"]);
       assert.equal(clients.length, 5);
     });
@@ -124,7 +124,7 @@ describe("admin: Account OAuth clients", () => {
   describe("redirect URIs", () => {
     it("names each bad URI by its index: fragment, http off loopback, relative, custom scheme, userinfo", async () => {
       const error = await rejectsWith(
-        admin(root).createOAuthProviderClient({
+        admin(root).createAccountOAuthClient({
           name: "Bad",
           redirectUris: [
             callback,
@@ -149,36 +149,36 @@ describe("admin: Account OAuth clients", () => {
 
     it("refuses duplicates once normalized, and allows http on loopback hosts", async () => {
       const error = await rejectsWith(
-        admin(root).createOAuthProviderClient({ name: "Dup", redirectUris: [callback, "HTTPS://APP.example.com:443/callback"] }),
+        admin(root).createAccountOAuthClient({ name: "Dup", redirectUris: [callback, "HTTPS://APP.example.com:443/callback"] }),
         Code.InvalidArgument,
       );
       assert.match(error.rawMessage, /redirectUris\[1\]: is the same as redirectUris\[0\]/);
       const loopback = ["http://localhost:8080/cb", "http://127.0.0.1/cb", "http://[::1]:9000/cb"];
-      const res = await admin(root).createOAuthProviderClient({ name: "Local", redirectUris: loopback });
+      const res = await admin(root).createAccountOAuthClient({ name: "Local", redirectUris: loopback });
       assert.deepEqual(res.client?.redirectUris, loopback);
     });
 
     it("takes 1 to 16 URIs, refusing 0 and 17 with a field violation on redirect_uris", async () => {
       const many = Array.from({ length: 17 }, (_, i) => `https://app.example.com/cb/${i}`);
       for (const redirectUris of [many, []]) {
-        const error = await rejectsWith(admin(root).createOAuthProviderClient({ name: "Many", redirectUris }), Code.InvalidArgument);
+        const error = await rejectsWith(admin(root).createAccountOAuthClient({ name: "Many", redirectUris }), Code.InvalidArgument);
         const [violations] = error.findDetails(ViolationsSchema);
         assert.deepEqual(violations?.violations.map((v) => v.field?.elements.map((e) => e.fieldName).join(".")), ["redirect_uris"]);
       }
-      const res = await admin(root).createOAuthProviderClient({ name: "Sixteen", redirectUris: many.slice(0, 16) });
+      const res = await admin(root).createAccountOAuthClient({ name: "Sixteen", redirectUris: many.slice(0, 16) });
       assert.equal(res.client?.redirectUris.length, 16);
     });
 
     it("applies the same rules to an update's new list, and keeps the old one when refused", async () => {
-      const { clientId, client } = await admin(root).createOAuthProviderClient({ name: "Keep", redirectUris: [callback] });
+      const { clientId, client } = await admin(root).createAccountOAuthClient({ name: "Keep", redirectUris: [callback] });
       const error = await rejectsWith(
-        admin(root).updateOAuthProviderClient({ clientId, redirectUris: { uris: ["https://ok.example.com/cb", "http://evil.example.com/cb"] } }),
+        admin(root).updateAccountOAuthClient({ clientId, redirectUris: { uris: ["https://ok.example.com/cb", "http://evil.example.com/cb"] } }),
         Code.InvalidArgument,
       );
       assert.match(error.rawMessage, /redirectUris\[1\]: must use https/);
       const many = Array.from({ length: 17 }, (_, i) => `https://app.example.com/cb/${i}`);
-      await rejectsWith(admin(root).updateOAuthProviderClient({ clientId, redirectUris: { uris: many } }), Code.InvalidArgument);
-      assert.deepEqual((await admin(root).getOAuthProviderClient({ clientId })).client, client);
+      await rejectsWith(admin(root).updateAccountOAuthClient({ clientId, redirectUris: { uris: many } }), Code.InvalidArgument);
+      assert.deepEqual((await admin(root).getAccountOAuthClient({ clientId })).client, client);
     });
 
     it("allows http on any host when the service allows insecure redirect URIs", async () => {
@@ -188,9 +188,9 @@ describe("admin: Account OAuth clients", () => {
         await identity.createUser({ email: "dev@example.com", password: "dev password 123", name: "Dev", platformAdmin: true });
         const { sessionToken } = await identity.signIn({ email: "dev@example.com", password: "dev password 123" });
         const devAdmin = dev.client(AdminService, { session: sessionToken });
-        const res = await devAdmin.createOAuthProviderClient({ name: "Dev", redirectUris: ["http://dev.example.test:8080/cb"] });
+        const res = await devAdmin.createAccountOAuthClient({ name: "Dev", redirectUris: ["http://dev.example.test:8080/cb"] });
         assert.deepEqual(res.client?.redirectUris, ["http://dev.example.test:8080/cb"]);
-        await rejectsWith(devAdmin.createOAuthProviderClient({ name: "Dev", redirectUris: ["https://a.example.com/cb#x"] }), Code.InvalidArgument);
+        await rejectsWith(devAdmin.createAccountOAuthClient({ name: "Dev", redirectUris: ["https://a.example.com/cb#x"] }), Code.InvalidArgument);
       } finally {
         await dev.close();
       }
@@ -199,27 +199,27 @@ describe("admin: Account OAuth clients", () => {
 
   describe("update, rotate, delete", () => {
     let clientId: string;
-    let original: OAuthProviderClient;
+    let original: AccountOAuthClient;
 
     before(async () => {
-      const res = await admin(root).createOAuthProviderClient({ name: "Forum", redirectUris: [callback] });
+      const res = await admin(root).createAccountOAuthClient({ name: "Forum", redirectUris: [callback] });
       clientId = res.clientId;
       original = res.client!;
     });
 
     it("changes only the fields present", async () => {
-      const renamed = (await admin(root).updateOAuthProviderClient({ clientId, name: "Forum 2" })).client!;
+      const renamed = (await admin(root).updateAccountOAuthClient({ clientId, name: "Forum 2" })).client!;
       assert.deepEqual(renamed, { ...original, name: "Forum 2" });
 
-      const uris = (await admin(root).updateOAuthProviderClient({
+      const uris = (await admin(root).updateAccountOAuthClient({
         clientId,
         redirectUris: { uris: ["HTTPS://Forum.example.com:443/new/", "http://localhost:8080/cb"] },
       })).client!;
       assert.deepEqual(uris, { ...renamed, redirectUris: ["https://forum.example.com/new/", "http://localhost:8080/cb"] });
 
-      const skipped = (await admin(root).updateOAuthProviderClient({ clientId, skipConsent: true })).client!;
+      const skipped = (await admin(root).updateAccountOAuthClient({ clientId, skipConsent: true })).client!;
       assert.deepEqual(skipped, { ...uris, skipConsent: true });
-      assert.deepEqual((await admin(root).getOAuthProviderClient({ clientId })).client, skipped);
+      assert.deepEqual((await admin(root).getAccountOAuthClient({ clientId })).client, skipped);
 
       const events = (await activity(clientId)).filter((e) => e.action === "oauth_provider_client.updated");
       assert.deepEqual(events.map((e) => e.details.changed).sort(), ["name", "redirectUris", "skipConsent"]);
@@ -231,16 +231,16 @@ describe("admin: Account OAuth clients", () => {
 
     it("records nothing for an update that changes nothing", async () => {
       const before = (await activity(clientId)).length;
-      const { client } = await admin(root).updateOAuthProviderClient({ clientId, name: "Forum 2", skipConsent: true, disabled: false });
+      const { client } = await admin(root).updateAccountOAuthClient({ clientId, name: "Forum 2", skipConsent: true, disabled: false });
       assert.equal(client?.name, "Forum 2");
       assert.equal((await activity(clientId)).length, before);
     });
 
     it("disables and enables a client, each recorded", async () => {
-      const disabled = (await admin(root).updateOAuthProviderClient({ clientId, disabled: true })).client!;
+      const disabled = (await admin(root).updateAccountOAuthClient({ clientId, disabled: true })).client!;
       assert.equal(disabled.disabled, true);
-      assert.equal((await admin(root).getOAuthProviderClient({ clientId })).client?.disabled, true);
-      const enabled = (await admin(root).updateOAuthProviderClient({ clientId, disabled: false })).client!;
+      assert.equal((await admin(root).getAccountOAuthClient({ clientId })).client?.disabled, true);
+      const enabled = (await admin(root).updateAccountOAuthClient({ clientId, disabled: false })).client!;
       assert.equal(enabled.disabled, false);
       const actions = (await activity(clientId)).map((e) => e.action);
       assert.deepEqual(actions.slice(-2), ["oauth_provider_client.disabled", "oauth_provider_client.enabled"]);
@@ -248,7 +248,7 @@ describe("admin: Account OAuth clients", () => {
 
     it("rotates the secret: a new one, its prefix shown, only its hash stored", async () => {
       const [{ secret_hash: oldHash, secret_prefix: oldPrefix }] = await sql(`select * from oauth_provider_clients where client_id = ?`, [clientId]);
-      const rotated = await admin(root).rotateOAuthProviderClientSecret({ clientId });
+      const rotated = await admin(root).rotateAccountOAuthClientSecret({ clientId });
       assert.equal(rotated.clientId, clientId);
       assert.match(rotated.clientSecret, /^oas_[0-9A-Za-z]{40}$/);
       const [row] = await sql(`select * from oauth_provider_clients where client_id = ?`, [clientId]);
@@ -256,9 +256,9 @@ describe("admin: Account OAuth clients", () => {
       assert.notEqual(row.secret_hash, oldHash);
       assert.notEqual(row.secret_prefix, oldPrefix);
       assert.equal(row.secret_prefix, rotated.clientSecret.slice(0, 12));
-      const { client } = await admin(root).getOAuthProviderClient({ clientId });
+      const { client } = await admin(root).getAccountOAuthClient({ clientId });
       assert.equal(client?.clientSecretPrefix, rotated.clientSecret.slice(0, 12));
-      const again = await admin(root).rotateOAuthProviderClientSecret({ clientId });
+      const again = await admin(root).rotateAccountOAuthClientSecret({ clientId });
       assert.notEqual(again.clientSecret, rotated.clientSecret);
       const events = (await activity(clientId)).filter((e) => e.action === "oauth_provider_client.secret_rotated");
       assert.equal(events.length, 2);
@@ -271,10 +271,10 @@ describe("admin: Account OAuth clients", () => {
         `insert into account_consents (id, user_id, oauth_provider_client_id, scopes, created_at, updated_at) values (?, ?, ?, ?::jsonb, now(), now())`,
         [randomUUID(), user.userId, id, JSON.stringify(["openid"])],
       );
-      await admin(root).deleteOAuthProviderClient({ clientId });
-      await rejectsWith(admin(root).getOAuthProviderClient({ clientId }), Code.NotFound, "not_found");
+      await admin(root).deleteAccountOAuthClient({ clientId });
+      await rejectsWith(admin(root).getAccountOAuthClient({ clientId }), Code.NotFound, "not_found");
       assert.equal((await sql(`select count(*)::int as n from account_consents where oauth_provider_client_id = ?`, [id]))[0].n, 0);
-      assert.equal((await admin(root).listOAuthProviderClients({})).clients.some((c) => c.clientId === clientId), false);
+      assert.equal((await admin(root).listAccountOAuthClients({})).clients.some((c) => c.clientId === clientId), false);
       const events = await activity(clientId);
       assert.equal(events.at(-1)!.action, "oauth_provider_client.deleted");
       assert.equal(events.at(-1)!.details.name, "Forum 2");
@@ -282,49 +282,49 @@ describe("admin: Account OAuth clients", () => {
 
     it("answers not_found for an unknown client id, and invalid_argument for a malformed one", async () => {
       const unknown = `oac_${"x".repeat(24)}`;
-      await rejectsWith(admin(root).getOAuthProviderClient({ clientId: unknown }), Code.NotFound, "not_found");
-      await rejectsWith(admin(root).updateOAuthProviderClient({ clientId: unknown, name: "X" }), Code.NotFound, "not_found");
-      await rejectsWith(admin(root).rotateOAuthProviderClientSecret({ clientId: unknown }), Code.NotFound, "not_found");
-      await rejectsWith(admin(root).deleteOAuthProviderClient({ clientId: unknown }), Code.NotFound, "not_found");
-      await rejectsWith(admin(root).deleteOAuthProviderClient({ clientId }), Code.NotFound, "not_found");
-      await rejectsWith(admin(root).getOAuthProviderClient({ clientId: `ogc_${"x".repeat(24)}` }), Code.InvalidArgument);
+      await rejectsWith(admin(root).getAccountOAuthClient({ clientId: unknown }), Code.NotFound, "not_found");
+      await rejectsWith(admin(root).updateAccountOAuthClient({ clientId: unknown, name: "X" }), Code.NotFound, "not_found");
+      await rejectsWith(admin(root).rotateAccountOAuthClientSecret({ clientId: unknown }), Code.NotFound, "not_found");
+      await rejectsWith(admin(root).deleteAccountOAuthClient({ clientId: unknown }), Code.NotFound, "not_found");
+      await rejectsWith(admin(root).deleteAccountOAuthClient({ clientId }), Code.NotFound, "not_found");
+      await rejectsWith(admin(root).getAccountOAuthClient({ clientId: `ogc_${"x".repeat(24)}` }), Code.InvalidArgument);
     });
   });
 
   describe("who may", () => {
     let clientId: string;
     before(async () => {
-      clientId = (await admin(root).createOAuthProviderClient({ name: "Guarded", redirectUris: [callback] })).clientId;
+      clientId = (await admin(root).createAccountOAuthClient({ name: "Guarded", redirectUris: [callback] })).clientId;
     });
 
     it("refuses a normal user every procedure with platform_admin_required, by session or API key", async () => {
       const { key } = await t.client(AuthService, { session: user.token }).createApiKey({ name: "script" });
       for (const client of [admin(user), t.client(AdminService, { apiKey: key })]) {
         const denied = [Code.PermissionDenied, "platform_admin_required"] as const;
-        await rejectsWith(client.createOAuthProviderClient({ name: "Mine", redirectUris: [callback] }), ...denied);
-        await rejectsWith(client.listOAuthProviderClients({}), ...denied);
-        await rejectsWith(client.getOAuthProviderClient({ clientId }), ...denied);
-        await rejectsWith(client.updateOAuthProviderClient({ clientId, name: "Hacked" }), ...denied);
-        await rejectsWith(client.rotateOAuthProviderClientSecret({ clientId }), ...denied);
-        await rejectsWith(client.deleteOAuthProviderClient({ clientId }), ...denied);
+        await rejectsWith(client.createAccountOAuthClient({ name: "Mine", redirectUris: [callback] }), ...denied);
+        await rejectsWith(client.listAccountOAuthClients({}), ...denied);
+        await rejectsWith(client.getAccountOAuthClient({ clientId }), ...denied);
+        await rejectsWith(client.updateAccountOAuthClient({ clientId, name: "Hacked" }), ...denied);
+        await rejectsWith(client.rotateAccountOAuthClientSecret({ clientId }), ...denied);
+        await rejectsWith(client.deleteAccountOAuthClient({ clientId }), ...denied);
         // An unknown client gets the same answer: a non-admin learns nothing about which exist.
-        await rejectsWith(client.getOAuthProviderClient({ clientId: `oac_${"y".repeat(24)}` }), ...denied);
+        await rejectsWith(client.getAccountOAuthClient({ clientId: `oac_${"y".repeat(24)}` }), ...denied);
       }
-      const { client } = await admin(root).getOAuthProviderClient({ clientId });
+      const { client } = await admin(root).getAccountOAuthClient({ clientId });
       assert.equal(client?.name, "Guarded");
       assert.equal((await sql(`select count(*)::int as n from oauth_provider_clients where name = 'Mine'`))[0].n, 0);
     });
 
     it("refuses an anonymous caller", async () => {
       const anonymous = t.client(AdminService);
-      await rejectsWith(anonymous.createOAuthProviderClient({ name: "Anon", redirectUris: [callback] }), Code.Unauthenticated);
-      await rejectsWith(anonymous.listOAuthProviderClients({}), Code.Unauthenticated);
-      await rejectsWith(anonymous.rotateOAuthProviderClientSecret({ clientId }), Code.Unauthenticated);
+      await rejectsWith(anonymous.createAccountOAuthClient({ name: "Anon", redirectUris: [callback] }), Code.Unauthenticated);
+      await rejectsWith(anonymous.listAccountOAuthClients({}), Code.Unauthenticated);
+      await rejectsWith(anonymous.rotateAccountOAuthClientSecret({ clientId }), Code.Unauthenticated);
     });
 
     it("lets a platform admin act through an API key too", async () => {
       const { key } = await t.client(AuthService, { session: root.token }).createApiKey({ name: "ops" });
-      const res = await t.client(AdminService, { apiKey: key }).createOAuthProviderClient({ name: "Scripted", redirectUris: [callback] });
+      const res = await t.client(AdminService, { apiKey: key }).createAccountOAuthClient({ name: "Scripted", redirectUris: [callback] });
       const [event] = await activity(res.clientId);
       assert.equal(event.actor_user_id, root.userId);
       assert.ok(event.actor_api_key_id);
@@ -379,8 +379,8 @@ describe("http api: admin's Account OAuth clients", () => {
 
   let clientId: string;
 
-  it("admin/createOAuthProviderClient → {clientId, clientSecret, client}", async () => {
-    const res = await api("POST", "admin/createOAuthProviderClient", {
+  it("admin/createAccountOAuthClient → {clientId, clientSecret, client}", async () => {
+    const res = await api("POST", "admin/createAccountOAuthClient", {
       key: adminKey,
       body: { name: "Wiki", redirectUris: ["HTTPS://Wiki.Example.com:443/cb/"], skipConsent: true },
     });
@@ -401,16 +401,16 @@ describe("http api: admin's Account OAuth clients", () => {
         clientSecretPrefix: clientSecret.slice(0, 12),
       },
     );
-    const list = await api("GET", "admin/listOAuthProviderClients", { key: adminKey });
+    const list = await api("GET", "admin/listAccountOAuthClients", { key: adminKey });
     assert.equal(list.status, 200);
     assert.deepEqual(list.body, { clients: [client] });
-    const got = await api("GET", `admin/getOAuthProviderClient?clientId=${clientId}`, { key: adminKey });
+    const got = await api("GET", `admin/getAccountOAuthClient?clientId=${clientId}`, { key: adminKey });
     assert.deepEqual(got.body, { client });
     assert.equal(JSON.stringify([list.body, got.body]).includes(clientSecret), false);
   });
 
-  it("updateOAuthProviderClient takes a wrapped list; rotateOAuthProviderClientSecret → {clientId, clientSecret}", async () => {
-    const updated = await api("POST", "admin/updateOAuthProviderClient", {
+  it("updateAccountOAuthClient takes a wrapped list; rotateAccountOAuthClientSecret → {clientId, clientSecret}", async () => {
+    const updated = await api("POST", "admin/updateAccountOAuthClient", {
       key: adminKey,
       body: { clientId, redirectUris: { uris: ["https://wiki.example.com/cb/", "http://localhost:8080/cb"] }, disabled: true },
     });
@@ -418,21 +418,21 @@ describe("http api: admin's Account OAuth clients", () => {
     assert.deepEqual(updated.body.client.redirectUris, ["https://wiki.example.com/cb/", "http://localhost:8080/cb"]);
     assert.equal(updated.body.client.disabled, true);
     assert.equal(updated.body.client.name, "Wiki");
-    const rotated = await api("POST", "admin/rotateOAuthProviderClientSecret", { key: adminKey, body: { clientId } });
+    const rotated = await api("POST", "admin/rotateAccountOAuthClientSecret", { key: adminKey, body: { clientId } });
     assert.equal(rotated.status, 200);
     assert.deepEqual(Object.keys(rotated.body).sort(), ["clientId", "clientSecret"]);
     assert.match(rotated.body.clientSecret, /^oas_/);
   });
 
   it("400 naming the bad redirect URI; 400 with details for 17 URIs", async () => {
-    const bad = await api("POST", "admin/createOAuthProviderClient", {
+    const bad = await api("POST", "admin/createAccountOAuthClient", {
       key: adminKey,
       body: { name: "Bad", redirectUris: ["https://ok.example.com/cb", "http://evil.example.com/cb"] },
     });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.code, "invalid_argument");
     assert.match(bad.body.message, /redirectUris\[1\]: must use https/);
-    const many = await api("POST", "admin/createOAuthProviderClient", {
+    const many = await api("POST", "admin/createAccountOAuthClient", {
       key: adminKey,
       body: { name: "Many", redirectUris: Array.from({ length: 17 }, (_, i) => `https://app.example.com/${i}`) },
     });
@@ -442,21 +442,21 @@ describe("http api: admin's Account OAuth clients", () => {
 
   it("403 for an API key of a user who is not a platform admin; 401 without a credential", async () => {
     const body = { name: "Mine", redirectUris: ["https://mine.example.com/cb"] };
-    const denied = await api("POST", "admin/createOAuthProviderClient", { key: userKey, body });
+    const denied = await api("POST", "admin/createAccountOAuthClient", { key: userKey, body });
     assert.equal(denied.status, 403);
     assert.equal(denied.body.code, "permission_denied");
     assert.equal(denied.body.reason, "platform_admin_required");
-    assert.equal((await api("GET", "admin/listOAuthProviderClients", { key: userKey })).status, 403);
-    const anonymous = await api("POST", "admin/createOAuthProviderClient", { body });
+    assert.equal((await api("GET", "admin/listAccountOAuthClients", { key: userKey })).status, 403);
+    const anonymous = await api("POST", "admin/createAccountOAuthClient", { body });
     assert.equal(anonymous.status, 401);
     assert.equal(anonymous.body.code, "unauthenticated");
   });
 
-  it("deleteOAuthProviderClient → {}; then 404", async () => {
-    const deleted = await api("POST", "admin/deleteOAuthProviderClient", { key: adminKey, body: { clientId } });
+  it("deleteAccountOAuthClient → {}; then 404", async () => {
+    const deleted = await api("POST", "admin/deleteAccountOAuthClient", { key: adminKey, body: { clientId } });
     assert.equal(deleted.status, 200);
     assert.deepEqual(deleted.body, {});
-    const gone = await api("GET", `admin/getOAuthProviderClient?clientId=${clientId}`, { key: adminKey });
+    const gone = await api("GET", `admin/getAccountOAuthClient?clientId=${clientId}`, { key: adminKey });
     assert.equal(gone.status, 404);
     assert.equal(gone.body.code, "not_found");
   });
@@ -465,7 +465,7 @@ describe("http api: admin's Account OAuth clients", () => {
     const res = await fetch(`${t.baseUrl}/api/http/openapi.json`);
     assert.equal(res.status, 200);
     const doc = (await res.json()) as Json;
-    assert.ok(doc.paths["/api/http/admin/createOAuthProviderClient"]?.post, "no POST /api/http/admin/createOAuthProviderClient");
-    assert.ok(doc.paths["/api/http/admin/listOAuthProviderClients"]?.get);
+    assert.ok(doc.paths["/api/http/admin/createAccountOAuthClient"]?.post, "no POST /api/http/admin/createAccountOAuthClient");
+    assert.ok(doc.paths["/api/http/admin/listAccountOAuthClients"]?.get);
   });
 });

@@ -10,16 +10,16 @@ import { LockMode } from "@mikro-orm/core";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import {
   AdminService,
-  CreateOAuthProviderClientResponseSchema,
-  DeleteOAuthProviderClientResponseSchema,
-  GetOAuthProviderClientResponseSchema,
-  ListOAuthProviderClientsResponseSchema,
-  OAuthProviderClientSchema,
-  RotateOAuthProviderClientSecretResponseSchema,
-  UpdateOAuthProviderClientResponseSchema,
-  type OAuthProviderClient as OAuthProviderClientMessage,
+  CreateAccountOAuthClientResponseSchema,
+  DeleteAccountOAuthClientResponseSchema,
+  GetAccountOAuthClientResponseSchema,
+  ListAccountOAuthClientsResponseSchema,
+  AccountOAuthClientSchema,
+  RotateAccountOAuthClientSecretResponseSchema,
+  UpdateAccountOAuthClientResponseSchema,
+  type AccountOAuthClient as AccountOAuthClientMessage,
 } from "../../gen/outpost/admin/v1/admin_service_pb.js";
-import { OAuthProviderClient } from "../db/account-oauth-entities.ts";
+import { AccountOAuthClient } from "../db/account-oauth-entities.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
@@ -36,31 +36,31 @@ import {
 } from "../oauth/client-fields.ts";
 import { issueIdentifier } from "../../contract/secrets.ts";
 
-type OAuthProviderClientMethods = Pick<
+type AccountOAuthClientMethods = Pick<
   ServiceImpl<typeof AdminService>,
-  | "createOAuthProviderClient"
-  | "listOAuthProviderClients"
-  | "getOAuthProviderClient"
-  | "updateOAuthProviderClient"
-  | "rotateOAuthProviderClientSecret"
-  | "deleteOAuthProviderClient"
+  | "createAccountOAuthClient"
+  | "listAccountOAuthClients"
+  | "getAccountOAuthClient"
+  | "updateAccountOAuthClient"
+  | "rotateAccountOAuthClientSecret"
+  | "deleteAccountOAuthClient"
 >;
 
-function clientToProto(client: OAuthProviderClient): OAuthProviderClientMessage {
-  return create(OAuthProviderClientSchema, { ...commonClientFields(client), skipConsent: client.skipConsent });
+function clientToProto(client: AccountOAuthClient): AccountOAuthClientMessage {
+  return create(AccountOAuthClientSchema, { ...commonClientFields(client), skipConsent: client.skipConsent });
 }
 
 /** The platform admin making the call (checked before anything is looked up). */
-function requireAdmin(ctx: Parameters<OAuthProviderClientMethods["getOAuthProviderClient"]>[1]): UserCaller {
+function requireAdmin(ctx: Parameters<AccountOAuthClientMethods["getAccountOAuthClient"]>[1]): UserCaller {
   const caller = requireUser(ctx);
   requirePlatformAdmin(caller);
   return caller;
 }
 
 /** The client with this client_id, or not_found. `lock` takes its row for the transaction. */
-async function findClient(em: EntityManager, clientId: string, lock = false): Promise<OAuthProviderClient> {
+async function findClient(em: EntityManager, clientId: string, lock = false): Promise<AccountOAuthClient> {
   const client = await em.findOne(
-    OAuthProviderClient,
+    AccountOAuthClient,
     { clientId },
     lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {},
   );
@@ -68,8 +68,8 @@ async function findClient(em: EntityManager, clientId: string, lock = false): Pr
   return client;
 }
 
-export function createOAuthProviderClientMethods({ config }: CoreDeps): OAuthProviderClientMethods {
-  function activity(tx: EntityManager, caller: UserCaller, client: OAuthProviderClient, verb: string, details: Record<string, string> = {}) {
+export function createAccountOAuthClientMethods({ config }: CoreDeps): AccountOAuthClientMethods {
+  function activity(tx: EntityManager, caller: UserCaller, client: AccountOAuthClient, verb: string, details: Record<string, string> = {}) {
     recordActivity(tx, caller, {
       organizationId: null,
       action: `oauth_provider_client.${verb}`,
@@ -80,12 +80,12 @@ export function createOAuthProviderClientMethods({ config }: CoreDeps): OAuthPro
   }
 
   return {
-    async createOAuthProviderClient(req, ctx) {
+    async createAccountOAuthClient(req, ctx) {
       const caller = requireAdmin(ctx);
       const redirectUris = normalizeRedirectUris(req.redirectUris, config);
       return entityManager(ctx).transactional(async (tx) => {
         const secret = issueClientSecret("accountClientSecret");
-        const client = tx.create(OAuthProviderClient, {
+        const client = tx.create(AccountOAuthClient, {
           clientId: issueIdentifier("accountClient"),
           name: req.name,
           redirectUris,
@@ -101,7 +101,7 @@ export function createOAuthProviderClientMethods({ config }: CoreDeps): OAuthPro
           secretPrefix: client.secretPrefix,
         });
         await tx.flush();
-        return create(CreateOAuthProviderClientResponseSchema, {
+        return create(CreateAccountOAuthClientResponseSchema, {
           clientId: client.clientId,
           clientSecret: secret.value,
           client: clientToProto(client),
@@ -109,19 +109,19 @@ export function createOAuthProviderClientMethods({ config }: CoreDeps): OAuthPro
       });
     },
 
-    async listOAuthProviderClients(_req, ctx) {
+    async listAccountOAuthClients(_req, ctx) {
       requireAdmin(ctx);
-      const clients = await entityManager(ctx).find(OAuthProviderClient, {}, { orderBy: { createdAt: "desc", id: "asc" } });
-      return create(ListOAuthProviderClientsResponseSchema, { clients: clients.map(clientToProto) });
+      const clients = await entityManager(ctx).find(AccountOAuthClient, {}, { orderBy: { createdAt: "desc", id: "asc" } });
+      return create(ListAccountOAuthClientsResponseSchema, { clients: clients.map(clientToProto) });
     },
 
-    async getOAuthProviderClient(req, ctx) {
+    async getAccountOAuthClient(req, ctx) {
       requireAdmin(ctx);
       const client = await findClient(entityManager(ctx), req.clientId);
-      return create(GetOAuthProviderClientResponseSchema, { client: clientToProto(client) });
+      return create(GetAccountOAuthClientResponseSchema, { client: clientToProto(client) });
     },
 
-    async updateOAuthProviderClient(req, ctx) {
+    async updateAccountOAuthClient(req, ctx) {
       const caller = requireAdmin(ctx);
       const redirectUris = req.redirectUris ? normalizeRedirectUris(req.redirectUris.uris, config) : undefined;
       return entityManager(ctx).transactional(async (tx) => {
@@ -136,30 +136,30 @@ export function createOAuthProviderClientMethods({ config }: CoreDeps): OAuthPro
         const toggled = applyDisabled(client, req.disabled);
         if (toggled) activity(tx, caller, client, toggled);
         await tx.flush();
-        return create(UpdateOAuthProviderClientResponseSchema, { client: clientToProto(client) });
+        return create(UpdateAccountOAuthClientResponseSchema, { client: clientToProto(client) });
       });
     },
 
-    async rotateOAuthProviderClientSecret(req, ctx) {
+    async rotateAccountOAuthClientSecret(req, ctx) {
       const caller = requireAdmin(ctx);
       return entityManager(ctx).transactional(async (tx) => {
         const client = await findClient(tx, req.clientId, true);
         const clientSecret = replaceClientSecret(client, "accountClientSecret");
         activity(tx, caller, client, "secret_rotated", { secretPrefix: client.secretPrefix });
-        return create(RotateOAuthProviderClientSecretResponseSchema, { clientId: client.clientId, clientSecret });
+        return create(RotateAccountOAuthClientSecretResponseSchema, { clientId: client.clientId, clientSecret });
       });
     },
 
-    async deleteOAuthProviderClient(req, ctx) {
+    async deleteAccountOAuthClient(req, ctx) {
       const caller = requireAdmin(ctx);
       await entityManager(ctx).transactional(async (tx) => {
         const client = await findClient(tx, req.clientId, true);
         activity(tx, caller, client, "deleted");
         await tx.flush();
         // Its consents, authorization requests, codes and access tokens go with it (ON DELETE CASCADE).
-        await tx.nativeDelete(OAuthProviderClient, { id: client.id });
+        await tx.nativeDelete(AccountOAuthClient, { id: client.id });
       });
-      return create(DeleteOAuthProviderClientResponseSchema, {});
+      return create(DeleteAccountOAuthClientResponseSchema, {});
     },
   };
 }
