@@ -8,6 +8,7 @@ import { createOrm, migrate, type Orm } from "../core/db/orm.ts";
 import { systemClock, type Clock, type CoreDeps } from "../core/deps.ts";
 import { openRateLimits, type RateLimits } from "../core/ratelimit/limits.ts";
 import { createSigningKeys, type SigningKeys } from "../core/keys/signing-keys.ts";
+import { createSignerPool, type SignerPool } from "../core/keys/signer-pool.ts";
 import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
 import { startPresenceSweep } from "../core/agents/presence.ts";
@@ -97,6 +98,7 @@ export async function openRuntime(
   let orm: Orm | undefined;
   let rateLimits: RateLimits | undefined;
   let bus: Bus | undefined;
+  let signer: SignerPool | undefined;
   try {
     orm = await createOrm({ url: database.url, poolSize: database.poolSize });
     const applied = await migrate(orm);
@@ -106,7 +108,9 @@ export async function openRuntime(
     let kek: KeyEncryptionKey | undefined;
     // Resolved on first need, so commands that never touch the keys never create a KEK file.
     const keyEncryptionKey = () => (kek ??= resolveKeyEncryptionKey(config, logger));
+    signer = createSignerPool();
     const signingKeys = createSigningKeys({
+      signer,
       orm,
       clock,
       logger,
@@ -139,6 +143,7 @@ export async function openRuntime(
     const limits = rateLimits;
     const opened = orm;
     const shared = bus;
+    const signatures = signer;
     return {
       database,
       orm,
@@ -153,6 +158,7 @@ export async function openRuntime(
       core: createCore(deps),
       async close() {
         await shared.close();
+        await signatures.close();
         await limits.close();
         await opened.close();
         await database.close();
@@ -160,6 +166,7 @@ export async function openRuntime(
     };
   } catch (error) {
     await bus?.close();
+    await signer?.close();
     await rateLimits?.close();
     await orm?.close();
     await database.close();

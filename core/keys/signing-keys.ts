@@ -24,7 +24,7 @@ import type { Orm } from "../db/orm.ts";
 import type { Clock } from "../deps.ts";
 import { issuers, type Issuer, type SigningKey } from "../db/signing-key-entities.ts";
 import { assertSealedWith, open, type KeyEncryptionKey } from "./key-encryption.ts";
-import { signerPool } from "./signer-pool.ts";
+import type { SignerPool } from "./signer-pool.ts";
 import {
   findKeys,
   generateKey,
@@ -94,6 +94,8 @@ export interface SigningKeysDeps {
   rotationDays: number;
   /** How long the keys read from the database are used before reading them again, by `clock`. */
   cacheTtlMs?: number;
+  /** The threads that compute the signatures (one pool per process, built in the composition root). */
+  signer: SignerPool;
 }
 
 interface Cached {
@@ -209,7 +211,7 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
       const keys = await cached(issuer);
       const key = await keys.signingKey();
       const input = `${base64url({ ...header, alg: "RS256", kid: keys.currentKid })}.${base64url(payload)}`;
-      return `${input}.${await signerPool().sign(keys.currentKid, key, input)}`;
+      return `${input}.${await deps.signer.sign(keys.currentKid, key, input)}`;
     },
 
     async jwks(issuer) {
