@@ -179,3 +179,10 @@ export async function endClientGrants(query: Query, userId: string, clientUuid: 
     clientUuid,
   ]);
 }
+
+/** Deletes Account OAuth's flow rows that expired before `before`: access tokens, codes (their tokens go with them) and requests. */
+export async function deleteExpiredAccountFlowRows(query: Query, before: Date): Promise<void> {
+  await query(`delete from account_access_tokens where expires_at < ?`, [before]);
+  await query(`delete from account_authorization_codes where expires_at < ?`, [before]);
+  await query(`delete from account_authorization_requests where expires_at < ?`, [before]);
+}

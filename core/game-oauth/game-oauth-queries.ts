@@ -156,3 +156,9 @@ export function verifierServers(query: Query, clientUuid: string): Promise<Verif
     [clientUuid],
   );
 }
+
+/** Deletes Game OAuth's flow rows that expired before `before`: access tokens, and hosted sessions (their codes and those codes' tokens go with them). */
+export async function deleteExpiredGameFlowRows(query: Query, before: Date): Promise<void> {
+  await query(`delete from access_tokens where expires_at < ?`, [before]);
+  await query(`delete from hosted_authorizations where expires_at < ?`, [before]);
+}
