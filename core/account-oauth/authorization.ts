@@ -64,113 +64,120 @@ async function pendingRequest(query: Query, requestId: string, now: Date): Promi
   return row;
 }
 
-export function createAccountAuthorization(deps: Deps) {
-  const issuer = () => deps.config.accountIssuerUrl;
-  const queryOn = (em: EntityManager) => deps.statements.on(em);
+const queryOn = (deps: Deps, em: EntityManager) => deps.statements.on(em);
 
-  const errorRedirect = (row: RequestRow, error: string, description: string): Step => ({
-    case: "redirectUrl",
-    value: appendQuery(row.redirect_uri, { error, error_description: description, state: row.state, iss: issuer() }),
+function errorRedirect(deps: Deps, row: RequestRow, error: string, description: string): Step {
+  const params = { error, error_description: description, state: row.state, iss: deps.config.accountIssuerUrl };
+  return { case: "redirectUrl", value: appendQuery(row.redirect_uri, params) };
+}
+
+/** Ends the request with an error for the app; the request may have ended meanwhile. */
+async function redirectError(deps: Deps, em: EntityManager, row: RequestRow, error: string, description: string): Promise<Step> {
+  return (await finishRequest(queryOn(deps, em), row.id)) ? errorRedirect(deps, row, error, description) : requestGone();
+}
+
+/** Records what `user` did about the request's app, in the transaction `tx`. */
+function recordDecision(tx: EntityManager, user: SessionUser, row: RequestRow, action: string): void {
+  recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
+    action,
+    targetType: "oauth_provider_client",
+    targetId: row.public_client_id,
+    details: { clientName: row.client_name, scopes: row.scopes.join(" ") },
   });
+}
 
-  async function redirectError(em: EntityManager, row: RequestRow, error: string, description: string): Promise<Step> {
-    return (await finishRequest(queryOn(em), row.id)) ? errorRedirect(row, error, description) : requestGone();
-  }
-
-  /** Records what `user` did about the request's app, in the transaction `tx`. */
-  function recordDecision(tx: EntityManager, user: SessionUser, row: RequestRow, action: string): void {
-    recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
-      action,
-      targetType: "oauth_provider_client",
-      targetId: row.public_client_id,
-      details: { clientName: row.client_name, scopes: row.scopes.join(" ") },
-    });
-  }
-
-  /** Ends the request with a code for `user`; consent (when given now) is stored in the same transaction. */
-  async function issueCode(em: EntityManager, row: RequestRow, user: SessionUser, consentGiven: boolean): Promise<Step> {
-    const now = deps.clock.now();
-    const code = issueSecret("accountAuthorizationCode");
-    const issued = await em.transactional(async (tx) => {
-      const query = queryOn(tx);
-      if (!(await finishRequest(query, row.id))) return false;
-      if (consentGiven) {
-        await grantConsent(query, user.id, row.client_uuid, row.scopes, now);
-        recordDecision(tx, user, row, "account_consent.granted");
-      }
-      const expiresAt = new Date(now.getTime() + authorizationCodeTtlMs);
-      await insertCode(query, { codeHash: code.hash, request: row, userId: user.id, authTime: user.authTime, expiresAt, now });
-      recordDecision(tx, user, row, "account_oauth.sign_in");
-      return true;
-    });
-    if (!issued) return requestGone();
-    return { case: "redirectUrl", value: appendQuery(row.redirect_uri, { code: code.value, state: row.state, iss: issuer() }) };
-  }
-
-  /** Takes a pending request as far as the browser's session allows. */
-  async function advance(em: EntityManager, row: RequestRow, requestId: string, sessionToken: string): Promise<Step> {
-    const now = deps.clock.now();
-    const query = queryOn(em);
-    if (row.disabled) return pageError("unauthorized_client", "this app's sign-in is disabled");
-    const user = await sessionUser(query, sessionToken, now, deps.config.sessionIdleSeconds);
-    const signIn = (reason: "" | "login" | "max_age"): Promise<Step> | Step =>
-      row.prompt_none
-        ? redirectError(em, row, "login_required", "the user is not signed in (prompt=none)")
-        : { case: "signIn", value: { requestId, reason } };
-    if (!user) return signIn("");
-    if (row.prompt_login && user.authTime.getTime() < new Date(row.created_at).getTime()) return signIn("login");
-    // max_age=0 is prompt=login, checked above; auth_time and max_age count whole seconds.
-    if (row.max_age !== null && row.max_age > 0 && wholeSeconds(now) - wholeSeconds(user.authTime) > row.max_age) {
-      return row.prompt_none ? redirectError(em, row, "login_required", "the sign-in is older than max_age allows") : signIn("max_age");
+/** Ends the request with a code for `user`; consent (when given now) is stored in the same transaction. */
+async function issueCode(deps: Deps, em: EntityManager, row: RequestRow, user: SessionUser, consentGiven: boolean): Promise<Step> {
+  const now = deps.clock.now();
+  const code = issueSecret("accountAuthorizationCode");
+  const issued = await em.transactional(async (tx) => {
+    const query = queryOn(deps, tx);
+    if (!(await finishRequest(query, row.id))) return false;
+    if (consentGiven) {
+      await grantConsent(query, user.id, row.client_uuid, row.scopes, now);
+      recordDecision(tx, user, row, "account_consent.granted");
     }
-    if (row.skip_consent) return issueCode(em, row, user, false);
-    const consented = await consentedScopes(query, user.id, row.client_uuid);
-    const newScopes = row.scopes.filter((s) => !consented?.includes(s));
-    if (!row.prompt_consent && newScopes.length === 0) return issueCode(em, row, user, false);
-    if (row.prompt_none) return redirectError(em, row, "consent_required", "the user has not consented to this app (prompt=none)");
-    // The consent page belongs to this user: another account signing in on the same browser
-    // takes the request over (and is asked itself).
-    await assignRequestUser(query, row.id, user.id);
-    return {
-      case: "consent",
-      value: { requestId, clientName: row.client_name, scopes: row.scopes, newScopes, userEmail: user.email, userName: user.name },
-    };
+    const expiresAt = new Date(now.getTime() + authorizationCodeTtlMs);
+    await insertCode(query, { codeHash: code.hash, request: row, userId: user.id, authTime: user.authTime, expiresAt, now });
+    recordDecision(tx, user, row, "account_oauth.sign_in");
+    return true;
+  });
+  if (!issued) return requestGone();
+  const params = { code: code.value, state: row.state, iss: deps.config.accountIssuerUrl };
+  return { case: "redirectUrl", value: appendQuery(row.redirect_uri, params) };
+}
+
+/** Takes a pending request as far as the browser's session allows. */
+async function advance(deps: Deps, em: EntityManager, row: RequestRow, requestId: string, sessionToken: string): Promise<Step> {
+  const now = deps.clock.now();
+  const query = queryOn(deps, em);
+  if (row.disabled) return pageError("unauthorized_client", "this app's sign-in is disabled");
+  const user = await sessionUser(query, sessionToken, now, deps.config.sessionIdleSeconds);
+  const signIn = (reason: "" | "login" | "max_age"): Promise<Step> | Step =>
+    row.prompt_none
+      ? redirectError(deps, em, row, "login_required", "the user is not signed in (prompt=none)")
+      : { case: "signIn", value: { requestId, reason } };
+  if (!user) return signIn("");
+  if (row.prompt_login && user.authTime.getTime() < new Date(row.created_at).getTime()) return signIn("login");
+  // max_age=0 is prompt=login, checked above; auth_time and max_age count whole seconds.
+  if (row.max_age !== null && row.max_age > 0 && wholeSeconds(now) - wholeSeconds(user.authTime) > row.max_age) {
+    return row.prompt_none ? redirectError(deps, em, row, "login_required", "the sign-in is older than max_age allows") : signIn("max_age");
   }
-
+  if (row.skip_consent) return issueCode(deps, em, row, user, false);
+  const consented = await consentedScopes(query, user.id, row.client_uuid);
+  const newScopes = row.scopes.filter((s) => !consented?.includes(s));
+  if (!row.prompt_consent && newScopes.length === 0) return issueCode(deps, em, row, user, false);
+  if (row.prompt_none) return redirectError(deps, em, row, "consent_required", "the user has not consented to this app (prompt=none)");
+  // The consent page belongs to this user: another account signing in on the same browser
+  // takes the request over (and is asked itself).
+  await assignRequestUser(query, row.id, user.id);
   return {
-    /** Checks and stores a new request (see authorization-start.ts), then advances it. */
-    async start(em: EntityManager, input: StartInput): Promise<Step> {
-      const query = queryOn(em);
-      const checked = await checkStart(query, input, deps.clock.now(), issuer());
-      if ("step" in checked) return checked.step;
-      const requestId = issueSecret("accountAuthorizationRequest");
-      await insertRequest(query, checked.row, requestId.hash);
-      return advance(em, checked.row, requestId.value, input.sessionToken);
-    },
+    case: "consent",
+    value: { requestId, clientName: row.client_name, scopes: row.scopes, newScopes, userEmail: user.email, userName: user.name },
+  };
+}
 
-    async continue(em: EntityManager, requestId: string, sessionToken: string): Promise<Step> {
-      const row = await pendingRequest(queryOn(em), requestId, deps.clock.now());
-      if (!row) return requestGone();
-      return advance(em, row, requestId, sessionToken);
-    },
+/** Checks and stores a new request (see authorization-start.ts), then advances it. */
+async function start(deps: Deps, em: EntityManager, input: StartInput): Promise<Step> {
+  const query = queryOn(deps, em);
+  const checked = await checkStart(query, input, deps.clock.now(), deps.config.accountIssuerUrl);
+  if ("step" in checked) return checked.step;
+  const requestId = issueSecret("accountAuthorizationRequest");
+  await insertRequest(query, checked.row, requestId.hash);
+  return advance(deps, em, checked.row, requestId.value, input.sessionToken);
+}
 
-    async decide(em: EntityManager, requestId: string, sessionToken: string, allow: boolean): Promise<Step> {
-      const now = deps.clock.now();
-      const query = queryOn(em);
-      const row = await pendingRequest(query, requestId, now);
-      if (!row) return requestGone();
-      const user = await sessionUser(query, sessionToken, now, deps.config.sessionIdleSeconds);
-      // Only the user the consent page was shown to may answer it; anyone else starts over.
-      if (!user || row.user_id !== user.id) return advance(em, row, requestId, sessionToken);
-      if (row.disabled) return pageError("unauthorized_client", "this app's sign-in is disabled");
-      if (allow) return issueCode(em, row, user, true);
-      // The request ends and the refusal is recorded together, or neither.
-      const denied = await em.transactional(async (tx) => {
-        if (!(await finishRequest(queryOn(tx), row.id))) return false;
-        recordDecision(tx, user, row, "account_consent.denied");
-        return true;
-      });
-      return denied ? errorRedirect(row, "access_denied", "the user denied the request") : requestGone();
-    },
+/** The browser is back from the sign-in page. */
+async function resume(deps: Deps, em: EntityManager, requestId: string, sessionToken: string): Promise<Step> {
+  const row = await pendingRequest(queryOn(deps, em), requestId, deps.clock.now());
+  if (!row) return requestGone();
+  return advance(deps, em, row, requestId, sessionToken);
+}
+
+/** The consent page's answer. */
+async function decide(deps: Deps, em: EntityManager, requestId: string, sessionToken: string, allow: boolean): Promise<Step> {
+  const now = deps.clock.now();
+  const query = queryOn(deps, em);
+  const row = await pendingRequest(query, requestId, now);
+  if (!row) return requestGone();
+  const user = await sessionUser(query, sessionToken, now, deps.config.sessionIdleSeconds);
+  // Only the user the consent page was shown to may answer it; anyone else starts over.
+  if (!user || row.user_id !== user.id) return advance(deps, em, row, requestId, sessionToken);
+  if (row.disabled) return pageError("unauthorized_client", "this app's sign-in is disabled");
+  if (allow) return issueCode(deps, em, row, user, true);
+  // The request ends and the refusal is recorded together, or neither.
+  const denied = await em.transactional(async (tx) => {
+    if (!(await finishRequest(queryOn(deps, tx), row.id))) return false;
+    recordDecision(tx, user, row, "account_consent.denied");
+    return true;
+  });
+  return denied ? errorRedirect(deps, row, "access_denied", "the user denied the request") : requestGone();
+}
+
+export function createAccountAuthorization(deps: Deps) {
+  return {
+    start: (em: EntityManager, input: StartInput) => start(deps, em, input),
+    continue: (em: EntityManager, requestId: string, sessionToken: string) => resume(deps, em, requestId, sessionToken),
+    decide: (em: EntityManager, requestId: string, sessionToken: string, allow: boolean) => decide(deps, em, requestId, sessionToken, allow),
   };
 }
