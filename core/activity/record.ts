@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { ActivityEvent } from "../db/entities.ts";
 import type { Caller } from "../context.ts";
 import type { Query } from "../db/statements.ts";
+import { insertActivityEvent } from "./activity-queries.ts";
 
 export interface ActivityFacts {
   /** "<target>.<verb>", e.g. "server.created". */
@@ -53,23 +53,14 @@ export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityF
  * something that changes nothing in the database (a console command sent to a game server).
  */
 export async function appendActivity(query: Query, actor: Actor, facts: ActivityFacts): Promise<void> {
-  const who = actorOf(actor);
-  await query(
-    `insert into activity_events (id, organization_id, actor_kind, actor_user_id, actor_email, actor_api_key_id, action, target_type, target_id, server_id, details, created_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      randomUUID(),
-      facts.organizationId ?? null,
-      who.actorKind,
-      who.actorUserId,
-      who.actorEmail,
-      who.actorApiKeyId,
-      facts.action,
-      facts.targetType,
-      facts.targetId,
-      facts.serverId ?? null,
-      JSON.stringify(facts.details ?? {}),
-      new Date(),
-    ],
-  );
+  await insertActivityEvent(query, {
+    ...actorOf(actor),
+    organizationId: facts.organizationId ?? null,
+    action: facts.action,
+    targetType: facts.targetType,
+    targetId: facts.targetId,
+    serverId: facts.serverId ?? null,
+    details: facts.details ?? {},
+    createdAt: new Date(),
+  });
 }
