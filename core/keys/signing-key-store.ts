@@ -10,6 +10,8 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { SigningKey, type Issuer, type RsaPublicJwk, type Stage } from "../db/signing-key-entities.ts";
 import { recordActivity } from "../activity/record.ts";
 import { seal, type KeyEncryptionKey, type SealedKey } from "./key-encryption.ts";
+import { executeOn } from "../db/statements.ts";
+import { lockIssuerKeys } from "./signing-key-queries.ts";
 
 const generateRsaKeyPair = promisify(generateKeyPair);
 
@@ -63,7 +65,7 @@ export function stagesOf(keys: IssuerKeys): KeyStages {
 /** Runs `work` in a transaction that holds the issuer's lock, with the issuer's keys as they are then. */
 export function withIssuerLock<T>(em: EntityManager, issuer: Issuer, work: (tx: EntityManager, keys: IssuerKeys) => Promise<T>): Promise<T> {
   return em.fork().transactional(async (tx) => {
-    await tx.execute("select pg_advisory_xact_lock(hashtext(?))", [`outpost.signing_keys.${issuer}`]);
+    await lockIssuerKeys(executeOn(tx), issuer);
     return work(tx, await findKeys(tx, issuer));
   });
 }
