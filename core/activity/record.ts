@@ -30,6 +30,19 @@ function actorOf(actor: Actor) {
   };
 }
 
+/** An event's columns but its id and time, from who acted and the facts. */
+function eventColumns(actor: Actor, facts: ActivityFacts) {
+  return {
+    ...actorOf(actor),
+    organizationId: facts.organizationId ?? null,
+    action: facts.action,
+    targetType: facts.targetType,
+    targetId: facts.targetId,
+    serverId: facts.serverId ?? null,
+    details: facts.details ?? {},
+  };
+}
+
 /**
  * Adds an activity event to the unit of work, so it is written in the same transaction as the
  * change it describes (both or neither). `actor` is the caller, or a user id for actions taken on
@@ -37,15 +50,7 @@ function actorOf(actor: Actor) {
  * "agent" for a game server's agent (the event's server says which).
  */
 export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityFacts): void {
-  em.create(ActivityEvent, {
-    ...actorOf(actor),
-    organizationId: facts.organizationId ?? null,
-    action: facts.action,
-    targetType: facts.targetType,
-    targetId: facts.targetId,
-    serverId: facts.serverId ?? null,
-    details: facts.details ?? {},
-  });
+  em.create(ActivityEvent, eventColumns(actor, facts));
 }
 
 /**
@@ -53,14 +58,5 @@ export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityF
  * something that changes nothing in the database (a console command sent to a game server).
  */
 export async function appendActivity(query: Query, actor: Actor, facts: ActivityFacts): Promise<void> {
-  await insertActivityEvent(query, {
-    ...actorOf(actor),
-    organizationId: facts.organizationId ?? null,
-    action: facts.action,
-    targetType: facts.targetType,
-    targetId: facts.targetId,
-    serverId: facts.serverId ?? null,
-    details: facts.details ?? {},
-    createdAt: new Date(),
-  });
+  await insertActivityEvent(query, { ...eventColumns(actor, facts), createdAt: new Date() });
 }
