@@ -31,7 +31,6 @@ export const busyMessage = "Outpost is still answering your last command. Wait f
 const uuidWaitMs = 120_000;
 const maxWaitingLogins = 256;
 
-
 export interface PlayersSession {
   /** Takes one understood console line. */
   handle(event: LogEvent): void;
@@ -39,13 +38,12 @@ export interface PlayersSession {
   players(): Player[];
 }
 
-export function createPlayersSession(deps: PlayersDeps): PlayersSession {
+/** Who is online, as the console's login, join and leave lines tell it; reported on each change. */
+function createRoster(deps: Pick<PlayersDeps, "agent" | "note">) {
   /** UUIDs printed at login, by name, until the join line (a login may also fail: a ban, a whitelist). */
   const loggingIn = new Map<string, { uuid: string; at: number }>();
   /** Players online; `undefined` for one whose login printed no UUID. */
   const online = new Map<string, string | undefined>();
-  /** Players whose /outpost command Outpost is still answering. */
-  const answering = new Set<string>();
   let warnedTooMany = false;
 
   function players(): Player[] {
@@ -62,27 +60,37 @@ export function createPlayersSession(deps: PlayersDeps): PlayersSession {
     deps.agent.setPlayers(list);
   }
 
-  function rememberLogin(name: string, uuid: string): void {
-    loggingIn.delete(name);
-    loggingIn.set(name, { uuid, at: Date.now() });
-    while (loggingIn.size > maxWaitingLogins) loggingIn.delete(loggingIn.keys().next().value!);
-  }
+  return {
+    players,
+    /** The UUID of a player online whose login printed one. */
+    uuidOf: (name: string) => online.get(name),
+    rememberLogin(name: string, uuid: string): void {
+      loggingIn.delete(name);
+      loggingIn.set(name, { uuid, at: Date.now() });
+      while (loggingIn.size > maxWaitingLogins) loggingIn.delete(loggingIn.keys().next().value!);
+    },
+    join(name: string): void {
+      const login = loggingIn.get(name);
+      loggingIn.delete(name);
+      const fresh = login && Date.now() - login.at <= uuidWaitMs ? login.uuid : undefined;
+      // The second join line of one login (Paper prints both) keeps the UUID the first one took.
+      if (!fresh && online.has(name)) return;
+      online.set(name, fresh);
+      if (!fresh) deps.note(`${name} joined, but their login printed no UUID: they cannot use /outpost until they rejoin`);
+      report();
+    },
+    leave(name: string): void {
+      if (online.delete(name)) report();
+    },
+  };
+}
 
-  function join(name: string): void {
-    const login = loggingIn.get(name);
-    loggingIn.delete(name);
-    const fresh = login && Date.now() - login.at <= uuidWaitMs ? login.uuid : undefined;
-    // The second join line of one login (Paper prints both) keeps the UUID the first one took.
-    if (!fresh && online.has(name)) return;
-    online.set(name, fresh);
-    if (!fresh) deps.note(`${name} joined, but their login printed no UUID: they cannot use /outpost until they rejoin`);
-    report();
-  }
+type Roster = ReturnType<typeof createRoster>;
 
-  function leave(name: string): void {
-    answering.delete(name);
-    if (online.delete(name)) report();
-  }
+/** Players' /outpost commands, played to Outpost one at a time per player, the answer told in game. */
+function createCommandRelay(deps: Pick<PlayersDeps, "agent" | "outpostAway" | "command">, roster: Roster) {
+  /** Players whose /outpost command Outpost is still answering. */
+  const answering = new Set<string>();
 
   function tell(name: string, message: string, tone: Tone): void {
     deps.command(tellraw(name, message, tone));
@@ -98,28 +106,40 @@ export function createPlayersSession(deps: PlayersDeps): PlayersSession {
     } finally {
       answering.delete(name);
     }
-    if (online.get(name) !== uuid) return; // They left (or came back as someone else) meanwhile.
+    if (roster.uuidOf(name) !== uuid) return; // They left (or came back as someone else) meanwhile.
     tell(name, reply.message, reply.accepted ? "accepted" : reply.confirmation ? "question" : "refused");
   }
 
-  function command(name: string, text: string): void {
-    if (!isOutpostCommand(text)) return;
-    // No UUID: their login printed none, or their join went unseen (then tellraw finds no one).
-    const uuid = online.get(name);
-    if (!uuid) return tell(name, unknownAccountMessage, "refused");
-    const away = deps.outpostAway();
-    if (away) return tell(name, away, "refused");
-    if (answering.has(name)) return tell(name, busyMessage, "refused");
-    void play(name, uuid, text.trim());
-  }
-
   return {
-    players,
+    command(name: string, text: string): void {
+      if (!isOutpostCommand(text)) return;
+      // No UUID: their login printed none, or their join went unseen (then tellraw finds no one).
+      const uuid = roster.uuidOf(name);
+      if (!uuid) return tell(name, unknownAccountMessage, "refused");
+      const away = deps.outpostAway();
+      if (away) return tell(name, away, "refused");
+      if (answering.has(name)) return tell(name, busyMessage, "refused");
+      void play(name, uuid, text.trim());
+    },
+    /** The player left: a command of theirs still being answered no longer holds the next one up. */
+    forget(name: string): void {
+      answering.delete(name);
+    },
+  };
+}
+
+export function createPlayersSession(deps: PlayersDeps): PlayersSession {
+  const roster = createRoster(deps);
+  const relay = createCommandRelay(deps, roster);
+  return {
+    players: roster.players,
     handle(event) {
-      if (event.kind === "uuid") rememberLogin(event.name, event.uuid);
-      else if (event.kind === "join") join(event.name);
-      else if (event.kind === "leave") leave(event.name);
-      else command(event.name, event.text);
+      if (event.kind === "uuid") roster.rememberLogin(event.name, event.uuid);
+      else if (event.kind === "join") roster.join(event.name);
+      else if (event.kind === "leave") {
+        relay.forget(event.name);
+        roster.leave(event.name);
+      } else relay.command(event.name, event.text);
     },
   };
 }

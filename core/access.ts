@@ -10,6 +10,7 @@ import type { Db } from "./db/statements.ts";
 import type { CoreConfig, PlanLimits } from "./deps.ts";
 import { fail } from "./errors.ts";
 import { isManager, type Role } from "./roles.ts";
+import { findServerAccess } from "./access-queries.ts";
 
 export interface OrganizationAccess {
   organization: Organization;
@@ -48,13 +49,6 @@ export interface ServerAccess extends OrganizationAccess {
   server: Server;
 }
 
-interface ServerAccessRow {
-  role: Role;
-  granted: boolean;
-  server: Record<string, unknown>;
-  organization: Record<string, unknown>;
-}
-
 /**
  * A server the caller may see: owners and admins see every server of their organization, a
  * member only those granted to them. Outside the organization the server does not exist.
@@ -64,15 +58,7 @@ interface ServerAccessRow {
  * its players), and the ORM's three finds cost more CPU than the rest of such a call.
  */
 export async function requireServer({ em, query }: Db, caller: UserCaller, serverId: string): Promise<ServerAccess> {
-  const [row] = await query<ServerAccessRow>(
-    `select m.role, exists (select 1 from access_grants g where g.server_id = s.id and g.user_id = m.user_id) as granted,
-            row_to_json(s) as server, row_to_json(o) as organization
-       from servers s
-       join organizations o on o.id = s.organization_id
-       join memberships m on m.organization_id = s.organization_id and m.user_id = ?
-      where s.id = ?`,
-    [caller.user.id, serverId],
-  );
+  const row = await findServerAccess(query, caller.user.id, serverId);
   if (!row) throw fail("not_found", "server not found");
   if (!isManager(row.role) && !row.granted) throw fail("permission_denied", "you have no access to this server; ask an owner or admin for a grant");
   const organization = em.map(Organization, row.organization);

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Orm } from "./db/orm.ts";
-import type { RateLimitConfig, RateLimits } from "./ratelimit/limits.ts";
+import type { RateLimits } from "./ratelimit/limits.ts";
+import type { RateLimitConfig } from "./ratelimit/policies.ts";
 import type { SigningKeys } from "./keys/signing-keys.ts";
 import type { AgentConnections } from "./agents/connections.ts";
 import type { ConsoleRouter } from "./agents/console-router.ts";

@@ -115,6 +115,55 @@ function overTheWire(thrown: unknown, responseHeader: Headers, responseTrailer: 
   return errorFromJsonBytes(body, appendHeaders(h, t), validated.unaryError ?? new ConnectError("internal error", Code.Internal));
 }
 
+/** Core's side of one call: what the router's Connect handler does, minus the encoding. */
+async function serve(serverInterceptors: Interceptor[], spec: MethodImplSpec & { kind: "unary" }, req: UnaryRequest): Promise<UnaryResponse> {
+  const method = spec.method;
+  const lazy = new LazySignal();
+  const responseHeader = new Headers({ [headerContentType]: contentTypeUnaryProto });
+  const responseTrailer = new Headers();
+  const values = createContextValues();
+  const requestHeaders = new Headers(req.header);
+  const common = { service: method.parent, method, requestMethod: "POST", protocolName: "connect", url: req.url };
+  const implementation: UnaryFn = async (sreq) => {
+    const context: HandlerContext = {
+      ...common,
+      timeoutMs: () => undefined,
+      responseHeader,
+      responseTrailer,
+      service: sreq.service,
+      requestHeader: sreq.header,
+      get signal() {
+        return sreq.signal;
+      },
+      values: sreq.contextValues,
+    };
+    const message = create(method.output, await spec.impl(sreq.message, context));
+    return { stream: false, service: method.parent, method, header: responseHeader, trailer: responseTrailer, message };
+  };
+  const serverReq: UnaryRequest = {
+    stream: false,
+    ...common,
+    header: requestHeaders,
+    contextValues: values,
+    message: clone(method.input, req.message),
+    get signal() {
+      return lazy.signal;
+    },
+  };
+  let res: UnaryResponse;
+  try {
+    res = await applyInterceptors(implementation, serverInterceptors)(serverReq);
+  } catch (error) {
+    lazy.end(error);
+    throw overTheWire(error, responseHeader, responseTrailer);
+  } finally {
+    lazy.end();
+  }
+  // What the handler leaves in the response's header and trailer is what the caller reads.
+  const [header, trailer] = trailerDemux(trailerMux(copyInto(res.header, responseHeader), copyInto(res.trailer, responseTrailer)));
+  return { stream: false, service: method.parent, method, header, trailer, message: clone(method.output as DescMessage, res.message) };
+}
+
 /**
  * A Transport to the services `routes` registers, with `options.router.interceptors` around
  * every call (core's) and `options.transport.interceptors` on the caller's side.
@@ -125,55 +174,6 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
   const specs = collectSpecs(routes);
   let routerTransport: Transport | undefined;
   const viaRouter = () => (routerTransport ??= createRouterTransport(routes, options));
-
-  /** Core's side of one call: what the router's Connect handler does, minus the encoding. */
-  async function serve(spec: MethodImplSpec & { kind: "unary" }, req: UnaryRequest): Promise<UnaryResponse> {
-    const method = spec.method;
-    const lazy = new LazySignal();
-    const responseHeader = new Headers({ [headerContentType]: contentTypeUnaryProto });
-    const responseTrailer = new Headers();
-    const values = createContextValues();
-    const requestHeaders = new Headers(req.header);
-    const common = { service: method.parent, method, requestMethod: "POST", protocolName: "connect", url: req.url };
-    const implementation: UnaryFn = async (sreq) => {
-      const context: HandlerContext = {
-        ...common,
-        timeoutMs: () => undefined,
-        responseHeader,
-        responseTrailer,
-        service: sreq.service,
-        requestHeader: sreq.header,
-        get signal() {
-          return sreq.signal;
-        },
-        values: sreq.contextValues,
-      };
-      const message = create(method.output, await spec.impl(sreq.message, context));
-      return { stream: false, service: method.parent, method, header: responseHeader, trailer: responseTrailer, message };
-    };
-    const serverReq: UnaryRequest = {
-      stream: false,
-      ...common,
-      header: requestHeaders,
-      contextValues: values,
-      message: clone(method.input, req.message),
-      get signal() {
-        return lazy.signal;
-      },
-    };
-    let res: UnaryResponse;
-    try {
-      res = await applyInterceptors(implementation, serverInterceptors)(serverReq);
-    } catch (error) {
-      lazy.end(error);
-      throw overTheWire(error, responseHeader, responseTrailer);
-    } finally {
-      lazy.end();
-    }
-    // What the handler leaves in the response's header and trailer is what the caller reads.
-    const [header, trailer] = trailerDemux(trailerMux(copyInto(res.header, responseHeader), copyInto(res.trailer, responseTrailer)));
-    return { stream: false, service: method.parent, method, header, trailer, message: clone(method.output as DescMessage, res.message) };
-  }
 
   async function unary<I extends DescMessage, O extends DescMessage>(
     method: DescMethodUnary<I, O>,
@@ -205,7 +205,7 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
       if (!spec || spec.kind !== "unary") {
         throw new ConnectError(`RouterHttpClient: no handler registered for /${method.parent.typeName}/${method.name}`, Code.Unimplemented);
       }
-      return serve(spec, sent);
+      return serve(serverInterceptors, spec, sent);
     };
     try {
       const res = await applyInterceptors(send, clientInterceptors)(req);

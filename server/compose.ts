@@ -9,6 +9,7 @@ import { createOrm, migrate, type Orm } from "../core/db/orm.ts";
 import { systemClock, type Clock, type CoreDeps } from "../core/deps.ts";
 import { openRateLimits, type RateLimits } from "../core/ratelimit/limits.ts";
 import { createSigningKeys, type SigningKeys } from "../core/keys/signing-keys.ts";
+import { createSignerPool, type SignerPool } from "../core/keys/signer-pool.ts";
 import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
 import { startPresenceSweep } from "../core/agents/presence.ts";
@@ -103,6 +104,7 @@ export async function openRuntime(
   let orm: Orm | undefined;
   let rateLimits: RateLimits | undefined;
   let bus: Bus | undefined;
+  let signer: SignerPool | undefined;
   try {
     orm = await createOrm({ url: database.url, poolSize: database.poolSize });
     const applied = await migrate(orm);
@@ -112,7 +114,9 @@ export async function openRuntime(
     let kek: KeyEncryptionKey | undefined;
     // Resolved on first need, so commands that never touch the keys never create a KEK file.
     const keyEncryptionKey = () => (kek ??= resolveKeyEncryptionKey(config, logger));
+    signer = createSignerPool();
     const signingKeys = createSigningKeys({
+      signer,
       orm,
       clock,
       logger,
@@ -147,6 +151,7 @@ export async function openRuntime(
     const limits = rateLimits;
     const opened = orm;
     const shared = bus;
+    const signatures = signer;
     return {
       database,
       orm,
@@ -162,6 +167,7 @@ export async function openRuntime(
       core: createCore(deps),
       async close() {
         await shared.close();
+        await signatures.close();
         await limits.close();
         await opened.close();
         await database.close();
@@ -169,6 +175,7 @@ export async function openRuntime(
     };
   } catch (error) {
     await bus?.close();
+    await signer?.close();
     await rateLimits?.close();
     await orm?.close();
     await database.close();

@@ -6,7 +6,7 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { PasswordHashingLimits } from "../core/auth/passwords.ts";
 import type { PlanLimits } from "../core/deps.ts";
-import type { RateLimitConfig } from "../core/ratelimit/limits.ts";
+import type { RateLimitConfig } from "../core/ratelimit/policies.ts";
 import { proxyEntryProblem, proxyHeaders, type ProxyHeader, type TrustedProxies } from "../edge/client-address.ts";
 
 export interface Config {

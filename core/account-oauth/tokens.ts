@@ -1,10 +1,10 @@
 /**
  * The Account OAuth issuer's configuration of the token engine (core/oauth/token-engine.ts): its
- * tables (oauth_provider_clients, account_authorization_codes, account_access_tokens), its keys
- * and its claims — the dashboard user, told by scope.
+ * statements (account-oauth-queries.ts), its keys and its claims — the dashboard user, told by scope.
  */
 import type { CoreConfig } from "../deps.ts";
-import type { ConsumedCode, TokenProfile } from "../oauth/token-engine.ts";
+import type { TokenProfile } from "../oauth/token-engine.ts";
+import { accountTokenQueries, type AccountCodeRow } from "./account-oauth-queries.ts";
 
 /** What Account OAuth grants, in this order. */
 export const accountScopes = ["openid", "profile", "email"] as const;
@@ -15,13 +15,6 @@ export interface AccountClaims {
   email?: string;
   /** Outpost does not verify addresses, so always false when told. */
   emailVerified?: boolean;
-}
-
-interface AccountCodeRow extends ConsumedCode {
-  user_id: string;
-  scopes: string[];
-  name: string;
-  email: string;
 }
 
 type ClaimColumns = Pick<AccountCodeRow, "user_id" | "scopes" | "name" | "email">;
@@ -40,16 +33,7 @@ export function accountTokenProfile(config: Pick<CoreConfig, "accountIssuerUrl">
     keys: "account",
     issuerUrl: config.accountIssuerUrl,
     accessToken: "accountAccessToken",
-    tables: {
-      clients: "oauth_provider_clients",
-      codes: "account_authorization_codes",
-      codeClientColumn: "oauth_provider_client_id",
-      codeColumns: "user_id, scopes",
-      claimsJoin: "join users u on u.id = c.user_id",
-      tokens: "account_access_tokens",
-      tokenColumns: "user_id, scopes",
-      claimsColumns: "u.name, u.email",
-    },
+    queries: accountTokenQueries,
     claims: claimsOf,
     jwtClaims: (claims) => ({
       sub: claims.sub,
@@ -63,11 +47,6 @@ export function accountTokenProfile(config: Pick<CoreConfig, "accountIssuerUrl">
       targetId: row.public_client_id,
       details: { clientId: row.public_client_id, clientName: row.client_name, presentedBy, userId: row.user_id },
     }),
-    userInfoSql: `select t.user_id, t.scopes, u.name, u.email
-       from account_access_tokens t
-       join users u on u.id = t.user_id
-       join account_authorization_codes c on c.id = t.authorization_code_id
-      where t.token_hash = ? and t.revoked_at is null and c.reused_at is null and t.expires_at > ?`,
     userInfoClaims: (row) => claimsOf(row as unknown as ClaimColumns),
   };
 }

@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { ActivityEvent } from "../db/entities.ts";
 import type { Caller } from "../context.ts";
 import type { Query } from "../db/statements.ts";
+import { insertActivityEvent } from "./activity-queries.ts";
 
 export interface ActivityFacts {
   /** "<target>.<verb>", e.g. "server.created". */
@@ -30,14 +30,9 @@ function actorOf(actor: Actor) {
   };
 }
 
-/**
- * Adds an activity event to the unit of work, so it is written in the same transaction as the
- * change it describes (both or neither). `actor` is the caller, or a user id for actions taken on
- * an account's behalf before it has a caller (sign-up, sign-in), "system" for the operator, or
- * "agent" for a game server's agent (the event's server says which).
- */
-export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityFacts): void {
-  em.create(ActivityEvent, {
+/** An event's columns but its id and time, from who acted and the facts. */
+function eventColumns(actor: Actor, facts: ActivityFacts) {
+  return {
     ...actorOf(actor),
     organizationId: facts.organizationId ?? null,
     action: facts.action,
@@ -45,7 +40,17 @@ export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityF
     targetId: facts.targetId,
     serverId: facts.serverId ?? null,
     details: facts.details ?? {},
-  });
+  };
+}
+
+/**
+ * Adds an activity event to the unit of work, so it is written in the same transaction as the
+ * change it describes (both or neither). `actor` is the caller, or a user id for actions taken on
+ * an account's behalf before it has a caller (sign-up, sign-in), "system" for the operator, or
+ * "agent" for a game server's agent (the event's server says which).
+ */
+export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityFacts): void {
+  em.create(ActivityEvent, eventColumns(actor, facts));
 }
 
 /**
@@ -53,23 +58,5 @@ export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityF
  * something that changes nothing in the database (a console command sent to a game server).
  */
 export async function appendActivity(query: Query, actor: Actor, facts: ActivityFacts): Promise<void> {
-  const who = actorOf(actor);
-  await query(
-    `insert into activity_events (id, organization_id, actor_kind, actor_user_id, actor_email, actor_api_key_id, action, target_type, target_id, server_id, details, created_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      randomUUID(),
-      facts.organizationId ?? null,
-      who.actorKind,
-      who.actorUserId,
-      who.actorEmail,
-      who.actorApiKeyId,
-      facts.action,
-      facts.targetType,
-      facts.targetId,
-      facts.serverId ?? null,
-      JSON.stringify(facts.details ?? {}),
-      new Date(),
-    ],
-  );
+  await insertActivityEvent(query, { ...eventColumns(actor, facts), createdAt: new Date() });
 }

@@ -24,7 +24,6 @@ import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { requirePlatformAdmin } from "../access.ts";
-import { recordActivity } from "../activity/record.ts";
 import {
   applyDisabled,
   applyNameAndRedirectUris,
@@ -32,6 +31,7 @@ import {
   issueClientSecret,
   normalizeRedirectUris,
   replaceClientSecret,
+  recordClientActivity,
   updatedDetails,
 } from "../oauth/client-fields.ts";
 import { issueIdentifier } from "../../contract/secrets.ts";
@@ -68,98 +68,106 @@ async function findClient(em: EntityManager, clientId: string, lock = false): Pr
   return client;
 }
 
-export function createAccountOAuthClientMethods({ config }: CoreDeps): AccountOAuthClientMethods {
-  function activity(tx: EntityManager, caller: UserCaller, client: AccountOAuthClient, verb: string, details: Record<string, string> = {}) {
-    recordActivity(tx, caller, {
-      organizationId: null,
-      action: `oauth_provider_client.${verb}`,
-      targetType: "oauth_provider_client",
-      targetId: client.clientId,
-      details: { clientId: client.clientId, name: client.name, ...details },
+type Impl = AccountOAuthClientMethods;
+
+/** Records `oauth_provider_client.<verb>` for the client, in the transaction `tx`. */
+function activity(tx: EntityManager, caller: UserCaller, client: AccountOAuthClient, verb: string, details: Record<string, string> = {}) {
+  recordClientActivity(tx, caller, { type: "oauth_provider_client", organizationId: null }, client, verb, details);
+}
+
+const createAccountOAuthClient =
+  ({ config }: Pick<CoreDeps, "config">): Impl["createAccountOAuthClient"] =>
+  async (req, ctx) => {
+    const caller = requireAdmin(ctx);
+    const redirectUris = normalizeRedirectUris(req.redirectUris, config);
+    return entityManager(ctx).transactional(async (tx) => {
+      const secret = issueClientSecret("accountClientSecret");
+      const client = tx.create(AccountOAuthClient, {
+        clientId: issueIdentifier("accountClient"),
+        name: req.name,
+        redirectUris,
+        skipConsent: req.skipConsent ?? false,
+        disabled: req.disabled ?? false,
+        ...secret.columns,
+        createdBy: caller.user.id,
+      });
+      activity(tx, caller, client, "created", {
+        redirectUris: redirectUris.join(" "),
+        skipConsent: String(client.skipConsent),
+        disabled: String(client.disabled),
+        secretPrefix: client.secretPrefix,
+      });
+      await tx.flush();
+      return create(CreateAccountOAuthClientResponseSchema, {
+        clientId: client.clientId,
+        clientSecret: secret.value,
+        client: clientToProto(client),
+      });
     });
-  }
+  };
 
+const listAccountOAuthClients: Impl["listAccountOAuthClients"] = async (_req, ctx) => {
+  requireAdmin(ctx);
+  const clients = await entityManager(ctx).find(AccountOAuthClient, {}, { orderBy: { createdAt: "desc", id: "asc" } });
+  return create(ListAccountOAuthClientsResponseSchema, { clients: clients.map(clientToProto) });
+};
+
+const getAccountOAuthClient: Impl["getAccountOAuthClient"] = async (req, ctx) => {
+  requireAdmin(ctx);
+  const client = await findClient(entityManager(ctx), req.clientId);
+  return create(GetAccountOAuthClientResponseSchema, { client: clientToProto(client) });
+};
+
+const updateAccountOAuthClient =
+  ({ config }: Pick<CoreDeps, "config">): Impl["updateAccountOAuthClient"] =>
+  async (req, ctx) => {
+    const caller = requireAdmin(ctx);
+    const redirectUris = req.redirectUris ? normalizeRedirectUris(req.redirectUris.uris, config) : undefined;
+    return entityManager(ctx).transactional(async (tx) => {
+      const client = await findClient(tx, req.clientId, true);
+      const changed: Record<string, string> = {};
+      applyNameAndRedirectUris(client, { name: req.name, redirectUris }, changed);
+      if (req.skipConsent !== undefined && req.skipConsent !== client.skipConsent) {
+        client.skipConsent = req.skipConsent;
+        changed.skipConsent = String(req.skipConsent);
+      }
+      if (Object.keys(changed).length) activity(tx, caller, client, "updated", updatedDetails(changed));
+      const toggled = applyDisabled(client, req.disabled);
+      if (toggled) activity(tx, caller, client, toggled);
+      await tx.flush();
+      return create(UpdateAccountOAuthClientResponseSchema, { client: clientToProto(client) });
+    });
+  };
+
+const rotateAccountOAuthClientSecret: Impl["rotateAccountOAuthClientSecret"] = async (req, ctx) => {
+  const caller = requireAdmin(ctx);
+  return entityManager(ctx).transactional(async (tx) => {
+    const client = await findClient(tx, req.clientId, true);
+    const clientSecret = replaceClientSecret(client, "accountClientSecret");
+    activity(tx, caller, client, "secret_rotated", { secretPrefix: client.secretPrefix });
+    return create(RotateAccountOAuthClientSecretResponseSchema, { clientId: client.clientId, clientSecret });
+  });
+};
+
+const deleteAccountOAuthClient: Impl["deleteAccountOAuthClient"] = async (req, ctx) => {
+  const caller = requireAdmin(ctx);
+  await entityManager(ctx).transactional(async (tx) => {
+    const client = await findClient(tx, req.clientId, true);
+    activity(tx, caller, client, "deleted");
+    await tx.flush();
+    // Its consents, authorization requests, codes and access tokens go with it (ON DELETE CASCADE).
+    await tx.nativeDelete(AccountOAuthClient, { id: client.id });
+  });
+  return create(DeleteAccountOAuthClientResponseSchema, {});
+};
+
+export function createAccountOAuthClientMethods(deps: CoreDeps): AccountOAuthClientMethods {
   return {
-    async createAccountOAuthClient(req, ctx) {
-      const caller = requireAdmin(ctx);
-      const redirectUris = normalizeRedirectUris(req.redirectUris, config);
-      return entityManager(ctx).transactional(async (tx) => {
-        const secret = issueClientSecret("accountClientSecret");
-        const client = tx.create(AccountOAuthClient, {
-          clientId: issueIdentifier("accountClient"),
-          name: req.name,
-          redirectUris,
-          skipConsent: req.skipConsent ?? false,
-          disabled: req.disabled ?? false,
-          ...secret.columns,
-          createdBy: caller.user.id,
-        });
-        activity(tx, caller, client, "created", {
-          redirectUris: redirectUris.join(" "),
-          skipConsent: String(client.skipConsent),
-          disabled: String(client.disabled),
-          secretPrefix: client.secretPrefix,
-        });
-        await tx.flush();
-        return create(CreateAccountOAuthClientResponseSchema, {
-          clientId: client.clientId,
-          clientSecret: secret.value,
-          client: clientToProto(client),
-        });
-      });
-    },
-
-    async listAccountOAuthClients(_req, ctx) {
-      requireAdmin(ctx);
-      const clients = await entityManager(ctx).find(AccountOAuthClient, {}, { orderBy: { createdAt: "desc", id: "asc" } });
-      return create(ListAccountOAuthClientsResponseSchema, { clients: clients.map(clientToProto) });
-    },
-
-    async getAccountOAuthClient(req, ctx) {
-      requireAdmin(ctx);
-      const client = await findClient(entityManager(ctx), req.clientId);
-      return create(GetAccountOAuthClientResponseSchema, { client: clientToProto(client) });
-    },
-
-    async updateAccountOAuthClient(req, ctx) {
-      const caller = requireAdmin(ctx);
-      const redirectUris = req.redirectUris ? normalizeRedirectUris(req.redirectUris.uris, config) : undefined;
-      return entityManager(ctx).transactional(async (tx) => {
-        const client = await findClient(tx, req.clientId, true);
-        const changed: Record<string, string> = {};
-        applyNameAndRedirectUris(client, { name: req.name, redirectUris }, changed);
-        if (req.skipConsent !== undefined && req.skipConsent !== client.skipConsent) {
-          client.skipConsent = req.skipConsent;
-          changed.skipConsent = String(req.skipConsent);
-        }
-        if (Object.keys(changed).length) activity(tx, caller, client, "updated", updatedDetails(changed));
-        const toggled = applyDisabled(client, req.disabled);
-        if (toggled) activity(tx, caller, client, toggled);
-        await tx.flush();
-        return create(UpdateAccountOAuthClientResponseSchema, { client: clientToProto(client) });
-      });
-    },
-
-    async rotateAccountOAuthClientSecret(req, ctx) {
-      const caller = requireAdmin(ctx);
-      return entityManager(ctx).transactional(async (tx) => {
-        const client = await findClient(tx, req.clientId, true);
-        const clientSecret = replaceClientSecret(client, "accountClientSecret");
-        activity(tx, caller, client, "secret_rotated", { secretPrefix: client.secretPrefix });
-        return create(RotateAccountOAuthClientSecretResponseSchema, { clientId: client.clientId, clientSecret });
-      });
-    },
-
-    async deleteAccountOAuthClient(req, ctx) {
-      const caller = requireAdmin(ctx);
-      await entityManager(ctx).transactional(async (tx) => {
-        const client = await findClient(tx, req.clientId, true);
-        activity(tx, caller, client, "deleted");
-        await tx.flush();
-        // Its consents, authorization requests, codes and access tokens go with it (ON DELETE CASCADE).
-        await tx.nativeDelete(AccountOAuthClient, { id: client.id });
-      });
-      return create(DeleteAccountOAuthClientResponseSchema, {});
-    },
+    createAccountOAuthClient: createAccountOAuthClient(deps),
+    listAccountOAuthClients,
+    getAccountOAuthClient,
+    updateAccountOAuthClient: updateAccountOAuthClient(deps),
+    rotateAccountOAuthClientSecret,
+    deleteAccountOAuthClient,
   };
 }

@@ -22,97 +22,108 @@ import { createAccountOAuthClientMethods } from "./account-oauth-clients.ts";
 
 const defaultLimit = 50;
 
-export function createAdminService(deps: CoreDeps): ServiceImpl<typeof AdminService> {
-  const { config } = deps;
+type Impl = ServiceImpl<typeof AdminService>;
+
+const listUsers: Impl["listUsers"] = async (req, ctx) => {
+  requirePlatformAdmin(requireUser(ctx));
+  const where: FilterQuery<User> = req.query ? { email: { $like: `%${likeLiteral(req.query.toLowerCase())}%` } } : {};
+  const users = await entityManager(ctx).find(User, where, { orderBy: { email: "asc" }, limit: req.limit ?? defaultLimit });
+  return create(ListUsersResponseSchema, { users: users.map(userToProto) });
+};
+
+const setPlatformAdmin: Impl["setPlatformAdmin"] = async (req, ctx) => {
+  const caller = requireUser(ctx);
+  requirePlatformAdmin(caller);
+  const platformAdmin = req.platformAdmin === true; // required by validation
+  if (req.userId === caller.user.id && !platformAdmin) {
+    throw fail("failed_precondition", "you cannot take away your own platform admin flag");
+  }
+  return entityManager(ctx).transactional(async (tx) => {
+    const user = await tx.findOne(User, { id: req.userId });
+    if (!user) throw fail("not_found", "user not found");
+    if (user.platformAdmin !== platformAdmin) {
+      user.platformAdmin = platformAdmin;
+      recordActivity(tx, caller, {
+        action: platformAdmin ? "user.platform_admin_granted" : "user.platform_admin_revoked",
+        targetType: "user",
+        targetId: user.id,
+        details: { email: user.email },
+      });
+    }
+    return create(SetPlatformAdminResponseSchema, { user: userToProto(user) });
+  });
+};
+
+const listPlans =
+  ({ config }: Pick<CoreDeps, "config">): Impl["listPlans"] =>
+  async (_req, ctx) => {
+    requirePlatformAdmin(requireUser(ctx));
+    return create(ListPlansResponseSchema, {
+      plans: Object.entries(config.plans).map(([name, limits]) =>
+        create(PlanSchema, { name, serverLimit: limits.servers, gameOauthClientLimit: limits.gameOAuthClients }),
+      ),
+    });
+  };
+
+const setOrganizationPlan =
+  ({ config }: Pick<CoreDeps, "config">): Impl["setOrganizationPlan"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    requirePlatformAdmin(caller);
+    if (!configuredPlan(config.plans, req.plan)) {
+      throw fieldFail([{ field: "plan", message: `unknown plan "${req.plan}"; configured: ${Object.keys(config.plans).join(", ")}` }]);
+    }
+    return entityManager(ctx).transactional(async (tx) => {
+      const organization = await tx.findOne(Organization, { slug: req.organizationSlug });
+      if (!organization) throw fail("not_found", `organization "${req.organizationSlug}" not found`);
+      const previous = organization.plan;
+      organization.plan = req.plan;
+      recordActivity(tx, caller, {
+        organizationId: organization.id,
+        action: "organization.plan_changed",
+        targetType: "organization",
+        targetId: organization.id,
+        details: { from: previous, to: req.plan },
+      });
+      const membership = await tx.findOne(Membership, { organization: organization.id, user: caller.user.id });
+      return create(SetOrganizationPlanResponseSchema, {
+        organization: organizationToProto(organization, membership?.role ?? ""),
+      });
+    });
+  };
+
+const setOrganizationVerified: Impl["setOrganizationVerified"] = async (req, ctx) => {
+  const caller = requireUser(ctx);
+  requirePlatformAdmin(caller);
+  const verified = req.verified === true; // required by validation
+  return entityManager(ctx).transactional(async (tx) => {
+    const organization = await tx.findOne(Organization, { slug: req.organizationSlug });
+    if (!organization) throw fail("not_found", `organization "${req.organizationSlug}" not found`);
+    if (organization.verified !== verified) {
+      organization.verified = verified;
+      recordActivity(tx, caller, {
+        organizationId: organization.id,
+        action: verified ? "organization.verified" : "organization.unverified",
+        targetType: "organization",
+        targetId: organization.id,
+        details: { slug: organization.slug },
+      });
+    }
+    const membership = await tx.findOne(Membership, { organization: organization.id, user: caller.user.id });
+    return create(SetOrganizationVerifiedResponseSchema, {
+      organization: organizationToProto(organization, membership?.role ?? ""),
+    });
+  });
+};
+
+/** The platform admin's service: users, plans, organizations' plan and verification, and Account OAuth clients. */
+export function createAdminService(deps: CoreDeps): Impl {
   return {
     ...createAccountOAuthClientMethods(deps),
-
-    async listUsers(req, ctx) {
-      requirePlatformAdmin(requireUser(ctx));
-      const where: FilterQuery<User> = req.query ? { email: { $like: `%${likeLiteral(req.query.toLowerCase())}%` } } : {};
-      const users = await entityManager(ctx).find(User, where, { orderBy: { email: "asc" }, limit: req.limit ?? defaultLimit });
-      return create(ListUsersResponseSchema, { users: users.map(userToProto) });
-    },
-
-    async setPlatformAdmin(req, ctx) {
-      const caller = requireUser(ctx);
-      requirePlatformAdmin(caller);
-      const platformAdmin = req.platformAdmin === true; // required by validation
-      if (req.userId === caller.user.id && !platformAdmin) {
-        throw fail("failed_precondition", "you cannot take away your own platform admin flag");
-      }
-      return entityManager(ctx).transactional(async (tx) => {
-        const user = await tx.findOne(User, { id: req.userId });
-        if (!user) throw fail("not_found", "user not found");
-        if (user.platformAdmin !== platformAdmin) {
-          user.platformAdmin = platformAdmin;
-          recordActivity(tx, caller, {
-            action: platformAdmin ? "user.platform_admin_granted" : "user.platform_admin_revoked",
-            targetType: "user",
-            targetId: user.id,
-            details: { email: user.email },
-          });
-        }
-        return create(SetPlatformAdminResponseSchema, { user: userToProto(user) });
-      });
-    },
-
-    async listPlans(_req, ctx) {
-      requirePlatformAdmin(requireUser(ctx));
-      return create(ListPlansResponseSchema, {
-        plans: Object.entries(config.plans).map(([name, limits]) =>
-          create(PlanSchema, { name, serverLimit: limits.servers, gameOauthClientLimit: limits.gameOAuthClients }),
-        ),
-      });
-    },
-
-    async setOrganizationPlan(req, ctx) {
-      const caller = requireUser(ctx);
-      requirePlatformAdmin(caller);
-      if (!configuredPlan(config.plans, req.plan)) {
-        throw fieldFail([{ field: "plan", message: `unknown plan "${req.plan}"; configured: ${Object.keys(config.plans).join(", ")}` }]);
-      }
-      return entityManager(ctx).transactional(async (tx) => {
-        const organization = await tx.findOne(Organization, { slug: req.organizationSlug });
-        if (!organization) throw fail("not_found", `organization "${req.organizationSlug}" not found`);
-        const previous = organization.plan;
-        organization.plan = req.plan;
-        recordActivity(tx, caller, {
-          organizationId: organization.id,
-          action: "organization.plan_changed",
-          targetType: "organization",
-          targetId: organization.id,
-          details: { from: previous, to: req.plan },
-        });
-        const membership = await tx.findOne(Membership, { organization: organization.id, user: caller.user.id });
-        return create(SetOrganizationPlanResponseSchema, {
-          organization: organizationToProto(organization, membership?.role ?? ""),
-        });
-      });
-    },
-
-    async setOrganizationVerified(req, ctx) {
-      const caller = requireUser(ctx);
-      requirePlatformAdmin(caller);
-      const verified = req.verified === true; // required by validation
-      return entityManager(ctx).transactional(async (tx) => {
-        const organization = await tx.findOne(Organization, { slug: req.organizationSlug });
-        if (!organization) throw fail("not_found", `organization "${req.organizationSlug}" not found`);
-        if (organization.verified !== verified) {
-          organization.verified = verified;
-          recordActivity(tx, caller, {
-            organizationId: organization.id,
-            action: verified ? "organization.verified" : "organization.unverified",
-            targetType: "organization",
-            targetId: organization.id,
-            details: { slug: organization.slug },
-          });
-        }
-        const membership = await tx.findOne(Membership, { organization: organization.id, user: caller.user.id });
-        return create(SetOrganizationVerifiedResponseSchema, {
-          organization: organizationToProto(organization, membership?.role ?? ""),
-        });
-      });
-    },
+    listUsers,
+    setPlatformAdmin,
+    listPlans: listPlans(deps),
+    setOrganizationPlan: setOrganizationPlan(deps),
+    setOrganizationVerified,
   };
 }

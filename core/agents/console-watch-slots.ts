@@ -3,7 +3,7 @@
  * stream and a bus subscription for as long as a dashboard stays on a server's page, so one user
  * gets at most {@link watchesPerUser} and the instance {@link watchesInTotal}.
  */
-import type { RateLimitPolicy } from "../ratelimit/limits.ts";
+import type { RateLimitPolicy } from "../ratelimit/policies.ts";
 import { rateLimited } from "../ratelimit/rate-limited.ts";
 
 export const watchesPerUser = 10;

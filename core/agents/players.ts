@@ -7,6 +7,8 @@
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { OnlinePlayer } from "./connections.ts";
+import { executeOn } from "../db/statements.ts";
+import { listPlayers, setPlayerCount, storePlayers } from "./agent-queries.ts";
 
 export interface StoredPlayer extends OnlinePlayer {
   /** When the agent first reported the player in this stay of theirs. */
@@ -38,37 +40,16 @@ export async function replacePlayers(
 ): Promise<boolean> {
   const list = distinctPlayers(players);
   return em.fork().transactional(async (tx) => {
+    const query = executeOn(tx);
     // Locks the row: two reports of the same stream, or a Hello that takes over, go one at a time.
-    const held = await tx.execute<Array<{ id: string }>>(
-      `update servers set player_count = ? where id = ? and agent_connection_id = ? returning id`,
-      [list.length, serverId, connectionId],
-    );
-    if (!held.length) return false;
-    const json = JSON.stringify(list);
-    await tx.execute(
-      `delete from server_players where server_id = ?
-          and uuid not in (select uuid from jsonb_to_recordset(?::jsonb) as p(uuid uuid, name text))`,
-      [serverId, json],
-      "run",
-    );
-    if (list.length) {
-      await tx.execute(
-        `insert into server_players (server_id, uuid, name, since)
-         select ?, p.uuid, p.name, ? from jsonb_to_recordset(?::jsonb) as p(uuid uuid, name text)
-         on conflict (server_id, uuid) do update set name = excluded.name`,
-        [serverId, now, json],
-        "run",
-      );
-    }
+    if (!(await setPlayerCount(query, serverId, connectionId, list.length))) return false;
+    await storePlayers(query, serverId, list, now);
     return true;
   });
 }
 
 /** The server's players as stored, longest online first (callers check that the server is online). */
 export async function storedPlayers(em: EntityManager, serverId: string): Promise<StoredPlayer[]> {
-  const rows = await em.execute<Array<{ uuid: string; name: string; since: Date }>>(
-    `select uuid, name, since from server_players where server_id = ? order by since, name, uuid`,
-    [serverId],
-  );
+  const rows = await listPlayers(executeOn(em), serverId);
   return rows.map((row) => ({ uuid: row.uuid, name: row.name, since: new Date(row.since) }));
 }

@@ -16,6 +16,16 @@ import type { Server } from "../db/entities.ts";
 import type { AgentCaller } from "../context.ts";
 import type { Clock } from "../deps.ts";
 import { recordActivity } from "../activity/record.ts";
+import { executeOn } from "../db/statements.ts";
+import {
+  clearPlayers,
+  markServerConnected,
+  markServerGone,
+  markServerSeen,
+  markSilentServersDisconnected,
+  serverHoldsKey,
+  takeStaleServersOffline,
+} from "./agent-queries.ts";
 
 /** How often an agent sends a heartbeat (told to it in Welcome). */
 export const heartbeatSeconds = 10;
@@ -53,15 +63,18 @@ export interface HelloFacts {
 export async function markConnected(em: EntityManager, agent: AgentCaller, connectionId: string, hello: HelloFacts, now: Date): Promise<boolean> {
   const { server } = agent;
   return em.fork().transactional(async (tx) => {
-    const [row] = await tx.execute<Array<{ previous: string | null }>>(
-      `with old as (select id, presence_event from servers where id = ? and agent_key_hash = ? for update)
-       update servers s set online = true, last_seen_at = ?, player_count = 0, player_auth = ?, agent_version = ?, agent_console = ?,
-                            agent_connection_id = ?, presence_event = 'connected'
-         from old where s.id = old.id returning old.presence_event as previous`,
-      [server.id, agent.keyHash, now, hello.playerAuth, hello.agentVersion || null, hello.console, connectionId],
-    );
+    const query = executeOn(tx);
+    const row = await markServerConnected(query, {
+      serverId: server.id,
+      agentKeyHash: agent.keyHash,
+      connectionId,
+      playerAuth: hello.playerAuth,
+      agentVersion: hello.agentVersion || null,
+      console: hello.console,
+      now,
+    });
     if (!row) return false;
-    await tx.execute(`delete from server_players where server_id = ?`, [server.id], "run");
+    await clearPlayers(query, server.id);
     if (row.previous !== "connected") {
       recordActivity(tx, "agent", {
         organizationId: server.organizationId,
@@ -82,13 +95,9 @@ export async function markConnected(em: EntityManager, agent: AgentCaller, conne
  * stream said Hello since ("superseded").
  */
 export async function markAlive(em: EntityManager, agent: AgentCaller, connectionId: string, now: Date): Promise<"ok" | "revoked" | "superseded"> {
-  const updated = await em.execute<Array<{ id: string }>>(
-    `update servers set last_seen_at = ?, online = true where id = ? and agent_key_hash = ? and agent_connection_id = ? returning id`,
-    [now, agent.server.id, agent.keyHash, connectionId],
-  );
-  if (updated.length) return "ok";
-  const [row] = await em.execute<Array<{ id: string }>>(`select id from servers where id = ? and agent_key_hash = ?`, [agent.server.id, agent.keyHash]);
-  return row ? "superseded" : "revoked";
+  const query = executeOn(em);
+  if (await markServerSeen(query, agent.server.id, agent.keyHash, connectionId, now)) return "ok";
+  return (await serverHoldsKey(query, agent.server.id, agent.keyHash)) ? "superseded" : "revoked";
 }
 
 /**
@@ -96,15 +105,7 @@ export async function markAlive(em: EntityManager, agent: AgentCaller, connectio
  * it. True when it went offline (this stream still held it).
  */
 export async function markDisconnected(em: EntityManager, serverId: string, connectionId: string, now: Date): Promise<boolean> {
-  const [row] = await em.execute<Array<{ went: number }>>(
-    `with gone as (
-       update servers set online = false, player_count = 0, agent_connection_id = null, last_seen_at = ?
-        where id = ? and agent_connection_id = ? returning id
-     ), cleared as (delete from server_players p using gone where p.server_id = gone.id)
-     select count(*)::int as went from gone`,
-    [now, serverId, connectionId],
-  );
-  return (row?.went ?? 0) > 0;
+  return markServerGone(executeOn(em), serverId, connectionId, now);
 }
 
 /**
@@ -115,14 +116,8 @@ export async function markDisconnected(em: EntityManager, serverId: string, conn
  */
 export async function sweepPresence(em: EntityManager, now: Date): Promise<number> {
   return em.fork().transactional(async (tx) => {
-    const gone = await tx.execute<Array<{ id: string; organization_id: string; last_seen_at: Date }>>(
-      `with gone as (
-         update servers set presence_event = 'disconnected', online = false, player_count = 0
-          where presence_event = 'connected' and last_seen_at < ? returning id, organization_id, last_seen_at
-       ), cleared as (delete from server_players p using gone where p.server_id = gone.id)
-       select id, organization_id, last_seen_at from gone`,
-      [new Date(now.getTime() - disconnectEventAfterMs)],
-    );
+    const query = executeOn(tx);
+    const gone = await markSilentServersDisconnected(query, new Date(now.getTime() - disconnectEventAfterMs));
     for (const server of gone) {
       recordActivity(tx, "agent", {
         organizationId: server.organization_id,
@@ -133,12 +128,7 @@ export async function sweepPresence(em: EntityManager, now: Date): Promise<numbe
         details: { lastSeenAt: new Date(server.last_seen_at).toISOString() },
       });
     }
-    await tx.execute(
-      `with stale as (update servers set online = false, player_count = 0 where online and last_seen_at < ? returning id)
-       delete from server_players p using stale where p.server_id = stale.id`,
-      [new Date(now.getTime() - presenceStaleMs)],
-      "run",
-    );
+    await takeStaleServersOffline(query, new Date(now.getTime() - presenceStaleMs));
     return gone.length;
   });
 }

@@ -25,7 +25,7 @@ const dayMs = 86_400_000;
 export function createAuthService(deps: CoreDeps): ServiceImpl<typeof AuthService> {
   const { clock } = deps;
   return {
-    ...createConsentMethods(clock),
+    ...createConsentMethods(deps),
     ...createSessionMethods(deps),
 
     async getSession(_req, ctx) {

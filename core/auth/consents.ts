@@ -11,7 +11,8 @@ import { AccountConsent } from "../db/account-oauth-entities.ts";
 import { entityManager, requireUser } from "../context.ts";
 import { fail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
-import type { Clock } from "../deps.ts";
+import type { CoreDeps } from "../deps.ts";
+import { endClientGrants } from "../account-oauth/account-oauth-queries.ts";
 
 type ConsentMethods = Pick<ServiceImpl<typeof AuthService>, "listConsents" | "revokeConsent">;
 
@@ -26,7 +27,7 @@ function consentToProto(consent: AccountConsent): ConsentMessage {
   });
 }
 
-export function createConsentMethods(clock: Clock): ConsentMethods {
+export function createConsentMethods({ clock, statements }: Pick<CoreDeps, "clock" | "statements">): ConsentMethods {
   return {
     async listConsents(_req, ctx) {
       const caller = requireUser(ctx);
@@ -51,21 +52,8 @@ export function createConsentMethods(clock: Clock): ConsentMethods {
         if (!consent) throw notFound();
         // Deleted by id and counted, so of two revokes at once only one succeeds and records it.
         if (!(await tx.nativeDelete(AccountConsent, { id: consent.id }))) throw notFound();
-        // What the app holds from this user ends with the consent: codes it has not exchanged yet
-        // (consumed, so a late exchange is refused as a reuse), then its access tokens. In this
-        // order no exchange slips between the two: one running now holds its code's row, so the
-        // first update waits for it and the second, a later statement, sees the token it stored.
-        const now = clock.now();
-        await tx.execute(
-          `update account_authorization_codes set consumed_at = ? where user_id = ? and oauth_provider_client_id = ? and consumed_at is null`,
-          [now, caller.user.id, consent.client.id],
-          "run",
-        );
-        await tx.execute(
-          `update account_access_tokens set revoked_at = ? where user_id = ? and oauth_provider_client_id = ? and revoked_at is null`,
-          [now, caller.user.id, consent.client.id],
-          "run",
-        );
+        // What the app holds from this user ends with the consent.
+        await endClientGrants(statements.on(tx), caller.user.id, consent.client.id, clock.now());
         // The row has no public id: the user knows the consent by the app it was given to.
         recordActivity(tx, caller, {
           action: "account_consent.revoked",

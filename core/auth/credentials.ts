@@ -3,8 +3,8 @@
  * API key or an agent key still works lives here.
  *
  * Every request to a user-facing service passes through here, so each lookup is one plain SQL
- * statement (credential joined to its user) rather than an ORM find with populate: the ORM's
- * query building costs more CPU than the query itself.
+ * statement (credential joined to its user, core/auth/auth-queries.ts) rather than an ORM find
+ * with populate: the ORM's query building costs more CPU than the query itself.
  */
 import type { Query } from "../db/statements.ts";
 import type { User } from "../db/entities.ts";
@@ -12,20 +12,10 @@ import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import type { AgentCaller, CallerUser, UserCaller } from "../context.ts";
 import { lastUsedResolutionMs, sessionEndsAt, touchSession } from "./sessions.ts";
+import { findAgentKeyServer, findApiKey, findSession, recordApiKeyUse, type CredentialRow } from "./auth-queries.ts";
 
 export function toCallerUser(user: User | CallerUser): CallerUser {
   return { id: user.id, email: user.email, name: user.name, platformAdmin: user.platformAdmin };
-}
-
-interface CredentialRow {
-  id: string;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-  user_id: string;
-  email: string;
-  name: string;
-  platform_admin: boolean;
 }
 
 function caller(row: CredentialRow, kind: "session" | "api_key"): UserCaller {
@@ -36,19 +26,13 @@ function caller(row: CredentialRow, kind: "session" | "api_key"): UserCaller {
   };
 }
 
-const userColumns = `u.id as user_id, u.email, u.name, u.platform_admin`;
-
 /**
  * The session's caller, or null if the token is unknown, expired, or unused for longer than
  * `idleSeconds`. A use is recorded (at most once a minute), which moves the idle deadline on.
  */
 export async function resolveSession(query: Query, token: string, now: Date, idleSeconds: number): Promise<UserCaller | null> {
   if (!looksLike("session", token)) return null;
-  const [row] = await query<CredentialRow>(
-    `select s.id, s.expires_at, null as revoked_at, s.last_used_at, ${userColumns}
-       from sessions s join users u on u.id = s.user_id where s.token_hash = ?`,
-    [hashSecret(token)],
-  );
+  const row = await findSession(query, hashSecret(token));
   if (!row) return null;
   const session = { id: row.id, expiresAt: new Date(row.expires_at!), lastUsedAt: new Date(row.last_used_at!) };
   if (sessionEndsAt(session, idleSeconds) <= now) return null;
@@ -59,11 +43,7 @@ export async function resolveSession(query: Query, token: string, now: Date, idl
 /** The key's caller, or null if the key is unknown, revoked or expired. */
 export async function resolveApiKey(query: Query, key: string, now: Date): Promise<UserCaller | null> {
   if (!looksLike("apiKey", key)) return null;
-  const [row] = await query<CredentialRow>(
-    `select k.id, k.expires_at, k.revoked_at, k.last_used_at, ${userColumns}
-       from api_keys k join users u on u.id = k.user_id where k.secret_hash = ?`,
-    [hashSecret(key)],
-  );
+  const row = await findApiKey(query, hashSecret(key));
   const expiresAt = row?.expires_at ? new Date(row.expires_at) : null;
   if (!row || row.revoked_at || (expiresAt && expiresAt <= now)) return null;
   await touchApiKey(query, { id: row.id, lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null }, now);
@@ -102,30 +82,14 @@ export function credentialRefusal(presented: PresentedCredential): string {
  */
 export async function touchApiKey(query: Query, key: { id: string; lastUsedAt: Date | null }, now: Date): Promise<void> {
   if (key.lastUsedAt && now.getTime() - key.lastUsedAt.getTime() < lastUsedResolutionMs) return;
-  await query(`update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at <= ?)`, [
-    now,
-    key.id,
-    new Date(now.getTime() - lastUsedResolutionMs),
-  ]);
-}
-
-interface AgentKeyRow {
-  id: string;
-  organization_id: string;
-  slug: string;
-  name: string;
-  game: string;
+  await recordApiKeyUse(query, key.id, now, new Date(now.getTime() - lastUsedResolutionMs));
 }
 
 /** The agent of the server holding this agent key, or null if no server holds it (any more). */
 export async function resolveAgentKey(query: Query, key: string): Promise<AgentCaller | null> {
   if (!looksLike("agentKey", key)) return null;
   const keyHash = hashSecret(key);
-  const [row] = await query<AgentKeyRow>(
-    `select s.id, s.organization_id, o.slug, s.name, s.game
-       from servers s join organizations o on o.id = s.organization_id where s.agent_key_hash = ?`,
-    [keyHash],
-  );
+  const row = await findAgentKeyServer(query, keyHash);
   if (!row) return null;
   return {
     kind: "agent",

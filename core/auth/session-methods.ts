@@ -41,104 +41,111 @@ function clientIp(ctx: HandlerContext): string | undefined {
 
 const ipDetails = (ip: string | undefined): Record<string, string> => (ip ? { ip } : {});
 
-export function createSessionMethods({ clock, config, rateLimits, passwords }: CoreDeps): SessionMethods {
-  const toProto = (session: Session, caller: UserCaller): SessionMessage =>
-    create(SessionSchema, {
-      id: session.id,
-      createdAt: timestampFromDate(session.createdAt),
-      lastUsedAt: timestampFromDate(session.lastUsedAt),
-      expiresAt: timestampFromDate(sessionEndsAt(session, config.sessionIdleSeconds)),
-      ip: session.ip ?? "",
-      userAgent: session.userAgent ?? "",
-      current: caller.credential.kind === "session" && caller.credential.id === session.id,
-    });
+type Impl = ServiceImpl<typeof AuthService>;
 
-  return {
-    async listSessions(_req, ctx) {
-      const caller = requireUser(ctx);
-      const now = clock.now();
-      const sessions = await entityManager(ctx).find(
-        Session,
-        { user: caller.user.id, expiresAt: { $gt: now }, lastUsedAt: { $gt: new Date(now.getTime() - config.sessionIdleSeconds * 1000) } },
-        { orderBy: { lastUsedAt: "desc", id: "asc" } },
-      );
-      return create(ListSessionsResponseSchema, { sessions: sessions.map((s) => toProto(s, caller)) });
-    },
+function sessionToProto(session: Session, caller: UserCaller, idleSeconds: number): SessionMessage {
+  return create(SessionSchema, {
+    id: session.id,
+    createdAt: timestampFromDate(session.createdAt),
+    lastUsedAt: timestampFromDate(session.lastUsedAt),
+    expiresAt: timestampFromDate(sessionEndsAt(session, idleSeconds)),
+    ip: session.ip ?? "",
+    userAgent: session.userAgent ?? "",
+    current: caller.credential.kind === "session" && caller.credential.id === session.id,
+  });
+}
 
-    async revokeSession(req, ctx) {
-      const caller = signedIn(ctx, "ending a session");
-      await entityManager(ctx).transactional(async (tx) => {
-        const notFound = () => fail("not_found", "session not found");
-        const session = await tx.findOne(Session, { id: req.sessionId, user: caller.user.id });
-        if (!session) throw notFound();
-        // Deleted by id and counted, so of two revokes at once only one succeeds and records it.
-        if (!(await tx.nativeDelete(Session, { id: session.id }))) throw notFound();
-        recordActivity(tx, caller, {
-          action: "session.revoked",
-          targetType: "session",
-          targetId: session.id,
-          details: {
-            ...ipDetails(session.ip ?? undefined),
-            ...(session.userAgent && { userAgent: session.userAgent }),
-            current: String(session.id === caller.credential.id),
-          },
-        });
-      });
-      return create(RevokeSessionResponseSchema, {});
-    },
-
-    async revokeOtherSessions(_req, ctx) {
-      const caller = signedIn(ctx, "ending sessions");
-      const revoked = await entityManager(ctx).transactional(async (tx) => {
-        const count = await tx.nativeDelete(Session, { user: caller.user.id, id: { $ne: caller.credential.id } });
-        recordActivity(tx, caller, {
-          action: "user.other_sessions_revoked",
-          targetType: "user",
-          targetId: caller.user.id,
-          details: { count: String(count), ...ipDetails(clientIp(ctx)) },
-        });
-        return count;
-      });
-      return create(RevokeOtherSessionsResponseSchema, { revoked });
-    },
-
-    async changePassword(req, ctx) {
-      const caller = signedIn(ctx, "changing the password");
-      const em = entityManager(ctx);
-      const ip = clientIp(ctx);
-      // The current password is a password check like a sign-in's: the same limits, counted alike.
-      const attempt = await countSignInAttempt(rateLimits, caller.user.email, ip);
-      const record = (action: string, details: Record<string, string>) =>
-        em.transactional(async (tx) => recordActivity(tx, caller, { action, targetType: "user", targetId: caller.user.id, details }));
-      if (attempt.refusal) {
-        if (attempt.tripped) await record("user.sign_in_throttled", { ...ipDetails(ip), policy: attempt.policy ?? "" });
-        throw attempt.refusal;
-      }
-      const user = await em.findOneOrFail(User, { id: caller.user.id }, { populate: ["passwordHash"], refresh: true });
-      const valid = await passwords.verify(user.passwordHash, req.currentPassword).catch(async (error: unknown) => {
-        await attempt.notChecked();
-        throw error;
-      });
-      if (!valid) {
-        await record("user.password_change_failed", ipDetails(ip));
-        throw fieldFail([{ field: "current_password", message: "the current password is wrong" }], "wrong_password");
-      }
-      await attempt.succeeded();
-      const passwordHash = await passwords.hash(req.newPassword);
-      const endedSessions = await em.transactional(async (tx) => {
-        await tx.nativeUpdate(User, { id: user.id }, { passwordHash });
-        // Whoever else is signed in as this user — perhaps with the old password — is signed out.
-        // API keys stay: the user made each one on purpose, and sees and revokes them on the same page.
-        const ended = await tx.nativeDelete(Session, { user: user.id, id: { $ne: caller.credential.id } });
-        recordActivity(tx, caller, {
-          action: "user.password_changed",
-          targetType: "user",
-          targetId: user.id,
-          details: { endedSessions: String(ended), ...ipDetails(ip) },
-        });
-        return ended;
-      });
-      return create(ChangePasswordResponseSchema, { endedSessions });
-    },
+const listSessions =
+  ({ clock, config }: Pick<CoreDeps, "clock" | "config">): Impl["listSessions"] =>
+  async (_req, ctx) => {
+    const caller = requireUser(ctx);
+    const now = clock.now();
+    const sessions = await entityManager(ctx).find(
+      Session,
+      { user: caller.user.id, expiresAt: { $gt: now }, lastUsedAt: { $gt: new Date(now.getTime() - config.sessionIdleSeconds * 1000) } },
+      { orderBy: { lastUsedAt: "desc", id: "asc" } },
+    );
+    return create(ListSessionsResponseSchema, { sessions: sessions.map((s) => sessionToProto(s, caller, config.sessionIdleSeconds)) });
   };
+
+const revokeSession: Impl["revokeSession"] = async (req, ctx) => {
+  const caller = signedIn(ctx, "ending a session");
+  await entityManager(ctx).transactional(async (tx) => {
+    const notFound = () => fail("not_found", "session not found");
+    const session = await tx.findOne(Session, { id: req.sessionId, user: caller.user.id });
+    if (!session) throw notFound();
+    // Deleted by id and counted, so of two revokes at once only one succeeds and records it.
+    if (!(await tx.nativeDelete(Session, { id: session.id }))) throw notFound();
+    recordActivity(tx, caller, {
+      action: "session.revoked",
+      targetType: "session",
+      targetId: session.id,
+      details: {
+        ...ipDetails(session.ip ?? undefined),
+        ...(session.userAgent && { userAgent: session.userAgent }),
+        current: String(session.id === caller.credential.id),
+      },
+    });
+  });
+  return create(RevokeSessionResponseSchema, {});
+};
+
+const revokeOtherSessions: Impl["revokeOtherSessions"] = async (_req, ctx) => {
+  const caller = signedIn(ctx, "ending sessions");
+  const revoked = await entityManager(ctx).transactional(async (tx) => {
+    const count = await tx.nativeDelete(Session, { user: caller.user.id, id: { $ne: caller.credential.id } });
+    recordActivity(tx, caller, {
+      action: "user.other_sessions_revoked",
+      targetType: "user",
+      targetId: caller.user.id,
+      details: { count: String(count), ...ipDetails(clientIp(ctx)) },
+    });
+    return count;
+  });
+  return create(RevokeOtherSessionsResponseSchema, { revoked });
+};
+
+const changePassword =
+  ({ rateLimits, passwords }: Pick<CoreDeps, "rateLimits" | "passwords">): Impl["changePassword"] =>
+  async (req, ctx) => {
+    const caller = signedIn(ctx, "changing the password");
+    const em = entityManager(ctx);
+    const ip = clientIp(ctx);
+    // The current password is a password check like a sign-in's: the same limits, counted alike.
+    const attempt = await countSignInAttempt(rateLimits, caller.user.email, ip);
+    const record = (action: string, details: Record<string, string>) =>
+      em.transactional(async (tx) => recordActivity(tx, caller, { action, targetType: "user", targetId: caller.user.id, details }));
+    if (attempt.refusal) {
+      if (attempt.tripped) await record("user.sign_in_throttled", { ...ipDetails(ip), policy: attempt.policy ?? "" });
+      throw attempt.refusal;
+    }
+    const user = await em.findOneOrFail(User, { id: caller.user.id }, { populate: ["passwordHash"], refresh: true });
+    const valid = await passwords.verify(user.passwordHash, req.currentPassword).catch(async (error: unknown) => {
+      await attempt.notChecked();
+      throw error;
+    });
+    if (!valid) {
+      await record("user.password_change_failed", ipDetails(ip));
+      throw fieldFail([{ field: "current_password", message: "the current password is wrong" }], "wrong_password");
+    }
+    await attempt.succeeded();
+    const passwordHash = await passwords.hash(req.newPassword);
+    const endedSessions = await em.transactional(async (tx) => {
+      await tx.nativeUpdate(User, { id: user.id }, { passwordHash });
+      // Whoever else is signed in as this user — perhaps with the old password — is signed out.
+      // API keys stay: the user made each one on purpose, and sees and revokes them on the same page.
+      const ended = await tx.nativeDelete(Session, { user: user.id, id: { $ne: caller.credential.id } });
+      recordActivity(tx, caller, {
+        action: "user.password_changed",
+        targetType: "user",
+        targetId: user.id,
+        details: { endedSessions: String(ended), ...ipDetails(ip) },
+      });
+      return ended;
+    });
+    return create(ChangePasswordResponseSchema, { endedSessions });
+  };
+
+export function createSessionMethods(deps: CoreDeps): SessionMethods {
+  return { listSessions: listSessions(deps), revokeSession, revokeOtherSessions, changePassword: changePassword(deps) };
 }

@@ -7,6 +7,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { Session, type User } from "../db/entities.ts";
 import type { Query } from "../db/statements.ts";
 import { issueSecret } from "../../contract/secrets.ts";
+import { recordSessionUse } from "./auth-queries.ts";
 
 /**
  * How stale a credential's `last_used_at` may get before a request writes it again: most requests
@@ -47,5 +48,5 @@ export function sessionEndsAt(session: { expiresAt: Date; lastUsedAt: Date }, id
  */
 export async function touchSession(query: Query, session: { id: string; lastUsedAt: Date }, now: Date): Promise<void> {
   if (now.getTime() - session.lastUsedAt.getTime() < lastUsedResolutionMs) return;
-  await query(`update sessions set last_used_at = ? where id = ? and last_used_at <= ?`, [now, session.id, new Date(now.getTime() - lastUsedResolutionMs)]);
+  await recordSessionUse(query, session.id, now, new Date(now.getTime() - lastUsedResolutionMs));
 }

@@ -27,6 +27,14 @@ export interface Statements {
   db(em: EntityManager): Db;
 }
 
+/**
+ * The statements of an EntityManager through em.execute: a transaction's, and the background
+ * jobs', where a named statement saves nothing.
+ */
+export function executeOn(em: EntityManager): Query {
+  return <T>(sql: string, values: unknown[]) => em.execute<T[]>(sql, values as never);
+}
+
 /** Built once in the composition root; it keeps the names it gave the statements it has seen. */
 export function createStatements(named: boolean): Statements {
   const prepared = new Map<string, { name: string; text: string }>();
@@ -49,7 +57,7 @@ export function createStatements(named: boolean): Statements {
           return res.rows as T[];
         };
       }
-      return <T>(sql: string, values: unknown[]) => em.execute<T[]>(sql, values as never);
+      return executeOn(em);
     },
   };
   return statements;

@@ -5,7 +5,6 @@
  * claimed the sign-in, as the page showed it), issues the authorization code,
  * seals the redirect URL to the browser and records `game_oauth.sign_in`.
  */
-import { randomUUID } from "node:crypto";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { recordActivity } from "../activity/record.ts";
 import { issueSecret, randomBase62 } from "../../contract/secrets.ts";
@@ -13,6 +12,8 @@ import { appendQuery } from "../oauth/authorization-request.ts";
 import { authorizationCodeTtlMs } from "../oauth/token-engine.ts";
 import { insecureServerDetails, type Claimant } from "./login-claims.ts";
 import { sealToBrowser } from "./sealed-redirect.ts";
+import { executeOn } from "../db/statements.ts";
+import { completeSession, insertGameCode, storeSealedRedirect, upsertGameAccount } from "./sign-in-queries.ts";
 
 export interface ClaimedSession {
   id: string;
@@ -33,40 +34,33 @@ export async function completeSignIn(
   const { server, player } = who;
   const authorizationCode = issueSecret("gameAuthorizationCode");
   return em.fork().transactional(async (tx) => {
-    const [done] = await tx.execute<Array<{
-      redirect_uri: string; state: string; nonce: string | null; code_challenge: string | null; code_challenge_method: string | null; completion_key: string;
-      claimed_player_name: string | null;
-    }>>(
-      `update hosted_authorizations set status = 'completed', completed_at = ?
-        where id = ? and status = 'pending' and expires_at > ? and completion_key is not null
-          and claimed_server_id = ? and claimed_player_uuid = ? and claimed_until > ?
-        returning redirect_uri, state, nonce, code_challenge, code_challenge_method, completion_key, claimed_player_name`,
-      [now, session.id, now, server.id, player.uuid, now],
-    );
+    const query = executeOn(tx);
+    const done = await completeSession(query, session.id, server.id, player.uuid, now);
     if (!done) return false;
     // The name the page showed while the player was confirming, not one sent with the confirmation.
     const playerName = done.claimed_player_name ?? player.name.slice(0, 64);
-    const [account] = await tx.execute<Array<{ id: string }>>(
-      `insert into game_accounts (id, organization_id, game, account_uuid, sub, name, created_at, updated_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?)
-       on conflict (organization_id, game, account_uuid) do update set name = excluded.name, updated_at = excluded.updated_at
-       returning id`,
-      [randomUUID(), server.organizationId, server.game, player.uuid, `gp_${randomBase62(24)}`, playerName, now, now],
-    );
-    await tx.execute(
-      `insert into authorization_codes (id, code_hash, game_oauth_client_id, organization_id, hosted_authorization_id, game_account_id,
-         server_id, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at, created_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        randomUUID(), authorizationCode.hash, session.clientUuid, server.organizationId, session.id, account.id, server.id,
-        done.redirect_uri, done.nonce, done.code_challenge, done.code_challenge_method, now,
-        new Date(now.getTime() + authorizationCodeTtlMs), now,
-      ],
-      "run",
-    );
+    const gameAccountId = await upsertGameAccount(query, {
+      organizationId: server.organizationId,
+      game: server.game,
+      accountUuid: player.uuid,
+      newSub: `gp_${randomBase62(24)}`,
+      name: playerName,
+      now,
+    });
+    await insertGameCode(query, {
+      codeHash: authorizationCode.hash,
+      clientUuid: session.clientUuid,
+      organizationId: server.organizationId,
+      sessionId: session.id,
+      gameAccountId,
+      serverId: server.id,
+      completed: done,
+      expiresAt: new Date(now.getTime() + authorizationCodeTtlMs),
+      now,
+    });
     const redirectUrl = appendQuery(done.redirect_uri, { code: authorizationCode.value, state: done.state, iss: issuer });
     // The code itself is stored only hashed; the browser's copy is sealed to its binding.
-    await tx.execute(`update hosted_authorizations set redirect_url_sealed = ? where id = ?`, [sealToBrowser(done.completion_key, redirectUrl), session.id], "run");
+    await storeSealedRedirect(query, session.id, sealToBrowser(done.completion_key, redirectUrl));
     recordActivity(tx, "agent", {
       organizationId: server.organizationId,
       action: "game_oauth.sign_in",

@@ -1,7 +1,7 @@
 /**
  * Completion events of hosted sign-in sessions, so a page watching on one instance learns at once
  * that an agent on another instance claimed or completed its sign-in: one topic per session on
- * the instances' bus (core/bus.ts). Watchers also poll now and then (game-oauth-service.ts), so
+ * the instances' bus (core/bus.ts). Watchers also poll now and then (watch-authorization.ts), so
  * a lost event only delays the page.
  */
 import type { Bus } from "../bus.ts";

@@ -11,6 +11,7 @@ import { cancelClaims, claimSession } from "./login-claims.ts";
 import { completeSignIn } from "./complete-sign-in.ts";
 import { redirectHostOf } from "./hosted-sessions.ts";
 import { appNameShown } from "./shown-text.ts";
+import { sessionByLoginCode, sessionClaimedBy, type VerifiedSessionRow } from "./sign-in-queries.ts";
 import {
   cancelledMessage,
   confirmationMessage,
@@ -19,37 +20,9 @@ import {
   type LoginVerifier,
 } from "./login-verifier.ts";
 
-export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger" | "loginCodes" | "metrics">;
+export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger" | "loginCodes" | "metrics" | "statements">;
 
-interface SessionRow {
-  id: string;
-  organization_id: string;
-  redirect_uri: string;
-  client_uuid: string;
-  client_id: string;
-  client_name: string;
-  verifier_policy: string;
-  allowed: boolean;
-  server_online: boolean | null;
-  server_last_seen_at: Date | null;
-  /** The server still holds the key the reporting stream authenticated with. */
-  key_current: boolean | null;
-  /** The session's claim, if any (it may have run out, or its server been deleted). */
-  claimed_server_id: string | null;
-  claimed_player_uuid: string | null;
-  claimed_until: Date | null;
-}
-
-/** A session with what the reporting server may do with it; its `where` takes the rest of the parameters. */
-const sessionQuery = (where: string) =>
-  `select h.id, h.organization_id, h.redirect_uri, c.id as client_uuid, c.client_id, c.name as client_name, c.verifier_policy,
-          h.claimed_server_id, h.claimed_player_uuid, h.claimed_until,
-          exists (select 1 from game_oauth_client_servers cs where cs.game_oauth_client_id = c.id and cs.server_id = ?) as allowed,
-          s.online as server_online, s.last_seen_at as server_last_seen_at, s.agent_key_hash = ? as key_current
-     from hosted_authorizations h
-     join game_oauth_clients c on c.id = h.game_oauth_client_id
-     left join servers s on s.id = ?
-    where ${where}`;
+type SessionRow = VerifiedSessionRow;
 
 /** Whether another player (or this player on another server) holds a claim on the session that has not run out. */
 function heldByAnother(session: SessionRow, who: { serverId: string; playerUuid: string }, now: Date): boolean {
@@ -79,10 +52,8 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
     async verify({ server, player, code, agentKeyHash, insecurePlayerAuth }) {
       const now = deps.clock.now();
       const em = deps.orm.em.fork();
-      const [session] = await em.execute<SessionRow[]>(
-        sessionQuery(`h.login_code_hash = ? and h.status = 'pending' and h.expires_at > ?`),
-        [server.id, agentKeyHash, server.id, deps.loginCodes.hash(code), now],
-      );
+      const by = { serverId: server.id, agentKeyHash };
+      const session = await sessionByLoginCode(deps.statements.on(em), by, deps.loginCodes.hash(code), now);
       // Another organization's live code reads exactly like an unknown one: a guess learns nothing.
       if (!session || session.organization_id !== server.organizationId) return { accepted: false, message: noSignInMessage };
       // Someone else's claim reads the same, before anything about this server: on a server that
@@ -110,13 +81,7 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
         await publish(released.map((r) => r.id));
         return { accepted: false, message: cancelledMessage(appNameShown(released[0].clientName)) };
       }
-      const [session] = await em.execute<SessionRow[]>(
-        sessionQuery(
-          `h.claimed_server_id = ? and h.claimed_player_uuid = ? and h.status = 'pending' and h.claimed_until > ? and h.expires_at > ?
-           order by h.claimed_at desc limit 1`,
-        ),
-        [server.id, agentKeyHash, server.id, server.id, player.uuid, now, now],
-      );
+      const session = await sessionClaimedBy(deps.statements.on(em), { serverId: server.id, agentKeyHash }, player.uuid, now);
       if (!session || session.organization_id !== server.organizationId) return { accepted: false, message: nothingToConfirmMessage };
       // Checked again: the policy may have changed, the server gone down or its key been replaced.
       const problem = serverProblem(session, now);

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { EntityManager } from "@mikro-orm/postgresql";
+import type { Query } from "../db/statements.ts";
 import {
   AuthorizationSessionSchema,
   AuthorizationStatus,
@@ -21,6 +21,7 @@ import { signInAllowed, type TrustSettings } from "../agents/player-trust.ts";
 import { bindingCheck, formatLoginCode, newLoginCode, openLoginCode, sealLoginCode, type LoginCodeHasher } from "./login-codes.ts";
 import { completionKey, openAsBrowser } from "./sealed-redirect.ts";
 import { appNameShown, shownText } from "./shown-text.ts";
+import { expireHeldLoginCode, findHostedSession, insertHostedSession, verifierServers, type HostedSessionRow } from "./game-oauth-queries.ts";
 
 export const sessionTtlMs = 10 * 60_000;
 
@@ -45,7 +46,7 @@ const uniqueViolation = (error: unknown) => (error as { code?: string })?.code =
 
 /** Inserts a pending session with a login code no other pending session holds (new code on a collision). */
 export async function insertSession(
-  em: EntityManager,
+  query: Query,
   loginCodes: LoginCodeHasher,
   session: NewSession,
   now: Date,
@@ -55,42 +56,30 @@ export async function insertSession(
     const id = randomUUID();
     const loginCode = newLoginCode();
     try {
-      await em.execute(
-        `insert into hosted_authorizations (id, game_oauth_client_id, organization_id, redirect_uri, state, nonce, code_challenge,
-           code_challenge_method, browser_binding_check, login_code_hash, login_code_sealed, completion_key, status, expires_at, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
-        [
-          id, session.client.id, session.client.organizationId, session.redirectUri, session.state, session.nonce,
-          session.codeChallenge, session.codeChallengeMethod, bindingCheck(session.browserBindingHash),
-          loginCodes.hash(loginCode), sealLoginCode(loginCode, session.browserBindingHash), completionKey(session.browserBindingHash),
-          expiresAt, now,
-        ],
-        "run",
-      );
+      await insertHostedSession(query, {
+        id,
+        clientUuid: session.client.id,
+        organizationId: session.client.organizationId,
+        redirectUri: session.redirectUri,
+        state: session.state,
+        nonce: session.nonce,
+        codeChallenge: session.codeChallenge,
+        codeChallengeMethod: session.codeChallengeMethod,
+        bindingCheck: bindingCheck(session.browserBindingHash),
+        loginCodeHash: loginCodes.hash(loginCode),
+        loginCodeSealed: sealLoginCode(loginCode, session.browserBindingHash),
+        completionKey: completionKey(session.browserBindingHash),
+        expiresAt,
+        now,
+      });
       return { id, loginCode, expiresAt };
     } catch (error) {
       const cause = (error as { cause?: unknown }).cause ?? error;
       if (attempt >= 4 || !(uniqueViolation(error) || uniqueViolation(cause) || (error as Error).name === "UniqueConstraintViolationException")) throw error;
       // The code is held by a pending session; one that has expired gives it up.
-      await em.execute(`update hosted_authorizations set status = 'expired' where login_code_hash = ? and status = 'pending' and expires_at <= ?`, [loginCodes.hash(loginCode), now], "run");
+      await expireHeldLoginCode(query, loginCodes.hash(loginCode), now);
     }
   }
-}
-
-interface SessionRow {
-  id: string;
-  status: string;
-  expires_at: Date;
-  login_code_sealed: string;
-  redirect_url_sealed: string | null;
-  redirect_uri: string;
-  client_name: string;
-  verifier_policy: string;
-  client_id: string;
-  /** The claim, if any (it may have run out: see {@link sessionToProto}). */
-  claimed_player_name: string | null;
-  claimed_server_name: string | null;
-  claimed_until: Date | null;
 }
 
 /** Where the app receives a sign-in, as players and the page are shown it: the redirect URI's host (and port). */
@@ -104,24 +93,16 @@ export function redirectHostOf(redirectUri: string): string {
 
 /** The session as its bound browser sees it at `now`, or undefined (unknown, or bound to another browser). */
 export async function readSession(
-  em: EntityManager,
+  query: Query,
   sessionId: string,
   bindingHash: string,
   now: Date,
   settings: TrustSettings,
 ): Promise<AuthorizationSession | undefined> {
-  const [row] = await em.execute<SessionRow[]>(
-    `select h.id, h.status, h.expires_at, h.login_code_sealed, h.redirect_url_sealed, h.redirect_uri,
-            c.name as client_name, c.verifier_policy, c.id as client_id,
-            h.claimed_player_name, s.name as claimed_server_name, h.claimed_until
-       from hosted_authorizations h join game_oauth_clients c on c.id = h.game_oauth_client_id
-       left join servers s on s.id = h.claimed_server_id
-      where h.id = ? and h.browser_binding_check = ?`,
-    [sessionId, bindingCheck(bindingHash)],
-  );
+  const row = await findHostedSession(query, sessionId, bindingCheck(bindingHash));
   if (!row) return undefined;
   return sessionToProto(
-    em,
+    query,
     {
       ...row,
       loginCode: openLoginCode(row.login_code_sealed, bindingHash),
@@ -133,14 +114,14 @@ export async function readSession(
 }
 
 /** A session as its browser may see it: the sealed columns opened. */
-export type SessionView = Omit<SessionRow, "login_code_sealed" | "redirect_url_sealed"> & { loginCode: string; redirectUrl: string | null };
+export type SessionView = Omit<HostedSessionRow, "login_code_sealed" | "redirect_url_sealed"> & { loginCode: string; redirectUrl: string | null };
 
 /**
  * Builds the message; lists the allowed servers under selected_servers, with their presence now
  * and whether each can sign players in.
  */
 export async function sessionToProto(
-  em: EntityManager,
+  query: Query,
   row: SessionView,
   now: Date,
   settings: TrustSettings,
@@ -149,11 +130,7 @@ export async function sessionToProto(
   const anyServer = row.verifier_policy === "any_server";
   const servers = anyServer
     ? []
-    : await em.execute<Array<{ id: string; name: string; game: string; online: boolean; last_seen_at: Date | null; player_auth: string | null }>>(
-        `select s.id, s.name, s.game, s.online, s.last_seen_at, s.player_auth from game_oauth_client_servers cs join servers s on s.id = cs.server_id
-          where cs.game_oauth_client_id = ? order by s.name, s.id`,
-        [row.client_id],
-      );
+    : await verifierServers(query, row.client_id);
   const status =
     row.status === "completed"
       ? AuthorizationStatus.COMPLETED

@@ -14,6 +14,8 @@ import type { Clock } from "../deps.ts";
 import { recordActivity } from "../activity/record.ts";
 import type { AuthorizationEvents } from "./events.ts";
 import { confirmWindowSeconds } from "./login-verifier.ts";
+import { executeOn } from "../db/statements.ts";
+import { clearLapsedClaims, lockPendingSession, releaseClaims, setClaim, type ClaimRow } from "./sign-in-queries.ts";
 
 /** The player who ran the command, and where. */
 export interface Claimant {
@@ -27,20 +29,6 @@ export interface Claimant {
 export function insecureServerDetails(who: Pick<Claimant, "insecurePlayerAuth">): Record<string, string> {
   return who.insecurePlayerAuth ? { playerAuth: who.insecurePlayerAuth, insecureServer: "allowed by ALLOW_INSECURE_GAME_SERVERS" } : {};
 }
-
-/** A session's claim as the activity log tells it. */
-interface ClaimRow {
-  id: string;
-  organization_id: string;
-  client_id: string;
-  client_name: string;
-  server_id: string | null;
-  player_uuid: string;
-  player_name: string;
-}
-
-const nilUuid = "00000000-0000-0000-0000-000000000000";
-const noClaim = `claimed_server_id = null, claimed_player_uuid = null, claimed_player_name = null, claimed_at = null, claimed_until = null`;
 
 function recordClaim(em: EntityManager, action: string, row: ClaimRow, details: Record<string, string> = {}): void {
   recordActivity(em, "agent", {
@@ -62,15 +50,6 @@ export interface ClaimOutcome {
   changed: string[];
 }
 
-/** The session's claim before a new one, its row locked. */
-interface HeldRow {
-  claimed_server_id: string | null;
-  claimed_player_uuid: string | null;
-  claimed_player_name: string | null;
-  claimed_until: Date | null;
-  expires_at: Date;
-}
-
 /**
  * Claims the pending session for the claimant until {@link confirmWindowSeconds} from `now`, or
  * until the session expires if that is sooner, unless another player (or the same player on another server) holds a claim on it that has not
@@ -82,11 +61,8 @@ interface HeldRow {
 export async function claimSession(em: EntityManager, sessionId: string, who: Claimant, now: Date): Promise<ClaimOutcome> {
   const window = new Date(now.getTime() + confirmWindowSeconds * 1000);
   return em.fork().transactional(async (tx) => {
-    const [held] = await tx.execute<HeldRow[]>(
-      `select claimed_server_id, claimed_player_uuid, claimed_player_name, claimed_until, expires_at from hosted_authorizations
-        where id = ? and status = 'pending' and expires_at > ? for update`,
-      [sessionId, now],
-    );
+    const query = executeOn(tx);
+    const held = await lockPendingSession(query, sessionId, now);
     if (!held) return { claimed: false, until: window, changed: [] };
     const heldUntil = held.claimed_until && new Date(held.claimed_until);
     if (heldUntil && heldUntil > now && held.claimed_server_id !== null) {
@@ -96,15 +72,7 @@ export async function claimSession(em: EntityManager, sessionId: string, who: Cl
     // No longer than the sign-in itself lasts.
     const expiresAt = new Date(held.expires_at);
     const until = expiresAt < window ? expiresAt : window;
-    const [row] = await tx.execute<ClaimRow[]>(
-      `update hosted_authorizations h
-          set claimed_server_id = ?, claimed_player_uuid = ?, claimed_player_name = ?, claimed_at = ?, claimed_until = ?
-         from game_oauth_clients c
-        where h.id = ? and c.id = h.game_oauth_client_id
-       returning h.id, h.organization_id, c.client_id, c.name as client_name, h.claimed_server_id as server_id,
-                 h.claimed_player_uuid as player_uuid, h.claimed_player_name as player_name`,
-      [who.server.id, who.player.uuid, who.player.name.slice(0, 64), now, until, sessionId],
-    );
+    const row = await setClaim(query, { sessionId, serverId: who.server.id, playerUuid: who.player.uuid, playerName: who.player.name.slice(0, 64), now, until });
     if (heldUntil && held.claimed_player_uuid) {
       // A claim that ran out (or whose server was deleted) and was not swept yet.
       recordClaim(tx, "game_oauth.sign_in_claim_expired", {
@@ -114,28 +82,11 @@ export async function claimSession(em: EntityManager, sessionId: string, who: Cl
         player_name: held.claimed_player_name ?? "",
       });
     }
-    const released = await releaseClaims(tx, who, now, sessionId);
+    const released = await releaseClaims(query, who.server.id, who.player.uuid, now, sessionId);
     for (const other of released) recordClaim(tx, "game_oauth.sign_in_cancelled", other, { reason: "the player claimed another sign-in" });
     recordClaim(tx, "game_oauth.sign_in_claimed", row, { serverName: who.server.name, confirmBy: until.toISOString(), ...insecureServerDetails(who) });
     return { claimed: true, until, changed: [sessionId, ...released.map((r) => r.id)] };
   });
-}
-
-/** Clears the claimant's live claims on the server (but `except`); returns them. */
-async function releaseClaims(tx: EntityManager, who: Claimant, now: Date, except?: string): Promise<ClaimRow[]> {
-  return tx.execute<ClaimRow[]>(
-    `with old as (
-       select h.id, h.claimed_server_id, h.claimed_player_uuid, h.claimed_player_name from hosted_authorizations h
-        where h.claimed_server_id = ? and h.claimed_player_uuid = ? and h.status = 'pending' and h.claimed_until > ?
-          and h.id <> ?
-        for update)
-     update hosted_authorizations h set ${noClaim}
-       from old, game_oauth_clients c
-      where h.id = old.id and c.id = h.game_oauth_client_id
-     returning h.id, h.organization_id, c.client_id, c.name as client_name, old.claimed_server_id as server_id,
-               old.claimed_player_uuid as player_uuid, old.claimed_player_name as player_name`,
-    [who.server.id, who.player.uuid, now, except ?? nilUuid],
-  );
 }
 
 /**
@@ -144,7 +95,7 @@ async function releaseClaims(tx: EntityManager, who: Claimant, now: Date, except
  */
 export async function cancelClaims(em: EntityManager, who: Claimant, now: Date): Promise<Array<{ id: string; clientName: string }>> {
   return em.fork().transactional(async (tx) => {
-    const released = await releaseClaims(tx, who, now);
+    const released = await releaseClaims(executeOn(tx), who.server.id, who.player.uuid, now);
     for (const row of released) recordClaim(tx, "game_oauth.sign_in_cancelled", row, { reason: "the player cancelled in game" });
     return released.map((r) => ({ id: r.id, clientName: r.client_name }));
   });
@@ -157,17 +108,7 @@ export async function cancelClaims(em: EntityManager, who: Claimant, now: Date):
  */
 export async function sweepLapsedClaims(em: EntityManager, now: Date): Promise<string[]> {
   return em.fork().transactional(async (tx) => {
-    const lapsed = await tx.execute<ClaimRow[]>(
-      `with old as (
-         select h.id, h.claimed_server_id, h.claimed_player_uuid, h.claimed_player_name from hosted_authorizations h
-          where h.status = 'pending' and h.claimed_until <= ? for update skip locked)
-       update hosted_authorizations h set ${noClaim}
-         from old, game_oauth_clients c
-        where h.id = old.id and c.id = h.game_oauth_client_id
-       returning h.id, h.organization_id, c.client_id, c.name as client_name, old.claimed_server_id as server_id,
-                 old.claimed_player_uuid as player_uuid, old.claimed_player_name as player_name`,
-      [now],
-    );
+    const lapsed = await clearLapsedClaims(executeOn(tx), now);
     for (const row of lapsed) recordClaim(tx, "game_oauth.sign_in_claim_expired", row);
     return lapsed.map((r) => r.id);
   });

@@ -7,7 +7,7 @@
  * old connection is dead (a half-open TCP connection, a proxy holding it), and refusing would
  * shut the live page out until then. The page that is replaced is told so, and stops.
  */
-import type { RateLimitPolicy } from "../ratelimit/limits.ts";
+import type { RateLimitPolicy } from "../ratelimit/policies.ts";
 import { rateLimited } from "../ratelimit/rate-limited.ts";
 
 /** Open watches (event streams) one client address may hold on one instance. */

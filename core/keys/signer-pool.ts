@@ -6,7 +6,7 @@
  *
  * Keys are sent to a thread once (by kid) and kept there; the pool mirrors what each thread holds.
  * Threads start on first use and keep the process alive only while they owe a signature. One pool
- * serves the process.
+ * serves the process: the composition root builds it and closes it.
  */
 import { availableParallelism } from "node:os";
 import type { KeyObject } from "node:crypto";
@@ -90,11 +90,4 @@ export function createSignerPool(size = availableParallelism()): SignerPool {
       await Promise.all(ending.map((t) => t.worker.terminate()));
     },
   };
-}
-
-let shared: SignerPool | undefined;
-
-/** The process's pool. */
-export function signerPool(): SignerPool {
-  return (shared ??= createSignerPool());
 }

@@ -10,6 +10,8 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { SigningKey, type Issuer, type RsaPublicJwk, type Stage } from "../db/signing-key-entities.ts";
 import { recordActivity } from "../activity/record.ts";
 import { seal, type KeyEncryptionKey, type SealedKey } from "./key-encryption.ts";
+import { executeOn } from "../db/statements.ts";
+import { lockIssuerKeys } from "./signing-key-queries.ts";
 
 const generateRsaKeyPair = promisify(generateKeyPair);
 
@@ -61,8 +63,8 @@ export function stagesOf(keys: IssuerKeys): KeyStages {
 }
 
 /** Takes the issuer's signing-key lock until `tx` ends: changes to its keys take turns. */
-export async function lockIssuer(tx: EntityManager, issuer: Issuer): Promise<void> {
-  await tx.execute("select pg_advisory_xact_lock(hashtext(?))", [`outpost.signing_keys.${issuer}`]);
+export function lockIssuer(tx: EntityManager, issuer: Issuer): Promise<void> {
+  return lockIssuerKeys(executeOn(tx), issuer);
 }
 
 /** Runs `work` in a transaction that holds the issuer's lock, with the issuer's keys as they are then. */

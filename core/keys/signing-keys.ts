@@ -24,7 +24,7 @@ import type { Orm } from "../db/orm.ts";
 import type { Clock } from "../deps.ts";
 import { issuers, type Issuer, type SigningKey } from "../db/signing-key-entities.ts";
 import { assertSealedWith, open, type KeyEncryptionKey } from "./key-encryption.ts";
-import { signerPool } from "./signer-pool.ts";
+import type { SignerPool } from "./signer-pool.ts";
 import {
   findKeys,
   generateKey,
@@ -94,6 +94,8 @@ export interface SigningKeysDeps {
   rotationDays: number;
   /** How long the keys read from the database are used before reading them again, by `clock`. */
   cacheTtlMs?: number;
+  /** The threads that compute the signatures (one pool per process, built in the composition root). */
+  signer: SignerPool;
 }
 
 interface Cached {
@@ -132,48 +134,66 @@ function memo<T>(make: () => Promise<T>): () => Promise<T> {
     }));
 }
 
+/** The issuer's keys, making the first two on first use. */
+async function keysOf({ orm, clock, logger, keyEncryptionKey }: SigningKeysDeps, issuer: Issuer): Promise<IssuerKeys> {
+  const keys = await findKeys(orm.em.fork(), issuer);
+  if (keys.current && keys.next) return keys;
+  const kek = keyEncryptionKey();
+  const fresh = await Promise.all([generateKey(kek, issuer), generateKey(kek, issuer)]);
+  return withIssuerLock(orm.em, issuer, async (tx, locked) => {
+    if (locked.current && locked.next) return locked; // another caller made them meanwhile
+    const stages = await insertFirstKeys(tx, issuer, fresh, clock.now());
+    logger.info({ issuer, ...stages }, "signing keys created");
+    return findKeys(tx, issuer);
+  });
+}
+
+/** The current key's private half, unsealed with the KEK on first use (and again after a failure). */
+function unsealer(kek: () => KeyEncryptionKey, issuer: Issuer, current: SigningKey): () => Promise<KeyObject> {
+  return memo(async () => {
+    const sealed = { ciphertext: current.privateKeyCiphertext, iv: current.privateKeyIv, tag: current.privateKeyTag, kekId: current.kekId };
+    const pkcs8 = open(kek(), sealed, sealLabel(issuer, current.kid));
+    try {
+      return createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" });
+    } finally {
+      pkcs8.fill(0);
+    }
+  });
+}
+
+/** Reads the issuer's keys for the cache; an unchanged current key keeps the one `before` unsealed. */
+async function load(deps: SigningKeysDeps, issuer: Issuer, before: Cached | undefined): Promise<Cached> {
+  const loadedAt = deps.clock.now().getTime();
+  const keys = await keysOf(deps, issuer);
+  const current = keys.current!;
+  const signingKey = before?.currentKid === current.kid ? before.signingKey : unsealer(deps.keyEncryptionKey, issuer, current);
+  const jwks = { keys: stageOrder.flatMap((stage) => keys[stage] ?? []).map(publicJwk) };
+  return { loadedAt, jwks, currentKid: current.kid, signingKey };
+}
+
+/** The kids the issuer's keys have in the database, in JWKS order. */
+async function storedKids(orm: Orm, issuer: Issuer): Promise<string> {
+  const stored = await findKeys(orm.em.fork(), issuer);
+  return stageOrder.flatMap((stage) => stored[stage]?.kid ?? []).join();
+}
+
+/** Shifts the issuer's stages (previous ← current ← next ← a new key) if `due` says so under the issuer's lock. */
+async function shiftIfDue(deps: SigningKeysDeps, issuer: Issuer, trigger: "scheduled" | "on_demand", due: (keys: IssuerKeys) => boolean) {
+  const kek = deps.keyEncryptionKey();
+  const fresh = await generateKey(kek, issuer);
+  const stages = await withIssuerLock(deps.orm.em, issuer, async (tx, keys) => {
+    assertAllSealedWith(kek, issuer, keys);
+    return due(keys) ? shiftStages(tx, issuer, keys, fresh, deps.clock.now(), trigger) : undefined;
+  });
+  if (stages) deps.logger.info({ issuer, trigger, ...stages }, "signing keys rotated");
+  return stages;
+}
+
 export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
   const { orm, clock, logger } = deps;
   const cacheTtlMs = deps.cacheTtlMs ?? defaultCacheTtlMs;
   const rotationMs = deps.rotationDays * 86_400_000;
   const cache = new Map<Issuer, CacheEntry>();
-
-  /** The issuer's keys, making the first two on first use. */
-  async function keysOf(issuer: Issuer): Promise<IssuerKeys> {
-    const keys = await findKeys(orm.em.fork(), issuer);
-    if (keys.current && keys.next) return keys;
-    const kek = deps.keyEncryptionKey();
-    const fresh = await Promise.all([generateKey(kek, issuer), generateKey(kek, issuer)]);
-    return withIssuerLock(orm.em, issuer, async (tx, locked) => {
-      if (locked.current && locked.next) return locked; // another caller made them meanwhile
-      const stages = await insertFirstKeys(tx, issuer, fresh, clock.now());
-      logger.info({ issuer, ...stages }, "signing keys created");
-      return findKeys(tx, issuer);
-    });
-  }
-
-  async function load(issuer: Issuer, before: Cached | undefined): Promise<Cached> {
-    const loadedAt = clock.now().getTime();
-    const keys = await keysOf(issuer);
-    const current = keys.current!;
-    const signingKey =
-      before?.currentKid === current.kid
-        ? before.signingKey
-        : memo(async () => {
-            const pkcs8 = open(
-              deps.keyEncryptionKey(),
-              { ciphertext: current.privateKeyCiphertext, iv: current.privateKeyIv, tag: current.privateKeyTag, kekId: current.kekId },
-              sealLabel(issuer, current.kid),
-            );
-            try {
-              return createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" });
-            } finally {
-              pkcs8.fill(0);
-            }
-          });
-    const jwks = { keys: stageOrder.flatMap((stage) => keys[stage] ?? []).map(publicJwk) };
-    return { loadedAt, jwks, currentKid: current.kid, signingKey };
-  }
 
   /** The cached keys, re-read when stale; concurrent callers share one read. */
   function cached(issuer: Issuer): Promise<Cached> {
@@ -181,7 +201,7 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
     const age = entry?.value && clock.now().getTime() - entry.value.loadedAt;
     // A clock set back counts as stale too, so no cache outlives its time by the clock's jump.
     if (entry && (age === undefined || (age >= 0 && age < cacheTtlMs))) return entry.loading;
-    const fresh: CacheEntry = { loading: load(issuer, entry?.value) };
+    const fresh: CacheEntry = { loading: load(deps, issuer, entry?.value) };
     fresh.loading.then(
       (value) => (fresh.value = value),
       () => cache.get(issuer) === fresh && cache.delete(issuer),
@@ -191,16 +211,8 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
   }
 
   async function rotateWith(issuer: Issuer, trigger: "scheduled" | "on_demand", due: (keys: IssuerKeys) => boolean) {
-    const kek = deps.keyEncryptionKey();
-    const fresh = await generateKey(kek, issuer);
-    const stages = await withIssuerLock(orm.em, issuer, async (tx, keys) => {
-      assertAllSealedWith(kek, issuer, keys);
-      return due(keys) ? shiftStages(tx, issuer, keys, fresh, clock.now(), trigger) : undefined;
-    });
-    if (stages) {
-      cache.delete(issuer);
-      logger.info({ issuer, trigger, ...stages }, "signing keys rotated");
-    }
+    const stages = await shiftIfDue(deps, issuer, trigger, due);
+    if (stages) cache.delete(issuer);
     return stages;
   }
 
@@ -209,7 +221,7 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
       const keys = await cached(issuer);
       const key = await keys.signingKey();
       const input = `${base64url({ ...header, alg: "RS256", kid: keys.currentKid })}.${base64url(payload)}`;
-      return `${input}.${await signerPool().sign(keys.currentKid, key, input)}`;
+      return `${input}.${await deps.signer.sign(keys.currentKid, key, input)}`;
     },
 
     async jwks(issuer) {
@@ -218,7 +230,7 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
     },
 
     async rotate(issuer) {
-      await keysOf(issuer);
+      await keysOf(deps, issuer);
       return (await rotateWith(issuer, "on_demand", () => true))!;
     },
 
@@ -236,10 +248,8 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
     async refresh() {
       for (const [issuer, entry] of [...cache]) {
         if (!entry.value) continue; // a read in flight is fresh already
-        const stored = await findKeys(orm.em.fork(), issuer);
-        const storedKids = stageOrder.flatMap((stage) => stored[stage]?.kid ?? []).join();
         const cachedKids = entry.value.jwks.keys.map((key) => key.kid).join();
-        if (storedKids !== cachedKids && cache.get(issuer) === entry) cache.delete(issuer);
+        if ((await storedKids(orm, issuer)) !== cachedKids && cache.get(issuer) === entry) cache.delete(issuer);
       }
     },
 

@@ -7,18 +7,18 @@
 import type { Logger } from "pino";
 import type { Orm } from "../db/orm.ts";
 import type { Clock } from "../deps.ts";
+import { executeOn } from "../db/statements.ts";
+import { deleteExpiredGameFlowRows } from "../game-oauth/game-oauth-queries.ts";
+import { deleteExpiredAccountFlowRows } from "../account-oauth/account-oauth-queries.ts";
 
 export const cleanupEveryMs = 10 * 60_000;
 const keepMs = 60 * 60_000;
 
 export async function deleteExpiredFlowRows(orm: Orm, now: Date): Promise<void> {
-  const em = orm.em.fork();
+  const query = executeOn(orm.em.fork());
   const before = new Date(now.getTime() - keepMs);
-  await em.execute(`delete from access_tokens where expires_at < ?`, [before], "run");
-  await em.execute(`delete from hosted_authorizations where expires_at < ?`, [before], "run");
-  await em.execute(`delete from account_access_tokens where expires_at < ?`, [before], "run");
-  await em.execute(`delete from account_authorization_codes where expires_at < ?`, [before], "run");
-  await em.execute(`delete from account_authorization_requests where expires_at < ?`, [before], "run");
+  await deleteExpiredGameFlowRows(query, before);
+  await deleteExpiredAccountFlowRows(query, before);
 }
 
 /** Runs {@link deleteExpiredFlowRows} every {@link cleanupEveryMs} (unref'd) until `stop`. */

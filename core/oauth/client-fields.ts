@@ -8,6 +8,9 @@ import { issueSecret } from "../../contract/secrets.ts";
 import type { CoreConfig } from "../deps.ts";
 import { fieldFail, type FieldProblem } from "../errors.ts";
 import { normalizeRedirectUri } from "./redirect-uris.ts";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import type { UserCaller } from "../context.ts";
+import { recordActivity } from "../activity/record.ts";
 
 /** The columns every OAuth client row has. */
 export interface OAuthClientRow {
@@ -116,4 +119,25 @@ export function applyDisabled(client: OAuthClientRow, disabled: boolean | undefi
   if (disabled === undefined || disabled === client.disabled) return undefined;
   client.disabled = disabled;
   return disabled ? "disabled" : "enabled";
+}
+
+/**
+ * Records `<targetType>.<verb>` about a client of either issuer, in the transaction `tx`: the
+ * client is named by its public client_id, and the details always carry it and its name.
+ */
+export function recordClientActivity(
+  tx: EntityManager,
+  caller: UserCaller,
+  target: { type: "game_oauth_client" | "oauth_provider_client"; organizationId: string | null },
+  client: Pick<OAuthClientRow, "clientId" | "name">,
+  verb: string,
+  details: Record<string, string> = {},
+): void {
+  recordActivity(tx, caller, {
+    organizationId: target.organizationId,
+    action: `${target.type}.${verb}`,
+    targetType: target.type,
+    targetId: client.clientId,
+    details: { clientId: client.clientId, name: client.name, ...details },
+  });
 }

@@ -1,6 +1,6 @@
 /**
  * The token and userinfo engine of both issuers: one set of rules, two configurations (a
- * {@link TokenProfile} each: its tables, its claims, its keys). These are hot paths, so plain SQL,
+ * {@link TokenProfile} each: its statements, its claims, its keys). These are hot paths, so plain SQL,
  * one round trip each where the rules allow.
  *
  * A code is consumed by one UPDATE … WHERE consumed_at IS NULL: of any number of concurrent
@@ -10,6 +10,7 @@
 import { hash, randomUUID } from "node:crypto";
 import { create, type Message } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
+import type { CodeReusedRow, ConsumedCode, TokenQueries } from "./token-queries.ts";
 import { OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import type { CoreDeps } from "../deps.ts";
 import type { Issuer } from "../keys/signing-keys.ts";
@@ -34,22 +35,6 @@ export interface ExchangeInput {
   codeVerifier: string;
 }
 
-/** What every consumed code row carries, whichever issuer's table it comes from. */
-export interface ConsumedCode {
-  id: string;
-  /** The client's row id (not its public client_id). */
-  client_uuid: string;
-  redirect_uri: string;
-  nonce: string | null;
-  code_challenge: string | null;
-  code_challenge_method: string | null;
-  auth_time: Date;
-  expires_at: Date;
-}
-
-/** What {@link ExchangeStatements.markReused} returns: the code's client and its further columns. */
-export type CodeReusedRow<Row> = Omit<Row, keyof ConsumedCode> & { public_client_id: string; client_name: string };
-
 /** One issuer's configuration of the engine. */
 export interface TokenProfile<Row extends ConsumedCode, Claims> {
   /** Whose signing keys sign the ID tokens. */
@@ -57,11 +42,11 @@ export interface TokenProfile<Row extends ConsumedCode, Claims> {
   /** The `iss` of its ID tokens. */
   issuerUrl: string;
   accessToken: SecretKind;
-  /** Its tables, from which the engine builds the one statement that authenticates, consumes and issues. */
-  tables: ExchangeTables;
+  /** Its statements, written out in its query module: exchange, reuse, userinfo. */
+  queries: TokenQueries<Row>;
   /**
    * The activity event for a code presented after its exchange (once per code; its tokens are then
-   * revoked): `row` holds the code's client and its `codeColumns`, `presentedBy` the client_id that
+   * revoked): `row` holds the code's client and further columns, `presentedBy` the client_id that
    * presented it again.
    */
   codeReused(row: CodeReusedRow<Row>, presentedBy: string): ActivityFacts;
@@ -71,102 +56,8 @@ export interface TokenProfile<Row extends ConsumedCode, Claims> {
   jwtClaims(claims: Claims): Record<string, unknown>;
   /** The scope of the token response. */
   scope(row: Row): string;
-  /** The claims of a live, unrevoked access token (params: token hash, now), or none. */
-  userInfoSql: string;
+  /** The claims of a row of its userinfo statement. */
   userInfoClaims(row: Record<string, unknown>): Claims;
-}
-
-/**
- * The SQL pieces of one issuer's exchange: both issuers run the same statement shape
- * ({@link exchangeStatements}), only the names differ. Trusted constants, never input.
- */
-export interface ExchangeTables {
-  /** The clients table: `id`, `client_id`, `secret_hash`, `disabled`. */
-  clients: string;
-  /** The authorization codes table: `id`, `code_hash`, `consumed_at`, `reused_at`, `redirect_uri`, … */
-  codes: string;
-  /** The codes table's column holding the client's row id. */
-  codeClientColumn: string;
-  /** Further columns of the code row that the claims and the token insert need, e.g. `user_id, scopes`. */
-  codeColumns: string;
-  /** Joins the consumed code (alias `c`) to what the claims need, e.g. `join users u on u.id = c.user_id`. */
-  claimsJoin: string;
-  /** The joined columns, e.g. `u.name, u.email`. */
-  claimsColumns: string;
-  /** The access tokens table: `id`, `token_hash`, `authorization_code_id`, `expires_at`, `created_at`, … */
-  tokens: string;
-  /**
-   * The columns the tokens table copies from the code row's columns of the same name, besides the
-   * client's (`codeClientColumn`, named alike in both tables), e.g. `user_id, scopes`.
-   */
-  tokenColumns: string;
-}
-
-interface ExchangeStatements {
-  /**
-   * One round trip: looks the client up by client_id, consumes the code only when the client
-   * exists, is not disabled, its secret_hash equals the presented secret's hash, and the request is
-   * well-formed, and stores the access token only when the consumed code passes every check of the
-   * exchange (unexpired, this client's, this redirect_uri, PKCE). Params, in order: client_id, now,
-   * code hash, request well-formed, secret hash; token id, token hash, token expiry, now; now,
-   * redirect_uri, a verifier was sent, the verifier's S256 and plain challenges (null when
-   * malformed). One row per existing client (`client_*` columns), with the consumed code's columns (null when
-   * none was consumed) and `issued` (the token was stored).
-   */
-  exchange: string;
-  /**
-   * Marks a consumed code reused, which revokes what it issued. Params: now, code hash. Returns the
-   * code's client and `codeColumns` only the first time, so its activity event is written once.
-   */
-  markReused: string;
-}
-
-const statementsOf = new WeakMap<ExchangeTables, ExchangeStatements>();
-
-/** "a, b" → "c.a, c.b": a column list as columns of the code row (alias `c`). */
-const ofCode = (columns: string) => columns.split(",").map((column) => `c.${column.trim()}`).join(", ");
-
-function exchangeStatements(t: ExchangeTables): ExchangeStatements {
-  let statements = statementsOf.get(t);
-  if (!statements) {
-    statements = {
-      exchange: `with client as (
-         select id, secret_hash, disabled from ${t.clients} where client_id = ?
-       ), consumed as (
-         update ${t.codes} set consumed_at = ?
-          where code_hash = ? and consumed_at is null and ?::boolean
-            and exists (select 1 from client where not disabled and secret_hash = ?)
-         returning id, ${t.codeClientColumn} as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
-                   ${t.codeColumns}
-       ), issued as (
-         insert into ${t.tokens} (id, token_hash, authorization_code_id, ${t.codeClientColumn}, ${t.tokenColumns}, expires_at, created_at)
-         select ?, ?, c.id, c.client_uuid, ${ofCode(t.tokenColumns)}, ?, ?
-           from consumed c
-          where c.expires_at > ?
-            and c.client_uuid = (select id from client)
-            and c.redirect_uri = ?
-            and case when c.code_challenge is null then not ?::boolean
-                     else c.code_challenge = case when c.code_challenge_method = 'S256' then ?::text else ?::text end end
-         returning authorization_code_id
-       )
-       select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.disabled as client_disabled, k.*,
-              exists (select 1 from issued) as issued
-         from client cl
-         left join (select c.*, ${t.claimsColumns} from consumed c ${t.claimsJoin}) k on true`,
-      markReused: `update ${t.codes} c set reused_at = ? from ${t.clients} cl
-         where c.code_hash = ? and c.reused_at is null and cl.id = c.${t.codeClientColumn}
-         returning cl.client_id as public_client_id, cl.name as client_name, ${ofCode(t.codeColumns)}`,
-    };
-    statementsOf.set(t, statements);
-  }
-  return statements;
-}
-
-interface ClientColumns {
-  client_row_id: string;
-  client_secret_hash: string;
-  client_disabled: boolean;
-  issued: boolean;
 }
 
 type Deps = Pick<CoreDeps, "clock" | "signingKeys" | "statements">;
@@ -196,7 +87,7 @@ export interface Exchanged {
 
 /**
  * Authenticates the client, consumes the code and issues an access token and one signed ID token.
- * The database decides (one statement, {@link ExchangeStatements.exchange}); the same checks run
+ * The database decides (one statement, the profile's `exchange`); the same checks run
  * here on the returned row to name the failure, and a token is handed out only when both agree.
  */
 export async function exchangeCode<Row extends ConsumedCode, Claims>(
@@ -210,28 +101,25 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
   if (!input.clientId || !input.clientSecret) return badClient;
   const wellFormed = input.grantType === "authorization_code" && !!input.code && !!input.redirectUri;
   const codeHash = hashSecret(input.code);
-  const statements = exchangeStatements(profile.tables);
   const pkce = input.codeVerifier ? pkceChallenges(input.codeVerifier) : null;
   // Issued before it is known to be needed: the statement stores it only for a good exchange.
   const accessToken = issueSecret(profile.accessToken);
   const query = deps.statements.on(em);
   const secretHash = hashSecret(input.clientSecret);
-  const [result] = await query<ClientColumns & Row>(statements.exchange, [
-    input.clientId,
+  const result = await profile.queries.exchange(query, {
+    clientId: input.clientId,
     now,
     codeHash,
     wellFormed,
     secretHash,
-    randomUUID(),
-    accessToken.hash,
-    new Date(now.getTime() + accessTokenTtlSeconds * 1000),
-    now,
-    now,
-    input.redirectUri,
-    !!input.codeVerifier,
-    pkce?.s256 ?? null,
-    pkce?.plain ?? null,
-  ]);
+    tokenId: randomUUID(),
+    tokenHash: accessToken.hash,
+    tokenExpiresAt: new Date(now.getTime() + accessTokenTtlSeconds * 1000),
+    redirectUri: input.redirectUri,
+    verifierSent: !!input.codeVerifier,
+    s256: pkce?.s256 ?? null,
+    plain: pkce?.plain ?? null,
+  });
   // The database compared hashes; the secret is compared here too, in constant time, and even for
   // an unknown client, so timing tells nothing.
   const secretOk = hashesMatch(secretHash, result?.client_secret_hash ?? "0".repeat(64));
@@ -244,9 +132,9 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
     // Unknown, or used before: the code is marked reused, which kills every token it issued —
     // including one its first use is still inserting (userinfo refuses tokens of a reused code).
     await em.transactional(async (tx) => {
-      const [reused] = await tx.execute<Array<Record<string, unknown>>>(statements.markReused, [now, codeHash]);
+      const reused = await profile.queries.markReused(deps.statements.on(tx), now, codeHash);
       // Someone held a code that was already exchanged: a leaked or replayed redirect.
-      if (reused) recordActivity(tx, "system", profile.codeReused(reused as CodeReusedRow<Row>, input.clientId));
+      if (reused) recordActivity(tx, "system", profile.codeReused(reused, input.clientId));
     });
     return failure("invalid_grant", "the code is invalid, expired or already used");
   }
@@ -290,7 +178,7 @@ export async function userInfo<Row extends ConsumedCode, Claims>(
 ): Promise<{ claims: Claims } | { failure: OAuthFailure }> {
   const invalid = failure("invalid_token", "the access token is invalid, expired or revoked");
   if (!token) return invalid;
-  const [row] = await deps.statements.on(em)(profile.userInfoSql, [hashSecret(token), deps.clock.now()]);
+  const row = await profile.queries.userInfo(deps.statements.on(em), hashSecret(token), deps.clock.now());
   return row ? { claims: profile.userInfoClaims(row) } : invalid;
 }
 

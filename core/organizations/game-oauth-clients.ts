@@ -27,7 +27,6 @@ import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { DomainError, fail, fieldFail } from "../errors.ts";
 import { requireManager, reservePlanCapacity, type OrganizationAccess } from "../access.ts";
-import { recordActivity } from "../activity/record.ts";
 import {
   applyDisabled,
   applyNameAndRedirectUris,
@@ -36,6 +35,7 @@ import {
   normalizeRedirectUris,
   replaceClientSecret,
   sameList,
+  recordClientActivity,
   updatedDetails,
 } from "../oauth/client-fields.ts";
 import { issueIdentifier } from "../../contract/secrets.ts";
@@ -128,116 +128,124 @@ async function requireClientManager(em: EntityManager, caller: UserCaller, clien
   return { ...access, client };
 }
 
-export function createGameOAuthClientMethods({ config }: CoreDeps): GameOAuthClientMethods {
-  function activity(tx: EntityManager, caller: UserCaller, client: GameOAuthClient, verb: string, details: Record<string, string> = {}) {
-    recordActivity(tx, caller, {
-      organizationId: client.organization.id,
-      action: `game_oauth_client.${verb}`,
-      targetType: "game_oauth_client",
-      targetId: client.clientId,
-      details: { clientId: client.clientId, name: client.name, ...details },
+type Impl = GameOAuthClientMethods;
+
+/** Records `game_oauth_client.<verb>` for the client, in the transaction `tx`. */
+function activity(tx: EntityManager, caller: UserCaller, client: GameOAuthClient, verb: string, details: Record<string, string> = {}) {
+  recordClientActivity(tx, caller, { type: "game_oauth_client", organizationId: client.organization.id }, client, verb, details);
+}
+
+const createGameOAuthClient =
+  ({ config }: Pick<CoreDeps, "config">): Impl["createGameOAuthClient"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    return entityManager(ctx).transactional(async (tx) => {
+      const access = await requireManager(tx, caller, req.organizationSlug);
+      const organizationId = access.organization.id;
+      const redirectUris = normalizeRedirectUris(req.redirectUris, config);
+      const policy = policyFromProto(req.verifierPolicy);
+      const serverIds = await allowedServers(tx, organizationId, policy, req.allowedServerIds);
+      await reservePlanCapacity(tx, config, organizationId, "gameOAuthClients", () =>
+        tx.count(GameOAuthClient, { organization: organizationId }),
+      );
+      const secret = issueClientSecret("gameClientSecret");
+      const client = tx.create(GameOAuthClient, {
+        organization: access.organization,
+        clientId: issueIdentifier("gameClient"),
+        name: req.name,
+        redirectUris,
+        verifierPolicy: policy,
+        ...secret.columns,
+      });
+      for (const server of serverIds) tx.create(GameOAuthClientServer, { client, server });
+      activity(tx, caller, client, "created", {
+        redirectUris: redirectUris.join(" "),
+        verifierPolicy: policy,
+        allowedServerIds: serverIds.join(" "),
+        secretPrefix: client.secretPrefix,
+      });
+      await tx.flush();
+      return create(CreateGameOAuthClientResponseSchema, { client: clientToProto(client, serverIds), clientSecret: secret.value });
     });
-  }
+  };
 
+const listGameOAuthClients: Impl["listGameOAuthClients"] = async (req, ctx) => {
+  const em = entityManager(ctx);
+  const access = await requireManager(em, requireUser(ctx), req.organizationSlug);
+  const clients = await em.find(GameOAuthClient, { organization: access.organization.id }, { orderBy: { createdAt: "asc", id: "asc" } });
+  const servers = await allowedServerIdsOf(em, clients);
+  return create(ListGameOAuthClientsResponseSchema, { clients: clients.map((c) => clientToProto(c, servers.get(c.id)!)) });
+};
+
+const getGameOAuthClient: Impl["getGameOAuthClient"] = async (req, ctx) => {
+  const em = entityManager(ctx);
+  const { client } = await requireClientManager(em, requireUser(ctx), req.clientId);
+  const servers = await allowedServerIdsOf(em, [client]);
+  return create(GetGameOAuthClientResponseSchema, { client: clientToProto(client, servers.get(client.id)!) });
+};
+
+const updateGameOAuthClient =
+  ({ config }: Pick<CoreDeps, "config">): Impl["updateGameOAuthClient"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    return entityManager(ctx).transactional(async (tx) => {
+      const { client, organization } = await requireClientManager(tx, caller, req.clientId, true);
+      const current = (await allowedServerIdsOf(tx, [client])).get(client.id)!;
+      const redirectUris = req.redirectUris ? normalizeRedirectUris(req.redirectUris.uris, config) : undefined;
+      const policy = req.verifierPolicy === undefined ? (client.verifierPolicy as Policy) : policyFromProto(req.verifierPolicy);
+      // Under any_server the list is always empty, so switching to it clears the old list. The
+      // policy is checked only when it or the list is given: a rename never fails on it.
+      const requested = req.allowedServerIds?.ids ?? (policy === "any_server" ? [] : current);
+      const policyGiven = req.verifierPolicy !== undefined || req.allowedServerIds !== undefined;
+      const serverIds = policyGiven ? await allowedServers(tx, organization.id, policy, requested) : current;
+  
+      const changed: Record<string, string> = {};
+      applyNameAndRedirectUris(client, { name: req.name, redirectUris }, changed);
+      if (policy !== client.verifierPolicy) {
+        client.verifierPolicy = policy;
+        changed.verifierPolicy = policy;
+      }
+      if (!sameList(serverIds, current)) {
+        await setAllowedServers(tx, client, serverIds);
+        changed.allowedServerIds = serverIds.join(" ");
+      }
+      if (Object.keys(changed).length) activity(tx, caller, client, "updated", updatedDetails(changed));
+      const toggled = applyDisabled(client, req.disabled);
+      if (toggled) activity(tx, caller, client, toggled);
+      await tx.flush();
+      return create(UpdateGameOAuthClientResponseSchema, { client: clientToProto(client, serverIds) });
+    });
+  };
+
+const rotateGameOAuthClientSecret: Impl["rotateGameOAuthClientSecret"] = async (req, ctx) => {
+  const caller = requireUser(ctx);
+  return entityManager(ctx).transactional(async (tx) => {
+    const { client } = await requireClientManager(tx, caller, req.clientId, true);
+    const clientSecret = replaceClientSecret(client, "gameClientSecret");
+    activity(tx, caller, client, "secret_rotated", { secretPrefix: client.secretPrefix });
+    return create(RotateGameOAuthClientSecretResponseSchema, { clientId: client.clientId, clientSecret });
+  });
+};
+
+const deleteGameOAuthClient: Impl["deleteGameOAuthClient"] = async (req, ctx) => {
+  const caller = requireUser(ctx);
+  await entityManager(ctx).transactional(async (tx) => {
+    const { client } = await requireClientManager(tx, caller, req.clientId, true);
+    activity(tx, caller, client, "deleted");
+    await tx.flush();
+    // Its allowed-server rows go with it (ON DELETE CASCADE).
+    await tx.nativeDelete(GameOAuthClient, { id: client.id });
+  });
+  return create(DeleteGameOAuthClientResponseSchema, {});
+};
+
+export function createGameOAuthClientMethods(deps: CoreDeps): GameOAuthClientMethods {
   return {
-    async createGameOAuthClient(req, ctx) {
-      const caller = requireUser(ctx);
-      return entityManager(ctx).transactional(async (tx) => {
-        const access = await requireManager(tx, caller, req.organizationSlug);
-        const organizationId = access.organization.id;
-        const redirectUris = normalizeRedirectUris(req.redirectUris, config);
-        const policy = policyFromProto(req.verifierPolicy);
-        const serverIds = await allowedServers(tx, organizationId, policy, req.allowedServerIds);
-        await reservePlanCapacity(tx, config, organizationId, "gameOAuthClients", () =>
-          tx.count(GameOAuthClient, { organization: organizationId }),
-        );
-        const secret = issueClientSecret("gameClientSecret");
-        const client = tx.create(GameOAuthClient, {
-          organization: access.organization,
-          clientId: issueIdentifier("gameClient"),
-          name: req.name,
-          redirectUris,
-          verifierPolicy: policy,
-          ...secret.columns,
-        });
-        for (const server of serverIds) tx.create(GameOAuthClientServer, { client, server });
-        activity(tx, caller, client, "created", {
-          redirectUris: redirectUris.join(" "),
-          verifierPolicy: policy,
-          allowedServerIds: serverIds.join(" "),
-          secretPrefix: client.secretPrefix,
-        });
-        await tx.flush();
-        return create(CreateGameOAuthClientResponseSchema, { client: clientToProto(client, serverIds), clientSecret: secret.value });
-      });
-    },
-
-    async listGameOAuthClients(req, ctx) {
-      const em = entityManager(ctx);
-      const access = await requireManager(em, requireUser(ctx), req.organizationSlug);
-      const clients = await em.find(GameOAuthClient, { organization: access.organization.id }, { orderBy: { createdAt: "asc", id: "asc" } });
-      const servers = await allowedServerIdsOf(em, clients);
-      return create(ListGameOAuthClientsResponseSchema, { clients: clients.map((c) => clientToProto(c, servers.get(c.id)!)) });
-    },
-
-    async getGameOAuthClient(req, ctx) {
-      const em = entityManager(ctx);
-      const { client } = await requireClientManager(em, requireUser(ctx), req.clientId);
-      const servers = await allowedServerIdsOf(em, [client]);
-      return create(GetGameOAuthClientResponseSchema, { client: clientToProto(client, servers.get(client.id)!) });
-    },
-
-    async updateGameOAuthClient(req, ctx) {
-      const caller = requireUser(ctx);
-      return entityManager(ctx).transactional(async (tx) => {
-        const { client, organization } = await requireClientManager(tx, caller, req.clientId, true);
-        const current = (await allowedServerIdsOf(tx, [client])).get(client.id)!;
-        const redirectUris = req.redirectUris ? normalizeRedirectUris(req.redirectUris.uris, config) : undefined;
-        const policy = req.verifierPolicy === undefined ? (client.verifierPolicy as Policy) : policyFromProto(req.verifierPolicy);
-        // Under any_server the list is always empty, so switching to it clears the old list. The
-        // policy is checked only when it or the list is given: a rename never fails on it.
-        const requested = req.allowedServerIds?.ids ?? (policy === "any_server" ? [] : current);
-        const policyGiven = req.verifierPolicy !== undefined || req.allowedServerIds !== undefined;
-        const serverIds = policyGiven ? await allowedServers(tx, organization.id, policy, requested) : current;
-
-        const changed: Record<string, string> = {};
-        applyNameAndRedirectUris(client, { name: req.name, redirectUris }, changed);
-        if (policy !== client.verifierPolicy) {
-          client.verifierPolicy = policy;
-          changed.verifierPolicy = policy;
-        }
-        if (!sameList(serverIds, current)) {
-          await setAllowedServers(tx, client, serverIds);
-          changed.allowedServerIds = serverIds.join(" ");
-        }
-        if (Object.keys(changed).length) activity(tx, caller, client, "updated", updatedDetails(changed));
-        const toggled = applyDisabled(client, req.disabled);
-        if (toggled) activity(tx, caller, client, toggled);
-        await tx.flush();
-        return create(UpdateGameOAuthClientResponseSchema, { client: clientToProto(client, serverIds) });
-      });
-    },
-
-    async rotateGameOAuthClientSecret(req, ctx) {
-      const caller = requireUser(ctx);
-      return entityManager(ctx).transactional(async (tx) => {
-        const { client } = await requireClientManager(tx, caller, req.clientId, true);
-        const clientSecret = replaceClientSecret(client, "gameClientSecret");
-        activity(tx, caller, client, "secret_rotated", { secretPrefix: client.secretPrefix });
-        return create(RotateGameOAuthClientSecretResponseSchema, { clientId: client.clientId, clientSecret });
-      });
-    },
-
-    async deleteGameOAuthClient(req, ctx) {
-      const caller = requireUser(ctx);
-      await entityManager(ctx).transactional(async (tx) => {
-        const { client } = await requireClientManager(tx, caller, req.clientId, true);
-        activity(tx, caller, client, "deleted");
-        await tx.flush();
-        // Its allowed-server rows go with it (ON DELETE CASCADE).
-        await tx.nativeDelete(GameOAuthClient, { id: client.id });
-      });
-      return create(DeleteGameOAuthClientResponseSchema, {});
-    },
+    createGameOAuthClient: createGameOAuthClient(deps),
+    listGameOAuthClients,
+    getGameOAuthClient,
+    updateGameOAuthClient: updateGameOAuthClient(deps),
+    rotateGameOAuthClientSecret,
+    deleteGameOAuthClient,
   };
 }

@@ -9,7 +9,7 @@
  * checked as always.
  */
 import { BoundedMap } from "../bounded-map.ts";
-import type { Limiter } from "./limits.ts";
+import type { Limiter } from "./limiter.ts";
 import { badCredentialRefusal } from "./rate-limited.ts";
 
 export class CredentialGuard {

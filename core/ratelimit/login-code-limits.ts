@@ -1,5 +1,6 @@
 import { hashSecret } from "../../contract/secrets.ts";
-import type { Limiter, RateLimitDecision, RateLimits } from "./limits.ts";
+import type { RateLimits } from "./limits.ts";
+import type { Limiter, RateLimitDecision } from "./limiter.ts";
 
 export interface LoginCodeAttempt {
   /** Set when the attempt is over a limit: the message for the player, saying when to retry. */

@@ -4,7 +4,7 @@ import { hashSecret } from "../../contract/secrets.ts";
 import { Audience, rateLimitedByClientIp, serviceAudience } from "../../contract/services.ts";
 import { clientIpKey } from "./client-ip.ts";
 import type { CredentialGuard } from "./credential-guard.ts";
-import type { Limiter } from "./limits.ts";
+import type { Limiter } from "./limiter.ts";
 import { rateLimited } from "./rate-limited.ts";
 
 /**

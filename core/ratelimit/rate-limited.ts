@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { RetryInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { DomainError } from "../errors.ts";
-import type { Limiter, RateLimitPolicy } from "./limits.ts";
+import type { Limiter } from "./limiter.ts";
+import type { RateLimitPolicy } from "./policies.ts";
 
 /**
  * A `rate_limited` error (resource_exhausted) whose RetryInfo detail says when to try again and

@@ -1,7 +1,8 @@
 import { hashSecret } from "../../contract/secrets.ts";
 import type { DomainError } from "../errors.ts";
 import { clientIpKey } from "./client-ip.ts";
-import type { RateLimitDecision, Limiter, RateLimits } from "./limits.ts";
+import type { RateLimits } from "./limits.ts";
+import type { Limiter, RateLimitDecision } from "./limiter.ts";
 import { inMinutes, rateLimited } from "./rate-limited.ts";
 
 export interface SignInAttempt {

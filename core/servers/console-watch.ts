@@ -18,6 +18,7 @@ import { isOnline } from "../agents/presence.ts";
 import type { ConsoleEvent } from "../agents/console-feed.ts";
 import { credentialRefusal, presentedCredential, resolveUser } from "../auth/credentials.ts";
 import { fail } from "../errors.ts";
+import { createWaker, releaseWhenCallEnds } from "../stream-wait.ts";
 
 /**
  * How often an open console checks the caller's credential, their access and the server's presence
@@ -54,7 +55,7 @@ export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, c
   let lines: string[] = [];
   let dropped = 0;
   let changed = false;
-  let wake: (() => void) | undefined;
+  const waker = createWaker();
   const hear = (event: ConsoleEvent) => {
     if (event.kind === "online") {
       changed ||= event.online !== online;
@@ -67,7 +68,7 @@ export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, c
         lines = lines.slice(-maxPendingLines);
       }
     }
-    wake?.();
+    waker.wake();
   };
   // Subscribed and the recent lines read in one go: no line printed meanwhile is lost or doubled.
   const watch = deps.consoles.watch(server.id, hear);
@@ -75,31 +76,15 @@ export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, c
   const recent = holder?.console.recent() ?? [];
   if (holder) online = true;
 
-  // Given back when the call ends, not only when this generator resumes (it may wait at a yield).
-  const release = () => {
+  const release = releaseWhenCallEnds(ctx.signal, waker, () => {
     watch.close();
     releaseSlot();
-    ctx.signal.removeEventListener("abort", onAbort);
-  };
-  const onAbort = () => {
-    release();
-    wake?.();
-  };
-  ctx.signal.addEventListener("abort", onAbort);
+  });
   try {
     yield create(WatchConsoleResponseSchema, { online, lines: recent, dropped: 0 });
     let recheckAt = Date.now() + recheckMs;
     while (!ctx.signal.aborted) {
-      if (!lines.length && !changed) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.max(0, recheckAt - Date.now()));
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        wake = undefined;
-      }
+      if (!lines.length && !changed) await waker.sleep(Math.max(0, recheckAt - Date.now()));
       if (ctx.signal.aborted) break;
       if (Date.now() >= recheckAt) {
         recheckAt = Date.now() + recheckMs;

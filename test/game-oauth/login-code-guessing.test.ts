@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { Agent } from "../../agent/client.ts";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { globalLoginCodeKey } from "../../core/ratelimit/login-code-limits.ts";
-import { loginCodePolicies } from "../../core/ratelimit/limits.ts";
+import { loginCodePolicies } from "../../core/ratelimit/policies.ts";
 import { command, createWorld, player, type World } from "./fixture.ts";
 
 /**

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Agent } from "../../agent/client.ts";
-import type { Limiter } from "../../core/ratelimit/limits.ts";
+import type { Limiter } from "../../core/ratelimit/limiter.ts";
 import { globalLoginCodeKey } from "../../core/ratelimit/login-code-limits.ts";
 import { command, createWorld, player, type World } from "./fixture.ts";
 

@@ -12,6 +12,7 @@ import { GetJwksResponseSchema, Issuer, KeysService } from "../../gen/outpost/ke
 import { createSigningKeys, type Issuer as IssuerName, type Jwks } from "../../core/keys/signing-keys.ts";
 import { keyEncryptionKey, KeyEncryptionError, open } from "../../core/keys/key-encryption.ts";
 import { sealLabel } from "../../core/keys/signing-key-store.ts";
+import { createSignerPool } from "../../core/keys/signer-pool.ts";
 import { ConfigError } from "../../server/config.ts";
 import { resolveKeyEncryptionKey } from "../../server/key-encryption-key.ts";
 import { startTestCore, testConfig, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
@@ -44,6 +45,7 @@ function kids(jwks: Jwks): string[] {
 describe("signing keys", () => {
   let t: TestCore;
   let other: TestCore; // a second instance on the same database
+  const signer = createSignerPool(1);
   const sql = <T = KeyRow>(query: string, params: unknown[] = []) => t.orm.em.fork().getConnection().execute<T[]>(query, params);
   const keyRows = (issuer: string) => sql(`select * from signing_keys where issuer = ? order by stage`, [issuer]);
   /** The kid in each stage, from the database (another instance's rotation is not in this one's cache yet). */
@@ -57,6 +59,7 @@ describe("signing keys", () => {
       logger: pino({ level: "silent" }),
       keyEncryptionKey: () => keyEncryptionKey(testKeyEncryptionKey),
       rotationDays: 30,
+      signer,
     });
 
   before(async () => {
@@ -64,6 +67,7 @@ describe("signing keys", () => {
     other = await startTestCore(testConfig, { database: t.database });
   });
   after(async () => {
+    await signer.close();
     await other?.close();
     await t?.close();
   });

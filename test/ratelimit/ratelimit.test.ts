@@ -13,7 +13,9 @@ import { AgentService, type ConnectRequestSchema } from "../../gen/outpost/agent
 import { agentKeyHeader, apiKeyHeader } from "../../contract/credentials.ts";
 import { clientIpHeader } from "../../contract/credentials.ts";
 import pg from "pg";
-import { createPostgresRateLimits, openRateLimits, type Limiter, type RateLimitConfig } from "../../core/ratelimit/limits.ts";
+import { createPostgresRateLimits, openRateLimits } from "../../core/ratelimit/limits.ts";
+import type { Limiter } from "../../core/ratelimit/limiter.ts";
+import type { RateLimitConfig } from "../../core/ratelimit/policies.ts";
 import { createCore } from "../../server/core.ts";
 import { createNoSignInVerifier } from "../../core/game-oauth/login-verifier.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";

@@ -11,6 +11,7 @@ import { createOrm, migrate, type Orm } from "../../core/db/orm.ts";
 import type { Clock, CoreConfig, CoreDeps } from "../../core/deps.ts";
 import { openRateLimits, type RateLimits } from "../../core/ratelimit/limits.ts";
 import { createSigningKeys, type SigningKeys } from "../../core/keys/signing-keys.ts";
+import { createSignerPool } from "../../core/keys/signer-pool.ts";
 import { derivedSecret, keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../../core/agents/connections.ts";
 import { createConsoleRouter } from "../../core/agents/console-router.ts";
@@ -136,7 +137,8 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const logger = pino({ level: "silent" });
   const kek = keyEncryptionKey(options.keyEncryptionKey ?? testKeyEncryptionKey);
   const rotationDays = options.signingKeyRotationDays ?? 30;
-  const signingKeys = createSigningKeys({ orm, clock, logger, keyEncryptionKey: () => kek, rotationDays });
+  const signer = createSignerPool();
+  const signingKeys = createSigningKeys({ orm, clock, logger, keyEncryptionKey: () => kek, rotationDays, signer });
   const agents = createAgentConnections();
   const bus = database.kind === "postgres" ? createPostgresBus({ url: database.url, logger, key: () => derivedSecret(kek, busKeyPurpose) }) : createLocalBus();
   // Listening before the core serves, so a test's first cross-instance message is heard.
@@ -181,6 +183,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
     async close() {
       await agents.close();
       await bus.close();
+      await signer.close();
       await rateLimits.close();
       await orm.close();
       if (!options.database) await database.drop();

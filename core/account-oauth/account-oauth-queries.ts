@@ -1,0 +1,188 @@
+/**
+ * The Account OAuth issuer's SQL: the token engine's statements over its tables
+ * (oauth_provider_clients, account_authorization_codes, account_access_tokens), written out in full,
+ * and the authorization requests, consents and codes of the steps before the token endpoint.
+ */
+import { randomUUID } from "node:crypto";
+import type { Query } from "../db/statements.ts";
+import { tokenQueries, type ConsumedCode } from "../oauth/token-queries.ts";
+
+/** A consumed code with what the account claims need: the user and the granted scopes. */
+export interface AccountCodeRow extends ConsumedCode {
+  user_id: string;
+  scopes: string[];
+  name: string;
+  email: string;
+}
+
+/** The statements of core/oauth/token-queries.ts over Account OAuth's tables (parameters in its order). */
+export const accountTokenQueries = tokenQueries<AccountCodeRow>({
+  exchange: `with client as (
+      select id, secret_hash, disabled from oauth_provider_clients where client_id = ?
+    ), consumed as (
+      update account_authorization_codes set consumed_at = ?
+       where code_hash = ? and consumed_at is null and ?::boolean
+         and exists (select 1 from client where not disabled and secret_hash = ?)
+      returning id, oauth_provider_client_id as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
+                user_id, scopes
+    ), issued as (
+      insert into account_access_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, expires_at, created_at)
+      select ?, ?, c.id, c.client_uuid, c.user_id, c.scopes, ?, ?
+        from consumed c
+       where c.expires_at > ?
+         and c.client_uuid = (select id from client)
+         and c.redirect_uri = ?
+         and case when c.code_challenge is null then not ?::boolean
+                  else c.code_challenge = case when c.code_challenge_method = 'S256' then ?::text else ?::text end end
+      returning authorization_code_id
+    )
+    select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.disabled as client_disabled, k.*,
+           exists (select 1 from issued) as issued
+      from client cl
+      left join (select c.*, u.name, u.email from consumed c join users u on u.id = c.user_id) k on true`,
+  markReused: `update account_authorization_codes c set reused_at = ? from oauth_provider_clients cl
+      where c.code_hash = ? and c.reused_at is null and cl.id = c.oauth_provider_client_id
+      returning cl.client_id as public_client_id, cl.name as client_name, c.user_id, c.scopes`,
+  userInfo: `select t.user_id, t.scopes, u.name, u.email
+      from account_access_tokens t
+      join users u on u.id = t.user_id
+      join account_authorization_codes c on c.id = t.authorization_code_id
+     where t.token_hash = ? and t.revoked_at is null and c.reused_at is null and t.expires_at > ?`,
+});
+
+/** An app's registration, as an authorization request checks it. */
+export interface ClientRow {
+  id: string;
+  name: string;
+  redirect_uris: string[];
+  skip_consent: boolean;
+  disabled: boolean;
+}
+
+export async function findClient(query: Query, clientId: string): Promise<ClientRow | undefined> {
+  const [row] = await query<ClientRow>(`select id, name, redirect_uris, skip_consent, disabled from oauth_provider_clients where client_id = ?`, [clientId]);
+  return row;
+}
+
+/** A stored authorization request with its client's columns. */
+export interface RequestRow {
+  id: string;
+  client_uuid: string;
+  public_client_id: string;
+  client_name: string;
+  skip_consent: boolean;
+  disabled: boolean;
+  redirect_uri: string;
+  state: string;
+  scopes: string[];
+  nonce: string | null;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  prompt_login: boolean;
+  prompt_consent: boolean;
+  prompt_none: boolean;
+  max_age: number | null;
+  user_id: string | null;
+  status: string;
+  expires_at: Date;
+  created_at: Date;
+}
+
+export async function insertRequest(query: Query, row: RequestRow, requestHash: string): Promise<void> {
+  await query(
+    `insert into account_authorization_requests (id, request_hash, oauth_provider_client_id, redirect_uri, state, scopes, nonce,
+       code_challenge, code_challenge_method, prompt_login, prompt_consent, prompt_none, max_age, status, expires_at, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      row.id, requestHash, row.client_uuid, row.redirect_uri, row.state, JSON.stringify(row.scopes), row.nonce,
+      row.code_challenge, row.code_challenge_method, row.prompt_login, row.prompt_consent, row.prompt_none,
+      row.max_age, row.status, row.expires_at, row.created_at,
+    ],
+  );
+}
+
+/** The request named by this hash, whatever its status. */
+export async function findRequest(query: Query, requestHash: string): Promise<RequestRow | undefined> {
+  const [row] = await query<RequestRow>(
+    `select r.*, c.id as client_uuid, c.client_id as public_client_id, c.name as client_name, c.skip_consent, c.disabled
+       from account_authorization_requests r join oauth_provider_clients c on c.id = r.oauth_provider_client_id
+      where r.request_hash = ?`,
+    [requestHash],
+  );
+  return row;
+}
+
+/** Ends a pending request; false when it had already ended. */
+export async function finishRequest(query: Query, id: string): Promise<boolean> {
+  const [done] = await query(`update account_authorization_requests set status = 'completed' where id = ? and status = 'pending' returning id`, [id]);
+  return done !== undefined;
+}
+
+/** The consent page of the request belongs to this user. */
+export async function assignRequestUser(query: Query, id: string, userId: string): Promise<void> {
+  await query(`update account_authorization_requests set user_id = ? where id = ?`, [userId, id]);
+}
+
+/** The scopes the user consented to for this client, or undefined without a consent. */
+export async function consentedScopes(query: Query, userId: string, clientUuid: string): Promise<string[] | undefined> {
+  const [row] = await query<{ scopes: string[] }>(`select scopes from account_consents where user_id = ? and oauth_provider_client_id = ?`, [userId, clientUuid]);
+  return row?.scopes;
+}
+
+/** Stores a consent to `scopes`, adding them to those the user gave this client before. */
+export async function grantConsent(query: Query, userId: string, clientUuid: string, scopes: string[], now: Date): Promise<void> {
+  await query(
+    `insert into account_consents (id, user_id, oauth_provider_client_id, scopes, created_at, updated_at) values (?, ?, ?, ?, ?, ?)
+     on conflict (user_id, oauth_provider_client_id) do update
+       set scopes = (select jsonb_agg(distinct s) from jsonb_array_elements_text(account_consents.scopes || excluded.scopes) s),
+           updated_at = excluded.updated_at`,
+    [randomUUID(), userId, clientUuid, JSON.stringify(scopes), now, now],
+  );
+}
+
+export interface NewAccountCode {
+  codeHash: string;
+  request: RequestRow;
+  userId: string;
+  authTime: Date;
+  expiresAt: Date;
+  now: Date;
+}
+
+export async function insertCode(query: Query, code: NewAccountCode): Promise<void> {
+  const { request: r } = code;
+  await query(
+    `insert into account_authorization_codes (id, code_hash, oauth_provider_client_id, user_id, redirect_uri, scopes, nonce,
+       code_challenge, code_challenge_method, auth_time, expires_at, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      randomUUID(), code.codeHash, r.client_uuid, code.userId, r.redirect_uri, JSON.stringify(r.scopes), r.nonce,
+      r.code_challenge, r.code_challenge_method, code.authTime, code.expiresAt, code.now,
+    ],
+  );
+}
+
+/**
+ * Ends what a client holds from a user: codes it has not exchanged yet (consumed, so a late
+ * exchange is refused as a reuse), then its access tokens. In this order no exchange slips between
+ * the two: one running now holds its code's row, so the first update waits for it and the second,
+ * a later statement, sees the token it stored.
+ */
+export async function endClientGrants(query: Query, userId: string, clientUuid: string, now: Date): Promise<void> {
+  await query(
+    `update account_authorization_codes set consumed_at = ? where user_id = ? and oauth_provider_client_id = ? and consumed_at is null`,
+    [now, userId, clientUuid],
+  );
+  await query(`update account_access_tokens set revoked_at = ? where user_id = ? and oauth_provider_client_id = ? and revoked_at is null`, [
+    now,
+    userId,
+    clientUuid,
+  ]);
+}
+
+/** Deletes Account OAuth's flow rows that expired before `before`: access tokens, codes (their tokens go with them) and requests. */
+export async function deleteExpiredAccountFlowRows(query: Query, before: Date): Promise<void> {
+  await query(`delete from account_access_tokens where expires_at < ?`, [before]);
+  await query(`delete from account_authorization_codes where expires_at < ?`, [before]);
+  await query(`delete from account_authorization_requests where expires_at < ?`, [before]);
+}

@@ -1,0 +1,69 @@
+/**
+ * The credentials' SQL: sessions, API keys and agent keys looked up by their hash, each joined to
+ * whom it belongs to, and their uses recorded. Every call runs one of these, so each is one plain
+ * statement (a named prepared statement on a PostgreSQL server).
+ */
+import type { Query } from "../db/statements.ts";
+
+/** A user credential joined to its user. */
+export interface CredentialRow {
+  id: string;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  user_id: string;
+  email: string;
+  name: string;
+  platform_admin: boolean;
+}
+
+/** A session is a credential that signed in at `created_at`. */
+export interface SessionRow extends CredentialRow {
+  created_at: Date;
+}
+
+export async function findSession(query: Query, tokenHash: string): Promise<SessionRow | undefined> {
+  const [row] = await query<SessionRow>(
+    `select s.id, s.created_at, s.expires_at, null as revoked_at, s.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin
+       from sessions s join users u on u.id = s.user_id where s.token_hash = ?`,
+    [tokenHash],
+  );
+  return row;
+}
+
+export async function findApiKey(query: Query, secretHash: string): Promise<CredentialRow | undefined> {
+  const [row] = await query<CredentialRow>(
+    `select k.id, k.expires_at, k.revoked_at, k.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin
+       from api_keys k join users u on u.id = k.user_id where k.secret_hash = ?`,
+    [secretHash],
+  );
+  return row;
+}
+
+/** Records a use of the session unless one at or after `staleBefore` is recorded (another request's). */
+export async function recordSessionUse(query: Query, id: string, now: Date, staleBefore: Date): Promise<void> {
+  await query(`update sessions set last_used_at = ? where id = ? and last_used_at <= ?`, [now, id, staleBefore]);
+}
+
+/** Records a use of the API key unless one at or after `staleBefore` is recorded (another request's). */
+export async function recordApiKeyUse(query: Query, id: string, now: Date, staleBefore: Date): Promise<void> {
+  await query(`update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at <= ?)`, [now, id, staleBefore]);
+}
+
+/** The server holding an agent key, with its organization's slug. */
+export interface AgentKeyRow {
+  id: string;
+  organization_id: string;
+  slug: string;
+  name: string;
+  game: string;
+}
+
+export async function findAgentKeyServer(query: Query, keyHash: string): Promise<AgentKeyRow | undefined> {
+  const [row] = await query<AgentKeyRow>(
+    `select s.id, s.organization_id, o.slug, s.name, s.game
+       from servers s join organizations o on o.id = s.organization_id where s.agent_key_hash = ?`,
+    [keyHash],
+  );
+  return row;
+}

@@ -1,0 +1,111 @@
+/**
+ * An organization's members, part of OrganizationsService: managers add and remove members,
+ * owners change roles, anyone may leave. Every change of roles or members locks the organization's
+ * row, so two owners cannot demote or remove each other at once and leave none.
+ */
+import type { ServiceImpl } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import { LockMode } from "@mikro-orm/core";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import {
+  AddMemberResponseSchema,
+  ListMembersResponseSchema,
+  OrganizationsService,
+  RemoveMemberResponseSchema,
+  UpdateMemberRoleResponseSchema,
+} from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { AccessGrant, Membership, Organization, User } from "../db/entities.ts";
+import { entityManager, requireUser } from "../context.ts";
+import { fail } from "../errors.ts";
+import { requireManager, requireMember, requireOwner, type OrganizationAccess } from "../access.ts";
+import { memberToProto } from "../convert.ts";
+import { roleFromProto, type Role } from "../roles.ts";
+import { normalizeEmail } from "../identity/identity-service.ts";
+import { recordInOrganization } from "./organization-activity.ts";
+
+type Impl = ServiceImpl<typeof OrganizationsService>;
+type MemberMethods = Pick<Impl, "addMember" | "listMembers" | "updateMemberRole" | "removeMember">;
+
+/** Within a transaction: the membership to change, with the organization's row locked. */
+async function lockedMembership(tx: EntityManager, access: OrganizationAccess, userId: string): Promise<Membership> {
+  await tx.findOneOrFail(Organization, { id: access.organization.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const membership = await tx.findOne(Membership, { organization: access.organization.id, user: userId }, { populate: ["user"], refresh: true });
+  if (!membership) throw fail("not_found", "member not found");
+  return membership;
+}
+
+async function ensureAnotherOwner(tx: EntityManager, membership: Membership): Promise<void> {
+  if (membership.role !== "owner") return;
+  const owners = await tx.count(Membership, { organization: membership.organization.id, role: "owner" });
+  if (owners <= 1) throw fail("last_owner", "an organization needs an owner: make someone else an owner first");
+}
+
+const addMember: Impl["addMember"] = async (req, ctx) => {
+  const caller = requireUser(ctx);
+  const role = roleFromProto(req.role);
+  return entityManager(ctx).transactional(async (tx) => {
+    const access = await requireManager(tx, caller, req.organizationSlug);
+    if (role === "admin" && access.role !== "owner") throw fail("permission_denied", "only an owner can add an admin");
+    const user = await tx.findOne(User, { email: normalizeEmail(req.email) });
+    if (!user) throw fail("not_found", `no account with the email ${req.email}; they must sign up first`);
+    if (await tx.count(Membership, { organization: access.organization.id, user: user.id })) {
+      throw fail("already_member", `${user.email} is already a member`);
+    }
+    const membership = tx.create(Membership, { organization: access.organization, user, role });
+    recordInOrganization(tx, caller, access, { action: "member.added", targetType: "user", targetId: user.id, details: { email: user.email, role } });
+    await tx.flush();
+    return create(AddMemberResponseSchema, { member: memberToProto(membership) });
+  });
+};
+
+const listMembers: Impl["listMembers"] = async (req, ctx) => {
+  const em = entityManager(ctx);
+  const access = await requireMember(em, requireUser(ctx), req.organizationSlug);
+  const memberships = await em.find(Membership, { organization: access.organization.id }, { populate: ["user"], orderBy: { createdAt: "asc", id: "asc" } });
+  return create(ListMembersResponseSchema, { members: memberships.map(memberToProto) });
+};
+
+const updateMemberRole: Impl["updateMemberRole"] = async (req, ctx) => {
+  const caller = requireUser(ctx);
+  const role = roleFromProto(req.role);
+  return entityManager(ctx).transactional(async (tx) => {
+    const access = await requireOwner(tx, caller, req.organizationSlug);
+    const membership = await lockedMembership(tx, access, req.userId);
+    const previous = membership.role as Role;
+    if (previous !== role) {
+      if (role !== "owner") await ensureAnotherOwner(tx, membership);
+      membership.role = role;
+      recordInOrganization(tx, caller, access, {
+        action: "member.role_changed",
+        targetType: "user",
+        targetId: req.userId,
+        details: { email: membership.user.email, from: previous, to: role },
+      });
+    }
+    return create(UpdateMemberRoleResponseSchema, { member: memberToProto(membership) });
+  });
+};
+
+const removeMember: Impl["removeMember"] = async (req, ctx) => {
+  const caller = requireUser(ctx);
+  const leaving = req.userId === caller.user.id;
+  await entityManager(ctx).transactional(async (tx) => {
+    const access = leaving ? await requireMember(tx, caller, req.organizationSlug) : await requireManager(tx, caller, req.organizationSlug);
+    const membership = await lockedMembership(tx, access, req.userId);
+    if (!leaving && membership.role !== "member" && access.role !== "owner") {
+      throw fail("permission_denied", "only an owner can remove an owner or admin");
+    }
+    await ensureAnotherOwner(tx, membership);
+    await tx.nativeDelete(AccessGrant, { organization: access.organization.id, user: req.userId });
+    tx.remove(membership);
+    recordInOrganization(tx, caller, access, {
+      action: leaving ? "member.left" : "member.removed",
+      targetType: "user",
+      targetId: req.userId,
+      details: { email: membership.user.email, role: membership.role },
+    });
+  });
+  return create(RemoveMemberResponseSchema, {});
+};
+
+export const memberMethods: MemberMethods = { addMember, listMembers, updateMemberRole, removeMember };

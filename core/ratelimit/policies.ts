@@ -1,0 +1,73 @@
+/**
+ * The named limits: those the configuration sets and those fixed here, each with the name that
+ * travels in RetryInfo and RateLimit headers.
+ */
+/** The limits, as the composition root configures them. */
+export interface RateLimitConfig {
+  /** Calls to user-facing services per window, for each credential (each client IP without one). */
+  requestsPerWindow: number;
+  requestWindowSeconds: number;
+  /** Failed sign-ins per window for one account (by email, whether or not it exists) from one client IP. */
+  signInAttemptsPerAccountIp: number;
+  /** Failed sign-ins per window from one client IP, across accounts. */
+  signInAttemptsPerIp: number;
+  signInWindowSeconds: number;
+  /** Failed sign-ins per (longer) window for one account from every address together. */
+  signInAttemptsPerAccount: number;
+  signInAccountWindowSeconds: number;
+  /** Sign-ups per window from one client IP. */
+  signUpsPerIp: number;
+  signUpWindowSeconds: number;
+}
+
+/** A named limit: `limit` per `windowSeconds`. The name travels in RetryInfo and RateLimit headers. */
+export interface RateLimitPolicy {
+  name: string;
+  limit: number;
+  windowSeconds: number;
+}
+
+/**
+ * Wrong in-game login codes, each per 10 minutes. Fixed rather than configured: a code has about
+ * 40 bits, so these only stop guessing from hammering the issuer; an honest player mistypes a few
+ * times at most. The player's UUID and the server are what an agent reports, and whoever runs an
+ * agent can invent players and make servers, so guesses are also counted per organization (its
+ * plan caps its servers) and across all organizations (which caps many organizations' guesses
+ * together, at the price that a flood of wrong codes pauses in-game sign-in for everyone).
+ */
+export const loginCodePolicies = {
+  loginCodePerPlayer: { name: "login_code_player", limit: 5, windowSeconds: 600 },
+  loginCodePerServer: { name: "login_code_server", limit: 30, windowSeconds: 600 },
+  loginCodePerOrganization: { name: "login_code_organization", limit: 100, windowSeconds: 600 },
+  loginCodeGlobal: { name: "login_code_global", limit: 1000, windowSeconds: 600 },
+} satisfies Record<string, RateLimitPolicy>;
+
+/**
+ * Credentials that match nothing (unknown, expired or revoked sessions, API keys and agent keys),
+ * per client IP, per 10 minutes. Fixed: the per-credential limit cannot see a flood that sends a
+ * new random credential each time, and an honest client meets an unknown credential a few times
+ * at most (an expired session cookie, a revoked key in a script).
+ */
+export const badCredentialPolicy: RateLimitPolicy = { name: "bad_credential_ip", limit: 60, windowSeconds: 600 };
+
+/**
+ * Failed sign-ins from a known device (core/auth/known-devices.ts), per device, per 15 minutes:
+ * what such a sign-in is counted under instead of the account's limit over all addresses and the
+ * address's limit. Fixed: an owner mistypes a few times, and a stolen device cookie buys this many
+ * guesses at most.
+ */
+export const knownDevicePolicy: RateLimitPolicy = { name: "sign_in_device", limit: 10, windowSeconds: 900 };
+
+export function policiesFor(config: RateLimitConfig) {
+  return {
+    ...loginCodePolicies,
+    badCredentialPerIp: badCredentialPolicy,
+    requests: { name: "default", limit: config.requestsPerWindow, windowSeconds: config.requestWindowSeconds },
+    signInPerAccountIp: { name: "sign_in_account_ip", limit: config.signInAttemptsPerAccountIp, windowSeconds: config.signInWindowSeconds },
+    signInPerAccount: { name: "sign_in_account", limit: config.signInAttemptsPerAccount, windowSeconds: config.signInAccountWindowSeconds },
+    signInPerIp: { name: "sign_in_ip", limit: config.signInAttemptsPerIp, windowSeconds: config.signInWindowSeconds },
+    signInPerDevice: knownDevicePolicy,
+    signUpPerIp: { name: "sign_up_ip", limit: config.signUpsPerIp, windowSeconds: config.signUpWindowSeconds },
+  } satisfies Record<string, RateLimitPolicy>;
+}
+
