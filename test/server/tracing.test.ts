@@ -15,6 +15,8 @@ interface ExportedSpan {
   name: string;
   kind: number;
   attributes: Record<string, unknown>;
+  /** 2: error. */
+  status?: { code?: number; message?: string };
   service: unknown;
 }
 
@@ -114,6 +116,10 @@ describe("tracing (OpenTelemetry over OTLP/HTTP)", function () {
         assert.equal(plain.status, 200, await plain.text());
         const continued = await list(serve, { "x-request-id": "trace-test-parent", traceparent: `00-${parentTraceId}-${parentSpanId}-01` });
         assert.equal(continued.status, 200, await continued.text());
+        const refused = await fetch(`http://127.0.0.1:${serve.port}/api/http/organizations/listOrganizations`, {
+          headers: { "x-api-key": `${key.slice(0, -4)}0000`, "x-request-id": "trace-test-refused" },
+        });
+        assert.equal(refused.status, 401);
       } finally {
         // The shutdown sends the spans still waiting in the batch.
         assert.equal(await serve.stop(), 0);
@@ -168,7 +174,18 @@ describe("tracing (OpenTelemetry over OTLP/HTTP)", function () {
       assert.equal(requestLine(output, "trace-test-parent").trace_id, parentTraceId);
     });
 
-    it("starts no trace for work outside a request (the periodic signing-key refresh)", () => {
+    it("marks a failed call's span with the Connect code it failed with; a 4xx is no server error", () => {
+      const edge = collector.spans.find((s) => s.attributes["outpost.request_id"] === "trace-test-refused");
+      assert.ok(edge);
+      assert.equal(edge.attributes["http.response.status_code"], 401);
+      assert.notEqual(edge.status?.code, 2);
+      const core = collector.spans.find((s) => s.parentSpanId === edge.spanId);
+      assert.ok(core);
+      assert.equal(core.attributes["rpc.connect_rpc.error_code"], "unauthenticated");
+      assert.deepEqual(core.status, { code: 2, message: "unauthenticated" });
+    });
+
+    it("starts no trace for work outside a request (start-up, the periodic sweeps and key checks)", () => {
       // Start-up's own statements (migrations, the signing-key check) ran under no request.
       const roots = collector.spans.filter((s) => s.parentSpanId === "");
       assert.ok(roots.every((s) => s.kind === 2), roots.map((s) => s.name).join(", "));
