@@ -5,6 +5,8 @@
  * (JSON), the active span carried by AsyncLocalStorage from the edge's request through the
  * in-process transport into core and its statements, and W3C trace context read from requests.
  */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import { context, diag, DiagLogLevel, propagation, trace, SpanKind, SpanStatusCode, type Attributes, type Context, type Link } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
@@ -40,7 +42,8 @@ export interface Tracing {
 export function startTracing(config: TracingConfig, logger: Logger): Tracing {
   const exporter = new OTLPTraceExporter({ url: config.url, timeoutMillis: exportTimeoutMs });
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ "service.name": config.serviceName }),
+    // Instances share the service's name; the host and a per-process id tell them apart.
+    resource: resourceFromAttributes({ "service.name": config.serviceName, "host.name": hostname(), "service.instance.id": randomUUID() }),
     sampler: new ParentBasedSampler({ root: requestsOnly }),
     spanProcessors: [new BatchSpanProcessor({ exporter, exportTimeoutMillis: exportTimeoutMs })],
   });
