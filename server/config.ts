@@ -142,17 +142,24 @@ function flag(env: Env, name: keyof typeof defaults): boolean {
   return raw === "true";
 }
 
-function baseUrl(env: Env, name: keyof typeof defaults): URL {
+/** `name`'s value as an absolute http(s) URL; `example` shows what one looks like. */
+function httpUrl(env: Env, name: keyof typeof defaults, example = ""): URL {
   const raw = read(env, name);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be an absolute http(s) URL (got "${raw}")`);
+    throw new ConfigError(`${name} must be an absolute http(s) URL${example && `, like ${example}`} (got "${raw}")`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ConfigError(`${name} must use http or https (got "${raw}")`);
   }
+  return url;
+}
+
+function baseUrl(env: Env, name: keyof typeof defaults): URL {
+  const url = httpUrl(env, name);
+  const raw = read(env, name);
   if (url.pathname !== "/" || url.search || url.hash || url.username || url.password) {
     throw new ConfigError(`${name} must be an origin only, like https://outpost.example.com (got "${raw}")`);
   }
@@ -250,14 +257,7 @@ function shutdown(env: Env): Config["shutdown"] {
 
 /** A collector's URL from `name`: absolute http(s), no credentials in it (headers carry those). */
 function collectorUrl(env: Env, name: keyof typeof defaults): URL {
-  const raw = read(env, name);
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be an absolute http(s) URL, like http://collector:4318 (got "${raw}")`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(`${name} must use http or https (got "${raw}")`);
+  const url = httpUrl(env, name, "http://collector:4318");
   if (url.username || url.password) {
     throw new ConfigError(`${name} must not carry credentials; put them in OTEL_EXPORTER_OTLP_HEADERS (got a URL with a user or password; not shown)`);
   }
