@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Context, Middleware } from "koa";
 import type { Logger } from "pino";
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
 
 const acceptableId = /^[\w.-]{8,64}$/;
 
@@ -52,6 +53,18 @@ export function routeLabel(ctx: Context): string {
   return ctx.status === 404 ? "unmatched" : "other";
 }
 
+/** The request's span, named and described once its route and status are known. */
+function endSpan(span: Span, method: string, route: string, status: number, aborted: boolean | undefined): void {
+  span.updateName(`${method} ${route}`);
+  // unmatched and other are labels, not templates: the span says no route rather than a false one.
+  if (route !== "unmatched" && route !== "other") span.setAttribute("http.route", route);
+  span.setAttribute("http.response.status_code", status);
+  if (aborted) span.setAttribute("outpost.aborted", true);
+  // A server span fails on 5xx only: a 4xx is the client's mistake, answered as it should be.
+  if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
+
 /**
  * Gives every request an id (the caller's X-Request-Id when it is sane, else a new one), echoes
  * it, and logs one structured line when the response is over, which the request metrics count
@@ -59,10 +72,21 @@ export function routeLabel(ctx: Context): string {
  * reach the log.
  */
 export function requestLog(logger: Logger, options: RequestLogOptions = { server: "account" }): Middleware {
+  const tracer = trace.getTracer("outpost.edge");
   return async (ctx, next) => {
     const incoming = ctx.get("x-request-id");
     const requestId = acceptableId.test(incoming) ? incoming : randomUUID();
-    const log = logger.child({ requestId });
+    const method = knownMethods.has(ctx.method) ? ctx.method : "other";
+    // A span per request (docs/operations.md, Tracing), continuing a proxy's W3C traceparent. With
+    // tracing off the API is a no-op: the span records nothing and the log line stays as it was.
+    const parent = propagation.extract(ROOT_CONTEXT, ctx.req.headers);
+    const span = tracer.startSpan(
+      method,
+      { kind: SpanKind.SERVER, attributes: { "http.request.method": method === "other" ? "_OTHER" : method, "outpost.request_id": requestId } },
+      parent,
+    );
+    const ids = span.isRecording() ? { trace_id: span.spanContext().traceId, span_id: span.spanContext().spanId } : undefined;
+    const log = logger.child({ requestId, ...ids });
     ctx.state.requestId = requestId;
     ctx.state.log = log;
     ctx.res.setHeader("x-request-id", requestId);
@@ -75,9 +99,10 @@ export function requestLog(logger: Logger, options: RequestLogOptions = { server
       const route = routeLabel(ctx);
       const aborted = !ctx.res.writableFinished || undefined;
       log.info({ method: ctx.method, path: ctx.path, route, status, ms: Math.round(ms), aborted }, "request");
-      const method = knownMethods.has(ctx.method) ? ctx.method : "other";
       options.metrics?.request({ server: options.server, method, route, status, seconds: ms / 1000 });
+      endSpan(span, method, route, status, aborted);
     });
-    await next();
+    // Everything the request does (core's calls, their statements) runs under its span.
+    await context.with(trace.setSpan(parent, span), next);
   };
 }

@@ -12,6 +12,7 @@ import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { DatabaseBusyError } from "./database.ts";
 import { openRuntime, startOutpost, type Runtime } from "./compose.ts";
 import { rotateKek } from "./kek-rotation.ts";
+import { startTracing } from "./tracing.ts";
 
 const usage = `usage: outpost <command>
 
@@ -58,6 +59,8 @@ async function withRuntime<T>(config: Config, logger: Logger, work: (runtime: Ru
  * within SHUTDOWN_TIMEOUT_MS whatever hangs (with 1 then), and at once on a second signal.
  */
 async function serve(config: Config, logger: Logger): Promise<void> {
+  // Before anything that makes spans is built; the shutdown sends the last ones.
+  const tracing = config.tracing && startTracing(config.tracing, logger);
   // Listening for the signals before the start: one that comes while starting stops the service
   // once it is up (and the bound applies from the signal on).
   const starting = startOutpost(config, logger);
@@ -73,13 +76,16 @@ async function serve(config: Config, logger: Logger): Promise<void> {
       logger.error({ timeoutMs: config.shutdown.timeoutMs }, "the shutdown did not finish in time; exiting");
       process.exit(1);
     }, config.shutdown.timeoutMs).unref();
-    starting.then((outpost) => outpost.stop()).then(
-      () => process.exit(0),
-      (error) => {
-        logger.error({ err: error }, "shutdown failed");
-        process.exit(1);
-      },
-    );
+    starting
+      .then((outpost) => outpost.stop())
+      .then(() => tracing?.shutdown())
+      .then(
+        () => process.exit(0),
+        (error) => {
+          logger.error({ err: error }, "shutdown failed");
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));

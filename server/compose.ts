@@ -37,6 +37,7 @@ import { createRpcHandler } from "./rpc-handler.ts";
 import { openMetrics, type PrometheusMetrics } from "./metrics.ts";
 import { createNoMetrics } from "../core/metrics.ts";
 import { createMetricsApp } from "../edge/metrics-endpoint.ts";
+import { tracedQueryLogger } from "./tracing.ts";
 
 /** How often serving instances look for a signing key due for rotation. */
 const keyRotationCheckMs = 3_600_000;
@@ -106,7 +107,8 @@ export async function openRuntime(
   let bus: Bus | undefined;
   let signer: SignerPool | undefined;
   try {
-    orm = await createOrm({ url: database.url, poolSize: database.poolSize });
+    const loggerFactory = mode === "serve" && config.tracing ? tracedQueryLogger : undefined;
+    orm = await createOrm({ url: database.url, poolSize: database.poolSize, loggerFactory });
     const applied = await migrate(orm);
     if (applied.length) logger.info({ migrations: applied }, "database migrated");
     rateLimits = openRateLimits(config.rateLimits, database, logger);

@@ -1,6 +1,9 @@
 /**
  * The configuration, read once from the environment, validated and frozen. A bad value stops
  * start-up with one line naming the variable, what it must be and what it was.
+ *
+ * Past 300 lines on purpose: it is the one place every variable is read and checked, each group
+ * in a small function of its own, and splitting it would scatter what the README's table mirrors.
  */
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
@@ -45,6 +48,15 @@ export interface Config {
   metrics: Readonly<{ port: number | undefined; host: string; token: string | undefined }>;
   /** A shutdown's bound (the process exits by then) and how long /readyz says unready before the listeners close. */
   shutdown: Readonly<{ timeoutMs: number; delayMs: number }>;
+  /** OpenTelemetry traces: where they are sent (OTLP over HTTP) and under which name; undefined: off. */
+  tracing: Readonly<TracingConfig> | undefined;
+}
+
+export interface TracingConfig {
+  /** The collector's traces URL, e.g. http://collector:4318/v1/traces. */
+  url: string;
+  /** `service.name` on every span. */
+  serviceName: string;
 }
 
 export class ConfigError extends Error {
@@ -85,6 +97,9 @@ export const defaults = {
   METRICS_TOKEN: "",
   SHUTDOWN_TIMEOUT_MS: "10000",
   SHUTDOWN_DELAY_MS: "0",
+  OTEL_EXPORTER_OTLP_ENDPOINT: "",
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "",
+  OTEL_SERVICE_NAME: "outpost",
 } as const;
 
 /** Variables renamed, by their new name: the old name is still read when the new one is not set. */
@@ -127,17 +142,24 @@ function flag(env: Env, name: keyof typeof defaults): boolean {
   return raw === "true";
 }
 
-function baseUrl(env: Env, name: keyof typeof defaults): URL {
+/** `name`'s value as an absolute http(s) URL; `example` shows what one looks like. */
+function httpUrl(env: Env, name: keyof typeof defaults, example = ""): URL {
   const raw = read(env, name);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be an absolute http(s) URL (got "${raw}")`);
+    throw new ConfigError(`${name} must be an absolute http(s) URL${example && `, like ${example}`} (got "${raw}")`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ConfigError(`${name} must use http or https (got "${raw}")`);
   }
+  return url;
+}
+
+function baseUrl(env: Env, name: keyof typeof defaults): URL {
+  const url = httpUrl(env, name);
+  const raw = read(env, name);
   if (url.pathname !== "/" || url.search || url.hash || url.username || url.password) {
     throw new ConfigError(`${name} must be an origin only, like https://outpost.example.com (got "${raw}")`);
   }
@@ -233,6 +255,35 @@ function shutdown(env: Env): Config["shutdown"] {
   return Object.freeze({ timeoutMs, delayMs });
 }
 
+/** A collector's URL from `name`: absolute http(s), no credentials in it (headers carry those). */
+function collectorUrl(env: Env, name: keyof typeof defaults): URL {
+  const url = httpUrl(env, name, "http://collector:4318");
+  if (url.username || url.password) {
+    throw new ConfigError(`${name} must not carry credentials; put them in OTEL_EXPORTER_OTLP_HEADERS (got a URL with a user or password; not shown)`);
+  }
+  return url;
+}
+
+/**
+ * The standard OpenTelemetry variables: off unless an endpoint is set (or OTEL_SDK_DISABLED says
+ * so). OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is the traces URL as it is; OTEL_EXPORTER_OTLP_ENDPOINT is
+ * the collector's base, to which the signal's path `v1/traces` is added, as the specification says.
+ */
+function tracing(env: Env): Config["tracing"] {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return undefined;
+  let url: URL;
+  if (isSet(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)) url = collectorUrl(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+  else if (isSet(env.OTEL_EXPORTER_OTLP_ENDPOINT)) {
+    const base = collectorUrl(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
+    url = new URL(base.pathname.endsWith("/") ? "v1/traces" : `${base.pathname}/v1/traces`, base);
+  } else return undefined;
+  const serviceName = read(env, "OTEL_SERVICE_NAME");
+  if (!/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(serviceName)) {
+    throw new ConfigError(`OTEL_SERVICE_NAME must be 1 to 255 printable characters (got "${serviceName}")`);
+  }
+  return Object.freeze({ url: url.href, serviceName });
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -283,5 +334,6 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     signingKeyRotationDays: integer(env, "SIGNING_KEY_ROTATION_DAYS", 1, 365),
     metrics: metrics(env),
     shutdown: shutdown(env),
+    tracing: tracing(env),
   });
 }

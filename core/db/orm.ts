@@ -1,5 +1,5 @@
 import pg from "pg";
-import { MikroORM } from "@mikro-orm/postgresql";
+import { MikroORM, type Options } from "@mikro-orm/postgresql";
 import { Migrator } from "@mikro-orm/migrations";
 import { entities as accountEntities } from "./entities.ts";
 import { gameOAuthEntities } from "./game-oauth-entities.ts";
@@ -15,6 +15,8 @@ export interface DatabaseOptions {
   schema?: string;
   /** Connections in the pool. */
   poolSize: number;
+  /** Where the ORM reports its queries (tracing makes a span of each); MikroORM's own by default. */
+  loggerFactory?: Options["loggerFactory"];
 }
 
 export type Orm = MikroORM;
@@ -38,6 +40,7 @@ export async function createOrm(options: DatabaseOptions): Promise<Orm> {
       keepAlive: true,
     },
     debug: false,
+    ...(options.loggerFactory && { loggerFactory: options.loggerFactory }),
     allowGlobalContext: false,
     extensions: [Migrator],
     migrations: {

@@ -10,6 +10,8 @@
  */
 import { hash } from "node:crypto";
 import type { EntityManager, PostgreSqlConnection } from "@mikro-orm/postgresql";
+import { SpanStatusCode, trace } from "@opentelemetry/api";
+import { querySpan } from "./query-spans.ts";
 
 /** Runs one statement with `?` placeholders and returns its rows. */
 export type Query = <T = Record<string, unknown>>(sql: string, values: unknown[]) => Promise<T[]>;
@@ -47,14 +49,26 @@ export function createStatements(named: boolean): Statements {
     }
     return p;
   };
+  // A named statement bypasses the ORM, so it gets its span here; em.execute's get theirs from
+  // the ORM's query log, which the composition root traces.
+  const tracer = trace.getTracer("outpost.db");
   const statements: Statements = {
     db: (em) => ({ em, query: statements.on(em) }),
     on(em) {
       if (named && !em.getTransactionContext()) {
         return async <T>(sql: string, values: unknown[]) => {
           const pool = await (em.getConnection() as PostgreSqlConnection).getNativeClient();
-          const res = await pool.query({ ...preparedOf(sql), values });
-          return res.rows as T[];
+          const span = querySpan(sql);
+          return tracer.startActiveSpan(span.name, span.options, async (active) => {
+            try {
+              return (await pool.query({ ...preparedOf(sql), values })).rows as T[];
+            } catch (error) {
+              active.setStatus({ code: SpanStatusCode.ERROR });
+              throw error;
+            } finally {
+              active.end();
+            }
+          });
         };
       }
       return executeOn(em);

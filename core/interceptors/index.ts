@@ -4,11 +4,13 @@ import { createErrorInterceptor } from "./error-interceptor.ts";
 import { createContextInterceptor } from "./context-interceptor.ts";
 import { createAuthInterceptor } from "./auth-interceptor.ts";
 import { createValidateInterceptor } from "./validate-interceptor.ts";
+import { createTracingInterceptor } from "./tracing-interceptor.ts";
 import { createRateLimitInterceptor } from "../ratelimit/rate-limit-interceptor.ts";
 import { CredentialGuard } from "../ratelimit/credential-guard.ts";
 
 /**
- * Core's interceptors, outermost first: errors are translated last, a call over its rate limit is
+ * Core's interceptors, outermost first: the call's span sees the code callers get, errors are
+ * translated last, a call over its rate limit is
  * refused before its credential is looked up (so floods of bad credentials are limited too: one
  * credential by its own count, many different ones by their address's), the
  * request gets its EntityManager, the caller is authenticated before input is validated (an
@@ -17,6 +19,7 @@ import { CredentialGuard } from "../ratelimit/credential-guard.ts";
 export function createCoreInterceptors(deps: CoreDeps): Interceptor[] {
   const guard = new CredentialGuard(deps.rateLimits.badCredentialPerIp);
   return [
+    createTracingInterceptor(),
     createErrorInterceptor(deps.logger, deps.metrics),
     createRateLimitInterceptor(deps.rateLimits.requests, guard),
     createContextInterceptor(deps.orm),

@@ -32,6 +32,9 @@ describe("configuration", () => {
     // Metrics are off unless asked for, and their own listener stays on loopback.
     assert.deepEqual(config.metrics, { port: undefined, host: "127.0.0.1", token: undefined });
     assert.deepEqual(config.shutdown, { timeoutMs: 10_000, delayMs: 0 });
+    // Tracing is off unless an OTLP endpoint is set.
+    assert.equal(config.tracing, undefined);
+    assert.equal(loadConfig({ OTEL_SERVICE_NAME: "edge-1" }).tracing, undefined);
     assert.ok(Object.isFrozen(config));
   });
 
@@ -74,6 +77,10 @@ describe("configuration", () => {
     [{ METRICS_TOKEN: "a token with spaces in it" }, /^METRICS_TOKEN must be/],
     [{ SHUTDOWN_TIMEOUT_MS: "100" }, /^SHUTDOWN_TIMEOUT_MS must be a whole number from 1000 to 600000 \(got "100"\)$/],
     [{ SHUTDOWN_DELAY_MS: "10000" }, /^SHUTDOWN_DELAY_MS must be less than SHUTDOWN_TIMEOUT_MS \(10000; got 10000\)$/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, /^OTEL_EXPORTER_OTLP_ENDPOINT must use http or https \(got "collector:4318"\)$/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" }, /^OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http\(s\) URL, like http:\/\/collector:4318 \(got "not a url"\)$/],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "grpc://collector:4317" }, /^OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must use http or https/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SERVICE_NAME: " " }, /^OTEL_SERVICE_NAME must be 1 to 255 printable characters/],
   ];
   for (const [env, message] of refuses) {
     it(`refuses ${JSON.stringify(env)} with a clear message`, () => {
@@ -107,6 +114,25 @@ describe("configuration", () => {
     });
     assert.deepEqual(Object.keys(config.plans), ["hobby"]);
     assert.equal(config.databaseUrl, "postgresql://u@db:5432/outpost");
+  });
+
+  it("traces to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else to OTEL_EXPORTER_OTLP_ENDPOINT's v1/traces", () => {
+    const traces = (env: Record<string, string>) => loadConfig(env).tracing;
+    assert.deepEqual(traces({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }), { url: "http://collector:4318/v1/traces", serviceName: "outpost" });
+    assert.equal(traces({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example.com/otlp/" })?.url, "https://otel.example.com/otlp/v1/traces");
+    assert.equal(traces({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example.com/otlp" })?.url, "https://otel.example.com/otlp/v1/traces");
+    const both = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://a:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://b:4318/custom/traces" };
+    assert.equal(traces(both)?.url, "http://b:4318/custom/traces");
+    assert.equal(traces({ ...both, OTEL_SERVICE_NAME: "outpost-eu" })?.serviceName, "outpost-eu");
+    // The specification's switch turns it off with the endpoint still set.
+    assert.equal(traces({ ...both, OTEL_SDK_DISABLED: "true" }), undefined);
+  });
+
+  it("never repeats credentials written into a collector's URL", () => {
+    assert.throws(
+      () => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://user:hunter2@otel.example.com" }),
+      (error: Error) => error instanceof ConfigError && /OTEL_EXPORTER_OTLP_HEADERS/.test(error.message) && !error.message.includes("hunter2"),
+    );
   });
 
   it("caps password hashing at twice the cores, one below libuv's pool, unless told a number", () => {
