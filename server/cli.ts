@@ -10,7 +10,8 @@ import { IdentityService } from "../gen/outpost/identity/v1/identity_service_pb.
 import { Issuer, KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { DatabaseBusyError } from "./database.ts";
-import { openRuntime, startOutpost, type Runtime } from "./compose.ts";
+import { startOutpost } from "./compose.ts";
+import { openRuntime, type Runtime } from "./runtime.ts";
 import { rotateKek } from "./kek-rotation.ts";
 import { startTracing } from "./tracing.ts";
 

@@ -2,188 +2,25 @@
  * The composition root: configuration → database → ORM → core → edge → listeners. Nothing else
  * builds these pieces, and each gets what it needs as arguments.
  */
-import { createStatements } from "../core/db/statements.ts";
 import type { Logger } from "pino";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createOrm, migrate, type Orm } from "../core/db/orm.ts";
-import { systemClock, type Clock, type CoreDeps } from "../core/deps.ts";
-import { openRateLimits, type RateLimits } from "../core/ratelimit/limits.ts";
-import { createSigningKeys, type SigningKeys } from "../core/keys/signing-keys.ts";
-import { createSignerPool, type SignerPool } from "../core/keys/signer-pool.ts";
-import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryption.ts";
-import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
+import { systemClock, type Clock } from "../core/deps.ts";
+import { derivedSecret } from "../core/keys/key-encryption.ts";
 import { startPresenceSweep } from "../core/agents/presence.ts";
-import { createConsoleRouter } from "../core/agents/console-router.ts";
-import { createWatchRegistry } from "../core/game-oauth/watches.ts";
-import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
-import { createLoginCodeHasher, loginCodeKeyPurpose } from "../core/game-oauth/login-codes.ts";
 import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
-import { authorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
-import { createLocalBus, type Bus } from "../core/bus.ts";
-import { createPostgresBus } from "../core/bus-postgres.ts";
-import { busKeyPurpose } from "../core/bus-envelope.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
-import { createPasswords, type Passwords } from "../core/auth/passwords.ts";
-import { createKnownDevices, knownDeviceKeyPurpose } from "../core/auth/known-devices.ts";
 import { createEdgeApp } from "../edge/app.ts";
-import { accountIssuerUrl } from "../contract/issuers.ts";
 import { createGameIssuerApp } from "../edge/game-issuer/app.ts";
 import { listenAll, type Listener } from "../edge/listen.ts";
 import type { Config } from "./config.ts";
-import { createCore, type Core } from "./core.ts";
-import { openDatabase, type Database } from "./database.ts";
-import { resolveKeyEncryptionKey } from "./key-encryption-key.ts";
 import { createRpcHandler } from "./rpc-handler.ts";
-import { openMetrics, type PrometheusMetrics } from "./metrics.ts";
-import { createNoMetrics } from "../core/metrics.ts";
 import { createMetricsApp } from "../edge/metrics-endpoint.ts";
-import { tracedQueryLogger } from "./tracing.ts";
+import { openRuntime, type Runtime } from "./runtime.ts";
 
 /** How often serving instances look for a signing key due for rotation. */
 const keyRotationCheckMs = 3_600_000;
 /** How often serving instances compare their cached signing keys with the stored ones (a purge elsewhere). */
 const keyRefreshMs = 2_000;
-
-export interface Runtime {
-  database: Database;
-  orm: Orm;
-  /** The migrations opening it applied (none when the database was up to date). */
-  migrationsApplied: readonly string[];
-  /** Shared in PostgreSQL on a PostgreSQL server, in memory on the embedded database. */
-  rateLimits: RateLimits;
-  /** Password hashing, capped for the whole process (PASSWORD_HASH_CONCURRENCY, PASSWORD_HASH_QUEUE). */
-  passwords: Passwords;
-  signingKeys: SigningKeys;
-  /** KEY_ENCRYPTION_KEY (resolved, or generated into DATA_DIR, on first use). */
-  keyEncryptionKey(): KeyEncryptionKey;
-  /** The agent streams open on this process. */
-  agents: AgentConnections;
-  /** The instances' bus: LISTEN/NOTIFY on a PostgreSQL server, in this process on the embedded database. */
-  bus: Bus;
-  /** Hosted sign-ins' changes, on the bus. */
-  events: AuthorizationEvents;
-  /** What /metrics shows (a serving process only; one-off commands count nothing). */
-  metrics: PrometheusMetrics | undefined;
-  core: Core;
-  close(): Promise<void>;
-}
-
-/**
- * Sign-in changes and console traffic cross instances by LISTEN/NOTIFY on a PostgreSQL server,
- * each message under an HMAC keyed from the KEK (the database's other roles can LISTEN and NOTIFY
- * too); the embedded database (one process) and one-off commands keep them in this process.
- */
-function openBus(mode: "serve" | "borrow", database: Database, logger: Logger, keyEncryptionKey: () => KeyEncryptionKey): Bus {
-  if (mode !== "serve" || database.kind !== "postgres") return createLocalBus();
-  return createPostgresBus({ url: database.url, logger, key: () => derivedSecret(keyEncryptionKey(), busKeyPurpose) });
-}
-
-/** What core needs of the configuration. */
-function coreConfig(config: Config, database: Database): CoreDeps["config"] {
-  return {
-    plans: config.plans,
-    defaultPlan: config.defaultPlan,
-    sessionTtlSeconds: config.sessionTtlSeconds,
-    sessionIdleSeconds: config.sessionIdleSeconds,
-    rateLimits: config.rateLimits,
-    allowInsecureRedirectUris: config.allowInsecureRedirectUris,
-    allowInsecureGameServers: config.allowInsecureGameServers,
-    gameIssuerUrl: config.gameIssuerUrl.origin,
-    accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),
-    namedStatements: database.kind === "postgres",
-  };
-}
-
-/** Opens the database, migrates it and builds core: what every command needs. */
-export async function openRuntime(
-  config: Config,
-  logger: Logger,
-  mode: "serve" | "borrow",
-  clock: Clock = systemClock,
-): Promise<Runtime> {
-  const database = await openDatabase(config, logger, mode);
-  let orm: Orm | undefined;
-  let rateLimits: RateLimits | undefined;
-  let bus: Bus | undefined;
-  let signer: SignerPool | undefined;
-  try {
-    const loggerFactory = mode === "serve" && config.tracing ? tracedQueryLogger : undefined;
-    orm = await createOrm({ url: database.url, poolSize: database.poolSize, loggerFactory });
-    const applied = await migrate(orm);
-    if (applied.length) logger.info({ migrations: applied }, "database migrated");
-    rateLimits = openRateLimits(config.rateLimits, database, logger);
-    const passwords = createPasswords(config.passwordHashing);
-    let kek: KeyEncryptionKey | undefined;
-    // Resolved on first need, so commands that never touch the keys never create a KEK file.
-    const keyEncryptionKey = () => (kek ??= resolveKeyEncryptionKey(config, logger));
-    signer = createSignerPool();
-    const signingKeys = createSigningKeys({
-      signer,
-      orm,
-      clock,
-      logger,
-      keyEncryptionKey,
-      rotationDays: config.signingKeyRotationDays,
-    });
-    bus = openBus(mode, database, logger, keyEncryptionKey);
-    const events = authorizationEvents(bus);
-    const agents = createAgentConnections();
-    const consoles = createConsoleRouter({ agents, bus, logger });
-    const metrics = mode === "serve" ? await openMetrics(orm, agents, bus, rateLimits) : undefined;
-    const coreDeps: Omit<CoreDeps, "loginVerifier"> = {
-      orm,
-      statements: createStatements(database.kind === "postgres"),
-      clock,
-      logger,
-      rateLimits,
-      passwords,
-      signingKeys,
-      agents,
-      consoles,
-      events,
-      // Instances sharing the KEK find each other's login codes; a database dump alone tests no guess.
-      loginCodes: createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(), loginCodeKeyPurpose)),
-      // Every instance sharing the KEK knows the browsers that signed in at any of them.
-      knownDevices: createKnownDevices(() => derivedSecret(keyEncryptionKey(), knownDeviceKeyPurpose)),
-      watches: createWatchRegistry(),
-      metrics: metrics ?? createNoMetrics(),
-      config: coreConfig(config, database),
-    };
-    const deps: CoreDeps = { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };
-    const limits = rateLimits;
-    const opened = orm;
-    const shared = bus;
-    const signatures = signer;
-    return {
-      database,
-      orm,
-      migrationsApplied: applied,
-      rateLimits,
-      passwords,
-      signingKeys,
-      keyEncryptionKey,
-      agents,
-      bus: shared,
-      events,
-      metrics,
-      core: createCore(deps),
-      async close() {
-        await shared.close();
-        await signatures.close();
-        await limits.close();
-        await opened.close();
-        await database.close();
-      },
-    };
-  } catch (error) {
-    await bus?.close();
-    await signer?.close();
-    await rateLimits?.close();
-    await orm?.close();
-    await database.close();
-    throw error;
-  }
-}
 
 export interface Outpost {
   /** The port the dashboard, HTTP API and Connect services listen on. */

@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import { keyEncryptionKey, type KeyEncryptionKey } from "../core/keys/key-encryption.ts";
 import { rotateKeyEncryptionKey, type KekRotation } from "../core/keys/kek-rotation.ts";
 import { ConfigError, parseKeyEncryptionKey, type Config } from "./config.ts";
-import { openRuntime } from "./compose.ts";
+import { openRuntime } from "./runtime.ts";
 import { assertNotServing } from "./database.ts";
 import { keyEncryptionKeyFile } from "./key-encryption-key.ts";
 

@@ -12,7 +12,7 @@ import { compactVerify, createLocalJWKSet } from "jose";
 import pg from "pg";
 import { pino } from "pino";
 import { loadConfig } from "../../server/config.ts";
-import { openRuntime } from "../../server/compose.ts";
+import { openRuntime } from "../../server/runtime.ts";
 import { keyEncryptionKeyFile } from "../../server/key-encryption-key.ts";
 import { runCli, startServe, type ServeProcess } from "../support/process.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";

@@ -11,7 +11,7 @@ import { clientIpHeader } from "../../contract/credentials.ts";
 import { clientIpKey } from "../../core/ratelimit/client-ip.ts";
 import { rateLimitHeaders } from "../../edge/errors.ts";
 import { ConfigError, loadConfig } from "../../server/config.ts";
-import { openRuntime } from "../../server/compose.ts";
+import { openRuntime } from "../../server/runtime.ts";
 import { createTestDatabase, onPostgresServer } from "../support/database.ts";
 
 const silent = pino({ level: "silent" });
