@@ -52,6 +52,37 @@ export const protocolDetectionMs = 10_000;
  */
 export const http2IdleMs = 120_000;
 
+/**
+ * Reads a new connection's first bytes and hands it over once they tell HTTP/2 (the preface) from
+ * HTTP/1.1; a connection that does not tell within `detectionMs` is closed.
+ */
+function sniffProtocol(socket: net.Socket, detectionMs: number, hand: (isH2: boolean) => void): void {
+  // Small writes (server-sent events, agent replies on the h2c stream) go out at once: no
+  // Nagle delay waiting for the peer's (delayed) ACK.
+  socket.setNoDelay(true);
+  const detection = setTimeout(() => socket.destroy(), detectionMs);
+  socket.on("close", () => clearTimeout(detection));
+  socket.on("error", () => socket.destroy());
+  // Read in paused mode (readable + read), so nothing flows before a server owns the socket. The
+  // bytes read are kept here until they decide: pushing them back (unshift) would announce
+  // `readable` again at once, and a connection that sent "P" would spin the event loop forever.
+  let head = Buffer.alloc(0);
+  const onReadable = () => {
+    for (let chunk: Buffer | null; (chunk = socket.read()) !== null; ) head = Buffer.concat([head, chunk]);
+    const n = Math.min(head.length, preface.length);
+    const isH2 = head.subarray(0, n).equals(preface.subarray(0, n));
+    // Too few bytes yet (or none: the peer ended, and "close" follows): wait for more.
+    if (head.length === 0 || (isH2 && head.length < preface.length)) return void socket.once("readable", onReadable);
+    clearTimeout(detection);
+    // Handed over with the bytes read so far pushed back: both servers read those first (an
+    // HTTP/2 session takes what the socket holds before it reads from the handle), so each
+    // owns the native socket itself, with no stream relaying between.
+    socket.unshift(head);
+    hand(isH2);
+  };
+  socket.once("readable", onReadable);
+}
+
 export async function listen(handler: Handler, port: number, host: string, options: ListenOptions = {}): Promise<Listener> {
   const detectionMs = options.protocolDetectionMs ?? protocolDetectionMs;
   const idleMs = options.http2IdleMs ?? http2IdleMs;
@@ -88,38 +119,13 @@ export async function listen(handler: Handler, port: number, host: string, optio
 
   const tcp = net.createServer((socket) => {
     sockets.add(socket);
-    // Small writes (server-sent events, agent replies on the h2c stream) go out at once: no
-    // Nagle delay waiting for the peer's (delayed) ACK.
-    socket.setNoDelay(true);
-    const detection = setTimeout(() => socket.destroy(), detectionMs);
-    socket.on("close", () => {
-      clearTimeout(detection);
-      sockets.delete(socket);
+    socket.on("close", () => sockets.delete(socket));
+    sniffProtocol(socket, detectionMs, (isH2) => {
+      if (isH2) return void h2.emit("connection", socket);
+      h1Connections.set(socket, 0);
+      socket.once("close", () => h1Connections.delete(socket));
+      h1.emit("connection", socket);
     });
-    socket.on("error", () => socket.destroy());
-    // Read in paused mode (readable + read), so nothing flows before a server owns the socket. The
-    // bytes read are kept here until they decide: pushing them back (unshift) would announce
-    // `readable` again at once, and a connection that sent "P" would spin the event loop forever.
-    let head = Buffer.alloc(0);
-    const onReadable = () => {
-      for (let chunk: Buffer | null; (chunk = socket.read()) !== null; ) head = Buffer.concat([head, chunk]);
-      const n = Math.min(head.length, preface.length);
-      const isH2 = head.subarray(0, n).equals(preface.subarray(0, n));
-      // Too few bytes yet (or none: the peer ended, and "close" follows): wait for more.
-      if (head.length === 0 || (isH2 && head.length < preface.length)) return void socket.once("readable", onReadable);
-      clearTimeout(detection);
-      // Handed over with the bytes read so far pushed back: both servers read those first (an
-      // HTTP/2 session takes what the socket holds before it reads from the handle), so each
-      // owns the native socket itself, with no stream relaying between.
-      socket.unshift(head);
-      if (isH2) h2.emit("connection", socket);
-      else {
-        h1Connections.set(socket, 0);
-        socket.once("close", () => h1Connections.delete(socket));
-        h1.emit("connection", socket);
-      }
-    };
-    socket.once("readable", onReadable);
   });
 
   await new Promise<void>((resolve, reject) => {

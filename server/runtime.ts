@@ -81,6 +81,23 @@ function coreConfig(config: Config, database: Database): CoreDeps["config"] {
   };
 }
 
+type CoreParts = Pick<CoreDeps, "orm" | "clock" | "logger" | "rateLimits" | "passwords" | "signingKeys" | "agents" | "consoles" | "events" | "metrics">;
+
+/** Core's dependencies: the parts the runtime opened, and what is built from the KEK or per process. */
+function coreDepsOf(config: Config, database: Database, parts: CoreParts, keyEncryptionKey: () => KeyEncryptionKey): CoreDeps {
+  const coreDeps: Omit<CoreDeps, "loginVerifier"> = {
+    ...parts,
+    statements: createStatements(database.kind === "postgres"),
+    // Instances sharing the KEK find each other's login codes; a database dump alone tests no guess.
+    loginCodes: createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(), loginCodeKeyPurpose)),
+    // Every instance sharing the KEK knows the browsers that signed in at any of them.
+    knownDevices: createKnownDevices(() => derivedSecret(keyEncryptionKey(), knownDeviceKeyPurpose)),
+    watches: createWatchRegistry(),
+    config: coreConfig(config, database),
+  };
+  return { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };
+}
+
 /** Opens the database, migrates it and builds core: what every command needs. */
 export async function openRuntime(
   config: Config,
@@ -117,26 +134,8 @@ export async function openRuntime(
     const agents = createAgentConnections();
     const consoles = createConsoleRouter({ agents, bus, logger });
     const metrics = mode === "serve" ? await openMetrics(orm, agents, bus, rateLimits) : undefined;
-    const coreDeps: Omit<CoreDeps, "loginVerifier"> = {
-      orm,
-      statements: createStatements(database.kind === "postgres"),
-      clock,
-      logger,
-      rateLimits,
-      passwords,
-      signingKeys,
-      agents,
-      consoles,
-      events,
-      // Instances sharing the KEK find each other's login codes; a database dump alone tests no guess.
-      loginCodes: createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(), loginCodeKeyPurpose)),
-      // Every instance sharing the KEK knows the browsers that signed in at any of them.
-      knownDevices: createKnownDevices(() => derivedSecret(keyEncryptionKey(), knownDeviceKeyPurpose)),
-      watches: createWatchRegistry(),
-      metrics: metrics ?? createNoMetrics(),
-      config: coreConfig(config, database),
-    };
-    const deps: CoreDeps = { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };
+    const parts = { orm, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, metrics: metrics ?? createNoMetrics() };
+    const deps = coreDepsOf(config, database, parts, keyEncryptionKey);
     const limits = rateLimits;
     const opened = orm;
     const shared = bus;

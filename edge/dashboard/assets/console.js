@@ -2,6 +2,8 @@
 // file the command form posts and the page comes back with the output; with it, the live output
 // streams in (server-sent events), commands run without leaving the page, and the players list
 // follows the player count.
+// The whole file is one function called at once, which keeps its names out of the page's global
+// scope (a plain script under the CSP, no module loader); the functions inside stay small.
 "use strict";
 
 (function () {

@@ -1,5 +1,7 @@
 // Outpost dashboard: progressive enhancement only. Every page works without this file; with it,
 // values copy with one click, destructive forms ask in a dialog, and server status stays live.
+// The whole file is one function called at once, which keeps its names out of the page's global
+// scope (a plain script under the CSP, no module loader); the functions inside stay small.
 "use strict";
 
 (function () {

@@ -2,6 +2,8 @@
 // have the server verify it and reveal the login code, count down, and follow the live status
 // (server-sent events): who is confirming in game once a player ran the command, then to the app
 // when they confirm.
+// The whole file is one function called at once, which keeps its names out of the page's global
+// scope (a plain script under the CSP, no module loader); the functions inside stay small.
 "use strict";
 (function () {
   var root = document.getElementById("hosted");
