@@ -11,7 +11,7 @@ import { cancelClaims, claimSession } from "./login-claims.ts";
 import { completeSignIn } from "./complete-sign-in.ts";
 import { redirectHostOf } from "./hosted-sessions.ts";
 import { appNameShown } from "./shown-text.ts";
-import { sessionByLoginCode, sessionClaimedBy, type VerifiedSessionRow } from "./sign-in-queries.ts";
+import { appOfSignInCompletedBy, sessionByLoginCode, sessionClaimedBy, type VerifiedSessionRow } from "./sign-in-queries.ts";
 import {
   cancelledMessage,
   confirmationMessage,
@@ -45,6 +45,11 @@ function serverProblem(session: SessionRow, now: Date): string | undefined {
   }
   return undefined;
 }
+
+/** How long after a sign-in completes the same player's confirmation on the same server is answered as done. */
+const repeatedConfirmationMs = 30_000;
+
+const signedInMessage = (clientName: string) => `Signed in to ${appNameShown(clientName)}.`;
 
 export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerifier {
   const publish = (ids: string[]) => Promise.all(ids.map((id) => deps.events.publish(id)));
@@ -81,8 +86,14 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
         await publish(released.map((r) => r.id));
         return { accepted: false, message: cancelledMessage(appNameShown(released[0].clientName)) };
       }
-      const session = await sessionClaimedBy(deps.statements.on(em), { serverId: server.id, agentKeyHash }, player.uuid, now);
-      if (!session || session.organization_id !== server.organizationId) return { accepted: false, message: nothingToConfirmMessage };
+      const query = deps.statements.on(em);
+      const session = await sessionClaimedBy(query, { serverId: server.id, agentKeyHash }, player.uuid, now);
+      if (!session || session.organization_id !== server.organizationId) {
+        // The same confirmation again, moments later (the agent asks again what a dropped
+        // connection left unanswered): it went through, and the player hears so.
+        const app = await appOfSignInCompletedBy(query, server.id, player.uuid, new Date(now.getTime() - repeatedConfirmationMs));
+        return app === undefined ? { accepted: false, message: nothingToConfirmMessage } : { accepted: true, message: signedInMessage(app) };
+      }
       // Checked again: the policy may have changed, the server gone down or its key been replaced.
       const problem = serverProblem(session, now);
       if (problem) return { accepted: false, message: problem };
@@ -90,7 +101,7 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
       if (!(await completeSignIn(em, client, who, now, deps.config.gameIssuerUrl))) return { accepted: false, message: nothingToConfirmMessage };
       deps.metrics.signInCompleted();
       await publish([session.id]);
-      return { accepted: true, message: `Signed in to ${appNameShown(session.client_name)}.` };
+      return { accepted: true, message: signedInMessage(session.client_name) };
     },
   };
 }

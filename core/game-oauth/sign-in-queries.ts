@@ -66,6 +66,20 @@ export async function sessionClaimedBy(query: Query, by: Reporter, playerUuid: s
   return row;
 }
 
+/**
+ * The app of a sign-in this player completed on this server since `since`, if any: a confirmation
+ * asked again (its first answer lost with its connection) is told it went through.
+ */
+export async function appOfSignInCompletedBy(query: Query, serverId: string, playerUuid: string, since: Date): Promise<string | undefined> {
+  const [row] = await query<{ client_name: string }>(
+    `select c.name as client_name from hosted_authorizations h join game_oauth_clients c on c.id = h.game_oauth_client_id
+      where h.claimed_server_id = ? and h.claimed_player_uuid = ? and h.status = 'completed' and h.completed_at > ?
+      order by h.completed_at desc limit 1`,
+    [serverId, playerUuid, since],
+  );
+  return row?.client_name;
+}
+
 /** A session's claim as the activity log tells it. */
 export interface ClaimRow {
   id: string;

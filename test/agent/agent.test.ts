@@ -303,7 +303,10 @@ describe("outpost-agent against a running Outpost", function () {
       assert.equal(confirmed.code, 0, confirmed.stderr);
       assert.equal(confirmed.stdout, `${prompt}\nSigned in to Forum.\n`);
       assert.ok((await second.redirect).searchParams.get("code"));
-      assert.equal((await simulate(server.key, "/outpost confirm", { name: steve.name, uuid: steve.uuid })).stdout, `${nothingToConfirm}\n`);
+      // Confirming again at once is told it went through (as when a dropped connection's answer is asked again).
+      assert.equal((await simulate(server.key, "/outpost confirm", { name: steve.name, uuid: steve.uuid })).stdout, "Signed in to Forum.\n");
+      const alex = newPlayer("Alex");
+      assert.equal((await simulate(server.key, "/outpost confirm", { name: alex.name, uuid: alex.uuid })).stdout, `${nothingToConfirm}\n`, "another player has nothing to confirm");
     });
 
     it("refuses on a server that does not authenticate its players, before anything else is checked, and says why", async () => {
