@@ -1,0 +1,172 @@
+/**
+ * npm run bench:soak — a long run of mixed load at a fixed rate against a real `outpost serve` on a
+ * fresh PostgreSQL database, watching the server's memory and open file descriptors: both must
+ * stay flat (a leak shows as a slope). Each round is a dashboard-style read (servers/listServers),
+ * a console command through a connected agent, and a whole Account OAuth code → token → userinfo,
+ * with the dashboard's live console open throughout, fed a line a second by the agent.
+ *
+ * Prints a sample every SOAK_SAMPLE_SECONDS (RSS, heap is not visible from outside: RSS and fds
+ * from /proc), then the first and last five minutes' averages and the failures. As the other
+ * benchmarks, a figure is printed, not asserted; an error answer exits 1.
+ *
+ * Env: SOAK_SECONDS (default 1800), SOAK_ROUNDS_PER_SECOND (default 20), SOAK_SAMPLE_SECONDS (default 30).
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
+import { PlayerAuth, startAgent, type Agent } from "../agent/client.ts";
+import { benchPassword, loadAverages, seedApiKey, startBenchServer } from "./support.ts";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const seconds = Number(process.env.SOAK_SECONDS ?? 1800);
+const roundsPerSecond = Number(process.env.SOAK_ROUNDS_PER_SECOND ?? 20);
+const sampleSeconds = Number(process.env.SOAK_SAMPLE_SECONDS ?? 30);
+const redirectUri = "http://127.0.0.1:9/callback";
+
+interface Sample {
+  at: number;
+  rssMb: number;
+  fds: number;
+  rounds: number;
+}
+
+/** The server's resident memory (MB) and open file descriptors, from /proc. */
+function measure(pid: number): { rssMb: number; fds: number } {
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
+  return { rssMb: rssKb / 1024, fds: readdirSync(`/proc/${pid}/fd`).length };
+}
+
+const average = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
+const bench = await startBenchServer();
+let agent: Agent | undefined;
+const watcher = new AbortController();
+try {
+  const key = await seedApiKey(bench, "soak@example.com", true);
+  const api = async (method: "GET" | "POST", path: string, body?: unknown): Promise<Json> => {
+    const res = await fetch(`${bench.baseUrl}/api/http/${path}`, {
+      method,
+      headers: { "x-api-key": key, ...(body !== undefined && { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json();
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  await api("POST", "organizations/createOrganization", { name: "Soak", slug: "soak" });
+  const { server, agentKey } = await api("POST", "servers/createServer", { organizationSlug: "soak", name: "Survival", game: "minecraft" });
+  agent = startAgent({
+    url: bench.baseUrl,
+    key: agentKey,
+    game: Game.MINECRAFT,
+    playerAuth: PlayerAuth.ONLINE,
+    console: async (command) => ({ success: true, output: [`[Server] ran ${command}`] }),
+  });
+  await agent.connected(10_000);
+  const ticker = setInterval(() => agent?.consoleOutput([`[Server] tick ${Date.now()}`]), 1000);
+
+  const client = await api("POST", "admin/createAccountOAuthClient", { name: "Soak app", redirectUris: [redirectUri], skipConsent: true });
+  const basic = `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString("base64")}`;
+  const signedIn = await fetch(`${bench.baseUrl}/sign-in`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "soak@example.com", password: benchPassword }),
+  });
+  const cookie = signedIn.headers.get("set-cookie")!.split(";")[0];
+
+  // The dashboard's live console, open for the whole run: its watch slot and subscriptions must
+  // not pile up, and it reads every line the agent sends.
+  let consoleLines = 0;
+  void (async () => {
+    const res = await fetch(`${bench.baseUrl}/app/o/soak/servers/${server.id}/console/events`, { headers: { cookie }, signal: watcher.signal });
+    if (res.status !== 200) throw new Error(`console events: ${res.status}`);
+    for await (const text of res.body!.pipeThrough(new TextDecoderStream())) consoleLines += text.split("\n").filter((l) => l.startsWith("data:")).length;
+  })().catch((error: Error) => {
+    if (!watcher.signal.aborted) console.error(`the live console ended: ${error.message}`);
+  });
+
+  async function oauthRound(): Promise<void> {
+    const verifier = randomBytes(32).toString("base64url");
+    const authorize = `${bench.baseUrl}/api/auth/oauth2/authorize?${new URLSearchParams({
+      response_type: "code",
+      client_id: client.clientId,
+      redirect_uri: redirectUri,
+      scope: "openid profile email",
+      state: "s",
+      nonce: "n",
+      code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+      code_challenge_method: "S256",
+    })}`;
+    const res = await fetch(authorize, { redirect: "manual", headers: { cookie } });
+    const code = new URL(res.headers.get("location") ?? "http://invalid/").searchParams.get("code");
+    if (!code) throw new Error(`authorize: ${res.status}`);
+    const token = await fetch(`${bench.baseUrl}/api/auth/oauth2/token`, {
+      method: "POST",
+      headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: verifier }),
+    });
+    const tokens = (await token.json()) as Json;
+    if (token.status !== 200) throw new Error(`token: ${token.status} ${JSON.stringify(tokens)}`);
+    const info = await fetch(`${bench.baseUrl}/api/auth/oauth2/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    if (info.status !== 200) throw new Error(`userinfo: ${info.status}`);
+    await info.arrayBuffer();
+  }
+
+  async function round(n: number): Promise<void> {
+    await api("GET", `servers/listServers?organizationSlug=soak`);
+    const ran = await api("POST", "servers/executeConsoleCommand", { serverId: server.id, command: `list ${n}` });
+    if (!ran.success) throw new Error(`console: ${JSON.stringify(ran)}`);
+    await oauthRound();
+  }
+
+  const pid = bench.serve.child.pid!;
+  const samples: Sample[] = [];
+  const failures: string[] = [];
+  let rounds = 0;
+  let inFlight = 0;
+  const started = Date.now();
+  console.log(`soak: ${seconds} s at ${roundsPerSecond} rounds/s (each: a read, a console command, code → token → userinfo), the live console open\n`);
+  console.log("elapsed s   rounds   RSS MB   open fds   in flight");
+  const sample = () => {
+    const m = measure(pid);
+    samples.push({ at: (Date.now() - started) / 1000, ...m, rounds });
+    console.log(`${String(Math.round((Date.now() - started) / 1000)).padStart(9)}   ${String(rounds).padStart(6)}   ${m.rssMb.toFixed(1).padStart(6)}   ${String(m.fds).padStart(8)}   ${String(inFlight).padStart(9)}`);
+  };
+  sample();
+  const sampler = setInterval(sample, sampleSeconds * 1000);
+  await new Promise<void>((resolve) => {
+    let n = 0;
+    const tick = setInterval(() => {
+      if (Date.now() - started >= seconds * 1000) {
+        clearInterval(tick);
+        return resolve();
+      }
+      const i = n++;
+      inFlight++;
+      round(i)
+        .then(() => rounds++)
+        .catch((error: Error) => failures.length < 20 && failures.push(error.message))
+        .finally(() => inFlight--);
+    }, 1000 / roundsPerSecond);
+  });
+  while (inFlight > 0) await new Promise((r) => setTimeout(r, 100));
+  clearInterval(sampler);
+  clearInterval(ticker);
+  sample();
+
+  const window = Math.round(Math.min(300, seconds / 3));
+  const first = samples.filter((s) => s.at <= window);
+  const last = samples.filter((s) => s.at >= samples.at(-1)!.at - window);
+  console.log(`\n${rounds} rounds in ${Math.round((Date.now() - started) / 1000)} s; ${failures.length} failed${failures.length ? `: ${failures.slice(0, 5).join(" | ")}` : ""}`);
+  console.log(`RSS: ${average(first.map((s) => s.rssMb)).toFixed(1)} MB over the first ${window} s, ${average(last.map((s) => s.rssMb)).toFixed(1)} MB over the last ${window} s`);
+  console.log(`open fds: ${average(first.map((s) => s.fds)).toFixed(1)} first, ${average(last.map((s) => s.fds)).toFixed(1)} last`);
+  console.log(`the live console received ${consoleLines} events`);
+  console.log(`load averages (1, 5, 15 min) at the end: ${loadAverages()}`);
+  if (failures.length) process.exitCode = 1;
+} finally {
+  watcher.abort();
+  await agent?.stop();
+  await bench.close();
+}
