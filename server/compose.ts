@@ -72,9 +72,10 @@ function createApps(config: Config, logger: Logger, runtime: Runtime, lifecycle:
   ];
 }
 
-/** Starts the whole service in this process. */
-export async function startOutpost(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Outpost> {
-  const runtime = await openRuntime(config, logger, "serve", clock);
+/** Starts the whole service in this process; `localClock` is this machine's (the database's sets it). */
+export async function startOutpost(config: Config, logger: Logger, localClock: Clock = systemClock): Promise<Outpost> {
+  const runtime = await openRuntime(config, logger, "serve", localClock);
+  const clock = runtime.clock;
   // Aborted when streams must end (the shutdown, after its delay); `draining` turns /readyz unready first.
   const shutdown = new AbortController();
   let draining = false;

@@ -6,6 +6,7 @@
 import { createStatements } from "../core/db/statements.ts";
 import type { Logger } from "pino";
 import { createOrm, migrate, type Orm } from "../core/db/orm.ts";
+import { createDatabaseClock, type DatabaseClock } from "../core/db/database-clock.ts";
 import { systemClock, type Clock, type CoreDeps } from "../core/deps.ts";
 import { openRateLimits, type RateLimits } from "../core/ratelimit/limits.ts";
 import { createSigningKeys, type SigningKeys } from "../core/keys/signing-keys.ts";
@@ -33,6 +34,8 @@ import { tracedQueryLogger } from "./tracing.ts";
 
 export interface Runtime {
   database: Database;
+  /** This process's clock, set by the database's (core/db/database-clock.ts). */
+  clock: DatabaseClock;
   orm: Orm;
   /** The migrations opening it applied (none when the database was up to date). */
   migrationsApplied: readonly string[];
@@ -103,18 +106,22 @@ export async function openRuntime(
   config: Config,
   logger: Logger,
   mode: "serve" | "borrow",
-  clock: Clock = systemClock,
+  localClock: Clock = systemClock,
 ): Promise<Runtime> {
   const database = await openDatabase(config, logger, mode);
   let orm: Orm | undefined;
   let rateLimits: RateLimits | undefined;
   let bus: Bus | undefined;
   let signer: SignerPool | undefined;
+  let clock: DatabaseClock | undefined;
   try {
     const loggerFactory = mode === "serve" && config.tracing ? tracedQueryLogger : undefined;
     orm = await createOrm({ url: database.url, poolSize: database.poolSize, loggerFactory });
     const applied = await migrate(orm);
     if (applied.length) logger.info({ migrations: applied }, "database migrated");
+    const migrated = orm;
+    // Every instance keeps the database's time (core/db/database-clock.ts).
+    clock = await createDatabaseClock(() => migrated.em.fork(), localClock, logger);
     rateLimits = openRateLimits(config.rateLimits, database, logger);
     const passwords = createPasswords(config.passwordHashing);
     let kek: KeyEncryptionKey | undefined;
@@ -140,6 +147,7 @@ export async function openRuntime(
     const opened = orm;
     const shared = bus;
     const signatures = signer;
+    const synced = clock;
     return {
       database,
       orm,
@@ -153,7 +161,9 @@ export async function openRuntime(
       events,
       metrics,
       core: createCore(deps),
+      clock: synced,
       async close() {
+        synced.stop();
         await shared.close();
         await signatures.close();
         await limits.close();
@@ -162,6 +172,7 @@ export async function openRuntime(
       },
     };
   } catch (error) {
+    clock?.stop();
     await bus?.close();
     await signer?.close();
     await rateLimits?.close();

@@ -1,0 +1,115 @@
+/**
+ * An instance whose machine clock runs 2 minutes ahead makes nothing valid longer: it keeps the
+ * database's time, so the authorization codes it issues live 90 s, its access tokens 15 minutes and
+ * its ID tokens 10, counted from now as PostgreSQL (and every other instance) tells it, and no ID
+ * token says it was issued in the future.
+ */
+import assert from "node:assert/strict";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { decodeJwt } from "jose";
+import { loadConfig } from "../../server/config.ts";
+import { startOutpost, type Outpost } from "../../server/compose.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { freePort } from "../support/outpost.ts";
+import { adminApiKey } from "../support/account-oauth.ts";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const aheadMs = 120_000;
+const redirectUri = "http://127.0.0.1:9/callback";
+
+describe("faults: an instance whose clock runs 2 minutes ahead", function () {
+  this.timeout(60_000);
+  let database: TestDatabase | undefined;
+  let dataDir: string;
+  let outpost: Outpost;
+  let baseUrl: string;
+
+  before(async () => {
+    database = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
+    dataDir = mkdtempSync(join(tmpdir(), "outpost-skew-"));
+    const port = await freePort();
+    const config = loadConfig({
+      PORT: String(port),
+      ACCOUNT_BASE_URL: `http://127.0.0.1:${port}`,
+      GAME_PORT: String(await freePort()),
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      DATABASE_URL: database?.url,
+      LOG_LEVEL: "silent",
+    });
+    // This machine's clock, 2 minutes ahead of the database's.
+    outpost = await startOutpost(config, pino({ level: "silent" }), { now: () => new Date(Date.now() + aheadMs) });
+    baseUrl = `http://127.0.0.1:${outpost.port}`;
+  });
+  after(async () => {
+    await outpost?.stop();
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** Rows straight from the database, to read times by its clock. */
+  const sql = (text: string) => outpost.runtime.orm.em.fork().execute<Json[]>(text);
+
+  it("keeps the database's time: codes and tokens live as long as they should, from now", async () => {
+    assert.ok(Math.abs(outpost.runtime.clock.offsetMs() + aheadMs) < 1_000, `the measured difference: ${outpost.runtime.clock.offsetMs()} ms`);
+
+    const key = await adminApiKey({ outpost, baseUrl, gameIssuerUrl: "", close: async () => {} });
+    const created = await fetch(`${baseUrl}/api/http/admin/createAccountOAuthClient`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Wiki", redirectUris: [redirectUri], skipConsent: true }),
+    });
+    const client = (await created.json()) as Json;
+    assert.equal(created.status, 200, JSON.stringify(client));
+    const signedIn = await fetch(`${baseUrl}/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "root@example.com", password: "a long admin password" }),
+    });
+    assert.equal(signedIn.status, 200);
+    const cookie = signedIn.headers.get("set-cookie")!.split(";")[0];
+    const verifier = randomBytes(32).toString("base64url");
+    const authorized = await fetch(
+      `${baseUrl}/api/auth/oauth2/authorize?${new URLSearchParams({
+        response_type: "code",
+        client_id: client.clientId,
+        redirect_uri: redirectUri,
+        scope: "openid profile email",
+        state: "s",
+        nonce: "n",
+        code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+        code_challenge_method: "S256",
+      })}`,
+      { redirect: "manual", headers: { cookie } },
+    );
+    const code = new URL(authorized.headers.get("location")!).searchParams.get("code")!;
+    assert.ok(code, "a code");
+
+    // The code: 90 s from the database's now, not 90 s from 2 minutes ahead.
+    const [codeLife] = await sql(`select extract(epoch from expires_at - clock_timestamp())::float8 as s from account_authorization_codes`);
+    assert.ok(codeLife.s > 80 && codeLife.s <= 90, `the code lives ${codeLife.s} s`);
+
+    const exchanged = await fetch(`${baseUrl}/api/auth/oauth2/token`, {
+      method: "POST",
+      headers: {
+        authorization: `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString("base64")}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: verifier }),
+    });
+    const tokens = (await exchanged.json()) as Json;
+    assert.equal(exchanged.status, 200, JSON.stringify(tokens));
+    const [tokenLife] = await sql(`select extract(epoch from expires_at - clock_timestamp())::float8 as s from account_access_tokens`);
+    assert.ok(tokenLife.s > 890 && tokenLife.s <= 900, `the access token lives ${tokenLife.s} s`);
+    const claims = decodeJwt(tokens.id_token);
+    const [dbNow] = await sql(`select extract(epoch from clock_timestamp())::float8 as s`);
+    assert.ok(claims.iat! <= dbNow.s + 1, `the ID token was issued ${claims.iat! - dbNow.s} s in the future`);
+    assert.ok(claims.exp! - dbNow.s <= 600, `the ID token lives ${claims.exp! - dbNow.s} s from now`);
+  });
+});
