@@ -11,11 +11,11 @@
  *
  * Env: SOAK_SECONDS (default 1800), SOAK_ROUNDS_PER_SECOND (default 20), SOAK_SAMPLE_SECONDS (default 30).
  */
-import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent } from "../agent/client.ts";
 import { benchPassword, loadAverages, seedApiKey, startBenchServer } from "./support.ts";
+import { firstPartyFlow } from "../test/support/first-party.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -68,7 +68,8 @@ try {
   const ticker = setInterval(() => agent?.consoleOutput([`[Server] tick ${Date.now()}`]), 1000);
 
   const client = await api("POST", "admin/createAccountOAuthClient", { name: "Soak app", redirectUris: [redirectUri], skipConsent: true });
-  const basic = `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString("base64")}`;
+  const flow = await firstPartyFlow(bench.baseUrl, { ...client, redirectUri }, { email: "soak@example.com", password: benchPassword });
+  // The dashboard's session, for its live console.
   const signedIn = await fetch(`${bench.baseUrl}/sign-in`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -88,25 +89,7 @@ try {
   });
 
   async function oauthRound(): Promise<void> {
-    const verifier = randomBytes(32).toString("base64url");
-    const authorize = `${bench.baseUrl}/api/auth/oauth2/authorize?${new URLSearchParams({
-      response_type: "code",
-      client_id: client.clientId,
-      redirect_uri: redirectUri,
-      scope: "openid profile email",
-      state: "s",
-      nonce: "n",
-      code_challenge: createHash("sha256").update(verifier).digest("base64url"),
-      code_challenge_method: "S256",
-    })}`;
-    const res = await fetch(authorize, { redirect: "manual", headers: { cookie } });
-    const code = new URL(res.headers.get("location") ?? "http://invalid/").searchParams.get("code");
-    if (!code) throw new Error(`authorize: ${res.status}`);
-    const token = await fetch(`${bench.baseUrl}/api/auth/oauth2/token`, {
-      method: "POST",
-      headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: verifier }),
-    });
+    const token = await flow.exchange(await flow.code());
     const tokens = (await token.json()) as Json;
     if (token.status !== 200) throw new Error(`token: ${token.status} ${JSON.stringify(tokens)}`);
     const info = await fetch(`${bench.baseUrl}/api/auth/oauth2/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });

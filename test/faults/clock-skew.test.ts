@@ -5,7 +5,6 @@
  * token says it was issued in the future.
  */
 import assert from "node:assert/strict";
-import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +15,7 @@ import { startOutpost, type Outpost } from "../../server/compose.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { freePort } from "../support/outpost.ts";
 import { adminApiKey } from "../support/account-oauth.ts";
+import { firstPartyFlow } from "../support/first-party.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -67,42 +67,14 @@ describe("faults: an instance whose clock runs 2 minutes ahead", function () {
     });
     const client = (await created.json()) as Json;
     assert.equal(created.status, 200, JSON.stringify(client));
-    const signedIn = await fetch(`${baseUrl}/sign-in`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: "root@example.com", password: "a long admin password" }),
-    });
-    assert.equal(signedIn.status, 200);
-    const cookie = signedIn.headers.get("set-cookie")!.split(";")[0];
-    const verifier = randomBytes(32).toString("base64url");
-    const authorized = await fetch(
-      `${baseUrl}/api/auth/oauth2/authorize?${new URLSearchParams({
-        response_type: "code",
-        client_id: client.clientId,
-        redirect_uri: redirectUri,
-        scope: "openid profile email",
-        state: "s",
-        nonce: "n",
-        code_challenge: createHash("sha256").update(verifier).digest("base64url"),
-        code_challenge_method: "S256",
-      })}`,
-      { redirect: "manual", headers: { cookie } },
-    );
-    const code = new URL(authorized.headers.get("location")!).searchParams.get("code")!;
-    assert.ok(code, "a code");
+    const flow = await firstPartyFlow(baseUrl, { ...client, redirectUri }, { email: "root@example.com", password: "a long admin password" });
+    const minted = await flow.code();
 
     // The code: 90 s from the database's now, not 90 s from 2 minutes ahead.
     const [codeLife] = await sql(`select extract(epoch from expires_at - clock_timestamp())::float8 as s from account_authorization_codes`);
     assert.ok(codeLife.s > 80 && codeLife.s <= 90, `the code lives ${codeLife.s} s`);
 
-    const exchanged = await fetch(`${baseUrl}/api/auth/oauth2/token`, {
-      method: "POST",
-      headers: {
-        authorization: `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString("base64")}`,
-        "content-type": "application/x-www-form-urlencoded",
-      },
-      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: verifier }),
-    });
+    const exchanged = await flow.exchange(minted);
     const tokens = (await exchanged.json()) as Json;
     assert.equal(exchanged.status, 200, JSON.stringify(tokens));
     const [tokenLife] = await sql(`select extract(epoch from expires_at - clock_timestamp())::float8 as s from account_access_tokens`);

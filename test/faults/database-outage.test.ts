@@ -10,12 +10,13 @@
  * gives tokens at most once, and every rename that was answered 200 is in the activity log.
  */
 import assert from "node:assert/strict";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createTestDatabase, onPostgresServer, type TestDatabase } from "../support/database.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 import { runCli, startServe, type ServeProcess } from "../support/process.ts";
 import { startAgent, PlayerAuth, type Agent } from "../../agent/client.ts";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { firstPartyFlow, type Minted } from "../support/first-party.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -25,8 +26,6 @@ const recoveryMs = 5_000;
 /** A request still unanswered after this is a hang (the pool gives up connecting after 5 s). */
 const hangMs = 8_000;
 const redirectUri = "http://127.0.0.1:9/callback";
-const verifier = randomBytes(32).toString("base64url");
-const challenge = createHash("sha256").update(verifier).digest("base64url");
 
 interface Answer {
   status: number;
@@ -93,30 +92,12 @@ onPostgresServer(() =>
 
       // Authorization codes of a first-party Account OAuth client, minted before the outage.
       const client = await ok("admin/createAccountOAuthClient", { name: "Wiki", redirectUris: [redirectUri], skipConsent: true });
-      const signedIn = await fetch(`${base}/sign-in`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ email: "ops@example.com", password: "a long password 1" }),
-      });
-      assert.equal(signedIn.status, 200);
-      const cookie = signedIn.headers.get("set-cookie")!.split(";")[0];
-      const authorize = `/api/auth/oauth2/authorize?${new URLSearchParams({
-        response_type: "code",
-        client_id: client.clientId,
-        redirect_uri: redirectUri,
-        scope: "openid profile email",
-        state: "s",
-        nonce: "n",
-        code_challenge: challenge,
-        code_challenge_method: "S256",
-      })}`;
-      const codes: string[] = [];
-      for (let i = 0; i < 30; i++) {
-        const res = await fetch(base + authorize, { redirect: "manual", headers: { cookie } });
-        codes.push(new URL(res.headers.get("location")!).searchParams.get("code")!);
-      }
+      const flow = await firstPartyFlow(base, { ...client, redirectUri }, { email: "ops@example.com", password: "a long password 1" });
+      const codes: Minted[] = [];
+      for (let i = 0; i < 30; i++) codes.push(await flow.code());
       const basic = `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString("base64")}`;
-      const exchange = (code: string) =>
+      // As flow.exchange does, but bounded like every request here.
+      const exchange = ({ code, verifier }: Minted) =>
         request("/api/auth/oauth2/token", {
           method: "POST",
           headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded" },
@@ -126,7 +107,7 @@ onPostgresServer(() =>
       // The load: renames (each one an activity event when it is answered 200) and token exchanges
       // (each code tried until it gives tokens or is refused), until told to stop.
       const answers: Answer[] = [];
-      const tokensByCode = new Map<string, number>();
+      const tokensByCode = new Map<Minted, number>();
       let renamesOk = 0;
       let loading = true;
       const renames = (async () => {
@@ -197,7 +178,7 @@ onPostgresServer(() =>
       assert.ok(answers.some((a) => a.status === 503), "the load met the outage");
       // …no code gave tokens twice, most gave them once (one cut mid-exchange may be consumed
       // without its answer arriving: then it is refused as used, never honoured again), …
-      for (const [code, count] of tokensByCode) assert.equal(count, 1, `code ${code} gave tokens ${count} times`);
+      for (const [minted, count] of tokensByCode) assert.equal(count, 1, `code ${minted.code} gave tokens ${count} times`);
       assert.ok(tokensByCode.size >= 5, `only ${tokensByCode.size} codes were exchanged`);
       // …and every rename answered 200 is on record.
       let renamed = 0;

@@ -80,16 +80,7 @@ export async function startBalancer(upstreamPorts: () => number[], pick: Pick = 
     clients.add(socket);
     socket.on("close", () => clients.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    served,
-    async close() {
-      for (const socket of clients) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return listening(server, served, clients);
 }
 
 /** Passes each TCP connection on to the next instance that accepts it. */
@@ -123,6 +114,11 @@ export async function startTcpBalancer(upstreamPorts: () => number[]): Promise<B
     track(client);
     connect(client, order());
   });
+  return listening(server, served, sockets);
+}
+
+/** Listens on a loopback port; closing ends the connections in `sockets` first. */
+async function listening(server: net.Server, served: Map<number, number>, sockets: Set<net.Socket>): Promise<Balancer> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as net.AddressInfo;
   return {
