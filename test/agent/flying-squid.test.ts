@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { Browser } from "playwright-core";
 import * as oidc from "openid-client";
 import { startTestOutpost, freePort, type TestOutpost } from "../support/outpost.ts";
-import { seedGameOAuth, startCallbackServer, type CallbackServer, type Seeded } from "../support/game-oauth.ts";
+import { appSignIn, seedGameOAuth, startCallbackServer, type CallbackServer, type Seeded } from "../support/game-oauth.ts";
 import { launchChromium } from "../support/browser.ts";
 import { joinBot, offlineUuid, startSquid, type SquidProcess, type TestBot } from "../support/flying-squid.ts";
 
@@ -61,20 +61,7 @@ describe("agent: the flying-squid plugin on a real Minecraft server, end to end"
     steve.bot.chat("/outpost");
     await steve.message(/^Usage: \/outpost login <CODE>/);
 
-    const config = await oidc.discovery(new URL(t.gameIssuerUrl), seeded.clientId, undefined, oidc.ClientSecretBasic(seeded.clientSecret), {
-      execute: [oidc.allowInsecureRequests],
-    });
-    const verifier = oidc.randomPKCECodeVerifier();
-    const state = oidc.randomState();
-    const nonce = oidc.randomNonce();
-    const authorizationUrl = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: app.redirectUri,
-      scope: "openid profile",
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: "S256",
-      state,
-      nonce,
-    });
+    const { config, url: authorizationUrl, verifier, state, nonce } = await appSignIn(t.gameIssuerUrl, seeded, app.redirectUri);
     const context = await browser.newContext();
     try {
       const page = await context.newPage();

@@ -15,7 +15,7 @@ import type { Browser } from "playwright-core";
 import { createTestDatabase, onPostgresServer, type TestDatabase } from "../support/database.ts";
 import { startServe, type ServeProcess } from "../support/process.ts";
 import { runAgent } from "../support/agent.ts";
-import { seedGameOAuth, startCallbackServer, type CallbackServer, type Seeded } from "../support/game-oauth.ts";
+import { appSignIn, seedGameOAuth, startCallbackServer, type CallbackServer, type Seeded } from "../support/game-oauth.ts";
 import { startBalancer, type Balancer } from "../support/balancer.ts";
 import { launchChromium } from "../support/browser.ts";
 
@@ -59,20 +59,7 @@ onPostgresServer(() =>
     });
 
     it("reconnects the page to the other instance, and the sign-in completes", async () => {
-      const config = await oidc.discovery(new URL(game.url), seeded.clientId, undefined, oidc.ClientSecretBasic(seeded.clientSecret), {
-        execute: [oidc.allowInsecureRequests],
-      });
-      const verifier = oidc.randomPKCECodeVerifier();
-      const state = oidc.randomState();
-      const nonce = oidc.randomNonce();
-      const url = oidc.buildAuthorizationUrl(config, {
-        redirect_uri: app.redirectUri,
-        scope: "openid profile",
-        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: "S256",
-        state,
-        nonce,
-      });
+      const { config, url, verifier, state, nonce } = await appSignIn(game.url, seeded, app.redirectUri);
       const context = await browser.newContext();
       const page = await context.newPage();
       const pageErrors: string[] = [];

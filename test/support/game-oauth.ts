@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
 import { solveChallenge } from "altcha-lib/v1";
+import * as oidc from "openid-client";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -219,4 +220,35 @@ export async function openHostedPage(authorizationUrl: URL, pageOrigin = authori
   });
   redirect.catch(() => {});
   return { loginCode, command, redirect, opened, status, transcript: () => transcript, ended: endedPromise };
+}
+
+/** What an app keeps between sending the browser to the issuer and the callback. */
+export interface AppSignIn {
+  config: oidc.Configuration;
+  url: URL;
+  verifier: string;
+  state: string;
+  nonce: string;
+}
+
+/**
+ * An app starting a Game OAuth sign-in, as openid-client does it: discovery from the issuer,
+ * client_secret_basic, PKCE S256, a state and a nonce; `url` is where it sends the browser.
+ */
+export async function appSignIn(issuer: string, seeded: Pick<Seeded, "clientId" | "clientSecret">, redirectUri: string): Promise<AppSignIn> {
+  const config = await oidc.discovery(new URL(issuer), seeded.clientId, undefined, oidc.ClientSecretBasic(seeded.clientSecret), {
+    execute: [oidc.allowInsecureRequests],
+  });
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope: "openid profile",
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+    state,
+    nonce,
+  });
+  return { config, url, verifier, state, nonce };
 }
