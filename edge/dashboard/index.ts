@@ -50,7 +50,8 @@ function errorPages(): Middleware {
         const connectError = ConnectError.from(error);
         status = httpStatus(connectError.code);
         const [info] = connectError.findDetails(ErrorInfoSchema);
-        message = status >= 500 ? `Something went wrong on our side. If it keeps happening, quote the request id ${ctx.state.requestId ?? ""}.` : connectError.rawMessage;
+        // A 5xx that explains itself (the database cannot be reached) says so; any other, only its request id.
+        message = isUnexplainedFailure(error) ? `Something went wrong on our side. If it keeps happening, quote the request id ${ctx.state.requestId ?? ""}.` : connectError.rawMessage;
         if (isUnexplainedFailure(error)) ctx.state.log?.error({ err: error, code: codeName(connectError.code), reason: info?.reason }, "dashboard request failed");
         // A page over the rate limit says when to come back, as the API does.
         for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
