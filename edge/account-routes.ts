@@ -18,7 +18,7 @@ import { knownDeviceCookie } from "../contract/credentials.ts";
 import { mediaType, readFields, stringField } from "./body.ts";
 import { clearSessionCookieHeader, httpOnlyCookieHeader, readCookie, readSessionCookie, sessionCookieHeader } from "./cookies.ts";
 import { createCoreCalls, type CoreCalls } from "./core-calls.ts";
-import { errorBody, rateLimitHeaders, violationDetails, type ErrorBody } from "./errors.ts";
+import { errorBody, retryHeaders, violationDetails, type ErrorBody } from "./errors.ts";
 import { formToken, formTokenMatches } from "./form-token.ts";
 import { redirectingFormPolicy, sendPage } from "./pages.ts";
 import { accountErrorPage, signInPage, signOutPage, signUpPage } from "./account-pages/pages.ts";
@@ -92,7 +92,7 @@ async function readForm(ctx: Context, { secureCookies }: Deps): Promise<Record<s
 /** The answer to show for a refused core call (its Retry-After set on the response); a 5xx is thrown on. */
 function refusal(ctx: Context, error: unknown): ErrorBody {
   const body = errorBody(error, ctx.state.requestId);
-  for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
+  for (const [name, value] of Object.entries(retryHeaders(error) ?? {})) ctx.set(name, value);
   if (body.status >= 500) throw error;
   return body;
 }

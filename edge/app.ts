@@ -13,7 +13,7 @@ import { clientIpHeader, requestIdHeader, sessionHeader } from "../contract/cred
 import { requestLog, type RequestMetrics } from "./request-log.ts";
 import { metricsEndpoint, type Scrape } from "./metrics-endpoint.ts";
 import { services } from "../contract/services.ts";
-import { errorBody, rateLimitHeaders, isUnexplainedFailure } from "./errors.ts";
+import { errorBody, retryHeaders, isUnexplainedFailure } from "./errors.ts";
 import { isCrossSite } from "./csrf.ts";
 import { readSessionCookie } from "./cookies.ts";
 import { createAccountRoutes } from "./account-routes.ts";
@@ -74,7 +74,7 @@ function jsonErrors(): Middleware {
     } catch (error) {
       const body = errorBody(error, ctx.state.requestId);
       if (isUnexplainedFailure(error)) ctx.state.log.error({ err: error }, "request failed");
-      for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
+      for (const [name, value] of Object.entries(retryHeaders(error) ?? {})) ctx.set(name, value);
       ctx.status = body.status;
       ctx.body = body;
     }
@@ -200,7 +200,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
   app.use(
     createHttpApi({
       calls: createCoreCalls({ transport: options.transport, secureCookies }),
-      errorHeaders: rateLimitHeaders,
+      errorHeaders: retryHeaders,
     }),
   );
   app.use(accountRoutes.routes());

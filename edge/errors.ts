@@ -96,17 +96,16 @@ function sfString(value: string): string {
 }
 
 /**
- * The headers of a 429 from a rate-limited core call (one with a RetryInfo detail): `Retry-After`
- * in whole seconds, and `RateLimit-Policy` / `RateLimit` as draft-ietf-httpapi-ratelimit-headers
- * writes them, e.g. `"default";q=600;w=60` and `"default";r=0;t=42`. A 503 with a RetryInfo (the
- * database cannot be reached) gets `Retry-After` alone. Undefined for any other error.
+ * The headers of a 429 from a rate-limited core call (one with a RetryInfo detail), or undefined
+ * for any other error: `Retry-After` in whole seconds, and `RateLimit-Policy` / `RateLimit` as
+ * draft-ietf-httpapi-ratelimit-headers writes them, e.g. `"default";q=600;w=60` and
+ * `"default";r=0;t=42`.
  */
 export function rateLimitHeaders(error: unknown): Record<string, string> | undefined {
-  if (!(error instanceof ConnectError) || (error.code !== Code.ResourceExhausted && error.code !== Code.Unavailable)) return undefined;
+  if (!(error instanceof ConnectError) || error.code !== Code.ResourceExhausted) return undefined;
   const [retry] = error.findDetails(RetryInfoSchema);
   if (!retry) return undefined;
-  const seconds = Math.max(1, Math.ceil(retry.retryAfterSeconds));
-  if (error.code === Code.Unavailable) return { "Retry-After": String(seconds) };
+  const seconds = retryAfterSeconds(retry.retryAfterSeconds);
   const policy = sfString(retry.policy || "default");
   return {
     "Retry-After": String(seconds),
@@ -114,6 +113,20 @@ export function rateLimitHeaders(error: unknown): Record<string, string> | undef
     "RateLimit": `${policy};r=0;t=${seconds}`,
   };
 }
+
+/** `Retry-After` of a 503 that says when to come back (Outpost cannot reach its database), or undefined. */
+export function unavailableHeaders(error: unknown): Record<string, string> | undefined {
+  if (!(error instanceof ConnectError) || error.code !== Code.Unavailable) return undefined;
+  const [retry] = error.findDetails(RetryInfoSchema);
+  return retry ? { "Retry-After": String(retryAfterSeconds(retry.retryAfterSeconds)) } : undefined;
+}
+
+/** Whatever tells the caller when to try again: a rate limit's headers, or a 503's Retry-After. */
+export function retryHeaders(error: unknown): Record<string, string> | undefined {
+  return rateLimitHeaders(error) ?? unavailableHeaders(error);
+}
+
+const retryAfterSeconds = (seconds: number) => Math.max(1, Math.ceil(seconds));
 
 /** A proto field name as the API spells it (lowerCamelCase). */
 export function jsonName(protoName: string): string {

@@ -32,8 +32,21 @@ export function endOnShutdown(shutdown: AbortSignal | undefined, abort: AbortCon
  */
 export function answeredShutdown(ctx: Context, shutdown: AbortSignal | undefined): boolean {
   if (!shutdown?.aborted) return false;
+  answerReconnect(ctx, shutdownEvent);
+  return true;
+}
+
+/**
+ * Answers a stream whose first event core could not give because its database is out of reach:
+ * one event saying to reconnect after `retryAfterSeconds`, as a whole 200 response (an error
+ * status would make the EventSource give up for good).
+ */
+export function answerDatabaseUnavailable(ctx: Context, retryAfterSeconds: number): void {
+  answerReconnect(ctx, `retry: ${retryAfterSeconds * 1000}\nevent: unavailable\ndata: {"reason":"database_unavailable"}\n\n`);
+}
+
+function answerReconnect(ctx: Context, event: string): void {
   ctx.set("Cache-Control", "no-store");
   ctx.type = "text/event-stream; charset=utf-8";
-  ctx.body = shutdownEvent;
-  return true;
+  ctx.body = event;
 }

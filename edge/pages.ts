@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Context, Middleware } from "koa";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { rateLimitHeaders } from "./errors.ts";
+import { rateLimitHeaders, unavailableHeaders } from "./errors.ts";
 import { html, type Html } from "./html.ts";
 
 export const pageContentSecurityPolicy = [
@@ -96,12 +96,20 @@ export interface StartRefusal {
 
 /**
  * When `error` is core refusing to start an authorization in a way a page must answer — too many
- * sign-ins started from this address (429 with its rate-limit headers) or input it finds invalid
+ * sign-ins started from this address (429 with its rate-limit headers), its database out of reach
+ * for now (503 with Retry-After), or input it finds invalid
  * before looking at the client, such as an over-long parameter or a NUL character (400) — sends
  * the page `page` makes and returns true. Neither is a redirect: the client's redirect URI is not
  * trusted yet. Otherwise returns false and sends nothing.
  */
 export function sendStartRefusalPage(ctx: Context, error: unknown, page: (refusal: StartRefusal) => Html): boolean {
+  const unavailable = unavailableHeaders(error);
+  if (unavailable) {
+    // Outpost cannot reach its database: the sign-in can start again in a moment, from the app.
+    for (const [name, value] of Object.entries(unavailable)) ctx.set(name, value);
+    sendPage(ctx, 503, page({ error: "temporarily_unavailable", message: ConnectError.from(error).rawMessage, limited: false }));
+    return true;
+  }
   const headers = rateLimitHeaders(error);
   if (headers) {
     for (const [name, value] of Object.entries(headers)) ctx.set(name, value);

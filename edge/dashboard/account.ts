@@ -5,7 +5,7 @@
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { ConnectError } from "@connectrpc/connect";
-import { httpStatus, rateLimitHeaders } from "../errors.ts";
+import { httpStatus, retryHeaders } from "../errors.ts";
 import { action, confirmed, done, noticeOf, page, render, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { when } from "./format.ts";
@@ -137,7 +137,7 @@ const changePassword: ActionHandler = async (ctx, v, form) => {
   } catch (error) {
     const errors = formErrorsOrThrow(error);
     // A wrong current password counts as a failed sign-in: past the limit, 429 with Retry-After.
-    for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
+    for (const [name, value] of Object.entries(retryHeaders(error) ?? {})) ctx.set(name, value);
     await securityPage(ctx, v, { password: errors }, error instanceof ConnectError ? httpStatus(error.code) : 400);
   }
 };

@@ -19,7 +19,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { WatchConsoleResponse } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { readSessionCookie } from "../cookies.ts";
-import { codeName, errorBody, httpStatus, rateLimitHeaders, isUnexplainedFailure } from "../errors.ts";
+import { codeName, errorBody, httpStatus, retryHeaders, isUnexplainedFailure } from "../errors.ts";
 import type { DashboardDeps } from "./context.ts";
 import { coreFor, type Core } from "./core.ts";
 import { answeredShutdown, endOnShutdown, shutdownEvent } from "../event-streams.ts";
@@ -74,7 +74,7 @@ function wantsEvents(ctx: Context): boolean {
 function answerError(ctx: Context, error: unknown, what: string): void {
   const body = errorBody(error, ctx.state.requestId);
   if (isUnexplainedFailure(error)) ctx.state.log?.error({ err: error }, `${what} failed`);
-  for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
+  for (const [name, value] of Object.entries(retryHeaders(error) ?? {})) ctx.set(name, value);
   ctx.status = body.status;
   ctx.body = body;
 }

@@ -11,7 +11,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import type { OnlinePlayer, Server } from "../../gen/outpost/servers/v1/resources_pb.js";
 import type { ExecuteConsoleCommandResponse } from "../../gen/outpost/servers/v1/servers_service_pb.js";
-import { codeName, httpStatus, rateLimitHeaders } from "../errors.ts";
+import { codeName, httpStatus, rateLimitHeaders, retryHeaders } from "../errors.ts";
 import { action, orgOf, type DashboardDeps, type Viewer } from "./context.ts";
 import { when } from "./format.ts";
 import { postForm } from "./forms.ts";
@@ -30,7 +30,7 @@ export interface ConsoleOutcome {
 function problemOf(error: unknown): ConsoleOutcome["problem"] {
   if (!(error instanceof ConnectError)) return undefined;
   const status = httpStatus(error.code);
-  const problem = (message: string) => ({ status, code: codeName(error.code), message, headers: rateLimitHeaders(error) });
+  const problem = (message: string) => ({ status, code: codeName(error.code), message, headers: retryHeaders(error) });
   switch (error.code) {
     case Code.InvalidArgument:
       return problem(`This is not a command Outpost can send: one line of 1 to 1,000 characters (${error.rawMessage}).`);

@@ -8,7 +8,7 @@ import type { Context, Middleware } from "koa";
 import type { Transport } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Router } from "@koa/router";
-import { codeName, httpStatus, rateLimitHeaders, isUnexplainedFailure } from "../errors.ts";
+import { codeName, httpStatus, retryHeaders, isUnexplainedFailure } from "../errors.ts";
 import { createCoreCalls } from "../core-calls.ts";
 import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { page, PageError, render, signInRedirect, type DashboardDeps, type Viewer } from "./context.ts";
@@ -54,7 +54,7 @@ function errorPages(): Middleware {
         message = isUnexplainedFailure(error) ? `Something went wrong on our side. If it keeps happening, quote the request id ${ctx.state.requestId ?? ""}.` : connectError.rawMessage;
         if (isUnexplainedFailure(error)) ctx.state.log?.error({ err: error, code: codeName(connectError.code), reason: info?.reason }, "dashboard request failed");
         // A page over the rate limit says when to come back, as the API does.
-        for (const [name, value] of Object.entries(rateLimitHeaders(error) ?? {})) ctx.set(name, value);
+        for (const [name, value] of Object.entries(retryHeaders(error) ?? {})) ctx.set(name, value);
       }
       render(ctx, viewer, {
         title: titles[status] ?? "Something went wrong",

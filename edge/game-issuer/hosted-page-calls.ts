@@ -13,8 +13,8 @@ import { readText } from "../oauth/body.ts";
 import { InvalidRequest } from "../oauth/oauth-errors.ts";
 import { mediaType } from "../body.ts";
 import { isCrossSite } from "../csrf.ts";
-import { rateLimitHeaders } from "../errors.ts";
-import { answeredShutdown, endOnShutdown, shutdownEvent } from "../event-streams.ts";
+import { rateLimitHeaders, unavailableHeaders } from "../errors.ts";
+import { answerDatabaseUnavailable, answeredShutdown, endOnShutdown, shutdownEvent } from "../event-streams.ts";
 
 type HostedPageDeps = Pick<AuthorizeDeps, "calls" | "botCheck" | "issuer" | "secureCookies" | "shutdown">;
 type WatchItem = { session?: AuthorizationSession; replaced: boolean };
@@ -101,6 +101,8 @@ async function firstWatchItem(ctx: Context, stream: AsyncIterator<WatchItem>, sh
     return await stream.next();
   } catch (error) {
     if (answeredShutdown(ctx, shutdown)) return undefined;
+    const unavailable = unavailableHeaders(error);
+    if (unavailable) return void answerDatabaseUnavailable(ctx, Number(unavailable["Retry-After"]));
     const limited = rateLimitHeaders(error);
     if (!limited) return notFoundOr(ctx, error);
     // Too many live pages from this address on this instance (EventSource does not retry a 429).

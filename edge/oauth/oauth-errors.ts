@@ -5,7 +5,7 @@
  */
 import type { Middleware } from "koa";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { rateLimitHeaders } from "../errors.ts";
+import { unavailableHeaders } from "../errors.ts";
 
 /** A quoted-string for an auth-param (RFC 9110 §11.2): `\` and `"` escaped, control characters dropped. */
 function quoted(value: string): string {
@@ -142,7 +142,7 @@ export function oauthErrorFromConnect(error: unknown): unknown {
   if (!(error instanceof ConnectError)) return error;
   if (error.code === Code.InvalidArgument || error.code === Code.OutOfRange) return new InvalidRequest(error.rawMessage);
   if (error.code === Code.ResourceExhausted) return new RateLimited("too many requests; retry later");
-  const retryAfter = rateLimitHeaders(error)?.["Retry-After"];
+  const retryAfter = unavailableHeaders(error)?.["Retry-After"];
   if (error.code === Code.Unavailable && retryAfter) return new TemporarilyUnavailable(error.rawMessage, Number(retryAfter));
   return error;
 }

@@ -145,6 +145,16 @@ onPostgresServer(() =>
         await new Promise((r) => setTimeout(r, 250));
       }
       assert.ok(during.length > 10);
+      // Both issuers' sign-in pages say Outpost is unavailable for now (not "too many sign-ins").
+      for (const authorize of [
+        `http://127.0.0.1:${serve.gamePort}/oauth2/authorize?client_id=x&redirect_uri=${encodeURIComponent(redirectUri)}&response_type=code&scope=openid`,
+        `${base}/api/auth/oauth2/authorize?client_id=x&redirect_uri=${encodeURIComponent(redirectUri)}&response_type=code&scope=openid`,
+      ]) {
+        const page = await fetch(authorize, { redirect: "manual", signal: AbortSignal.timeout(hangMs) });
+        assert.equal(page.status, 503, `${authorize}: ${page.status}`);
+        assert.ok(Number(page.headers.get("retry-after")) >= 1);
+        assert.match(await page.text(), /cannot reach its database/);
+      }
       for (const answer of during) {
         assert.equal(answer.status, 503, JSON.stringify(answer.body));
         assert.equal(answer.body.code, "unavailable");
