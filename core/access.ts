@@ -55,7 +55,9 @@ export interface ServerAccess extends OrganizationAccess {
  *
  * One statement decides and loads the server and its organization, which are then merged into
  * the EntityManager as if found there: this runs on every call about a server (a console command,
- * its players), and the ORM's three finds cost more CPU than the rest of such a call.
+ * its players), and the ORM's three finds cost more CPU than the rest of such a call. Merging
+ * refreshes a server or organization the EntityManager already holds, so call this before
+ * changing either, never after (every caller does).
  */
 export async function requireServer({ em, query }: Db, caller: UserCaller, serverId: string): Promise<ServerAccess> {
   const row = await findServerAccess(query, caller.user.id, serverId);

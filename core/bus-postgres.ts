@@ -10,6 +10,7 @@
  */
 import pg from "pg";
 import type { Logger } from "pino";
+import { systemClock, type Clock } from "./deps.ts";
 import { checkSize, localSubscribers, type Bus, type PublishOptions } from "./bus.ts";
 import { busChannel, openBusConnection } from "./bus-connection.ts";
 import { createEnvelopeOpener, seal } from "./bus-envelope.ts";
@@ -25,6 +26,8 @@ export interface PostgresBusOptions {
   logger: Logger;
   /** The HMAC key, the same on every instance: derived from KEY_ENCRYPTION_KEY for `busKeyPurpose`. */
   key: () => string;
+  /** The time messages are stamped and judged fresh by: the database's, so every instance agrees. */
+  clock?: Clock;
 }
 
 /** A message to send. */
@@ -97,12 +100,13 @@ export function createPostgresBus(options: PostgresBusOptions): Bus {
   let key: string | undefined;
   const secret = () => (key ??= options.key());
   const open = createEnvelopeOpener(secret);
+  const now = () => (options.clock ?? systemClock).now().getTime();
   const warnRefused = throttledWarning(logger, "a bus message failed authentication and was dropped (another KEY_ENCRYPTION_KEY, or a forgery)");
   const warnDropped = throttledWarning(logger, "console output was dropped: the bus could not send it");
   const warnLocal = throttledWarning(logger, "a bus message was delivered on this instance only: the bus could not send it");
 
   const connection = openBusConnection(options.url, logger, (wire) => {
-    const opened = open(wire, Date.now());
+    const opened = open(wire, now());
     if ("refused" in opened) return warnRefused({ why: opened.refused });
     local.emit(opened.topic, opened.payload);
   });
@@ -121,7 +125,7 @@ export function createPostgresBus(options: PostgresBusOptions): Bus {
     let c: pg.Client | undefined;
     try {
       c = await connection.client();
-      await c.query("select pg_notify($1, $2)", [busChannel, seal(secret(), message.topic, message.payload, Date.now())]);
+      await c.query("select pg_notify($1, $2)", [busChannel, seal(secret(), message.topic, message.payload, now())]);
       return true;
     } catch (error) {
       // PostgreSQL refused the statement on a sound connection; anything else (a timeout) leaves it in doubt.

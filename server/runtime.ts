@@ -63,9 +63,9 @@ export interface Runtime {
  * each message under an HMAC keyed from the KEK (the database's other roles can LISTEN and NOTIFY
  * too); the embedded database (one process) and one-off commands keep them in this process.
  */
-function openBus(mode: "serve" | "borrow", database: Database, logger: Logger, keyEncryptionKey: () => KeyEncryptionKey): Bus {
+function openBus(mode: "serve" | "borrow", database: Database, logger: Logger, keyEncryptionKey: () => KeyEncryptionKey, clock: Clock): Bus {
   if (mode !== "serve" || database.kind !== "postgres") return createLocalBus();
-  return createPostgresBus({ url: database.url, logger, key: () => derivedSecret(keyEncryptionKey(), busKeyPurpose) });
+  return createPostgresBus({ url: database.url, logger, key: () => derivedSecret(keyEncryptionKey(), busKeyPurpose), clock });
 }
 
 /** What core needs of the configuration. */
@@ -121,7 +121,9 @@ export async function openRuntime(
     if (applied.length) logger.info({ migrations: applied }, "database migrated");
     const migrated = orm;
     // Every instance keeps the database's time (core/db/database-clock.ts).
-    clock = await createDatabaseClock(() => migrated.em.fork(), localClock, logger);
+    // A clock the caller passes in (a test's) is followed from its first reading only, so that
+    // moving it by hand is not undone a minute later.
+    clock = await createDatabaseClock(() => migrated.em.fork(), localClock, logger, { resync: localClock === systemClock });
     rateLimits = openRateLimits(config.rateLimits, database, logger);
     const passwords = createPasswords(config.passwordHashing);
     let kek: KeyEncryptionKey | undefined;
@@ -136,7 +138,7 @@ export async function openRuntime(
       keyEncryptionKey,
       rotationDays: config.signingKeyRotationDays,
     });
-    bus = openBus(mode, database, logger, keyEncryptionKey);
+    bus = openBus(mode, database, logger, keyEncryptionKey, clock);
     const events = authorizationEvents(bus);
     const agents = createAgentConnections();
     const consoles = createConsoleRouter({ agents, bus, logger });

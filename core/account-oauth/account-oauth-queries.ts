@@ -104,7 +104,11 @@ export async function insertRequest(query: Query, row: RequestRow, requestHash: 
 /** The request named by this hash, whatever its status. */
 export async function findRequest(query: Query, requestHash: string): Promise<RequestRow | undefined> {
   const [row] = await query<RequestRow>(
-    `select r.*, c.id as client_uuid, c.client_id as public_client_id, c.name as client_name, c.skip_consent, c.disabled
+    // Columns named, not r.*: a prepared statement's result must keep its shape when a later
+    // migration adds a column while older instances still serve (a rolling upgrade).
+    `select r.id, r.redirect_uri, r.state, r.scopes, r.nonce, r.code_challenge, r.code_challenge_method, r.prompt_login, r.prompt_consent,
+            r.prompt_none, r.max_age, r.user_id, r.status, r.expires_at, r.created_at,
+            c.id as client_uuid, c.client_id as public_client_id, c.name as client_name, c.skip_consent, c.disabled
        from account_authorization_requests r join oauth_provider_clients c on c.id = r.oauth_provider_client_id
       where r.request_hash = ?`,
     [requestHash],

@@ -17,8 +17,10 @@ import {
   confirmationMessage,
   noSignInMessage,
   nothingToConfirmMessage,
+  type LoginVerdict,
   type LoginVerifier,
 } from "./login-verifier.ts";
+import type { Query } from "../db/statements.ts";
 
 export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger" | "loginCodes" | "metrics" | "statements">;
 
@@ -50,6 +52,16 @@ function serverProblem(session: SessionRow, now: Date): string | undefined {
 const repeatedConfirmationMs = 30_000;
 
 const signedInMessage = (clientName: string) => `Signed in to ${appNameShown(clientName)}.`;
+
+/**
+ * A confirmation with nothing pending to complete: the same confirmation again, moments later (the
+ * agent asks again what a dropped connection left unanswered, maybe while another instance was
+ * still completing it), is told it went through; otherwise there is nothing to confirm.
+ */
+async function repeatedConfirmation(query: Query, serverId: string, playerUuid: string, now: Date): Promise<LoginVerdict> {
+  const app = await appOfSignInCompletedBy(query, serverId, playerUuid, new Date(now.getTime() - repeatedConfirmationMs));
+  return app === undefined ? { accepted: false, message: nothingToConfirmMessage } : { accepted: true, message: signedInMessage(app) };
+}
 
 export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerifier {
   const publish = (ids: string[]) => Promise.all(ids.map((id) => deps.events.publish(id)));
@@ -88,17 +100,12 @@ export function createGameLoginVerifier(deps: GameLoginVerifierDeps): LoginVerif
       }
       const query = deps.statements.on(em);
       const session = await sessionClaimedBy(query, { serverId: server.id, agentKeyHash }, player.uuid, now);
-      if (!session || session.organization_id !== server.organizationId) {
-        // The same confirmation again, moments later (the agent asks again what a dropped
-        // connection left unanswered): it went through, and the player hears so.
-        const app = await appOfSignInCompletedBy(query, server.id, player.uuid, new Date(now.getTime() - repeatedConfirmationMs));
-        return app === undefined ? { accepted: false, message: nothingToConfirmMessage } : { accepted: true, message: signedInMessage(app) };
-      }
+      if (!session || session.organization_id !== server.organizationId) return repeatedConfirmation(query, server.id, player.uuid, now);
       // Checked again: the policy may have changed, the server gone down or its key been replaced.
       const problem = serverProblem(session, now);
       if (problem) return { accepted: false, message: problem };
       const client = { id: session.id, clientUuid: session.client_uuid, clientId: session.client_id, clientName: session.client_name };
-      if (!(await completeSignIn(em, client, who, now, deps.config.gameIssuerUrl))) return { accepted: false, message: nothingToConfirmMessage };
+      if (!(await completeSignIn(em, client, who, now, deps.config.gameIssuerUrl))) return repeatedConfirmation(query, server.id, player.uuid, now);
       deps.metrics.signInCompleted();
       await publish([session.id]);
       return { accepted: true, message: signedInMessage(session.client_name) };

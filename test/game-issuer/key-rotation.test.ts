@@ -49,8 +49,6 @@ describe("game issuer: a signing-key rotation in the middle of a sign-in", funct
     };
     const config = loadConfig({ PORT: "0", GAME_PORT: String(gamePort), GAME_ISSUER_URL: issuer, HOST: "127.0.0.1", LOG_LEVEL: "silent", ...env });
     outpost = await startOutpost(config, pino({ level: "silent" }), clock);
-    // This suite moves time by hand: Outpost's clock must not set itself by the database's again.
-    outpost.runtime.clock.stop();
     baseUrl = `http://127.0.0.1:${outpost.port}`;
     seeded = await seedGameOAuth(baseUrl, [redirectUri]);
   });
