@@ -50,8 +50,10 @@ export function createEnvelopeOpener(key: () => string): (wire: string, now: num
     const [tag, sentAtText, topic] = wire.split("\n", 3);
     if (topic === undefined || !/^\d{1,15}$/.test(sentAtText)) return { refused: "malformed" };
     const body = wire.slice(tag.length + 1);
-    const given = Buffer.from(tag, "base64url");
-    const expected = mac(key(), body);
+    // Compared as written, not decoded: another spelling of the same MAC (the last character's
+    // spare bits) would otherwise pass as a new tag, and a replay would not be recognised.
+    const given = Buffer.from(tag);
+    const expected = Buffer.from(mac(key(), body).toString("base64url"));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { refused: "forged" };
     const sentAt = Number(sentAtText);
     if (Math.abs(now - sentAt) > freshForMs) return { refused: "stale" };

@@ -47,8 +47,10 @@ export function createKnownDevices(secret: () => string): KnownDevices {
       const match = shape.exec(token);
       if (!match) return undefined;
       const [, deviceId, expires, signature] = match;
-      const expected = mac(deviceId, expires, normalizedEmail);
-      const given = Buffer.from(signature, "base64url");
+      // Compared as written, not decoded: base64url has more than one spelling of the same bytes
+      // (the last character's spare bits), and only the one this issued is the token.
+      const expected = Buffer.from(mac(deviceId, expires, normalizedEmail).toString("base64url"));
+      const given = Buffer.from(signature);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
       return Number(expires) * 1000 > now.getTime() ? deviceId : undefined;
     },

@@ -63,7 +63,8 @@ describe("identity: known devices are not locked out", function () {
     assert.equal(policy(await signIn("203.0.113.10", owner, password)), "sign_in_account");
     assert.equal(policy(await signIn("203.0.113.11", owner, password)), "sign_in_account");
     // …a forged cookie, or another account's, changes nothing…
-    const forged = ownerDevice.replace(/.$/, (c) => (c === "A" ? "B" : "A"));
+    // (a character in the middle of the signature: the last one has spare bits, see below)
+    const forged = ownerDevice.replace(/(.{20})(.)$/, (_, middle: string, last: string) => `${middle.slice(0, -1)}${middle.at(-1) === "A" ? "B" : "A"}${last}`);
     assert.equal(policy(await signIn("203.0.113.10", owner, password, forged)), "sign_in_account");
     assert.equal(policy(await signIn("203.0.113.10", owner, password, strangerDevice)), "sign_in_account");
     // …and the owner's browser signs in, from home and from anywhere else.
@@ -105,5 +106,14 @@ describe("identity: known-device tokens", () => {
     assert.equal(devices.verify(`${head}.${Number(expires) + 1000}.${mac}`, owner, now), undefined, "a moved expiry");
     for (const bad of ["", "opd_", `${token}x`, token.slice(0, -1)]) assert.equal(devices.verify(bad, owner, now), undefined, bad);
     assert.equal(devices.verify(devices.issue(owner, now, id).token, owner, now), id, "a re-issued token keeps its device");
+  });
+
+  it("refuse the same signature spelled another way (the last character's spare bits)", () => {
+    const { token } = devices.issue(owner, now);
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    // 32 bytes in 43 characters: the last carries 4 bits, so its low 2 bits are spare.
+    const respelled = token.slice(0, -1) + alphabet[alphabet.indexOf(token.at(-1)!) ^ 1];
+    assert.deepEqual(Buffer.from(respelled.split(".")[2], "base64url"), Buffer.from(token.split(".")[2], "base64url"), "the same bytes");
+    assert.equal(devices.verify(respelled, owner, now), undefined);
   });
 });
