@@ -5,15 +5,9 @@
  * token says it was issued in the future.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pino } from "pino";
 import { decodeJwt } from "jose";
-import { loadConfig } from "../../server/config.ts";
-import { startOutpost, type Outpost } from "../../server/compose.ts";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { freePort } from "../support/outpost.ts";
+import type { Outpost } from "../../server/compose.ts";
+import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 import { adminApiKey } from "../support/account-oauth.ts";
 import { firstPartyFlow } from "../support/first-party.ts";
 
@@ -25,33 +19,16 @@ const redirectUri = "http://127.0.0.1:9/callback";
 
 describe("faults: an instance whose clock runs 2 minutes ahead", function () {
   this.timeout(60_000);
-  let database: TestDatabase | undefined;
-  let dataDir: string;
+  let t: TestOutpost;
   let outpost: Outpost;
   let baseUrl: string;
 
   before(async () => {
-    database = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
-    dataDir = mkdtempSync(join(tmpdir(), "outpost-skew-"));
-    const port = await freePort();
-    const config = loadConfig({
-      PORT: String(port),
-      ACCOUNT_BASE_URL: `http://127.0.0.1:${port}`,
-      GAME_PORT: String(await freePort()),
-      HOST: "127.0.0.1",
-      DATA_DIR: dataDir,
-      DATABASE_URL: database?.url,
-      LOG_LEVEL: "silent",
-    });
     // This machine's clock, 2 minutes ahead of the database's.
-    outpost = await startOutpost(config, pino({ level: "silent" }), { now: () => new Date(Date.now() + aheadMs) });
-    baseUrl = `http://127.0.0.1:${outpost.port}`;
+    t = await startTestOutpost({}, { listening: true, clock: { now: () => new Date(Date.now() + aheadMs) } });
+    ({ outpost, baseUrl } = t);
   });
-  after(async () => {
-    await outpost?.stop();
-    await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => t?.close());
 
   /** Rows straight from the database, to read times by its clock. */
   const sql = (text: string) => outpost.runtime.orm.em.fork().execute<Json[]>(text);
@@ -59,7 +36,7 @@ describe("faults: an instance whose clock runs 2 minutes ahead", function () {
   it("keeps the database's time: codes and tokens live as long as they should, from now", async () => {
     assert.ok(Math.abs(outpost.runtime.clock.offsetMs() + aheadMs) < 1_000, `the measured difference: ${outpost.runtime.clock.offsetMs()} ms`);
 
-    const key = await adminApiKey({ outpost, baseUrl, gameIssuerUrl: "", close: async () => {} });
+    const key = await adminApiKey(t);
     const created = await fetch(`${baseUrl}/api/http/admin/createAccountOAuthClient`, {
       method: "POST",
       headers: { "x-api-key": key, "content-type": "application/json" },

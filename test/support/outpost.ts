@@ -2,6 +2,7 @@
 import { pino } from "pino";
 import { loadConfig } from "../../server/config.ts";
 import { startOutpost, type Outpost } from "../../server/compose.ts";
+import type { Clock } from "../../core/deps.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,43 +17,65 @@ export interface TestOutpost {
   close(): Promise<void>;
 }
 
-export async function startTestOutpost(env: Record<string, string> = {}): Promise<TestOutpost> {
+export interface TestOutpostOptions {
+  /** ACCOUNT_BASE_URL is where it listens (http://127.0.0.1:<port>), for a relying party's discovery. */
+  listening?: boolean;
+  /** This machine's clock, as startOutpost takes it (the database's sets it). */
+  clock?: Clock;
+}
+
+export async function startTestOutpost(env: Record<string, string> = {}, options: TestOutpostOptions = {}): Promise<TestOutpost> {
   const database: TestDatabase | undefined = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), "outpost-test-"));
-  // The issuer identifier must name the port it listens on, so that port is chosen before start.
-  const gamePort = env.GAME_PORT ?? String(await freePort());
-  const config = loadConfig({
-    PORT: "0",
-    GAME_PORT: gamePort,
-    GAME_ISSUER_URL: `http://127.0.0.1:${gamePort}`,
-    HOST: "127.0.0.1",
-    DATA_DIR: dataDir,
-    DATABASE_URL: database?.url,
-    LOG_LEVEL: "silent",
-    // Suites sign up many accounts from one address; the suite about sign-up limits sets its own.
-    SIGN_UPS_PER_IP_PER_HOUR: "100000",
-    ...env,
-  });
-  const outpost = await startOutpost(config, pino({ level: "silent" }));
-  return {
-    outpost,
-    baseUrl: `http://127.0.0.1:${outpost.port}`,
-    gameIssuerUrl: config.gameIssuerUrl.origin,
-    async close() {
-      await outpost.stop();
-      await database?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+  const cleanUp = async () => {
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
   };
+  // A port free when chosen can be taken before Outpost listens on it (by any socket's ephemeral
+  // port meanwhile): then new ones are chosen and it starts again.
+  for (let attempt = 1; ; attempt++) {
+    // The issuer identifier must name the port it listens on, so that port is chosen before start.
+    const gamePort = env.GAME_PORT ?? String(await freePort());
+    const port = options.listening ? String(await freePort()) : "0";
+    const config = loadConfig({
+      PORT: port,
+      GAME_PORT: gamePort,
+      GAME_ISSUER_URL: `http://127.0.0.1:${gamePort}`,
+      ...(options.listening && { ACCOUNT_BASE_URL: `http://127.0.0.1:${port}` }),
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      DATABASE_URL: database?.url,
+      LOG_LEVEL: "silent",
+      // Suites sign up many accounts from one address; the suite about sign-up limits sets its own.
+      SIGN_UPS_PER_IP_PER_HOUR: "100000",
+      ...env,
+    });
+    let outpost: Outpost;
+    try {
+      outpost = await startOutpost(config, pino({ level: "silent" }), options.clock);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EADDRINUSE" && env.GAME_PORT === undefined && attempt < 5) continue;
+      await cleanUp();
+      throw error;
+    }
+    return {
+      outpost,
+      baseUrl: `http://127.0.0.1:${outpost.port}`,
+      gameIssuerUrl: config.gameIssuerUrl.origin,
+      async close() {
+        await outpost.stop();
+        await cleanUp();
+      },
+    };
+  }
 }
 
 /**
  * A whole Outpost whose ACCOUNT_BASE_URL is where it listens (http://127.0.0.1:<port>), as the
  * Account OAuth issuer's identifier must be for a relying party's discovery.
  */
-export async function startListeningOutpost(env: Record<string, string> = {}): Promise<TestOutpost> {
-  const port = String(await freePort());
-  return startTestOutpost({ PORT: port, ACCOUNT_BASE_URL: `http://127.0.0.1:${port}`, ...env });
+export function startListeningOutpost(env: Record<string, string> = {}): Promise<TestOutpost> {
+  return startTestOutpost(env, { listening: true });
 }
 
 /** A port free on loopback now (the kernel's choice of an ephemeral one). */
