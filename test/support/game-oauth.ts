@@ -9,6 +9,7 @@ import http from "node:http";
 import net from "node:net";
 import { solveChallenge } from "altcha-lib/v1";
 import * as oidc from "openid-client";
+export { freePort } from "./outpost.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -115,18 +116,6 @@ export async function startCallbackServer(): Promise<CallbackServer> {
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-/** A port free on loopback now (the kernel's choice of an ephemeral one). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface HostedSignIn {

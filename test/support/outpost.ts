@@ -78,14 +78,23 @@ export function startListeningOutpost(env: Record<string, string> = {}): Promise
   return startTestOutpost(env, { listening: true });
 }
 
-/** A port free on loopback now (the kernel's choice of an ephemeral one). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A port free on loopback now, for a listener that starts a moment later. Chosen below the
+ * kernel's ephemeral range (32768 and up on Linux), where no outgoing connection's local port can
+ * take it meanwhile; random in 20000–32767, and checked free by listening on it.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    if (await listensOn(port)) return port;
+  }
+  throw new Error("no free port found below the ephemeral range");
+}
+
+function listensOn(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
