@@ -69,13 +69,8 @@ try {
 
   const client = await api("POST", "admin/createAccountOAuthClient", { name: "Soak app", redirectUris: [redirectUri], skipConsent: true });
   const flow = await firstPartyFlow(bench.baseUrl, { ...client, redirectUri }, { email: "soak@example.com", password: benchPassword });
-  // The dashboard's session, for its live console.
-  const signedIn = await fetch(`${bench.baseUrl}/sign-in`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email: "soak@example.com", password: benchPassword }),
-  });
-  const cookie = signedIn.headers.get("set-cookie")!.split(";")[0];
+  // The same dashboard session, for its live console.
+  const cookie = flow.cookie;
 
   // The dashboard's live console, open for the whole run: its watch slot and subscriptions must
   // not pile up, and it reads every line the agent sends.

@@ -18,6 +18,8 @@ export interface Minted {
 }
 
 export interface FirstPartyFlow {
+  /** The signed-in user's session cookie (`name=value`), for their other requests. */
+  cookie: string;
   /** A new authorization code for the signed-in user. */
   code(): Promise<Minted>;
   /** The token endpoint's answer to this code. */
@@ -35,6 +37,7 @@ export async function firstPartyFlow(baseUrl: string, app: FirstPartyApp, user: 
   const cookie = signedIn.headers.get("set-cookie")!.split(";")[0];
   const basic = `Basic ${Buffer.from(`${encodeURIComponent(app.clientId)}:${encodeURIComponent(app.clientSecret)}`).toString("base64")}`;
   return {
+    cookie,
     async code() {
       const verifier = randomBytes(32).toString("base64url");
       const query = new URLSearchParams({
