@@ -5,17 +5,25 @@
  * a console command through a connected agent, and a whole Account OAuth code → token → userinfo,
  * with the dashboard's live console open throughout, fed a line a second by the agent.
  *
- * Prints a sample every SOAK_SAMPLE_SECONDS (RSS, heap is not visible from outside: RSS and fds
- * from /proc), then the first and last five minutes' averages and the failures. As the other
- * benchmarks, a figure is printed, not asserted; an error answer exits 1.
+ * Prints a sample every SOAK_SAMPLE_SECONDS (RSS and fds from /proc, the V8 heap in use from the
+ * server's own /metrics), then the first and last five minutes' averages and the failures. Resident
+ * memory also moves for reasons that are not leaks (the allocator keeping freed pages, code
+ * compiled late), so with SOAK_HEAP_SNAPSHOTS=dir the server takes a heap snapshot (after a full
+ * collection: the live heap only) once warmed up and again at the end, and the run prints what grew
+ * between them (bench/heap-diff.ts). As the other benchmarks, a figure is printed, not asserted; an
+ * error answer exits 1.
  *
- * Env: SOAK_SECONDS (default 1800), SOAK_ROUNDS_PER_SECOND (default 20), SOAK_SAMPLE_SECONDS (default 30).
+ * Env: SOAK_SECONDS (default 1800), SOAK_ROUNDS_PER_SECOND (default 20), SOAK_SAMPLE_SECONDS (default 30),
+ * SOAK_HEAP_SNAPSHOTS (a directory; off by default: each snapshot stops the server for seconds).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent } from "../agent/client.ts";
 import { benchPassword, loadAverages, seedApiKey, startBenchServer } from "./support.ts";
 import { firstPartyFlow } from "../test/support/first-party.ts";
+import { printDiff, summarize } from "./heap-diff.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -23,11 +31,16 @@ type Json = any;
 const seconds = Number(process.env.SOAK_SECONDS ?? 1800);
 const roundsPerSecond = Number(process.env.SOAK_ROUNDS_PER_SECOND ?? 20);
 const sampleSeconds = Number(process.env.SOAK_SAMPLE_SECONDS ?? 30);
+const snapshotDir = process.env.SOAK_HEAP_SNAPSHOTS ? resolve(process.env.SOAK_HEAP_SNAPSHOTS) : undefined;
+/** When the first heap snapshot is taken: after the warm-up, before the long middle of the run. */
+const warmedUpSeconds = Math.round(Math.min(600, seconds / 6));
 const redirectUri = "http://127.0.0.1:9/callback";
 
 interface Sample {
   at: number;
   rssMb: number;
+  heapMb: number;
+  externalMb: number;
   fds: number;
   rounds: number;
 }
@@ -40,7 +53,32 @@ function measure(pid: number): { rssMb: number; fds: number } {
 
 const average = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
-const bench = await startBenchServer();
+const metricsToken = randomBytes(24).toString("hex");
+if (snapshotDir) mkdirSync(snapshotDir, { recursive: true });
+const nodeOptions: Record<string, string> = snapshotDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshotDir}`.trim() } : {};
+const bench = await startBenchServer({ METRICS_TOKEN: metricsToken, ...nodeOptions });
+
+/** The V8 heap in use and the memory outside it (buffers), MB, from the server's own metrics; answering also means its event loop is free. */
+async function heapUsedMb(): Promise<{ heapMb: number; externalMb: number }> {
+  const res = await fetch(`${bench.baseUrl}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+  const text = await res.text();
+  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN) / 1024 / 1024;
+  return { heapMb: read("nodejs_heap_size_used_bytes"), externalMb: read("nodejs_external_memory_bytes") };
+}
+
+/** Has the server write a heap snapshot and waits until it has (the server answers again). */
+async function heapSnapshot(pid: number): Promise<string> {
+  const before = new Set(readdirSync(snapshotDir!));
+  process.kill(pid, "SIGUSR2");
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 500));
+    const added = readdirSync(snapshotDir!).find((f) => f.endsWith(".heapsnapshot") && !before.has(f));
+    if (added) {
+      await heapUsedMb();
+      return join(snapshotDir!, added);
+    }
+  }
+}
 let agent: Agent | undefined;
 const watcher = new AbortController();
 try {
@@ -106,14 +144,18 @@ try {
   let inFlight = 0;
   const started = Date.now();
   console.log(`soak: ${seconds} s at ${roundsPerSecond} rounds/s (each: a read, a console command, code → token → userinfo), the live console open\n`);
-  console.log("elapsed s   rounds   RSS MB   open fds   in flight");
-  const sample = () => {
-    const m = measure(pid);
+  console.log("elapsed s   rounds   RSS MB   heap MB   external MB   open fds   in flight");
+  const snapshots: string[] = [];
+  const sample = async () => {
+    const m = { ...measure(pid), ...(await heapUsedMb()) };
     samples.push({ at: (Date.now() - started) / 1000, ...m, rounds });
-    console.log(`${String(Math.round((Date.now() - started) / 1000)).padStart(9)}   ${String(rounds).padStart(6)}   ${m.rssMb.toFixed(1).padStart(6)}   ${String(m.fds).padStart(8)}   ${String(inFlight).padStart(9)}`);
+    console.log(`${String(Math.round((Date.now() - started) / 1000)).padStart(9)}   ${String(rounds).padStart(6)}   ${m.rssMb.toFixed(1).padStart(6)}   ${m.heapMb.toFixed(1).padStart(7)}   ${m.externalMb.toFixed(1).padStart(11)}   ${String(m.fds).padStart(8)}   ${String(inFlight).padStart(9)}`);
   };
-  sample();
-  const sampler = setInterval(sample, sampleSeconds * 1000);
+  await sample();
+  const sampler = setInterval(() => void sample(), sampleSeconds * 1000);
+  const firstSnapshot = snapshotDir
+    ? setTimeout(() => void heapSnapshot(pid).then((file) => snapshots.push(file)), warmedUpSeconds * 1000)
+    : undefined;
   await new Promise<void>((resolve) => {
     let n = 0;
     const tick = setInterval(() => {
@@ -131,15 +173,23 @@ try {
   });
   while (inFlight > 0) await new Promise((r) => setTimeout(r, 100));
   clearInterval(sampler);
+  clearTimeout(firstSnapshot);
   clearInterval(ticker);
-  sample();
+  await sample();
+  if (snapshotDir && snapshots.length === 1) snapshots.push(await heapSnapshot(pid));
 
   const window = Math.round(Math.min(300, seconds / 3));
   const first = samples.filter((s) => s.at <= window);
   const last = samples.filter((s) => s.at >= samples.at(-1)!.at - window);
   console.log(`\n${rounds} rounds in ${Math.round((Date.now() - started) / 1000)} s; ${failures.length} failed${failures.length ? `: ${failures.slice(0, 5).join(" | ")}` : ""}`);
   console.log(`RSS: ${average(first.map((s) => s.rssMb)).toFixed(1)} MB over the first ${window} s, ${average(last.map((s) => s.rssMb)).toFixed(1)} MB over the last ${window} s`);
+  console.log(`V8 heap in use (garbage included): ${average(first.map((s) => s.heapMb)).toFixed(1)} MB first, ${average(last.map((s) => s.heapMb)).toFixed(1)} MB last`);
+  console.log(`memory outside the heap (buffers): ${average(first.map((s) => s.externalMb)).toFixed(1)} MB first, ${average(last.map((s) => s.externalMb)).toFixed(1)} MB last`);
   console.log(`open fds: ${average(first.map((s) => s.fds)).toFixed(1)} first, ${average(last.map((s) => s.fds)).toFixed(1)} last`);
+  if (snapshots.length === 2) {
+    console.log(`\nheap snapshots at ${warmedUpSeconds} s and at the end (${snapshots.join(", ")}):`);
+    printDiff(summarize(snapshots[0]!), summarize(snapshots[1]!));
+  }
   console.log(`the live console received ${consoleLines} events`);
   console.log(`load averages (1, 5, 15 min) at the end: ${loadAverages()}`);
   if (failures.length) process.exitCode = 1;
