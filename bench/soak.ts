@@ -60,8 +60,16 @@ const bench = await startBenchServer({ METRICS_TOKEN: metricsToken, ...nodeOptio
 
 /** The V8 heap in use and the memory outside it (buffers), MB, from the server's own metrics; answering also means its event loop is free. */
 async function heapUsedMb(): Promise<{ heapMb: number; externalMb: number }> {
-  const res = await fetch(`${bench.baseUrl}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
-  const text = await res.text();
+  let text = "";
+  // A keep-alive connection the server closed while a snapshot held it up fails once: ask again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      text = await (await fetch(`${bench.baseUrl}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
+      break;
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
   const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN) / 1024 / 1024;
   return { heapMb: read("nodejs_heap_size_used_bytes"), externalMb: read("nodejs_external_memory_bytes") };
 }
@@ -152,9 +160,14 @@ try {
     console.log(`${String(Math.round((Date.now() - started) / 1000)).padStart(9)}   ${String(rounds).padStart(6)}   ${m.rssMb.toFixed(1).padStart(6)}   ${m.heapMb.toFixed(1).padStart(7)}   ${m.externalMb.toFixed(1).padStart(11)}   ${String(m.fds).padStart(8)}   ${String(inFlight).padStart(9)}`);
   };
   await sample();
-  const sampler = setInterval(() => void sample(), sampleSeconds * 1000);
+  const sampler = setInterval(() => sample().catch((error: Error) => failures.push(`a sample: ${error.message}`)), sampleSeconds * 1000);
   const firstSnapshot = snapshotDir
-    ? setTimeout(() => void heapSnapshot(pid).then((file) => snapshots.push(file)), warmedUpSeconds * 1000)
+    ? setTimeout(() => {
+        heapSnapshot(pid).then(
+          (file) => snapshots.push(file),
+          (error: Error) => failures.push(`the first heap snapshot: ${error.message}`),
+        );
+      }, warmedUpSeconds * 1000)
     : undefined;
   await new Promise<void>((resolve) => {
     let n = 0;
