@@ -9,7 +9,7 @@ export function testMessage(organization: Organization, integration: Integration
   return {
     id: `msg_${randomUUID().replaceAll("-", "")}`,
     type: "integration.test",
-    title: `Test message for “${integration.name}”`,
+    title: `Test message for "${integration.name}"`,
     text: `${caller.user.email} sent this test from the organization ${organization.name} (${organization.slug}). If you can read it, the integration works.`,
     severity: "info",
     occurredAt: now,
