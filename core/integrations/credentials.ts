@@ -31,3 +31,13 @@ export function openCredentials(kek: KeyEncryptionKey, row: Integration): Integr
   const plain = open(kek, { ciphertext: row.sealedCiphertext, iv: row.sealedIv, tag: row.sealedTag, kekId: row.kekId }, label(row.id), "integration");
   return JSON.parse(plain.toString("utf8")) as IntegrationCredentials;
 }
+
+/**
+ * Seals the row's credentials under `to` instead of `from` (a KEK rotation); false when they are
+ * under `to` already. Credentials under any other KEK stop the rotation (opening them throws).
+ */
+export function resealCredentials(row: Integration, from: KeyEncryptionKey, to: KeyEncryptionKey): boolean {
+  if (row.kekId === to.id) return false;
+  setCredentials(to, row, openCredentials(from, row));
+  return true;
+}

@@ -2,7 +2,10 @@ import assert from "node:assert/strict";
 import { Code } from "@connectrpc/connect";
 import { IntegrationKind, IntegrationsService } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
-import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
+import { randomBytes } from "node:crypto";
+import { startTestCore, testConfig, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
+import { rotateKeyEncryptionKey } from "../../core/keys/kek-rotation.ts";
+import { keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { acmeWithMembers, type AcmeCast, type Account } from "../support/fixtures.ts";
 import { startHttpReceiver, startSmtpReceiver, verifyStandardWebhook, mailHeader, type HttpReceiver, type SmtpReceiver } from "../support/receivers.ts";
@@ -233,5 +236,22 @@ describe("integrations: Discord, signed webhooks and email", () => {
     assert.equal(failed?.details.ok, "false");
     assert.equal(failed?.details.error, "answered 500");
   });
+  });
+
+  describe("key-encryption key rotation", () => {
+    it("re-seals integrations' credentials: an instance with the new KEK still signs with the same secret", async () => {
+      const { integration, secret } = await api(cast.owner).createIntegration({ ...acme, name: "Survives", target: { case: "webhook", value: { url: `${receiver.origin}/kek` } } });
+      const next = randomBytes(32);
+      const rotation = await rotateKeyEncryptionKey(t.orm, keyEncryptionKey(testKeyEncryptionKey), keyEncryptionKey(next));
+      assert.ok(rotation.resealed >= 1);
+      const rotated = await startTestCore(testConfig, { database: t.database, keyEncryptionKey: next, outbound: { allowLocal: true } });
+      try {
+        const outcome = await api(cast.owner, rotated).testIntegration({ ...acme, integrationId: integration!.id });
+        assert.equal(outcome.ok, true, outcome.error);
+        assert.ok(verifyStandardWebhook(secret, receiver.received[0].headers, receiver.received[0].body));
+      } finally {
+        await rotated.close();
+      }
+    });
   });
 });
