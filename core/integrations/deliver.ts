@@ -1,13 +1,14 @@
 /**
  * Sends one message to one integration, whatever its kind: Discord and webhooks through the
  * SSRF-checked outbound sender (a webhook signed per Standard Webhooks), email through the
- * deployment's SMTP server. Never throws for a failed delivery: the outcome says what happened and
- * whether trying again later could help. Alert deliveries and testIntegration both come here.
+ * deployment's SMTP server. Never throws for a failed delivery (nor for credentials the KEK cannot
+ * open): the outcome says what happened and whether trying again later could help. Alert deliveries and testIntegration both come here.
  */
 import type { CoreDeps } from "../deps.ts";
 import type { Integration } from "../db/integration-entities.ts";
 import type { OutboundFailure, OutboundOutcome } from "../outbound/sender.ts";
-import { openCredentials } from "./credentials.ts";
+import { openCredentials, type IntegrationCredentials } from "./credentials.ts";
+import { KeyEncryptionError } from "../keys/key-encryption.ts";
 import { discordPayload, emailContent, webhookPayload, type OutgoingMessage } from "./payloads.ts";
 import { webhookHeaders } from "./standard-webhooks.ts";
 
@@ -50,7 +51,14 @@ function fromHttp(outcome: OutboundOutcome): DeliveryOutcome {
 
 /** Delivers `message` to `integration` now (enabled or not: the caller decides whether to send). */
 export async function deliverToIntegration(deps: DeliveryDeps, integration: Integration, message: OutgoingMessage): Promise<DeliveryOutcome> {
-  const credentials = openCredentials(deps.keyEncryptionKey(), integration);
+  let credentials: IntegrationCredentials;
+  try {
+    credentials = openCredentials(deps.keyEncryptionKey(), integration);
+  } catch (error) {
+    if (!(error instanceof KeyEncryptionError)) throw error;
+    // The operator's KEY_ENCRYPTION_KEY is not the one that sealed it: no retry helps until they fix that.
+    return { ok: false, httpStatus: 0, error: error.message, failure: "refused", retryable: false, durationMs: 0 };
+  }
   switch (integration.kind) {
     case "discord":
       return fromHttp(await deps.outbound.send({ url: credentials.url ?? "", headers: { "content-type": "application/json" }, body: discordPayload(message) }));

@@ -249,6 +249,10 @@ describe("integrations: Discord, signed webhooks and email", () => {
         const outcome = await api(cast.owner, rotated).testIntegration({ ...acme, integrationId: integration!.id });
         assert.equal(outcome.ok, true, outcome.error);
         assert.ok(verifyStandardWebhook(secret, receiver.received[0].headers, receiver.received[0].body));
+        // An instance still on the old KEK cannot open them: a failed delivery that says why, not a 500.
+        const stale = await api(cast.owner).testIntegration({ ...acme, integrationId: integration!.id });
+        assert.equal(stale.ok, false);
+        assert.match(stale.error, /encrypted with key-encryption key .*, but KEY_ENCRYPTION_KEY is/);
       } finally {
         await rotated.close();
       }
