@@ -22,6 +22,8 @@ export const secretPrefixes = {
   accountAuthorizationRequest: "oar_",
   /** Known-device tokens: HMAC-signed, never stored (core/auth/known-devices.ts). */
   knownDevice: "opd_",
+  /** Webhook signing secrets, as Standard Webhooks writes them (sealed under the KEK, not hashed: Outpost signs with them). */
+  webhookSecret: "whsec_",
 } as const;
 
 export type SecretKind = keyof typeof secretPrefixes;

@@ -13,6 +13,9 @@ import type { Passwords } from "./auth/passwords.ts";
 import type { KnownDevices } from "./auth/known-devices.ts";
 import type { Statements } from "./db/statements.ts";
 import type { Metrics } from "./metrics.ts";
+import type { KeyEncryptionKey } from "./keys/key-encryption.ts";
+import type { OutboundSender } from "./outbound/sender.ts";
+import type { Mailer } from "./outbound/mailer.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -85,4 +88,10 @@ export interface CoreDeps {
   watches: WatchRegistry;
   /** Where core reports what the operator's metrics count (token exchanges, sign-ins, refusals). */
   metrics: Metrics;
+  /** The KEK, resolved on first need: seals integration credentials as it seals the signing keys. */
+  keyEncryptionKey: () => KeyEncryptionKey;
+  /** The one way to send HTTP to an address someone else chose (webhooks, Discord, push): SSRF-checked. */
+  outbound: OutboundSender;
+  /** Email through the deployment's SMTP server (SMTP_URL); `configured` false without one. */
+  mailer: Mailer;
 }

@@ -42,6 +42,10 @@ export interface Config {
   allowInsecureRedirectUris: boolean;
   /** Game servers that cannot prove who their players are (offline mode) may sign players in (development). */
   allowInsecureGameServers: boolean;
+  /** Webhooks, Discord and push may be sent over http and to loopback addresses (local development). */
+  allowLocalOutbound: boolean;
+  /** The SMTP server integration email goes through, and its From; undefined: no email. */
+  smtp: Readonly<{ url: string; from: string }> | undefined;
   /** Proxies whose header names the client (none: the connection's peer is the client). */
   trustedProxies: Readonly<TrustedProxies>;
   /** /metrics: its own listener (no port: none) and the bearer token (without one, not on PORT). */
@@ -90,6 +94,9 @@ export const defaults = {
   SIGNING_KEY_ROTATION_DAYS: "30",
   ALLOW_INSECURE_REDIRECT_URIS: "false",
   ALLOW_INSECURE_GAME_SERVERS: "false",
+  ALLOW_LOCAL_OUTBOUND: "false",
+  SMTP_URL: "",
+  SMTP_FROM: "",
   TRUSTED_PROXIES: "",
   TRUSTED_PROXY_HEADER: "x-forwarded-for",
   METRICS_PORT: "",
@@ -235,6 +242,20 @@ function keyEncryptionKey(env: Env): Buffer | undefined {
   return raw === undefined || raw === "" ? undefined : parseKeyEncryptionKey(raw, "KEY_ENCRYPTION_KEY");
 }
 
+/** SMTP_URL and SMTP_FROM: off without a URL; the From defaults to outpost@ the dashboard's host. */
+function smtp(env: Env, accountBaseUrl: URL): Config["smtp"] {
+  const url = env.SMTP_URL || undefined;
+  if (!url) return undefined;
+  if (!/^smtps?:\/\/[^/?#]+/.test(url)) {
+    throw new ConfigError("SMTP_URL must be an smtp:// or smtps:// URL, like smtps://user:password@mail.example.com:465 (a secret, so not shown)");
+  }
+  const from = env.SMTP_FROM || `Outpost <outpost@${accountBaseUrl.hostname}>`;
+  if (!/^([^<>\r\n]*<)?[^\s<>@]+@[^\s<>@]+>?$/.test(from) || from.length > 320) {
+    throw new ConfigError(`SMTP_FROM must be an address or "Name <address>" (got "${from}")`);
+  }
+  return Object.freeze({ url, from });
+}
+
 /** METRICS_*: off unless a port or a token is set; a token is a secret, so no message repeats it. */
 function metrics(env: Env): Config["metrics"] {
   const token = env.METRICS_TOKEN || undefined;
@@ -298,11 +319,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (!Object.hasOwn(planTable, defaultPlan)) {
     throw new ConfigError(`DEFAULT_PLAN must name a plan in PLANS (${Object.keys(planTable).join(", ")}; got "${defaultPlan}")`);
   }
+  const accountBaseUrl = baseUrl(env, "ACCOUNT_BASE_URL");
   return Object.freeze({
     port: integer(env, "PORT", 0, 65535),
     gamePort: integer(env, "GAME_PORT", 0, 65535),
     host: read(env, "HOST"),
-    accountBaseUrl: baseUrl(env, "ACCOUNT_BASE_URL"),
+    accountBaseUrl,
     gameIssuerUrl: baseUrl(env, "GAME_ISSUER_URL"),
     databaseUrl,
     databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 1, 200),
@@ -329,6 +351,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     }),
     allowInsecureRedirectUris: flag(env, "ALLOW_INSECURE_REDIRECT_URIS"),
     allowInsecureGameServers: flag(env, "ALLOW_INSECURE_GAME_SERVERS"),
+    allowLocalOutbound: flag(env, "ALLOW_LOCAL_OUTBOUND"),
+    smtp: smtp(env, accountBaseUrl),
     trustedProxies: trustedProxies(env),
     keyEncryptionKey: keyEncryptionKey(env),
     signingKeyRotationDays: integer(env, "SIGNING_KEY_ROTATION_DAYS", 1, 365),

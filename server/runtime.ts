@@ -31,6 +31,8 @@ import { resolveKeyEncryptionKey } from "./key-encryption-key.ts";
 import { openMetrics, type PrometheusMetrics } from "./metrics.ts";
 import { createNoMetrics } from "../core/metrics.ts";
 import { tracedQueryLogger } from "./tracing.ts";
+import { createOutboundSender } from "../core/outbound/sender.ts";
+import { createMailer } from "../core/outbound/mailer.ts";
 
 export interface Runtime {
   database: Database;
@@ -97,6 +99,9 @@ function coreDepsOf(config: Config, database: Database, parts: CoreParts, keyEnc
     knownDevices: createKnownDevices(() => derivedSecret(keyEncryptionKey(), knownDeviceKeyPurpose)),
     watches: createWatchRegistry(),
     config: coreConfig(config, database),
+    keyEncryptionKey,
+    outbound: createOutboundSender({ allowLocal: config.allowLocalOutbound }),
+    mailer: createMailer(config.smtp),
   };
   return { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };
 }

@@ -6,6 +6,7 @@ import { gameOAuthEntities } from "./game-oauth-entities.ts";
 import { gameOAuthFlowEntities } from "./game-oauth-flow-entities.ts";
 import { signingKeyEntities } from "./signing-key-entities.ts";
 import { accountOAuthEntities } from "./account-oauth-entities.ts";
+import { integrationEntities } from "./integration-entities.ts";
 import { migrations } from "./migrations/index.ts";
 
 export interface DatabaseOptions {
@@ -29,7 +30,7 @@ export async function createOrm(options: DatabaseOptions): Promise<Orm> {
   const schema = options.schema;
   return MikroORM.init({
     clientUrl: options.url,
-    entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities, ...accountOAuthEntities],
+    entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities, ...accountOAuthEntities, ...integrationEntities],
     schema,
     pool: { min: 0, max: options.poolSize },
     driverOptions: {

@@ -4,6 +4,8 @@
  * rotation interleaves), with one activity event. The signing keys are the only values sealed
  * under the KEK; what is derived from it (login-code and known-device HMACs, the bus's and the
  * hosted page's HMAC keys) is not stored, so it simply follows the KEK the instances start with.
+ * Integrations' credentials (webhook secrets, Discord URLs) are sealed too, and re-sealed in the
+ * same transaction, their rows locked.
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { issuers, SigningKey } from "../db/signing-key-entities.ts";
@@ -11,9 +13,12 @@ import { recordActivity } from "../activity/record.ts";
 import { KeyEncryptionError, open, seal, type KeyEncryptionKey } from "./key-encryption.ts";
 import { lockIssuer, sealLabel } from "./signing-key-store.ts";
 import type { Orm } from "../db/orm.ts";
+import { LockMode } from "@mikro-orm/core";
+import { Integration } from "../db/integration-entities.ts";
+import { resealCredentials } from "../integrations/credentials.ts";
 
 export interface KekRotation {
-  /** Keys sealed again under the new KEK by this run. */
+  /** Keys (and integrations' credentials) sealed again under the new KEK by this run. */
   resealed: number;
   /** Keys that were under the new KEK already (a run that was interrupted, or repeated). */
   alreadyNew: number;
@@ -51,7 +56,8 @@ export async function rotateKeyEncryptionKey(orm: Orm, from: KeyEncryptionKey, t
   return orm.em.fork().transactional(async (tx: EntityManager) => {
     for (const issuer of issuers) await lockIssuer(tx, issuer);
     const rows = await tx.find(SigningKey, {}, { orderBy: { issuer: "asc", kid: "asc" } });
-    const resealed = rows.filter((row) => reseal(row, from, to)).length;
+    const integrations = await tx.find(Integration, {}, { orderBy: { id: "asc" }, lockMode: LockMode.PESSIMISTIC_WRITE });
+    const resealed = rows.filter((row) => reseal(row, from, to)).length + integrations.filter((row) => resealCredentials(row, from, to)).length;
     if (resealed > 0) {
       recordActivity(tx, "system", {
         action: "key_encryption_key.rotated",
@@ -61,6 +67,6 @@ export async function rotateKeyEncryptionKey(orm: Orm, from: KeyEncryptionKey, t
       });
     }
     await tx.flush();
-    return { resealed, alreadyNew: rows.length - resealed };
+    return { resealed, alreadyNew: rows.length + integrations.length - resealed };
   });
 }

@@ -52,7 +52,7 @@ export function keyEncryptionKey(key: Buffer): KeyEncryptionKey {
   return Object.freeze({ id: keyEncryptionKeyId(key), key: Buffer.from(key) });
 }
 
-/** Encrypts `plaintext` (a PKCS #8 private key), bound to `label` (the key's issuer and kid). */
+/** Encrypts `plaintext` (a PKCS #8 private key, an integration's credentials), bound to `label` (the key's issuer and kid, the row's id). */
 export function seal(kek: KeyEncryptionKey, plaintext: Buffer, label: string): SealedKey {
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", kek.key, iv);
@@ -73,15 +73,18 @@ export function assertSealedWith(kek: KeyEncryptionKey, kekId: string, what: str
   );
 }
 
-/** Decrypts what {@link seal} produced with the same KEK and label; throws {@link KeyEncryptionError} otherwise. */
-export function open(kek: KeyEncryptionKey, sealed: SealedKey, label: string): Buffer {
-  assertSealedWith(kek, sealed.kekId, `signing key ${label} was`);
+/**
+ * Decrypts what {@link seal} produced with the same KEK and label; throws {@link KeyEncryptionError}
+ * otherwise. `what` names the sealed value in that error (a signing key unless said).
+ */
+export function open(kek: KeyEncryptionKey, sealed: SealedKey, label: string, what = "signing key"): Buffer {
+  assertSealedWith(kek, sealed.kekId, `${what} ${label} was`);
   try {
     const decipher = createDecipheriv("aes-256-gcm", kek.key, sealed.iv);
     decipher.setAAD(Buffer.from(label));
     decipher.setAuthTag(sealed.tag);
     return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]);
   } catch {
-    throw new KeyEncryptionError(`signing key ${label} does not decrypt with key-encryption key ${kek.id}: it was altered in the database`);
+    throw new KeyEncryptionError(`${what} ${label} does not decrypt with key-encryption key ${kek.id}: it was altered in the database`);
   }
 }

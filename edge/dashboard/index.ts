@@ -17,6 +17,7 @@ import { html } from "../html.ts";
 import { orgPath, organizationRoutes } from "./organizations.ts";
 import { serverRoutes } from "./servers.ts";
 import { gameOAuthRoutes } from "./game-oauth.ts";
+import { integrationRoutes } from "./integrations.ts";
 import { accountRoutes } from "./account.ts";
 import { activityRoutes } from "./activity.ts";
 import { adminRoutes } from "./admin.ts";
@@ -85,6 +86,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
   organizationRoutes(router, deps);
   serverRoutes(router, deps);
   gameOAuthRoutes(router, deps);
+  integrationRoutes(router, deps);
   accountRoutes(router, deps);
   activityRoutes(router, deps);
   adminRoutes(router, deps);

@@ -34,6 +34,10 @@ export const notices: Record<string, string> = {
   "client-disabled": "Client disabled: it starts no new sign-ins.",
   "client-enabled": "Client enabled.",
   "client-deleted": "Client deleted.",
+  "integration-created": "Integration added.",
+  "integration-enabled": "Integration enabled.",
+  "integration-disabled": "Integration disabled: it receives nothing until you enable it again.",
+  "integration-deleted": "Integration deleted.",
   "key-revoked": "API key revoked. It stops working at once.",
   "consent-revoked": "Consent revoked. The app will ask again next time.",
   "password-changed": "Password changed. Every other session of yours is signed out; your API keys keep working.",
@@ -41,7 +45,7 @@ export const notices: Record<string, string> = {
   "sessions-revoked": "Every other session is revoked: those browsers are signed out.",
 };
 
-export type Section = "overview" | "servers" | "clients" | "members" | "activity";
+export type Section = "overview" | "servers" | "clients" | "integrations" | "members" | "activity";
 
 export interface PageOptions {
   title: string;
@@ -80,6 +84,7 @@ function orgTabs(org: Organization, section: Section | undefined): Html {
     ...(canManage(org.role)
       ? ([
           ["clients", "Game OAuth", `${base}/clients`],
+          ["integrations", "Integrations", `${base}/integrations`],
           ["members", "Members", `${base}/members`],
           ["activity", "Activity", `${base}/activity`],
         ] as Array<[Section, string, string]>)

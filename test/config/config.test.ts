@@ -29,6 +29,10 @@ describe("configuration", () => {
     assert.equal(config.signingKeyRotationDays, 30);
     assert.equal(config.allowInsecureGameServers, false, "only servers that prove who their players are sign them in");
     assert.equal(loadConfig({ ALLOW_INSECURE_GAME_SERVERS: "true" }).allowInsecureGameServers, true);
+    // Outbound deliveries go to public https addresses only, and no email is sent, unless configured.
+    assert.equal(config.allowLocalOutbound, false);
+    assert.equal(loadConfig({ ALLOW_LOCAL_OUTBOUND: "true" }).allowLocalOutbound, true);
+    assert.equal(config.smtp, undefined);
     // Metrics are off unless asked for, and their own listener stays on loopback.
     assert.deepEqual(config.metrics, { port: undefined, host: "127.0.0.1", token: undefined });
     assert.deepEqual(config.shutdown, { timeoutMs: 10_000, delayMs: 0 });
@@ -46,6 +50,9 @@ describe("configuration", () => {
     [{ GAME_ISSUER_URL: "not a url" }, /^GAME_ISSUER_URL must be an absolute http\(s\) URL/],
     [{ DATABASE_URL: "mysql://x" }, /^DATABASE_URL must be a postgres:\/\/ URL$/],
     [{ ALLOW_INSECURE_GAME_SERVERS: "yes" }, /^ALLOW_INSECURE_GAME_SERVERS must be true or false \(got "yes"\)$/],
+    [{ ALLOW_LOCAL_OUTBOUND: "1" }, /^ALLOW_LOCAL_OUTBOUND must be true or false \(got "1"\)$/],
+    [{ SMTP_URL: "mail.example.com:25" }, /^SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL/],
+    [{ SMTP_URL: "smtp://mail.example.com", SMTP_FROM: "not an address" }, /^SMTP_FROM must be an address or "Name <address>"/],
     [{ LOG_LEVEL: "loud" }, /^LOG_LEVEL must be one of/],
     [{ PLANS: "{" }, /^PLANS must be JSON/],
     [{ PLANS: '{"free":{"servers":-1,"gameOAuthClients":2}}' }, /plan "free" is not/],
@@ -104,6 +111,13 @@ describe("configuration", () => {
     assert.deepEqual(loadConfig({}).trustedProxies, { entries: [], header: "x-forwarded-for" });
     const config = loadConfig({ TRUSTED_PROXIES: " 10.0.0.0/8, 192.0.2.7 ,fd00::/8,::1,", TRUSTED_PROXY_HEADER: "Forwarded" });
     assert.deepEqual(config.trustedProxies, { entries: ["10.0.0.0/8", "192.0.2.7", "fd00::/8", "::1"], header: "forwarded" });
+  });
+
+  it("takes the SMTP server and its From, defaulting the From to the dashboard's host; never repeats the URL, which holds a password", () => {
+    const config = loadConfig({ SMTP_URL: "smtps://outpost:hunter2@mail.example.com:465", ACCOUNT_BASE_URL: "https://outpost.example.com" });
+    assert.deepEqual(config.smtp, { url: "smtps://outpost:hunter2@mail.example.com:465", from: "Outpost <outpost@outpost.example.com>" });
+    assert.equal(loadConfig({ SMTP_URL: "smtp://mail.example.com:587", SMTP_FROM: "Alerts <alerts@example.com>" }).smtp?.from, "Alerts <alerts@example.com>");
+    assert.throws(() => loadConfig({ SMTP_URL: "http://outpost:hunter2@mail" }), (error: Error) => !error.message.includes("hunter2"));
   });
 
   it("accepts custom plans and a PostgreSQL URL", () => {

@@ -65,6 +65,9 @@ describe("rate limits", () => {
       knownDevices: t.deps.knownDevices,
       watches: t.deps.watches,
       metrics: t.deps.metrics,
+      keyEncryptionKey: t.deps.keyEncryptionKey,
+      outbound: t.deps.outbound,
+      mailer: t.deps.mailer,
     });
     return {
       rateLimits,

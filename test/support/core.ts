@@ -30,6 +30,8 @@ import { createKnownDevices, knownDeviceKeyPurpose } from "../../core/auth/known
 import { createNoMetrics, type Metrics } from "../../core/metrics.ts";
 import { createCore, type Core } from "../../server/core.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
+import { createOutboundSender, type OutboundOptions } from "../../core/outbound/sender.ts";
+import { createMailer, type MailConfig } from "../../core/outbound/mailer.ts";
 
 /** A clock the test moves by hand. */
 export class TestClock implements Clock {
@@ -84,6 +86,10 @@ export interface TestCoreOptions {
   passwordHashing?: PasswordHashingLimits;
   /** What core reports to the operator's metrics; nothing is kept otherwise. */
   metrics?: Metrics;
+  /** The outbound sender's options (local development off and the system resolver otherwise). */
+  outbound?: Partial<OutboundOptions>;
+  /** The SMTP server integration email goes through; none otherwise. */
+  smtp?: MailConfig;
 }
 
 export type Credential = { session: string } | { apiKey: string } | { headers: Record<string, string> } | undefined;
@@ -148,7 +154,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const passwords = createPasswords(options.passwordHashing ?? { concurrency: 4, queue: 1000 });
   const knownDevices = createKnownDevices(() => derivedSecret(kek, knownDeviceKeyPurpose));
   const consoles = createConsoleRouter({ agents, bus, logger });
-  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), metrics: options.metrics ?? createNoMetrics() };
+  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), metrics: options.metrics ?? createNoMetrics(), keyEncryptionKey: () => kek, outbound: createOutboundSender({ allowLocal: false, ...options.outbound }), mailer: createMailer(options.smtp) };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);

@@ -1,0 +1,76 @@
+/**
+ * Sends one message to one integration, whatever its kind: Discord and webhooks through the
+ * SSRF-checked outbound sender (a webhook signed per Standard Webhooks), email through the
+ * deployment's SMTP server. Never throws for a failed delivery (nor for credentials the KEK cannot
+ * open): the outcome says what happened and whether trying again later could help. Alert deliveries and testIntegration both come here.
+ */
+import type { CoreDeps } from "../deps.ts";
+import type { Integration } from "../db/integration-entities.ts";
+import type { OutboundFailure, OutboundOutcome } from "../outbound/sender.ts";
+import { openCredentials, type IntegrationCredentials } from "./credentials.ts";
+import { KeyEncryptionError } from "../keys/key-encryption.ts";
+import { discordPayload, emailContent, webhookPayload, type OutgoingMessage } from "./payloads.ts";
+import { webhookHeaders } from "./standard-webhooks.ts";
+
+export interface DeliveryOutcome {
+  ok: boolean;
+  /** The target's HTTP status; 0 when none came (and for email). */
+  httpStatus: number;
+  /** For a person; "" when ok. */
+  error: string;
+  /** Why, for a program (HTTP kinds), or "smtp" for a refused or unreachable email. */
+  failure?: OutboundFailure | "smtp";
+  /** Whether a later attempt may succeed (timeouts, lost connections, 5xx, 429, SMTP trouble). */
+  retryable: boolean;
+  /** The answer's Retry-After, in seconds, when it gave one. */
+  retryAfterSeconds?: number;
+  durationMs: number;
+}
+
+export type DeliveryDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey">;
+
+function retryAfter(outcome: OutboundOutcome): number | undefined {
+  const raw = outcome.responseHeaders["retry-after"];
+  const seconds = raw === undefined ? NaN : Number(raw);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
+}
+
+function fromHttp(outcome: OutboundOutcome): DeliveryOutcome {
+  const retryable =
+    outcome.failure === "timeout" || outcome.failure === "connection" || outcome.failure === "dns" || outcome.status === 429 || outcome.status >= 500;
+  return {
+    ok: outcome.ok,
+    httpStatus: outcome.status,
+    error: outcome.error,
+    failure: outcome.failure,
+    retryable: !outcome.ok && retryable,
+    retryAfterSeconds: retryAfter(outcome),
+    durationMs: outcome.durationMs,
+  };
+}
+
+/** Delivers `message` to `integration` now (enabled or not: the caller decides whether to send). */
+export async function deliverToIntegration(deps: DeliveryDeps, integration: Integration, message: OutgoingMessage): Promise<DeliveryOutcome> {
+  let credentials: IntegrationCredentials;
+  try {
+    credentials = openCredentials(deps.keyEncryptionKey(), integration);
+  } catch (error) {
+    if (!(error instanceof KeyEncryptionError)) throw error;
+    // The operator's KEY_ENCRYPTION_KEY is not the one that sealed it: no retry helps until they fix that.
+    return { ok: false, httpStatus: 0, error: error.message, failure: "refused", retryable: false, durationMs: 0 };
+  }
+  switch (integration.kind) {
+    case "discord":
+      return fromHttp(await deps.outbound.send({ url: credentials.url ?? "", headers: { "content-type": "application/json" }, body: discordPayload(message) }));
+    case "webhook": {
+      const body = webhookPayload(message);
+      const headers = webhookHeaders(credentials.secret ?? "", message.id, new Date(), body);
+      return fromHttp(await deps.outbound.send({ url: credentials.url ?? "", headers, body }));
+    }
+    case "email": {
+      const content = emailContent(message);
+      const sent = await deps.mailer.send({ to: integration.recipients, ...content });
+      return { ok: sent.ok, httpStatus: 0, error: sent.error, ...(!sent.ok && { failure: "smtp" as const }), retryable: !sent.ok && deps.mailer.configured, durationMs: sent.durationMs };
+    }
+  }
+}
