@@ -1,3 +1,4 @@
+import type { Notifier } from "./notifications/notify.ts";
 import type { Logger } from "pino";
 import type { Orm } from "./db/orm.ts";
 import type { RateLimits } from "./ratelimit/limits.ts";
@@ -85,4 +86,6 @@ export interface CoreDeps {
   watches: WatchRegistry;
   /** Where core reports what the operator's metrics count (token exchanges, sign-ins, refusals). */
   metrics: Metrics;
+  /** Announces kept notifications (bells on every instance, web push) and bounds the open bells. */
+  notifier: Notifier;
 }
