@@ -20,6 +20,7 @@ import { gameOAuthRoutes } from "./game-oauth.ts";
 import { accountRoutes } from "./account.ts";
 import { activityRoutes } from "./activity.ts";
 import { adminRoutes } from "./admin.ts";
+import { notificationRoutes } from "./notifications.ts";
 
 export interface DashboardOptions {
   transport: Transport;
@@ -88,6 +89,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
   accountRoutes(router, deps);
   activityRoutes(router, deps);
   adminRoutes(router, deps);
+  notificationRoutes(router, deps);
 
   const routes = router.routes() as unknown as Middleware;
   const methods = router.allowedMethods() as unknown as Middleware;
