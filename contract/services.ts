@@ -15,6 +15,7 @@ import { ServersService } from "../gen/outpost/servers/v1/servers_service_pb.js"
 import { GameOAuthService } from "../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { AccountOAuthService } from "../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
 import { IntegrationsService } from "../gen/outpost/integrations/v1/integrations_service_pb.js";
+import { NotificationsService } from "../gen/outpost/notifications/v1/notifications_service_pb.js";
 
 export { Audience };
 
@@ -31,6 +32,7 @@ export const services: readonly DescService[] = [
   GameOAuthService,
   AccountOAuthService,
   IntegrationsService,
+  NotificationsService,
 ];
 
 const audiences = new WeakMap<DescService, Audience>();

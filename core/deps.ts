@@ -1,3 +1,4 @@
+import type { Notifier } from "./notifications/notify.ts";
 import type { Logger } from "pino";
 import type { Orm } from "./db/orm.ts";
 import type { RateLimits } from "./ratelimit/limits.ts";
@@ -94,4 +95,6 @@ export interface CoreDeps {
   outbound: OutboundSender;
   /** Email through the deployment's SMTP server (SMTP_URL); `configured` false without one. */
   mailer: Mailer;
+  /** Announces kept notifications (bells on every instance, web push) and bounds the open bells. */
+  notifier: Notifier;
 }

@@ -9,6 +9,7 @@ import { derivedSecret } from "../core/keys/key-encryption.ts";
 import { startPresenceSweep } from "../core/agents/presence.ts";
 import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
+import { startExpiringKeyNotices } from "../core/notifications/expiring-keys.ts";
 import { createEdgeApp } from "../edge/app.ts";
 import { createGameIssuerApp } from "../edge/game-issuer/app.ts";
 import { listenAll, type Listener } from "../edge/listen.ts";
@@ -111,6 +112,7 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
   const presenceSweep = startPresenceSweep({ orm: runtime.orm, clock, logger });
   const flowCleanup = startFlowCleanup({ orm: runtime.orm, clock, logger });
   const claimSweep = startClaimSweep({ orm: runtime.orm, clock, logger, events: runtime.events });
+  const keyNotices = startExpiringKeyNotices({ orm: runtime.orm, notifier: runtime.notifier, clock, logger });
   let stopping: Promise<void> | undefined;
   return {
     port: listener.port,
@@ -137,6 +139,7 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
           presenceSweep.stop(),
           flowCleanup.stop(),
           claimSweep.stop(),
+          keyNotices.stop(),
         ]);
         await Promise.all([rotating, refreshing]);
         await runtime.close();

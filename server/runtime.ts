@@ -19,6 +19,7 @@ import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../core/game-oauth/login-codes.ts";
 import { authorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
 import { createLocalBus, type Bus } from "../core/bus.ts";
+import { createNotifier, type Notifier } from "../core/notifications/notify.ts";
 import { createPostgresBus } from "../core/bus-postgres.ts";
 import { busKeyPurpose } from "../core/bus-envelope.ts";
 import { createPasswords, type Passwords } from "../core/auth/passwords.ts";
@@ -52,6 +53,8 @@ export interface Runtime {
   agents: AgentConnections;
   /** The instances' bus: LISTEN/NOTIFY on a PostgreSQL server, in this process on the embedded database. */
   bus: Bus;
+  /** Announces notifications (bells on every instance, web push). */
+  notifier: Notifier;
   /** Hosted sign-ins' changes, on the bus. */
   events: AuthorizationEvents;
   /** What /metrics shows (a serving process only; one-off commands count nothing). */
@@ -86,7 +89,7 @@ function coreConfig(config: Config, database: Database): CoreDeps["config"] {
   };
 }
 
-type CoreParts = Pick<CoreDeps, "orm" | "clock" | "logger" | "rateLimits" | "passwords" | "signingKeys" | "agents" | "consoles" | "events" | "metrics">;
+type CoreParts = Pick<CoreDeps, "orm" | "clock" | "logger" | "rateLimits" | "passwords" | "signingKeys" | "agents" | "consoles" | "events" | "metrics" | "notifier">;
 
 /** Core's dependencies: the parts the runtime opened, and what is built from the KEK or per process. */
 function coreDepsOf(config: Config, database: Database, parts: CoreParts, keyEncryptionKey: () => KeyEncryptionKey): CoreDeps {
@@ -148,7 +151,8 @@ export async function openRuntime(
     const agents = createAgentConnections();
     const consoles = createConsoleRouter({ agents, bus, logger });
     const metrics = mode === "serve" ? await openMetrics(orm, agents, bus, rateLimits) : undefined;
-    const parts = { orm, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, metrics: metrics ?? createNoMetrics() };
+    const notifier = createNotifier({ bus, logger });
+    const parts = { orm, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, notifier, metrics: metrics ?? createNoMetrics() };
     const deps = coreDepsOf(config, database, parts, keyEncryptionKey);
     const limits = rateLimits;
     const opened = orm;
@@ -165,6 +169,7 @@ export async function openRuntime(
       keyEncryptionKey,
       agents,
       bus: shared,
+      notifier,
       events,
       metrics,
       core: createCore(deps),

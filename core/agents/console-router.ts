@@ -12,10 +12,13 @@ import type { AgentConnection, AgentConnections } from "./connections.ts";
 import { ConsoleUnanswered, type ConsoleAnswer } from "./console.ts";
 import { answerBudgetBytes, cutToBytes, fitLines, jsonBytes } from "./console-lines.ts";
 import { createConsoleFeed, type ConsoleFeed } from "./console-feed.ts";
-import { createConsoleWatchSlots, type ConsoleWatchSlots } from "./console-watch-slots.ts";
+import { createWatchSlots, type WatchSlots } from "../watch-slots.ts";
 
 /** The most bytes of an answer's error (JSON); the output has the rest of the budget. */
 const errorBudgetBytes = 1_500;
+/** The live consoles (servers/watchConsole) one user may hold open on an instance, and the instance in all. */
+export const consoleWatchesPerUser = 10;
+export const consoleWatchesInTotal = 500;
 
 export interface ConsoleTarget {
   serverId: string;
@@ -37,7 +40,7 @@ export interface ConsoleRouter extends Omit<ConsoleFeed, "attach"> {
    */
   attach(connection: AgentConnection): () => void;
   /** The live consoles open on this instance. */
-  watches: ConsoleWatchSlots;
+  watches: WatchSlots;
 }
 
 /** A command for a stream on another instance. */
@@ -89,7 +92,7 @@ function parseCommand(payload: string): RemoteCommand | undefined {
   return undefined;
 }
 
-export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; logger: Logger; watches?: ConsoleWatchSlots }): ConsoleRouter {
+export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; logger: Logger; watches?: WatchSlots }): ConsoleRouter {
   const { bus } = deps;
   const feed = createConsoleFeed(bus);
 
@@ -149,6 +152,6 @@ export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; 
     printed: feed.printed,
     offline: feed.offline,
     watch: feed.watch,
-    watches: deps.watches ?? createConsoleWatchSlots(),
+    watches: deps.watches ?? createWatchSlots("console_watch", { perUser: consoleWatchesPerUser, total: consoleWatchesInTotal }, "live consoles"),
   };
 }

@@ -10,6 +10,7 @@ import type { Query } from "../db/statements.ts";
 import type { User } from "../db/entities.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
+import { fail } from "../errors.ts";
 import type { AgentCaller, CallerUser, UserCaller } from "../context.ts";
 import { lastUsedResolutionMs, sessionEndsAt, touchSession } from "./sessions.ts";
 import { findAgentKeyServer, findApiKey, findSession, recordApiKeyUse, type CredentialRow } from "./auth-queries.ts";
@@ -74,6 +75,18 @@ export function resolveUser(query: Query, presented: PresentedCredential, now: D
 /** What `unauthenticated` says when the presented credential does not work. */
 export function credentialRefusal(presented: PresentedCredential): string {
   return presented.session ? "the session has ended; sign in again" : "the API key is invalid, expired or revoked";
+}
+
+/**
+ * A long stream's repeated check that the credential it was opened with still works, as the auth
+ * interceptor decides: a sign-out, an ended session or a revoked key ends the stream
+ * (`unauthenticated`).
+ */
+export async function recheckCaller(query: Query, header: Headers, now: Date, idleSeconds: number): Promise<UserCaller> {
+  const presented = presentedCredential(header);
+  const caller = await resolveUser(query, presented, now, idleSeconds);
+  if (!caller) throw fail("unauthenticated", credentialRefusal(presented));
+  return caller;
 }
 
 /**

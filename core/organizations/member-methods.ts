@@ -22,9 +22,23 @@ import { memberToProto } from "../convert.ts";
 import { roleFromProto, type Role } from "../roles.ts";
 import { normalizeEmail } from "../identity/identity-service.ts";
 import { recordInOrganization } from "./organization-activity.ts";
+import type { CoreDeps } from "../deps.ts";
+import { keepNotification, type Kept, type NotificationDraft } from "../notifications/notify.ts";
 
 type Impl = ServiceImpl<typeof OrganizationsService>;
 type MemberMethods = Pick<Impl, "addMember" | "listMembers" | "updateMemberRole" | "removeMember">;
+type MemberDeps = Pick<CoreDeps, "clock" | "notifier" | "statements">;
+
+/**
+ * Within the change's transaction: tells the member whose membership someone else changed (a
+ * `membership` notification), unless they made the change themself.
+ */
+async function tellMember(deps: MemberDeps, tx: EntityManager, callerId: string, draft: NotificationDraft): Promise<Kept | undefined> {
+  if (draft.userId === callerId) return undefined;
+  return keepNotification(deps.statements.on(tx), draft, deps.clock.now());
+}
+
+const orgLink = (access: OrganizationAccess) => `/app/o/${encodeURIComponent(access.organization.slug)}`;
 
 /** Within a transaction: the membership to change, with the organization's row locked. */
 async function lockedMembership(tx: EntityManager, access: OrganizationAccess, userId: string): Promise<Membership> {
@@ -40,10 +54,11 @@ async function ensureAnotherOwner(tx: EntityManager, membership: Membership): Pr
   if (owners <= 1) throw fail("last_owner", "an organization needs an owner: make someone else an owner first");
 }
 
-const addMember: Impl["addMember"] = async (req, ctx) => {
+const addMember = (deps: MemberDeps): Impl["addMember"] => async (req, ctx) => {
   const caller = requireUser(ctx);
   const role = roleFromProto(req.role);
-  return entityManager(ctx).transactional(async (tx) => {
+  let kept: Kept | undefined;
+  const response = await entityManager(ctx).transactional(async (tx) => {
     const access = await requireManager(tx, caller, req.organizationSlug);
     if (role === "admin" && access.role !== "owner") throw fail("permission_denied", "only an owner can add an admin");
     const user = await tx.findOne(User, { email: normalizeEmail(req.email) });
@@ -53,9 +68,19 @@ const addMember: Impl["addMember"] = async (req, ctx) => {
     }
     const membership = tx.create(Membership, { organization: access.organization, user, role });
     recordInOrganization(tx, caller, access, { action: "member.added", targetType: "user", targetId: user.id, details: { email: user.email, role } });
+    kept = await tellMember(deps, tx, caller.user.id, {
+      userId: user.id,
+      kind: "membership",
+      title: `You were added to ${access.organization.name}`,
+      body: `${caller.user.email} added you as ${role === "member" ? "a member" : `an ${role}`}.`,
+      link: orgLink(access),
+      organizationId: access.organization.id,
+    });
     await tx.flush();
     return create(AddMemberResponseSchema, { member: memberToProto(membership) });
   });
+  deps.notifier.announce([kept]);
+  return response;
 };
 
 const listMembers: Impl["listMembers"] = async (req, ctx) => {
@@ -65,10 +90,11 @@ const listMembers: Impl["listMembers"] = async (req, ctx) => {
   return create(ListMembersResponseSchema, { members: memberships.map(memberToProto) });
 };
 
-const updateMemberRole: Impl["updateMemberRole"] = async (req, ctx) => {
+const updateMemberRole = (deps: MemberDeps): Impl["updateMemberRole"] => async (req, ctx) => {
   const caller = requireUser(ctx);
   const role = roleFromProto(req.role);
-  return entityManager(ctx).transactional(async (tx) => {
+  let kept: Kept | undefined;
+  const response = await entityManager(ctx).transactional(async (tx) => {
     const access = await requireOwner(tx, caller, req.organizationSlug);
     const membership = await lockedMembership(tx, access, req.userId);
     const previous = membership.role as Role;
@@ -81,14 +107,25 @@ const updateMemberRole: Impl["updateMemberRole"] = async (req, ctx) => {
         targetId: req.userId,
         details: { email: membership.user.email, from: previous, to: role },
       });
+      kept = await tellMember(deps, tx, caller.user.id, {
+        userId: req.userId,
+        kind: "membership",
+        title: `Your role in ${access.organization.name} is now ${role}`,
+        body: `${caller.user.email} changed it from ${previous}.`,
+        link: orgLink(access),
+        organizationId: access.organization.id,
+      });
     }
     return create(UpdateMemberRoleResponseSchema, { member: memberToProto(membership) });
   });
+  deps.notifier.announce([kept]);
+  return response;
 };
 
-const removeMember: Impl["removeMember"] = async (req, ctx) => {
+const removeMember = (deps: MemberDeps): Impl["removeMember"] => async (req, ctx) => {
   const caller = requireUser(ctx);
   const leaving = req.userId === caller.user.id;
+  let kept: Kept | undefined;
   await entityManager(ctx).transactional(async (tx) => {
     const access = leaving ? await requireMember(tx, caller, req.organizationSlug) : await requireManager(tx, caller, req.organizationSlug);
     const membership = await lockedMembership(tx, access, req.userId);
@@ -104,8 +141,18 @@ const removeMember: Impl["removeMember"] = async (req, ctx) => {
       targetId: req.userId,
       details: { email: membership.user.email, role: membership.role },
     });
+    // Not linked to the organization: they no longer see it.
+    kept = await tellMember(deps, tx, caller.user.id, {
+      userId: req.userId,
+      kind: "membership",
+      title: `You were removed from ${access.organization.name}`,
+      body: `${caller.user.email} removed you; its servers and clients are no longer yours to see.`,
+    });
   });
+  deps.notifier.announce([kept]);
   return create(RemoveMemberResponseSchema, {});
 };
 
-export const memberMethods: MemberMethods = { addMember, listMembers, updateMemberRole, removeMember };
+export function memberMethods(deps: MemberDeps): MemberMethods {
+  return { addMember: addMember(deps), listMembers, updateMemberRole: updateMemberRole(deps), removeMember: removeMember(deps) };
+}

@@ -119,7 +119,7 @@ const deleteOrganization =
 export function createOrganizationsService(deps: CoreDeps): ServiceImpl<typeof OrganizationsService> {
   return {
     ...createGameOAuthClientMethods(deps),
-    ...memberMethods,
+    ...memberMethods(deps),
     ...accessGrantMethods,
     createOrganization: createOrganization(deps),
     listOrganizations,

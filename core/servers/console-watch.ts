@@ -16,8 +16,7 @@ import type { CoreDeps } from "../deps.ts";
 import { requireServer } from "../access.ts";
 import { isOnline } from "../agents/presence.ts";
 import type { ConsoleEvent } from "../agents/console-feed.ts";
-import { credentialRefusal, presentedCredential, resolveUser } from "../auth/credentials.ts";
-import { fail } from "../errors.ts";
+import { recheckCaller } from "../auth/credentials.ts";
 import { createWaker, releaseWhenCallEnds } from "../stream-wait.ts";
 
 /**
@@ -36,11 +35,8 @@ type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents" | "st
  * and its holder still sees the server. Returns whether the server's agent is connected.
  */
 async function recheck(deps: WatchDeps, ctx: HandlerContext, serverId: string): Promise<boolean> {
-  const em = entityManager(ctx).fork();
-  const presented = presentedCredential(ctx.requestHeader);
-  const db = deps.statements.db(em);
-  const caller = await resolveUser(db.query, presented, deps.clock.now(), deps.config.sessionIdleSeconds);
-  if (!caller) throw fail("unauthenticated", credentialRefusal(presented));
+  const db = deps.statements.db(entityManager(ctx).fork());
+  const caller = await recheckCaller(db.query, ctx.requestHeader, deps.clock.now(), deps.config.sessionIdleSeconds);
   const { server } = await requireServer(db, caller, serverId);
   return isOnline(server, deps.clock.now());
 }

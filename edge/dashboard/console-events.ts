@@ -71,7 +71,8 @@ function wantsEvents(ctx: Context): boolean {
   return ctx.accepts("json", "text/event-stream") === "text/event-stream";
 }
 
-function answerError(ctx: Context, error: unknown, what: string): void {
+/** A JSON error with its status (and Retry-After when it has one), for a stream refused before it began. */
+export function answerError(ctx: Context, error: unknown, what: string): void {
   const body = errorBody(error, ctx.state.requestId);
   if (isUnexplainedFailure(error)) ctx.state.log?.error({ err: error }, `${what} failed`);
   for (const [name, value] of Object.entries(retryHeaders(error) ?? {})) ctx.set(name, value);

@@ -59,10 +59,11 @@ async function loadViewer(ctx: Context, deps: DashboardDeps): Promise<Viewer | u
   }
   const core = coreFor(deps.calls, ctx);
   try {
-    const [session, orgs] = await Promise.all([core.auth.getSession({}), core.organizations.listOrganizations({})]);
+    const [session, orgs, unread] = await Promise.all([core.auth.getSession({}), core.organizations.listOrganizations({}), core.notifications.getUnreadCount({})]);
     return {
       user: session.user!,
       organizations: orgs.organizations,
+      unread: unread.unread,
       formToken: formToken(ctx, deps.secureCookies),
       lastOrg: readCookie(ctx.req.headers, lastOrgCookie, deps.secureCookies),
       core,

@@ -15,6 +15,7 @@ import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { AdminService } from "../../gen/outpost/admin/v1/admin_service_pb.js";
 import { IntegrationsService } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
+import { NotificationsService } from "../../gen/outpost/notifications/v1/notifications_service_pb.js";
 
 export interface Core {
   auth: Client<typeof AuthService>;
@@ -23,6 +24,7 @@ export interface Core {
   activity: Client<typeof ActivityService>;
   admin: Client<typeof AdminService>;
   integrations: Client<typeof IntegrationsService>;
+  notifications: Client<typeof NotificationsService>;
 }
 
 /** Core as the caller of this request (the dashboard checks first that it has a session cookie). */
@@ -34,6 +36,7 @@ export function coreFor(calls: CoreCalls, ctx: Context): Core {
     activity: calls.client(ctx, ActivityService),
     admin: calls.client(ctx, AdminService),
     integrations: calls.client(ctx, IntegrationsService),
+    notifications: calls.client(ctx, NotificationsService),
   };
 }
 

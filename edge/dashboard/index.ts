@@ -21,6 +21,7 @@ import { integrationRoutes } from "./integrations.ts";
 import { accountRoutes } from "./account.ts";
 import { activityRoutes } from "./activity.ts";
 import { adminRoutes } from "./admin.ts";
+import { notificationRoutes } from "./notifications.ts";
 
 export interface DashboardOptions {
   transport: Transport;
@@ -90,6 +91,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
   accountRoutes(router, deps);
   activityRoutes(router, deps);
   adminRoutes(router, deps);
+  notificationRoutes(router, deps);
 
   const routes = router.routes() as unknown as Middleware;
   const methods = router.allowedMethods() as unknown as Middleware;

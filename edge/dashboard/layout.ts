@@ -15,6 +15,8 @@ export interface Shell {
   formToken: string;
   /** The organization last opened (a cookie), preselected in the switcher outside organization pages. */
   lastOrg?: string;
+  /** Unread notifications, for the bell. */
+  unread: number;
 }
 
 /** Fixed messages a redirect-after-post can ask for with `?notice=` (never text from the request). */
@@ -43,6 +45,7 @@ export const notices: Record<string, string> = {
   "password-changed": "Password changed. Every other session of yours is signed out; your API keys keep working.",
   "session-revoked": "Session revoked: that browser is signed out.",
   "sessions-revoked": "Every other session is revoked: those browsers are signed out.",
+  "preferences-saved": "Notification preferences saved.",
 };
 
 export type Section = "overview" | "servers" | "clients" | "integrations" | "members" | "activity";
@@ -55,7 +58,7 @@ export interface PageOptions {
   org?: Organization;
   section?: Section;
   /** The top navigation item that is current. */
-  area?: "organizations" | "security" | "admin";
+  area?: "organizations" | "security" | "admin" | "notifications";
   notice?: string;
   /** Breadcrumb links before the heading. */
   crumbs?: ReadonlyArray<{ href: string; label: string }>;
@@ -95,6 +98,11 @@ function orgTabs(org: Organization, section: Section | undefined): Html {
 </nav>`;
 }
 
+/** The notifications link with its unread count (a badge, and words for screen readers), kept live by dashboard.js (data-bell-events). */
+function bell(unread: number, current: Html | string): Html {
+  return html`<a href="/app/notifications" class="bell" data-bell-events="/app/notifications/events"${current}>Notifications<span class="badge count" data-unread aria-hidden="true"${unread ? "" : html` hidden`}>${unread}</span><span class="sr-only" data-unread-words>${unread ? `, ${unread} unread` : ""}</span></a>`;
+}
+
 /** The top bar's account links; absent on pages shown before the person is known. */
 function accountNav(shell: Shell, area: PageOptions["area"]): Html {
   const current = (name: PageOptions["area"]) => (area === name ? html` aria-current="page"` : "");
@@ -102,6 +110,7 @@ function accountNav(shell: Shell, area: PageOptions["area"]): Html {
 <ul>
 <li><a href="/app/organizations"${current("organizations")}>Organizations</a></li>
 <li><a href="/app/account/security"${current("security")}>Security</a></li>
+<li>${bell(shell.unread, current("notifications"))}</li>
 ${shell.user.platformAdmin ? html`<li><a href="/app/admin"${current("admin")}>Admin</a></li>` : ""}
 <li>${postForm("/sign-out", shell.formToken, html`<button type="submit" class="linklike">Sign out</button>`, html` class="inline"`)}</li>
 </ul>

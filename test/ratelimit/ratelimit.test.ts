@@ -64,6 +64,7 @@ describe("rate limits", () => {
       loginCodes: t.deps.loginCodes,
       knownDevices: t.deps.knownDevices,
       watches: t.deps.watches,
+      notifier: t.deps.notifier,
       metrics: t.deps.metrics,
       keyEncryptionKey: t.deps.keyEncryptionKey,
       outbound: t.deps.outbound,

@@ -11,7 +11,7 @@ import { ServersService, type WatchConsoleResponse } from "../../gen/outpost/ser
 import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { agentKeyHeader } from "../../contract/credentials.ts";
 import { startAgent, type Agent, type AgentOptions } from "../../agent/client.ts";
-import { watchesPerUser } from "../../core/agents/console-watch-slots.ts";
+import { consoleWatchesPerUser as watchesPerUser } from "../../core/agents/console-router.ts";
 import { acmeWithMembers, type Account } from "../support/fixtures.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { onPostgresServer } from "../support/database.ts";

@@ -21,6 +21,7 @@ import { createLoginCodeHasher, loginCodeKeyPurpose } from "../../core/game-oaut
 import { createWatchRegistry } from "../../core/game-oauth/watches.ts";
 import { authorizationEvents, type AuthorizationEvents } from "../../core/game-oauth/events.ts";
 import { createLocalBus, type Bus } from "../../core/bus.ts";
+import { createNotifier } from "../../core/notifications/notify.ts";
 import { createPostgresBus } from "../../core/bus-postgres.ts";
 import { busKeyPurpose } from "../../core/bus-envelope.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
@@ -154,7 +155,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const passwords = createPasswords(options.passwordHashing ?? { concurrency: 4, queue: 1000 });
   const knownDevices = createKnownDevices(() => derivedSecret(kek, knownDeviceKeyPurpose));
   const consoles = createConsoleRouter({ agents, bus, logger });
-  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), metrics: options.metrics ?? createNoMetrics(), keyEncryptionKey: () => kek, outbound: createOutboundSender({ allowLocal: false, ...options.outbound }), mailer: createMailer(options.smtp) };
+  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), notifier: createNotifier({ bus, logger }), metrics: options.metrics ?? createNoMetrics(), keyEncryptionKey: () => kek, outbound: createOutboundSender({ allowLocal: false, ...options.outbound }), mailer: createMailer(options.smtp) };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);

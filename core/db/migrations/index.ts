@@ -12,6 +12,7 @@ import { Migration0011SessionActivity } from "./0011-session-activity.ts";
 import { Migration0012OrganizationVerified } from "./0012-organization-verified.ts";
 import { Migration0013RealGameServers } from "./0013-real-game-servers.ts";
 import { Migration0015Integrations } from "./0015-integrations.ts";
+import { Migration0018Notifications } from "./0018-notifications.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -29,4 +30,5 @@ export const migrations = [
   { name: "0012_organization_verified", class: Migration0012OrganizationVerified },
   { name: "0013_real_game_servers", class: Migration0013RealGameServers },
   { name: "0015_integrations", class: Migration0015Integrations },
+  { name: "0018_notifications", class: Migration0018Notifications },
 ];

@@ -162,6 +162,23 @@
     window.setTimeout(poll, 2000);
   }
 
+  // The bell: <a data-bell-events="url"> holding [data-unread] (the badge) and
+  // [data-unread-words] (what a screen reader hears); the count arrives as `unread` events.
+  var bell = document.querySelector("a[data-bell-events]");
+  if (bell && window.EventSource) {
+    var badge = bell.querySelector("[data-unread]");
+    var words = bell.querySelector("[data-unread-words]");
+    var bellEvents = new EventSource(bell.getAttribute("data-bell-events"));
+    bellEvents.addEventListener("unread", function (event) {
+      var unread = JSON.parse(event.data).unread;
+      var before = Number(badge.textContent) || 0;
+      badge.textContent = String(unread);
+      badge.hidden = unread === 0;
+      words.textContent = unread ? ", " + unread + " unread" : "";
+      if (unread > before) announce(unread === 1 ? "You have 1 unread notification." : "You have " + unread + " unread notifications.");
+    });
+  }
+
   // After a refused form, put the keyboard on the first field the API complained about.
   var invalid = document.querySelector('[aria-invalid="true"]');
   if (invalid) invalid.focus();
