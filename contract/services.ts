@@ -14,6 +14,7 @@ import { OrganizationsService } from "../gen/outpost/organizations/v1/organizati
 import { ServersService } from "../gen/outpost/servers/v1/servers_service_pb.js";
 import { GameOAuthService } from "../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { AccountOAuthService } from "../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
+import { PwaService } from "../gen/outpost/pwa/v1/pwa_service_pb.js";
 
 export { Audience };
 
@@ -29,6 +30,7 @@ export const services: readonly DescService[] = [
   AgentService,
   GameOAuthService,
   AccountOAuthService,
+  PwaService,
 ];
 
 const audiences = new WeakMap<DescService, Audience>();

@@ -13,6 +13,7 @@ import type { Passwords } from "./auth/passwords.ts";
 import type { KnownDevices } from "./auth/known-devices.ts";
 import type { Statements } from "./db/statements.ts";
 import type { Metrics } from "./metrics.ts";
+import type { PushDeps } from "./pwa/push.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -85,4 +86,6 @@ export interface CoreDeps {
   watches: WatchRegistry;
   /** Where core reports what the operator's metrics count (token exchanges, sign-ins, refusals). */
   metrics: Metrics;
+  /** Web Push: the VAPID subject and keys, and how a push request is posted (the outbound guard). */
+  push: PushDeps;
 }

@@ -10,6 +10,7 @@ import { KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { GameOAuthService } from "../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { AccountOAuthService } from "../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
+import { PwaService } from "../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { Audience, serviceAudience } from "../contract/services.ts";
 import type { CoreDeps } from "./deps.ts";
 import { createIdentityService } from "./identity/identity-service.ts";
@@ -22,6 +23,7 @@ import { createKeysService } from "./keys/keys-service.ts";
 import { createAgentService } from "./agents/agent-service.ts";
 import { createGameOAuthService } from "./game-oauth/game-oauth-service.ts";
 import { createAccountOAuthService } from "./account-oauth/account-oauth-service.ts";
+import { createPwaService } from "./pwa/pwa-service.ts";
 
 export interface RouteOptions {
   /** Leave out services for the edge alone (for routes served on a public path). */
@@ -45,5 +47,6 @@ export function createCoreRoutes(deps: CoreDeps, options: RouteOptions = {}): (r
     register(AgentService, createAgentService(deps));
     register(GameOAuthService, createGameOAuthService(deps));
     register(AccountOAuthService, createAccountOAuthService(deps));
+    register(PwaService, createPwaService(deps));
   };
 }

@@ -27,6 +27,8 @@ import { accountIssuerUrl } from "../contract/issuers.ts";
 import type { Config } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
 import { openDatabase, type Database } from "./database.ts";
+import { createVapidKeys } from "../core/pwa/vapid-keys.ts";
+import { createFetchPushPost } from "../core/pwa/push.ts";
 import { resolveKeyEncryptionKey } from "./key-encryption-key.ts";
 import { openMetrics, type PrometheusMetrics } from "./metrics.ts";
 import { createNoMetrics } from "../core/metrics.ts";
@@ -97,6 +99,8 @@ function coreDepsOf(config: Config, database: Database, parts: CoreParts, keyEnc
     knownDevices: createKnownDevices(() => derivedSecret(keyEncryptionKey(), knownDeviceKeyPurpose)),
     watches: createWatchRegistry(),
     config: coreConfig(config, database),
+    // The VAPID key is sealed under the KEK; the default sender stands until the outbound guard takes its place.
+    push: { subject: config.vapidSubject, vapid: createVapidKeys(keyEncryptionKey), post: createFetchPushPost() },
   };
   return { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };
 }

@@ -1,8 +1,8 @@
 /**
  * Rotating KEY_ENCRYPTION_KEY: every private key sealed under the old KEK is opened and sealed
  * again under the new one, in one transaction that holds both issuers' signing-key locks (so no
- * rotation interleaves), with one activity event. The signing keys are the only values sealed
- * under the KEK; what is derived from it (login-code and known-device HMACs, the bus's and the
+ * rotation interleaves), with one activity event. The signing keys and the Web Push VAPID key
+ * (core/pwa/vapid-keys.ts, its row locked too) are the only values sealed under the KEK; what is derived from it (login-code and known-device HMACs, the bus's and the
  * hosted page's HMAC keys) is not stored, so it simply follows the KEK the instances start with.
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
@@ -11,6 +11,7 @@ import { recordActivity } from "../activity/record.ts";
 import { KeyEncryptionError, open, seal, type KeyEncryptionKey } from "./key-encryption.ts";
 import { lockIssuer, sealLabel } from "./signing-key-store.ts";
 import type { Orm } from "../db/orm.ts";
+import { resealVapidKey } from "../pwa/vapid-keys.ts";
 
 export interface KekRotation {
   /** Keys sealed again under the new KEK by this run. */
@@ -51,7 +52,8 @@ export async function rotateKeyEncryptionKey(orm: Orm, from: KeyEncryptionKey, t
   return orm.em.fork().transactional(async (tx: EntityManager) => {
     for (const issuer of issuers) await lockIssuer(tx, issuer);
     const rows = await tx.find(SigningKey, {}, { orderBy: { issuer: "asc", kid: "asc" } });
-    const resealed = rows.filter((row) => reseal(row, from, to)).length;
+    const resealedVapid = await resealVapidKey(tx, from, to);
+    const resealed = rows.filter((row) => reseal(row, from, to)).length + (resealedVapid ? 1 : 0);
     if (resealed > 0) {
       recordActivity(tx, "system", {
         action: "key_encryption_key.rotated",
@@ -61,6 +63,6 @@ export async function rotateKeyEncryptionKey(orm: Orm, from: KeyEncryptionKey, t
       });
     }
     await tx.flush();
-    return { resealed, alreadyNew: rows.length - resealed };
+    return { resealed, alreadyNew: rows.length - resealed + (resealedVapid ? 1 : 0) };
   });
 }

@@ -65,6 +65,7 @@ describe("rate limits", () => {
       knownDevices: t.deps.knownDevices,
       watches: t.deps.watches,
       metrics: t.deps.metrics,
+      push: t.deps.push,
     });
     return {
       rateLimits,

@@ -2,6 +2,8 @@
  * A real core on a real database for a test suite, reached through Connect clients over an
  * in-memory transport, so validation, authentication and error mapping all run.
  */
+import { createVapidKeys } from "../../core/pwa/vapid-keys.ts";
+import { createFetchPushPost, type PushPost } from "../../core/pwa/push.ts";
 import { createStatements } from "../../core/db/statements.ts";
 import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
@@ -84,6 +86,10 @@ export interface TestCoreOptions {
   passwordHashing?: PasswordHashingLimits;
   /** What core reports to the operator's metrics; nothing is kept otherwise. */
   metrics?: Metrics;
+  /** How push requests are posted; fetch (no redirects, 10 s) otherwise. */
+  pushPost?: PushPost;
+  /** The VAPID subject; "mailto:outpost@account.test" otherwise. */
+  vapidSubject?: string;
 }
 
 export type Credential = { session: string } | { apiKey: string } | { headers: Record<string, string> } | undefined;
@@ -148,7 +154,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const passwords = createPasswords(options.passwordHashing ?? { concurrency: 4, queue: 1000 });
   const knownDevices = createKnownDevices(() => derivedSecret(kek, knownDeviceKeyPurpose));
   const consoles = createConsoleRouter({ agents, bus, logger });
-  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), metrics: options.metrics ?? createNoMetrics() };
+  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), metrics: options.metrics ?? createNoMetrics(), push: { subject: options.vapidSubject ?? "mailto:outpost@account.test", vapid: createVapidKeys(() => kek), post: options.pushPost ?? createFetchPushPost() } };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);
