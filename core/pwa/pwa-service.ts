@@ -26,8 +26,9 @@ function toProto(row: SubscriptionRow): PushSubscription {
     id: row.id,
     endpoint: row.endpoint,
     userAgent: row.user_agent,
-    createdAt: timestampFromDate(row.created_at),
-    lastSuccessAt: row.last_success_at ? timestampFromDate(row.last_success_at) : undefined,
+    // Rows read inside a transaction (em.execute) carry times as text, outside as Dates.
+    createdAt: timestampFromDate(new Date(row.created_at)),
+    lastSuccessAt: row.last_success_at ? timestampFromDate(new Date(row.last_success_at)) : undefined,
   });
 }
 

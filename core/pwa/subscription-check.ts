@@ -3,7 +3,7 @@
  * loopback host only in local development), without credentials in it, and keys that are really
  * a P-256 point and a 16-byte secret — so that every later send can encrypt to it.
  */
-import { createECDH } from "node:crypto";
+import { ECDH } from "node:crypto";
 import type { SubscribeRequest } from "../../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { fieldFail, type FieldProblem } from "../errors.ts";
 
@@ -34,7 +34,7 @@ function endpointProblem(endpoint: string, allowInsecure: boolean): string | und
 function isP256Point(bytes: Buffer): boolean {
   if (bytes.length !== 65 || bytes[0] !== 0x04) return false;
   try {
-    createECDH("prime256v1").computeSecret(bytes);
+    ECDH.convertKey(bytes, "prime256v1", undefined, undefined, "compressed"); // throws off the curve
     return true;
   } catch {
     return false;
