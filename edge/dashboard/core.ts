@@ -14,6 +14,7 @@ import { OrganizationsService } from "../../gen/outpost/organizations/v1/organiz
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { AdminService } from "../../gen/outpost/admin/v1/admin_service_pb.js";
+import { PwaService } from "../../gen/outpost/pwa/v1/pwa_service_pb.js";
 
 export interface Core {
   auth: Client<typeof AuthService>;
@@ -21,6 +22,7 @@ export interface Core {
   servers: Client<typeof ServersService>;
   activity: Client<typeof ActivityService>;
   admin: Client<typeof AdminService>;
+  pwa: Client<typeof PwaService>;
 }
 
 /** Core as the caller of this request (the dashboard checks first that it has a session cookie). */
@@ -31,6 +33,7 @@ export function coreFor(calls: CoreCalls, ctx: Context): Core {
     servers: calls.client(ctx, ServersService),
     activity: calls.client(ctx, ActivityService),
     admin: calls.client(ctx, AdminService),
+    pwa: calls.client(ctx, PwaService),
   };
 }
 

@@ -20,6 +20,7 @@ import { gameOAuthRoutes } from "./game-oauth.ts";
 import { accountRoutes } from "./account.ts";
 import { activityRoutes } from "./activity.ts";
 import { adminRoutes } from "./admin.ts";
+import { pwaRoutes } from "./pwa.ts";
 
 export interface DashboardOptions {
   transport: Transport;
@@ -75,6 +76,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
     shutdown: options.shutdown,
   };
   const router = new Router();
+  pwaRoutes(router);
   router.get(
     "/app",
     page(deps, (ctx: Context, v) => {
