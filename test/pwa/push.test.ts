@@ -9,7 +9,8 @@ import { randomBytes } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { PwaService } from "../../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
-import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
+import { startTestCore, testConfig, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
+import { rotateKeyEncryptionKey } from "../../core/keys/kek-rotation.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { startPushEndpoint, type PushEndpoint } from "../support/push-endpoint.ts";
 import { sendPushToUser, maxPushPayloadBytes } from "../../core/pwa/push.ts";
@@ -175,6 +176,24 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     // Another KEK cannot open it.
     const wrong = createVapidKeys(() => keyEncryptionKey(randomBytes(32)));
     await assert.rejects(wrong.get(t.deps.statements.on(t.orm.em.fork()), new Date()), /key-encryption key/);
+  });
+
+  it("keeps the VAPID key through a KEK rotation, sealed under the new KEK", async () => {
+    const fresh = await startTestCore(config);
+    const newKek = randomBytes(32);
+    let after: TestCore | undefined;
+    try {
+      const before = await fresh.deps.push.vapid.get(fresh.deps.statements.on(fresh.orm.em.fork()), new Date());
+      const rotation = await rotateKeyEncryptionKey(fresh.orm, keyEncryptionKey(testKeyEncryptionKey), keyEncryptionKey(newKek));
+      assert.ok(rotation.resealed >= 1);
+      after = await startTestCore(config, { database: fresh.database, keyEncryptionKey: newKek });
+      assert.deepEqual(await after.deps.push.vapid.get(after.deps.statements.on(after.orm.em.fork()), new Date()), before);
+      const [row] = await after.orm.em.fork().getConnection().execute("select kek_id from vapid_keys");
+      assert.equal(row.kek_id, keyEncryptionKey(newKek).id);
+    } finally {
+      await after?.close();
+      await fresh.close();
+    }
   });
 
   it("makes one key when instances need it at once on a new deployment", async () => {
