@@ -15,6 +15,7 @@ import { rejectsWith } from "../support/errors.ts";
 import { startPushEndpoint, type PushEndpoint } from "../support/push-endpoint.ts";
 import { sendPushToUser, maxPushPayloadBytes } from "../../core/pwa/push.ts";
 import { createVapidKeys } from "../../core/pwa/vapid-keys.ts";
+import { maxSubscriptionsPerUser } from "../../core/pwa/pwa-service.ts";
 import { keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 
 const subject = "mailto:ops@outpost.test";
@@ -119,6 +120,13 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     assert.deepEqual((await pwa(alice).listSubscriptions({})).subscriptions, []);
     assert.equal((await pwa(bob).listSubscriptions({})).subscriptions.length, 1);
     await pwa(bob).unsubscribe({ target: { case: "endpoint", value: mine.endpoint } });
+  });
+
+  it("keeps at most 20 browsers per person (409 past that)", async () => {
+    const carol = await t.signUp("carol@example.com");
+    for (let i = 0; i < maxSubscriptionsPerUser; i++) await subscribe(carol);
+    await rejectsWith(subscribe(carol), Code.FailedPrecondition, "failed_precondition");
+    assert.equal((await pwa(carol).listSubscriptions({})).subscriptions.length, maxSubscriptionsPerUser);
   });
 
   it("records subscribing and unsubscribing in the account's activity", async () => {
