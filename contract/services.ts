@@ -16,6 +16,7 @@ import { GameOAuthService } from "../gen/outpost/gameoauth/v1/game_oauth_service
 import { AccountOAuthService } from "../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
 import { IntegrationsService } from "../gen/outpost/integrations/v1/integrations_service_pb.js";
 import { NotificationsService } from "../gen/outpost/notifications/v1/notifications_service_pb.js";
+import { PwaService } from "../gen/outpost/pwa/v1/pwa_service_pb.js";
 
 export { Audience };
 
@@ -33,6 +34,7 @@ export const services: readonly DescService[] = [
   AccountOAuthService,
   IntegrationsService,
   NotificationsService,
+  PwaService,
 ];
 
 const audiences = new WeakMap<DescService, Audience>();

@@ -17,6 +17,7 @@ import type { Metrics } from "./metrics.ts";
 import type { KeyEncryptionKey } from "./keys/key-encryption.ts";
 import type { OutboundSender } from "./outbound/sender.ts";
 import type { Mailer } from "./outbound/mailer.ts";
+import type { PushDeps } from "./pwa/push.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -97,4 +98,6 @@ export interface CoreDeps {
   mailer: Mailer;
   /** Announces kept notifications (bells on every instance, web push) and bounds the open bells. */
   notifier: Notifier;
+  /** Web Push: the VAPID subject and keys, and how a push request is posted (the outbound guard). */
+  push: PushDeps;
 }

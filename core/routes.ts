@@ -12,6 +12,7 @@ import { GameOAuthService } from "../gen/outpost/gameoauth/v1/game_oauth_service
 import { AccountOAuthService } from "../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
 import { IntegrationsService } from "../gen/outpost/integrations/v1/integrations_service_pb.js";
 import { NotificationsService } from "../gen/outpost/notifications/v1/notifications_service_pb.js";
+import { PwaService } from "../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { Audience, serviceAudience } from "../contract/services.ts";
 import type { CoreDeps } from "./deps.ts";
 import { createIdentityService } from "./identity/identity-service.ts";
@@ -26,6 +27,7 @@ import { createGameOAuthService } from "./game-oauth/game-oauth-service.ts";
 import { createAccountOAuthService } from "./account-oauth/account-oauth-service.ts";
 import { createIntegrationsService } from "./integrations/integrations-service.ts";
 import { createNotificationsService } from "./notifications/notifications-service.ts";
+import { createPwaService } from "./pwa/pwa-service.ts";
 
 export interface RouteOptions {
   /** Leave out services for the edge alone (for routes served on a public path). */
@@ -51,5 +53,6 @@ export function createCoreRoutes(deps: CoreDeps, options: RouteOptions = {}): (r
     register(AccountOAuthService, createAccountOAuthService(deps));
     register(IntegrationsService, createIntegrationsService(deps));
     register(NotificationsService, createNotificationsService(deps));
+    register(PwaService, createPwaService(deps));
   };
 }

@@ -23,6 +23,12 @@ export const pageContentSecurityPolicy = [
 ].join("; ");
 
 /**
+ * The dashboard's pages: as strict, and they may load the web app manifest and register the
+ * service worker (both same-origin files; without these, manifest-src falls back to 'none').
+ */
+export const dashboardContentSecurityPolicy = `${pageContentSecurityPolicy}; manifest-src 'self'; worker-src 'self'`;
+
+/**
  * For pages whose form may end, through redirects, at another site (sign-in and consent go back to
  * the app that asked): browsers apply `form-action` to every redirect after a form submission, so
  * it is left out; everything else stays as strict.
@@ -40,6 +46,8 @@ export interface PageParts {
   /** Script URLs, loaded deferred in this order (no inline script: the CSP forbids it). */
   scripts?: readonly string[];
   icon?: { href: string; type: string };
+  /** The web app manifest (the dashboard, an installable app) and the browser UI's colour with it. */
+  manifest?: { href: string; themeColor: string };
   /** What goes inside `<body>`. */
   body: Html;
 }
@@ -48,6 +56,7 @@ export interface PageParts {
 function headLinks(p: PageParts): Html[] {
   return [
     ...(p.icon ? [html`<link rel="icon" href="${p.icon.href}" type="${p.icon.type}">`] : []),
+    ...(p.manifest ? [html`<link rel="manifest" href="${p.manifest.href}">`, html`<meta name="theme-color" content="${p.manifest.themeColor}">`] : []),
     ...p.stylesheets.map((href) => html`<link rel="stylesheet" href="${href}">`),
     ...(p.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`),
   ].map((element) => html`${element}\n`);
@@ -135,6 +144,7 @@ const contentTypes: Record<string, string> = {
   css: "text/css; charset=utf-8",
   svg: "image/svg+xml",
   png: "image/png",
+  webmanifest: "application/manifest+json",
   ico: "image/x-icon",
 };
 

@@ -54,6 +54,8 @@ export interface Config {
   shutdown: Readonly<{ timeoutMs: number; delayMs: number }>;
   /** OpenTelemetry traces: where they are sent (OTLP over HTTP) and under which name; undefined: off. */
   tracing: Readonly<TracingConfig> | undefined;
+  /** The VAPID `sub` claim of Web Push requests: a mailto: or https: URL push services may use to reach the operator. */
+  vapidSubject: string;
 }
 
 export interface TracingConfig {
@@ -107,6 +109,8 @@ export const defaults = {
   OTEL_EXPORTER_OTLP_ENDPOINT: "",
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "",
   OTEL_SERVICE_NAME: "outpost",
+  /** Empty: ACCOUNT_BASE_URL when it is https, else mailto:outpost@<its host>. */
+  VAPID_SUBJECT: "",
 } as const;
 
 /** Variables renamed, by their new name: the old name is still read when the new one is not set. */
@@ -305,6 +309,24 @@ function tracing(env: Env): Config["tracing"] {
   return Object.freeze({ url: url.href, serviceName });
 }
 
+/**
+ * VAPID_SUBJECT: how a push service can reach whoever runs this deployment (RFC 8292 `sub`), a
+ * mailto: or https: URL. Unset: ACCOUNT_BASE_URL when it is https, otherwise a mailto: at its host.
+ */
+function vapidSubject(env: Env, accountBaseUrl: URL): string {
+  const raw = read(env, "VAPID_SUBJECT");
+  if (raw === "") return accountBaseUrl.protocol === "https:" ? accountBaseUrl.origin : `mailto:outpost@${accountBaseUrl.hostname}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  const ok = url && ((url.protocol === "mailto:" && /^[^@\s]+@[^@\s]+$/.test(url.pathname)) || (url.protocol === "https:" && !url.username && !url.password));
+  if (!ok) throw new ConfigError(`VAPID_SUBJECT must be a mailto: address or an https: URL, like mailto:ops@example.com (got "${raw}")`);
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -359,5 +381,6 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     metrics: metrics(env),
     shutdown: shutdown(env),
     tracing: tracing(env),
+    vapidSubject: vapidSubject(env, accountBaseUrl),
   });
 }

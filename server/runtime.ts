@@ -28,6 +28,8 @@ import { accountIssuerUrl } from "../contract/issuers.ts";
 import type { Config } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
 import { openDatabase, type Database } from "./database.ts";
+import { createVapidKeys } from "../core/pwa/vapid-keys.ts";
+import { pushPostThrough } from "../core/pwa/push.ts";
 import { resolveKeyEncryptionKey } from "./key-encryption-key.ts";
 import { openMetrics, type PrometheusMetrics } from "./metrics.ts";
 import { createNoMetrics } from "../core/metrics.ts";
@@ -93,6 +95,7 @@ type CoreParts = Pick<CoreDeps, "orm" | "clock" | "logger" | "rateLimits" | "pas
 
 /** Core's dependencies: the parts the runtime opened, and what is built from the KEK or per process. */
 function coreDepsOf(config: Config, database: Database, parts: CoreParts, keyEncryptionKey: () => KeyEncryptionKey): CoreDeps {
+  const outbound = createOutboundSender({ allowLocal: config.allowLocalOutbound });
   const coreDeps: Omit<CoreDeps, "loginVerifier"> = {
     ...parts,
     statements: createStatements(database.kind === "postgres"),
@@ -103,8 +106,10 @@ function coreDepsOf(config: Config, database: Database, parts: CoreParts, keyEnc
     watches: createWatchRegistry(),
     config: coreConfig(config, database),
     keyEncryptionKey,
-    outbound: createOutboundSender({ allowLocal: config.allowLocalOutbound }),
+    outbound,
     mailer: createMailer(config.smtp),
+    // The VAPID key is sealed under the KEK; push requests go out through the SSRF-checked sender.
+    push: { subject: config.vapidSubject, vapid: createVapidKeys(keyEncryptionKey), post: pushPostThrough(outbound) },
   };
   return { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };
 }

@@ -1,8 +1,8 @@
 /**
  * Rotating KEY_ENCRYPTION_KEY: every private key sealed under the old KEK is opened and sealed
  * again under the new one, in one transaction that holds both issuers' signing-key locks (so no
- * rotation interleaves), with one activity event. The signing keys are the only values sealed
- * under the KEK; what is derived from it (login-code and known-device HMACs, the bus's and the
+ * rotation interleaves), with one activity event. The signing keys and the Web Push VAPID key
+ * (core/pwa/vapid-keys.ts, its row locked too) are the only values sealed under the KEK; what is derived from it (login-code and known-device HMACs, the bus's and the
  * hosted page's HMAC keys) is not stored, so it simply follows the KEK the instances start with.
  * Integrations' credentials (webhook secrets, Discord URLs) are sealed too, and re-sealed in the
  * same transaction, their rows locked.
@@ -16,6 +16,7 @@ import type { Orm } from "../db/orm.ts";
 import { LockMode } from "@mikro-orm/core";
 import { Integration } from "../db/integration-entities.ts";
 import { resealCredentials } from "../integrations/credentials.ts";
+import { resealVapidKey } from "../pwa/vapid-keys.ts";
 
 export interface KekRotation {
   /** Keys (and integrations' credentials) sealed again under the new KEK by this run. */
@@ -57,7 +58,9 @@ export async function rotateKeyEncryptionKey(orm: Orm, from: KeyEncryptionKey, t
     for (const issuer of issuers) await lockIssuer(tx, issuer);
     const rows = await tx.find(SigningKey, {}, { orderBy: { issuer: "asc", kid: "asc" } });
     const integrations = await tx.find(Integration, {}, { orderBy: { id: "asc" }, lockMode: LockMode.PESSIMISTIC_WRITE });
-    const resealed = rows.filter((row) => reseal(row, from, to)).length + integrations.filter((row) => resealCredentials(row, from, to)).length;
+    const resealedRows = rows.filter((row) => reseal(row, from, to)).length + integrations.filter((row) => resealCredentials(row, from, to)).length;
+    const resealedVapid = await resealVapidKey(tx, from, to);
+    const resealed = resealedRows + (resealedVapid ? 1 : 0);
     if (resealed > 0) {
       recordActivity(tx, "system", {
         action: "key_encryption_key.rotated",
@@ -67,6 +70,6 @@ export async function rotateKeyEncryptionKey(orm: Orm, from: KeyEncryptionKey, t
       });
     }
     await tx.flush();
-    return { resealed, alreadyNew: rows.length + integrations.length - resealed };
+    return { resealed, alreadyNew: rows.length + integrations.length - resealedRows };
   });
 }

@@ -14,6 +14,7 @@ import { eventTable } from "./activity.ts";
 import { html, type Html } from "../html.ts";
 import { secretBlock } from "./layout.ts";
 import { passwordSection, securityPath, sessionsSection } from "./account-sessions.ts";
+import { pushRoutes, pushSection } from "./account-push.ts";
 
 const expiries = [
   { value: "30", label: "30 days" },
@@ -30,11 +31,12 @@ interface Refused {
 }
 
 async function securityPage(ctx: Context, v: Viewer, refused: Refused = {}, status = 200): Promise<void> {
-  const [{ sessions }, { apiKeys }, { consents: apps }, { events }] = await Promise.all([
+  const [{ sessions }, { apiKeys }, { consents: apps }, { events }, { subscriptions }] = await Promise.all([
     v.core.auth.listSessions({}),
     v.core.auth.listApiKeys({}),
     v.core.auth.listConsents({}),
     v.core.activity.listMyActivity({ limit: 20 }),
+    v.core.pwa.listSubscriptions({}),
   ]);
   const values = refused.apiKey?.values;
   const errors = refused.apiKey?.errors;
@@ -69,6 +71,7 @@ async function securityPage(ctx: Context, v: Viewer, refused: Refused = {}, stat
       title: "Security",
       area: "security",
       notice: noticeOf(ctx),
+      scripts: ["push.js"],
       lede: html`Signed in as ${v.user.name} (${v.user.email}).`,
       body: html`${passwordSection(v.formToken, refused.password)}
 ${sessionsSection(v.formToken, sessions)}
@@ -91,6 +94,7 @@ ${selectField({ name: "expiry", label: "Expires", value: values?.expiry ?? "30",
   html` class="panel stack" aria-labelledby="create-key-heading"`,
 )}
 </section>
+${pushSection(v.formToken, subscriptions, ctx.get("user-agent"))}
 <section aria-labelledby="consents-heading">
 <h2 id="consents-heading">Apps signed in with Outpost</h2>
 ${consentSection}
@@ -156,6 +160,7 @@ export function accountRoutes(router: Router, deps: DashboardDeps): void {
   router.get(securityPath, page(deps, (ctx, v) => securityPage(ctx, v)));
   router.post(`${securityPath}/api-keys`, action(deps, createApiKey));
   router.post(`${securityPath}/password`, action(deps, changePassword));
+  pushRoutes(router, deps);
   router.post(
     `${securityPath}/sessions/revoke-others`,
     action(deps, revoking({ title: "Revoke every other session?", consequence: "Every other browser signed in as you is signed out at once. This one stays signed in.", label: "Revoke all other sessions" }, (v) => v.core.auth.revokeOtherSessions({}), "sessions-revoked")),

@@ -10,7 +10,7 @@ import { httpOnlyCookieHeader, readCookie, readSessionCookie } from "../cookies.
 import { readLimitedText, mediaType } from "../body.ts";
 import { maxBodyBytes } from "../body-limits.ts";
 import { formToken, formTokenField, formTokenMatches } from "../form-token.ts";
-import { sendPage } from "../pages.ts";
+import { dashboardContentSecurityPolicy, sendPage } from "../pages.ts";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { coreFor, hasCode, type Core } from "./core.ts";
 import { layout, type PageOptions, type Shell } from "./layout.ts";
@@ -86,7 +86,7 @@ export function orgOf(v: Viewer, slug: string): Organization {
 }
 
 export function render(ctx: Context, v: Viewer | undefined, options: PageOptions, status = 200): void {
-  sendPage(ctx, status, layout(v, options));
+  sendPage(ctx, status, layout(v, options), dashboardContentSecurityPolicy);
 }
 
 export type PageHandler = (ctx: Context, v: Viewer) => Promise<void> | void;

@@ -16,6 +16,7 @@ import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_
 import { AdminService } from "../../gen/outpost/admin/v1/admin_service_pb.js";
 import { IntegrationsService } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
 import { NotificationsService } from "../../gen/outpost/notifications/v1/notifications_service_pb.js";
+import { PwaService } from "../../gen/outpost/pwa/v1/pwa_service_pb.js";
 
 export interface Core {
   auth: Client<typeof AuthService>;
@@ -25,6 +26,7 @@ export interface Core {
   admin: Client<typeof AdminService>;
   integrations: Client<typeof IntegrationsService>;
   notifications: Client<typeof NotificationsService>;
+  pwa: Client<typeof PwaService>;
 }
 
 /** Core as the caller of this request (the dashboard checks first that it has a session cookie). */
@@ -37,6 +39,7 @@ export function coreFor(calls: CoreCalls, ctx: Context): Core {
     admin: calls.client(ctx, AdminService),
     integrations: calls.client(ctx, IntegrationsService),
     notifications: calls.client(ctx, NotificationsService),
+    pwa: calls.client(ctx, PwaService),
   };
 }
 

@@ -22,6 +22,7 @@ import { accountRoutes } from "./account.ts";
 import { activityRoutes } from "./activity.ts";
 import { adminRoutes } from "./admin.ts";
 import { notificationRoutes } from "./notifications.ts";
+import { pwaRoutes } from "./pwa.ts";
 
 export interface DashboardOptions {
   transport: Transport;
@@ -77,6 +78,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
     shutdown: options.shutdown,
   };
   const router = new Router();
+  pwaRoutes(router);
   router.get(
     "/app",
     page(deps, (ctx: Context, v) => {

@@ -6,7 +6,11 @@ import { html, type Html } from "../html.ts";
 import { postForm } from "./forms.ts";
 import { canManage } from "./format.ts";
 
-export const assets = new AssetSet("/app/assets/", new URL("./assets/", import.meta.url), ["dashboard.css", "dashboard.js", "console.js", "favicon.svg"]);
+export const assets = new AssetSet("/app/assets/", new URL("./assets/", import.meta.url), ["dashboard.css", "dashboard.js", "console.js", "push.js", "favicon.svg", "icon-192.png", "icon-512.png", "icon-maskable-512.png"]);
+
+/** The web app manifest's path (edge/dashboard/pwa.ts serves it) and the browser UI's colour. */
+export const manifestPath = "/app/manifest.webmanifest";
+export const themeColor = "#3346d3";
 
 /** The signed-in person as every page needs them. */
 export interface Shell {
@@ -46,6 +50,7 @@ export const notices: Record<string, string> = {
   "session-revoked": "Session revoked: that browser is signed out.",
   "sessions-revoked": "Every other session is revoked: those browsers are signed out.",
   "preferences-saved": "Notification preferences saved.",
+  "push-removed": "That browser gets no more push notifications.",
 };
 
 export type Section = "overview" | "servers" | "clients" | "integrations" | "members" | "activity";
@@ -123,6 +128,7 @@ export function layout(shell: Shell | undefined, o: PageOptions): Html {
   return page({
     title: `${o.title}${o.org ? ` · ${o.org.name}` : ""} · Outpost`,
     icon: { href: assets.href("favicon.svg"), type: "image/svg+xml" },
+    manifest: { href: manifestPath, themeColor },
     stylesheets: [assets.href("dashboard.css")],
     scripts: ["dashboard.js", ...(o.scripts ?? [])].map((file) => assets.href(file)),
     body: html`<a class="skip-link" href="#main">Skip to content</a>

@@ -42,6 +42,13 @@ describe("configuration", () => {
     assert.ok(Object.isFrozen(config));
   });
 
+  it("derives the VAPID subject from ACCOUNT_BASE_URL unless VAPID_SUBJECT is set", () => {
+    assert.equal(loadConfig({}).vapidSubject, "mailto:outpost@localhost");
+    assert.equal(loadConfig({ ACCOUNT_BASE_URL: "https://outpost.example.com" }).vapidSubject, "https://outpost.example.com");
+    assert.equal(loadConfig({ VAPID_SUBJECT: "mailto:ops@example.com" }).vapidSubject, "mailto:ops@example.com");
+    assert.equal(loadConfig({ VAPID_SUBJECT: "https://example.com/contact" }).vapidSubject, "https://example.com/contact");
+  });
+
   const refuses: Array<[Record<string, string>, RegExp]> = [
     [{ PORT: "http" }, /^PORT must be a whole number from 0 to 65535 \(got "http"\)$/],
     [{ GAME_PORT: "70000" }, /^GAME_PORT must be/],
@@ -88,6 +95,9 @@ describe("configuration", () => {
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" }, /^OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http\(s\) URL, like http:\/\/collector:4318 \(got "not a url"\)$/],
     [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "grpc://collector:4317" }, /^OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must use http or https/],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SERVICE_NAME: " " }, /^OTEL_SERVICE_NAME must be 1 to 255 printable characters/],
+    [{ VAPID_SUBJECT: "ops@example.com" }, /^VAPID_SUBJECT must be a mailto: address or an https: URL, like mailto:ops@example\.com \(got "ops@example\.com"\)$/],
+    [{ VAPID_SUBJECT: "http://example.com" }, /^VAPID_SUBJECT must be a mailto: address or an https: URL/],
+    [{ VAPID_SUBJECT: "mailto:nobody" }, /^VAPID_SUBJECT must be/],
   ];
   for (const [env, message] of refuses) {
     it(`refuses ${JSON.stringify(env)} with a clear message`, () => {

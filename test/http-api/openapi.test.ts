@@ -154,6 +154,11 @@ describe("http api: openapi document", function () {
     assert.ok(doc.paths["/api/http/servers/listPlayers"].get);
     assert.equal(doc.paths["/api/http/servers/watchConsole"], undefined, "a stream");
     assert.ok(doc.paths["/api/http/activity/listOrganizationActivity"].get);
+    assert.ok(doc.paths["/api/http/pwa/getPushConfig"].get);
+    assert.ok(doc.paths["/api/http/pwa/listSubscriptions"].get);
+    assert.ok(doc.paths["/api/http/pwa/subscribe"].post);
+    assert.ok(doc.paths["/api/http/pwa/unsubscribe"].post);
+    assert.ok(doc.paths["/api/http/pwa/sendTestPush"].post);
   });
 
   it("leaves out IdentityService and everything only it uses", () => {

@@ -69,6 +69,7 @@ describe("rate limits", () => {
       keyEncryptionKey: t.deps.keyEncryptionKey,
       outbound: t.deps.outbound,
       mailer: t.deps.mailer,
+      push: t.deps.push,
     });
     return {
       rateLimits,

@@ -2,6 +2,8 @@
  * A real core on a real database for a test suite, reached through Connect clients over an
  * in-memory transport, so validation, authentication and error mapping all run.
  */
+import { createVapidKeys } from "../../core/pwa/vapid-keys.ts";
+import { pushPostThrough, type PushPost } from "../../core/pwa/push.ts";
 import { createStatements } from "../../core/db/statements.ts";
 import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
@@ -91,6 +93,10 @@ export interface TestCoreOptions {
   outbound?: Partial<OutboundOptions>;
   /** The SMTP server integration email goes through; none otherwise. */
   smtp?: MailConfig;
+  /** How push requests are posted; through the outbound sender (the `outbound` options) otherwise. */
+  pushPost?: PushPost;
+  /** The VAPID subject; "mailto:outpost@account.test" otherwise. */
+  vapidSubject?: string;
 }
 
 export type Credential = { session: string } | { apiKey: string } | { headers: Record<string, string> } | undefined;
@@ -155,7 +161,8 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const passwords = createPasswords(options.passwordHashing ?? { concurrency: 4, queue: 1000 });
   const knownDevices = createKnownDevices(() => derivedSecret(kek, knownDeviceKeyPurpose));
   const consoles = createConsoleRouter({ agents, bus, logger });
-  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), notifier: createNotifier({ bus, logger }), metrics: options.metrics ?? createNoMetrics(), keyEncryptionKey: () => kek, outbound: createOutboundSender({ allowLocal: false, ...options.outbound }), mailer: createMailer(options.smtp) };
+  const outbound = createOutboundSender({ allowLocal: false, ...options.outbound });
+  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), notifier: createNotifier({ bus, logger }), metrics: options.metrics ?? createNoMetrics(), keyEncryptionKey: () => kek, outbound, mailer: createMailer(options.smtp), push: { subject: options.vapidSubject ?? "mailto:outpost@account.test", vapid: createVapidKeys(() => kek), post: options.pushPost ?? pushPostThrough(outbound) } };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);

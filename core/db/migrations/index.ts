@@ -13,6 +13,7 @@ import { Migration0012OrganizationVerified } from "./0012-organization-verified.
 import { Migration0013RealGameServers } from "./0013-real-game-servers.ts";
 import { Migration0015Integrations } from "./0015-integrations.ts";
 import { Migration0018Notifications } from "./0018-notifications.ts";
+import { Migration0016PushSubscriptions } from "./0016-push-subscriptions.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   { name: "0013_real_game_servers", class: Migration0013RealGameServers },
   { name: "0015_integrations", class: Migration0015Integrations },
   { name: "0018_notifications", class: Migration0018Notifications },
+  { name: "0016_push_subscriptions", class: Migration0016PushSubscriptions },
 ];

@@ -179,6 +179,11 @@
     });
   }
 
+  // The service worker (edge/dashboard/pwa.ts): the offline page, and push notifications.
+  if (window.isSecureContext && "serviceWorker" in navigator) {
+    navigator.serviceWorker.register("/app/sw.js", { scope: "/app/" }).catch(function () {});
+  }
+
   // After a refused form, put the keyboard on the first field the API complained about.
   var invalid = document.querySelector('[aria-invalid="true"]');
   if (invalid) invalid.focus();

@@ -1,0 +1,221 @@
+/**
+ * Web Push through core's PwaService, against a local push endpoint that decrypts every payload
+ * (RFC 8291) and verifies every VAPID header (RFC 8292) on its own: subscriptions, the test push,
+ * gone subscriptions removed, one user's subscriptions invisible to another, bad input refused,
+ * and the VAPID key made once per deployment and kept only sealed.
+ */
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { Code } from "@connectrpc/connect";
+import { PwaService } from "../../gen/outpost/pwa/v1/pwa_service_pb.js";
+import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
+import { startTestCore, testConfig, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
+import { rotateKeyEncryptionKey } from "../../core/keys/kek-rotation.ts";
+import { rejectsWith } from "../support/errors.ts";
+import { startPushEndpoint, type PushEndpoint } from "../support/push-endpoint.ts";
+import { sendPushToUser, maxPushPayloadBytes } from "../../core/pwa/push.ts";
+import { createVapidKeys } from "../../core/pwa/vapid-keys.ts";
+import { maxSubscriptionsPerUser } from "../../core/pwa/pwa-service.ts";
+import { keyEncryptionKey } from "../../core/keys/key-encryption.ts";
+
+const subject = "mailto:ops@outpost.test";
+// Local development: the local push endpoint is plain http on loopback.
+const config = testConfig;
+/** The local push endpoint is http on loopback: local development, as ALLOW_LOCAL_OUTBOUND allows. */
+const local = { outbound: { allowLocal: true } };
+
+describe("pwa: Web Push subscriptions and delivery", function () {
+  this.timeout(60_000);
+  let t: TestCore;
+  let push: PushEndpoint;
+  let alice: { token: string; userId: string };
+  let bob: { token: string; userId: string };
+  const pwa = (who: { token: string }) => t.client(PwaService, { session: who.token });
+  const sql = (text: string, params: unknown[] = []) => t.orm.em.fork().getConnection().execute(text, params);
+
+  before(async () => {
+    push = await startPushEndpoint();
+    t = await startTestCore(config, { ...local, vapidSubject: subject });
+    alice = await t.signUp("alice@example.com");
+    bob = await t.signUp("bob@example.com");
+  });
+  after(async () => {
+    await t?.close();
+    await push?.close();
+  });
+  afterEach(() => assert.deepEqual(push.problems, []));
+
+  async function subscribe(who: { token: string }, userAgent?: string) {
+    const s = push.subscription();
+    const res = await pwa(who).subscribe({ endpoint: s.endpoint, keys: s.keys.json, userAgent });
+    return { ...s, id: res.subscription!.id };
+  }
+
+  it("gives one VAPID public key, a P-256 point, and signs with it", async () => {
+    const { vapidPublicKey } = await pwa(alice).getPushConfig({});
+    const point = Buffer.from(vapidPublicKey, "base64url");
+    assert.equal(point.length, 65);
+    assert.equal(point[0], 4);
+    assert.equal((await pwa(bob).getPushConfig({})).vapidPublicKey, vapidPublicKey);
+    await rejectsWith(t.client(PwaService).getPushConfig({}), Code.Unauthenticated);
+  });
+
+  it("delivers the test push, encrypted to the browser's keys and signed for the endpoint's origin", async () => {
+    const s = await subscribe(alice, "Firefox on Linux");
+    const { outcomes } = await pwa(alice).sendTestPush({});
+    assert.deepEqual(outcomes.map((o) => [o.subscriptionId, o.delivered, o.status, o.error, o.removed]), [[s.id, true, 201, "", false]]);
+    const got = push.received.at(-1)!;
+    assert.equal(got.path, new URL(s.endpoint).pathname);
+    assert.equal(got.message.title, "Outpost");
+    assert.match(String(got.message.body), /Test notification/);
+    assert.equal(got.message.url, "/app/account/security");
+    assert.equal(got.vapid.aud, push.origin);
+    assert.equal(got.vapid.sub, subject);
+    assert.equal(got.vapid.key, (await pwa(alice).getPushConfig({})).vapidPublicKey);
+    const [listed] = (await pwa(alice).listSubscriptions({})).subscriptions;
+    assert.equal(listed.id, s.id);
+    assert.equal(listed.userAgent, "Firefox on Linux");
+    assert.ok(listed.lastSuccessAt, "the delivery is remembered");
+    await pwa(alice).unsubscribe({ target: { case: "subscriptionId", value: s.id } });
+  });
+
+  it("sendPushToUser sends a notification to every subscription of the user, and refuses one too large", async () => {
+    const a = await subscribe(alice);
+    const b = await subscribe(alice);
+    const before = push.received.length;
+    const outcomes = await sendPushToUser(t.deps, alice.userId, { title: "Server down", body: "Survival is offline", url: "/app/o/acme/servers", tag: "server-1" });
+    assert.deepEqual(outcomes.map((o) => o.delivered), [true, true]);
+    assert.deepEqual(new Set(outcomes.map((o) => o.subscriptionId)), new Set([a.id, b.id]));
+    assert.deepEqual(push.received.slice(before).map((r) => r.message.title), ["Server down", "Server down"]);
+    assert.deepEqual(await sendPushToUser(t.deps, bob.userId, { title: "x", body: "y" }), []);
+    await assert.rejects(sendPushToUser(t.deps, alice.userId, { title: "big", body: "x".repeat(maxPushPayloadBytes) }), /at most/);
+    for (const s of [a, b]) await pwa(alice).unsubscribe({ target: { case: "endpoint", value: s.endpoint } });
+    assert.deepEqual((await pwa(alice).listSubscriptions({})).subscriptions, []);
+  });
+
+  it("removes a subscription the push service says is gone (404, 410) and keeps one that failed otherwise", async () => {
+    const gone = await subscribe(alice);
+    const expired = await subscribe(alice);
+    const failing = await subscribe(alice);
+    push.answer(gone.endpoint, 410);
+    push.answer(expired.endpoint, 404);
+    push.answer(failing.endpoint, 500);
+    const { outcomes } = await pwa(alice).sendTestPush({});
+    const byId = new Map(outcomes.map((o) => [o.subscriptionId, o]));
+    assert.deepEqual([byId.get(gone.id)?.removed, byId.get(gone.id)?.status], [true, 410]);
+    assert.deepEqual([byId.get(expired.id)?.removed, byId.get(expired.id)?.status], [true, 404]);
+    assert.deepEqual([byId.get(failing.id)?.removed, byId.get(failing.id)?.delivered, byId.get(failing.id)?.status], [false, false, 500]);
+    assert.match(byId.get(failing.id)!.error, /500/);
+    assert.deepEqual((await pwa(alice).listSubscriptions({})).subscriptions.map((s) => s.id), [failing.id]);
+    await pwa(alice).unsubscribe({ target: { case: "subscriptionId", value: failing.id } });
+  });
+
+  it("keeps each user's subscriptions their own", async () => {
+    const mine = await subscribe(alice);
+    assert.deepEqual((await pwa(bob).listSubscriptions({})).subscriptions, []);
+    await rejectsWith(pwa(bob).unsubscribe({ target: { case: "subscriptionId", value: mine.id } }), Code.NotFound, "not_found");
+    await rejectsWith(pwa(bob).unsubscribe({ target: { case: "endpoint", value: mine.endpoint } }), Code.NotFound, "not_found");
+    assert.equal((await pwa(bob).sendTestPush({})).outcomes.length, 0);
+    assert.deepEqual((await pwa(alice).listSubscriptions({})).subscriptions.map((s) => s.id), [mine.id]);
+    // The same browser subscribing while signed in as Bob: the endpoint is his now, not both.
+    await pwa(bob).subscribe({ endpoint: mine.endpoint, keys: mine.keys.json });
+    assert.deepEqual((await pwa(alice).listSubscriptions({})).subscriptions, []);
+    assert.equal((await pwa(bob).listSubscriptions({})).subscriptions.length, 1);
+    await pwa(bob).unsubscribe({ target: { case: "endpoint", value: mine.endpoint } });
+  });
+
+  it("keeps at most 20 browsers per person (409 past that)", async () => {
+    const carol = await t.signUp("carol@example.com");
+    for (let i = 0; i < maxSubscriptionsPerUser; i++) await subscribe(carol);
+    await rejectsWith(subscribe(carol), Code.FailedPrecondition, "failed_precondition");
+    assert.equal((await pwa(carol).listSubscriptions({})).subscriptions.length, maxSubscriptionsPerUser);
+  });
+
+  it("records subscribing and unsubscribing in the account's activity", async () => {
+    const s = await subscribe(alice, "Chrome on Android");
+    await pwa(alice).unsubscribe({ target: { case: "subscriptionId", value: s.id } });
+    const { events } = await t.client(ActivityService, { session: alice.token }).listMyActivity({ kind: "push_subscription", limit: 200 });
+    const ofThis = events.filter((e) => e.targetId === s.id).map((e) => [e.action, e.details.push_service]);
+    assert.deepEqual(ofThis, [["push_subscription.deleted", push.origin], ["push_subscription.created", push.origin]]);
+  });
+
+  it("refuses a subscription that is not https, has no keys, or keys that are not a P-256 point and a 16-byte secret", async () => {
+    const good = push.subscription();
+    const offCurve = Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 1)]).toString("base64url");
+    const bad = [
+      { endpoint: "http://push.example.com/x", keys: good.keys.json },
+      { endpoint: "ftp://push.example.com/x", keys: good.keys.json },
+      { endpoint: "https://user:pw@push.example.com/x", keys: good.keys.json },
+      { endpoint: "not a url", keys: good.keys.json },
+      { endpoint: good.endpoint },
+      { endpoint: good.endpoint, keys: { ...good.keys.json, p256dh: offCurve } },
+      { endpoint: good.endpoint, keys: { ...good.keys.json, p256dh: good.keys.json.p256dh.slice(1) } },
+      { endpoint: good.endpoint, keys: { ...good.keys.json, auth: randomBytes(12).toString("base64url") } },
+      { endpoint: good.endpoint, keys: good.keys.json, userAgent: "x".repeat(201) },
+    ];
+    for (const input of bad) await rejectsWith(pwa(alice).subscribe(input), Code.InvalidArgument);
+    await rejectsWith(pwa(alice).unsubscribe({}), Code.InvalidArgument);
+    await rejectsWith(pwa(alice).unsubscribe({ target: { case: "subscriptionId", value: "nope" } }), Code.InvalidArgument);
+    // Without local development, plain http is refused even on loopback.
+    const strict = await startTestCore(testConfig, { database: t.database });
+    try {
+      await rejectsWith(strict.client(PwaService, { session: alice.token }).subscribe({ endpoint: good.endpoint, keys: good.keys.json }), Code.InvalidArgument);
+    } finally {
+      await strict.close();
+    }
+    assert.deepEqual((await pwa(alice).listSubscriptions({})).subscriptions, []);
+  });
+
+  it("keeps the VAPID key across instances and restarts, sealed under the KEK, never in plaintext", async () => {
+    const { vapidPublicKey } = await pwa(alice).getPushConfig({});
+    const other = await startTestCore(config, { ...local, database: t.database });
+    try {
+      assert.equal((await other.client(PwaService, { session: alice.token }).getPushConfig({})).vapidPublicKey, vapidPublicKey);
+    } finally {
+      await other.close();
+    }
+    const pair = await t.deps.push.vapid.get(t.deps.statements.on(t.orm.em.fork()), new Date());
+    const privateKey = Buffer.from(pair.privateKey, "base64url");
+    const rows = await sql("select * from vapid_keys");
+    assert.equal(rows.length, 1);
+    for (const value of Object.values(rows[0] as Record<string, unknown>)) {
+      const bytes = Buffer.isBuffer(value) ? value : Buffer.from(String(value));
+      assert.equal(bytes.includes(privateKey), false, "no column holds the private key");
+      assert.equal(bytes.includes(Buffer.from(pair.privateKey)), false, "nor its base64url text");
+    }
+    // Another KEK cannot open it.
+    const wrong = createVapidKeys(() => keyEncryptionKey(randomBytes(32)));
+    await assert.rejects(wrong.get(t.deps.statements.on(t.orm.em.fork()), new Date()), /key-encryption key/);
+  });
+
+  it("keeps the VAPID key through a KEK rotation, sealed under the new KEK", async () => {
+    const fresh = await startTestCore(config, local);
+    const newKek = randomBytes(32);
+    let after: TestCore | undefined;
+    try {
+      const before = await fresh.deps.push.vapid.get(fresh.deps.statements.on(fresh.orm.em.fork()), new Date());
+      const rotation = await rotateKeyEncryptionKey(fresh.orm, keyEncryptionKey(testKeyEncryptionKey), keyEncryptionKey(newKek));
+      assert.ok(rotation.resealed >= 1);
+      after = await startTestCore(config, { ...local, database: fresh.database, keyEncryptionKey: newKek });
+      assert.deepEqual(await after.deps.push.vapid.get(after.deps.statements.on(after.orm.em.fork()), new Date()), before);
+      const [row] = await after.orm.em.fork().getConnection().execute("select kek_id from vapid_keys");
+      assert.equal(row.kek_id, keyEncryptionKey(newKek).id);
+    } finally {
+      await after?.close();
+      await fresh.close();
+    }
+  });
+
+  it("makes one key when instances need it at once on a new deployment", async () => {
+    const fresh = await startTestCore(config, local);
+    const second = await startTestCore(config, { ...local, database: fresh.database });
+    try {
+      const [a, b] = await Promise.all([fresh, second].map((core) => core.deps.push.vapid.get(core.deps.statements.on(core.orm.em.fork()), new Date())));
+      assert.equal(a.publicKey, b.publicKey);
+      assert.equal((await fresh.orm.em.fork().getConnection().execute("select count(*)::int as n from vapid_keys"))[0].n, 1);
+    } finally {
+      await second.close();
+      await fresh.close();
+    }
+  });
+});
