@@ -19,7 +19,7 @@ import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../core/game-oauth/login-codes.ts";
 import { authorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
 import { createLocalBus, type Bus } from "../core/bus.ts";
-import { createNotifier, type Notifier } from "../core/notifications/notify.ts";
+import { createNotifier, pushThroughPwa, type Notifier } from "../core/notifications/notify.ts";
 import { createPostgresBus } from "../core/bus-postgres.ts";
 import { busKeyPurpose } from "../core/bus-envelope.ts";
 import { createPasswords, type Passwords } from "../core/auth/passwords.ts";
@@ -156,9 +156,11 @@ export async function openRuntime(
     const agents = createAgentConnections();
     const consoles = createConsoleRouter({ agents, bus, logger });
     const metrics = mode === "serve" ? await openMetrics(orm, agents, bus, rateLimits) : undefined;
-    const notifier = createNotifier({ bus, logger });
+    let built: CoreDeps | undefined;
+    const notifier = createNotifier({ bus, logger, push: pushThroughPwa(() => built!) });
     const parts = { orm, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, notifier, metrics: metrics ?? createNoMetrics() };
     const deps = coreDepsOf(config, database, parts, keyEncryptionKey);
+    built = deps;
     const limits = rateLimits;
     const opened = orm;
     const shared = bus;

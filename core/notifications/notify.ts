@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { Bus } from "../bus.ts";
 import type { Query } from "../db/statements.ts";
 import { createWatchSlots, type WatchSlots } from "../watch-slots.ts";
+import { sendPushToUser, type SendPushDeps } from "../pwa/push.ts";
 import { insertNotification } from "./notification-queries.ts";
 
 /** Every kind, as stored; the proto's NotificationKind names the same ones. */
@@ -55,6 +56,14 @@ export async function keepNotification(query: Query, draft: NotificationDraft, n
 
 /** Sends a notification to the user's subscribed browsers (web push); failures are its own to log. */
 export type PushToUser = (userId: string, message: { title: string; body: string; link: string }) => Promise<unknown>;
+
+/**
+ * Web push through core/pwa, as the service worker shows it (a click opens the link). Its deps
+ * are core's, which the composition root builds after the notifier: hence a function.
+ */
+export function pushThroughPwa(deps: () => SendPushDeps): PushToUser {
+  return (userId, message) => sendPushToUser(deps(), userId, { title: message.title, body: message.body, url: message.link || undefined });
+}
 
 export interface Notifier {
   /** After the transaction that kept them committed: wakes the users' bells, and pushes where asked. */

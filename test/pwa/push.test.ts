@@ -9,6 +9,9 @@ import { randomBytes } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { PwaService } from "../../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
+import { NotificationKind, NotificationsService } from "../../gen/outpost/notifications/v1/notifications_service_pb.js";
+import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { startTestCore, testConfig, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
 import { rotateKeyEncryptionKey } from "../../core/keys/kek-rotation.ts";
 import { rejectsWith } from "../support/errors.ts";
@@ -50,6 +53,27 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     const res = await pwa(who).subscribe({ endpoint: s.endpoint, keys: s.keys.json, userAgent });
     return { ...s, id: res.subscription!.id };
   }
+
+  it("pushes a notification of a kind the user chose to have pushed, and only such", async () => {
+    const carol = await t.signUp("pushed@example.com");
+    const s = await subscribe(carol, "Chrome on Android");
+    const notes = t.client(NotificationsService, { session: carol.token });
+    const orgs = t.client(OrganizationsService, { session: alice.token });
+    await orgs.createOrganization({ name: "Pushy", slug: "pushy" });
+    const before = push.received.length;
+    await orgs.addMember({ organizationSlug: "pushy", email: "pushed@example.com", role: Role.MEMBER });
+    await orgs.updateMemberRole({ organizationSlug: "pushy", userId: carol.userId, role: Role.ADMIN });
+    // Not pushed by default: kept for the bell only.
+    assert.equal((await notes.getUnreadCount({})).unread, 2);
+    await notes.updateNotificationPreferences({ preferences: [{ kind: NotificationKind.MEMBERSHIP, inApp: true, push: true }] });
+    await orgs.updateMemberRole({ organizationSlug: "pushy", userId: carol.userId, role: Role.MEMBER });
+    for (let i = 0; i < 100 && push.received.length === before; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(push.received.length, before + 1, "one push: the role change after the preference, not the two before it");
+    const got = push.received.at(-1)!;
+    assert.equal(got.path, new URL(s.endpoint).pathname);
+    assert.equal(got.message.title, "Your role in Pushy is now member");
+    assert.equal(got.message.url, "/app/o/pushy");
+  });
 
   it("gives one VAPID public key, a P-256 point, and signs with it", async () => {
     const { vapidPublicKey } = await pwa(alice).getPushConfig({});
@@ -143,8 +167,9 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     const good = push.subscription();
     const offCurve = Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 1)]).toString("base64url");
     const bad = [
-      { endpoint: "http://push.example.com/x", keys: good.keys.json },
       { endpoint: "ftp://push.example.com/x", keys: good.keys.json },
+      { endpoint: "https://10.0.0.1/x", keys: good.keys.json },
+      { endpoint: "https://169.254.169.254/x", keys: good.keys.json },
       { endpoint: "https://user:pw@push.example.com/x", keys: good.keys.json },
       { endpoint: "not a url", keys: good.keys.json },
       { endpoint: good.endpoint },
@@ -156,10 +181,11 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     for (const input of bad) await rejectsWith(pwa(alice).subscribe(input), Code.InvalidArgument);
     await rejectsWith(pwa(alice).unsubscribe({}), Code.InvalidArgument);
     await rejectsWith(pwa(alice).unsubscribe({ target: { case: "subscriptionId", value: "nope" } }), Code.InvalidArgument);
-    // Without local development, plain http is refused even on loopback.
+    // Without local development, plain http is refused, on loopback and anywhere else.
     const strict = await startTestCore(testConfig, { database: t.database });
     try {
       await rejectsWith(strict.client(PwaService, { session: alice.token }).subscribe({ endpoint: good.endpoint, keys: good.keys.json }), Code.InvalidArgument);
+      await rejectsWith(strict.client(PwaService, { session: alice.token }).subscribe({ endpoint: "http://push.example.com/x", keys: good.keys.json }), Code.InvalidArgument);
     } finally {
       await strict.close();
     }

@@ -23,7 +23,7 @@ import { createLoginCodeHasher, loginCodeKeyPurpose } from "../../core/game-oaut
 import { createWatchRegistry } from "../../core/game-oauth/watches.ts";
 import { authorizationEvents, type AuthorizationEvents } from "../../core/game-oauth/events.ts";
 import { createLocalBus, type Bus } from "../../core/bus.ts";
-import { createNotifier } from "../../core/notifications/notify.ts";
+import { createNotifier, pushThroughPwa } from "../../core/notifications/notify.ts";
 import { createPostgresBus } from "../../core/bus-postgres.ts";
 import { busKeyPurpose } from "../../core/bus-envelope.ts";
 import { apiKeyHeader, sessionHeader } from "../../contract/credentials.ts";
@@ -162,7 +162,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const knownDevices = createKnownDevices(() => derivedSecret(kek, knownDeviceKeyPurpose));
   const consoles = createConsoleRouter({ agents, bus, logger });
   const outbound = createOutboundSender({ allowLocal: false, ...options.outbound });
-  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), notifier: createNotifier({ bus, logger }), metrics: options.metrics ?? createNoMetrics(), keyEncryptionKey: () => kek, outbound, mailer: createMailer(options.smtp), push: { subject: options.vapidSubject ?? "mailto:outpost@account.test", vapid: createVapidKeys(() => kek), post: options.pushPost ?? pushPostThrough(outbound) } };
+  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), notifier: createNotifier({ bus, logger, push: pushThroughPwa(() => deps) }), metrics: options.metrics ?? createNoMetrics(), keyEncryptionKey: () => kek, outbound, mailer: createMailer(options.smtp), push: { subject: options.vapidSubject ?? "mailto:outpost@account.test", vapid: createVapidKeys(() => kek), post: options.pushPost ?? pushPostThrough(outbound) } };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);
