@@ -53,7 +53,7 @@ async function activityPage(ctx: Context, v: Viewer): Promise<void> {
     v.core.activity.listOrganizationActivity({
       organizationSlug: org.slug,
       ...(server && { serverId: server }),
-      ...(kind && { kind }),
+      ...(kind && { action: kind }),
       ...(before && { before }),
       limit: pageSize,
     }),

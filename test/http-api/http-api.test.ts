@@ -175,7 +175,7 @@ describe("http api: routing, shapes, statuses and credentials", () => {
         assert.match(event.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
         assert.equal(event.actor.email, "owner@example.com");
       }
-      const servers = await api("GET", "activity/listOrganizationActivity?organizationSlug=acme&kind=server", { key: ownerKey });
+      const servers = await api("GET", "activity/listOrganizationActivity?organizationSlug=acme&action=server", { key: ownerKey });
       assert.ok(servers.body.events.length > 0);
       assert.ok(servers.body.events.every((e: Json) => e.action.startsWith("server.")));
     });
