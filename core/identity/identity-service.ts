@@ -22,6 +22,7 @@ import { presentedCredential } from "../auth/credentials.ts";
 import { createApiKey } from "../auth/api-keys.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { recordActivity } from "../activity/record.ts";
+import { recordLockout } from "../activity/lockouts.ts";
 import type { ActivityAction } from "../activity/kinds.ts";
 import { apiKeyToProto, userToProto } from "../convert.ts";
 import { countSignInAttempt } from "../ratelimit/sign-in-limits.ts";
@@ -93,7 +94,7 @@ async function openSession(deps: SessionDeps, tx: EntityManager, user: User, act
 const signUp =
   (deps: CoreDeps): Impl["signUp"] =>
   async (req, ctx) => {
-    await countSignUp(deps.rateLimits, req.client?.ip);
+    await countSignUp(deps.rateLimits, req.client?.ip, (lockout) => recordLockout(deps, lockout));
     const em = entityManager(ctx);
     const fields = await accountFields(deps.passwords, em, req.email, req.password, req.name, false);
     return creatingAccount(em, async (tx) => {
