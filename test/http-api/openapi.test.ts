@@ -154,6 +154,7 @@ describe("http api: openapi document", function () {
     assert.ok(doc.paths["/api/http/servers/listPlayers"].get);
     assert.equal(doc.paths["/api/http/servers/watchConsole"], undefined, "a stream");
     assert.ok(doc.paths["/api/http/activity/listOrganizationActivity"].get);
+    assert.ok(doc.paths["/api/http/activity/acknowledgeOrganizationActivityEvent"].post);
   });
 
   it("leaves out IdentityService and everything only it uses", () => {
@@ -176,7 +177,7 @@ describe("http api: openapi document", function () {
     }
     const activity = operation(doc, "/api/http/activity/listOrganizationActivity");
     const params = new Map((activity.parameters ?? []).map((p) => [p.name, p]));
-    assert.deepEqual([...params.keys()], ["organizationSlug", "serverId", "kind", "limit", "before"]);
+    assert.deepEqual([...params.keys()], ["organizationSlug", "serverId", "action", "limit", "before", "kind", "severity", "cursor"]);
     assert.ok([...params.values()].every((p) => p.in === "query"));
     assert.equal(params.get("organizationSlug")!.required, true);
     assert.deepEqual(params.get("organizationSlug")!.schema, { type: "string", minLength: 1, maxLength: 40 });
@@ -186,7 +187,11 @@ describe("http api: openapi document", function () {
     assert.equal(params.get("limit")!.schema.type, "integer");
     assert.equal(params.get("limit")!.schema.minimum, 1);
     assert.equal(params.get("limit")!.schema.maximum, 200);
-    assert.equal(params.get("kind")!.schema.pattern, "^[a-z_]+(\\.[a-z_]+)?$");
+    assert.equal(params.get("action")!.schema.pattern, "^[a-z_]+(\\.[a-z_]+)?$");
+    // Kinds and severities as the API names them, any number of each (repeated keys).
+    assert.equal(params.get("kind")!.schema.type, "array");
+    assert.deepEqual((params.get("kind")!.schema.items as { enum: string[] }).enum, ["status", "access", "player_admin", "oauth", "security", "account", "configuration"]);
+    assert.deepEqual((params.get("severity")!.schema.items as { enum: string[] }).enum, ["info", "warning", "error"]);
     assert.deepEqual(operation(doc, "/api/http/servers/listServers").parameters?.map((p) => [p.name, p.required]), [["organizationSlug", true]]);
     assert.equal(operation(doc, "/api/http/auth/getSession").parameters, undefined);
   });
