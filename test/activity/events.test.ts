@@ -10,6 +10,7 @@ import { activityClasses, activityKinds, activitySeverities } from "../../core/a
 import { activityEventPolicy, loginCodePolicies } from "../../core/ratelimit/policies.ts";
 import { command, createWorld, player, type World } from "../game-oauth/fixture.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
+import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 
 /**
  * The events that feed alerts: every action's kind and severity, a server's agent coming and
@@ -112,7 +113,7 @@ describe("activity: a rate limit's lockout in the platform's log", function () {
   this.timeout(60_000);
   let t: TestCore;
   before(async () => {
-    t = await startTestCore({ ...testConfig, rateLimits: { ...testConfig.rateLimits, requestsPerWindow: 5 } });
+    t = await startTestCore({ ...testConfig, rateLimits: { ...testConfig.rateLimits, requestsPerWindow: 5, signUpsPerIp: 2 } });
   });
   after(async () => {
     await t?.close();
@@ -135,5 +136,17 @@ describe("activity: a rate limit's lockout in the platform's log", function () {
     assert.equal(rows.length, 1);
     const details = typeof rows[0].details === "string" ? JSON.parse(rows[0].details) : rows[0].details;
     assert.deepEqual([rows[0].organization_id, rows[0].kind, rows[0].severity, details.policy, details.credential], [null, "security", "warning", "default", "session"]);
+  });
+
+  it("writes one lockout for an address over the sign-up limit, naming the address", async () => {
+    const identity = t.client(IdentityService);
+    const client = { ip: "203.0.113.9" };
+    for (let i = 0; i < 6; i++) {
+      await identity.signUp({ email: `new${i}@example.com`, password: "a long enough password", name: "New", client }).catch(() => undefined);
+    }
+    const rows = await t.orm.em.fork().getConnection().execute(`select details from activity_events where action = 'rate_limit.locked_out' and target_id = 'sign_up_ip'`);
+    assert.equal(rows.length, 1);
+    const details = typeof rows[0].details === "string" ? JSON.parse(rows[0].details) : rows[0].details;
+    assert.deepEqual([details.policy, details.ip, details.limit], ["sign_up_ip", "203.0.113.9", "2"]);
   });
 });
