@@ -45,7 +45,7 @@ export function createCoreRoutes(deps: CoreDeps, options: RouteOptions = {}): (r
     register(AuthService, createAuthService(deps));
     register(OrganizationsService, createOrganizationsService(deps));
     register(ServersService, createServersService(deps));
-    register(ActivityService, createActivityService());
+    register(ActivityService, createActivityService(deps));
     register(AdminService, createAdminService(deps));
     register(KeysService, createKeysService(deps));
     register(AgentService, createAgentService(deps));

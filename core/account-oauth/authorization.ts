@@ -17,6 +17,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Query } from "../db/statements.ts";
 import type { CoreDeps } from "../deps.ts";
 import { recordActivity } from "../activity/record.ts";
+import type { ActivityAction } from "../activity/kinds.ts";
 import { appendQuery } from "../oauth/authorization-request.ts";
 import { authorizationCodeTtlMs } from "../oauth/token-engine.ts";
 import { hashSecret, issueSecret, looksLike } from "../../contract/secrets.ts";
@@ -77,7 +78,7 @@ async function redirectError(deps: Deps, em: EntityManager, row: RequestRow, err
 }
 
 /** Records what `user` did about the request's app, in the transaction `tx`. */
-function recordDecision(tx: EntityManager, user: SessionUser, row: RequestRow, action: string): void {
+function recordDecision(tx: EntityManager, user: SessionUser, row: RequestRow, action: ActivityAction): void {
   recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
     action,
     targetType: "oauth_provider_client",

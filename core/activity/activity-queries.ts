@@ -1,9 +1,9 @@
 /** The activity log's plain SQL: one event written at once, outside any unit of work. */
-import { randomUUID } from "node:crypto";
 import type { Query } from "../db/statements.ts";
 
 /** An event's columns, as record.ts derives them from the actor and the facts. */
 export interface ActivityRow {
+  id: string;
   organizationId: string | null;
   actorKind: string;
   actorUserId: string | null;
@@ -14,16 +14,18 @@ export interface ActivityRow {
   targetId: string;
   serverId: string | null;
   details: Record<string, string>;
+  kind: string;
+  severity: string;
   createdAt: Date;
 }
 
 export async function insertActivityEvent(query: Query, e: ActivityRow): Promise<void> {
   await query(
-    `insert into activity_events (id, organization_id, actor_kind, actor_user_id, actor_email, actor_api_key_id, action, target_type, target_id, server_id, details, created_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `insert into activity_events (id, organization_id, actor_kind, actor_user_id, actor_email, actor_api_key_id, action, target_type, target_id, server_id, details, kind, severity, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
-      randomUUID(), e.organizationId, e.actorKind, e.actorUserId, e.actorEmail, e.actorApiKeyId,
-      e.action, e.targetType, e.targetId, e.serverId, JSON.stringify(e.details), e.createdAt,
+      e.id, e.organizationId, e.actorKind, e.actorUserId, e.actorEmail, e.actorApiKeyId,
+      e.action, e.targetType, e.targetId, e.serverId, JSON.stringify(e.details), e.kind, e.severity, e.createdAt,
     ],
   );
 }

@@ -1,96 +1,66 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { FilterQuery } from "@mikro-orm/core";
-import type { EntityManager } from "@mikro-orm/postgresql";
 import {
-  ActivityEventSchema,
+  AcknowledgeOrganizationActivityEventResponseSchema,
   ActivityService,
-  ActorSchema,
   ListMyActivityResponseSchema,
   ListOrganizationActivityResponseSchema,
   ListPlatformActivityResponseSchema,
 } from "../../gen/outpost/activity/v1/activity_service_pb.js";
+import { LockMode } from "@mikro-orm/core";
 import { ActivityEvent } from "../db/entities.ts";
+import type { CoreDeps } from "../deps.ts";
 import { entityManager, requireUser } from "../context.ts";
 import { requireManager, requirePlatformAdmin } from "../access.ts";
-import { fieldFail } from "../errors.ts";
-import { likeLiteral } from "../sql.ts";
+import { fail } from "../errors.ts";
+import { eventToProto, listEvents } from "./activity-page.ts";
 
-const defaultLimit = 50;
+type Impl = ServiceImpl<typeof ActivityService>;
 
-function eventToProto(event: ActivityEvent) {
-  return create(ActivityEventSchema, {
-    id: event.id,
-    organizationId: event.organizationId ?? "",
-    action: event.action,
-    actor: create(ActorSchema, {
-      kind: event.actorKind,
-      userId: event.actorUserId ?? "",
-      email: event.actorEmail ?? "",
-      apiKeyId: event.actorApiKeyId ?? "",
-    }),
-    targetType: event.targetType,
-    targetId: event.targetId,
-    serverId: event.serverId ?? "",
-    details: event.details,
-    createdAt: timestampFromDate(event.createdAt),
-  });
-}
+const listOrganizationActivity: Impl["listOrganizationActivity"] = async (req, ctx) => {
+  const em = entityManager(ctx);
+  const access = await requireManager(em, requireUser(ctx), req.organizationSlug);
+  const scope = { organizationId: access.organization.id, ...(req.serverId !== undefined && { serverId: req.serverId }) };
+  return create(ListOrganizationActivityResponseSchema, await listEvents(em, scope, req));
+};
 
-type Where = Record<string, unknown>;
+const listMyActivity: Impl["listMyActivity"] = async (req, ctx) => {
+  const em = entityManager(ctx);
+  const caller = requireUser(ctx);
+  return create(ListMyActivityResponseSchema, await listEvents(em, { actorUserId: caller.user.id }, req));
+};
 
-interface Page {
-  kind?: string;
-  limit?: number;
-  before?: string;
-}
+const listPlatformActivity: Impl["listPlatformActivity"] = async (req, ctx) => {
+  const em = entityManager(ctx);
+  requirePlatformAdmin(requireUser(ctx));
+  return create(ListPlatformActivityResponseSchema, await listEvents(em, { organizationId: null }, req));
+};
 
 /**
- * One page of events matching `scope`, newest first: `kind` is an action ("server.created") or a
- * target ("server"); `before` is an event of the same scope, whose successors come next.
+ * Owners and admins acknowledge an event of their organization: the first acknowledgement is
+ * kept (who, when), later ones change nothing and return the event as it is. The event is locked
+ * while it is read, so two acknowledging at once keep one of them. Another organization's event
+ * (or none) is not_found.
  */
-async function listEvents(em: EntityManager, scope: Where, page: Page, extra: Where = {}) {
-  const where: Where = { ...scope, ...extra };
-  if (page.kind !== undefined) {
-    where.action = page.kind.includes(".") ? page.kind : { $like: `${likeLiteral(page.kind)}.%` };
-  }
-  if (page.before !== undefined) {
-    const cursor = await em.findOne(ActivityEvent, { ...scope, id: page.before } as FilterQuery<ActivityEvent>);
-    if (!cursor) throw fieldFail([{ field: "before", message: "no such event in this log" }]);
-    where.$or = [
-      { createdAt: { $lt: cursor.createdAt } },
-      { createdAt: cursor.createdAt, id: { $lt: cursor.id } },
-    ];
-  }
-  const events = await em.find(ActivityEvent, where as FilterQuery<ActivityEvent>, {
-    orderBy: { createdAt: "desc", id: "desc" },
-    limit: page.limit ?? defaultLimit,
+const acknowledgeOrganizationActivityEvent =
+  ({ clock }: Pick<CoreDeps, "clock">): Impl["acknowledgeOrganizationActivityEvent"] =>
+  async (req, ctx) => {
+  const caller = requireUser(ctx);
+  const em = entityManager(ctx);
+  const access = await requireManager(em, caller, req.organizationSlug);
+  const event = await em.transactional(async (tx) => {
+    const found = await tx.findOne(ActivityEvent, { id: req.eventId, organizationId: access.organization.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (!found) throw fail("not_found", "no such event in this organization's activity log");
+    if (!found.acknowledgedAt) {
+      found.acknowledgedAt = clock.now();
+      found.acknowledgedByUserId = caller.user.id;
+      found.acknowledgedByEmail = caller.user.email;
+    }
+    return found;
   });
-  return events.map(eventToProto);
-}
+  return create(AcknowledgeOrganizationActivityEventResponseSchema, { event: eventToProto(event) });
+};
 
-export function createActivityService(): ServiceImpl<typeof ActivityService> {
-  return {
-    async listOrganizationActivity(req, ctx) {
-      const em = entityManager(ctx);
-      const access = await requireManager(em, requireUser(ctx), req.organizationSlug);
-      const events = await listEvents(em, { organizationId: access.organization.id }, req, req.serverId !== undefined ? { serverId: req.serverId } : {});
-      return create(ListOrganizationActivityResponseSchema, { events });
-    },
-
-    async listMyActivity(req, ctx) {
-      const em = entityManager(ctx);
-      const caller = requireUser(ctx);
-      const events = await listEvents(em, { actorUserId: caller.user.id }, req);
-      return create(ListMyActivityResponseSchema, { events });
-    },
-
-    async listPlatformActivity(req, ctx) {
-      const em = entityManager(ctx);
-      requirePlatformAdmin(requireUser(ctx));
-      const events = await listEvents(em, { organizationId: null }, req);
-      return create(ListPlatformActivityResponseSchema, { events });
-    },
-  };
+export function createActivityService(deps: Pick<CoreDeps, "clock">): ServiceImpl<typeof ActivityService> {
+  return { listOrganizationActivity, listMyActivity, listPlatformActivity, acknowledgeOrganizationActivityEvent: acknowledgeOrganizationActivityEvent(deps) };
 }

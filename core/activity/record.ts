@@ -2,11 +2,13 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { ActivityEvent } from "../db/entities.ts";
 import type { Caller } from "../context.ts";
 import type { Query } from "../db/statements.ts";
-import { insertActivityEvent } from "./activity-queries.ts";
+import { randomUUID } from "node:crypto";
+import { insertActivityEvent, type ActivityRow } from "./activity-queries.ts";
+import { classifyAction, type ActivityAction } from "./kinds.ts";
 
 export interface ActivityFacts {
-  /** "<target>.<verb>", e.g. "server.created". */
-  action: string;
+  /** "<target>.<verb>", e.g. "server.created"; its kind and severity come from core/activity/kinds.ts. */
+  action: ActivityAction;
   targetType: string;
   targetId: string;
   organizationId?: string | null;
@@ -30,18 +32,28 @@ function actorOf(actor: Actor) {
   };
 }
 
-/** An event's columns but its id and time, from who acted and the facts. */
-function eventColumns(actor: Actor, facts: ActivityFacts) {
+/** An event's columns, from who acted and the facts: its id is chosen here, so both ways of writing know it. */
+function eventColumns(actor: Actor, facts: ActivityFacts, createdAt: Date): ActivityRow {
   return {
+    id: randomUUID(),
     ...actorOf(actor),
+    ...classifyAction(facts.action),
     organizationId: facts.organizationId ?? null,
     action: facts.action,
     targetType: facts.targetType,
     targetId: facts.targetId,
     serverId: facts.serverId ?? null,
     details: facts.details ?? {},
+    createdAt,
   };
 }
+
+/*
+ * These two functions are the only way events are written (the one funnel). Whatever must happen
+ * with each event in the same transaction (the alerts' outbox rows) goes here: in
+ * `recordActivity` beside the event on the same unit of work (`em.create` of the outbox row with
+ * `row.id`), and in `appendActivity` in the same statement or a transaction around it.
+ */
 
 /**
  * Adds an activity event to the unit of work, so it is written in the same transaction as the
@@ -50,7 +62,7 @@ function eventColumns(actor: Actor, facts: ActivityFacts) {
  * "agent" for a game server's agent (the event's server says which).
  */
 export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityFacts): void {
-  em.create(ActivityEvent, eventColumns(actor, facts));
+  em.create(ActivityEvent, eventColumns(actor, facts, new Date()));
 }
 
 /**
@@ -58,5 +70,5 @@ export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityF
  * something that changes nothing in the database (a console command sent to a game server).
  */
 export async function appendActivity(query: Query, actor: Actor, facts: ActivityFacts): Promise<void> {
-  await insertActivityEvent(query, { ...eventColumns(actor, facts), createdAt: new Date() });
+  await insertActivityEvent(query, eventColumns(actor, facts, new Date()));
 }

@@ -4,6 +4,7 @@
  * to an organization, so only platform admins manage them and their activity events carry no
  * organization. The rules they share with Game OAuth clients live in core/oauth/client-fields.ts.
  */
+import type { ClientVerb } from "../activity/kinds.ts";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { LockMode } from "@mikro-orm/core";
@@ -71,7 +72,7 @@ async function findClient(em: EntityManager, clientId: string, lock = false): Pr
 type Impl = AccountOAuthClientMethods;
 
 /** Records `oauth_provider_client.<verb>` for the client, in the transaction `tx`. */
-function activity(tx: EntityManager, caller: UserCaller, client: AccountOAuthClient, verb: string, details: Record<string, string> = {}) {
+function activity(tx: EntityManager, caller: UserCaller, client: AccountOAuthClient, verb: ClientVerb, details: Record<string, string> = {}) {
   recordClientActivity(tx, caller, { type: "oauth_provider_client", organizationId: null }, client, verb, details);
 }
 

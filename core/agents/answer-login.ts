@@ -3,6 +3,7 @@ import type { LoginVerdict } from "../game-oauth/login-verifier.ts";
 import { countLoginCodeAttempt } from "../ratelimit/login-code-limits.ts";
 import { loginUsage, parseOutpostCommand } from "../../contract/login-command.ts";
 import { insecurelyAllowed, signInRefusal } from "./player-trust.ts";
+import { recordLoginCodeLockout, recordRefusal, verdictReason } from "./login-refusals.ts";
 
 export interface LoginCommandFacts {
   server: { id: string; organizationId: string; name: string; game: string };
@@ -13,7 +14,7 @@ export interface LoginCommandFacts {
   agentKeyHash: string;
 }
 
-type AnswerDeps = Pick<CoreDeps, "rateLimits" | "loginVerifier" | "config" | "logger" | "metrics">;
+type AnswerDeps = Pick<CoreDeps, "rateLimits" | "loginVerifier" | "config" | "logger" | "metrics" | "statements" | "orm">;
 
 /**
  * What the verifier is told of a server that signs players in only because the deployment allows
@@ -36,18 +37,22 @@ function insecureServer(deps: AnswerDeps, facts: LoginCommandFacts): { insecureP
  * account: core/agents/player-trust.ts); for a code, the player,
  * the server, its organization and all servers are within the wrong-code limits, and the code
  * itself, which the LoginVerifier judges. Only codes count as guesses; a code that claims a
- * sign-in is taken back.
+ * sign-in is taken back. Refusals and lockouts go to the activity log (login-refusals.ts).
  */
 export async function answerLoginCommand(deps: AnswerDeps, facts: LoginCommandFacts & { text: string }): Promise<LoginVerdict> {
   const command = parseOutpostCommand(facts.text);
   if (!command) return { accepted: false, message: loginUsage };
   if (command.kind !== "login") return answerConfirmCommand(deps, facts, command.kind);
   const refusal = signInRefusal(facts.playerAuth, deps.config);
-  if (refusal) return { accepted: false, message: refusal };
+  if (refusal) {
+    await recordRefusal(deps, facts, "insecure_server", refusal);
+    return { accepted: false, message: refusal };
+  }
   const attempt = await countLoginCodeAttempt(deps.rateLimits, facts.server, { game: facts.server.game, uuid: facts.player.uuid });
   if (attempt.refusal) {
     // Answered to the player in game, not thrown: counted here rather than by the error interceptor.
     deps.metrics.rateLimitRefused(attempt.refusedBy ?? "unknown");
+    await recordLoginCodeLockout(deps, facts, attempt);
     return { accepted: false, message: attempt.refusal };
   }
   const { id, organizationId, name, game } = facts.server;
@@ -55,6 +60,7 @@ export async function answerLoginCommand(deps: AnswerDeps, facts: LoginCommandFa
   const attempted = { server, player: facts.player, code: command.code, agentKeyHash: facts.agentKeyHash, ...insecureServer(deps, facts) };
   const verdict = await deps.loginVerifier.verify(attempted);
   if (verdict.accepted || verdict.confirmation) await attempt.succeeded();
+  else await recordRefusal(deps, facts, verdictReason(verdict.message), verdict.message);
   return verdict;
 }
 
@@ -65,7 +71,10 @@ export async function answerLoginCommand(deps: AnswerDeps, facts: LoginCommandFa
  */
 export async function answerConfirmCommand(deps: AnswerDeps, facts: LoginCommandFacts, decision: "confirm" | "cancel"): Promise<LoginVerdict> {
   const refusal = signInRefusal(facts.playerAuth, deps.config);
-  if (refusal) return { accepted: false, message: refusal };
+  if (refusal) {
+    await recordRefusal(deps, facts, "insecure_server", refusal);
+    return { accepted: false, message: refusal };
+  }
   const { id, organizationId, name, game } = facts.server;
   const server = { id, organizationId, name, game };
   const insecure = decision === "confirm" ? insecureServer(deps, facts) : {};

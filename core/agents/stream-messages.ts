@@ -19,7 +19,7 @@ import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
 export type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
 type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequest["message"], { case: C }>["value"];
 
-export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "consoles" | "rateLimits" | "loginVerifier" | "config" | "metrics">;
+export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "consoles" | "rateLimits" | "loginVerifier" | "config" | "metrics" | "statements" | "orm">;
 
 /** What the handlers share with the stream that reads the messages. */
 export interface StreamSession {

@@ -20,6 +20,7 @@ import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail, fieldFail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
+import type { ActivityAction } from "../activity/kinds.ts";
 import { countSignInAttempt } from "../ratelimit/sign-in-limits.ts";
 import { sessionEndsAt } from "./sessions.ts";
 
@@ -113,7 +114,7 @@ const changePassword =
     const ip = clientIp(ctx);
     // The current password is a password check like a sign-in's: the same limits, counted alike.
     const attempt = await countSignInAttempt(rateLimits, caller.user.email, ip);
-    const record = (action: string, details: Record<string, string>) =>
+    const record = (action: ActivityAction, details: Record<string, string>) =>
       em.transactional(async (tx) => recordActivity(tx, caller, { action, targetType: "user", targetId: caller.user.id, details }));
     if (attempt.refusal) {
       if (attempt.tripped) await record("user.sign_in_throttled", { ...ipDetails(ip), policy: attempt.policy ?? "" });

@@ -166,6 +166,14 @@ export const ActivityEvent = defineEntity({
     /** Kept as plain ids, not foreign keys, so the log outlives what it speaks of. */
     serverId: p.uuid().nullable(),
     details: p.json<Record<string, string>>().default("{}"),
+    /** From the action, by core/activity/kinds.ts: "status", "access", "security", … */
+    kind: p.string().length(16),
+    /** "info" | "warning" | "error", from the action too. */
+    severity: p.string().length(8),
+    /** Set once, by the first owner or admin who acknowledges the event. */
+    acknowledgedAt: p.datetime().nullable(),
+    acknowledgedByUserId: p.uuid().nullable(),
+    acknowledgedByEmail: p.string().length(254).nullable(),
     createdAt: createdAt(),
   },
   indexes: [

@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import type { Orm } from "../db/orm.ts";
 import type { Clock } from "../deps.ts";
 import { recordActivity } from "../activity/record.ts";
+import type { ActivityAction } from "../activity/kinds.ts";
 import type { AuthorizationEvents } from "./events.ts";
 import { confirmWindowSeconds } from "./login-verifier.ts";
 import { executeOn } from "../db/statements.ts";
@@ -30,7 +31,7 @@ export function insecureServerDetails(who: Pick<Claimant, "insecurePlayerAuth">)
   return who.insecurePlayerAuth ? { playerAuth: who.insecurePlayerAuth, insecureServer: "allowed by ALLOW_INSECURE_GAME_SERVERS" } : {};
 }
 
-function recordClaim(em: EntityManager, action: string, row: ClaimRow, details: Record<string, string> = {}): void {
+function recordClaim(em: EntityManager, action: ActivityAction, row: ClaimRow, details: Record<string, string> = {}): void {
   recordActivity(em, "agent", {
     organizationId: row.organization_id,
     action,

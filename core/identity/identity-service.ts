@@ -22,6 +22,8 @@ import { presentedCredential } from "../auth/credentials.ts";
 import { createApiKey } from "../auth/api-keys.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { recordActivity } from "../activity/record.ts";
+import { recordLockout } from "../activity/lockouts.ts";
+import type { ActivityAction } from "../activity/kinds.ts";
 import { apiKeyToProto, userToProto } from "../convert.ts";
 import { countSignInAttempt } from "../ratelimit/sign-in-limits.ts";
 import { countSignUp } from "../ratelimit/sign-up-limits.ts";
@@ -73,7 +75,7 @@ async function creatingAccount<T>(em: EntityManager, work: (tx: EntityManager) =
  * Starts a session for `user` and records how: what sign-up and sign-in both answer, with a
  * known-device token for this browser (the device it already was, when it presented one).
  */
-async function openSession(deps: SessionDeps, tx: EntityManager, user: User, action: string, client: ClientInfo | undefined, knownDevice?: string) {
+async function openSession(deps: SessionDeps, tx: EntityManager, user: User, action: ActivityAction, client: ClientInfo | undefined, knownDevice?: string) {
   const now = deps.clock.now();
   const { session, token } = startSession(tx, user, now, deps.config.sessionTtlSeconds, client);
   const details = { ...clientDetails(client), ...(knownDevice !== undefined && { knownDevice: "true" }) };
@@ -92,7 +94,7 @@ async function openSession(deps: SessionDeps, tx: EntityManager, user: User, act
 const signUp =
   (deps: CoreDeps): Impl["signUp"] =>
   async (req, ctx) => {
-    await countSignUp(deps.rateLimits, req.client?.ip);
+    await countSignUp(deps.rateLimits, req.client?.ip, (lockout) => recordLockout(deps, lockout));
     const em = entityManager(ctx);
     const fields = await accountFields(deps.passwords, em, req.email, req.password, req.name, false);
     return creatingAccount(em, async (tx) => {
@@ -114,7 +116,7 @@ const signIn =
     const attempt = await countSignInAttempt(rateLimits, email, req.client?.ip, knownDevice);
     const user = await em.findOne(User, { email }, { populate: ["passwordHash"] });
     // Refusals are recorded in a transaction of their own, committed before the refusal.
-    const refusedAttempt = (action: string, details: Record<string, string>) =>
+    const refusedAttempt = (action: ActivityAction, details: Record<string, string>) =>
       em.transactional(async (tx) => {
         if (knownDevice !== undefined) details.knownDevice = "true";
         if (user) recordActivity(tx, asAccount(user), { action, targetType: "user", targetId: user.id, details });

@@ -37,7 +37,7 @@ type Impl = ServiceImpl<typeof IntegrationsService>;
 export const maxIntegrationsPerOrganization = 50;
 
 /** Records `integration.<verb>` in the unit of work `tx`. */
-function activity(tx: EntityManager, caller: UserCaller, row: Integration, verb: string, details: Record<string, string> = {}): void {
+function activity(tx: EntityManager, caller: UserCaller, row: Integration, verb: "created" | "updated" | "deleted" | "secret_rotated", details: Record<string, string> = {}): void {
   recordActivity(tx, caller, {
     action: `integration.${verb}`,
     targetType: "integration",

@@ -7,6 +7,7 @@ import { createValidateInterceptor } from "./validate-interceptor.ts";
 import { createTracingInterceptor } from "./tracing-interceptor.ts";
 import { createRateLimitInterceptor } from "../ratelimit/rate-limit-interceptor.ts";
 import { CredentialGuard } from "../ratelimit/credential-guard.ts";
+import { recordLockout, type Lockout } from "../activity/lockouts.ts";
 
 /**
  * Core's interceptors, outermost first: the call's span sees the code callers get, errors are
@@ -17,11 +18,12 @@ import { CredentialGuard } from "../ratelimit/credential-guard.ts";
  * anonymous caller learns nothing about the input rules), and only valid input reaches a handler.
  */
 export function createCoreInterceptors(deps: CoreDeps): Interceptor[] {
-  const guard = new CredentialGuard(deps.rateLimits.badCredentialPerIp);
+  const lockedOut = (lockout: Lockout) => recordLockout(deps, lockout);
+  const guard = new CredentialGuard(deps.rateLimits.badCredentialPerIp, lockedOut);
   return [
     createTracingInterceptor(),
     createErrorInterceptor(deps.logger, deps.metrics),
-    createRateLimitInterceptor(deps.rateLimits.requests, guard),
+    createRateLimitInterceptor(deps.rateLimits.requests, guard, lockedOut),
     createContextInterceptor(deps.orm),
     createAuthInterceptor(deps.clock, deps.statements, guard, deps.config.sessionIdleSeconds),
     createValidateInterceptor(),

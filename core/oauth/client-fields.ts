@@ -11,6 +11,7 @@ import { normalizeRedirectUri } from "./redirect-uris.ts";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { UserCaller } from "../context.ts";
 import { recordActivity } from "../activity/record.ts";
+import type { ClientVerb } from "../activity/kinds.ts";
 
 /** The columns every OAuth client row has. */
 export interface OAuthClientRow {
@@ -130,7 +131,7 @@ export function recordClientActivity(
   caller: UserCaller,
   target: { type: "game_oauth_client" | "oauth_provider_client"; organizationId: string | null },
   client: Pick<OAuthClientRow, "clientId" | "name">,
-  verb: string,
+  verb: ClientVerb,
   details: Record<string, string> = {},
 ): void {
   recordActivity(tx, caller, {

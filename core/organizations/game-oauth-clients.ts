@@ -3,6 +3,7 @@
  * through the Game OAuth issuer. Owners and admins of the client's organization manage them;
  * everyone else meets the same answers as for the organization itself.
  */
+import type { ClientVerb } from "../activity/kinds.ts";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { LockMode } from "@mikro-orm/core";
@@ -131,7 +132,7 @@ async function requireClientManager(em: EntityManager, caller: UserCaller, clien
 type Impl = GameOAuthClientMethods;
 
 /** Records `game_oauth_client.<verb>` for the client, in the transaction `tx`. */
-function activity(tx: EntityManager, caller: UserCaller, client: GameOAuthClient, verb: string, details: Record<string, string> = {}) {
+function activity(tx: EntityManager, caller: UserCaller, client: GameOAuthClient, verb: ClientVerb, details: Record<string, string> = {}) {
   recordClientActivity(tx, caller, { type: "game_oauth_client", organizationId: client.organization.id }, client, verb, details);
 }
 

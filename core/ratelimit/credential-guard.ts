@@ -11,14 +11,18 @@
 import { BoundedMap } from "../bounded-map.ts";
 import type { Limiter } from "./limiter.ts";
 import { badCredentialRefusal } from "./rate-limited.ts";
+import type { Lockout } from "../activity/lockouts.ts";
 
 export class CredentialGuard {
   readonly #limiter: Limiter;
   /** Hashes of credentials that resolved here lately. */
   readonly #known: BoundedMap<string, true>;
+  /** Told of each lockout of an address (the activity log), once per window. */
+  readonly #lockedOut: (lockout: Lockout) => Promise<void>;
 
-  constructor(limiter: Limiter, knownKept = 10_000) {
+  constructor(limiter: Limiter, lockedOut: (lockout: Lockout) => Promise<void> = async () => {}, knownKept = 10_000) {
     this.#limiter = limiter;
+    this.#lockedOut = lockedOut;
     this.#known = new BoundedMap(knownKept);
   }
 
@@ -36,7 +40,10 @@ export class CredentialGuard {
   async failed(ip: string | undefined): Promise<void> {
     if (!ip) return;
     const decision = await this.#limiter.consume(`ip:${ip}`);
-    if (!decision.allowed) throw badCredentialRefusal(this.#limiter, decision.retryAfterSeconds);
+    if (decision.allowed) return;
+    const { policy } = this.#limiter;
+    if (decision.consumed === policy.limit + 1) await this.#lockedOut({ policy, retryAfterSeconds: decision.retryAfterSeconds, details: { ip } });
+    throw badCredentialRefusal(this.#limiter, decision.retryAfterSeconds);
   }
 
   /** A credential resolved to a caller. */

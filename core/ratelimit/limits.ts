@@ -38,6 +38,8 @@ export interface RateLimits {
   readonly loginCodeGlobal: Limiter;
   /** Credentials that match nothing, per client IP ("bad_credential_ip"). */
   readonly badCredentialPerIp: Limiter;
+  /** Activity events strangers can cause, per subject ("activity_event"). */
+  readonly activityEvents: Limiter;
   /** Its own connections (PostgreSQL's store only): open, idle, and callers waiting for one. */
   poolUse?(): PoolUse;
   close(): Promise<void>;
@@ -68,6 +70,7 @@ export function createMemoryRateLimits(config: RateLimitConfig): RateLimits {
     loginCodePerOrganization: build(policies.loginCodePerOrganization),
     loginCodeGlobal: build(policies.loginCodeGlobal),
     badCredentialPerIp: build(policies.badCredentialPerIp),
+    activityEvents: build(policies.activityEvents),
     async close() {},
   };
 }
@@ -115,6 +118,7 @@ export function createPostgresRateLimits(config: RateLimitConfig, pool: pg.Pool)
     loginCodePerOrganization: build(policies.loginCodePerOrganization, false),
     loginCodeGlobal: build(policies.loginCodeGlobal, false),
     badCredentialPerIp: build(policies.badCredentialPerIp, true),
+    activityEvents: build(policies.activityEvents, true),
     async close() {
       clearInterval(sweep);
     },

@@ -1,12 +1,21 @@
 import { hashSecret } from "../../contract/secrets.ts";
 import type { RateLimits } from "./limits.ts";
 import type { Limiter, RateLimitDecision } from "./limiter.ts";
+import type { RateLimitPolicy } from "./policies.ts";
+
+/** What a login-code limit counts: one player, one server, one organization, or everything. */
+export type LoginCodeLevel = "player" | "server" | "organization" | "global";
 
 export interface LoginCodeAttempt {
   /** Set when the attempt is over a limit: the message for the player, saying when to retry. */
   refusal: string | undefined;
   /** The refusing limit's policy name, with a refusal. */
   refusedBy?: string;
+  /**
+   * Set when this very attempt locked a level out (its window's first refusal): which level, for
+   * the activity log. Refusals after it in the window leave it unset.
+   */
+  lockedOut?: { level: LoginCodeLevel; policy: RateLimitPolicy; retryAfterSeconds: number };
   /** The code was right: the attempt is taken back from every count. */
   succeeded(): Promise<void>;
 }
@@ -20,6 +29,7 @@ function inWords(seconds: number): string {
 export const globalLoginCodeKey = "all";
 
 interface Level {
+  name: LoginCodeLevel;
   limiter: Limiter;
   key: string;
   message: string;
@@ -48,10 +58,10 @@ export async function countLoginCodeAttempt(
   // public UUID, which must not lock that player out of another organization's sign-ins.
   const playerKey = hashSecret(`${server.organizationId}:${player.game}:${player.uuid.toLowerCase()}`);
   const levels: Level[] = [
-    { limiter: limits.loginCodePerPlayer, key: playerKey, message: "You have entered too many wrong codes" },
-    { limiter: limits.loginCodePerServer, key: server.id, message: "Too many wrong codes have been entered on this server" },
-    { limiter: limits.loginCodePerOrganization, key: server.organizationId, message: "Too many wrong codes have been entered on this organization's servers" },
-    { limiter: limits.loginCodeGlobal, key: globalLoginCodeKey, message: "Too many wrong codes are being entered; in-game sign-in is paused" },
+    { name: "player", limiter: limits.loginCodePerPlayer, key: playerKey, message: "You have entered too many wrong codes" },
+    { name: "server", limiter: limits.loginCodePerServer, key: server.id, message: "Too many wrong codes have been entered on this server" },
+    { name: "organization", limiter: limits.loginCodePerOrganization, key: server.organizationId, message: "Too many wrong codes have been entered on this organization's servers" },
+    { name: "global", limiter: limits.loginCodeGlobal, key: globalLoginCodeKey, message: "Too many wrong codes are being entered; in-game sign-in is paused" },
   ];
   const takeBack = (counted: Level[]) => Promise.all(counted.map(({ limiter, key }) => limiter.refund(key)));
   for (const level of levels) {
@@ -63,7 +73,14 @@ export async function countLoginCodeAttempt(
     const decision = await level.limiter.consume(level.key);
     if (!decision.allowed) {
       await takeBack(counted);
-      return { refusal: refusalOf(level, decision), refusedBy: level.limiter.policy.name, async succeeded() {} };
+      const { policy } = level.limiter;
+      const first = decision.consumed === policy.limit + 1;
+      return {
+        refusal: refusalOf(level, decision),
+        refusedBy: policy.name,
+        ...(first && { lockedOut: { level: level.name, policy, retryAfterSeconds: decision.retryAfterSeconds } }),
+        async succeeded() {},
+      };
     }
     counted.push(level);
   }

@@ -58,9 +58,18 @@ export const badCredentialPolicy: RateLimitPolicy = { name: "bad_credential_ip",
  */
 export const knownDevicePolicy: RateLimitPolicy = { name: "sign_in_device", limit: 10, windowSeconds: 900 };
 
+/**
+ * Activity events that strangers can cause (in-game sign-in refusals, rate-limit lockouts), per
+ * subject (a server, a limit's scope), per 10 minutes: past it they are not written, so a flood
+ * of refused attempts cannot flood the log (core/activity/throttled.ts). Fixed: an honest
+ * server sees a handful.
+ */
+export const activityEventPolicy: RateLimitPolicy = { name: "activity_event", limit: 20, windowSeconds: 600 };
+
 export function policiesFor(config: RateLimitConfig) {
   return {
     ...loginCodePolicies,
+    activityEvents: activityEventPolicy,
     badCredentialPerIp: badCredentialPolicy,
     requests: { name: "default", limit: config.requestsPerWindow, windowSeconds: config.requestWindowSeconds },
     signInPerAccountIp: { name: "sign_in_account_ip", limit: config.signInAttemptsPerAccountIp, windowSeconds: config.signInWindowSeconds },

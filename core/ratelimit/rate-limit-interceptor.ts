@@ -6,6 +6,7 @@ import { clientIpKey } from "./client-ip.ts";
 import type { CredentialGuard } from "./credential-guard.ts";
 import type { Limiter } from "./limiter.ts";
 import { rateLimited } from "./rate-limited.ts";
+import type { Lockout } from "../activity/lockouts.ts";
 
 /**
  * Limits every call to a user-facing service: per credential presented (the SHA-256 of the session
@@ -16,9 +17,10 @@ import { rateLimited } from "./rate-limited.ts";
  * is turned away here, for user and agent services alike, before any lookup or count. Methods of
  * the edge's own services marked `rate_limit_by_client_ip` (the issuers' authorization starts,
  * which store a request for anyone who asks) count per client IP too. A call over a limit is
- * `rate_limited` with a RetryInfo detail.
+ * `rate_limited` with a RetryInfo detail; the call that first crosses it in its window is told to
+ * `lockedOut` (the activity log), the ones after it are not.
  */
-export function createRateLimitInterceptor(requests: Limiter, guard: CredentialGuard): Interceptor {
+export function createRateLimitInterceptor(requests: Limiter, guard: CredentialGuard, lockedOut: (lockout: Lockout) => Promise<void>): Interceptor {
   return (next) => async (req) => {
     const audience = serviceAudience(req.service);
     const ip = clientIpKey(req.header.get(clientIpHeader));
@@ -40,6 +42,10 @@ export function createRateLimitInterceptor(requests: Limiter, guard: CredentialG
     const decision = await requests.consume(key);
     if (!decision.allowed) {
       const s = decision.retryAfterSeconds;
+      if (decision.consumed === requests.policy.limit + 1) {
+        const by = credential ? (req.header.get(sessionHeader) ? "session" : "api_key") : "none";
+        await lockedOut({ policy: requests.policy, retryAfterSeconds: s, details: { credential: by, ...(ip && { ip }) } });
+      }
       throw rateLimited(requests.policy, s, `too many requests; try again in ${s} second${s === 1 ? "" : "s"}`);
     }
     return next(req);

@@ -1,81 +1,99 @@
-/** The organization's activity log, for owners and admins, filtered by server and kind. */
+/**
+ * The organization's activity log, for owners and admins: filtered by server, kinds and
+ * severities, paged with the API's cursor, each event acknowledged with a form POST.
+ */
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ActivityEvent } from "../../gen/outpost/activity/v1/activity_service_pb.js";
-import { orgOf, page, PageError, render, type DashboardDeps, type Viewer } from "./context.ts";
-import { canManage, when } from "./format.ts";
-import { selectField } from "./forms.ts";
-import { html, type Html } from "../html.ts";
+import { action, done, noticeOf, orgOf, page, PageError, render, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
+import { canManage } from "./format.ts";
+import { choiceGroup, postForm, selectField } from "./forms.ts";
+import { html } from "../html.ts";
 import { orgPath } from "./organizations.ts";
+import { eventTable, kindLabels, severityLabels } from "./activity-table.ts";
 
-const kinds = [
-  { value: "", label: "Everything" },
-  { value: "server", label: "Servers" },
-  { value: "member", label: "Members" },
-  { value: "access_grant", label: "Access grants" },
-  { value: "game_oauth_client", label: "Game OAuth clients" },
-  { value: "game_oauth", label: "Game OAuth sign-ins" },
-  { value: "organization", label: "Organization" },
-];
+export { eventTable } from "./activity-table.ts";
 
 const pageSize = 50;
 
-function actor(e: ActivityEvent): string {
-  if (!e.actor) return "—";
-  if (e.actor.kind === "user") return `${e.actor.email || e.actor.userId}${e.actor.apiKeyId ? " (API key)" : ""}`;
-  return e.actor.kind === "agent" ? "Agent" : "Outpost";
+/** The page's filters and position, from its query (or an acknowledge form's `view`); unknown values are dropped. */
+function viewOf(params: URLSearchParams) {
+  const server = params.get("server") ?? "";
+  const kinds = kindLabels.filter((k) => params.getAll("kind").includes(k.name));
+  const severities = severityLabels.filter((s) => params.getAll("severity").includes(s.name));
+  const cursor = params.get("cursor") ?? "";
+  return { server, kinds, severities, cursor };
+}
+type View = ReturnType<typeof viewOf>;
+
+/** The view as a query string, without the cursor (`withCursor` to keep it). */
+function queryOf(view: View, withCursor = false): URLSearchParams {
+  const q = new URLSearchParams();
+  if (view.server) q.set("server", view.server);
+  for (const k of view.kinds) q.append("kind", k.name);
+  for (const s of view.severities) q.append("severity", s.name);
+  if (withCursor && view.cursor) q.set("cursor", view.cursor);
+  return q;
 }
 
-/**
- * Events as a table, newest first, or a line saying there are none. `serverNames` adds a Server
- * column (organization logs); account and platform logs have none.
- */
-export function eventTable(events: readonly ActivityEvent[], label: string, serverNames?: ReadonlyMap<string, string>): Html {
-  if (!events.length) return html`<p class="empty">No activity matches.</p>`;
-  const server = (e: ActivityEvent) =>
-    e.serverId ? (serverNames?.get(e.serverId) ?? html`<span class="muted">deleted</span>`) : html`<span class="muted">—</span>`;
-  return html`<div class="table-wrap" role="region" tabindex="0" aria-label="${label}"><table class="activity"><caption class="sr-only">${label}</caption><thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Who</th>${serverNames ? html`<th scope="col">Server</th>` : ""}<th scope="col">Details</th></tr></thead><tbody>${events.map(
-    (e) => html`<tr><td>${when(e.createdAt)}</td><td class="mono">${e.action}</td><td>${actor(e)}</td>${serverNames ? html`<td>${server(e)}</td>` : ""}<td>${Object.entries(e.details).map(
-      ([k, val], i) => html`${i ? html`<br>` : ""}<span class="muted">${k}:</span> ${val}`,
-    )}</td></tr>`,
-  )}</tbody></table></div>`;
+const pathOf = (base: string, q: URLSearchParams) => (q.size ? `${base}?${q}` : base);
+
+function filterForm(base: string, view: View, servers: ReadonlyArray<{ id: string; name: string }>) {
+  return html`<form method="get" action="${base}" class="panel filters" aria-label="Filter activity">
+${selectField({ name: "server", label: "Server", value: view.server, options: [{ value: "", label: "All servers" }, ...servers.map((s) => ({ value: s.id, label: s.name }))] })}
+${choiceGroup({ name: "kind", legend: "Kinds (none: all)", type: "checkbox", options: kindLabels.map((k) => ({ value: k.name, label: k.label })), checked: new Set(view.kinds.map((k) => k.name)) })}
+${choiceGroup({ name: "severity", legend: "Severities (none: all)", type: "checkbox", options: severityLabels.map((s) => ({ value: s.name, label: s.label })), checked: new Set(view.severities.map((s) => s.name)) })}
+<div class="actions"><button type="submit" class="btn">Filter</button>${queryOf(view).size ? html` <a class="btn ghost" href="${base}">Clear</a>` : ""}</div>
+</form>`;
 }
 
 async function activityPage(ctx: Context, v: Viewer): Promise<void> {
   const org = orgOf(v, ctx.params.slug);
   if (!canManage(org.role)) throw new PageError(403, "Only owners and admins of the organization read its activity log.");
-  const q = (name: string) => (typeof ctx.query[name] === "string" ? (ctx.query[name] as string) : "");
-  const server = q("server");
-  const kind = kinds.some((k) => k.value === q("kind")) ? q("kind") : "";
-  const before = q("before");
-  const [{ servers }, { events }] = await Promise.all([
+  const view = viewOf(new URLSearchParams(ctx.querystring));
+  const base = orgPath(org, "/activity");
+  const [{ servers }, { events, nextCursor }] = await Promise.all([
     v.core.servers.listServers({ organizationSlug: org.slug }),
     v.core.activity.listOrganizationActivity({
       organizationSlug: org.slug,
-      ...(server && { serverId: server }),
-      ...(kind && { kind }),
-      ...(before && { before }),
+      ...(view.server && { serverId: view.server }),
+      kind: view.kinds.map((k) => k.value),
+      severity: view.severities.map((s) => s.value),
+      ...(view.cursor && { cursor: view.cursor }),
       limit: pageSize,
     }),
   ]);
-  const names = new Map(servers.map((s) => [s.id, s.name]));
-  const filter = new URLSearchParams({ ...(server && { server }), ...(kind && { kind }) });
-  const older = events.length === pageSize ? `${orgPath(org, "/activity")}?${new URLSearchParams({ ...Object.fromEntries(filter), before: events.at(-1)!.id })}` : undefined;
+  const here = queryOf(view, true).toString();
+  const acknowledge = (e: ActivityEvent) =>
+    postForm(
+      `${base}/${e.id}/acknowledge`,
+      v.formToken,
+      html`<input type="hidden" name="view" value="${here}"><button type="submit" class="btn ghost" aria-label="Acknowledge ${e.action} at ${e.createdAt ? timestampDate(e.createdAt).toISOString() : ""}">Acknowledge</button>`,
+      html` class="inline"`,
+    );
+  const older = nextCursor ? pathOf(base, new URLSearchParams([...queryOf(view), ["cursor", nextCursor]])) : undefined;
   render(ctx, v, {
     title: "Activity",
     org,
     section: "activity",
-    lede: "Every security-relevant change in the organization, newest first.",
-    body: html`<form method="get" action="${orgPath(org, "/activity")}" class="panel filters" aria-label="Filter activity">
-${selectField({ name: "server", label: "Server", value: server, options: [{ value: "", label: "All servers" }, ...servers.map((s) => ({ value: s.id, label: s.name }))] })}
-${selectField({ name: "kind", label: "Kind", value: kind, options: kinds })}
-<div class="actions"><button type="submit" class="btn">Filter</button>${filter.size ? html` <a class="btn ghost" href="${orgPath(org, "/activity")}">Clear</a>` : ""}</div>
-</form>
-${eventTable(events, `Activity of ${org.name}`, names)}
-${older ? html`<p><a class="btn ghost" href="${older}">Older events</a></p>` : ""}`,
+    notice: noticeOf(ctx),
+    lede: "Every security-relevant change and event in the organization, newest first. Acknowledge what you have looked at.",
+    body: html`${filterForm(base, view, servers)}
+${eventTable(events, `Activity of ${org.name}`, { serverNames: new Map(servers.map((s) => [s.id, s.name])), acknowledge })}
+<p>${view.cursor ? html`<a class="btn ghost" href="${pathOf(base, queryOf(view))}">Newest events</a> ` : ""}${older ? html`<a class="btn ghost" href="${older}">Older events</a>` : ""}</p>`,
   });
 }
 
+/** Acknowledges one event, then back to the same view of the log. */
+const acknowledgeEvent: ActionHandler = async (ctx, v, form) => {
+  const org = orgOf(v, ctx.params.slug);
+  await v.core.activity.acknowledgeOrganizationActivityEvent({ organizationSlug: org.slug, eventId: ctx.params.eventId });
+  const back = queryOf(viewOf(new URLSearchParams(form.get("view") ?? "")), true);
+  done(ctx, pathOf(orgPath(org, "/activity"), back), "event-acknowledged");
+};
+
 export function activityRoutes(router: Router, deps: DashboardDeps): void {
   router.get("/app/o/:slug/activity", page(deps, activityPage));
+  router.post("/app/o/:slug/activity/:eventId/acknowledge", action(deps, acknowledgeEvent));
 }

@@ -48,6 +48,7 @@ export const notices: Record<string, string> = {
   "consent-revoked": "Consent revoked. The app will ask again next time.",
   "password-changed": "Password changed. Every other session of yours is signed out; your API keys keep working.",
   "session-revoked": "Session revoked: that browser is signed out.",
+  "event-acknowledged": "Event acknowledged.",
   "sessions-revoked": "Every other session is revoked: those browsers are signed out.",
   "preferences-saved": "Notification preferences saved.",
   "push-removed": "That browser gets no more push notifications.",

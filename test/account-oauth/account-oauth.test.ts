@@ -424,11 +424,12 @@ describe("Account OAuth issuer", function () {
       assert.equal((await token({ code, code_verifier: flow.verifier })).json.error, "invalid_grant");
       // Platform activity records it once for the code, naming the app and the account.
       const listed = await fetch(`${t.baseUrl}/api/http/activity/listPlatformActivity`, { headers: { "x-api-key": adminKey } });
-      const events = ((await listed.json()) as { events: Array<{ action: string; targetId: string; details: Record<string, string> }> }).events;
+      const events = ((await listed.json()) as { events: Array<{ action: string; kind: string; severity: string; targetId: string; details: Record<string, string> }> }).events;
       const [user] = await t.outpost.runtime.orm.em.fork().getConnection().execute(`select id from users where email = 'reuse@example.com'`);
       const reused = events.filter((e) => e.action === "account_oauth.code_reused" && e.details.userId === user.id);
       assert.equal(reused.length, 1, `${listed.status} ${JSON.stringify(reused)}`);
       assert.deepEqual([reused[0].targetId, reused[0].details.presentedBy, reused[0].details.clientName], [app.clientId, app.clientId, "Wiki"]);
+      assert.deepEqual([reused[0].kind, reused[0].severity], ["security", "error"], "a reused code is a security error");
     });
 
     it("a wrong redirect URI, a wrong or missing PKCE verifier: invalid_grant, and the code is then dead", async () => {

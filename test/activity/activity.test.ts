@@ -185,8 +185,8 @@ describe("activity: the organization's log of changes", () => {
       assert.ok(events.every((e) => e.serverId === survival));
     });
 
-    it("filters by kind: a target prefix or one exact action", async () => {
-      const servers = (await activity(owner).listOrganizationActivity({ organizationSlug: "acme", kind: "server" })).events;
+    it("filters by action: a target prefix or one exact action", async () => {
+      const servers = (await activity(owner).listOrganizationActivity({ organizationSlug: "acme", action: "server" })).events;
       assert.deepEqual(servers.map((e) => e.action).sort(), [
         "server.agent_key_regenerated",
         "server.created",
@@ -194,14 +194,14 @@ describe("activity: the organization's log of changes", () => {
         "server.deleted",
         "server.renamed",
       ]);
-      const added = (await activity(owner).listOrganizationActivity({ organizationSlug: "acme", kind: "member.added" })).events;
+      const added = (await activity(owner).listOrganizationActivity({ organizationSlug: "acme", action: "member.added" })).events;
       assert.deepEqual(added.map((e) => e.targetId).sort(), [admin.userId, member.userId, leaver.userId].sort());
       assert.ok(added.every((e) => e.action === "member.added"));
-      const members = (await activity(owner).listOrganizationActivity({ organizationSlug: "acme", kind: "member" })).events;
+      const members = (await activity(owner).listOrganizationActivity({ organizationSlug: "acme", action: "member" })).events;
       assert.equal(members.length, 3 + 2 + 1);
-      const none = (await activity(owner).listOrganizationActivity({ organizationSlug: "acme", kind: "serv" })).events;
-      assert.deepEqual(none, [], "a kind matches whole words only");
-      const combined = await activity(owner).listOrganizationActivity({ organizationSlug: "acme", kind: "access_grant", serverId: survival });
+      const none = (await activity(owner).listOrganizationActivity({ organizationSlug: "acme", action: "serv" })).events;
+      assert.deepEqual(none, [], "an action matches whole words only");
+      const combined = await activity(owner).listOrganizationActivity({ organizationSlug: "acme", action: "access_grant", serverId: survival });
       assert.deepEqual(combined.events.map((e) => e.action).reverse(), ["access_grant.created", "access_grant.revoked"]);
     });
 
@@ -226,8 +226,8 @@ describe("activity: the organization's log of changes", () => {
       for (const [request, field] of [
         [{ limit: 0 }, "limit"],
         [{ limit: 201 }, "limit"],
-        [{ kind: "Server" }, "kind"],
-        [{ kind: "server.created.x" }, "kind"],
+        [{ action: "Server" }, "action"],
+        [{ action: "server.created.x" }, "action"],
         [{ serverId: "not-a-uuid" }, "server_id"],
         [{ before: "nope" }, "before"],
       ] as const) {
@@ -269,7 +269,7 @@ describe("activity: the organization's log of changes", () => {
       for (const action of ["organization.created", "api_key.created", "server.created", "server.renamed"]) assert.ok(actions.has(action), action);
       assert.ok(events.some((e) => e.actor?.apiKeyId === apiKey.id), "what the caller did through an API key is theirs too");
       assert.equal(find(events, "server.created", creative).length, 0, "the admin's server is not the owner's doing");
-      const mine = await activity(admin).listMyActivity({ kind: "server" });
+      const mine = await activity(admin).listMyActivity({ action: "server" });
       assert.deepEqual(mine.events.map((e) => e.targetId).includes(creative), true);
       assert.ok(mine.events.every((e) => e.action.startsWith("server.")));
     });
@@ -291,7 +291,7 @@ describe("activity: the organization's log of changes", () => {
       assert.ok(events.length > 0);
       assert.ok(events.every((e) => e.organizationId === ""));
       assert.ok(find(events, "api_key.created").some((e) => e.actor?.userId === owner.userId));
-      const keysOnly = await activity(outsider).listPlatformActivity({ kind: "api_key.created" });
+      const keysOnly = await activity(outsider).listPlatformActivity({ action: "api_key.created" });
       assert.ok(keysOnly.events.length > 0 && keysOnly.events.every((e) => e.action === "api_key.created"));
     });
   });

@@ -48,7 +48,7 @@ describe("agent service: credentials, presence, events, instances", function () 
     return agent;
   };
   const presenceEvents = async (serverId: string) => {
-    const { events } = await t.client(ActivityService, { session }).listOrganizationActivity({ organizationSlug: "acme", serverId, kind: "server" });
+    const { events } = await t.client(ActivityService, { session }).listOrganizationActivity({ organizationSlug: "acme", serverId, action: "server" });
     return events.filter((e) => e.action.startsWith("server.agent_")).map((e) => e.action).reverse();
   };
   const anotherCore = async (options: Parameters<typeof startTestCore>[1] = {}) => {

@@ -381,18 +381,26 @@ describe("dashboard: a walk through every area in headless Chromium", function (
     }
   });
 
-  it("shows the activity log to the owner, filtered by kind and server", async () => {
+  it("shows the activity log to the owner with kinds and severities, filtered by kind and server; the owner acknowledges an event", async () => {
     await page.goto(`${t.baseUrl}/app/o/acme-games/activity`);
-    await page.getByRole("cell", { name: "organization.created" }).waitFor();
-    await page.getByLabel("Kind").selectOption("server");
+    await page.getByRole("cell", { name: "organization.created", exact: true }).waitFor();
+    await page.getByRole("checkbox", { name: "Server status" }).check();
+    await page.getByRole("checkbox", { name: "Configuration" }).check();
     await page.getByRole("button", { name: "Filter" }).click();
-    await page.getByRole("cell", { name: "server.created" }).waitFor();
-    assert.equal(await page.getByRole("cell", { name: "organization.created" }).count(), 0);
-    assert.equal(await page.getByRole("cell", { name: "server.agent_connected" }).count(), 1);
-    await page.getByLabel("Server").selectOption({ label: "Survival SMP" });
+    await page.getByRole("cell", { name: "server.created", exact: true }).first().waitFor();
+    assert.deepEqual(new URL(page.url()).searchParams.getAll("kind"), ["status", "configuration"]);
+    const connected = page.getByRole("row", { name: /server\.agent_connected/ });
+    assert.equal(await connected.count(), 1);
+    assert.match(await connected.innerText(), /Info\s+Server status/);
+    await page.getByLabel("Server", { exact: true }).selectOption({ label: "Survival SMP" });
     await page.getByRole("button", { name: "Filter" }).click();
-    await page.getByRole("cell", { name: "server.renamed" }).waitFor();
-    assert.equal(new URL(page.url()).searchParams.get("kind"), "server");
+    await page.getByRole("cell", { name: "server.renamed", exact: true }).waitFor();
+    assert.equal(await page.getByRole("cell", { name: "organization.created", exact: true }).count(), 0);
+    await connected.getByRole("button", { name: /^Acknowledge server\.agent_connected/ }).click();
+    await page.getByRole("status").filter({ hasText: "Event acknowledged." }).waitFor();
+    assert.deepEqual(new URL(page.url()).searchParams.getAll("kind"), ["status", "configuration"], "back to the same view");
+    assert.match(await connected.innerText(), /olive@example\.com/);
+    assert.equal(await connected.getByRole("button", { name: /^Acknowledge/ }).count(), 0);
     await check(page, "activity");
   });
 });

@@ -193,7 +193,7 @@ onPostgresServer(() =>
       // …and every rename answered 200 is on record.
       let renamed = 0;
       for (let before = ""; ; ) {
-        const page = await ok(`activity/listOrganizationActivity?organizationSlug=ops&kind=server.renamed&limit=200${before && `&before=${before}`}`);
+        const page = await ok(`activity/listOrganizationActivity?organizationSlug=ops&action=server.renamed&limit=200${before && `&before=${before}`}`);
         renamed += page.events.length;
         if (page.events.length < 200) break;
         before = page.events.at(-1).id;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createLocalJWKSet, jwtVerify } from "jose";
-import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
+import { ActivityKind, ActivityService, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import type { ExchangeCodeRequest } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import type { TokenSet } from "../../gen/outpost/oauth/v1/oauth_pb.js";
@@ -119,6 +119,7 @@ describe("Game OAuth: token exchange and userinfo", function () {
       [reused[0].targetType, reused[0].targetId, reused[0].serverId, reused[0].details.presentedBy, reused[0].details.clientName],
       ["game_oauth_client", client.clientId, serverId, client.clientId, "Demo App"],
     );
+    assert.deepEqual([reused[0].kind, reused[0].severity], [ActivityKind.SECURITY, ActivitySeverity.ERROR]);
   });
 
   /** The organization's game_oauth.code_reused events, as its owner lists them. */

@@ -175,9 +175,32 @@ describe("http api: routing, shapes, statuses and credentials", () => {
         assert.match(event.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
         assert.equal(event.actor.email, "owner@example.com");
       }
-      const servers = await api("GET", "activity/listOrganizationActivity?organizationSlug=acme&kind=server", { key: ownerKey });
+      const servers = await api("GET", "activity/listOrganizationActivity?organizationSlug=acme&action=server", { key: ownerKey });
       assert.ok(servers.body.events.length > 0);
       assert.ok(servers.body.events.every((e: Json) => e.action.startsWith("server.")));
+    });
+
+    it("activity: kinds and severities by name, repeated keys, the cursor, and acknowledging an event", async () => {
+      const list = (query: string) => api("GET", `activity/listOrganizationActivity?organizationSlug=acme&${query}`, { key: ownerKey });
+      const config = await list("kind=configuration&kind=access&severity=info&limit=1");
+      assert.equal(config.status, 200);
+      assert.ok(["configuration", "access"].includes(config.body.events[0].kind));
+      assert.equal(config.body.events[0].severity, "info");
+      assert.equal(config.body.events[0].acknowledgement, undefined, "absent until acknowledged");
+      const next = await list(`kind=configuration&kind=access&severity=info&limit=1&cursor=${config.body.nextCursor}`);
+      assert.equal(next.status, 200);
+      assert.notEqual(next.body.events[0].id, config.body.events[0].id);
+      const unknownKind = await list("kind=server");
+      assert.equal(unknownKind.status, 400);
+      assert.match(unknownKind.body.message, /^kind\[0\]: must be one of status, access/);
+      const badCursor = await list("cursor=nope");
+      assert.deepEqual([badCursor.status, badCursor.body.code], [400, "invalid_argument"]);
+      const eventId = config.body.events[0].id;
+      const acked = await api("POST", "activity/acknowledgeOrganizationActivityEvent", { key: ownerKey, body: { organizationSlug: "acme", eventId } });
+      assert.equal(acked.status, 200);
+      assert.equal(acked.body.event.acknowledgement.email, "owner@example.com");
+      const missing = await api("POST", "activity/acknowledgeOrganizationActivityEvent", { key: ownerKey, body: { organizationSlug: "acme", eventId: "00000000-0000-4000-8000-000000000000" } });
+      assert.equal(missing.status, 404);
     });
   });
 

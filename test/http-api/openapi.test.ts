@@ -159,6 +159,7 @@ describe("http api: openapi document", function () {
     assert.ok(doc.paths["/api/http/pwa/subscribe"].post);
     assert.ok(doc.paths["/api/http/pwa/unsubscribe"].post);
     assert.ok(doc.paths["/api/http/pwa/sendTestPush"].post);
+    assert.ok(doc.paths["/api/http/activity/acknowledgeOrganizationActivityEvent"].post);
   });
 
   it("leaves out IdentityService and everything only it uses", () => {
@@ -181,7 +182,7 @@ describe("http api: openapi document", function () {
     }
     const activity = operation(doc, "/api/http/activity/listOrganizationActivity");
     const params = new Map((activity.parameters ?? []).map((p) => [p.name, p]));
-    assert.deepEqual([...params.keys()], ["organizationSlug", "serverId", "kind", "limit", "before"]);
+    assert.deepEqual([...params.keys()], ["organizationSlug", "serverId", "action", "limit", "before", "kind", "severity", "cursor"]);
     assert.ok([...params.values()].every((p) => p.in === "query"));
     assert.equal(params.get("organizationSlug")!.required, true);
     assert.deepEqual(params.get("organizationSlug")!.schema, { type: "string", minLength: 1, maxLength: 40 });
@@ -191,7 +192,11 @@ describe("http api: openapi document", function () {
     assert.equal(params.get("limit")!.schema.type, "integer");
     assert.equal(params.get("limit")!.schema.minimum, 1);
     assert.equal(params.get("limit")!.schema.maximum, 200);
-    assert.equal(params.get("kind")!.schema.pattern, "^[a-z_]+(\\.[a-z_]+)?$");
+    assert.equal(params.get("action")!.schema.pattern, "^[a-z_]+(\\.[a-z_]+)?$");
+    // Kinds and severities as the API names them, any number of each (repeated keys).
+    assert.equal(params.get("kind")!.schema.type, "array");
+    assert.deepEqual((params.get("kind")!.schema.items as { enum: string[] }).enum, ["status", "access", "player_admin", "oauth", "security", "account", "configuration"]);
+    assert.deepEqual((params.get("severity")!.schema.items as { enum: string[] }).enum, ["info", "warning", "error"]);
     assert.deepEqual(operation(doc, "/api/http/servers/listServers").parameters?.map((p) => [p.name, p.required]), [["organizationSlug", true]]);
     assert.equal(operation(doc, "/api/http/auth/getSession").parameters, undefined);
   });

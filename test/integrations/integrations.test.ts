@@ -229,7 +229,7 @@ describe("integrations: Discord, signed webhooks and email", () => {
 
   describe("activity", () => {
   it("records every change and test as an activity event", async () => {
-    const { events } = await t.client(ActivityService, { session: cast.owner.token }).listOrganizationActivity({ ...acme, kind: "integration", limit: 200 });
+    const { events } = await t.client(ActivityService, { session: cast.owner.token }).listOrganizationActivity({ ...acme, action: "integration", limit: 200 });
     const actions = new Set(events.map((e) => e.action));
     for (const action of ["integration.created", "integration.updated", "integration.deleted", "integration.secret_rotated", "integration.tested"]) assert.ok(actions.has(action), action);
     const failed = events.find((e) => e.action === "integration.tested" && e.details.httpStatus === "500");

@@ -437,7 +437,7 @@ describe("organizations: Game OAuth clients", () => {
       const { clientSecret: rotated } = await orgs(owner).rotateGameOAuthClientSecret({ clientId });
       await orgs(owner).deleteGameOAuthClient({ clientId });
 
-      const activity = await t.client(ActivityService, { session: owner.token }).listOrganizationActivity({ organizationSlug: slug, kind: "game_oauth_client" });
+      const activity = await t.client(ActivityService, { session: owner.token }).listOrganizationActivity({ organizationSlug: slug, action: "game_oauth_client" });
       const { events } = activity;
       assert.deepEqual(events.map((e) => e.action).reverse(), [
         "game_oauth_client.created",

@@ -158,7 +158,7 @@ describe("pwa: Web Push subscriptions and delivery", function () {
   it("records subscribing and unsubscribing in the account's activity", async () => {
     const s = await subscribe(alice, "Chrome on Android");
     await pwa(alice).unsubscribe({ target: { case: "subscriptionId", value: s.id } });
-    const { events } = await t.client(ActivityService, { session: alice.token }).listMyActivity({ kind: "push_subscription", limit: 200 });
+    const { events } = await t.client(ActivityService, { session: alice.token }).listMyActivity({ action: "push_subscription", limit: 200 });
     const ofThis = events.filter((e) => e.targetId === s.id).map((e) => [e.action, e.details.push_service]);
     assert.deepEqual(ofThis, [["push_subscription.deleted", push.origin], ["push_subscription.created", push.origin]]);
   });

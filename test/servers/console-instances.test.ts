@@ -69,7 +69,7 @@ onPostgresServer(() =>
         const res = await seeded.api("POST", "servers/executeConsoleCommand", { serverId: seeded.serverId, command: "/say hi from A" });
         assert.deepEqual([res.success, res.output, res.error], [true, ["[Server thread/INFO]: ran say hi from A"], ""]);
         assert.deepEqual(ran, ["say hi from A"]);
-        const { events } = await seeded.api("GET", `activity/listOrganizationActivity?organizationSlug=acme&kind=server.console_command`);
+        const { events } = await seeded.api("GET", `activity/listOrganizationActivity?organizationSlug=acme&action=server.console_command`);
         assert.deepEqual(events.map((e: { details: Record<string, string> }) => [e.details.command, e.details.outcome, e.details.requestId]), [["say hi from A", "ok", res.requestId]]);
       });
     });

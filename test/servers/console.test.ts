@@ -84,7 +84,7 @@ describe("servers: console commands", function () {
   /** A console that answers each command with what it ran. */
   const echo: AgentOptions["console"] = async (command) => ({ success: true, output: [`> ${command}`, "done"] });
   const consoleEvents = async (serverId: string) => {
-    const { events } = await api("GET", `activity/listOrganizationActivity?organizationSlug=acme&serverId=${serverId}&kind=server.console_command`);
+    const { events } = await api("GET", `activity/listOrganizationActivity?organizationSlug=acme&serverId=${serverId}&action=server.console_command`);
     return (events as Json[]).reverse();
   };
 

@@ -11,9 +11,10 @@ import { Migration0010LoginCodeConfirmation } from "./0010-login-code-confirmati
 import { Migration0011SessionActivity } from "./0011-session-activity.ts";
 import { Migration0012OrganizationVerified } from "./0012-organization-verified.ts";
 import { Migration0013RealGameServers } from "./0013-real-game-servers.ts";
+import { Migration0014ActivityKinds } from "./0014-activity-kinds.ts";
 import { Migration0015Integrations } from "./0015-integrations.ts";
-import { Migration0018Notifications } from "./0018-notifications.ts";
 import { Migration0016PushSubscriptions } from "./0016-push-subscriptions.ts";
+import { Migration0018Notifications } from "./0018-notifications.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -30,7 +31,8 @@ export const migrations = [
   { name: "0011_session_activity", class: Migration0011SessionActivity },
   { name: "0012_organization_verified", class: Migration0012OrganizationVerified },
   { name: "0013_real_game_servers", class: Migration0013RealGameServers },
+  { name: "0014_activity_kinds", class: Migration0014ActivityKinds },
   { name: "0015_integrations", class: Migration0015Integrations },
-  { name: "0018_notifications", class: Migration0018Notifications },
   { name: "0016_push_subscriptions", class: Migration0016PushSubscriptions },
+  { name: "0018_notifications", class: Migration0018Notifications },
 ];

@@ -2,7 +2,7 @@
 // @generated from file outpost/activity/v1/activity_service.proto (package outpost.activity.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
@@ -47,6 +47,34 @@ export declare type Actor = Message<"outpost.activity.v1.Actor"> & {
  * Use `create(ActorSchema)` to create a new message.
  */
 export declare const ActorSchema: GenMessage<Actor>;
+
+/**
+ * Who acknowledged an event, and when.
+ *
+ * @generated from message outpost.activity.v1.Acknowledgement
+ */
+export declare type Acknowledgement = Message<"outpost.activity.v1.Acknowledgement"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string email = 2;
+   */
+  email: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp acknowledged_at = 3;
+   */
+  acknowledgedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.activity.v1.Acknowledgement.
+ * Use `create(AcknowledgementSchema)` to create a new message.
+ */
+export declare const AcknowledgementSchema: GenMessage<Acknowledgement>;
 
 /**
  * @generated from message outpost.activity.v1.ActivityEvent
@@ -104,6 +132,23 @@ export declare type ActivityEvent = Message<"outpost.activity.v1.ActivityEvent">
    * @generated from field: google.protobuf.Timestamp created_at = 9;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: outpost.activity.v1.ActivityKind kind = 10;
+   */
+  kind: ActivityKind;
+
+  /**
+   * @generated from field: outpost.activity.v1.ActivitySeverity severity = 11;
+   */
+  severity: ActivitySeverity;
+
+  /**
+   * Absent until an owner or admin acknowledges the event.
+   *
+   * @generated from field: outpost.activity.v1.Acknowledgement acknowledgement = 12;
+   */
+  acknowledgement?: Acknowledgement | undefined;
 };
 
 /**
@@ -129,11 +174,12 @@ export declare type ListOrganizationActivityRequest = Message<"outpost.activity.
   serverId?: string | undefined;
 
   /**
-   * Only events whose action starts with this kind, e.g. "server" or "member.added".
+   * Only events with this action ("member.added") or target ("member": every "member.…" action).
+   * Called `kind` before kinds existed.
    *
-   * @generated from field: optional string kind = 3;
+   * @generated from field: optional string action = 3;
    */
-  kind?: string | undefined;
+  action?: string | undefined;
 
   /**
    * At most this many events, 1 to 200; 50 when absent.
@@ -143,11 +189,34 @@ export declare type ListOrganizationActivityRequest = Message<"outpost.activity.
   limit?: number | undefined;
 
   /**
-   * Only events older than the event with this id.
+   * Only events older than the event with this id. Kept for older clients; prefer `cursor`
+   * (not both at once).
    *
    * @generated from field: optional string before = 5;
    */
   before?: string | undefined;
+
+  /**
+   * Only events of these kinds (any of them); every kind when empty.
+   *
+   * @generated from field: repeated outpost.activity.v1.ActivityKind kind = 6;
+   */
+  kind: ActivityKind[];
+
+  /**
+   * Only events of these severities (any of them); every severity when empty.
+   *
+   * @generated from field: repeated outpost.activity.v1.ActivitySeverity severity = 7;
+   */
+  severity: ActivitySeverity[];
+
+  /**
+   * The next page: a previous response's `next_cursor`, with the same filters. Opaque; one that
+   * is not a cursor is invalid_argument.
+   *
+   * @generated from field: optional string cursor = 8;
+   */
+  cursor?: string | undefined;
 };
 
 /**
@@ -164,6 +233,14 @@ export declare type ListOrganizationActivityResponse = Message<"outpost.activity
    * @generated from field: repeated outpost.activity.v1.ActivityEvent events = 1;
    */
   events: ActivityEvent[];
+
+  /**
+   * Set when more events may follow: pass it as `cursor` for the next page. The pages stay the
+   * same when new events arrive meanwhile (they come before the first page, not between pages).
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
 };
 
 /**
@@ -173,15 +250,52 @@ export declare type ListOrganizationActivityResponse = Message<"outpost.activity
 export declare const ListOrganizationActivityResponseSchema: GenMessage<ListOrganizationActivityResponse>;
 
 /**
+ * @generated from message outpost.activity.v1.AcknowledgeOrganizationActivityEventRequest
+ */
+export declare type AcknowledgeOrganizationActivityEventRequest = Message<"outpost.activity.v1.AcknowledgeOrganizationActivityEventRequest"> & {
+  /**
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+};
+
+/**
+ * Describes the message outpost.activity.v1.AcknowledgeOrganizationActivityEventRequest.
+ * Use `create(AcknowledgeOrganizationActivityEventRequestSchema)` to create a new message.
+ */
+export declare const AcknowledgeOrganizationActivityEventRequestSchema: GenMessage<AcknowledgeOrganizationActivityEventRequest>;
+
+/**
+ * @generated from message outpost.activity.v1.AcknowledgeOrganizationActivityEventResponse
+ */
+export declare type AcknowledgeOrganizationActivityEventResponse = Message<"outpost.activity.v1.AcknowledgeOrganizationActivityEventResponse"> & {
+  /**
+   * @generated from field: outpost.activity.v1.ActivityEvent event = 1;
+   */
+  event?: ActivityEvent | undefined;
+};
+
+/**
+ * Describes the message outpost.activity.v1.AcknowledgeOrganizationActivityEventResponse.
+ * Use `create(AcknowledgeOrganizationActivityEventResponseSchema)` to create a new message.
+ */
+export declare const AcknowledgeOrganizationActivityEventResponseSchema: GenMessage<AcknowledgeOrganizationActivityEventResponse>;
+
+/**
  * @generated from message outpost.activity.v1.ListMyActivityRequest
  */
 export declare type ListMyActivityRequest = Message<"outpost.activity.v1.ListMyActivityRequest"> & {
   /**
-   * As in ListOrganizationActivityRequest.
+   * As in ListOrganizationActivityRequest (each field).
    *
-   * @generated from field: optional string kind = 1;
+   * @generated from field: optional string action = 1;
    */
-  kind?: string | undefined;
+  action?: string | undefined;
 
   /**
    * @generated from field: optional int32 limit = 2;
@@ -192,6 +306,11 @@ export declare type ListMyActivityRequest = Message<"outpost.activity.v1.ListMyA
    * @generated from field: optional string before = 3;
    */
   before?: string | undefined;
+
+  /**
+   * @generated from field: optional string cursor = 4;
+   */
+  cursor?: string | undefined;
 };
 
 /**
@@ -208,6 +327,11 @@ export declare type ListMyActivityResponse = Message<"outpost.activity.v1.ListMy
    * @generated from field: repeated outpost.activity.v1.ActivityEvent events = 1;
    */
   events: ActivityEvent[];
+
+  /**
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
 };
 
 /**
@@ -221,11 +345,11 @@ export declare const ListMyActivityResponseSchema: GenMessage<ListMyActivityResp
  */
 export declare type ListPlatformActivityRequest = Message<"outpost.activity.v1.ListPlatformActivityRequest"> & {
   /**
-   * As in ListOrganizationActivityRequest.
+   * As in ListOrganizationActivityRequest (each field).
    *
-   * @generated from field: optional string kind = 1;
+   * @generated from field: optional string action = 1;
    */
-  kind?: string | undefined;
+  action?: string | undefined;
 
   /**
    * @generated from field: optional int32 limit = 2;
@@ -236,6 +360,11 @@ export declare type ListPlatformActivityRequest = Message<"outpost.activity.v1.L
    * @generated from field: optional string before = 3;
    */
   before?: string | undefined;
+
+  /**
+   * @generated from field: optional string cursor = 4;
+   */
+  cursor?: string | undefined;
 };
 
 /**
@@ -252,6 +381,11 @@ export declare type ListPlatformActivityResponse = Message<"outpost.activity.v1.
    * @generated from field: repeated outpost.activity.v1.ActivityEvent events = 1;
    */
   events: ActivityEvent[];
+
+  /**
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
 };
 
 /**
@@ -261,6 +395,104 @@ export declare type ListPlatformActivityResponse = Message<"outpost.activity.v1.
 export declare const ListPlatformActivityResponseSchema: GenMessage<ListPlatformActivityResponse>;
 
 /**
+ * What an event is about; every action has one (core/activity/kinds.ts).
+ *
+ * @generated from enum outpost.activity.v1.ActivityKind
+ */
+export enum ActivityKind {
+  /**
+   * @generated from enum value: ACTIVITY_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A server's agent connected or disconnected.
+   *
+   * @generated from enum value: ACTIVITY_KIND_STATUS = 1;
+   */
+  STATUS = 1,
+
+  /**
+   * Who may do what: members, roles, server grants, platform admins.
+   *
+   * @generated from enum value: ACTIVITY_KIND_ACCESS = 2;
+   */
+  ACCESS = 2,
+
+  /**
+   * Acting on a game server and its players: console commands.
+   *
+   * @generated from enum value: ACTIVITY_KIND_PLAYER_ADMIN = 3;
+   */
+  PLAYER_ADMIN = 3,
+
+  /**
+   * Both issuers: sign-ins, refusals in game, consents, OAuth clients.
+   *
+   * @generated from enum value: ACTIVITY_KIND_OAUTH = 4;
+   */
+  OAUTH = 4,
+
+  /**
+   * Refused or throttled attempts, lockouts, code reuse, keys and secrets.
+   *
+   * @generated from enum value: ACTIVITY_KIND_SECURITY = 5;
+   */
+  SECURITY = 5,
+
+  /**
+   * A user's own account: sign-ins, sessions, API keys, password.
+   *
+   * @generated from enum value: ACTIVITY_KIND_ACCOUNT = 6;
+   */
+  ACCOUNT = 6,
+
+  /**
+   * Organizations and servers created, renamed, deleted; plans.
+   *
+   * @generated from enum value: ACTIVITY_KIND_CONFIGURATION = 7;
+   */
+  CONFIGURATION = 7,
+}
+
+/**
+ * Describes the enum outpost.activity.v1.ActivityKind.
+ */
+export declare const ActivityKindSchema: GenEnum<ActivityKind>;
+
+/**
+ * How much an event deserves attention; every action has one (core/activity/kinds.ts).
+ *
+ * @generated from enum outpost.activity.v1.ActivitySeverity
+ */
+export enum ActivitySeverity {
+  /**
+   * @generated from enum value: ACTIVITY_SEVERITY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: ACTIVITY_SEVERITY_INFO = 1;
+   */
+  INFO = 1,
+
+  /**
+   * @generated from enum value: ACTIVITY_SEVERITY_WARNING = 2;
+   */
+  WARNING = 2,
+
+  /**
+   * @generated from enum value: ACTIVITY_SEVERITY_ERROR = 3;
+   */
+  ERROR = 3,
+}
+
+/**
+ * Describes the enum outpost.activity.v1.ActivitySeverity.
+ */
+export declare const ActivitySeveritySchema: GenEnum<ActivitySeverity>;
+
+/**
  * The activity log: every security-relevant change, who made it and when — an organization's,
  * the caller's own, and the platform's.
  *
@@ -268,7 +500,8 @@ export declare const ListPlatformActivityResponseSchema: GenMessage<ListPlatform
  */
 export declare const ActivityService: GenService<{
   /**
-   * Newest first (owner or admin). Page with `before` set to the last event's id.
+   * Newest first (owner or admin), filtered by server, kind, severity or action. Page with
+   * `cursor` set to the previous page's `next_cursor`.
    *
    * @generated from rpc outpost.activity.v1.ActivityService.ListOrganizationActivity
    */
@@ -276,6 +509,18 @@ export declare const ActivityService: GenService<{
     methodKind: "unary";
     input: typeof ListOrganizationActivityRequestSchema;
     output: typeof ListOrganizationActivityResponseSchema;
+  },
+  /**
+   * Marks an event of the organization as seen (owner or admin): who and when are kept. Once
+   * acknowledged an event stays so; acknowledging it again changes nothing and returns it as it
+   * is, with the first acknowledgement. An event of another organization is not_found.
+   *
+   * @generated from rpc outpost.activity.v1.ActivityService.AcknowledgeOrganizationActivityEvent
+   */
+  acknowledgeOrganizationActivityEvent: {
+    methodKind: "unary";
+    input: typeof AcknowledgeOrganizationActivityEventRequestSchema;
+    output: typeof AcknowledgeOrganizationActivityEventResponseSchema;
   },
   /**
    * What the caller's account did, in any organization or none (sign-ins, API keys, consents to

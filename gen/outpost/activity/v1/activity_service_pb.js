@@ -2,7 +2,7 @@
 // @generated from file outpost/activity/v1/activity_service.proto (package outpost.activity.v1, syntax proto3)
 /* eslint-disable */
 
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc, tsEnum } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { file_outpost_options_v1_options } from "../../options/v1/options_pb.js";
@@ -11,7 +11,7 @@ import { file_outpost_options_v1_options } from "../../options/v1/options_pb.js"
  * Describes the file outpost/activity/v1/activity_service.proto.
  */
 export const file_outpost_activity_v1_activity_service = /*@__PURE__*/
-  fileDesc("CipvdXRwb3N0L2FjdGl2aXR5L3YxL2FjdGl2aXR5X3NlcnZpY2UucHJvdG8SE291dHBvc3QuYWN0aXZpdHkudjEiSQoFQWN0b3ISDAoEa2luZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEg0KBWVtYWlsGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkizAIKDUFjdGl2aXR5RXZlbnQSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEg4KBmFjdGlvbhgDIAEoCRIpCgVhY3RvchgEIAEoCzIaLm91dHBvc3QuYWN0aXZpdHkudjEuQWN0b3ISEwoLdGFyZ2V0X3R5cGUYBSABKAkSEQoJdGFyZ2V0X2lkGAYgASgJEhEKCXNlcnZlcl9pZBgHIAEoCRJACgdkZXRhaWxzGAggAygLMi8ub3V0cG9zdC5hY3Rpdml0eS52MS5BY3Rpdml0eUV2ZW50LkRldGFpbHNFbnRyeRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBouCgxEZXRhaWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKHAgofTGlzdE9yZ2FuaXphdGlvbkFjdGl2aXR5UmVxdWVzdBIkChFvcmdhbml6YXRpb25fc2x1ZxgBIAEoCUIJukgGcgQQARgoEiAKCXNlcnZlcl9pZBgCIAEoCUIIukgFcgOwAQFIAIgBARIxCgRraW5kGAMgASgJQh66SBtyGRhAMhVeW2Etel9dKyhcLlthLXpfXSspPyRIAYgBARIeCgVsaW1pdBgEIAEoBUIKukgHGgUYyAEoAUgCiAEBEh0KBmJlZm9yZRgFIAEoCUIIukgFcgOwAQFIA4gBAUIMCgpfc2VydmVyX2lkQgcKBV9raW5kQggKBl9saW1pdEIJCgdfYmVmb3JlIlYKIExpc3RPcmdhbml6YXRpb25BY3Rpdml0eVJlc3BvbnNlEjIKBmV2ZW50cxgBIAMoCzIiLm91dHBvc3QuYWN0aXZpdHkudjEuQWN0aXZpdHlFdmVudCKnAQoVTGlzdE15QWN0aXZpdHlSZXF1ZXN0EjEKBGtpbmQYASABKAlCHrpIG3IZGEAyFV5bYS16X10rKFwuW2Etel9dKyk/JEgAiAEBEh4KBWxpbWl0GAIgASgFQgq6SAcaBRjIASgBSAGIAQESHQoGYmVmb3JlGAMgASgJQgi6SAVyA7ABAUgCiAEBQgcKBV9raW5kQggKBl9saW1pdEIJCgdfYmVmb3JlIkwKFkxpc3RNeUFjdGl2aXR5UmVzcG9uc2USMgoGZXZlbnRzGAEgAygLMiIub3V0cG9zdC5hY3Rpdml0eS52MS5BY3Rpdml0eUV2ZW50Iq0BChtMaXN0UGxhdGZvcm1BY3Rpdml0eVJlcXVlc3QSMQoEa2luZBgBIAEoCUIeukgbchkYQDIVXlthLXpfXSsoXC5bYS16X10rKT8kSACIAQESHgoFbGltaXQYAiABKAVCCrpIBxoFGMgBKAFIAYgBARIdCgZiZWZvcmUYAyABKAlCCLpIBXIDsAEBSAKIAQFCBwoFX2tpbmRCCAoGX2xpbWl0QgkKB19iZWZvcmUiUgocTGlzdFBsYXRmb3JtQWN0aXZpdHlSZXNwb25zZRIyCgZldmVudHMYASADKAsyIi5vdXRwb3N0LmFjdGl2aXR5LnYxLkFjdGl2aXR5RXZlbnQyoQMKD0FjdGl2aXR5U2VydmljZRKMAQoYTGlzdE9yZ2FuaXphdGlvbkFjdGl2aXR5EjQub3V0cG9zdC5hY3Rpdml0eS52MS5MaXN0T3JnYW5pemF0aW9uQWN0aXZpdHlSZXF1ZXN0GjUub3V0cG9zdC5hY3Rpdml0eS52MS5MaXN0T3JnYW5pemF0aW9uQWN0aXZpdHlSZXNwb25zZSIDkAIBEm4KDkxpc3RNeUFjdGl2aXR5Eioub3V0cG9zdC5hY3Rpdml0eS52MS5MaXN0TXlBY3Rpdml0eVJlcXVlc3QaKy5vdXRwb3N0LmFjdGl2aXR5LnYxLkxpc3RNeUFjdGl2aXR5UmVzcG9uc2UiA5ACARKAAQoUTGlzdFBsYXRmb3JtQWN0aXZpdHkSMC5vdXRwb3N0LmFjdGl2aXR5LnYxLkxpc3RQbGF0Zm9ybUFjdGl2aXR5UmVxdWVzdBoxLm91dHBvc3QuYWN0aXZpdHkudjEuTGlzdFBsYXRmb3JtQWN0aXZpdHlSZXNwb25zZSIDkAIBGgzC8xgIYWN0aXZpdHliBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_timestamp, file_outpost_options_v1_options]);
+  fileDesc("CipvdXRwb3N0L2FjdGl2aXR5L3YxL2FjdGl2aXR5X3NlcnZpY2UucHJvdG8SE291dHBvc3QuYWN0aXZpdHkudjEiSQoFQWN0b3ISDAoEa2luZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEg0KBWVtYWlsGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkiZgoPQWNrbm93bGVkZ2VtZW50Eg8KB3VzZXJfaWQYASABKAkSDQoFZW1haWwYAiABKAkSMwoPYWNrbm93bGVkZ2VkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL1AwoNQWN0aXZpdHlFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDgoGYWN0aW9uGAMgASgJEikKBWFjdG9yGAQgASgLMhoub3V0cG9zdC5hY3Rpdml0eS52MS5BY3RvchITCgt0YXJnZXRfdHlwZRgFIAEoCRIRCgl0YXJnZXRfaWQYBiABKAkSEQoJc2VydmVyX2lkGAcgASgJEkAKB2RldGFpbHMYCCADKAsyLy5vdXRwb3N0LmFjdGl2aXR5LnYxLkFjdGl2aXR5RXZlbnQuRGV0YWlsc0VudHJ5Ei4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KBGtpbmQYCiABKA4yIS5vdXRwb3N0LmFjdGl2aXR5LnYxLkFjdGl2aXR5S2luZBI3CghzZXZlcml0eRgLIAEoDjIlLm91dHBvc3QuYWN0aXZpdHkudjEuQWN0aXZpdHlTZXZlcml0eRI9Cg9hY2tub3dsZWRnZW1lbnQYDCABKAsyJC5vdXRwb3N0LmFjdGl2aXR5LnYxLkFja25vd2xlZGdlbWVudBouCgxEZXRhaWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLLAwofTGlzdE9yZ2FuaXphdGlvbkFjdGl2aXR5UmVxdWVzdBIkChFvcmdhbml6YXRpb25fc2x1ZxgBIAEoCUIJukgGcgQQARgoEiAKCXNlcnZlcl9pZBgCIAEoCUIIukgFcgOwAQFIAIgBARIzCgZhY3Rpb24YAyABKAlCHrpIG3IZGEAyFV5bYS16X10rKFwuW2Etel9dKyk/JEgBiAEBEh4KBWxpbWl0GAQgASgFQgq6SAcaBRjIASgBSAKIAQESHQoGYmVmb3JlGAUgASgJQgi6SAVyA7ABAUgDiAEBEkQKBGtpbmQYBiADKA4yIS5vdXRwb3N0LmFjdGl2aXR5LnYxLkFjdGl2aXR5S2luZEITukgQkgENEAgYASIHggEEEAEgABJMCghzZXZlcml0eRgHIAMoDjIlLm91dHBvc3QuYWN0aXZpdHkudjEuQWN0aXZpdHlTZXZlcml0eUITukgQkgENEAMYASIHggEEEAEgABIfCgZjdXJzb3IYCCABKAlCCrpIB3IFEAEYgAFIBIgBAUIMCgpfc2VydmVyX2lkQgkKB19hY3Rpb25CCAoGX2xpbWl0QgkKB19iZWZvcmVCCQoHX2N1cnNvciJrCiBMaXN0T3JnYW5pemF0aW9uQWN0aXZpdHlSZXNwb25zZRIyCgZldmVudHMYASADKAsyIi5vdXRwb3N0LmFjdGl2aXR5LnYxLkFjdGl2aXR5RXZlbnQSEwoLbmV4dF9jdXJzb3IYAiABKAkibworQWNrbm93bGVkZ2VPcmdhbml6YXRpb25BY3Rpdml0eUV2ZW50UmVxdWVzdBIkChFvcmdhbml6YXRpb25fc2x1ZxgBIAEoCUIJukgGcgQQARgoEhoKCGV2ZW50X2lkGAIgASgJQgi6SAVyA7ABASJhCixBY2tub3dsZWRnZU9yZ2FuaXphdGlvbkFjdGl2aXR5RXZlbnRSZXNwb25zZRIxCgVldmVudBgBIAEoCzIiLm91dHBvc3QuYWN0aXZpdHkudjEuQWN0aXZpdHlFdmVudCLXAQoVTGlzdE15QWN0aXZpdHlSZXF1ZXN0EjMKBmFjdGlvbhgBIAEoCUIeukgbchkYQDIVXlthLXpfXSsoXC5bYS16X10rKT8kSACIAQESHgoFbGltaXQYAiABKAVCCrpIBxoFGMgBKAFIAYgBARIdCgZiZWZvcmUYAyABKAlCCLpIBXIDsAEBSAKIAQESHwoGY3Vyc29yGAQgASgJQgq6SAdyBRABGIABSAOIAQFCCQoHX2FjdGlvbkIICgZfbGltaXRCCQoHX2JlZm9yZUIJCgdfY3Vyc29yImEKFkxpc3RNeUFjdGl2aXR5UmVzcG9uc2USMgoGZXZlbnRzGAEgAygLMiIub3V0cG9zdC5hY3Rpdml0eS52MS5BY3Rpdml0eUV2ZW50EhMKC25leHRfY3Vyc29yGAIgASgJIt0BChtMaXN0UGxhdGZvcm1BY3Rpdml0eVJlcXVlc3QSMwoGYWN0aW9uGAEgASgJQh66SBtyGRhAMhVeW2Etel9dKyhcLlthLXpfXSspPyRIAIgBARIeCgVsaW1pdBgCIAEoBUIKukgHGgUYyAEoAUgBiAEBEh0KBmJlZm9yZRgDIAEoCUIIukgFcgOwAQFIAogBARIfCgZjdXJzb3IYBCABKAlCCrpIB3IFEAEYgAFIA4gBAUIJCgdfYWN0aW9uQggKBl9saW1pdEIJCgdfYmVmb3JlQgkKB19jdXJzb3IiZwocTGlzdFBsYXRmb3JtQWN0aXZpdHlSZXNwb25zZRIyCgZldmVudHMYASADKAsyIi5vdXRwb3N0LmFjdGl2aXR5LnYxLkFjdGl2aXR5RXZlbnQSEwoLbmV4dF9jdXJzb3IYAiABKAkq8gEKDEFjdGl2aXR5S2luZBIdChlBQ1RJVklUWV9LSU5EX1VOU1BFQ0lGSUVEEAASGAoUQUNUSVZJVFlfS0lORF9TVEFUVVMQARIYChRBQ1RJVklUWV9LSU5EX0FDQ0VTUxACEh4KGkFDVElWSVRZX0tJTkRfUExBWUVSX0FETUlOEAMSFwoTQUNUSVZJVFlfS0lORF9PQVVUSBAEEhoKFkFDVElWSVRZX0tJTkRfU0VDVVJJVFkQBRIZChVBQ1RJVklUWV9LSU5EX0FDQ09VTlQQBhIfChtBQ1RJVklUWV9LSU5EX0NPTkZJR1VSQVRJT04QByqNAQoQQWN0aXZpdHlTZXZlcml0eRIhCh1BQ1RJVklUWV9TRVZFUklUWV9VTlNQRUNJRklFRBAAEhoKFkFDVElWSVRZX1NFVkVSSVRZX0lORk8QARIdChlBQ1RJVklUWV9TRVZFUklUWV9XQVJOSU5HEAISGwoXQUNUSVZJVFlfU0VWRVJJVFlfRVJST1IQAzLPBAoPQWN0aXZpdHlTZXJ2aWNlEowBChhMaXN0T3JnYW5pemF0aW9uQWN0aXZpdHkSNC5vdXRwb3N0LmFjdGl2aXR5LnYxLkxpc3RPcmdhbml6YXRpb25BY3Rpdml0eVJlcXVlc3QaNS5vdXRwb3N0LmFjdGl2aXR5LnYxLkxpc3RPcmdhbml6YXRpb25BY3Rpdml0eVJlc3BvbnNlIgOQAgESqwEKJEFja25vd2xlZGdlT3JnYW5pemF0aW9uQWN0aXZpdHlFdmVudBJALm91dHBvc3QuYWN0aXZpdHkudjEuQWNrbm93bGVkZ2VPcmdhbml6YXRpb25BY3Rpdml0eUV2ZW50UmVxdWVzdBpBLm91dHBvc3QuYWN0aXZpdHkudjEuQWNrbm93bGVkZ2VPcmdhbml6YXRpb25BY3Rpdml0eUV2ZW50UmVzcG9uc2USbgoOTGlzdE15QWN0aXZpdHkSKi5vdXRwb3N0LmFjdGl2aXR5LnYxLkxpc3RNeUFjdGl2aXR5UmVxdWVzdBorLm91dHBvc3QuYWN0aXZpdHkudjEuTGlzdE15QWN0aXZpdHlSZXNwb25zZSIDkAIBEoABChRMaXN0UGxhdGZvcm1BY3Rpdml0eRIwLm91dHBvc3QuYWN0aXZpdHkudjEuTGlzdFBsYXRmb3JtQWN0aXZpdHlSZXF1ZXN0GjEub3V0cG9zdC5hY3Rpdml0eS52MS5MaXN0UGxhdGZvcm1BY3Rpdml0eVJlc3BvbnNlIgOQAgEaDMLzGAhhY3Rpdml0eWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_timestamp, file_outpost_options_v1_options]);
 
 /**
  * Describes the message outpost.activity.v1.Actor.
@@ -21,53 +21,102 @@ export const ActorSchema = /*@__PURE__*/
   messageDesc(file_outpost_activity_v1_activity_service, 0);
 
 /**
+ * Describes the message outpost.activity.v1.Acknowledgement.
+ * Use `create(AcknowledgementSchema)` to create a new message.
+ */
+export const AcknowledgementSchema = /*@__PURE__*/
+  messageDesc(file_outpost_activity_v1_activity_service, 1);
+
+/**
  * Describes the message outpost.activity.v1.ActivityEvent.
  * Use `create(ActivityEventSchema)` to create a new message.
  */
 export const ActivityEventSchema = /*@__PURE__*/
-  messageDesc(file_outpost_activity_v1_activity_service, 1);
+  messageDesc(file_outpost_activity_v1_activity_service, 2);
 
 /**
  * Describes the message outpost.activity.v1.ListOrganizationActivityRequest.
  * Use `create(ListOrganizationActivityRequestSchema)` to create a new message.
  */
 export const ListOrganizationActivityRequestSchema = /*@__PURE__*/
-  messageDesc(file_outpost_activity_v1_activity_service, 2);
+  messageDesc(file_outpost_activity_v1_activity_service, 3);
 
 /**
  * Describes the message outpost.activity.v1.ListOrganizationActivityResponse.
  * Use `create(ListOrganizationActivityResponseSchema)` to create a new message.
  */
 export const ListOrganizationActivityResponseSchema = /*@__PURE__*/
-  messageDesc(file_outpost_activity_v1_activity_service, 3);
+  messageDesc(file_outpost_activity_v1_activity_service, 4);
+
+/**
+ * Describes the message outpost.activity.v1.AcknowledgeOrganizationActivityEventRequest.
+ * Use `create(AcknowledgeOrganizationActivityEventRequestSchema)` to create a new message.
+ */
+export const AcknowledgeOrganizationActivityEventRequestSchema = /*@__PURE__*/
+  messageDesc(file_outpost_activity_v1_activity_service, 5);
+
+/**
+ * Describes the message outpost.activity.v1.AcknowledgeOrganizationActivityEventResponse.
+ * Use `create(AcknowledgeOrganizationActivityEventResponseSchema)` to create a new message.
+ */
+export const AcknowledgeOrganizationActivityEventResponseSchema = /*@__PURE__*/
+  messageDesc(file_outpost_activity_v1_activity_service, 6);
 
 /**
  * Describes the message outpost.activity.v1.ListMyActivityRequest.
  * Use `create(ListMyActivityRequestSchema)` to create a new message.
  */
 export const ListMyActivityRequestSchema = /*@__PURE__*/
-  messageDesc(file_outpost_activity_v1_activity_service, 4);
+  messageDesc(file_outpost_activity_v1_activity_service, 7);
 
 /**
  * Describes the message outpost.activity.v1.ListMyActivityResponse.
  * Use `create(ListMyActivityResponseSchema)` to create a new message.
  */
 export const ListMyActivityResponseSchema = /*@__PURE__*/
-  messageDesc(file_outpost_activity_v1_activity_service, 5);
+  messageDesc(file_outpost_activity_v1_activity_service, 8);
 
 /**
  * Describes the message outpost.activity.v1.ListPlatformActivityRequest.
  * Use `create(ListPlatformActivityRequestSchema)` to create a new message.
  */
 export const ListPlatformActivityRequestSchema = /*@__PURE__*/
-  messageDesc(file_outpost_activity_v1_activity_service, 6);
+  messageDesc(file_outpost_activity_v1_activity_service, 9);
 
 /**
  * Describes the message outpost.activity.v1.ListPlatformActivityResponse.
  * Use `create(ListPlatformActivityResponseSchema)` to create a new message.
  */
 export const ListPlatformActivityResponseSchema = /*@__PURE__*/
-  messageDesc(file_outpost_activity_v1_activity_service, 7);
+  messageDesc(file_outpost_activity_v1_activity_service, 10);
+
+/**
+ * Describes the enum outpost.activity.v1.ActivityKind.
+ */
+export const ActivityKindSchema = /*@__PURE__*/
+  enumDesc(file_outpost_activity_v1_activity_service, 0);
+
+/**
+ * What an event is about; every action has one (core/activity/kinds.ts).
+ *
+ * @generated from enum outpost.activity.v1.ActivityKind
+ */
+export const ActivityKind = /*@__PURE__*/
+  tsEnum(ActivityKindSchema);
+
+/**
+ * Describes the enum outpost.activity.v1.ActivitySeverity.
+ */
+export const ActivitySeveritySchema = /*@__PURE__*/
+  enumDesc(file_outpost_activity_v1_activity_service, 1);
+
+/**
+ * How much an event deserves attention; every action has one (core/activity/kinds.ts).
+ *
+ * @generated from enum outpost.activity.v1.ActivitySeverity
+ */
+export const ActivitySeverity = /*@__PURE__*/
+  tsEnum(ActivitySeveritySchema);
 
 /**
  * The activity log: every security-relevant change, who made it and when — an organization's,
