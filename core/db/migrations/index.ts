@@ -11,6 +11,7 @@ import { Migration0010LoginCodeConfirmation } from "./0010-login-code-confirmati
 import { Migration0011SessionActivity } from "./0011-session-activity.ts";
 import { Migration0012OrganizationVerified } from "./0012-organization-verified.ts";
 import { Migration0013RealGameServers } from "./0013-real-game-servers.ts";
+import { Migration0017AccountOAuthClientOptions } from "./0017-account-oauth-client-options.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   { name: "0011_session_activity", class: Migration0011SessionActivity },
   { name: "0012_organization_verified", class: Migration0012OrganizationVerified },
   { name: "0013_real_game_servers", class: Migration0013RealGameServers },
+  { name: "0017_account_oauth_client_options", class: Migration0017AccountOAuthClientOptions },
 ];
