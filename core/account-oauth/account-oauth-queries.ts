@@ -80,6 +80,12 @@ export async function findClient(query: Query, clientId: string): Promise<Client
   return row;
 }
 
+/** Where an app's RP-initiated logout may return the browser. */
+export async function findLogoutClient(query: Query, clientId: string): Promise<{ post_logout_redirect_uris: string[] } | undefined> {
+  const [row] = await query<{ post_logout_redirect_uris: string[] }>(`select post_logout_redirect_uris from oauth_provider_clients where client_id = ?`, [clientId]);
+  return row;
+}
+
 /** A stored authorization request with its client's columns. */
 export interface RequestRow {
   id: string;

@@ -14,6 +14,7 @@ import {
   ExchangeCodeResponseSchema,
   GetUserInfoResponseSchema,
   IntrospectTokenResponseSchema,
+  EndSessionResponseSchema,
   RevokeTokenResponseSchema,
   StartAuthorizationResponseSchema,
 } from "../../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
@@ -25,6 +26,7 @@ import { countedExchange } from "../metrics.ts";
 import { createAccountAuthorization, type Step } from "./authorization.ts";
 import { accountTokenProfile } from "./tokens.ts";
 import { refreshGrant } from "./refresh-tokens.ts";
+import { endSession } from "./end-session.ts";
 import { accountRevocationProfile } from "./revocation-queries.ts";
 import { introspectToken, revokeToken } from "../oauth/token-endpoints.ts";
 
@@ -75,6 +77,11 @@ export function createAccountOAuthService(deps: CoreDeps): ServiceImpl<typeof Ac
 
     async introspectToken(req, ctx) {
       return create(IntrospectTokenResponseSchema, { outcome: await introspectToken(revocation, deps, entityManager(ctx), req) });
+    },
+
+    async endSession(req, ctx) {
+      const { sessionEnded, ...outcome } = await endSession(deps, entityManager(ctx), { ...req, sessionToken: browserSession(ctx) });
+      return create(EndSessionResponseSchema, { outcome, sessionEnded: sessionEnded ?? false });
     },
   };
 }

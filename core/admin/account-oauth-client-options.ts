@@ -1,13 +1,13 @@
 /**
  * The per-client options of Account OAuth clients (issue 16): allowed scopes, token endpoint
- * authentication method, PKCE requirement and home page. Parsed from the admin router's create and
+ * authentication method, PKCE requirement, home page and post-logout redirect URIs. Parsed from the admin router's create and
  * update requests, applied with each change noted for the activity log, and shown back.
  */
 import { TokenEndpointAuthMethod } from "../../gen/outpost/admin/v1/admin_service_pb.js";
 import type { CoreDeps } from "../deps.ts";
 import { fieldFail } from "../errors.ts";
 import { normalizeRedirectUri } from "../oauth/redirect-uris.ts";
-import { sameList } from "../oauth/client-fields.ts";
+import { normalizeRedirectUris, sameList } from "../oauth/client-fields.ts";
 import { accountScopes } from "../account-oauth/tokens.ts";
 
 /** The stored spelling of each method (the column's values, migration 0017). */
@@ -55,6 +55,7 @@ export interface ClientOptions {
   tokenEndpointAuthMethod: string;
   requirePkce: boolean;
   uri?: string | null;
+  postLogoutRedirectUris: string[];
 }
 
 /** The options as a create or update request carries them (each absent when not given). */
@@ -65,9 +66,13 @@ export interface OptionsInput {
   uri?: string;
 }
 
+type Config = Pick<CoreDeps["config"], "allowInsecureRedirectUris">;
+const logoutUris = (uris: readonly string[], config: Config) => normalizeRedirectUris(uris, config, "post_logout_redirect_uris");
+
 /** The options of a new client: the request's, or the defaults. */
-export function newClientOptions(req: OptionsInput, config: Pick<CoreDeps["config"], "allowInsecureRedirectUris">): Required<ClientOptions> {
+export function newClientOptions(req: OptionsInput & { postLogoutRedirectUris: string[] }, config: Config): Required<ClientOptions> {
   return {
+    postLogoutRedirectUris: logoutUris(req.postLogoutRedirectUris, config),
     allowedScopes: req.allowedScopes ? parseAllowedScopes(req.allowedScopes.scopes) : defaultAllowedScopes,
     tokenEndpointAuthMethod: req.tokenEndpointAuthMethod !== undefined ? storedAuthMethod(req.tokenEndpointAuthMethod) : defaultAuthMethod,
     requirePkce: req.requirePkce ?? false,
@@ -81,10 +86,17 @@ export function newClientOptions(req: OptionsInput, config: Pick<CoreDeps["confi
  */
 export function applyOptions(
   client: ClientOptions,
-  req: OptionsInput,
-  config: Pick<CoreDeps["config"], "allowInsecureRedirectUris">,
+  req: OptionsInput & { postLogoutRedirectUris?: { uris: string[] } },
+  config: Config,
   changed: Record<string, string>,
 ): void {
+  if (req.postLogoutRedirectUris) {
+    const uris = logoutUris(req.postLogoutRedirectUris.uris, config);
+    if (!sameList(uris, client.postLogoutRedirectUris)) {
+      client.postLogoutRedirectUris = uris;
+      changed.postLogoutRedirectUris = uris.join(" ");
+    }
+  }
   if (req.allowedScopes) {
     const scopes = parseAllowedScopes(req.allowedScopes.scopes);
     if (!sameList(scopes, client.allowedScopes)) {
@@ -119,5 +131,6 @@ export function optionsToProto(client: ClientOptions) {
     tokenEndpointAuthMethod: authMethodToProto(client.tokenEndpointAuthMethod),
     requirePkce: client.requirePkce,
     uri: client.uri ?? "",
+    postLogoutRedirectUris: client.postLogoutRedirectUris,
   };
 }

@@ -105,6 +105,7 @@ const createAccountOAuthClient =
         tokenEndpointAuthMethod: options.tokenEndpointAuthMethod,
         requirePkce: String(options.requirePkce),
         uri: options.uri ?? "",
+        postLogoutRedirectUris: options.postLogoutRedirectUris.join(" "),
         ...(!isPublic && { secretPrefix: client.secretPrefix }),
       });
       await tx.flush();

@@ -28,6 +28,8 @@ export const AccountOAuthClient = defineEntity({
     requirePkce: p.boolean().default(false),
     /** The app's home page. */
     uri: p.string().length(2048).nullable(),
+    /** Where RP-initiated logout may return the browser (normalized as redirect URIs, 0 to 16). */
+    postLogoutRedirectUris: p.json<string[]>(),
     secretHash: p.string().length(64),
     secretPrefix: p.string().length(16),
     createdBy: () => p.manyToOne(User).nullable().deleteRule("set null").fieldName("created_by_user_id"),

@@ -41,6 +41,7 @@ export const accountIssuerPaths = {
   userinfo: `${accountIssuerPath}/oauth2/userinfo`,
   revocation: `${accountIssuerPath}/oauth2/revoke`,
   introspection: `${accountIssuerPath}/oauth2/introspect`,
+  endSession: `${accountIssuerPath}/oauth2/end-session`,
 } as const;
 
 export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
@@ -57,6 +58,7 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
       jwks: origin + accountIssuerPaths.jwks,
       revocation: origin + accountIssuerPaths.revocation,
       introspection: origin + accountIssuerPaths.introspection,
+      endSession: origin + accountIssuerPaths.endSession,
     },
     scopes: ["openid", "profile", "email", "offline_access"],
     grantTypes: ["authorization_code", "refresh_token"],
@@ -93,6 +95,7 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
     [accountIssuerPaths.authorize]: { GET: pages.authorize },
     [accountIssuerPaths.continue]: { GET: pages.continueAuthorization },
     [accountIssuerPaths.consent]: { POST: pages.consent },
+    [accountIssuerPaths.endSession]: { GET: pages.endSession, POST: pages.endSession },
     [accountIssuerPaths.token]: { POST: createTokenHandler((request, ctx) => core(ctx).exchangeCode(request)) },
     [accountIssuerPaths.userinfo]: { GET: userinfo, POST: userinfo },
     [accountIssuerPaths.revocation]: { POST: createRevocationHandler((request, ctx) => core(ctx).revokeToken(request)) },

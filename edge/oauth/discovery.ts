@@ -11,7 +11,7 @@ export interface IssuerMetadata {
   /** The issuer identifier, exactly as tokens carry it in `iss`. */
   issuer: string;
   /** Absolute URLs. */
-  endpoints: { authorization: string; token: string; userinfo: string; jwks: string; revocation: string; introspection: string };
+  endpoints: { authorization: string; token: string; userinfo: string; jwks: string; revocation: string; introspection: string; endSession?: string };
   scopes: readonly string[];
   grantTypes: readonly string[];
   /** Token endpoint client authentication methods; revocation takes the same, introspection the confidential ones. */
@@ -29,6 +29,7 @@ export function discoveryDocument(metadata: IssuerMetadata) {
     jwks_uri: metadata.endpoints.jwks,
     revocation_endpoint: metadata.endpoints.revocation,
     introspection_endpoint: metadata.endpoints.introspection,
+    ...(metadata.endpoints.endSession && { end_session_endpoint: metadata.endpoints.endSession }),
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
     grant_types_supported: [...metadata.grantTypes],

@@ -119,7 +119,8 @@ describe("Account OAuth client options", function () {
       redirect_uri: redirectUri, scope: "openid", state: "s", code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
     });
     const back = await authorize(url);
-    for (const form of [{ client_id: basicOnly.clientId }, { client_id: basicOnly.clientId, client_secret: basicOnly.clientSecret }]) {
+    const forms: Array<Record<string, string>> = [{ client_id: basicOnly.clientId }, { client_id: basicOnly.clientId, client_secret: basicOnly.clientSecret }];
+    for (const form of forms) {
       const res = await fetch(`${issuer}/oauth2/token`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },

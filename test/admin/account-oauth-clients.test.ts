@@ -403,6 +403,7 @@ describe("http api: admin's Account OAuth clients", () => {
         tokenEndpointAuthMethod: "client_secret_basic_or_post",
         requirePkce: false,
         uri: "",
+        postLogoutRedirectUris: [],
       },
     );
     const list = await api("GET", "admin/listAccountOAuthClients", { key: adminKey });

@@ -7,7 +7,8 @@ import { Migration } from "@mikro-orm/migrations";
  * - `token_endpoint_auth_method`: 'client_secret_basic', 'client_secret_post', 'none' (a public
  *   client, which must use PKCE S256) or 'client_secret_basic_or_post', what every existing client
  *   accepted until now and keeps.
- * - `require_pkce` (S256 only), `uri` (the app's home page).
+ * - `require_pkce` (S256 only), `uri` (the app's home page), `post_logout_redirect_uris` (where
+ *   RP-initiated logout may send the browser back to, matched exactly).
  * - `account_authorization_codes.revoked_at`: the grant that began with the code was revoked (a
  *   refresh token reused, a refresh token revoked, the consent revoked). Every access and refresh
  *   token issued from the code dies with it, including one issued concurrently.
@@ -23,6 +24,7 @@ export class Migration0017AccountOAuthClientOptions extends Migration {
     this.addSql(`alter table "oauth_provider_clients" add constraint "oauth_provider_clients_token_endpoint_auth_method_check" check ("token_endpoint_auth_method" in ('client_secret_basic', 'client_secret_post', 'client_secret_basic_or_post', 'none'));`);
     this.addSql(`alter table "oauth_provider_clients" add column "require_pkce" boolean not null default false;`);
     this.addSql(`alter table "oauth_provider_clients" add column "uri" varchar(2048) null;`);
+    this.addSql(`alter table "oauth_provider_clients" add column "post_logout_redirect_uris" jsonb not null default '[]';`);
     this.addSql(`alter table "account_authorization_codes" add column "revoked_at" timestamptz null;`);
 
     this.addSql(`create table "account_refresh_tokens" ("id" uuid not null, "token_hash" varchar(64) not null, "authorization_code_id" uuid not null, "oauth_provider_client_id" uuid not null, "user_id" uuid not null, "scopes" jsonb not null, "auth_time" timestamptz not null, "expires_at" timestamptz not null, "used_at" timestamptz null, "created_at" timestamptz not null, primary key ("id"));`);

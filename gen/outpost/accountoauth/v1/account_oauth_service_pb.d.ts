@@ -12,6 +12,95 @@ import type { AuthorizationError, ClientAuthMethod, ClientCredentials, OAuthErro
 export declare const file_outpost_accountoauth_v1_account_oauth_service: GenFile;
 
 /**
+ * @generated from message outpost.accountoauth.v1.EndSessionRequest
+ */
+export declare type EndSessionRequest = Message<"outpost.accountoauth.v1.EndSessionRequest"> & {
+  /**
+   * The parameters as received, unchecked.
+   *
+   * @generated from field: string id_token_hint = 1;
+   */
+  idTokenHint: string;
+
+  /**
+   * @generated from field: string client_id = 2;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: string post_logout_redirect_uri = 3;
+   */
+  postLogoutRedirectUri: string;
+
+  /**
+   * @generated from field: string state = 4;
+   */
+  state: string;
+};
+
+/**
+ * Describes the message outpost.accountoauth.v1.EndSessionRequest.
+ * Use `create(EndSessionRequestSchema)` to create a new message.
+ */
+export declare const EndSessionRequestSchema: GenMessage<EndSessionRequest>;
+
+/**
+ * @generated from message outpost.accountoauth.v1.EndSessionResponse
+ */
+export declare type EndSessionResponse = Message<"outpost.accountoauth.v1.EndSessionResponse"> & {
+  /**
+   * @generated from oneof outpost.accountoauth.v1.EndSessionResponse.outcome
+   */
+  outcome: {
+    /**
+     * A bad id_token_hint, client_id or post_logout_redirect_uri: shown on a page, never redirected.
+     *
+     * @generated from field: outpost.oauth.v1.AuthorizationError page_error = 1;
+     */
+    value: AuthorizationError;
+    case: "pageError";
+  } | {
+    /**
+     * Signed out (or was not signed in): back to the app's post_logout_redirect_uri, with state.
+     *
+     * @generated from field: string redirect_url = 2;
+     */
+    value: string;
+    case: "redirectUrl";
+  } | {
+    /**
+     * Signed out (or was not signed in), and no post_logout_redirect_uri: the signed-out page.
+     *
+     * @generated from field: bool signed_out = 3;
+     */
+    value: boolean;
+    case: "signedOut";
+  } | {
+    /**
+     * No id_token_hint naming the signed-in user: the user is asked (a page with a sign-out
+     * button), so no other site can sign them out unasked.
+     *
+     * @generated from field: bool confirm = 4;
+     */
+    value: boolean;
+    case: "confirm";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The browser's session was ended: the edge clears its cookie.
+   *
+   * @generated from field: bool session_ended = 5;
+   */
+  sessionEnded: boolean;
+};
+
+/**
+ * Describes the message outpost.accountoauth.v1.EndSessionResponse.
+ * Use `create(EndSessionResponseSchema)` to create a new message.
+ */
+export declare const EndSessionResponseSchema: GenMessage<EndSessionResponse>;
+
+/**
  * @generated from message outpost.accountoauth.v1.RevokeTokenRequest
  */
 export declare type RevokeTokenRequest = Message<"outpost.accountoauth.v1.RevokeTokenRequest"> & {
@@ -644,6 +733,17 @@ export declare const AccountOAuthService: GenService<{
     methodKind: "unary";
     input: typeof IntrospectTokenRequestSchema;
     output: typeof IntrospectTokenResponseSchema;
+  },
+  /**
+   * GET or POST /api/auth/oauth2/end-session (OpenID Connect RP-Initiated Logout 1.0): ends the
+   * browser's dashboard session when the id_token_hint names its user, and says where to go.
+   *
+   * @generated from rpc outpost.accountoauth.v1.AccountOAuthService.EndSession
+   */
+  endSession: {
+    methodKind: "unary";
+    input: typeof EndSessionRequestSchema;
+    output: typeof EndSessionResponseSchema;
   },
 }>;
 

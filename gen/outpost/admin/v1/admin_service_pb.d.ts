@@ -301,6 +301,14 @@ export declare type AccountOAuthClient = Message<"outpost.admin.v1.AccountOAuthC
    * @generated from field: string uri = 11;
    */
   uri: string;
+
+  /**
+   * Where RP-initiated logout (the end_session_endpoint) may send the browser back to: exact
+   * URLs, normalized as redirect URIs are. Empty: logout never redirects back.
+   *
+   * @generated from field: repeated string post_logout_redirect_uris = 12;
+   */
+  postLogoutRedirectUris: string[];
 };
 
 /**
@@ -308,6 +316,24 @@ export declare type AccountOAuthClient = Message<"outpost.admin.v1.AccountOAuthC
  * Use `create(AccountOAuthClientSchema)` to create a new message.
  */
 export declare const AccountOAuthClientSchema: GenMessage<AccountOAuthClient>;
+
+/**
+ * A whole new list of post-logout redirect URIs (0 to 16), replacing the old one.
+ *
+ * @generated from message outpost.admin.v1.PostLogoutRedirectUriList
+ */
+export declare type PostLogoutRedirectUriList = Message<"outpost.admin.v1.PostLogoutRedirectUriList"> & {
+  /**
+   * @generated from field: repeated string uris = 1;
+   */
+  uris: string[];
+};
+
+/**
+ * Describes the message outpost.admin.v1.PostLogoutRedirectUriList.
+ * Use `create(PostLogoutRedirectUriListSchema)` to create a new message.
+ */
+export declare const PostLogoutRedirectUriListSchema: GenMessage<PostLogoutRedirectUriList>;
 
 /**
  * A set of Account OAuth scopes: "openid" and any of "profile", "email", "offline_access".
@@ -379,6 +405,13 @@ export declare type CreateAccountOAuthClientRequest = Message<"outpost.admin.v1.
    * @generated from field: optional string uri = 8;
    */
   uri?: string | undefined;
+
+  /**
+   * 0 to 16; rules as for redirect_uris.
+   *
+   * @generated from field: repeated string post_logout_redirect_uris = 9;
+   */
+  postLogoutRedirectUris: string[];
 };
 
 /**
@@ -550,6 +583,11 @@ export declare type UpdateAccountOAuthClientRequest = Message<"outpost.admin.v1.
    * @generated from field: optional string uri = 9;
    */
   uri?: string | undefined;
+
+  /**
+   * @generated from field: outpost.admin.v1.PostLogoutRedirectUriList post_logout_redirect_uris = 10;
+   */
+  postLogoutRedirectUris?: PostLogoutRedirectUriList | undefined;
 };
 
 /**
