@@ -65,13 +65,14 @@ describe("Account OAuth RP-initiated logout", function () {
     const other = await registerApp(t, adminKey, [redirectUri]);
     const [header, payload] = idToken.split(".");
     const forged = `${header}.${payload}.${"A".repeat(342)}`;
-    for (const params of [
+    const cases: Array<Record<string, string>> = [
       { id_token_hint: idToken, post_logout_redirect_uri: "http://127.0.0.1:9/elsewhere" },
       { id_token_hint: idToken, post_logout_redirect_uri: `${logoutUri}/` },
       { id_token_hint: forged, post_logout_redirect_uri: logoutUri },
       { id_token_hint: idToken, client_id: other.clientId, post_logout_redirect_uri: logoutUri },
       { post_logout_redirect_uri: logoutUri },
-    ]) {
+    ];
+    for (const params of cases) {
       const url = new URL(`${t.baseUrl}/api/auth/oauth2/end-session?${new URLSearchParams(params)}`);
       const res = await browser.request(url);
       assert.equal(res.status, 400, JSON.stringify(params).slice(0, 80));
