@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import * as oidc from "openid-client";
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
-import { adminApiKey, apiPost, FormBrowser, registerApp, type RegisteredApp } from "../support/account-oauth.ts";
+import { adminApiKey, FormBrowser, registerApp, type RegisteredApp } from "../support/account-oauth.ts";
+import { deleteExpiredFlowRows } from "../../core/oauth/cleanup.ts";
 
 const redirectUri = "http://127.0.0.1:9/callback";
 const password = "a long user password";
@@ -139,6 +140,19 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
     const url = oidc.buildAuthorizationUrl(plainConfig, { redirect_uri: redirectUri, scope: "openid offline_access", state: "s" });
     const back = (await browser.visit(url)).left!;
     assert.equal(back.searchParams.get("error"), "invalid_scope", "a scope the client is not allowed is refused");
+  });
+
+  it("outlives the cleanup of expired codes and access tokens: the family's code stays while its refresh tokens do", async () => {
+    const { tokens } = await signIn("cleanup@example.com");
+    // Two hours on: the code (90 s) and the access token (15 min) are long expired and deleted.
+    await deleteExpiredFlowRows(t.outpost.runtime.orm, new Date(Date.now() + 2 * 3600_000));
+    assert.equal(await userinfoStatus(tokens.access_token), 401);
+    const next = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    assert.equal(await userinfoStatus(next.access_token), 200);
+    // Forty days on, the whole family has expired and goes.
+    await deleteExpiredFlowRows(t.outpost.runtime.orm, new Date(Date.now() + 40 * 24 * 3600_000));
+    const [left] = await sql(`select count(*)::int as n from account_refresh_tokens r join users u on u.id = r.user_id where u.email = 'cleanup@example.com'`);
+    assert.equal(left.n, 0);
   });
 
   it("keeps its idle lifetime: a refresh token unused for 30 days is refused", async () => {
