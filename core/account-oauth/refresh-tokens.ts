@@ -83,14 +83,16 @@ export async function refreshGrant(deps: Deps, em: EntityManager, input: Refresh
   const secretHash = hashSecret(input.clientSecret);
   const accessToken = issueSecret("accountAccessToken");
   const next = issueSecret("accountRefreshToken");
+  const unknownScope = !!asked && "unknown" in asked;
   const scopes = asked && !("unknown" in asked) ? asked : null;
   const result = await rotateRefreshToken(deps.statements.on(em), {
     clientId: input.clientId,
     secretHash,
     authMethod: method,
     now,
-    // Nothing matches an empty hash: a request without a token rotates nothing.
-    tokenHash: input.refreshToken ? hashSecret(input.refreshToken) : "",
+    // Nothing matches an empty hash: a request without a token, or one that will be refused for
+    // its scope, rotates nothing (the client is still authenticated first).
+    tokenHash: input.refreshToken && !unknownScope ? hashSecret(input.refreshToken) : "",
     requested: JSON.stringify(scopes ?? []),
     narrowed: scopes ? JSON.stringify(scopes) : null,
     accessId: randomUUID(),
@@ -103,6 +105,7 @@ export async function refreshGrant(deps: Deps, em: EntityManager, input: Refresh
   if (!clientAuthenticated(result, method, secretHash) || !result) return badClient;
   if (!input.refreshToken) return failure("invalid_request", "refresh_token is required");
   if (asked && "unknown" in asked) return failure("invalid_scope", `unknown scope ${asked.unknown.join(" ")}`);
+  // Not rotated: say why (a reuse revokes the family there).
   if (result.user_id === null) return diagnose(deps, em, input, result.client_row_id, scopes, now);
 
   const granted = scopes ?? result.scopes!;

@@ -110,6 +110,7 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
   it("narrows the scope on request, never widens it", async () => {
     const { tokens } = await signIn("narrow@example.com");
     await assert.rejects(oidc.refreshTokenGrant(config, tokens.refresh_token!, { scope: "openid email" }), (e: { error?: string }) => e.error === "invalid_scope");
+    await assert.rejects(oidc.refreshTokenGrant(config, tokens.refresh_token!, { scope: "openid admin" }), (e: { error?: string }) => e.error === "invalid_scope");
     const narrowed = await oidc.refreshTokenGrant(config, tokens.refresh_token!, { scope: "openid" });
     assert.equal(narrowed.scope, "openid");
     assert.equal(narrowed.claims()!.name, undefined);
