@@ -221,6 +221,9 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
       assert.equal(repeated.status, 400);
       const json = await fetch(`${issuer}/oauth2/introspect`, { method: "POST", headers: { "content-type": "application/json", authorization: basic }, body: "{}" });
       assert.equal(json.status, 415);
+      const huge = await post("introspect", { token: "x".repeat(5000) }, { authorization: basic });
+      assert.equal(huge.status, 400, "a token past the contract's length is invalid_request, not a 500");
+      assert.equal(((await huge.json()) as { error: string }).error, "invalid_request");
       const get = await fetch(`${issuer}/oauth2/revoke`);
       assert.equal(get.status, 405);
       const noGrant = await post("token", { grant_type: "refresh_token" }, { authorization: basic });
