@@ -16,6 +16,8 @@ export const secretPrefixes = {
   accountClientSecret: "oas_",
   /** Account OAuth access tokens (opaque, for userinfo only). */
   accountAccessToken: "oat_",
+  /** Account OAuth refresh tokens (rotated on every use, 30 days idle). */
+  accountRefreshToken: "ort_",
   /** Account OAuth authorization codes (single use, 90 s). */
   accountAuthorizationCode: "oax_",
   /** Account OAuth authorization requests waiting for a sign-in or a consent (10 min). */

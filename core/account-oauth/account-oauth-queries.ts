@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { Query } from "../db/statements.ts";
 import { tokenQueries, type ConsumedCode } from "../oauth/token-queries.ts";
+import { deleteExpiredRefreshTokens } from "./refresh-queries.ts";
 
 /** A consumed code with what the account claims need: the user and the granted scopes. */
 export interface AccountCodeRow extends ConsumedCode {
@@ -18,11 +19,15 @@ export interface AccountCodeRow extends ConsumedCode {
 /** The statements of core/oauth/token-queries.ts over Account OAuth's tables (parameters in its order). */
 export const accountTokenQueries = tokenQueries<AccountCodeRow>({
   exchange: `with client as (
-      select id, secret_hash, disabled from oauth_provider_clients where client_id = ?
+      select id, secret_hash, disabled, token_endpoint_auth_method as auth_method, require_pkce from oauth_provider_clients where client_id = ?
     ), consumed as (
       update account_authorization_codes set consumed_at = ?
        where code_hash = ? and consumed_at is null and ?::boolean
-         and exists (select 1 from client where not disabled and secret_hash = ?)
+         and exists (select 1 from client, (select ?::text as secret_hash, ?::text as method) p
+                      where not client.disabled
+                        and case when client.auth_method = 'none' then p.method = 'none'
+                                 else p.method <> 'none' and client.secret_hash = p.secret_hash
+                                      and client.auth_method in (p.method, 'client_secret_basic_or_post') end)
       returning id, oauth_provider_client_id as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
                 user_id, scopes
     ), issued as (
@@ -34,9 +39,11 @@ export const accountTokenQueries = tokenQueries<AccountCodeRow>({
          and c.redirect_uri = ?
          and case when c.code_challenge is null then not ?::boolean
                   else c.code_challenge = case when c.code_challenge_method = 'S256' then ?::text else ?::text end end
+         and (c.code_challenge is not null or not exists (select 1 from client where auth_method = 'none' or require_pkce))
       returning authorization_code_id
     )
-    select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.disabled as client_disabled, k.*,
+    select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.disabled as client_disabled, cl.auth_method as client_auth_method,
+           cl.require_pkce as client_require_pkce, k.*,
            exists (select 1 from issued) as issued
       from client cl
       left join (select c.*, u.name, u.email from consumed c join users u on u.id = c.user_id) k on true`,
@@ -47,7 +54,9 @@ export const accountTokenQueries = tokenQueries<AccountCodeRow>({
       from account_access_tokens t
       join users u on u.id = t.user_id
       join account_authorization_codes c on c.id = t.authorization_code_id
-     where t.token_hash = ? and t.revoked_at is null and c.reused_at is null and t.expires_at > ?`,
+      join oauth_provider_clients cl on cl.id = t.oauth_provider_client_id
+     where t.token_hash = ? and t.revoked_at is null and c.reused_at is null and c.revoked_at is null and not cl.disabled
+       and t.expires_at > ?`,
 });
 
 /** An app's registration, as an authorization request checks it. */
@@ -57,10 +66,23 @@ export interface ClientRow {
   redirect_uris: string[];
   skip_consent: boolean;
   disabled: boolean;
+  allowed_scopes: string[];
+  token_endpoint_auth_method: string;
+  require_pkce: boolean;
 }
 
 export async function findClient(query: Query, clientId: string): Promise<ClientRow | undefined> {
-  const [row] = await query<ClientRow>(`select id, name, redirect_uris, skip_consent, disabled from oauth_provider_clients where client_id = ?`, [clientId]);
+  const [row] = await query<ClientRow>(
+    `select id, name, redirect_uris, skip_consent, disabled, allowed_scopes, token_endpoint_auth_method, require_pkce
+       from oauth_provider_clients where client_id = ?`,
+    [clientId],
+  );
+  return row;
+}
+
+/** Where an app's RP-initiated logout may return the browser. */
+export async function findLogoutClient(query: Query, clientId: string): Promise<{ post_logout_redirect_uris: string[] } | undefined> {
+  const [row] = await query<{ post_logout_redirect_uris: string[] }>(`select post_logout_redirect_uris from oauth_provider_clients where client_id = ?`, [clientId]);
   return row;
 }
 
@@ -168,13 +190,18 @@ export async function insertCode(query: Query, code: NewAccountCode): Promise<vo
 
 /**
  * Ends what a client holds from a user: codes it has not exchanged yet (consumed, so a late
- * exchange is refused as a reuse), then its access tokens. In this order no exchange slips between
+ * exchange is refused as a reuse), every grant's refresh token family, then its access tokens. In this order no exchange slips between
  * the two: one running now holds its code's row, so the first update waits for it and the second,
  * a later statement, sees the token it stored.
  */
 export async function endClientGrants(query: Query, userId: string, clientUuid: string, now: Date): Promise<void> {
   await query(
     `update account_authorization_codes set consumed_at = ? where user_id = ? and oauth_provider_client_id = ? and consumed_at is null`,
+    [now, userId, clientUuid],
+  );
+  // Every grant's family ends too: its refresh tokens, and any token a refresh running now issues.
+  await query(
+    `update account_authorization_codes set revoked_at = ? where user_id = ? and oauth_provider_client_id = ? and revoked_at is null`,
     [now, userId, clientUuid],
   );
   await query(`update account_access_tokens set revoked_at = ? where user_id = ? and oauth_provider_client_id = ? and revoked_at is null`, [
@@ -187,6 +214,12 @@ export async function endClientGrants(query: Query, userId: string, clientUuid: 
 /** Deletes Account OAuth's flow rows that expired before `before`: access tokens, codes (their tokens go with them) and requests. */
 export async function deleteExpiredAccountFlowRows(query: Query, before: Date): Promise<void> {
   await query(`delete from account_access_tokens where expires_at < ?`, [before]);
-  await query(`delete from account_authorization_codes where expires_at < ?`, [before]);
+  await deleteExpiredRefreshTokens(query, before);
+  // A code whose grant still has refresh tokens is their family: it stays while they do.
+  await query(
+    `delete from account_authorization_codes c where expires_at < ?
+        and not exists (select 1 from account_refresh_tokens r where r.authorization_code_id = c.id)`,
+    [before],
+  );
   await query(`delete from account_authorization_requests where expires_at < ?`, [before]);
 }

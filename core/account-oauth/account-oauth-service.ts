@@ -13,6 +13,9 @@ import {
   DecideConsentResponseSchema,
   ExchangeCodeResponseSchema,
   GetUserInfoResponseSchema,
+  IntrospectTokenResponseSchema,
+  EndSessionResponseSchema,
+  RevokeTokenResponseSchema,
   StartAuthorizationResponseSchema,
 } from "../../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
 import { entityManager } from "../context.ts";
@@ -22,6 +25,10 @@ import { claimsOutcome, exchangeCode, tokenOutcome, userInfo } from "../oauth/to
 import { countedExchange } from "../metrics.ts";
 import { createAccountAuthorization, type Step } from "./authorization.ts";
 import { accountTokenProfile } from "./tokens.ts";
+import { refreshGrant } from "./refresh-tokens.ts";
+import { endSession } from "./end-session.ts";
+import { accountRevocationProfile } from "./revocation-queries.ts";
+import { introspectToken, revokeToken } from "../oauth/token-endpoints.ts";
 
 const step = (next: Step) => create(AuthorizationStepSchema, { step: next });
 
@@ -35,6 +42,7 @@ const browserSession = (ctx: HandlerContext) => presentedCredential(ctx.requestH
 export function createAccountOAuthService(deps: CoreDeps): ServiceImpl<typeof AccountOAuthService> {
   const tokens = accountTokenProfile(deps.config);
   const authorization = createAccountAuthorization(deps);
+  const revocation = accountRevocationProfile(deps.config);
   return {
     async startAuthorization(req, ctx) {
       const next = await authorization.start(entityManager(ctx), { ...req, sessionToken: browserSession(ctx) });
@@ -52,13 +60,28 @@ export function createAccountOAuthService(deps: CoreDeps): ServiceImpl<typeof Ac
     },
 
     async exchangeCode(req, ctx) {
-      const result = await countedExchange(deps.metrics, "account", exchangeCode(tokens, deps, entityManager(ctx), req));
+      const em = entityManager(ctx);
+      const grant = req.grantType === "refresh_token" ? refreshGrant(deps, em, req) : exchangeCode(tokens, deps, em, req);
+      const result = await countedExchange(deps.metrics, "account", grant);
       return create(ExchangeCodeResponseSchema, { outcome: tokenOutcome(result) });
     },
 
     async getUserInfo(req, ctx) {
       const result = await userInfo(tokens, deps, entityManager(ctx), req.accessToken);
       return create(GetUserInfoResponseSchema, { outcome: claimsOutcome(result, (claims) => create(AccountClaimsSchema, claims)) });
+    },
+
+    async revokeToken(req, ctx) {
+      return create(RevokeTokenResponseSchema, { error: await revokeToken(revocation, deps, entityManager(ctx), req) });
+    },
+
+    async introspectToken(req, ctx) {
+      return create(IntrospectTokenResponseSchema, { outcome: await introspectToken(revocation, deps, entityManager(ctx), req) });
+    },
+
+    async endSession(req, ctx) {
+      const { sessionEnded, ...outcome } = await endSession(deps, entityManager(ctx), { ...req, sessionToken: browserSession(ctx) });
+      return create(EndSessionResponseSchema, { outcome, sessionEnded: sessionEnded ?? false });
     },
   };
 }

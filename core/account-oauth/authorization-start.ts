@@ -43,11 +43,18 @@ interface Parsed {
   maxAge: number | null;
 }
 
-function parseParams(input: StartInput): Parsed | { error: string; description: string } {
-  const checked = checkAuthorizationParams(input, accountScopes);
+function parseParams(input: StartInput, client: ClientRow): Parsed | { error: string; description: string } {
+  // Only what the client may ask for (a subset of what the issuer offers, in its order).
+  const checked = checkAuthorizationParams(input, accountScopes.filter((s) => client.allowed_scopes.includes(s)));
   if ("error" in checked) return checked;
   const back = (error: string, description: string) => ({ error, description });
   if (!checked.scopes.includes("openid")) return back("invalid_scope", "scope must include openid");
+  // A public client must use PKCE, and so must a client registered with require_pkce; S256 only
+  // (plain protects nothing from a reader of the authorization request).
+  if (client.token_endpoint_auth_method === "none" || client.require_pkce) {
+    if (!checked.codeChallenge) return back("invalid_request", "this client must send a PKCE code_challenge (S256)");
+    if (checked.codeChallengeMethod !== "S256") return back("invalid_request", "this client must use code_challenge_method S256");
+  }
   const prompts = input.prompt.split(" ").filter(Boolean);
   if (prompts.some((p) => !promptValues.has(p))) return back("invalid_request", "prompt may hold none, login, consent or select_account");
   if (prompts.includes("none") && prompts.length > 1) return back("invalid_request", "prompt=none cannot be combined with other values");
@@ -90,7 +97,7 @@ export async function checkStart(query: Query, input: StartInput, now: Date, iss
   if (!input.redirectUri || !redirectUriMatches(client.redirect_uris, input.redirectUri)) {
     return { step: pageError("invalid_request", "redirect_uri is not one this app registered") };
   }
-  const parsed = parseParams(input);
+  const parsed = parseParams(input, client);
   if ("error" in parsed) {
     const params = { error: parsed.error, error_description: parsed.description, ...(input.state && { state: input.state }), iss: issuer };
     return { step: { case: "redirectUrl", value: appendQuery(input.redirectUri, params) } };

@@ -5,9 +5,10 @@
 import type { CoreConfig } from "../deps.ts";
 import type { TokenProfile } from "../oauth/token-engine.ts";
 import { accountTokenQueries, type AccountCodeRow } from "./account-oauth-queries.ts";
+import { firstRefreshToken } from "./refresh-tokens.ts";
 
 /** What Account OAuth grants, in this order. */
-export const accountScopes = ["openid", "profile", "email"] as const;
+export const accountScopes = ["openid", "profile", "email", "offline_access"] as const;
 
 export interface AccountClaims {
   sub: string;
@@ -19,7 +20,7 @@ export interface AccountClaims {
 
 type ClaimColumns = Pick<AccountCodeRow, "user_id" | "scopes" | "name" | "email">;
 
-function claimsOf(row: ClaimColumns): AccountClaims {
+export function claimsOf(row: ClaimColumns): AccountClaims {
   const scopes = row.scopes;
   return {
     sub: row.user_id,
@@ -48,5 +49,7 @@ export function accountTokenProfile(config: Pick<CoreConfig, "accountIssuerUrl">
       details: { clientId: row.public_client_id, clientName: row.client_name, presentedBy, userId: row.user_id },
     }),
     userInfoClaims: (row) => claimsOf(row as unknown as ClaimColumns),
+    // With offline_access granted (and still allowed the client): the grant's first refresh token.
+    refreshTokenFor: async (query, row, now) => (row.scopes.includes("offline_access") ? firstRefreshToken(query, row.id, now) : undefined),
   };
 }

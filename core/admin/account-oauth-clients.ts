@@ -36,6 +36,7 @@ import {
   updatedDetails,
 } from "../oauth/client-fields.ts";
 import { issueIdentifier } from "../../contract/secrets.ts";
+import { applyOptions, newClientOptions, optionsToProto } from "./account-oauth-client-options.ts";
 
 type AccountOAuthClientMethods = Pick<
   ServiceImpl<typeof AdminService>,
@@ -48,7 +49,7 @@ type AccountOAuthClientMethods = Pick<
 >;
 
 function clientToProto(client: AccountOAuthClient): AccountOAuthClientMessage {
-  return create(AccountOAuthClientSchema, { ...commonClientFields(client), skipConsent: client.skipConsent });
+  return create(AccountOAuthClientSchema, { ...commonClientFields(client), skipConsent: client.skipConsent, ...optionsToProto(client) });
 }
 
 /** The platform admin making the call (checked before anything is looked up). */
@@ -81,14 +82,19 @@ const createAccountOAuthClient =
   async (req, ctx) => {
     const caller = requireAdmin(ctx);
     const redirectUris = normalizeRedirectUris(req.redirectUris, config);
+    const options = newClientOptions(req, config);
     return entityManager(ctx).transactional(async (tx) => {
+      // A public client gets a secret too (the column keeps one), but it is never shown, and
+      // the issuer accepts no secret from a client registered with "none".
       const secret = issueClientSecret("accountClientSecret");
+      const isPublic = options.tokenEndpointAuthMethod === "none";
       const client = tx.create(AccountOAuthClient, {
         clientId: issueIdentifier("accountClient"),
         name: req.name,
         redirectUris,
         skipConsent: req.skipConsent ?? false,
         disabled: req.disabled ?? false,
+        ...options,
         ...secret.columns,
         createdBy: caller.user.id,
       });
@@ -96,12 +102,17 @@ const createAccountOAuthClient =
         redirectUris: redirectUris.join(" "),
         skipConsent: String(client.skipConsent),
         disabled: String(client.disabled),
-        secretPrefix: client.secretPrefix,
+        allowedScopes: options.allowedScopes.join(" "),
+        tokenEndpointAuthMethod: options.tokenEndpointAuthMethod,
+        requirePkce: String(options.requirePkce),
+        uri: options.uri ?? "",
+        postLogoutRedirectUris: options.postLogoutRedirectUris.join(" "),
+        ...(!isPublic && { secretPrefix: client.secretPrefix }),
       });
       await tx.flush();
       return create(CreateAccountOAuthClientResponseSchema, {
         clientId: client.clientId,
-        clientSecret: secret.value,
+        clientSecret: isPublic ? "" : secret.value,
         client: clientToProto(client),
       });
     });
@@ -132,6 +143,7 @@ const updateAccountOAuthClient =
         client.skipConsent = req.skipConsent;
         changed.skipConsent = String(req.skipConsent);
       }
+      applyOptions(client, req, config, changed);
       if (Object.keys(changed).length) activity(tx, caller, client, "updated", updatedDetails(changed));
       const toggled = applyDisabled(client, req.disabled);
       if (toggled) activity(tx, caller, client, toggled);

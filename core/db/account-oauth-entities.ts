@@ -20,6 +20,16 @@ export const AccountOAuthClient = defineEntity({
     /** First-party apps: no consent page. */
     skipConsent: p.boolean().default(false),
     disabled: p.boolean().default(false),
+    /** What the client may ask for, in the issuer's order (migration 0017). */
+    allowedScopes: p.json<string[]>(),
+    /** 'client_secret_basic', 'client_secret_post', 'client_secret_basic_or_post' or 'none' (public). */
+    tokenEndpointAuthMethod: p.string().length(32).default("client_secret_basic_or_post"),
+    /** Every authorization request must carry a PKCE S256 challenge. */
+    requirePkce: p.boolean().default(false),
+    /** The app's home page. */
+    uri: p.string().length(2048).nullable(),
+    /** Where RP-initiated logout may return the browser (normalized as redirect URIs, 0 to 16). */
+    postLogoutRedirectUris: p.json<string[]>(),
     secretHash: p.string().length(64),
     secretPrefix: p.string().length(16),
     createdBy: () => p.manyToOne(User).nullable().deleteRule("set null").fieldName("created_by_user_id"),

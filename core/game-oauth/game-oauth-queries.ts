@@ -24,7 +24,7 @@ export const gameTokenQueries = tokenQueries<GameCodeRow>({
     ), consumed as (
       update authorization_codes set consumed_at = ?
        where code_hash = ? and consumed_at is null and ?::boolean
-         and exists (select 1 from client where not disabled and secret_hash = ?)
+         and exists (select 1 from client where not disabled and secret_hash = ? and ?::text <> 'none')
       returning id, game_oauth_client_id as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
                 organization_id, server_id, game_account_id
     ), issued as (

@@ -10,9 +10,13 @@ import {
   GameOAuthService,
   GetAuthorizationResponseSchema,
   GetUserInfoResponseSchema,
+  IntrospectTokenResponseSchema,
+  RevokeTokenResponseSchema,
   StartAuthorizationResponseSchema,
   type StartAuthorizationRequest,
 } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
+import { gameRevocationProfile } from "./revocation-queries.ts";
+import { introspectToken, revokeToken } from "../oauth/token-endpoints.ts";
 import { entityManager } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import type { Query } from "../db/statements.ts";
@@ -96,6 +100,7 @@ async function startAuthorization(deps: CoreDeps, req: StartAuthorizationRequest
 
 export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameOAuthService> {
   const tokens = gameTokenProfile(deps.config);
+  const revocation = gameRevocationProfile(deps.config);
   return {
     startAuthorization: (req, ctx) => startAuthorization(deps, req, ctx),
 
@@ -116,6 +121,14 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
     async getUserInfo(req, ctx) {
       const result = await userInfo(tokens, deps, entityManager(ctx), req.accessToken);
       return create(GetUserInfoResponseSchema, { outcome: claimsOutcome(result, (claims) => create(GameClaimsSchema, claims)) });
+    },
+
+    async revokeToken(req, ctx) {
+      return create(RevokeTokenResponseSchema, { error: await revokeToken(revocation, deps, entityManager(ctx), req) });
+    },
+
+    async introspectToken(req, ctx) {
+      return create(IntrospectTokenResponseSchema, { outcome: await introspectToken(revocation, deps, entityManager(ctx), req) });
     },
   };
 }

@@ -38,14 +38,14 @@ export interface IssuedClientSecret {
  * its index, `redirectUris[i]`, including one that is the same as an earlier one once normalized.
  * How many there may be is the contract's rule (1 to 16), checked before the handler runs.
  */
-export function normalizeRedirectUris(raw: readonly string[], config: Pick<CoreConfig, "allowInsecureRedirectUris">): string[] {
+export function normalizeRedirectUris(raw: readonly string[], config: Pick<CoreConfig, "allowInsecureRedirectUris">, field = "redirect_uris"): string[] {
   const problems: FieldProblem[] = [];
   const uris: string[] = [];
   raw.forEach((uri, index) => {
     const result = normalizeRedirectUri(uri, { allowInsecure: config.allowInsecureRedirectUris });
-    if (!result.ok) return problems.push({ field: "redirect_uris", index, message: result.reason });
+    if (!result.ok) return problems.push({ field, index, message: result.reason });
     const same = uris.indexOf(result.uri);
-    if (same >= 0) return problems.push({ field: "redirect_uris", index, message: `is the same as redirectUris[${same}] once normalized (${result.uri})` });
+    if (same >= 0) return problems.push({ field, index, message: `is the same as ${field.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}[${same}] once normalized (${result.uri})` });
     uris.push(result.uri);
   });
   if (problems.length) throw fieldFail(problems);

@@ -11,7 +11,7 @@ import { hash, randomUUID } from "node:crypto";
 import { create, type Message } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { CodeReusedRow, ConsumedCode, TokenQueries } from "./token-queries.ts";
-import { OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
+import { ClientAuthMethod, OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import type { CoreDeps } from "../deps.ts";
 import type { Issuer } from "../keys/signing-keys.ts";
 import { hashesMatch, hashSecret, issueSecret, type SecretKind } from "../../contract/secrets.ts";
@@ -22,13 +22,15 @@ export const idTokenTtlSeconds = 600;
 export const authorizationCodeTtlMs = 90_000;
 
 export interface OAuthFailure {
-  error: "invalid_client" | "invalid_grant" | "invalid_request" | "unsupported_grant_type" | "invalid_token";
+  error: "invalid_client" | "invalid_grant" | "invalid_request" | "unsupported_grant_type" | "invalid_token" | "invalid_scope" | "unauthorized_client";
   description: string;
 }
 
 export interface ExchangeInput {
   clientId: string;
   clientSecret: string;
+  /** How the edge saw the client authenticate; unspecified passes only where either secret method does. */
+  clientAuthMethod?: ClientAuthMethod;
   grantType: string;
   code: string;
   redirectUri: string;
@@ -58,6 +60,44 @@ export interface TokenProfile<Row extends ConsumedCode, Claims> {
   scope(row: Row): string;
   /** The claims of a row of its userinfo statement. */
   userInfoClaims(row: Record<string, unknown>): Claims;
+  /**
+   * After a good exchange: a refresh token for the code's grant, when the issuer issues one
+   * (Account OAuth with offline_access), or undefined.
+   */
+  refreshTokenFor?(query: ReturnType<CoreDeps["statements"]["on"]>, row: Row, now: Date): Promise<string | undefined>;
+}
+
+/** The stored and SQL spelling of how a client authenticated. */
+export function authMethodName(method: ClientAuthMethod | undefined): string {
+  switch (method) {
+    case ClientAuthMethod.CLIENT_SECRET_BASIC:
+      return "client_secret_basic";
+    case ClientAuthMethod.CLIENT_SECRET_POST:
+      return "client_secret_post";
+    case ClientAuthMethod.NONE:
+      return "none";
+    default:
+      return "unspecified";
+  }
+}
+
+/**
+ * Whether the client authenticated as it is registered to (the statements decided the same; this
+ * names the failure). The secret is compared in constant time whatever happens, even for an unknown
+ * client, so timing tells nothing. A public client ("none") presents no secret; a confidential
+ * one must present its secret by its method ("client_secret_basic_or_post": either).
+ */
+export function clientAuthenticated(
+  client: { client_secret_hash: string; client_disabled: boolean; client_auth_method?: string } | undefined,
+  method: string,
+  secretHash: string,
+): boolean {
+  const secretOk = hashesMatch(secretHash, client?.client_secret_hash ?? "0".repeat(64));
+  if (!client || client.client_disabled) return false;
+  const registered = client.client_auth_method ?? "client_secret_basic_or_post";
+  if (registered === "none") return method === "none";
+  if (method === "none" || (registered !== "client_secret_basic_or_post" && registered !== method)) return false;
+  return secretOk;
 }
 
 type Deps = Pick<CoreDeps, "clock" | "signingKeys" | "statements">;
@@ -81,8 +121,10 @@ export function atHash(accessToken: string): string {
 
 export interface Exchanged {
   accessToken: string;
+  /** Empty when none was issued (a refresh narrowed to scopes without openid). */
   idToken: string;
   scope: string;
+  refreshToken?: string;
 }
 
 /**
@@ -98,7 +140,8 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
 ): Promise<{ tokens: Exchanged } | { failure: OAuthFailure }> {
   const now = deps.clock.now();
   const badClient = failure("invalid_client", "client authentication failed");
-  if (!input.clientId || !input.clientSecret) return badClient;
+  const method = authMethodName(input.clientAuthMethod);
+  if (!input.clientId || (!input.clientSecret && method !== "none")) return badClient;
   const wellFormed = input.grantType === "authorization_code" && !!input.code && !!input.redirectUri;
   const codeHash = hashSecret(input.code);
   const pkce = input.codeVerifier ? pkceChallenges(input.codeVerifier) : null;
@@ -112,6 +155,7 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
     codeHash,
     wellFormed,
     secretHash,
+    authMethod: method,
     tokenId: randomUUID(),
     tokenHash: accessToken.hash,
     tokenExpiresAt: new Date(now.getTime() + accessTokenTtlSeconds * 1000),
@@ -120,10 +164,9 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
     s256: pkce?.s256 ?? null,
     plain: pkce?.plain ?? null,
   });
-  // The database compared hashes; the secret is compared here too, in constant time, and even for
-  // an unknown client, so timing tells nothing.
-  const secretOk = hashesMatch(secretHash, result?.client_secret_hash ?? "0".repeat(64));
-  if (!result || result.client_disabled || !secretOk) return badClient;
+  // The database compared hashes; the secret is compared here too, in constant time.
+  if (!clientAuthenticated(result, method, secretHash)) return badClient;
+  if (!result) return badClient;
   if (input.grantType !== "authorization_code") return failure("unsupported_grant_type", "grant_type must be authorization_code");
   if (!input.code) return failure("invalid_request", "code is required");
   if (!input.redirectUri) return failure("invalid_request", "redirect_uri is required");
@@ -147,26 +190,45 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
     if (!pkceMatches(row.code_challenge, row.code_challenge_method, pkce)) return failure("invalid_grant", "code_verifier does not match");
   } else if (input.codeVerifier) {
     return failure("invalid_grant", "code_verifier was sent but the authorization request had no code_challenge");
+  } else if (result.client_auth_method === "none" || result.client_require_pkce) {
+    return failure("invalid_grant", "this client must use PKCE, and the authorization request had no code_challenge");
   }
   // Every check passed here; the database must have stored the token by the same rules.
   if (!result.issued) return failure("invalid_grant", "the code could not be exchanged");
 
-  const iat = Math.floor(now.getTime() / 1000);
-  const idToken = await deps.signingKeys.sign(
+  const refreshToken = await profile.refreshTokenFor?.(query, row, now);
+  const idToken = await signIdToken(profile, deps, {
+    clientId: input.clientId,
+    now,
+    authTime: new Date(row.auth_time),
+    nonce: row.nonce,
+    accessToken: accessToken.value,
+    claims: profile.claims(row),
+  });
+  return { tokens: { accessToken: accessToken.value, idToken, scope: profile.scope(row), ...(refreshToken && { refreshToken }) } };
+}
+
+/** One RS256 ID token for `claims`, bound to the access token issued with it (at_hash). */
+export async function signIdToken<Claims>(
+  profile: Pick<TokenProfile<ConsumedCode, Claims>, "keys" | "issuerUrl" | "jwtClaims">,
+  deps: Pick<CoreDeps, "signingKeys">,
+  t: { clientId: string; now: Date; authTime: Date; nonce: string | null; accessToken: string; claims: Claims },
+): Promise<string> {
+  const iat = Math.floor(t.now.getTime() / 1000);
+  return deps.signingKeys.sign(
     profile.keys,
     {
       iss: profile.issuerUrl,
-      aud: input.clientId,
+      aud: t.clientId,
       exp: iat + idTokenTtlSeconds,
       iat,
-      auth_time: Math.floor(new Date(row.auth_time).getTime() / 1000),
-      ...(row.nonce ? { nonce: row.nonce } : {}),
-      at_hash: atHash(accessToken.value),
-      ...profile.jwtClaims(profile.claims(row)),
+      auth_time: Math.floor(t.authTime.getTime() / 1000),
+      ...(t.nonce ? { nonce: t.nonce } : {}),
+      at_hash: atHash(t.accessToken),
+      ...profile.jwtClaims(t.claims),
     },
     { typ: "JWT" },
   );
-  return { tokens: { accessToken: accessToken.value, idToken, scope: profile.scope(row) } };
 }
 
 /** The claims of a live access token of this issuer (any other string is invalid_token). */

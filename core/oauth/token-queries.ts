@@ -24,6 +24,10 @@ export interface ClientColumns {
   client_row_id: string;
   client_secret_hash: string;
   client_disabled: boolean;
+  /** How the client must authenticate (Account OAuth; absent for Game OAuth: either secret method). */
+  client_auth_method?: string;
+  /** Every code of the client must carry a PKCE challenge (Account OAuth). */
+  client_require_pkce?: boolean;
   issued: boolean;
 }
 
@@ -37,6 +41,8 @@ export interface ExchangeParams {
   /** grant_type, code and redirect_uri are all as they must be: only then is the code consumed. */
   wellFormed: boolean;
   secretHash: string;
+  /** How the client authenticated: "client_secret_basic", "client_secret_post", "none" or "unspecified". */
+  authMethod: string;
   tokenId: string;
   tokenHash: string;
   tokenExpiresAt: Date;
@@ -54,7 +60,7 @@ export interface ExchangeParams {
  * client exists, is not disabled, its secret_hash equals the presented secret's hash and the
  * request is well-formed, and stores the access token only when the consumed code passes every
  * check of the exchange (unexpired, this client's, this redirect_uri, PKCE). Parameters, in order:
- * client_id, now, code hash, well-formed, secret hash; token id, token hash, token expiry, now;
+ * client_id, now, code hash, well-formed, secret hash, auth method; token id, token hash, token expiry, now;
  * now, redirect_uri, a verifier was sent, the S256 and plain challenges. One row per existing
  * client (`client_*` columns), with the consumed code's columns (null when none was consumed) and
  * `issued`.
@@ -83,7 +89,7 @@ export function tokenQueries<Row extends ConsumedCode>(sql: TokenSql): TokenQuer
   return {
     async exchange(query, p) {
       const [row] = await query<ClientColumns & Row>(sql.exchange, [
-        p.clientId, p.now, p.codeHash, p.wellFormed, p.secretHash,
+        p.clientId, p.now, p.codeHash, p.wellFormed, p.secretHash, p.authMethod,
         p.tokenId, p.tokenHash, p.tokenExpiresAt, p.now,
         p.now, p.redirectUri, p.verifierSent, p.s256, p.plain,
       ]);

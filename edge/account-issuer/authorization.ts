@@ -14,6 +14,7 @@ import { redirectingFormPolicy, sendPage, sendStartRefusalPage } from "../pages.
 import { accountErrorPage, consentPage } from "../account-pages/pages.ts";
 import { authorizeParams, readAuthorizeQuery, startFields } from "../oauth/authorize-query.ts";
 import type { Handler } from "../oauth/routes.ts";
+import { createEndSessionPage } from "./end-session.ts";
 
 export interface AuthorizationPagesDeps {
   calls: CoreCalls;
@@ -25,7 +26,7 @@ export interface AuthorizationPagesDeps {
 /** Account OAuth also reads OpenID Connect's prompt and max_age. */
 const accountAuthorizeParams = [...authorizeParams, "prompt", "max_age"];
 
-export function createAuthorizationPages(deps: AuthorizationPagesDeps): Record<"authorize" | "continueAuthorization" | "consent", Handler> {
+export function createAuthorizationPages(deps: AuthorizationPagesDeps): Record<"authorize" | "continueAuthorization" | "consent" | "endSession", Handler> {
   const core = (ctx: Context): Client<typeof AccountOAuthService> => deps.calls.client(ctx, AccountOAuthService);
 
   /** The sign-in page, returning to the stored request afterwards. */
@@ -100,5 +101,6 @@ export function createAuthorizationPages(deps: AuthorizationPagesDeps): Record<"
     if (decision) await callAndFollow(ctx, () => core(ctx).decideConsent(decision));
   }
 
-  return { authorize, continueAuthorization, consent };
+  const endSession = createEndSessionPage(deps.calls, deps.secureCookies);
+  return { authorize, continueAuthorization, consent, endSession };
 }

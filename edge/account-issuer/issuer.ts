@@ -1,7 +1,7 @@
 /**
  * The Account OAuth issuer on ACCOUNT_BASE_URL, issuer identifier ACCOUNT_BASE_URL/api/auth: the
- * three discovery documents, the JWKS, authorize with its sign-in and consent steps, token and
- * userinfo. Mounted in the account edge (edge/app.ts); AccountOAuthService (core) decides
+ * three discovery documents, the JWKS, authorize with its sign-in and consent steps, token,
+ * userinfo, revocation and introspection. Mounted in the account edge (edge/app.ts); AccountOAuthService (core) decides
  * everything. Token, userinfo, discovery and JWKS are the same modules as Game OAuth's
  * (edge/oauth/), with this issuer's paths, scopes and claims.
  */
@@ -16,6 +16,7 @@ import { oauthErrorFromCore, oauthErrorHandler } from "../oauth/oauth-errors.ts"
 import { routes } from "../oauth/routes.ts";
 import { createTokenHandler } from "../oauth/token.ts";
 import { createUserInfoHandler } from "../oauth/userinfo.ts";
+import { createIntrospectionHandler, createRevocationHandler } from "../oauth/revocation.ts";
 import { createAuthorizationPages } from "./authorization.ts";
 
 export interface AccountIssuerOptions {
@@ -38,6 +39,9 @@ export const accountIssuerPaths = {
   consent: `${accountIssuerPath}/oauth2/consent`,
   token: `${accountIssuerPath}/oauth2/token`,
   userinfo: `${accountIssuerPath}/oauth2/userinfo`,
+  revocation: `${accountIssuerPath}/oauth2/revoke`,
+  introspection: `${accountIssuerPath}/oauth2/introspect`,
+  endSession: `${accountIssuerPath}/oauth2/end-session`,
 } as const;
 
 export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
@@ -52,8 +56,13 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
       token: origin + accountIssuerPaths.token,
       userinfo: origin + accountIssuerPaths.userinfo,
       jwks: origin + accountIssuerPaths.jwks,
+      revocation: origin + accountIssuerPaths.revocation,
+      introspection: origin + accountIssuerPaths.introspection,
+      endSession: origin + accountIssuerPaths.endSession,
     },
-    scopes: ["openid", "profile", "email"],
+    scopes: ["openid", "profile", "email", "offline_access"],
+    grantTypes: ["authorization_code", "refresh_token"],
+    authMethods: ["client_secret_basic", "client_secret_post", "none"],
     claims: ["name", "email", "email_verified"],
   });
   const pages = createAuthorizationPages({ calls, secureCookies: options.secureCookies, continuePath: accountIssuerPaths.continue });
@@ -72,7 +81,12 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
   const discovery = createDiscoveryHandler(document);
 
   const oauthErrors = oauthErrorHandler(issuer);
-  const oauthErrorPaths = new Set<string>([accountIssuerPaths.token, accountIssuerPaths.userinfo]);
+  const oauthErrorPaths = new Set<string>([
+    accountIssuerPaths.token,
+    accountIssuerPaths.userinfo,
+    accountIssuerPaths.revocation,
+    accountIssuerPaths.introspection,
+  ]);
   const table = routes({
     [accountIssuerPaths.discovery]: { GET: discovery },
     [accountIssuerPaths.rootDiscovery]: { GET: discovery },
@@ -81,8 +95,11 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
     [accountIssuerPaths.authorize]: { GET: pages.authorize },
     [accountIssuerPaths.continue]: { GET: pages.continueAuthorization },
     [accountIssuerPaths.consent]: { POST: pages.consent },
+    [accountIssuerPaths.endSession]: { GET: pages.endSession, POST: pages.endSession },
     [accountIssuerPaths.token]: { POST: createTokenHandler((request, ctx) => core(ctx).exchangeCode(request)) },
     [accountIssuerPaths.userinfo]: { GET: userinfo, POST: userinfo },
+    [accountIssuerPaths.revocation]: { POST: createRevocationHandler((request, ctx) => core(ctx).revokeToken(request)) },
+    [accountIssuerPaths.introspection]: { POST: createIntrospectionHandler((request, ctx) => core(ctx).introspectToken(request)) },
   });
   // Token and userinfo answer RFC 6749 / 6750 errors; the pages answer pages.
   return (ctx, next) => (oauthErrorPaths.has(ctx.path) ? oauthErrors(ctx, () => table(ctx, next)) : table(ctx, next));

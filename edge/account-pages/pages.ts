@@ -119,6 +119,7 @@ const scopeText: Record<string, string> = {
   openid: "Know which Outpost account is yours (an identifier, nothing else)",
   profile: "Your name",
   email: "Your email address",
+  offline_access: "Stay connected while you are away (until you remove its access)",
 };
 
 export interface ConsentPageData {

@@ -10,10 +10,13 @@ import { choiceGroup, dangerForm, formAlert, postForm, textArea, textField } fro
 import { eventTable } from "./activity.ts";
 import { html, type Html } from "../html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
+import { createOptions, defaultOptionValues, optionFieldNames, optionFields, optionValuesFrom, optionValuesOf, updateOptions, type OptionValues } from "./account-oauth-options.ts";
 
 const adminPath = "/app/admin";
 
-interface Values {
+const isPublic = (c: AccountOAuthClient) => optionValuesFrom(c).authMethod === "none";
+
+interface Values extends OptionValues {
   name: string;
   redirectUris: string;
   skipConsent: boolean;
@@ -27,7 +30,7 @@ const adminPage = (deps: DashboardDeps, handler: PageHandler) => page(deps, (ctx
 const adminAction = (deps: DashboardDeps, handler: ActionHandler) => action(deps, (ctx, v, form) => (requireAdmin(v), handler(ctx, v, form)));
 
 function valuesOf(form: URLSearchParams): Values {
-  return { name: (form.get("name") ?? "").trim(), redirectUris: form.get("redirectUris") ?? "", skipConsent: form.get("skipConsent") === "yes" };
+  return { name: (form.get("name") ?? "").trim(), redirectUris: form.get("redirectUris") ?? "", skipConsent: form.get("skipConsent") === "yes", ...optionValuesOf(form) };
 }
 
 const lines = (text: string) =>
@@ -37,7 +40,7 @@ const lines = (text: string) =>
     .filter(Boolean);
 
 function clientFields(values: Values, errors?: FormErrors): Html {
-  return html`${formAlert(errors, ["name", "redirectUris", "skipConsent"])}
+  return html`${formAlert(errors, ["name", "redirectUris", "skipConsent", ...optionFieldNames])}
 ${textField({ name: "name", label: "App name", value: values.name, required: true, maxlength: 80, hint: "Shown to people on the consent screen.", errors })}
 ${textArea({ name: "redirectUris", label: "Redirect URIs", value: values.redirectUris, required: true, rows: 3, hint: "One per line, 1 to 16, matched exactly. https, except on localhost.", errors })}
 ${choiceGroup({
@@ -47,7 +50,8 @@ ${choiceGroup({
   options: [{ value: "yes", label: "First-party app: do not ask people for consent" }],
   checked: new Set(values.skipConsent ? ["yes"] : []),
   errors,
-})}`;
+})}
+${optionFields(values, errors)}`;
 }
 
 /** The list, or a note when this core does not serve Account OAuth clients yet. */
@@ -70,7 +74,7 @@ ${
       : html`<p class="empty">No Account OAuth clients yet.</p>`
 }
 <h2 id="create-heading">Register an app</h2>
-${postForm(`${adminPath}/clients`, v.formToken, html`${clientFields(values ?? { name: "", redirectUris: "", skipConsent: false }, errors)}<div class="actions"><button type="submit" class="btn primary">Create client</button></div>`, html` class="panel stack" aria-labelledby="create-heading"`)}
+${postForm(`${adminPath}/clients`, v.formToken, html`${clientFields(values ?? { name: "", redirectUris: "", skipConsent: false, ...defaultOptionValues }, errors)}<div class="actions"><button type="submit" class="btn primary">Create client</button></div>`, html` class="panel stack" aria-labelledby="create-heading"`)}
 <h2 id="platform-activity-heading">Platform activity</h2>
 <p>The last 30 events that belong to no organization: accounts, Account OAuth clients and consents, signing keys, plans.</p>
 ${eventTable(events, "Platform activity")}`,
@@ -96,11 +100,13 @@ async function clientPage(ctx: Context, v: Viewer, values?: Values, errors?: For
 <h2 id="connect-heading">Connect the app</h2>
 ${copyValue("client-id", "Client ID", c.clientId)}
 ${copyValue("issuer-url", "Issuer URL", `${v.deps.accountBaseUrl.origin}/api/auth`)}
-<dl class="facts"><div><dt>Client secret</dt><dd><span class="mono">${c.clientSecretPrefix}…</span> (shown only when created or rotated)</dd></div></dl>
+<dl class="facts"><div><dt>Client secret</dt><dd>${
+  isPublic(c) ? "None: a public client" : html`<span class="mono">${c.clientSecretPrefix}…</span> (shown only when created or rotated)`
+}</dd></div><div><dt>Scopes</dt><dd class="mono">${c.allowedScopes.join(" ")}</dd></div>${c.uri ? html`<div><dt>Home page</dt><dd class="mono">${c.uri}</dd></div>` : ""}</dl>
 </section>
 <section class="panel stack" aria-labelledby="edit-heading">
 <h2 id="edit-heading">Edit</h2>
-${postForm(base, v.formToken, html`${clientFields(values ?? { name: c.name, redirectUris: c.redirectUris.join("\n"), skipConsent: c.skipConsent }, errors)}<div class="actions"><button type="submit" class="btn primary">Save changes</button></div>`, html` class="stack"`)}
+${postForm(base, v.formToken, html`${clientFields(values ?? { name: c.name, redirectUris: c.redirectUris.join("\n"), skipConsent: c.skipConsent, ...optionValuesFrom(c) }, errors)}<div class="actions"><button type="submit" class="btn primary">Save changes</button></div>`, html` class="stack"`)}
 </section>
 <section class="panel stack" aria-labelledby="secret-heading">
 <h2 id="secret-heading">Client secret</h2>
@@ -131,7 +137,7 @@ function secretPage(ctx: Context, v: Viewer, c: { clientId: string; name: string
     body: html`<section class="panel stack reveal" aria-labelledby="secret-heading">
 <h2 id="secret-heading">Client credentials</h2>
 ${copyValue("client-id", "Client ID", c.clientId)}
-${secretBlock("client-secret", "Client secret", secret, "It is shown only this once: Outpost keeps only a hash. If you lose it, rotate it.")}
+${secret ? secretBlock("client-secret", "Client secret", secret, "It is shown only this once: Outpost keeps only a hash. If you lose it, rotate it.") : html`<p>A public client has no secret: it sends its client ID only, with PKCE S256.</p>`}
 <div class="actions"><a class="btn primary" href="${adminPath}/clients/${c.clientId}">Go to the client</a></div>
 </section>`,
   });
@@ -145,7 +151,7 @@ export function adminRoutes(router: Router, deps: DashboardDeps): void {
     adminAction(deps, async (ctx, v, form) => {
       const values = valuesOf(form);
       try {
-        const res = await v.core.admin.createAccountOAuthClient({ name: values.name, redirectUris: lines(values.redirectUris), skipConsent: values.skipConsent });
+        const res = await v.core.admin.createAccountOAuthClient({ name: values.name, redirectUris: lines(values.redirectUris), skipConsent: values.skipConsent, ...createOptions(values) });
         secretPage(ctx, v, { clientId: res.clientId, name: res.client?.name ?? values.name }, res.clientSecret, true);
       } catch (error) {
         await listPage(ctx, v, values, formErrorsOrThrow(error), 400);
@@ -160,7 +166,7 @@ export function adminRoutes(router: Router, deps: DashboardDeps): void {
     adminAction(deps, async (ctx, v, form) => {
       const values = valuesOf(form);
       try {
-        await v.core.admin.updateAccountOAuthClient({ clientId: ctx.params.clientId, name: values.name, redirectUris: { uris: lines(values.redirectUris) }, skipConsent: values.skipConsent });
+        await v.core.admin.updateAccountOAuthClient({ clientId: ctx.params.clientId, name: values.name, redirectUris: { uris: lines(values.redirectUris) }, skipConsent: values.skipConsent, ...updateOptions(values) });
         done(ctx, `${adminPath}/clients/${ctx.params.clientId}`, "client-updated");
       } catch (error) {
         if (hasCode(error, Code.NotFound)) throw error;

@@ -1,7 +1,7 @@
 /**
  * The Game OAuth issuer on GAME_ISSUER_URL, its own Koa app on its own listener. It speaks OAuth
  * 2.0 / OpenID Connect and the hosted page; GameOAuthService (core, over Connect) decides everything.
- * The token, userinfo, discovery and JWKS endpoints are the shared ones (edge/oauth/).
+ * The token, userinfo, revocation, introspection, discovery and JWKS endpoints are the shared ones (edge/oauth/).
  */
 import Koa, { type Context } from "koa";
 import type { Transport } from "@connectrpc/connect";
@@ -15,6 +15,7 @@ import { oauthErrorHandler, oauthErrorFromCore } from "../oauth/oauth-errors.ts"
 import { onlyFor, plainErrors, routes } from "../oauth/routes.ts";
 import { createTokenHandler } from "../oauth/token.ts";
 import { createUserInfoHandler } from "../oauth/userinfo.ts";
+import { createIntrospectionHandler, createRevocationHandler } from "../oauth/revocation.ts";
 import { createAuthorizeHandler } from "./authorize.ts";
 import { createEventsHandler, createVerifyChallengeHandler } from "./hosted-page-calls.ts";
 import { createBotCheck, type BotCheckOptions } from "./bot-check.ts";
@@ -45,6 +46,8 @@ export const issuerPaths = {
   token: "/oauth2/token",
   userinfo: "/oauth2/userinfo",
   jwks: "/oauth2/jwks",
+  revocation: "/oauth2/revoke",
+  introspection: "/oauth2/introspect",
 } as const;
 
 /** The issuer identifier: the origin, never with a trailing slash (OIDC Discovery §4.3 compares it exactly). */
@@ -62,8 +65,12 @@ export function gameDiscoveryDocument(issuer: string) {
       token: issuer + issuerPaths.token,
       userinfo: issuer + issuerPaths.userinfo,
       jwks: issuer + issuerPaths.jwks,
+      revocation: issuer + issuerPaths.revocation,
+      introspection: issuer + issuerPaths.introspection,
     },
     scopes: ["openid", "profile"],
+    grantTypes: ["authorization_code"],
+    authMethods: ["client_secret_basic", "client_secret_post"],
     claims: gameClaims,
   });
 }
@@ -102,7 +109,7 @@ export function createGameIssuerApp(options: GameIssuerOptions): Koa {
   // The hosted page's events (GET) take no body; the token endpoint's form, 16 KiB at most.
   app.use(refuseOversizedBodies(() => bodyLimit, (ctx, message) => void (ctx.body = { error: "invalid_request", error_description: message })));
   app.use(plainErrors());
-  app.use(onlyFor([issuerPaths.token, issuerPaths.userinfo], oauthErrorHandler(issuer)));
+  app.use(onlyFor([issuerPaths.token, issuerPaths.userinfo, issuerPaths.revocation, issuerPaths.introspection], oauthErrorHandler(issuer)));
   app.use(assets.middleware());
   app.use(
     routes({
@@ -113,6 +120,8 @@ export function createGameIssuerApp(options: GameIssuerOptions): Koa {
       [`${issuerPaths.authorize}/events`]: { GET: createEventsHandler(hosted) },
       [issuerPaths.token]: { POST: createTokenHandler((request, ctx) => game(ctx).exchangeCode(request)) },
       [issuerPaths.userinfo]: { GET: userinfo, POST: userinfo },
+      [issuerPaths.revocation]: { POST: createRevocationHandler((request, ctx) => game(ctx).revokeToken(request)) },
+      [issuerPaths.introspection]: { POST: createIntrospectionHandler((request, ctx) => game(ctx).introspectToken(request)) },
       "/healthz": { GET: (ctx) => void (ctx.body = { status: "ok" }) },
     }),
   );

@@ -1,6 +1,7 @@
 /**
- * Client authentication at the token endpoint (RFC 6749 §2.3.1): `client_secret_basic` or
- * `client_secret_post`, exactly one. Only parsing: whether the secret is right is core's decision.
+ * Client authentication at the token, revocation and introspection endpoints (RFC 6749 §2.3.1):
+ * `client_secret_basic` or `client_secret_post`, exactly one, or a `client_id` alone (a public
+ * client, `none`). Only parsing: whether the client may authenticate so is core's decision.
  */
 import { ClientAuthMethod } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import { InvalidClient, InvalidRequest } from "./oauth-errors.ts";
@@ -35,7 +36,7 @@ export function parseBasic(header: string): { clientId: string; clientSecret: st
 
 /**
  * The client's credentials from the Authorization header or the form. Both methods at once is
- * invalid_request; neither is invalid_client. A form `client_id` beside Basic is allowed when it
+ * invalid_request; no client_id at all is invalid_client. A form `client_id` beside Basic is allowed when it
  * names the same client.
  */
 export function clientCredentials(authorization: string | undefined, form: Map<string, string>): ClientCredentials {
@@ -48,6 +49,10 @@ export function clientCredentials(authorization: string | undefined, form: Map<s
     if (formId !== undefined && formId !== basic.clientId) throw new InvalidRequest("client_id in the body differs from the Basic credentials");
     return { ...basic, method: ClientAuthMethod.CLIENT_SECRET_BASIC };
   }
-  if (!formId || !formSecret) throw new InvalidClient("client authentication is required (client_secret_basic or client_secret_post)");
+  if (!formId) throw new InvalidClient("client authentication is required (client_secret_basic, client_secret_post, or client_id for a public client)");
+  // A client_id alone is a public client (token_endpoint_auth_method "none"); core decides
+  // whether this client is one.
+  if (formSecret === undefined) return { clientId: formId, clientSecret: "", method: ClientAuthMethod.NONE };
+  if (!formSecret) throw new InvalidClient("client_secret is empty");
   return { clientId: formId, clientSecret: formSecret, method: ClientAuthMethod.CLIENT_SECRET_POST };
 }

@@ -11,8 +11,11 @@ export interface IssuerMetadata {
   /** The issuer identifier, exactly as tokens carry it in `iss`. */
   issuer: string;
   /** Absolute URLs. */
-  endpoints: { authorization: string; token: string; userinfo: string; jwks: string };
+  endpoints: { authorization: string; token: string; userinfo: string; jwks: string; revocation: string; introspection: string; endSession?: string };
   scopes: readonly string[];
+  grantTypes: readonly string[];
+  /** Token endpoint client authentication methods; revocation takes the same, introspection the confidential ones. */
+  authMethods: readonly string[];
   /** The claims beyond the standard ID token ones. */
   claims: readonly string[];
 }
@@ -24,12 +27,17 @@ export function discoveryDocument(metadata: IssuerMetadata) {
     token_endpoint: metadata.endpoints.token,
     userinfo_endpoint: metadata.endpoints.userinfo,
     jwks_uri: metadata.endpoints.jwks,
+    revocation_endpoint: metadata.endpoints.revocation,
+    introspection_endpoint: metadata.endpoints.introspection,
+    ...(metadata.endpoints.endSession && { end_session_endpoint: metadata.endpoints.endSession }),
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
-    grant_types_supported: ["authorization_code"],
+    grant_types_supported: [...metadata.grantTypes],
     scopes_supported: [...metadata.scopes],
     code_challenge_methods_supported: ["S256", "plain"],
-    token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+    token_endpoint_auth_methods_supported: [...metadata.authMethods],
+    revocation_endpoint_auth_methods_supported: [...metadata.authMethods],
+    introspection_endpoint_auth_methods_supported: metadata.authMethods.filter((m) => m !== "none"),
     id_token_signing_alg_values_supported: ["RS256"],
     subject_types_supported: ["public"],
     claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", ...metadata.claims],

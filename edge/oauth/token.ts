@@ -17,6 +17,8 @@ export interface TokenRequest {
   code: string;
   redirectUri: string;
   codeVerifier: string;
+  refreshToken: string;
+  scope: string;
 }
 
 /** The issuer's ExchangeCode: both services answer this shape. */
@@ -38,6 +40,8 @@ export function createTokenHandler(exchange: ExchangeCode) {
         code: form.get("code") ?? "",
         redirectUri: form.get("redirect_uri") ?? "",
         codeVerifier: form.get("code_verifier") ?? "",
+        refreshToken: form.get("refresh_token") ?? "",
+        scope: form.get("scope") ?? "",
       },
       ctx,
     );
@@ -45,10 +49,11 @@ export function createTokenHandler(exchange: ExchangeCode) {
     const tokens = answer.outcome.value;
     ctx.body = {
       access_token: tokens.accessToken,
-      id_token: tokens.idToken,
+      ...(tokens.idToken && { id_token: tokens.idToken }),
       token_type: tokens.tokenType,
       expires_in: tokens.expiresIn,
       scope: tokens.scope,
+      ...(tokens.refreshToken !== undefined && { refresh_token: tokens.refreshToken }),
     };
   };
 }

@@ -71,9 +71,13 @@ describe("Account OAuth issuer", function () {
         assert.equal(doc.token_endpoint, `${issuer}/oauth2/token`);
         assert.equal(doc.userinfo_endpoint, `${issuer}/oauth2/userinfo`);
         assert.equal(doc.jwks_uri, `${issuer}/jwks`);
-        assert.deepEqual(doc.scopes_supported, ["openid", "profile", "email"]);
+        assert.deepEqual(doc.scopes_supported, ["openid", "profile", "email", "offline_access"]);
         assert.deepEqual(doc.code_challenge_methods_supported, ["S256", "plain"]);
-        assert.deepEqual(doc.token_endpoint_auth_methods_supported, ["client_secret_basic", "client_secret_post"]);
+        assert.deepEqual(doc.token_endpoint_auth_methods_supported, ["client_secret_basic", "client_secret_post", "none"]);
+        assert.deepEqual(doc.grant_types_supported, ["authorization_code", "refresh_token"]);
+        assert.equal(doc.revocation_endpoint, `${issuer}/oauth2/revoke`);
+        assert.equal(doc.introspection_endpoint, `${issuer}/oauth2/introspect`);
+        assert.deepEqual(doc.introspection_endpoint_auth_methods_supported, ["client_secret_basic", "client_secret_post"]);
       }
     });
 

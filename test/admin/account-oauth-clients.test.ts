@@ -399,6 +399,11 @@ describe("http api: admin's Account OAuth clients", () => {
         disabled: false,
         createdAt: "string",
         clientSecretPrefix: clientSecret.slice(0, 12),
+        allowedScopes: ["openid", "profile", "email"],
+        tokenEndpointAuthMethod: "client_secret_basic_or_post",
+        requirePkce: false,
+        uri: "",
+        postLogoutRedirectUris: [],
       },
     );
     const list = await api("GET", "admin/listAccountOAuthClients", { key: adminKey });

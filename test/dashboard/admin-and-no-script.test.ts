@@ -75,9 +75,30 @@ describe("dashboard: the admin area, and confirmation without JavaScript", funct
 
       await page.getByRole("link", { name: "Go to the client" }).click();
       await page.getByLabel("App name").fill("Team wiki");
+      // The client's options: scopes, authentication, PKCE, home page, logout return addresses.
+      await page.getByLabel("offline_access: refresh tokens (stay connected)").check();
+      await page.getByLabel("email: the account's email address").uncheck();
+      await page.getByLabel("Client authentication").selectOption("client_secret_basic");
+      await page.getByLabel("Require PKCE (S256) on every sign-in").check();
+      await page.getByLabel("Home page").fill("https://wiki.example.com/");
+      await page.getByLabel("Return URLs after logout").fill("https://wiki.example.com/bye");
       await page.getByRole("button", { name: "Save changes" }).click();
       await page.getByRole("status").filter({ hasText: "Client saved." }).waitFor();
       await page.getByRole("heading", { name: "Team wiki", level: 1 }).waitFor();
+      assert.equal(await page.getByLabel("offline_access: refresh tokens (stay connected)").isChecked(), true);
+      assert.equal(await page.getByLabel("email: the account's email address").isChecked(), false);
+      assert.equal(await page.getByLabel("Client authentication").inputValue(), "client_secret_basic");
+      assert.equal(await page.getByLabel("Require PKCE (S256) on every sign-in").isChecked(), true);
+      assert.equal(await page.getByLabel("Home page").inputValue(), "https://wiki.example.com/");
+      assert.equal(await page.getByLabel("Return URLs after logout").inputValue(), "https://wiki.example.com/bye");
+      await page.getByText("openid profile offline_access").waitFor();
+      // A bad home page is shown next to its field.
+      await page.getByLabel("Home page").fill("http://wiki.example.com/");
+      await page.getByRole("button", { name: "Save changes" }).click();
+      await page.locator("#f-uri-error").waitFor();
+      await page.getByLabel("Home page").fill("https://wiki.example.com/");
+      await page.getByRole("button", { name: "Save changes" }).click();
+      await page.getByRole("status").filter({ hasText: "Client saved." }).waitFor();
       await check(page, "admin-client");
 
       await page.getByRole("button", { name: "Rotate secret" }).click();
@@ -99,6 +120,16 @@ describe("dashboard: the admin area, and confirmation without JavaScript", funct
       for (const action of ["oauth_provider_client.created", "oauth_provider_client.secret_rotated", "oauth_provider_client.disabled"]) {
         await platform.getByRole("row", { name: new RegExp(action.replace(".", "\\.")) }).first().waitFor();
       }
+      // A public client: no secret to show.
+      await page.getByLabel("App name").fill("Phone app");
+      await page.getByLabel("Redirect URIs").fill("https://phone.example.com/cb");
+      await page.getByLabel("Client authentication").selectOption("none");
+      await page.getByRole("button", { name: "Create client" }).click();
+      await page.getByText("A public client has no secret").waitFor();
+      await check(page);
+      await page.getByRole("link", { name: "Go to the client" }).click();
+      await page.getByText("None: a public client", { exact: true }).waitFor();
+      await page.goto(`${t.baseUrl}/app/admin`);
       await page.getByRole("link", { name: "Team wiki" }).click();
       // The form posted without the dialog (as without script) gets the confirmation page.
       await page.evaluate(`HTMLFormElement.prototype.submit.call(document.querySelector('form[action$="/delete"]'))`);
@@ -106,7 +137,7 @@ describe("dashboard: the admin area, and confirmation without JavaScript", funct
       await check(page, "confirm-page");
       await page.getByRole("button", { name: "Delete client" }).click();
       await page.getByRole("status").filter({ hasText: "Client deleted." }).waitFor();
-      await page.getByText("No Account OAuth clients yet.").waitFor();
+      await page.getByRole("region", { name: "Account OAuth clients" }).getByRole("row", { name: /Phone app/ }).waitFor();
     } finally {
       await context.close();
     }

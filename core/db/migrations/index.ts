@@ -14,6 +14,7 @@ import { Migration0013RealGameServers } from "./0013-real-game-servers.ts";
 import { Migration0014ActivityKinds } from "./0014-activity-kinds.ts";
 import { Migration0015Integrations } from "./0015-integrations.ts";
 import { Migration0016PushSubscriptions } from "./0016-push-subscriptions.ts";
+import { Migration0017AccountOAuthClientOptions } from "./0017-account-oauth-client-options.ts";
 import { Migration0018Notifications } from "./0018-notifications.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
@@ -34,5 +35,6 @@ export const migrations = [
   { name: "0014_activity_kinds", class: Migration0014ActivityKinds },
   { name: "0015_integrations", class: Migration0015Integrations },
   { name: "0016_push_subscriptions", class: Migration0016PushSubscriptions },
+  { name: "0017_account_oauth_client_options", class: Migration0017AccountOAuthClientOptions },
   { name: "0018_notifications", class: Migration0018Notifications },
 ];

@@ -4,12 +4,201 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { AuthorizationError, ClientAuthMethod, OAuthError, TokenSet } from "../../oauth/v1/oauth_pb.js";
+import type { AuthorizationError, ClientAuthMethod, ClientCredentials, OAuthError, TokenIntrospection, TokenSet } from "../../oauth/v1/oauth_pb.js";
 
 /**
  * Describes the file outpost/accountoauth/v1/account_oauth_service.proto.
  */
 export declare const file_outpost_accountoauth_v1_account_oauth_service: GenFile;
+
+/**
+ * @generated from message outpost.accountoauth.v1.EndSessionRequest
+ */
+export declare type EndSessionRequest = Message<"outpost.accountoauth.v1.EndSessionRequest"> & {
+  /**
+   * The parameters as received, unchecked.
+   *
+   * @generated from field: string id_token_hint = 1;
+   */
+  idTokenHint: string;
+
+  /**
+   * @generated from field: string client_id = 2;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: string post_logout_redirect_uri = 3;
+   */
+  postLogoutRedirectUri: string;
+
+  /**
+   * @generated from field: string state = 4;
+   */
+  state: string;
+};
+
+/**
+ * Describes the message outpost.accountoauth.v1.EndSessionRequest.
+ * Use `create(EndSessionRequestSchema)` to create a new message.
+ */
+export declare const EndSessionRequestSchema: GenMessage<EndSessionRequest>;
+
+/**
+ * @generated from message outpost.accountoauth.v1.EndSessionResponse
+ */
+export declare type EndSessionResponse = Message<"outpost.accountoauth.v1.EndSessionResponse"> & {
+  /**
+   * @generated from oneof outpost.accountoauth.v1.EndSessionResponse.outcome
+   */
+  outcome: {
+    /**
+     * A bad id_token_hint, client_id or post_logout_redirect_uri: shown on a page, never redirected.
+     *
+     * @generated from field: outpost.oauth.v1.AuthorizationError page_error = 1;
+     */
+    value: AuthorizationError;
+    case: "pageError";
+  } | {
+    /**
+     * Signed out (or was not signed in): back to the app's post_logout_redirect_uri, with state.
+     *
+     * @generated from field: string redirect_url = 2;
+     */
+    value: string;
+    case: "redirectUrl";
+  } | {
+    /**
+     * Signed out (or was not signed in), and no post_logout_redirect_uri: the signed-out page.
+     *
+     * @generated from field: bool signed_out = 3;
+     */
+    value: boolean;
+    case: "signedOut";
+  } | {
+    /**
+     * No id_token_hint naming the signed-in user: the user is asked (a page with a sign-out
+     * button), so no other site can sign them out unasked.
+     *
+     * @generated from field: bool confirm = 4;
+     */
+    value: boolean;
+    case: "confirm";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The browser's session was ended: the edge clears its cookie.
+   *
+   * @generated from field: bool session_ended = 5;
+   */
+  sessionEnded: boolean;
+};
+
+/**
+ * Describes the message outpost.accountoauth.v1.EndSessionResponse.
+ * Use `create(EndSessionResponseSchema)` to create a new message.
+ */
+export declare const EndSessionResponseSchema: GenMessage<EndSessionResponse>;
+
+/**
+ * @generated from message outpost.accountoauth.v1.RevokeTokenRequest
+ */
+export declare type RevokeTokenRequest = Message<"outpost.accountoauth.v1.RevokeTokenRequest"> & {
+  /**
+   * @generated from field: outpost.oauth.v1.ClientCredentials client = 1;
+   */
+  client?: ClientCredentials | undefined;
+
+  /**
+   * @generated from field: string token = 2;
+   */
+  token: string;
+
+  /**
+   * "access_token", "refresh_token" or empty (RFC 7009 §2.1); a hint only.
+   *
+   * @generated from field: string token_type_hint = 3;
+   */
+  tokenTypeHint: string;
+};
+
+/**
+ * Describes the message outpost.accountoauth.v1.RevokeTokenRequest.
+ * Use `create(RevokeTokenRequestSchema)` to create a new message.
+ */
+export declare const RevokeTokenRequestSchema: GenMessage<RevokeTokenRequest>;
+
+/**
+ * @generated from message outpost.accountoauth.v1.RevokeTokenResponse
+ */
+export declare type RevokeTokenResponse = Message<"outpost.accountoauth.v1.RevokeTokenResponse"> & {
+  /**
+   * Absent when the request succeeded (also for an unknown token, RFC 7009 §2.2).
+   *
+   * @generated from field: outpost.oauth.v1.OAuthError error = 1;
+   */
+  error?: OAuthError | undefined;
+};
+
+/**
+ * Describes the message outpost.accountoauth.v1.RevokeTokenResponse.
+ * Use `create(RevokeTokenResponseSchema)` to create a new message.
+ */
+export declare const RevokeTokenResponseSchema: GenMessage<RevokeTokenResponse>;
+
+/**
+ * @generated from message outpost.accountoauth.v1.IntrospectTokenRequest
+ */
+export declare type IntrospectTokenRequest = Message<"outpost.accountoauth.v1.IntrospectTokenRequest"> & {
+  /**
+   * @generated from field: outpost.oauth.v1.ClientCredentials client = 1;
+   */
+  client?: ClientCredentials | undefined;
+
+  /**
+   * @generated from field: string token = 2;
+   */
+  token: string;
+
+  /**
+   * @generated from field: string token_type_hint = 3;
+   */
+  tokenTypeHint: string;
+};
+
+/**
+ * Describes the message outpost.accountoauth.v1.IntrospectTokenRequest.
+ * Use `create(IntrospectTokenRequestSchema)` to create a new message.
+ */
+export declare const IntrospectTokenRequestSchema: GenMessage<IntrospectTokenRequest>;
+
+/**
+ * @generated from message outpost.accountoauth.v1.IntrospectTokenResponse
+ */
+export declare type IntrospectTokenResponse = Message<"outpost.accountoauth.v1.IntrospectTokenResponse"> & {
+  /**
+   * @generated from oneof outpost.accountoauth.v1.IntrospectTokenResponse.outcome
+   */
+  outcome: {
+    /**
+     * @generated from field: outpost.oauth.v1.TokenIntrospection introspection = 1;
+     */
+    value: TokenIntrospection;
+    case: "introspection";
+  } | {
+    /**
+     * @generated from field: outpost.oauth.v1.OAuthError error = 2;
+     */
+    value: OAuthError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message outpost.accountoauth.v1.IntrospectTokenResponse.
+ * Use `create(IntrospectTokenResponseSchema)` to create a new message.
+ */
+export declare const IntrospectTokenResponseSchema: GenMessage<IntrospectTokenResponse>;
 
 /**
  * @generated from message outpost.accountoauth.v1.StartAuthorizationRequest
@@ -326,6 +515,19 @@ export declare type ExchangeCodeRequest = Message<"outpost.accountoauth.v1.Excha
    * @generated from field: string code_verifier = 7;
    */
   codeVerifier: string;
+
+  /**
+   * grant_type=refresh_token: the refresh token, and the scopes asked for (a subset of the
+   * token's; empty for all of them).
+   *
+   * @generated from field: string refresh_token = 8;
+   */
+  refreshToken: string;
+
+  /**
+   * @generated from field: string scope = 9;
+   */
+  scope: string;
 };
 
 /**
@@ -509,6 +711,39 @@ export declare const AccountOAuthService: GenService<{
     methodKind: "unary";
     input: typeof GetUserInfoRequestSchema;
     output: typeof GetUserInfoResponseSchema;
+  },
+  /**
+   * POST /api/auth/oauth2/revoke (RFC 7009): revokes an access token, or a refresh token with its
+   * whole family, of the authenticated client.
+   *
+   * @generated from rpc outpost.accountoauth.v1.AccountOAuthService.RevokeToken
+   */
+  revokeToken: {
+    methodKind: "unary";
+    input: typeof RevokeTokenRequestSchema;
+    output: typeof RevokeTokenResponseSchema;
+  },
+  /**
+   * POST /api/auth/oauth2/introspect (RFC 7662): what a token of the authenticated (confidential)
+   * client is.
+   *
+   * @generated from rpc outpost.accountoauth.v1.AccountOAuthService.IntrospectToken
+   */
+  introspectToken: {
+    methodKind: "unary";
+    input: typeof IntrospectTokenRequestSchema;
+    output: typeof IntrospectTokenResponseSchema;
+  },
+  /**
+   * GET or POST /api/auth/oauth2/end-session (OpenID Connect RP-Initiated Logout 1.0): ends the
+   * browser's dashboard session when the id_token_hint names its user, and says where to go.
+   *
+   * @generated from rpc outpost.accountoauth.v1.AccountOAuthService.EndSession
+   */
+  endSession: {
+    methodKind: "unary";
+    input: typeof EndSessionRequestSchema;
+    output: typeof EndSessionResponseSchema;
   },
 }>;
 

@@ -2,7 +2,7 @@
 // @generated from file outpost/admin/v1/admin_service.proto (package outpost.admin.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { User } from "../../auth/v1/resources_pb.js";
 import type { Organization } from "../../organizations/v1/resources_pb.js";
@@ -254,7 +254,8 @@ export declare type AccountOAuthClient = Message<"outpost.admin.v1.AccountOAuthC
   skipConsent: boolean;
 
   /**
-   * A disabled client starts no new authorizations and exchanges no codes.
+   * A disabled client starts no new authorizations, exchanges no codes and refreshes no tokens;
+   * its access tokens are refused at userinfo (and inactive at introspection) while it is.
    *
    * @generated from field: bool disabled = 5;
    */
@@ -267,10 +268,47 @@ export declare type AccountOAuthClient = Message<"outpost.admin.v1.AccountOAuthC
 
   /**
    * The first characters of the current client secret ("oas_…"), to tell secrets apart.
+   * Meaningless for a public client (token_endpoint_auth_method "none"), which has no secret.
    *
    * @generated from field: string client_secret_prefix = 7;
    */
   clientSecretPrefix: string;
+
+  /**
+   * The scopes the client may ask for, in the issuer's order: "openid" always, and any of
+   * "profile", "email", "offline_access" (refresh tokens). A request for another is invalid_scope.
+   *
+   * @generated from field: repeated string allowed_scopes = 8;
+   */
+  allowedScopes: string[];
+
+  /**
+   * @generated from field: outpost.admin.v1.TokenEndpointAuthMethod token_endpoint_auth_method = 9;
+   */
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+
+  /**
+   * Every authorization request must carry a PKCE S256 code_challenge (always so for a public
+   * client).
+   *
+   * @generated from field: bool require_pkce = 10;
+   */
+  requirePkce: boolean;
+
+  /**
+   * The app's home page, shown to users; empty when none was given.
+   *
+   * @generated from field: string uri = 11;
+   */
+  uri: string;
+
+  /**
+   * Where RP-initiated logout (the end_session_endpoint) may send the browser back to: exact
+   * URLs, normalized as redirect URIs are. Empty: logout never redirects back.
+   *
+   * @generated from field: repeated string post_logout_redirect_uris = 12;
+   */
+  postLogoutRedirectUris: string[];
 };
 
 /**
@@ -278,6 +316,42 @@ export declare type AccountOAuthClient = Message<"outpost.admin.v1.AccountOAuthC
  * Use `create(AccountOAuthClientSchema)` to create a new message.
  */
 export declare const AccountOAuthClientSchema: GenMessage<AccountOAuthClient>;
+
+/**
+ * A whole new list of post-logout redirect URIs (0 to 16), replacing the old one.
+ *
+ * @generated from message outpost.admin.v1.PostLogoutRedirectUriList
+ */
+export declare type PostLogoutRedirectUriList = Message<"outpost.admin.v1.PostLogoutRedirectUriList"> & {
+  /**
+   * @generated from field: repeated string uris = 1;
+   */
+  uris: string[];
+};
+
+/**
+ * Describes the message outpost.admin.v1.PostLogoutRedirectUriList.
+ * Use `create(PostLogoutRedirectUriListSchema)` to create a new message.
+ */
+export declare const PostLogoutRedirectUriListSchema: GenMessage<PostLogoutRedirectUriList>;
+
+/**
+ * A set of Account OAuth scopes: "openid" and any of "profile", "email", "offline_access".
+ *
+ * @generated from message outpost.admin.v1.AccountOAuthScopeList
+ */
+export declare type AccountOAuthScopeList = Message<"outpost.admin.v1.AccountOAuthScopeList"> & {
+  /**
+   * @generated from field: repeated string scopes = 1;
+   */
+  scopes: string[];
+};
+
+/**
+ * Describes the message outpost.admin.v1.AccountOAuthScopeList.
+ * Use `create(AccountOAuthScopeListSchema)` to create a new message.
+ */
+export declare const AccountOAuthScopeListSchema: GenMessage<AccountOAuthScopeList>;
 
 /**
  * @generated from message outpost.admin.v1.CreateAccountOAuthClientRequest
@@ -305,6 +379,39 @@ export declare type CreateAccountOAuthClientRequest = Message<"outpost.admin.v1.
    * @generated from field: optional bool disabled = 4;
    */
   disabled?: boolean | undefined;
+
+  /**
+   * Default: openid, profile and email. Must hold openid.
+   *
+   * @generated from field: outpost.admin.v1.AccountOAuthScopeList allowed_scopes = 5;
+   */
+  allowedScopes?: AccountOAuthScopeList | undefined;
+
+  /**
+   * Default: client_secret_basic_or_post.
+   *
+   * @generated from field: optional outpost.admin.v1.TokenEndpointAuthMethod token_endpoint_auth_method = 6;
+   */
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod | undefined;
+
+  /**
+   * @generated from field: optional bool require_pkce = 7;
+   */
+  requirePkce?: boolean | undefined;
+
+  /**
+   * An absolute https URL (http on loopback hosts); "" clears it on update.
+   *
+   * @generated from field: optional string uri = 8;
+   */
+  uri?: string | undefined;
+
+  /**
+   * 0 to 16; rules as for redirect_uris.
+   *
+   * @generated from field: repeated string post_logout_redirect_uris = 9;
+   */
+  postLogoutRedirectUris: string[];
 };
 
 /**
@@ -324,6 +431,7 @@ export declare type CreateAccountOAuthClientResponse = Message<"outpost.admin.v1
 
   /**
    * The client secret ("oas_" and 40 base62 characters), shown this once; only its hash is kept.
+   * Empty for a public client (token_endpoint_auth_method "none").
    *
    * @generated from field: string client_secret = 2;
    */
@@ -449,6 +557,37 @@ export declare type UpdateAccountOAuthClientRequest = Message<"outpost.admin.v1.
    * @generated from field: optional bool disabled = 5;
    */
   disabled?: boolean | undefined;
+
+  /**
+   * Default: openid, profile and email. Must hold openid.
+   *
+   * @generated from field: outpost.admin.v1.AccountOAuthScopeList allowed_scopes = 6;
+   */
+  allowedScopes?: AccountOAuthScopeList | undefined;
+
+  /**
+   * Default: client_secret_basic_or_post.
+   *
+   * @generated from field: optional outpost.admin.v1.TokenEndpointAuthMethod token_endpoint_auth_method = 7;
+   */
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod | undefined;
+
+  /**
+   * @generated from field: optional bool require_pkce = 8;
+   */
+  requirePkce?: boolean | undefined;
+
+  /**
+   * An absolute https URL (http on loopback hosts); "" clears it on update.
+   *
+   * @generated from field: optional string uri = 9;
+   */
+  uri?: string | undefined;
+
+  /**
+   * @generated from field: outpost.admin.v1.PostLogoutRedirectUriList post_logout_redirect_uris = 10;
+   */
+  postLogoutRedirectUris?: PostLogoutRedirectUriList | undefined;
 };
 
 /**
@@ -541,6 +680,52 @@ export declare type DeleteAccountOAuthClientResponse = Message<"outpost.admin.v1
 export declare const DeleteAccountOAuthClientResponseSchema: GenMessage<DeleteAccountOAuthClientResponse>;
 
 /**
+ * How an Account OAuth client authenticates at the token, revocation and introspection endpoints.
+ *
+ * @generated from enum outpost.admin.v1.TokenEndpointAuthMethod
+ */
+export enum TokenEndpointAuthMethod {
+  /**
+   * @generated from enum value: TOKEN_ENDPOINT_AUTH_METHOD_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * HTTP Basic with client_id and client_secret.
+   *
+   * @generated from enum value: TOKEN_ENDPOINT_AUTH_METHOD_CLIENT_SECRET_BASIC = 1;
+   */
+  CLIENT_SECRET_BASIC = 1,
+
+  /**
+   * client_id and client_secret in the form body.
+   *
+   * @generated from enum value: TOKEN_ENDPOINT_AUTH_METHOD_CLIENT_SECRET_POST = 2;
+   */
+  CLIENT_SECRET_POST = 2,
+
+  /**
+   * Either of the two: what clients registered before this option accept, and the default.
+   *
+   * @generated from enum value: TOKEN_ENDPOINT_AUTH_METHOD_CLIENT_SECRET_BASIC_OR_POST = 3;
+   */
+  CLIENT_SECRET_BASIC_OR_POST = 3,
+
+  /**
+   * A public client (an app in a browser or on a device) with no secret: it sends its client_id
+   * only, and must use PKCE S256. It cannot introspect tokens.
+   *
+   * @generated from enum value: TOKEN_ENDPOINT_AUTH_METHOD_NONE = 4;
+   */
+  NONE = 4,
+}
+
+/**
+ * Describes the enum outpost.admin.v1.TokenEndpointAuthMethod.
+ */
+export declare const TokenEndpointAuthMethodSchema: GenEnum<TokenEndpointAuthMethod>;
+
+/**
  * Platform administration. Every procedure requires a platform admin.
  *
  * @generated from service outpost.admin.v1.AdminService
@@ -630,8 +815,8 @@ export declare const AdminService: GenService<{
     output: typeof GetAccountOAuthClientResponseSchema;
   },
   /**
-   * Changes the fields present. Disabling stops new authorizations and exchanges; access tokens
-   * already issued stay valid until they expire.
+   * Changes the fields present. Disabling stops new authorizations, exchanges and refreshes, and
+   * its access tokens are refused at userinfo while it is disabled.
    *
    * @generated from rpc outpost.admin.v1.AdminService.UpdateAccountOAuthClient
    */

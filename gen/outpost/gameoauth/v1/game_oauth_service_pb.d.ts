@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { AuthorizationError, ClientAuthMethod, OAuthError, TokenSet } from "../../oauth/v1/oauth_pb.js";
+import type { AuthorizationError, ClientAuthMethod, ClientCredentials, OAuthError, TokenIntrospection, TokenSet } from "../../oauth/v1/oauth_pb.js";
 import type { Game, PlayerAuth } from "../../servers/v1/resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
@@ -12,6 +12,106 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file outpost/gameoauth/v1/game_oauth_service.proto.
  */
 export declare const file_outpost_gameoauth_v1_game_oauth_service: GenFile;
+
+/**
+ * @generated from message outpost.gameoauth.v1.RevokeTokenRequest
+ */
+export declare type RevokeTokenRequest = Message<"outpost.gameoauth.v1.RevokeTokenRequest"> & {
+  /**
+   * @generated from field: outpost.oauth.v1.ClientCredentials client = 1;
+   */
+  client?: ClientCredentials | undefined;
+
+  /**
+   * @generated from field: string token = 2;
+   */
+  token: string;
+
+  /**
+   * "access_token" or empty; a hint only (there are no refresh tokens here).
+   *
+   * @generated from field: string token_type_hint = 3;
+   */
+  tokenTypeHint: string;
+};
+
+/**
+ * Describes the message outpost.gameoauth.v1.RevokeTokenRequest.
+ * Use `create(RevokeTokenRequestSchema)` to create a new message.
+ */
+export declare const RevokeTokenRequestSchema: GenMessage<RevokeTokenRequest>;
+
+/**
+ * @generated from message outpost.gameoauth.v1.RevokeTokenResponse
+ */
+export declare type RevokeTokenResponse = Message<"outpost.gameoauth.v1.RevokeTokenResponse"> & {
+  /**
+   * Absent when the request succeeded (also for an unknown token, RFC 7009 §2.2).
+   *
+   * @generated from field: outpost.oauth.v1.OAuthError error = 1;
+   */
+  error?: OAuthError | undefined;
+};
+
+/**
+ * Describes the message outpost.gameoauth.v1.RevokeTokenResponse.
+ * Use `create(RevokeTokenResponseSchema)` to create a new message.
+ */
+export declare const RevokeTokenResponseSchema: GenMessage<RevokeTokenResponse>;
+
+/**
+ * @generated from message outpost.gameoauth.v1.IntrospectTokenRequest
+ */
+export declare type IntrospectTokenRequest = Message<"outpost.gameoauth.v1.IntrospectTokenRequest"> & {
+  /**
+   * @generated from field: outpost.oauth.v1.ClientCredentials client = 1;
+   */
+  client?: ClientCredentials | undefined;
+
+  /**
+   * @generated from field: string token = 2;
+   */
+  token: string;
+
+  /**
+   * @generated from field: string token_type_hint = 3;
+   */
+  tokenTypeHint: string;
+};
+
+/**
+ * Describes the message outpost.gameoauth.v1.IntrospectTokenRequest.
+ * Use `create(IntrospectTokenRequestSchema)` to create a new message.
+ */
+export declare const IntrospectTokenRequestSchema: GenMessage<IntrospectTokenRequest>;
+
+/**
+ * @generated from message outpost.gameoauth.v1.IntrospectTokenResponse
+ */
+export declare type IntrospectTokenResponse = Message<"outpost.gameoauth.v1.IntrospectTokenResponse"> & {
+  /**
+   * @generated from oneof outpost.gameoauth.v1.IntrospectTokenResponse.outcome
+   */
+  outcome: {
+    /**
+     * @generated from field: outpost.oauth.v1.TokenIntrospection introspection = 1;
+     */
+    value: TokenIntrospection;
+    case: "introspection";
+  } | {
+    /**
+     * @generated from field: outpost.oauth.v1.OAuthError error = 2;
+     */
+    value: OAuthError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message outpost.gameoauth.v1.IntrospectTokenResponse.
+ * Use `create(IntrospectTokenResponseSchema)` to create a new message.
+ */
+export declare const IntrospectTokenResponseSchema: GenMessage<IntrospectTokenResponse>;
 
 /**
  * @generated from message outpost.gameoauth.v1.StartAuthorizationRequest
@@ -637,6 +737,26 @@ export declare const GameOAuthService: GenService<{
     methodKind: "unary";
     input: typeof GetUserInfoRequestSchema;
     output: typeof GetUserInfoResponseSchema;
+  },
+  /**
+   * POST /oauth2/revoke (RFC 7009): revokes an access token of the authenticated client.
+   *
+   * @generated from rpc outpost.gameoauth.v1.GameOAuthService.RevokeToken
+   */
+  revokeToken: {
+    methodKind: "unary";
+    input: typeof RevokeTokenRequestSchema;
+    output: typeof RevokeTokenResponseSchema;
+  },
+  /**
+   * POST /oauth2/introspect (RFC 7662): what an access token of the authenticated client is.
+   *
+   * @generated from rpc outpost.gameoauth.v1.GameOAuthService.IntrospectToken
+   */
+  introspectToken: {
+    methodKind: "unary";
+    input: typeof IntrospectTokenRequestSchema;
+    output: typeof IntrospectTokenResponseSchema;
   },
 }>;
 

@@ -37,6 +37,96 @@ export declare type AuthorizationError = Message<"outpost.oauth.v1.Authorization
 export declare const AuthorizationErrorSchema: GenMessage<AuthorizationError>;
 
 /**
+ * The client's credentials as the edge read them from a request to the token, revocation or
+ * introspection endpoint (RFC 6749 §2.3.1). Only parsed: core decides whether they are right.
+ *
+ * @generated from message outpost.oauth.v1.ClientCredentials
+ */
+export declare type ClientCredentials = Message<"outpost.oauth.v1.ClientCredentials"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+
+  /**
+   * Empty with CLIENT_AUTH_METHOD_NONE.
+   *
+   * @generated from field: string client_secret = 2;
+   */
+  clientSecret: string;
+
+  /**
+   * @generated from field: outpost.oauth.v1.ClientAuthMethod method = 3;
+   */
+  method: ClientAuthMethod;
+};
+
+/**
+ * Describes the message outpost.oauth.v1.ClientCredentials.
+ * Use `create(ClientCredentialsSchema)` to create a new message.
+ */
+export declare const ClientCredentialsSchema: GenMessage<ClientCredentials>;
+
+/**
+ * What RFC 7662 introspection says about a token. Only `active` when it is not active.
+ *
+ * @generated from message outpost.oauth.v1.TokenIntrospection
+ */
+export declare type TokenIntrospection = Message<"outpost.oauth.v1.TokenIntrospection"> & {
+  /**
+   * @generated from field: bool active = 1;
+   */
+  active: boolean;
+
+  /**
+   * The token's scopes, space-separated.
+   *
+   * @generated from field: string scope = 2;
+   */
+  scope: string;
+
+  /**
+   * @generated from field: string client_id = 3;
+   */
+  clientId: string;
+
+  /**
+   * @generated from field: string sub = 4;
+   */
+  sub: string;
+
+  /**
+   * Unix seconds.
+   *
+   * @generated from field: int64 exp = 5;
+   */
+  exp: bigint;
+
+  /**
+   * @generated from field: int64 iat = 6;
+   */
+  iat: bigint;
+
+  /**
+   * "access_token" or "refresh_token".
+   *
+   * @generated from field: string token_type = 7;
+   */
+  tokenType: string;
+
+  /**
+   * @generated from field: string iss = 8;
+   */
+  iss: string;
+};
+
+/**
+ * Describes the message outpost.oauth.v1.TokenIntrospection.
+ * Use `create(TokenIntrospectionSchema)` to create a new message.
+ */
+export declare const TokenIntrospectionSchema: GenMessage<TokenIntrospection>;
+
+/**
  * @generated from message outpost.oauth.v1.TokenSet
  */
 export declare type TokenSet = Message<"outpost.oauth.v1.TokenSet"> & {
@@ -70,6 +160,13 @@ export declare type TokenSet = Message<"outpost.oauth.v1.TokenSet"> & {
    * @generated from field: string scope = 5;
    */
   scope: string;
+
+  /**
+   * Account OAuth only, with offline_access: the next refresh token (each is used once).
+   *
+   * @generated from field: optional string refresh_token = 6;
+   */
+  refreshToken?: string | undefined;
 };
 
 /**
@@ -85,7 +182,8 @@ export declare const TokenSetSchema: GenMessage<TokenSet>;
  */
 export declare type OAuthError = Message<"outpost.oauth.v1.OAuthError"> & {
   /**
-   * "invalid_client", "invalid_grant", "invalid_request", "unsupported_grant_type", "invalid_token".
+   * "invalid_client", "invalid_grant", "invalid_request", "unsupported_grant_type", "invalid_token",
+   * "invalid_scope", "unauthorized_client", "unsupported_token_type".
    *
    * @generated from field: string error = 1;
    */
@@ -123,6 +221,14 @@ export enum ClientAuthMethod {
    * @generated from enum value: CLIENT_AUTH_METHOD_CLIENT_SECRET_POST = 2;
    */
   CLIENT_SECRET_POST = 2,
+
+  /**
+   * No secret: a public client, sending only its client_id in the body (Account OAuth clients
+   * registered with token_endpoint_auth_method "none").
+   *
+   * @generated from enum value: CLIENT_AUTH_METHOD_NONE = 3;
+   */
+  NONE = 3,
 }
 
 /**

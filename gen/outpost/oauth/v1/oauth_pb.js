@@ -3,12 +3,13 @@
 /* eslint-disable */
 
 import { enumDesc, fileDesc, messageDesc, tsEnum } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 
 /**
  * Describes the file outpost/oauth/v1/oauth.proto.
  */
 export const file_outpost_oauth_v1_oauth = /*@__PURE__*/
-  fileDesc("ChxvdXRwb3N0L29hdXRoL3YxL29hdXRoLnByb3RvEhBvdXRwb3N0Lm9hdXRoLnYxIjgKEkF1dGhvcml6YXRpb25FcnJvchINCgVlcnJvchgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCSJpCghUb2tlblNldBIUCgxhY2Nlc3NfdG9rZW4YASABKAkSEAoIaWRfdG9rZW4YAiABKAkSEgoKdG9rZW5fdHlwZRgDIAEoCRISCgpleHBpcmVzX2luGAQgASgFEg0KBXNjb3BlGAUgASgJIjAKCk9BdXRoRXJyb3ISDQoFZXJyb3IYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkqjQEKEENsaWVudEF1dGhNZXRob2QSIgoeQ0xJRU5UX0FVVEhfTUVUSE9EX1VOU1BFQ0lGSUVEEAASKgomQ0xJRU5UX0FVVEhfTUVUSE9EX0NMSUVOVF9TRUNSRVRfQkFTSUMQARIpCiVDTElFTlRfQVVUSF9NRVRIT0RfQ0xJRU5UX1NFQ1JFVF9QT1NUEAJiBnByb3RvMw");
+  fileDesc("ChxvdXRwb3N0L29hdXRoL3YxL29hdXRoLnByb3RvEhBvdXRwb3N0Lm9hdXRoLnYxIjgKEkF1dGhvcml6YXRpb25FcnJvchINCgVlcnJvchgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCSKFAQoRQ2xpZW50Q3JlZGVudGlhbHMSGwoJY2xpZW50X2lkGAEgASgJQgi6SAVyAxiAAhIfCg1jbGllbnRfc2VjcmV0GAIgASgJQgi6SAVyAxiAAhIyCgZtZXRob2QYAyABKA4yIi5vdXRwb3N0Lm9hdXRoLnYxLkNsaWVudEF1dGhNZXRob2QijgEKElRva2VuSW50cm9zcGVjdGlvbhIOCgZhY3RpdmUYASABKAgSDQoFc2NvcGUYAiABKAkSEQoJY2xpZW50X2lkGAMgASgJEgsKA3N1YhgEIAEoCRILCgNleHAYBSABKAMSCwoDaWF0GAYgASgDEhIKCnRva2VuX3R5cGUYByABKAkSCwoDaXNzGAggASgJIpcBCghUb2tlblNldBIUCgxhY2Nlc3NfdG9rZW4YASABKAkSEAoIaWRfdG9rZW4YAiABKAkSEgoKdG9rZW5fdHlwZRgDIAEoCRISCgpleHBpcmVzX2luGAQgASgFEg0KBXNjb3BlGAUgASgJEhoKDXJlZnJlc2hfdG9rZW4YBiABKAlIAIgBAUIQCg5fcmVmcmVzaF90b2tlbiIwCgpPQXV0aEVycm9yEg0KBWVycm9yGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJKqoBChBDbGllbnRBdXRoTWV0aG9kEiIKHkNMSUVOVF9BVVRIX01FVEhPRF9VTlNQRUNJRklFRBAAEioKJkNMSUVOVF9BVVRIX01FVEhPRF9DTElFTlRfU0VDUkVUX0JBU0lDEAESKQolQ0xJRU5UX0FVVEhfTUVUSE9EX0NMSUVOVF9TRUNSRVRfUE9TVBACEhsKF0NMSUVOVF9BVVRIX01FVEhPRF9OT05FEANiBnByb3RvMw", [file_buf_validate_validate]);
 
 /**
  * Describes the message outpost.oauth.v1.AuthorizationError.
@@ -18,18 +19,32 @@ export const AuthorizationErrorSchema = /*@__PURE__*/
   messageDesc(file_outpost_oauth_v1_oauth, 0);
 
 /**
+ * Describes the message outpost.oauth.v1.ClientCredentials.
+ * Use `create(ClientCredentialsSchema)` to create a new message.
+ */
+export const ClientCredentialsSchema = /*@__PURE__*/
+  messageDesc(file_outpost_oauth_v1_oauth, 1);
+
+/**
+ * Describes the message outpost.oauth.v1.TokenIntrospection.
+ * Use `create(TokenIntrospectionSchema)` to create a new message.
+ */
+export const TokenIntrospectionSchema = /*@__PURE__*/
+  messageDesc(file_outpost_oauth_v1_oauth, 2);
+
+/**
  * Describes the message outpost.oauth.v1.TokenSet.
  * Use `create(TokenSetSchema)` to create a new message.
  */
 export const TokenSetSchema = /*@__PURE__*/
-  messageDesc(file_outpost_oauth_v1_oauth, 1);
+  messageDesc(file_outpost_oauth_v1_oauth, 3);
 
 /**
  * Describes the message outpost.oauth.v1.OAuthError.
  * Use `create(OAuthErrorSchema)` to create a new message.
  */
 export const OAuthErrorSchema = /*@__PURE__*/
-  messageDesc(file_outpost_oauth_v1_oauth, 2);
+  messageDesc(file_outpost_oauth_v1_oauth, 4);
 
 /**
  * Describes the enum outpost.oauth.v1.ClientAuthMethod.

@@ -1,0 +1,110 @@
+/**
+ * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0) at the Account OAuth issuer, with
+ * openid-client building the end-session URL: the id_token_hint is verified, the
+ * post_logout_redirect_uri must be one the client registered, and a browser is signed out only
+ * when the hint names its user.
+ */
+import assert from "node:assert/strict";
+import * as oidc from "openid-client";
+import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
+import { adminApiKey, apiPost, FormBrowser, registerApp, type RegisteredApp } from "../support/account-oauth.ts";
+
+const redirectUri = "http://127.0.0.1:9/callback";
+const logoutUri = "http://127.0.0.1:9/signed-out";
+const password = "a long user password";
+
+describe("Account OAuth RP-initiated logout", function () {
+  this.timeout(120_000);
+  let t: TestOutpost;
+  let adminKey: string;
+  let app: RegisteredApp;
+  let config: oidc.Configuration;
+
+  before(async () => {
+    t = await startListeningOutpost();
+    adminKey = await adminApiKey(t);
+    app = await registerApp(t, adminKey, [redirectUri], { postLogoutRedirectUris: [logoutUri] });
+    config = await oidc.discovery(new URL(`${t.baseUrl}/api/auth`), app.clientId, undefined, oidc.ClientSecretBasic(app.clientSecret), {
+      execute: [oidc.allowInsecureRequests],
+    });
+  });
+  after(() => t?.close());
+
+  async function signedIn(email: string) {
+    const browser = new FormBrowser(t.baseUrl);
+    await browser.signUp(email, password, "Logout User");
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: "openid", state });
+    const visited = await browser.visit(url);
+    const back = visited.left ?? (await browser.decide(visited, "allow")).left!;
+    const tokens = await oidc.authorizationCodeGrant(config, back, { expectedState: state });
+    return { browser, idToken: tokens.id_token! };
+  }
+
+  const isSignedIn = async (browser: FormBrowser) => (await browser.request("/api/http/auth/getSession")).status === 200;
+
+  it("discovery lists the end_session_endpoint", async () => {
+    assert.equal(config.serverMetadata().end_session_endpoint, `${t.baseUrl}/api/auth/oauth2/end-session`);
+  });
+
+  it("signs the hinted user out and returns to the registered URI with state", async () => {
+    const { browser, idToken } = await signedIn("logout@example.com");
+    assert.equal(await isSignedIn(browser), true);
+    const url = oidc.buildEndSessionUrl(config, { id_token_hint: idToken, post_logout_redirect_uri: logoutUri, state: "bye" });
+    const res = await browser.request(url);
+    assert.equal(res.status, 303);
+    assert.equal(res.headers.get("location"), `${logoutUri}?state=bye`);
+    assert.equal(await isSignedIn(browser), false);
+    // The same hint again, once signed out, still returns to the app (the hint's expiry is not checked either).
+    const again = await browser.request(url);
+    assert.equal(again.status, 303);
+  });
+
+  it("refuses an unregistered post_logout_redirect_uri, a forged hint and a mismatched client_id on a page, never redirecting", async () => {
+    const { browser, idToken } = await signedIn("refused-logout@example.com");
+    const other = await registerApp(t, adminKey, [redirectUri]);
+    const [header, payload] = idToken.split(".");
+    const forged = `${header}.${payload}.${"A".repeat(342)}`;
+    const cases: Array<Record<string, string>> = [
+      { id_token_hint: idToken, post_logout_redirect_uri: "http://127.0.0.1:9/elsewhere" },
+      { id_token_hint: idToken, post_logout_redirect_uri: `${logoutUri}/` },
+      { id_token_hint: forged, post_logout_redirect_uri: logoutUri },
+      { id_token_hint: idToken, client_id: other.clientId, post_logout_redirect_uri: logoutUri },
+      { post_logout_redirect_uri: logoutUri },
+    ];
+    for (const params of cases) {
+      const url = new URL(`${t.baseUrl}/api/auth/oauth2/end-session?${new URLSearchParams(params)}`);
+      const res = await browser.request(url);
+      assert.equal(res.status, 400, JSON.stringify(params).slice(0, 80));
+      assert.equal(res.headers.get("location"), null);
+      assert.match(res.headers.get("content-type")!, /text\/html/);
+    }
+    assert.equal(await isSignedIn(browser), true, "nothing signed the user out");
+  });
+
+  it("without a hint asks the user instead of signing them out; a hint for someone else signs no one out", async () => {
+    const { browser } = await signedIn("ask@example.com");
+    const { idToken: othersToken } = await signedIn("someone-else@example.com");
+    const asked = await browser.request(`${t.baseUrl}/api/auth/oauth2/end-session`);
+    assert.equal(asked.status, 303);
+    assert.equal(asked.headers.get("location"), "/sign-out");
+    assert.equal(await isSignedIn(browser), true);
+    const page = await (await browser.request("/sign-out")).text();
+    assert.match(page, /Sign out/);
+    const foreign = await browser.request(oidc.buildEndSessionUrl(config, { id_token_hint: othersToken, post_logout_redirect_uri: logoutUri }));
+    assert.equal(foreign.status, 303);
+    assert.equal(await isSignedIn(browser), true, "the hint names another user");
+  });
+
+  it("post_logout_redirect_uris are set and validated through the admin router", async () => {
+    const updated = await apiPost(t, adminKey, "admin/updateAccountOAuthClient", { clientId: app.clientId, postLogoutRedirectUris: { uris: [logoutUri, "https://wiki.example/bye"] } });
+    assert.deepEqual(updated.client.postLogoutRedirectUris, [logoutUri, "https://wiki.example/bye"]);
+    const bad = await fetch(`${t.baseUrl}/api/http/admin/updateAccountOAuthClient`, {
+      method: "POST",
+      headers: { "x-api-key": adminKey, "content-type": "application/json" },
+      body: JSON.stringify({ clientId: app.clientId, postLogoutRedirectUris: { uris: ["https://wiki.example/bye#x"] } }),
+    });
+    assert.equal(bad.status, 400);
+    assert.match(((await bad.json()) as { message: string }).message, /postLogoutRedirectUris\[0\]/);
+  });
+});
