@@ -13,7 +13,7 @@ import { templateFile, templateInfoFile, type TemplateInfo } from "../server/emb
 
 const pglite = JSON.parse(readFileSync(new URL("../node_modules/@electric-sql/pglite/package.json", import.meta.url), "utf8")).version as string;
 const db = await PGlite.create();
-const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0 });
+const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 4 });
 await server.start();
 const orm = await createOrm({ url: `postgres://postgres@${server.getServerConn()}/postgres`, poolSize: 1 });
 const migrations = await migrate(orm);
