@@ -4,6 +4,7 @@
  * organization does not exist. Every change, and every test send, is an activity event; a change
  * is written in the same transaction as its event.
  */
+import { countTestSend } from "../ratelimit/test-sends.ts";
 import { randomUUID } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
@@ -179,6 +180,7 @@ const testIntegration =
     const caller = requireUser(ctx);
     const em = entityManager(ctx);
     const { row, organization } = await requireIntegration(em, caller, req);
+    await countTestSend(deps.rateLimits, caller.user.id);
     const message = testMessage(organization, row, caller, deps.clock.now());
     const outcome = await deliverToIntegration(deps, row, message);
     await appendActivity(deps.statements.on(em), caller, {

@@ -48,7 +48,7 @@ function cursorOf(row: NotificationRow): string {
 function readCursor(cursor: string): { createdAt: Date; id: string } {
   const [at, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
   const createdAt = new Date(at ?? "");
-  if (rest.length || !id || !/^[0-9a-f-]{36}$/.test(id) || Number.isNaN(createdAt.getTime())) {
+  if (rest.length || !id || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id) || Number.isNaN(createdAt.getTime())) {
     throw fieldFail([{ field: "cursor", message: "not a cursor this API gave: pass a page's next_cursor as it came" }]);
   }
   return { createdAt, id };

@@ -55,7 +55,7 @@ function embeddedIpv4(address: string): string | undefined {
   const lower = address.toLowerCase();
   const dotted = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
   if (dotted) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  const hex = /^(?:::ffff:|::|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
   if (!hex) return undefined;
   const high = parseInt(hex[1], 16);
   const low = parseInt(hex[2], 16);

@@ -3,6 +3,7 @@
  * subscription looks absent), and the deployment's VAPID public key. Subscribing and
  * unsubscribing are activity events of the account.
  */
+import { countTestSend } from "../ratelimit/test-sends.ts";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
@@ -94,6 +95,7 @@ const sendTestPush =
   (deps: CoreDeps): Impl["sendTestPush"] =>
   async (_req, ctx) => {
     const caller = requireUser(ctx);
+    await countTestSend(deps.rateLimits, caller.user.id);
     const outcomes = await sendPushToUser(deps, caller.user.id, {
       title: "Outpost",
       body: "Test notification: push notifications reach this browser.",

@@ -40,6 +40,8 @@ export interface RateLimits {
   readonly badCredentialPerIp: Limiter;
   /** Activity events strangers can cause, per subject ("activity_event"). */
   readonly activityEvents: Limiter;
+  /** Test email, webhooks and pushes a person asks for, per user ("test_send"). */
+  readonly testSends: Limiter;
   /** Its own connections (PostgreSQL's store only): open, idle, and callers waiting for one. */
   poolUse?(): PoolUse;
   close(): Promise<void>;
@@ -71,6 +73,7 @@ export function createMemoryRateLimits(config: RateLimitConfig): RateLimits {
     loginCodeGlobal: build(policies.loginCodeGlobal),
     badCredentialPerIp: build(policies.badCredentialPerIp),
     activityEvents: build(policies.activityEvents),
+    testSends: build(policies.testSends),
     async close() {},
   };
 }
@@ -119,6 +122,7 @@ export function createPostgresRateLimits(config: RateLimitConfig, pool: pg.Pool)
     loginCodeGlobal: build(policies.loginCodeGlobal, false),
     badCredentialPerIp: build(policies.badCredentialPerIp, true),
     activityEvents: build(policies.activityEvents, true),
+    testSends: build(policies.testSends, true),
     async close() {
       clearInterval(sweep);
     },

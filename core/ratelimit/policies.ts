@@ -66,9 +66,18 @@ export const knownDevicePolicy: RateLimitPolicy = { name: "sign_in_device", limi
  */
 export const activityEventPolicy: RateLimitPolicy = { name: "activity_event", limit: 20, windowSeconds: 600 };
 
+/**
+ * Test sends a person asks for (integrations/testIntegration, pwa/sendTestPush), per user, per 10
+ * minutes: each makes Outpost send email, a webhook or pushes to addresses the caller chose, so
+ * the deployment's SMTP server and address must not become someone's mass mailer. Fixed: a person
+ * setting up a channel tests it a few times.
+ */
+export const testSendPolicy: RateLimitPolicy = { name: "test_send", limit: 20, windowSeconds: 600 };
+
 export function policiesFor(config: RateLimitConfig) {
   return {
     ...loginCodePolicies,
+    testSends: testSendPolicy,
     activityEvents: activityEventPolicy,
     badCredentialPerIp: badCredentialPolicy,
     requests: { name: "default", limit: config.requestsPerWindow, windowSeconds: config.requestWindowSeconds },

@@ -62,7 +62,16 @@ self.addEventListener("push", function (event) {
   } catch (error) {
     message = { body: event.data ? event.data.text() : "" };
   }
-  var url = typeof message.url === "string" && message.url.charAt(0) === "/" && message.url.charAt(1) !== "/" ? message.url : "/app";
+  // Only a path of this origin: "/\\evil.example" parses as another origin, so the parsed origin is what counts.
+  var url = "/app";
+  if (typeof message.url === "string" && message.url.charAt(0) === "/") {
+    try {
+      var parsed = new URL(message.url, self.location.origin);
+      if (parsed.origin === self.location.origin) url = parsed.pathname + parsed.search + parsed.hash;
+    } catch (error) {
+      url = "/app";
+    }
+  }
   event.waitUntil(
     self.registration.showNotification(message.title || "Outpost", {
       body: message.body || "",

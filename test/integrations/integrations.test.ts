@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { IntegrationKind, IntegrationsService } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { randomBytes } from "node:crypto";
@@ -256,6 +256,26 @@ describe("integrations: Discord, signed webhooks and email", () => {
       } finally {
         await rotated.close();
       }
+    });
+  });
+
+  describe("test sends", () => {
+    it("refuses a person's test sends past 20 in ten minutes (rate_limited with a retry time), and sends nothing for them", async () => {
+      const { integration } = await api(cast.admin).createIntegration({ ...acme, name: "Limit hook", target: { case: "webhook", value: { url: `${receiver.origin}/hooks/limit` } } });
+      let sent = 0;
+      let refusal: ConnectError | undefined;
+      for (let i = 0; i < 25 && !refusal; i++) {
+        try {
+          await api(cast.admin).testIntegration({ ...acme, integrationId: integration!.id });
+          sent++;
+        } catch (error) {
+          refusal = ConnectError.from(error);
+        }
+      }
+      assert.equal(refusal?.code, Code.ResourceExhausted, refusal?.message);
+      assert.match(refusal!.rawMessage, /too many test sends/);
+      assert.ok(sent >= 1 && sent <= 20, `${sent} sent before the refusal`);
+      assert.equal(receiver.received.length, sent, "the refused test reached no one");
     });
   });
 });

@@ -81,6 +81,8 @@ describe("notifications", () => {
     assert.equal(ids.length, 10, "every one of the ten before the first page, once, and not the one that came later");
     assert.equal(new Set(ids).size, 10);
     await rejectsWith(notes(dee).listNotifications({ cursor: "not-a-cursor" }), Code.InvalidArgument);
+    const dashes = Buffer.from(`${new Date().toISOString()}|${"-".repeat(36)}`).toString("base64url");
+    await rejectsWith(notes(dee).listNotifications({ cursor: dashes }), Code.InvalidArgument);
     await rejectsWith(notes(dee).listNotifications({ limit: 101 }), Code.InvalidArgument);
   });
 
