@@ -50,6 +50,8 @@ export interface SubscriptionRow {
 
 export interface NewSubscription {
   userId: string;
+  /** The dashboard session it was made in (it ends with it); null through an API key. */
+  sessionId: string | null;
   endpoint: string;
   p256dh: string;
   auth: string;
@@ -64,13 +66,13 @@ export interface NewSubscription {
 export async function upsertSubscription(query: Query, s: NewSubscription, now: Date): Promise<SubscriptionRow & { previous_user_id: string | null }> {
   const [row] = await query<SubscriptionRow & { previous_user_id: string | null }>(
     `with before as (select user_id from push_subscriptions where endpoint = ?)
-     insert into push_subscriptions as s (id, user_id, endpoint, p256dh, auth, user_agent, created_at)
-     values (?, ?, ?, ?, ?, ?, ?)
-     on conflict (endpoint) do update set user_id = excluded.user_id, p256dh = excluded.p256dh, auth = excluded.auth,
+     insert into push_subscriptions as s (id, user_id, session_id, endpoint, p256dh, auth, user_agent, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?)
+     on conflict (endpoint) do update set user_id = excluded.user_id, session_id = excluded.session_id, p256dh = excluded.p256dh, auth = excluded.auth,
        user_agent = excluded.user_agent, created_at = case when s.user_id = excluded.user_id then s.created_at else excluded.created_at end,
        last_success_at = case when s.user_id = excluded.user_id then s.last_success_at end
      returning s.*, (select user_id from before) as previous_user_id`,
-    [s.endpoint, randomUUID(), s.userId, s.endpoint, s.p256dh, s.auth, s.userAgent, now],
+    [s.endpoint, randomUUID(), s.userId, s.sessionId, s.endpoint, s.p256dh, s.auth, s.userAgent, now],
   );
   return row;
 }

@@ -51,7 +51,7 @@ const subscribe =
     const input = checkSubscription(req, (url) => deps.outbound.urlProblem(url));
     const row = await entityManager(ctx).transactional(async (tx) => {
       const query = executeOn(tx);
-      const saved = await upsertSubscription(query, { userId: caller.user.id, ...input }, deps.clock.now());
+      const saved = await upsertSubscription(query, { userId: caller.user.id, sessionId: caller.credential.kind === "session" ? caller.credential.id : null, ...input }, deps.clock.now());
       const [{ count }] = await countSubscriptions(query, caller.user.id);
       if (count > maxSubscriptionsPerUser) {
         throw fail("failed_precondition", `at most ${maxSubscriptionsPerUser} browsers can receive push notifications; unsubscribe one first`);

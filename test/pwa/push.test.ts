@@ -12,6 +12,7 @@ import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_
 import { NotificationKind, NotificationsService } from "../../gen/outpost/notifications/v1/notifications_service_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { startTestCore, testConfig, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
 import { rotateKeyEncryptionKey } from "../../core/keys/kek-rotation.ts";
 import { rejectsWith } from "../support/errors.ts";
@@ -73,6 +74,17 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     assert.equal(got.path, new URL(s.endpoint).pathname);
     assert.equal(got.message.title, "Your role in Pushy is now member");
     assert.equal(got.message.url, "/app/o/pushy");
+  });
+
+  it("ends a subscription made in a dashboard session with that session, and keeps one made with an API key", async () => {
+    const dan = await t.signUp("signs-out@example.com");
+    const inSession = await subscribe(dan, "Firefox on a shared laptop");
+    const { key } = await t.client(IdentityService).issueApiKey({ email: "signs-out@example.com", name: "script" });
+    const s = push.subscription();
+    const byKey = (await t.client(PwaService, { apiKey: key }).subscribe({ endpoint: s.endpoint, keys: s.keys.json })).subscription!;
+    await t.client(IdentityService, { session: dan.token }).signOut({});
+    const left = (await t.client(PwaService, { apiKey: key }).listSubscriptions({})).subscriptions.map((x) => x.id);
+    assert.deepEqual(left, [byKey.id], `the session's subscription ${inSession.id} went with the session`);
   });
 
   it("gives one VAPID public key, a P-256 point, and signs with it", async () => {
