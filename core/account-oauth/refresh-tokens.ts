@@ -63,7 +63,11 @@ async function diagnose(deps: Deps, em: EntityManager, input: RefreshInput, clie
   const row = await findRefreshToken(deps.statements.on(em), hashSecret(input.refreshToken));
   const invalid = failure("invalid_grant", "the refresh token is invalid, expired or revoked");
   if (!row) return invalid;
-  if (row.client_uuid !== clientRowId) return failure("invalid_grant", "the refresh token was issued to another client");
+  if (row.client_uuid !== clientRowId) {
+    // Another registered client holds this client's token: it has leaked, so the grant ends.
+    if (!row.family_revoked) await revokeFamilyOf(deps, em, row, now, { action: "account_oauth.refresh_token_misused", presentedBy: input.clientId });
+    return failure("invalid_grant", "the refresh token was issued to another client");
+  }
   if (row.used_at !== null && !row.family_revoked) {
     await revokeFamilyOf(deps, em, row, now, { action: "account_oauth.refresh_token_reused", presentedBy: input.clientId });
     return failure("invalid_grant", "the refresh token was already used; every token of its grant is revoked");

@@ -74,6 +74,7 @@ const table = {
   "game_oauth.code_reused": ["security", "error"],
   "account_oauth.code_reused": ["security", "error"],
   "account_oauth.refresh_token_reused": ["security", "error"],
+  "account_oauth.refresh_token_misused": ["security", "error"],
   "account_oauth.refresh_token_revoked": ["oauth", "info"],
   "account_oauth.access_token_revoked": ["oauth", "info"],
   "game_oauth.access_token_revoked": ["oauth", "info"],

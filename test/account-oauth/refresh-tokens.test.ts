@@ -96,10 +96,16 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
     await assert.rejects(oidc.refreshTokenGrant(config, winner.refresh_token!), invalidGrant, "a second use is a reuse: the family is revoked");
   });
 
-  it("is bound to its client: another client's credentials get invalid_grant and the token stays good", async () => {
-    const { tokens } = await signIn("bound@example.com");
+  it("is bound to its client: another client presenting it gets invalid_grant, and the grant ends as leaked", async () => {
+    const leaked = await signIn("leaked@example.com");
     const other = await registerApp(t, adminKey, [redirectUri], offline);
-    await assert.rejects(oidc.refreshTokenGrant(await discover(other), tokens.refresh_token!), invalidGrant);
+    await assert.rejects(oidc.refreshTokenGrant(await discover(other), leaked.tokens.refresh_token!), invalidGrant);
+    await assert.rejects(oidc.refreshTokenGrant(config, leaked.tokens.refresh_token!), invalidGrant, "the family is revoked");
+    assert.ok((await events("account_oauth.refresh_token_misused")).some((e) => e.details.presentedBy === other.clientId));
+  });
+
+  it("is refused with a wrong secret (401 invalid_client), and the token stays good", async () => {
+    const { tokens } = await signIn("bound@example.com");
     const wrongSecret = await discover({ clientId: app.clientId, clientSecret: "oas_wrong" });
     // openid-client reports the 401's WWW-Authenticate challenge (Basic, error="invalid_client").
     await assert.rejects(oidc.refreshTokenGrant(wrongSecret, tokens.refresh_token!), (e: { status?: number; cause?: Array<{ scheme: string; parameters: { error?: string } }> }) =>
