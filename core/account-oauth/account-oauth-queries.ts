@@ -81,8 +81,8 @@ export async function findClient(query: Query, clientId: string): Promise<Client
 }
 
 /** Where an app's RP-initiated logout may return the browser. */
-export async function findLogoutClient(query: Query, clientId: string): Promise<{ post_logout_redirect_uris: string[] } | undefined> {
-  const [row] = await query<{ post_logout_redirect_uris: string[] }>(`select post_logout_redirect_uris from oauth_provider_clients where client_id = ?`, [clientId]);
+export async function findLogoutClient(query: Query, clientId: string): Promise<{ post_logout_redirect_uris: string[]; disabled: boolean } | undefined> {
+  const [row] = await query<{ post_logout_redirect_uris: string[]; disabled: boolean }>(`select post_logout_redirect_uris, disabled from oauth_provider_clients where client_id = ?`, [clientId]);
   return row;
 }
 

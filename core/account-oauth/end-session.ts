@@ -57,6 +57,8 @@ async function returnUrl(deps: Deps, em: EntityManager, input: EndSessionInput, 
   if (!client || !redirectUriMatches(client.post_logout_redirect_uris, input.postLogoutRedirectUri)) {
     return pageError("post_logout_redirect_uri is not one this app registered");
   }
+  // A disabled app starts no sign-ins, and gets no one sent back to it either.
+  if (client.disabled) return pageError("this app is disabled, so Outpost does not send you back to it");
   return appendQuery(input.postLogoutRedirectUri, input.state ? { state: input.state } : {});
 }
 

@@ -82,6 +82,29 @@ describe("Account OAuth RP-initiated logout", function () {
     assert.equal(await isSignedIn(browser), true, "nothing signed the user out");
   });
 
+  it("sends no one back to a disabled app", async () => {
+    const disabledApp = await registerApp(t, adminKey, [redirectUri], { postLogoutRedirectUris: [logoutUri] });
+    const appConfig = await oidc.discovery(new URL(`${t.baseUrl}/api/auth`), disabledApp.clientId, undefined, oidc.ClientSecretBasic(disabledApp.clientSecret), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const browser = new FormBrowser(t.baseUrl);
+    await browser.signUp("disabled-logout@example.com", password, "Logout User");
+    const state = oidc.randomState();
+    const visited = await browser.visit(oidc.buildAuthorizationUrl(appConfig, { redirect_uri: redirectUri, scope: "openid", state }));
+    const back = visited.left ?? (await browser.decide(visited, "allow")).left!;
+    const idToken = (await oidc.authorizationCodeGrant(appConfig, back, { expectedState: state })).id_token!;
+    const disabled = await fetch(`${t.baseUrl}/api/http/admin/updateAccountOAuthClient`, {
+      method: "POST",
+      headers: { "x-api-key": adminKey, "content-type": "application/json" },
+      body: JSON.stringify({ clientId: disabledApp.clientId, disabled: true }),
+    });
+    assert.equal(disabled.status, 200, await disabled.text());
+    const res = await browser.request(oidc.buildEndSessionUrl(appConfig, { id_token_hint: idToken, post_logout_redirect_uri: logoutUri }));
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get("location"), null);
+    assert.match(await res.text(), /this app is disabled/);
+  });
+
   it("without a hint asks the user instead of signing them out; a hint for someone else signs no one out", async () => {
     const { browser } = await signedIn("ask@example.com");
     const { idToken: othersToken } = await signedIn("someone-else@example.com");
