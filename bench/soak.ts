@@ -147,7 +147,9 @@ try {
 
   const pid = bench.serve.child.pid!;
   const samples: Sample[] = [];
+  /** The first failures' messages, and how many there were in all. */
   const failures: string[] = [];
+  let failed = 0;
   let rounds = 0;
   let inFlight = 0;
   const started = Date.now();
@@ -180,7 +182,10 @@ try {
       inFlight++;
       round(i)
         .then(() => rounds++)
-        .catch((error: Error) => failures.length < 20 && failures.push(error.message))
+        .catch((error: Error) => {
+          failed++;
+          if (failures.length < 20) failures.push(`at ${Math.round((Date.now() - started) / 1000)} s: ${error.message}`);
+        })
         .finally(() => inFlight--);
     }, 1000 / roundsPerSecond);
   });
@@ -194,7 +199,7 @@ try {
   const window = Math.round(Math.min(300, seconds / 3));
   const first = samples.filter((s) => s.at <= window);
   const last = samples.filter((s) => s.at >= samples.at(-1)!.at - window);
-  console.log(`\n${rounds} rounds in ${Math.round((Date.now() - started) / 1000)} s; ${failures.length} failed${failures.length ? `: ${failures.slice(0, 5).join(" | ")}` : ""}`);
+  console.log(`\n${rounds} rounds in ${Math.round((Date.now() - started) / 1000)} s; ${failed} rounds failed${failures.length ? `; the first: ${failures.slice(0, 5).join(" | ")}` : ""}`);
   console.log(`RSS: ${average(first.map((s) => s.rssMb)).toFixed(1)} MB over the first ${window} s, ${average(last.map((s) => s.rssMb)).toFixed(1)} MB over the last ${window} s`);
   console.log(`V8 heap in use (garbage included): ${average(first.map((s) => s.heapMb)).toFixed(1)} MB first, ${average(last.map((s) => s.heapMb)).toFixed(1)} MB last`);
   console.log(`memory outside the heap (buffers): ${average(first.map((s) => s.externalMb)).toFixed(1)} MB first, ${average(last.map((s) => s.externalMb)).toFixed(1)} MB last`);
