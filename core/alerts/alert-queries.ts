@@ -146,3 +146,19 @@ export async function listDeliveries(query: Query, page: DeliveryPage): Promise<
     [page.organizationId, page.ruleId ?? null, page.ruleId ?? null, page.status ?? null, page.status ?? null, page.after?.createdAt ?? null, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit],
   );
 }
+
+/** The summary this rule's target is already holding deliveries for, if any (its id and when it is due). */
+export async function heldSummary(query: Query, ruleId: string, integrationId: string | null): Promise<{ summary_id: string; next_attempt_at: Date } | undefined> {
+  const [row] = await query<{ summary_id: string; next_attempt_at: Date }>(
+    `select summary_id, next_attempt_at from alert_deliveries
+     where rule_id = ? and integration_id is not distinct from ?::uuid and status = 'pending' and summary_id is not null
+     order by created_at limit 1`,
+    [ruleId, integrationId],
+  );
+  return row;
+}
+
+/** Holds deliveries past the hourly cap: they join the summary `summaryId`, due at `at`. */
+export async function hold(query: Query, ids: readonly string[], summaryId: string, at: Date): Promise<void> {
+  await query(`update alert_deliveries set summary_id = ?, next_attempt_at = ?, lease_until = null where id = any(string_to_array(?, ',')::uuid[])`, [summaryId, at, ids.join(",")]);
+}
