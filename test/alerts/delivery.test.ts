@@ -8,6 +8,7 @@ import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { createAlertWorker, type AlertWorker } from "../../core/alerts/worker.ts";
 import { claimDue } from "../../core/alerts/alert-queries.ts";
 import { executeOn } from "../../core/db/statements.ts";
+import { appendActivity, recordActivity } from "../../core/activity/record.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { acmeWithMembers, type AcmeCast } from "../support/fixtures.ts";
 import { startHttpReceiver, verifyStandardWebhook, type HttpReceiver } from "../support/receivers.ts";
@@ -130,6 +131,32 @@ describe("alerts: deliveries", () => {
     assert.deepEqual(both.map((d) => d.dashboard).sort(), [false, true], "one per target: the integration and the dashboard");
     await securityEvent(creative);
     assert.deepEqual((await deliveries(onCreative)).map((d) => d.action), ["server.agent_key_regenerated"]);
+  });
+
+  it("writes deliveries with the event, whichever funnel wrote it, and none for a change rolled back", async () => {
+    const id = await rule({ kinds: [ActivityKind.PLAYER_ADMIN, ActivityKind.SECURITY], integrationIds: [hook] });
+    const [org] = await t.orm.em.fork().getConnection().execute(`select id from organizations where slug = 'acme'`);
+    await appendActivity(executeOn(t.orm.em.fork()), "agent", { action: "server.console_command", targetType: "server", targetId: survival, organizationId: org.id, serverId: survival });
+    assert.deepEqual((await deliveries(id)).map((d) => d.action), ["server.console_command"]);
+    await assert.rejects(
+      t.orm.em.fork().transactional(async (tx) => {
+        recordActivity(tx, "system", { action: "server.agent_key_regenerated", targetType: "server", targetId: survival, organizationId: org.id, serverId: survival });
+        await tx.flush();
+        throw new Error("the change fails after its event was flushed");
+      }),
+    );
+    assert.equal((await deliveries(id)).length, 1, "the rolled-back event left no delivery");
+  });
+
+  it("waits at least as long as the target's Retry-After", async () => {
+    const id = await rule({ kinds: [ActivityKind.SECURITY], integrationIds: [hook] });
+    await securityEvent();
+    receiver.behaviour = { status: 429, headers: { "retry-after": "900" } };
+    const before = t.clock.now().getTime();
+    await worker.runOnce();
+    const [d] = await deliveries(id);
+    assert.deepEqual([d.status, d.lastResponseStatus], [AlertDeliveryStatus.PENDING, 429]);
+    assert.ok(Number(d.nextAttemptAt!.seconds) * 1000 >= before + 899_000, `${new Date(Number(d.nextAttemptAt!.seconds) * 1000).toISOString()} vs ${new Date(before).toISOString()}`);
   });
 
   it("tells the owners and admins in the dashboard when the rule names it", async () => {
