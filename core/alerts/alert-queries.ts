@@ -91,13 +91,21 @@ export interface Outcome {
   summaryId: string | null;
 }
 
-/** Records an attempt's outcome on deliveries sent together (one, or a summary's). */
-export async function recordOutcome(query: Query, ids: readonly string[], outcome: Outcome): Promise<void> {
+/**
+ * Records attempts' outcomes, each on the deliveries sent together (one, or a summary's), in one
+ * statement for a whole round of a target (a round trip per send would cap the rate at the pool's).
+ */
+export async function recordOutcomes(query: Query, outcomes: ReadonlyArray<{ ids: readonly string[] } & Outcome>): Promise<void> {
+  if (!outcomes.length) return;
+  const rows = outcomes.flatMap((o) =>
+    o.ids.map((id) => ({ id, status: o.status, http: o.httpStatus, error: o.error.slice(0, 1000), next: o.nextAttemptAt.toISOString(), delivered: o.deliveredAt?.toISOString() ?? null, summary: o.summaryId })),
+  );
   await query(
-    `update alert_deliveries set status = ?, attempts = attempts + 1, last_status = ?, last_error = ?,
-       next_attempt_at = ?, lease_until = null, delivered_at = ?, summary_id = ?
-     where id = any(string_to_array(?, ',')::uuid[])`,
-    [outcome.status, outcome.httpStatus, outcome.error.slice(0, 1000), outcome.nextAttemptAt, outcome.deliveredAt, outcome.summaryId, ids.join(",")],
+    `update alert_deliveries d set status = o.status, attempts = d.attempts + 1, last_status = o.http, last_error = o.error,
+       next_attempt_at = o.next, lease_until = null, delivered_at = o.delivered, summary_id = o.summary
+     from jsonb_to_recordset(?::jsonb) as o(id uuid, status text, http int, error text, next timestamptz, delivered timestamptz, summary uuid)
+     where d.id = o.id`,
+    [JSON.stringify(rows)],
   );
 }
 

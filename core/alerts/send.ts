@@ -10,7 +10,7 @@ import type { CoreDeps } from "../deps.ts";
 import { deliverToIntegration, type DeliveryOutcome } from "../integrations/deliver.ts";
 import type { OutgoingMessage } from "../integrations/payloads.ts";
 import { keepNotification } from "../notifications/notify.ts";
-import { heldSummary, hold, managerIds, postpone, recordOutcome, sentSince, type DeliveryRow, type EventRow } from "./alert-queries.ts";
+import { heldSummary, hold, managerIds, postpone, recordOutcomes, sentSince, type DeliveryRow, type EventRow, type Outcome } from "./alert-queries.ts";
 import { alertMessage, summaryMessage, type AlertContext } from "./messages.ts";
 import { quietUntil } from "./quiet-hours.ts";
 import { verdict, type RetryPolicy } from "./retry.ts";
@@ -51,8 +51,8 @@ async function attempt(deps: SendDeps, query: Query, group: Group, message: Outg
   return deliverToIntegration(deps, group.integration, message);
 }
 
-/** Sends `rows` as one message (a summary when they are several) and records the outcome on all. */
-async function sendOne(deps: SendDeps, policy: RetryPolicy, query: Query, group: Group, rows: DeliveryRow[]): Promise<void> {
+/** Sends `rows` as one message (a summary when they are several); returns the outcome to record on all. */
+async function sendOne(deps: SendDeps, policy: RetryPolicy, query: Query, group: Group, rows: DeliveryRow[]): Promise<{ ids: string[] } & Outcome> {
   const lead = rows[0];
   const events = rows.map((r) => group.events.get(r.event_id)).filter((e): e is EventRow => e !== undefined);
   const id = lead.summary_id ?? lead.id;
@@ -66,14 +66,15 @@ async function sendOne(deps: SendDeps, policy: RetryPolicy, query: Query, group:
   }
   const now = deps.clock.now();
   const next = verdict(policy, outcome, lead.attempts + 1, new Date(lead.created_at), now);
-  await recordOutcome(query, rows.map((r) => r.id), {
+  return {
+    ids: rows.map((r) => r.id),
     status: next.status,
     httpStatus: outcome.httpStatus,
     error: outcome.error,
     nextAttemptAt: next.at,
     deliveredAt: next.status === "delivered" ? now : null,
     summaryId: lead.summary_id,
-  });
+  };
 }
 
 /** Splits claimed rows into sends: each held summary is one, each other row one, oldest first. */
@@ -99,10 +100,21 @@ export async function sendGroup(deps: SendDeps, policy: RetryPolicy, em: EntityM
   const sent = await sentSince(query, rule.id, integrationId, new Date(now.getTime() - hourMs));
   let slots = rule.maxPerHour - sent.count;
   const queue = sends(group.rows);
+  // Outcomes are written together after the round: an instance that dies meanwhile leaves its
+  // sends unrecorded, and they are sent again after the lease (at least once, the same ids).
+  // They are also written every 10 s, well inside the lease, so slow targets are not sent twice.
+  let outcomes = [];
+  let written = Date.now();
   while (queue.length && slots > 0) {
-    await sendOne(deps, policy, query, group, queue.shift()!);
+    outcomes.push(await sendOne(deps, policy, query, group, queue.shift()!));
     slots--;
+    if (Date.now() - written > 10_000) {
+      await recordOutcomes(query, outcomes);
+      outcomes = [];
+      written = Date.now();
+    }
   }
+  await recordOutcomes(query, outcomes);
   const over = queue.flat();
   if (!over.length) return;
   // Past the cap: they join the summary this target already holds (due when it is), or start one,
