@@ -4,6 +4,7 @@ import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/ac
 import { IntegrationsService } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
 import { NotificationsService } from "../../gen/outpost/notifications/v1/notifications_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { createAlertWorker, type AlertWorker } from "../../core/alerts/worker.ts";
 import { claimDue } from "../../core/alerts/alert-queries.ts";
@@ -243,5 +244,30 @@ describe("alerts: deliveries", () => {
     assert.equal(second.deliveries.length, 1);
     assert.equal(second.nextCursor, "");
     assert.equal(new Set([...first.deliveries, ...second.deliveries].map((d) => d.id)).size, 3);
+  });
+
+  it("lets a server, an integration and an organization with rules and pending deliveries be deleted (their rules and deliveries go with them)", async () => {
+    const doomed = (await servers().createServer({ ...acme, name: "Doomed", game: Game.MINECRAFT })).server!.id;
+    const integrations = t.client(IntegrationsService, { session: cast.owner.token });
+    const spare = (await integrations.createIntegration({ ...acme, name: "Spare", target: { case: "webhook", value: { url: `${receiver.origin}/spare` } } })).integration!.id;
+    const onDoomed = await rule({ serverId: doomed, integrationIds: [spare], notifyDashboard: true });
+    await securityEvent(doomed);
+    assert.ok((await deliveries(onDoomed)).length >= 2);
+    await integrations.deleteIntegration({ ...acme, integrationId: spare });
+    assert.deepEqual((await alerts().listAlertRules(acme)).rules.find((r) => r.id === onDoomed)!.spec!.integrationIds, []);
+    assert.ok((await deliveries(onDoomed)).every((d) => d.dashboard), "the integration's deliveries went with it");
+    await servers().deleteServer({ serverId: doomed });
+    assert.equal((await alerts().listAlertRules(acme)).rules.some((r) => r.id === onDoomed), false, "a rule about a deleted server goes with it");
+    await worker.runOnce();
+    // A fresh account (the cast's other sessions went idle while the clock moved).
+    const founder = await t.signUp("founder@example.com");
+    const mine = t.client(OrganizationsService, { session: founder.token });
+    await mine.createOrganization({ name: "Short lived", slug: "short-lived" });
+    await t.client(AlertsService, { session: founder.token }).createAlertRule({ organizationSlug: "short-lived", spec: { name: "All", enabled: true, notifyDashboard: true } });
+    const [{ pending }] = await t.orm.em.fork().getConnection().execute(`select count(*)::int as pending from alert_deliveries d join organizations o on o.id = d.organization_id where o.slug = 'short-lived'`);
+    assert.equal(pending, 1, "the rule's own creation matched it");
+    await mine.deleteOrganization({ organizationSlug: "short-lived" });
+    const [{ n }] = await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from alert_rules r join organizations o on o.id = r.organization_id where o.slug = 'short-lived'`);
+    assert.equal(n, 0);
   });
 });
