@@ -15,6 +15,7 @@ import { ServersService } from "../gen/outpost/servers/v1/servers_service_pb.js"
 import { GameOAuthService } from "../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { AccountOAuthService } from "../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
 import { IntegrationsService } from "../gen/outpost/integrations/v1/integrations_service_pb.js";
+import { AlertsService } from "../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { NotificationsService } from "../gen/outpost/notifications/v1/notifications_service_pb.js";
 import { PwaService } from "../gen/outpost/pwa/v1/pwa_service_pb.js";
 
@@ -33,6 +34,7 @@ export const services: readonly DescService[] = [
   GameOAuthService,
   AccountOAuthService,
   IntegrationsService,
+  AlertsService,
   NotificationsService,
   PwaService,
 ];

@@ -11,6 +11,7 @@ import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { GameOAuthService } from "../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { AccountOAuthService } from "../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
 import { IntegrationsService } from "../gen/outpost/integrations/v1/integrations_service_pb.js";
+import { AlertsService } from "../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { NotificationsService } from "../gen/outpost/notifications/v1/notifications_service_pb.js";
 import { PwaService } from "../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { Audience, serviceAudience } from "../contract/services.ts";
@@ -26,6 +27,7 @@ import { createAgentService } from "./agents/agent-service.ts";
 import { createGameOAuthService } from "./game-oauth/game-oauth-service.ts";
 import { createAccountOAuthService } from "./account-oauth/account-oauth-service.ts";
 import { createIntegrationsService } from "./integrations/integrations-service.ts";
+import { createAlertsService } from "./alerts/alerts-service.ts";
 import { createNotificationsService } from "./notifications/notifications-service.ts";
 import { createPwaService } from "./pwa/pwa-service.ts";
 
@@ -52,6 +54,7 @@ export function createCoreRoutes(deps: CoreDeps, options: RouteOptions = {}): (r
     register(GameOAuthService, createGameOAuthService(deps));
     register(AccountOAuthService, createAccountOAuthService(deps));
     register(IntegrationsService, createIntegrationsService(deps));
+    register(AlertsService, createAlertsService(deps));
     register(NotificationsService, createNotificationsService(deps));
     register(PwaService, createPwaService(deps));
   };

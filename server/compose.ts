@@ -10,6 +10,7 @@ import { startPresenceSweep } from "../core/agents/presence.ts";
 import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { startExpiringKeyNotices } from "../core/notifications/expiring-keys.ts";
+import { createAlertWorker } from "../core/alerts/worker.ts";
 import { createEdgeApp } from "../edge/app.ts";
 import { createGameIssuerApp } from "../edge/game-issuer/app.ts";
 import { listenAll, type Listener } from "../edge/listen.ts";
@@ -113,6 +114,8 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
   const flowCleanup = startFlowCleanup({ orm: runtime.orm, clock, logger });
   const claimSweep = startClaimSweep({ orm: runtime.orm, clock, logger, events: runtime.events });
   const keyNotices = startExpiringKeyNotices({ orm: runtime.orm, notifier: runtime.notifier, clock, logger });
+  const alertWorker = createAlertWorker({ ...runtime.deps, clock, logger });
+  alertWorker.start();
   let stopping: Promise<void> | undefined;
   return {
     port: listener.port,
@@ -140,6 +143,7 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
           flowCleanup.stop(),
           claimSweep.stop(),
           keyNotices.stop(),
+          alertWorker.stop(),
         ]);
         await Promise.all([rotating, refreshing]);
         await runtime.close();

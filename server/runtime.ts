@@ -62,6 +62,8 @@ export interface Runtime {
   /** What /metrics shows (a serving process only; one-off commands count nothing). */
   metrics: PrometheusMetrics | undefined;
   core: Core;
+  /** What core was built from (the alert worker sends with its outbound sender, mailer and notifier). */
+  deps: CoreDeps;
   close(): Promise<void>;
 }
 
@@ -180,6 +182,7 @@ export async function openRuntime(
       events,
       metrics,
       core: createCore(deps),
+      deps,
       clock: synced,
       async close() {
         synced.stop();

@@ -49,10 +49,10 @@ function eventColumns(actor: Actor, facts: ActivityFacts, createdAt: Date): Acti
 }
 
 /*
- * These two functions are the only way events are written (the one funnel). Whatever must happen
- * with each event in the same transaction (the alerts' outbox rows) goes here: in
- * `recordActivity` beside the event on the same unit of work (`em.create` of the outbox row with
- * `row.id`), and in `appendActivity` in the same statement or a transaction around it.
+ * These two functions are the only way events are written (the one funnel). The alerts' outbox
+ * rows for an event are written by the `alert_match` trigger on activity_events (migration 0019,
+ * core/alerts/): in the same transaction as the event whichever function wrote it, in one indexed
+ * statement, without making `recordActivity` asynchronous for its many callers.
  */
 
 /**

@@ -7,6 +7,7 @@ import { gameOAuthFlowEntities } from "./game-oauth-flow-entities.ts";
 import { signingKeyEntities } from "./signing-key-entities.ts";
 import { accountOAuthEntities } from "./account-oauth-entities.ts";
 import { integrationEntities } from "./integration-entities.ts";
+import { alertEntities } from "./alert-entities.ts";
 import { migrations } from "./migrations/index.ts";
 
 export interface DatabaseOptions {
@@ -30,7 +31,7 @@ export async function createOrm(options: DatabaseOptions): Promise<Orm> {
   const schema = options.schema;
   return MikroORM.init({
     clientUrl: options.url,
-    entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities, ...accountOAuthEntities, ...integrationEntities],
+    entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities, ...accountOAuthEntities, ...integrationEntities, ...alertEntities],
     schema,
     pool: { min: 0, max: options.poolSize },
     driverOptions: {

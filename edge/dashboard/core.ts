@@ -15,6 +15,7 @@ import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { AdminService } from "../../gen/outpost/admin/v1/admin_service_pb.js";
 import { IntegrationsService } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
+import { AlertsService } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { NotificationsService } from "../../gen/outpost/notifications/v1/notifications_service_pb.js";
 import { PwaService } from "../../gen/outpost/pwa/v1/pwa_service_pb.js";
 
@@ -25,6 +26,7 @@ export interface Core {
   activity: Client<typeof ActivityService>;
   admin: Client<typeof AdminService>;
   integrations: Client<typeof IntegrationsService>;
+  alerts: Client<typeof AlertsService>;
   notifications: Client<typeof NotificationsService>;
   pwa: Client<typeof PwaService>;
 }
@@ -38,6 +40,7 @@ export function coreFor(calls: CoreCalls, ctx: Context): Core {
     activity: calls.client(ctx, ActivityService),
     admin: calls.client(ctx, AdminService),
     integrations: calls.client(ctx, IntegrationsService),
+    alerts: calls.client(ctx, AlertsService),
     notifications: calls.client(ctx, NotificationsService),
     pwa: calls.client(ctx, PwaService),
   };

@@ -18,6 +18,7 @@ import { orgPath, organizationRoutes } from "./organizations.ts";
 import { serverRoutes } from "./servers.ts";
 import { gameOAuthRoutes } from "./game-oauth.ts";
 import { integrationRoutes } from "./integrations.ts";
+import { alertRoutes } from "./alerts.ts";
 import { accountRoutes } from "./account.ts";
 import { activityRoutes } from "./activity.ts";
 import { adminRoutes } from "./admin.ts";
@@ -90,6 +91,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
   serverRoutes(router, deps);
   gameOAuthRoutes(router, deps);
   integrationRoutes(router, deps);
+  alertRoutes(router, deps);
   accountRoutes(router, deps);
   activityRoutes(router, deps);
   adminRoutes(router, deps);

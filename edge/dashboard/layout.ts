@@ -44,6 +44,8 @@ export const notices: Record<string, string> = {
   "integration-enabled": "Integration enabled.",
   "integration-disabled": "Integration disabled: it receives nothing until you enable it again.",
   "integration-deleted": "Integration deleted.",
+  "alert-rule-created": "Alert rule added.",
+  "alert-rule-deleted": "Alert rule deleted.",
   "key-revoked": "API key revoked. It stops working at once.",
   "consent-revoked": "Consent revoked. The app will ask again next time.",
   "password-changed": "Password changed. Every other session of yours is signed out; your API keys keep working.",
@@ -54,7 +56,7 @@ export const notices: Record<string, string> = {
   "push-removed": "That browser gets no more push notifications.",
 };
 
-export type Section = "overview" | "servers" | "clients" | "integrations" | "members" | "activity";
+export type Section = "overview" | "servers" | "clients" | "integrations" | "alerts" | "members" | "activity";
 
 export interface PageOptions {
   title: string;
@@ -94,6 +96,7 @@ function orgTabs(org: Organization, section: Section | undefined): Html {
       ? ([
           ["clients", "Game OAuth", `${base}/clients`],
           ["integrations", "Integrations", `${base}/integrations`],
+          ["alerts", "Alerts", `${base}/alerts`],
           ["members", "Members", `${base}/members`],
           ["activity", "Activity", `${base}/activity`],
         ] as Array<[Section, string, string]>)

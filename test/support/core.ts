@@ -147,7 +147,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   await migrate(orm);
   const clock = new TestClock();
   const rateLimits = openRateLimits(config.rateLimits, database);
-  const logger = pino({ level: "silent" });
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
   const kek = keyEncryptionKey(options.keyEncryptionKey ?? testKeyEncryptionKey);
   const rotationDays = options.signingKeyRotationDays ?? 30;
   const signer = createSignerPool();

@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { createClient } from "@connectrpc/connect";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
+import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
+import { assertAccessible, launchChromium } from "../support/browser.ts";
+
+const desktop = { width: 1280, height: 800 };
+const password = "correct horse battery staple";
+
+/** The alerts pages in Chromium, under axe: add a rule (a refused one shows why), see its deliveries, delete it. */
+describe("dashboard: alerts", function () {
+  this.timeout(120_000);
+  let t: TestOutpost;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  async function check(): Promise<void> {
+    await assertAccessible(page, page.url());
+    await page.setViewportSize({ width: 375, height: 800 });
+    await assertAccessible(page, page.url());
+    await page.setViewportSize(desktop);
+  }
+
+  before(async () => {
+    t = await startListeningOutpost({ ALLOW_LOCAL_OUTBOUND: "true" });
+    await createClient(IdentityService, t.outpost.runtime.core.transport()).createUser({ email: "owner@example.com", password, name: "Owner" });
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: desktop });
+    context.setDefaultTimeout(10_000);
+    page = await context.newPage();
+    await page.goto(`${t.baseUrl}/app`);
+    await page.getByLabel("Email").fill("owner@example.com");
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((u) => u.pathname === "/app/organizations");
+    await page.getByLabel("Name", { exact: true }).fill("Acme");
+    await page.getByLabel("URL name (slug)").fill("acme");
+    await page.getByRole("button", { name: "Create organization" }).click();
+    await page.waitForURL((u) => u.pathname === "/app/o/acme");
+  });
+  after(async () => {
+    await context?.close();
+    await browser?.close();
+    await t?.close();
+  });
+
+  it("adds a rule (a bad time zone comes back with its message), lists it and its deliveries, and deletes it", async () => {
+    await page.getByRole("navigation", { name: "Acme" }).getByRole("link", { name: "Alerts" }).click();
+    await page.getByRole("heading", { name: "Alerts", level: 1 }).waitFor();
+    await page.getByText("No alert rules yet.").waitFor();
+    await check();
+    await page.getByLabel("Name", { exact: true }).fill("Config changes");
+    await page.getByRole("checkbox", { name: "configuration" }).check();
+    await page.getByRole("checkbox", { name: "The dashboard (owners and admins)" }).check();
+    await page.getByLabel("Quiet hours from (HH:MM)").fill("22:00");
+    await page.getByLabel("Quiet hours until (HH:MM)").fill("07:00");
+    await page.getByLabel("Time zone").fill("Mars/Olympus");
+    await page.getByRole("button", { name: "Add alert rule" }).click();
+    await page.getByText(/not an IANA time zone/).waitFor();
+    assert.equal(await page.getByLabel("Name", { exact: true }).inputValue(), "Config changes", "what was typed is kept");
+    await check();
+    await page.getByLabel("Quiet hours from (HH:MM)").fill("");
+    await page.getByLabel("Quiet hours until (HH:MM)").fill("");
+    await page.getByLabel("Time zone").fill("");
+    await page.getByRole("button", { name: "Add alert rule" }).click();
+    await page.getByText("Alert rule added.").waitFor();
+    await page.getByRole("row", { name: /Config changes/ }).getByText("configuration · every severity · any server").waitFor();
+    await check();
+    // The rule's own creation is a configuration event of the organization: its first delivery.
+    await page.getByRole("link", { name: "See the deliveries" }).click();
+    await page.getByRole("heading", { name: "Alert deliveries", level: 1 }).waitFor();
+    await page.getByRole("row", { name: /alert_rule.created/ }).waitFor();
+    await check();
+    await page.getByRole("link", { name: "Alerts" }).first().click();
+    await page.getByRole("button", { name: "Delete Config changes" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await page.getByText("Alert rule deleted.").waitFor();
+    await page.getByText("No alert rules yet.").waitFor();
+  });
+});
