@@ -17,7 +17,7 @@ import {
 import { ActivityEvent } from "../db/entities.ts";
 import { fieldFail } from "../errors.ts";
 import { likeLiteral } from "../sql.ts";
-import { decodeCursor, encodeCursor, type ActivityCursor } from "./cursor.ts";
+import { decodeCursor, encodeCursor, type PageCursor } from "../page-cursor.ts";
 
 const defaultLimit = 50;
 
@@ -70,7 +70,7 @@ export interface PageRequest {
 }
 
 /** Where the page starts: after the cursor's event, or after the `before` event of the same log. */
-async function startAfter(em: EntityManager, scope: Where, page: PageRequest): Promise<ActivityCursor | undefined> {
+async function startAfter(em: EntityManager, scope: Where, page: PageRequest): Promise<PageCursor | undefined> {
   if (page.cursor !== undefined && page.before !== undefined) {
     throw fieldFail([{ field: "before", message: "give either cursor or before, not both" }]);
   }

@@ -6,7 +6,7 @@ import { AlertDeliveryStatus, AlertsService, ListAlertDeliveriesResponseSchema }
 import { entityManager, requireUser } from "../context.ts";
 import { executeOn } from "../db/statements.ts";
 import { requireManager } from "../access.ts";
-import { decodeCursor, encodeCursor } from "../activity/cursor.ts";
+import { decodeCursor, encodeCursor } from "../page-cursor.ts";
 import { listDeliveries, type DeliveryRow } from "./alert-queries.ts";
 
 type Impl = ServiceImpl<typeof AlertsService>;

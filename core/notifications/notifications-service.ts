@@ -25,6 +25,7 @@ import type { Query } from "../db/statements.ts";
 import { notificationKinds, type NotificationKindName } from "./notify.ts";
 import { findPreferences, listNotificationRows, markAllRead, markRead, mergePreferences, countUnread, type NotificationRow, type StoredPreferences } from "./notification-queries.ts";
 import { watchUnreadCount } from "./unread-watch.ts";
+import { decodeCursor, encodeCursor } from "../page-cursor.ts";
 
 const kindToProto: Record<NotificationKindName, NotificationKind> = {
   membership: NotificationKind.MEMBERSHIP,
@@ -39,20 +40,6 @@ function kindFromProto(kind: NotificationKind): NotificationKindName {
 }
 
 const defaultPageSize = 30;
-
-/** The opaque cursor of a page's last row: where the next page starts. */
-function cursorOf(row: NotificationRow): string {
-  return Buffer.from(`${new Date(row.created_at).toISOString()}|${row.id}`).toString("base64url");
-}
-
-function readCursor(cursor: string): { createdAt: Date; id: string } {
-  const [at, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
-  const createdAt = new Date(at ?? "");
-  if (rest.length || !id || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id) || Number.isNaN(createdAt.getTime())) {
-    throw fieldFail([{ field: "cursor", message: "not a cursor this API gave: pass a page's next_cursor as it came" }]);
-  }
-  return { createdAt, id };
-}
 
 function toProto(row: NotificationRow) {
   return create(NotificationSchema, {
@@ -80,12 +67,12 @@ export function createNotificationsService(deps: CoreDeps): ServiceImpl<typeof N
     async listNotifications(req, ctx) {
       const caller = requireUser(ctx);
       const limit = req.limit ?? defaultPageSize;
-      const after = req.cursor === undefined ? undefined : readCursor(req.cursor);
+      const after = req.cursor === undefined ? undefined : decodeCursor(req.cursor);
       const rows = await listNotificationRows(on(ctx), caller.user.id, { unreadOnly: req.unreadOnly, limit: limit + 1, after });
       const page = rows.slice(0, limit);
       return create(ListNotificationsResponseSchema, {
         notifications: page.map(toProto),
-        nextCursor: rows.length > limit ? cursorOf(page.at(-1)!) : "",
+        nextCursor: rows.length > limit ? encodeCursor({ createdAt: new Date(page.at(-1)!.created_at), id: page.at(-1)!.id }) : "",
       });
     },
 
