@@ -19,7 +19,7 @@ import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../core/game-oauth/login-codes.ts";
 import { authorizationEvents, type AuthorizationEvents } from "../core/game-oauth/events.ts";
 import { createLocalBus, type Bus } from "../core/bus.ts";
-import { createNotifier, pushThroughPwa, type Notifier } from "../core/notifications/notify.ts";
+import { createNotifier, pushThroughPwa } from "../core/notifications/notify.ts";
 import { createPostgresBus } from "../core/bus-postgres.ts";
 import { busKeyPurpose } from "../core/bus-envelope.ts";
 import { createPasswords, type Passwords } from "../core/auth/passwords.ts";
@@ -55,8 +55,6 @@ export interface Runtime {
   agents: AgentConnections;
   /** The instances' bus: LISTEN/NOTIFY on a PostgreSQL server, in this process on the embedded database. */
   bus: Bus;
-  /** Announces notifications (bells on every instance, web push). */
-  notifier: Notifier;
   /** Hosted sign-ins' changes, on the bus. */
   events: AuthorizationEvents;
   /** What /metrics shows (a serving process only; one-off commands count nothing). */
@@ -178,7 +176,6 @@ export async function openRuntime(
       keyEncryptionKey,
       agents,
       bus: shared,
-      notifier,
       events,
       metrics,
       core: createCore(deps),
