@@ -7,8 +7,9 @@
  * What Chromium cannot do here: its PushManager registers with Google's push service (FCM), out of
  * reach from this machine — in a normal (incognito) test context Chromium refuses push outright,
  * and in a persistent profile `subscribe()` waits on FCM forever. So the subscription's keys are
- * made by the test exactly as a browser makes them (ECDH P-256 and a 16-byte auth secret) and sent
- * to pwa/subscribe from the signed-in page, with its session cookie, as push.js does.
+ * made by the test exactly as a browser makes them (ECDH P-256 and a 16-byte auth secret). One test
+ * drives the page's switch with PushManager answering from the local push service instead of FCM;
+ * the others send the subscription to pwa/subscribe from the signed-in page, as push.js does.
  */
 import assert from "node:assert/strict";
 import { createClient } from "@connectrpc/connect";
@@ -128,6 +129,66 @@ describe("dashboard: installable app, service worker and push notifications", fu
     await page.locator("#push-status").filter({ hasNotText: /Turning on|Off:|On:/ }).waitFor();
     assert.equal(await toggle.isChecked(), false);
     assert.equal(await page.getByRole("button", { name: "Send a test notification" }).isDisabled(), true);
+  });
+
+  it("turns push on and off with the switch, push.js in Chromium talking to a local push service in place of Chromium's own", async () => {
+    // Only the browser's push service is replaced: PushManager hands back a subscription at the
+    // local endpoint, with keys the endpoint decrypts with, and records the applicationServerKey the
+    // page subscribed with. Everything else is the page's own code in Chromium.
+    const s = push.subscription();
+    const shimmed = await browser.newContext({ viewport: desktop });
+    shimmed.setDefaultTimeout(15_000);
+    await shimmed.grantPermissions(["notifications"], { origin: base });
+    await shimmed.addInitScript(({ endpoint, keys }: { endpoint: string; keys: { p256dh: string; auth: string } }) => {
+      const w = globalThis as unknown as { PushManager: { prototype: Record<string, unknown> }; __push: { serverKey: string; ended: number } };
+      w.__push = { serverKey: "", ended: 0 };
+      let current: unknown = null;
+      const make = (serverKey: ArrayBuffer) => ({
+        endpoint,
+        options: { applicationServerKey: serverKey, userVisibleOnly: true },
+        toJSON: () => ({ endpoint, keys }),
+        unsubscribe: () => { current = null; w.__push.ended++; return Promise.resolve(true); },
+      });
+      w.PushManager.prototype.getSubscription = () => Promise.resolve(current);
+      w.PushManager.prototype.subscribe = (options: { applicationServerKey: Uint8Array }) => {
+        const bytes = new Uint8Array(options.applicationServerKey);
+        w.__push.serverKey = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+        current = make(bytes.buffer);
+        return Promise.resolve(current);
+      };
+    }, { endpoint: s.endpoint, keys: s.keys.json });
+    const tab = await shimmed.newPage();
+    try {
+      await tab.goto(`${base}/app/account/security`);
+      await tab.getByLabel("Email").fill("pia@example.com");
+      await tab.getByLabel("Password").fill(password);
+      await tab.getByRole("button", { name: "Sign in" }).click();
+      await tab.waitForURL((u) => u.pathname === "/app/account/security");
+      const toggle = tab.getByRole("checkbox", { name: "Push notifications on this browser" });
+      await tab.locator("#push-status").filter({ hasText: "Off:" }).waitFor();
+      await toggle.check();
+      await tab.locator("#push-status").filter({ hasText: "On: this browser receives push notifications." }).waitFor();
+      const vapidKey = (await fromPage("getPushConfig")).json.vapidPublicKey;
+      assert.equal(await tab.evaluate("window.__push.serverKey"), vapidKey, "the page subscribed with the deployment's VAPID key");
+      const saved = (await fromPage("listSubscriptions")).json.subscriptions as Array<{ endpoint: string }>;
+      assert.deepEqual(saved.map((x) => x.endpoint), [s.endpoint]);
+
+      const before = push.received.length;
+      await tab.getByRole("button", { name: "Send a test notification" }).click();
+      await tab.locator("#push-status").filter({ hasText: "Sent to 1 of 1 browsers." }).waitFor();
+      assert.equal(push.received.length, before + 1);
+      const got = push.received.at(-1)!;
+      assert.equal(got.path, new URL(s.endpoint).pathname);
+      assert.equal(got.message.title, "Outpost", "the endpoint decrypted the message with the subscription's keys");
+      assert.equal(got.vapid.key, vapidKey);
+
+      await toggle.uncheck();
+      await tab.locator("#push-status").filter({ hasText: "Off: this browser receives no push notifications." }).waitFor();
+      assert.equal(await tab.evaluate("window.__push.ended"), 1, "the browser's subscription ended too");
+      assert.deepEqual((await fromPage("listSubscriptions")).json.subscriptions, []);
+    } finally {
+      await shimmed.close();
+    }
   });
 
   it("saves a browser's subscription from the page and delivers a test push to the local push endpoint, which decrypts it", async () => {
