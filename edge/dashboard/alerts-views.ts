@@ -1,6 +1,6 @@
 /**
  * The alerts pages of an organization: its rules (what each matches, where it sends, delete) with
- * the form that adds one, and the deliveries (status, attempts, last answer, next try). The forms
+ * the form that adds one (and edits one, on its own page), and the deliveries (status, attempts, last answer, next try). The forms
  * they post are handled in alerts.ts.
  */
 import type { Context } from "koa";
@@ -57,9 +57,29 @@ function targets(rule: AlertRule, integrations: Map<string, string>): string {
   return [...s.integrationIds.map((id) => integrations.get(id) ?? id), ...(s.notifyDashboard ? ["Dashboard"] : [])].join(", ");
 }
 
-function addForm(v: Viewer, org: Organization, values: RuleValues, servers: Array<{ id: string; name: string }>, integrations: Array<{ id: string; name: string }>, errors?: FormErrors): Html {
+/** A rule's values as the form shows them, to edit it. */
+export function ruleValues(rule: AlertRule): RuleValues {
+  const s = rule.spec!;
+  return {
+    name: s.name,
+    serverId: s.serverId ?? "",
+    kinds: s.kinds.map((k) => ActivityKind[k].toLowerCase()),
+    severities: s.severities.map((x) => ActivitySeverity[x].toLowerCase()),
+    integrationIds: s.integrationIds,
+    notifyDashboard: s.notifyDashboard,
+    quietStart: s.quietHours?.start ?? "",
+    quietEnd: s.quietHours?.end ?? "",
+    timeZone: s.quietHours?.timeZone ?? "",
+    maxPerHour: s.maxDeliveriesPerHour ? String(s.maxDeliveriesPerHour) : "",
+  };
+}
+
+type Named = Array<{ id: string; name: string }>;
+
+/** The rule form: adding one (to /alerts) or editing one (to /alerts/<id>). */
+function ruleForm(v: Viewer, org: Organization, values: RuleValues, servers: Named, integrations: Named, errors: FormErrors | undefined, ruleId?: string): Html {
   return postForm(
-    orgPath(org, "/alerts"),
+    orgPath(org, ruleId ? `/alerts/${ruleId}` : "/alerts"),
     v.formToken,
     html`${formAlert(errors, [])}
 ${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, errors })}
@@ -71,22 +91,66 @@ ${textField({ name: "quietStart", label: "Quiet hours from (HH:MM)", value: valu
 ${textField({ name: "quietEnd", label: "Quiet hours until (HH:MM)", value: values.quietEnd, maxlength: 5 })}
 ${textField({ name: "timeZone", label: "Time zone", value: values.timeZone, maxlength: 64, hint: "An IANA time zone, e.g. Europe/Paris." })}
 ${textField({ name: "maxPerHour", label: "At most this many per hour to each target", value: values.maxPerHour, maxlength: 4, hint: "Past it, events are sent as one summary. Empty: 20." })}
-<div class="actions"><button type="submit" class="btn primary">Add alert rule</button></div>`,
-    html` class="panel stack" aria-labelledby="add-rule-heading"`,
+<div class="actions"><button type="submit" class="btn primary">${ruleId ? "Save alert rule" : "Add alert rule"}</button>${ruleId ? html` <a class="btn" href="${orgPath(org, "/alerts")}">Cancel</a>` : ""}</div>`,
+    html` class="panel stack" aria-labelledby="${ruleId ? "edit-rule-heading" : "add-rule-heading"}"`,
   );
 }
 
-export async function alertsPage(ctx: Context, v: Viewer, o: { values?: RuleValues; errors?: FormErrors } = {}, status = 200): Promise<void> {
-  const org = managedAlerts(v, ctx.params.slug);
+/** A rule's buttons beside delete: edit it, pause or resume it. */
+function ruleActions(v: Viewer, org: Organization, r: AlertRule): Html {
+  const base = orgPath(org, `/alerts/${r.id}`);
+  const name = r.spec!.name;
+  const toggle = r.spec!.enabled
+    ? postForm(`${base}/pause`, v.formToken, html`<button type="submit" class="btn small" aria-label="Pause ${name}">Pause</button>`, html` class="inline"`)
+    : postForm(`${base}/resume`, v.formToken, html`<button type="submit" class="btn small" aria-label="Resume ${name}">Resume</button>`, html` class="inline"`);
+  return html`<a class="btn small" href="${base}/edit" aria-label="Edit ${name}">Edit</a> ${toggle}`;
+}
+
+/** The rules, the integrations and the servers a rule form offers. */
+async function ruleChoices(v: Viewer, org: Organization) {
   const [{ rules }, { integrations }, { servers }] = await Promise.all([
     v.core.alerts.listAlertRules({ organizationSlug: org.slug }),
     v.core.integrations.listIntegrations({ organizationSlug: org.slug }),
     v.core.servers.listServers({ organizationSlug: org.slug }),
   ]);
+  return { rules, integrations, servers };
+}
+
+/** One rule of the organization, or a 404 page. */
+export async function ruleOf(v: Viewer, org: Organization, ruleId: string): Promise<AlertRule> {
+  const { rules } = await v.core.alerts.listAlertRules({ organizationSlug: org.slug });
+  const rule = rules.find((r) => r.id === ruleId);
+  if (!rule) throw new PageError(404, "That alert rule does not exist.");
+  return rule;
+}
+
+export async function editRulePage(ctx: Context, v: Viewer, o: { values?: RuleValues; errors?: FormErrors } = {}, status = 200): Promise<void> {
+  const org = managedAlerts(v, ctx.params.slug);
+  const { rules, integrations, servers } = await ruleChoices(v, org);
+  const rule = rules.find((r) => r.id === ctx.params.ruleId);
+  if (!rule) throw new PageError(404, "That alert rule does not exist.");
+  render(
+    ctx,
+    v,
+    {
+      title: `Edit ${rule.spec!.name}`,
+      org,
+      section: "alerts",
+      crumbs: [{ href: orgPath(org, "/alerts"), label: "Alerts" }],
+      body: html`<h2 id="edit-rule-heading">The rule</h2>
+${ruleForm(v, org, o.values ?? ruleValues(rule), servers, integrations, o.errors, rule.id)}`,
+    },
+    status,
+  );
+}
+
+export async function alertsPage(ctx: Context, v: Viewer, o: { values?: RuleValues; errors?: FormErrors } = {}, status = 200): Promise<void> {
+  const org = managedAlerts(v, ctx.params.slug);
+  const { rules, integrations, servers } = await ruleChoices(v, org);
   const serverNames = new Map(servers.map((s) => [s.id, s.name]));
   const integrationNames = new Map(integrations.map((i) => [i.id, i.name]));
   const rows = rules.map(
-    (r) => html`<tr><th scope="row">${r.spec!.name}</th><td>${matches(r, serverNames)}</td><td>${targets(r, integrationNames)}</td><td>${r.spec!.enabled ? html`<span class="status online">Enabled</span>` : html`<span class="status offline">Disabled</span>`}</td><td>${when(r.createdAt)}</td><td>${dangerForm({ action: orgPath(org, `/alerts/${r.id}/delete`), token: v.formToken, label: "Delete", ariaLabel: `Delete ${r.spec!.name}`, confirm: `Delete the alert rule ${r.spec!.name}?`, consequence: "Its deliveries not yet sent are dropped. This cannot be undone.", buttonClass: "danger small" })}</td></tr>`,
+    (r) => html`<tr><th scope="row">${r.spec!.name}</th><td>${matches(r, serverNames)}</td><td>${targets(r, integrationNames)}</td><td>${r.spec!.enabled ? html`<span class="status online">Enabled</span>` : html`<span class="status offline">Disabled</span>`}</td><td>${when(r.createdAt)}</td><td>${ruleActions(v, org, r)} ${dangerForm({ action: orgPath(org, `/alerts/${r.id}/delete`), token: v.formToken, label: "Delete", ariaLabel: `Delete ${r.spec!.name}`, confirm: `Delete the alert rule ${r.spec!.name}?`, consequence: "Its deliveries not yet sent are dropped. This cannot be undone.", buttonClass: "danger small" })}</td></tr>`,
   );
   render(
     ctx,
@@ -103,7 +167,7 @@ export async function alertsPage(ctx: Context, v: Viewer, o: { values?: RuleValu
           : html`<p class="empty">No alert rules yet.</p>`
       }
 <h2 id="add-rule-heading">Add an alert rule</h2>
-${addForm(v, org, o.values ?? emptyRule, servers, integrations, o.errors)}`,
+${ruleForm(v, org, o.values ?? emptyRule, servers, integrations, o.errors)}`,
     },
     status,
   );

@@ -1,5 +1,5 @@
 /**
- * An organization's alert rules, the forms: add a rule, delete one. Each is a named action: read
+ * An organization's alert rules, the forms: add a rule, edit, pause, resume or delete one. Each is a named action: read
  * the form → call core → the next page. The pages are in alerts-views.ts.
  */
 import type { Router } from "@koa/router";
@@ -7,7 +7,7 @@ import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/ac
 import { action, confirmed, done, page, type ActionHandler, type DashboardDeps } from "./context.ts";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { orgPath } from "./organizations.ts";
-import { alertsPage, deliveriesPage, managedAlerts, type RuleValues } from "./alerts-views.ts";
+import { alertsPage, deliveriesPage, editRulePage, managedAlerts, ruleOf, type RuleValues } from "./alerts-views.ts";
 
 /** Parse: the form's values as typed. */
 function readRuleForm(form: URLSearchParams): RuleValues {
@@ -33,29 +33,51 @@ function asFormErrors(errors: FormErrors): FormErrors {
   return { form: [...errors.form, ...Object.values(errors.fields).flat()], fields: {} };
 }
 
+/** The spec core takes, from the form's values. */
+function specOf(values: RuleValues, enabled: boolean) {
+  const quiet = values.quietStart || values.quietEnd || values.timeZone;
+  return {
+    name: values.name,
+    enabled,
+    serverId: values.serverId || undefined,
+    kinds: values.kinds.map((k) => enumValue(ActivityKind, k)),
+    severities: values.severities.map((s) => enumValue(ActivitySeverity, s)),
+    integrationIds: values.integrationIds,
+    notifyDashboard: values.notifyDashboard,
+    quietHours: quiet ? { start: values.quietStart, end: values.quietEnd, timeZone: values.timeZone } : undefined,
+    maxDeliveriesPerHour: values.maxPerHour ? Math.trunc(Number(values.maxPerHour)) || -1 : 0,
+  };
+}
+
 const createRule: ActionHandler = async (ctx, v, form) => {
   const org = managedAlerts(v, ctx.params.slug);
   const values = readRuleForm(form);
-  const quiet = values.quietStart || values.quietEnd || values.timeZone;
   try {
-    await v.core.alerts.createAlertRule({
-      organizationSlug: org.slug,
-      spec: {
-        name: values.name,
-        enabled: true,
-        serverId: values.serverId || undefined,
-        kinds: values.kinds.map((k) => enumValue(ActivityKind, k)),
-        severities: values.severities.map((s) => enumValue(ActivitySeverity, s)),
-        integrationIds: values.integrationIds,
-        notifyDashboard: values.notifyDashboard,
-        quietHours: quiet ? { start: values.quietStart, end: values.quietEnd, timeZone: values.timeZone } : undefined,
-        maxDeliveriesPerHour: values.maxPerHour ? Math.trunc(Number(values.maxPerHour)) || -1 : 0,
-      },
-    });
+    await v.core.alerts.createAlertRule({ organizationSlug: org.slug, spec: specOf(values, true) });
     done(ctx, orgPath(org, "/alerts"), "alert-rule-created");
   } catch (error) {
     await alertsPage(ctx, v, { values, errors: asFormErrors(formErrorsOrThrow(error)) }, 400);
   }
+};
+
+/** Saving an edited rule keeps it paused or running as it was. */
+const updateRule: ActionHandler = async (ctx, v, form) => {
+  const org = managedAlerts(v, ctx.params.slug);
+  const rule = await ruleOf(v, org, ctx.params.ruleId);
+  const values = readRuleForm(form);
+  try {
+    await v.core.alerts.updateAlertRule({ organizationSlug: org.slug, ruleId: rule.id, spec: specOf(values, rule.spec!.enabled) });
+    done(ctx, orgPath(org, "/alerts"), "alert-rule-updated");
+  } catch (error) {
+    await editRulePage(ctx, v, { values, errors: asFormErrors(formErrorsOrThrow(error)) }, 400);
+  }
+};
+
+const setRuleEnabled = (enabled: boolean): ActionHandler => async (ctx, v) => {
+  const org = managedAlerts(v, ctx.params.slug);
+  const rule = await ruleOf(v, org, ctx.params.ruleId);
+  await v.core.alerts.updateAlertRule({ organizationSlug: org.slug, ruleId: rule.id, spec: { ...rule.spec!, enabled } });
+  done(ctx, orgPath(org, "/alerts"), enabled ? "alert-rule-resumed" : "alert-rule-paused");
 };
 
 const deleteRule: ActionHandler = async (ctx, v, form) => {
@@ -69,5 +91,9 @@ export function alertRoutes(router: Router, deps: DashboardDeps): void {
   router.get("/app/o/:slug/alerts", page(deps, (ctx, v) => alertsPage(ctx, v)));
   router.get("/app/o/:slug/alerts/deliveries", page(deps, deliveriesPage));
   router.post("/app/o/:slug/alerts", action(deps, createRule));
+  router.get("/app/o/:slug/alerts/:ruleId/edit", page(deps, (ctx, v) => editRulePage(ctx, v)));
+  router.post("/app/o/:slug/alerts/:ruleId", action(deps, updateRule));
+  router.post("/app/o/:slug/alerts/:ruleId/pause", action(deps, setRuleEnabled(false)));
+  router.post("/app/o/:slug/alerts/:ruleId/resume", action(deps, setRuleEnabled(true)));
   router.post("/app/o/:slug/alerts/:ruleId/delete", action(deps, deleteRule));
 }

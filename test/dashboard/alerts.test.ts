@@ -8,7 +8,7 @@ import { assertAccessible, launchChromium } from "../support/browser.ts";
 const desktop = { width: 1280, height: 800 };
 const password = "correct horse battery staple";
 
-/** The alerts pages in Chromium, under axe: add a rule (a refused one shows why), see its deliveries, delete it. */
+/** The alerts pages in Chromium, under axe: add a rule (a refused one shows why), see its deliveries, edit, pause and resume it, delete it. */
 describe("dashboard: alerts", function () {
   this.timeout(120_000);
   let t: TestOutpost;
@@ -46,7 +46,7 @@ describe("dashboard: alerts", function () {
     await t?.close();
   });
 
-  it("adds a rule (a bad time zone comes back with its message), lists it and its deliveries, and deletes it", async () => {
+  it("adds a rule (a bad time zone comes back with its message), lists it and its deliveries, edits, pauses, resumes and deletes it", async () => {
     await page.getByRole("navigation", { name: "Acme" }).getByRole("link", { name: "Alerts" }).click();
     await page.getByRole("heading", { name: "Alerts", level: 1 }).waitFor();
     await page.getByText("No alert rules yet.").waitFor();
@@ -74,7 +74,37 @@ describe("dashboard: alerts", function () {
     await page.getByRole("row", { name: /alert_rule.created/ }).waitFor();
     await check();
     await page.getByRole("link", { name: "Alerts" }).first().click();
-    await page.getByRole("button", { name: "Delete Config changes" }).click();
+
+    // Edit: the form comes filled in; a refused change keeps what was typed; a good one is saved.
+    await page.getByRole("link", { name: "Edit Config changes" }).click();
+    await page.getByRole("heading", { name: "Edit Config changes", level: 1 }).waitFor();
+    assert.equal(await page.getByLabel("Name", { exact: true }).inputValue(), "Config changes");
+    assert.equal(await page.getByRole("checkbox", { name: "configuration" }).isChecked(), true);
+    await check();
+    await page.getByLabel("At most this many per hour to each target").fill("99999");
+    await page.getByRole("button", { name: "Save alert rule" }).click();
+    await page.getByRole("alert").waitFor();
+    await check();
+    await page.getByLabel("At most this many per hour to each target").fill("5");
+    await page.getByLabel("Name", { exact: true }).fill("Config watch");
+    await page.getByRole("checkbox", { name: "security" }).check();
+    await page.getByRole("button", { name: "Save alert rule" }).click();
+    await page.getByText("Alert rule saved.").waitFor();
+    await page.getByRole("row", { name: /Config watch/ }).getByText("security, configuration · every severity · any server").waitFor();
+    await page.getByRole("link", { name: "Edit Config watch" }).click();
+    assert.equal(await page.getByLabel("At most this many per hour to each target").inputValue(), "5", "the saved cap comes back");
+    await page.getByRole("link", { name: "Cancel" }).click();
+
+    // Pause and resume.
+    await page.getByRole("button", { name: "Pause Config watch" }).click();
+    await page.getByText("Alert rule paused").waitFor();
+    await page.getByRole("row", { name: /Config watch/ }).getByText("Disabled").waitFor();
+    await check();
+    await page.getByRole("button", { name: "Resume Config watch" }).click();
+    await page.getByText("Alert rule resumed.").waitFor();
+    await page.getByRole("row", { name: /Config watch/ }).getByText("Enabled").waitFor();
+
+    await page.getByRole("button", { name: "Delete Config watch" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
     await page.getByText("Alert rule deleted.").waitFor();
     await page.getByText("No alert rules yet.").waitFor();
