@@ -19,12 +19,11 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { WatchConsoleResponse } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { readSessionCookie } from "../cookies.ts";
-import { codeName, errorBody, httpStatus, retryHeaders, isUnexplainedFailure } from "../errors.ts";
+import { codeName, httpStatus } from "../errors.ts";
 import type { DashboardDeps } from "./context.ts";
 import { coreFor, type Core } from "./core.ts";
-import { answeredShutdown, endOnShutdown, shutdownEvent } from "../event-streams.ts";
+import { answerError, relayStream } from "../event-streams.ts";
 
-const heartbeatMs = 15_000;
 const streamLifetimeMs = 10 * 60_000;
 /** How long the browser waits before reconnecting after the stream ends. */
 const retryMs = 2_000;
@@ -71,94 +70,42 @@ function wantsEvents(ctx: Context): boolean {
   return ctx.accepts("json", "text/event-stream") === "text/event-stream";
 }
 
-/** A JSON error with its status (and Retry-After when it has one), for a stream refused before it began. */
-export function answerError(ctx: Context, error: unknown, what: string): void {
-  const body = errorBody(error, ctx.state.requestId);
-  if (isUnexplainedFailure(error)) ctx.state.log?.error({ err: error }, `${what} failed`);
-  for (const [name, value] of Object.entries(retryHeaders(error) ?? {})) ctx.set(name, value);
-  ctx.status = body.status;
-  ctx.body = body;
-}
 
 /**
- * Writes the watch as events until it ends: `recent` first (the lines core still holds, which
- * replace what the page shows, so a reconnect does not repeat them), then `lines`; each with the
- * lines, how many were lost before them, and whether the agent is connected.
+ * The watch as events: `recent` first (the lines core still holds, which replace what the page
+ * shows, so a reconnect does not repeat them), then `lines`; each with the lines, how many were
+ * lost before them, and whether the agent is connected.
  */
-async function relay(
-  ctx: Context,
-  first: IteratorResult<WatchConsoleResponse>,
-  stream: AsyncIterator<WatchConsoleResponse>,
-  abort: AbortController,
-  shutdown: AbortSignal | undefined,
-): Promise<void> {
-  const res = ctx.res;
-  ctx.respond = false;
-  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" });
-  res.write(`retry: ${retryMs}\n\n`);
-  const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), heartbeatMs);
-  const lifetime = setTimeout(() => abort.abort(), streamLifetimeMs);
+function consoleEvents(ctx: Context, deps: DashboardDeps): Promise<void> {
   let event = "recent";
   let lost = 0;
-  try {
-    for (let item = first; !item.done; item = await stream.next()) {
-      const { lines, dropped, online } = item.value;
-      if (event !== "recent" && res.writableLength > maxQueuedBytes) {
-        lost += dropped + lines.length;
-        continue;
-      }
-      res.write(`event: ${event}\ndata: ${JSON.stringify({ lines, dropped: dropped + lost, online })}\n\n`);
-      event = "lines";
-      lost = 0;
-    }
-  } catch (error) {
-    // Unless the page left or the stream's lifetime is over: then there is no one to tell.
-    if (!abort.signal.aborted) {
-      const refusal = refusalOf(error);
-      if (refusal) res.write(refusedEvent(refusal));
-      else {
-        ctx.state.log?.warn({ err: error }, "console watch ended with an error");
-        res.write("event: unavailable\ndata: {}\n\n");
-      }
-    }
-  } finally {
-    clearInterval(heartbeat);
-    clearTimeout(lifetime);
-    // Ended by the shutdown: the page reconnects (to another instance) sooner than `retryMs`.
-    if (shutdown?.aborted && !res.writableEnded) res.write(shutdownEvent);
-    res.end();
-  }
-}
-
-async function consoleEvents(ctx: Context, deps: DashboardDeps): Promise<void> {
-  ctx.set("Cache-Control", "no-store");
-  const abort = new AbortController();
-  // Listening before the first await: a page that leaves while core answers ends the watch at once.
-  const gone = () => abort.abort();
-  ctx.res.once("close", gone);
-  const unhook = endOnShutdown(deps.shutdown, abort);
-  try {
-    let stream: AsyncIterator<WatchConsoleResponse>;
-    let first: IteratorResult<WatchConsoleResponse>;
-    try {
-      stream = sessionCore(ctx, deps).servers.watchConsole({ serverId: ctx.params.id }, { signal: abort.signal })[Symbol.asyncIterator]();
-      first = await stream.next();
-    } catch (error) {
-      if (answeredShutdown(ctx, deps.shutdown)) return;
+  return relayStream<WatchConsoleResponse>(ctx, deps.shutdown, {
+    what: "console watch",
+    retryMs,
+    lifetimeMs: streamLifetimeMs,
+    open: (signal) => sessionCore(ctx, deps).servers.watchConsole({ serverId: ctx.params.id }, { signal }),
+    refused: (ctx, error) => {
       // Before the first event. To an EventSource, a refusal is an event (a status it would not
       // retry, but whose reason it could not read); anything else a status it does not retry.
       const refusal = refusalOf(error);
       if (!refusal || !wantsEvents(ctx)) return answerError(ctx, error, "console watch");
       ctx.type = "text/event-stream; charset=utf-8";
       ctx.body = refusedEvent(refusal);
-      return;
-    }
-    await relay(ctx, first, stream, abort, deps.shutdown);
-  } finally {
-    unhook();
-    ctx.res.off("close", gone);
-    abort.abort();
-  }
+    },
+    write: (res, { lines, dropped, online }) => {
+      if (event !== "recent" && res.writableLength > maxQueuedBytes) {
+        lost += dropped + lines.length;
+        return;
+      }
+      res.write(`event: ${event}\ndata: ${JSON.stringify({ lines, dropped: dropped + lost, online })}\n\n`);
+      event = "lines";
+      lost = 0;
+    },
+    endedBy: (error) => {
+      const refusal = refusalOf(error);
+      return refusal && refusedEvent(refusal);
+    },
+  });
 }
 
 export function consoleEventRoutes(router: Router, deps: DashboardDeps): void {

@@ -8,11 +8,10 @@ import type { Context } from "koa";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { NotificationKind, type Notification } from "../../gen/outpost/notifications/v1/notifications_service_pb.js";
 import { readSessionCookie } from "../cookies.ts";
-import { answeredShutdown, endOnShutdown, shutdownEvent } from "../event-streams.ts";
+import { answerError, relayStream } from "../event-streams.ts";
 import { html, type Html } from "../html.ts";
 import { action, done, noticeOf, page, render, type DashboardDeps, type Viewer } from "./context.ts";
 import { coreFor } from "./core.ts";
-import { answerError } from "./console-events.ts";
 import { when } from "./format.ts";
 import { choiceGroup, postForm } from "./forms.ts";
 
@@ -70,48 +69,18 @@ ${choiceGroup({ name: "push", legend: "Also send to your browsers as push notifi
 }
 
 /** The bell's count as events: `unread` with {"unread": n} now and at each change. */
-async function bellEvents(ctx: Context, deps: DashboardDeps): Promise<void> {
-  ctx.set("Cache-Control", "no-store");
-  const abort = new AbortController();
-  const gone = () => abort.abort();
-  ctx.res.once("close", gone);
-  const unhook = endOnShutdown(deps.shutdown, abort);
-  try {
-    let stream: AsyncIterator<{ unread: number }>;
-    let first: IteratorResult<{ unread: number }>;
-    try {
+function bellEvents(ctx: Context, deps: DashboardDeps): Promise<void> {
+  return relayStream<{ unread: number }>(ctx, deps.shutdown, {
+    what: "notification bell",
+    retryMs: 5_000,
+    lifetimeMs: 10 * 60_000,
+    open: (signal) => {
       if (!readSessionCookie(ctx.req.headers, deps.secureCookies)) throw new ConnectError("sign in again", Code.Unauthenticated);
-      stream = coreFor(deps.calls, ctx).notifications.watchUnreadCount({}, { signal: abort.signal })[Symbol.asyncIterator]();
-      first = await stream.next();
-    } catch (error) {
-      if (answeredShutdown(ctx, deps.shutdown)) return;
-      return answerError(ctx, error, "notification bell");
-    }
-    const res = ctx.res;
-    ctx.respond = false;
-    res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" });
-    res.write("retry: 5000\n\n");
-    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
-    // The browser reconnects, and core checks the session again, at least this often.
-    const lifetime = setTimeout(() => abort.abort(), 10 * 60_000);
-    try {
-      for (let next = first; !next.done; next = await stream.next()) res.write(`event: unread\ndata: ${JSON.stringify({ unread: next.value.unread })}\n\n`);
-    } catch (error) {
-      if (!abort.signal.aborted) {
-        ctx.state.log?.warn({ err: error }, "notification bell ended with an error");
-        res.write("event: unavailable\ndata: {}\n\n");
-      }
-    } finally {
-      clearInterval(heartbeat);
-      clearTimeout(lifetime);
-      if (deps.shutdown?.aborted && !res.writableEnded) res.write(shutdownEvent);
-      res.end();
-    }
-  } finally {
-    unhook();
-    ctx.res.off("close", gone);
-    abort.abort();
-  }
+      return coreFor(deps.calls, ctx).notifications.watchUnreadCount({}, { signal });
+    },
+    refused: (ctx, error) => answerError(ctx, error, "notification bell"),
+    write: (res, { unread }) => void res.write(`event: unread\ndata: ${JSON.stringify({ unread })}\n\n`),
+  });
 }
 
 export function notificationRoutes(router: Router, deps: DashboardDeps): void {

@@ -14,7 +14,7 @@ import { InvalidRequest } from "../oauth/oauth-errors.ts";
 import { mediaType } from "../body.ts";
 import { isCrossSite } from "../csrf.ts";
 import { rateLimitHeaders, unavailableHeaders } from "../errors.ts";
-import { answerDatabaseUnavailable, answeredShutdown, endOnShutdown, shutdownEvent } from "../event-streams.ts";
+import { answerDatabaseUnavailable, relayStream } from "../event-streams.ts";
 
 type HostedPageDeps = Pick<AuthorizeDeps, "calls" | "botCheck" | "issuer" | "secureCookies" | "shutdown">;
 type WatchItem = { session?: AuthorizationSession; replaced: boolean };
@@ -93,22 +93,17 @@ export function createVerifyChallengeHandler(deps: HostedPageDeps) {
 }
 
 /**
- * The watch's first message, or undefined after a 429 (too many live pages), a 404, or the
- * reconnect hint of an instance shutting down.
+ * Answers a watch core refused before its first message: a 429 (too many live pages), a 404, or
+ * the reconnect hint when the database is out of reach.
  */
-async function firstWatchItem(ctx: Context, stream: AsyncIterator<WatchItem>, shutdown: AbortSignal | undefined): Promise<IteratorResult<WatchItem> | undefined> {
-  try {
-    return await stream.next();
-  } catch (error) {
-    if (answeredShutdown(ctx, shutdown)) return undefined;
-    const unavailable = unavailableHeaders(error);
-    if (unavailable) return void answerDatabaseUnavailable(ctx, Number(unavailable["Retry-After"]));
-    const limited = rateLimitHeaders(error);
-    if (!limited) return notFoundOr(ctx, error);
-    // Too many live pages from this address on this instance (EventSource does not retry a 429).
-    ctx.set(limited);
-    return answerJson(ctx, 429, "too_many_streams", ConnectError.from(error).rawMessage);
-  }
+function refusedWatch(ctx: Context, error: unknown): void {
+  const unavailable = unavailableHeaders(error);
+  if (unavailable) return answerDatabaseUnavailable(ctx, Number(unavailable["Retry-After"]));
+  const limited = rateLimitHeaders(error);
+  if (!limited) return void notFoundOr(ctx, error);
+  // Too many live pages from this address on this instance (EventSource does not retry a 429).
+  ctx.set(limited);
+  answerJson(ctx, 429, "too_many_streams", ConnectError.from(error).rawMessage);
 }
 
 /**
@@ -122,63 +117,21 @@ export function createEventsHandler(deps: HostedPageDeps) {
     const secret = readBinding(ctx.req.headers, deps.secureCookies);
     ctx.set("Cache-Control", "no-store");
     if (!secret) return void notBound(ctx);
-    const abort = new AbortController();
-    // Listening before the first await: a page that leaves while core answers still ends the
-    // watch at once, rather than holding its place until the sign-in ends.
-    const closed = () => abort.abort();
-    ctx.req.once("close", closed);
-    const unhook = endOnShutdown(deps.shutdown, abort);
-    try {
-      const watch = deps.calls.client(ctx, GameOAuthService).watchAuthorization({ sessionId, browserBindingHash: bindingHash(secret) }, { signal: abort.signal });
-      const stream = watch[Symbol.asyncIterator]();
-      const first = await firstWatchItem(ctx, stream, deps.shutdown);
-      if (first) await sendEvents(ctx, first, stream, abort.signal, deps.shutdown);
-    } finally {
-      unhook();
-      ctx.req.off("close", closed);
-      abort.abort();
-    }
+    await relayStream<WatchItem>(ctx, deps.shutdown, {
+      what: "authorization watch",
+      open: (signal) => deps.calls.client(ctx, GameOAuthService).watchAuthorization({ sessionId, browserBindingHash: bindingHash(secret) }, { signal }),
+      refused: refusedWatch,
+      write: (res, item) => {
+        if (item.replaced) {
+          // This session is now followed by a newer stream (the page reconnected, or another tab):
+          // the page that reads this stops instead of reconnecting and taking it back.
+          res.write(`event: replaced\ndata: {}\n\n`);
+          return false;
+        }
+        if (item.session) res.write(`event: status\ndata: ${JSON.stringify(sessionJson(item.session))}\n\n`);
+        const status = item.session?.status;
+        return status !== AuthorizationStatus.COMPLETED && status !== AuthorizationStatus.EXPIRED;
+      },
+    });
   };
-}
-
-/** Writes the stream's messages as server-sent events, and ends the response when it ends. */
-async function sendEvents(
-  ctx: Context,
-  first: IteratorResult<WatchItem>,
-  stream: AsyncIterator<WatchItem>,
-  aborted: AbortSignal,
-  shutdown: AbortSignal | undefined,
-): Promise<void> {
-  const res = ctx.res;
-  ctx.respond = false;
-  res.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-store",
-    "x-accel-buffering": "no",
-  });
-  const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
-  const send = (session: AuthorizationSession) => res.write(`event: status\ndata: ${JSON.stringify(sessionJson(session))}\n\n`);
-  try {
-    for (let item = first; !item.done; item = await stream.next()) {
-      if (item.value.replaced) {
-        // This session is now followed by a newer stream (the page reconnected, or another tab):
-        // the page that reads this stops instead of reconnecting and taking it back.
-        res.write(`event: replaced\ndata: {}\n\n`);
-        break;
-      }
-      if (item.value.session) send(item.value.session);
-      const status = item.value.session?.status;
-      if (status === AuthorizationStatus.COMPLETED || status === AuthorizationStatus.EXPIRED) break;
-    }
-  } catch (error) {
-    if (!aborted.aborted) {
-      ctx.state.log.warn({ err: error }, "authorization watch ended with an error");
-      res.write(`event: unavailable\ndata: {}\n\n`);
-    }
-  } finally {
-    clearInterval(heartbeat);
-    // Ended by the shutdown, not by the sign-in: the page reconnects (to another instance).
-    if (shutdown?.aborted && !res.writableEnded) res.write(shutdownEvent);
-    res.end();
-  }
 }
