@@ -81,8 +81,8 @@ export function createOcelotService(deps: CoreDeps): Impl {
           organizationId,
           details: { enabled: String(columns.enabled), daily_query_cap: String(columns.daily_query_cap), response_style: columns.response_style },
         });
-        await switchEmergencyStop(db, caller, organizationId, req.emergencyStop);
-        if (req.breakGlass !== breakGlassActive(row, clock.now())) {
+        if (req.emergencyStop !== undefined) await switchEmergencyStop(db, caller, organizationId, req.emergencyStop);
+        if (req.breakGlass !== undefined && req.breakGlass !== breakGlassActive(row, clock.now())) {
           const minutes = req.breakGlassMinutes || defaultBreakGlassMinutes;
           if (await setBreakGlass(db.query, organizationId, req.breakGlass, minutes, caller.user.id)) {
             recordActivity(tx, caller, {

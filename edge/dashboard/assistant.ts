@@ -46,7 +46,7 @@ const saveSettings: ActionHandler = async (ctx, v, form) => {
   const values = readSettingsForm(form);
   const minutes = values.breakGlassMinutes === "" ? 0 : /^\d{1,4}$/.test(values.breakGlassMinutes) ? Number(values.breakGlassMinutes) : -1;
   try {
-    await v.core.ocelot.updateOcelotConfig({ organizationSlug: org.slug, version: values.version, settings: values.settings, emergencyStop: (await v.core.ocelot.getOcelotConfig({ organizationSlug: org.slug })).config!.emergencyStop!.on, breakGlass: values.breakGlass, breakGlassMinutes: minutes });
+    await v.core.ocelot.updateOcelotConfig({ organizationSlug: org.slug, version: values.version, settings: values.settings, breakGlass: values.breakGlass, breakGlassMinutes: minutes });
     done(ctx, settingsPath(org), "assistant-saved");
   } catch (error) {
     // Someone saved in between: the form comes back with what was typed and says so.

@@ -74,8 +74,10 @@ describe("ocelot: settings", () => {
     assert.ok(config!.emergencyStop!.setAt);
     await rejectsWith(f.api(f.cast.member).setOcelotEmergencyStop({ ...acme, on: false }), Code.PermissionDenied);
     await rejectsWith(ask(f.cast.member), Code.FailedPrecondition, "emergency_stop");
+    const kept = await f.api(f.cast.owner).updateOcelotConfig({ ...acme, version: await version(), settings: settings() });
+    assert.equal(kept.config!.emergencyStop!.on, true, "an update that does not send the switch leaves it");
     await f.api(f.cast.owner).setOcelotEmergencyStop({ ...acme, on: false });
-    const events = await f.actions("ocelot");
+    const events = (await f.actions("ocelot")).filter((e) => e.action.startsWith("ocelot.emergency_stop"));
     assert.deepEqual(events.slice(0, 2).map((e) => e.action), ["ocelot.emergency_stop_off", "ocelot.emergency_stop_on"]);
     assert.equal(events[1].kind, ActivityKind.SECURITY);
     assert.equal(events[1].severity, ActivitySeverity.WARNING);

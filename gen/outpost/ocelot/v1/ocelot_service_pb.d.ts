@@ -66,18 +66,19 @@ export declare type UpdateOcelotConfigRequest = Message<"outpost.ocelot.v1.Updat
   settings?: OcelotSettings | undefined;
 
   /**
-   * Blocks every tool action and question at once (see OcelotConfig.emergency_stop).
+   * Blocks every tool action and question at once (see OcelotConfig.emergency_stop). Absent: unchanged.
    *
-   * @generated from field: bool emergency_stop = 4;
+   * @generated from field: optional bool emergency_stop = 4;
    */
-  emergencyStop: boolean;
+  emergencyStop?: boolean | undefined;
 
   /**
-   * No confirmations while on. Turning it on starts its expiry; leaving it on keeps the expiry it has.
+   * No confirmations while on. Turning it on starts its expiry; leaving it on keeps the expiry it
+   * has. Absent: unchanged.
    *
-   * @generated from field: bool break_glass = 5;
+   * @generated from field: optional bool break_glass = 5;
    */
-  breakGlass: boolean;
+  breakGlass?: boolean | undefined;
 
   /**
    * How long break-glass stays on when this request turns it on, in minutes: 1 to 1440 (24 h);
@@ -495,8 +496,8 @@ export declare const OcelotService: GenService<{
     output: typeof GetOcelotConfigResponseSchema;
   },
   /**
-   * Replaces the settings and switches. Owners and admins; `version` must be the one read
-   * (another change since: 409 `stale_version`).
+   * Replaces the settings, and the switches that are sent. Owners and admins; `version` must be
+   * the one read (another change since: 409 `stale_version`).
    *
    * @generated from rpc outpost.ocelot.v1.OcelotService.UpdateOcelotConfig
    */
