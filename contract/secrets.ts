@@ -24,6 +24,8 @@ export const secretPrefixes = {
   accountAuthorizationRequest: "oar_",
   /** Known-device tokens: HMAC-signed, never stored (core/auth/known-devices.ts). */
   knownDevice: "opd_",
+  /** The assistant's tool-action execution tokens (single use, 5 minutes; core/ocelot/gate.ts). */
+  ocelotExecutionToken: "oet_",
   /** Webhook signing secrets, as Standard Webhooks writes them (sealed under the KEK, not hashed: Outpost signs with them). */
   webhookSecret: "whsec_",
 } as const;

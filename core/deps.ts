@@ -22,6 +22,10 @@ import type { PushDeps } from "./pwa/push.ts";
 export interface PlanLimits {
   servers: number;
   gameOAuthClients: number;
+  /** The assistant's questions per organization per UTC day. */
+  assistantQueriesPerDay: number;
+  /** The assistant's tool actions (their quota weights) per organization per UTC day. */
+  assistantToolActionsPerDay: number;
 }
 
 /** What core needs of the configuration (the composition root validates it). */

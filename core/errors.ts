@@ -29,6 +29,12 @@ export const domainErrors = {
   grant_exists: Code.AlreadyExists,
   /** The organization's plan allows no more of this resource. */
   plan_limit_reached: Code.FailedPrecondition,
+  /** The feature is turned off in the organization (the assistant, or one of its tool families). */
+  feature_disabled: Code.FailedPrecondition,
+  /** An owner or admin pressed the assistant's emergency stop: no tool action or question passes. */
+  emergency_stop: Code.FailedPrecondition,
+  /** The resource changed since the caller read it (its version); read it again and retry. */
+  stale_version: Code.Aborted,
   /** The organization would be left without an owner. */
   last_owner: Code.FailedPrecondition,
   /** The action does not fit the resource's current state. */

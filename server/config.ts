@@ -82,7 +82,7 @@ export const defaults = {
   DATABASE_POOL_SIZE: "10",
   DATA_DIR: "./data",
   LOG_LEVEL: "info",
-  PLANS: '{"free":{"servers":3,"gameOAuthClients":2},"pro":{"servers":25,"gameOAuthClients":20}}',
+  PLANS: '{"free":{"servers":3,"gameOAuthClients":2,"assistantQueriesPerDay":50,"assistantToolActionsPerDay":20},"pro":{"servers":25,"gameOAuthClients":20,"assistantQueriesPerDay":1000,"assistantToolActionsPerDay":500}}',
   DEFAULT_PLAN: "free",
   SESSION_TTL_DAYS: "30",
   SESSION_IDLE_HOURS: "72",
@@ -191,18 +191,26 @@ function plans(env: Env): Record<string, PlanLimits> {
   }
   // No prototype: a plan named like one of Object's properties is just a name.
   const result: Record<string, PlanLimits> = Object.create(null);
-  for (const [name, limits] of Object.entries(parsed)) {
+  for (const [name, given] of Object.entries(parsed)) {
+    const limits = given && typeof given === "object" && !Array.isArray(given) ? { ...optionalPlanLimits, ...given } : undefined;
     const ok =
       /^[a-z0-9_-]{1,40}$/.test(name) &&
       limits &&
-      typeof limits === "object" &&
-      Object.keys(limits).sort().join() === "gameOAuthClients,servers" &&
-      [limits.servers, limits.gameOAuthClients].every((n: unknown) => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 100000);
+      Object.keys(limits).sort().join() === planLimitNames.join() &&
+      planLimitNames.every((key) => Number.isInteger(limits[key]) && limits[key] >= 0 && limits[key] <= 100000);
     if (!ok) throw new ConfigError(`${shape}; plan "${name}" is not (limits are whole numbers from 0 to 100000)`);
-    result[name] = Object.freeze({ servers: limits.servers, gameOAuthClients: limits.gameOAuthClients });
+    result[name] = Object.freeze(Object.fromEntries(planLimitNames.map((key) => [key, limits[key]])) as unknown as PlanLimits);
   }
   return result;
 }
+
+/** The limits a plan must name in PLANS, and those it may leave out (then the value here applies). */
+const requiredPlanLimits = ["servers", "gameOAuthClients"] as const;
+const optionalPlanLimits = {
+  assistantQueriesPerDay: 50,
+  assistantToolActionsPerDay: 20,
+};
+const planLimitNames = [...requiredPlanLimits, ...Object.keys(optionalPlanLimits)].sort() as Array<keyof PlanLimits>;
 
 /**
  * PASSWORD_HASH_CONCURRENCY: a number, or "auto": twice the CPU cores, but one fewer than libuv's

@@ -49,6 +49,9 @@ export const notices: Record<string, string> = {
   "alert-rule-paused": "Alert rule paused: it matches nothing until you resume it.",
   "alert-rule-resumed": "Alert rule resumed.",
   "alert-rule-deleted": "Alert rule deleted.",
+  "assistant-saved": "Assistant settings saved.",
+  "assistant-stopped": "Emergency stop on: the assistant answers nothing and acts on nothing until it is released.",
+  "assistant-released": "Emergency stop released.",
   "key-revoked": "API key revoked. It stops working at once.",
   "consent-revoked": "Consent revoked. The app will ask again next time.",
   "password-changed": "Password changed. Every other session of yours is signed out; your API keys keep working.",
@@ -59,7 +62,7 @@ export const notices: Record<string, string> = {
   "push-removed": "That browser gets no more push notifications.",
 };
 
-export type Section = "overview" | "servers" | "clients" | "integrations" | "alerts" | "members" | "activity";
+export type Section = "overview" | "servers" | "clients" | "integrations" | "alerts" | "assistant" | "members" | "activity";
 
 export interface PageOptions {
   title: string;
@@ -100,10 +103,14 @@ function orgTabs(org: Organization, section: Section | undefined): Html {
           ["clients", "Game OAuth", `${base}/clients`],
           ["integrations", "Integrations", `${base}/integrations`],
           ["alerts", "Alerts", `${base}/alerts`],
+          ["assistant", "Assistant", `${base}/assistant/settings`],
           ["members", "Members", `${base}/members`],
           ["activity", "Activity", `${base}/activity`],
         ] as Array<[Section, string, string]>)
-      : ([["members", "Members", `${base}/members`]] as Array<[Section, string, string]>)),
+      : ([
+          ["assistant", "Assistant", `${base}/assistant/settings`],
+          ["members", "Members", `${base}/members`],
+        ] as Array<[Section, string, string]>)),
   ];
   return html`<nav class="tabs" aria-label="${org.name}">
 <ul>${tabs.map(([key, label, href]) => html`<li><a href="${href}"${key === section ? html` aria-current="page"` : ""}>${label}</a></li>`)}</ul>

@@ -1,0 +1,169 @@
+/**
+ * OcelotService: the assistant's settings, today's usage and the tool-action gate over Connect.
+ * Owners and admins change the settings; any member reads them and uses the gate (gate.ts and
+ * token-steps.ts decide). Every change is an activity event in the change's transaction.
+ */
+import type { ServiceImpl } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { OcelotService } from "../../gen/outpost/ocelot/v1/ocelot_service_pb.js";
+import { ToolOutcome, ToolRefusal, UsageStatsSchema } from "../../gen/outpost/ocelot/v1/resources_pb.js";
+import { entityManager, requireUser, type UserCaller } from "../context.ts";
+import type { CoreDeps } from "../deps.ts";
+import { fail, fieldFail } from "../errors.ts";
+import { planLimits, requireManager, requireMember } from "../access.ts";
+import { recordActivity } from "../activity/record.ts";
+import type { Db } from "../db/statements.ts";
+import { configToProto, settingsColumns } from "./config-fields.ts";
+import { breakGlassActive, ensureConfigRow, readConfig, setBreakGlass, setEmergencyStop, todaysUsage, writeSettings } from "./ocelot-queries.ts";
+import { authorizeToolAction, judgeToolAction, queryCap, sweepOrganization, type RefusalReason } from "./gate.ts";
+import { applyTokenStep } from "./token-steps.ts";
+import { noteUsage } from "./notes.ts";
+
+type Impl = ServiceImpl<typeof OcelotService>;
+
+/** How long break-glass stays on when the request does not say. */
+export const defaultBreakGlassMinutes = 60;
+
+const refusals: Record<RefusalReason, ToolRefusal> = {
+  permission_denied: ToolRefusal.PERMISSION_DENIED,
+  plan_limit_reached: ToolRefusal.PLAN_LIMIT_REACHED,
+  feature_disabled: ToolRefusal.FEATURE_DISABLED,
+  emergency_stop: ToolRefusal.EMERGENCY_STOP,
+};
+
+/** Turns the emergency stop on or off (the row exists and is locked); records the change. */
+async function switchEmergencyStop(db: Db, caller: UserCaller, organizationId: string, on: boolean): Promise<void> {
+  if (await setEmergencyStop(db.query, organizationId, on, caller.user.id)) {
+    recordActivity(db.em, caller, { action: on ? "ocelot.emergency_stop_on" : "ocelot.emergency_stop_off", targetType: "ocelot_config", targetId: organizationId, organizationId });
+  }
+}
+
+export function createOcelotService(deps: CoreDeps): Impl {
+  const { config, statements, clock } = deps;
+
+  /** Within a transaction: the caller must manage the organization; its row exists, locked, its expired switches and tokens ended. */
+  async function lockForChange(db: Db, caller: UserCaller, slug: string) {
+    const access = await requireManager(db.em, caller, slug);
+    await ensureConfigRow(db.query, access.organization.id);
+    const row = await readConfig(db.query, access.organization.id, true);
+    await sweepOrganization(db, access.organization.id);
+    return { access, row };
+  }
+
+  return {
+    async getOcelotConfig(req, ctx) {
+      const em = entityManager(ctx);
+      const access = await requireMember(em, requireUser(ctx), req.organizationSlug);
+      const row = await readConfig(statements.on(em), access.organization.id);
+      return { config: configToProto(row, access.role, clock.now()) };
+    },
+
+    async updateOcelotConfig(req, ctx) {
+      const caller = requireUser(ctx);
+      return entityManager(ctx).transactional(async (tx) => {
+        const db = statements.db(tx);
+        const { access, row } = await lockForChange(db, caller, req.organizationSlug);
+        const organizationId = access.organization.id;
+        if (row.version !== req.version) throw fail("stale_version", `the assistant's settings changed since you read them (version ${req.version}, now ${row.version}); read them again`);
+        const columns = settingsColumns(req.settings!);
+        const planCap = planLimits(config, access.organization.plan).assistantQueriesPerDay;
+        if (columns.daily_query_cap > planCap) {
+          throw fieldFail([{ field: "settings.daily_query_cap", message: `the ${access.organization.plan} plan allows at most ${planCap} questions per day` }]);
+        }
+        if (!(await writeSettings(db.query, organizationId, (await readConfig(db.query, organizationId)).version, columns))) {
+          throw fail("stale_version", "the assistant's settings changed meanwhile; read them again");
+        }
+        recordActivity(tx, caller, {
+          action: "ocelot.config_updated",
+          targetType: "ocelot_config",
+          targetId: organizationId,
+          organizationId,
+          details: { enabled: String(columns.enabled), daily_query_cap: String(columns.daily_query_cap), response_style: columns.response_style },
+        });
+        if (req.emergencyStop !== undefined) await switchEmergencyStop(db, caller, organizationId, req.emergencyStop);
+        if (req.breakGlass !== undefined && req.breakGlass !== breakGlassActive(row, clock.now())) {
+          const minutes = req.breakGlassMinutes || defaultBreakGlassMinutes;
+          if (await setBreakGlass(db.query, organizationId, req.breakGlass, minutes, caller.user.id)) {
+            recordActivity(tx, caller, {
+              action: req.breakGlass ? "ocelot.break_glass_on" : "ocelot.break_glass_off",
+              targetType: "ocelot_config",
+              targetId: organizationId,
+              organizationId,
+              details: req.breakGlass ? { minutes: String(minutes) } : {},
+            });
+          }
+        }
+        await tx.flush();
+        return { config: configToProto(await readConfig(db.query, organizationId), access.role, clock.now()) };
+      });
+    },
+
+    async setOcelotEmergencyStop(req, ctx) {
+      const caller = requireUser(ctx);
+      return entityManager(ctx).transactional(async (tx) => {
+        const db = statements.db(tx);
+        const { access } = await lockForChange(db, caller, req.organizationSlug);
+        await switchEmergencyStop(db, caller, access.organization.id, req.on);
+        await tx.flush();
+        return { config: configToProto(await readConfig(db.query, access.organization.id), access.role, clock.now()) };
+      });
+    },
+
+    async getOcelotUsageStats(req, ctx) {
+      const db = statements.db(entityManager(ctx));
+      const access = await requireMember(db.em, requireUser(ctx), req.organizationSlug);
+      const organizationId = access.organization.id;
+      const limits = planLimits(config, access.organization.plan);
+      const [usage, row, notes] = [await todaysUsage(db.query, organizationId), await readConfig(db.query, organizationId), await noteUsage(db, organizationId, limits)];
+      return {
+        usage: create(UsageStatsSchema, {
+          day: usage.day,
+          queries: usage.queries,
+          queryLimit: queryCap(config, access, row),
+          toolActions: usage.tool_actions,
+          toolActionLimit: limits.assistantToolActionsPerDay,
+          notes: notes.notes,
+          noteLimit: notes.limit,
+        }),
+      };
+    },
+
+    async preflightToolAction(req, ctx) {
+      const judged = await judgeToolAction(statements.db(entityManager(ctx)), config, requireUser(ctx), req);
+      const reason = judged.refusal?.reason as RefusalReason | undefined;
+      return {
+        allowed: !judged.refusal,
+        refusal: reason ? refusals[reason] : ToolRefusal.UNSPECIFIED,
+        message: judged.refusal?.message ?? "",
+        quotaWeight: judged.spec.weight,
+        requiresConfirmation: judged.requiresConfirmation,
+      };
+    },
+
+    async authorizeToolAction(req, ctx) {
+      const caller = requireUser(ctx);
+      return entityManager(ctx).transactional(async (tx) => {
+        const granted = await authorizeToolAction(statements.db(tx), config, caller, req);
+        await tx.flush();
+        return { ...granted, expiresAt: timestampFromDate(granted.expiresAt) };
+      });
+    },
+
+    async confirmToolAction(req, ctx) {
+      await applyTokenStep(entityManager(ctx), statements, requireUser(ctx), req, { kind: "confirm", allow: req.allow });
+      return {};
+    },
+
+    async completeToolAction(req, ctx) {
+      const step = { kind: "complete" as const, tool: req.tool, succeeded: req.outcome === ToolOutcome.SUCCEEDED, resultSummary: req.resultSummary };
+      await applyTokenStep(entityManager(ctx), statements, requireUser(ctx), req, step);
+      return {};
+    },
+
+    async releaseToolAction(req, ctx) {
+      await applyTokenStep(entityManager(ctx), statements, requireUser(ctx), req, { kind: "release", tool: req.tool });
+      return {};
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+/** The ocelot router through /api/http: settings, the version conflict, the gate's steps and its refusals as JSON errors. */
+describe("http api: ocelot", () => {
+  let t: TestOutpost;
+  let key: string;
+
+  const api = async (method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; body: Json }> => {
+    const headers: Record<string, string> = { "x-api-key": key };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const res = await fetch(`${t.baseUrl}/api/http/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+  const settings = { enabled: true, tools: { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true }, responseStyle: "detailed", customInstructions: "Answer in English." };
+
+  before(async () => {
+    t = await startTestOutpost({ PLANS: '{"free":{"servers":3,"gameOAuthClients":2,"assistantToolActionsPerDay":2}}' });
+    const signUp = await fetch(`${t.baseUrl}/sign-up`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: "http://localhost:3000" },
+      body: JSON.stringify({ email: "owner@example.com", password: "a long password", name: "owner" }),
+    });
+    const cookie = signUp.headers.get("set-cookie")!.split(";")[0];
+    const created = await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie, origin: "http://localhost:3000" },
+      body: JSON.stringify({ name: "script", expiresInDays: 30 }),
+    });
+    key = ((await created.json()) as Json).key;
+    assert.equal((await api("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" })).status, 200);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  it("reads and replaces the settings; a stale version is 409 stale_version, bad input 400", async () => {
+    const read = await api("GET", "ocelot/getOcelotConfig?organizationSlug=acme");
+    assert.equal(read.status, 200, JSON.stringify(read.body));
+    assert.equal(read.body.config.version, 0);
+    assert.equal(read.body.config.settings.responseStyle, "concise");
+    const updated = await api("POST", "ocelot/updateOcelotConfig", { organizationSlug: "acme", version: 0, settings });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    assert.equal(updated.body.config.settings.responseStyle, "detailed");
+    assert.equal(updated.body.config.settings.tools.knowledgeWrite, false);
+    const stale = await api("POST", "ocelot/updateOcelotConfig", { organizationSlug: "acme", version: 0, settings });
+    assert.equal(stale.status, 409);
+    assert.equal(stale.body.reason, "stale_version");
+    const bad = await api("POST", "ocelot/updateOcelotConfig", { organizationSlug: "acme", version: 1, settings: { ...settings, responseStyle: "shouty" } });
+    assert.equal(bad.status, 400);
+    const missing = await api("GET", "ocelot/getOcelotConfig?organizationSlug=nope");
+    assert.equal(missing.status, 404);
+  });
+
+  it("runs the gate: preflight, authorize, complete; the plan's limit and the emergency stop are 409 with their reasons", async () => {
+    const pre = await api("GET", "ocelot/preflightToolAction?organizationSlug=acme&tool=knowledge.search");
+    assert.deepEqual(pre.body, { allowed: true, refusal: "unspecified", message: "", quotaWeight: 1, requiresConfirmation: false });
+    const first = await api("POST", "ocelot/authorizeToolAction", { organizationSlug: "acme", tool: "knowledge.search", conversationId: "c1", argumentsSummary: "whitelist" });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.match(first.body.executionToken, /^oet_/);
+    const done = await api("POST", "ocelot/completeToolAction", { organizationSlug: "acme", tool: "knowledge.search", executionToken: first.body.executionToken, outcome: "succeeded", resultSummary: "2 notes" });
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    assert.equal((await api("POST", "ocelot/authorizeToolAction", { organizationSlug: "acme", tool: "knowledge.search" })).status, 200);
+    const limited = await api("POST", "ocelot/authorizeToolAction", { organizationSlug: "acme", tool: "knowledge.search" });
+    assert.equal(limited.status, 409);
+    assert.equal(limited.body.reason, "plan_limit_reached");
+    assert.match(limited.body.message, /daily limit of 2 assistant tool actions/);
+    const usage = await api("GET", "ocelot/getOcelotUsageStats?organizationSlug=acme");
+    assert.equal(usage.body.usage.toolActions, 2);
+    assert.equal(usage.body.usage.toolActionLimit, 2);
+    assert.equal((await api("POST", "ocelot/setOcelotEmergencyStop", { organizationSlug: "acme", on: true })).status, 200);
+    const stopped = await api("GET", "ocelot/preflightToolAction?organizationSlug=acme&tool=knowledge.search");
+    assert.equal(stopped.body.refusal, "emergency_stop");
+    const refused = await api("POST", "ocelot/authorizeToolAction", { organizationSlug: "acme", tool: "knowledge.search" });
+    assert.equal(refused.status, 409);
+    assert.equal(refused.body.reason, "emergency_stop");
+    const unknownToken = await api("POST", "ocelot/releaseToolAction", { organizationSlug: "acme", tool: "knowledge.search", executionToken: "oet_" + "a".repeat(40) });
+    assert.equal(unknownToken.status, 404);
+    const badToken = await api("POST", "ocelot/releaseToolAction", { organizationSlug: "acme", tool: "knowledge.search", executionToken: "nope" });
+    assert.equal(badToken.status, 400);
+  });
+});

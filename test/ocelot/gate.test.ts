@@ -1,0 +1,154 @@
+import assert from "node:assert/strict";
+import { Code } from "@connectrpc/connect";
+import { ResponseStyle, ToolOutcome, ToolRefusal } from "../../gen/outpost/ocelot/v1/resources_pb.js";
+import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { rejectsWith } from "../support/errors.ts";
+import type { Account } from "../support/fixtures.ts";
+import { startOcelotFixture, type OcelotFixture } from "./fixture.ts";
+
+const acme = { organizationSlug: "acme" };
+const allTools = { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true, knowledgeWrite: true, serverLifecycle: false, files: false };
+
+/** The tool-action gate: refusals and their reasons, tokens used once by their own caller, quota reserved and given back, confirmation, expiry, the emergency stop. */
+describe("ocelot: tool-action gate", () => {
+  let f: OcelotFixture;
+  let granted: Account;
+  const read = () => ({ ...acme, tool: "console.read", serverId: f.server });
+  const command = (text = "say hi") => ({ ...acme, tool: "console.command", serverId: f.server, conversationId: "conv-1", argumentsSummary: text });
+  const configure = async (extra: object = {}, switches: object = {}) => {
+    const version = (await f.api(f.cast.owner).getOcelotConfig(acme)).config!.version;
+    await f.api(f.cast.owner).updateOcelotConfig({ ...acme, version, settings: { enabled: true, tools: allTools, responseStyle: ResponseStyle.CONCISE, ...extra }, ...switches });
+  };
+  const used = async () => (await f.api(f.cast.owner).getOcelotUsageStats(acme)).usage!.toolActions;
+
+  before(async () => {
+    f = await startOcelotFixture();
+    granted = await f.t.signUp("granted@example.com");
+    const orgs = f.t.client(OrganizationsService, { session: f.cast.owner.token });
+    await orgs.addMember({ ...acme, email: granted.email, role: Role.MEMBER });
+    await orgs.createAccessGrant({ ...acme, userId: granted.userId, serverId: f.server });
+  });
+  beforeEach(async () => {
+    await f.sql(`delete from ocelot_tool_actions`);
+    await f.sql(`delete from ocelot_daily_usage`);
+    await configure();
+  });
+  after(async () => {
+    await f?.t.close();
+  });
+
+  it("says why a tool is refused, in preflight (changing nothing) and in authorize: family off, disabled, permission, emergency stop, plan limit", async () => {
+    const refusal = async (who: Account, req: object, expected: ToolRefusal, reason: string) => {
+      const pre = await f.api(who).preflightToolAction(req as never);
+      assert.equal(pre.allowed, false);
+      assert.equal(pre.refusal, expected, pre.message);
+      await rejectsWith(f.api(who).authorizeToolAction(req as never), reason === "permission_denied" ? Code.PermissionDenied : Code.FailedPrecondition, reason);
+    };
+    await refusal(f.cast.member, read(), ToolRefusal.PERMISSION_DENIED, "permission_denied");
+    await refusal(granted, { ...acme, tool: "knowledge.write" }, ToolRefusal.PERMISSION_DENIED, "permission_denied");
+    const ok = await f.api(granted).preflightToolAction(read());
+    assert.deepEqual([ok.allowed, ok.quotaWeight, ok.requiresConfirmation], [true, 1, false]);
+    await configure({ tools: { ...allTools, consoleRead: false } });
+    await refusal(granted, read(), ToolRefusal.FEATURE_DISABLED, "feature_disabled");
+    await configure({ enabled: false });
+    await refusal(granted, read(), ToolRefusal.FEATURE_DISABLED, "feature_disabled");
+    await configure();
+    await f.api(f.cast.admin).setOcelotEmergencyStop({ ...acme, on: true });
+    await refusal(f.cast.owner, read(), ToolRefusal.EMERGENCY_STOP, "emergency_stop");
+    await f.api(f.cast.admin).setOcelotEmergencyStop({ ...acme, on: false });
+    await f.sql(`insert into ocelot_daily_usage (organization_id, day, tool_actions) select id, (now() at time zone 'utc')::date, 6 from organizations where slug = 'acme'`);
+    await refusal(f.cast.owner, read(), ToolRefusal.PLAN_LIMIT_REACHED, "plan_limit_reached");
+    assert.equal(await used(), 6, "refusals reserve nothing");
+    await rejectsWith(f.api(f.cast.owner).preflightToolAction({ ...acme, tool: "console.delete" }), Code.InvalidArgument);
+    await rejectsWith(f.api(f.cast.owner).preflightToolAction({ ...acme, tool: "console.read" }), Code.InvalidArgument);
+    await rejectsWith(f.api(f.cast.outsider).preflightToolAction(read()), Code.NotFound);
+  });
+
+  it("reserves exactly the plan's quota under parallel authorizations, and a release gives it back", async () => {
+    const results = await Promise.allSettled(Array.from({ length: 12 }, () => f.api(granted).authorizeToolAction(read())));
+    const won = results.filter((r) => r.status === "fulfilled");
+    assert.equal(won.length, 6);
+    for (const r of results) if (r.status === "rejected") assert.match(String(r.reason), /daily limit of 6 assistant tool actions/);
+    assert.equal(await used(), 6);
+    const token = (won[0] as PromiseFulfilledResult<{ executionToken: string }>).value.executionToken;
+    await f.api(granted).releaseToolAction({ ...acme, tool: "console.read", executionToken: token });
+    assert.equal(await used(), 5);
+    await rejectsWith(f.api(granted).releaseToolAction({ ...acme, tool: "console.read", executionToken: token }), Code.FailedPrecondition);
+    await f.api(granted).authorizeToolAction(read());
+    assert.equal(await used(), 6);
+  });
+
+  it("uses a token once: of two concurrent completions one succeeds; another caller, tool or organization is refused", async () => {
+    const { executionToken, expiresAt, quotaWeight } = await f.api(granted).authorizeToolAction(read());
+    assert.match(executionToken, /^oet_[0-9A-Za-z]{40}$/);
+    assert.equal(quotaWeight, 1);
+    const lifetime = Number(expiresAt!.seconds) - Date.now() / 1000;
+    assert.ok(lifetime > 240 && lifetime <= 301, `about 5 minutes (${lifetime})`);
+    const [stored] = await f.sql<{ token_hash: string }>(`select token_hash from ocelot_tool_actions`);
+    assert.notEqual(stored.token_hash, executionToken, "stored hashed");
+    const complete = (who: Account, extra: object = {}) =>
+      f.api(who).completeToolAction({ ...acme, tool: "console.read", executionToken, outcome: ToolOutcome.SUCCEEDED, resultSummary: "20 lines", ...extra });
+    await rejectsWith(complete(f.cast.owner), Code.PermissionDenied);
+    await rejectsWith(complete(granted, { tool: "players.list" }), Code.PermissionDenied);
+    await rejectsWith(f.api(f.cast.outsider).completeToolAction({ organizationSlug: "elsewhere", tool: "console.read", executionToken, outcome: ToolOutcome.SUCCEEDED }), Code.NotFound);
+    const both = await Promise.allSettled([complete(granted), complete(granted)]);
+    assert.deepEqual(both.map((r) => r.status).sort(), ["fulfilled", "rejected"]);
+    assert.match(String((both.find((r) => r.status === "rejected") as PromiseRejectedResult).reason), /already used/);
+    assert.equal(await used(), 1, "a completed action keeps its quota");
+  });
+
+  it("refuses an expired token and gives its quota back; so does the next authorization for tokens nobody presents again", async () => {
+    const a = await f.api(granted).authorizeToolAction(read());
+    const b = await f.api(granted).authorizeToolAction(read());
+    await f.sql(`update ocelot_tool_actions set expires_at = now() - interval '1 second'`);
+    await rejectsWith(f.api(granted).completeToolAction({ ...acme, tool: "console.read", executionToken: a.executionToken, outcome: ToolOutcome.SUCCEEDED }), Code.FailedPrecondition);
+    assert.equal(await used(), 1);
+    await f.api(f.cast.owner).authorizeToolAction({ ...acme, tool: "knowledge.search" });
+    assert.equal(await used(), 1, "b's weight given back, the new one's reserved");
+    const [row] = await f.sql<{ status: string }>(`select status from ocelot_tool_actions where id = ?`, [b.actionId]);
+    assert.equal(row.status, "expired");
+    assert.equal((await f.actions("ocelot_tool.expired")).length, 2);
+  });
+
+  it("a console command waits for a person: complete before confirm is refused; the caller or a manager confirms; denying releases; break-glass skips it", async () => {
+    const first = await f.api(granted).authorizeToolAction(command());
+    assert.equal(first.requiresConfirmation, true);
+    assert.equal(first.quotaWeight, 2);
+    const done = (token: string) => f.api(granted).completeToolAction({ ...acme, tool: "console.command", executionToken: token, outcome: ToolOutcome.FAILED, resultSummary: "unknown command" });
+    await rejectsWith(done(first.executionToken), Code.FailedPrecondition);
+    await f.api(f.cast.admin).confirmToolAction({ ...acme, executionToken: first.executionToken, allow: true });
+    await done(first.executionToken);
+    const second = await f.api(granted).authorizeToolAction(command("stop"));
+    await rejectsWith(f.api(f.cast.member).confirmToolAction({ ...acme, executionToken: second.executionToken, allow: true }), Code.PermissionDenied);
+    assert.equal(await used(), 4);
+    await f.api(granted).confirmToolAction({ ...acme, executionToken: second.executionToken, allow: false });
+    assert.equal(await used(), 2, "denied: its weight is back");
+    await rejectsWith(done(second.executionToken), Code.FailedPrecondition);
+    const read1 = await f.api(granted).authorizeToolAction(read());
+    await rejectsWith(f.api(granted).confirmToolAction({ ...acme, executionToken: read1.executionToken, allow: true }), Code.FailedPrecondition);
+    await configure({}, { breakGlass: true, breakGlassMinutes: 5 });
+    const third = await f.api(granted).authorizeToolAction(command());
+    assert.equal(third.requiresConfirmation, false);
+    await f.api(granted).completeToolAction({ ...acme, tool: "console.command", executionToken: third.executionToken, outcome: ToolOutcome.SUCCEEDED });
+    const events = await f.actions("ocelot_tool");
+    const byAction = (action: string) => events.filter((e) => e.action === action);
+    assert.equal(byAction("ocelot_tool.failed")[0].details.result, "unknown command");
+    assert.equal(byAction("ocelot_tool.denied")[0].details.arguments, "stop");
+    assert.equal(byAction("ocelot_tool.confirmed").length, 1);
+    assert.ok(byAction("ocelot_tool.authorized").every((e) => e.details.tool && e.details.weight));
+    assert.equal(byAction("ocelot_tool.completed")[0].details.conversation_id, "conv-1");
+  });
+
+  it("the emergency stop ends authorized tokens: completing or confirming one is refused emergency_stop and its quota given back", async () => {
+    const a = await f.api(granted).authorizeToolAction(read());
+    const b = await f.api(granted).authorizeToolAction(command());
+    await f.api(f.cast.owner).setOcelotEmergencyStop({ ...acme, on: true });
+    await rejectsWith(f.api(granted).completeToolAction({ ...acme, tool: "console.read", executionToken: a.executionToken, outcome: ToolOutcome.SUCCEEDED }), Code.FailedPrecondition, "emergency_stop");
+    await rejectsWith(f.api(f.cast.owner).confirmToolAction({ ...acme, executionToken: b.executionToken, allow: true }), Code.FailedPrecondition, "emergency_stop");
+    assert.equal(await used(), 0);
+    await f.api(f.cast.owner).setOcelotEmergencyStop({ ...acme, on: false });
+    await rejectsWith(f.api(granted).completeToolAction({ ...acme, tool: "console.read", executionToken: a.executionToken, outcome: ToolOutcome.SUCCEEDED }), Code.FailedPrecondition, "failed_precondition");
+    assert.equal((await f.actions("ocelot_tool.stopped")).length, 2);
+  });
+});
