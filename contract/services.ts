@@ -18,6 +18,7 @@ import { IntegrationsService } from "../gen/outpost/integrations/v1/integrations
 import { AlertsService } from "../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { NotificationsService } from "../gen/outpost/notifications/v1/notifications_service_pb.js";
 import { PwaService } from "../gen/outpost/pwa/v1/pwa_service_pb.js";
+import { KnowledgeService } from "../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 
 export { Audience };
 
@@ -37,6 +38,7 @@ export const services: readonly DescService[] = [
   AlertsService,
   NotificationsService,
   PwaService,
+  KnowledgeService,
 ];
 
 const audiences = new WeakMap<DescService, Audience>();

@@ -22,6 +22,8 @@ import type { PushDeps } from "./pwa/push.ts";
 export interface PlanLimits {
   servers: number;
   gameOAuthClients: number;
+  /** Knowledge notes (core/knowledge). */
+  notes: number;
 }
 
 /** What core needs of the configuration (the composition root validates it). */

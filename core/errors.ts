@@ -31,6 +31,8 @@ export const domainErrors = {
   plan_limit_reached: Code.FailedPrecondition,
   /** The organization would be left without an owner. */
   last_owner: Code.FailedPrecondition,
+  /** An update names a version of the resource that is no longer its current one (optimistic concurrency). */
+  version_conflict: Code.Aborted,
   /** The action does not fit the resource's current state. */
   failed_precondition: Code.FailedPrecondition,
   /** The server's agent is not connected, or went away before it answered. */

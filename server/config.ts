@@ -82,7 +82,7 @@ export const defaults = {
   DATABASE_POOL_SIZE: "10",
   DATA_DIR: "./data",
   LOG_LEVEL: "info",
-  PLANS: '{"free":{"servers":3,"gameOAuthClients":2},"pro":{"servers":25,"gameOAuthClients":20}}',
+  PLANS: '{"free":{"servers":3,"gameOAuthClients":2,"notes":50},"pro":{"servers":25,"gameOAuthClients":20,"notes":1000}}',
   DEFAULT_PLAN: "free",
   SESSION_TTL_DAYS: "30",
   SESSION_IDLE_HOURS: "72",
@@ -177,9 +177,12 @@ function baseUrl(env: Env, name: keyof typeof defaults): URL {
   return url;
 }
 
+/** The note limit of a plan whose PLANS entry does not name one (entries written before notes existed). */
+export const defaultNoteLimit = 1000;
+
 function plans(env: Env): Record<string, PlanLimits> {
   const raw = read(env, "PLANS");
-  const shape = 'PLANS must be JSON like {"free":{"servers":3,"gameOAuthClients":2}}';
+  const shape = 'PLANS must be JSON like {"free":{"servers":3,"gameOAuthClients":2,"notes":50}} (notes optional)';
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -196,10 +199,10 @@ function plans(env: Env): Record<string, PlanLimits> {
       /^[a-z0-9_-]{1,40}$/.test(name) &&
       limits &&
       typeof limits === "object" &&
-      Object.keys(limits).sort().join() === "gameOAuthClients,servers" &&
-      [limits.servers, limits.gameOAuthClients].every((n: unknown) => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 100000);
+      ["gameOAuthClients,servers", "gameOAuthClients,notes,servers"].includes(Object.keys(limits).sort().join()) &&
+      [limits.servers, limits.gameOAuthClients, limits.notes ?? defaultNoteLimit].every((n: unknown) => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 100000);
     if (!ok) throw new ConfigError(`${shape}; plan "${name}" is not (limits are whole numbers from 0 to 100000)`);
-    result[name] = Object.freeze({ servers: limits.servers, gameOAuthClients: limits.gameOAuthClients });
+    result[name] = Object.freeze({ servers: limits.servers, gameOAuthClients: limits.gameOAuthClients, notes: limits.notes ?? defaultNoteLimit });
   }
   return result;
 }

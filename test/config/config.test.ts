@@ -21,7 +21,7 @@ describe("configuration", () => {
     assert.equal(config.gameIssuerUrl.origin, "http://localhost:3001");
     assert.equal(config.databaseUrl, undefined);
     assert.match(config.dataDir, /\/data$/);
-    assert.deepEqual(config.plans.free, { servers: 3, gameOAuthClients: 2 });
+    assert.deepEqual(config.plans.free, { servers: 3, gameOAuthClients: 2, notes: 50 });
     assert.equal(config.defaultPlan, "free");
     assert.equal(config.sessionTtlSeconds, 30 * 86_400);
     assert.equal(config.sessionIdleSeconds, 72 * 3600);
@@ -64,6 +64,8 @@ describe("configuration", () => {
     [{ PLANS: "{" }, /^PLANS must be JSON/],
     [{ PLANS: '{"free":{"servers":-1,"gameOAuthClients":2}}' }, /plan "free" is not/],
     [{ PLANS: '{"free":{"servers":1}}' }, /plan "free" is not/],
+    [{ PLANS: '{"free":{"servers":1,"gameOAuthClients":1,"notes":-1}}' }, /plan "free" is not/],
+    [{ PLANS: '{"free":{"servers":1,"gameOAuthClients":1,"notes":"many"}}' }, /plan "free" is not/],
     [{ DEFAULT_PLAN: "gold" }, /^DEFAULT_PLAN must name a plan in PLANS/],
     [{ DEFAULT_PLAN: "constructor" }, /^DEFAULT_PLAN must name a plan in PLANS/],
     [{ DEFAULT_PLAN: "__proto__" }, /^DEFAULT_PLAN must name a plan in PLANS/],
@@ -137,6 +139,8 @@ describe("configuration", () => {
       DATABASE_URL: "postgresql://u@db:5432/outpost",
     });
     assert.deepEqual(Object.keys(config.plans), ["hobby"]);
+    assert.equal(config.plans.hobby.notes, 1000, "a plan written before notes existed keeps working, with the default note limit");
+    assert.equal(loadConfig({ PLANS: '{"hobby":{"servers":1,"gameOAuthClients":1,"notes":7}}', DEFAULT_PLAN: "hobby" }).plans.hobby.notes, 7);
     assert.equal(config.databaseUrl, "postgresql://u@db:5432/outpost");
   });
 

@@ -48,7 +48,7 @@ export class TestClock implements Clock {
 }
 
 export const testConfig: CoreConfig = {
-  plans: { free: { servers: 3, gameOAuthClients: 2 }, pro: { servers: 25, gameOAuthClients: 20 } },
+  plans: { free: { servers: 3, gameOAuthClients: 2, notes: 5 }, pro: { servers: 25, gameOAuthClients: 20, notes: 1000 } },
   defaultPlan: "free",
   sessionTtlSeconds: 86_400,
   sessionIdleSeconds: 3 * 3600,
