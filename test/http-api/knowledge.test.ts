@@ -76,6 +76,19 @@ describe("http api: knowledge", () => {
     assert.equal((await api("GET", `knowledge/getNote?organizationSlug=acme&noteId=${note.id}`)).status, 404);
   });
 
+  it("takes a note of 100,000 characters (larger than other bodies), and refuses one more", async () => {
+    const content = "🙂".repeat(100_000);
+    const made = await api("POST", "knowledge/createNote", { organizationSlug: "acme", spec: { title: "Long", content, tags: [] } });
+    assert.equal(made.status, 200, JSON.stringify(made.body).slice(0, 300));
+    const got = await api("GET", `knowledge/getNote?organizationSlug=acme&noteId=${made.body.note.id}`);
+    assert.equal(got.body.note.spec.content, content);
+    const over = await api("POST", "knowledge/createNote", { organizationSlug: "acme", spec: { title: "Long", content: `${content}x`, tags: [] } });
+    assert.equal(over.status, 400);
+    const elsewhere = await api("POST", "organizations/createOrganization", { name: "x".repeat(70 * 1024), slug: "big" });
+    assert.equal(elsewhere.status, 413, "other routes keep the 64 KiB limit");
+    await api("POST", "knowledge/deleteNote", { organizationSlug: "acme", noteId: made.body.note.id });
+  });
+
   it("describes the procedures in the OpenAPI document", async () => {
     const doc = (await (await fetch(`${t.baseUrl}/api/http/openapi.json`)).json()) as Json;
     assert.ok(doc.paths["/api/http/knowledge/listNotes"].get);
