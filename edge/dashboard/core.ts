@@ -18,6 +18,7 @@ import { IntegrationsService } from "../../gen/outpost/integrations/v1/integrati
 import { AlertsService } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { NotificationsService } from "../../gen/outpost/notifications/v1/notifications_service_pb.js";
 import { PwaService } from "../../gen/outpost/pwa/v1/pwa_service_pb.js";
+import { KnowledgeService } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 
 export interface Core {
   auth: Client<typeof AuthService>;
@@ -29,6 +30,7 @@ export interface Core {
   alerts: Client<typeof AlertsService>;
   notifications: Client<typeof NotificationsService>;
   pwa: Client<typeof PwaService>;
+  knowledge: Client<typeof KnowledgeService>;
 }
 
 /** Core as the caller of this request (the dashboard checks first that it has a session cookie). */
@@ -43,6 +45,7 @@ export function coreFor(calls: CoreCalls, ctx: Context): Core {
     alerts: calls.client(ctx, AlertsService),
     notifications: calls.client(ctx, NotificationsService),
     pwa: calls.client(ctx, PwaService),
+    knowledge: calls.client(ctx, KnowledgeService),
   };
 }
 

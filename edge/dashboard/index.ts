@@ -19,6 +19,7 @@ import { serverRoutes } from "./servers.ts";
 import { gameOAuthRoutes } from "./game-oauth.ts";
 import { integrationRoutes } from "./integrations.ts";
 import { alertRoutes } from "./alerts.ts";
+import { knowledgeRoutes } from "./knowledge.ts";
 import { accountRoutes } from "./account.ts";
 import { activityRoutes } from "./activity.ts";
 import { adminRoutes } from "./admin.ts";
@@ -92,6 +93,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
   gameOAuthRoutes(router, deps);
   integrationRoutes(router, deps);
   alertRoutes(router, deps);
+  knowledgeRoutes(router, deps);
   accountRoutes(router, deps);
   activityRoutes(router, deps);
   adminRoutes(router, deps);

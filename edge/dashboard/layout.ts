@@ -46,6 +46,9 @@ export const notices: Record<string, string> = {
   "integration-deleted": "Integration deleted.",
   "alert-rule-created": "Alert rule added.",
   "alert-rule-deleted": "Alert rule deleted.",
+  "note-created": "Note created.",
+  "note-saved": "Note saved.",
+  "note-deleted": "Note deleted.",
   "key-revoked": "API key revoked. It stops working at once.",
   "consent-revoked": "Consent revoked. The app will ask again next time.",
   "password-changed": "Password changed. Every other session of yours is signed out; your API keys keep working.",
@@ -56,7 +59,7 @@ export const notices: Record<string, string> = {
   "push-removed": "That browser gets no more push notifications.",
 };
 
-export type Section = "overview" | "servers" | "clients" | "integrations" | "alerts" | "members" | "activity";
+export type Section = "overview" | "servers" | "knowledge" | "clients" | "integrations" | "alerts" | "members" | "activity";
 
 export interface PageOptions {
   title: string;
@@ -92,6 +95,7 @@ function orgTabs(org: Organization, section: Section | undefined): Html {
   const tabs: Array<[Section, string, string]> = [
     ["overview", "Overview", base],
     ["servers", "Servers", `${base}/servers`],
+    ["knowledge", "Knowledge", `${base}/knowledge`],
     ...(canManage(org.role)
       ? ([
           ["clients", "Game OAuth", `${base}/clients`],
