@@ -17,7 +17,9 @@ export function safeHref(href: string): boolean {
   }
 }
 
-const inlinePattern = /`([^`\n]+)`|\[([^\]\n]+)\]\(([^()\s]+)\)|\*\*([^*\n]+?)\*\*|\*([^*\n]+)\*|(?<![\p{L}\p{N}])_([^_\n]+)_(?![\p{L}\p{N}])/gu;
+// Each part stops at the next delimiter of its own kind (a label at the next bracket), so a note
+// of 100,000 unclosed delimiters is still read in linear time.
+const inlinePattern = /`([^`\n]+)`|\[([^[\]\n]+)\]\(([^()\s]+)\)|\*\*([^*\n]+?)\*\*|\*([^*\n]+)\*|(?<![\p{L}\p{N}])_([^_\n]+)_(?![\p{L}\p{N}])/gu;
 
 /** Inline markup of one block's text. */
 export function inline(text: string): HtmlValue[] {
@@ -36,7 +38,7 @@ export function inline(text: string): HtmlValue[] {
   return out;
 }
 
-const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/;
+const heading = /^(#{1,6})(?:[ \t]+(.*))?$/;
 const fence = /^(`{3,}|~{3,})/;
 const bullet = /^\s{0,3}[-*+]\s+(.*)$/;
 const numbered = /^\s{0,3}\d{1,9}[.)]\s+(.*)$/;
@@ -58,12 +60,25 @@ const headingTag = (level: number, content: HtmlValue[]): Html => {
   }
 };
 
+/** A heading's text without the optional closing #s (a loop, not a backtracking pattern). */
+function headingText(text: string): string {
+  const trimmed = text.trimEnd();
+  let end = trimmed.length;
+  while (end > 0 && trimmed[end - 1] === "#") end--;
+  return end === trimmed.length || end === 0 || /\s/.test(trimmed[end - 1]) ? trimmed.slice(0, end).trimEnd() : trimmed;
+}
+
+/** Quotes nest this deep; a deeper `>` is text (so a line of `>`s cannot exhaust the stack). */
+const maxQuoteDepth = 4;
+
 /** The note's Markdown as HTML blocks. */
-export function renderMarkdown(source: string): Html {
+export function renderMarkdown(source: string, depth = 0): Html {
   const lines = source.replace(/\r\n?/g, "\n").split("\n");
   const blocks: Html[] = [];
   let i = 0;
-  const startsBlock = (line: string) => heading.test(line) || fence.test(line) || bullet.test(line) || numbered.test(line) || quote.test(line) || rule.test(line);
+  const quotes = depth < maxQuoteDepth;
+  const startsBlock = (line: string) =>
+    heading.test(line) || fence.test(line) || bullet.test(line) || numbered.test(line) || (quotes && quote.test(line)) || rule.test(line);
   while (i < lines.length) {
     const line = lines[i];
     if (!line.trim()) {
@@ -81,7 +96,7 @@ export function renderMarkdown(source: string): Html {
     }
     const h = heading.exec(line);
     if (h) {
-      blocks.push(headingTag(h[1].length, inline(h[2])));
+      blocks.push(headingTag(h[1].length, inline(headingText(h[2] ?? ""))));
       i++;
       continue;
     }
@@ -96,10 +111,10 @@ export function renderMarkdown(source: string): Html {
       while (i < lines.length && pattern.test(lines[i])) items.push(html`<li>${inline(pattern.exec(lines[i++])![1])}</li>`);
       blocks.push(ordered ? html`<ol>${items}</ol>` : html`<ul>${items}</ul>`);
     }
-    if (i < lines.length && quote.test(lines[i])) {
+    if (quotes && i < lines.length && quote.test(lines[i])) {
       const quoted: string[] = [];
       while (i < lines.length && quote.test(lines[i])) quoted.push(quote.exec(lines[i++])![1]);
-      blocks.push(html`<blockquote>${renderMarkdown(quoted.join("\n"))}</blockquote>`);
+      blocks.push(html`<blockquote>${renderMarkdown(quoted.join("\n"), depth + 1)}</blockquote>`);
       continue;
     }
     if (i < lines.length && lines[i].trim() && !startsBlock(lines[i])) {
