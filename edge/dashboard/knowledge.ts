@@ -6,9 +6,8 @@
 import type { Router } from "@koa/router";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
-import type { NoteSpec } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { NoteSpecSchema } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
+import type { NoteSpec, NoteSpecSchema } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 import { action, confirmed, done, page, type ActionHandler, type DashboardDeps } from "./context.ts";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { jsonName } from "../errors.ts";
