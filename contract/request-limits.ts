@@ -4,6 +4,7 @@
  * refuses a larger declared body before anything reads it).
  */
 import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
+import { KnowledgeService } from "../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 
 /**
  * Any message but the agent's. The largest the contract allows is a Game OAuth or Account OAuth
@@ -22,12 +23,19 @@ export const maxPlayersPerMessage = 5000;
  */
 export const agentMessageMaxBytes = 1024 * 1024;
 
+/**
+ * One message of the knowledge service: a note's content is up to 100,000 characters, 4 UTF-8
+ * bytes each at worst (400 KB in binary or JSON), beside a title of 200 and 20 tags.
+ */
+export const noteMessageMaxBytes = 512 * 1024;
+
 /** Every Connect and gRPC message on a stream, and a gRPC unary one, has a 5-byte envelope. */
 export const envelopeBytes = 5;
 
 /** The largest message a service of the contract takes, by its full name. */
 export function rpcMessageMaxBytes(serviceTypeName: string): number {
-  return serviceTypeName === AgentService.typeName ? agentMessageMaxBytes : messageMaxBytes;
+  if (serviceTypeName === AgentService.typeName) return agentMessageMaxBytes;
+  return serviceTypeName === KnowledgeService.typeName ? noteMessageMaxBytes : messageMaxBytes;
 }
 
 /**

@@ -19,6 +19,7 @@ import { AlertsService } from "../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { NotificationsService } from "../gen/outpost/notifications/v1/notifications_service_pb.js";
 import { PwaService } from "../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { OcelotService } from "../gen/outpost/ocelot/v1/ocelot_service_pb.js";
+import { KnowledgeService } from "../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 
 export { Audience };
 
@@ -39,6 +40,7 @@ export const services: readonly DescService[] = [
   NotificationsService,
   PwaService,
   OcelotService,
+  KnowledgeService,
 ];
 
 const audiences = new WeakMap<DescService, Audience>();

@@ -83,6 +83,15 @@ export async function accessibleServers(em: EntityManager, caller: UserCaller, a
   return em.find(Server, where, { orderBy: { createdAt: "asc", id: "asc" } });
 }
 
+/**
+ * The ids of the organization's servers the caller can see, or null for all of them (owners and
+ * admins): for filtering what belongs to servers (notes) in SQL without loading the servers.
+ */
+export async function visibleServerIds(em: EntityManager, caller: UserCaller, access: OrganizationAccess): Promise<string[] | null> {
+  if (isManager(access.role)) return null;
+  return (await accessibleServers(em, caller, access)).map((s) => s.id);
+}
+
 async function grantedServerIds(em: EntityManager, userId: string, organizationId: string): Promise<string[]> {
   const grants = await em.find(AccessGrant, { user: userId, organization: organizationId }, { fields: ["server"] });
   return grants.map((g) => g.server.id);
@@ -100,8 +109,11 @@ export function configuredPlan(plans: Readonly<Record<string, PlanLimits>>, name
 
 /** An organization's limits. A plan no longer in PLANS allows nothing new, so it shows as 0 of each. */
 export function planLimits(config: CoreConfig, plan: string): PlanLimits {
-  return configuredPlan(config.plans, plan) ?? { servers: 0, gameOAuthClients: 0, assistantQueriesPerDay: 0, assistantToolActionsPerDay: 0 };
+  return configuredPlan(config.plans, plan) ?? { servers: 0, gameOAuthClients: 0, notes: 0, assistantQueriesPerDay: 0, assistantToolActionsPerDay: 0 };
 }
+
+/** What a plan limits by count (the assistant's limits are per day: core/ocelot). */
+type CountedResource = "servers" | "gameOAuthClients" | "notes";
 
 /**
  * Within a transaction: locks the organization's row, so concurrent creations are counted one
@@ -111,7 +123,7 @@ export async function reservePlanCapacity(
   em: EntityManager,
   config: CoreConfig,
   organizationId: string,
-  resource: keyof PlanLimits,
+  resource: CountedResource,
   countExisting: () => Promise<number>,
 ): Promise<void> {
   const organization = await em.findOneOrFail(Organization, { id: organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -125,7 +137,7 @@ export async function reservePlanCapacity(
   const limit = limits[resource];
   const used = await countExisting();
   if (used >= limit) {
-    const what = resource === "servers" ? "servers" : "Game OAuth clients";
+    const what = { servers: "servers", gameOAuthClients: "Game OAuth clients", notes: "notes" }[resource];
     throw fail("plan_limit_reached", `the ${organization.plan} plan allows ${limit} ${what}; this organization has ${used}`);
   }
 }

@@ -26,6 +26,8 @@ export interface PlanLimits {
   assistantQueriesPerDay: number;
   /** The assistant's tool actions (their quota weights) per organization per UTC day. */
   assistantToolActionsPerDay: number;
+  /** Knowledge notes (core/knowledge). */
+  notes: number;
 }
 
 /** What core needs of the configuration (the composition root validates it). */

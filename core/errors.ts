@@ -33,10 +33,10 @@ export const domainErrors = {
   feature_disabled: Code.FailedPrecondition,
   /** An owner or admin pressed the assistant's emergency stop: no tool action or question passes. */
   emergency_stop: Code.FailedPrecondition,
-  /** The resource changed since the caller read it (its version); read it again and retry. */
-  stale_version: Code.Aborted,
   /** The organization would be left without an owner. */
   last_owner: Code.FailedPrecondition,
+  /** An update names a version of the resource that is no longer its current one (optimistic concurrency). */
+  version_conflict: Code.Aborted,
   /** The action does not fit the resource's current state. */
   failed_precondition: Code.FailedPrecondition,
   /** The server's agent is not connected, or went away before it answered. */

@@ -15,6 +15,7 @@ import { AlertsService } from "../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { NotificationsService } from "../gen/outpost/notifications/v1/notifications_service_pb.js";
 import { PwaService } from "../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { OcelotService } from "../gen/outpost/ocelot/v1/ocelot_service_pb.js";
+import { KnowledgeService } from "../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 import { Audience, serviceAudience } from "../contract/services.ts";
 import type { CoreDeps } from "./deps.ts";
 import { createIdentityService } from "./identity/identity-service.ts";
@@ -32,6 +33,7 @@ import { createAlertsService } from "./alerts/alerts-service.ts";
 import { createNotificationsService } from "./notifications/notifications-service.ts";
 import { createPwaService } from "./pwa/pwa-service.ts";
 import { createOcelotService } from "./ocelot/ocelot-service.ts";
+import { createKnowledgeService } from "./knowledge/knowledge-service.ts";
 
 export interface RouteOptions {
   /** Leave out services for the edge alone (for routes served on a public path). */
@@ -60,5 +62,6 @@ export function createCoreRoutes(deps: CoreDeps, options: RouteOptions = {}): (r
     register(NotificationsService, createNotificationsService(deps));
     register(PwaService, createPwaService(deps));
     register(OcelotService, createOcelotService(deps));
+    register(KnowledgeService, createKnowledgeService(deps));
   };
 }

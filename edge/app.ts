@@ -25,7 +25,7 @@ import { createOpenApiDocument } from "./http-api/openapi.ts";
 import { apiDocs } from "./http-api/docs.ts";
 import { readFileSync } from "node:fs";
 import { createDashboard } from "./dashboard/index.ts";
-import { maxBodyBytes, refuseOversizedBodies } from "./body-limits.ts";
+import { edgeBodyMaxBytes, refuseOversizedBodies } from "./body-limits.ts";
 import { clientAddressMiddleware, noProxies, type TrustedProxies } from "./client-address.ts";
 import { rpcBodyMaxBytes } from "../contract/request-limits.ts";
 
@@ -114,7 +114,7 @@ const rpcPaths = new Set(services.flatMap((service) => service.methods.map((meth
  */
 function bodyLimits(): Middleware {
   return refuseOversizedBodies(
-    (ctx) => (isRpc(ctx) ? rpcBodyMaxBytes(ctx.path) : maxBodyBytes),
+    (ctx) => (isRpc(ctx) ? rpcBodyMaxBytes(ctx.path) : edgeBodyMaxBytes(ctx.path)),
     (ctx, message) => {
       ctx.body = isRpc(ctx) ? { code: "resource_exhausted", message } : { code: "payload_too_large", status: 413, message };
     },

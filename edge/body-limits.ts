@@ -9,6 +9,19 @@ import type { Context, Middleware } from "koa";
 /** The largest body any edge reader takes: the HTTP API's JSON and the dashboard's forms. */
 export const maxBodyBytes = 64 * 1024;
 
+/**
+ * A note's body: /api/http/knowledge/* and the dashboard's note forms, where a note's 100,000
+ * characters may take 12 bytes each once percent-encoded in a form (a 4-byte UTF-8 character).
+ */
+export const noteBodyMaxBytes = 1280 * 1024;
+
+const notePaths = /^(\/api\/http\/knowledge\/|\/app\/o\/[^/]+\/knowledge(\/|$))/;
+
+/** The largest body the edge's own readers take at `path` (forms and the HTTP API's JSON). */
+export function edgeBodyMaxBytes(path: string): number {
+  return notePaths.test(path) ? noteBodyMaxBytes : maxBodyBytes;
+}
+
 const bodiless = new Set(["GET", "HEAD"]);
 
 /** Why the request's declared body is refused, or undefined when it is within `limit`. */

@@ -82,7 +82,7 @@ export const defaults = {
   DATABASE_POOL_SIZE: "10",
   DATA_DIR: "./data",
   LOG_LEVEL: "info",
-  PLANS: '{"free":{"servers":3,"gameOAuthClients":2,"assistantQueriesPerDay":50,"assistantToolActionsPerDay":20},"pro":{"servers":25,"gameOAuthClients":20,"assistantQueriesPerDay":1000,"assistantToolActionsPerDay":500}}',
+  PLANS: '{"free":{"servers":3,"gameOAuthClients":2,"notes":50,"assistantQueriesPerDay":50,"assistantToolActionsPerDay":20},"pro":{"servers":25,"gameOAuthClients":20,"notes":1000,"assistantQueriesPerDay":1000,"assistantToolActionsPerDay":500}}',
   DEFAULT_PLAN: "free",
   SESSION_TTL_DAYS: "30",
   SESSION_IDLE_HOURS: "72",
@@ -177,9 +177,12 @@ function baseUrl(env: Env, name: keyof typeof defaults): URL {
   return url;
 }
 
+/** The note limit of a plan whose PLANS entry does not name one (entries written before notes existed). */
+export const defaultNoteLimit = 1000;
+
 function plans(env: Env): Record<string, PlanLimits> {
   const raw = read(env, "PLANS");
-  const shape = 'PLANS must be JSON like {"free":{"servers":3,"gameOAuthClients":2}}';
+  const shape = 'PLANS must be JSON like {"free":{"servers":3,"gameOAuthClients":2,"notes":50}} (notes and the assistant\'s limits optional)';
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -207,6 +210,7 @@ function plans(env: Env): Record<string, PlanLimits> {
 /** The limits a plan must name in PLANS, and those it may leave out (then the value here applies). */
 const requiredPlanLimits = ["servers", "gameOAuthClients"] as const;
 const optionalPlanLimits = {
+  notes: defaultNoteLimit,
   assistantQueriesPerDay: 50,
   assistantToolActionsPerDay: 20,
 };

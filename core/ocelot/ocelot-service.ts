@@ -18,7 +18,7 @@ import { configToProto, settingsColumns } from "./config-fields.ts";
 import { breakGlassActive, ensureConfigRow, readConfig, setBreakGlass, setEmergencyStop, todaysUsage, writeSettings } from "./ocelot-queries.ts";
 import { authorizeToolAction, judgeToolAction, queryCap, sweepOrganization, type RefusalReason } from "./gate.ts";
 import { applyTokenStep } from "./token-steps.ts";
-import { noteUsage } from "./notes.ts";
+import { countNotes } from "../knowledge/note-queries.ts";
 
 type Impl = ServiceImpl<typeof OcelotService>;
 
@@ -65,14 +65,14 @@ export function createOcelotService(deps: CoreDeps): Impl {
         const db = statements.db(tx);
         const { access, row } = await lockForChange(db, caller, req.organizationSlug);
         const organizationId = access.organization.id;
-        if (row.version !== req.version) throw fail("stale_version", `the assistant's settings changed since you read them (version ${req.version}, now ${row.version}); read them again`);
+        if (row.version !== req.version) throw fail("version_conflict", `the assistant's settings changed since you read them (version ${req.version}, now ${row.version}); read them again`);
         const columns = settingsColumns(req.settings!);
         const planCap = planLimits(config, access.organization.plan).assistantQueriesPerDay;
         if (columns.daily_query_cap > planCap) {
           throw fieldFail([{ field: "settings.daily_query_cap", message: `the ${access.organization.plan} plan allows at most ${planCap} questions per day` }]);
         }
         if (!(await writeSettings(db.query, organizationId, (await readConfig(db.query, organizationId)).version, columns))) {
-          throw fail("stale_version", "the assistant's settings changed meanwhile; read them again");
+          throw fail("version_conflict", "the assistant's settings changed meanwhile; read them again");
         }
         recordActivity(tx, caller, {
           action: "ocelot.config_updated",
@@ -115,7 +115,7 @@ export function createOcelotService(deps: CoreDeps): Impl {
       const access = await requireMember(db.em, requireUser(ctx), req.organizationSlug);
       const organizationId = access.organization.id;
       const limits = planLimits(config, access.organization.plan);
-      const [usage, row, notes] = [await todaysUsage(db.query, organizationId), await readConfig(db.query, organizationId), await noteUsage(db, organizationId, limits)];
+      const [usage, row, notes] = [await todaysUsage(db.query, organizationId), await readConfig(db.query, organizationId), await countNotes(db.query, organizationId)];
       return {
         usage: create(UsageStatsSchema, {
           day: usage.day,
@@ -123,8 +123,8 @@ export function createOcelotService(deps: CoreDeps): Impl {
           queryLimit: queryCap(config, access, row),
           toolActions: usage.tool_actions,
           toolActionLimit: limits.assistantToolActionsPerDay,
-          notes: notes.notes,
-          noteLimit: notes.limit,
+          notes,
+          noteLimit: limits.notes,
         }),
       };
     },

@@ -8,7 +8,7 @@ import type { CoreCalls } from "../core-calls.ts";
 import { Code } from "@connectrpc/connect";
 import { httpOnlyCookieHeader, readCookie, readSessionCookie } from "../cookies.ts";
 import { readLimitedText, mediaType } from "../body.ts";
-import { maxBodyBytes } from "../body-limits.ts";
+import { edgeBodyMaxBytes } from "../body-limits.ts";
 import { formToken, formTokenField, formTokenMatches } from "../form-token.ts";
 import { dashboardContentSecurityPolicy, sendPage } from "../pages.ts";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
@@ -107,10 +107,10 @@ export function page(deps: DashboardDeps, handler: PageHandler) {
   };
 }
 
-/** A form body as URLSearchParams (repeated fields kept), at most 64 KiB (maxBodyBytes). */
+/** A form body as URLSearchParams (repeated fields kept), at most 64 KiB (more for a note: edgeBodyMaxBytes). */
 async function readForm(ctx: Context): Promise<URLSearchParams> {
   if (mediaType(ctx) !== "application/x-www-form-urlencoded") throw new PageError(415, "This form must be sent as a form.");
-  const text = await readLimitedText(ctx, maxBodyBytes, () => new PageError(413, "The form is too large."));
+  const text = await readLimitedText(ctx, edgeBodyMaxBytes(ctx.path), () => new PageError(413, "The form is too large."));
   return new URLSearchParams(text);
 }
 

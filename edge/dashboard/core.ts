@@ -19,6 +19,7 @@ import { AlertsService } from "../../gen/outpost/alerts/v1/alerts_service_pb.js"
 import { NotificationsService } from "../../gen/outpost/notifications/v1/notifications_service_pb.js";
 import { PwaService } from "../../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { OcelotService } from "../../gen/outpost/ocelot/v1/ocelot_service_pb.js";
+import { KnowledgeService } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 
 export interface Core {
   auth: Client<typeof AuthService>;
@@ -31,6 +32,7 @@ export interface Core {
   notifications: Client<typeof NotificationsService>;
   pwa: Client<typeof PwaService>;
   ocelot: Client<typeof OcelotService>;
+  knowledge: Client<typeof KnowledgeService>;
 }
 
 /** Core as the caller of this request (the dashboard checks first that it has a session cookie). */
@@ -46,6 +48,7 @@ export function coreFor(calls: CoreCalls, ctx: Context): Core {
     notifications: calls.client(ctx, NotificationsService),
     pwa: calls.client(ctx, PwaService),
     ocelot: calls.client(ctx, OcelotService),
+    knowledge: calls.client(ctx, KnowledgeService),
   };
 }
 

@@ -52,6 +52,9 @@ export const notices: Record<string, string> = {
   "assistant-saved": "Assistant settings saved.",
   "assistant-stopped": "Emergency stop on: the assistant answers nothing and acts on nothing until it is released.",
   "assistant-released": "Emergency stop released.",
+  "note-created": "Note created.",
+  "note-saved": "Note saved.",
+  "note-deleted": "Note deleted.",
   "key-revoked": "API key revoked. It stops working at once.",
   "consent-revoked": "Consent revoked. The app will ask again next time.",
   "password-changed": "Password changed. Every other session of yours is signed out; your API keys keep working.",
@@ -62,7 +65,7 @@ export const notices: Record<string, string> = {
   "push-removed": "That browser gets no more push notifications.",
 };
 
-export type Section = "overview" | "servers" | "clients" | "integrations" | "alerts" | "assistant" | "members" | "activity";
+export type Section = "overview" | "servers" | "knowledge" | "clients" | "integrations" | "alerts" | "assistant" | "members" | "activity";
 
 export interface PageOptions {
   title: string;
@@ -98,6 +101,7 @@ function orgTabs(org: Organization, section: Section | undefined): Html {
   const tabs: Array<[Section, string, string]> = [
     ["overview", "Overview", base],
     ["servers", "Servers", `${base}/servers`],
+    ["knowledge", "Knowledge", `${base}/knowledge`],
     ...(canManage(org.role)
       ? ([
           ["clients", "Game OAuth", `${base}/clients`],

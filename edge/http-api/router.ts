@@ -15,7 +15,7 @@ import type { CoreCalls } from "../core-calls.ts";
 import { messageFromApiJson, messageToApiJson } from "./json.ts";
 import { queryToJson } from "./query.ts";
 import { readJsonObject } from "./body.ts";
-import { maxBodyBytes } from "../body-limits.ts";
+import { edgeBodyMaxBytes } from "../body-limits.ts";
 
 /** Every router name the API will ever have; those without a service yet answer 404. */
 export const reservedRouters = [
@@ -111,7 +111,7 @@ function apiInput(procedure: Procedure, json: JsonValue) {
 export interface HttpApiOptions {
   /** Core, called as the request's caller (its session cookie or X-API-Key). */
   calls: CoreCalls;
-  /** Largest accepted POST body (default maxBodyBytes, 64 KiB; a larger one is refused before this reads it). */
+  /** Largest accepted POST body (default edgeBodyMaxBytes of the path: 64 KiB, more for notes; a larger one is refused before this reads it). */
   bodyLimit?: number;
   /** Adds headers for an error (e.g. rate-limit headers); optional. */
   errorHeaders?: (error: unknown) => Record<string, string> | undefined;
@@ -119,7 +119,6 @@ export interface HttpApiOptions {
 
 export function createHttpApi(options: HttpApiOptions): Middleware {
   const procedures = createProcedureMap();
-  const bodyLimit = options.bodyLimit ?? maxBodyBytes;
 
   return async (ctx, next) => {
     if (!ctx.path.startsWith(httpApiPrefix)) return next();
@@ -142,7 +141,7 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
         throw new ConnectError("OAuth access tokens do not authenticate the HTTP API; send an API key in the X-API-Key header", Code.Unauthenticated);
       }
       if (procedure.httpMethod === "POST" && params.size) throw new ConnectError("a POST takes its input in the JSON body, not the URL", Code.InvalidArgument);
-      const input = apiInput(procedure, procedure.httpMethod === "GET" ? queryToJson(procedure.method.input, params) : await readJsonObject(ctx, bodyLimit));
+      const input = apiInput(procedure, procedure.httpMethod === "GET" ? queryToJson(procedure.method.input, params) : await readJsonObject(ctx, options.bodyLimit ?? edgeBodyMaxBytes(ctx.path)));
       const response = await options.calls.transport(ctx).unary(procedure.method, undefined, undefined, undefined, input);
       const json = messageToApiJson(procedure.method.output, response.message);
       ctx.status = 200;

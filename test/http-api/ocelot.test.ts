@@ -38,7 +38,7 @@ describe("http api: ocelot", () => {
     await t?.close();
   });
 
-  it("reads and replaces the settings; a stale version is 409 stale_version, bad input 400", async () => {
+  it("reads and replaces the settings; a stale version is 409 version_conflict, bad input 400", async () => {
     const read = await api("GET", "ocelot/getOcelotConfig?organizationSlug=acme");
     assert.equal(read.status, 200, JSON.stringify(read.body));
     assert.equal(read.body.config.version, 0);
@@ -49,7 +49,7 @@ describe("http api: ocelot", () => {
     assert.equal(updated.body.config.settings.tools.knowledgeWrite, false);
     const stale = await api("POST", "ocelot/updateOcelotConfig", { organizationSlug: "acme", version: 0, settings });
     assert.equal(stale.status, 409);
-    assert.equal(stale.body.reason, "stale_version");
+    assert.equal(stale.body.reason, "version_conflict");
     const bad = await api("POST", "ocelot/updateOcelotConfig", { organizationSlug: "acme", version: 1, settings: { ...settings, responseStyle: "shouty" } });
     assert.equal(bad.status, 400);
     const missing = await api("GET", "ocelot/getOcelotConfig?organizationSlug=nope");

@@ -160,6 +160,8 @@ describe("http api: openapi document", function () {
     assert.ok(doc.paths["/api/http/pwa/unsubscribe"].post);
     assert.ok(doc.paths["/api/http/pwa/sendTestPush"].post);
     assert.ok(doc.paths["/api/http/activity/acknowledgeOrganizationActivityEvent"].post);
+    assert.ok(doc.paths["/api/http/knowledge/listNotes"].get);
+    assert.ok(doc.paths["/api/http/knowledge/updateNote"].post);
   });
 
   it("leaves out IdentityService and everything only it uses", () => {

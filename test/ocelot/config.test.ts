@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Code } from "@connectrpc/connect";
 import { ResponseStyle } from "../../gen/outpost/ocelot/v1/resources_pb.js";
+import { KnowledgeService } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { recordAssistantQuery } from "../../core/ocelot/gate.ts";
 import { DomainError } from "../../core/errors.ts";
@@ -47,7 +48,7 @@ describe("ocelot: settings", () => {
     assert.equal(config!.version, v0 + 1);
     assert.equal(config!.settings!.responseStyle, ResponseStyle.DETAILED);
     assert.equal(config!.settings!.customInstructions, "Be kind to new players.");
-    await rejectsWith(f.api(f.cast.owner).updateOcelotConfig({ ...acme, version: v0, settings: settings({ enabled: false }) }), Code.Aborted, "stale_version");
+    await rejectsWith(f.api(f.cast.owner).updateOcelotConfig({ ...acme, version: v0, settings: settings({ enabled: false }) }), Code.Aborted, "version_conflict");
     await rejectsWith(f.api(f.cast.member).updateOcelotConfig({ ...acme, version: v0 + 1, settings: settings() }), Code.PermissionDenied, "permission_denied");
     await rejectsWith(f.api(f.cast.outsider).getOcelotConfig(acme), Code.NotFound);
     const seen = (await f.api(f.cast.member).getOcelotConfig(acme)).config!;
@@ -119,7 +120,9 @@ describe("ocelot: settings", () => {
     assert.equal(usage.queryLimit, 3);
     assert.equal(usage.toolActionLimit, 6);
     assert.match(usage.day, /^\d{4}-\d{2}-\d{2}$/);
-    assert.equal(usage.notes, 0);
+    assert.deepEqual([usage.notes, usage.noteLimit], [0, 5]);
+    await f.t.client(KnowledgeService, { session: f.cast.owner.token }).createNote({ ...acme, spec: { title: "Restarts", content: "Ask first.", tags: [] } });
+    assert.equal((await f.api(f.cast.member).getOcelotUsageStats(acme)).usage!.notes, 1, "the organization's notes, counted");
     await f.api(f.cast.owner).updateOcelotConfig({ ...acme, version: await version(), settings: settings({ enabled: false }) });
     await rejectsWith(ask(f.cast.member), Code.FailedPrecondition, "feature_disabled");
     assert.equal((await f.api(f.cast.member).getOcelotUsageStats(acme)).usage!.queryLimit, 10, "no cap of its own: the plan's");

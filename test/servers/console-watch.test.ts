@@ -17,7 +17,7 @@ import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
 
-const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 } } };
+const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 } } };
 
 interface OpenWatch {
   /** The next message (failing the test if the stream ends first). */

@@ -497,7 +497,7 @@ export declare const OcelotService: GenService<{
   },
   /**
    * Replaces the settings, and the switches that are sent. Owners and admins; `version` must be
-   * the one read (another change since: 409 `stale_version`).
+   * the one read (another change since: 409 `version_conflict`).
    *
    * @generated from rpc outpost.ocelot.v1.OcelotService.UpdateOcelotConfig
    */
