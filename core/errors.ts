@@ -29,6 +29,8 @@ export const domainErrors = {
   grant_exists: Code.AlreadyExists,
   /** The organization's plan allows no more of this resource. */
   plan_limit_reached: Code.FailedPrecondition,
+  /** The organization has more servers than its plan allows, and this is one of the newest (core/servers/frozen.ts). */
+  server_frozen: Code.FailedPrecondition,
   /** The organization would be left without an owner. */
   last_owner: Code.FailedPrecondition,
   /** The action does not fit the resource's current state. */
