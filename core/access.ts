@@ -47,6 +47,8 @@ export async function requireOwner(em: EntityManager, caller: UserCaller, slug: 
 
 export interface ServerAccess extends OrganizationAccess {
   server: Server;
+  /** The server's rank among its organization's servers, oldest first: core/servers/frozen.ts decides with it whether it is frozen. */
+  rank: number;
 }
 
 /**
@@ -65,7 +67,7 @@ export async function requireServer({ em, query }: Db, caller: UserCaller, serve
   if (!isManager(row.role) && !row.granted) throw fail("permission_denied", "you have no access to this server; ask an owner or admin for a grant");
   const organization = em.map(Organization, row.organization);
   const server = em.map(Server, row.server);
-  return { organization, role: row.role, server };
+  return { organization, role: row.role, server, rank: row.rank };
 }
 
 /** Like {@link requireServer}, and the caller must be an owner or admin of its organization. */

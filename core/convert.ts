@@ -24,6 +24,7 @@ import { roleToProto } from "./roles.ts";
 import { isOnline } from "./agents/presence.ts";
 import type { StoredPlayer } from "./agents/players.ts";
 import { signInAllowed, type TrustSettings } from "./agents/player-trust.ts";
+import { frozenReason, type Freeze } from "./servers/frozen.ts";
 
 const ts = (date: Date | null | undefined) => (date ? timestampFromDate(date) : undefined);
 
@@ -104,7 +105,8 @@ export const playerAuthModes: Readonly<Record<string, PlayerAuth>> = {
  * The server as readers see it at `now`: an agent silent for too long means offline; whether it
  * can sign players in as the deployment's trust settings decide.
  */
-export function serverToProto(server: Server, now: Date, settings: TrustSettings): ServerMessage {
+/** The server as the API shows it; `freeze` says whether it is frozen (core/servers/frozen.ts). */
+export function serverToProto(server: Server, now: Date, settings: TrustSettings, freeze?: Freeze): ServerMessage {
   const online = isOnline(server, now);
   return create(ServerSchema, {
     id: server.id,
@@ -120,6 +122,8 @@ export function serverToProto(server: Server, now: Date, settings: TrustSettings
     agentVersion: server.agentVersion ?? "",
     signInAllowed: signInAllowed(server.playerAuth, settings),
     consoleAvailable: online && server.agentConsole,
+    frozen: freeze !== undefined,
+    frozenReason: freeze ? frozenReason(freeze) : "",
   });
 }
 

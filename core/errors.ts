@@ -33,6 +33,8 @@ export const domainErrors = {
   feature_disabled: Code.FailedPrecondition,
   /** An owner or admin pressed the assistant's emergency stop: no tool action or question passes. */
   emergency_stop: Code.FailedPrecondition,
+  /** The organization has more servers than its plan allows, and this is one of the newest (core/servers/frozen.ts). */
+  server_frozen: Code.FailedPrecondition,
   /** The organization would be left without an owner. */
   last_owner: Code.FailedPrecondition,
   /** An update names a version of the resource that is no longer its current one (optimistic concurrency). */

@@ -44,6 +44,8 @@ const table = {
   "server.created": ["configuration", "info"],
   "server.renamed": ["configuration", "info"],
   "server.deleted": ["configuration", "warning"],
+  "server.frozen": ["status", "warning"],
+  "server.unfrozen": ["status", "info"],
   "organization.created": ["configuration", "info"],
   "organization.renamed": ["configuration", "info"],
   "organization.deleted": ["configuration", "warning"],

@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import type { FilterQuery } from "@mikro-orm/core";
+import { LockMode, type FilterQuery } from "@mikro-orm/core";
 import {
   AdminService,
   ListPlansResponseSchema,
@@ -17,6 +17,7 @@ import { configuredPlan, requirePlatformAdmin } from "../access.ts";
 import { fail, fieldFail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
 import { likeLiteral } from "../sql.ts";
+import { frozenError, frozenSet, recordFreezeChange } from "../servers/frozen.ts";
 import { organizationToProto, userToProto } from "../convert.ts";
 import { createAccountOAuthClientMethods } from "./account-oauth-clients.ts";
 
@@ -65,18 +66,28 @@ const listPlans =
     });
   };
 
+/**
+ * Moves an organization to another plan. Lowering it below the servers it has freezes the newest
+ * beyond the limit, raising it unfreezes the oldest frozen first (core/servers/frozen.ts): each
+ * change is an activity event, and agents of servers it froze are sent away at once here, at
+ * their next heartbeat on other instances.
+ */
 const setOrganizationPlan =
-  ({ config }: Pick<CoreDeps, "config">): Impl["setOrganizationPlan"] =>
+  ({ config, statements, agents }: Pick<CoreDeps, "config" | "statements" | "agents">): Impl["setOrganizationPlan"] =>
   async (req, ctx) => {
     const caller = requireUser(ctx);
     requirePlatformAdmin(caller);
     if (!configuredPlan(config.plans, req.plan)) {
       throw fieldFail([{ field: "plan", message: `unknown plan "${req.plan}"; configured: ${Object.keys(config.plans).join(", ")}` }]);
     }
-    return entityManager(ctx).transactional(async (tx) => {
-      const organization = await tx.findOne(Organization, { slug: req.organizationSlug });
+    const { response, frozen } = await entityManager(ctx).transactional(async (tx) => {
+      // Locked, so plan changes, deletions and creations see the organization's servers one after another.
+      const organization = await tx.findOne(Organization, { slug: req.organizationSlug }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!organization) throw fail("not_found", `organization "${req.organizationSlug}" not found`);
       const previous = organization.plan;
+      const query = statements.on(tx);
+      const before = await frozenSet(query, config, organization.id, previous);
+      const after = await frozenSet(query, config, organization.id, req.plan, before.servers);
       organization.plan = req.plan;
       recordActivity(tx, caller, {
         organizationId: organization.id,
@@ -85,11 +96,15 @@ const setOrganizationPlan =
         targetId: organization.id,
         details: { from: previous, to: req.plan },
       });
+      const change = recordFreezeChange(tx, caller, organization, config, before, after);
       const membership = await tx.findOne(Membership, { organization: organization.id, user: caller.user.id });
-      return create(SetOrganizationPlanResponseSchema, {
+      const response = create(SetOrganizationPlanResponseSchema, {
         organization: organizationToProto(organization, membership?.role ?? ""),
       });
+      return { response, frozen: change.frozen.map((s) => ({ id: s.id, freeze: after.frozen.get(s.id)! })) };
     });
+    for (const { id, freeze } of frozen) agents.endServer(id, frozenError(freeze));
+    return response;
   };
 
 const setOrganizationVerified: Impl["setOrganizationVerified"] = async (req, ctx) => {

@@ -5,6 +5,7 @@
  */
 import type { Query } from "../db/statements.ts";
 import type { OnlinePlayer } from "./connections.ts";
+import { serverRankSql } from "../servers/frozen-queries.ts";
 
 export interface ConnectedFacts {
   serverId: string;
@@ -35,15 +36,23 @@ export async function clearPlayers(query: Query, serverId: string): Promise<void
   await query(`delete from server_players where server_id = ?`, [serverId]);
 }
 
-/** A heartbeat of the stream that holds the server with a key that still works; false otherwise. */
-export async function markServerSeen(query: Query, serverId: string, agentKeyHash: string, connectionId: string, now: Date): Promise<boolean> {
-  const updated = await query(`update servers set last_seen_at = ?, online = true where id = ? and agent_key_hash = ? and agent_connection_id = ? returning id`, [
-    now,
-    serverId,
-    agentKeyHash,
-    connectionId,
-  ]);
-  return updated.length > 0;
+/**
+ * A heartbeat of the stream that holds the server with a key that still works: the server's rank
+ * and its organization's plan (whether it is frozen now: core/servers/frozen.ts); undefined otherwise.
+ */
+export async function markServerSeen(
+  query: Query,
+  serverId: string,
+  agentKeyHash: string,
+  connectionId: string,
+  now: Date,
+): Promise<{ rank: number; plan: string } | undefined> {
+  const [row] = await query<{ rank: number; plan: string }>(
+    `update servers s set last_seen_at = ?, online = true where id = ? and agent_key_hash = ? and agent_connection_id = ?
+     returning ${serverRankSql("s")} as rank, (select o.plan from organizations o where o.id = s.organization_id) as plan`,
+    [now, serverId, agentKeyHash, connectionId],
+  );
+  return row;
 }
 
 /** Whether the key still belongs to the server. */

@@ -4,6 +4,7 @@ import { countLoginCodeAttempt } from "../ratelimit/login-code-limits.ts";
 import { loginUsage, parseOutpostCommand } from "../../contract/login-command.ts";
 import { insecurelyAllowed, signInRefusal } from "./player-trust.ts";
 import { recordLoginCodeLockout, recordRefusal, verdictReason } from "./login-refusals.ts";
+import { frozenInGame, serverFreeze } from "../servers/frozen.ts";
 
 export interface LoginCommandFacts {
   server: { id: string; organizationId: string; name: string; game: string };
@@ -31,10 +32,30 @@ function insecureServer(deps: AnswerDeps, facts: LoginCommandFacts): { insecureP
 }
 
 /**
+ * Why no one can sign in on this server whatever they type, told in game and recorded: it cannot
+ * prove who its players are (core/agents/player-trust.ts), or it is frozen (core/servers/frozen.ts;
+ * its agent is sent away at its next heartbeat, but may still be connected to another instance).
+ */
+async function serverRefusal(deps: AnswerDeps, facts: LoginCommandFacts): Promise<LoginVerdict | undefined> {
+  const untrusted = signInRefusal(facts.playerAuth, deps.config);
+  if (untrusted) {
+    await recordRefusal(deps, facts, "insecure_server", untrusted);
+    return { accepted: false, message: untrusted };
+  }
+  const freeze = await serverFreeze(deps.statements.on(deps.orm.em.fork()), deps.config, facts.server.id);
+  if (freeze) {
+    const message = frozenInGame(freeze);
+    await recordRefusal(deps, facts, "server_frozen", message);
+    return { accepted: false, message };
+  }
+  return undefined;
+}
+
+/**
  * Answers an in-game command as typed, checking in this order, each with its own message: the
  * command is `/outpost login <CODE>`, `/outpost confirm` or `/outpost cancel`; the server
  * authenticates its players, or the deployment allows it not to (else any player could claim any
- * account: core/agents/player-trust.ts); for a code, the player,
+ * account: core/agents/player-trust.ts), and is not frozen; for a code, the player,
  * the server, its organization and all servers are within the wrong-code limits, and the code
  * itself, which the LoginVerifier judges. Only codes count as guesses; a code that claims a
  * sign-in is taken back. Refusals and lockouts go to the activity log (login-refusals.ts).
@@ -43,11 +64,8 @@ export async function answerLoginCommand(deps: AnswerDeps, facts: LoginCommandFa
   const command = parseOutpostCommand(facts.text);
   if (!command) return { accepted: false, message: loginUsage };
   if (command.kind !== "login") return answerConfirmCommand(deps, facts, command.kind);
-  const refusal = signInRefusal(facts.playerAuth, deps.config);
-  if (refusal) {
-    await recordRefusal(deps, facts, "insecure_server", refusal);
-    return { accepted: false, message: refusal };
-  }
+  const refused = await serverRefusal(deps, facts);
+  if (refused) return refused;
   const attempt = await countLoginCodeAttempt(deps.rateLimits, facts.server, { game: facts.server.game, uuid: facts.player.uuid });
   if (attempt.refusal) {
     // Answered to the player in game, not thrown: counted here rather than by the error interceptor.
@@ -70,11 +88,8 @@ export async function answerLoginCommand(deps: AnswerDeps, facts: LoginCommandFa
  * on this very server.
  */
 export async function answerConfirmCommand(deps: AnswerDeps, facts: LoginCommandFacts, decision: "confirm" | "cancel"): Promise<LoginVerdict> {
-  const refusal = signInRefusal(facts.playerAuth, deps.config);
-  if (refusal) {
-    await recordRefusal(deps, facts, "insecure_server", refusal);
-    return { accepted: false, message: refusal };
-  }
+  const refused = await serverRefusal(deps, facts);
+  if (refused) return refused;
   const { id, organizationId, name, game } = facts.server;
   const server = { id, organizationId, name, game };
   const insecure = decision === "confirm" ? insecureServer(deps, facts) : {};

@@ -18,7 +18,7 @@ export interface RefusedPlayer {
 }
 
 /** Why a sign-in was refused, as the event's `reason` says it. */
-export type RefusalReason = "insecure_server" | "no_sign_in_for_code" | "server_refused";
+export type RefusalReason = "insecure_server" | "server_frozen" | "no_sign_in_for_code" | "server_refused";
 
 /** The reason for a verifier's refusal: the code opened nothing, or the server may not sign this in. */
 export function verdictReason(message: string): RefusalReason {

@@ -14,7 +14,8 @@ import type { Logger } from "pino";
 import type { Orm } from "../db/orm.ts";
 import type { Server } from "../db/entities.ts";
 import type { AgentCaller } from "../context.ts";
-import type { Clock } from "../deps.ts";
+import type { Clock, CoreConfig } from "../deps.ts";
+import { freezeOf, type Freeze } from "../servers/frozen.ts";
 import { recordActivity } from "../activity/record.ts";
 import { executeOn } from "../db/statements.ts";
 import {
@@ -92,11 +93,19 @@ export async function markConnected(em: EntityManager, agent: AgentCaller, conne
 /**
  * A heartbeat: the server is seen now, if the stream still holds it with a key that still works.
  * Otherwise says why not: the key was regenerated or the server deleted ("revoked"), or another
- * stream said Hello since ("superseded").
+ * stream said Hello since ("superseded"). A server that became frozen meanwhile (its plan lowered
+ * on another instance, or PLANS changed) gets its freeze, and its stream ends.
  */
-export async function markAlive(em: EntityManager, agent: AgentCaller, connectionId: string, now: Date): Promise<"ok" | "revoked" | "superseded"> {
+export async function markAlive(
+  em: EntityManager,
+  config: Pick<CoreConfig, "plans">,
+  agent: AgentCaller,
+  connectionId: string,
+  now: Date,
+): Promise<"ok" | "revoked" | "superseded" | Freeze> {
   const query = executeOn(em);
-  if (await markServerSeen(query, agent.server.id, agent.keyHash, connectionId, now)) return "ok";
+  const seen = await markServerSeen(query, agent.server.id, agent.keyHash, connectionId, now);
+  if (seen) return freezeOf(config, seen.plan, seen.rank) ?? "ok";
   return (await serverHoldsKey(query, agent.server.id, agent.keyHash)) ? "superseded" : "revoked";
 }
 

@@ -15,6 +15,7 @@ import { supersededError, type AgentConnection } from "./connections.ts";
 import { heartbeatSeconds, markAlive, markConnected } from "./presence.ts";
 import { distinctPlayers, replacePlayers } from "./players.ts";
 import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
+import { frozenError, requireNotFrozen, serverFreeze } from "../servers/frozen.ts";
 
 export type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
 type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequest["message"], { case: C }>["value"];
@@ -52,6 +53,8 @@ async function hello(deps: AgentStreamDeps, session: StreamSession, value: Incom
   if (game !== server.game) {
     throw fail("failed_precondition", `the agent reports a ${game} server, but "${server.name}" is a ${server.game} server in Outpost`);
   }
+  // A frozen server's agent is refused, with why: the server stays offline until it is unfrozen.
+  requireNotFrozen(await serverFreeze(deps.statements.on(session.em), deps.config, server.id));
   const auth = playerAuthNames[value.playerAuth]!;
   const facts = { playerAuth: auth, agentVersion: value.agentVersion, console: value.console };
   if (!(await markConnected(session.em, agent, connection.id, facts, deps.clock.now()))) throw revoked();
@@ -68,9 +71,10 @@ async function hello(deps: AgentStreamDeps, session: StreamSession, value: Incom
 }
 
 async function heartbeat(deps: AgentStreamDeps, session: StreamSession): Promise<void> {
-  const state = await markAlive(session.em, session.agent, session.connection.id, deps.clock.now());
+  const state = await markAlive(session.em, deps.config, session.agent, session.connection.id, deps.clock.now());
   if (state === "revoked") throw revoked();
   if (state === "superseded") throw supersededError();
+  if (state !== "ok") throw frozenError(state);
   session.send({ case: "ping", value: {} });
 }
 

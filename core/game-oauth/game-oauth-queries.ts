@@ -5,6 +5,7 @@
  */
 import type { Query } from "../db/statements.ts";
 import { tokenQueries, type ConsumedCode } from "../oauth/token-queries.ts";
+import { serverRankSql } from "../servers/frozen-queries.ts";
 
 /** A consumed code with what the game claims need: the game account, its organization and server. */
 export interface GameCodeRow extends ConsumedCode {
@@ -147,11 +148,15 @@ export interface VerifierServerRow {
   online: boolean;
   last_seen_at: Date | null;
   player_auth: string | null;
+  /** Its rank among its organization's servers and the organization's plan: whether it is frozen (core/servers/frozen.ts). */
+  rank: number;
+  plan: string;
 }
 
 export function verifierServers(query: Query, clientUuid: string): Promise<VerifierServerRow[]> {
   return query<VerifierServerRow>(
-    `select s.id, s.name, s.game, s.online, s.last_seen_at, s.player_auth from game_oauth_client_servers cs join servers s on s.id = cs.server_id
+    `select s.id, s.name, s.game, s.online, s.last_seen_at, s.player_auth, ${serverRankSql("s")} as rank, o.plan
+       from game_oauth_client_servers cs join servers s on s.id = cs.server_id join organizations o on o.id = s.organization_id
       where cs.game_oauth_client_id = ? order by s.name, s.id`,
     [clientUuid],
   );

@@ -18,6 +18,11 @@ import { PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { gameToProto, playerAuthModes } from "../convert.ts";
 import { isOnline } from "../agents/presence.ts";
 import { signInAllowed, type TrustSettings } from "../agents/player-trust.ts";
+import { freezeOf } from "../servers/frozen.ts";
+import type { CoreConfig } from "../deps.ts";
+
+/** What a session's message depends on of the configuration: who may sign in, and the plans' limits. */
+type SessionSettings = TrustSettings & Pick<CoreConfig, "plans">;
 import { bindingCheck, formatLoginCode, newLoginCode, openLoginCode, sealLoginCode, type LoginCodeHasher } from "./login-codes.ts";
 import { completionKey, openAsBrowser } from "./sealed-redirect.ts";
 import { appNameShown, shownText } from "./shown-text.ts";
@@ -97,7 +102,7 @@ export async function readSession(
   sessionId: string,
   bindingHash: string,
   now: Date,
-  settings: TrustSettings,
+  settings: SessionSettings,
 ): Promise<AuthorizationSession | undefined> {
   const row = await findHostedSession(query, sessionId, bindingCheck(bindingHash));
   if (!row) return undefined;
@@ -118,19 +123,20 @@ export type SessionView = Omit<HostedSessionRow, "login_code_sealed" | "redirect
 
 /**
  * Builds the message; lists the allowed servers under selected_servers, with their presence now
- * and whether each can sign players in.
+ * and whether each can sign players in. Frozen servers (core/servers/frozen.ts) are left out: no
+ * one can sign in on them until the organization's plan or servers change.
  */
 export async function sessionToProto(
   query: Query,
   row: SessionView,
   now: Date,
-  settings: TrustSettings,
+  settings: SessionSettings,
 ): Promise<AuthorizationSession> {
   const expiresAt = new Date(row.expires_at);
   const anyServer = row.verifier_policy === "any_server";
   const servers = anyServer
     ? []
-    : await verifierServers(query, row.client_id);
+    : (await verifierServers(query, row.client_id)).filter((s) => !freezeOf(settings, s.plan, s.rank));
   const status =
     row.status === "completed"
       ? AuthorizationStatus.COMPLETED

@@ -15,7 +15,8 @@ import {
 } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import { requireServer } from "../access.ts";
+import { requireServer, type ServerAccess } from "../access.ts";
+import { accessFreeze, frozenError } from "./frozen.ts";
 import { appendActivity } from "../activity/record.ts";
 import type { Db, Query } from "../db/statements.ts";
 import { DomainError, fail, fieldFail } from "../errors.ts";
@@ -24,9 +25,9 @@ import { consoleTimeoutMs, ConsoleUnanswered, type ConsoleAnswer } from "../agen
 import { Server } from "../db/entities.ts";
 import { consoleCommandProblem } from "../../contract/console-command.ts";
 
-export type ConsoleOutcome = "ok" | "failed" | "denied" | "offline" | "no_console" | "timeout" | "busy";
+export type ConsoleOutcome = "ok" | "failed" | "denied" | "frozen" | "offline" | "no_console" | "timeout" | "busy";
 
-const refusals: Record<Exclude<ConsoleOutcome, "ok" | "failed" | "denied">, (sent: boolean) => DomainError> = {
+const refusals: Record<Exclude<ConsoleOutcome, "ok" | "failed" | "denied" | "frozen">, (sent: boolean) => DomainError> = {
   offline: (sent) => fail("agent_offline", sent ? "the server's agent went offline before it answered" : "the server's agent is offline"),
   no_console: () =>
     fail("no_console", "the server's agent cannot run console commands (it connected without a console; `outpost-agent wrap` and the flying-squid plugin have one)"),
@@ -46,15 +47,22 @@ export function consoleCommandText(typed: string): string {
   return command;
 }
 
-type ConsoleDeps = Pick<CoreDeps, "clock" | "consoles" | "logger" | "statements">;
+type ConsoleDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "logger" | "statements">;
 
 export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConsoleCommandRequest, ctx: HandlerContext): Promise<ExecuteConsoleCommandResponse> {
   const caller = requireUser(ctx);
   const command = consoleCommandText(req.command);
   const db = deps.statements.db(entityManager(ctx));
   const requestId = randomUUID();
-  const server = await requireConsole(db, caller, req.serverId, { requestId, command });
+  const access = await requireConsole(db, caller, req.serverId, { requestId, command });
+  const { server } = access;
   const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(db.query, caller, server, { requestId, command, outcome, error });
+  const freeze = accessFreeze(deps.config, access);
+  if (freeze) {
+    const refusal = frozenError(freeze);
+    await record("frozen", refusal.message);
+    throw refusal;
+  }
 
   let outcome: ConsoleOutcome | undefined;
   if (!isOnline(server, deps.clock.now()) || !server.agentConnectionId) outcome = "offline";
@@ -84,9 +92,9 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
  * tried a command: that is on record (`denied`); for anyone else the server does not exist, and
  * nothing is.
  */
-async function requireConsole(db: Db, caller: UserCaller, serverId: string, facts: { requestId: string; command: string }): Promise<Server> {
+async function requireConsole(db: Db, caller: UserCaller, serverId: string, facts: { requestId: string; command: string }): Promise<ServerAccess> {
   try {
-    return (await requireServer(db, caller, serverId)).server;
+    return await requireServer(db, caller, serverId);
   } catch (error) {
     if (error instanceof DomainError && error.reason === "permission_denied") {
       const server = await db.em.findOne(Server, { id: serverId });

@@ -4,9 +4,10 @@
  * come and each change of presence, from whichever instance holds the stream (core/agents/
  * console-feed.ts). Same access as the console's commands, checked again every
  * {@link recheckMs} with the credential the call was opened with: a sign-out, an ended or revoked
- * session, a revoked API key (unauthenticated), a revoked grant or a deleted server ends it within
- * seconds. The same check catches an agent whose instance died without saying so. A caller that
- * reads slowly loses the oldest lines past {@link maxPendingLines}, counted in `dropped`.
+ * session, a revoked API key (unauthenticated), a revoked grant, a deleted or a frozen server
+ * (core/servers/frozen.ts) ends it within seconds. The same check catches an agent whose instance
+ * died without saying so. A caller that reads slowly loses the oldest lines past
+ * {@link maxPendingLines}, counted in `dropped`.
  */
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
@@ -14,6 +15,7 @@ import { WatchConsoleResponseSchema, type WatchConsoleRequest, type WatchConsole
 import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { requireServer } from "../access.ts";
+import { accessFreeze, requireNotFrozen } from "./frozen.ts";
 import { isOnline } from "../agents/presence.ts";
 import type { ConsoleEvent } from "../agents/console-feed.ts";
 import { recheckCaller } from "../auth/credentials.ts";
@@ -32,18 +34,22 @@ type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents" | "st
 
 /**
  * The check a watch repeats: the call's credential still works (as the auth interceptor decides),
- * and its holder still sees the server. Returns whether the server's agent is connected.
+ * its holder still sees the server, and the server is not frozen. Returns whether the server's
+ * agent is connected.
  */
 async function recheck(deps: WatchDeps, ctx: HandlerContext, serverId: string): Promise<boolean> {
   const db = deps.statements.db(entityManager(ctx).fork());
   const caller = await recheckCaller(db.query, ctx.requestHeader, deps.clock.now(), deps.config.sessionIdleSeconds);
-  const { server } = await requireServer(db, caller, serverId);
-  return isOnline(server, deps.clock.now());
+  const access = await requireServer(db, caller, serverId);
+  requireNotFrozen(accessFreeze(deps.config, access));
+  return isOnline(access.server, deps.clock.now());
 }
 
 export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, ctx: HandlerContext): AsyncGenerator<WatchConsoleResponse> {
   const caller = requireUser(ctx);
-  const { server } = await requireServer(deps.statements.db(entityManager(ctx)), caller, req.serverId);
+  const access = await requireServer(deps.statements.db(entityManager(ctx)), caller, req.serverId);
+  requireNotFrozen(accessFreeze(deps.config, access));
+  const { server } = access;
   if (ctx.signal.aborted) return;
   const releaseSlot = deps.consoles.watches.open(caller.user.id);
 

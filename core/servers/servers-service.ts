@@ -18,6 +18,8 @@ import { gameFromProto, serverToProto } from "../convert.ts";
 import { issueSecret } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
 import { liveMethods } from "./live-methods.ts";
+import { accessFreeze, frozenSet, recordFreezeChange } from "./frozen.ts";
+import { lockOrganizationPlan } from "./frozen-queries.ts";
 
 type ServersImpl = ServiceImpl<typeof ServersService>;
 
@@ -65,19 +67,21 @@ function recordMethods(deps: CoreDeps): Pick<ServersImpl, "createServer" | "list
       const em = entityManager(ctx);
       const access = await requireMember(em, caller, req.organizationSlug);
       const servers = await accessibleServers(em, caller, access);
+      const { frozen } = await frozenSet(deps.statements.on(em), config, access.organization.id, access.organization.plan);
       const now = clock.now();
-      return create(ListServersResponseSchema, { servers: servers.map((server) => serverToProto(server, now, config)) });
+      return create(ListServersResponseSchema, { servers: servers.map((server) => serverToProto(server, now, config, frozen.get(server.id))) });
     },
 
     async getServer(req, ctx) {
-      const { server } = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req.serverId);
-      return create(GetServerResponseSchema, { server: serverToProto(server, clock.now(), config) });
+      const access = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req.serverId);
+      return create(GetServerResponseSchema, { server: serverToProto(access.server, clock.now(), config, accessFreeze(config, access)) });
     },
 
     async updateServer(req, ctx) {
       const caller = requireUser(ctx);
       return entityManager(ctx).transactional(async (tx) => {
-        const { server, organization } = await requireServerManager(deps.statements.db(tx), caller, req.serverId);
+        const access = await requireServerManager(deps.statements.db(tx), caller, req.serverId);
+        const { server, organization } = access;
         const previous = server.name;
         server.name = req.name;
         recordActivity(tx, caller, {
@@ -88,7 +92,7 @@ function recordMethods(deps: CoreDeps): Pick<ServersImpl, "createServer" | "list
           serverId: server.id,
           details: { from: previous, to: req.name },
         });
-        return create(UpdateServerResponseSchema, { server: serverToProto(server, clock.now(), config) });
+        return create(UpdateServerResponseSchema, { server: serverToProto(server, clock.now(), config, accessFreeze(config, access)) });
       });
     },
   };
@@ -101,7 +105,11 @@ function keyEndingMethods(deps: CoreDeps): Pick<ServersImpl, "deleteServer" | "r
     async deleteServer(req, ctx) {
       const caller = requireUser(ctx);
       await entityManager(ctx).transactional(async (tx) => {
-        const { server, organization } = await requireServerManager(deps.statements.db(tx), caller, req.serverId);
+        const db = deps.statements.db(tx);
+        const { server, organization } = await requireServerManager(db, caller, req.serverId);
+        // Locked, so deletions and plan changes see the organization's servers one after another.
+        const plan = await lockOrganizationPlan(db.query, organization.id);
+        const before = await frozenSet(db.query, config, organization.id, plan);
         recordActivity(tx, caller, {
           organizationId: organization.id,
           action: "server.deleted",
@@ -113,6 +121,9 @@ function keyEndingMethods(deps: CoreDeps): Pick<ServersImpl, "deleteServer" | "r
         await tx.flush();
         // Its grants go with it (ON DELETE CASCADE).
         await tx.nativeDelete(Server, { id: server.id });
+        const after = await frozenSet(db.query, config, organization.id, plan);
+        // Deleting an older server unfreezes the oldest frozen one; their agents may connect again.
+        recordFreezeChange(tx, caller, { id: organization.id, plan }, config, before, after);
       });
       agents.endServer(req.serverId, fail("unauthenticated", "the server was deleted from Outpost"));
       return create(DeleteServerResponseSchema, {});
@@ -121,7 +132,8 @@ function keyEndingMethods(deps: CoreDeps): Pick<ServersImpl, "deleteServer" | "r
     async regenerateAgentKey(req, ctx) {
       const caller = requireUser(ctx);
       const response = await entityManager(ctx).transactional(async (tx) => {
-        const { server, organization } = await requireServerManager(deps.statements.db(tx), caller, req.serverId);
+        const access = await requireServerManager(deps.statements.db(tx), caller, req.serverId);
+        const { server, organization } = access;
         const agentKey = issueSecret("agentKey");
         server.agentKeyHash = agentKey.hash;
         server.agentKeyPrefix = agentKey.displayPrefix;
@@ -133,7 +145,8 @@ function keyEndingMethods(deps: CoreDeps): Pick<ServersImpl, "deleteServer" | "r
           serverId: server.id,
           details: { prefix: agentKey.displayPrefix },
         });
-        return create(RegenerateAgentKeyResponseSchema, { agentKey: agentKey.value, server: serverToProto(server, clock.now(), config) });
+        const shown = serverToProto(server, clock.now(), config, accessFreeze(config, access));
+        return create(RegenerateAgentKeyResponseSchema, { agentKey: agentKey.value, server: shown });
       });
       // Streams on other instances notice at their next heartbeat.
       agents.endServer(req.serverId, fail("unauthenticated", "the agent key was regenerated; run the agent with the new key"));

@@ -34,6 +34,29 @@ function statusBadge(s: Server): Html {
   return html`<span class="status ${s.online ? "online" : "offline"}" data-field="status">${s.online ? "Online" : "Offline"}</span>`;
 }
 
+/** A frozen server's badge: its organization has more servers than its plan allows (core/servers/frozen.ts). */
+function frozenBadge(s: Server): Html {
+  return s.frozen ? html` <span class="badge frozen" data-field="frozen">Frozen</span>` : html``;
+}
+
+/** What freezing means and what to do, above the list when any server of it is frozen. */
+function frozenNote(servers: Server[], manage: boolean): Html {
+  const frozen = servers.filter((s) => s.frozen);
+  if (!frozen.length) return html``;
+  const what = manage ? "Raise the plan (ask a platform admin) or delete servers you no longer need; the oldest frozen server unfreezes first." : "An owner or admin of the organization can raise the plan or delete servers.";
+  return html`<div class="frozen-note" role="note" aria-labelledby="frozen-heading"><h2 id="frozen-heading">${frozen.length === 1 ? "1 server is frozen" : `${frozen.length} servers are frozen`}</h2>
+<p>The organization has more servers than its plan allows, so the newest beyond the limit are frozen: they stay here with their settings, but their agents are refused, players cannot sign in on them and their consoles do not run commands. Nothing was deleted.</p>
+<p>${what}</p></div>`;
+}
+
+/** On a frozen server's page: why, and what to do. */
+function frozenSection(s: Server, manage: boolean): Html {
+  if (!s.frozen) return html``;
+  return html`<section class="frozen-note" aria-labelledby="frozen-heading" data-field="frozen-reason"><h2 id="frozen-heading"><span class="badge frozen">Frozen</span> This server is frozen</h2>
+<p>${s.frozenReason.charAt(0).toUpperCase()}${s.frozenReason.slice(1)}.</p>
+<p>Its agent is refused and players cannot sign in on it; its console runs no commands. ${manage ? "You can still rename it, regenerate its key, manage access or delete it." : "An owner or admin of the organization can raise the plan or delete servers."}</p></section>`;
+}
+
 function players(s: Server): Html {
   return html`<span data-field="players">${s.online ? String(s.playerCount) : "—"}</span>`;
 }
@@ -71,7 +94,7 @@ async function listPage(ctx: Context, v: Viewer, values?: { name?: string; game?
   const { servers } = await v.core.servers.listServers({ organizationSlug: org.slug });
   const manage = canManage(org.role);
   const rows = servers.map(
-    (s) => html`<tr data-server-id="${s.id}" data-server-name="${s.name}"><td><a href="${orgPath(org, `/servers/${s.id}`)}">${s.name}</a></td><td>${gameName(s.game)}</td><td>${statusBadge(s)}</td><td>${players(s)}</td><td>${trustBadge(s)}</td><td data-field="last-seen">${when(s.lastSeenAt, "Never")}</td></tr>`,
+    (s) => html`<tr data-server-id="${s.id}" data-server-name="${s.name}"><td><a href="${orgPath(org, `/servers/${s.id}`)}">${s.name}</a>${frozenBadge(s)}</td><td>${gameName(s.game)}</td><td>${statusBadge(s)}</td><td>${players(s)}</td><td>${trustBadge(s)}</td><td data-field="last-seen">${when(s.lastSeenAt, "Never")}</td></tr>`,
   );
   render(
     ctx,
@@ -82,7 +105,7 @@ async function listPage(ctx: Context, v: Viewer, values?: { name?: string; game?
       section: "servers",
       notice: noticeOf(ctx),
       lede: manage ? "Every game server of the organization. Status and players update live." : "The servers you have been granted. Status and players update live.",
-      body: html`${
+      body: html`${frozenNote(servers, manage)}${
         servers.length
           ? html`<div class="table-wrap" data-live-status="${orgPath(org, "/servers/status")}" role="region" tabindex="0" aria-label="Servers of ${org.name}"><table><caption class="sr-only">Servers of ${org.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">Game</th><th scope="col">Status</th><th scope="col">Players</th><th scope="col">Sign-in</th><th scope="col">Last seen</th></tr></thead><tbody>${rows}</tbody></table></div>`
           : html`<p class="empty">${manage ? "No servers yet. Create the first one below." : "No servers are shared with you yet. Ask an owner or admin of the organization for access."}</p>`
@@ -180,9 +203,9 @@ const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
       notice: noticeOf(ctx),
       crumbs: [{ href: orgPath(org, "/servers"), label: "Servers" }],
       scripts: ["console.js"],
-      body: html`${statusSection(org, s)}
+      body: html`${frozenSection(s, manage)}${statusSection(org, s)}
 ${playersPanel}
-${consolePanel(v, org, s, state.console)}
+${s.frozen ? "" : consolePanel(v, org, s, state.console)}
 ${manage ? manageSections(v, org, s, state, grantsSection) : ""}`,
     },
     status,

@@ -17,6 +17,9 @@ describe("agent stream: a Hello that outlasts its stream", () => {
       logger: pino({ level: "silent" }),
       agents: { hold: () => void calls.push("hold") },
       consoles: { attach: () => (calls.push("attach"), () => calls.push("detach")) },
+      // Whether the server is frozen: no row, so it is not.
+      config: { plans: {} },
+      statements: { on: () => async () => [] },
     } as unknown as AgentStreamDeps;
     const session: StreamSession = {
       agent: { kind: "agent", server: { id: "s1", organizationId: "o1", organizationSlug: "acme", name: "Survival", game: "minecraft" }, keyHash: "h" },

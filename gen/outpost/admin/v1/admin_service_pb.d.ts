@@ -763,7 +763,10 @@ export declare const AdminService: GenService<{
   },
   /**
    * Moves an organization to another plan. Usage above the new plan's limits is kept, but no
-   * more can be created.
+   * more can be created, and the newest servers beyond the new server limit are frozen (see
+   * outpost.servers.v1.Server.frozen; their agents are sent away); raising the plan unfreezes the
+   * oldest frozen servers first. Each server frozen or unfrozen is a server.frozen or
+   * server.unfrozen activity event.
    *
    * @generated from rpc outpost.admin.v1.AdminService.SetOrganizationPlan
    */

@@ -98,6 +98,27 @@ export declare type Server = Message<"outpost.servers.v1.Server"> & {
    * @generated from field: bool console_available = 13;
    */
   consoleAvailable: boolean;
+
+  /**
+   * True when the server is frozen: its organization has more servers than its plan allows, and
+   * this is one of the newest beyond the limit (by creation time). A frozen server is still
+   * listed, viewable, editable and deletable, but its agent is refused (a connected one is sent
+   * away), players cannot sign in on it with Game OAuth, and its console refuses commands
+   * (failed_precondition, reason "server_frozen"). Raising the plan or deleting servers unfreezes
+   * the oldest frozen ones first. Decided at each read from the plan's current limit; nothing is
+   * deleted.
+   *
+   * @generated from field: bool frozen = 14;
+   */
+  frozen: boolean;
+
+  /**
+   * Why the server is frozen and what to do, e.g. "this server is frozen: the organization's plan
+   * allows 2 servers; raise the plan or delete servers to unfreeze it"; "" when it is not frozen.
+   *
+   * @generated from field: string frozen_reason = 15;
+   */
+  frozenReason: string;
 };
 
 /**

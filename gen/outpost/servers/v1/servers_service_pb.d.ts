@@ -420,7 +420,8 @@ export declare const ServersService: GenService<{
     output: typeof UpdateServerResponseSchema;
   },
   /**
-   * Deletes a server and its grants (owner or admin).
+   * Deletes a server and its grants (owner or admin); a frozen server can be deleted too. Deleting
+   * a server unfreezes the oldest frozen server of the organization, if any (Server.frozen).
    *
    * @generated from rpc outpost.servers.v1.ServersService.DeleteServer
    */
@@ -442,8 +443,9 @@ export declare const ServersService: GenService<{
   /**
    * Runs a command on the game server's console through its agent and returns the output lines
    * that followed it (owners and admins, or members granted the server). Every call is an activity
-   * event. failed_precondition (409) when the agent is offline or has no console; deadline_exceeded
-   * (504) when the agent does not answer in time.
+   * event. failed_precondition (409) when the server is frozen (reason server_frozen, see
+   * Server.frozen), or its agent is offline or has no console; deadline_exceeded (504) when the
+   * agent does not answer in time.
    *
    * @generated from rpc outpost.servers.v1.ServersService.ExecuteConsoleCommand
    */
@@ -465,7 +467,8 @@ export declare const ServersService: GenService<{
   /**
    * The console's output as the agent streams it, until the caller goes away (the dashboard's live
    * console; same access as ExecuteConsoleCommand). Starts with the recent lines this instance
-   * holds. A stream, so not part of the HTTP API.
+   * holds. failed_precondition (reason server_frozen) on a frozen server, and when the server
+   * becomes frozen while it is watched. A stream, so not part of the HTTP API.
    *
    * @generated from rpc outpost.servers.v1.ServersService.WatchConsole
    */
