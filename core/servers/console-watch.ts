@@ -2,9 +2,10 @@
  * servers/watchConsole: the dashboard's live console. It starts with whether the agent is
  * connected and, when its stream is on this instance, the recent lines; then the lines as they
  * come and each change of presence, from whichever instance holds the stream (core/agents/
- * console-feed.ts). Same access as the console's commands, checked again every
+ * console-feed.ts). A member needs a grant with console_read; opening a watch spends one of its
+ * uses, and the access is checked again (spending none) every
  * {@link recheckMs} with the credential the call was opened with: a sign-out, an ended or revoked
- * session, a revoked API key (unauthenticated), a revoked grant or a deleted server ends it within
+ * session, a revoked API key (unauthenticated), a revoked or expired grant or a deleted server ends it within
  * seconds. The same check catches an agent whose instance died without saying so. A caller that
  * reads slowly loses the oldest lines past {@link maxPendingLines}, counted in `dropped`.
  */
@@ -37,13 +38,13 @@ type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents" | "st
 async function recheck(deps: WatchDeps, ctx: HandlerContext, serverId: string): Promise<boolean> {
   const db = deps.statements.db(entityManager(ctx).fork());
   const caller = await recheckCaller(db.query, ctx.requestHeader, deps.clock.now(), deps.config.sessionIdleSeconds);
-  const { server } = await requireServer(db, caller, serverId);
+  const { server } = await requireServer(db, caller, serverId, { action: "console_read", now: deps.clock.now(), spend: false });
   return isOnline(server, deps.clock.now());
 }
 
 export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, ctx: HandlerContext): AsyncGenerator<WatchConsoleResponse> {
   const caller = requireUser(ctx);
-  const { server } = await requireServer(deps.statements.db(entityManager(ctx)), caller, req.serverId);
+  const { server } = await requireServer(deps.statements.db(entityManager(ctx)), caller, req.serverId, { action: "console_read", now: deps.clock.now() });
   if (ctx.signal.aborted) return;
   const releaseSlot = deps.consoles.watches.open(caller.user.id);
 

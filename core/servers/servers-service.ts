@@ -64,13 +64,13 @@ function recordMethods(deps: CoreDeps): Pick<ServersImpl, "createServer" | "list
       const caller = requireUser(ctx);
       const em = entityManager(ctx);
       const access = await requireMember(em, caller, req.organizationSlug);
-      const servers = await accessibleServers(em, caller, access);
+      const servers = await accessibleServers(deps.statements.db(em), caller, access, clock.now());
       const now = clock.now();
       return create(ListServersResponseSchema, { servers: servers.map((server) => serverToProto(server, now, config)) });
     },
 
     async getServer(req, ctx) {
-      const { server } = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req.serverId);
+      const { server } = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req.serverId, { action: "view", now: clock.now() });
       return create(GetServerResponseSchema, { server: serverToProto(server, clock.now(), config) });
     },
 

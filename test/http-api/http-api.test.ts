@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
+import { allActionNames } from "../support/grants.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -149,7 +150,7 @@ describe("http api: routing, shapes, statuses and credentials", () => {
       assert.deepEqual(none.body, []);
 
       const other = await api("POST", "servers/createServer", { key: ownerKey, body: { organizationSlug: "acme", name: "Lobby", game: "hytale" } });
-      const grant = await api("POST", "organizations/createAccessGrant", { key: ownerKey, body: { organizationSlug: "acme", userId: memberId, serverId } });
+      const grant = await api("POST", "organizations/createAccessGrant", { key: ownerKey, body: { organizationSlug: "acme", userId: memberId, serverId, actions: allActionNames } });
       assert.equal(grant.status, 200);
       const grants = await api("GET", `organizations/listAccessGrants?organizationSlug=acme&userId=${memberId}`, { key: ownerKey });
       assert.deepEqual(grants.body.accessGrants.map((g: Json) => g.serverId), [serverId]);
@@ -157,7 +158,7 @@ describe("http api: routing, shapes, statuses and credentials", () => {
       assert.deepEqual(some.body.map((s: Json) => s.id), [serverId]);
       assert.equal(some.body.some((s: Json) => s.id === other.body.server.id), false);
 
-      const revoked = await api("POST", "organizations/revokeAccessGrant", { key: ownerKey, body: { organizationSlug: "acme", userId: memberId, serverId } });
+      const revoked = await api("POST", "organizations/revokeAccessGrant", { key: ownerKey, body: { organizationSlug: "acme", userId: memberId, serverId, actions: allActionNames } });
       assert.equal(revoked.status, 200);
       assert.deepEqual((await api("GET", "servers/listServers?organizationSlug=acme", { key: memberKey })).body, []);
       const promoted = await api("POST", "organizations/updateMemberRole", { key: ownerKey, body: { organizationSlug: "acme", userId: memberId, role: "admin" } });
