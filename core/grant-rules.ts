@@ -100,19 +100,23 @@ export function limitsToProto(g: GrantLimits): GrantConstraints {
 
 /**
  * Why `narrowed` asks for more than `draft` (an approver may only remove actions and tighten
- * constraints); undefined when it does not.
+ * constraints), and which request field says so; undefined when it does not.
  */
-export function wideningProblem(draft: GrantLimits & { actions: readonly string[] }, narrowed: GrantLimits & { actions: readonly string[] }): string | undefined {
+export function wideningProblem(
+  draft: GrantLimits & { actions: readonly string[] },
+  narrowed: GrantLimits & { actions: readonly string[] },
+): { field: "actions" | "constraints"; message: string } | undefined {
   const added = narrowed.actions.filter((a) => !draft.actions.includes(a));
-  if (added.length) return `the request did not ask for ${added.join(", ")}`;
+  if (added.length) return { field: "actions", message: `the request did not ask for ${added.join(", ")}` };
+  const constraints = (message: string) => ({ field: "constraints" as const, message });
   if (draft.expiresAt && (!narrowed.expiresAt || narrowed.expiresAt > draft.expiresAt)) {
-    return `the request expires at ${draft.expiresAt.toISOString()}; an approval may only keep or bring that forward`;
+    return constraints(`the request expires at ${draft.expiresAt.toISOString()}; an approval may only keep or bring that forward`);
   }
   if (draft.maxUses !== null && (narrowed.maxUses === null || narrowed.maxUses > draft.maxUses)) {
-    return `the request asked for at most ${draft.maxUses} uses; an approval may only keep or lower that`;
+    return constraints(`the request asked for at most ${draft.maxUses} uses; an approval may only keep or lower that`);
   }
   if (draft.durationSeconds !== null && (narrowed.durationSeconds === null || narrowed.durationSeconds > draft.durationSeconds)) {
-    return `the request asked for at most ${draft.durationSeconds} seconds after first use; an approval may only keep or shorten that`;
+    return constraints(`the request asked for at most ${draft.durationSeconds} seconds after first use; an approval may only keep or shorten that`);
   }
   return undefined;
 }

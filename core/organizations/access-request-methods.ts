@@ -148,14 +148,12 @@ const approveAccessRequest = (deps: RequestDeps): Impl["approveAccessRequest"] =
     if (request.user.id === caller.user.id) throw fail("permission_denied", "you cannot approve your own access request; another owner or admin must");
     requirePending(request);
     const draft = requestTerms(request);
-    const terms = {
-      actions: req.actions.length ? actionsFromProto(req.actions) : draft.actions,
-      ...(req.constraints ? limitsFromProto(req.constraints, now) : draft),
-    };
+    const limits = req.constraints ? limitsFromProto(req.constraints, now) : { expiresAt: draft.expiresAt, maxUses: draft.maxUses, durationSeconds: draft.durationSeconds };
+    const terms = { actions: req.actions.length ? actionsFromProto(req.actions) : draft.actions, ...limits };
     const widened = wideningProblem(draft, terms);
-    if (widened) throw fieldFail([{ field: req.actions.length && widened.includes("did not ask") ? "actions" : "constraints", message: `an approval may only narrow a request: ${widened}` }]);
-    if (draft.expiresAt && draft.expiresAt <= now) throw fail("failed_precondition", "the access this request asked for has already expired; the member must ask again");
-    const grant = await writeGrant(tx, caller, access, { userId: request.user.id, serverId: request.server.id, replace: true }, { actions: terms.actions, expiresAt: terms.expiresAt, maxUses: terms.maxUses, durationSeconds: terms.durationSeconds });
+    if (widened) throw fieldFail([{ field: widened.field, message: `an approval may only narrow a request: ${widened.message}` }]);
+    if (terms.expiresAt && terms.expiresAt <= now) throw fail("failed_precondition", "the access this request asked for has already expired; the member must ask again");
+    const grant = await writeGrant(tx, caller, access, { userId: request.user.id, serverId: request.server.id, replace: true }, terms);
     request.accessGrantId = grant.id;
     decide(tx, caller, access, request, now, "approved");
     kept = await keepNotification(
