@@ -168,6 +168,15 @@ describe("organizations: access requests", function () {
     await rejectsWith(orgs(outsider).createAccessRequest({ organizationSlug: "acme", serverId, actions: [ServerAction.VIEW] }), Code.NotFound, "not_found");
   });
 
+  it("ends a removed member's pending requests", async () => {
+    const leaver = await t.signUp("leaver@example.com");
+    await orgs(owner).addMember({ organizationSlug: "acme", email: leaver.email, role: Role.MEMBER });
+    const { accessRequest } = await ask(await newServer("Left behind"), leaver);
+    await orgs(admin).removeMember({ organizationSlug: "acme", userId: leaver.userId });
+    const { accessRequests } = await orgs(owner).listAccessRequests({ organizationSlug: "acme", userId: leaver.userId });
+    assert.deepEqual(accessRequests.map((r) => [r.id, r.status, r.decidedByEmail]), [[accessRequest!.id, AccessRequestStatus.CANCELLED, admin.email]]);
+  });
+
   it("lists: managers all of the organization's with filters and pages; a member only their own", async () => {
     const all: string[] = [];
     let cursor: string | undefined;
@@ -178,7 +187,7 @@ describe("organizations: access requests", function () {
     } while (cursor);
     const whole = (await orgs(owner).listAccessRequests({ organizationSlug: "acme" })).accessRequests;
     assert.deepEqual(all, whole.map((r) => r.id));
-    assert.equal(whole.length, 7);
+    assert.equal(whole.length, 8);
     assert.ok(whole.some((r) => r.userId === member2.userId));
 
     const pending = await orgs(admin).listAccessRequests({ organizationSlug: "acme", status: AccessRequestStatus.PENDING });
