@@ -4,13 +4,15 @@
  */
 import { LockMode } from "@mikro-orm/core";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { AccessGrant, Membership, Organization, Server } from "./db/entities.ts";
+import { Membership, Organization, Server } from "./db/entities.ts";
 import type { UserCaller } from "./context.ts";
-import type { Db } from "./db/statements.ts";
+import type { Db, Query } from "./db/statements.ts";
 import type { CoreConfig, PlanLimits } from "./deps.ts";
 import { fail } from "./errors.ts";
 import { isManager, type Role } from "./roles.ts";
-import { findServerAccess } from "./access-queries.ts";
+import { findGrant, findServerAccess, liveGrantServerIds, markGrantFirstUse, spendGrantUse, type GrantRow, type ServerAccessRow } from "./access-queries.ts";
+import { grantRefusal, type GrantFacts, type ServerAction } from "./grant-rules.ts";
+import { appendActivity } from "./activity/record.ts";
 
 export interface OrganizationAccess {
   organization: Organization;
@@ -51,9 +53,24 @@ export interface ServerAccess extends OrganizationAccess {
   rank: number;
 }
 
+/** What a call about a server does, for {@link requireServer}. */
+export interface ServerUse {
+  action: ServerAction;
+  /** The service's clock, which grants' expiries are read against. */
+  now: Date;
+  /**
+   * Whether the call spends one of the grant's uses: acting calls do (a console command, opening
+   * a console watch), viewing never does, nor does a watch's periodic recheck. Default: every
+   * action but "view".
+   */
+  spend?: boolean;
+}
+
 /**
- * A server the caller may see: owners and admins see every server of their organization, a
- * member only those granted to them. Outside the organization the server does not exist.
+ * A server the caller may act on: owners and admins may do everything on every server of their
+ * organization; a member needs a grant to it that allows `use.action` and still works (not
+ * expired, not used up). An acting call spends one use of the grant, atomically; any call starts
+ * a grant's duration at its first use. Outside the organization the server does not exist.
  *
  * One statement decides and loads the server and its organization, which are then merged into
  * the EntityManager as if found there: this runs on every call about a server (a console command,
@@ -61,42 +78,88 @@ export interface ServerAccess extends OrganizationAccess {
  * refreshes a server or organization the EntityManager already holds, so call this before
  * changing either, never after (every caller does).
  */
-export async function requireServer({ em, query }: Db, caller: UserCaller, serverId: string): Promise<ServerAccess> {
+export async function requireServer(db: Db, caller: UserCaller, serverId: string, use: ServerUse): Promise<ServerAccess> {
+  const row = await loadServerAccess(db.query, caller, serverId);
+  if (!isManager(row.role)) await useGrant(db.query, caller, row, use);
+  return mapServerAccess(db.em, row);
+}
+
+/** Like {@link requireServer}, and the caller must be an owner or admin of its organization (grants do not count). */
+export async function requireServerManager(db: Db, caller: UserCaller, serverId: string): Promise<ServerAccess> {
+  const row = await loadServerAccess(db.query, caller, serverId);
+  if (!isManager(row.role)) throw fail("permission_denied", "only an owner or admin of the organization can do this");
+  return mapServerAccess(db.em, row);
+}
+
+async function loadServerAccess(query: Query, caller: UserCaller, serverId: string): Promise<ServerAccessRow> {
   const row = await findServerAccess(query, caller.user.id, serverId);
   if (!row) throw fail("not_found", "server not found");
-  if (!isManager(row.role) && !row.granted) throw fail("permission_denied", "you have no access to this server; ask an owner or admin for a grant");
+  return row;
+}
+
+function mapServerAccess(em: EntityManager, row: ServerAccessRow): ServerAccess {
   const organization = em.map(Organization, row.organization);
   const server = em.map(Server, row.server);
   return { organization, role: row.role, server, rank: row.rank };
 }
 
-/** Like {@link requireServer}, and the caller must be an owner or admin of its organization. */
-export async function requireServerManager(db: Db, caller: UserCaller, serverId: string): Promise<ServerAccess> {
-  const access = await requireServer(db, caller, serverId);
-  if (!isManager(access.role)) throw fail("permission_denied", "only an owner or admin of the organization can do this");
-  return access;
+/** A member's grant, as the rules read it. */
+export function grantFacts(row: GrantRow): GrantFacts {
+  const date = (value: string | Date | null) => (value === null ? null : new Date(value));
+  return {
+    actions: row.actions,
+    expiresAt: date(row.expires_at),
+    maxUses: row.max_uses,
+    durationSeconds: row.duration_seconds,
+    uses: row.uses,
+    firstUsedAt: date(row.first_used_at),
+  };
 }
 
-/** The servers of the organization the caller can see (all for managers, granted ones otherwise). */
-export async function accessibleServers(em: EntityManager, caller: UserCaller, access: OrganizationAccess): Promise<Server[]> {
+/** Refuses, or records the member's use of their grant (spending one for an acting call). */
+async function useGrant(query: Query, caller: UserCaller, row: ServerAccessRow, use: ServerUse): Promise<void> {
+  const grant = row.grant?.id ? row.grant : null;
+  if (!grant) throw fail("permission_denied", "you have no access to this server; ask an owner or admin for a grant");
+  const refusal = grantRefusal(grantFacts(grant), use.action, use.now);
+  if (refusal) throw fail("permission_denied", refusal);
+  if (!(use.spend ?? use.action !== "view")) {
+    if (grant.first_used_at === null) await markGrantFirstUse(query, grant.id, use.now);
+    return;
+  }
+  const spent = await spendGrantUse(query, grant.id, use.action, use.now);
+  if (!spent) {
+    // Another call spent the last use (or the grant changed) between the read and the update.
+    const now = await findGrant(query, grant.id);
+    const reason = now && grantRefusal(grantFacts(now), use.action, use.now);
+    throw fail("permission_denied", reason || "you have no access to this server; ask an owner or admin for a grant");
+  }
+  if (spent.max_uses !== null && spent.uses >= spent.max_uses) {
+    await appendActivity(query, caller, {
+      organizationId: String(row.organization.id),
+      action: "access_grant.used_up",
+      targetType: "user",
+      targetId: caller.user.id,
+      serverId: String(row.server.id),
+      details: { uses: String(spent.uses), action: use.action },
+    });
+  }
+}
+
+/** The servers of the organization the caller can see: all for managers, those of their live grants otherwise. */
+export async function accessibleServers(db: Db, caller: UserCaller, access: OrganizationAccess, now: Date): Promise<Server[]> {
   const where = isManager(access.role)
     ? { organization: access.organization.id }
-    : { organization: access.organization.id, id: { $in: await grantedServerIds(em, caller.user.id, access.organization.id) } };
-  return em.find(Server, where, { orderBy: { createdAt: "asc", id: "asc" } });
+    : { organization: access.organization.id, id: { $in: await liveGrantServerIds(db.query, caller.user.id, access.organization.id, now) } };
+  return db.em.find(Server, where, { orderBy: { createdAt: "asc", id: "asc" } });
 }
 
 /**
  * The ids of the organization's servers the caller can see, or null for all of them (owners and
  * admins): for filtering what belongs to servers (notes) in SQL without loading the servers.
  */
-export async function visibleServerIds(em: EntityManager, caller: UserCaller, access: OrganizationAccess): Promise<string[] | null> {
+export async function visibleServerIds(query: Query, caller: UserCaller, access: OrganizationAccess, now: Date): Promise<string[] | null> {
   if (isManager(access.role)) return null;
-  return (await accessibleServers(em, caller, access)).map((s) => s.id);
-}
-
-async function grantedServerIds(em: EntityManager, userId: string, organizationId: string): Promise<string[]> {
-  const grants = await em.find(AccessGrant, { user: userId, organization: organizationId }, { fields: ["server"] });
-  return grants.map((g) => g.server.id);
+  return liveGrantServerIds(query, caller.user.id, access.organization.id, now);
 }
 
 /** Platform administration requires the platform admin flag. */

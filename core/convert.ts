@@ -18,6 +18,7 @@ import {
   type OnlinePlayer as OnlinePlayerMessage,
   type Server as ServerMessage,
 } from "../gen/outpost/servers/v1/resources_pb.js";
+import { actionsToProto, grantEndsAt, grantState, limitsToProto, stateToProto } from "./grant-rules.ts";
 import type { AccessGrant, ApiKey, Membership, Organization, Server, User } from "./db/entities.ts";
 import type { CallerUser } from "./context.ts";
 import { roleToProto } from "./roles.ts";
@@ -72,12 +73,27 @@ export function memberToProto(membership: Membership): MemberMessage {
   });
 }
 
-export function accessGrantToProto(grant: AccessGrant): AccessGrantMessage {
+/** A grant with its state at `now`. */
+export function accessGrantToProto(grant: AccessGrant, now: Date): AccessGrantMessage {
+  const facts = {
+    actions: grant.actions ?? [],
+    expiresAt: grant.expiresAt ?? null,
+    maxUses: grant.maxUses ?? null,
+    durationSeconds: grant.durationSeconds ?? null,
+    uses: grant.uses ?? 0,
+    firstUsedAt: grant.firstUsedAt ?? null,
+  };
   return create(AccessGrantSchema, {
     id: grant.id,
     userId: grant.user.id,
     serverId: grant.server.id,
     createdAt: ts(grant.createdAt),
+    actions: actionsToProto(facts.actions),
+    constraints: limitsToProto(facts),
+    uses: facts.uses,
+    firstUsedAt: ts(grant.firstUsedAt),
+    state: stateToProto[grantState(facts, now)],
+    endsAt: ts(grantEndsAt(facts)),
   });
 }
 

@@ -27,6 +27,8 @@ export const domainErrors = {
   slug_taken: Code.AlreadyExists,
   already_member: Code.AlreadyExists,
   grant_exists: Code.AlreadyExists,
+  /** The member already has a pending access request for this server. */
+  request_pending: Code.AlreadyExists,
   /** The organization's plan allows no more of this resource. */
   plan_limit_reached: Code.FailedPrecondition,
   /** The feature is turned off in the organization (the assistant, or one of its tool families). */

@@ -143,6 +143,16 @@ export const AccessGrant = defineEntity({
     server: () => p.manyToOne(Server).deleteRule("cascade"),
     user: () => p.manyToOne(User).deleteRule("cascade").index(),
     createdAt: createdAt(),
+    /** What it allows (core/grant-rules.ts `serverActions`), always with "view". */
+    actions: p.array(),
+    expiresAt: p.datetime().nullable(),
+    /** Acting calls it allows; `uses` counts them (core/access-queries.ts spends them atomically). */
+    maxUses: p.integer().nullable(),
+    /** How long it lasts after `firstUsedAt`. */
+    durationSeconds: p.integer().nullable(),
+    uses: p.integer().default(0),
+    /** Its first use of any action, viewing included. */
+    firstUsedAt: p.datetime().nullable(),
   },
   uniques: [{ properties: ["server", "user"], name: "access_grants_server_user_unique" }],
 });

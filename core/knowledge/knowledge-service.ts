@@ -41,11 +41,11 @@ function activity(tx: EntityManager, caller: UserCaller, note: { id: string; org
   });
 }
 
-const getNote: Impl["getNote"] = async (req, ctx) => {
+const getNote = (deps: CoreDeps): Impl["getNote"] => async (req, ctx) => {
   const em = entityManager(ctx);
   const caller = requireUser(ctx);
   const access = await requireMember(em, caller, req.organizationSlug);
-  const row = await findNote(executeOn(em), access.organization.id, req.noteId, await visibleServerIds(em, caller, access));
+  const row = await findNote(executeOn(em), access.organization.id, req.noteId, await visibleServerIds(executeOn(em), caller, access, deps.clock.now()));
   if (!row) throw fail("not_found", "note not found");
   return create(GetNoteResponseSchema, { note: noteToProto(row) });
 };
@@ -108,5 +108,5 @@ const deleteNote: Impl["deleteNote"] = async (req, ctx) => {
 };
 
 export function createKnowledgeService(deps: CoreDeps): Impl {
-  return { listNotes, getNote, createNote: createNote(deps), updateNote: updateNote(deps), deleteNote };
+  return { listNotes: listNotes(deps), getNote: getNote(deps), createNote: createNote(deps), updateNote: updateNote(deps), deleteNote };
 }

@@ -8,6 +8,7 @@ import { create } from "@bufbuild/protobuf";
 import { KnowledgeService, ListNotesResponseSchema } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 import { entityManager, requireUser } from "../context.ts";
 import { executeOn } from "../db/statements.ts";
+import type { CoreDeps } from "../deps.ts";
 import { requireMember, visibleServerIds } from "../access.ts";
 import { decodeCursor, encodeCursor } from "../page-cursor.ts";
 import { normalizeTag, noteToProto } from "./note-fields.ts";
@@ -16,14 +17,14 @@ import { decodeSearchCursor, encodeSearchCursor, searchNotes } from "./search.ts
 
 type Impl = ServiceImpl<typeof KnowledgeService>;
 
-export const listNotes: Impl["listNotes"] = async (req, ctx) => {
+export const listNotes = (deps: Pick<CoreDeps, "clock">): Impl["listNotes"] => async (req, ctx) => {
   const em = entityManager(ctx);
   const caller = requireUser(ctx);
   const access = await requireMember(em, caller, req.organizationSlug);
   const limit = req.limit ?? 20;
   const filters: NoteFilters = {
     organizationId: access.organization.id,
-    visible: await visibleServerIds(em, caller, access),
+    visible: await visibleServerIds(executeOn(em), caller, access, deps.clock.now()),
     tag: req.tag === undefined ? undefined : normalizeTag(req.tag),
     serverId: req.serverId,
   };

@@ -31,6 +31,7 @@ const kindToProto: Record<NotificationKindName, NotificationKind> = {
   membership: NotificationKind.MEMBERSHIP,
   api_key: NotificationKind.API_KEY,
   alert: NotificationKind.ALERT,
+  access_request: NotificationKind.ACCESS_REQUEST,
 };
 
 function kindFromProto(kind: NotificationKind): NotificationKindName {

@@ -13,7 +13,7 @@ import { sendPushToUser, type SendPushDeps } from "../pwa/push.ts";
 import { insertNotification } from "./notification-queries.ts";
 
 /** Every kind, as stored; the proto's NotificationKind names the same ones. */
-export const notificationKinds = ["membership", "api_key", "alert"] as const;
+export const notificationKinds = ["membership", "api_key", "alert", "access_request"] as const;
 export type NotificationKindName = (typeof notificationKinds)[number];
 
 export interface NotificationDraft {

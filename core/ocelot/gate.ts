@@ -63,12 +63,13 @@ export function switchRefusal(config: ConfigRow, spec?: ToolSpec): DomainError |
  * (the one call of requireServer the gate makes, naming the tool's server action), their role
  * for the others. A server outside the organization is not_found.
  */
-async function callerMay(db: Db, caller: UserCaller, access: OrganizationAccess, spec: ToolSpec, serverId: string | undefined): Promise<DomainError | undefined> {
+async function callerMay(db: Db, caller: UserCaller, access: OrganizationAccess, spec: ToolSpec, serverId: string | undefined, now: Date): Promise<DomainError | undefined> {
   if ("role" in spec.access) {
     return spec.access.role === "manager" && !isManager(access.role) ? fail("permission_denied", "only an owner or admin can use this tool") : undefined;
   }
   try {
-    const onServer = await requireServer(db, caller, serverId!);
+    // Judging spends none of a grant's uses: running the tool does, through the server's own path.
+    const onServer = await requireServer(db, caller, serverId!, { action: spec.access.server, now, spend: false });
     if (onServer.organization.id !== access.organization.id) throw fail("not_found", "server not found");
   } catch (error) {
     if (error instanceof DomainError && error.reason === "permission_denied") return error;
@@ -97,7 +98,7 @@ export async function judgeToolAction(db: Db, config: CoreConfig, caller: UserCa
   const [{ now }] = await db.query<{ now: Date }>(`select now() as now`, []);
   const requiresConfirmation = spec.confirm && !breakGlassActive(row, new Date(now));
   const judged = { access, spec, config: row, requiresConfirmation };
-  const refusal = switchRefusal(row, spec) ?? (await callerMay(db, caller, access, spec, req.serverId));
+  const refusal = switchRefusal(row, spec) ?? (await callerMay(db, caller, access, spec, req.serverId, new Date(now)));
   if (refusal) return { ...judged, refusal };
   const cap = toolActionCap(config, access);
   if (checkQuota && (await todaysUsage(db.query, access.organization.id)).tool_actions + spec.weight > cap) return { ...judged, refusal: planRefusal(cap, "tool actions") };

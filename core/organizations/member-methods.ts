@@ -15,6 +15,7 @@ import {
   UpdateMemberRoleResponseSchema,
 } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { AccessGrant, Membership, Organization, User } from "../db/entities.ts";
+import { AccessRequest } from "../db/access-request-entities.ts";
 import { entityManager, requireUser } from "../context.ts";
 import { fail } from "../errors.ts";
 import { requireManager, requireMember, requireOwner, type OrganizationAccess } from "../access.ts";
@@ -134,6 +135,12 @@ const removeMember = (deps: MemberDeps): Impl["removeMember"] => async (req, ctx
     }
     await ensureAnotherOwner(tx, membership);
     await tx.nativeDelete(AccessGrant, { organization: access.organization.id, user: req.userId });
+    // Their pending requests end with their membership: re-added, they start afresh.
+    await tx.nativeUpdate(
+      AccessRequest,
+      { organization: access.organization.id, user: req.userId, status: "pending" },
+      { status: "cancelled", decidedAt: deps.clock.now(), decidedByUserId: caller.user.id, decidedByEmail: caller.user.email },
+    );
     tx.remove(membership);
     recordInOrganization(tx, caller, access, {
       action: leaving ? "member.left" : "member.removed",

@@ -1,6 +1,7 @@
 /**
  * OrganizationsService: organizations themselves (here), their members (member-methods.ts), their
- * server access grants (access-grant-methods.ts) and their Game OAuth clients (game-oauth-clients.ts).
+ * server access grants (access-grant-methods.ts) and requests for them (access-request-methods.ts),
+ * and their Game OAuth clients (game-oauth-clients.ts).
  */
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
@@ -24,6 +25,7 @@ import { organizationToProto } from "../convert.ts";
 import { createGameOAuthClientMethods } from "./game-oauth-clients.ts";
 import { memberMethods } from "./member-methods.ts";
 import { accessGrantMethods } from "./access-grant-methods.ts";
+import { accessRequestMethods } from "./access-request-methods.ts";
 import { recordInOrganization } from "./organization-activity.ts";
 
 type Impl = ServiceImpl<typeof OrganizationsService>;
@@ -120,7 +122,8 @@ export function createOrganizationsService(deps: CoreDeps): ServiceImpl<typeof O
   return {
     ...createGameOAuthClientMethods(deps),
     ...memberMethods(deps),
-    ...accessGrantMethods,
+    ...accessGrantMethods(deps),
+    ...accessRequestMethods(deps),
     createOrganization: createOrganization(deps),
     listOrganizations,
     getOrganization: getOrganization(deps),

@@ -1,9 +1,10 @@
 /**
  * servers/executeConsoleCommand: a command typed in the dashboard or sent through the API runs on
  * the game server's console through its agent's stream, and the lines that followed it come back.
- * Whoever may see the server may use its console (owners and admins, members granted it). Every
- * call the caller was allowed to make is an activity event, refusals included, with its outcome;
- * so is a member's without a grant (`denied`).
+ * Owners and admins may use any server's console; a member needs a live grant with the
+ * console_command action, and each command spends one of its uses (an attempt counts even when the
+ * agent then turns out offline). Every call the caller was allowed to make is an activity event,
+ * refusals included, with its outcome; so is a member's refused by their grant (`denied`).
  */
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
@@ -54,7 +55,7 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   const command = consoleCommandText(req.command);
   const db = deps.statements.db(entityManager(ctx));
   const requestId = randomUUID();
-  const access = await requireConsole(db, caller, req.serverId, { requestId, command });
+  const access = await requireConsole(db, caller, req.serverId, deps.clock.now(), { requestId, command });
   const { server } = access;
   const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(db.query, caller, server, { requestId, command, outcome, error });
   const freeze = accessFreeze(deps.config, access);
@@ -88,13 +89,13 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
 }
 
 /**
- * The server, if the caller may use its console. A member of its organization without a grant
- * tried a command: that is on record (`denied`); for anyone else the server does not exist, and
+ * The server, if the caller may use its console. A member of its organization whose grant does
+ * not allow it (none, expired, used up, without console_command) tried a command: that is on record (`denied`); for anyone else the server does not exist, and
  * nothing is.
  */
-async function requireConsole(db: Db, caller: UserCaller, serverId: string, facts: { requestId: string; command: string }): Promise<ServerAccess> {
+async function requireConsole(db: Db, caller: UserCaller, serverId: string, now: Date, facts: { requestId: string; command: string }): Promise<ServerAccess> {
   try {
-    return await requireServer(db, caller, serverId);
+    return await requireServer(db, caller, serverId, { action: "console_command", now });
   } catch (error) {
     if (error instanceof DomainError && error.reason === "permission_denied") {
       const server = await db.em.findOne(Server, { id: serverId });

@@ -2,11 +2,12 @@
  * servers/watchConsole: the dashboard's live console. It starts with whether the agent is
  * connected and, when its stream is on this instance, the recent lines; then the lines as they
  * come and each change of presence, from whichever instance holds the stream (core/agents/
- * console-feed.ts). Same access as the console's commands, checked again every
+ * console-feed.ts). A member needs a grant with console_read; opening a watch spends one of its
+ * uses, and the access is checked again (spending none) every
  * {@link recheckMs} with the credential the call was opened with: a sign-out, an ended or revoked
- * session, a revoked API key (unauthenticated), a revoked grant, a deleted or a frozen server
- * (core/servers/frozen.ts) ends it within seconds. The same check catches an agent whose instance
- * died without saying so. A caller that reads slowly loses the oldest lines past
+ * session, a revoked API key (unauthenticated), a revoked or expired grant, a deleted or a frozen
+ * server (core/servers/frozen.ts) ends it within seconds. The same check catches an agent whose
+ * instance died without saying so. A caller that reads slowly loses the oldest lines past
  * {@link maxPendingLines}, counted in `dropped`.
  */
 import { create } from "@bufbuild/protobuf";
@@ -40,14 +41,14 @@ type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents" | "st
 async function recheck(deps: WatchDeps, ctx: HandlerContext, serverId: string): Promise<boolean> {
   const db = deps.statements.db(entityManager(ctx).fork());
   const caller = await recheckCaller(db.query, ctx.requestHeader, deps.clock.now(), deps.config.sessionIdleSeconds);
-  const access = await requireServer(db, caller, serverId);
+  const access = await requireServer(db, caller, serverId, { action: "console_read", now: deps.clock.now(), spend: false });
   requireNotFrozen(accessFreeze(deps.config, access));
   return isOnline(access.server, deps.clock.now());
 }
 
 export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, ctx: HandlerContext): AsyncGenerator<WatchConsoleResponse> {
   const caller = requireUser(ctx);
-  const access = await requireServer(deps.statements.db(entityManager(ctx)), caller, req.serverId);
+  const access = await requireServer(deps.statements.db(entityManager(ctx)), caller, req.serverId, { action: "console_read", now: deps.clock.now() });
   requireNotFrozen(accessFreeze(deps.config, access));
   const { server } = access;
   if (ctx.signal.aborted) return;

@@ -66,14 +66,14 @@ function recordMethods(deps: CoreDeps): Pick<ServersImpl, "createServer" | "list
       const caller = requireUser(ctx);
       const em = entityManager(ctx);
       const access = await requireMember(em, caller, req.organizationSlug);
-      const servers = await accessibleServers(em, caller, access);
+      const servers = await accessibleServers(deps.statements.db(em), caller, access, clock.now());
       const { frozen } = await frozenSet(deps.statements.on(em), config, access.organization.id, access.organization.plan);
       const now = clock.now();
       return create(ListServersResponseSchema, { servers: servers.map((server) => serverToProto(server, now, config, frozen.get(server.id))) });
     },
 
     async getServer(req, ctx) {
-      const access = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req.serverId);
+      const access = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req.serverId, { action: "view", now: clock.now() });
       return create(GetServerResponseSchema, { server: serverToProto(access.server, clock.now(), config, accessFreeze(config, access)) });
     },
 

@@ -15,6 +15,7 @@ import { page, PageError, render, signInRedirect, type DashboardDeps, type Viewe
 import { assets } from "./layout.ts";
 import { html } from "../html.ts";
 import { orgPath, organizationRoutes } from "./organizations.ts";
+import { accessPageRoutes } from "./access.ts";
 import { serverRoutes } from "./servers.ts";
 import { gameOAuthRoutes } from "./game-oauth.ts";
 import { integrationRoutes } from "./integrations.ts";
@@ -91,6 +92,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
   );
   organizationRoutes(router, deps);
   serverRoutes(router, deps);
+  accessPageRoutes(router, deps);
   gameOAuthRoutes(router, deps);
   integrationRoutes(router, deps);
   alertRoutes(router, deps);

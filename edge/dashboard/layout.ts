@@ -36,6 +36,10 @@ export const notices: Record<string, string> = {
   "server-deleted": "Server deleted.",
   "grant-created": "Access granted.",
   "grant-revoked": "Access revoked.",
+  "access-requested": "Access requested: the owners and admins are told.",
+  "request-approved": "Request approved: the member has the grant.",
+  "request-denied": "Request denied: the member is told why.",
+  "request-cancelled": "Request cancelled.",
   "client-updated": "Client saved.",
   "client-disabled": "Client disabled: it starts no new sign-ins.",
   "client-enabled": "Client enabled.",
@@ -65,7 +69,7 @@ export const notices: Record<string, string> = {
   "push-removed": "That browser gets no more push notifications.",
 };
 
-export type Section = "overview" | "servers" | "knowledge" | "clients" | "integrations" | "alerts" | "assistant" | "members" | "activity";
+export type Section = "overview" | "servers" | "knowledge" | "clients" | "integrations" | "alerts" | "assistant" | "members" | "access" | "activity";
 
 export interface PageOptions {
   title: string;
@@ -109,11 +113,13 @@ function orgTabs(org: Organization, section: Section | undefined): Html {
           ["alerts", "Alerts", `${base}/alerts`],
           ["assistant", "Assistant", `${base}/assistant/settings`],
           ["members", "Members", `${base}/members`],
+          ["access", "Access", `${base}/access`],
           ["activity", "Activity", `${base}/activity`],
         ] as Array<[Section, string, string]>)
       : ([
           ["assistant", "Assistant", `${base}/assistant/settings`],
           ["members", "Members", `${base}/members`],
+          ["access", "Access", `${base}/access`],
         ] as Array<[Section, string, string]>)),
   ];
   return html`<nav class="tabs" aria-label="${org.name}">

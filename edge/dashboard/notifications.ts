@@ -21,6 +21,7 @@ const kinds: ReadonlyArray<{ kind: NotificationKind; value: string; label: strin
   { kind: NotificationKind.MEMBERSHIP, value: "membership", label: "Your organizations: added, removed, a role changed" },
   { kind: NotificationKind.API_KEY, value: "api_key", label: "Your API keys: one expires within a week" },
   { kind: NotificationKind.ALERT, value: "alert", label: "Alerts that name the dashboard" },
+  { kind: NotificationKind.ACCESS_REQUEST, value: "access_request", label: "Server access requests: a member asks, or yours was approved or denied" },
 ];
 
 function item(n: Notification, token: string): Html {

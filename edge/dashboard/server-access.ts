@@ -1,22 +1,32 @@
 /**
- * Members' access grants on a server's page (owners and admins): who has one, revoking it, and
- * granting it to a member who has none. Owners and admins need none; they see every server.
+ * Members' access on a server's page. Owners and admins see who has a grant (its actions, limits
+ * and state), revoke it, and grant a member who has none; a member without access (none, expired,
+ * used up) sees why and may ask for it. Owners and admins need no grant; they may do everything.
  */
 import type { Router } from "@koa/router";
+import type { Context } from "koa";
 import type { Server } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { Role, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
-import { action, confirmed, done, orgOf, type DashboardDeps, type Viewer } from "./context.ts";
+import { action, confirmed, done, orgOf, render, type DashboardDeps, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
-import { dangerForm, formAlert, postForm, selectField } from "./forms.ts";
+import { dangerForm, formAlert, postForm, selectField, textArea } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { orgPath } from "./organizations.ts";
 import type { ServerPage } from "./servers.ts";
+import { defaultTerms, grantSummary, termsFields, termsOf, termsValuesOf, type TermsValues } from "./grant-views.ts";
 
 /** What revoking a grant does, as both confirmations say it (core re-checks open consoles every 5 s). */
 const revokeConsequence = "They stop seeing this server and using its console at once; a live console they have open stops within a few seconds.";
 
+/** A refused grant or request form, back with what was typed. */
+export interface TermsForm {
+  values: TermsValues;
+  errors: FormErrors;
+  reason?: string;
+}
+
 /** The "Member access" panel of server `s`. */
-export async function accessSection(v: Viewer, org: Organization, s: Server, grantErrors?: FormErrors): Promise<Html> {
+export async function accessSection(v: Viewer, org: Organization, s: Server, refused?: TermsForm): Promise<Html> {
   const base = orgPath(org, `/servers/${s.id}`);
   const [{ members }, { accessGrants }] = await Promise.all([
     v.core.organizations.listMembers({ organizationSlug: org.slug }),
@@ -28,7 +38,7 @@ export async function accessSection(v: Viewer, org: Organization, s: Server, gra
   const grants = accessGrants.map((g) => {
     const m = byId.get(g.userId);
     const who = m ? `${m.name} (${m.email})` : g.userId;
-    return html`<li><span>${who}</span> ${dangerForm({
+    return html`<li><span><strong>${who}</strong>: ${grantSummary(g)}</span> ${dangerForm({
       action: `${base}/grants/${g.userId}/revoke`,
       token: v.formToken,
       label: "Revoke",
@@ -40,19 +50,19 @@ export async function accessSection(v: Viewer, org: Organization, s: Server, gra
   });
   return html`<section class="panel stack" aria-labelledby="access-heading">
 <h2 id="access-heading">Member access</h2>
-<p class="hint">Owners and admins always see this server and may use its console. Members see it, and use its console, only with a grant.</p>
+<p class="hint">Owners and admins may do everything on this server. Members see it, and use its console, only as far as their grant allows. Requests are decided on the <a href="${orgPath(org, "/access")}">Access</a> page.</p>
 ${grants.length ? html`<ul class="list">${grants}</ul>` : html`<p class="empty">No member has access to this server.</p>`}
 ${
   candidates.length
     ? postForm(
         `${base}/grants`,
         v.formToken,
-        html`${formAlert(grantErrors, ["userId"])}${selectField({
+        html`${formAlert(refused?.errors, ["userId", "actions", "constraints"])}${selectField({
           name: "userId",
           label: "Give access to",
           options: candidates.map((m) => ({ value: m.userId, label: `${m.name} (${m.email})` })),
-          errors: grantErrors,
-        })}<div class="actions"><button type="submit" class="btn">Grant access</button></div>`,
+          errors: refused?.errors,
+        })}${termsFields(refused?.values ?? defaultTerms, refused?.errors, "grant")}<div class="actions"><button type="submit" class="btn">Grant access</button></div>`,
         html` class="stack"`,
       )
     : html`<p class="hint">Every member with the Member role already has access, or there is none. Add members on the <a href="${orgPath(org, "/members")}">Members</a> page.</p>`
@@ -60,17 +70,53 @@ ${
 </section>`;
 }
 
-/** Granting and revoking; a refused grant comes back on the server's page (`showServer`). */
+/** The form a member uses to ask for access to server `serverId`. */
+export function requestForm(v: Viewer, org: Organization, serverId: string, refused?: TermsForm): Html {
+  return postForm(
+    orgPath(org, `/servers/${serverId}/request`),
+    v.formToken,
+    html`${formAlert(refused?.errors, ["actions", "constraints", "reason"])}${termsFields(refused?.values ?? defaultTerms, refused?.errors, "request")}
+${textArea({ name: "reason", label: "Why (for the owners and admins, up to 500 characters)", value: refused?.reason ?? "", maxlength: 500, errors: refused?.errors })}
+<div class="actions"><button type="submit" class="btn">Request access</button></div>`,
+    html` class="stack"`,
+  );
+}
+
+/** A member's page for a server they may not see: why, and the request form. */
+export function noAccessPage(ctx: Context, v: Viewer, org: Organization, serverId: string, why: string, refused?: TermsForm, status = 403): void {
+  render(
+    ctx,
+    v,
+    {
+      title: status === 200 ? "Ask for access" : "No access to this server",
+      org,
+      section: "servers",
+      crumbs: [{ href: orgPath(org, "/servers"), label: "Servers" }],
+      body: html`<section class="panel stack" aria-labelledby="request-heading">
+<p class="problem">${why}</p>
+<h2 id="request-heading">Ask for access</h2>
+<p class="hint">The organization's owners and admins are told, and you are told what they decide. Your requests are on the <a href="${orgPath(org, "/access")}">Access</a> page.</p>
+${requestForm(v, org, serverId, refused)}
+</section>`,
+    },
+    status,
+  );
+}
+
+/** Granting, revoking and asking; a refused form comes back on the page it came from. */
 export function accessRoutes(router: Router, deps: DashboardDeps, showServer: ServerPage): void {
   router.post(
     "/app/o/:slug/servers/:id/grants",
     action(deps, async (ctx, v, form) => {
       const org = orgOf(v, ctx.params.slug);
+      const values = termsValuesOf(form);
+      const terms = termsOf(values, new Date());
+      if ("fields" in terms) return showServer(ctx, v, { grant: { values, errors: terms } }, 400);
       try {
-        await v.core.organizations.createAccessGrant({ organizationSlug: org.slug, serverId: ctx.params.id, userId: form.get("userId") ?? "" });
+        await v.core.organizations.createAccessGrant({ organizationSlug: org.slug, serverId: ctx.params.id, userId: form.get("userId") ?? "", ...terms });
         done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "grant-created");
       } catch (error) {
-        await showServer(ctx, v, { grantErrors: formErrorsOrThrow(error, { grant_exists: "userId" }) }, 400);
+        await showServer(ctx, v, { grant: { values, errors: formErrorsOrThrow(error, { grant_exists: "userId" }) } }, 400);
       }
     }),
   );
@@ -82,6 +128,24 @@ export function accessRoutes(router: Router, deps: DashboardDeps, showServer: Se
       if (!confirmed(ctx, v, form, { title: "Revoke this member's access?", consequence: revokeConsequence, label: "Revoke", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
       await v.core.organizations.revokeAccessGrant({ organizationSlug: org.slug, serverId: ctx.params.id, userId: ctx.params.userId });
       done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "grant-revoked");
+    }),
+  );
+
+  router.post(
+    "/app/o/:slug/servers/:id/request",
+    action(deps, async (ctx, v, form) => {
+      const org = orgOf(v, ctx.params.slug);
+      const values = termsValuesOf(form);
+      const reason = form.get("reason") ?? "";
+      const terms = termsOf(values, new Date());
+      const refused = (errors: FormErrors) => noAccessPage(ctx, v, org, ctx.params.id, "You have no access to this server yet.", { values, errors, reason }, 400);
+      if ("fields" in terms) return refused(terms);
+      try {
+        await v.core.organizations.createAccessRequest({ organizationSlug: org.slug, serverId: ctx.params.id, reason, ...terms });
+        done(ctx, orgPath(org, "/access"), "access-requested");
+      } catch (error) {
+        refused(formErrorsOrThrow(error, { request_pending: "reason" }));
+      }
     }),
   );
 }

@@ -11,7 +11,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { readSessionCookie } from "../cookies.ts";
 import { errorBody, isUnexplainedFailure } from "../errors.ts";
 import { Game, type Server } from "../../gen/outpost/servers/v1/resources_pb.js";
-import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { ServerAction, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { playerTrust } from "../player-trust.ts";
 import { action, confirmed, done, noticeOf, orgOf, page, render, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { coreFor, formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
@@ -20,7 +20,7 @@ import { choiceGroup, dangerForm, formAlert, postForm, textField } from "./forms
 import { html, type Html } from "../html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
 import { orgPath } from "./organizations.ts";
-import { accessRoutes, accessSection } from "./server-access.ts";
+import { accessRoutes, accessSection, noAccessPage, type TermsForm } from "./server-access.ts";
 import { consolePanel, consoleRoutes, playersSection, type ConsoleOutcome } from "./console.ts";
 import { consoleEventRoutes } from "./console-events.ts";
 
@@ -137,7 +137,7 @@ ${copyValue("agent-command", "Command to run the agent", agentCommand(v, server.
 /** What a server's page shows besides the server: a refused form, or the command just run. */
 export interface ServerPageState {
   rename?: { errors: FormErrors; value: string };
-  grantErrors?: FormErrors;
+  grant?: TermsForm;
   console?: ConsoleOutcome;
 }
 
@@ -189,10 +189,20 @@ ${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete serv
 
 const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
   const org = orgOf(v, ctx.params.slug);
-  const { server } = await v.core.servers.getServer({ serverId: ctx.params.id });
-  const s = server!;
+  let s: Server;
+  try {
+    s = (await v.core.servers.getServer({ serverId: ctx.params.id })).server!;
+  } catch (error) {
+    // A member without access (none, expired, used up) is told why and may ask for it.
+    if (!hasCode(error, Code.PermissionDenied) || canManage(org.role)) throw error;
+    return noAccessPage(ctx, v, org, ctx.params.id, (error as ConnectError).rawMessage);
+  }
   const manage = canManage(org.role);
-  const [playersPanel, grantsSection] = await Promise.all([playersSection(v, s), manage ? accessSection(v, org, s, state.grantErrors) : html``]);
+  const [playersPanel, grantsSection, consoleAllowed] = await Promise.all([
+    playersSection(v, s),
+    manage ? accessSection(v, org, s, state.grant) : html``,
+    manage || memberMayUseConsole(v, org, s.id),
+  ]);
   render(
     ctx,
     v,
@@ -205,12 +215,26 @@ const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
       scripts: ["console.js"],
       body: html`${frozenSection(s, manage)}${statusSection(org, s)}
 ${playersPanel}
-${s.frozen ? "" : consolePanel(v, org, s, state.console)}
+${s.frozen ? "" : consoleAllowed ? consolePanel(v, org, s, state.console) : noConsolePanel(org, s)}
 ${manage ? manageSections(v, org, s, state, grantsSection) : ""}`,
     },
     status,
   );
 };
+
+/** Whether the member's grant to the server includes the console (reading or commands). */
+async function memberMayUseConsole(v: Viewer, org: Organization, serverId: string): Promise<boolean> {
+  const { accessGrants } = await v.core.organizations.getCurrentMember({ organizationSlug: org.slug });
+  const console = [ServerAction.CONSOLE_READ, ServerAction.CONSOLE_COMMAND];
+  return accessGrants.some((g) => g.serverId === serverId && g.actions.some((a) => console.includes(a)));
+}
+
+function noConsolePanel(org: Organization, s: Server): Html {
+  return html`<section class="panel stack" aria-labelledby="console-heading">
+<h2 id="console-heading">Console</h2>
+<p class="hint">Your grant to this server does not include its console. <a href="${orgPath(org, `/servers/${s.id}/request`)}">Ask for more access</a>.</p>
+</section>`;
+}
 
 const games: Record<string, Game> = { minecraft: Game.MINECRAFT, hytale: Game.HYTALE };
 
@@ -284,6 +308,10 @@ export function serverRoutes(router: Router, deps: DashboardDeps): void {
   router.get("/app/o/:slug/servers/status", (ctx) => liveStatus(ctx, deps));
   router.post("/app/o/:slug/servers", action(deps, createServer));
   router.get("/app/o/:slug/servers/:id", page(deps, (ctx, v) => serverPage(ctx, v)));
+  router.get(
+    "/app/o/:slug/servers/:id/request",
+    page(deps, (ctx, v) => noAccessPage(ctx, v, orgOf(v, ctx.params.slug), ctx.params.id, "Ask the owners and admins for more access to this server.", undefined, 200)),
+  );
   router.post("/app/o/:slug/servers/:id/rename", action(deps, renameServer));
   router.post("/app/o/:slug/servers/:id/regenerate-key", action(deps, regenerateKey));
   router.post("/app/o/:slug/servers/:id/delete", action(deps, deleteServer));

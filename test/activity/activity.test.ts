@@ -8,6 +8,7 @@ import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { startTestCore, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
+import { allActions } from "../support/grants.ts";
 
 type Account = { token: string; userId: string; email: string };
 
@@ -52,7 +53,7 @@ describe("activity: the organization's log of changes", () => {
     creative = (await t.client(ServersService, { session: admin.token }).createServer({ organizationSlug: "acme", name: "Creative", game: Game.HYTALE })).server!.id;
     await t.client(ServersService, { session: owner.token }).updateServer({ serverId: survival, name: "Hardcore" });
     await t.client(ServersService, { session: owner.token }).regenerateAgentKey({ serverId: survival });
-    await orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: survival });
+    await orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: survival, actions: allActions });
     await orgs(admin).revokeAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: survival });
     await t.client(ServersService, { session: admin.token }).deleteServer({ serverId: creative });
     await orgs(leaver).removeMember({ organizationSlug: "acme", userId: leaver.userId });

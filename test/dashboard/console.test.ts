@@ -7,6 +7,7 @@ import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent, type AgentOptions, type ConsoleHandler } from "../../agent/client.ts";
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
 import { assertAccessible, docsScreenshot, launchChromium } from "../support/browser.ts";
+import { allActionNames } from "../support/grants.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -102,7 +103,7 @@ describe("dashboard: a server's console, its players and whether it signs player
       const created = await api("servers/createServer", { organizationSlug: "acme", name, game: "minecraft" });
       servers[name] = { id: created.server.id, agentKey: created.agentKey };
     }
-    await api("organizations/createAccessGrant", { organizationSlug: "acme", userId: member.userId, serverId: servers.Survival.id });
+    await api("organizations/createAccessGrant", { organizationSlug: "acme", userId: member.userId, serverId: servers.Survival.id, actions: allActionNames });
 
     const survival = connect("Survival", PlayerAuth.ONLINE, { console: consoleHandler });
     await survival.connected();

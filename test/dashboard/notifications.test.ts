@@ -103,6 +103,7 @@ describe("dashboard: notifications and the bell", function () {
         ["membership", false, false],
         ["api_key", true, true],
         ["alert", true, false],
+        ["access_request", true, false],
       ],
     );
     await ownerApi("organizations/updateMemberRole", { organizationSlug: "acme", userId: (await memberApi("auth/getSession")).user.id, role: "admin" });

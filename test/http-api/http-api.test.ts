@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
+import { allActionNames } from "../support/grants.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -149,13 +150,35 @@ describe("http api: routing, shapes, statuses and credentials", () => {
       assert.deepEqual(none.body, []);
 
       const other = await api("POST", "servers/createServer", { key: ownerKey, body: { organizationSlug: "acme", name: "Lobby", game: "hytale" } });
-      const grant = await api("POST", "organizations/createAccessGrant", { key: ownerKey, body: { organizationSlug: "acme", userId: memberId, serverId } });
+      const grant = await api("POST", "organizations/createAccessGrant", { key: ownerKey, body: { organizationSlug: "acme", userId: memberId, serverId, actions: allActionNames } });
       assert.equal(grant.status, 200);
       const grants = await api("GET", `organizations/listAccessGrants?organizationSlug=acme&userId=${memberId}`, { key: ownerKey });
       assert.deepEqual(grants.body.accessGrants.map((g: Json) => g.serverId), [serverId]);
       const some = await api("GET", "servers/listServers?organizationSlug=acme", { key: memberKey });
       assert.deepEqual(some.body.map((s: Json) => s.id), [serverId]);
       assert.equal(some.body.some((s: Json) => s.id === other.body.server.id), false);
+
+      // The member's own view, and a request for the other server: enums as short lowercase names.
+      const me = await api("GET", "organizations/getCurrentMember?organizationSlug=acme", { key: memberKey });
+      assert.equal(me.status, 200);
+      assert.equal(me.body.role, "member");
+      assert.deepEqual(me.body.accessGrants.map((g: Json) => [g.serverId, g.state, g.actions.length]), [[serverId, "active", 5]]);
+      const asked = await api("POST", "organizations/createAccessRequest", {
+        key: memberKey,
+        body: { organizationSlug: "acme", serverId: other.body.server.id, actions: ["console_read"], constraints: { maxUses: 5 }, reason: "to watch the lobby" },
+      });
+      assert.equal(asked.status, 200, JSON.stringify(asked.body));
+      assert.deepEqual([asked.body.accessRequest.status, asked.body.accessRequest.actions], ["pending", ["view", "console_read"]]);
+      const widened = await api("POST", "organizations/approveAccessRequest", {
+        key: ownerKey,
+        body: { organizationSlug: "acme", requestId: asked.body.accessRequest.id, actions: ["console_command"] },
+      });
+      assert.equal(widened.status, 400, JSON.stringify(widened.body));
+      const badLimit = await api("POST", "organizations/createAccessGrant", {
+        key: ownerKey,
+        body: { organizationSlug: "acme", userId: memberId, serverId: other.body.server.id, actions: ["view"], constraints: { maxUses: 0 } },
+      });
+      assert.equal(badLimit.status, 400);
 
       const revoked = await api("POST", "organizations/revokeAccessGrant", { key: ownerKey, body: { organizationSlug: "acme", userId: memberId, serverId } });
       assert.equal(revoked.status, 200);

@@ -9,6 +9,7 @@ import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { acmeWithMembers, type AcmeCast, type Account } from "../support/fixtures.ts";
+import { allActions } from "../support/grants.ts";
 
 /** Notes: who reads and writes them, optimistic updates, validation, the plan limit and server visibility. */
 describe("knowledge: notes", () => {
@@ -26,7 +27,7 @@ describe("knowledge: notes", () => {
     const servers = t.client(ServersService, { session: cast.owner.token });
     survival = (await servers.createServer({ ...acme, name: "Survival", game: Game.MINECRAFT })).server!.id;
     creative = (await servers.createServer({ ...acme, name: "Creative", game: Game.MINECRAFT })).server!.id;
-    await t.client(OrganizationsService, { session: cast.owner.token }).createAccessGrant({ ...acme, userId: cast.member.userId, serverId: survival });
+    await t.client(OrganizationsService, { session: cast.owner.token }).createAccessGrant({ ...acme, userId: cast.member.userId, serverId: survival , actions: allActions });
   });
   after(async () => {
     await t?.close();

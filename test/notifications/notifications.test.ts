@@ -91,14 +91,14 @@ describe("notifications", () => {
     const defaults = (await notes(eve).getNotificationPreferences({})).preferences;
     assert.deepEqual(
       defaults.map((p) => [NotificationKind[p.kind], p.inApp, p.push]),
-      [["MEMBERSHIP", true, false], ["API_KEY", true, false], ["ALERT", true, false]],
+      [["MEMBERSHIP", true, false], ["API_KEY", true, false], ["ALERT", true, false], ["ACCESS_REQUEST", true, false]],
     );
     await notes(eve).updateNotificationPreferences({ preferences: [{ kind: NotificationKind.MEMBERSHIP, inApp: false, push: false }] });
     await notes(eve).updateNotificationPreferences({ preferences: [{ kind: NotificationKind.API_KEY, inApp: true, push: true }] });
     const now = (await notes(eve).getNotificationPreferences({})).preferences;
     assert.deepEqual(
       now.map((p) => [NotificationKind[p.kind], p.inApp, p.push]),
-      [["MEMBERSHIP", false, false], ["API_KEY", true, true], ["ALERT", true, false]],
+      [["MEMBERSHIP", false, false], ["API_KEY", true, true], ["ALERT", true, false], ["ACCESS_REQUEST", true, false]],
       "an update keeps the kinds it does not name",
     );
     await orgs(owner).addMember({ organizationSlug: "acme", email: eve.email, role: Role.MEMBER });

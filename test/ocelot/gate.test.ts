@@ -6,6 +6,7 @@ import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { rejectsWith } from "../support/errors.ts";
 import type { Account } from "../support/fixtures.ts";
 import { startOcelotFixture, type OcelotFixture } from "./fixture.ts";
+import { allActions } from "../support/grants.ts";
 
 const acme = { organizationSlug: "acme" };
 const allTools = { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true, knowledgeWrite: true, serverLifecycle: false, files: false };
@@ -27,7 +28,7 @@ describe("ocelot: tool-action gate", () => {
     granted = await f.t.signUp("granted@example.com");
     const orgs = f.t.client(OrganizationsService, { session: f.cast.owner.token });
     await orgs.addMember({ ...acme, email: granted.email, role: Role.MEMBER });
-    await orgs.createAccessGrant({ ...acme, userId: granted.userId, serverId: f.server });
+    await orgs.createAccessGrant({ ...acme, userId: granted.userId, serverId: f.server , actions: allActions });
   });
   beforeEach(async () => {
     await f.sql(`delete from ocelot_tool_actions`);

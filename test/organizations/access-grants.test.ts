@@ -6,6 +6,7 @@ import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { startTestCore, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
+import { allActions } from "../support/grants.ts";
 
 type Account = { token: string; userId: string; email: string };
 
@@ -45,7 +46,7 @@ describe("organizations: server access grants", () => {
 
   describe("create", () => {
     it("lets an owner grant a member a server", async () => {
-      const { accessGrant } = await orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: survival });
+      const { accessGrant } = await orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: survival, actions: allActions });
       assert.equal(accessGrant?.userId, member.userId);
       assert.equal(accessGrant?.serverId, survival);
       assert.match(accessGrant!.id, /^[0-9a-f-]{36}$/);
@@ -53,23 +54,23 @@ describe("organizations: server access grants", () => {
     });
 
     it("lets an admin grant a member a server", async () => {
-      await orgs(admin).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: creative });
+      await orgs(admin).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: creative, actions: allActions });
       assert.deepEqual(await visible(member), [survival, creative].sort());
     });
 
     it("refuses a member granting (permission_denied), even to themselves, and a non-member (not_found)", async () => {
       await rejectsWith(
-        orgs(member).createAccessGrant({ organizationSlug: "acme", userId: member2.userId, serverId: survival }),
+        orgs(member).createAccessGrant({ organizationSlug: "acme", userId: member2.userId, serverId: survival, actions: allActions }),
         Code.PermissionDenied,
         "permission_denied",
       );
       await rejectsWith(
-        orgs(member2).createAccessGrant({ organizationSlug: "acme", userId: member2.userId, serverId: survival }),
+        orgs(member2).createAccessGrant({ organizationSlug: "acme", userId: member2.userId, serverId: survival, actions: allActions }),
         Code.PermissionDenied,
         "permission_denied",
       );
       await rejectsWith(
-        orgs(outsider).createAccessGrant({ organizationSlug: "acme", userId: outsider.userId, serverId: survival }),
+        orgs(outsider).createAccessGrant({ organizationSlug: "acme", userId: outsider.userId, serverId: survival, actions: allActions }),
         Code.NotFound,
         "not_found",
       );
@@ -78,12 +79,12 @@ describe("organizations: server access grants", () => {
 
     it("refuses a user who is not a member of the organization (not_found)", async () => {
       await rejectsWith(
-        orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: outsider.userId, serverId: survival }),
+        orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: outsider.userId, serverId: survival, actions: allActions }),
         Code.NotFound,
         "not_found",
       );
       await rejectsWith(
-        orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: "00000000-0000-4000-8000-000000000000", serverId: survival }),
+        orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: "00000000-0000-4000-8000-000000000000", serverId: survival, actions: allActions }),
         Code.NotFound,
         "not_found",
       );
@@ -91,12 +92,12 @@ describe("organizations: server access grants", () => {
 
     it("refuses a server of another organization, as if it did not exist (not_found)", async () => {
       const foreign = await rejectsWith(
-        orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member2.userId, serverId: foreignServer }),
+        orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member2.userId, serverId: foreignServer, actions: allActions }),
         Code.NotFound,
         "not_found",
       );
       const unknown = await rejectsWith(
-        orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member2.userId, serverId: "00000000-0000-4000-8000-000000000000" }),
+        orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member2.userId, serverId: "00000000-0000-4000-8000-000000000000", actions: allActions }),
         Code.NotFound,
         "not_found",
       );
@@ -106,12 +107,12 @@ describe("organizations: server access grants", () => {
 
     it("refuses granting to an owner or admin, who already see every server (failed_precondition)", async () => {
       await rejectsWith(
-        orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: admin.userId, serverId: survival }),
+        orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: admin.userId, serverId: survival, actions: allActions }),
         Code.FailedPrecondition,
         "failed_precondition",
       );
       await rejectsWith(
-        orgs(admin).createAccessGrant({ organizationSlug: "acme", userId: owner.userId, serverId: survival }),
+        orgs(admin).createAccessGrant({ organizationSlug: "acme", userId: owner.userId, serverId: survival, actions: allActions }),
         Code.FailedPrecondition,
         "failed_precondition",
       );
@@ -119,7 +120,7 @@ describe("organizations: server access grants", () => {
 
     it("refuses a duplicate grant (already_exists)", async () => {
       await rejectsWith(
-        orgs(admin).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: survival }),
+        orgs(admin).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: survival, actions: allActions }),
         Code.AlreadyExists,
         "grant_exists",
       );
@@ -129,7 +130,7 @@ describe("organizations: server access grants", () => {
 
     it("validates ids, naming the field", async () => {
       const error = await rejectsWith(
-        orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: "nope", serverId: survival }),
+        orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: "nope", serverId: survival, actions: allActions }),
         Code.InvalidArgument,
       );
       assert.match(error.rawMessage, /user_id/);
@@ -138,7 +139,7 @@ describe("organizations: server access grants", () => {
 
   describe("list", () => {
     before(async () => {
-      await orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member2.userId, serverId: creative });
+      await orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member2.userId, serverId: creative, actions: allActions });
     });
 
     it("lists all of the organization's grants for an owner or admin", async () => {

@@ -6,6 +6,7 @@ import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { startTestCore, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
+import { allActions } from "../support/grants.ts";
 
 type Account = { token: string; userId: string; email: string };
 
@@ -302,7 +303,7 @@ describe("organizations: members and roles", () => {
       await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
       const servers = t.client(ServersService, { session: owner.token });
       const { server } = await servers.createServer({ organizationSlug: slug, name: "Survival", game: Game.MINECRAFT });
-      await orgs(owner).createAccessGrant({ organizationSlug: slug, userId: member.userId, serverId: server!.id });
+      await orgs(owner).createAccessGrant({ organizationSlug: slug, userId: member.userId, serverId: server!.id, actions: allActions });
       const memberServers = t.client(ServersService, { session: member.token });
       assert.deepEqual((await memberServers.listServers({ organizationSlug: slug })).servers.map((s) => s.id), [server!.id]);
 

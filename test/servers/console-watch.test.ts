@@ -16,6 +16,7 @@ import { acmeWithMembers, type Account } from "../support/fixtures.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
+import { allActions } from "../support/grants.ts";
 
 const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 } } };
 
@@ -141,7 +142,7 @@ describe("servers: the live console", function () {
     for (const watch of open) await watch.next();
     const refused = await rejectsWith(openWatch(server.id).next(), Code.ResourceExhausted, "rate_limited");
     assert.match(refused.rawMessage, /10 live consoles open/);
-    await t.client(OrganizationsService, { session: owner.token }).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id });
+    await t.client(OrganizationsService, { session: owner.token }).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id, actions: allActions });
     assert.equal((await openWatch(server.id, member).next()).online, false, "another user has slots of their own");
     open[0].close();
     let reopened: WatchConsoleResponse | undefined;
@@ -159,7 +160,7 @@ describe("servers: the live console", function () {
     const admin = await t.signUp("watcher@example.com");
     await orgs.addMember({ organizationSlug: "acme", email: admin.email, role: Role.ADMIN });
     const { key, apiKey } = await t.client(AuthService, { session: admin.token }).createApiKey({ name: "console" });
-    await orgs.createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id });
+    await orgs.createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id, actions: allActions });
     const bySession = openWatch(server.id, admin);
     const byKey = openWatch(server.id, { apiKey: key });
     const byGrant = openWatch(server.id, member);

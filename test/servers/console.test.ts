@@ -14,6 +14,7 @@ import { consoleCommandText } from "../../core/servers/console-methods.ts";
 import type { DomainError } from "../../core/errors.ts";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 import { rejectsWith } from "../support/errors.ts";
+import { allActionNames } from "../support/grants.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -236,7 +237,7 @@ describe("servers: console commands", function () {
       "the member's attempt is on record; the outsider, for whom the server does not exist, left none",
     );
 
-    await api("POST", "organizations/createAccessGrant", { organizationSlug: "acme", userId: memberId, serverId: server.id });
+    await api("POST", "organizations/createAccessGrant", { organizationSlug: "acme", userId: memberId, serverId: server.id, actions: allActionNames });
     const granted = await execute(server.id, "list", { key: memberKey });
     assert.equal(granted.status, 200);
     const [, event] = await consoleEvents(server.id);

@@ -12,6 +12,7 @@ import { acmeWithMembers, type Account } from "../support/fixtures.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
+import { allActions } from "../support/grants.ts";
 
 const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 } } };
 const steve = { name: "Steve", uuid: "123e4567-e89b-12d3-a456-426614174000" };
@@ -155,7 +156,7 @@ describe("servers: players online", function () {
     await rejectsWith(servers(outsider).listPlayers({ serverId: server.id }), Code.NotFound, "not_found");
     await rejectsWith(servers(owner).listPlayers({ serverId: randomUUID() }), Code.NotFound, "not_found");
     await rejectsWith(servers(owner).listPlayers({ serverId: "not-a-uuid" }), Code.InvalidArgument);
-    await t.client(OrganizationsService, { session: owner.token }).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id });
+    await t.client(OrganizationsService, { session: owner.token }).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id, actions: allActions });
     assert.deepEqual((await list(server.id, member)).map((p) => p.name), ["Steve"]);
   });
 

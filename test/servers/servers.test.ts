@@ -9,6 +9,7 @@ import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { acmeWithMembers } from "../support/fixtures.ts";
 import { startTestCore, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
+import { allActions } from "../support/grants.ts";
 
 type Account = { token: string; userId: string; email: string };
 
@@ -149,7 +150,7 @@ describe("servers: create, list, get, rename, delete, agent keys", () => {
     });
 
     it("shows a member only the servers granted to them", async () => {
-      await orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: creative });
+      await orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: creative, actions: allActions });
       const { servers: list } = await servers(member).listServers({ organizationSlug: "acme" });
       assert.deepEqual(list.map((s) => s.id), [creative]);
       assert.equal((await servers(member).getServer({ serverId: creative })).server?.name, "Creative");
@@ -213,7 +214,7 @@ describe("servers: create, list, get, rename, delete, agent keys", () => {
     });
 
     it("lets an admin delete a server; its grants go with it", async () => {
-      await orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: survival });
+      await orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: survival, actions: allActions });
       assert.equal((await servers(member).listServers({ organizationSlug: "acme" })).servers.length, 2);
       await servers(admin).deleteServer({ serverId: survival });
       await rejectsWith(servers(owner).getServer({ serverId: survival }), Code.NotFound, "not_found");

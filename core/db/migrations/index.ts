@@ -17,6 +17,7 @@ import { Migration0016PushSubscriptions } from "./0016-push-subscriptions.ts";
 import { Migration0017AccountOAuthClientOptions } from "./0017-account-oauth-client-options.ts";
 import { Migration0018Notifications } from "./0018-notifications.ts";
 import { Migration0019Alerts } from "./0019-alerts.ts";
+import { Migration0020GrantActions } from "./0020-grant-actions.ts";
 import { Migration0023Knowledge } from "./0023-knowledge.ts";
 import { Migration0024Ocelot } from "./0024-ocelot.ts";
 
@@ -41,6 +42,7 @@ export const migrations = [
   { name: "0017_account_oauth_client_options", class: Migration0017AccountOAuthClientOptions },
   { name: "0018_notifications", class: Migration0018Notifications },
   { name: "0019_alerts", class: Migration0019Alerts },
+  { name: "0020_grant_actions", class: Migration0020GrantActions },
   { name: "0023_knowledge", class: Migration0023Knowledge },
   { name: "0024_ocelot", class: Migration0024Ocelot },
 ];

@@ -364,6 +364,14 @@ export enum NotificationKind {
    * @generated from enum value: NOTIFICATION_KIND_ALERT = 3;
    */
   ALERT = 3,
+
+  /**
+   * Server access requests: a member asked (to owners and admins), or a request of yours was
+   * approved or denied.
+   *
+   * @generated from enum value: NOTIFICATION_KIND_ACCESS_REQUEST = 4;
+   */
+  ACCESS_REQUEST = 4,
 }
 
 /**

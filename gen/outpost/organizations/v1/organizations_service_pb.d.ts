@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { AccessGrant, GameOAuthClient, Member, Organization, PlanUsage, Role, VerifierPolicy } from "./resources_pb.js";
+import type { AccessGrant, AccessRequest, AccessRequestStatus, GameOAuthClient, GrantConstraints, Member, Organization, PlanUsage, Role, ServerAction, VerifierPolicy } from "./resources_pb.js";
 
 /**
  * Describes the file outpost/organizations/v1/organizations_service.proto.
@@ -337,14 +337,33 @@ export declare type CreateAccessGrantRequest = Message<"outpost.organizations.v1
   organizationSlug: string;
 
   /**
+   * The member (role member) to grant.
+   *
    * @generated from field: string user_id = 2;
    */
   userId: string;
 
   /**
+   * A server of the organization.
+   *
    * @generated from field: string server_id = 3;
    */
   serverId: string;
+
+  /**
+   * What the grant allows, at least one; SERVER_ACTION_VIEW is added when absent (every action
+   * implies it).
+   *
+   * @generated from field: repeated outpost.organizations.v1.ServerAction actions = 4;
+   */
+  actions: ServerAction[];
+
+  /**
+   * Limits; absent: it works until revoked.
+   *
+   * @generated from field: outpost.organizations.v1.GrantConstraints constraints = 5;
+   */
+  constraints?: GrantConstraints | undefined;
 };
 
 /**
@@ -752,6 +771,330 @@ export declare type DeleteGameOAuthClientResponse = Message<"outpost.organizatio
 export declare const DeleteGameOAuthClientResponseSchema: GenMessage<DeleteGameOAuthClientResponse>;
 
 /**
+ * A member asks for a grant to one server.
+ *
+ * @generated from message outpost.organizations.v1.CreateAccessRequestRequest
+ */
+export declare type CreateAccessRequestRequest = Message<"outpost.organizations.v1.CreateAccessRequestRequest"> & {
+  /**
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * A server of the organization.
+   *
+   * @generated from field: string server_id = 2;
+   */
+  serverId: string;
+
+  /**
+   * The actions asked for, at least one; SERVER_ACTION_VIEW is added when absent.
+   *
+   * @generated from field: repeated outpost.organizations.v1.ServerAction actions = 3;
+   */
+  actions: ServerAction[];
+
+  /**
+   * The constraints proposed; an approver may tighten them, never loosen them.
+   *
+   * @generated from field: outpost.organizations.v1.GrantConstraints constraints = 4;
+   */
+  constraints?: GrantConstraints | undefined;
+
+  /**
+   * Why, for the owners and admins: up to 500 characters.
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.CreateAccessRequestRequest.
+ * Use `create(CreateAccessRequestRequestSchema)` to create a new message.
+ */
+export declare const CreateAccessRequestRequestSchema: GenMessage<CreateAccessRequestRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.CreateAccessRequestResponse
+ */
+export declare type CreateAccessRequestResponse = Message<"outpost.organizations.v1.CreateAccessRequestResponse"> & {
+  /**
+   * @generated from field: outpost.organizations.v1.AccessRequest access_request = 1;
+   */
+  accessRequest?: AccessRequest | undefined;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.CreateAccessRequestResponse.
+ * Use `create(CreateAccessRequestResponseSchema)` to create a new message.
+ */
+export declare const CreateAccessRequestResponseSchema: GenMessage<CreateAccessRequestResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.ListAccessRequestsRequest
+ */
+export declare type ListAccessRequestsRequest = Message<"outpost.organizations.v1.ListAccessRequestsRequest"> & {
+  /**
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * Only requests with this status.
+   *
+   * @generated from field: optional outpost.organizations.v1.AccessRequestStatus status = 2;
+   */
+  status?: AccessRequestStatus | undefined;
+
+  /**
+   * Only requests for this server.
+   *
+   * @generated from field: optional string server_id = 3;
+   */
+  serverId?: string | undefined;
+
+  /**
+   * Only this member's requests (an owner or admin; a member sees only their own anyway).
+   *
+   * @generated from field: optional string user_id = 4;
+   */
+  userId?: string | undefined;
+
+  /**
+   * At most this many, 1 to 100; 30 when absent.
+   *
+   * @generated from field: optional int32 limit = 5;
+   */
+  limit?: number | undefined;
+
+  /**
+   * Where the previous page ended: its `next_cursor`.
+   *
+   * @generated from field: optional string cursor = 6;
+   */
+  cursor?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.ListAccessRequestsRequest.
+ * Use `create(ListAccessRequestsRequestSchema)` to create a new message.
+ */
+export declare const ListAccessRequestsRequestSchema: GenMessage<ListAccessRequestsRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.ListAccessRequestsResponse
+ */
+export declare type ListAccessRequestsResponse = Message<"outpost.organizations.v1.ListAccessRequestsResponse"> & {
+  /**
+   * @generated from field: repeated outpost.organizations.v1.AccessRequest access_requests = 1;
+   */
+  accessRequests: AccessRequest[];
+
+  /**
+   * Pass as `cursor` for the next page; empty on the last page.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.ListAccessRequestsResponse.
+ * Use `create(ListAccessRequestsResponseSchema)` to create a new message.
+ */
+export declare const ListAccessRequestsResponseSchema: GenMessage<ListAccessRequestsResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.ApproveAccessRequestRequest
+ */
+export declare type ApproveAccessRequestRequest = Message<"outpost.organizations.v1.ApproveAccessRequestRequest"> & {
+  /**
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+
+  /**
+   * Narrowed actions, each one the request asked for; empty: as asked.
+   *
+   * @generated from field: repeated outpost.organizations.v1.ServerAction actions = 3;
+   */
+  actions: ServerAction[];
+
+  /**
+   * Tightened constraints, replacing the request's: each one the request set must stay, at the
+   * same or a stricter value (an earlier expires_at, fewer max_uses, a shorter duration); ones it
+   * did not set may be added. Absent: as asked.
+   *
+   * @generated from field: outpost.organizations.v1.GrantConstraints constraints = 4;
+   */
+  constraints?: GrantConstraints | undefined;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.ApproveAccessRequestRequest.
+ * Use `create(ApproveAccessRequestRequestSchema)` to create a new message.
+ */
+export declare const ApproveAccessRequestRequestSchema: GenMessage<ApproveAccessRequestRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.ApproveAccessRequestResponse
+ */
+export declare type ApproveAccessRequestResponse = Message<"outpost.organizations.v1.ApproveAccessRequestResponse"> & {
+  /**
+   * @generated from field: outpost.organizations.v1.AccessRequest access_request = 1;
+   */
+  accessRequest?: AccessRequest | undefined;
+
+  /**
+   * The grant made.
+   *
+   * @generated from field: outpost.organizations.v1.AccessGrant access_grant = 2;
+   */
+  accessGrant?: AccessGrant | undefined;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.ApproveAccessRequestResponse.
+ * Use `create(ApproveAccessRequestResponseSchema)` to create a new message.
+ */
+export declare const ApproveAccessRequestResponseSchema: GenMessage<ApproveAccessRequestResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.DenyAccessRequestRequest
+ */
+export declare type DenyAccessRequestRequest = Message<"outpost.organizations.v1.DenyAccessRequestRequest"> & {
+  /**
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+
+  /**
+   * Why, for the requester: 1 to 500 characters.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.DenyAccessRequestRequest.
+ * Use `create(DenyAccessRequestRequestSchema)` to create a new message.
+ */
+export declare const DenyAccessRequestRequestSchema: GenMessage<DenyAccessRequestRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.DenyAccessRequestResponse
+ */
+export declare type DenyAccessRequestResponse = Message<"outpost.organizations.v1.DenyAccessRequestResponse"> & {
+  /**
+   * @generated from field: outpost.organizations.v1.AccessRequest access_request = 1;
+   */
+  accessRequest?: AccessRequest | undefined;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.DenyAccessRequestResponse.
+ * Use `create(DenyAccessRequestResponseSchema)` to create a new message.
+ */
+export declare const DenyAccessRequestResponseSchema: GenMessage<DenyAccessRequestResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.CancelAccessRequestRequest
+ */
+export declare type CancelAccessRequestRequest = Message<"outpost.organizations.v1.CancelAccessRequestRequest"> & {
+  /**
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.CancelAccessRequestRequest.
+ * Use `create(CancelAccessRequestRequestSchema)` to create a new message.
+ */
+export declare const CancelAccessRequestRequestSchema: GenMessage<CancelAccessRequestRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.CancelAccessRequestResponse
+ */
+export declare type CancelAccessRequestResponse = Message<"outpost.organizations.v1.CancelAccessRequestResponse"> & {
+  /**
+   * @generated from field: outpost.organizations.v1.AccessRequest access_request = 1;
+   */
+  accessRequest?: AccessRequest | undefined;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.CancelAccessRequestResponse.
+ * Use `create(CancelAccessRequestResponseSchema)` to create a new message.
+ */
+export declare const CancelAccessRequestResponseSchema: GenMessage<CancelAccessRequestResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.GetCurrentMemberRequest
+ */
+export declare type GetCurrentMemberRequest = Message<"outpost.organizations.v1.GetCurrentMemberRequest"> & {
+  /**
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GetCurrentMemberRequest.
+ * Use `create(GetCurrentMemberRequestSchema)` to create a new message.
+ */
+export declare const GetCurrentMemberRequestSchema: GenMessage<GetCurrentMemberRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.GetCurrentMemberResponse
+ */
+export declare type GetCurrentMemberResponse = Message<"outpost.organizations.v1.GetCurrentMemberResponse"> & {
+  /**
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * The caller's role: owners and admins may do everything on every server.
+   *
+   * @generated from field: outpost.organizations.v1.Role role = 2;
+   */
+  role: Role;
+
+  /**
+   * The caller's grants, oldest first, with their state (none for owners and admins, who need
+   * none).
+   *
+   * @generated from field: repeated outpost.organizations.v1.AccessGrant access_grants = 3;
+   */
+  accessGrants: AccessGrant[];
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GetCurrentMemberResponse.
+ * Use `create(GetCurrentMemberResponseSchema)` to create a new message.
+ */
+export declare const GetCurrentMemberResponseSchema: GenMessage<GetCurrentMemberResponse>;
+
+/**
  * Organizations, their members and the members' server grants.
  *
  * @generated from service outpost.organizations.v1.OrganizationsService
@@ -849,7 +1192,8 @@ export declare const OrganizationsService: GenService<{
     output: typeof RemoveMemberResponseSchema;
   },
   /**
-   * Gives a member access to a server (owner or admin).
+   * Gives a member access to a server (owner or admin): the actions it allows and the
+   * constraints it works within.
    *
    * @generated from rpc outpost.organizations.v1.OrganizationsService.CreateAccessGrant
    */
@@ -859,7 +1203,8 @@ export declare const OrganizationsService: GenService<{
     output: typeof CreateAccessGrantResponseSchema;
   },
   /**
-   * The organization's grants, optionally for one user or one server (owner or admin).
+   * The organization's grants, optionally for one user or one server (owner or admin), with
+   * their uses so far and whether each works now.
    *
    * @generated from rpc outpost.organizations.v1.OrganizationsService.ListAccessGrants
    */
@@ -940,6 +1285,74 @@ export declare const OrganizationsService: GenService<{
     methodKind: "unary";
     input: typeof DeleteGameOAuthClientRequestSchema;
     output: typeof DeleteGameOAuthClientResponseSchema;
+  },
+  /**
+   * Asks the organization's owners and admins for a grant to a server (a member; owners and
+   * admins need none: failed_precondition). One pending request per member and server
+   * (already_exists). Every owner and admin gets a notification.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.CreateAccessRequest
+   */
+  createAccessRequest: {
+    methodKind: "unary";
+    input: typeof CreateAccessRequestRequestSchema;
+    output: typeof CreateAccessRequestResponseSchema;
+  },
+  /**
+   * Access requests, newest first, a page at a time: an owner or admin sees all of the
+   * organization's, a member only their own.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.ListAccessRequests
+   */
+  listAccessRequests: {
+    methodKind: "unary";
+    input: typeof ListAccessRequestsRequestSchema;
+    output: typeof ListAccessRequestsResponseSchema;
+  },
+  /**
+   * Approves a pending request (owner or admin, not the requester), possibly narrowed: it may
+   * only remove actions or tighten constraints. Makes the grant, replacing the member's grant to
+   * that server if they have one, in the same transaction. A request already decided is
+   * failed_precondition, naming who decided it. The requester gets a notification.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.ApproveAccessRequest
+   */
+  approveAccessRequest: {
+    methodKind: "unary";
+    input: typeof ApproveAccessRequestRequestSchema;
+    output: typeof ApproveAccessRequestResponseSchema;
+  },
+  /**
+   * Denies a pending request with a reason (owner or admin, not the requester). The requester
+   * gets a notification.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.DenyAccessRequest
+   */
+  denyAccessRequest: {
+    methodKind: "unary";
+    input: typeof DenyAccessRequestRequestSchema;
+    output: typeof DenyAccessRequestResponseSchema;
+  },
+  /**
+   * Withdraws the caller's own pending request.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.CancelAccessRequest
+   */
+  cancelAccessRequest: {
+    methodKind: "unary";
+    input: typeof CancelAccessRequestRequestSchema;
+    output: typeof CancelAccessRequestResponseSchema;
+  },
+  /**
+   * The caller's role in the organization and their own grants (any member), so a client can
+   * show what they may do.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.GetCurrentMember
+   */
+  getCurrentMember: {
+    methodKind: "unary";
+    input: typeof GetCurrentMemberRequestSchema;
+    output: typeof GetCurrentMemberResponseSchema;
   },
 }>;
 

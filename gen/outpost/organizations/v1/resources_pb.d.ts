@@ -137,7 +137,7 @@ export declare type Member = Message<"outpost.organizations.v1.Member"> & {
 export declare const MemberSchema: GenMessage<Member>;
 
 /**
- * Gives a member access to one server.
+ * Gives a member access to one server: the actions it allows, within its constraints.
  *
  * @generated from message outpost.organizations.v1.AccessGrant
  */
@@ -148,6 +148,8 @@ export declare type AccessGrant = Message<"outpost.organizations.v1.AccessGrant"
   id: string;
 
   /**
+   * The member it was granted to.
+   *
    * @generated from field: string user_id = 2;
    */
   userId: string;
@@ -161,6 +163,51 @@ export declare type AccessGrant = Message<"outpost.organizations.v1.AccessGrant"
    * @generated from field: google.protobuf.Timestamp created_at = 4;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * What it allows, sorted; always includes SERVER_ACTION_VIEW (every action implies it).
+   *
+   * @generated from field: repeated outpost.organizations.v1.ServerAction actions = 5;
+   */
+  actions: ServerAction[];
+
+  /**
+   * When it stops working; all absent: it works until revoked.
+   *
+   * @generated from field: outpost.organizations.v1.GrantConstraints constraints = 6;
+   */
+  constraints?: GrantConstraints | undefined;
+
+  /**
+   * Acting calls made under it so far (console commands, console watches opened); viewing never
+   * counts.
+   *
+   * @generated from field: int32 uses = 7;
+   */
+  uses: number;
+
+  /**
+   * When it was first used for anything, viewing included; absent until then. A grant with
+   * constraints.duration_seconds expires that long after this.
+   *
+   * @generated from field: google.protobuf.Timestamp first_used_at = 8;
+   */
+  firstUsedAt?: Timestamp | undefined;
+
+  /**
+   * Whether it works now.
+   *
+   * @generated from field: outpost.organizations.v1.AccessGrantState state = 9;
+   */
+  state: AccessGrantState;
+
+  /**
+   * When it stops (or stopped) working by time: the earlier of constraints.expires_at and
+   * first_used_at + constraints.duration_seconds; absent when neither applies yet.
+   *
+   * @generated from field: google.protobuf.Timestamp ends_at = 10;
+   */
+  endsAt?: Timestamp | undefined;
 };
 
 /**
@@ -168,6 +215,151 @@ export declare type AccessGrant = Message<"outpost.organizations.v1.AccessGrant"
  * Use `create(AccessGrantSchema)` to create a new message.
  */
 export declare const AccessGrantSchema: GenMessage<AccessGrant>;
+
+/**
+ * Limits on a grant (or on a requested one); each absent field does not limit. A grant stops
+ * working at once when any of them is reached, and calls then fail with permission_denied
+ * saying which.
+ *
+ * @generated from message outpost.organizations.v1.GrantConstraints
+ */
+export declare type GrantConstraints = Message<"outpost.organizations.v1.GrantConstraints"> & {
+  /**
+   * When it expires; must be in the future when given.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 1;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * How many acting calls it allows (a console command, opening a console watch), 1 to 1,000,000.
+   * Viewing never counts.
+   *
+   * @generated from field: optional int32 max_uses = 2;
+   */
+  maxUses?: number | undefined;
+
+  /**
+   * How long it lasts after its first use (of any action, viewing included), 60 seconds to 365
+   * days (31,536,000 seconds).
+   *
+   * @generated from field: optional int32 duration_seconds = 3;
+   */
+  durationSeconds?: number | undefined;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GrantConstraints.
+ * Use `create(GrantConstraintsSchema)` to create a new message.
+ */
+export declare const GrantConstraintsSchema: GenMessage<GrantConstraints>;
+
+/**
+ * A member's request for a grant to one server, which an owner or admin approves (possibly
+ * narrowed) or denies.
+ *
+ * @generated from message outpost.organizations.v1.AccessRequest
+ */
+export declare type AccessRequest = Message<"outpost.organizations.v1.AccessRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The member who asked.
+   *
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string user_email = 3;
+   */
+  userEmail: string;
+
+  /**
+   * @generated from field: string server_id = 4;
+   */
+  serverId: string;
+
+  /**
+   * The server's name when listed.
+   *
+   * @generated from field: string server_name = 5;
+   */
+  serverName: string;
+
+  /**
+   * The actions asked for, sorted; always includes SERVER_ACTION_VIEW.
+   *
+   * @generated from field: repeated outpost.organizations.v1.ServerAction actions = 6;
+   */
+  actions: ServerAction[];
+
+  /**
+   * The constraints asked for.
+   *
+   * @generated from field: outpost.organizations.v1.GrantConstraints constraints = 7;
+   */
+  constraints?: GrantConstraints | undefined;
+
+  /**
+   * Why they ask (up to 500 characters; may be empty).
+   *
+   * @generated from field: string reason = 8;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: outpost.organizations.v1.AccessRequestStatus status = 9;
+   */
+  status: AccessRequestStatus;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 10;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * When it was approved, denied or cancelled; absent while pending.
+   *
+   * @generated from field: google.protobuf.Timestamp decided_at = 11;
+   */
+  decidedAt?: Timestamp | undefined;
+
+  /**
+   * Who approved or denied it (the requester, for a cancelled one).
+   *
+   * @generated from field: string decided_by_user_id = 12;
+   */
+  decidedByUserId: string;
+
+  /**
+   * @generated from field: string decided_by_email = 13;
+   */
+  decidedByEmail: string;
+
+  /**
+   * The reason given with a denial.
+   *
+   * @generated from field: string decision_reason = 14;
+   */
+  decisionReason: string;
+
+  /**
+   * The grant an approval made (it may since have been revoked).
+   *
+   * @generated from field: string access_grant_id = 15;
+   */
+  accessGrantId: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.AccessRequest.
+ * Use `create(AccessRequestSchema)` to create a new message.
+ */
+export declare const AccessRequestSchema: GenMessage<AccessRequest>;
 
 /**
  * An app that signs players in through the Game OAuth issuer. Its secret is never shown here:
@@ -269,6 +461,141 @@ export enum Role {
  * Describes the enum outpost.organizations.v1.Role.
  */
 export declare const RoleSchema: GenEnum<Role>;
+
+/**
+ * What a member may do on a server under a grant. Every action implies SERVER_ACTION_VIEW.
+ *
+ * @generated from enum outpost.organizations.v1.ServerAction
+ */
+export enum ServerAction {
+  /**
+   * @generated from enum value: SERVER_ACTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * See the server, its status and its players (servers/getServer, listServers, listPlayers).
+   *
+   * @generated from enum value: SERVER_ACTION_VIEW = 1;
+   */
+  VIEW = 1,
+
+  /**
+   * Watch its console output (servers/watchConsole, the dashboard console's live output).
+   *
+   * @generated from enum value: SERVER_ACTION_CONSOLE_READ = 2;
+   */
+  CONSOLE_READ = 2,
+
+  /**
+   * Run console commands (servers/executeConsoleCommand).
+   *
+   * @generated from enum value: SERVER_ACTION_CONSOLE_COMMAND = 3;
+   */
+  CONSOLE_COMMAND = 3,
+
+  /**
+   * Reserved for player administration procedures (none exist yet): stored and shown only.
+   *
+   * @generated from enum value: SERVER_ACTION_MANAGE_PLAYERS = 4;
+   */
+  MANAGE_PLAYERS = 4,
+
+  /**
+   * See the server's Game OAuth sign-in activity: stored and shown; no procedure reads it yet.
+   *
+   * @generated from enum value: SERVER_ACTION_SIGN_IN_VERIFICATION = 5;
+   */
+  SIGN_IN_VERIFICATION = 5,
+}
+
+/**
+ * Describes the enum outpost.organizations.v1.ServerAction.
+ */
+export declare const ServerActionSchema: GenEnum<ServerAction>;
+
+/**
+ * Whether a grant works now.
+ *
+ * @generated from enum outpost.organizations.v1.AccessGrantState
+ */
+export enum AccessGrantState {
+  /**
+   * @generated from enum value: ACCESS_GRANT_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * It works.
+   *
+   * @generated from enum value: ACCESS_GRANT_STATE_ACTIVE = 1;
+   */
+  ACTIVE = 1,
+
+  /**
+   * Its expires_at, or its duration after first use, has passed.
+   *
+   * @generated from enum value: ACCESS_GRANT_STATE_EXPIRED = 2;
+   */
+  EXPIRED = 2,
+
+  /**
+   * It made max_uses acting calls.
+   *
+   * @generated from enum value: ACCESS_GRANT_STATE_USED_UP = 3;
+   */
+  USED_UP = 3,
+}
+
+/**
+ * Describes the enum outpost.organizations.v1.AccessGrantState.
+ */
+export declare const AccessGrantStateSchema: GenEnum<AccessGrantState>;
+
+/**
+ * Where an access request stands.
+ *
+ * @generated from enum outpost.organizations.v1.AccessRequestStatus
+ */
+export enum AccessRequestStatus {
+  /**
+   * @generated from enum value: ACCESS_REQUEST_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Waiting for an owner or admin.
+   *
+   * @generated from enum value: ACCESS_REQUEST_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * An owner or admin approved it and the grant was made.
+   *
+   * @generated from enum value: ACCESS_REQUEST_STATUS_APPROVED = 2;
+   */
+  APPROVED = 2,
+
+  /**
+   * An owner or admin refused it, with a reason.
+   *
+   * @generated from enum value: ACCESS_REQUEST_STATUS_DENIED = 3;
+   */
+  DENIED = 3,
+
+  /**
+   * The requester withdrew it.
+   *
+   * @generated from enum value: ACCESS_REQUEST_STATUS_CANCELLED = 4;
+   */
+  CANCELLED = 4,
+}
+
+/**
+ * Describes the enum outpost.organizations.v1.AccessRequestStatus.
+ */
+export declare const AccessRequestStatusSchema: GenEnum<AccessRequestStatus>;
 
 /**
  * Which game servers may complete a Game OAuth sign-in (verify a player's in-game command).

@@ -3,13 +3,14 @@
 /* eslint-disable */
 
 import { enumDesc, fileDesc, messageDesc, tsEnum } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file outpost/organizations/v1/resources.proto.
  */
 export const file_outpost_organizations_v1_resources = /*@__PURE__*/
-  fileDesc("CihvdXRwb3N0L29yZ2FuaXphdGlvbnMvdjEvcmVzb3VyY2VzLnByb3RvEhhvdXRwb3N0Lm9yZ2FuaXphdGlvbnMudjEitAEKDE9yZ2FuaXphdGlvbhIKCgJpZBgBIAEoCRIMCgRzbHVnGAIgASgJEgwKBG5hbWUYAyABKAkSDAoEcGxhbhgEIAEoCRIsCgRyb2xlGAUgASgOMh4ub3V0cG9zdC5vcmdhbml6YXRpb25zLnYxLlJvbGUSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIdmVyaWZpZWQYByABKAgibwoJUGxhblVzYWdlEg8KB3NlcnZlcnMYASABKAUSFAoMc2VydmVyX2xpbWl0GAIgASgFEhoKEmdhbWVfb2F1dGhfY2xpZW50cxgDIAEoBRIfChdnYW1lX29hdXRoX2NsaWVudF9saW1pdBgEIAEoBSKUAQoGTWVtYmVyEg8KB3VzZXJfaWQYASABKAkSDQoFZW1haWwYAiABKAkSDAoEbmFtZRgDIAEoCRIsCgRyb2xlGAQgASgOMh4ub3V0cG9zdC5vcmdhbml6YXRpb25zLnYxLlJvbGUSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibQoLQWNjZXNzR3JhbnQSCgoCaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIRCglzZXJ2ZXJfaWQYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiiAIKD0dhbWVPQXV0aENsaWVudBIRCgljbGllbnRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIVCg1yZWRpcmVjdF91cmlzGAMgAygJEkEKD3ZlcmlmaWVyX3BvbGljeRgEIAEoDjIoLm91dHBvc3Qub3JnYW5pemF0aW9ucy52MS5WZXJpZmllclBvbGljeRIaChJhbGxvd2VkX3NlcnZlcl9pZHMYBSADKAkSEAoIZGlzYWJsZWQYBiABKAgSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHAoUY2xpZW50X3NlY3JldF9wcmVmaXgYCCABKAkqTQoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDgoKUk9MRV9PV05FUhABEg4KClJPTEVfQURNSU4QAhIPCgtST0xFX01FTUJFUhADKncKDlZlcmlmaWVyUG9saWN5Eh8KG1ZFUklGSUVSX1BPTElDWV9VTlNQRUNJRklFRBAAEh4KGlZFUklGSUVSX1BPTElDWV9BTllfU0VSVkVSEAESJAogVkVSSUZJRVJfUE9MSUNZX1NFTEVDVEVEX1NFUlZFUlMQAmIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CihvdXRwb3N0L29yZ2FuaXphdGlvbnMvdjEvcmVzb3VyY2VzLnByb3RvEhhvdXRwb3N0Lm9yZ2FuaXphdGlvbnMudjEitAEKDE9yZ2FuaXphdGlvbhIKCgJpZBgBIAEoCRIMCgRzbHVnGAIgASgJEgwKBG5hbWUYAyABKAkSDAoEcGxhbhgEIAEoCRIsCgRyb2xlGAUgASgOMh4ub3V0cG9zdC5vcmdhbml6YXRpb25zLnYxLlJvbGUSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIdmVyaWZpZWQYByABKAgibwoJUGxhblVzYWdlEg8KB3NlcnZlcnMYASABKAUSFAoMc2VydmVyX2xpbWl0GAIgASgFEhoKEmdhbWVfb2F1dGhfY2xpZW50cxgDIAEoBRIfChdnYW1lX29hdXRoX2NsaWVudF9saW1pdBgEIAEoBSKUAQoGTWVtYmVyEg8KB3VzZXJfaWQYASABKAkSDQoFZW1haWwYAiABKAkSDAoEbmFtZRgDIAEoCRIsCgRyb2xlGAQgASgOMh4ub3V0cG9zdC5vcmdhbml6YXRpb25zLnYxLlJvbGUSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikAMKC0FjY2Vzc0dyYW50EgoKAmlkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSEQoJc2VydmVyX2lkGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjcKB2FjdGlvbnMYBSADKA4yJi5vdXRwb3N0Lm9yZ2FuaXphdGlvbnMudjEuU2VydmVyQWN0aW9uEj8KC2NvbnN0cmFpbnRzGAYgASgLMioub3V0cG9zdC5vcmdhbml6YXRpb25zLnYxLkdyYW50Q29uc3RyYWludHMSDAoEdXNlcxgHIAEoBRIxCg1maXJzdF91c2VkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI5CgVzdGF0ZRgJIAEoDjIqLm91dHBvc3Qub3JnYW5pemF0aW9ucy52MS5BY2Nlc3NHcmFudFN0YXRlEisKB2VuZHNfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIrUBChBHcmFudENvbnN0cmFpbnRzEi4KCmV4cGlyZXNfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiIKCG1heF91c2VzGAIgASgFQgu6SAgaBhjAhD0oAUgAiAEBEisKEGR1cmF0aW9uX3NlY29uZHMYAyABKAVCDLpICRoHGIDnhA8oPEgBiAEBQgsKCV9tYXhfdXNlc0ITChFfZHVyYXRpb25fc2Vjb25kcyL5AwoNQWNjZXNzUmVxdWVzdBIKCgJpZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhIKCnVzZXJfZW1haWwYAyABKAkSEQoJc2VydmVyX2lkGAQgASgJEhMKC3NlcnZlcl9uYW1lGAUgASgJEjcKB2FjdGlvbnMYBiADKA4yJi5vdXRwb3N0Lm9yZ2FuaXphdGlvbnMudjEuU2VydmVyQWN0aW9uEj8KC2NvbnN0cmFpbnRzGAcgASgLMioub3V0cG9zdC5vcmdhbml6YXRpb25zLnYxLkdyYW50Q29uc3RyYWludHMSDgoGcmVhc29uGAggASgJEj0KBnN0YXR1cxgJIAEoDjItLm91dHBvc3Qub3JnYW5pemF0aW9ucy52MS5BY2Nlc3NSZXF1ZXN0U3RhdHVzEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmRlY2lkZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhoKEmRlY2lkZWRfYnlfdXNlcl9pZBgMIAEoCRIYChBkZWNpZGVkX2J5X2VtYWlsGA0gASgJEhcKD2RlY2lzaW9uX3JlYXNvbhgOIAEoCRIXCg9hY2Nlc3NfZ3JhbnRfaWQYDyABKAkiiAIKD0dhbWVPQXV0aENsaWVudBIRCgljbGllbnRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIVCg1yZWRpcmVjdF91cmlzGAMgAygJEkEKD3ZlcmlmaWVyX3BvbGljeRgEIAEoDjIoLm91dHBvc3Qub3JnYW5pemF0aW9ucy52MS5WZXJpZmllclBvbGljeRIaChJhbGxvd2VkX3NlcnZlcl9pZHMYBSADKAkSEAoIZGlzYWJsZWQYBiABKAgSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHAoUY2xpZW50X3NlY3JldF9wcmVmaXgYCCABKAkqTQoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDgoKUk9MRV9PV05FUhABEg4KClJPTEVfQURNSU4QAhIPCgtST0xFX01FTUJFUhADKtIBCgxTZXJ2ZXJBY3Rpb24SHQoZU0VSVkVSX0FDVElPTl9VTlNQRUNJRklFRBAAEhYKElNFUlZFUl9BQ1RJT05fVklFVxABEh4KGlNFUlZFUl9BQ1RJT05fQ09OU09MRV9SRUFEEAISIQodU0VSVkVSX0FDVElPTl9DT05TT0xFX0NPTU1BTkQQAxIgChxTRVJWRVJfQUNUSU9OX01BTkFHRV9QTEFZRVJTEAQSJgoiU0VSVkVSX0FDVElPTl9TSUdOX0lOX1ZFUklGSUNBVElPThAFKpUBChBBY2Nlc3NHcmFudFN0YXRlEiIKHkFDQ0VTU19HUkFOVF9TVEFURV9VTlNQRUNJRklFRBAAEh0KGUFDQ0VTU19HUkFOVF9TVEFURV9BQ1RJVkUQARIeChpBQ0NFU1NfR1JBTlRfU1RBVEVfRVhQSVJFRBACEh4KGkFDQ0VTU19HUkFOVF9TVEFURV9VU0VEX1VQEAMqygEKE0FjY2Vzc1JlcXVlc3RTdGF0dXMSJQohQUNDRVNTX1JFUVVFU1RfU1RBVFVTX1VOU1BFQ0lGSUVEEAASIQodQUNDRVNTX1JFUVVFU1RfU1RBVFVTX1BFTkRJTkcQARIiCh5BQ0NFU1NfUkVRVUVTVF9TVEFUVVNfQVBQUk9WRUQQAhIgChxBQ0NFU1NfUkVRVUVTVF9TVEFUVVNfREVOSUVEEAMSIwofQUNDRVNTX1JFUVVFU1RfU1RBVFVTX0NBTkNFTExFRBAEKncKDlZlcmlmaWVyUG9saWN5Eh8KG1ZFUklGSUVSX1BPTElDWV9VTlNQRUNJRklFRBAAEh4KGlZFUklGSUVSX1BPTElDWV9BTllfU0VSVkVSEAESJAogVkVSSUZJRVJfUE9MSUNZX1NFTEVDVEVEX1NFUlZFUlMQAmIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_timestamp]);
 
 /**
  * Describes the message outpost.organizations.v1.Organization.
@@ -40,11 +41,25 @@ export const AccessGrantSchema = /*@__PURE__*/
   messageDesc(file_outpost_organizations_v1_resources, 3);
 
 /**
+ * Describes the message outpost.organizations.v1.GrantConstraints.
+ * Use `create(GrantConstraintsSchema)` to create a new message.
+ */
+export const GrantConstraintsSchema = /*@__PURE__*/
+  messageDesc(file_outpost_organizations_v1_resources, 4);
+
+/**
+ * Describes the message outpost.organizations.v1.AccessRequest.
+ * Use `create(AccessRequestSchema)` to create a new message.
+ */
+export const AccessRequestSchema = /*@__PURE__*/
+  messageDesc(file_outpost_organizations_v1_resources, 5);
+
+/**
  * Describes the message outpost.organizations.v1.GameOAuthClient.
  * Use `create(GameOAuthClientSchema)` to create a new message.
  */
 export const GameOAuthClientSchema = /*@__PURE__*/
-  messageDesc(file_outpost_organizations_v1_resources, 4);
+  messageDesc(file_outpost_organizations_v1_resources, 6);
 
 /**
  * Describes the enum outpost.organizations.v1.Role.
@@ -62,10 +77,52 @@ export const Role = /*@__PURE__*/
   tsEnum(RoleSchema);
 
 /**
+ * Describes the enum outpost.organizations.v1.ServerAction.
+ */
+export const ServerActionSchema = /*@__PURE__*/
+  enumDesc(file_outpost_organizations_v1_resources, 1);
+
+/**
+ * What a member may do on a server under a grant. Every action implies SERVER_ACTION_VIEW.
+ *
+ * @generated from enum outpost.organizations.v1.ServerAction
+ */
+export const ServerAction = /*@__PURE__*/
+  tsEnum(ServerActionSchema);
+
+/**
+ * Describes the enum outpost.organizations.v1.AccessGrantState.
+ */
+export const AccessGrantStateSchema = /*@__PURE__*/
+  enumDesc(file_outpost_organizations_v1_resources, 2);
+
+/**
+ * Whether a grant works now.
+ *
+ * @generated from enum outpost.organizations.v1.AccessGrantState
+ */
+export const AccessGrantState = /*@__PURE__*/
+  tsEnum(AccessGrantStateSchema);
+
+/**
+ * Describes the enum outpost.organizations.v1.AccessRequestStatus.
+ */
+export const AccessRequestStatusSchema = /*@__PURE__*/
+  enumDesc(file_outpost_organizations_v1_resources, 3);
+
+/**
+ * Where an access request stands.
+ *
+ * @generated from enum outpost.organizations.v1.AccessRequestStatus
+ */
+export const AccessRequestStatus = /*@__PURE__*/
+  tsEnum(AccessRequestStatusSchema);
+
+/**
  * Describes the enum outpost.organizations.v1.VerifierPolicy.
  */
 export const VerifierPolicySchema = /*@__PURE__*/
-  enumDesc(file_outpost_organizations_v1_resources, 1);
+  enumDesc(file_outpost_organizations_v1_resources, 4);
 
 /**
  * Which game servers may complete a Game OAuth sign-in (verify a player's in-game command).

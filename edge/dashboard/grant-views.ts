@@ -1,0 +1,135 @@
+/**
+ * Grants and access requests as the dashboard shows and edits them: the actions a grant allows,
+ * its constraints and state in words, and the fields that set them (the grant form, the request
+ * form and the narrowing of an approval share them).
+ */
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import {
+  AccessGrantState,
+  GrantConstraintsSchema,
+  ServerAction,
+  type AccessGrant,
+  type GrantConstraints,
+} from "../../gen/outpost/organizations/v1/resources_pb.js";
+import type { FormErrors } from "./core.ts";
+import { when } from "./format.ts";
+import { choiceGroup, textField } from "./forms.ts";
+import { html, type Html } from "../html.ts";
+
+const actionLabels: ReadonlyArray<{ action: ServerAction; value: string; label: string; hint: string }> = [
+  { action: ServerAction.VIEW, value: "view", label: "View", hint: "See the server, its status and players (every action includes it)." },
+  { action: ServerAction.CONSOLE_READ, value: "console_read", label: "Read the console", hint: "Watch the live console output." },
+  { action: ServerAction.CONSOLE_COMMAND, value: "console_command", label: "Run console commands", hint: "Each command counts as a use." },
+  { action: ServerAction.MANAGE_PLAYERS, value: "manage_players", label: "Manage players", hint: "Reserved for player administration; nothing uses it yet." },
+  { action: ServerAction.SIGN_IN_VERIFICATION, value: "sign_in_verification", label: "Sign-in activity", hint: "See the server's Game OAuth sign-in activity (not shown anywhere yet)." },
+];
+
+/** The actions, in words. */
+export function actionNames(actions: readonly ServerAction[]): string {
+  return actionLabels.filter((a) => actions.includes(a.action)).map((a) => a.label.toLowerCase()).join(", ");
+}
+
+/** The constraints, in words ("no limits" when none). */
+export function constraintWords(c: GrantConstraints | undefined): string {
+  const parts = [
+    c?.expiresAt ? `expires ${new Date(Number(c.expiresAt.seconds) * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC` : "",
+    c?.maxUses !== undefined ? `at most ${c.maxUses} uses` : "",
+    c?.durationSeconds !== undefined ? `${Math.round(c.durationSeconds / 60)} min after first use` : "",
+  ].filter(Boolean);
+  return parts.length ? parts.join(" · ") : "no limits";
+}
+
+const stateNames: Record<AccessGrantState, string> = {
+  [AccessGrantState.UNSPECIFIED]: "unknown",
+  [AccessGrantState.ACTIVE]: "Active",
+  [AccessGrantState.EXPIRED]: "Expired",
+  [AccessGrantState.USED_UP]: "Used up",
+};
+
+/** A grant's actions, constraints, uses and state. */
+export function grantSummary(g: AccessGrant): Html {
+  const uses = g.constraints?.maxUses !== undefined ? `${g.uses} of ${g.constraints.maxUses} uses` : `${g.uses} uses`;
+  return html`<span class="badge">${stateNames[g.state]}</span> ${actionNames(g.actions)} <span class="muted">(${constraintWords(g.constraints)}; ${uses}${
+    g.firstUsedAt ? html`; first used ${when(g.firstUsedAt)}` : ""
+  })</span>`;
+}
+
+/** What a grant form holds, as typed. */
+export interface TermsValues {
+  actions: string[];
+  /** An expiry kept as asked (an approval's form), ISO; `expiresInHours` overrides it. */
+  expiresAt?: string;
+  expiresInHours: string;
+  maxUses: string;
+  durationMinutes: string;
+}
+
+export const defaultTerms: TermsValues = { actions: ["view"], expiresInHours: "", maxUses: "", durationMinutes: "" };
+
+/** An approval's form, filled in with what the request asked for. */
+export function termsFromDraft(actions: readonly ServerAction[], c: GrantConstraints | undefined): TermsValues {
+  return {
+    actions: actionLabels.filter((a) => actions.includes(a.action)).map((a) => a.value),
+    expiresAt: c?.expiresAt ? new Date(Number(c.expiresAt.seconds) * 1000).toISOString() : undefined,
+    expiresInHours: "",
+    maxUses: c?.maxUses === undefined ? "" : String(c.maxUses),
+    durationMinutes: c?.durationSeconds === undefined ? "" : String(c.durationSeconds / 60),
+  };
+}
+
+export function termsValuesOf(form: URLSearchParams): TermsValues {
+  return {
+    actions: form.getAll("actions"),
+    expiresAt: form.get("expiresAt") || undefined,
+    expiresInHours: (form.get("expiresInHours") ?? "").trim(),
+    maxUses: (form.get("maxUses") ?? "").trim(),
+    durationMinutes: (form.get("durationMinutes") ?? "").trim(),
+  };
+}
+
+/** The request fields for the typed values, or the form's errors (numbers that are not numbers). */
+export function termsOf(values: TermsValues, now: Date): { actions: ServerAction[]; constraints: GrantConstraints } | FormErrors {
+  const number = (text: string) => (text === "" ? undefined : /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN);
+  const hours = number(values.expiresInHours);
+  const kept = values.expiresAt && hours === undefined ? new Date(values.expiresAt) : undefined;
+  if (kept && Number.isNaN(kept.getTime())) return { fields: { constraints: ["The expiry asked for is not a date."] }, form: [] };
+  const maxUses = number(values.maxUses);
+  const minutes = number(values.durationMinutes);
+  if ([hours, maxUses, minutes].some((n) => Number.isNaN(n))) return { fields: { constraints: ["Limits must be positive numbers, or empty for no limit."] }, form: [] };
+  return {
+    actions: actionLabels.filter((a) => values.actions.includes(a.value)).map((a) => a.action),
+    constraints: create(GrantConstraintsSchema, {
+      expiresAt: hours !== undefined ? timestampFromDate(new Date(now.getTime() + hours * 3_600_000)) : kept && timestampFromDate(kept),
+      maxUses: maxUses === undefined ? undefined : Math.round(maxUses),
+      durationSeconds: minutes === undefined ? undefined : Math.round(minutes * 60),
+    }),
+  };
+}
+
+/** The action checkboxes and the limit fields; `id` keeps several forms on one page apart. */
+export function termsFields(values: TermsValues, errors: FormErrors | undefined, id: string): Html {
+  return html`${choiceGroup({
+    name: "actions",
+    legend: "Actions",
+    type: "checkbox",
+    options: actionLabels.map((a) => ({ value: a.value, label: a.label, hint: a.hint })),
+    checked: new Set(values.actions),
+    errors,
+    id: `${id}-actions`,
+  })}
+<fieldset class="field choices${errors?.fields.constraints ? " invalid" : ""}" id="${id}-limits"${errors?.fields.constraints ? html` aria-describedby="${id}-limits-error"` : ""}>
+<legend>Limits (empty: none)</legend>
+${errors?.fields.constraints ? html`<p class="field-error" id="${id}-limits-error">${errors.fields.constraints.join(" ")}</p>` : ""}
+${values.expiresAt ? html`<input type="hidden" name="expiresAt" value="${values.expiresAt}">` : ""}
+${textField({
+  name: "expiresInHours",
+  label: values.expiresAt ? "Expire sooner, in (hours)" : "Expires in (hours)",
+  value: values.expiresInHours,
+  id: `${id}-expires`,
+  hint: values.expiresAt ? `As asked, it expires ${values.expiresAt.slice(0, 16).replace("T", " ")} UTC.` : undefined,
+})}
+${textField({ name: "maxUses", label: "Maximum uses (1 to 1,000,000)", value: values.maxUses, id: `${id}-uses`, hint: "A console command or opening the console is a use; viewing is not." })}
+${textField({ name: "durationMinutes", label: "Lasts after first use (minutes, 1 to 525,600)", value: values.durationMinutes, id: `${id}-duration` })}
+</fieldset>`;
+}
