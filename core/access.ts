@@ -12,6 +12,15 @@ import { fail } from "./errors.ts";
 import { isManager, type Role } from "./roles.ts";
 import { findServerAccess } from "./access-queries.ts";
 
+/**
+ * Whether the caller may reach this organization at all: an organization API key reaches its own
+ * organization alone, and everything of another looks absent (callers answer `not_found`).
+ */
+export function withinKeyOrganization(caller: UserCaller, organizationId: string): boolean {
+  const confinedTo = caller.credential.organization;
+  return !confinedTo || confinedTo.id === organizationId;
+}
+
 export interface OrganizationAccess {
   organization: Organization;
   role: Role;
@@ -27,7 +36,7 @@ export async function requireMember(em: EntityManager, caller: UserCaller, slug:
     { user: caller.user.id, organization: { slug } },
     { populate: ["organization"] },
   );
-  if (!membership) throw fail("not_found", `organization "${slug}" not found`);
+  if (!membership || !withinKeyOrganization(caller, membership.organization.id)) throw fail("not_found", `organization "${slug}" not found`);
   return { organization: membership.organization, role: membership.role as Role };
 }
 
@@ -61,7 +70,7 @@ export interface ServerAccess extends OrganizationAccess {
  */
 export async function requireServer({ em, query }: Db, caller: UserCaller, serverId: string): Promise<ServerAccess> {
   const row = await findServerAccess(query, caller.user.id, serverId);
-  if (!row) throw fail("not_found", "server not found");
+  if (!row || !withinKeyOrganization(caller, String(row.organization.id))) throw fail("not_found", "server not found");
   if (!isManager(row.role) && !row.granted) throw fail("permission_denied", "you have no access to this server; ask an owner or admin for a grant");
   const organization = em.map(Organization, row.organization);
   const server = em.map(Server, row.server);

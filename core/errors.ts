@@ -27,6 +27,8 @@ export const domainErrors = {
   slug_taken: Code.AlreadyExists,
   already_member: Code.AlreadyExists,
   grant_exists: Code.AlreadyExists,
+  /** The address already has a pending invitation to the organization. */
+  invitation_pending: Code.AlreadyExists,
   /** The organization's plan allows no more of this resource. */
   plan_limit_reached: Code.FailedPrecondition,
   /** The organization would be left without an owner. */

@@ -8,6 +8,7 @@ import { signingKeyEntities } from "./signing-key-entities.ts";
 import { accountOAuthEntities } from "./account-oauth-entities.ts";
 import { integrationEntities } from "./integration-entities.ts";
 import { alertEntities } from "./alert-entities.ts";
+import { invitationEntities } from "./invitation-entities.ts";
 import { migrations } from "./migrations/index.ts";
 
 export interface DatabaseOptions {
@@ -31,7 +32,7 @@ export async function createOrm(options: DatabaseOptions): Promise<Orm> {
   const schema = options.schema;
   return MikroORM.init({
     clientUrl: options.url,
-    entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities, ...accountOAuthEntities, ...integrationEntities, ...alertEntities],
+    entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities, ...accountOAuthEntities, ...integrationEntities, ...alertEntities, ...invitationEntities],
     schema,
     pool: { min: 0, max: options.poolSize },
     driverOptions: {
