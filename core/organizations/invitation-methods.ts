@@ -68,7 +68,7 @@ function invitationToProto(row: InvitationRow): Invitation {
 
 /** Where the link takes its holder: the dashboard's accept page on ACCOUNT_BASE_URL. */
 function invitationLink(deps: InvitationDeps, token: string): string {
-  return `${new URL(deps.config.accountIssuerUrl).origin}/app/invitations/${token}`;
+  return `${new URL(deps.config.accountIssuerUrl).origin}/app/invitations/accept?token=${token}`;
 }
 
 /** The invitation of a link; an unknown or malformed one is `not_found`. */

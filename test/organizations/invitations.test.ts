@@ -45,7 +45,7 @@ describe("organizations: invitations by email", () => {
     const { slug, owner } = await organization();
     const invited = await orgs(owner).inviteMember({ organizationSlug: slug, email: "Newcomer1@Example.com", role: Role.ADMIN });
     assert.match(invited.token, /^opi_[0-9A-Za-z]{40}$/);
-    assert.equal(invited.link, `http://account.test/app/invitations/${invited.token}`);
+    assert.equal(invited.link, `http://account.test/app/invitations/accept?token=${invited.token}`);
     assert.equal(invited.emailSent, true, invited.emailError);
     assert.equal(invited.invitation?.email, "newcomer1@example.com");
     assert.equal(invited.invitation?.status, InvitationStatus.PENDING);

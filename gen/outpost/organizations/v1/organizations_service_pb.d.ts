@@ -800,7 +800,7 @@ export declare type InviteMemberResponse = Message<"outpost.organizations.v1.Inv
   token: string;
 
   /**
-   * The link to accept it (ACCOUNT_BASE_URL/app/invitations/<token>), shown this once.
+   * The link to accept it (ACCOUNT_BASE_URL/app/invitations/accept?token=<token>), shown this once.
    *
    * @generated from field: string link = 3;
    */
