@@ -45,16 +45,16 @@ ${
     ? html`<div class="table-wrap" role="region" tabindex="0" aria-labelledby="invitations-heading"><table><caption class="sr-only">Pending invitations</caption><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Sent</th><th scope="col">Expires</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${rows}</tbody></table></div>`
     : html`<p class="empty">No pending invitations.</p>`
 }
-<h2 id="invite-heading">Invite by email</h2>
+<h2 id="invite-heading">Invite someone new</h2>
 ${postForm(
   orgPath(org, "/invitations"),
   v.formToken,
   html`${formAlert(errors, ["email", "role"])}
-${textField({ name: "email", id: "f-invite-email", label: "Email", type: "email", value: refused?.values.email, required: true, autocomplete: "off", hint: "They need no account yet: the link lets them sign up with this address. It works once, for 7 days.", errors })}
+${textField({ name: "email", id: "f-invite-email", label: "Address to invite", type: "email", value: refused?.values.email, required: true, autocomplete: "off", hint: "They need no account yet: the link lets them sign up with this address. It works once, for 7 days.", errors })}
 ${selectField({
   name: "role",
   id: "f-invite-role",
-  label: "Role",
+  label: "Invited as",
   value: refused?.values.role ?? "member",
   options: [{ value: "member", label: "Member — sees granted servers" }, ...(org.role === Role.OWNER ? [{ value: "admin", label: "Admin — manages everything" }] : [])],
   errors,

@@ -153,7 +153,7 @@ ${postForm(
   orgPath(org, "/members"),
   v.formToken,
   html`${formAlert(errors, ["email", "role"])}
-${textField({ name: "email", label: "Email", type: "email", value: values?.email, required: true, autocomplete: "off", hint: "They must have signed up to Outpost already.", errors })}
+${textField({ name: "email", label: "Email", type: "email", value: values?.email, required: true, autocomplete: "off", hint: "They must have signed up to Outpost already; invite someone new above.", errors })}
 ${selectField({
   name: "role",
   label: "Role",
