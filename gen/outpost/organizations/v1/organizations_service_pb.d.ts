@@ -758,6 +758,8 @@ export declare const DeleteGameOAuthClientResponseSchema: GenMessage<DeleteGameO
  */
 export declare type InviteMemberRequest = Message<"outpost.organizations.v1.InviteMemberRequest"> & {
   /**
+   * The organization, by slug.
+   *
    * @generated from field: string organization_slug = 1;
    */
   organizationSlug: string;
@@ -788,6 +790,8 @@ export declare const InviteMemberRequestSchema: GenMessage<InviteMemberRequest>;
  */
 export declare type InviteMemberResponse = Message<"outpost.organizations.v1.InviteMemberResponse"> & {
   /**
+   * The invitation made (pending).
+   *
    * @generated from field: outpost.organizations.v1.Invitation invitation = 1;
    */
   invitation?: Invitation | undefined;
@@ -832,6 +836,8 @@ export declare const InviteMemberResponseSchema: GenMessage<InviteMemberResponse
  */
 export declare type ListInvitationsRequest = Message<"outpost.organizations.v1.ListInvitationsRequest"> & {
   /**
+   * The organization, by slug.
+   *
    * @generated from field: string organization_slug = 1;
    */
   organizationSlug: string;
@@ -855,6 +861,8 @@ export declare const ListInvitationsRequestSchema: GenMessage<ListInvitationsReq
  */
 export declare type ListInvitationsResponse = Message<"outpost.organizations.v1.ListInvitationsResponse"> & {
   /**
+   * Newest first.
+   *
    * @generated from field: repeated outpost.organizations.v1.Invitation invitations = 1;
    */
   invitations: Invitation[];
@@ -871,11 +879,15 @@ export declare const ListInvitationsResponseSchema: GenMessage<ListInvitationsRe
  */
 export declare type RevokeInvitationRequest = Message<"outpost.organizations.v1.RevokeInvitationRequest"> & {
   /**
+   * The organization, by slug.
+   *
    * @generated from field: string organization_slug = 1;
    */
   organizationSlug: string;
 
   /**
+   * The invitation's id (from listInvitations).
+   *
    * @generated from field: string invitation_id = 2;
    */
   invitationId: string;
@@ -922,13 +934,15 @@ export declare const GetInvitationRequestSchema: GenMessage<GetInvitationRequest
  */
 export declare type GetInvitationResponse = Message<"outpost.organizations.v1.GetInvitationResponse"> & {
   /**
-   * The organization's display name and slug.
+   * The organization's display name.
    *
    * @generated from field: string organization_name = 1;
    */
   organizationName: string;
 
   /**
+   * The organization's slug (its dashboard path once joined).
+   *
    * @generated from field: string organization_slug = 2;
    */
   organizationSlug: string;
@@ -941,23 +955,29 @@ export declare type GetInvitationResponse = Message<"outpost.organizations.v1.Ge
   role: Role;
 
   /**
-   * Who sent it: their name and email (empty if their account is gone).
+   * Who sent it: their name (empty if their account is gone).
    *
    * @generated from field: string inviter_name = 4;
    */
   inviterName: string;
 
   /**
+   * The inviter's email (empty if their account is gone).
+   *
    * @generated from field: string inviter_email = 5;
    */
   inviterEmail: string;
 
   /**
+   * Whether it can still be accepted, or why not.
+   *
    * @generated from field: outpost.organizations.v1.InvitationStatus status = 6;
    */
   status: InvitationStatus;
 
   /**
+   * When it stops working if not accepted.
+   *
    * @generated from field: google.protobuf.Timestamp expires_at = 7;
    */
   expiresAt?: Timestamp | undefined;
@@ -1024,11 +1044,15 @@ export declare const AcceptInvitationResponseSchema: GenMessage<AcceptInvitation
  */
 export declare type CreateOrganizationApiKeyRequest = Message<"outpost.organizations.v1.CreateOrganizationApiKeyRequest"> & {
   /**
+   * The organization, by slug.
+   *
    * @generated from field: string organization_slug = 1;
    */
   organizationSlug: string;
 
   /**
+   * What uses the key, e.g. "CI deploy".
+   *
    * @generated from field: string name = 2;
    */
   name: string;
@@ -1100,6 +1124,8 @@ export declare const CreateOrganizationApiKeyResponseSchema: GenMessage<CreateOr
  */
 export declare type ListOrganizationApiKeysRequest = Message<"outpost.organizations.v1.ListOrganizationApiKeysRequest"> & {
   /**
+   * The organization, by slug.
+   *
    * @generated from field: string organization_slug = 1;
    */
   organizationSlug: string;
@@ -1116,6 +1142,8 @@ export declare const ListOrganizationApiKeysRequestSchema: GenMessage<ListOrgani
  */
 export declare type ListOrganizationApiKeysResponse = Message<"outpost.organizations.v1.ListOrganizationApiKeysResponse"> & {
   /**
+   * Newest first.
+   *
    * @generated from field: repeated outpost.organizations.v1.OrganizationApiKey api_keys = 1;
    */
   apiKeys: OrganizationApiKey[];
@@ -1134,6 +1162,8 @@ export declare const ListOrganizationApiKeysResponseSchema: GenMessage<ListOrgan
  */
 export declare type OrganizationApiKey = Message<"outpost.organizations.v1.OrganizationApiKey"> & {
   /**
+   * The key (never its secret); organization_slug is this organization.
+   *
    * @generated from field: outpost.auth.v1.ApiKey api_key = 1;
    */
   apiKey?: ApiKey | undefined;
@@ -1146,6 +1176,8 @@ export declare type OrganizationApiKey = Message<"outpost.organizations.v1.Organ
   creatorUserId: string;
 
   /**
+   * The creator's email.
+   *
    * @generated from field: string creator_email = 3;
    */
   creatorEmail: string;
@@ -1162,11 +1194,15 @@ export declare const OrganizationApiKeySchema: GenMessage<OrganizationApiKey>;
  */
 export declare type RevokeOrganizationApiKeyRequest = Message<"outpost.organizations.v1.RevokeOrganizationApiKeyRequest"> & {
   /**
+   * The organization, by slug.
+   *
    * @generated from field: string organization_slug = 1;
    */
   organizationSlug: string;
 
   /**
+   * The key's id (from listOrganizationApiKeys).
+   *
    * @generated from field: string api_key_id = 2;
    */
   apiKeyId: string;

@@ -244,6 +244,8 @@ export declare const GameOAuthClientSchema: GenMessage<GameOAuthClient>;
  */
 export declare type Invitation = Message<"outpost.organizations.v1.Invitation"> & {
   /**
+   * The invitation's id (for revokeInvitation).
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -263,6 +265,8 @@ export declare type Invitation = Message<"outpost.organizations.v1.Invitation"> 
   role: Role;
 
   /**
+   * Where it stands: pending, accepted, revoked or expired.
+   *
    * @generated from field: outpost.organizations.v1.InvitationStatus status = 4;
    */
   status: InvitationStatus;
@@ -275,28 +279,36 @@ export declare type Invitation = Message<"outpost.organizations.v1.Invitation"> 
   inviterUserId: string;
 
   /**
+   * The inviter's email (empty if their account is gone).
+   *
    * @generated from field: string inviter_email = 6;
    */
   inviterEmail: string;
 
   /**
+   * When it was sent.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 7;
    */
   createdAt?: Timestamp | undefined;
 
   /**
+   * When it stops working if not accepted (7 days after it was sent).
+   *
    * @generated from field: google.protobuf.Timestamp expires_at = 8;
    */
   expiresAt?: Timestamp | undefined;
 
   /**
-   * When it was accepted or revoked, if it was.
+   * When it was accepted, if it was.
    *
    * @generated from field: google.protobuf.Timestamp accepted_at = 9;
    */
   acceptedAt?: Timestamp | undefined;
 
   /**
+   * When it was revoked, if it was.
+   *
    * @generated from field: google.protobuf.Timestamp revoked_at = 10;
    */
   revokedAt?: Timestamp | undefined;
