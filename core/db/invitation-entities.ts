@@ -23,6 +23,7 @@ export const Invitation = defineEntity({
     acceptedBy: () => p.manyToOne(User).deleteRule("set null").nullable(),
     revokedAt: p.datetime().nullable(),
   },
+  indexes: [{ properties: ["organization", "email", "createdAt"], name: "invitations_organization_email_index" }],
 });
 export type Invitation = InferEntity<typeof Invitation>;
 
