@@ -28,6 +28,8 @@ export const secretPrefixes = {
   ocelotExecutionToken: "oet_",
   /** Webhook signing secrets, as Standard Webhooks writes them (sealed under the KEK, not hashed: Outpost signs with them). */
   webhookSecret: "whsec_",
+  /** Invitations to join an organization (single use, 7 days; the secret of the link). */
+  invitation: "opi_",
 } as const;
 
 export type SecretKind = keyof typeof secretPrefixes;

@@ -3,7 +3,7 @@
  * the OpenAPI generator all read the same facts from here.
  */
 import { getOption, type DescMethod, type DescService } from "@bufbuild/protobuf";
-import { Audience, audience, http_response_field, http_router, rate_limit_by_client_ip } from "../gen/outpost/options/v1/options_pb.js";
+import { Audience, audience, http_response_field, http_router, organization_scoped, outside_organization, rate_limit_by_client_ip } from "../gen/outpost/options/v1/options_pb.js";
 import { ActivityService } from "../gen/outpost/activity/v1/activity_service_pb.js";
 import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { AdminService } from "../gen/outpost/admin/v1/admin_service_pb.js";
@@ -75,5 +75,21 @@ const limitedByIp = new WeakMap<DescMethod, boolean>();
 export function rateLimitedByClientIp(method: DescMethod): boolean {
   let known = limitedByIp.get(method);
   if (known === undefined) limitedByIp.set(method, (known = getOption(method, rate_limit_by_client_ip)));
+  return known;
+}
+
+const scoped = new WeakMap<DescMethod, boolean>();
+
+/**
+ * Whether the method is about one organization, so an organization API key may call it (confined
+ * to its organization by core/access.ts): its service is organization_scoped and the method is not
+ * marked outside_organization. Read once per method.
+ */
+export function organizationScoped(method: DescMethod): boolean {
+  let known = scoped.get(method);
+  if (known === undefined) {
+    known = getOption(method.parent, organization_scoped) && !getOption(method, outside_organization);
+    scoped.set(method, known);
+  }
   return known;
 }

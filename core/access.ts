@@ -14,6 +14,15 @@ import { findGrant, findServerAccess, liveGrantServerIds, markGrantFirstUse, spe
 import { grantRefusal, type GrantFacts, type ServerAction } from "./grant-rules.ts";
 import { appendActivity } from "./activity/record.ts";
 
+/**
+ * Whether the caller may reach this organization at all: an organization API key reaches its own
+ * organization alone, and everything of another looks absent (callers answer `not_found`).
+ */
+export function withinKeyOrganization(caller: UserCaller, organizationId: string): boolean {
+  const confinedTo = caller.credential.organization;
+  return !confinedTo || confinedTo.id === organizationId;
+}
+
 export interface OrganizationAccess {
   organization: Organization;
   role: Role;
@@ -29,7 +38,7 @@ export async function requireMember(em: EntityManager, caller: UserCaller, slug:
     { user: caller.user.id, organization: { slug } },
     { populate: ["organization"] },
   );
-  if (!membership) throw fail("not_found", `organization "${slug}" not found`);
+  if (!membership || !withinKeyOrganization(caller, membership.organization.id)) throw fail("not_found", `organization "${slug}" not found`);
   return { organization: membership.organization, role: membership.role as Role };
 }
 
@@ -93,7 +102,7 @@ export async function requireServerManager(db: Db, caller: UserCaller, serverId:
 
 async function loadServerAccess(query: Query, caller: UserCaller, serverId: string): Promise<ServerAccessRow> {
   const row = await findServerAccess(query, caller.user.id, serverId);
-  if (!row) throw fail("not_found", "server not found");
+  if (!row || !withinKeyOrganization(caller, String(row.organization.id))) throw fail("not_found", "server not found");
   return row;
 }
 

@@ -16,7 +16,16 @@ export interface CallerUser {
 export interface UserCaller {
   kind: "user";
   user: CallerUser;
-  credential: { kind: "session" | "api_key"; id: string; expiresAt: Date | null };
+  credential: {
+    kind: "session" | "api_key";
+    id: string;
+    expiresAt: Date | null;
+    /**
+     * An organization API key's organization: the caller may reach that organization alone, with
+     * their current role there (core/access.ts), and only its procedures (the auth interceptor).
+     */
+    organization?: { id: string; slug: string };
+  };
 }
 
 export type Caller = { kind: "anonymous" } | UserCaller;

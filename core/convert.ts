@@ -47,6 +47,7 @@ export function apiKeyToProto(key: ApiKey): ApiKeyMessage {
     createdAt: ts(key.createdAt),
     expiresAt: ts(key.expiresAt),
     lastUsedAt: ts(key.lastUsedAt),
+    organizationSlug: key.organization?.slug ?? "",
   });
 }
 

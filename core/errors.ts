@@ -29,6 +29,8 @@ export const domainErrors = {
   grant_exists: Code.AlreadyExists,
   /** The member already has a pending access request for this server. */
   request_pending: Code.AlreadyExists,
+  /** The address already has a pending invitation to the organization. */
+  invitation_pending: Code.AlreadyExists,
   /** The organization's plan allows no more of this resource. */
   plan_limit_reached: Code.FailedPrecondition,
   /** The feature is turned off in the organization (the assistant, or one of its tool families). */

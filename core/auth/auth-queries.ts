@@ -31,10 +31,18 @@ export async function findSession(query: Query, tokenHash: string): Promise<Sess
   return row;
 }
 
-export async function findApiKey(query: Query, secretHash: string): Promise<CredentialRow | undefined> {
-  const [row] = await query<CredentialRow>(
-    `select k.id, k.expires_at, k.revoked_at, k.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin
-       from api_keys k join users u on u.id = k.user_id where k.secret_hash = ?`,
+/** An API key is a credential that may be confined to one organization (its id and slug, else null). */
+export interface ApiKeyRow extends CredentialRow {
+  organization_id: string | null;
+  organization_slug: string | null;
+}
+
+export async function findApiKey(query: Query, secretHash: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await query<ApiKeyRow>(
+    `select k.id, k.expires_at, k.revoked_at, k.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin,
+            k.organization_id, o.slug as organization_slug
+       from api_keys k join users u on u.id = k.user_id left join organizations o on o.id = k.organization_id
+      where k.secret_hash = ?`,
     [secretHash],
   );
   return row;

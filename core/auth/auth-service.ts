@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   AuthService,
   CreateApiKeyResponseSchema,
@@ -13,13 +13,11 @@ import { ApiKey, User } from "../db/entities.ts";
 import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
-import { createApiKey } from "./api-keys.ts";
+import { apiKeyExpiresAt, createApiKey } from "./api-keys.ts";
 import { recordActivity } from "../activity/record.ts";
 import { apiKeyToProto, userToProto } from "../convert.ts";
 import { createConsentMethods } from "./consents.ts";
 import { createSessionMethods } from "./session-methods.ts";
-
-const dayMs = 86_400_000;
 
 /** The caller's own account: session facts, sessions and password, API keys and Account OAuth consents. */
 export function createAuthService(deps: CoreDeps): ServiceImpl<typeof AuthService> {
@@ -46,12 +44,7 @@ export function createAuthService(deps: CoreDeps): ServiceImpl<typeof AuthServic
       if (caller.credential.kind !== "session") {
         throw fail("permission_denied", "API keys are created by a signed-in user (the dashboard's Security page), not with an API key");
       }
-      const expiresAt =
-        req.expiry.case === "expiresInDays"
-          ? new Date(clock.now().getTime() + req.expiry.value * dayMs)
-          : req.expiry.case === "expiresAt"
-            ? timestampDate(req.expiry.value)
-            : null;
+      const expiresAt = apiKeyExpiresAt(req.expiry, clock);
       return entityManager(ctx).transactional(async (tx) => {
         const { apiKey, key } = createApiKey(tx, caller.user.id, req.name, expiresAt);
         recordActivity(tx, caller, {
@@ -70,7 +63,7 @@ export function createAuthService(deps: CoreDeps): ServiceImpl<typeof AuthServic
       const keys = await entityManager(ctx).find(
         ApiKey,
         { user: caller.user.id, revokedAt: null },
-        { orderBy: { createdAt: "desc", id: "asc" } },
+        { orderBy: { createdAt: "desc", id: "asc" }, populate: ["organization"] },
       );
       return create(ListApiKeysResponseSchema, { apiKeys: keys.map(apiKeyToProto) });
     },
@@ -81,8 +74,10 @@ export function createAuthService(deps: CoreDeps): ServiceImpl<typeof AuthServic
         const apiKey = await tx.findOne(ApiKey, { id: req.apiKeyId, user: caller.user.id, revokedAt: null });
         if (!apiKey) throw fail("not_found", "API key not found");
         apiKey.revokedAt = clock.now();
+        // An organization API key's end is its organization's event too.
         recordActivity(tx, caller, {
-          action: "api_key.revoked",
+          organizationId: apiKey.organization?.id ?? null,
+          action: apiKey.organization ? "organization_api_key.revoked" : "api_key.revoked",
           targetType: "api_key",
           targetId: apiKey.id,
           details: { name: apiKey.name, prefix: apiKey.prefix },

@@ -48,7 +48,9 @@ export async function resolveApiKey(query: Query, key: string, now: Date): Promi
   const expiresAt = row?.expires_at ? new Date(row.expires_at) : null;
   if (!row || row.revoked_at || (expiresAt && expiresAt <= now)) return null;
   await touchApiKey(query, { id: row.id, lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null }, now);
-  return caller({ ...row, expires_at: expiresAt }, "api_key");
+  const found = caller({ ...row, expires_at: expiresAt }, "api_key");
+  if (row.organization_id) found.credential.organization = { id: row.organization_id, slug: row.organization_slug! };
+  return found;
 }
 
 /** The user credential a call's headers carry: a session token, an API key, or neither. */

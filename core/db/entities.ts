@@ -54,6 +54,8 @@ export const ApiKey = defineEntity({
     expiresAt: p.datetime().nullable(),
     lastUsedAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
+    /** Set for an organization API key: it acts with its user's current role there, and nowhere else. */
+    organization: () => p.manyToOne(Organization).deleteRule("cascade").nullable().index(),
   },
 });
 export type ApiKey = InferEntity<typeof ApiKey>;

@@ -9,6 +9,7 @@ import { accountOAuthEntities } from "./account-oauth-entities.ts";
 import { integrationEntities } from "./integration-entities.ts";
 import { alertEntities } from "./alert-entities.ts";
 import { accessRequestEntities } from "./access-request-entities.ts";
+import { invitationEntities } from "./invitation-entities.ts";
 import { migrations } from "./migrations/index.ts";
 
 export interface DatabaseOptions {
@@ -32,7 +33,7 @@ export async function createOrm(options: DatabaseOptions): Promise<Orm> {
   const schema = options.schema;
   return MikroORM.init({
     clientUrl: options.url,
-    entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities, ...accountOAuthEntities, ...integrationEntities, ...alertEntities, ...accessRequestEntities],
+    entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities, ...accountOAuthEntities, ...integrationEntities, ...alertEntities, ...accessRequestEntities, ...invitationEntities],
     schema,
     pool: { min: 0, max: options.poolSize },
     driverOptions: {

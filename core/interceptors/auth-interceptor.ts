@@ -1,7 +1,7 @@
 import type { Interceptor } from "@connectrpc/connect";
 import { agentKeyHeader, apiKeyHeader, clientIpHeader, sessionHeader } from "../../contract/credentials.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
-import { Audience, serviceAudience } from "../../contract/services.ts";
+import { Audience, organizationScoped, serviceAudience } from "../../contract/services.ts";
 import { agentCallerKey, callerKey, entityManagerKey, type AgentCaller } from "../context.ts";
 import { credentialRefusal, presentedCredential, resolveAgentKey, resolveUser } from "../auth/credentials.ts";
 import { fail } from "../errors.ts";
@@ -14,7 +14,9 @@ import type { CredentialGuard } from "../ratelimit/credential-guard.ts";
  * Resolves the caller of every procedure from the one credential its service's audience takes,
  * and refuses the call without it: for user-facing services a session token or a user API key
  * (each in its own header), for agent services a server's agent key alone. Services for the edge
- * alone take no credential here. Runs once per call, so once when a stream opens.
+ * alone take no credential here. An organization API key opens only the procedures of its
+ * organization (contract/services.ts organizationScoped); core/access.ts keeps it inside that
+ * organization. Runs once per call, so once when a stream opens.
  */
 export function createAuthInterceptor(clock: Clock, statements: Statements, guard: CredentialGuard, sessionIdleSeconds: number): Interceptor {
   return (next) => async (req) => {
@@ -37,6 +39,10 @@ export function createAuthInterceptor(clock: Clock, statements: Statements, guar
       throw fail("unauthenticated", credentialRefusal(presented));
     }
     guard.resolved(hashSecret((session || apiKey)!));
+    const confinedTo = caller.credential.organization;
+    if (confinedTo && !organizationScoped(req.method)) {
+      throw fail("permission_denied", `an organization API key can only be used for ${confinedTo.slug}'s resources`);
+    }
     req.contextValues.set(callerKey, caller);
     return next(req);
   };

@@ -23,6 +23,7 @@ import { memberToProto } from "../convert.ts";
 import { roleFromProto, type Role } from "../roles.ts";
 import { normalizeEmail } from "../identity/identity-service.ts";
 import { recordInOrganization } from "./organization-activity.ts";
+import { revokeMemberKeys } from "./organization-api-keys.ts";
 import type { CoreDeps } from "../deps.ts";
 import { keepNotification, type Kept, type NotificationDraft } from "../notifications/notify.ts";
 
@@ -141,6 +142,7 @@ const removeMember = (deps: MemberDeps): Impl["removeMember"] => async (req, ctx
       { organization: access.organization.id, user: req.userId, status: "pending" },
       { status: "cancelled", decidedAt: deps.clock.now(), decidedByUserId: caller.user.id, decidedByEmail: caller.user.email },
     );
+    await revokeMemberKeys(tx, caller, access, req.userId, deps.clock.now());
     tx.remove(membership);
     recordInOrganization(tx, caller, access, {
       action: leaving ? "member.left" : "member.removed",

@@ -27,6 +27,8 @@ import { memberMethods } from "./member-methods.ts";
 import { accessGrantMethods } from "./access-grant-methods.ts";
 import { accessRequestMethods } from "./access-request-methods.ts";
 import { recordInOrganization } from "./organization-activity.ts";
+import { invitationMethods } from "./invitation-methods.ts";
+import { organizationApiKeyMethods } from "./organization-api-keys.ts";
 
 type Impl = ServiceImpl<typeof OrganizationsService>;
 
@@ -57,7 +59,10 @@ const createOrganization =
 const listOrganizations: Impl["listOrganizations"] = async (_req, ctx) => {
   const caller = requireUser(ctx);
   const orderBy = { organization: { name: "asc", slug: "asc" } } as const;
-  const memberships = await entityManager(ctx).find(Membership, { user: caller.user.id }, { populate: ["organization"], orderBy });
+  // An organization API key sees its own organization alone.
+  const confinedTo = caller.credential.organization;
+  const where = confinedTo ? { user: caller.user.id, organization: confinedTo.id } : { user: caller.user.id };
+  const memberships = await entityManager(ctx).find(Membership, where, { populate: ["organization"], orderBy });
   return create(ListOrganizationsResponseSchema, { organizations: memberships.map((m) => organizationToProto(m.organization, m.role)) });
 };
 
@@ -124,6 +129,8 @@ export function createOrganizationsService(deps: CoreDeps): ServiceImpl<typeof O
     ...memberMethods(deps),
     ...accessGrantMethods(deps),
     ...accessRequestMethods(deps),
+    ...invitationMethods(deps),
+    ...organizationApiKeyMethods(deps),
     createOrganization: createOrganization(deps),
     listOrganizations,
     getOrganization: getOrganization(deps),

@@ -42,6 +42,8 @@ export interface RateLimits {
   readonly activityEvents: Limiter;
   /** Test email, webhooks and pushes a person asks for, per user ("test_send"). */
   readonly testSends: Limiter;
+  /** Invitations a person sends, per user ("invitation"). */
+  readonly invitations: Limiter;
   /** Its own connections (PostgreSQL's store only): open, idle, and callers waiting for one. */
   poolUse?(): PoolUse;
   close(): Promise<void>;
@@ -74,6 +76,7 @@ export function createMemoryRateLimits(config: RateLimitConfig): RateLimits {
     badCredentialPerIp: build(policies.badCredentialPerIp),
     activityEvents: build(policies.activityEvents),
     testSends: build(policies.testSends),
+    invitations: build(policies.invitations),
     async close() {},
   };
 }
@@ -123,6 +126,7 @@ export function createPostgresRateLimits(config: RateLimitConfig, pool: pg.Pool)
     badCredentialPerIp: build(policies.badCredentialPerIp, true),
     activityEvents: build(policies.activityEvents, true),
     testSends: build(policies.testSends, true),
+    invitations: build(policies.invitations, true),
     async close() {
       clearInterval(sweep);
     },

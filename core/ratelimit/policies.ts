@@ -74,9 +74,17 @@ export const activityEventPolicy: RateLimitPolicy = { name: "activity_event", li
  */
 export const testSendPolicy: RateLimitPolicy = { name: "test_send", limit: 20, windowSeconds: 600 };
 
+/**
+ * Invitations a person sends (organizations/inviteMember), per user, per hour: each may email an
+ * address the caller chose, so Outpost must not become a way to send mail in bulk. Fixed: a team
+ * is invited a few people at a time.
+ */
+export const invitationPolicy: RateLimitPolicy = { name: "invitation", limit: 50, windowSeconds: 3600 };
+
 export function policiesFor(config: RateLimitConfig) {
   return {
     ...loginCodePolicies,
+    invitations: invitationPolicy,
     testSends: testSendPolicy,
     activityEvents: activityEventPolicy,
     badCredentialPerIp: badCredentialPolicy,

@@ -41,7 +41,7 @@ async function securityPage(ctx: Context, v: Viewer, refused: Refused = {}, stat
   const values = refused.apiKey?.values;
   const errors = refused.apiKey?.errors;
   const keyRows = apiKeys.map(
-    (k) => html`<tr><td>${k.name}</td><td class="mono">${k.prefix}…</td><td>${when(k.createdAt)}</td><td>${when(k.expiresAt, "Never")}</td><td>${when(k.lastUsedAt, "Never")}</td><td class="row-actions">${dangerForm({
+    (k) => html`<tr><td>${k.name}${k.organizationSlug ? html` <span class="badge" title="Works for this organization only">${k.organizationSlug}</span>` : ""}</td><td class="mono">${k.prefix}…</td><td>${when(k.createdAt)}</td><td>${when(k.expiresAt, "Never")}</td><td>${when(k.lastUsedAt, "Never")}</td><td class="row-actions">${dangerForm({
       action: `${securityPath}/api-keys/${k.id}/revoke`,
       token: v.formToken,
       label: "Revoke",

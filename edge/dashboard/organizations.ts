@@ -8,6 +8,8 @@ import { canManage, roleName, suggestSlug, when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { roleBadge } from "./layout.ts";
+import { invitationRoutes, invitationsSection, type InviteForm } from "./invitations.ts";
+import { organizationKeyRoutes, organizationKeysSection } from "./organization-keys.ts";
 
 export function orgPath(org: Organization | string, rest = ""): string {
   return `/app/o/${encodeURIComponent(typeof org === "string" ? org : org.slug)}${rest}`;
@@ -51,12 +53,15 @@ ${createForm(v, values, errors)}`,
 
 async function overview(ctx: Context, v: Viewer): Promise<void> {
   const org = orgOf(v, ctx.params.slug);
-  const { usage } = await v.core.organizations.getOrganization({ organizationSlug: org.slug });
+  const manage = canManage(org.role);
+  const [{ usage }, { apiKeys }] = await Promise.all([
+    v.core.organizations.getOrganization({ organizationSlug: org.slug }),
+    manage ? v.core.organizations.listOrganizationApiKeys({ organizationSlug: org.slug }) : { apiKeys: [] },
+  ]);
   const meter = (label: string, used: number, limit: number, href: string | undefined) => html`<div class="usage">
 <p class="usage-label">${href ? html`<a href="${href}">${label}</a>` : label} <strong>${used}/${limit}</strong></p>
 <progress max="${Math.max(1, limit)}" value="${Math.min(used, Math.max(1, limit))}" aria-hidden="true"></progress>
 </div>`;
-  const manage = canManage(org.role);
   render(ctx, v, {
     title: org.name,
     org,
@@ -80,7 +85,8 @@ ${postForm(
 <div class="actions"><button type="submit" class="btn">Rename</button></div>`,
   html` class="stack"`,
 )}
-</section>`
+</section>
+${organizationKeysSection(v, org, apiKeys)}`
     : ""
 }
 ${
@@ -95,10 +101,13 @@ ${dangerForm({ action: orgPath(org, "/delete"), token: v.formToken, label: "Dele
   });
 }
 
-async function membersPage(ctx: Context, v: Viewer, values?: { email?: string; role?: string }, errors?: FormErrors, status = 200): Promise<void> {
+async function membersPage(ctx: Context, v: Viewer, values?: { email?: string; role?: string }, errors?: FormErrors, status = 200, invite?: InviteForm): Promise<void> {
   const org = orgOf(v, ctx.params.slug);
-  const { members } = await v.core.organizations.listMembers({ organizationSlug: org.slug });
   const manage = canManage(org.role);
+  const [{ members }, { invitations }] = await Promise.all([
+    v.core.organizations.listMembers({ organizationSlug: org.slug }),
+    manage ? v.core.organizations.listInvitations({ organizationSlug: org.slug }) : { invitations: [] },
+  ]);
   const owner = org.role === Role.OWNER;
   const rows = members.map((m) => {
     const self = m.userId === v.user.id;
@@ -136,14 +145,15 @@ async function membersPage(ctx: Context, v: Viewer, values?: { email?: string; r
       notice: noticeOf(ctx),
       lede: manage ? "Owners and admins see every server; members see the servers they are granted (on each server's page)." : "The people in this organization.",
       body: html`<div class="table-wrap" role="region" tabindex="0" aria-label="Members of ${org.name}"><table><caption class="sr-only">Members of ${org.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Joined</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${rows}</tbody></table></div>
+${manage ? invitationsSection(v, org, invitations, invite) : ""}
 ${
   manage
-    ? html`<h2 id="add-member-heading">Add a member</h2>
+    ? html`<h2 id="add-member-heading">Add an existing account</h2>
 ${postForm(
   orgPath(org, "/members"),
   v.formToken,
   html`${formAlert(errors, ["email", "role"])}
-${textField({ name: "email", label: "Email", type: "email", value: values?.email, required: true, autocomplete: "off", hint: "They must have signed up to Outpost already.", errors })}
+${textField({ name: "email", label: "Email", type: "email", value: values?.email, required: true, autocomplete: "off", hint: "They must have signed up to Outpost already; invite someone new above.", errors })}
 ${selectField({
   name: "role",
   label: "Role",
@@ -237,4 +247,6 @@ export function organizationRoutes(router: Router, deps: DashboardDeps): void {
   router.post("/app/o/:slug/members", action(deps, addMember));
   router.post("/app/o/:slug/members/:userId/role", action(deps, changeMemberRole));
   router.post("/app/o/:slug/members/:userId/remove", action(deps, removeMember));
+  invitationRoutes(router, deps, (ctx, v, invite, status) => membersPage(ctx, v, undefined, undefined, status, invite));
+  organizationKeyRoutes(router, deps);
 }

@@ -18,6 +18,7 @@ import { Migration0017AccountOAuthClientOptions } from "./0017-account-oauth-cli
 import { Migration0018Notifications } from "./0018-notifications.ts";
 import { Migration0019Alerts } from "./0019-alerts.ts";
 import { Migration0020GrantActions } from "./0020-grant-actions.ts";
+import { Migration0021Invitations } from "./0021-invitations.ts";
 import { Migration0023Knowledge } from "./0023-knowledge.ts";
 import { Migration0024Ocelot } from "./0024-ocelot.ts";
 
@@ -43,6 +44,7 @@ export const migrations = [
   { name: "0018_notifications", class: Migration0018Notifications },
   { name: "0019_alerts", class: Migration0019Alerts },
   { name: "0020_grant_actions", class: Migration0020GrantActions },
+  { name: "0021_invitations", class: Migration0021Invitations },
   { name: "0023_knowledge", class: Migration0023Knowledge },
   { name: "0024_ocelot", class: Migration0024Ocelot },
 ];

@@ -88,6 +88,14 @@ export declare type ApiKey = Message<"outpost.auth.v1.ApiKey"> & {
    * @generated from field: google.protobuf.Timestamp last_used_at = 6;
    */
   lastUsedAt?: Timestamp | undefined;
+
+  /**
+   * For an organization API key: the slug of the one organization it may be used for (it acts
+   * with its creator's current role there, and nowhere else). Empty for a personal key.
+   *
+   * @generated from field: string organization_slug = 7;
+   */
+  organizationSlug: string;
 };
 
 /**

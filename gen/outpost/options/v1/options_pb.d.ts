@@ -64,6 +64,16 @@ export declare const http_router: GenExtension<ServiceOptions, string>;
 export declare const audience: GenExtension<ServiceOptions, Audience>;
 
 /**
+ * The service's procedures are about one organization (named by a slug, or by a server or other
+ * resource of it): an organization API key may call them, confined to its own organization
+ * (anything of another organization looks absent). An organization key calling a procedure of
+ * any other service is refused (permission_denied).
+ *
+ * @generated from extension: bool organization_scoped = 51002;
+ */
+export declare const organization_scoped: GenExtension<ServiceOptions, boolean>;
+
+/**
  * The response field whose value is the whole HTTP API response body (as google.api.HttpRule's
  * response_body), e.g. "servers" to answer a JSON array instead of an object.
  *
@@ -79,4 +89,13 @@ export declare const http_response_field: GenExtension<MethodOptions, string>;
  * @generated from extension: bool rate_limit_by_client_ip = 51011;
  */
 export declare const rate_limit_by_client_ip: GenExtension<MethodOptions, boolean>;
+
+/**
+ * In an organization_scoped service, a procedure that is not about one existing organization
+ * (creating one, the caller's own activity, accepting an invitation): an organization API key
+ * may not call it.
+ *
+ * @generated from extension: bool outside_organization = 51012;
+ */
+export declare const outside_organization: GenExtension<MethodOptions, boolean>;
 

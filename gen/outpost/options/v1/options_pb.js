@@ -9,7 +9,7 @@ import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
  * Describes the file outpost/options/v1/options.proto.
  */
 export const file_outpost_options_v1_options = /*@__PURE__*/
-  fileDesc("CiBvdXRwb3N0L29wdGlvbnMvdjEvb3B0aW9ucy5wcm90bxISb3V0cG9zdC5vcHRpb25zLnYxKmIKCEF1ZGllbmNlEhgKFEFVRElFTkNFX1VOU1BFQ0lGSUVEEAASEQoNQVVESUVOQ0VfVVNFUhABEhIKDkFVRElFTkNFX0FHRU5UEAISFQoRQVVESUVOQ0VfSU5URVJOQUwQAzpCCgtodHRwX3JvdXRlchIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxi4jgMgASgJUgpodHRwUm91dGVyOlsKCGF1ZGllbmNlEh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGLmOAyABKA4yHC5vdXRwb3N0Lm9wdGlvbnMudjEuQXVkaWVuY2VSCGF1ZGllbmNlOlAKE2h0dHBfcmVzcG9uc2VfZmllbGQSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjCjgMgASgJUhFodHRwUmVzcG9uc2VGaWVsZDpWChdyYXRlX2xpbWl0X2J5X2NsaWVudF9pcBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGMOOAyABKAhSE3JhdGVMaW1pdEJ5Q2xpZW50SXBiBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("CiBvdXRwb3N0L29wdGlvbnMvdjEvb3B0aW9ucy5wcm90bxISb3V0cG9zdC5vcHRpb25zLnYxKmIKCEF1ZGllbmNlEhgKFEFVRElFTkNFX1VOU1BFQ0lGSUVEEAASEQoNQVVESUVOQ0VfVVNFUhABEhIKDkFVRElFTkNFX0FHRU5UEAISFQoRQVVESUVOQ0VfSU5URVJOQUwQAzpCCgtodHRwX3JvdXRlchIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxi4jgMgASgJUgpodHRwUm91dGVyOlsKCGF1ZGllbmNlEh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGLmOAyABKA4yHC5vdXRwb3N0Lm9wdGlvbnMudjEuQXVkaWVuY2VSCGF1ZGllbmNlOlIKE29yZ2FuaXphdGlvbl9zY29wZWQSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMYuo4DIAEoCFISb3JnYW5pemF0aW9uU2NvcGVkOlAKE2h0dHBfcmVzcG9uc2VfZmllbGQSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjCjgMgASgJUhFodHRwUmVzcG9uc2VGaWVsZDpWChdyYXRlX2xpbWl0X2J5X2NsaWVudF9pcBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGMOOAyABKAhSE3JhdGVMaW1pdEJ5Q2xpZW50SXA6UwoUb3V0c2lkZV9vcmdhbml6YXRpb24SHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjEjgMgASgIUhNvdXRzaWRlT3JnYW5pemF0aW9uYgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * Describes the enum outpost.options.v1.Audience.
@@ -43,13 +43,24 @@ export const audience = /*@__PURE__*/
   extDesc(file_outpost_options_v1_options, 1);
 
 /**
+ * The service's procedures are about one organization (named by a slug, or by a server or other
+ * resource of it): an organization API key may call them, confined to its own organization
+ * (anything of another organization looks absent). An organization key calling a procedure of
+ * any other service is refused (permission_denied).
+ *
+ * @generated from extension: bool organization_scoped = 51002;
+ */
+export const organization_scoped = /*@__PURE__*/
+  extDesc(file_outpost_options_v1_options, 2);
+
+/**
  * The response field whose value is the whole HTTP API response body (as google.api.HttpRule's
  * response_body), e.g. "servers" to answer a JSON array instead of an object.
  *
  * @generated from extension: string http_response_field = 51010;
  */
 export const http_response_field = /*@__PURE__*/
-  extDesc(file_outpost_options_v1_options, 2);
+  extDesc(file_outpost_options_v1_options, 3);
 
 /**
  * For a method of an AUDIENCE_INTERNAL service that anyone on the internet can reach through the
@@ -59,5 +70,15 @@ export const http_response_field = /*@__PURE__*/
  * @generated from extension: bool rate_limit_by_client_ip = 51011;
  */
 export const rate_limit_by_client_ip = /*@__PURE__*/
-  extDesc(file_outpost_options_v1_options, 3);
+  extDesc(file_outpost_options_v1_options, 4);
+
+/**
+ * In an organization_scoped service, a procedure that is not about one existing organization
+ * (creating one, the caller's own activity, accepting an invitation): an organization API key
+ * may not call it.
+ *
+ * @generated from extension: bool outside_organization = 51012;
+ */
+export const outside_organization = /*@__PURE__*/
+  extDesc(file_outpost_options_v1_options, 5);
 

@@ -4,7 +4,9 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { AccessGrant, AccessRequest, AccessRequestStatus, GameOAuthClient, GrantConstraints, Member, Organization, PlanUsage, Role, ServerAction, VerifierPolicy } from "./resources_pb.js";
+import type { AccessGrant, AccessRequest, AccessRequestStatus, GameOAuthClient, GrantConstraints, Invitation, InvitationStatus, Member, Organization, PlanUsage, Role, ServerAction, VerifierPolicy } from "./resources_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { ApiKey } from "../../auth/v1/resources_pb.js";
 
 /**
  * Describes the file outpost/organizations/v1/organizations_service.proto.
@@ -1095,6 +1097,479 @@ export declare type GetCurrentMemberResponse = Message<"outpost.organizations.v1
 export declare const GetCurrentMemberResponseSchema: GenMessage<GetCurrentMemberResponse>;
 
 /**
+ * @generated from message outpost.organizations.v1.InviteMemberRequest
+ */
+export declare type InviteMemberRequest = Message<"outpost.organizations.v1.InviteMemberRequest"> & {
+  /**
+   * The organization, by slug.
+   *
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * The address to invite; only an account with this email (in any case) can accept.
+   *
+   * @generated from field: string email = 2;
+   */
+  email: string;
+
+  /**
+   * ROLE_ADMIN (owners only) or ROLE_MEMBER.
+   *
+   * @generated from field: outpost.organizations.v1.Role role = 3;
+   */
+  role: Role;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.InviteMemberRequest.
+ * Use `create(InviteMemberRequestSchema)` to create a new message.
+ */
+export declare const InviteMemberRequestSchema: GenMessage<InviteMemberRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.InviteMemberResponse
+ */
+export declare type InviteMemberResponse = Message<"outpost.organizations.v1.InviteMemberResponse"> & {
+  /**
+   * The invitation made (pending).
+   *
+   * @generated from field: outpost.organizations.v1.Invitation invitation = 1;
+   */
+  invitation?: Invitation | undefined;
+
+  /**
+   * The invitation's secret ("opi_" and 40 base62 characters), shown this once; only its hash is kept.
+   *
+   * @generated from field: string token = 2;
+   */
+  token: string;
+
+  /**
+   * The link to accept it (ACCOUNT_BASE_URL/app/invitations/accept?token=<token>), shown this once.
+   *
+   * @generated from field: string link = 3;
+   */
+  link: string;
+
+  /**
+   * Whether the link was emailed to the address (false without an SMTP server, or when sending failed).
+   *
+   * @generated from field: bool email_sent = 4;
+   */
+  emailSent: boolean;
+
+  /**
+   * Why the email was not sent, for a person; empty when it was.
+   *
+   * @generated from field: string email_error = 5;
+   */
+  emailError: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.InviteMemberResponse.
+ * Use `create(InviteMemberResponseSchema)` to create a new message.
+ */
+export declare const InviteMemberResponseSchema: GenMessage<InviteMemberResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.ListInvitationsRequest
+ */
+export declare type ListInvitationsRequest = Message<"outpost.organizations.v1.ListInvitationsRequest"> & {
+  /**
+   * The organization, by slug.
+   *
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * Also accepted, revoked and expired invitations (the latest 200); pending ones only otherwise.
+   *
+   * @generated from field: bool include_closed = 2;
+   */
+  includeClosed: boolean;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.ListInvitationsRequest.
+ * Use `create(ListInvitationsRequestSchema)` to create a new message.
+ */
+export declare const ListInvitationsRequestSchema: GenMessage<ListInvitationsRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.ListInvitationsResponse
+ */
+export declare type ListInvitationsResponse = Message<"outpost.organizations.v1.ListInvitationsResponse"> & {
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated outpost.organizations.v1.Invitation invitations = 1;
+   */
+  invitations: Invitation[];
+};
+
+/**
+ * Describes the message outpost.organizations.v1.ListInvitationsResponse.
+ * Use `create(ListInvitationsResponseSchema)` to create a new message.
+ */
+export declare const ListInvitationsResponseSchema: GenMessage<ListInvitationsResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.RevokeInvitationRequest
+ */
+export declare type RevokeInvitationRequest = Message<"outpost.organizations.v1.RevokeInvitationRequest"> & {
+  /**
+   * The organization, by slug.
+   *
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * The invitation's id (from listInvitations).
+   *
+   * @generated from field: string invitation_id = 2;
+   */
+  invitationId: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.RevokeInvitationRequest.
+ * Use `create(RevokeInvitationRequestSchema)` to create a new message.
+ */
+export declare const RevokeInvitationRequestSchema: GenMessage<RevokeInvitationRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.RevokeInvitationResponse
+ */
+export declare type RevokeInvitationResponse = Message<"outpost.organizations.v1.RevokeInvitationResponse"> & {
+};
+
+/**
+ * Describes the message outpost.organizations.v1.RevokeInvitationResponse.
+ * Use `create(RevokeInvitationResponseSchema)` to create a new message.
+ */
+export declare const RevokeInvitationResponseSchema: GenMessage<RevokeInvitationResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.GetInvitationRequest
+ */
+export declare type GetInvitationRequest = Message<"outpost.organizations.v1.GetInvitationRequest"> & {
+  /**
+   * The invitation's secret from its link.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GetInvitationRequest.
+ * Use `create(GetInvitationRequestSchema)` to create a new message.
+ */
+export declare const GetInvitationRequestSchema: GenMessage<GetInvitationRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.GetInvitationResponse
+ */
+export declare type GetInvitationResponse = Message<"outpost.organizations.v1.GetInvitationResponse"> & {
+  /**
+   * The organization's display name.
+   *
+   * @generated from field: string organization_name = 1;
+   */
+  organizationName: string;
+
+  /**
+   * The organization's slug (its dashboard path once joined).
+   *
+   * @generated from field: string organization_slug = 2;
+   */
+  organizationSlug: string;
+
+  /**
+   * The role the invitation gives.
+   *
+   * @generated from field: outpost.organizations.v1.Role role = 3;
+   */
+  role: Role;
+
+  /**
+   * Who sent it: their name (empty if their account is gone).
+   *
+   * @generated from field: string inviter_name = 4;
+   */
+  inviterName: string;
+
+  /**
+   * The inviter's email (empty if their account is gone).
+   *
+   * @generated from field: string inviter_email = 5;
+   */
+  inviterEmail: string;
+
+  /**
+   * Whether it can still be accepted, or why not.
+   *
+   * @generated from field: outpost.organizations.v1.InvitationStatus status = 6;
+   */
+  status: InvitationStatus;
+
+  /**
+   * When it stops working if not accepted.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 7;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * Whether the caller's email is the invited one (the address itself is not shown to others).
+   *
+   * @generated from field: bool for_caller = 8;
+   */
+  forCaller: boolean;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GetInvitationResponse.
+ * Use `create(GetInvitationResponseSchema)` to create a new message.
+ */
+export declare const GetInvitationResponseSchema: GenMessage<GetInvitationResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.AcceptInvitationRequest
+ */
+export declare type AcceptInvitationRequest = Message<"outpost.organizations.v1.AcceptInvitationRequest"> & {
+  /**
+   * The invitation's secret from its link.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.AcceptInvitationRequest.
+ * Use `create(AcceptInvitationRequestSchema)` to create a new message.
+ */
+export declare const AcceptInvitationRequestSchema: GenMessage<AcceptInvitationRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.AcceptInvitationResponse
+ */
+export declare type AcceptInvitationResponse = Message<"outpost.organizations.v1.AcceptInvitationResponse"> & {
+  /**
+   * The membership made.
+   *
+   * @generated from field: outpost.organizations.v1.Member member = 1;
+   */
+  member?: Member | undefined;
+
+  /**
+   * The organization joined, with the caller's new role.
+   *
+   * @generated from field: outpost.organizations.v1.Organization organization = 2;
+   */
+  organization?: Organization | undefined;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.AcceptInvitationResponse.
+ * Use `create(AcceptInvitationResponseSchema)` to create a new message.
+ */
+export declare const AcceptInvitationResponseSchema: GenMessage<AcceptInvitationResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.CreateOrganizationApiKeyRequest
+ */
+export declare type CreateOrganizationApiKeyRequest = Message<"outpost.organizations.v1.CreateOrganizationApiKeyRequest"> & {
+  /**
+   * The organization, by slug.
+   *
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * What uses the key, e.g. "CI deploy".
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Absent both: the key never expires.
+   *
+   * @generated from oneof outpost.organizations.v1.CreateOrganizationApiKeyRequest.expiry
+   */
+  expiry: {
+    /**
+     * One of the fixed choices.
+     *
+     * @generated from field: int32 expires_in_days = 3;
+     */
+    value: number;
+    case: "expiresInDays";
+  } | {
+    /**
+     * A date of the caller's choosing, in the future and within a year.
+     *
+     * @generated from field: google.protobuf.Timestamp expires_at = 4;
+     */
+    value: Timestamp;
+    case: "expiresAt";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message outpost.organizations.v1.CreateOrganizationApiKeyRequest.
+ * Use `create(CreateOrganizationApiKeyRequestSchema)` to create a new message.
+ */
+export declare const CreateOrganizationApiKeyRequestSchema: GenMessage<CreateOrganizationApiKeyRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.CreateOrganizationApiKeyResponse
+ */
+export declare type CreateOrganizationApiKeyResponse = Message<"outpost.organizations.v1.CreateOrganizationApiKeyResponse"> & {
+  /**
+   * The key; its organization_slug is this organization.
+   *
+   * @generated from field: outpost.auth.v1.ApiKey api_key = 1;
+   */
+  apiKey?: ApiKey | undefined;
+
+  /**
+   * The secret, shown once. Send it as the X-API-Key header.
+   *
+   * @generated from field: string key = 2;
+   */
+  key: string;
+
+  /**
+   * Who made it (the key acts with their role here).
+   *
+   * @generated from field: string creator_email = 3;
+   */
+  creatorEmail: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.CreateOrganizationApiKeyResponse.
+ * Use `create(CreateOrganizationApiKeyResponseSchema)` to create a new message.
+ */
+export declare const CreateOrganizationApiKeyResponseSchema: GenMessage<CreateOrganizationApiKeyResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.ListOrganizationApiKeysRequest
+ */
+export declare type ListOrganizationApiKeysRequest = Message<"outpost.organizations.v1.ListOrganizationApiKeysRequest"> & {
+  /**
+   * The organization, by slug.
+   *
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.ListOrganizationApiKeysRequest.
+ * Use `create(ListOrganizationApiKeysRequestSchema)` to create a new message.
+ */
+export declare const ListOrganizationApiKeysRequestSchema: GenMessage<ListOrganizationApiKeysRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.ListOrganizationApiKeysResponse
+ */
+export declare type ListOrganizationApiKeysResponse = Message<"outpost.organizations.v1.ListOrganizationApiKeysResponse"> & {
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated outpost.organizations.v1.OrganizationApiKey api_keys = 1;
+   */
+  apiKeys: OrganizationApiKey[];
+};
+
+/**
+ * Describes the message outpost.organizations.v1.ListOrganizationApiKeysResponse.
+ * Use `create(ListOrganizationApiKeysResponseSchema)` to create a new message.
+ */
+export declare const ListOrganizationApiKeysResponseSchema: GenMessage<ListOrganizationApiKeysResponse>;
+
+/**
+ * An organization API key as its organization's managers see it.
+ *
+ * @generated from message outpost.organizations.v1.OrganizationApiKey
+ */
+export declare type OrganizationApiKey = Message<"outpost.organizations.v1.OrganizationApiKey"> & {
+  /**
+   * The key (never its secret); organization_slug is this organization.
+   *
+   * @generated from field: outpost.auth.v1.ApiKey api_key = 1;
+   */
+  apiKey?: ApiKey | undefined;
+
+  /**
+   * Who made it; the key acts with their current role in the organization.
+   *
+   * @generated from field: string creator_user_id = 2;
+   */
+  creatorUserId: string;
+
+  /**
+   * The creator's email.
+   *
+   * @generated from field: string creator_email = 3;
+   */
+  creatorEmail: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.OrganizationApiKey.
+ * Use `create(OrganizationApiKeySchema)` to create a new message.
+ */
+export declare const OrganizationApiKeySchema: GenMessage<OrganizationApiKey>;
+
+/**
+ * @generated from message outpost.organizations.v1.RevokeOrganizationApiKeyRequest
+ */
+export declare type RevokeOrganizationApiKeyRequest = Message<"outpost.organizations.v1.RevokeOrganizationApiKeyRequest"> & {
+  /**
+   * The organization, by slug.
+   *
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * The key's id (from listOrganizationApiKeys).
+   *
+   * @generated from field: string api_key_id = 2;
+   */
+  apiKeyId: string;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.RevokeOrganizationApiKeyRequest.
+ * Use `create(RevokeOrganizationApiKeyRequestSchema)` to create a new message.
+ */
+export declare const RevokeOrganizationApiKeyRequestSchema: GenMessage<RevokeOrganizationApiKeyRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.RevokeOrganizationApiKeyResponse
+ */
+export declare type RevokeOrganizationApiKeyResponse = Message<"outpost.organizations.v1.RevokeOrganizationApiKeyResponse"> & {
+};
+
+/**
+ * Describes the message outpost.organizations.v1.RevokeOrganizationApiKeyResponse.
+ * Use `create(RevokeOrganizationApiKeyResponseSchema)` to create a new message.
+ */
+export declare const RevokeOrganizationApiKeyResponseSchema: GenMessage<RevokeOrganizationApiKeyResponse>;
+
+/**
  * Organizations, their members and the members' server grants.
  *
  * @generated from service outpost.organizations.v1.OrganizationsService
@@ -1353,6 +1828,96 @@ export declare const OrganizationsService: GenService<{
     methodKind: "unary";
     input: typeof GetCurrentMemberRequestSchema;
     output: typeof GetCurrentMemberResponseSchema;
+  },
+  /**
+   * Invites someone by email, who need not have an account yet (owner or admin; only an owner
+   * invites an admin). The invitation is single use and valid for 7 days; its secret link is in
+   * this response only, and is emailed to the address when the deployment has an SMTP server.
+   * An address with a pending invitation here: invitation_pending; a member's address:
+   * failed_precondition. At most 50 invitations per inviter per hour (rate_limited).
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.InviteMember
+   */
+  inviteMember: {
+    methodKind: "unary";
+    input: typeof InviteMemberRequestSchema;
+    output: typeof InviteMemberResponseSchema;
+  },
+  /**
+   * The organization's invitations, newest first: pending ones unless all are asked for (owner
+   * or admin).
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.ListInvitations
+   */
+  listInvitations: {
+    methodKind: "unary";
+    input: typeof ListInvitationsRequestSchema;
+    output: typeof ListInvitationsResponseSchema;
+  },
+  /**
+   * Revokes a pending invitation: its link stops working (owner or admin).
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.RevokeInvitation
+   */
+  revokeInvitation: {
+    methodKind: "unary";
+    input: typeof RevokeInvitationRequestSchema;
+    output: typeof RevokeInvitationResponseSchema;
+  },
+  /**
+   * What an invitation link offers (organization, role, inviter), for the page that accepts it;
+   * any signed-in user with the link. An unknown link: not_found.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.GetInvitation
+   */
+  getInvitation: {
+    methodKind: "unary";
+    input: typeof GetInvitationRequestSchema;
+    output: typeof GetInvitationResponseSchema;
+  },
+  /**
+   * Joins the organization with the invited role. The caller's email must be the invited one
+   * (permission_denied otherwise); a used, revoked or expired invitation, or a caller who is
+   * already a member, is refused (failed_precondition) and the invitation stays as it was.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.AcceptInvitation
+   */
+  acceptInvitation: {
+    methodKind: "unary";
+    input: typeof AcceptInvitationRequestSchema;
+    output: typeof AcceptInvitationResponseSchema;
+  },
+  /**
+   * Creates an API key confined to this organization (owner or admin, signed in with a session).
+   * It acts with its creator's current role in the organization and nothing else; the secret is
+   * in this response only.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.CreateOrganizationApiKey
+   */
+  createOrganizationApiKey: {
+    methodKind: "unary";
+    input: typeof CreateOrganizationApiKeyRequestSchema;
+    output: typeof CreateOrganizationApiKeyResponseSchema;
+  },
+  /**
+   * The organization's API keys that are not revoked, newest first (owner or admin).
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.ListOrganizationApiKeys
+   */
+  listOrganizationApiKeys: {
+    methodKind: "unary";
+    input: typeof ListOrganizationApiKeysRequestSchema;
+    output: typeof ListOrganizationApiKeysResponseSchema;
+  },
+  /**
+   * Revokes one of the organization's API keys; it stops authenticating at once (owner or admin).
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.RevokeOrganizationApiKey
+   */
+  revokeOrganizationApiKey: {
+    methodKind: "unary";
+    input: typeof RevokeOrganizationApiKeyRequestSchema;
+    output: typeof RevokeOrganizationApiKeyResponseSchema;
   },
 }>;
 

@@ -430,6 +430,89 @@ export declare type GameOAuthClient = Message<"outpost.organizations.v1.GameOAut
 export declare const GameOAuthClientSchema: GenMessage<GameOAuthClient>;
 
 /**
+ * An invitation to join an organization, as its managers see it (never its secret).
+ *
+ * @generated from message outpost.organizations.v1.Invitation
+ */
+export declare type Invitation = Message<"outpost.organizations.v1.Invitation"> & {
+  /**
+   * The invitation's id (for revokeInvitation).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The invited address, lower-cased.
+   *
+   * @generated from field: string email = 2;
+   */
+  email: string;
+
+  /**
+   * The role it gives: ROLE_ADMIN or ROLE_MEMBER.
+   *
+   * @generated from field: outpost.organizations.v1.Role role = 3;
+   */
+  role: Role;
+
+  /**
+   * Where it stands: pending, accepted, revoked or expired.
+   *
+   * @generated from field: outpost.organizations.v1.InvitationStatus status = 4;
+   */
+  status: InvitationStatus;
+
+  /**
+   * Who sent it (empty if their account is gone).
+   *
+   * @generated from field: string inviter_user_id = 5;
+   */
+  inviterUserId: string;
+
+  /**
+   * The inviter's email (empty if their account is gone).
+   *
+   * @generated from field: string inviter_email = 6;
+   */
+  inviterEmail: string;
+
+  /**
+   * When it was sent.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 7;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * When it stops working if not accepted (7 days after it was sent).
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 8;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * When it was accepted, if it was.
+   *
+   * @generated from field: google.protobuf.Timestamp accepted_at = 9;
+   */
+  acceptedAt?: Timestamp | undefined;
+
+  /**
+   * When it was revoked, if it was.
+   *
+   * @generated from field: google.protobuf.Timestamp revoked_at = 10;
+   */
+  revokedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.Invitation.
+ * Use `create(InvitationSchema)` to create a new message.
+ */
+export declare const InvitationSchema: GenMessage<Invitation>;
+
+/**
  * A member's role. Owners and admins manage the organization and see every server; members
  * see only the servers they are granted.
  *
@@ -627,4 +710,43 @@ export enum VerifierPolicy {
  * Describes the enum outpost.organizations.v1.VerifierPolicy.
  */
 export declare const VerifierPolicySchema: GenEnum<VerifierPolicy>;
+
+/**
+ * Where an invitation stands.
+ *
+ * @generated from enum outpost.organizations.v1.InvitationStatus
+ */
+export enum InvitationStatus {
+  /**
+   * @generated from enum value: INVITATION_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Can be accepted until it expires.
+   *
+   * @generated from enum value: INVITATION_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * @generated from enum value: INVITATION_STATUS_ACCEPTED = 2;
+   */
+  ACCEPTED = 2,
+
+  /**
+   * @generated from enum value: INVITATION_STATUS_REVOKED = 3;
+   */
+  REVOKED = 3,
+
+  /**
+   * @generated from enum value: INVITATION_STATUS_EXPIRED = 4;
+   */
+  EXPIRED = 4,
+}
+
+/**
+ * Describes the enum outpost.organizations.v1.InvitationStatus.
+ */
+export declare const InvitationStatusSchema: GenEnum<InvitationStatus>;
 

@@ -1,0 +1,205 @@
+/**
+ * Invitations by email, part of OrganizationsService: managers invite an address (which need not
+ * have an account yet), list and revoke; the person with that address accepts through the link.
+ * The link's secret is shown once and stored hashed; accepting uses it once (markAccepted) in the
+ * transaction that adds the membership, so both happen or neither.
+ */
+import { randomUUID } from "node:crypto";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import { LockMode } from "@mikro-orm/core";
+import {
+  AcceptInvitationResponseSchema,
+  GetInvitationResponseSchema,
+  InviteMemberResponseSchema,
+  ListInvitationsResponseSchema,
+  OrganizationsService,
+  RevokeInvitationResponseSchema,
+} from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { InvitationSchema, InvitationStatus, type Invitation } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { hashSecret, issueSecret, looksLike } from "../../contract/secrets.ts";
+import { Membership, Organization, User } from "../db/entities.ts";
+import { entityManager, requireUser } from "../context.ts";
+import type { CoreDeps } from "../deps.ts";
+import { fail } from "../errors.ts";
+import { requireManager } from "../access.ts";
+import { memberToProto, organizationToProto } from "../convert.ts";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { roleFromProto, roleToProto } from "../roles.ts";
+import { normalizeEmail } from "../identity/identity-service.ts";
+import { recordActivity } from "../activity/record.ts";
+import { recordInOrganization } from "./organization-activity.ts";
+import { rateLimited, inMinutes } from "../ratelimit/rate-limited.ts";
+import {
+  findInvitationById,
+  findInvitationByToken,
+  hasPendingInvitation,
+  insertInvitation,
+  listInvitationRows,
+  markAccepted,
+  markRevoked,
+  type InvitationRow,
+} from "./invitation-queries.ts";
+
+type Impl = ServiceImpl<typeof OrganizationsService>;
+type InvitationDeps = Pick<CoreDeps, "config" | "statements" | "rateLimits" | "mailer" | "logger">;
+
+const statuses: Record<InvitationRow["status"], InvitationStatus> = {
+  pending: InvitationStatus.PENDING,
+  accepted: InvitationStatus.ACCEPTED,
+  revoked: InvitationStatus.REVOKED,
+  expired: InvitationStatus.EXPIRED,
+};
+
+function invitationToProto(row: InvitationRow): Invitation {
+  return create(InvitationSchema, {
+    id: row.id,
+    email: row.email,
+    role: roleToProto(row.role),
+    status: statuses[row.status],
+    inviterUserId: row.inviter_user_id ?? "",
+    inviterEmail: row.inviter_email ?? "",
+    createdAt: timestampFromDate(new Date(row.created_at)),
+    expiresAt: timestampFromDate(new Date(row.expires_at)),
+    acceptedAt: row.accepted_at ? timestampFromDate(new Date(row.accepted_at)) : undefined,
+    revokedAt: row.revoked_at ? timestampFromDate(new Date(row.revoked_at)) : undefined,
+  });
+}
+
+/** Where the link takes its holder: the dashboard's accept page on ACCOUNT_BASE_URL. */
+function invitationLink(deps: InvitationDeps, token: string): string {
+  return `${new URL(deps.config.accountIssuerUrl).origin}/app/invitations/accept?token=${token}`;
+}
+
+/** The invitation of a link; an unknown or malformed one is `not_found`. */
+async function invitationOf(deps: InvitationDeps, query: Parameters<typeof findInvitationByToken>[0], token: string): Promise<InvitationRow> {
+  const row = looksLike("invitation", token) ? await findInvitationByToken(query, hashSecret(token)) : undefined;
+  if (!row) throw fail("not_found", "this invitation link is not valid: check that it was copied whole");
+  return row;
+}
+
+const closedReasons: Record<Exclude<InvitationRow["status"], "pending">, string> = {
+  accepted: "this invitation has already been used",
+  revoked: "this invitation was revoked; ask for a new one",
+  expired: "this invitation has expired; ask for a new one",
+};
+
+const inviteMember = (deps: InvitationDeps): Impl["inviteMember"] => async (req, ctx) => {
+  const caller = requireUser(ctx);
+  const role = roleFromProto(req.role);
+  const email = normalizeEmail(req.email);
+  const secret = issueSecret("invitation");
+  const { row, organizationName } = await entityManager(ctx).transactional(async (tx) => {
+    const access = await requireManager(tx, caller, req.organizationSlug);
+    if (role === "admin" && access.role !== "owner") throw fail("permission_denied", "only an owner can invite an admin");
+    const decision = await deps.rateLimits.invitations.consume(`user:${caller.user.id}`);
+    if (!decision.allowed) {
+      throw rateLimited(deps.rateLimits.invitations.policy, decision.retryAfterSeconds, `too many invitations; try again in ${inMinutes(decision.retryAfterSeconds)}`);
+    }
+    // Invitations of one organization are made one after another, so one address gets one pending invitation.
+    await tx.findOneOrFail(Organization, { id: access.organization.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (await tx.count(Membership, { organization: access.organization.id, user: { email } })) {
+      throw fail("failed_precondition", `${email} is already a member`);
+    }
+    const query = deps.statements.on(tx);
+    if (await hasPendingInvitation(query, access.organization.id, email)) {
+      throw fail("invitation_pending", `${email} already has a pending invitation; revoke it first to send a new one`);
+    }
+    const id = randomUUID();
+    await insertInvitation(query, { id, organizationId: access.organization.id, email, role, tokenHash: secret.hash, invitedBy: caller.user.id });
+    recordInOrganization(tx, caller, access, { action: "invitation.created", targetType: "invitation", targetId: id, details: { email, role } });
+    return { row: (await findInvitationById(query, id))!, organizationName: access.organization.name };
+  });
+  const link = invitationLink(deps, secret.value);
+  let emailError = "";
+  if (deps.mailer.configured) {
+    const outcome = await deps.mailer.send({
+      to: [email],
+      subject: `You are invited to ${organizationName} on Outpost`,
+      text: `${caller.user.name || caller.user.email} (${caller.user.email}) invited you to join ${organizationName} on Outpost as ${role === "admin" ? "an admin" : "a member"}.\n\nOpen this link to accept (sign up first with this email address if you have no account):\n${link}\n\nThe link works once, for 7 days.\n`,
+    });
+    if (!outcome.ok) {
+      emailError = outcome.error;
+      deps.logger.warn({ error: outcome.error, invitationId: row.id }, "the invitation email was not sent");
+    }
+  } else {
+    emailError = "this Outpost has no SMTP server configured: send the link yourself";
+  }
+  return create(InviteMemberResponseSchema, { invitation: invitationToProto(row), token: secret.value, link, emailSent: emailError === "", emailError });
+};
+
+const listInvitations = (deps: InvitationDeps): Impl["listInvitations"] => async (req, ctx) => {
+  const em = entityManager(ctx);
+  const access = await requireManager(em, requireUser(ctx), req.organizationSlug);
+  const rows = await listInvitationRows(deps.statements.on(em), access.organization.id, req.includeClosed);
+  return create(ListInvitationsResponseSchema, { invitations: rows.map(invitationToProto) });
+};
+
+const revokeInvitation = (deps: InvitationDeps): Impl["revokeInvitation"] => async (req, ctx) => {
+  const caller = requireUser(ctx);
+  await entityManager(ctx).transactional(async (tx) => {
+    const access = await requireManager(tx, caller, req.organizationSlug);
+    const query = deps.statements.on(tx);
+    const row = await findInvitationById(query, req.invitationId);
+    if (!row || row.organization_id !== access.organization.id) throw fail("not_found", "invitation not found");
+    if (!(await markRevoked(query, access.organization.id, row.id))) throw fail("failed_precondition", `this invitation is ${row.status === "accepted" ? "accepted" : "revoked"} already`);
+    recordInOrganization(tx, caller, access, { action: "invitation.revoked", targetType: "invitation", targetId: row.id, details: { email: row.email, role: row.role } });
+  });
+  return create(RevokeInvitationResponseSchema, {});
+};
+
+const getInvitation = (deps: InvitationDeps): Impl["getInvitation"] => async (req, ctx) => {
+  const caller = requireUser(ctx);
+  const row = await invitationOf(deps, deps.statements.on(entityManager(ctx)), req.token);
+  return create(GetInvitationResponseSchema, {
+    organizationName: row.organization_name,
+    organizationSlug: row.organization_slug,
+    role: roleToProto(row.role),
+    inviterName: row.inviter_name ?? "",
+    inviterEmail: row.inviter_email ?? "",
+    status: statuses[row.status],
+    expiresAt: timestampFromDate(new Date(row.expires_at)),
+    forCaller: row.email === normalizeEmail(caller.user.email),
+  });
+};
+
+const acceptInvitation = (deps: InvitationDeps): Impl["acceptInvitation"] => async (req, ctx) => {
+  const caller = requireUser(ctx);
+  return entityManager(ctx).transactional(async (tx) => {
+    const query = deps.statements.on(tx);
+    const row = await invitationOf(deps, query, req.token);
+    // The address is not named: the link may have reached someone it was not meant for.
+    if (row.email !== normalizeEmail(caller.user.email)) {
+      throw fail("permission_denied", "this invitation is for another email address: sign in with the account it was sent to");
+    }
+    if (row.status !== "pending") throw fail("failed_precondition", closedReasons[row.status]);
+    if (await tx.count(Membership, { organization: row.organization_id, user: caller.user.id })) {
+      throw fail("failed_precondition", `you are already a member of ${row.organization_name}`);
+    }
+    if (!(await markAccepted(query, row.id, caller.user.id))) throw fail("failed_precondition", "this invitation has just been used or revoked");
+    const organization = await tx.findOneOrFail(Organization, { id: row.organization_id });
+    const user = await tx.findOneOrFail(User, { id: caller.user.id });
+    const membership = tx.create(Membership, { organization, user, role: row.role });
+    recordActivity(tx, caller, {
+      organizationId: organization.id,
+      action: "invitation.accepted",
+      targetType: "invitation",
+      targetId: row.id,
+      details: { email: row.email, role: row.role, invited_by: row.inviter_email ?? "" },
+    });
+    await tx.flush();
+    return create(AcceptInvitationResponseSchema, { member: memberToProto(membership), organization: organizationToProto(organization, row.role) });
+  });
+};
+
+type InvitationMethods = Pick<Impl, "inviteMember" | "listInvitations" | "revokeInvitation" | "getInvitation" | "acceptInvitation">;
+
+export function invitationMethods(deps: InvitationDeps): InvitationMethods {
+  return {
+    inviteMember: inviteMember(deps),
+    listInvitations: listInvitations(deps),
+    revokeInvitation: revokeInvitation(deps),
+    getInvitation: getInvitation(deps),
+    acceptInvitation: acceptInvitation(deps),
+  };
+}
