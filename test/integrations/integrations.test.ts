@@ -259,7 +259,7 @@ describe("integrations: Discord, signed webhooks and email", () => {
       const [row] = await connection.execute(`select display_url from integrations where id = ?`, [integration!.id]);
       const events = await connection.execute(`select details->>'url' as url from activity_events where target_id = ?`, [integration!.id]);
       assert.equal(row.display_url, `${receiver.origin}/…-old`);
-      assert.deepEqual(events.map((e: { url: string }) => e.url), [`${receiver.origin}/…-old`]);
+      assert.deepEqual(events.map((e) => e.url), [`${receiver.origin}/…-old`]);
     });
   });
 
