@@ -101,6 +101,7 @@ const table = {
   "alert_rule.deleted": ["configuration", "warning"],
   "push_subscription.created": ["account", "info"],
   "push_subscription.deleted": ["account", "info"],
+  "push_subscription.moved": ["security", "warning"],
   ...prefixed("game_oauth_client"),
   ...prefixed("oauth_provider_client"),
 } as const satisfies Record<string, Class>;
