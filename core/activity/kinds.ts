@@ -28,6 +28,7 @@ const clientVerbs = {
   disabled: ["oauth", "info"],
   secret_rotated: ["security", "info"],
   deleted: ["oauth", "info"],
+  grants_revoked: ["security", "info"],
 } as const satisfies Record<string, Class>;
 
 /** A verb of an OAuth client's events (either issuer's). */
