@@ -26,6 +26,11 @@
  * Codes live 90 s, so the token run is made of BENCH_BATCHES batches (default 3): mint a pool, then
  * exchange it at once; throughput is all exchanges over the time spent exchanging.
  *
+ * Every exchange comes from one address (127.0.0.1), and the Game OAuth token endpoint counts
+ * requests per address under RATE_LIMIT_PER_MINUTE: startBenchServer sets it to 1,000,000, so the
+ * limit is counted (its cost is part of the figure) but never reached. Every exchange authenticates
+ * its client correctly, so none counts toward bad_credential_ip.
+ *
  * Env: BENCH_POOL (codes per batch, default 1000), BENCH_MINT_CONCURRENCY (default 32),
  * BENCH_SIGNINS (latency sign-ins, default 300), BENCH_LATENCY_CONCURRENCY (default 1: this process
  * solves the proof of work synchronously, which would stall the other sign-ins' readers),
