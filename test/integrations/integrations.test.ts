@@ -5,7 +5,7 @@ import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_
 import { randomBytes } from "node:crypto";
 import { startTestCore, testConfig, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
 import { rotateKeyEncryptionKey } from "../../core/keys/kek-rotation.ts";
-import { Migration0025RedactedWebhookUrls } from "../../core/db/migrations/0025-redacted-webhook-urls.ts";
+import { Migration0025Hardening } from "../../core/db/migrations/0025-hardening.ts";
 import { keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { acmeWithMembers, type AcmeCast, type Account } from "../support/fixtures.ts";
@@ -254,7 +254,7 @@ describe("integrations: Discord, signed webhooks and email", () => {
       const connection = t.orm.em.fork().getConnection();
       await connection.execute(`update integrations set display_url = ? where id = ?`, [full, integration!.id]);
       await connection.execute(`update activity_events set details = jsonb_set(details, '{url}', to_jsonb(?::text)) where target_id = ?`, [full, integration!.id]);
-      const migration = new Migration0025RedactedWebhookUrls(t.orm.em.getDriver(), t.orm.config);
+      const migration = new Migration0025Hardening(t.orm.em.getDriver(), t.orm.config);
       await migration.up();
       const [row] = await connection.execute(`select display_url from integrations where id = ?`, [integration!.id]);
       const events = await connection.execute(`select details->>'url' as url from activity_events where target_id = ?`, [integration!.id]);

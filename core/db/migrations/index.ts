@@ -17,7 +17,7 @@ import { Migration0016PushSubscriptions } from "./0016-push-subscriptions.ts";
 import { Migration0017AccountOAuthClientOptions } from "./0017-account-oauth-client-options.ts";
 import { Migration0018Notifications } from "./0018-notifications.ts";
 import { Migration0019Alerts } from "./0019-alerts.ts";
-import { Migration0025RedactedWebhookUrls } from "./0025-redacted-webhook-urls.ts";
+import { Migration0025Hardening } from "./0025-hardening.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -40,5 +40,5 @@ export const migrations = [
   { name: "0017_account_oauth_client_options", class: Migration0017AccountOAuthClientOptions },
   { name: "0018_notifications", class: Migration0018Notifications },
   { name: "0019_alerts", class: Migration0019Alerts },
-  { name: "0025_redacted_webhook_urls", class: Migration0025RedactedWebhookUrls },
+  { name: "0025_hardening", class: Migration0025Hardening },
 ];
