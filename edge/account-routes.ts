@@ -10,7 +10,6 @@
  */
 import { Router } from "@koa/router";
 import type { Transport } from "@connectrpc/connect";
-import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Context } from "koa";
 import { IdentityService, type SignInResponse, type SignUpResponse } from "../gen/outpost/identity/v1/identity_service_pb.js";
 import { AuthService } from "../gen/outpost/auth/v1/auth_service_pb.js";
@@ -67,11 +66,14 @@ const clientOf = (ctx: Context) => ({ ip: ctx.ip.slice(0, 64), userAgent: (ctx.g
 const deviceToken = (ctx: Context, { secureCookies }: Deps) => (readCookie(ctx.req.headers, knownDeviceCookie, secureCookies) ?? "").slice(0, 256);
 const isForm = (ctx: Context) => mediaType(ctx) === "application/x-www-form-urlencoded";
 
-/** Sets the session cookie, and the known-device cookie that marks this browser as the account's. */
+/**
+ * Sets the session cookie, and the known-device cookie that marks this browser as the account's.
+ * Their Max-Age is what core counted by the database's clock, not this process's clock against the
+ * expiry: an edge whose clock differs would otherwise make the cookie outlive the session, or die first.
+ */
 function startSession(ctx: Context, { secureCookies }: Deps, res: SignInResponse | SignUpResponse): void {
-  const maxAge = (at: Timestamp | undefined) => (timestampDate(at!).getTime() - Date.now()) / 1000;
-  ctx.append("Set-Cookie", sessionCookieHeader(res.sessionToken, maxAge(res.sessionExpiresAt), secureCookies));
-  if (res.deviceToken) ctx.append("Set-Cookie", httpOnlyCookieHeader(knownDeviceCookie, res.deviceToken, maxAge(res.deviceTokenExpiresAt), secureCookies));
+  ctx.append("Set-Cookie", sessionCookieHeader(res.sessionToken, res.sessionMaxAgeSeconds, secureCookies));
+  if (res.deviceToken) ctx.append("Set-Cookie", httpOnlyCookieHeader(knownDeviceCookie, res.deviceToken, res.deviceTokenMaxAgeSeconds, secureCookies));
   ctx.set("Cache-Control", "no-store");
 }
 

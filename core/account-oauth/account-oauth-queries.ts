@@ -189,26 +189,23 @@ export async function insertCode(query: Query, code: NewAccountCode): Promise<vo
 }
 
 /**
- * Ends what a client holds from a user: codes it has not exchanged yet (consumed, so a late
- * exchange is refused as a reuse), every grant's refresh token family, then its access tokens. In this order no exchange slips between
- * the two: one running now holds its code's row, so the first update waits for it and the second,
- * a later statement, sees the token it stored.
+ * Ends what a client holds from a user, or from every user when `userId` is null: codes it has
+ * not exchanged yet (consumed, so a late exchange is refused as a reuse), every grant's refresh
+ * token family, then its access tokens. In this order no exchange slips between the two: one
+ * running now holds its code's row, so the first update waits for it and the second, a later
+ * statement, sees the token it stored. Returns how many grants (codes) it ended.
  */
-export async function endClientGrants(query: Query, userId: string, clientUuid: string, now: Date): Promise<void> {
-  await query(
-    `update account_authorization_codes set consumed_at = ? where user_id = ? and oauth_provider_client_id = ? and consumed_at is null`,
-    [now, userId, clientUuid],
-  );
+export async function endClientGrants(query: Query, userId: string | null, clientUuid: string, now: Date): Promise<number> {
+  const whose = userId === null ? "" : "user_id = ? and ";
+  const by = userId === null ? [] : [userId];
+  await query(`update account_authorization_codes set consumed_at = ? where ${whose}oauth_provider_client_id = ? and consumed_at is null`, [now, ...by, clientUuid]);
   // Every grant's family ends too: its refresh tokens, and any token a refresh running now issues.
-  await query(
-    `update account_authorization_codes set revoked_at = ? where user_id = ? and oauth_provider_client_id = ? and revoked_at is null`,
-    [now, userId, clientUuid],
+  const ended = await query(
+    `update account_authorization_codes set revoked_at = ? where ${whose}oauth_provider_client_id = ? and revoked_at is null returning id`,
+    [now, ...by, clientUuid],
   );
-  await query(`update account_access_tokens set revoked_at = ? where user_id = ? and oauth_provider_client_id = ? and revoked_at is null`, [
-    now,
-    userId,
-    clientUuid,
-  ]);
+  await query(`update account_access_tokens set revoked_at = ? where ${whose}oauth_provider_client_id = ? and revoked_at is null`, [now, ...by, clientUuid]);
+  return ended.length;
 }
 
 /** Deletes Account OAuth's flow rows that expired before `before`: access tokens, codes (their tokens go with them) and requests. */

@@ -4,7 +4,8 @@
  * its signature (this issuer's keys, any of them in the JWKS) and issuer are checked; it may have
  * expired (§2: the hint only names who and which app). The browser's dashboard session ends only
  * when the hint names its user, so no other site can sign a user out unasked; without a hint the
- * user is asked. `post_logout_redirect_uri` must equal one the app registered (after the same
+ * user is asked on a page whose form sends the same parameters back, confirmed, so the way back to
+ * the app and its `state` survive the question. `post_logout_redirect_uri` must equal one the app registered (after the same
  * normalization as redirect URIs), or nothing is redirected.
  */
 import { compactVerify, createLocalJWKSet } from "jose";
@@ -25,6 +26,8 @@ export interface EndSessionInput {
   clientId: string;
   postLogoutRedirectUri: string;
   state: string;
+  /** The user confirmed on Outpost's own page (the edge checked its form token). */
+  confirmed: boolean;
   sessionToken: string;
 }
 
@@ -69,16 +72,16 @@ export async function endSession(deps: Deps, em: EntityManager, input: EndSessio
   const back = await returnUrl(deps, em, input, hint?.aud ?? input.clientId);
   if (back !== null && typeof back === "object") return back;
   const session = looksLike("session", input.sessionToken) ? await findSession(deps.statements.on(em), hashSecret(input.sessionToken)) : undefined;
-  if (session && !hint) return { case: "confirm", value: true };
+  if (session && !hint && !input.confirmed) return { case: "confirm", value: true };
   // A hint for another user leaves this browser's session alone: that user is not signed in here.
-  const ending = session && hint?.sub === session.user_id ? session : undefined;
+  const ending = session && (hint ? hint.sub === session.user_id : input.confirmed) ? session : undefined;
   if (ending) {
     await em.transactional(async (tx) => {
       recordActivity(tx, { kind: "account", userId: ending.user_id, email: ending.email }, {
         action: "user.signed_out",
         targetType: "session",
         targetId: ending.id,
-        details: { via: "account_oauth.end_session", clientId: hint!.aud },
+        details: { via: "account_oauth.end_session", clientId: hint?.aud ?? input.clientId, ...(!hint && { confirmed: "true" }) },
       });
       await tx.nativeDelete(Session, { id: ending.id });
     });

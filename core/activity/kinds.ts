@@ -28,6 +28,7 @@ const clientVerbs = {
   disabled: ["oauth", "info"],
   secret_rotated: ["security", "info"],
   deleted: ["oauth", "info"],
+  grants_revoked: ["security", "info"],
 } as const satisfies Record<string, Class>;
 
 /** A verb of an OAuth client's events (either issuer's). */
@@ -130,6 +131,7 @@ const table = {
   "knowledge.note_deleted": ["configuration", "info"],
   "push_subscription.created": ["account", "info"],
   "push_subscription.deleted": ["account", "info"],
+  "push_subscription.moved": ["security", "warning"],
   ...prefixed("game_oauth_client"),
   ...prefixed("oauth_provider_client"),
 } as const satisfies Record<string, Class>;

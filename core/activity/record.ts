@@ -32,8 +32,13 @@ function actorOf(actor: Actor) {
   };
 }
 
-/** An event's columns, from who acted and the facts: its id is chosen here, so both ways of writing know it. */
-function eventColumns(actor: Actor, facts: ActivityFacts, createdAt: Date): ActivityRow {
+/**
+ * An event's columns, from who acted and the facts: its id is chosen here, so both ways of writing
+ * know it. Its time is not: `created_at` is the database's clock when it writes the row (the
+ * column's default), so events written by instances whose clocks differ keep the order in which
+ * they were written, as the newest-first pages (core/page-cursor.ts) need.
+ */
+function eventColumns(actor: Actor, facts: ActivityFacts): ActivityRow {
   return {
     id: randomUUID(),
     ...actorOf(actor),
@@ -44,7 +49,6 @@ function eventColumns(actor: Actor, facts: ActivityFacts, createdAt: Date): Acti
     targetId: facts.targetId,
     serverId: facts.serverId ?? null,
     details: facts.details ?? {},
-    createdAt,
   };
 }
 
@@ -62,7 +66,7 @@ function eventColumns(actor: Actor, facts: ActivityFacts, createdAt: Date): Acti
  * "agent" for a game server's agent (the event's server says which).
  */
 export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityFacts): void {
-  em.create(ActivityEvent, eventColumns(actor, facts, new Date()));
+  em.create(ActivityEvent, eventColumns(actor, facts));
 }
 
 /**
@@ -70,5 +74,5 @@ export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityF
  * something that changes nothing in the database (a console command sent to a game server).
  */
 export async function appendActivity(query: Query, actor: Actor, facts: ActivityFacts): Promise<void> {
-  await insertActivityEvent(query, eventColumns(actor, facts, new Date()));
+  await insertActivityEvent(query, eventColumns(actor, facts));
 }

@@ -37,6 +37,7 @@ import {
 } from "../oauth/client-fields.ts";
 import { issueIdentifier } from "../../contract/secrets.ts";
 import { applyOptions, newClientOptions, optionsToProto } from "./account-oauth-client-options.ts";
+import { endClientGrants } from "../account-oauth/account-oauth-queries.ts";
 
 type AccountOAuthClientMethods = Pick<
   ServiceImpl<typeof AdminService>,
@@ -130,8 +131,27 @@ const getAccountOAuthClient: Impl["getAccountOAuthClient"] = async (req, ctx) =>
   return create(GetAccountOAuthClientResponseSchema, { client: clientToProto(client) });
 };
 
+/**
+ * RFC 9700 §4.14.2: refresh tokens are bound to the client and its authentication. Switching a
+ * client to `none` (public) would let a refresh token issued under its secret be used without it,
+ * and a disabled client's grants must not come back when it is enabled again; so both end every
+ * grant the client holds (codes, refresh-token families, access tokens). Enabling ends them too:
+ * the only grants alive then were issued before the client was disabled (by a version that kept
+ * them). Other changes (a confidential method for another, a secret rotation) keep them.
+ */
+async function endGrantsOnSecurityChange(
+  tx: EntityManager,
+  deps: Pick<CoreDeps, "statements" | "clock">,
+  caller: UserCaller,
+  client: AccountOAuthClient,
+  reason: "auth_method_none" | "disabled" | "enabled",
+): Promise<void> {
+  const grants = await endClientGrants(deps.statements.on(tx), null, client.id, deps.clock.now());
+  activity(tx, caller, client, "grants_revoked", { reason, grants: String(grants) });
+}
+
 const updateAccountOAuthClient =
-  ({ config }: Pick<CoreDeps, "config">): Impl["updateAccountOAuthClient"] =>
+  ({ config, statements, clock }: Pick<CoreDeps, "config" | "statements" | "clock">): Impl["updateAccountOAuthClient"] =>
   async (req, ctx) => {
     const caller = requireAdmin(ctx);
     const redirectUris = req.redirectUris ? normalizeRedirectUris(req.redirectUris.uris, config) : undefined;
@@ -147,6 +167,9 @@ const updateAccountOAuthClient =
       if (Object.keys(changed).length) activity(tx, caller, client, "updated", updatedDetails(changed));
       const toggled = applyDisabled(client, req.disabled);
       if (toggled) activity(tx, caller, client, toggled);
+      // The client's row is locked (findClient): no token is issued to it meanwhile.
+      const reason = toggled ?? (changed.tokenEndpointAuthMethod === "none" ? "auth_method_none" : undefined);
+      if (reason) await endGrantsOnSecurityChange(tx, { statements, clock }, caller, client, reason);
       await tx.flush();
       return create(UpdateAccountOAuthClientResponseSchema, { client: clientToProto(client) });
     });

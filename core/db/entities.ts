@@ -7,6 +7,8 @@ import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
 
 const id = () => p.uuid().primary().onCreate(() => randomUUID());
 const createdAt = () => p.datetime().onCreate(() => new Date());
+/** An activity event's time: when the database wrote it, to the millisecond (what page cursors carry). */
+const activityCreatedAtDefault = "date_trunc('milliseconds', clock_timestamp())";
 
 export const User = defineEntity({
   name: "User",
@@ -186,7 +188,8 @@ export const ActivityEvent = defineEntity({
     acknowledgedAt: p.datetime().nullable(),
     acknowledgedByUserId: p.uuid().nullable(),
     acknowledgedByEmail: p.string().length(254).nullable(),
-    createdAt: createdAt(),
+    /** The database's clock (migration 0025's default), never this process's: see core/activity/record.ts. */
+    createdAt: p.datetime().defaultRaw(activityCreatedAtDefault),
   },
   indexes: [
     { properties: ["organizationId", "createdAt"], name: "activity_events_organization_created_idx" },

@@ -17,6 +17,7 @@ import {
 } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { gameRevocationProfile } from "./revocation-queries.ts";
 import { introspectToken, revokeToken } from "../oauth/token-endpoints.ts";
+import { createClientCredentialGuard } from "../oauth/client-credential-guard.ts";
 import { entityManager } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import type { Query } from "../db/statements.ts";
@@ -101,6 +102,7 @@ async function startAuthorization(deps: CoreDeps, req: StartAuthorizationRequest
 export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameOAuthService> {
   const tokens = gameTokenProfile(deps.config);
   const revocation = gameRevocationProfile(deps.config);
+  const clientGuard = createClientCredentialGuard(deps);
   return {
     startAuthorization: (req, ctx) => startAuthorization(deps, req, ctx),
 
@@ -114,7 +116,12 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
     watchAuthorization: (req, ctx) => watchAuthorization(deps, req, ctx),
 
     async exchangeCode(req, ctx) {
-      const result = await countedExchange(deps.metrics, "game", exchangeCode(tokens, deps, entityManager(ctx), req));
+      const result = await clientGuard(
+        ctx,
+        req,
+        () => countedExchange(deps.metrics, "game", exchangeCode(tokens, deps, entityManager(ctx), req)),
+        (r) => "failure" in r && r.failure.error === "invalid_client",
+      );
       return create(ExchangeCodeResponseSchema, { outcome: tokenOutcome(result) });
     },
 

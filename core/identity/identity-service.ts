@@ -71,6 +71,9 @@ async function creatingAccount<T>(em: EntityManager, work: (tx: EntityManager) =
   }
 }
 
+/** Whole seconds from `now` (the database's clock) to `at`: a cookie's Max-Age. */
+const secondsUntil = (at: Date, now: Date) => Math.max(0, Math.floor((at.getTime() - now.getTime()) / 1000));
+
 /**
  * Starts a session for `user` and records how: what sign-up and sign-in both answer, with a
  * known-device token for this browser (the device it already was, when it presented one).
@@ -88,6 +91,8 @@ async function openSession(deps: SessionDeps, tx: EntityManager, user: User, act
     sessionExpiresAt: timestampFromDate(session.expiresAt),
     deviceToken: device.token,
     deviceTokenExpiresAt: timestampFromDate(device.expiresAt),
+    sessionMaxAgeSeconds: secondsUntil(session.expiresAt, now),
+    deviceTokenMaxAgeSeconds: secondsUntil(device.expiresAt, now),
   };
 }
 

@@ -15,6 +15,7 @@ import {
 import type { Integration, IntegrationKindName } from "../db/integration-entities.ts";
 import type { OutboundSender } from "../outbound/sender.ts";
 import { fieldFail } from "../errors.ts";
+import { redactUrl } from "../outbound/redact-url.ts";
 
 export type Target = { kind: "discord"; url: string } | { kind: "webhook"; url: string } | { kind: "email"; recipients: string[] };
 
@@ -49,13 +50,13 @@ export function checkTarget(target: Target, outbound: OutboundSender): { display
   if (target.kind === "email") return { displayUrl: "" };
   const problem = outbound.urlProblem(target.url);
   if (problem) throw fieldFail([{ field: target.kind, message: `url: ${problem}` }]);
-  if (target.kind === "webhook") return { displayUrl: target.url };
-  const url = new URL(target.url);
-  const path = discordPath.exec(url.pathname);
-  if (!path || (!discordHosts.test(url.hostname) && !outbound.allowLocal)) {
-    throw fieldFail([{ field: "discord", message: "url: must be a Discord webhook URL, like https://discord.com/api/webhooks/123/abc…" }]);
+  if (target.kind === "discord") {
+    const url = new URL(target.url);
+    if (!discordPath.test(url.pathname) || (!discordHosts.test(url.hostname) && !outbound.allowLocal)) {
+      throw fieldFail([{ field: "discord", message: "url: must be a Discord webhook URL, like https://discord.com/api/webhooks/123/abc…" }]);
+    }
   }
-  return { displayUrl: `${url.origin}${url.pathname.slice(0, url.pathname.indexOf(path[1]) + path[1].length)}/…` };
+  return { displayUrl: redactUrl(target.url) };
 }
 
 export function integrationToProto(row: Integration): IntegrationMessage {

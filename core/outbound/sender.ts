@@ -1,18 +1,18 @@
 /**
  * The one way Outpost sends HTTP to an address someone else chose (webhooks, Discord, web push).
  * Each send: checks the URL (https; http and loopback only for local development), resolves the
- * host and checks EVERY address it resolves to (no private, loopback, link-local, CGNAT,
+ * host (c-ares, A and AAAA, bounded in time: see dns.ts) and checks EVERY address it resolves to (no private, loopback, link-local, CGNAT,
  * unique-local, multicast or metadata address), then connects to the checked address itself —
  * pinned, so a second DNS answer cannot switch it (rebinding) — with the Host header and the TLS
  * server name (SNI and certificate check) still the URL's host. Redirects are not followed (a 3xx
  * is a failed delivery that says where it pointed), the response body is read up to a cap and the
  * whole send, DNS included, is bounded in time. It never throws: every end is an {@link OutboundOutcome}.
  */
-import { lookup } from "node:dns/promises";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
 import { addressRefusal } from "./address-policy.ts";
+import { createDnsResolver, DnsFailure, type Resolver } from "./dns.ts";
 import { checkTargetUrl } from "./target-url.ts";
 
 export interface OutboundRequest {
@@ -45,13 +45,12 @@ export interface OutboundOutcome {
   durationMs: number;
 }
 
-/** A host's addresses, as dns.lookup({ all: true }) gives them; tests inject their own. */
-export type Resolver = (hostname: string) => Promise<ReadonlyArray<{ address: string; family: number }>>;
+export type { Resolver } from "./dns.ts";
 
 export interface OutboundOptions {
   /** Local development: http and loopback targets are allowed (ALLOW_LOCAL_OUTBOUND). */
   allowLocal: boolean;
-  /** The system resolver otherwise. */
+  /** c-ares on the system's name servers, bounded in time ({@link createDnsResolver}), otherwise. */
   resolve?: Resolver;
   /** The whole send's bound, DNS included; 10 s otherwise. */
   timeoutMs?: number;
@@ -69,7 +68,6 @@ export interface OutboundSender {
   urlProblem(url: string): string | undefined;
 }
 
-const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
 class SendFailure extends Error {
   readonly failure: OutboundFailure;
@@ -82,7 +80,7 @@ class SendFailure extends Error {
 }
 
 /** The host's addresses, each checked; the first is the one to connect to. */
-async function resolveChecked(host: string, options: OutboundOptions): Promise<string> {
+async function resolveChecked(host: string, options: OutboundOptions, resolve: Resolver): Promise<string> {
   if (isIP(host)) {
     const refusal = addressRefusal(host, options.allowLocal);
     if (refusal) throw new SendFailure("refused", refusal);
@@ -90,8 +88,9 @@ async function resolveChecked(host: string, options: OutboundOptions): Promise<s
   }
   let addresses: ReadonlyArray<{ address: string }>;
   try {
-    addresses = await (options.resolve ?? systemResolver)(host);
+    addresses = await resolve(host);
   } catch (error) {
+    if (error instanceof DnsFailure) throw new SendFailure("dns", error.message);
     throw new SendFailure("dns", `${host} could not be resolved (${(error as NodeJS.ErrnoException).code ?? "no answer"})`);
   }
   if (!addresses.length) throw new SendFailure("dns", `${host} resolves to no address`);
@@ -171,6 +170,7 @@ function exchange(url: URL, address: string, request: OutboundRequest, options: 
 
 export function createOutboundSender(options: OutboundOptions): OutboundSender {
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const resolve = options.resolve ?? createDnsResolver();
   const urlProblem = (raw: string) => {
     const checked = checkTargetUrl(raw, options);
     return checked.ok ? undefined : checked.problem;
@@ -181,7 +181,7 @@ export function createOutboundSender(options: OutboundOptions): OutboundSender {
     const timedOut = new Promise<never>((_, reject) =>
       signal.addEventListener("abort", () => reject(new SendFailure("timeout", "no answer in time")), { once: true }),
     );
-    pinned.address = await Promise.race([resolveChecked(checked.host, options), timedOut]);
+    pinned.address = await Promise.race([resolveChecked(checked.host, options, resolve), timedOut]);
     return exchange(checked.url, pinned.address, request, options, signal);
   }
   return {

@@ -77,8 +77,14 @@ export async function upsertSubscription(query: Query, s: NewSubscription, now: 
   return row;
 }
 
-export function countSubscriptions(query: Query, userId: string): Promise<Array<{ count: number }>> {
-  return query(`select count(*)::int as count from push_subscriptions where user_id = ?`, [userId]);
+/**
+ * Locks the user's row until the transaction ends (so one user's subscribes run one at a time),
+ * then counts their subscriptions other than `endpoint` (which a subscribe would only refresh).
+ */
+export async function lockAndCountOtherSubscriptions(query: Query, userId: string, endpoint: string): Promise<number> {
+  await query(`select id from users where id = ? for no key update`, [userId]);
+  const [{ count }] = await query<{ count: number }>(`select count(*)::int as count from push_subscriptions where user_id = ? and endpoint <> ?`, [userId, endpoint]);
+  return count;
 }
 
 /** The user's subscriptions, newest first. */

@@ -13,7 +13,7 @@ import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
 import { executeOn } from "../db/statements.ts";
-import { countSubscriptions, deleteSubscription, listSubscriptions, upsertSubscription, type SubscriptionRow } from "./push-queries.ts";
+import { deleteSubscription, lockAndCountOtherSubscriptions, listSubscriptions, upsertSubscription, type SubscriptionRow } from "./push-queries.ts";
 import { sendPushToUser } from "./push.ts";
 import { checkSubscription } from "./subscription-check.ts";
 
@@ -51,16 +51,20 @@ const subscribe =
     const input = checkSubscription(req, (url) => deps.outbound.urlProblem(url));
     const row = await entityManager(ctx).transactional(async (tx) => {
       const query = executeOn(tx);
-      const saved = await upsertSubscription(query, { userId: caller.user.id, sessionId: caller.credential.kind === "session" ? caller.credential.id : null, ...input }, deps.clock.now());
-      const [{ count }] = await countSubscriptions(query, caller.user.id);
-      if (count > maxSubscriptionsPerUser) {
+      // Counted under the user's row lock, before the insert: concurrent subscribes of one user
+      // wait for each other here, so together they cannot pass the cap.
+      const count = await lockAndCountOtherSubscriptions(query, caller.user.id, input.endpoint);
+      if (count >= maxSubscriptionsPerUser) {
         throw fail("failed_precondition", `at most ${maxSubscriptionsPerUser} browsers can receive push notifications; unsubscribe one first`);
       }
+      const saved = await upsertSubscription(query, { userId: caller.user.id, sessionId: caller.credential.kind === "session" ? caller.credential.id : null, ...input }, deps.clock.now());
+      const moved = saved.previous_user_id !== null && saved.previous_user_id !== caller.user.id;
       recordActivity(tx, caller, {
-        action: "push_subscription.created",
+        // A browser that pushed to another account now pushes to this one: worth a look.
+        action: moved ? "push_subscription.moved" : "push_subscription.created",
         targetType: "push_subscription",
         targetId: saved.id,
-        details: { push_service: pushService(saved.endpoint), ...(saved.user_agent && { user_agent: saved.user_agent }) },
+        details: { push_service: pushService(saved.endpoint), ...(saved.user_agent && { user_agent: saved.user_agent }), ...(moved && { moved_from: "another account" }) },
       });
       return saved;
     });

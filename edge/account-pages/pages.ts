@@ -115,6 +115,26 @@ ${formTokenInput(formToken)}
   );
 }
 
+/**
+ * RP-initiated logout without an id_token_hint: the signed-in user is asked. The form posts the
+ * request's own parameters back to the end-session endpoint with `confirm`, so the app's
+ * post_logout_redirect_uri and state survive the question.
+ */
+export function endSessionConfirmPage(formToken: string, action: string, params: Record<string, string>): Html {
+  const kept = ["client_id", "post_logout_redirect_uri", "state"].filter((name) => params[name]);
+  return layout(
+    "Sign out",
+    html`<h1>Sign out of Outpost?</h1>
+<p>An app asked to sign you out of Outpost in this browser.</p>
+<form method="post" action="${action}">
+${formTokenInput(formToken)}
+${kept.map((name) => html`<input type="hidden" name="${name}" value="${params[name]}">`)}
+<input type="hidden" name="confirm" value="yes">
+<div class="actions"><button type="submit">Sign out</button></div>
+</form>`,
+  );
+}
+
 const scopeText: Record<string, string> = {
   openid: "Know which Outpost account is yours (an identifier, nothing else)",
   profile: "Your name",

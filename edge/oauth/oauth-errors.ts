@@ -5,7 +5,7 @@
  */
 import type { Middleware } from "koa";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { unavailableHeaders } from "../errors.ts";
+import { rateLimitHeaders, unavailableHeaders } from "../errors.ts";
 
 /** A quoted-string for an auth-param (RFC 9110 §11.2): `\` and `"` escaped, control characters dropped. */
 function quoted(value: string): string {
@@ -141,7 +141,10 @@ export function oauthErrorFromCore(error: { error: string; description: string }
 export function oauthErrorFromConnect(error: unknown): unknown {
   if (!(error instanceof ConnectError)) return error;
   if (error.code === Code.InvalidArgument || error.code === Code.OutOfRange) return new InvalidRequest(error.rawMessage);
-  if (error.code === Code.ResourceExhausted) return new RateLimited("too many requests; retry later");
+  if (error.code === Code.ResourceExhausted) {
+    const wait = Number(rateLimitHeaders(error)?.["Retry-After"]);
+    return new RateLimited(error.rawMessage || "too many requests; retry later", Number.isFinite(wait) && wait > 0 ? wait : 60);
+  }
   const retryAfter = unavailableHeaders(error)?.["Retry-After"];
   if (error.code === Code.Unavailable && retryAfter) return new TemporarilyUnavailable(error.rawMessage, Number(retryAfter));
   return error;

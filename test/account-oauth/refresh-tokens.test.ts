@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import * as oidc from "openid-client";
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
-import { adminApiKey, FormBrowser, registerApp, type RegisteredApp } from "../support/account-oauth.ts";
+import { adminApiKey, apiPost, FormBrowser, registerApp, type RegisteredApp } from "../support/account-oauth.ts";
 import { deleteExpiredFlowRows } from "../../core/oauth/cleanup.ts";
 
 const redirectUri = "http://127.0.0.1:9/callback";
@@ -169,6 +169,32 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
     assert.equal(row.lifetime, 30 * 24 * 3600, "30 days from this rotation");
     await sql(`update account_refresh_tokens set expires_at = now() - interval '1 second' where used_at is null`);
     await assert.rejects(oidc.refreshTokenGrant(config, fresh.refresh_token!), invalidGrant);
+  });
+
+  it("ends the client's grants when it becomes public (none): a refresh token issued under its secret is refused", async () => {
+    const client = await registerApp(t, adminKey, [redirectUri], offline);
+    const confidential = await discover(client);
+    const { tokens } = await signIn("to-public@example.com", confidential);
+    // Another confidential method keeps them.
+    await apiPost(t, adminKey, "admin/updateAccountOAuthClient", { clientId: client.clientId, tokenEndpointAuthMethod: "client_secret_post" });
+    const kept = await oidc.refreshTokenGrant(await discover(client, oidc.ClientSecretPost(client.clientSecret)), tokens.refresh_token!);
+    await apiPost(t, adminKey, "admin/updateAccountOAuthClient", { clientId: client.clientId, tokenEndpointAuthMethod: "none", requirePkce: true });
+    await assert.rejects(oidc.refreshTokenGrant(await discover(client, oidc.None()), kept.refresh_token!), invalidGrant);
+    assert.equal(await userinfoStatus(kept.access_token), 401, "its access tokens end too");
+    const [ended] = (await events("oauth_provider_client.grants_revoked")).filter((e) => e.targetId === client.clientId);
+    assert.deepEqual([ended.details.reason, ended.details.grants], ["auth_method_none", "1"]);
+  });
+
+  it("ends the client's grants when it is disabled, so enabling it again does not bring them back", async () => {
+    const client = await registerApp(t, adminKey, [redirectUri], offline);
+    const clientConfig = await discover(client);
+    const { tokens } = await signIn("disabled-client@example.com", clientConfig);
+    await apiPost(t, adminKey, "admin/updateAccountOAuthClient", { clientId: client.clientId, disabled: true });
+    await apiPost(t, adminKey, "admin/updateAccountOAuthClient", { clientId: client.clientId, disabled: false });
+    await assert.rejects(oidc.refreshTokenGrant(clientConfig, tokens.refresh_token!), invalidGrant);
+    assert.equal(await userinfoStatus(tokens.access_token), 401);
+    const ended = (await events("oauth_provider_client.grants_revoked")).filter((e) => e.targetId === client.clientId).map((e) => [e.details.reason, e.details.grants]);
+    assert.deepEqual(ended, [["enabled", "0"], ["disabled", "1"]]);
   });
 
   describe("revocation and introspection", () => {

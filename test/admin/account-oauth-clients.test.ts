@@ -243,7 +243,10 @@ describe("admin: Account OAuth clients", () => {
       const enabled = (await admin(root).updateAccountOAuthClient({ clientId, disabled: false })).client!;
       assert.equal(enabled.disabled, false);
       const actions = (await activity(clientId)).map((e) => e.action);
-      assert.deepEqual(actions.slice(-2), ["oauth_provider_client.disabled", "oauth_provider_client.enabled"]);
+      const toggles = actions.filter((a) => a !== "oauth_provider_client.grants_revoked");
+      assert.deepEqual(toggles.slice(-2), ["oauth_provider_client.disabled", "oauth_provider_client.enabled"]);
+      // Each toggle also ends the client's grants (see test/account-oauth/refresh-tokens.test.ts).
+      assert.equal(actions.filter((a) => a === "oauth_provider_client.grants_revoked").length, 2);
     });
 
     it("rotates the secret: a new one, its prefix shown, only its hash stored", async () => {

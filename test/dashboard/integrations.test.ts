@@ -64,7 +64,7 @@ describe("dashboard: integrations", function () {
     assert.equal(await page.getByLabel("Name", { exact: true }).inputValue(), "Ops hook", "the entered name is kept");
     await check();
 
-    await page.getByLabel("URL").fill(`${receiver.origin}/hook`);
+    await page.getByLabel("URL").fill(`${receiver.origin}/hook?key=Q-s3cret`);
     await page.getByRole("button", { name: "Add integration" }).click();
     await page.getByRole("heading", { name: 'Webhook "Ops hook" added' }).waitFor();
     const secret = await page.getByRole("textbox", { name: "Signing secret" }).inputValue();
@@ -72,6 +72,8 @@ describe("dashboard: integrations", function () {
     await check();
     await page.getByRole("link", { name: "Back to integrations" }).click();
     assert.ok(!(await page.content()).includes(secret), "the list never shows the secret");
+    await page.getByText(`${receiver.origin}/…hook`).waitFor();
+    assert.ok(!(await page.content()).includes("s3cret"), "nor the URL's token: only its redacted form");
 
     await page.getByRole("button", { name: "Send test to Ops hook" }).click();
     await page.getByRole("heading", { name: "Test of Ops hook: delivered" }).waitFor();

@@ -36,6 +36,23 @@ describe("edge: account endpoints, the session cookie and cross-site protection"
     cookie = setCookie.split(";")[0];
   });
 
+  it("sets the cookies' Max-Age from the database's clock, whatever the edge's own clock says", async () => {
+    const realNow = Date.now;
+    // The edge's clock an hour fast (core keeps the database's time).
+    Date.now = () => realNow() + 3_600_000;
+    let res: Response;
+    try {
+      res = await post("/sign-up", { email: "skewed-clock@example.com", password: "a long password", name: "S" }, { origin });
+    } finally {
+      Date.now = realNow;
+    }
+    assert.equal(res.status, 201);
+    const [session, device] = res.headers.getSetCookie().map((c) => Number(/Max-Age=(\d+)/.exec(c)![1]));
+    const ttl = 30 * 86_400;
+    assert.ok(session <= ttl && session >= ttl - 5, `session Max-Age ${session}, the session lives ${ttl} s`);
+    assert.ok(device >= 180 * 86_400 - 5 && device <= 180 * 86_400, `device Max-Age ${device}`);
+  });
+
   it("authenticates /api/rpc with the cookie from our own origin", async () => {
     const res = await post(getSession, {}, { cookie, origin });
     assert.equal(res.status, 200);

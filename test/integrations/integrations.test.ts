@@ -5,6 +5,7 @@ import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_
 import { randomBytes } from "node:crypto";
 import { startTestCore, testConfig, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
 import { rotateKeyEncryptionKey } from "../../core/keys/kek-rotation.ts";
+import { Migration0025Hardening } from "../../core/db/migrations/0025-hardening.ts";
 import { keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { acmeWithMembers, type AcmeCast, type Account } from "../support/fixtures.ts";
@@ -44,16 +45,22 @@ describe("integrations: Discord, signed webhooks and email", () => {
     let secret: string;
 
     it("shows the signing secret once, at creation; the list never shows it", async () => {
-      const res = await api(cast.owner).createIntegration({ ...acme, name: "Ops hook", target: { case: "webhook", value: { url: `${receiver.origin}/hooks/outpost` } } });
+      const res = await api(cast.owner).createIntegration({ ...acme, name: "Ops hook", target: { case: "webhook", value: { url: `${receiver.origin}/hooks/outpost?token=Q-s3cret` } } });
       secret = res.secret;
       id = res.integration!.id;
       assert.match(secret, /^whsec_[A-Za-z0-9+/]{32}$/);
       assert.equal(res.integration!.kind, IntegrationKind.WEBHOOK);
-      assert.equal(res.integration!.url, `${receiver.origin}/hooks/outpost`);
+      // The URL may carry the receiver's token (path or query): shown as host and the path's last 4 characters.
+      assert.equal(res.integration!.url, `${receiver.origin}/…post`);
       assert.equal(res.integration!.secretPrefix, secret.slice(0, 10));
       const { integrations } = await api(cast.admin).listIntegrations(acme);
       assert.deepEqual(integrations.map((i) => i.id), [id]);
       assert.ok(!JSON.stringify(integrations, (_, v) => (typeof v === "bigint" ? String(v) : v)).includes(secret.slice(10)));
+      assert.equal(integrations[0].url, `${receiver.origin}/…post`);
+      const events = await t.orm.em.fork().getConnection().execute(`select details from activity_events where target_id = ?`, [id]);
+      assert.equal(events[0].details.url, `${receiver.origin}/…post`);
+      const stored = await t.orm.em.fork().getConnection().execute(`select display_url from integrations where id = ?`, [id]);
+      assert.ok(!JSON.stringify([events, stored]).includes("s3cret") && !JSON.stringify([events, stored]).includes("hooks/outpost"), "the full URL is only in the sealed credentials");
     });
 
     it("keeps the secret only encrypted in the database", async () => {
@@ -67,7 +74,7 @@ describe("integrations: Discord, signed webhooks and email", () => {
       assert.equal(outcome.ok, true, outcome.error);
       assert.equal(outcome.httpStatus, 204);
       const [request] = receiver.received;
-      assert.equal(request.path, "/hooks/outpost");
+      assert.equal(request.path, "/hooks/outpost?token=Q-s3cret", "the delivery goes to the full URL");
       assert.equal(request.headers["content-type"], "application/json");
       assert.equal(request.headers["webhook-id"], outcome.messageId);
       assert.ok(verifyStandardWebhook(secret, request.headers, request.body), "the signature verifies");
@@ -112,7 +119,7 @@ describe("integrations: Discord, signed webhooks and email", () => {
 
     it("updates the name, the state and the URL, keeping the secret; a target of another kind is refused", async () => {
       const res = await api(cast.owner).updateIntegration({ ...acme, integrationId: id, name: "Renamed", enabled: false, target: { case: "webhook", value: { url: `${receiver.origin}/v2` } } });
-      assert.deepEqual([res.integration!.name, res.integration!.enabled, res.integration!.url], ["Renamed", false, `${receiver.origin}/v2`]);
+      assert.deepEqual([res.integration!.name, res.integration!.enabled, res.integration!.url], ["Renamed", false, `${receiver.origin}/…v2`]);
       await api(cast.owner).testIntegration({ ...acme, integrationId: id });
       assert.equal(receiver.received[0].path, "/v2");
       assert.ok(verifyStandardWebhook(secret, receiver.received[0].headers, receiver.received[0].body));
@@ -125,9 +132,11 @@ describe("integrations: Discord, signed webhooks and email", () => {
       const url = `${receiver.origin}/api/webhooks/123456789/s3cret-T0ken_value`;
       const { integration, secret } = await api(cast.owner).createIntegration({ ...acme, name: "Discord #ops", target: { case: "discord", value: { url } } });
       assert.equal(secret, "");
-      assert.equal(integration!.url, `${receiver.origin}/api/webhooks/123456789/…`);
+      assert.equal(integration!.url, `${receiver.origin}/…alue`);
       const rows = await t.orm.em.fork().getConnection().execute(`select * from integrations where id = ?`, [integration!.id]);
       assert.ok(!(JSON.stringify(rows[0]) + Buffer.from(rows[0].sealed_ciphertext).toString("latin1")).includes("s3cret-T0ken"));
+      const events = await t.orm.em.fork().getConnection().execute(`select details from activity_events where target_id = ?`, [integration!.id]);
+      assert.ok(!JSON.stringify(events).includes("s3cret-T0ken"));
       const outcome = await api(cast.owner).testIntegration({ ...acme, integrationId: integration!.id });
       assert.equal(outcome.ok, true, outcome.error);
       const [request] = receiver.received;
@@ -236,6 +245,22 @@ describe("integrations: Discord, signed webhooks and email", () => {
     assert.equal(failed?.details.ok, "false");
     assert.equal(failed?.details.error, "answered 500");
   });
+  });
+
+  describe("migration 0025", () => {
+    it("redacts the full webhook URLs that earlier versions kept in display_url and in activity details", async () => {
+      const { integration } = await api(cast.owner).createIntegration({ ...acme, name: "Old hook", target: { case: "webhook", value: { url: `${receiver.origin}/old` } } });
+      const full = `${receiver.origin}/hooks/T0ken-old?sig=abc`;
+      const connection = t.orm.em.fork().getConnection();
+      await connection.execute(`update integrations set display_url = ? where id = ?`, [full, integration!.id]);
+      await connection.execute(`update activity_events set details = jsonb_set(details, '{url}', to_jsonb(?::text)) where target_id = ?`, [full, integration!.id]);
+      const migration = new Migration0025Hardening(t.orm.em.getDriver(), t.orm.config);
+      await migration.up();
+      const [row] = await connection.execute(`select display_url from integrations where id = ?`, [integration!.id]);
+      const events = await connection.execute(`select details->>'url' as url from activity_events where target_id = ?`, [integration!.id]);
+      assert.equal(row.display_url, `${receiver.origin}/…-old`);
+      assert.deepEqual(events.map((e) => e.url), [`${receiver.origin}/…-old`]);
+    });
   });
 
   describe("key-encryption key rotation", () => {

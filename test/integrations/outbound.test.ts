@@ -7,7 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TLSSocket } from "node:tls";
 import { classifyAddress } from "../../core/outbound/address-policy.ts";
+import { createDnsResolver } from "../../core/outbound/dns.ts";
 import { createOutboundSender, type Resolver } from "../../core/outbound/sender.ts";
+import { startDnsStandIn, type DnsStandIn } from "../support/dns-server.ts";
 import { startHttpReceiver, type HttpReceiver } from "../support/receivers.ts";
 
 /** A resolver that answers from a table, counting its calls, as DNS would for these names. */
@@ -124,6 +126,57 @@ describe("outbound sender: SSRF rules, redirects, limits", () => {
     assert.equal(outcome.ok, true);
     assert.equal(outcome.truncated, true);
     assert.equal(outcome.responseBody.length, 1024);
+  });
+
+  describe("name resolution over DNS (c-ares, not the thread pool's getaddrinfo)", () => {
+    let dns: DnsStandIn;
+    before(async () => {
+      dns = await startDnsStandIn({ "receiver.example.test": ["127.0.0.1"], "inside.example.test": ["93.184.216.34", "fd00::5"], "v6.example.test": ["::1"] });
+    });
+    after(async () => {
+      await dns?.close();
+    });
+    beforeEach(() => {
+      dns.silent = false;
+      dns.questions.length = 0;
+    });
+
+    it("asks the name servers for A and AAAA, checks every answer and connects to the checked address", async () => {
+      const sender = createOutboundSender({ allowLocal: true, resolve: createDnsResolver({ servers: [dns.server] }) });
+      const outcome = await sender.send({ url: `http://receiver.example.test:${receiver.port}/hook`, body: "{}" });
+      assert.equal(outcome.ok, true, outcome.error);
+      assert.equal(outcome.address, "127.0.0.1");
+      assert.deepEqual(dns.questions.sort(), ["receiver.example.test A", "receiver.example.test AAAA"]);
+      assert.equal(receiver.received[0].headers.host, `receiver.example.test:${receiver.port}`);
+      // An AAAA answer in a refused range is caught though the A answer is public.
+      const inside = await createOutboundSender({ allowLocal: false, resolve: createDnsResolver({ servers: [dns.server] }) }).send({ url: "https://inside.example.test/", body: "{}" });
+      assert.equal(inside.failure, "refused");
+      assert.match(inside.error, /fd00::5 is a unique-local address/);
+      const unknown = await sender.send({ url: "http://nowhere.example.test/", body: "{}" });
+      assert.equal(unknown.failure, "dns");
+      assert.match(unknown.error, /nowhere\.example\.test could not be resolved \(ENOTFOUND\)/);
+    });
+
+    it("gives up on a silent name server after its tries with a clear DNS error, well before the send's own bound", async () => {
+      dns.silent = true;
+      const sender = createOutboundSender({ allowLocal: true, timeoutMs: 5_000, resolve: createDnsResolver({ servers: [dns.server], timeoutMs: 200, tries: 2 }) });
+      const started = Date.now();
+      const outcome = await sender.send({ url: `http://receiver.example.test:${receiver.port}/`, body: "{}" });
+      assert.equal(outcome.failure, "dns", outcome.error);
+      assert.match(outcome.error, /the DNS lookup of receiver\.example\.test timed out/);
+      assert.ok(Date.now() - started < 4_000, `took ${Date.now() - started} ms`);
+      assert.ok(dns.questions.length >= 2, "the stand-in was asked");
+      assert.equal(receiver.received.length, 0);
+    });
+
+    it("resolves localhost to loopback without asking DNS, for local development only", async () => {
+      const resolve = createDnsResolver({ servers: [dns.server] });
+      const outcome = await createOutboundSender({ allowLocal: true, resolve }).send({ url: `http://localhost:${receiver.port}/`, body: "{}" });
+      assert.equal(outcome.ok, true, outcome.error);
+      assert.equal(dns.questions.length, 0);
+      const strict = await createOutboundSender({ allowLocal: false, resolve }).send({ url: `https://localhost:${receiver.port}/`, body: "{}" });
+      assert.equal(strict.failure, "refused");
+    });
   });
 
   describe("over TLS", () => {

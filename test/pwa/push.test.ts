@@ -157,6 +157,14 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     await pwa(bob).subscribe({ endpoint: mine.endpoint, keys: mine.keys.json });
     assert.deepEqual((await pwa(alice).listSubscriptions({})).subscriptions, []);
     assert.equal((await pwa(bob).listSubscriptions({})).subscriptions.length, 1);
+    // The move is a security event of the new owner's account (it names no other account).
+    const { events } = await t.client(ActivityService, { session: bob.token }).listMyActivity({ action: "push_subscription", limit: 10 });
+    const moved = events.find((e) => e.targetId === mine.id);
+    assert.equal(moved?.action, "push_subscription.moved");
+    assert.equal(moved?.details.moved_from, "another account");
+    assert.ok(!JSON.stringify(moved?.details).includes("alice"));
+    const [row] = await sql(`select kind, severity from activity_events where action = 'push_subscription.moved' and target_id = ?`, [mine.id]);
+    assert.deepEqual([row.kind, row.severity], ["security", "warning"]);
     await pwa(bob).unsubscribe({ target: { case: "endpoint", value: mine.endpoint } });
   });
 
@@ -165,6 +173,33 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     for (let i = 0; i < maxSubscriptionsPerUser; i++) await subscribe(carol);
     await rejectsWith(subscribe(carol), Code.FailedPrecondition, "failed_precondition");
     assert.equal((await pwa(carol).listSubscriptions({})).subscriptions.length, maxSubscriptionsPerUser);
+  });
+
+  it("holds the cap under concurrent subscribes: at one below it, of eight at once exactly one is saved", async () => {
+    const erin = await t.signUp("erin@example.com");
+    for (let i = 0; i < maxSubscriptionsPerUser - 1; i++) await subscribe(erin);
+    let results: PromiseSettledResult<unknown>[];
+    if (t.database.kind === "postgres") {
+      // The eight are held on Erin's row, then let go together, so their transactions overlap.
+      const attempts = await t.orm.em.fork().transactional(async (em) => {
+        await em.getConnection().execute(`select id from users where id = ? for update`, [erin.userId], "all", em.getTransactionContext());
+        const started = Array.from({ length: 8 }, () => subscribe(erin));
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        return { started };
+      });
+      results = await Promise.allSettled(attempts.started);
+    } else {
+      // The embedded database runs one transaction at a time.
+      results = await Promise.allSettled(Array.from({ length: 8 }, () => subscribe(erin)));
+    }
+    assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+    for (const r of results) if (r.status === "rejected") assert.match(String(r.reason), /at most 20 browsers/);
+    assert.equal((await pwa(erin).listSubscriptions({})).subscriptions.length, maxSubscriptionsPerUser);
+    // At the cap, a browser already subscribed may still subscribe again (new keys): it adds nothing.
+    const [first] = (await pwa(erin).listSubscriptions({})).subscriptions;
+    const again = push.subscription();
+    await pwa(erin).subscribe({ endpoint: first.endpoint, keys: again.keys.json });
+    assert.equal((await pwa(erin).listSubscriptions({})).subscriptions.length, maxSubscriptionsPerUser);
   });
 
   it("records subscribing and unsubscribing in the account's activity", async () => {

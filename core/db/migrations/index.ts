@@ -21,6 +21,7 @@ import { Migration0020GrantActions } from "./0020-grant-actions.ts";
 import { Migration0021Invitations } from "./0021-invitations.ts";
 import { Migration0023Knowledge } from "./0023-knowledge.ts";
 import { Migration0024Ocelot } from "./0024-ocelot.ts";
+import { Migration0025Hardening } from "./0025-hardening.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -47,4 +48,5 @@ export const migrations = [
   { name: "0021_invitations", class: Migration0021Invitations },
   { name: "0023_knowledge", class: Migration0023Knowledge },
   { name: "0024_ocelot", class: Migration0024Ocelot },
+  { name: "0025_hardening", class: Migration0025Hardening },
 ];

@@ -36,6 +36,15 @@ export declare type EndSessionRequest = Message<"outpost.accountoauth.v1.EndSess
    * @generated from field: string state = 4;
    */
   state: string;
+
+  /**
+   * The signed-in user pressed Sign out on the confirmation page that a request without an
+   * id_token_hint gets (the edge sends this only for its own form, checked by its form token):
+   * the browser's session ends, and the browser goes back as with a hint.
+   *
+   * @generated from field: bool confirmed = 5;
+   */
+  confirmed: boolean;
 };
 
 /**
@@ -77,8 +86,9 @@ export declare type EndSessionResponse = Message<"outpost.accountoauth.v1.EndSes
     case: "signedOut";
   } | {
     /**
-     * No id_token_hint naming the signed-in user: the user is asked (a page with a sign-out
-     * button), so no other site can sign them out unasked.
+     * No id_token_hint and not confirmed, with a signed-in browser: the user is asked (a page
+     * with a Sign out button that sends the same parameters back with `confirmed`), so no other
+     * site can sign them out unasked.
      *
      * @generated from field: bool confirm = 4;
      */

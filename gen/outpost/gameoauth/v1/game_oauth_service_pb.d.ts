@@ -719,7 +719,9 @@ export declare const GameOAuthService: GenService<{
     output: typeof WatchAuthorizationResponseSchema;
   },
   /**
-   * POST /oauth2/token: authenticates the client and exchanges a code, once.
+   * POST /oauth2/token: authenticates the client and exchanges a code, once. Counted per client
+   * address (RATE_LIMIT_PER_MINUTE); a failed client authentication also counts against the
+   * address's bad_credential_ip limit. Over either: resource_exhausted with RetryInfo.
    *
    * @generated from rpc outpost.gameoauth.v1.GameOAuthService.ExchangeCode
    */

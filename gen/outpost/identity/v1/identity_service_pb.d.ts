@@ -96,6 +96,20 @@ export declare type SignUpResponse = Message<"outpost.identity.v1.SignUpResponse
    * @generated from field: google.protobuf.Timestamp device_token_expires_at = 5;
    */
   deviceTokenExpiresAt?: Timestamp | undefined;
+
+  /**
+   * Seconds from now until session_expires_at and device_token_expires_at, by the database's
+   * clock, which decides expiry: the cookies' Max-Age, so a caller whose own clock differs from the
+   * database's sets neither too short nor too long.
+   *
+   * @generated from field: int32 session_max_age_seconds = 6;
+   */
+  sessionMaxAgeSeconds: number;
+
+  /**
+   * @generated from field: int32 device_token_max_age_seconds = 7;
+   */
+  deviceTokenMaxAgeSeconds: number;
 };
 
 /**
@@ -170,6 +184,20 @@ export declare type SignInResponse = Message<"outpost.identity.v1.SignInResponse
    * @generated from field: google.protobuf.Timestamp device_token_expires_at = 5;
    */
   deviceTokenExpiresAt?: Timestamp | undefined;
+
+  /**
+   * Seconds from now until session_expires_at and device_token_expires_at, by the database's
+   * clock, which decides expiry: the cookies' Max-Age, so a caller whose own clock differs from the
+   * database's sets neither too short nor too long.
+   *
+   * @generated from field: int32 session_max_age_seconds = 6;
+   */
+  sessionMaxAgeSeconds: number;
+
+  /**
+   * @generated from field: int32 device_token_max_age_seconds = 7;
+   */
+  deviceTokenMaxAgeSeconds: number;
 };
 
 /**

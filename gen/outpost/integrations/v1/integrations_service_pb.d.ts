@@ -43,8 +43,9 @@ export declare type Integration = Message<"outpost.integrations.v1.Integration">
   enabled: boolean;
 
   /**
-   * The webhook's URL; for Discord the webhook's address with its token hidden (the URL is a
-   * credential, kept encrypted); empty for email.
+   * Discord and webhook: the URL redacted, `scheme://host/…` and the last 4 characters of its
+   * path, the query dropped (the URL may carry a token, so the full URL is kept only encrypted);
+   * empty for email.
    *
    * @generated from field: string url = 6;
    */
