@@ -19,6 +19,7 @@ import { Migration0018Notifications } from "./0018-notifications.ts";
 import { Migration0019Alerts } from "./0019-alerts.ts";
 import { Migration0023Knowledge } from "./0023-knowledge.ts";
 import { Migration0024Ocelot } from "./0024-ocelot.ts";
+import { Migration0026Chat } from "./0026-chat.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   { name: "0019_alerts", class: Migration0019Alerts },
   { name: "0023_knowledge", class: Migration0023Knowledge },
   { name: "0024_ocelot", class: Migration0024Ocelot },
+  { name: "0026_chat", class: Migration0026Chat },
 ];
