@@ -184,6 +184,7 @@ export function createChatService(deps: CoreDeps): Impl {
       return {
         conversations: page.map(conversationToProto),
         nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id }) : "",
+        modelConfigured: deps.config.assistantModel !== undefined,
       };
     },
 

@@ -345,6 +345,14 @@ export declare type ListConversationsResponse = Message<"outpost.chat.v1.ListCon
    * @generated from field: string next_cursor = 2;
    */
   nextCursor: string;
+
+  /**
+   * Whether this Outpost has a model for the assistant (OCELOT_MODEL_URL): without one, asking
+   * is refused, and a client says so up front.
+   *
+   * @generated from field: bool model_configured = 3;
+   */
+  modelConfigured: boolean;
 };
 
 /**
