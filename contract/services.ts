@@ -20,6 +20,7 @@ import { NotificationsService } from "../gen/outpost/notifications/v1/notificati
 import { PwaService } from "../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { OcelotService } from "../gen/outpost/ocelot/v1/ocelot_service_pb.js";
 import { KnowledgeService } from "../gen/outpost/knowledge/v1/knowledge_service_pb.js";
+import { ChatService } from "../gen/outpost/chat/v1/chat_service_pb.js";
 
 export { Audience };
 
@@ -41,6 +42,7 @@ export const services: readonly DescService[] = [
   PwaService,
   OcelotService,
   KnowledgeService,
+  ChatService,
 ];
 
 const audiences = new WeakMap<DescService, Audience>();

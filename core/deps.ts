@@ -59,6 +59,20 @@ export interface CoreConfig {
    * statement outlives the connection that prepared it, and the next one fails to prepare it).
    */
   namedStatements: boolean;
+  /** The assistant's model (OCELOT_MODEL_*); undefined: none configured, so chat answers nothing. */
+  assistantModel?: AssistantModelConfig;
+}
+
+/** An OpenAI-compatible chat-completions endpoint the operator chose (core/chat/model.ts). */
+export interface AssistantModelConfig {
+  /** The base URL, e.g. http://127.0.0.1:11434/v1; `/chat/completions` is added. */
+  url: string;
+  /** The model's name as the endpoint knows it. */
+  model: string;
+  /** Sent as `Authorization: Bearer …` when set. */
+  apiKey?: string;
+  /** How long the model may stay silent (before its first byte, between two chunks); the whole answer gets five times this. */
+  timeoutSeconds: number;
 }
 
 export interface Clock {

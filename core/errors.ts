@@ -56,6 +56,10 @@ export const domainErrors = {
   server_busy: Code.ResourceExhausted,
   /** The database cannot be reached right now (core/db/unavailable.ts); retry shortly. */
   database_unavailable: Code.Unavailable,
+  /** The assistant's model endpoint refused, failed or did not answer in time (core/chat/model.ts). */
+  model_unavailable: Code.Unavailable,
+  /** The caller went away before the answer was done. */
+  cancelled: Code.Canceled,
 } as const;
 
 export type DomainErrorReason = keyof typeof domainErrors;

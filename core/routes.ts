@@ -16,6 +16,7 @@ import { NotificationsService } from "../gen/outpost/notifications/v1/notificati
 import { PwaService } from "../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { OcelotService } from "../gen/outpost/ocelot/v1/ocelot_service_pb.js";
 import { KnowledgeService } from "../gen/outpost/knowledge/v1/knowledge_service_pb.js";
+import { ChatService } from "../gen/outpost/chat/v1/chat_service_pb.js";
 import { Audience, serviceAudience } from "../contract/services.ts";
 import type { CoreDeps } from "./deps.ts";
 import { createIdentityService } from "./identity/identity-service.ts";
@@ -34,6 +35,7 @@ import { createNotificationsService } from "./notifications/notifications-servic
 import { createPwaService } from "./pwa/pwa-service.ts";
 import { createOcelotService } from "./ocelot/ocelot-service.ts";
 import { createKnowledgeService } from "./knowledge/knowledge-service.ts";
+import { createChatService } from "./chat/chat-service.ts";
 
 export interface RouteOptions {
   /** Leave out services for the edge alone (for routes served on a public path). */
@@ -63,5 +65,6 @@ export function createCoreRoutes(deps: CoreDeps, options: RouteOptions = {}): (r
     register(PwaService, createPwaService(deps));
     register(OcelotService, createOcelotService(deps));
     register(KnowledgeService, createKnowledgeService(deps));
+    register(ChatService, createChatService(deps));
   };
 }

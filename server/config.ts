@@ -8,7 +8,7 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { PasswordHashingLimits } from "../core/auth/passwords.ts";
-import type { PlanLimits } from "../core/deps.ts";
+import type { AssistantModelConfig, PlanLimits } from "../core/deps.ts";
 import type { RateLimitConfig } from "../core/ratelimit/policies.ts";
 import { proxyEntryProblem, proxyHeaders, type ProxyHeader, type TrustedProxies } from "../edge/client-address.ts";
 
@@ -56,6 +56,8 @@ export interface Config {
   tracing: Readonly<TracingConfig> | undefined;
   /** The VAPID `sub` claim of Web Push requests: a mailto: or https: URL push services may use to reach the operator. */
   vapidSubject: string;
+  /** The assistant's OpenAI-compatible model endpoint (OCELOT_MODEL_*); undefined: none. */
+  assistantModel: Readonly<AssistantModelConfig> | undefined;
 }
 
 export interface TracingConfig {
@@ -111,6 +113,10 @@ export const defaults = {
   OTEL_SERVICE_NAME: "outpost",
   /** Empty: ACCOUNT_BASE_URL when it is https, else mailto:outpost@<its host>. */
   VAPID_SUBJECT: "",
+  OCELOT_MODEL_URL: "",
+  OCELOT_MODEL: "",
+  OCELOT_MODEL_API_KEY: "",
+  OCELOT_MODEL_TIMEOUT_SECONDS: "60",
 } as const;
 
 /** Variables renamed, by their new name: the old name is still read when the new one is not set. */
@@ -339,6 +345,25 @@ function vapidSubject(env: Env, accountBaseUrl: URL): string {
   return raw;
 }
 
+/**
+ * OCELOT_MODEL_*: the assistant's model, an OpenAI-compatible endpoint the operator runs or buys
+ * (so http and loopback are fine: no user chooses it). Off without a URL; with one, the model's
+ * name is needed. The key is a secret, so no message repeats it.
+ */
+function assistantModel(env: Env): Config["assistantModel"] {
+  const timeoutSeconds = integer(env, "OCELOT_MODEL_TIMEOUT_SECONDS", 1, 600);
+  if (!env.OCELOT_MODEL_URL) return undefined;
+  const url = httpUrl(env, "OCELOT_MODEL_URL", "http://127.0.0.1:11434/v1");
+  if (url.search || url.hash) throw new ConfigError(`OCELOT_MODEL_URL must be a base URL without a query or fragment, like http://127.0.0.1:11434/v1 (got "${url.href}")`);
+  const model = env.OCELOT_MODEL ?? "";
+  if (!/^[\x21-\x7e]{1,200}$/.test(model)) throw new ConfigError(`OCELOT_MODEL must name the model (1 to 200 printable characters without spaces, like llama3.1) when OCELOT_MODEL_URL is set (got "${model}")`);
+  const apiKey = env.OCELOT_MODEL_API_KEY || undefined;
+  if (apiKey !== undefined && !/^[\x21-\x7e]{1,1000}$/.test(apiKey)) {
+    throw new ConfigError(`OCELOT_MODEL_API_KEY must be printable characters without spaces (got ${apiKey.length} characters; a secret, so not shown)`);
+  }
+  return Object.freeze({ url: url.href.replace(/\/+$/, ""), model, apiKey, timeoutSeconds });
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -394,5 +419,6 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     shutdown: shutdown(env),
     tracing: tracing(env),
     vapidSubject: vapidSubject(env, accountBaseUrl),
+    assistantModel: assistantModel(env),
   });
 }

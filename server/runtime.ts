@@ -88,6 +88,7 @@ function coreConfig(config: Config, database: Database): CoreDeps["config"] {
     gameIssuerUrl: config.gameIssuerUrl.origin,
     accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),
     namedStatements: database.kind === "postgres",
+    assistantModel: config.assistantModel,
   };
 }
 

@@ -32,6 +32,8 @@ const catalogue = {
   "console.command": { family: "console_command", weight: 2, confirm: true, access: { server: "console_command" } },
   "players.list": { family: "players", weight: 1, confirm: false, access: { server: "view" } },
   "knowledge.search": { family: "knowledge_read", weight: 1, confirm: false, access: { role: "member" } },
+  "knowledge.read": { family: "knowledge_read", weight: 1, confirm: false, access: { role: "member" } },
+  "servers.list": { family: "players", weight: 1, confirm: false, access: { role: "member" } },
   "knowledge.write": { family: "knowledge_write", weight: 1, confirm: false, access: { role: "manager" } },
 } as const satisfies Record<string, ToolSpec>;
 

@@ -20,6 +20,7 @@ import { NotificationsService } from "../../gen/outpost/notifications/v1/notific
 import { PwaService } from "../../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { OcelotService } from "../../gen/outpost/ocelot/v1/ocelot_service_pb.js";
 import { KnowledgeService } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
+import { ChatService } from "../../gen/outpost/chat/v1/chat_service_pb.js";
 
 export interface Core {
   auth: Client<typeof AuthService>;
@@ -33,6 +34,7 @@ export interface Core {
   pwa: Client<typeof PwaService>;
   ocelot: Client<typeof OcelotService>;
   knowledge: Client<typeof KnowledgeService>;
+  chat: Client<typeof ChatService>;
 }
 
 /** Core as the caller of this request (the dashboard checks first that it has a session cookie). */
@@ -49,6 +51,7 @@ export function coreFor(calls: CoreCalls, ctx: Context): Core {
     pwa: calls.client(ctx, PwaService),
     ocelot: calls.client(ctx, OcelotService),
     knowledge: calls.client(ctx, KnowledgeService),
+    chat: calls.client(ctx, ChatService),
   };
 }
 

@@ -21,6 +21,7 @@ import { gameOAuthRoutes } from "./game-oauth.ts";
 import { integrationRoutes } from "./integrations.ts";
 import { alertRoutes } from "./alerts.ts";
 import { assistantRoutes } from "./assistant.ts";
+import { chatRoutes } from "./chat.ts";
 import { knowledgeRoutes } from "./knowledge.ts";
 import { accountRoutes } from "./account.ts";
 import { activityRoutes } from "./activity.ts";
@@ -97,6 +98,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
   integrationRoutes(router, deps);
   alertRoutes(router, deps);
   assistantRoutes(router, deps);
+  chatRoutes(router, deps);
   knowledgeRoutes(router, deps);
   accountRoutes(router, deps);
   activityRoutes(router, deps);

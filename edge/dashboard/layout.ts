@@ -6,7 +6,7 @@ import { html, type Html } from "../html.ts";
 import { postForm } from "./forms.ts";
 import { canManage } from "./format.ts";
 
-export const assets = new AssetSet("/app/assets/", new URL("./assets/", import.meta.url), ["dashboard.css", "dashboard.js", "console.js", "push.js", "favicon.svg", "icon-192.png", "icon-512.png", "icon-maskable-512.png"]);
+export const assets = new AssetSet("/app/assets/", new URL("./assets/", import.meta.url), ["dashboard.css", "dashboard.js", "console.js", "push.js", "chat.js", "favicon.svg", "icon-192.png", "icon-512.png", "icon-maskable-512.png"]);
 
 /** The web app manifest's path (edge/dashboard/pwa.ts serves it) and the browser UI's colour. */
 export const manifestPath = "/app/manifest.webmanifest";
@@ -114,13 +114,13 @@ function orgTabs(org: Organization, section: Section | undefined): Html {
           ["clients", "Game OAuth", `${base}/clients`],
           ["integrations", "Integrations", `${base}/integrations`],
           ["alerts", "Alerts", `${base}/alerts`],
-          ["assistant", "Assistant", `${base}/assistant/settings`],
+          ["assistant", "Assistant", `${base}/assistant`],
           ["members", "Members", `${base}/members`],
           ["access", "Access", `${base}/access`],
           ["activity", "Activity", `${base}/activity`],
         ] as Array<[Section, string, string]>)
       : ([
-          ["assistant", "Assistant", `${base}/assistant/settings`],
+          ["assistant", "Assistant", `${base}/assistant`],
           ["members", "Members", `${base}/members`],
           ["access", "Access", `${base}/access`],
         ] as Array<[Section, string, string]>)),

@@ -62,6 +62,11 @@ describe("configuration", () => {
     [{ SMTP_URL: "mail.example.com:25" }, /^SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL/],
     [{ SMTP_URL: "smtp://mail.example.com", SMTP_FROM: "not an address" }, /^SMTP_FROM must be an address or "Name <address>"/],
     [{ LOG_LEVEL: "loud" }, /^LOG_LEVEL must be one of/],
+    [{ OCELOT_MODEL_URL: "models.example.com/v1", OCELOT_MODEL: "llama3.1" }, /^OCELOT_MODEL_URL must be an absolute http\(s\) URL, like http:\/\/127.0.0.1:11434\/v1/],
+    [{ OCELOT_MODEL_URL: "ftp://models.example.com/v1", OCELOT_MODEL: "llama3.1" }, /^OCELOT_MODEL_URL must use http or https/],
+    [{ OCELOT_MODEL_URL: "http://127.0.0.1:11434/v1?x=1", OCELOT_MODEL: "llama3.1" }, /^OCELOT_MODEL_URL must be a base URL without a query/],
+    [{ OCELOT_MODEL_URL: "http://127.0.0.1:11434/v1" }, /^OCELOT_MODEL must name the model/],
+    [{ OCELOT_MODEL_TIMEOUT_SECONDS: "0" }, /^OCELOT_MODEL_TIMEOUT_SECONDS must be a whole number from 1 to 600/],
     [{ PLANS: "{" }, /^PLANS must be JSON/],
     [{ PLANS: '{"free":{"servers":-1,"gameOAuthClients":2}}' }, /plan "free" is not/],
     [{ PLANS: '{"free":{"servers":1}}' }, /plan "free" is not/],
@@ -135,6 +140,18 @@ describe("configuration", () => {
     assert.deepEqual(config.smtp, { url: "smtps://outpost:hunter2@mail.example.com:465", from: "Outpost <outpost@outpost.example.com>" });
     assert.equal(loadConfig({ SMTP_URL: "smtp://mail.example.com:587", SMTP_FROM: "Alerts <alerts@example.com>" }).smtp?.from, "Alerts <alerts@example.com>");
     assert.throws(() => loadConfig({ SMTP_URL: "http://outpost:hunter2@mail" }), (error: Error) => !error.message.includes("hunter2"));
+  });
+
+  it("takes the assistant's model endpoint; none by default; never repeats a malformed key", () => {
+    assert.equal(loadConfig({}).assistantModel, undefined);
+    const config = loadConfig({ OCELOT_MODEL_URL: "http://127.0.0.1:11434/v1/", OCELOT_MODEL: "llama3.1", OCELOT_MODEL_API_KEY: "sk-local", OCELOT_MODEL_TIMEOUT_SECONDS: "5" });
+    assert.deepEqual({ ...config.assistantModel }, { url: "http://127.0.0.1:11434/v1", model: "llama3.1", apiKey: "sk-local", timeoutSeconds: 5 });
+    assert.equal(loadConfig({ OCELOT_MODEL_URL: "https://models.example.com/v1", OCELOT_MODEL: "m" }).assistantModel?.timeoutSeconds, 60);
+    assert.throws(() => loadConfig({ OCELOT_MODEL_URL: "http://127.0.0.1/v1", OCELOT_MODEL: "m", OCELOT_MODEL_API_KEY: "secret with spaces" }), (error: Error) => {
+      assert.equal(error.name, "ConfigError");
+      assert.doesNotMatch(error.message, /secret with spaces/);
+      return true;
+    });
   });
 
   it("accepts custom plans and a PostgreSQL URL", () => {

@@ -60,6 +60,7 @@ describe("dashboard: assistant", function () {
 
   it("shows usage, saves settings (a cap above the plan's comes back with its message), presses and releases the emergency stop", async () => {
     await page.getByRole("navigation", { name: "Acme" }).getByRole("link", { name: "Assistant" }).click();
+    await page.getByRole("link", { name: "Settings and usage" }).click();
     await page.getByRole("heading", { name: "Assistant", level: 1 }).waitFor();
     await page.getByText("0 of 50").first().waitFor();
     await check();

@@ -22,6 +22,7 @@ import { Migration0021Invitations } from "./0021-invitations.ts";
 import { Migration0023Knowledge } from "./0023-knowledge.ts";
 import { Migration0024Ocelot } from "./0024-ocelot.ts";
 import { Migration0025Hardening } from "./0025-hardening.ts";
+import { Migration0026Chat } from "./0026-chat.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -49,4 +50,5 @@ export const migrations = [
   { name: "0023_knowledge", class: Migration0023Knowledge },
   { name: "0024_ocelot", class: Migration0024Ocelot },
   { name: "0025_hardening", class: Migration0025Hardening },
+  { name: "0026_chat", class: Migration0026Chat },
 ];

@@ -191,7 +191,7 @@ export declare type PreflightToolActionRequest = Message<"outpost.ocelot.v1.Pref
 
   /**
    * A tool of the catalogue (docs/ocelot.md): "console.read", "console.command", "players.list",
-   * "knowledge.search", "knowledge.write".
+   * "knowledge.search", "knowledge.read", "servers.list", "knowledge.write".
    *
    * @generated from field: string tool = 2;
    */

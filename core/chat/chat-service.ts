@@ -1,0 +1,236 @@
+/**
+ * ChatService: the assistant's conversations. A conversation is its owner's alone (another member,
+ * an owner or admin included, finds nothing). Asking (SendMessage, StreamMessage) counts a
+ * question against the day's cap, stores it, and runs the answer (turn.ts); ConfirmToolCall and
+ * StreamConfirmToolCall settle a call that waits for the person and continue it. The unary
+ * methods collect what the streamed ones give.
+ */
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  ChatEventSchema,
+  ChatService,
+  TurnStatus,
+  type ChatEvent,
+  type ChatMessage,
+  type Conversation,
+  type PendingToolCall,
+} from "../../gen/outpost/chat/v1/chat_service_pb.js";
+import { requireMember, requireServer } from "../access.ts";
+import { entityManager, requireUser } from "../context.ts";
+import type { CoreDeps } from "../deps.ts";
+import { DomainError, fail, fieldFail } from "../errors.ts";
+import { decodeCursor, encodeCursor } from "../page-cursor.ts";
+import { recordAssistantQuery } from "../ocelot/gate.ts";
+import { applyTokenStep } from "../ocelot/token-steps.ts";
+import {
+  appendMessage,
+  claimPending,
+  deleteConversation,
+  findConversation,
+  insertConversation,
+  listConversations,
+  listMessages,
+  pendingToolMessage,
+  type ConversationRow,
+} from "./conversation-queries.ts";
+import { conversationToProto, messageToProto, pendingToProto } from "./chat-proto.ts";
+import { continueTurn, inConversation, notConfigured, runAuthorized, settle, type ChatEventInit, type Emit, type TurnEnv } from "./turn.ts";
+import { chatTools } from "./chat-tools.ts";
+import { resultContent } from "./prompt.ts";
+
+type Impl = ServiceImpl<typeof ChatService>;
+
+/** A conversation's title: its first question on one line, at most 80 characters. */
+export function titleOf(content: string): string {
+  const line = content.replace(/\s+/g, " ").trim();
+  return line.length <= 80 ? line : `${line.slice(0, 79)}…`;
+}
+
+interface Ask {
+  organizationSlug: string;
+  conversationId?: string;
+  serverId?: string;
+  content: string;
+}
+
+interface Decision {
+  organizationSlug: string;
+  conversationId: string;
+  toolCallId: string;
+  allow: boolean;
+}
+
+/** Stores the question (a new conversation if none is named) once the day's cap allows it, then answers it. */
+async function ask(deps: CoreDeps, ctx: HandlerContext, req: Ask, emit: Emit): Promise<void> {
+  const caller = requireUser(ctx);
+  const stored = await entityManager(ctx).transactional(async (tx) => {
+    const db = deps.statements.db(tx);
+    const access = await requireMember(tx, caller, req.organizationSlug);
+    if (!deps.config.assistantModel) throw notConfigured();
+    let conversation: ConversationRow | undefined;
+    if (req.conversationId) {
+      if (req.serverId !== undefined) throw fieldFail([{ field: "server_id", message: "a conversation stays about the server it started with; leave server_id out when continuing one" }]);
+      conversation = await findConversation(db.query, { organizationId: access.organization.id, userId: caller.user.id, conversationId: req.conversationId }, true);
+      if (!conversation) throw fail("not_found", "conversation not found");
+      if (await pendingToolMessage(db.query, conversation.id)) throw fail("failed_precondition", "a tool call waits for your confirmation in this conversation: allow or deny it first");
+    } else {
+      let serverId: string | null = null;
+      if (req.serverId) {
+        const onServer = await requireServer(db, caller, req.serverId, { action: "view", now: deps.clock.now() });
+        if (onServer.organization.id !== access.organization.id) throw fail("not_found", "server not found");
+        serverId = onServer.server.id;
+      }
+      conversation = await insertConversation(db.query, { organizationId: access.organization.id, serverId, userId: caller.user.id, title: titleOf(req.content) });
+    }
+    await recordAssistantQuery(db, deps.config, caller, req.organizationSlug);
+    const question = await appendMessage(db.query, conversation.id, { role: "user", content: req.content });
+    await tx.flush();
+    return { access, conversation, question };
+  });
+  emit({ event: { case: "started", value: { conversation: conversationToProto(stored.conversation), userMessage: messageToProto(stored.question) } } });
+  const env: TurnEnv = { deps, ctx, caller, access: stored.access, slug: req.organizationSlug, conversation: stored.conversation };
+  await continueTurn(env, emit);
+}
+
+/** Allows or denies the call that waits, runs it if allowed, and continues the answer. */
+async function decide(deps: CoreDeps, ctx: HandlerContext, req: Decision, emit: Emit): Promise<void> {
+  const caller = requireUser(ctx);
+  const db = deps.statements.db(entityManager(ctx));
+  const access = await requireMember(db.em, caller, req.organizationSlug);
+  const conversation = await findConversation(db.query, { organizationId: access.organization.id, userId: caller.user.id, conversationId: req.conversationId });
+  if (!conversation) throw fail("not_found", "conversation not found");
+  if (!deps.config.assistantModel) throw notConfigured();
+  const env: TurnEnv = { deps, ctx, caller, access, slug: req.organizationSlug, conversation };
+  const claimed = await inConversation(env, (tx) => claimPending(tx.query, conversation.id, req.toolCallId));
+  if (!claimed) throw fail("failed_precondition", "no tool call with this id waits for confirmation in this conversation (it was settled already)");
+  emit({ event: { case: "started", value: { conversation: conversationToProto(conversation) } } });
+  const { row, token } = claimed;
+  const tool = chatTools.get(row.tool_name ?? "")!;
+  const history = await listMessages(db.query, conversation.id);
+  const call = history.flatMap((m) => m.tool_calls ?? []).find((c) => c.id === row.tool_call_id)!;
+  try {
+    await applyTokenStep(db.em, deps.statements, caller, { organizationSlug: req.organizationSlug, executionToken: token }, { kind: "confirm", allow: req.allow });
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    await settle(env, row, "refused", resultContent("refused", error.message), emit);
+    if (error.reason === "emergency_stop") throw error;
+    return continueTurn(env, emit);
+  }
+  if (!req.allow) {
+    await settle(env, row, "denied", resultContent("denied", "the user denied this action; it did not run"), emit);
+  } else {
+    const parsed = tool.parse(JSON.parse(call.function.arguments) as Record<string, unknown>, conversation.server_id);
+    const outcome = await runAuthorized(env, tool, parsed, token);
+    await settle(env, row, outcome.toolStatus, outcome.content, emit);
+  }
+  await continueTurn(env, emit);
+}
+
+/** The events of `run` as a stream, in order; its error ends the stream. */
+async function* eventsOf(run: (emit: Emit) => Promise<void>): AsyncGenerator<ChatEvent> {
+  const queue: ChatEventInit[] = [];
+  let finished = false;
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  const emit: Emit = (event) => {
+    queue.push(event);
+    wake?.();
+  };
+  void run(emit).then(
+    () => (finished = true),
+    (error: unknown) => ((failure = error), (finished = true)),
+  ).finally(() => wake?.());
+  for (;;) {
+    if (queue.length) {
+      yield create(ChatEventSchema, queue.shift()!);
+      continue;
+    }
+    if (finished) break;
+    await new Promise<void>((resolve) => (wake = resolve));
+    wake = undefined;
+  }
+  if (failure) throw failure;
+}
+
+/** What the unary methods answer: the events put together. */
+async function collect(run: (emit: Emit) => Promise<void>) {
+  let conversation: Conversation | undefined;
+  const messages: ChatMessage[] = [];
+  let status = TurnStatus.UNSPECIFIED;
+  let pending: PendingToolCall | undefined;
+  for await (const { event } of eventsOf(run)) {
+    if (event.case === "started") {
+      conversation = event.value.conversation;
+      if (event.value.userMessage) messages.push(event.value.userMessage);
+    } else if (event.case === "assistantMessage" || event.case === "toolResult") messages.push(event.value);
+    else if (event.case === "confirmationRequired") pending = event.value;
+    else if (event.case === "done") status = event.value;
+  }
+  return { conversation, messages, status, pending };
+}
+
+export function createChatService(deps: CoreDeps): Impl {
+  return {
+    async listConversations(req, ctx) {
+      const caller = requireUser(ctx);
+      const db = deps.statements.db(entityManager(ctx));
+      const access = await requireMember(db.em, caller, req.organizationSlug);
+      const limit = req.limit ?? 30;
+      const after = req.cursor ? decodeCursor(req.cursor) : undefined;
+      const rows = await listConversations(db.query, { organizationId: access.organization.id, userId: caller.user.id, serverId: req.serverId, limit: limit + 1, after });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        conversations: page.map(conversationToProto),
+        nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id }) : "",
+        modelConfigured: deps.config.assistantModel !== undefined,
+      };
+    },
+
+    async getConversation(req, ctx) {
+      const caller = requireUser(ctx);
+      const db = deps.statements.db(entityManager(ctx));
+      const access = await requireMember(db.em, caller, req.organizationSlug);
+      const conversation = await findConversation(db.query, { organizationId: access.organization.id, userId: caller.user.id, conversationId: req.conversationId });
+      if (!conversation) throw fail("not_found", "conversation not found");
+      const messages = await listMessages(db.query, conversation.id);
+      const pending = messages.find((m) => m.tool_status === "pending");
+      return { conversation: conversationToProto(conversation), messages: messages.map(messageToProto), pending: pending && pendingToProto(pending) };
+    },
+
+    async deleteConversation(req, ctx) {
+      const caller = requireUser(ctx);
+      const db = deps.statements.db(entityManager(ctx));
+      const access = await requireMember(db.em, caller, req.organizationSlug);
+      const ids = { organizationId: access.organization.id, userId: caller.user.id, conversationId: req.conversationId };
+      const conversation = await findConversation(db.query, ids);
+      if (!conversation) throw fail("not_found", "conversation not found");
+      // A call waiting for confirmation gives its token (and its quota) back.
+      const pending = await pendingToolMessage(db.query, conversation.id);
+      const claimed = pending && (await claimPending(db.query, conversation.id, pending.tool_call_id ?? ""));
+      if (claimed) {
+        const step = { kind: "release" as const, tool: chatTools.get(claimed.row.tool_name ?? "")!.gateTool };
+        await applyTokenStep(db.em, deps.statements, caller, { organizationSlug: req.organizationSlug, executionToken: claimed.token }, step).catch(() => {});
+      }
+      await deleteConversation(db.query, ids);
+      return {};
+    },
+
+    async sendMessage(req, ctx) {
+      return collect((emit) => ask(deps, ctx, req, emit));
+    },
+
+    async confirmToolCall(req, ctx) {
+      return collect((emit) => decide(deps, ctx, req, emit));
+    },
+
+    async *streamMessage(req, ctx) {
+      for await (const event of eventsOf((emit) => ask(deps, ctx, req, emit))) yield { event };
+    },
+
+    async *streamConfirmToolCall(req, ctx) {
+      for await (const event of eventsOf((emit) => decide(deps, ctx, req, emit))) yield { event };
+    },
+  };
+}

@@ -1,0 +1,158 @@
+import assert from "node:assert/strict";
+import { createClient } from "@connectrpc/connect";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
+import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { PlayerAuth, startAgent, type Agent } from "../../agent/client.ts";
+import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
+import { assertAccessible, launchChromium } from "../support/browser.ts";
+import { startModelStub, type Json, type ModelStub } from "../support/model-stub.ts";
+
+const desktop = { width: 1280, height: 800 };
+const password = "correct horse battery staple";
+
+/**
+ * The assistant's chat page in Chromium, under axe, against a whole Outpost, a real agent and a
+ * stand-in model: the answer streams in, a command waits for Allow and runs on the agent; without
+ * script the form still answers; with no model the page says so.
+ */
+describe("dashboard: the assistant's chat", function () {
+  this.timeout(120_000);
+  let t: TestOutpost;
+  let stub: ModelStub;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let agent: Agent;
+  let serverId: string;
+  const ran: string[] = [];
+
+  async function check(on: Page = page): Promise<void> {
+    await assertAccessible(on, on.url());
+    await on.setViewportSize({ width: 375, height: 800 });
+    await assertAccessible(on, on.url());
+    await on.setViewportSize(desktop);
+  }
+
+  async function signIn(into: BrowserContext): Promise<Page> {
+    const p = await into.newPage();
+    await p.goto(`${t.baseUrl}/app/o/acme/assistant`);
+    await p.getByLabel("Email").fill("owner@example.com");
+    await p.getByLabel("Password").fill(password);
+    await p.getByRole("button", { name: "Sign in" }).click();
+    await p.waitForURL((u) => u.pathname === "/app/o/acme/assistant");
+    return p;
+  }
+
+  before(async () => {
+    stub = await startModelStub();
+    t = await startListeningOutpost({ OCELOT_MODEL_URL: stub.url, OCELOT_MODEL: "stub-model" });
+    const identity = createClient(IdentityService, t.outpost.runtime.core.transport());
+    await identity.createUser({ email: "owner@example.com", password, name: "Owner" });
+    const key = (await identity.issueApiKey({ email: "owner@example.com", name: "tests" })).key;
+    const api = async (path: string, body: unknown) => {
+      const res = await fetch(`${t.baseUrl}/api/http/${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const json = (await res.json()) as Json;
+      assert.equal(res.status, 200, JSON.stringify(json));
+      return json;
+    };
+    await api("organizations/createOrganization", { name: "Acme", slug: "acme" });
+    const created = await api("servers/createServer", { organizationSlug: "acme", name: "Survival", game: "minecraft" });
+    serverId = created.server.id;
+    const { config } = await api("ocelot/updateOcelotConfig", {
+      organizationSlug: "acme",
+      version: 0,
+      settings: { enabled: true, tools: { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true }, responseStyle: "concise" },
+    });
+    assert.equal(config.settings.tools.consoleCommand, true);
+    agent = startAgent({
+      url: t.baseUrl,
+      key: created.agentKey,
+      game: Game.MINECRAFT,
+      playerAuth: PlayerAuth.ONLINE,
+      backoff: { initialMs: 100, maxMs: 500 },
+      console: async (command) => {
+        ran.push(command);
+        return { success: true, output: [`[Server] ${command}`] };
+      },
+    });
+    await agent.connected();
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: desktop });
+    context.setDefaultTimeout(15_000);
+    page = await signIn(context);
+  });
+  after(async () => {
+    await context?.close();
+    await browser?.close();
+    await agent?.stop();
+    await t?.close();
+    await stub?.close();
+  });
+
+  it("streams an answer, asks before a command and runs it on Allow", async () => {
+    await page.getByRole("heading", { name: "New conversation", level: 2 }).waitFor();
+    await check();
+    stub.script({ text: ["Let me ", "greet ", "them."], toolCalls: [{ id: "call_1", name: "console_command", arguments: { server_id: serverId, command: "say <b>hi</b>" } }] });
+    await page.getByLabel("Your question").fill("Greet the players");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".chat-msg.assistant .chat-text").filter({ hasText: "Let me greet them." }).waitFor();
+    const command = page.locator(".chat-confirm .chat-command");
+    await command.waitFor();
+    assert.equal(await command.textContent(), "say <b>hi</b>", "the command is shown verbatim, as text");
+    await page.waitForURL((u) => u.pathname.startsWith("/app/o/acme/assistant/c/"));
+    await check();
+    assert.deepEqual(ran, []);
+
+    stub.script({ text: ["Done."] });
+    await page.getByRole("button", { name: "Allow" }).click();
+    await page.locator(".chat-msg.assistant .chat-text").filter({ hasText: "Done." }).waitFor();
+    assert.deepEqual(ran, ["say <b>hi</b>"]);
+    await page.locator(".chat-msg.tool summary").filter({ hasText: "Result of console_command: done" }).waitFor();
+    await check();
+
+    // The saved conversation reads back whole.
+    await page.reload();
+    await page.locator(".chat-msg.assistant .chat-text").filter({ hasText: "Done." }).waitFor();
+    assert.equal(await page.locator(".chat-list li").count(), 1);
+  });
+
+  it("says so when no model is configured, and still shows the conversations", async () => {
+    const plain = await startListeningOutpost({});
+    try {
+      const identity = createClient(IdentityService, plain.outpost.runtime.core.transport());
+      await identity.createUser({ email: "owner@example.com", password, name: "Owner" });
+      const key = (await identity.issueApiKey({ email: "owner@example.com", name: "tests" })).key;
+      await fetch(`${plain.baseUrl}/api/http/organizations/createOrganization`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify({ name: "Acme", slug: "acme" }) });
+      const other = await browser.newContext({ viewport: desktop });
+      try {
+        const p = await other.newPage();
+        await p.goto(`${plain.baseUrl}/app/o/acme/assistant`);
+        await p.getByLabel("Email").fill("owner@example.com");
+        await p.getByLabel("Password").fill(password);
+        await p.getByRole("button", { name: "Sign in" }).click();
+        await p.getByRole("alert").filter({ hasText: "No model is configured." }).waitFor();
+        await check(p);
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it("answers without script: the form posts and the page comes back with the whole answer", async () => {
+    const plain = await browser.newContext({ viewport: desktop, javaScriptEnabled: false });
+    plain.setDefaultTimeout(15_000);
+    try {
+      const p = await signIn(plain);
+      stub.script({ text: ["Plain ", "answer."] });
+      await p.getByLabel("Your question").fill("Anything?");
+      await p.getByRole("button", { name: "Send" }).click();
+      await p.locator(".chat-msg.assistant .chat-text").filter({ hasText: "Plain answer." }).waitFor();
+      assert.match(new URL(p.url()).pathname, /^\/app\/o\/acme\/assistant\/c\//);
+    } finally {
+      await plain.close();
+    }
+  });
+});
