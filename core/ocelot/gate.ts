@@ -7,7 +7,8 @@
  *
  * Refusals are domain errors with the reasons `permission_denied`, `plan_limit_reached`,
  * `feature_disabled` and `emergency_stop`; an unknown organization, server or token is
- * `not_found`, a token used up or expired `failed_precondition`.
+ * `not_found`, a token used up or expired `failed_precondition`, a tool acting on a frozen
+ * server's console `server_frozen` (core/servers/frozen.ts).
  */
 import { randomUUID } from "node:crypto";
 import { hashSecret, issueSecret } from "../../contract/secrets.ts";
@@ -22,6 +23,7 @@ import { breakGlassActive, expireBreakGlass, readConfig, reserveUsage, todaysUsa
 import { expireOpenActions, insertAction } from "./action-queries.ts";
 import { targetsServer, tools, type ToolSpec } from "./tools.ts";
 import { recordToolEvent } from "./tool-events.ts";
+import { accessFreeze, requireNotFrozen } from "../servers/frozen.ts";
 
 /** The reasons a tool action or a question is refused. */
 export type RefusalReason = Extract<DomainErrorReason, "permission_denied" | "plan_limit_reached" | "feature_disabled" | "emergency_stop">;
@@ -61,9 +63,10 @@ export function switchRefusal(config: ConfigRow, spec?: ToolSpec): DomainError |
 /**
  * Whether the caller may do what the tool does: the server's access rule for tools on a server
  * (the one call of requireServer the gate makes, naming the tool's server action), their role
- * for the others. A server outside the organization is not_found.
+ * for the others. A server outside the organization is not_found; a frozen one refuses what its
+ * console would (server_frozen, thrown as the console throws it), and allows only viewing.
  */
-async function callerMay(db: Db, caller: UserCaller, access: OrganizationAccess, spec: ToolSpec, serverId: string | undefined, now: Date): Promise<DomainError | undefined> {
+async function callerMay(db: Db, config: CoreConfig, caller: UserCaller, access: OrganizationAccess, spec: ToolSpec, serverId: string | undefined, now: Date): Promise<DomainError | undefined> {
   if ("role" in spec.access) {
     return spec.access.role === "manager" && !isManager(access.role) ? fail("permission_denied", "only an owner or admin can use this tool") : undefined;
   }
@@ -71,6 +74,7 @@ async function callerMay(db: Db, caller: UserCaller, access: OrganizationAccess,
     // Judging spends none of a grant's uses: running the tool does, through the server's own path.
     const onServer = await requireServer(db, caller, serverId!, { action: spec.access.server, now, spend: false });
     if (onServer.organization.id !== access.organization.id) throw fail("not_found", "server not found");
+    if (spec.access.server !== "view") requireNotFrozen(accessFreeze(config, onServer));
   } catch (error) {
     if (error instanceof DomainError && error.reason === "permission_denied") return error;
     throw error;
@@ -98,7 +102,7 @@ export async function judgeToolAction(db: Db, config: CoreConfig, caller: UserCa
   const [{ now }] = await db.query<{ now: Date }>(`select now() as now`, []);
   const requiresConfirmation = spec.confirm && !breakGlassActive(row, new Date(now));
   const judged = { access, spec, config: row, requiresConfirmation };
-  const refusal = switchRefusal(row, spec) ?? (await callerMay(db, caller, access, spec, req.serverId, new Date(now)));
+  const refusal = switchRefusal(row, spec) ?? (await callerMay(db, config, caller, access, spec, req.serverId, new Date(now)));
   if (refusal) return { ...judged, refusal };
   const cap = toolActionCap(config, access);
   if (checkQuota && (await todaysUsage(db.query, access.organization.id)).tool_actions + spec.weight > cap) return { ...judged, refusal: planRefusal(cap, "tool actions") };

@@ -7,6 +7,8 @@ import { rejectsWith } from "../support/errors.ts";
 import type { Account } from "../support/fixtures.ts";
 import { startOcelotFixture, type OcelotFixture } from "./fixture.ts";
 import { allActions } from "../support/grants.ts";
+import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 
 const acme = { organizationSlug: "acme" };
 const allTools = { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true, knowledgeWrite: true, serverLifecycle: false, files: false };
@@ -151,5 +153,29 @@ describe("ocelot: tool-action gate", () => {
     await f.api(f.cast.owner).setOcelotEmergencyStop({ ...acme, on: false });
     await rejectsWith(f.api(granted).completeToolAction({ ...acme, tool: "console.read", executionToken: a.executionToken, outcome: ToolOutcome.SUCCEEDED }), Code.FailedPrecondition, "failed_precondition");
     assert.equal((await f.actions("ocelot_tool.stopped")).length, 2);
+  });
+
+  it("refuses the console tools on a frozen server, as the console does, reserving nothing; listing its players stays allowed", async () => {
+    await f.sql(`update organizations set plan = 'pro' where slug = 'acme'`);
+    const servers = f.t.client(ServersService, { session: f.cast.owner.token });
+    const extra: string[] = [];
+    try {
+      for (const name of ["Two", "Three", "Four"]) extra.push((await servers.createServer({ ...acme, name, game: Game.MINECRAFT })).server!.id);
+      await f.sql(`update organizations set plan = 'free' where slug = 'acme'`);
+      // The fixture's server becomes the newest of four on a plan of three: frozen.
+      await f.sql(`update servers set created_at = now() + interval '1 day' where id = ?`, [f.server]);
+      assert.equal((await servers.getServer({ serverId: f.server })).server!.frozen, true);
+      for (const who of [granted, f.cast.owner]) {
+        await rejectsWith(f.api(who).preflightToolAction(read()), Code.FailedPrecondition, "server_frozen");
+        await rejectsWith(f.api(who).authorizeToolAction(read()), Code.FailedPrecondition, "server_frozen");
+        await rejectsWith(f.api(who).authorizeToolAction(command()), Code.FailedPrecondition, "server_frozen");
+      }
+      assert.equal(await used(), 0);
+      assert.equal((await f.api(granted).preflightToolAction({ ...acme, tool: "players.list", serverId: f.server })).allowed, true);
+    } finally {
+      await f.sql(`update organizations set plan = 'free' where slug = 'acme'`);
+      for (const id of extra) await servers.deleteServer({ serverId: id });
+      await f.sql(`update servers set created_at = now() - interval '1 day' where id = ?`, [f.server]);
+    }
   });
 });
