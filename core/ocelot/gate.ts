@@ -15,7 +15,7 @@ import { hashSecret, issueSecret } from "../../contract/secrets.ts";
 import { planLimits, requireMember, requireServer, type OrganizationAccess } from "../access.ts";
 import type { UserCaller } from "../context.ts";
 import type { Db } from "../db/statements.ts";
-import type { CoreConfig } from "../deps.ts";
+import type { CoreConfig, CoreDeps } from "../deps.ts";
 import { DomainError, fail, type DomainErrorReason } from "../errors.ts";
 import { isManager } from "../roles.ts";
 import { recordActivity } from "../activity/record.ts";
@@ -24,6 +24,9 @@ import { expireOpenActions, insertAction } from "./action-queries.ts";
 import { targetsServer, tools, type ToolSpec } from "./tools.ts";
 import { recordToolEvent } from "./tool-events.ts";
 import { accessFreeze, requireNotFrozen } from "../servers/frozen.ts";
+
+/** What the gate reads: the plans, and the service's clock that members' grants are read against. */
+export type GateDeps = Pick<CoreDeps, "config" | "clock">;
 
 /** The reasons a tool action or a question is refused. */
 export type RefusalReason = Extract<DomainErrorReason, "permission_denied" | "plan_limit_reached" | "feature_disabled" | "emergency_stop">;
@@ -95,14 +98,16 @@ const planRefusal = (cap: number, what: string) =>
  * switches, the caller's access, then (with `checkQuota`) today's remaining quota. Not a member:
  * not_found.
  */
-export async function judgeToolAction(db: Db, config: CoreConfig, caller: UserCaller, req: ToolRequest, checkQuota = true): Promise<Judgement> {
+export async function judgeToolAction(db: Db, deps: GateDeps, caller: UserCaller, req: ToolRequest, checkQuota = true): Promise<Judgement> {
+  const { config } = deps;
   const access = await requireMember(db.em, caller, req.organizationSlug);
   const spec = toolSpec(req);
   const row = await readConfig(db.query, access.organization.id);
+  // Break-glass was set by the database's clock; grants are written and read by the service's (core/access.ts).
   const [{ now }] = await db.query<{ now: Date }>(`select now() as now`, []);
   const requiresConfirmation = spec.confirm && !breakGlassActive(row, new Date(now));
   const judged = { access, spec, config: row, requiresConfirmation };
-  const refusal = switchRefusal(row, spec) ?? (await callerMay(db, config, caller, access, spec, req.serverId, new Date(now)));
+  const refusal = switchRefusal(row, spec) ?? (await callerMay(db, config, caller, access, spec, req.serverId, deps.clock.now()));
   if (refusal) return { ...judged, refusal };
   const cap = toolActionCap(config, access);
   if (checkQuota && (await todaysUsage(db.query, access.organization.id)).tool_actions + spec.weight > cap) return { ...judged, refusal: planRefusal(cap, "tool actions") };
@@ -129,8 +134,9 @@ export interface Authorization {
  * tool. Tokens of the organization that expired are ended first and their quota given back.
  * Throws the refusal.
  */
-export async function authorizeToolAction(db: Db, config: CoreConfig, caller: UserCaller, req: AuthorizeRequest): Promise<Authorization> {
-  const judged = await judgeToolAction(db, config, caller, req, false);
+export async function authorizeToolAction(db: Db, deps: GateDeps, caller: UserCaller, req: AuthorizeRequest): Promise<Authorization> {
+  const { config } = deps;
+  const judged = await judgeToolAction(db, deps, caller, req, false);
   if (judged.refusal) throw judged.refusal;
   const { access } = judged;
   await sweepOrganization(db, access.organization.id);

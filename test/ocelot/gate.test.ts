@@ -7,6 +7,7 @@ import { rejectsWith } from "../support/errors.ts";
 import type { Account } from "../support/fixtures.ts";
 import { startOcelotFixture, type OcelotFixture } from "./fixture.ts";
 import { allActions } from "../support/grants.ts";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 
@@ -153,6 +154,24 @@ describe("ocelot: tool-action gate", () => {
     await f.api(f.cast.owner).setOcelotEmergencyStop({ ...acme, on: false });
     await rejectsWith(f.api(granted).completeToolAction({ ...acme, tool: "console.read", executionToken: a.executionToken, outcome: ToolOutcome.SUCCEEDED }), Code.FailedPrecondition, "failed_precondition");
     assert.equal((await f.actions("ocelot_tool.stopped")).length, 2);
+  });
+
+  it("reads a member's grant by the service's clock, as the console does: a grant past its expiry there is refused", async () => {
+    const brief = await f.t.signUp("brief@example.com");
+    const orgs = f.t.client(OrganizationsService, { session: f.cast.owner.token });
+    await orgs.addMember({ ...acme, email: brief.email, role: Role.MEMBER });
+    const expiresAt = timestampFromDate(new Date(f.t.clock.now().getTime() + 60_000));
+    await orgs.createAccessGrant({ ...acme, userId: brief.userId, serverId: f.server, actions: allActions, constraints: { expiresAt } });
+    assert.equal((await f.api(brief).preflightToolAction(read())).allowed, true);
+    f.t.clock.advance(120_000);
+    try {
+      const pre = await f.api(brief).preflightToolAction(read());
+      assert.deepEqual([pre.allowed, pre.refusal], [false, ToolRefusal.PERMISSION_DENIED], pre.message);
+      assert.match(pre.message, /expired/);
+      await rejectsWith(f.api(brief).authorizeToolAction(read()), Code.PermissionDenied);
+    } finally {
+      f.t.clock.advance(-120_000);
+    }
   });
 
   it("refuses the console tools on a frozen server, as the console does, reserving nothing; listing its players stays allowed", async () => {
