@@ -45,6 +45,18 @@ async function lockedRequest(tx: EntityManager, access: OrganizationAccess, id: 
   return request;
 }
 
+/**
+ * Within a transaction: the pending request an owner or admin decides, its row locked. Nobody
+ * decides their own (`own` says what to do instead); a decided one says who decided it.
+ */
+async function requestToDecide(tx: EntityManager, caller: UserCaller, req: { organizationSlug: string; requestId: string }, own: string) {
+  const access = await requireManager(tx, caller, req.organizationSlug);
+  const request = await lockedRequest(tx, access, req.requestId);
+  if (request.user.id === caller.user.id) throw fail("permission_denied", own);
+  requirePending(request);
+  return { access, request };
+}
+
 /** A decided request cannot be decided again: says who decided it. */
 function requirePending(request: AccessRequest): void {
   if (request.status === "pending") return;
@@ -143,10 +155,7 @@ const approveAccessRequest = (deps: RequestDeps): Impl["approveAccessRequest"] =
   const now = deps.clock.now();
   let kept: Kept | undefined;
   const response = await entityManager(ctx).transactional(async (tx) => {
-    const access = await requireManager(tx, caller, req.organizationSlug);
-    const request = await lockedRequest(tx, access, req.requestId);
-    if (request.user.id === caller.user.id) throw fail("permission_denied", "you cannot approve your own access request; another owner or admin must");
-    requirePending(request);
+    const { access, request } = await requestToDecide(tx, caller, req, "you cannot approve your own access request; another owner or admin must");
     const draft = requestTerms(request);
     const limits = req.constraints ? limitsFromProto(req.constraints, now) : { expiresAt: draft.expiresAt, maxUses: draft.maxUses, durationSeconds: draft.durationSeconds };
     const terms = { actions: req.actions.length ? actionsFromProto(req.actions) : draft.actions, ...limits };
@@ -180,10 +189,7 @@ const denyAccessRequest = (deps: RequestDeps): Impl["denyAccessRequest"] => asyn
   const now = deps.clock.now();
   let kept: Kept | undefined;
   const response = await entityManager(ctx).transactional(async (tx) => {
-    const access = await requireManager(tx, caller, req.organizationSlug);
-    const request = await lockedRequest(tx, access, req.requestId);
-    if (request.user.id === caller.user.id) throw fail("permission_denied", "you cannot decide your own access request; cancel it instead");
-    requirePending(request);
+    const { access, request } = await requestToDecide(tx, caller, req, "you cannot decide your own access request; cancel it instead");
     request.decisionReason = req.reason.trim();
     decide(tx, caller, access, request, now, "denied");
     kept = await keepNotification(
