@@ -73,6 +73,11 @@ export interface ServerUse {
    * action but "view".
    */
   spend?: boolean;
+  /**
+   * Only judging whether the caller may (the assistant's gate): no use spent and no duration
+   * started, as the call that then acts goes through its own requireServer.
+   */
+  judgeOnly?: boolean;
 }
 
 /**
@@ -131,6 +136,7 @@ async function useGrant(query: Query, caller: UserCaller, row: ServerAccessRow, 
   if (!grant) throw fail("permission_denied", "you have no access to this server; ask an owner or admin for a grant");
   const refusal = grantRefusal(grantFacts(grant), use.action, use.now);
   if (refusal) throw fail("permission_denied", refusal);
+  if (use.judgeOnly) return;
   if (!(use.spend ?? use.action !== "view")) {
     if (grant.first_used_at === null) await markGrantFirstUse(query, grant.id, use.now);
     return;

@@ -74,8 +74,8 @@ async function callerMay(db: Db, config: CoreConfig, caller: UserCaller, access:
     return spec.access.role === "manager" && !isManager(access.role) ? fail("permission_denied", "only an owner or admin can use this tool") : undefined;
   }
   try {
-    // Judging spends none of a grant's uses: running the tool does, through the server's own path.
-    const onServer = await requireServer(db, caller, serverId!, { action: spec.access.server, now, spend: false });
+    // Judging spends none of a grant's uses nor starts its duration: running the tool does, through the server's own path.
+    const onServer = await requireServer(db, caller, serverId!, { action: spec.access.server, now, judgeOnly: true });
     if (onServer.organization.id !== access.organization.id) throw fail("not_found", "server not found");
     if (spec.access.server !== "view") requireNotFrozen(accessFreeze(config, onServer));
   } catch (error) {

@@ -174,6 +174,18 @@ describe("ocelot: tool-action gate", () => {
     }
   });
 
+  it("judging and authorizing start no grant's duration (running the tool does, through the server's own path)", async () => {
+    const timed = await f.t.signUp("timed@example.com");
+    const orgs = f.t.client(OrganizationsService, { session: f.cast.owner.token });
+    await orgs.addMember({ ...acme, email: timed.email, role: Role.MEMBER });
+    await orgs.createAccessGrant({ ...acme, userId: timed.userId, serverId: f.server, actions: allActions, constraints: { durationSeconds: 600 } });
+    assert.equal((await f.api(timed).preflightToolAction(read())).allowed, true);
+    await f.api(timed).authorizeToolAction(read());
+    const [grant] = (await f.t.client(OrganizationsService, { session: timed.token }).getCurrentMember(acme)).accessGrants;
+    assert.equal(grant.firstUsedAt, undefined, "the grant's 10 minutes have not started");
+    assert.equal(grant.uses, 0);
+  });
+
   it("refuses the console tools on a frozen server, as the console does, reserving nothing; listing its players stays allowed", async () => {
     await f.sql(`update organizations set plan = 'pro' where slug = 'acme'`);
     const servers = f.t.client(ServersService, { session: f.cast.owner.token });
