@@ -23,7 +23,7 @@ import { breakGlassActive, expireBreakGlass, readConfig, reserveUsage, todaysUsa
 import { expireOpenActions, insertAction } from "./action-queries.ts";
 import { targetsServer, tools, type ToolSpec } from "./tools.ts";
 import { recordToolEvent } from "./tool-events.ts";
-import { accessFreeze, requireNotFrozen } from "../servers/frozen.ts";
+import { refuseFrozen } from "../servers/frozen.ts";
 
 /** What the gate reads: the plans, and the service's clock that members' grants are read against. */
 export type GateDeps = Pick<CoreDeps, "config" | "clock">;
@@ -75,9 +75,10 @@ async function callerMay(db: Db, config: CoreConfig, caller: UserCaller, access:
   }
   try {
     // Judging spends none of a grant's uses nor starts its duration: running the tool does, through the server's own path.
-    const onServer = await requireServer(db, caller, serverId!, { action: spec.access.server, now, judgeOnly: true });
+    const action = spec.access.server;
+    const refuse = action === "view" ? undefined : refuseFrozen(config);
+    const onServer = await requireServer(db, caller, serverId!, { action, now, judgeOnly: true, refuse });
     if (onServer.organization.id !== access.organization.id) throw fail("not_found", "server not found");
-    if (spec.access.server !== "view") requireNotFrozen(accessFreeze(config, onServer));
   } catch (error) {
     if (error instanceof DomainError && error.reason === "permission_denied") return error;
     throw error;
