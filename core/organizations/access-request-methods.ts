@@ -28,7 +28,7 @@ import { actionsFromProto, limitsFromProto, wideningProblem } from "../grant-rul
 import { keepNotification, type Kept } from "../notifications/notify.ts";
 import { decodeCursor, encodeCursor } from "../page-cursor.ts";
 import { recordInOrganization } from "./organization-activity.ts";
-import { writeGrant } from "./access-grant-methods.ts";
+import { holdOrganization, writeGrant } from "./access-grant-methods.ts";
 import { accessRequestToProto, requestStatusFromProto, requestTerms, requestsPath } from "./access-request-terms.ts";
 
 type Impl = ServiceImpl<typeof OrganizationsService>;
@@ -51,6 +51,7 @@ async function lockedRequest(tx: EntityManager, access: OrganizationAccess, id: 
  */
 async function requestToDecide(tx: EntityManager, caller: UserCaller, req: { organizationSlug: string; requestId: string }, own: string) {
   const access = await requireManager(tx, caller, req.organizationSlug);
+  await holdOrganization(tx, access.organization.id);
   const request = await lockedRequest(tx, access, req.requestId);
   if (request.user.id === caller.user.id) throw fail("permission_denied", own);
   requirePending(request);
@@ -86,6 +87,7 @@ const createAccessRequest = (deps: RequestDeps): Impl["createAccessRequest"] => 
   const kept: (Kept | undefined)[] = [];
   const response = await entityManager(ctx).transactional(async (tx) => {
     const access = await requireMember(tx, caller, req.organizationSlug);
+    await holdOrganization(tx, access.organization.id);
     if (isManager(access.role)) throw fail("failed_precondition", "owners and admins may act on every server already; requests are for members");
     const server = await tx.findOne(Server, { id: req.serverId, organization: access.organization.id });
     if (!server) throw fail("not_found", "server not found");
@@ -215,6 +217,7 @@ const cancelAccessRequest = (deps: RequestDeps): Impl["cancelAccessRequest"] => 
   const caller = requireUser(ctx);
   return entityManager(ctx).transactional(async (tx) => {
     const access = await requireMember(tx, caller, req.organizationSlug);
+    await holdOrganization(tx, access.organization.id);
     const request = await lockedRequest(tx, access, req.requestId);
     if (request.user.id !== caller.user.id) {
       if (!isManager(access.role)) throw fail("not_found", "access request not found");
