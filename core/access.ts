@@ -73,6 +73,17 @@ export interface ServerUse {
    * action but "view".
    */
   spend?: boolean;
+  /**
+   * Only judging whether the caller may (the assistant's gate): no use spent and no duration
+   * started, as the call that then acts goes through its own requireServer.
+   */
+  judgeOnly?: boolean;
+  /**
+   * What else refuses the call once the caller's access is settled and before a use is spent or
+   * marked (a frozen server: core/servers/frozen.ts), given the server's organization's plan and
+   * the server's rank there; throws its refusal.
+   */
+  refuse?: (server: { plan: string; rank: number }) => void;
 }
 
 /**
@@ -89,7 +100,9 @@ export interface ServerUse {
  */
 export async function requireServer(db: Db, caller: UserCaller, serverId: string, use: ServerUse): Promise<ServerAccess> {
   const row = await loadServerAccess(db.query, caller, serverId);
-  if (!isManager(row.role)) await useGrant(db.query, caller, row, use);
+  const grant = isManager(row.role) ? undefined : allowedGrant(row, use);
+  use.refuse?.({ plan: String(row.organization.plan), rank: row.rank });
+  if (grant) await useGrant(db.query, caller, row, grant, use);
   return mapServerAccess(db.em, row);
 }
 
@@ -125,12 +138,18 @@ export function grantFacts(row: GrantRow): GrantFacts {
   };
 }
 
-/** Refuses, or records the member's use of their grant (spending one for an acting call). */
-async function useGrant(query: Query, caller: UserCaller, row: ServerAccessRow, use: ServerUse): Promise<void> {
+/** The member's grant that allows `use`, or its refusal. */
+function allowedGrant(row: ServerAccessRow, use: ServerUse): GrantRow {
   const grant = row.grant?.id ? row.grant : null;
   if (!grant) throw fail("permission_denied", "you have no access to this server; ask an owner or admin for a grant");
   const refusal = grantRefusal(grantFacts(grant), use.action, use.now);
   if (refusal) throw fail("permission_denied", refusal);
+  return grant;
+}
+
+/** Records the member's use of their grant (spending one for an acting call), or refuses when a concurrent call spent the last. */
+async function useGrant(query: Query, caller: UserCaller, row: ServerAccessRow, grant: GrantRow, use: ServerUse): Promise<void> {
+  if (use.judgeOnly) return;
   if (!(use.spend ?? use.action !== "view")) {
     if (grant.first_used_at === null) await markGrantFirstUse(query, grant.id, use.now);
     return;

@@ -29,6 +29,7 @@ import { refreshGrant } from "./refresh-tokens.ts";
 import { endSession } from "./end-session.ts";
 import { accountRevocationProfile } from "./revocation-queries.ts";
 import { introspectToken, revokeToken } from "../oauth/token-endpoints.ts";
+import { createClientCredentialGuard } from "../oauth/client-credential-guard.ts";
 
 const step = (next: Step) => create(AuthorizationStepSchema, { step: next });
 
@@ -43,6 +44,7 @@ export function createAccountOAuthService(deps: CoreDeps): ServiceImpl<typeof Ac
   const tokens = accountTokenProfile(deps.config);
   const authorization = createAccountAuthorization(deps);
   const revocation = accountRevocationProfile(deps.config);
+  const clientGuard = createClientCredentialGuard(deps);
   return {
     async startAuthorization(req, ctx) {
       const next = await authorization.start(entityManager(ctx), { ...req, sessionToken: browserSession(ctx) });
@@ -61,8 +63,8 @@ export function createAccountOAuthService(deps: CoreDeps): ServiceImpl<typeof Ac
 
     async exchangeCode(req, ctx) {
       const em = entityManager(ctx);
-      const grant = req.grantType === "refresh_token" ? refreshGrant(deps, em, req) : exchangeCode(tokens, deps, em, req);
-      const result = await countedExchange(deps.metrics, "account", grant);
+      const grant = () => (req.grantType === "refresh_token" ? refreshGrant(deps, em, req) : exchangeCode(tokens, deps, em, req));
+      const result = await clientGuard(ctx, req, () => countedExchange(deps.metrics, "account", grant()), (r) => "failure" in r && r.failure.error === "invalid_client");
       return create(ExchangeCodeResponseSchema, { outcome: tokenOutcome(result) });
     },
 

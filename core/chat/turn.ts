@@ -69,7 +69,7 @@ async function toolsAllowed(env: TurnEnv, db: Db): Promise<ChatTool[]> {
   for (const tool of chatTools.values()) {
     const onServer = targetsServer(gateTools.get(tool.gateTool)!);
     for (const serverId of onServer ? servers : [undefined]) {
-      const judged = await judgeToolAction(db, env.deps.config, env.caller, { organizationSlug: env.slug, tool: tool.gateTool, serverId }, false);
+      const judged = await judgeToolAction(db, env.deps, env.caller, { organizationSlug: env.slug, tool: tool.gateTool, serverId }, false);
       if (!judged.refusal) {
         allowed.push(tool);
         break;
@@ -147,7 +147,7 @@ async function handleCall(env: TurnEnv, call: ModelToolCall, overLimit: boolean,
   try {
     parsed = tool.parse(parseArguments(call.function.arguments), env.conversation.server_id);
     authorization = await entityManager(env.ctx).transactional(async (tx) => {
-      const granted = await authorizeToolAction(env.deps.statements.db(tx), env.deps.config, env.caller, {
+      const granted = await authorizeToolAction(env.deps.statements.db(tx), env.deps, env.caller, {
         organizationSlug: env.slug,
         tool: tool.gateTool,
         serverId: parsed.serverId,

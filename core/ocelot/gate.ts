@@ -7,14 +7,15 @@
  *
  * Refusals are domain errors with the reasons `permission_denied`, `plan_limit_reached`,
  * `feature_disabled` and `emergency_stop`; an unknown organization, server or token is
- * `not_found`, a token used up or expired `failed_precondition`.
+ * `not_found`, a token used up or expired `failed_precondition`, a tool acting on a frozen
+ * server's console `server_frozen` (core/servers/frozen.ts).
  */
 import { randomUUID } from "node:crypto";
 import { hashSecret, issueSecret } from "../../contract/secrets.ts";
 import { planLimits, requireMember, requireServer, type OrganizationAccess } from "../access.ts";
 import type { UserCaller } from "../context.ts";
 import type { Db } from "../db/statements.ts";
-import type { CoreConfig } from "../deps.ts";
+import type { CoreConfig, CoreDeps } from "../deps.ts";
 import { DomainError, fail, type DomainErrorReason } from "../errors.ts";
 import { isManager } from "../roles.ts";
 import { recordActivity } from "../activity/record.ts";
@@ -22,6 +23,10 @@ import { breakGlassActive, expireBreakGlass, readConfig, reserveUsage, todaysUsa
 import { expireOpenActions, insertAction } from "./action-queries.ts";
 import { targetsServer, tools, type ToolSpec } from "./tools.ts";
 import { recordToolEvent } from "./tool-events.ts";
+import { refuseFrozen } from "../servers/frozen.ts";
+
+/** What the gate reads: the plans, and the service's clock that members' grants are read against. */
+export type GateDeps = Pick<CoreDeps, "config" | "clock">;
 
 /** The reasons a tool action or a question is refused. */
 export type RefusalReason = Extract<DomainErrorReason, "permission_denied" | "plan_limit_reached" | "feature_disabled" | "emergency_stop">;
@@ -61,15 +66,18 @@ export function switchRefusal(config: ConfigRow, spec?: ToolSpec): DomainError |
 /**
  * Whether the caller may do what the tool does: the server's access rule for tools on a server
  * (the one call of requireServer the gate makes, naming the tool's server action), their role
- * for the others. A server outside the organization is not_found.
+ * for the others. A server outside the organization is not_found; a frozen one refuses what its
+ * console would (server_frozen, thrown as the console throws it), and allows only viewing.
  */
-async function callerMay(db: Db, caller: UserCaller, access: OrganizationAccess, spec: ToolSpec, serverId: string | undefined, now: Date): Promise<DomainError | undefined> {
+async function callerMay(db: Db, config: CoreConfig, caller: UserCaller, access: OrganizationAccess, spec: ToolSpec, serverId: string | undefined, now: Date): Promise<DomainError | undefined> {
   if ("role" in spec.access) {
     return spec.access.role === "manager" && !isManager(access.role) ? fail("permission_denied", "only an owner or admin can use this tool") : undefined;
   }
   try {
-    // Judging spends none of a grant's uses: running the tool does, through the server's own path.
-    const onServer = await requireServer(db, caller, serverId!, { action: spec.access.server, now, spend: false });
+    // Judging spends none of a grant's uses nor starts its duration: running the tool does, through the server's own path.
+    const action = spec.access.server;
+    const refuse = action === "view" ? undefined : refuseFrozen(config);
+    const onServer = await requireServer(db, caller, serverId!, { action, now, judgeOnly: true, refuse });
     if (onServer.organization.id !== access.organization.id) throw fail("not_found", "server not found");
   } catch (error) {
     if (error instanceof DomainError && error.reason === "permission_denied") return error;
@@ -91,14 +99,16 @@ const planRefusal = (cap: number, what: string) =>
  * switches, the caller's access, then (with `checkQuota`) today's remaining quota. Not a member:
  * not_found.
  */
-export async function judgeToolAction(db: Db, config: CoreConfig, caller: UserCaller, req: ToolRequest, checkQuota = true): Promise<Judgement> {
+export async function judgeToolAction(db: Db, deps: GateDeps, caller: UserCaller, req: ToolRequest, checkQuota = true): Promise<Judgement> {
+  const { config } = deps;
   const access = await requireMember(db.em, caller, req.organizationSlug);
   const spec = toolSpec(req);
   const row = await readConfig(db.query, access.organization.id);
+  // Break-glass was set by the database's clock; grants are written and read by the service's (core/access.ts).
   const [{ now }] = await db.query<{ now: Date }>(`select now() as now`, []);
   const requiresConfirmation = spec.confirm && !breakGlassActive(row, new Date(now));
   const judged = { access, spec, config: row, requiresConfirmation };
-  const refusal = switchRefusal(row, spec) ?? (await callerMay(db, caller, access, spec, req.serverId, new Date(now)));
+  const refusal = switchRefusal(row, spec) ?? (await callerMay(db, config, caller, access, spec, req.serverId, deps.clock.now()));
   if (refusal) return { ...judged, refusal };
   const cap = toolActionCap(config, access);
   if (checkQuota && (await todaysUsage(db.query, access.organization.id)).tool_actions + spec.weight > cap) return { ...judged, refusal: planRefusal(cap, "tool actions") };
@@ -125,8 +135,9 @@ export interface Authorization {
  * tool. Tokens of the organization that expired are ended first and their quota given back.
  * Throws the refusal.
  */
-export async function authorizeToolAction(db: Db, config: CoreConfig, caller: UserCaller, req: AuthorizeRequest): Promise<Authorization> {
-  const judged = await judgeToolAction(db, config, caller, req, false);
+export async function authorizeToolAction(db: Db, deps: GateDeps, caller: UserCaller, req: AuthorizeRequest): Promise<Authorization> {
+  const { config } = deps;
+  const judged = await judgeToolAction(db, deps, caller, req, false);
   if (judged.refusal) throw judged.refusal;
   const { access } = judged;
   await sweepOrganization(db, access.organization.id);

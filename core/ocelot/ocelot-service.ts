@@ -130,7 +130,7 @@ export function createOcelotService(deps: CoreDeps): Impl {
     },
 
     async preflightToolAction(req, ctx) {
-      const judged = await judgeToolAction(statements.db(entityManager(ctx)), config, requireUser(ctx), req);
+      const judged = await judgeToolAction(statements.db(entityManager(ctx)), deps, requireUser(ctx), req);
       const reason = judged.refusal?.reason as RefusalReason | undefined;
       return {
         allowed: !judged.refusal,
@@ -144,7 +144,7 @@ export function createOcelotService(deps: CoreDeps): Impl {
     async authorizeToolAction(req, ctx) {
       const caller = requireUser(ctx);
       return entityManager(ctx).transactional(async (tx) => {
-        const granted = await authorizeToolAction(statements.db(tx), config, caller, req);
+        const granted = await authorizeToolAction(statements.db(tx), deps, caller, req);
         await tx.flush();
         return { ...granted, expiresAt: timestampFromDate(granted.expiresAt) };
       });

@@ -28,7 +28,7 @@ import { actionsFromProto, limitsFromProto, wideningProblem } from "../grant-rul
 import { keepNotification, type Kept } from "../notifications/notify.ts";
 import { decodeCursor, encodeCursor } from "../page-cursor.ts";
 import { recordInOrganization } from "./organization-activity.ts";
-import { writeGrant } from "./access-grant-methods.ts";
+import { holdOrganization, writeGrant } from "./access-grant-methods.ts";
 import { accessRequestToProto, requestStatusFromProto, requestTerms, requestsPath } from "./access-request-terms.ts";
 
 type Impl = ServiceImpl<typeof OrganizationsService>;
@@ -43,6 +43,19 @@ async function lockedRequest(tx: EntityManager, access: OrganizationAccess, id: 
   if (!request) throw fail("not_found", "access request not found");
   await tx.populate(request, ["user", "server"]);
   return request;
+}
+
+/**
+ * Within a transaction: the pending request an owner or admin decides, its row locked. Nobody
+ * decides their own (`own` says what to do instead); a decided one says who decided it.
+ */
+async function requestToDecide(tx: EntityManager, caller: UserCaller, req: { organizationSlug: string; requestId: string }, own: string) {
+  const access = await requireManager(tx, caller, req.organizationSlug);
+  await holdOrganization(tx, access.organization.id);
+  const request = await lockedRequest(tx, access, req.requestId);
+  if (request.user.id === caller.user.id) throw fail("permission_denied", own);
+  requirePending(request);
+  return { access, request };
 }
 
 /** A decided request cannot be decided again: says who decided it. */
@@ -74,6 +87,7 @@ const createAccessRequest = (deps: RequestDeps): Impl["createAccessRequest"] => 
   const kept: (Kept | undefined)[] = [];
   const response = await entityManager(ctx).transactional(async (tx) => {
     const access = await requireMember(tx, caller, req.organizationSlug);
+    await holdOrganization(tx, access.organization.id);
     if (isManager(access.role)) throw fail("failed_precondition", "owners and admins may act on every server already; requests are for members");
     const server = await tx.findOne(Server, { id: req.serverId, organization: access.organization.id });
     if (!server) throw fail("not_found", "server not found");
@@ -143,10 +157,7 @@ const approveAccessRequest = (deps: RequestDeps): Impl["approveAccessRequest"] =
   const now = deps.clock.now();
   let kept: Kept | undefined;
   const response = await entityManager(ctx).transactional(async (tx) => {
-    const access = await requireManager(tx, caller, req.organizationSlug);
-    const request = await lockedRequest(tx, access, req.requestId);
-    if (request.user.id === caller.user.id) throw fail("permission_denied", "you cannot approve your own access request; another owner or admin must");
-    requirePending(request);
+    const { access, request } = await requestToDecide(tx, caller, req, "you cannot approve your own access request; another owner or admin must");
     const draft = requestTerms(request);
     const limits = req.constraints ? limitsFromProto(req.constraints, now) : { expiresAt: draft.expiresAt, maxUses: draft.maxUses, durationSeconds: draft.durationSeconds };
     const terms = { actions: req.actions.length ? actionsFromProto(req.actions) : draft.actions, ...limits };
@@ -180,10 +191,7 @@ const denyAccessRequest = (deps: RequestDeps): Impl["denyAccessRequest"] => asyn
   const now = deps.clock.now();
   let kept: Kept | undefined;
   const response = await entityManager(ctx).transactional(async (tx) => {
-    const access = await requireManager(tx, caller, req.organizationSlug);
-    const request = await lockedRequest(tx, access, req.requestId);
-    if (request.user.id === caller.user.id) throw fail("permission_denied", "you cannot decide your own access request; cancel it instead");
-    requirePending(request);
+    const { access, request } = await requestToDecide(tx, caller, req, "you cannot decide your own access request; cancel it instead");
     request.decisionReason = req.reason.trim();
     decide(tx, caller, access, request, now, "denied");
     kept = await keepNotification(
@@ -209,6 +217,7 @@ const cancelAccessRequest = (deps: RequestDeps): Impl["cancelAccessRequest"] => 
   const caller = requireUser(ctx);
   return entityManager(ctx).transactional(async (tx) => {
     const access = await requireMember(tx, caller, req.organizationSlug);
+    await holdOrganization(tx, access.organization.id);
     const request = await lockedRequest(tx, access, req.requestId);
     if (request.user.id !== caller.user.id) {
       if (!isManager(access.role)) throw fail("not_found", "access request not found");

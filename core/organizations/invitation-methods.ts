@@ -19,13 +19,15 @@ import {
 import { InvitationSchema, InvitationStatus, type Invitation } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { hashSecret, issueSecret, looksLike } from "../../contract/secrets.ts";
 import { Membership, Organization, User } from "../db/entities.ts";
-import { entityManager, requireUser } from "../context.ts";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { entityManager, requireUser, type UserCaller } from "../context.ts";
+import { executeOn } from "../db/statements.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
-import { requireManager } from "../access.ts";
+import { requireManager, type OrganizationAccess } from "../access.ts";
 import { memberToProto, organizationToProto } from "../convert.ts";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { roleFromProto, roleToProto } from "../roles.ts";
+import { roleFromProto, roleToProto, type Role } from "../roles.ts";
 import { normalizeEmail } from "../identity/identity-service.ts";
 import { recordActivity } from "../activity/record.ts";
 import { recordInOrganization } from "./organization-activity.ts";
@@ -38,6 +40,7 @@ import {
   listInvitationRows,
   markAccepted,
   markRevoked,
+  revokeInvitationsSentBy,
   type InvitationRow,
 } from "./invitation-queries.ts";
 
@@ -191,6 +194,27 @@ const acceptInvitation = (deps: InvitationDeps): Impl["acceptInvitation"] => asy
     return create(AcceptInvitationResponseSchema, { member: memberToProto(membership), organization: organizationToProto(organization, row.role) });
   });
 };
+
+/**
+ * Within the transaction that removes a member or changes their role: ends the pending
+ * invitations they sent that they could no longer send, each an `invitation.revoked` event. An
+ * invitation carries its inviter's authority, so it must not outlive it: a removed admin's link
+ * would otherwise bring someone (their own second address) back in after them. Gone or made a
+ * member, every one; made an admin, those inviting admins (only owners may).
+ */
+export async function revokeInvitationsOfInviter(
+  tx: EntityManager,
+  caller: UserCaller,
+  access: OrganizationAccess,
+  inviter: { userId: string; role: Role | null },
+): Promise<void> {
+  const roles = inviter.role === null || inviter.role === "member" ? undefined : inviter.role === "admin" ? ["admin"] : [];
+  if (roles?.length === 0) return;
+  const reason = inviter.role === null ? "inviter_left_organization" : "inviter_role_changed";
+  for (const row of await revokeInvitationsSentBy(executeOn(tx), access.organization.id, inviter.userId, roles)) {
+    recordInOrganization(tx, caller, access, { action: "invitation.revoked", targetType: "invitation", targetId: row.id, details: { email: row.email, role: row.role, reason } });
+  }
+}
 
 type InvitationMethods = Pick<Impl, "inviteMember" | "listInvitations" | "revokeInvitation" | "getInvitation" | "acceptInvitation">;
 

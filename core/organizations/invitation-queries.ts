@@ -90,3 +90,22 @@ export async function markRevoked(query: Query, organizationId: string, id: stri
   );
   return rows.length > 0;
 }
+
+/**
+ * Revokes the organization's pending invitations that `inviterId` sent, those for one of `roles`
+ * only when given; returns them (id, email, role).
+ */
+export async function revokeInvitationsSentBy(
+  query: Query,
+  organizationId: string,
+  inviterId: string,
+  roles?: readonly string[],
+): Promise<Array<{ id: string; email: string; role: string }>> {
+  return query<{ id: string; email: string; role: string }>(
+    `update invitations set revoked_at = now()
+      where organization_id = ? and invited_by_id = ? and accepted_at is null and revoked_at is null and expires_at > now()
+        ${roles ? "and role = any(string_to_array(?, ','))" : ""}
+      returning id, email, role`,
+    roles ? [organizationId, inviterId, roles.join(",")] : [organizationId, inviterId],
+  );
+}

@@ -24,6 +24,7 @@ import { roleFromProto, type Role } from "../roles.ts";
 import { normalizeEmail } from "../identity/identity-service.ts";
 import { recordInOrganization } from "./organization-activity.ts";
 import { revokeMemberKeys } from "./organization-api-keys.ts";
+import { revokeInvitationsOfInviter } from "./invitation-methods.ts";
 import type { CoreDeps } from "../deps.ts";
 import { keepNotification, type Kept, type NotificationDraft } from "../notifications/notify.ts";
 
@@ -103,6 +104,7 @@ const updateMemberRole = (deps: MemberDeps): Impl["updateMemberRole"] => async (
     if (previous !== role) {
       if (role !== "owner") await ensureAnotherOwner(tx, membership);
       membership.role = role;
+      await revokeInvitationsOfInviter(tx, caller, access, { userId: req.userId, role });
       recordInOrganization(tx, caller, access, {
         action: "member.role_changed",
         targetType: "user",
@@ -143,6 +145,7 @@ const removeMember = (deps: MemberDeps): Impl["removeMember"] => async (req, ctx
       { status: "cancelled", decidedAt: deps.clock.now(), decidedByUserId: caller.user.id, decidedByEmail: caller.user.email },
     );
     await revokeMemberKeys(tx, caller, access, req.userId, deps.clock.now());
+    await revokeInvitationsOfInviter(tx, caller, access, { userId: req.userId, role: null });
     tx.remove(membership);
     recordInOrganization(tx, caller, access, {
       action: leaving ? "member.left" : "member.removed",

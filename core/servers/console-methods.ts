@@ -17,7 +17,7 @@ import {
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { requireServer, type ServerAccess } from "../access.ts";
-import { accessFreeze, frozenError } from "./frozen.ts";
+import { refuseFrozen } from "./frozen.ts";
 import { appendActivity } from "../activity/record.ts";
 import type { Db, Query } from "../db/statements.ts";
 import { DomainError, fail, fieldFail } from "../errors.ts";
@@ -55,15 +55,8 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   const command = consoleCommandText(req.command);
   const db = deps.statements.db(entityManager(ctx));
   const requestId = randomUUID();
-  const access = await requireConsole(db, caller, req.serverId, deps.clock.now(), { requestId, command });
-  const { server } = access;
+  const { server } = await requireConsole(db, deps.config, caller, req.serverId, deps.clock.now(), { requestId, command });
   const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(db.query, caller, server, { requestId, command, outcome, error });
-  const freeze = accessFreeze(deps.config, access);
-  if (freeze) {
-    const refusal = frozenError(freeze);
-    await record("frozen", refusal.message);
-    throw refusal;
-  }
 
   let outcome: ConsoleOutcome | undefined;
   if (!isOnline(server, deps.clock.now()) || !server.agentConnectionId) outcome = "offline";
@@ -88,18 +81,23 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   return create(ExecuteConsoleCommandResponseSchema, { requestId, success: answer.success, output: answer.output, error });
 }
 
+/** The refusals of requireConsole that are on record, with their outcome. */
+const refusedOutcomes: Partial<Record<string, ConsoleOutcome>> = { permission_denied: "denied", server_frozen: "frozen" };
+
 /**
- * The server, if the caller may use its console. A member of its organization whose grant does
- * not allow it (none, expired, used up, without console_command) tried a command: that is on record (`denied`); for anyone else the server does not exist, and
- * nothing is.
+ * The server, if the caller may use its console and it is not frozen. A member of its
+ * organization whose grant does not allow it (none, expired, used up, without console_command)
+ * tried a command: that is on record (`denied`), as is a command on a frozen server (`frozen`,
+ * spending no use of a grant); for anyone else the server does not exist, and nothing is.
  */
-async function requireConsole(db: Db, caller: UserCaller, serverId: string, now: Date, facts: { requestId: string; command: string }): Promise<ServerAccess> {
+async function requireConsole(db: Db, config: ConsoleDeps["config"], caller: UserCaller, serverId: string, now: Date, facts: { requestId: string; command: string }): Promise<ServerAccess> {
   try {
-    return await requireServer(db, caller, serverId, { action: "console_command", now });
+    return await requireServer(db, caller, serverId, { action: "console_command", now, refuse: refuseFrozen(config) });
   } catch (error) {
-    if (error instanceof DomainError && error.reason === "permission_denied") {
+    const outcome = error instanceof DomainError ? refusedOutcomes[error.reason] : undefined;
+    if (outcome) {
       const server = await db.em.findOne(Server, { id: serverId });
-      if (server) await recordConsoleCommand(db.query, caller, server, { ...facts, outcome: "denied", error: error.message });
+      if (server) await recordConsoleCommand(db.query, caller, server, { ...facts, outcome, error: (error as DomainError).message });
     }
     throw error;
   }

@@ -7,6 +7,9 @@ import { rejectsWith } from "../support/errors.ts";
 import type { Account } from "../support/fixtures.ts";
 import { startOcelotFixture, type OcelotFixture } from "./fixture.ts";
 import { allActions } from "../support/grants.ts";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 
 const acme = { organizationSlug: "acme" };
 const allTools = { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true, knowledgeWrite: true, serverLifecycle: false, files: false };
@@ -151,5 +154,59 @@ describe("ocelot: tool-action gate", () => {
     await f.api(f.cast.owner).setOcelotEmergencyStop({ ...acme, on: false });
     await rejectsWith(f.api(granted).completeToolAction({ ...acme, tool: "console.read", executionToken: a.executionToken, outcome: ToolOutcome.SUCCEEDED }), Code.FailedPrecondition, "failed_precondition");
     assert.equal((await f.actions("ocelot_tool.stopped")).length, 2);
+  });
+
+  it("reads a member's grant by the service's clock, as the console does: a grant past its expiry there is refused", async () => {
+    const brief = await f.t.signUp("brief@example.com");
+    const orgs = f.t.client(OrganizationsService, { session: f.cast.owner.token });
+    await orgs.addMember({ ...acme, email: brief.email, role: Role.MEMBER });
+    const expiresAt = timestampFromDate(new Date(f.t.clock.now().getTime() + 60_000));
+    await orgs.createAccessGrant({ ...acme, userId: brief.userId, serverId: f.server, actions: allActions, constraints: { expiresAt } });
+    assert.equal((await f.api(brief).preflightToolAction(read())).allowed, true);
+    f.t.clock.advance(120_000);
+    try {
+      const pre = await f.api(brief).preflightToolAction(read());
+      assert.deepEqual([pre.allowed, pre.refusal], [false, ToolRefusal.PERMISSION_DENIED], pre.message);
+      assert.match(pre.message, /expired/);
+      await rejectsWith(f.api(brief).authorizeToolAction(read()), Code.PermissionDenied);
+    } finally {
+      f.t.clock.advance(-120_000);
+    }
+  });
+
+  it("judging and authorizing start no grant's duration (running the tool does, through the server's own path)", async () => {
+    const timed = await f.t.signUp("timed@example.com");
+    const orgs = f.t.client(OrganizationsService, { session: f.cast.owner.token });
+    await orgs.addMember({ ...acme, email: timed.email, role: Role.MEMBER });
+    await orgs.createAccessGrant({ ...acme, userId: timed.userId, serverId: f.server, actions: allActions, constraints: { durationSeconds: 600 } });
+    assert.equal((await f.api(timed).preflightToolAction(read())).allowed, true);
+    await f.api(timed).authorizeToolAction(read());
+    const [grant] = (await f.t.client(OrganizationsService, { session: timed.token }).getCurrentMember(acme)).accessGrants;
+    assert.equal(grant.firstUsedAt, undefined, "the grant's 10 minutes have not started");
+    assert.equal(grant.uses, 0);
+  });
+
+  it("refuses the console tools on a frozen server, as the console does, reserving nothing; listing its players stays allowed", async () => {
+    await f.sql(`update organizations set plan = 'pro' where slug = 'acme'`);
+    const servers = f.t.client(ServersService, { session: f.cast.owner.token });
+    const extra: string[] = [];
+    try {
+      for (const name of ["Two", "Three", "Four"]) extra.push((await servers.createServer({ ...acme, name, game: Game.MINECRAFT })).server!.id);
+      await f.sql(`update organizations set plan = 'free' where slug = 'acme'`);
+      // The fixture's server becomes the newest of four on a plan of three: frozen.
+      await f.sql(`update servers set created_at = now() + interval '1 day' where id = ?`, [f.server]);
+      assert.equal((await servers.getServer({ serverId: f.server })).server!.frozen, true);
+      for (const who of [granted, f.cast.owner]) {
+        await rejectsWith(f.api(who).preflightToolAction(read()), Code.FailedPrecondition, "server_frozen");
+        await rejectsWith(f.api(who).authorizeToolAction(read()), Code.FailedPrecondition, "server_frozen");
+        await rejectsWith(f.api(who).authorizeToolAction(command()), Code.FailedPrecondition, "server_frozen");
+      }
+      assert.equal(await used(), 0);
+      assert.equal((await f.api(granted).preflightToolAction({ ...acme, tool: "players.list", serverId: f.server })).allowed, true);
+    } finally {
+      await f.sql(`update organizations set plan = 'free' where slug = 'acme'`);
+      for (const id of extra) await servers.deleteServer({ serverId: id });
+      await f.sql(`update servers set created_at = now() - interval '1 day' where id = ?`, [f.server]);
+    }
   });
 });

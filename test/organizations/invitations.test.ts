@@ -126,6 +126,40 @@ describe("organizations: invitations by email", () => {
     await rejectsWith(orgs(owner).inviteMember({ organizationSlug: slug, email: "not an email", role: Role.MEMBER }), Code.InvalidArgument);
   });
 
+  it("ends the invitations a member sent when they leave or are removed, and those their new role could not send when demoted", async () => {
+    const { slug, owner } = await organization();
+    const [admin, demoted, coOwner] = [await t.signUp("admin9@example.com"), await t.signUp("demoted9@example.com"), await t.signUp("coowner9@example.com")];
+    await orgs(owner).addMember({ organizationSlug: slug, email: admin.email, role: Role.ADMIN });
+    await orgs(owner).addMember({ organizationSlug: slug, email: demoted.email, role: Role.ADMIN });
+    await orgs(owner).addMember({ organizationSlug: slug, email: coOwner.email, role: Role.ADMIN });
+    await orgs(owner).updateMemberRole({ organizationSlug: slug, userId: coOwner.userId, role: Role.OWNER });
+    const byAdmin = await orgs(admin).inviteMember({ organizationSlug: slug, email: "alt9@example.com", role: Role.MEMBER });
+    const byDemoted = await orgs(demoted).inviteMember({ organizationSlug: slug, email: "friend9@example.com", role: Role.MEMBER });
+    const adminByCoOwner = await orgs(coOwner).inviteMember({ organizationSlug: slug, email: "boss9@example.com", role: Role.ADMIN });
+    const memberByCoOwner = await orgs(coOwner).inviteMember({ organizationSlug: slug, email: "crew9@example.com", role: Role.MEMBER });
+    const byOwner = await orgs(owner).inviteMember({ organizationSlug: slug, email: "kept9@example.com", role: Role.MEMBER });
+
+    await orgs(owner).removeMember({ organizationSlug: slug, userId: admin.userId });
+    await orgs(owner).updateMemberRole({ organizationSlug: slug, userId: demoted.userId, role: Role.MEMBER });
+    await orgs(owner).updateMemberRole({ organizationSlug: slug, userId: coOwner.userId, role: Role.ADMIN });
+
+    const status = async (invited: { invitation?: { id: string } }) =>
+      InvitationStatus[(await orgs(owner).listInvitations({ organizationSlug: slug, includeClosed: true })).invitations.find((i) => i.id === invited.invitation!.id)!.status];
+    assert.equal(await status(byAdmin), "REVOKED", "a removed admin's invitation cannot bring anyone in");
+    assert.equal(await status(byDemoted), "REVOKED", "a member cannot invite, so neither do their invitations");
+    assert.equal(await status(adminByCoOwner), "REVOKED", "an admin cannot invite admins");
+    assert.equal(await status(memberByCoOwner), "PENDING");
+    assert.equal(await status(byOwner), "PENDING");
+    const alt = await t.signUp("alt9@example.com");
+    await rejectsWith(orgs(alt).acceptInvitation({ token: byAdmin.token }), Code.FailedPrecondition);
+    const { events } = await t.client(ActivityService, { session: owner.token }).listOrganizationActivity({ organizationSlug: slug, action: "invitation.revoked", limit: 10 });
+    assert.deepEqual(events.map((e) => [e.details.email, e.details.reason]).sort(), [
+      ["alt9@example.com", "inviter_left_organization"],
+      ["boss9@example.com", "inviter_role_changed"],
+      ["friend9@example.com", "inviter_role_changed"],
+    ]);
+  });
+
   it("refuses accepting when already a member, and the invitation stays pending", async () => {
     const { slug, owner } = await organization();
     const person = await t.signUp("person4@example.com");

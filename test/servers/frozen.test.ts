@@ -5,6 +5,9 @@ import { AdminService } from "../../gen/outpost/admin/v1/admin_service_pb.js";
 import { ActivityKind, ActivityService, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { allActions } from "../support/grants.ts";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent, type AgentOptions } from "../../agent/client.ts";
 import { startTestCore, type TestCore } from "../support/core.ts";
@@ -114,6 +117,30 @@ describe("servers: frozen beyond the plan's limit", function () {
       ["server.frozen", "Newest", "status", "warning"],
       ["server.unfrozen", "Newest (renamed)", "status", "info"],
     ]);
+  });
+
+  it("a member's refused console on a frozen server spends none of their grant's uses", async () => {
+    await w.createServer("Oldest");
+    await w.createServer("Middle");
+    const newest = await w.createServer("Newest");
+    const member = await w.t.signUp(`member-${randomUUID()}@example.com`);
+    const orgs = w.t.client(OrganizationsService, { session: w.session });
+    await orgs.addMember({ organizationSlug: "acme", email: member.email, role: Role.MEMBER });
+    await orgs.createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: newest.id, actions: allActions, constraints: { maxUses: 2 } });
+    await setPlan("small");
+    const theirs = w.t.client(ServersService, { session: member.token });
+    for (let i = 0; i < 3; i++) await rejectsWith(theirs.executeConsoleCommand({ serverId: newest.id, command: "list" }), Code.FailedPrecondition, "server_frozen");
+    await rejectsWith(
+      (async () => {
+        for await (const _ of theirs.watchConsole({ serverId: newest.id }));
+      })(),
+      Code.FailedPrecondition,
+      "server_frozen",
+    );
+    const [grant] = (await w.t.client(OrganizationsService, { session: member.token }).getCurrentMember({ organizationSlug: "acme" })).accessGrants;
+    assert.equal(grant.uses, 0, "the grant still has both its uses for when the server is unfrozen");
+    const { events } = await w.t.client(ActivityService, { session: w.session }).listOrganizationActivity({ organizationSlug: "acme", action: "server.console_command" });
+    assert.deepEqual(events.slice(0, 3).map((e) => e.details.outcome), ["frozen", "frozen", "frozen"]);
   });
 
   it("deleting an older server unfreezes the oldest frozen one first", async () => {

@@ -703,7 +703,10 @@ export declare const AccountOAuthService: GenService<{
     output: typeof DecideConsentResponseSchema;
   },
   /**
-   * POST /api/auth/oauth2/token: authenticates the client and exchanges a code, once.
+   * POST /api/auth/oauth2/token: authenticates the client and exchanges a code, once, or a
+   * refresh token. Counted per client address (RATE_LIMIT_PER_MINUTE); a failed client
+   * authentication also counts against the address's bad_credential_ip limit. Over either:
+   * resource_exhausted with RetryInfo.
    *
    * @generated from rpc outpost.accountoauth.v1.AccountOAuthService.ExchangeCode
    */
