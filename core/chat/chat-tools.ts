@@ -20,7 +20,7 @@ import { findNote } from "../knowledge/note-queries.ts";
 import { consoleCommandText, executeConsoleCommand } from "../servers/console-methods.ts";
 import type { ToolName } from "../ocelot/tools.ts";
 import type { ModelTool } from "./model.ts";
-import { accessFreeze, requireNotFrozen } from "../servers/frozen.ts";
+import { refuseFrozen } from "../servers/frozen.ts";
 
 export interface ToolEnv {
   deps: CoreDeps;
@@ -146,9 +146,7 @@ const catalogue: ChatTool[] = [
     },
     async run(env, call) {
       // Reading a console is an acting call: it spends one of a grant's uses, as opening the live console does.
-      const access = await requireServer(env.db, env.caller, call.serverId!, { action: "console_read", now: env.deps.clock.now() });
-      requireNotFrozen(accessFreeze(env.deps.config, access));
-      const { server } = access;
+      const { server } = await requireServer(env.db, env.caller, call.serverId!, { action: "console_read", now: env.deps.clock.now(), refuse: refuseFrozen(env.deps.config) });
       if (!isOnline(server, env.deps.clock.now()) || !server.agentConnectionId) return { server: server.name, online: false, lines: [] };
       const holder = env.deps.agents.holding(server.agentConnectionId);
       if (!holder) return { server: server.name, online: true, lines: [], note: "the recent output is kept by another Outpost instance and cannot be read from here" };
