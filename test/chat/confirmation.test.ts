@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { Code } from "@connectrpc/connect";
+import { ChatService, ToolCallStatus, TurnStatus } from "../../gen/outpost/chat/v1/chat_service_pb.js";
+import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { OcelotService } from "../../gen/outpost/ocelot/v1/ocelot_service_pb.js";
+import { startAgent, type Agent } from "../../agent/client.ts";
+import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
+import { acmeWithMembers, type AcmeCast } from "../support/fixtures.ts";
+import { rejectsWith } from "../support/errors.ts";
+import { startModelStub, type Json, type ModelStub, type ScriptedToolCall } from "../support/model-stub.ts";
+
+/**
+ * What a person confirms is what runs, and only while it may: a model cannot swap the command
+ * behind a confirmation by reusing a call's id, and a family switched off after the question
+ * stops the command that waits.
+ */
+describe("chat: confirming a command", function () {
+  this.timeout(60_000);
+  let t: TestCore;
+  let cast: AcmeCast;
+  let stub: ModelStub;
+  let serverId: string;
+  let agent: Agent;
+  const ran: string[] = [];
+  const acme = { organizationSlug: "acme" };
+
+  const chat = () => t.client(ChatService, { session: cast.owner.token });
+  const calls = (...toolCalls: ScriptedToolCall[]) => ({ toolCalls });
+  const ocelot = () => t.client(OcelotService, { session: cast.owner.token });
+  const switchCommands = async (on: boolean) => {
+    const { config } = await ocelot().getOcelotConfig(acme);
+    await ocelot().updateOcelotConfig({ ...acme, version: config!.version, settings: { ...config!.settings!, tools: { ...config!.settings!.tools!, consoleCommand: on } } });
+  };
+
+  before(async () => {
+    stub = await startModelStub();
+    t = await startTestCore({ ...testConfig, assistantModel: { url: stub.url, model: "stub-model", timeoutSeconds: 5 } });
+    cast = await acmeWithMembers(t);
+    const created = await t.client(ServersService, { session: cast.owner.token }).createServer({ ...acme, name: "Survival", game: Game.MINECRAFT });
+    serverId = created.server!.id;
+    agent = startAgent({
+      url: "http://in-process",
+      key: created.agentKey,
+      game: Game.MINECRAFT,
+      playerAuth: PlayerAuth.ONLINE,
+      reconnect: false,
+      transport: t.core.transport(),
+      console: async (command) => {
+        ran.push(command);
+        return { success: true, output: [`ran ${command}`] };
+      },
+    });
+    await agent.connected();
+    await switchCommands(true);
+  });
+  beforeEach(() => (ran.length = 0));
+  after(async () => {
+    await agent?.stop();
+    await t?.close();
+    await stub?.close();
+  });
+
+  it("runs the command shown, not another call the model gave the same id", async () => {
+    stub.script(
+      calls(
+        { id: "dup", name: "no_such_tool", arguments: { server_id: serverId, command: "op griefer" } },
+        { id: "dup", name: "console_command", arguments: { server_id: serverId, command: "say hi" } },
+      ),
+    );
+    const sent = await chat().sendMessage({ ...acme, content: "Greet them" });
+    assert.equal(sent.status, TurnStatus.AWAITING_CONFIRMATION);
+    assert.equal(sent.pending?.command, "say hi");
+    stub.script({ text: ["Greeted."] });
+    await chat().confirmToolCall({ ...acme, conversationId: sent.conversation!.id, toolCallId: sent.pending!.toolCallId, allow: true });
+    assert.deepEqual(ran, ["say hi"]);
+    const ids = (stub.requests.at(-1)!.body as Json).messages.filter((m: Json) => m.role === "tool").map((m: Json) => m.tool_call_id);
+    assert.equal(new Set(ids).size, 2, "each call has its own result");
+  });
+
+  it("asks about a command of a later round whose id the model reused (or left out)", async () => {
+    stub.script(calls({ id: "", name: "servers_list", arguments: {} }), calls({ id: "", name: "console_command", arguments: { server_id: serverId, command: "list" } }));
+    const sent = await chat().sendMessage({ ...acme, content: "Who is on?" });
+    assert.equal(sent.status, TurnStatus.AWAITING_CONFIRMATION, "the second round's call is not taken for the first's");
+    assert.equal(sent.pending?.command, "list");
+    stub.script({ text: ["Nobody."] });
+    await chat().confirmToolCall({ ...acme, conversationId: sent.conversation!.id, toolCallId: sent.pending!.toolCallId, allow: true });
+    assert.deepEqual(ran, ["list"]);
+  });
+});
