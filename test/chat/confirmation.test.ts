@@ -87,4 +87,23 @@ describe("chat: confirming a command", function () {
     await chat().confirmToolCall({ ...acme, conversationId: sent.conversation!.id, toolCallId: sent.pending!.toolCallId, allow: true });
     assert.deepEqual(ran, ["list"]);
   });
+
+  it("refuses a waiting command once its family is switched off, and gives its quota back", async () => {
+    stub.script(calls({ id: "c_off", name: "console_command", arguments: { server_id: serverId, command: "stop" } }));
+    const sent = await chat().sendMessage({ ...acme, content: "Stop it" });
+    assert.equal(sent.pending?.command, "stop");
+    const before = (await ocelot().getOcelotUsageStats(acme)).usage!.toolActions;
+    await switchCommands(false);
+    try {
+      stub.script({ text: ["Not stopped."] });
+      const answered = await chat().confirmToolCall({ ...acme, conversationId: sent.conversation!.id, toolCallId: "c_off", allow: true });
+      assert.deepEqual(ran, []);
+      assert.equal(answered.messages[0].toolStatus, ToolCallStatus.REFUSED);
+      assert.match(answered.messages[0].content, /turned off/);
+      assert.equal((await ocelot().getOcelotUsageStats(acme)).usage!.toolActions, before - 2, "the command's weight is given back");
+      await rejectsWith(chat().confirmToolCall({ ...acme, conversationId: sent.conversation!.id, toolCallId: "c_off", allow: true }), Code.FailedPrecondition);
+    } finally {
+      await switchCommands(true);
+    }
+  });
 });
