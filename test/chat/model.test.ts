@@ -75,4 +75,14 @@ describe("chat: the model client against a runaway endpoint", function () {
     assert.ok(got.toolCalls.length <= 32);
     assert.ok(got.toolCalls.every((c) => c.function.name.length <= 64));
   });
+
+  it("never repeats the API key of an endpoint that echoes it in an error", async () => {
+    answer = (res) => res.end(`data: ${JSON.stringify({ error: { message: "key sk-secret-123 is not valid" } })}\n\n`);
+    const model = { url, model: "m", apiKey: "sk-secret-123", timeoutSeconds: 2 };
+    await assert.rejects(askModel(model, { messages: [], tools: [] }, () => {}), (error: unknown) => {
+      assert.ok(error instanceof DomainError);
+      assert.equal(error.message, "the assistant's model failed: key [the API key] is not valid");
+      return true;
+    });
+  });
 });
