@@ -18,7 +18,7 @@ import type { CoreConfig } from "../deps.ts";
 import { DomainError, fail, type DomainErrorReason } from "../errors.ts";
 import { isManager } from "../roles.ts";
 import { recordActivity } from "../activity/record.ts";
-import { breakGlassActive, expireBreakGlass, readConfig, reserveUsage, todaysUsage, type ConfigRow } from "./ocelot-queries.ts";
+import { expireBreakGlass, readConfig, reserveUsage, todaysUsage, type ConfigRow } from "./ocelot-queries.ts";
 import { expireOpenActions, insertAction } from "./action-queries.ts";
 import { targetsServer, tools, type ToolSpec } from "./tools.ts";
 import { recordToolEvent } from "./tool-events.ts";
@@ -96,7 +96,7 @@ export async function judgeToolAction(db: Db, config: CoreConfig, caller: UserCa
   const spec = toolSpec(req);
   const row = await readConfig(db.query, access.organization.id);
   const [{ now }] = await db.query<{ now: Date }>(`select now() as now`, []);
-  const requiresConfirmation = spec.confirm && !breakGlassActive(row, new Date(now));
+  const requiresConfirmation = spec.confirm && !row.break_glass_active;
   const judged = { access, spec, config: row, requiresConfirmation };
   const refusal = switchRefusal(row, spec) ?? (await callerMay(db, caller, access, spec, req.serverId, new Date(now)));
   if (refusal) return { ...judged, refusal };
