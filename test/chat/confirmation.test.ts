@@ -1,14 +1,12 @@
 import assert from "node:assert/strict";
 import { Code } from "@connectrpc/connect";
 import { ChatService, ToolCallStatus, TurnStatus } from "../../gen/outpost/chat/v1/chat_service_pb.js";
-import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
-import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { OcelotService } from "../../gen/outpost/ocelot/v1/ocelot_service_pb.js";
-import { startAgent, type Agent } from "../../agent/client.ts";
-import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
-import { acmeWithMembers, type AcmeCast } from "../support/fixtures.ts";
+import type { TestCore } from "../support/core.ts";
+import type { AcmeCast } from "../support/fixtures.ts";
 import { rejectsWith } from "../support/errors.ts";
-import { startModelStub, type Json, type ModelStub, type ScriptedToolCall } from "../support/model-stub.ts";
+import type { Json, ModelStub, ScriptedToolCall } from "../support/model-stub.ts";
+import { startChatFixture, type ChatFixture } from "./fixture.ts";
 
 /**
  * What a person confirms is what runs, and only while it may: a model cannot swap the command
@@ -17,48 +15,27 @@ import { startModelStub, type Json, type ModelStub, type ScriptedToolCall } from
  */
 describe("chat: confirming a command", function () {
   this.timeout(60_000);
+  let f: ChatFixture;
   let t: TestCore;
   let cast: AcmeCast;
   let stub: ModelStub;
   let serverId: string;
-  let agent: Agent;
-  const ran: string[] = [];
+  let ran: string[];
   const acme = { organizationSlug: "acme" };
 
   const chat = () => t.client(ChatService, { session: cast.owner.token });
   const calls = (...toolCalls: ScriptedToolCall[]) => ({ toolCalls });
   const ocelot = () => t.client(OcelotService, { session: cast.owner.token });
-  const switchCommands = async (on: boolean) => {
-    const { config } = await ocelot().getOcelotConfig(acme);
-    await ocelot().updateOcelotConfig({ ...acme, version: config!.version, settings: { ...config!.settings!, tools: { ...config!.settings!.tools!, consoleCommand: on } } });
-  };
+  const switchCommands = (on: boolean) => f.switchCommands(on);
 
   before(async () => {
-    stub = await startModelStub();
-    t = await startTestCore({ ...testConfig, assistantModel: { url: stub.url, model: "stub-model", timeoutSeconds: 5 } });
-    cast = await acmeWithMembers(t);
-    const created = await t.client(ServersService, { session: cast.owner.token }).createServer({ ...acme, name: "Survival", game: Game.MINECRAFT });
-    serverId = created.server!.id;
-    agent = startAgent({
-      url: "http://in-process",
-      key: created.agentKey,
-      game: Game.MINECRAFT,
-      playerAuth: PlayerAuth.ONLINE,
-      reconnect: false,
-      transport: t.core.transport(),
-      console: async (command) => {
-        ran.push(command);
-        return { success: true, output: [`ran ${command}`] };
-      },
-    });
-    await agent.connected();
+    f = await startChatFixture();
+    ({ t, cast, stub, serverId, ran } = f);
     await switchCommands(true);
   });
   beforeEach(() => (ran.length = 0));
   after(async () => {
-    await agent?.stop();
-    await t?.close();
-    await stub?.close();
+    await f?.close();
   });
 
   it("runs the command shown, not another call the model gave the same id", async () => {
