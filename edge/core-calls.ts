@@ -72,3 +72,15 @@ export function createCoreCalls({ transport, secureCookies, credentials = true }
     transport: transportFor,
   };
 }
+
+/**
+ * A signal aborted when the client goes away before it is answered: passed to a call that may wait
+ * on something slow (the assistant's model), it ends that work with the request.
+ */
+export function untilClientGone(ctx: Context): AbortSignal {
+  const abort = new AbortController();
+  ctx.res.once("close", () => {
+    if (!ctx.res.writableFinished) abort.abort();
+  });
+  return abort.signal;
+}

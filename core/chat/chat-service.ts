@@ -33,10 +33,11 @@ import {
   listMessages,
   pendingToolMessage,
   type ConversationRow,
+  type MessageRow,
 } from "./conversation-queries.ts";
-import { conversationToProto, messageToProto, pendingToProto } from "./chat-proto.ts";
+import { conversationToProto, messageToProto, pendingToProto, type PendingContent } from "./chat-proto.ts";
 import { continueTurn, inConversation, notConfigured, runAuthorized, settle, type ChatEventInit, type Emit, type TurnEnv } from "./turn.ts";
-import { chatTools } from "./chat-tools.ts";
+import { chatTools, type ChatTool, type ParsedCall } from "./chat-tools.ts";
 import { resultContent } from "./prompt.ts";
 
 type Impl = ServiceImpl<typeof ChatService>;
@@ -108,7 +109,12 @@ async function decide(deps: CoreDeps, ctx: HandlerContext, req: Decision, emit: 
   const { row, token } = claimed;
   const tool = chatTools.get(row.tool_name ?? "")!;
   const history = await listMessages(db.query, conversation.id);
-  const call = history.flatMap((m) => m.tool_calls ?? []).find((c) => c.id === row.tool_call_id)!;
+  const parsed = shownCall(tool, row, history, conversation.server_id);
+  if (!parsed) {
+    await applyTokenStep(db.em, deps.statements, caller, { organizationSlug: req.organizationSlug, executionToken: token }, { kind: "release", tool: tool.gateTool }).catch(() => {});
+    await settle(env, row, "refused", resultContent("refused", "not run: the call does not match the command that was shown"), emit);
+    return continueTurn(env, emit);
+  }
   try {
     await applyTokenStep(db.em, deps.statements, caller, { organizationSlug: req.organizationSlug, executionToken: token }, { kind: "confirm", allow: req.allow });
   } catch (error) {
@@ -120,11 +126,27 @@ async function decide(deps: CoreDeps, ctx: HandlerContext, req: Decision, emit: 
   if (!req.allow) {
     await settle(env, row, "denied", resultContent("denied", "the user denied this action; it did not run"), emit);
   } else {
-    const parsed = tool.parse(JSON.parse(call.function.arguments) as Record<string, unknown>, conversation.server_id);
     const outcome = await runAuthorized(env, tool, parsed, token);
     await settle(env, row, outcome.toolStatus, outcome.content, emit);
   }
   await continueTurn(env, emit);
+}
+
+/**
+ * The pending call as it will run, only if that is exactly what the person was shown: the model's
+ * call with the row's id (the one of them: ids are unique in a conversation since uniqueCallIds,
+ * but not in conversations stored before) parses to the stored command on the stored server.
+ */
+function shownCall(tool: ChatTool, row: MessageRow, history: readonly MessageRow[], scope: string | null): ParsedCall | undefined {
+  const shown = (JSON.parse(row.content) as { pending: PendingContent }).pending;
+  const calls = history.flatMap((m) => m.tool_calls ?? []).filter((c) => c.id === row.tool_call_id && c.function.name === row.tool_name);
+  if (calls.length !== 1) return undefined;
+  try {
+    const parsed = tool.parse(JSON.parse(calls[0].function.arguments) as Record<string, unknown>, scope);
+    return parsed.summary === shown.command && (parsed.serverId ?? "") === shown.server_id ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The events of `run` as a stream, in order; its error ends the stream. */

@@ -6,7 +6,8 @@
  * The endpoint is the operator's choice (OCELOT_MODEL_URL), not a user's, so it is called with
  * plain fetch, loopback and http allowed, not through core/outbound's SSRF-checked sender.
  * Silence longer than the timeout (before the first byte, or between two chunks), an answer
- * longer than five timeouts, a refused connection or an error status: `unavailable`, saying so.
+ * longer than five timeouts, a line longer than {@link maxLineChars}, a refused connection or an
+ * error status: `unavailable`, saying so. An answer past {@link maxAnswerChars} is cut there.
  */
 import type { AssistantModelConfig } from "../deps.ts";
 import { DomainError, fail } from "../errors.ts";
@@ -40,8 +41,10 @@ export function completionsUrl(base: string): string {
   return trimmed.endsWith("/chat/completions") ? trimmed : `${trimmed}/chat/completions`;
 }
 
-/** The biggest answer read (text and tool calls together); more is cut off. */
-const maxAnswerChars = 64_000;
+/** The biggest answer read (text and tool calls together); the stream is closed there and the answer cut. */
+export const maxAnswerChars = 64_000;
+/** The longest line of the stream; a longer one (a runaway or broken endpoint) is `unavailable`. */
+export const maxLineChars = 1_000_000;
 
 const unavailable = (message: string) => new DomainError("model_unavailable", message);
 
@@ -81,7 +84,8 @@ export async function askModel(
     }
     return await readStream(res.body, onDelta, arm);
   } catch (error) {
-    if (error instanceof DomainError) throw error;
+    // What the endpoint says goes to members: never with the operator's key in it, if it echoes it.
+    if (error instanceof DomainError) throw model.apiKey && error.message.includes(model.apiKey) ? new DomainError(error.reason, error.message.replaceAll(model.apiKey, "[the API key]")) : error;
     if (signal?.aborted) throw fail("cancelled", "the caller went away");
     if (timedOut) throw unavailable(timedOut);
     throw unavailable(`the assistant's model could not be reached (${describe(error)})`);
@@ -96,6 +100,9 @@ function describe(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
 }
+
+/** Tool calls read from one answer; more are left out. */
+const maxToolCalls = 32;
 
 interface Chunk {
   choices?: Array<{ delta?: { content?: string | null; tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }> } }>;
@@ -122,24 +129,26 @@ async function readStream(body: ReadableStream<Uint8Array>, onDelta: (text: stri
     if (chunk.error) throw unavailable(`the assistant's model failed: ${String(chunk.error.message ?? "no reason given").slice(0, 300)}`);
     const delta = chunk.choices?.[0]?.delta;
     if (!delta) return false;
-    if (delta.content && size < maxAnswerChars) {
-      const text = delta.content.slice(0, maxAnswerChars - size);
+    // Everything kept counts against the cap: text, and tool calls' ids, names and arguments.
+    const keep = (piece: unknown): string => {
+      const text = typeof piece === "string" ? piece.slice(0, maxAnswerChars - size) : "";
       size += text.length;
+      return text;
+    };
+    const text = keep(delta.content);
+    if (text) {
       content += text;
       onDelta(text);
     }
     for (const piece of delta.tool_calls ?? []) {
       const index = piece.index ?? calls.length;
-      if (index < 0 || index > 31) continue;
+      if (!Number.isInteger(index) || index < 0 || index >= maxToolCalls) continue;
       const call = (calls[index] ??= { id: "", name: "", arguments: "" });
-      if (piece.id) call.id = piece.id;
-      if (piece.function?.name) call.name += piece.function.name;
-      if (piece.function?.arguments && size < maxAnswerChars) {
-        call.arguments += piece.function.arguments;
-        size += piece.function.arguments.length;
-      }
+      if (piece.id) call.id = keep(piece.id);
+      call.name += keep(piece.function?.name);
+      call.arguments += keep(piece.function?.arguments);
     }
-    return false;
+    return size >= maxAnswerChars;
   };
   const reader = body.getReader();
   for (;;) {
@@ -155,6 +164,10 @@ async function readStream(body: ReadableStream<Uint8Array>, onDelta: (text: stri
         await reader.cancel().catch(() => {});
         return answer(content, calls);
       }
+    }
+    if (buffer.length > maxLineChars) {
+      await reader.cancel().catch(() => {});
+      throw unavailable(`the assistant's model sent a line longer than ${maxLineChars} characters`);
     }
   }
   if (buffer) take(buffer);

@@ -11,6 +11,7 @@
  * or is too slow leaves the conversation as it was (the question kept); so does the emergency
  * stop, whose refusal ends the answer after the refused call is stored.
  */
+import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { TurnStatus, type ChatEventSchema } from "../../gen/outpost/chat/v1/chat_service_pb.js";
@@ -111,6 +112,7 @@ export async function continueTurn(env: TurnEnv, emit: Emit): Promise<void> {
       ...historyMessages(history),
     ];
     const answer = await askModel(model, { messages, tools: tools.map(offered) }, (text) => emit({ event: { case: "delta", value: text } }), env.ctx.signal);
+    answer.toolCalls = uniqueCallIds(answer.toolCalls, history);
     const stored = await append(env, { role: "assistant", content: answer.content, toolCalls: answer.toolCalls.length ? answer.toolCalls : undefined });
     emit({ event: { case: "assistantMessage", value: messageToProto(stored) } });
     for (const call of answer.toolCalls) emit({ event: { case: "toolCallStarted", value: { id: call.id, name: call.function.name, arguments: call.function.arguments } } });
@@ -120,6 +122,20 @@ export async function continueTurn(env: TurnEnv, emit: Emit): Promise<void> {
     }
   }
   emit({ event: { case: "done", value: TurnStatus.COMPLETED } });
+}
+
+/**
+ * The calls with ids unique in the conversation: a call is found by its id (its result, the
+ * confirmation of a command), so an id the model left out, repeated in one answer or used before
+ * (a model numbering its calls from call_0 each time, or told to reuse one) gets a fresh one.
+ */
+export function uniqueCallIds(calls: ModelToolCall[], history: readonly MessageRow[]): ModelToolCall[] {
+  const used = new Set(history.flatMap((m) => [...(m.tool_calls ?? []).map((c) => c.id), ...(m.tool_call_id ? [m.tool_call_id] : [])]));
+  return calls.map((call) => {
+    const id = used.has(call.id) || !call.id ? `call_${randomUUID()}` : call.id;
+    used.add(id);
+    return id === call.id ? call : { ...call, id };
+  });
 }
 
 const lastUserSeq = (history: MessageRow[]) => history.filter((m) => m.role === "user").reduce((max, m) => Math.max(max, m.seq), 0);

@@ -86,6 +86,9 @@ export async function searchNotes(query: Query, options: SearchOptions): Promise
 
 const cursorShape = /^s([0-9.eE+-]{1,32})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
+/** Whether PostgreSQL's `real` takes the number (ranks are reals; one out of range fails the query). */
+const fitsReal = (n: number) => n === 0 || (Math.abs(n) >= 1e-37 && Math.abs(n) <= 3e38);
+
 /** A search's page cursor (opaque: base64url of "s<rank>.<id>"; "s" keeps it apart from a plain list's). */
 export function encodeSearchCursor(p: SearchPosition): string {
   return Buffer.from(`s${p.rank}.${p.id}`).toString("base64url");
@@ -93,7 +96,7 @@ export function encodeSearchCursor(p: SearchPosition): string {
 
 export function decodeSearchCursor(cursor: string): SearchPosition {
   const match = /^[A-Za-z0-9_-]+$/.test(cursor) ? cursorShape.exec(Buffer.from(cursor, "base64url").toString("latin1")) : null;
-  if (!match || !Number.isFinite(Number(match[1]))) {
+  if (!match || !fitsReal(Number(match[1]))) {
     throw fieldFail([{ field: "cursor", message: "not a cursor from this search: pass a response's nextCursor as it was, with the same search" }]);
   }
   return { rank: match[1], id: match[2] };

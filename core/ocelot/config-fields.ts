@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { OcelotConfigSchema, ResponseStyle, type OcelotConfig, type OcelotSettings } from "../../gen/outpost/ocelot/v1/resources_pb.js";
 import { isManager, type Role } from "../roles.ts";
-import { breakGlassActive, type ConfigRow, type ResponseStyleName, type SettingsColumns } from "./ocelot-queries.ts";
+import { type ConfigRow, type ResponseStyleName, type SettingsColumns } from "./ocelot-queries.ts";
 
 const styles: Record<ResponseStyleName, ResponseStyle> = {
   concise: ResponseStyle.CONCISE,
@@ -21,9 +21,9 @@ const ts = (date: Date | null) => (date ? timestampFromDate(new Date(date)) : un
  * The settings as `role` may see them: members get everything but the custom instructions
  * (which may say how the organization runs its servers); break-glass shows off once expired.
  */
-export function configToProto(row: ConfigRow, role: Role, now: Date): OcelotConfig {
+export function configToProto(row: ConfigRow, role: Role): OcelotConfig {
   const manager = isManager(role);
-  const glass = breakGlassActive(row, now);
+  const glass = row.break_glass_active;
   return create(OcelotConfigSchema, {
     organizationId: row.organization_id,
     settings: {

@@ -19,7 +19,7 @@ import type { CoreConfig, CoreDeps } from "../deps.ts";
 import { DomainError, fail, type DomainErrorReason } from "../errors.ts";
 import { isManager } from "../roles.ts";
 import { recordActivity } from "../activity/record.ts";
-import { breakGlassActive, expireBreakGlass, readConfig, reserveUsage, todaysUsage, type ConfigRow } from "./ocelot-queries.ts";
+import { expireBreakGlass, readConfig, reserveUsage, todaysUsage, type ConfigRow } from "./ocelot-queries.ts";
 import { expireOpenActions, insertAction } from "./action-queries.ts";
 import { targetsServer, tools, type ToolSpec } from "./tools.ts";
 import { recordToolEvent } from "./tool-events.ts";
@@ -106,7 +106,7 @@ export async function judgeToolAction(db: Db, deps: GateDeps, caller: UserCaller
   const row = await readConfig(db.query, access.organization.id);
   // Break-glass was set by the database's clock; grants are written and read by the service's (core/access.ts).
   const [{ now }] = await db.query<{ now: Date }>(`select now() as now`, []);
-  const requiresConfirmation = spec.confirm && !breakGlassActive(row, new Date(now));
+  const requiresConfirmation = spec.confirm && !row.break_glass_active;
   const judged = { access, spec, config: row, requiresConfirmation };
   const refusal = switchRefusal(row, spec) ?? (await callerMay(db, config, caller, access, spec, req.serverId, deps.clock.now()));
   if (refusal) return { ...judged, refusal };

@@ -24,6 +24,8 @@ export interface ConfigRow extends Record<ToolFamily, boolean> {
   break_glass_by_email: string | null;
   break_glass_at: Date | null;
   break_glass_expires_at: Date | null;
+  /** Whether break-glass is on now: its expiry not passed by the database's clock at the read. */
+  break_glass_active: boolean;
   version: number;
   updated_at: Date | null;
 }
@@ -52,12 +54,14 @@ export function defaultConfig(organizationId: string): ConfigRow {
     break_glass_by_email: null,
     break_glass_at: null,
     break_glass_expires_at: null,
+    break_glass_active: false,
     version: 0,
     updated_at: null,
   };
 }
 
-const selectConfig = `select c.*, se.email as emergency_stop_by_email, sb.email as break_glass_by_email
+const selectConfig = `select c.*, se.email as emergency_stop_by_email, sb.email as break_glass_by_email,
+        coalesce(c.break_glass and c.break_glass_expires_at > now(), false) as break_glass_active
    from ocelot_configs c
    left join users se on se.id = c.emergency_stop_by
    left join users sb on sb.id = c.break_glass_by
@@ -133,11 +137,6 @@ export async function expireBreakGlass(query: Query, organizationId: string): Pr
     [organizationId],
   );
   return rows.length === 1;
-}
-
-/** Whether break-glass is on now (its expiry not passed, by the database's clock at the read). */
-export function breakGlassActive(row: ConfigRow, now: Date): boolean {
-  return row.break_glass && row.break_glass_expires_at !== null && new Date(row.break_glass_expires_at).getTime() > now.getTime();
 }
 
 export interface UsageRow {

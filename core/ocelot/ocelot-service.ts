@@ -15,7 +15,7 @@ import { planLimits, requireManager, requireMember } from "../access.ts";
 import { recordActivity } from "../activity/record.ts";
 import type { Db } from "../db/statements.ts";
 import { configToProto, settingsColumns } from "./config-fields.ts";
-import { breakGlassActive, ensureConfigRow, readConfig, setBreakGlass, setEmergencyStop, todaysUsage, writeSettings } from "./ocelot-queries.ts";
+import { ensureConfigRow, readConfig, setBreakGlass, setEmergencyStop, todaysUsage, writeSettings } from "./ocelot-queries.ts";
 import { authorizeToolAction, judgeToolAction, queryCap, sweepOrganization, type RefusalReason } from "./gate.ts";
 import { applyTokenStep } from "./token-steps.ts";
 import { countNotes } from "../knowledge/note-queries.ts";
@@ -40,7 +40,7 @@ async function switchEmergencyStop(db: Db, caller: UserCaller, organizationId: s
 }
 
 export function createOcelotService(deps: CoreDeps): Impl {
-  const { config, statements, clock } = deps;
+  const { config, statements } = deps;
 
   /** Within a transaction: the caller must manage the organization; its row exists, locked, its expired switches and tokens ended. */
   async function lockForChange(db: Db, caller: UserCaller, slug: string) {
@@ -56,7 +56,7 @@ export function createOcelotService(deps: CoreDeps): Impl {
       const em = entityManager(ctx);
       const access = await requireMember(em, requireUser(ctx), req.organizationSlug);
       const row = await readConfig(statements.on(em), access.organization.id);
-      return { config: configToProto(row, access.role, clock.now()) };
+      return { config: configToProto(row, access.role) };
     },
 
     async updateOcelotConfig(req, ctx) {
@@ -82,7 +82,8 @@ export function createOcelotService(deps: CoreDeps): Impl {
           details: { enabled: String(columns.enabled), daily_query_cap: String(columns.daily_query_cap), response_style: columns.response_style },
         });
         if (req.emergencyStop !== undefined) await switchEmergencyStop(db, caller, organizationId, req.emergencyStop);
-        if (req.breakGlass !== undefined && req.breakGlass !== breakGlassActive(row, clock.now())) {
+        if (req.breakGlass !== undefined) {
+          // Whether it changes is the database's to say, by its clock (setBreakGlass's condition).
           const minutes = req.breakGlassMinutes || defaultBreakGlassMinutes;
           if (await setBreakGlass(db.query, organizationId, req.breakGlass, minutes, caller.user.id)) {
             recordActivity(tx, caller, {
@@ -95,7 +96,7 @@ export function createOcelotService(deps: CoreDeps): Impl {
           }
         }
         await tx.flush();
-        return { config: configToProto(await readConfig(db.query, organizationId), access.role, clock.now()) };
+        return { config: configToProto(await readConfig(db.query, organizationId), access.role) };
       });
     },
 
@@ -106,7 +107,7 @@ export function createOcelotService(deps: CoreDeps): Impl {
         const { access } = await lockForChange(db, caller, req.organizationSlug);
         await switchEmergencyStop(db, caller, access.organization.id, req.on);
         await tx.flush();
-        return { config: configToProto(await readConfig(db.query, access.organization.id), access.role, clock.now()) };
+        return { config: configToProto(await readConfig(db.query, access.organization.id), access.role) };
       });
     },
 

@@ -3,7 +3,8 @@
  * Each presents the execution token; its row is locked for the step, so two steps at once are
  * one after the other and a used token is refused the second time. A token found expired, or
  * presented while the emergency stop is on, is ended (its quota given back) in a transaction of
- * its own, and then refused.
+ * its own, and then refused; so is an action a person allows after the assistant, or the
+ * action's family, was switched off.
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { UserCaller } from "../context.ts";
@@ -13,7 +14,8 @@ import { fail, type DomainError } from "../errors.ts";
 import { isManager } from "../roles.ts";
 import { lockActionByToken, moveAction, type ActionRow, type ActionStatus } from "./action-queries.ts";
 import { readConfig, releaseUsage } from "./ocelot-queries.ts";
-import { tokenHash } from "./gate.ts";
+import { switchRefusal, tokenHash } from "./gate.ts";
+import { tools } from "./tools.ts";
 import { recordToolEvent } from "./tool-events.ts";
 
 export type TokenStep =
@@ -54,9 +56,16 @@ export async function applyTokenStep(em: EntityManager, statements: Statements, 
       await end("expired", "ocelot_tool.expired", "system");
       return fail("failed_precondition", "the execution token expired; authorize the action again");
     }
-    if (step.kind !== "release" && (await readConfig(db.query, row.organization_id)).emergency_stop) {
+    const config = step.kind === "release" ? undefined : await readConfig(db.query, row.organization_id);
+    if (config?.emergency_stop) {
       await end("stopped", "ocelot_tool.stopped", caller);
       return fail("emergency_stop", "an owner or admin pressed the assistant's emergency stop; the action was cancelled");
+    }
+    // A person allowing an action is the moment it is decided: the switches as they are now.
+    const off = config && step.kind === "confirm" && step.allow ? switchRefusal(config, tools.get(row.tool)) : undefined;
+    if (off) {
+      await end("released", "ocelot_tool.released", caller);
+      return fail(off.reason, `${off.message}; the action was cancelled`);
     }
     await settle(tx, db.query, caller, row, step, end);
     return undefined;

@@ -14,6 +14,7 @@ import { TurnStatus, type ChatEvent, type StreamConfirmToolCallResponse, type St
 import { action, done, orgOf, page, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { httpStatus } from "../errors.ts";
 import { answerError, relayStream } from "../event-streams.ts";
+import { untilClientGone } from "../core-calls.ts";
 import { chatPage, chatPath } from "./chat-views.ts";
 
 function wantsEvents(ctx: Context): boolean {
@@ -77,10 +78,12 @@ const ask = (deps: DashboardDeps): ActionHandler => async (ctx, v, form) => {
   const content = (form.get("content") ?? "").replace(/\r\n?/g, "\n");
   const req = { organizationSlug: org.slug, conversationId: form.get("conversationId") || undefined, serverId: form.get("serverId") || undefined, content };
   if (wantsEvents(ctx)) return relay(ctx, deps, org.slug, (signal) => v.core.chat.streamMessage(req, { signal }));
+  const gone = untilClientGone(ctx);
   try {
-    const sent = await v.core.chat.sendMessage(req);
+    const sent = await v.core.chat.sendMessage(req, { signal: gone });
     done(ctx, chatPath(org, sent.conversation!.id));
   } catch (error) {
+    if (gone.aborted) return; // the page left: its answer was stopped, and no one reads this one
     await refusedPage(ctx, v, error, req.conversationId, content);
   }
 };
@@ -89,10 +92,12 @@ const confirm = (deps: DashboardDeps): ActionHandler => async (ctx, v, form) => 
   const org = orgOf(v, ctx.params.slug);
   const req = { organizationSlug: org.slug, conversationId: ctx.params.id, toolCallId: form.get("toolCallId") ?? "", allow: form.get("allow") === "yes" };
   if (wantsEvents(ctx)) return relay(ctx, deps, org.slug, (signal) => v.core.chat.streamConfirmToolCall(req, { signal }));
+  const gone = untilClientGone(ctx);
   try {
-    await v.core.chat.confirmToolCall(req);
+    await v.core.chat.confirmToolCall(req, { signal: gone });
     done(ctx, chatPath(org, req.conversationId));
   } catch (error) {
+    if (gone.aborted) return;
     await refusedPage(ctx, v, error, req.conversationId, "");
   }
 };

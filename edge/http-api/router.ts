@@ -11,7 +11,7 @@ import type { Middleware } from "koa";
 import { secretPrefixes } from "../../contract/secrets.ts";
 import { httpResponseField, httpRouter, services } from "../../contract/services.ts";
 import { errorBody, HttpError, jsonName, violationDetails, isUnexplainedFailure } from "../errors.ts";
-import type { CoreCalls } from "../core-calls.ts";
+import { untilClientGone, type CoreCalls } from "../core-calls.ts";
 import { messageFromApiJson, messageToApiJson } from "./json.ts";
 import { queryToJson } from "./query.ts";
 import { readJsonObject } from "./body.ts";
@@ -123,6 +123,7 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
   return async (ctx, next) => {
     if (!ctx.path.startsWith(httpApiPrefix)) return next();
     ctx.set("Cache-Control", "no-store");
+    let gone: AbortSignal | undefined;
     try {
       const [routerName, procedureName, ...rest] = ctx.path.slice(httpApiPrefix.length).split("/");
       const router = procedures.get(routerName);
@@ -142,12 +143,16 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
       }
       if (procedure.httpMethod === "POST" && params.size) throw new ConnectError("a POST takes its input in the JSON body, not the URL", Code.InvalidArgument);
       const input = apiInput(procedure, procedure.httpMethod === "GET" ? queryToJson(procedure.method.input, params) : await readJsonObject(ctx, options.bodyLimit ?? edgeBodyMaxBytes(ctx.path)));
-      const response = await options.calls.transport(ctx).unary(procedure.method, undefined, undefined, undefined, input);
+      // A POST may wait on something slow (the assistant's model); queries keep the fast path, which takes no signal.
+      gone = procedure.httpMethod === "POST" ? untilClientGone(ctx) : undefined;
+      const response = await options.calls.transport(ctx).unary(procedure.method, gone, undefined, undefined, input);
       const json = messageToApiJson(procedure.method.output, response.message);
       ctx.status = 200;
       ctx.body = procedure.responseField ? (json as { [key: string]: JsonValue })[procedure.responseField] : json;
     } catch (error) {
       const body = errorBody(error, ctx.state.requestId);
+      // A client that went away is answered by no one, and its call's cancellation is no failure.
+      if (gone?.aborted) return;
       if (isUnexplainedFailure(error)) ctx.state.log.error({ err: error }, "HTTP API request failed");
       const details = violationDetails(error);
       const headers = { ...(error instanceof HttpError ? error.headers : {}), ...options.errorHeaders?.(error) };

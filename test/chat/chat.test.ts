@@ -2,16 +2,14 @@ import assert from "node:assert/strict";
 import { Code } from "@connectrpc/connect";
 import { ChatService, MessageRole, ToolCallStatus, TurnStatus } from "../../gen/outpost/chat/v1/chat_service_pb.js";
 import { KnowledgeService } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
-import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
-import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { OcelotService } from "../../gen/outpost/ocelot/v1/ocelot_service_pb.js";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
-import { startAgent, type Agent } from "../../agent/client.ts";
 import type { AssistantModelConfig } from "../../core/deps.ts";
-import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
-import { acmeWithMembers, type AcmeCast, type Account } from "../support/fixtures.ts";
+import type { TestCore } from "../support/core.ts";
+import type { AcmeCast, Account } from "../support/fixtures.ts";
 import { rejectsWith } from "../support/errors.ts";
-import { offeredTools, startModelStub, type Json, type ModelStub } from "../support/model-stub.ts";
+import { offeredTools, type Json, type ModelStub } from "../support/model-stub.ts";
+import { startChatFixture, type ChatFixture } from "./fixture.ts";
 import { freePort } from "../support/outpost.ts";
 
 const allTools = ["console_command", "console_read", "knowledge_read", "knowledge_search", "players_list", "servers_list"];
@@ -22,13 +20,13 @@ const allTools = ["console_command", "console_read", "knowledge_read", "knowledg
  */
 describe("chat: the assistant's conversations", function () {
   this.timeout(60_000);
+  let f: ChatFixture;
   let t: TestCore;
   let cast: AcmeCast;
   let stub: ModelStub;
   let model: AssistantModelConfig;
   let serverId: string;
-  let agent: Agent;
-  const ran: string[] = [];
+  let ran: string[];
   const acme = { organizationSlug: "acme" };
 
   const chat = (who: Account) => t.client(ChatService, { session: who.token });
@@ -36,41 +34,16 @@ describe("chat: the assistant's conversations", function () {
   const lastRequest = () => stub.requests.at(-1)!.body as Json;
   const toolCall = (id: string, name: string, args: Record<string, unknown>) => ({ toolCalls: [{ id, name, arguments: args }] });
 
-  const switchFamily = async (family: "consoleCommand", on: boolean) => {
-    const ocelot = t.client(OcelotService, { session: cast.owner.token });
-    const { config } = await ocelot.getOcelotConfig(acme);
-    await ocelot.updateOcelotConfig({ ...acme, version: config!.version, settings: { ...config!.settings!, tools: { ...config!.settings!.tools!, [family]: on } } });
-  };
-
   before(async () => {
-    stub = await startModelStub();
-    model = { url: stub.url, model: "stub-model", apiKey: "sk-test", timeoutSeconds: 5 };
-    t = await startTestCore({ ...testConfig, assistantModel: model });
-    cast = await acmeWithMembers(t);
-    const created = await t.client(ServersService, { session: cast.owner.token }).createServer({ ...acme, name: "Survival", game: Game.MINECRAFT });
-    serverId = created.server!.id;
-    agent = startAgent({
-      url: "http://in-process",
-      key: created.agentKey,
-      game: Game.MINECRAFT,
-      playerAuth: PlayerAuth.ONLINE,
-      reconnect: false,
-      transport: t.core.transport(),
-      console: async (command) => {
-        ran.push(command);
-        return { success: true, output: [`[Server] ran ${command}`] };
-      },
-    });
-    await agent.connected();
+    f = await startChatFixture();
+    ({ t, cast, stub, model, serverId, ran } = f);
     // Console commands are off until an owner or admin turns them on.
-    await switchFamily("consoleCommand", true);
+    await f.switchCommands(true);
     await t.client(KnowledgeService, { session: cast.owner.token }).createNote({ ...acme, spec: { title: "Whitelist runbook", content: "Add players with whitelist add <name>.", tags: ["ops"] } });
   });
   afterEach(() => setModel(model));
   after(async () => {
-    await agent?.stop();
-    await t?.close();
-    await stub?.close();
+    await f?.close();
   });
 
   it("answers with a knowledge search: the result goes back as a tool message and the answer is stored", async () => {
@@ -109,11 +82,11 @@ describe("chat: the assistant's conversations", function () {
     stub.script({ text: ["Hi"] });
     await chat(cast.owner).sendMessage({ ...acme, content: "hello" });
     assert.deepEqual(offeredTools(lastRequest()), allTools);
-    await switchFamily("consoleCommand", false);
+    await f.switchCommands(false);
     stub.script({ text: ["Hi"] });
     await chat(cast.owner).sendMessage({ ...acme, content: "hello again" });
     assert.deepEqual(offeredTools(lastRequest()), allTools.filter((n) => n !== "console_command"));
-    await switchFamily("consoleCommand", true);
+    await f.switchCommands(true);
   });
 
   it("asks before a console command: allowed, it runs on the agent and its output goes back to the model", async () => {

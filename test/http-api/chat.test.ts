@@ -56,6 +56,24 @@ describe("http api: chat", () => {
     assert.equal((await api("GET", `chat/getConversation?organizationSlug=acme&conversationId=${id}`)).status, 404);
   });
 
+  it("a caller that goes away ends the model's request", async () => {
+    stub.script({ silentMs: 3_000 });
+    const asked = stub.requests.length;
+    const gone = new AbortController();
+    const sending = fetch(`${t.baseUrl}/api/http/chat/sendMessage`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify({ organizationSlug: "acme", content: "Think slowly" }),
+      signal: gone.signal,
+    });
+    while (stub.requests.length === asked) await new Promise((resolve) => setTimeout(resolve, 20));
+    gone.abort();
+    await sending.catch(() => {});
+    const started = Date.now();
+    while (!stub.requests.at(-1)!.abandoned && Date.now() - started < 2_000) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.ok(stub.requests.at(-1)!.abandoned, "the model's request was closed before it answered");
+  });
+
   it("leaves the streaming methods out of /api/http and the OpenAPI document", async () => {
     assert.equal((await api("POST", "chat/streamMessage", { organizationSlug: "acme", content: "hi" })).status, 404);
     assert.equal((await api("POST", "chat/streamConfirmToolCall", {})).status, 404);

@@ -71,6 +71,13 @@ describe("http api: knowledge", () => {
     assert.equal(badTag.status, 400);
     assert.match(badTag.body.message, /spec\.tags\[0\]/);
     assert.equal((await api("GET", "knowledge/listNotes?organizationSlug=acme&cursor=nonsense")).status, 400);
+    // A search cursor of the right shape whose rank PostgreSQL's real cannot hold is still the caller's mistake.
+    for (const rank of ["1e39", "-1e39", "1e-50", "1e308"]) {
+      const cursor = Buffer.from(`s${rank}.00000000-0000-4000-8000-000000000000`).toString("base64url");
+      const tampered = await api("GET", `knowledge/listNotes?organizationSlug=acme&search=runbook&cursor=${cursor}`);
+      assert.equal(tampered.status, 400, `${rank}: ${JSON.stringify(tampered.body)}`);
+      assert.match(tampered.body.message, /cursor/);
+    }
 
     assert.equal((await api("POST", "knowledge/deleteNote", { organizationSlug: "acme", noteId: note.id })).status, 200);
     assert.equal((await api("GET", `knowledge/getNote?organizationSlug=acme&noteId=${note.id}`)).status, 404);

@@ -128,4 +128,18 @@ describe("ocelot: settings", () => {
     assert.equal((await f.api(f.cast.member).getOcelotUsageStats(acme)).usage!.queryLimit, 10, "no cap of its own: the plan's");
     await rejectsWith(f.api(f.cast.outsider).getOcelotUsageStats(acme), Code.NotFound);
   });
+
+  it("break-glass is judged by the database's clock alone: an instance whose clock runs ahead still turns it off, and shows it on", async () => {
+    await f.api(f.cast.owner).updateOcelotConfig({ ...acme, version: await version(), settings: settings(), breakGlass: true, breakGlassMinutes: 30 });
+    f.t.clock.advance(2 * 3600_000);
+    try {
+      assert.equal((await f.api(f.cast.owner).getOcelotConfig(acme)).config!.breakGlass!.on, true, "on until the database says its time is up");
+      const off = await f.api(f.cast.owner).updateOcelotConfig({ ...acme, version: await version(), settings: settings(), breakGlass: false });
+      assert.equal(off.config!.breakGlass!.on, false);
+      const preflight = await f.api(f.cast.owner).preflightToolAction({ ...acme, tool: "console.command", serverId: f.server });
+      assert.equal(preflight.requiresConfirmation, true, "commands wait for a person again");
+    } finally {
+      f.t.clock.advance(-2 * 3600_000);
+    }
+  });
 });

@@ -27,7 +27,7 @@ export interface ModelStub {
   /** The base URL, as OCELOT_MODEL_URL takes it (…/v1). */
   url: string;
   /** Every request's path, headers and JSON body, in order. */
-  requests: Array<{ path: string; headers: IncomingHttpHeaders; body: Json }>;
+  requests: Array<{ path: string; headers: IncomingHttpHeaders; body: Json; /** Outpost closed the request before the answer ended. */ abandoned: boolean }>;
   /** Queues the next answers. */
   script(...answers: Scripted[]): void;
   /** Answers still queued. */
@@ -44,7 +44,9 @@ export async function startModelStub(): Promise<ModelStub> {
     let raw = "";
     req.on("data", (piece: Buffer) => (raw += piece.toString()));
     req.on("end", async () => {
-      requests.push({ path: req.url ?? "", headers: req.headers, body: JSON.parse(raw || "null") });
+      const entry = { path: req.url ?? "", headers: req.headers, body: JSON.parse(raw || "null"), abandoned: false };
+      requests.push(entry);
+      res.on("close", () => (entry.abandoned ||= !res.writableEnded));
       const answer = queue.shift() ?? { text: ["(no scripted answer)"] };
       if ("status" in answer) {
         res.writeHead(answer.status, { "content-type": "application/json" }).end(answer.body);

@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { Code } from "@connectrpc/connect";
+import { ChatService, ToolCallStatus, TurnStatus } from "../../gen/outpost/chat/v1/chat_service_pb.js";
+import { OcelotService } from "../../gen/outpost/ocelot/v1/ocelot_service_pb.js";
+import type { TestCore } from "../support/core.ts";
+import type { AcmeCast } from "../support/fixtures.ts";
+import { rejectsWith } from "../support/errors.ts";
+import type { Json, ModelStub, ScriptedToolCall } from "../support/model-stub.ts";
+import { startChatFixture, type ChatFixture } from "./fixture.ts";
+
+/**
+ * What a person confirms is what runs, and only while it may: a model cannot swap the command
+ * behind a confirmation by reusing a call's id, and a family switched off after the question
+ * stops the command that waits.
+ */
+describe("chat: confirming a command", function () {
+  this.timeout(60_000);
+  let f: ChatFixture;
+  let t: TestCore;
+  let cast: AcmeCast;
+  let stub: ModelStub;
+  let serverId: string;
+  let ran: string[];
+  const acme = { organizationSlug: "acme" };
+
+  const chat = () => t.client(ChatService, { session: cast.owner.token });
+  const calls = (...toolCalls: ScriptedToolCall[]) => ({ toolCalls });
+  const ocelot = () => t.client(OcelotService, { session: cast.owner.token });
+  const switchCommands = (on: boolean) => f.switchCommands(on);
+
+  before(async () => {
+    f = await startChatFixture();
+    ({ t, cast, stub, serverId, ran } = f);
+    await switchCommands(true);
+  });
+  beforeEach(() => (ran.length = 0));
+  after(async () => {
+    await f?.close();
+  });
+
+  it("runs the command shown, not another call the model gave the same id", async () => {
+    stub.script(
+      calls(
+        { id: "dup", name: "no_such_tool", arguments: { server_id: serverId, command: "op griefer" } },
+        { id: "dup", name: "console_command", arguments: { server_id: serverId, command: "say hi" } },
+      ),
+    );
+    const sent = await chat().sendMessage({ ...acme, content: "Greet them" });
+    assert.equal(sent.status, TurnStatus.AWAITING_CONFIRMATION);
+    assert.equal(sent.pending?.command, "say hi");
+    stub.script({ text: ["Greeted."] });
+    await chat().confirmToolCall({ ...acme, conversationId: sent.conversation!.id, toolCallId: sent.pending!.toolCallId, allow: true });
+    assert.deepEqual(ran, ["say hi"]);
+    const ids = (stub.requests.at(-1)!.body as Json).messages.filter((m: Json) => m.role === "tool").map((m: Json) => m.tool_call_id);
+    assert.equal(new Set(ids).size, 2, "each call has its own result");
+  });
+
+  it("asks about a command of a later round whose id the model reused (or left out)", async () => {
+    stub.script(calls({ id: "", name: "servers_list", arguments: {} }), calls({ id: "", name: "console_command", arguments: { server_id: serverId, command: "list" } }));
+    const sent = await chat().sendMessage({ ...acme, content: "Who is on?" });
+    assert.equal(sent.status, TurnStatus.AWAITING_CONFIRMATION, "the second round's call is not taken for the first's");
+    assert.equal(sent.pending?.command, "list");
+    stub.script({ text: ["Nobody."] });
+    await chat().confirmToolCall({ ...acme, conversationId: sent.conversation!.id, toolCallId: sent.pending!.toolCallId, allow: true });
+    assert.deepEqual(ran, ["list"]);
+  });
+
+  it("refuses a waiting command once its family is switched off, and gives its quota back", async () => {
+    stub.script(calls({ id: "c_off", name: "console_command", arguments: { server_id: serverId, command: "stop" } }));
+    const sent = await chat().sendMessage({ ...acme, content: "Stop it" });
+    assert.equal(sent.pending?.command, "stop");
+    const before = (await ocelot().getOcelotUsageStats(acme)).usage!.toolActions;
+    await switchCommands(false);
+    try {
+      stub.script({ text: ["Not stopped."] });
+      const answered = await chat().confirmToolCall({ ...acme, conversationId: sent.conversation!.id, toolCallId: "c_off", allow: true });
+      assert.deepEqual(ran, []);
+      assert.equal(answered.messages[0].toolStatus, ToolCallStatus.REFUSED);
+      assert.match(answered.messages[0].content, /turned off/);
+      assert.equal((await ocelot().getOcelotUsageStats(acme)).usage!.toolActions, before - 2, "the command's weight is given back");
+      await rejectsWith(chat().confirmToolCall({ ...acme, conversationId: sent.conversation!.id, toolCallId: "c_off", allow: true }), Code.FailedPrecondition);
+    } finally {
+      await switchCommands(true);
+    }
+  });
+});
