@@ -13,11 +13,12 @@
  * - an error reaches the caller exactly as over the wire: the handler's error (or `internal` for
  *   anything that is not a ConnectError) is written as Connect's JSON error body and parsed back,
  *   so its code, message, details (as wire details) and metadata are the same;
- * - a handler's `ctx.signal` is aborted when the call ends (with the error when it failed); it is
- *   created only when someone reads it, so a call whose code never looks costs no AbortController.
+ * - a handler's `ctx.signal` is aborted when the call ends (with the error when it failed), or when
+ *   the caller's AbortSignal is (`canceled`); it is created only when someone reads it, so a call
+ *   whose code never looks costs no AbortController.
  *
- * Calls with a caller's AbortSignal or timeout, and every streaming call, take the router
- * transport itself, where cancellation and deadlines behave as Connect implements them. The one
+ * Calls with a timeout, and every streaming call, take the router transport itself, where
+ * deadlines behave as Connect implements them. The one
  * thing a unary response lacks is the `content-length` header of the encoded body, which no
  * in-process caller reads.
  */
@@ -67,14 +68,38 @@ export interface InProcessTransportOptions {
 
 type UnaryFn = (req: UnaryRequest) => Promise<UnaryResponse>;
 
-/** An AbortSignal made on first use; `end` aborts it if anyone has it. */
+/**
+ * An AbortSignal made on first use; `end` aborts it if anyone has it. With the caller's signal
+ * (the client went away), it is aborted when that one is, so the handler stops its work.
+ */
 class LazySignal {
   private controller: AbortController | undefined;
+  private ended = false;
+  private reason: unknown;
+  private unlink: () => void = () => {};
+  constructor(caller?: AbortSignal) {
+    if (!caller) return;
+    const follow = () => this.end(caller.reason);
+    if (caller.aborted) {
+      follow();
+      return;
+    }
+    caller.addEventListener("abort", follow, { once: true });
+    this.unlink = () => caller.removeEventListener("abort", follow);
+  }
   get signal(): AbortSignal {
-    return (this.controller ??= new AbortController()).signal;
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.ended) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
   }
   end(reason?: unknown): void {
-    if (this.controller && !this.controller.signal.aborted) this.controller.abort(reason);
+    this.unlink();
+    if (this.ended) return;
+    this.ended = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
   }
 }
 
@@ -116,9 +141,9 @@ function overTheWire(thrown: unknown, responseHeader: Headers, responseTrailer: 
 }
 
 /** Core's side of one call: what the router's Connect handler does, minus the encoding. */
-async function serve(serverInterceptors: Interceptor[], spec: MethodImplSpec & { kind: "unary" }, req: UnaryRequest): Promise<UnaryResponse> {
+async function serve(serverInterceptors: Interceptor[], spec: MethodImplSpec & { kind: "unary" }, req: UnaryRequest, caller?: AbortSignal): Promise<UnaryResponse> {
   const method = spec.method;
-  const lazy = new LazySignal();
+  const lazy = new LazySignal(caller);
   const responseHeader = new Headers({ [headerContentType]: contentTypeUnaryProto });
   const responseTrailer = new Headers();
   const values = createContextValues();
@@ -183,10 +208,10 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
     input: unknown,
     contextValues?: ContextValues,
   ): Promise<UnaryResponse<I, O>> {
-    if (signal !== undefined || (timeoutMs !== undefined && timeoutMs > 0)) {
+    if (timeoutMs !== undefined && timeoutMs > 0) {
       return viaRouter().unary(method, signal, timeoutMs, header, input as never, contextValues);
     }
-    const lazy = new LazySignal();
+    const lazy = new LazySignal(signal);
     const req: UnaryRequest = {
       stream: false,
       service: method.parent,
@@ -205,10 +230,11 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
       if (!spec || spec.kind !== "unary") {
         throw new ConnectError(`RouterHttpClient: no handler registered for /${method.parent.typeName}/${method.name}`, Code.Unimplemented);
       }
-      return serve(serverInterceptors, spec, sent);
+      return serve(serverInterceptors, spec, sent, signal);
     };
     try {
-      const res = await applyInterceptors(send, clientInterceptors)(req);
+      const call = applyInterceptors(send, clientInterceptors)(req);
+      const res = signal ? await untilAborted(call, signal) : await call;
       lazy.end();
       return res as unknown as UnaryResponse<I, O>;
     } catch (error) {
@@ -224,6 +250,26 @@ export function createInProcessTransport(routes: (router: ConnectRouter) => void
       return viaRouter().stream(method, signal, timeoutMs, header, input, contextValues);
     },
   };
+}
+
+/**
+ * The call's answer, or `canceled` as soon as the caller's signal aborts (as Connect's transports
+ * do); the handler, whose signal follows the caller's, finishes on its own.
+ */
+function untilAborted<T>(call: Promise<T>, signal: AbortSignal): Promise<T> {
+  const canceled = () => new ConnectError("the operation was aborted", Code.Canceled, undefined, undefined, signal.reason);
+  if (signal.aborted) {
+    call.catch(() => {});
+    return Promise.reject(canceled());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => {
+      call.catch(() => {});
+      reject(canceled());
+    };
+    signal.addEventListener("abort", abort, { once: true });
+    call.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
 }
 
 /** `from`'s fields into `to` (an interceptor may answer with Headers of its own). */

@@ -143,7 +143,7 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
       }
       if (procedure.httpMethod === "POST" && params.size) throw new ConnectError("a POST takes its input in the JSON body, not the URL", Code.InvalidArgument);
       const input = apiInput(procedure, procedure.httpMethod === "GET" ? queryToJson(procedure.method.input, params) : await readJsonObject(ctx, options.bodyLimit ?? edgeBodyMaxBytes(ctx.path)));
-      // A POST may wait on something slow (the assistant's model); queries keep the fast path, which takes no signal.
+      // A POST may wait on something slow (the assistant's model): the client going away ends it.
       gone = procedure.httpMethod === "POST" ? untilClientGone(ctx) : undefined;
       const response = await options.calls.transport(ctx).unary(procedure.method, gone, undefined, undefined, input);
       const json = messageToApiJson(procedure.method.output, response.message);

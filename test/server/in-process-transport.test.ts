@@ -194,6 +194,34 @@ describe("in-process transport", () => {
     });
   });
 
+  it("aborts the handler's signal when the caller's signal aborts, so the handler stops its work", async () => {
+    await same(async (build) => {
+      let handlerSaw = "";
+      const client = createClient(
+        GameOAuthService,
+        build(
+          (router) =>
+            router.service(GameOAuthService, {
+              async getAuthorization(_req, ctx: HandlerContext) {
+                await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }));
+                handlerSaw = ctx.signal.reason instanceof ConnectError ? `ConnectError ${Code[ctx.signal.reason.code]}` : String((ctx.signal.reason as Error)?.name);
+                return {};
+              },
+            }),
+          {},
+        ),
+      );
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 20);
+      const callerGot = await client.getAuthorization({}, { signal: controller.signal }).then(
+        () => "answered",
+        (error) => Code[ConnectError.from(error).code],
+      );
+      for (let i = 0; i < 50 && !handlerSaw; i++) await sleep(10);
+      return { callerGot, handlerSaw };
+    });
+  });
+
   it("honours a caller's timeout and leaves streams to Connect", async () => {
     await same(async (build) => {
       const client = createClient(
