@@ -50,5 +50,6 @@ export function noteToProto(row: NoteRow): Note {
     createdAt: stamp(row.created_at),
     updatedAt: stamp(row.updated_at),
     version: row.version,
+    managersOnly: row.managers_only,
   });
 }

@@ -1,7 +1,8 @@
 /**
  * The notes' plain SQL, always within one organization. Visibility is a list of server ids the
  * caller may see (`null`: every server, for owners and admins): a note about no server is seen by
- * every member, a note about a server only by those who see the server.
+ * every member, a note about a server only by those who see the server, and a note whose server
+ * was deleted (`managers_only`) by owners and admins only.
  */
 import type { Query } from "../db/statements.ts";
 
@@ -9,6 +10,8 @@ export interface NoteRow {
   id: string;
   organization_id: string;
   server_id: string | null;
+  /** Its server was deleted: owners and admins read it, members do not (migration 0027). */
+  managers_only: boolean;
   title: string;
   /** Empty in listed rows: lists leave the content out. */
   content: string;
@@ -38,7 +41,7 @@ const person = (column: string, alias: string) =>
 
 /** The columns of a NoteRow, from `notes n`; `content` is the empty string unless asked for. */
 export function noteColumns(withContent: boolean): string {
-  return `n.id, n.organization_id, n.server_id, n.title, ${withContent ? "n.content" : "''::text as content"}, n.tags,
+  return `n.id, n.organization_id, n.server_id, n.managers_only, n.title, ${withContent ? "n.content" : "''::text as content"}, n.tags,
     n.author_user_id, ${person("n.author_user_id", "author_name")}, n.updated_by_user_id, ${person("n.updated_by_user_id", "updated_by_name")},
     n.version, n.created_at, n.updated_at`;
 }
@@ -46,7 +49,7 @@ export function noteColumns(withContent: boolean): string {
 /** The condition that a note of `notes n` is visible, and its values. */
 export function visibleCondition(visible: VisibleServers): { sql: string; values: unknown[] } {
   if (visible === null) return { sql: "true", values: [] };
-  return { sql: "(n.server_id is null or n.server_id = any(string_to_array(?, ',')::uuid[]))", values: [visible.join(",")] };
+  return { sql: "(not n.managers_only and (n.server_id is null or n.server_id = any(string_to_array(?, ',')::uuid[])))", values: [visible.join(",")] };
 }
 
 /** One note of the organization that the caller can see, with its content. */
@@ -76,7 +79,7 @@ export async function insertNote(query: Query, row: { id: string; organizationId
 /**
  * Replaces the note's fields if it is still at `version`, moving it to the next version; a
  * concurrent update of the same version waits for the row lock, then finds the version moved
- * and changes nothing. Returns whether it was updated.
+ * and changes nothing. Saving it about a server ends `managers_only`. Returns whether it was updated.
  */
 export async function updateNoteIfVersion(
   query: Query,
@@ -84,9 +87,10 @@ export async function updateNoteIfVersion(
   change: NoteColumns & { updatedByUserId: string; at: Date },
 ): Promise<boolean> {
   const rows = await query(
-    `update notes set title = ?, content = ?, tags = string_to_array(?, ','), server_id = ?, updated_by_user_id = ?, updated_at = ?, version = version + 1
+    `update notes set title = ?, content = ?, tags = string_to_array(?, ','), server_id = ?, managers_only = managers_only and ?::uuid is null,
+            updated_by_user_id = ?, updated_at = ?, version = version + 1
      where id = ? and organization_id = ? and version = ? returning id`,
-    [change.title, change.content, change.tags.join(","), change.serverId, change.updatedByUserId, change.at, where.noteId, where.organizationId, where.version],
+    [change.title, change.content, change.tags.join(","), change.serverId, change.serverId, change.updatedByUserId, change.at, where.noteId, where.organizationId, where.version],
   );
   return rows.length === 1;
 }

@@ -49,7 +49,8 @@ function tagList(tags: readonly string[], org: Organization): Html {
 
 function byline(note: Note, servers: Map<string, string>): Html {
   const s = note.spec!;
-  return html`<p class="muted">${s.serverId ? html`About ${servers.get(s.serverId) ?? "a server"} · ` : ""}By ${note.author?.name || "a former member"} · updated ${when(note.updatedAt)}${
+  const about = s.serverId ? html`About ${servers.get(s.serverId) ?? "a server"} · ` : note.managersOnly ? html`Owners and admins only: its server was deleted · ` : "";
+  return html`<p class="muted">${about}By ${note.author?.name || "a former member"} · updated ${when(note.updatedAt)}${
     note.updatedBy?.userId && note.updatedBy.userId !== note.author?.userId ? html` by ${note.updatedBy.name}` : ""
   } · version ${note.version}</p>`;
 }

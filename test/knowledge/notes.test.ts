@@ -133,9 +133,18 @@ describe("knowledge: notes", () => {
     assert.deepEqual(await ids(cast.member, { serverId: creative }), []);
     assert.deepEqual(await ids(cast.admin), [general.id, mine.id, hidden.id].sort());
     await rejectsWith(api(cast.member).getNote({ ...acme, noteId: hidden.id }), Code.NotFound, "not_found");
-    // A deleted server leaves its notes about no server: every member sees them then.
+    // A deleted server leaves its notes about no server, for owners and admins only: what members
+    // read never widens. Saved about a server again, a note is that server's again.
     await t.client(ServersService, { session: cast.owner.token }).deleteServer({ serverId: creative });
-    assert.equal((await api(cast.member).getNote({ ...acme, noteId: hidden.id })).note!.spec!.serverId, undefined);
+    await rejectsWith(api(cast.member).getNote({ ...acme, noteId: hidden.id }), Code.NotFound, "not_found");
+    assert.deepEqual(await ids(cast.member, { search: "restarts" }), [general.id, mine.id].sort());
+    const kept = (await api(cast.admin).getNote({ ...acme, noteId: hidden.id })).note!;
+    assert.deepEqual([kept.spec!.serverId, kept.managersOnly], [undefined, true]);
+    const edited = await api(cast.admin).updateNote({ ...acme, noteId: hidden.id, version: kept.version, spec: { ...kept.spec!, title: "Creative restarts (old)" } });
+    assert.equal(edited.note!.managersOnly, true, "an edit that names no server keeps it to managers");
+    const moved = await api(cast.admin).updateNote({ ...acme, noteId: hidden.id, version: edited.note!.version, spec: { ...edited.note!.spec!, serverId: survival } });
+    assert.equal(moved.note!.managersOnly, false);
+    assert.equal((await api(cast.member).getNote({ ...acme, noteId: hidden.id })).note!.spec!.serverId, survival);
     for (const n of [general, mine, hidden]) await api(cast.owner).deleteNote({ ...acme, noteId: n.id });
   });
 

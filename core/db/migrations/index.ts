@@ -23,6 +23,7 @@ import { Migration0023Knowledge } from "./0023-knowledge.ts";
 import { Migration0024Ocelot } from "./0024-ocelot.ts";
 import { Migration0025Hardening } from "./0025-hardening.ts";
 import { Migration0026Chat } from "./0026-chat.ts";
+import { Migration0027NotesOfDeletedServers } from "./0027-notes-of-deleted-servers.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -51,4 +52,5 @@ export const migrations = [
   { name: "0024_ocelot", class: Migration0024Ocelot },
   { name: "0025_hardening", class: Migration0025Hardening },
   { name: "0026_chat", class: Migration0026Chat },
+  { name: "0027_notes_of_deleted_servers", class: Migration0027NotesOfDeletedServers },
 ];

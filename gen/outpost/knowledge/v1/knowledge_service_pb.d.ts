@@ -130,6 +130,14 @@ export declare type Note = Message<"outpost.knowledge.v1.Note"> & {
    * @generated from field: int32 version = 8;
    */
   version: number;
+
+  /**
+   * The note's server was deleted: only owners and admins read it now (members' access never
+   * widens), until one of them saves it about a server again.
+   *
+   * @generated from field: bool managers_only = 9;
+   */
+  managersOnly: boolean;
 };
 
 /**
