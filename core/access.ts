@@ -6,7 +6,7 @@ import { LockMode } from "@mikro-orm/core";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { Membership, Organization, Server } from "./db/entities.ts";
 import type { UserCaller } from "./context.ts";
-import type { Db, Query } from "./db/statements.ts";
+import { executeOn, type Db, type Query } from "./db/statements.ts";
 import type { CoreConfig, PlanLimits } from "./deps.ts";
 import { fail } from "./errors.ts";
 import { isManager, type Role } from "./roles.ts";
@@ -45,6 +45,29 @@ export async function requireMember(em: EntityManager, caller: UserCaller, slug:
 /** Like {@link requireMember}, and the caller must be an owner or an admin. */
 export async function requireManager(em: EntityManager, caller: UserCaller, slug: string): Promise<OrganizationAccess> {
   const access = await requireMember(em, caller, slug);
+  if (!isManager(access.role)) throw fail("permission_denied", "only an owner or admin of the organization can do this");
+  return access;
+}
+
+/**
+ * Within a transaction, first of its locks: holds the organization's row (FOR SHARE, or FOR
+ * UPDATE with `update`) and answers the caller's membership as it is once held. Removing or
+ * re-roling a member locks the row FOR UPDATE, so this waits for it (and it for this): a removal
+ * or role change that committed meanwhile is seen, rather than a grant, request, invitation or
+ * key being written for someone no longer there. Grants and access requests take it before any
+ * other lock: a decision's inserts need a key-share lock on the organization that a removal holds.
+ */
+export async function holdMember(em: EntityManager, caller: UserCaller, slug: string, lock: "share" | "update" = "share"): Promise<OrganizationAccess> {
+  const { organization } = await requireMember(em, caller, slug);
+  await executeOn(em)(`select 1 from organizations where id = ? for ${lock}`, [organization.id]);
+  const membership = await em.findOne(Membership, { user: caller.user.id, organization: organization.id }, { refresh: true });
+  if (!membership) throw fail("not_found", `organization "${slug}" not found`);
+  return { organization, role: membership.role as Role };
+}
+
+/** Like {@link holdMember}, and the caller must be an owner or an admin. */
+export async function holdManager(em: EntityManager, caller: UserCaller, slug: string, lock: "share" | "update" = "share"): Promise<OrganizationAccess> {
+  const access = await holdMember(em, caller, slug, lock);
   if (!isManager(access.role)) throw fail("permission_denied", "only an owner or admin of the organization can do this");
   return access;
 }

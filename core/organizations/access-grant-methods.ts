@@ -17,8 +17,7 @@ import { AccessGrant, Membership, Server } from "../db/entities.ts";
 import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
-import { executeOn } from "../db/statements.ts";
-import { requireManager, requireMember, type OrganizationAccess } from "../access.ts";
+import { holdManager, requireManager, requireMember, type OrganizationAccess } from "../access.ts";
 import { accessGrantToProto } from "../convert.ts";
 import { roleToProto } from "../roles.ts";
 import { actionsFromProto, limitsFromProto, type GrantLimits } from "../grant-rules.ts";
@@ -29,25 +28,13 @@ type Impl = ServiceImpl<typeof OrganizationsService>;
 type AccessGrantMethods = Pick<Impl, "createAccessGrant" | "listAccessGrants" | "revokeAccessGrant" | "getCurrentMember">;
 type GrantDeps = Pick<CoreDeps, "clock">;
 
-/**
- * Within a transaction, first of its locks: holds the organization's row FOR SHARE, so removing
- * or re-roling a member (which locks it FOR UPDATE, member-methods.ts) waits for this transaction
- * and this one for them. Grants and access requests take it before anything else: a grant written
- * while its member was removed outlived the membership (and came back when they were re-added),
- * and deciding a request while its member's removal waited for it deadlocked (the decision's
- * inserts need a key-share lock on the organization that the removal held).
- */
-export async function holdOrganization(tx: EntityManager, organizationId: string): Promise<void> {
-  await executeOn(tx)(`select 1 from organizations where id = ? for share`, [organizationId]);
-}
-
 /** What a new grant allows and within what. */
 export interface GrantTerms extends GrantLimits {
   actions: string[];
 }
 
 /**
- * Within a transaction that holds the organization ({@link holdOrganization}): gives the member (role member) a grant to the server, recorded as
+ * Within a transaction that holds the organization ({@link holdManager}): gives the member (role member) a grant to the server, recorded as
  * access_grant.created. With `replace`, a grant they already hold to it goes first (an approved
  * request); without, holding one is `grant_exists`.
  */
@@ -91,8 +78,7 @@ const createAccessGrant = (deps: GrantDeps): Impl["createAccessGrant"] => async 
   const now = deps.clock.now();
   const terms = { actions: actionsFromProto(req.actions), ...limitsFromProto(req.constraints, now) };
   return entityManager(ctx).transactional(async (tx) => {
-    const access = await requireManager(tx, caller, req.organizationSlug);
-    await holdOrganization(tx, access.organization.id);
+    const access = await holdManager(tx, caller, req.organizationSlug);
     const grant = await writeGrant(tx, caller, access, { userId: req.userId, serverId: req.serverId, replace: false }, terms);
     return create(CreateAccessGrantResponseSchema, { accessGrant: accessGrantToProto(grant, now) });
   });

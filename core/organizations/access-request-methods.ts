@@ -21,14 +21,14 @@ import { AccessRequest } from "../db/access-request-entities.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail, fieldFail } from "../errors.ts";
-import { requireManager, requireMember, type OrganizationAccess } from "../access.ts";
+import { holdManager, holdMember, requireMember, type OrganizationAccess } from "../access.ts";
 import { accessGrantToProto } from "../convert.ts";
 import { isManager } from "../roles.ts";
 import { actionsFromProto, limitsFromProto, wideningProblem } from "../grant-rules.ts";
 import { keepNotification, type Kept } from "../notifications/notify.ts";
 import { decodeCursor, encodeCursor } from "../page-cursor.ts";
 import { recordInOrganization } from "./organization-activity.ts";
-import { holdOrganization, writeGrant } from "./access-grant-methods.ts";
+import { writeGrant } from "./access-grant-methods.ts";
 import { accessRequestToProto, requestStatusFromProto, requestTerms, requestsPath } from "./access-request-terms.ts";
 
 type Impl = ServiceImpl<typeof OrganizationsService>;
@@ -50,8 +50,7 @@ async function lockedRequest(tx: EntityManager, access: OrganizationAccess, id: 
  * decides their own (`own` says what to do instead); a decided one says who decided it.
  */
 async function requestToDecide(tx: EntityManager, caller: UserCaller, req: { organizationSlug: string; requestId: string }, own: string) {
-  const access = await requireManager(tx, caller, req.organizationSlug);
-  await holdOrganization(tx, access.organization.id);
+  const access = await holdManager(tx, caller, req.organizationSlug);
   const request = await lockedRequest(tx, access, req.requestId);
   if (request.user.id === caller.user.id) throw fail("permission_denied", own);
   requirePending(request);
@@ -86,8 +85,7 @@ const createAccessRequest = (deps: RequestDeps): Impl["createAccessRequest"] => 
   const terms = { actions: actionsFromProto(req.actions), ...limitsFromProto(req.constraints, now) };
   const kept: (Kept | undefined)[] = [];
   const response = await entityManager(ctx).transactional(async (tx) => {
-    const access = await requireMember(tx, caller, req.organizationSlug);
-    await holdOrganization(tx, access.organization.id);
+    const access = await holdMember(tx, caller, req.organizationSlug);
     if (isManager(access.role)) throw fail("failed_precondition", "owners and admins may act on every server already; requests are for members");
     const server = await tx.findOne(Server, { id: req.serverId, organization: access.organization.id });
     if (!server) throw fail("not_found", "server not found");
@@ -216,8 +214,7 @@ const denyAccessRequest = (deps: RequestDeps): Impl["denyAccessRequest"] => asyn
 const cancelAccessRequest = (deps: RequestDeps): Impl["cancelAccessRequest"] => async (req, ctx) => {
   const caller = requireUser(ctx);
   return entityManager(ctx).transactional(async (tx) => {
-    const access = await requireMember(tx, caller, req.organizationSlug);
-    await holdOrganization(tx, access.organization.id);
+    const access = await holdMember(tx, caller, req.organizationSlug);
     const request = await lockedRequest(tx, access, req.requestId);
     if (request.user.id !== caller.user.id) {
       if (!isManager(access.role)) throw fail("not_found", "access request not found");

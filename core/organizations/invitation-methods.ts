@@ -7,7 +7,6 @@
 import { randomUUID } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { LockMode } from "@mikro-orm/core";
 import {
   AcceptInvitationResponseSchema,
   GetInvitationResponseSchema,
@@ -24,7 +23,7 @@ import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import { executeOn } from "../db/statements.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
-import { requireManager, type OrganizationAccess } from "../access.ts";
+import { holdManager, requireManager, type OrganizationAccess } from "../access.ts";
 import { memberToProto, organizationToProto } from "../convert.ts";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { roleFromProto, roleToProto, type Role } from "../roles.ts";
@@ -93,14 +92,14 @@ const inviteMember = (deps: InvitationDeps): Impl["inviteMember"] => async (req,
   const email = normalizeEmail(req.email);
   const secret = issueSecret("invitation");
   const { row, organizationName } = await entityManager(ctx).transactional(async (tx) => {
-    const access = await requireManager(tx, caller, req.organizationSlug);
+    // Invitations of one organization are made one after another (FOR UPDATE), so one address gets
+    // one pending invitation; and an inviter whose removal commits meanwhile invites no one.
+    const access = await holdManager(tx, caller, req.organizationSlug, "update");
     if (role === "admin" && access.role !== "owner") throw fail("permission_denied", "only an owner can invite an admin");
     const decision = await deps.rateLimits.invitations.consume(`user:${caller.user.id}`);
     if (!decision.allowed) {
       throw rateLimited(deps.rateLimits.invitations.policy, decision.retryAfterSeconds, `too many invitations; try again in ${inMinutes(decision.retryAfterSeconds)}`);
     }
-    // Invitations of one organization are made one after another, so one address gets one pending invitation.
-    await tx.findOneOrFail(Organization, { id: access.organization.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (await tx.count(Membership, { organization: access.organization.id, user: { email } })) {
       throw fail("failed_precondition", `${email} is already a member`);
     }

@@ -19,7 +19,7 @@ import { ApiKey } from "../db/entities.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
-import { requireManager, type OrganizationAccess } from "../access.ts";
+import { holdManager, requireManager, type OrganizationAccess } from "../access.ts";
 import { apiKeyToProto } from "../convert.ts";
 import { apiKeyExpiresAt, createApiKey } from "../auth/api-keys.ts";
 import { recordInOrganization } from "./organization-activity.ts";
@@ -57,7 +57,8 @@ export function organizationApiKeyMethods({ clock }: Pick<CoreDeps, "clock">): K
       }
       const expiresAt = apiKeyExpiresAt(req.expiry, clock);
       return entityManager(ctx).transactional(async (tx) => {
-        const access = await requireManager(tx, caller, req.organizationSlug);
+        // Held: a creator whose removal commits meanwhile makes no key (removal revokes theirs).
+        const access = await holdManager(tx, caller, req.organizationSlug);
         const { apiKey, key } = createApiKey(tx, caller.user.id, req.name, expiresAt, access.organization);
         recordInOrganization(tx, caller, access, {
           action: "organization_api_key.created",

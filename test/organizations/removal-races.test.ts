@@ -77,4 +77,29 @@ describe("organizations: grants and requests racing a removal", function () {
       assert.equal(await grantsOf(member.userId), 0, `round ${i + 1}: the removed member kept a grant`);
     }
   });
+
+  it("an admin being removed cannot leave behind an organization key, an invitation or an access request", async () => {
+    for (let i = 0; i < 8; i++) {
+      const leaving = await t.signUp(`leaving${i}@example.com`);
+      await orgs(owner).addMember({ ...acme, email: leaving.email, role: Role.ADMIN });
+      await race([
+        orgs(leaving).createOrganizationApiKey({ ...acme, name: `ci ${i}` }),
+        orgs(leaving).inviteMember({ ...acme, email: `friend${i}@example.com`, role: Role.MEMBER }),
+        orgs(owner).removeMember({ ...acme, userId: leaving.userId }),
+      ]);
+      const sql = t.orm.em.fork().getConnection();
+      const [keys] = await sql.execute(`select count(*)::int as n from api_keys where user_id = ? and organization_id is not null and revoked_at is null`, [leaving.userId]);
+      const [invites] = await sql.execute(`select count(*)::int as n from invitations where invited_by_id = ? and accepted_at is null and revoked_at is null`, [leaving.userId]);
+      assert.deepEqual([keys.n, invites.n], [0, 0], `round ${i + 1}: something of the removed admin's still works`);
+    }
+    for (let i = 0; i < 8; i++) {
+      const member = await newMember();
+      await race([
+        orgs(member).createAccessRequest({ ...acme, serverId: server, actions: allActions, reason: "" }),
+        orgs(owner).removeMember({ ...acme, userId: member.userId }),
+      ]);
+      const [pending] = await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from access_requests where user_id = ? and status = 'pending'`, [member.userId]);
+      assert.equal(pending.n, 0, `round ${i + 1}: a removed member's request is pending`);
+    }
+  });
 });
