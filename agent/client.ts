@@ -4,13 +4,15 @@
  * the players online and plays in-game commands (a login code, then the player's confirmation when
  * Outpost asks for it), and reconnects after a drop with exponential
  * backoff and jitter. A refusal (a key that does not work, the wrong game) stops it instead:
- * trying again would not help. One connection is connection.ts; the questions Outpost answers by
+ * trying again would not help — except a frozen server's (its organization's plan is below its
+ * server count), which ends when the plan is raised: then it keeps trying, at the slowest pace. One connection is connection.ts; the questions Outpost answers by
  * request id are requests.ts. Imports only the contract, never core.
  */
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AgentService, ConfirmCommand_Decision, type Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { PlayerAuth, type Game } from "../gen/outpost/servers/v1/resources_pb.js";
+import { ErrorInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
 import { openConnection, type Connection, type ConnectionDeps, type Live } from "./connection.ts";
 import { createConsoleOutlet, type ConsoleHandler } from "./console.ts";
 import { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
@@ -172,6 +174,11 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
   };
 }
 
+/** Outpost refused the server as frozen: the refusal lasts only until the plan is raised or servers are deleted. */
+export function isFrozen(error: ConnectError): boolean {
+  return error.findDetails(ErrorInfoSchema).some((info) => info.reason === "server_frozen");
+}
+
 /** Connects, and reconnects after each drop with backoff, until stopped or refused (then rejects). */
 async function keepConnected(state: AgentState, deps: ConnectionDeps, options: AgentOptions): Promise<void> {
   const { initialMs, maxMs } = options.backoff ?? { initialMs: 500, maxMs: 30_000 };
@@ -184,12 +191,13 @@ async function keepConnected(state: AgentState, deps: ConnectionDeps, options: A
     );
     state.current = undefined;
     if (state.stopping || !error) break;
-    if (refusals.has(error.code) || options.reconnect === false) {
+    const frozen = isFrozen(error);
+    if ((refusals.has(error.code) && !frozen) || options.reconnect === false) {
       deps.emit({ kind: "stopped", error });
       throw error;
     }
     attempt = connection.welcomed() ? 0 : attempt + 1;
-    const retryInMs = backoffMs(attempt, initialMs, maxMs);
+    const retryInMs = frozen ? maxMs : backoffMs(attempt, initialMs, maxMs);
     deps.emit({ kind: "disconnected", error, retryInMs });
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, retryInMs);

@@ -13,7 +13,7 @@
  */
 import { createInterface } from "node:readline";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { startAgent, type Agent, type AgentEvent, type AgentOptions } from "./client.ts";
+import { isFrozen, startAgent, type Agent, type AgentEvent, type AgentOptions } from "./client.ts";
 import { plainLine, readLogLine } from "./log-formats.ts";
 import { readLines } from "./output-lines.ts";
 import { createConsoleRunner } from "./wrap-console.ts";
@@ -76,7 +76,11 @@ function describeEvent(event: AgentEvent, url: string, note: (message: string) =
     const { serverName, organizationSlug } = event.welcome;
     note(`connected to Outpost at ${url}: server "${serverName}" of ${organizationSlug}`);
   } else if (event.kind === "disconnected") {
-    const why = event.error.code === Code.Unavailable || event.error.code === Code.DeadlineExceeded ? `cannot reach Outpost at ${url}` : "lost Outpost";
+    const why = isFrozen(event.error)
+      ? "Outpost holds this server frozen (raise the organization's plan or delete servers to unfreeze it)"
+      : event.error.code === Code.Unavailable || event.error.code === Code.DeadlineExceeded
+        ? `cannot reach Outpost at ${url}`
+        : "lost Outpost";
     note(`${why} (${event.error.rawMessage}); trying again in ${(event.retryInMs / 1000).toFixed(1)} s. The game server keeps running.`);
   } else if (event.error) {
     note(refusalNotice(event.error));

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Code } from "@connectrpc/connect";
 import { AdminService } from "../../gen/outpost/admin/v1/admin_service_pb.js";
 import { ActivityKind, ActivityService, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
@@ -9,7 +10,7 @@ import { OrganizationsService } from "../../gen/outpost/organizations/v1/organiz
 import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { allActions } from "../support/grants.ts";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
-import { PlayerAuth, startAgent, type Agent, type AgentOptions } from "../../agent/client.ts";
+import { PlayerAuth, startAgent, type Agent, type AgentEvent, type AgentOptions } from "../../agent/client.ts";
 import { startTestCore, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { command, createWorld, player, playAndConfirm, type World } from "../game-oauth/fixture.ts";
@@ -117,6 +118,28 @@ describe("servers: frozen beyond the plan's limit", function () {
       ["server.frozen", "Newest", "status", "warning"],
       ["server.unfrozen", "Newest (renamed)", "status", "info"],
     ]);
+  });
+
+  it("an agent left to reconnect waits out the freeze, trying again slowly, and is back once the plan is raised", async () => {
+    await w.createServer("Oldest");
+    await w.createServer("Middle");
+    const newest = await w.createServer("Newest", { connect: false });
+    const events: AgentEvent[] = [];
+    const agent = startAgent(
+      { url: "http://in-process", key: newest.key, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, transport: w.t.core.transport(), backoff: { initialMs: 20, maxMs: 300 } },
+      (e) => events.push(e),
+    );
+    agents.push(agent);
+    await agent.connected();
+    await setPlan("small");
+    for (let i = 0; i < 100 && events.filter((e) => e.kind === "disconnected").length < 2; i++) await sleep(50);
+    const waits = events.filter((e): e is Extract<AgentEvent, { kind: "disconnected" }> => e.kind === "disconnected");
+    assert.ok(waits.length >= 2, "sent away, then refused again: it keeps trying");
+    for (const wait of waits) assert.deepEqual([Code[wait.error.code], wait.error.rawMessage, wait.retryInMs], ["FailedPrecondition", frozenAtTwo, 300], "at the slowest pace");
+    assert.equal(events.some((e) => e.kind === "stopped"), false, "a freeze does not stop it");
+    await setPlan("free");
+    await agent.connected(5_000);
+    assert.equal((await servers().getServer({ serverId: newest.id })).server!.online, true);
   });
 
   it("a member's refused console on a frozen server spends none of their grant's uses", async () => {
