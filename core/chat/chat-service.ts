@@ -23,6 +23,7 @@ import { DomainError, fail, fieldFail } from "../errors.ts";
 import { decodeCursor, encodeCursor } from "../page-cursor.ts";
 import { recordAssistantQuery } from "../ocelot/gate.ts";
 import { applyTokenStep } from "../ocelot/token-steps.ts";
+import { releaseUsage } from "../ocelot/ocelot-queries.ts";
 import {
   appendMessage,
   claimPending,
@@ -84,14 +85,30 @@ async function ask(deps: CoreDeps, ctx: HandlerContext, req: Ask, emit: Emit): P
       }
       conversation = await insertConversation(db.query, { organizationId: access.organization.id, serverId, userId: caller.user.id, title: titleOf(req.content) });
     }
-    await recordAssistantQuery(db, deps.config, caller, req.organizationSlug);
+    const { day } = await recordAssistantQuery(db, deps.config, caller, req.organizationSlug);
     const question = await appendMessage(db.query, conversation.id, { role: "user", content: req.content });
     await tx.flush();
-    return { access, conversation, question };
+    return { access, conversation, question, day };
   });
   emit({ event: { case: "started", value: { conversation: conversationToProto(stored.conversation), userMessage: messageToProto(stored.question) } } });
   const env: TurnEnv = { deps, ctx, caller, access: stored.access, slug: req.organizationSlug, conversation: stored.conversation };
-  await continueTurn(env, emit);
+  try {
+    await continueTurn(env, emit);
+  } catch (error) {
+    if (error instanceof DomainError && error.reason === "model_unavailable") await giveBackUnanswered(deps, ctx, stored);
+    throw error;
+  }
+}
+
+/**
+ * A question the model never answered at all (it failed before writing anything) does not count
+ * against the day's questions: the count is given back. Once the model answered something (a tool
+ * call, text), the question counted.
+ */
+async function giveBackUnanswered(deps: CoreDeps, ctx: HandlerContext, stored: { access: { organization: { id: string } }; conversation: ConversationRow; question: { seq: number }; day: string }): Promise<void> {
+  const query = deps.statements.on(entityManager(ctx));
+  const after = (await listMessages(query, stored.conversation.id)).filter((m) => m.seq > stored.question.seq);
+  if (!after.some((m) => m.role === "assistant")) await releaseUsage(query, stored.access.organization.id, stored.day, "queries", 1);
 }
 
 /** Allows or denies the call that waits, runs it if allowed, and continues the answer. */

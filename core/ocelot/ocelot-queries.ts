@@ -171,7 +171,7 @@ export async function reserveUsage(query: Query, organizationId: string, counter
   return row?.day;
 }
 
-/** Gives back tool-action weight to the day it was taken from. */
-export async function releaseUsage(query: Query, organizationId: string, day: string, weight: number): Promise<void> {
-  await query(`update ocelot_daily_usage set tool_actions = greatest(tool_actions - ?, 0) where organization_id = ? and day = ?::date`, [weight, organizationId, day]);
+/** Gives back what {@link reserveUsage} took, to the day it was taken from. */
+export async function releaseUsage(query: Query, organizationId: string, day: string, counter: "queries" | "tool_actions", amount: number): Promise<void> {
+  await query(`update ocelot_daily_usage set ${counter} = greatest(${counter} - ?, 0) where organization_id = ? and day = ?::date`, [amount, organizationId, day]);
 }

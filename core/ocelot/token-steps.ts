@@ -48,7 +48,7 @@ export async function applyTokenStep(em: EntityManager, statements: Statements, 
     if (!open.includes(row.status)) throw fail("failed_precondition", `the execution token was already used (the action is ${row.status})`);
     const end = async (status: ActionStatus, action: "ocelot_tool.expired" | "ocelot_tool.stopped" | "ocelot_tool.denied" | "ocelot_tool.released", actor: UserCaller | "system") => {
       await moveAction(db.query, row.id, open, status);
-      await releaseUsage(db.query, row.organization_id, row.usage_day, row.weight);
+      await releaseUsage(db.query, row.organization_id, row.usage_day, "tool_actions", row.weight);
       recordToolEvent(tx, actor, action, row);
       await tx.flush();
     };

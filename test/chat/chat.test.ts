@@ -160,6 +160,8 @@ describe("chat: the assistant's conversations", function () {
   });
 
   it("says clearly when the model is down or too slow, keeps the question, and answers once the model does", async () => {
+    const usage = async () => (await t.client(OcelotService, { session: cast.member.token }).getOcelotUsageStats(acme)).usage!.queries;
+    const before = await usage();
     setModel({ ...model, url: `http://127.0.0.1:${await freePort()}/v1` });
     const down = await rejectsWith(chat(cast.member).sendMessage({ ...acme, content: "Are you there?" }), Code.Unavailable, "model_unavailable");
     assert.match(down.rawMessage, /the assistant's model could not be reached/);
@@ -174,6 +176,7 @@ describe("chat: the assistant's conversations", function () {
     assert.match(slow.rawMessage, /did not answer in 1 s/);
     got = await chat(cast.member).getConversation({ ...acme, conversationId: conversation.id });
     assert.deepEqual(got.messages.map((m) => m.role), [MessageRole.USER, MessageRole.USER], "no half-written answer");
+    assert.equal(await usage(), before, "the questions the model never answered do not count against the day's");
 
     setModel(model);
     stub.script({ status: 500, body: '{"error":{"message":"model not loaded"}}' });
@@ -182,6 +185,7 @@ describe("chat: the assistant's conversations", function () {
     stub.script({ text: ["Yes, ", "here."] });
     const ok = await chat(cast.member).sendMessage({ ...acme, conversationId: conversation.id, content: "Now?" });
     assert.equal(ok.messages.at(-1)!.content, "Yes, here.");
+    assert.equal(await usage(), before + 1, "only the answered question counted");
     assert.deepEqual(lastRequest().messages.filter((m: Json) => m.role === "user").map((m: Json) => m.content), ["Are you there?", "Hello?", "Now?", "Now?"]);
   });
 
