@@ -1,7 +1,8 @@
 /**
  * The integrations pages of an organization: the list (with each one's test, rotate, enable or
  * disable and delete buttons, and the last test's result), the form that adds one, and the page
- * that shows a webhook's signing secret once. The forms they post are handled in integrations.ts.
+ * that shows a webhook's signing secret once, and one integration's edit page. The forms they post
+ * are handled in integrations.ts.
  */
 import type { Context } from "koa";
 import { IntegrationKind, type Integration, type TestIntegrationResponse } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
@@ -37,10 +38,11 @@ function target(i: Integration): Html {
   return i.kind === IntegrationKind.EMAIL ? html`${i.recipients.join(", ")}` : html`<span class="mono">${i.url}</span>`;
 }
 
-/** One integration's buttons: test, rotate (webhooks), enable or disable, delete. */
+/** One integration's buttons: edit, test, rotate (webhooks), enable or disable, delete. */
 function actions(v: Viewer, org: Organization, i: Integration): Html {
   const base = orgPath(org, `/integrations/${i.id}`);
   return html`<div class="actions">
+<a class="btn small" href="${base}/edit" aria-label="Edit ${i.name}">Edit</a>
 ${postForm(`${base}/test`, v.formToken, html`<button type="submit" class="btn small" aria-label="Send test to ${i.name}">Send test</button>`, html` class="inline"`)}
 ${i.kind === IntegrationKind.WEBHOOK ? dangerForm({ action: `${base}/rotate-secret`, token: v.formToken, label: "Rotate secret", ariaLabel: `Rotate secret of ${i.name}`, confirm: `Rotate the signing secret of ${i.name}?`, consequence: "Deliveries are signed with the new secret at once; the receiver needs it to verify them.", buttonClass: "danger-outline small" }) : ""}
 ${
@@ -107,6 +109,57 @@ ${
 }
 <h2 id="add-integration-heading">Add an integration</h2>
 ${addForm(v, org, o.values ?? { name: "", kind: "discord", url: "", recipients: "" }, o.errors)}`,
+    },
+    status,
+  );
+}
+
+/** The edit form's values: the name, and a new URL (empty: the current one stays) or the recipients. */
+export interface IntegrationEdit {
+  name: string;
+  url: string;
+  recipients: string;
+}
+
+/** One integration of the organization, or a 404 page. */
+export async function integrationOf(v: Viewer, org: Organization, id: string): Promise<Integration> {
+  const { integrations } = await v.core.integrations.listIntegrations({ organizationSlug: org.slug });
+  const found = integrations.find((i) => i.id === id);
+  if (!found) throw new PageError(404, "That integration does not exist.");
+  return found;
+}
+
+/**
+ * Edit an integration: its name, and where it sends. A URL is never shown whole (it may carry a
+ * token): a new one replaces it, an empty field keeps it. Its kind stays what it is.
+ */
+export async function editIntegrationPage(ctx: Context, v: Viewer, o: { values?: IntegrationEdit; errors?: FormErrors } = {}, status = 200): Promise<void> {
+  const org = managedIntegrations(v, ctx.params.slug);
+  const i = await integrationOf(v, org, ctx.params.integrationId);
+  const email = i.kind === IntegrationKind.EMAIL;
+  const values = o.values ?? { name: i.name, url: "", recipients: i.recipients.join("\n") };
+  render(
+    ctx,
+    v,
+    {
+      title: `Edit ${i.name}`,
+      org,
+      section: "integrations",
+      crumbs: [{ href: orgPath(org, "/integrations"), label: "Integrations" }],
+      lede: `${kindNames[i.kind] ?? "Integration"}: its kind cannot change; add another integration for another kind.`,
+      body: postForm(
+        orgPath(org, `/integrations/${i.id}`),
+        v.formToken,
+        html`${formAlert(o.errors, fields)}
+${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, errors: o.errors })}
+${
+  email
+    ? textArea({ name: "recipients", label: "Email recipients", value: values.recipients, rows: 3, hint: "One address per line, up to 10.", errors: o.errors })
+    : textField({ name: "url", label: "New URL", type: "url", value: values.url, hint: `Now: ${i.url} (shortened: it may hold a secret). Leave empty to keep it.`, errors: o.errors })
+}
+<div class="actions"><button type="submit" class="btn primary">Save integration</button> <a class="btn" href="${orgPath(org, "/integrations")}">Cancel</a></div>`,
+        html` class="panel stack" aria-label="Edit ${i.name}"`,
+      ),
     },
     status,
   );

@@ -1,6 +1,6 @@
 /**
- * An organization's integrations, the forms: add (a Discord channel, a webhook, email), send a
- * test, rotate a webhook's secret, enable or disable, delete. Each is a named action: read the
+ * An organization's integrations, the forms: add (a Discord channel, a webhook, email), edit,
+ * send a test, rotate a webhook's secret, enable or disable, delete. Each is a named action: read the
  * form → call core → the next page. The pages are in integrations-views.ts.
  */
 import type { Router } from "@koa/router";
@@ -10,7 +10,8 @@ import type { CreateIntegrationRequestSchema } from "../../gen/outpost/integrati
 import { action, confirmed, done, page, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { orgPath } from "./organizations.ts";
-import { integrationSecretPage, integrationsPage, managedIntegrations, type IntegrationValues } from "./integrations-views.ts";
+import { IntegrationKind } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
+import { editIntegrationPage, integrationOf, integrationSecretPage, integrationsPage, managedIntegrations, type IntegrationValues } from "./integrations-views.ts";
 
 type Target = MessageInitShape<typeof CreateIntegrationRequestSchema>["target"];
 
@@ -84,6 +85,22 @@ const setEnabled = (enabled: boolean): ActionHandler => async (ctx, v) => {
   done(ctx, orgPath(managedIntegrations(v, ctx.params.slug), "/integrations"), enabled ? "integration-enabled" : "integration-disabled");
 };
 
+/** Saves a new name and, when given, a new URL or the recipients; the kind stays. */
+const updateIntegration: ActionHandler = async (ctx, v, form) => {
+  const org = managedIntegrations(v, ctx.params.slug);
+  const current = await integrationOf(v, org, ctx.params.integrationId);
+  const values = { name: (form.get("name") ?? "").trim(), url: (form.get("url") ?? "").trim(), recipients: form.get("recipients") ?? "" };
+  const kind = current.kind === IntegrationKind.DISCORD ? "discord" : current.kind === IntegrationKind.WEBHOOK ? "webhook" : "email";
+  const { target } = readIntegrationForm(new URLSearchParams({ kind, url: values.url, recipients: values.recipients }));
+  const keepsUrl = kind !== "email" && !values.url;
+  try {
+    await v.core.integrations.updateIntegration({ ...ids(ctx, v), name: values.name, target: keepsUrl ? { case: undefined } : target });
+    done(ctx, orgPath(org, "/integrations"), "integration-updated");
+  } catch (error) {
+    await editIntegrationPage(ctx, v, { values, errors: byFormField(formErrorsOrThrow(error)) }, 400);
+  }
+};
+
 const deleteIntegration: ActionHandler = async (ctx, v, form) => {
   if (!confirmedOn(ctx, v, form, { title: "Delete this integration?", consequence: "Nothing more is sent to it. This cannot be undone.", label: "Delete integration" })) return;
   await v.core.integrations.deleteIntegration(ids(ctx, v));
@@ -93,6 +110,8 @@ const deleteIntegration: ActionHandler = async (ctx, v, form) => {
 export function integrationRoutes(router: Router, deps: DashboardDeps): void {
   router.get("/app/o/:slug/integrations", page(deps, (ctx, v) => integrationsPage(ctx, v)));
   router.post("/app/o/:slug/integrations", action(deps, createIntegration));
+  router.get("/app/o/:slug/integrations/:integrationId/edit", page(deps, (ctx, v) => editIntegrationPage(ctx, v)));
+  router.post("/app/o/:slug/integrations/:integrationId", action(deps, updateIntegration));
   router.post("/app/o/:slug/integrations/:integrationId/test", action(deps, testIntegration));
   router.post("/app/o/:slug/integrations/:integrationId/rotate-secret", action(deps, rotateSecret));
   router.post("/app/o/:slug/integrations/:integrationId/enable", action(deps, setEnabled(true)));

@@ -48,6 +48,7 @@ export const notices: Record<string, string> = {
   "client-enabled": "Client enabled.",
   "client-deleted": "Client deleted.",
   "integration-created": "Integration added.",
+  "integration-updated": "Integration saved.",
   "integration-enabled": "Integration enabled.",
   "integration-disabled": "Integration disabled: it receives nothing until you enable it again.",
   "integration-deleted": "Integration deleted.",

@@ -9,7 +9,7 @@ import { startHttpReceiver, verifyStandardWebhook, type HttpReceiver } from "../
 const desktop = { width: 1280, height: 800 };
 const password = "correct horse battery staple";
 
-/** The integrations page in Chromium, under axe: add with the secret shown once, test, rotate, disable, delete. */
+/** The integrations page in Chromium, under axe: add with the secret shown once, test, edit, rotate, disable, delete. */
 describe("dashboard: integrations", function () {
   this.timeout(120_000);
   let t: TestOutpost;
@@ -79,6 +79,36 @@ describe("dashboard: integrations", function () {
     await page.getByRole("heading", { name: "Test of Ops hook: delivered" }).waitFor();
     assert.ok(verifyStandardWebhook(secret, receiver.received[0].headers, receiver.received[0].body));
     await check();
+  });
+
+  it("edits an integration: a new name keeps the URL when its field is left empty; a bad new URL comes back; a good one is used", async () => {
+    await page.getByRole("link", { name: "Edit Ops hook" }).click();
+    await page.getByRole("heading", { name: "Edit Ops hook", level: 1 }).waitFor();
+    assert.equal(await page.getByLabel("New URL").inputValue(), "", "the URL is never shown whole");
+    assert.ok(!(await page.content()).includes("s3cret"));
+    await check();
+    await page.getByLabel("Name", { exact: true }).fill("Ops webhook");
+    await page.getByRole("button", { name: "Save integration" }).click();
+    await page.getByRole("status").filter({ hasText: "Integration saved." }).waitFor();
+    const before = receiver.received.length;
+    await page.getByRole("button", { name: "Send test to Ops webhook" }).click();
+    await page.getByRole("heading", { name: "Test of Ops webhook: delivered" }).waitFor();
+    assert.equal(receiver.received.at(-1)!.path, "/hook?key=Q-s3cret", "the URL stayed");
+
+    await page.getByRole("link", { name: "Edit Ops webhook" }).click();
+    await page.getByLabel("New URL").fill("http://10.0.0.1/hook");
+    await page.getByRole("button", { name: "Save integration" }).click();
+    await page.locator("#f-url-error").waitFor();
+    assert.match((await page.locator("#f-url-error").textContent())!, /private/);
+    await check();
+    await page.getByLabel("New URL").fill(`${receiver.origin}/moved`);
+    await page.getByLabel("Name", { exact: true }).fill("Ops hook");
+    await page.getByRole("button", { name: "Save integration" }).click();
+    await page.getByRole("status").filter({ hasText: "Integration saved." }).waitFor();
+    await page.getByRole("button", { name: "Send test to Ops hook" }).click();
+    await page.getByRole("heading", { name: "Test of Ops hook: delivered" }).waitFor();
+    assert.equal(receiver.received.length, before + 2);
+    assert.equal(receiver.received.at(-1)!.path, "/moved");
   });
 
   it("reports a failed test, rotates the secret (asking first), disables and deletes", async () => {
