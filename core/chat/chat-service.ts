@@ -17,17 +17,18 @@ import {
   type PendingToolCall,
 } from "../../gen/outpost/chat/v1/chat_service_pb.js";
 import { requireMember, requireServer } from "../access.ts";
-import { entityManager, requireUser } from "../context.ts";
+import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { DomainError, fail, fieldFail } from "../errors.ts";
 import { decodeCursor, encodeCursor } from "../page-cursor.ts";
-import { recordAssistantQuery } from "../ocelot/gate.ts";
+import { recordAssistantQuery, tokenHash } from "../ocelot/gate.ts";
 import { applyTokenStep } from "../ocelot/token-steps.ts";
 import { releaseUsage } from "../ocelot/ocelot-queries.ts";
 import {
   appendMessage,
   claimPending,
   deleteConversation,
+  expiredWait,
   findConversation,
   insertConversation,
   listConversations,
@@ -63,9 +64,30 @@ interface Decision {
   allow: boolean;
 }
 
+/**
+ * A call that waited for confirmation past its token's life can no longer be allowed: a new
+ * question settles it as not run (its quota given back) instead of being refused behind it.
+ */
+async function endExpiredWait(deps: CoreDeps, ctx: HandlerContext, caller: UserCaller, req: Ask & { conversationId: string }): Promise<void> {
+  const db = deps.statements.db(entityManager(ctx));
+  const access = await requireMember(db.em, caller, req.organizationSlug);
+  const conversation = await findConversation(db.query, { organizationId: access.organization.id, userId: caller.user.id, conversationId: req.conversationId });
+  if (!conversation) return;
+  const toolCallId = await expiredWait(db.query, conversation.id, tokenHash);
+  if (!toolCallId) return;
+  const env: TurnEnv = { deps, ctx, caller, access, slug: req.organizationSlug, conversation };
+  const claimed = await inConversation(env, (tx) => claimPending(tx.query, conversation.id, toolCallId));
+  if (!claimed) return;
+  const tool = chatTools.get(claimed.row.tool_name ?? "")!;
+  // The gate finds the token expired: it records that and gives the quota back.
+  await applyTokenStep(db.em, deps.statements, caller, { organizationSlug: req.organizationSlug, executionToken: claimed.token }, { kind: "release", tool: tool.gateTool }).catch(() => {});
+  await settle(env, claimed.row, "refused", resultContent("refused", "not run: its confirmation expired before it was allowed"), () => {});
+}
+
 /** Stores the question (a new conversation if none is named) once the day's cap allows it, then answers it. */
 async function ask(deps: CoreDeps, ctx: HandlerContext, req: Ask, emit: Emit): Promise<void> {
   const caller = requireUser(ctx);
+  if (req.conversationId) await endExpiredWait(deps, ctx, caller, { ...req, conversationId: req.conversationId });
   const stored = await entityManager(ctx).transactional(async (tx) => {
     const db = deps.statements.db(tx);
     const access = await requireMember(tx, caller, req.organizationSlug);

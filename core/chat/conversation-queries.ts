@@ -117,6 +117,20 @@ export async function pendingToolMessage(query: Query, conversationId: string): 
 }
 
 /**
+ * The call waiting for confirmation in the conversation whose token has expired (by the database's
+ * clock), if there is one: it can no longer be allowed.
+ */
+export async function expiredWait(query: Query, conversationId: string, hash: (token: string) => string): Promise<string | undefined> {
+  const [waiting] = await query<{ tool_call_id: string; execution_token: string }>(
+    `select tool_call_id, execution_token from chat_messages where conversation_id = ? and tool_status = 'pending' and execution_token is not null order by seq limit 1`,
+    [conversationId],
+  );
+  if (!waiting) return undefined;
+  const [action] = await query<{ expired: boolean }>(`select expires_at <= now() as expired from ocelot_tool_actions where token_hash = ?`, [hash(waiting.execution_token)]);
+  return !action || action.expired ? waiting.tool_call_id : undefined;
+}
+
+/**
  * Takes the pending call `toolCallId` off the waiting list, once: moves it to `running` and returns
  * its token and its row; undefined when it is not pending (settled already, or by a concurrent call).
  */

@@ -83,4 +83,24 @@ describe("chat: confirming a command", function () {
       await switchCommands(true);
     }
   });
+
+  it("lets a new question settle a command whose confirmation expired, instead of refusing it behind it", async () => {
+    stub.script(calls({ id: "c_late", name: "console_command", arguments: { server_id: serverId, command: "save-all" } }));
+    const sent = await chat().sendMessage({ ...acme, content: "Save the world" });
+    assert.equal(sent.pending?.command, "save-all");
+    const conversationId = sent.conversation!.id;
+    // While it may still be allowed, a new question waits behind it.
+    await rejectsWith(chat().sendMessage({ ...acme, conversationId, content: "And now?" }), Code.FailedPrecondition);
+    const before = (await ocelot().getOcelotUsageStats(acme)).usage!.toolActions;
+    await t.orm.em.fork().getConnection().execute(`update ocelot_tool_actions set expires_at = now() - interval '1 second' where conversation_id = ?`, [conversationId]);
+    stub.script({ text: ["It was not saved."] });
+    const next = await chat().sendMessage({ ...acme, conversationId, content: "And now?" });
+    assert.equal(next.messages.at(-1)!.content, "It was not saved.");
+    assert.deepEqual(ran, [], "the expired command never ran");
+    const { messages } = await chat().getConversation({ ...acme, conversationId });
+    const late = messages.find((m) => m.toolCallId === "c_late" || m.content.includes("expired"))!;
+    assert.equal(late.toolStatus, ToolCallStatus.REFUSED);
+    assert.match(late.content, /confirmation expired/);
+    assert.equal((await ocelot().getOcelotUsageStats(acme)).usage!.toolActions, before - 2, "its quota is given back");
+  });
 });
