@@ -16,7 +16,8 @@ import {
 } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import { requireServer, type ServerAccess } from "../access.ts";
+import { requireServerRow } from "../access.ts";
+import type { ServerAccessRow } from "../access-queries.ts";
 import { refuseFrozen } from "./frozen.ts";
 import { appendActivity } from "../activity/record.ts";
 import type { Db, Query } from "../db/statements.ts";
@@ -55,7 +56,7 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   const command = consoleCommandText(req.command);
   const db = deps.statements.db(entityManager(ctx));
   const requestId = randomUUID();
-  const { server } = await requireConsole(db, deps.config, caller, req.serverId, deps.clock.now(), { requestId, command });
+  const server = consoleServer(await requireConsole(db, deps.config, caller, req.serverId, deps.clock.now(), { requestId, command }));
   const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(db.query, caller, server, { requestId, command, outcome, error });
 
   let outcome: ConsoleOutcome | undefined;
@@ -81,6 +82,29 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   return create(ExecuteConsoleCommandResponseSchema, { requestId, success: answer.success, output: answer.output, error });
 }
 
+/** What a console command reads of its server. */
+interface ConsoleServer {
+  id: string;
+  organizationId: string;
+  online: boolean;
+  lastSeenAt: Date | null;
+  agentConnectionId: string | null;
+  agentConsole: boolean;
+}
+
+/** The server's columns a command needs, from requireServerRow's row (as row_to_json gives them). */
+function consoleServer(row: ServerAccessRow): ConsoleServer {
+  const s = row.server as { id: string; organization_id: string; online: boolean; last_seen_at: string | null; agent_connection_id: string | null; agent_console: boolean };
+  return {
+    id: s.id,
+    organizationId: s.organization_id,
+    online: s.online,
+    lastSeenAt: s.last_seen_at === null ? null : new Date(s.last_seen_at),
+    agentConnectionId: s.agent_connection_id,
+    agentConsole: s.agent_console,
+  };
+}
+
 /** The refusals of requireConsole that are on record, with their outcome. */
 const refusedOutcomes: Partial<Record<string, ConsoleOutcome>> = { permission_denied: "denied", server_frozen: "frozen" };
 
@@ -90,14 +114,14 @@ const refusedOutcomes: Partial<Record<string, ConsoleOutcome>> = { permission_de
  * tried a command: that is on record (`denied`), as is a command on a frozen server (`frozen`,
  * spending no use of a grant); for anyone else the server does not exist, and nothing is.
  */
-async function requireConsole(db: Db, config: ConsoleDeps["config"], caller: UserCaller, serverId: string, now: Date, facts: { requestId: string; command: string }): Promise<ServerAccess> {
+async function requireConsole(db: Db, config: ConsoleDeps["config"], caller: UserCaller, serverId: string, now: Date, facts: { requestId: string; command: string }): Promise<ServerAccessRow> {
   try {
-    return await requireServer(db, caller, serverId, { action: "console_command", now, refuse: refuseFrozen(config) });
+    return await requireServerRow(db.query, caller, serverId, { action: "console_command", now, refuse: refuseFrozen(config) });
   } catch (error) {
     const outcome = error instanceof DomainError ? refusedOutcomes[error.reason] : undefined;
     if (outcome) {
       const server = await db.em.findOne(Server, { id: serverId });
-      if (server) await recordConsoleCommand(db.query, caller, server, { ...facts, outcome, error: (error as DomainError).message });
+      if (server) await recordConsoleCommand(db.query, caller, { id: server.id, organizationId: server.organization.id }, { ...facts, outcome, error: (error as DomainError).message });
     }
     throw error;
   }
@@ -107,11 +131,11 @@ async function requireConsole(db: Db, config: ConsoleDeps["config"], caller: Use
 function recordConsoleCommand(
   query: Query,
   caller: UserCaller,
-  server: Server,
+  server: Pick<ConsoleServer, "id" | "organizationId">,
   facts: { requestId: string; command: string; outcome: ConsoleOutcome; error: string },
 ): Promise<void> {
   return appendActivity(query, caller, {
-    organizationId: server.organization.id,
+    organizationId: server.organizationId,
     action: "server.console_command",
     targetType: "server",
     targetId: server.id,
