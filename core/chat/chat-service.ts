@@ -67,28 +67,28 @@ interface Decision {
 /**
  * A call that waited for confirmation past its token's life can no longer be allowed: a new
  * question settles it as not run (its quota given back) instead of being refused behind it.
+ * Whether it did (the question may then be stored).
  */
-async function endExpiredWait(deps: CoreDeps, ctx: HandlerContext, caller: UserCaller, req: Ask & { conversationId: string }): Promise<void> {
-  const db = deps.statements.db(entityManager(ctx));
-  const access = await requireMember(db.em, caller, req.organizationSlug);
-  const conversation = await findConversation(db.query, { organizationId: access.organization.id, userId: caller.user.id, conversationId: req.conversationId });
-  if (!conversation) return;
+async function endExpiredWait(env: TurnEnv): Promise<boolean> {
+  const { deps, conversation } = env;
+  const db = deps.statements.db(entityManager(env.ctx));
   const toolCallId = await expiredWait(db.query, conversation.id, tokenHash);
-  if (!toolCallId) return;
-  const env: TurnEnv = { deps, ctx, caller, access, slug: req.organizationSlug, conversation };
+  if (!toolCallId) return false;
   const claimed = await inConversation(env, (tx) => claimPending(tx.query, conversation.id, toolCallId));
-  if (!claimed) return;
+  if (!claimed) return true;
   const tool = chatTools.get(claimed.row.tool_name ?? "")!;
   // The gate finds the token expired: it records that and gives the quota back.
-  await applyTokenStep(db.em, deps.statements, caller, { organizationSlug: req.organizationSlug, executionToken: claimed.token }, { kind: "release", tool: tool.gateTool }).catch(() => {});
+  await applyTokenStep(db.em, deps.statements, env.caller, { organizationSlug: env.slug, executionToken: claimed.token }, { kind: "release", tool: tool.gateTool }).catch(() => {});
   await settle(env, claimed.row, "refused", resultContent("refused", "not run: its confirmation expired before it was allowed"), () => {});
+  return true;
 }
 
-/** Stores the question (a new conversation if none is named) once the day's cap allows it, then answers it. */
-async function ask(deps: CoreDeps, ctx: HandlerContext, req: Ask, emit: Emit): Promise<void> {
-  const caller = requireUser(ctx);
-  if (req.conversationId) await endExpiredWait(deps, ctx, caller, { ...req, conversationId: req.conversationId });
-  const stored = await entityManager(ctx).transactional(async (tx) => {
+/**
+ * Stores the question (a new conversation if none is named) once the day's cap allows it; or, when
+ * a call in the conversation waits for confirmation, the conversation it waits in.
+ */
+function storeQuestion(deps: CoreDeps, ctx: HandlerContext, caller: UserCaller, req: Ask) {
+  return entityManager(ctx).transactional(async (tx) => {
     const db = deps.statements.db(tx);
     const access = await requireMember(tx, caller, req.organizationSlug);
     if (!deps.config.assistantModel) throw notConfigured();
@@ -97,7 +97,7 @@ async function ask(deps: CoreDeps, ctx: HandlerContext, req: Ask, emit: Emit): P
       if (req.serverId !== undefined) throw fieldFail([{ field: "server_id", message: "a conversation stays about the server it started with; leave server_id out when continuing one" }]);
       conversation = await findConversation(db.query, { organizationId: access.organization.id, userId: caller.user.id, conversationId: req.conversationId }, true);
       if (!conversation) throw fail("not_found", "conversation not found");
-      if (await pendingToolMessage(db.query, conversation.id)) throw fail("failed_precondition", "a tool call waits for your confirmation in this conversation: allow or deny it first");
+      if (await pendingToolMessage(db.query, conversation.id)) return { waiting: { access, conversation } };
     } else {
       let serverId: string | null = null;
       if (req.serverId) {
@@ -110,8 +110,17 @@ async function ask(deps: CoreDeps, ctx: HandlerContext, req: Ask, emit: Emit): P
     const { day } = await recordAssistantQuery(db, deps.config, caller, req.organizationSlug);
     const question = await appendMessage(db.query, conversation.id, { role: "user", content: req.content });
     await tx.flush();
-    return { access, conversation, question, day };
+    return { stored: { access, conversation, question, day } };
   });
+}
+
+/** Stores the question, then answers it. */
+async function ask(deps: CoreDeps, ctx: HandlerContext, req: Ask, emit: Emit): Promise<void> {
+  const caller = requireUser(ctx);
+  let result = await storeQuestion(deps, ctx, caller, req);
+  if (result.waiting && (await endExpiredWait({ deps, ctx, caller, ...result.waiting, slug: req.organizationSlug }))) result = await storeQuestion(deps, ctx, caller, req);
+  if (result.waiting) throw fail("failed_precondition", "a tool call waits for your confirmation in this conversation: allow or deny it first");
+  const stored = result.stored!;
   emit({ event: { case: "started", value: { conversation: conversationToProto(stored.conversation), userMessage: messageToProto(stored.question) } } });
   const env: TurnEnv = { deps, ctx, caller, access: stored.access, slug: req.organizationSlug, conversation: stored.conversation };
   try {
