@@ -107,7 +107,7 @@ function storeQuestion(deps: CoreDeps, ctx: HandlerContext, caller: UserCaller, 
       }
       conversation = await insertConversation(db.query, { organizationId: access.organization.id, serverId, userId: caller.user.id, title: titleOf(req.content) });
     }
-    const { day } = await recordAssistantQuery(db, deps.config, caller, req.organizationSlug);
+    const { day } = await recordAssistantQuery(db, deps.config, access);
     const question = await appendMessage(db.query, conversation.id, { role: "user", content: req.content });
     await tx.flush();
     return { stored: { access, conversation, question, day } };

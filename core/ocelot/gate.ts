@@ -104,10 +104,9 @@ export async function judgeToolAction(db: Db, deps: GateDeps, caller: UserCaller
   const access = await requireMember(db.em, caller, req.organizationSlug);
   const spec = toolSpec(req);
   const row = await readConfig(db.query, access.organization.id);
-  // Break-glass was set by the database's clock; grants are written and read by the service's (core/access.ts).
-  const [{ now }] = await db.query<{ now: Date }>(`select now() as now`, []);
   const requiresConfirmation = spec.confirm && !row.break_glass_active;
   const judged = { access, spec, config: row, requiresConfirmation };
+  // Break-glass is read by the database's clock (in readConfig); grants are written and read by the service's (core/access.ts).
   const refusal = switchRefusal(row, spec) ?? (await callerMay(db, config, caller, access, spec, req.serverId, deps.clock.now()));
   if (refusal) return { ...judged, refusal };
   const cap = toolActionCap(config, access);
@@ -183,11 +182,11 @@ export async function sweepOrganization(db: Db, organizationId: string): Promise
 
 /**
  * Counts one question to the assistant against today's cap: the smaller of the plan's
- * `assistantQueriesPerDay` and the organization's own cap. Within the caller's transaction;
- * refuses with emergency_stop, feature_disabled or plan_limit_reached. For the chat router.
+ * `assistantQueriesPerDay` and the organization's own cap. Within the caller's transaction, for
+ * the member `access` says; refuses with emergency_stop, feature_disabled or plan_limit_reached.
+ * For the chat router.
  */
-export async function recordAssistantQuery(db: Db, config: CoreConfig, caller: UserCaller, organizationSlug: string): Promise<{ day: string }> {
-  const access = await requireMember(db.em, caller, organizationSlug);
+export async function recordAssistantQuery(db: Db, config: CoreConfig, access: OrganizationAccess): Promise<{ day: string }> {
   const row = await readConfig(db.query, access.organization.id);
   const refusal = switchRefusal(row);
   if (refusal) throw refusal;

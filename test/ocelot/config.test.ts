@@ -4,6 +4,7 @@ import { ResponseStyle } from "../../gen/outpost/ocelot/v1/resources_pb.js";
 import { KnowledgeService } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { recordAssistantQuery } from "../../core/ocelot/gate.ts";
+import { requireMember } from "../../core/access.ts";
 import { DomainError } from "../../core/errors.ts";
 import { rejectsWith } from "../support/errors.ts";
 import type { Account } from "../support/fixtures.ts";
@@ -19,7 +20,8 @@ describe("ocelot: settings", () => {
   const version = async () => (await f.api(f.cast.owner).getOcelotConfig(acme)).config!.version;
   const ask = (who: Account) => {
     const em = f.t.orm.em.fork();
-    return em.transactional((tx) => recordAssistantQuery(f.t.deps.statements.db(tx), f.t.deps.config, { kind: "user", user: { id: who.userId, email: who.email, name: "", platformAdmin: false }, credential: { kind: "session", id: "x", expiresAt: null } }, "acme")).catch((error) => {
+    const caller = { kind: "user" as const, user: { id: who.userId, email: who.email, name: "", platformAdmin: false }, credential: { kind: "session" as const, id: "x", expiresAt: null } };
+    return em.transactional(async (tx) => recordAssistantQuery(f.t.deps.statements.db(tx), f.t.deps.config, await requireMember(tx, caller, "acme"))).catch((error) => {
       // A domain error as a caller over Connect would see it.
       throw error instanceof DomainError ? error.toConnectError() : error;
     });
