@@ -5,7 +5,7 @@
 import type { Router } from "@koa/router";
 import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { action, confirmed, done, page, type ActionHandler, type DashboardDeps } from "./context.ts";
-import { formErrorsOrThrow, type FormErrors } from "./core.ts";
+import { allMessages, formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { orgPath } from "./organizations.ts";
 import { alertsPage, deliveriesPage, editRulePage, managedAlerts, ruleOf, type RuleValues } from "./alerts-views.ts";
 
@@ -30,7 +30,7 @@ const enumValue = (e: Record<string, string | number>, name: string) => Number(e
 
 /** Core's messages for the rule's fields (all under `spec`) shown at the top of the form, each naming its field. */
 function asFormErrors(errors: FormErrors): FormErrors {
-  return { form: [...errors.form, ...Object.values(errors.fields).flat()], fields: {} };
+  return { form: allMessages(errors), fields: {} };
 }
 
 /** The spec core takes, from the form's values. */

@@ -66,6 +66,11 @@ export interface FormErrors {
   form: string[];
 }
 
+/** Every message of a refused form, the form's first, as one list (for a page without the form's fields). */
+export function allMessages(errors: FormErrors): string[] {
+  return [...errors.form, ...Object.values(errors.fields).flat()];
+}
+
 /**
  * Codes whose message the user can act on; anything else is the page's error, not the form's. Not
  * permission_denied: the pages do not draw a form for someone it would refuse (a role changed

@@ -14,6 +14,7 @@ import { dangerForm, formAlert, postForm, selectField, textField } from "./forms
 import { secretBlock } from "./layout.ts";
 import { html, type Html } from "../html.ts";
 import { formTokenInput } from "../form-token.ts";
+import { orgPath } from "./organizations.ts";
 
 /** The invite form's values and the API's messages, when it was refused. */
 export interface InviteForm {
@@ -21,7 +22,6 @@ export interface InviteForm {
   errors: FormErrors;
 }
 
-const orgPath = (org: Organization, rest: string) => `/app/o/${encodeURIComponent(org.slug)}${rest}`;
 const acceptPath = "/app/invitations/accept";
 const roleByName: Record<string, Role> = { admin: Role.ADMIN, member: Role.MEMBER };
 

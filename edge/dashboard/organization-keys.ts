@@ -6,13 +6,13 @@ import type { Router } from "@koa/router";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import type { OrganizationApiKey } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { action, confirmed, done, orgOf, render, PageError, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
-import { formErrorsOrThrow } from "./core.ts";
+import { allMessages, formErrorsOrThrow } from "./core.ts";
 import { when } from "./format.ts";
 import { dangerForm, postForm, selectField, textField } from "./forms.ts";
 import { secretBlock } from "./layout.ts";
 import { html, type Html } from "../html.ts";
+import { orgPath } from "./organizations.ts";
 
-const orgPath = (org: Organization, rest = "") => `/app/o/${encodeURIComponent(org.slug)}${rest}`;
 
 const expiries = [
   { value: "90", label: "90 days" },
@@ -72,8 +72,7 @@ ${secretBlock("org-api-key", "API key", res.key, "It is shown only this once: Ou
 </section>`,
     });
   } catch (error) {
-    const errors = formErrorsOrThrow(error);
-    throw new PageError(400, [...errors.form, ...Object.values(errors.fields).flat()].join(" "));
+    throw new PageError(400, allMessages(formErrorsOrThrow(error)).join(" "));
   }
 };
 

@@ -3,7 +3,7 @@ import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { Role, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { action, confirmed, done, noticeOf, orgOf, page, PageError, render, type ActionHandler, type DashboardDeps, type PageHandler, type Viewer } from "./context.ts";
-import { formErrorsOrThrow, type FormErrors } from "./core.ts";
+import { allMessages, formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { canManage, roleName, suggestSlug, when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
@@ -196,8 +196,7 @@ const renameOrganization: ActionHandler = async (ctx, v, form) => {
     await v.core.organizations.updateOrganization({ organizationSlug: org.slug, name: (form.get("name") ?? "").trim() });
     done(ctx, orgPath(org), "org-renamed");
   } catch (error) {
-    const errors = formErrorsOrThrow(error);
-    throw new PageError(400, [...errors.form, ...Object.values(errors.fields).flat()].join(" "));
+    throw new PageError(400, allMessages(formErrorsOrThrow(error)).join(" "));
   }
 };
 
