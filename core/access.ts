@@ -13,6 +13,7 @@ import { isManager, type Role } from "./roles.ts";
 import { findGrant, findServerAccess, liveGrantServerIds, markGrantFirstUse, spendGrantUse, type GrantRow, type ServerAccessRow } from "./access-queries.ts";
 import { grantRefusal, type GrantFacts, type ServerAction } from "./grant-rules.ts";
 import { appendActivity } from "./activity/record.ts";
+import { freezeOf, requireNotFrozen } from "./servers/frozen.ts";
 
 /**
  * Whether the caller may reach this organization at all: an organization API key reaches its own
@@ -102,11 +103,10 @@ export interface ServerUse {
    */
   judgeOnly?: boolean;
   /**
-   * What else refuses the call once the caller's access is settled and before a use is spent or
-   * marked (a frozen server: core/servers/frozen.ts), given the server's organization's plan and
-   * the server's rank there; throws its refusal.
+   * The plans, which say whether the server is frozen (core/servers/frozen.ts): a frozen server
+   * allows only viewing, and refuses anything else before a grant's use is spent or marked.
    */
-  refuse?: (server: { plan: string; rank: number }) => void;
+  plans: CoreConfig["plans"];
 }
 
 /**
@@ -134,7 +134,7 @@ export async function requireServer(db: Db, caller: UserCaller, serverId: string
 export async function requireServerRow(query: Query, caller: UserCaller, serverId: string, use: ServerUse): Promise<ServerAccessRow> {
   const row = await loadServerAccess(query, caller, serverId);
   const grant = isManager(row.role) ? undefined : allowedGrant(row, use);
-  use.refuse?.({ plan: String(row.organization.plan), rank: row.rank });
+  if (use.action !== "view") requireNotFrozen(freezeOf(use, String(row.organization.plan), row.rank));
   if (grant) await useGrant(query, caller, row, grant, use);
   return row;
 }

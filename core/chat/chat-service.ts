@@ -101,7 +101,7 @@ function storeQuestion(deps: CoreDeps, ctx: HandlerContext, caller: UserCaller, 
     } else {
       let serverId: string | null = null;
       if (req.serverId) {
-        const onServer = await requireServer(db, caller, req.serverId, { action: "view", now: deps.clock.now() });
+        const onServer = await requireServer(db, caller, req.serverId, { action: "view", now: deps.clock.now(), plans: deps.config.plans });
         if (onServer.organization.id !== access.organization.id) throw fail("not_found", "server not found");
         serverId = onServer.server.id;
       }

@@ -23,7 +23,6 @@ import { expireBreakGlass, readConfig, reserveUsage, todaysUsage, type ConfigRow
 import { expireOpenActions, insertAction } from "./action-queries.ts";
 import { targetsServer, tools, type ToolSpec } from "./tools.ts";
 import { recordToolEvent } from "./tool-events.ts";
-import { refuseFrozen } from "../servers/frozen.ts";
 
 /** What the gate reads: the plans, and the service's clock that members' grants are read against. */
 export type GateDeps = Pick<CoreDeps, "config" | "clock">;
@@ -75,9 +74,7 @@ async function callerMay(db: Db, config: CoreConfig, caller: UserCaller, access:
   }
   try {
     // Judging spends none of a grant's uses nor starts its duration: running the tool does, through the server's own path.
-    const action = spec.access.server;
-    const refuse = action === "view" ? undefined : refuseFrozen(config);
-    const onServer = await requireServer(db, caller, serverId!, { action, now, judgeOnly: true, refuse });
+    const onServer = await requireServer(db, caller, serverId!, { action: spec.access.server, now, judgeOnly: true, plans: config.plans });
     if (onServer.organization.id !== access.organization.id) throw fail("not_found", "server not found");
   } catch (error) {
     if (error instanceof DomainError && error.reason === "permission_denied") return error;

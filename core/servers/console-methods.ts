@@ -18,7 +18,6 @@ import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { requireServerRow } from "../access.ts";
 import type { ServerAccessRow } from "../access-queries.ts";
-import { refuseFrozen } from "./frozen.ts";
 import { appendActivity } from "../activity/record.ts";
 import type { Db, Query } from "../db/statements.ts";
 import { DomainError, fail, fieldFail } from "../errors.ts";
@@ -116,7 +115,7 @@ const refusedOutcomes: Partial<Record<string, ConsoleOutcome>> = { permission_de
  */
 async function requireConsole(db: Db, config: ConsoleDeps["config"], caller: UserCaller, serverId: string, now: Date, facts: { requestId: string; command: string }): Promise<ServerAccessRow> {
   try {
-    return await requireServerRow(db.query, caller, serverId, { action: "console_command", now, refuse: refuseFrozen(config) });
+    return await requireServerRow(db.query, caller, serverId, { action: "console_command", now, plans: config.plans });
   } catch (error) {
     const outcome = error instanceof DomainError ? refusedOutcomes[error.reason] : undefined;
     if (outcome) {

@@ -16,7 +16,6 @@ import { WatchConsoleResponseSchema, type WatchConsoleRequest, type WatchConsole
 import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { requireServer } from "../access.ts";
-import { refuseFrozen } from "./frozen.ts";
 import { isOnline } from "../agents/presence.ts";
 import type { ConsoleEvent } from "../agents/console-feed.ts";
 import { recheckCaller } from "../auth/credentials.ts";
@@ -41,13 +40,13 @@ type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents" | "st
 async function recheck(deps: WatchDeps, ctx: HandlerContext, serverId: string): Promise<boolean> {
   const db = deps.statements.db(entityManager(ctx).fork());
   const caller = await recheckCaller(db.query, ctx.requestHeader, deps.clock.now(), deps.config.sessionIdleSeconds);
-  const access = await requireServer(db, caller, serverId, { action: "console_read", now: deps.clock.now(), spend: false, refuse: refuseFrozen(deps.config) });
+  const access = await requireServer(db, caller, serverId, { action: "console_read", now: deps.clock.now(), spend: false, plans: deps.config.plans });
   return isOnline(access.server, deps.clock.now());
 }
 
 export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, ctx: HandlerContext): AsyncGenerator<WatchConsoleResponse> {
   const caller = requireUser(ctx);
-  const { server } = await requireServer(deps.statements.db(entityManager(ctx)), caller, req.serverId, { action: "console_read", now: deps.clock.now(), refuse: refuseFrozen(deps.config) });
+  const { server } = await requireServer(deps.statements.db(entityManager(ctx)), caller, req.serverId, { action: "console_read", now: deps.clock.now(), plans: deps.config.plans });
   if (ctx.signal.aborted) return;
   const releaseSlot = deps.consoles.watches.open(caller.user.id);
 

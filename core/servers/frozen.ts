@@ -63,11 +63,6 @@ export function requireNotFrozen(freeze: Freeze | undefined): void {
   if (freeze) throw frozenError(freeze);
 }
 
-/** For requireServer's `refuse` (core/access.ts): a frozen server refuses the call before a grant's use is spent. */
-export function refuseFrozen(config: Plans): (server: { plan: string; rank: number }) => void {
-  return (server) => requireNotFrozen(freezeOf(config, server.plan, server.rank));
-}
-
 /** The server's freeze now, read with its organization's plan; undefined when it is not frozen (or is gone). */
 export async function serverFreeze(query: Query, config: Plans, serverId: string): Promise<Freeze | undefined> {
   const row = await findServerRank(query, serverId);

@@ -73,7 +73,7 @@ function recordMethods(deps: CoreDeps): Pick<ServersImpl, "createServer" | "list
     },
 
     async getServer(req, ctx) {
-      const access = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req.serverId, { action: "view", now: clock.now() });
+      const access = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req.serverId, { action: "view", now: clock.now(), plans: deps.config.plans });
       return create(GetServerResponseSchema, { server: serverToProto(access.server, clock.now(), config, accessFreeze(config, access)) });
     },
 
