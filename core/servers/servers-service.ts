@@ -121,7 +121,9 @@ function keyEndingMethods(deps: CoreDeps): Pick<ServersImpl, "deleteServer" | "r
         await tx.flush();
         // Its grants go with it (ON DELETE CASCADE).
         await tx.nativeDelete(Server, { id: server.id });
-        const after = await frozenSet(db.query, config, organization.id, plan);
+        // The others, ranked again without it (the organization is locked: nothing else changed).
+        const others = before.servers.filter((s) => s.id !== server.id).map((s, i) => ({ ...s, rank: i + 1 }));
+        const after = await frozenSet(db.query, config, organization.id, plan, others);
         // Deleting an older server unfreezes the oldest frozen one; their agents may connect again.
         recordFreezeChange(tx, caller, { id: organization.id, plan }, config, before, after);
       });
