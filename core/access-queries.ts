@@ -82,3 +82,9 @@ export async function liveGrantServerIds(query: Query, userId: string, organizat
   );
   return rows.map((r) => r.server_id);
 }
+
+/** The organization's owners' and admins' user ids (who is told of what concerns managers). */
+export async function managerIds(query: Query, organizationId: string): Promise<string[]> {
+  const rows = await query<{ user_id: string }>(`select user_id from memberships where organization_id = ? and role in ('owner', 'admin')`, [organizationId]);
+  return rows.map((row) => row.user_id);
+}

@@ -208,10 +208,8 @@ async function useGrant(query: Query, caller: UserCaller, row: ServerAccessRow, 
 
 /** The servers of the organization the caller can see: all for managers, those of their live grants otherwise. */
 export async function accessibleServers(db: Db, caller: UserCaller, access: OrganizationAccess, now: Date): Promise<Server[]> {
-  const where = isManager(access.role)
-    ? { organization: access.organization.id }
-    : { organization: access.organization.id, id: { $in: await liveGrantServerIds(db.query, caller.user.id, access.organization.id, now) } };
-  return db.em.find(Server, where, { orderBy: { createdAt: "asc", id: "asc" } });
+  const ids = await visibleServerIds(db.query, caller, access, now);
+  return db.em.find(Server, { organization: access.organization.id, ...(ids && { id: { $in: ids } }) }, { orderBy: { createdAt: "asc", id: "asc" } });
 }
 
 /**

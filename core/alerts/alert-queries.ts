@@ -130,12 +130,6 @@ export async function eventsById(query: Query, ids: readonly string[]): Promise<
   return new Map(rows.map((row) => [row.id, row]));
 }
 
-/** The organization's owners' and admins' user ids (the dashboard target's recipients). */
-export async function managerIds(query: Query, organizationId: string): Promise<string[]> {
-  const rows = await query<{ user_id: string }>(`select user_id from memberships where organization_id = ? and role in ('owner', 'admin')`, [organizationId]);
-  return rows.map((row) => row.user_id);
-}
-
 export interface DeliveryPage {
   organizationId: string;
   ruleId?: string;

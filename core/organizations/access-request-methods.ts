@@ -16,7 +16,7 @@ import {
   ListAccessRequestsResponseSchema,
   OrganizationsService,
 } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
-import { Membership, Server } from "../db/entities.ts";
+import { Server } from "../db/entities.ts";
 import { AccessRequest } from "../db/access-request-entities.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
@@ -30,6 +30,7 @@ import { decodeCursor, encodeCursor } from "../page-cursor.ts";
 import { recordInOrganization } from "./organization-activity.ts";
 import { writeGrant } from "./access-grant-methods.ts";
 import { accessRequestToProto, requestStatusFromProto, requestTerms, requestsPath } from "./access-request-terms.ts";
+import { managerIds } from "../access-queries.ts";
 
 type Impl = ServiceImpl<typeof OrganizationsService>;
 type RequestMethods = Pick<Impl, "createAccessRequest" | "listAccessRequests" | "approveAccessRequest" | "denyAccessRequest" | "cancelAccessRequest">;
@@ -101,13 +102,12 @@ const createAccessRequest = (deps: RequestDeps): Impl["createAccessRequest"] => 
       details: { server: server.name, actions: terms.actions.join(",") },
     });
     await tx.flush();
-    const managers = await tx.find(Membership, { organization: access.organization.id, role: { $in: ["owner", "admin"] } });
-    for (const manager of managers) {
+    for (const managerId of await managerIds(deps.statements.on(tx), access.organization.id)) {
       kept.push(
         await keepNotification(
           deps.statements.on(tx),
           {
-            userId: manager.user.id,
+            userId: managerId,
             kind: "access_request",
             title: `${caller.user.email} asks for access to ${server.name}`,
             body: `Actions: ${terms.actions.join(", ")}.${req.reason ? ` Reason: ${req.reason}` : ""}`,
