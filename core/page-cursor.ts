@@ -23,3 +23,13 @@ export function decodeCursor(cursor: string): PageCursor {
   if (!match) throw fieldFail([{ field: "cursor", message: "not a cursor from this list: pass a response's nextCursor as it was" }]);
   return { createdAt: new Date(Number(match[1])), id: match[2] };
 }
+
+/**
+ * A newest-first list read with one row more than `limit`: the page, and the cursor after its
+ * last row ("" on the last page).
+ */
+export function pageOf<T extends { created_at: Date | string; id: string }>(rows: T[], limit: number): { page: T[]; nextCursor: string } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { page, nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id }) : "" };
+}

@@ -6,7 +6,7 @@ import { AlertDeliveryStatus, AlertsService, ListAlertDeliveriesResponseSchema }
 import { entityManager, requireUser } from "../context.ts";
 import { executeOn } from "../db/statements.ts";
 import { requireManager } from "../access.ts";
-import { decodeCursor, encodeCursor } from "../page-cursor.ts";
+import { decodeCursor, pageOf } from "../page-cursor.ts";
 import { listDeliveries, type DeliveryRow } from "./alert-queries.ts";
 
 type Impl = ServiceImpl<typeof AlertsService>;
@@ -30,8 +30,7 @@ export const listAlertDeliveries: Impl["listAlertDeliveries"] = async (req, ctx)
     limit: limit + 1,
     after: req.cursor === undefined ? undefined : decodeCursor(req.cursor),
   });
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
+  const { page, nextCursor } = pageOf(rows, limit);
   return create(ListAlertDeliveriesResponseSchema, {
     deliveries: page.map((row) => ({
       id: row.id,
@@ -49,6 +48,6 @@ export const listAlertDeliveries: Impl["listAlertDeliveries"] = async (req, ctx)
       createdAt: stamp(row.created_at),
       summaryId: row.summary_id ?? "",
     })),
-    nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id }) : "",
+    nextCursor,
   });
 };

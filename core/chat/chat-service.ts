@@ -20,7 +20,7 @@ import { requireMember, requireServer } from "../access.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { DomainError, fail, fieldFail } from "../errors.ts";
-import { decodeCursor, encodeCursor } from "../page-cursor.ts";
+import { decodeCursor, pageOf } from "../page-cursor.ts";
 import { recordAssistantQuery, tokenHash } from "../ocelot/gate.ts";
 import { applyTokenStep } from "../ocelot/token-steps.ts";
 import { releaseUsage } from "../ocelot/ocelot-queries.ts";
@@ -249,11 +249,10 @@ export function createChatService(deps: CoreDeps): Impl {
       const limit = req.limit ?? 30;
       const after = req.cursor ? decodeCursor(req.cursor) : undefined;
       const rows = await listConversations(db.query, { organizationId: access.organization.id, userId: caller.user.id, serverId: req.serverId, limit: limit + 1, after });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
+      const { page, nextCursor } = pageOf(rows, limit);
       return {
         conversations: page.map(conversationToProto),
-        nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id }) : "",
+        nextCursor,
         modelConfigured: deps.config.assistantModel !== undefined,
       };
     },

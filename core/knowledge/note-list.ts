@@ -10,7 +10,7 @@ import { entityManager, requireUser } from "../context.ts";
 import { executeOn } from "../db/statements.ts";
 import type { CoreDeps } from "../deps.ts";
 import { requireMember, visibleServerIds } from "../access.ts";
-import { decodeCursor, encodeCursor } from "../page-cursor.ts";
+import { decodeCursor, pageOf } from "../page-cursor.ts";
 import { normalizeTag, noteToProto } from "./note-fields.ts";
 import { listNoteRows, type NoteFilters } from "./note-queries.ts";
 import { decodeSearchCursor, encodeSearchCursor, searchNotes } from "./search.ts";
@@ -41,10 +41,9 @@ export const listNotes = (deps: Pick<CoreDeps, "clock">): Impl["listNotes"] => a
   }
   const after = req.cursor === undefined ? undefined : decodeCursor(req.cursor);
   const rows = await listNoteRows(query, filters, limit + 1, after);
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
+  const { page, nextCursor } = pageOf(rows, limit);
   return create(ListNotesResponseSchema, {
     notes: page.map((row) => ({ note: noteToProto(row) })),
-    nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id }) : "",
+    nextCursor,
   });
 };

@@ -25,7 +25,7 @@ import type { Query } from "../db/statements.ts";
 import { notificationKinds, type NotificationKindName } from "./notify.ts";
 import { findPreferences, listNotificationRows, markAllRead, markRead, mergePreferences, countUnread, type NotificationRow, type StoredPreferences } from "./notification-queries.ts";
 import { watchUnreadCount } from "./unread-watch.ts";
-import { decodeCursor, encodeCursor } from "../page-cursor.ts";
+import { decodeCursor, pageOf } from "../page-cursor.ts";
 
 const kindToProto: Record<NotificationKindName, NotificationKind> = {
   membership: NotificationKind.MEMBERSHIP,
@@ -70,10 +70,10 @@ export function createNotificationsService(deps: CoreDeps): ServiceImpl<typeof N
       const limit = req.limit ?? defaultPageSize;
       const after = req.cursor === undefined ? undefined : decodeCursor(req.cursor);
       const rows = await listNotificationRows(on(ctx), caller.user.id, { unreadOnly: req.unreadOnly, limit: limit + 1, after });
-      const page = rows.slice(0, limit);
+      const { page, nextCursor } = pageOf(rows, limit);
       return create(ListNotificationsResponseSchema, {
         notifications: page.map(toProto),
-        nextCursor: rows.length > limit ? encodeCursor({ createdAt: new Date(page.at(-1)!.created_at), id: page.at(-1)!.id }) : "",
+        nextCursor,
       });
     },
 
