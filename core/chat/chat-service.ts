@@ -38,7 +38,7 @@ import {
   type MessageRow,
 } from "./conversation-queries.ts";
 import { conversationToProto, messageToProto, pendingToProto, type PendingContent } from "./chat-proto.ts";
-import { continueTurn, inConversation, notConfigured, runAuthorized, settle, type ChatEventInit, type Emit, type TurnEnv } from "./turn.ts";
+import { continueTurn, inConversation, notConfigured, releaseToken, runAuthorized, settle, type ChatEventInit, type Emit, type TurnEnv } from "./turn.ts";
 import { chatTools, type ChatTool, type ParsedCall } from "./chat-tools.ts";
 import { resultContent } from "./prompt.ts";
 
@@ -71,14 +71,13 @@ interface Decision {
  */
 async function endExpiredWait(env: TurnEnv): Promise<boolean> {
   const { deps, conversation } = env;
-  const db = deps.statements.db(entityManager(env.ctx));
-  const toolCallId = await expiredWait(db.query, conversation.id, tokenHash);
+  const toolCallId = await expiredWait(deps.statements.on(entityManager(env.ctx)), conversation.id, tokenHash);
   if (!toolCallId) return false;
   const claimed = await inConversation(env, (tx) => claimPending(tx.query, conversation.id, toolCallId));
   if (!claimed) return true;
   const tool = chatTools.get(claimed.row.tool_name ?? "")!;
   // The gate finds the token expired: it records that and gives the quota back.
-  await applyTokenStep(db.em, deps.statements, env.caller, { organizationSlug: env.slug, executionToken: claimed.token }, { kind: "release", tool: tool.gateTool }).catch(() => {});
+  await releaseToken(env, tool.gateTool, claimed.token);
   await settle(env, claimed.row, "refused", resultContent("refused", "not run: its confirmation expired before it was allowed"), () => {});
   return true;
 }
@@ -159,7 +158,7 @@ async function decide(deps: CoreDeps, ctx: HandlerContext, req: Decision, emit: 
   const history = await listMessages(db.query, conversation.id);
   const parsed = shownCall(tool, row, history, conversation.server_id);
   if (!parsed) {
-    await applyTokenStep(db.em, deps.statements, caller, { organizationSlug: req.organizationSlug, executionToken: token }, { kind: "release", tool: tool.gateTool }).catch(() => {});
+    await releaseToken(env, tool.gateTool, token);
     await settle(env, row, "refused", resultContent("refused", "not run: the call does not match the command that was shown"), emit);
     return continueTurn(env, emit);
   }
@@ -278,10 +277,7 @@ export function createChatService(deps: CoreDeps): Impl {
       // A call waiting for confirmation gives its token (and its quota) back.
       const pending = await pendingToolMessage(db.query, conversation.id);
       const claimed = pending && (await claimPending(db.query, conversation.id, pending.tool_call_id ?? ""));
-      if (claimed) {
-        const step = { kind: "release" as const, tool: chatTools.get(claimed.row.tool_name ?? "")!.gateTool };
-        await applyTokenStep(db.em, deps.statements, caller, { organizationSlug: req.organizationSlug, executionToken: claimed.token }, step).catch(() => {});
-      }
+      if (claimed) await releaseToken({ deps, ctx, caller, slug: req.organizationSlug }, chatTools.get(claimed.row.tool_name ?? "")!.gateTool, claimed.token);
       await deleteConversation(db.query, ids);
       return {};
     },

@@ -60,6 +60,11 @@ export async function inConversation<T>(env: TurnEnv, work: (db: Db) => Promise<
   });
 }
 
+/** Gives a call's token, and its quota, back without running it; a token the gate ended already is left as it is. */
+export async function releaseToken(env: Pick<TurnEnv, "deps" | "ctx" | "caller" | "slug">, gateTool: string, token: string): Promise<void> {
+  await applyTokenStep(entityManager(env.ctx), env.deps.statements, env.caller, { organizationSlug: env.slug, executionToken: token }, { kind: "release", tool: gateTool }).catch(() => {});
+}
+
 export const append = (env: TurnEnv, m: NewMessage) => inConversation(env, (db) => appendMessage(db.query, env.conversation.id, m));
 
 /** The tools the caller may use now (the gate's judgement without the quota): only these are offered. */
@@ -216,7 +221,7 @@ export async function runAuthorized(env: TurnEnv, tool: ChatTool, parsed: Parsed
     outcome = { toolStatus: failed ? "failed" : "succeeded", content: resultContent(failed ? "failed" : "succeeded", result) };
   } catch (error) {
     if (!(error instanceof DomainError)) {
-      await applyTokenStep(entityManager(env.ctx), env.deps.statements, env.caller, { organizationSlug: env.slug, executionToken: token }, { kind: "release", tool: tool.gateTool }).catch(() => {});
+      await releaseToken(env, tool.gateTool, token);
       throw error;
     }
     outcome = { toolStatus: "failed", content: resultContent("failed", error.message) };
