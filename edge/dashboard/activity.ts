@@ -6,8 +6,7 @@ import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ActivityEvent } from "../../gen/outpost/activity/v1/activity_service_pb.js";
-import { action, done, noticeOf, orgOf, page, PageError, render, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
-import { canManage } from "./format.ts";
+import { managedOrgOf, action, done, noticeOf, orgOf, page, render, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { choiceGroup, postForm, selectField } from "./forms.ts";
 import { html } from "../html.ts";
 import { orgPath } from "./organizations.ts";
@@ -49,8 +48,7 @@ ${choiceGroup({ name: "severity", legend: "Severities (none: all)", type: "check
 }
 
 async function activityPage(ctx: Context, v: Viewer): Promise<void> {
-  const org = orgOf(v, ctx.params.slug);
-  if (!canManage(org.role)) throw new PageError(403, "Only owners and admins of the organization read its activity log.");
+  const org = managedOrgOf(v, ctx.params.slug, "read its activity log");
   const view = viewOf(new URLSearchParams(ctx.querystring));
   const base = orgPath(org, "/activity");
   const [{ servers }, { events, nextCursor }] = await Promise.all([

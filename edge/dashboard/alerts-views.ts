@@ -7,9 +7,9 @@ import type { Context } from "koa";
 import { AlertDeliveryStatus, type AlertRule } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
-import { noticeOf, orgOf, PageError, render, type Viewer } from "./context.ts";
+import { managedOrgOf, noticeOf, PageError, render, type Viewer } from "./context.ts";
 import type { FormErrors } from "./core.ts";
-import { canManage, when } from "./format.ts";
+import { when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { orgPath } from "./organizations.ts";
@@ -37,9 +37,7 @@ const severityOptions = ["info", "warning", "error"].map((s) => ({ value: s, lab
 
 /** The organization of the URL, when the viewer may manage its alerts; else a 403 page. */
 export function managedAlerts(v: Viewer, slug: string): Organization {
-  const org = orgOf(v, slug);
-  if (!canManage(org.role)) throw new PageError(403, "Only owners and admins of the organization manage its alerts.");
-  return org;
+  return managedOrgOf(v, slug, "manage its alerts");
 }
 
 function matches(rule: AlertRule, servers: Map<string, string>): string {

@@ -7,9 +7,8 @@ import type { Router } from "@koa/router";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { OcelotSettingsSchema, ResponseStyle } from "../../gen/outpost/ocelot/v1/resources_pb.js";
-import { action, done, page, PageError, orgOf, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
+import { managedOrgOf, action, done, page, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, hasCode } from "./core.ts";
-import { canManage } from "./format.ts";
 import { assistantPage, familyFields, settingsPath, type SettingsValues } from "./assistant-views.ts";
 
 const styles: Record<string, ResponseStyle> = { concise: ResponseStyle.CONCISE, detailed: ResponseStyle.DETAILED, friendly: ResponseStyle.FRIENDLY };
@@ -36,9 +35,7 @@ function readSettingsForm(form: URLSearchParams): SettingsValues {
 }
 
 function managed(v: Viewer, slug: string) {
-  const org = orgOf(v, slug);
-  if (!canManage(org.role)) throw new PageError(403, "Only owners and admins of the organization change the assistant's settings.");
-  return org;
+  return managedOrgOf(v, slug, "change the assistant's settings");
 }
 
 const saveSettings: ActionHandler = async (ctx, v, form) => {

@@ -15,6 +15,7 @@ import type { Organization } from "../../gen/outpost/organizations/v1/resources_
 import { coreFor, hasCode, type Core } from "./core.ts";
 import { layout, type PageOptions, type Shell } from "./layout.ts";
 import { html } from "../html.ts";
+import { canManage } from "./format.ts";
 
 /** Remembers the organization last opened, so /app returns to it. */
 export const lastOrgCookie = "outpost_org";
@@ -82,6 +83,16 @@ async function loadViewer(ctx: Context, deps: DashboardDeps): Promise<Viewer | u
 export function orgOf(v: Viewer, slug: string): Organization {
   const org = v.organizations.find((o) => o.slug === slug);
   if (!org) throw new PageError(404, `There is no organization "${slug}" that you belong to.`);
+  return org;
+}
+
+/**
+ * The organization of the URL when the viewer is one of its owners or admins; else a 403 page
+ * saying what only they do (`what`, e.g. "manage its alerts").
+ */
+export function managedOrgOf(v: Viewer, slug: string, what: string): Organization {
+  const org = orgOf(v, slug);
+  if (!canManage(org.role)) throw new PageError(403, `Only owners and admins of the organization ${what}.`);
   return org;
 }
 

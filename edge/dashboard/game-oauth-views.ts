@@ -6,9 +6,9 @@
 import type { Context } from "koa";
 import { VerifierPolicy, type GameOAuthClient, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import type { Server } from "../../gen/outpost/servers/v1/resources_pb.js";
-import { noticeOf, orgOf, PageError, render, type Viewer } from "./context.ts";
+import { managedOrgOf, noticeOf, render, type Viewer } from "./context.ts";
 import type { FormErrors } from "./core.ts";
-import { canManage, gameName, policyName, when } from "./format.ts";
+import { gameName, policyName, when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, textArea, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
@@ -26,9 +26,7 @@ const fields = ["name", "redirectUris", "verifierPolicy", "allowedServerIds"];
 
 /** The organization of the URL, when the viewer may manage its clients (owner or admin); else a 403 page. */
 export function managed(v: Viewer, slug: string): Organization {
-  const org = orgOf(v, slug);
-  if (!canManage(org.role)) throw new PageError(403, "Only owners and admins of the organization manage its Game OAuth clients.");
-  return org;
+  return managedOrgOf(v, slug, "manage its Game OAuth clients");
 }
 
 function clientFields(servers: readonly Server[], values: ClientValues, errors?: FormErrors): Html {

@@ -7,9 +7,9 @@
 import type { Context } from "koa";
 import { IntegrationKind, type Integration, type TestIntegrationResponse } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
-import { noticeOf, orgOf, PageError, render, type Viewer } from "./context.ts";
+import { managedOrgOf, noticeOf, PageError, render, type Viewer } from "./context.ts";
 import type { FormErrors } from "./core.ts";
-import { canManage, when } from "./format.ts";
+import { when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textArea, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { secretBlock } from "./layout.ts";
@@ -29,9 +29,7 @@ export const kindNames: Record<number, string> = { [IntegrationKind.DISCORD]: "D
 
 /** The organization of the URL, when the viewer may manage its integrations; else a 403 page. */
 export function managedIntegrations(v: Viewer, slug: string): Organization {
-  const org = orgOf(v, slug);
-  if (!canManage(org.role)) throw new PageError(403, "Only owners and admins of the organization manage its integrations.");
-  return org;
+  return managedOrgOf(v, slug, "manage its integrations");
 }
 
 function target(i: Integration): Html {

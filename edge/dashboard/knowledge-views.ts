@@ -7,7 +7,7 @@
 import type { Context } from "koa";
 import type { Note, NoteSummary, SnippetPart } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
-import { noticeOf, orgOf, PageError, render, type Viewer } from "./context.ts";
+import { managedOrgOf, noticeOf, orgOf, render, type Viewer } from "./context.ts";
 import type { FormErrors } from "./core.ts";
 import { canManage, when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textArea, textField } from "./forms.ts";
@@ -31,9 +31,7 @@ export const notePath = (org: Organization, id = "", rest = "") => orgPath(org, 
 
 /** The organization of the URL, when the viewer may write its notes; else a 403 page. */
 export function writableKnowledge(v: Viewer, slug: string): Organization {
-  const org = orgOf(v, slug);
-  if (!canManage(org.role)) throw new PageError(403, "Only owners and admins of the organization write its notes.");
-  return org;
+  return managedOrgOf(v, slug, "write its notes");
 }
 
 const queryValue = (ctx: Context, name: string) => (typeof ctx.query[name] === "string" ? (ctx.query[name] as string) : "");
