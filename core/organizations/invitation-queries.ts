@@ -32,6 +32,9 @@ const selectInvitation = `select i.id, i.organization_id, o.slug as organization
          i.created_at, i.expires_at, i.accepted_at, i.revoked_at
     from invitations i join organizations o on o.id = i.organization_id left join users u on u.id = i.invited_by_id`;
 
+/** An invitation that can still be accepted: neither accepted nor revoked, and not expired (by the database's clock). */
+const pending = (alias = "") => `${alias}accepted_at is null and ${alias}revoked_at is null and ${alias}expires_at > now()`;
+
 export async function insertInvitation(
   query: Query,
   values: { id: string; organizationId: string; email: string; role: string; tokenHash: string; invitedBy: string },
@@ -57,7 +60,7 @@ export async function findInvitationByToken(query: Query, tokenHash: string): Pr
 /** Whether the address has an invitation to the organization that can still be accepted. */
 export async function hasPendingInvitation(query: Query, organizationId: string, email: string): Promise<boolean> {
   const rows = await query(
-    `select 1 from invitations where organization_id = ? and email = ? and accepted_at is null and revoked_at is null and expires_at > now()`,
+    `select 1 from invitations where organization_id = ? and email = ? and ${pending()}`,
     [organizationId, email],
   );
   return rows.length > 0;
@@ -65,8 +68,8 @@ export async function hasPendingInvitation(query: Query, organizationId: string,
 
 /** The organization's invitations, newest first: the pending ones, or the latest 200 of every state. */
 export async function listInvitationRows(query: Query, organizationId: string, includeClosed: boolean): Promise<InvitationRow[]> {
-  const pending = includeClosed ? "" : "and i.accepted_at is null and i.revoked_at is null and i.expires_at > now()";
-  return query<InvitationRow>(`${selectInvitation} where i.organization_id = ? ${pending} order by i.created_at desc, i.id limit 200`, [organizationId]);
+  const onlyPending = includeClosed ? "" : `and ${pending("i.")}`;
+  return query<InvitationRow>(`${selectInvitation} where i.organization_id = ? ${onlyPending} order by i.created_at desc, i.id limit 200`, [organizationId]);
 }
 
 /**
@@ -76,7 +79,7 @@ export async function listInvitationRows(query: Query, organizationId: string, i
 export async function markAccepted(query: Query, id: string, userId: string): Promise<boolean> {
   const rows = await query(
     `update invitations set accepted_at = now(), accepted_by_id = ?
-      where id = ? and accepted_at is null and revoked_at is null and expires_at > now() returning id`,
+      where id = ? and ${pending()} returning id`,
     [userId, id],
   );
   return rows.length > 0;
@@ -103,7 +106,7 @@ export async function revokeInvitationsSentBy(
 ): Promise<Array<{ id: string; email: string; role: string }>> {
   return query<{ id: string; email: string; role: string }>(
     `update invitations set revoked_at = now()
-      where organization_id = ? and invited_by_id = ? and accepted_at is null and revoked_at is null and expires_at > now()
+      where organization_id = ? and invited_by_id = ? and ${pending()}
         ${roles ? "and role = any(string_to_array(?, ','))" : ""}
       returning id, email, role`,
     roles ? [organizationId, inviterId, roles.join(",")] : [organizationId, inviterId],
