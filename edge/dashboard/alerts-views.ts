@@ -7,7 +7,7 @@ import type { Context } from "koa";
 import { AlertDeliveryStatus, type AlertRule } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
-import { managedOrgOf, noticeOf, PageError, render, type Viewer } from "./context.ts";
+import { managedOrgOf, oneOf, noticeOf, render, type Viewer } from "./context.ts";
 import type { FormErrors } from "./core.ts";
 import { when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
@@ -115,18 +115,17 @@ async function ruleChoices(v: Viewer, org: Organization) {
 }
 
 /** One rule of the organization, or a 404 page. */
+const noRule = "That alert rule does not exist.";
+
 export async function ruleOf(v: Viewer, org: Organization, ruleId: string): Promise<AlertRule> {
   const { rules } = await v.core.alerts.listAlertRules({ organizationSlug: org.slug });
-  const rule = rules.find((r) => r.id === ruleId);
-  if (!rule) throw new PageError(404, "That alert rule does not exist.");
-  return rule;
+  return oneOf(rules, ruleId, noRule);
 }
 
 export async function editRulePage(ctx: Context, v: Viewer, o: { values?: RuleValues; errors?: FormErrors } = {}, status = 200): Promise<void> {
   const org = managedAlerts(v, ctx.params.slug);
   const { rules, integrations, servers } = await ruleChoices(v, org);
-  const rule = rules.find((r) => r.id === ctx.params.ruleId);
-  if (!rule) throw new PageError(404, "That alert rule does not exist.");
+  const rule = oneOf(rules, ctx.params.ruleId, noRule);
   render(
     ctx,
     v,

@@ -86,6 +86,13 @@ export function orgOf(v: Viewer, slug: string): Organization {
   return org;
 }
 
+/** The item with this id among an organization's (from a list call), or a 404 page saying `missing`. */
+export function oneOf<T extends { id: string }>(items: readonly T[], id: string, missing: string): T {
+  const found = items.find((item) => item.id === id);
+  if (!found) throw new PageError(404, missing);
+  return found;
+}
+
 /**
  * The organization of the URL when the viewer is one of its owners or admins; else a 403 page
  * saying what only they do (`what`, e.g. "manage its alerts").

@@ -7,7 +7,7 @@
 import type { Context } from "koa";
 import { IntegrationKind, type Integration, type TestIntegrationResponse } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
-import { managedOrgOf, noticeOf, PageError, render, type Viewer } from "./context.ts";
+import { managedOrgOf, oneOf, noticeOf, render, type Viewer } from "./context.ts";
 import type { FormErrors } from "./core.ts";
 import { when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textArea, textField } from "./forms.ts";
@@ -122,9 +122,7 @@ export interface IntegrationEdit {
 /** One integration of the organization, or a 404 page. */
 export async function integrationOf(v: Viewer, org: Organization, id: string): Promise<Integration> {
   const { integrations } = await v.core.integrations.listIntegrations({ organizationSlug: org.slug });
-  const found = integrations.find((i) => i.id === id);
-  if (!found) throw new PageError(404, "That integration does not exist.");
-  return found;
+  return oneOf(integrations, id, "That integration does not exist.");
 }
 
 /**
