@@ -21,7 +21,7 @@ import type { CoreDeps } from "../deps.ts";
 import type { Db } from "../db/statements.ts";
 import { DomainError, fail } from "../errors.ts";
 import { Server } from "../db/entities.ts";
-import { authorizeToolAction, judgeToolAction } from "../ocelot/gate.ts";
+import { authorizeToolAction, judgeWith, switchRefusal } from "../ocelot/gate.ts";
 import { applyTokenStep } from "../ocelot/token-steps.ts";
 import { readConfig } from "../ocelot/ocelot-queries.ts";
 import { targetsServer, tools as gateTools } from "../ocelot/tools.ts";
@@ -71,11 +71,14 @@ export const append = (env: TurnEnv, m: NewMessage) => inConversation(env, (db) 
 async function toolsAllowed(env: TurnEnv, db: Db): Promise<ChatTool[]> {
   const scope = env.conversation.server_id;
   const servers = scope ? [scope] : (await accessibleServers(db, env.caller, env.access, env.deps.clock.now())).slice(0, serversJudged).map((s) => s.id);
+  const settings = await readConfig(db.query, env.access.organization.id);
   const allowed: ChatTool[] = [];
   for (const tool of chatTools.values()) {
-    const onServer = targetsServer(gateTools.get(tool.gateTool)!);
-    for (const serverId of onServer ? servers : [undefined]) {
-      const judged = await judgeToolAction(db, env.deps, env.caller, { organizationSlug: env.slug, tool: tool.gateTool, serverId }, false);
+    const spec = gateTools.get(tool.gateTool)!;
+    // A family switched off is off on every server.
+    if (switchRefusal(settings, spec)) continue;
+    for (const serverId of targetsServer(spec) ? servers : [undefined]) {
+      const judged = await judgeWith(db, env.deps, env.caller, env.access, settings, { organizationSlug: env.slug, tool: tool.gateTool, serverId }, false);
       if (!judged.refusal) {
         allowed.push(tool);
         break;

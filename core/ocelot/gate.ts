@@ -97,10 +97,17 @@ const planRefusal = (cap: number, what: string) =>
  * not_found.
  */
 export async function judgeToolAction(db: Db, deps: GateDeps, caller: UserCaller, req: ToolRequest, checkQuota = true): Promise<Judgement> {
-  const { config } = deps;
   const access = await requireMember(db.em, caller, req.organizationSlug);
+  return judgeWith(db, deps, caller, access, await readConfig(db.query, access.organization.id), req, checkQuota);
+}
+
+/**
+ * {@link judgeToolAction} for a caller whose membership and organization's settings are read
+ * already: for judging many tools at once (the tools a conversation is offered).
+ */
+export async function judgeWith(db: Db, deps: GateDeps, caller: UserCaller, access: OrganizationAccess, row: ConfigRow, req: ToolRequest, checkQuota = true): Promise<Judgement> {
+  const { config } = deps;
   const spec = toolSpec(req);
-  const row = await readConfig(db.query, access.organization.id);
   const requiresConfirmation = spec.confirm && !row.break_glass_active;
   const judged = { access, spec, config: row, requiresConfirmation };
   // Break-glass is read by the database's clock (in readConfig); grants are written and read by the service's (core/access.ts).
