@@ -5,7 +5,7 @@
  * and the VAPID key made once per deployment and kept only sealed.
  */
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
+import { createECDH, randomBytes } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { PwaService } from "../../gen/outpost/pwa/v1/pwa_service_pb.js";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
@@ -19,6 +19,8 @@ import { rejectsWith } from "../support/errors.ts";
 import { startPushEndpoint, type PushEndpoint } from "../support/push-endpoint.ts";
 import { sendPushToUser, maxPushPayloadBytes } from "../../core/pwa/push.ts";
 import { createVapidKeys } from "../../core/pwa/vapid-keys.ts";
+import { insertVapidKeyIfNone } from "../../core/pwa/push-queries.ts";
+import { seal } from "../../core/keys/key-encryption.ts";
 import { maxSubscriptionsPerUser } from "../../core/pwa/pwa-service.ts";
 import { keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 
@@ -275,6 +277,34 @@ describe("pwa: Web Push subscriptions and delivery", function () {
       assert.equal(row.kek_id, keyEncryptionKey(newKek).id);
     } finally {
       await after?.close();
+      await fresh.close();
+    }
+  });
+
+  it("signs with a stored key whose private scalar has a leading zero byte (node:crypto gives such a scalar as 31 bytes)", async () => {
+    // About one P-256 key in 256 has such a scalar; web-push refuses it unless it is 32 bytes.
+    let ecdh = createECDH("prime256v1");
+    while (ecdh.generateKeys() && ecdh.getPrivateKey().length === 32) ecdh = createECDH("prime256v1");
+    const fresh = await startTestCore(config, { ...local, vapidSubject: subject });
+    try {
+      const kek = keyEncryptionKey(testKeyEncryptionKey);
+      const sealed = seal(kek, ecdh.getPrivateKey(), "vapid");
+      await insertVapidKeyIfNone(fresh.deps.statements.on(fresh.orm.em.fork()), {
+        public_key: ecdh.getPublicKey().toString("base64url"),
+        private_key_ciphertext: sealed.ciphertext,
+        private_key_iv: sealed.iv,
+        private_key_tag: sealed.tag,
+        kek_id: sealed.kekId,
+      }, new Date());
+      const carol = await fresh.signUp("carol@example.com");
+      const s = push.subscription();
+      await fresh.client(PwaService, { session: carol.token }).subscribe({ endpoint: s.endpoint, keys: s.keys.json });
+      const { outcomes } = await fresh.client(PwaService, { session: carol.token }).sendTestPush({});
+      assert.deepEqual(outcomes.map((o) => [o.delivered, o.status, o.error]), [[true, 201, ""]]);
+      assert.equal(push.received.at(-1)!.vapid.key, ecdh.getPublicKey().toString("base64url"));
+      const pair = await fresh.deps.push.vapid.get(fresh.deps.statements.on(fresh.orm.em.fork()), new Date());
+      assert.equal(Buffer.from(pair.privateKey, "base64url").length, 32);
+    } finally {
       await fresh.close();
     }
   });
