@@ -66,6 +66,7 @@ try {
   console.log(`\nservers/executeConsoleCommand → agent → output, ${connections} concurrent callers, ${duration} s, loopback, PostgreSQL, load: ${loadGenerator}\n`);
   printFigures([figures]);
   console.log(`\nOutpost's CPU per command: ${cpu}`);
+  console.log(`the bench process (load generator and agent) CPU per command: ${Math.round(figures.generatorCpuMicros ?? 0)} µs`);
   console.log(`p99 ${figures.p99} ms, target ≤ ${targetP99Ms} ms: ${figures.p99 <= targetP99Ms ? "met" : "NOT MET"}`);
   console.log(`(Outpost's path with an agent that answers at once; a wrapped server adds its quiet window after each command's output)`);
   console.log(`load averages (1, 5, 15 min): ${loadAtStart} at the start, ${loadAverages()} at the end`);

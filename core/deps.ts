@@ -13,6 +13,7 @@ import type { WatchRegistry } from "./game-oauth/watches.ts";
 import type { Passwords } from "./auth/passwords.ts";
 import type { KnownDevices } from "./auth/known-devices.ts";
 import type { Statements } from "./db/statements.ts";
+import type { ActivityWriter } from "./activity/record.ts";
 import type { Metrics } from "./metrics.ts";
 import type { KeyEncryptionKey } from "./keys/key-encryption.ts";
 import type { OutboundSender } from "./outbound/sender.ts";
@@ -85,6 +86,8 @@ export interface CoreDeps {
   orm: Orm;
   /** Plain SQL for the hot paths, as named prepared statements where the database allows. */
   statements: Statements;
+  /** Stand-alone activity events (no transaction), written together when many come at once. */
+  activity: ActivityWriter;
   config: CoreConfig;
   clock: Clock;
   logger: Logger;

@@ -4,6 +4,7 @@
  * composition root (compose.ts) puts the edge and the listeners on top to serve.
  */
 import { createStatements } from "../core/db/statements.ts";
+import { createActivityWriter } from "../core/activity/record.ts";
 import type { Logger } from "pino";
 import { createOrm, migrate, type Orm } from "../core/db/orm.ts";
 import { createDatabaseClock, type DatabaseClock } from "../core/db/database-clock.ts";
@@ -97,9 +98,11 @@ type CoreParts = Pick<CoreDeps, "orm" | "clock" | "logger" | "rateLimits" | "pas
 /** Core's dependencies: the parts the runtime opened, and what is built from the KEK or per process. */
 function coreDepsOf(config: Config, database: Database, parts: CoreParts, keyEncryptionKey: () => KeyEncryptionKey): CoreDeps {
   const outbound = createOutboundSender({ allowLocal: config.allowLocalOutbound });
+  const statements = createStatements(database.kind === "postgres");
   const coreDeps: Omit<CoreDeps, "loginVerifier"> = {
     ...parts,
-    statements: createStatements(database.kind === "postgres"),
+    statements,
+    activity: createActivityWriter(statements.on(parts.orm.em.fork())),
     // Instances sharing the KEK find each other's login codes; a database dump alone tests no guess.
     loginCodes: createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(), loginCodeKeyPurpose)),
     // Every instance sharing the KEK knows the browsers that signed in at any of them.

@@ -10,7 +10,7 @@ import type { RateLimitPolicy } from "../ratelimit/policies.ts";
 import { appendThrottled } from "./throttled.ts";
 import type { CoreDeps } from "../deps.ts";
 
-export type LockoutDeps = Pick<CoreDeps, "rateLimits" | "statements" | "orm" | "logger">;
+export type LockoutDeps = Pick<CoreDeps, "rateLimits" | "activity" | "logger">;
 
 export interface Lockout {
   policy: RateLimitPolicy;

@@ -3,7 +3,7 @@ import { ActivityEvent } from "../db/entities.ts";
 import type { Caller } from "../context.ts";
 import type { Query } from "../db/statements.ts";
 import { randomUUID } from "node:crypto";
-import { insertActivityEvent, type ActivityRow } from "./activity-queries.ts";
+import { insertActivityEvents, type ActivityRow } from "./activity-queries.ts";
 import { classifyAction, type ActivityAction } from "./kinds.ts";
 
 export interface ActivityFacts {
@@ -53,7 +53,8 @@ function eventColumns(actor: Actor, facts: ActivityFacts): ActivityRow {
 }
 
 /*
- * These two functions are the only way events are written (the one funnel). The alerts' outbox
+ * These two functions, and the writer below that serves appendActivity's purpose for many callers
+ * at once, are the only way events are written (the one funnel). The alerts' outbox
  * rows for an event are written by the `alert_match` trigger on activity_events (migration 0019,
  * core/alerts/): in the same transaction as the event whichever function wrote it, in one indexed
  * statement, without making `recordActivity` asynchronous for its many callers.
@@ -74,5 +75,55 @@ export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityF
  * something that changes nothing in the database (a console command sent to a game server).
  */
 export async function appendActivity(query: Query, actor: Actor, facts: ActivityFacts): Promise<void> {
-  await insertActivityEvent(query, eventColumns(actor, facts));
+  await insertActivityEvents(query, [eventColumns(actor, facts)]);
+}
+
+/** appendActivity for callers outside any transaction, written together (see createActivityWriter). */
+export interface ActivityWriter {
+  /** Resolves once the event is written; rejects when it could not be. */
+  append(actor: Actor, facts: ActivityFacts): Promise<void>;
+}
+
+interface Pending {
+  row: ActivityRow;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Stand-alone events from many callers at once (console commands, refusals anyone can cause):
+ * while one insert is on its way, the events that arrive meanwhile wait for it and then go in the
+ * next, one statement and one commit for all of them, up to `maxBatch`. An event that finds no
+ * insert on its way goes at once, alone, so nothing waits when the log is quiet. Each caller still
+ * answers only once its own event is written. If a batch fails, its events are tried one by one,
+ * so one bad event fails only its own caller. `query` must be outside any transaction (the pool's).
+ */
+export function createActivityWriter(query: Query, maxBatch = 100): ActivityWriter {
+  const queue: Pending[] = [];
+  let writing = false;
+  const settle = async (batch: Pending[]) => {
+    try {
+      await insertActivityEvents(query, batch.map((p) => p.row));
+      for (const p of batch) p.resolve();
+    } catch (error) {
+      if (batch.length === 1) return batch[0].reject(error);
+      for (const p of batch) await settle([p]);
+    }
+  };
+  const drain = async () => {
+    writing = true;
+    try {
+      while (queue.length) await settle(queue.splice(0, maxBatch));
+    } finally {
+      writing = false;
+    }
+  };
+  return {
+    append(actor, facts) {
+      return new Promise<void>((resolve, reject) => {
+        queue.push({ row: eventColumns(actor, facts), resolve, reject });
+        if (!writing) void drain();
+      });
+    },
+  };
 }

@@ -15,7 +15,7 @@ export interface LoginCommandFacts {
   agentKeyHash: string;
 }
 
-type AnswerDeps = Pick<CoreDeps, "rateLimits" | "loginVerifier" | "config" | "logger" | "metrics" | "statements" | "orm">;
+type AnswerDeps = Pick<CoreDeps, "rateLimits" | "loginVerifier" | "config" | "logger" | "metrics" | "statements" | "orm" | "activity">;
 
 /**
  * What the verifier is told of a server that signs players in only because the deployment allows

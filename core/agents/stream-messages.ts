@@ -20,7 +20,7 @@ import { frozenError, requireNotFrozen, serverFreeze } from "../servers/frozen.t
 export type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
 type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequest["message"], { case: C }>["value"];
 
-export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "consoles" | "rateLimits" | "loginVerifier" | "config" | "metrics" | "statements" | "orm">;
+export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "consoles" | "rateLimits" | "loginVerifier" | "config" | "metrics" | "statements" | "orm" | "activity">;
 
 /** What the handlers share with the stream that reads the messages. */
 export interface StreamSession {

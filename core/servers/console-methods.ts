@@ -18,8 +18,8 @@ import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { requireServerRow } from "../access.ts";
 import type { ServerAccessRow } from "../access-queries.ts";
-import { appendActivity } from "../activity/record.ts";
-import type { Db, Query } from "../db/statements.ts";
+import type { ActivityWriter } from "../activity/record.ts";
+import type { Db } from "../db/statements.ts";
 import { DomainError, fail, fieldFail } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
 import { consoleTimeoutMs, ConsoleUnanswered, type ConsoleAnswer } from "../agents/console.ts";
@@ -48,15 +48,15 @@ export function consoleCommandText(typed: string): string {
   return command;
 }
 
-type ConsoleDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "logger" | "statements">;
+type ConsoleDeps = Pick<CoreDeps, "activity" | "clock" | "config" | "consoles" | "logger" | "statements">;
 
 export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConsoleCommandRequest, ctx: HandlerContext): Promise<ExecuteConsoleCommandResponse> {
   const caller = requireUser(ctx);
   const command = consoleCommandText(req.command);
   const db = deps.statements.db(entityManager(ctx));
   const requestId = randomUUID();
-  const server = consoleServer(await requireConsole(db, deps.config, caller, req.serverId, deps.clock.now(), { requestId, command }));
-  const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(db.query, caller, server, { requestId, command, outcome, error });
+  const server = consoleServer(await requireConsole(db, deps, caller, req.serverId, deps.clock.now(), { requestId, command }));
+  const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(deps.activity, caller, server, { requestId, command, outcome, error });
 
   let outcome: ConsoleOutcome | undefined;
   if (!isOnline(server, deps.clock.now()) || !server.agentConnectionId) outcome = "offline";
@@ -113,27 +113,30 @@ const refusedOutcomes: Partial<Record<string, ConsoleOutcome>> = { permission_de
  * tried a command: that is on record (`denied`), as is a command on a frozen server (`frozen`,
  * spending no use of a grant); for anyone else the server does not exist, and nothing is.
  */
-async function requireConsole(db: Db, config: ConsoleDeps["config"], caller: UserCaller, serverId: string, now: Date, facts: { requestId: string; command: string }): Promise<ServerAccessRow> {
+async function requireConsole(db: Db, deps: Pick<ConsoleDeps, "activity" | "config">, caller: UserCaller, serverId: string, now: Date, facts: { requestId: string; command: string }): Promise<ServerAccessRow> {
   try {
-    return await requireServerRow(db.query, caller, serverId, { action: "console_command", now, plans: config.plans });
+    return await requireServerRow(db.query, caller, serverId, { action: "console_command", now, plans: deps.config.plans });
   } catch (error) {
     const outcome = error instanceof DomainError ? refusedOutcomes[error.reason] : undefined;
     if (outcome) {
       const server = await db.em.findOne(Server, { id: serverId });
-      if (server) await recordConsoleCommand(db.query, caller, { id: server.id, organizationId: server.organization.id }, { ...facts, outcome, error: (error as DomainError).message });
+      if (server) await recordConsoleCommand(deps.activity, caller, { id: server.id, organizationId: server.organization.id }, { ...facts, outcome, error: (error as DomainError).message });
     }
     throw error;
   }
 }
 
-/** The activity event of one console command, written at once (the call may still fail after it). */
+/**
+ * The activity event of one console command, written at once (the call may still fail after it),
+ * with other commands' events of the same moment.
+ */
 function recordConsoleCommand(
-  query: Query,
+  activity: ActivityWriter,
   caller: UserCaller,
   server: Pick<ConsoleServer, "id" | "organizationId">,
   facts: { requestId: string; command: string; outcome: ConsoleOutcome; error: string },
 ): Promise<void> {
-  return appendActivity(query, caller, {
+  return activity.append(caller, {
     organizationId: server.organizationId,
     action: "server.console_command",
     targetType: "server",

@@ -51,6 +51,7 @@ describe("rate limits", () => {
     const core = createCore({
       orm: t.orm,
       statements: t.deps.statements,
+      activity: t.deps.activity,
       clock: t.clock,
       logger: pino({ level: "silent" }),
       config: { ...testConfig, rateLimits: config },

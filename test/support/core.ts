@@ -5,6 +5,7 @@
 import { createVapidKeys } from "../../core/pwa/vapid-keys.ts";
 import { pushPostThrough, type PushPost } from "../../core/pwa/push.ts";
 import { createStatements } from "../../core/db/statements.ts";
+import { createActivityWriter } from "../../core/activity/record.ts";
 import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import { randomBytes } from "node:crypto";
@@ -162,7 +163,8 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const knownDevices = createKnownDevices(() => derivedSecret(kek, knownDeviceKeyPurpose));
   const consoles = createConsoleRouter({ agents, bus, logger });
   const outbound = createOutboundSender({ allowLocal: false, ...options.outbound });
-  const coreDeps = { orm, statements: createStatements(config.namedStatements), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), notifier: createNotifier({ bus, logger, push: pushThroughPwa(() => deps) }), metrics: options.metrics ?? createNoMetrics(), keyEncryptionKey: () => kek, outbound, mailer: createMailer(options.smtp), push: { subject: options.vapidSubject ?? "mailto:outpost@account.test", vapid: createVapidKeys(() => kek), post: options.pushPost ?? pushPostThrough(outbound) } };
+  const statements = createStatements(config.namedStatements);
+  const coreDeps = { orm, statements, activity: createActivityWriter(statements.on(orm.em.fork())), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), notifier: createNotifier({ bus, logger, push: pushThroughPwa(() => deps) }), metrics: options.metrics ?? createNoMetrics(), keyEncryptionKey: () => kek, outbound, mailer: createMailer(options.smtp), push: { subject: options.vapidSubject ?? "mailto:outpost@account.test", vapid: createVapidKeys(() => kek), post: options.pushPost ?? pushPostThrough(outbound) } };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);

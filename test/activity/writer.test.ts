@@ -1,0 +1,69 @@
+/**
+ * The activity writer: stand-alone events from many callers at once go in few statements, each
+ * caller answered once its own event is written, and one event the
+ * database refuses fails only its own caller.
+ */
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { createActivityWriter, type ActivityFacts } from "../../core/activity/record.ts";
+import type { Query } from "../../core/db/statements.ts";
+import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
+
+describe("activity: the writer of stand-alone events", function () {
+  this.timeout(60_000);
+  let t: TestCore;
+  const organizationId = randomUUID();
+  const sql = (text: string, params: unknown[] = []) => t.orm.em.fork().getConnection().execute(text, params);
+
+  before(async () => {
+    t = await startTestCore(testConfig);
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  /** The pool's statements, counting each statement and each event it carried. */
+  function counted(): { query: Query; statements: number[] } {
+    const inner = t.deps.statements.on(t.orm.em.fork());
+    const statements: number[] = [];
+    const query: Query = (text, values) => {
+      statements.push((JSON.parse(String(values[0])) as unknown[]).length);
+      return inner(text, values);
+    };
+    return { query, statements };
+  }
+
+  const facts = (targetId: string): ActivityFacts => ({ organizationId, action: "server.console_command", targetType: "server", targetId, details: { command: targetId } });
+  const written = async (prefix: string) =>
+    ((await sql("select target_id from activity_events where target_id like ? order by created_at, id", [`${prefix}%`])) as Array<{ target_id: string }>).map((r) => r.target_id);
+
+  it("writes an event alone and at once when nothing else is being written", async () => {
+    const { query, statements } = counted();
+    const writer = createActivityWriter(query);
+    await writer.append("system", facts("alone-1"));
+    assert.deepEqual(await written("alone-"), ["alone-1"]);
+    await writer.append("system", facts("alone-2"));
+    assert.deepEqual(statements, [1, 1]);
+  });
+
+  it("writes the events that arrive while one insert is on its way in the next, each caller answered once its own is written", async () => {
+    const { query, statements } = counted();
+    const writer = createActivityWriter(query, 10);
+    const names = Array.from({ length: 25 }, (_, i) => `many-${String(i).padStart(2, "0")}`);
+    await Promise.all(names.map(async (n) => {
+      await writer.append("system", facts(n));
+      assert.ok((await written(n)).length === 1, `${n} is written when its caller is answered`);
+    }));
+    assert.deepEqual(statements, [1, 10, 10, 4], "the first alone, then at most 10 at a time");
+    assert.deepEqual((await written("many-")).sort(), names);
+  });
+
+  it("fails only the caller whose event the database refuses; the others of its statement are written", async () => {
+    const { query } = counted();
+    const writer = createActivityWriter(query);
+    const tooLong = `bad-${"x".repeat(80)}`; // target_id is at most 64 characters
+    const results = await Promise.allSettled(["bad-first", "bad-a", tooLong, "bad-b"].map((n) => writer.append("system", facts(n))));
+    assert.deepEqual(results.map((r) => r.status), ["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    assert.deepEqual((await written("bad-")).sort(), ["bad-a", "bad-b", "bad-first"]);
+  });
+});
