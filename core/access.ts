@@ -132,11 +132,32 @@ export async function requireServer(db: Db, caller: UserCaller, serverId: string
  * two rows into the EntityManager costs more CPU than the rest of its access check.
  */
 export async function requireServerRow(query: Query, caller: UserCaller, serverId: string, use: ServerUse): Promise<ServerAccessRow> {
+  const judged = await judgeServerRow(query, caller, serverId, use);
+  await spendServerUse(query, caller, judged, use);
+  return judged.row;
+}
+
+/** {@link requireServerRow}'s decision before anything is spent: the row, and the member's grant that allows the use (none for managers). */
+export interface JudgedServer {
+  row: ServerAccessRow;
+  grant?: GrantRow;
+}
+
+/**
+ * {@link requireServerRow} in two steps, for a call that may find, after the decision, that it
+ * cannot act after all (a console command whose agent is offline) and must then spend nothing:
+ * the same refusals, with no use spent and no duration started until {@link spendServerUse}.
+ */
+export async function judgeServerRow(query: Query, caller: UserCaller, serverId: string, use: ServerUse): Promise<JudgedServer> {
   const row = await loadServerAccess(query, caller, serverId);
   const grant = isManager(row.role) ? undefined : allowedGrant(row, use);
   if (use.action !== "view") requireNotFrozen(freezeOf(use, String(row.organization.plan), row.rank));
-  if (grant) await useGrant(query, caller, row, grant, use);
-  return row;
+  return { row, grant };
+}
+
+/** The second step: spends the grant's use (or starts its duration) as requireServerRow would; refuses if a concurrent call spent the last. */
+export async function spendServerUse(query: Query, caller: UserCaller, judged: JudgedServer, use: ServerUse): Promise<void> {
+  if (judged.grant) await useGrant(query, caller, judged.row, judged.grant, use);
 }
 
 /** Like {@link requireServer}, and the caller must be an owner or admin of its organization (grants do not count). */

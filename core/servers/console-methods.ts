@@ -2,9 +2,10 @@
  * servers/executeConsoleCommand: a command typed in the dashboard or sent through the API runs on
  * the game server's console through its agent's stream, and the lines that followed it come back.
  * Owners and admins may use any server's console; a member needs a live grant with the
- * console_command action, and each command spends one of its uses (an attempt counts even when the
- * agent then turns out offline). Every call the caller was allowed to make is an activity event,
- * refusals included, with its outcome; so is a member's refused by their grant (`denied`).
+ * console_command action, and each command sent to the agent spends one of its uses (one refused
+ * because the agent is offline or has no console spends none; one sent whose agent then goes
+ * silent does, as it may have run). Every call the caller was allowed to make is an activity
+ * event, refusals included, with its outcome; so is a member's refused by their grant (`denied`).
  */
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
@@ -16,7 +17,7 @@ import {
 } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import { requireServerRow } from "../access.ts";
+import { judgeServerRow, spendServerUse } from "../access.ts";
 import type { ServerAccessRow } from "../access-queries.ts";
 import type { ActivityWriter } from "../activity/record.ts";
 import type { Db } from "../db/statements.ts";
@@ -55,7 +56,10 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   const command = consoleCommandText(req.command);
   const db = deps.statements.db(entityManager(ctx));
   const requestId = randomUUID();
-  const server = consoleServer(await requireConsole(db, deps, caller, req.serverId, deps.clock.now(), { requestId, command }));
+  const use = { action: "console_command" as const, now: deps.clock.now(), plans: deps.config.plans };
+  const onRecord = refusalsOnRecord(db, deps.activity, caller, req.serverId, { requestId, command });
+  const judged = await onRecord(() => judgeServerRow(db.query, caller, req.serverId, use));
+  const server = consoleServer(judged.row);
   const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(deps.activity, caller, server, { requestId, command, outcome, error });
 
   let outcome: ConsoleOutcome | undefined;
@@ -64,6 +68,7 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   let answer: ConsoleAnswer | undefined;
   const sent = !outcome;
   if (sent) {
+    await onRecord(() => spendServerUse(db.query, caller, judged, use));
     try {
       answer = await deps.consoles.execute({ serverId: server.id, connectionId: server.agentConnectionId! }, requestId, command, consoleTimeoutMs);
     } catch (error) {
@@ -104,26 +109,29 @@ function consoleServer(row: ServerAccessRow): ConsoleServer {
   };
 }
 
-/** The refusals of requireConsole that are on record, with their outcome. */
+/** The access refusals that are on record, with their outcome. */
 const refusedOutcomes: Partial<Record<string, ConsoleOutcome>> = { permission_denied: "denied", server_frozen: "frozen" };
 
 /**
- * The server, if the caller may use its console and it is not frozen. A member of its
- * organization whose grant does not allow it (none, expired, used up, without console_command)
- * tried a command: that is on record (`denied`), as is a command on a frozen server (`frozen`,
- * spending no use of a grant); for anyone else the server does not exist, and nothing is.
+ * Runs a step of the access check (judging, then spending the grant's use) and puts its refusal
+ * on record: a member of the server's organization whose grant does not allow the command (none,
+ * expired, used up — by a concurrent command too —, without console_command) tried one
+ * (`denied`), as did anyone on a frozen server (`frozen`, spending no use). For anyone else the
+ * server does not exist, and nothing is recorded.
  */
-async function requireConsole(db: Db, deps: Pick<ConsoleDeps, "activity" | "config">, caller: UserCaller, serverId: string, now: Date, facts: { requestId: string; command: string }): Promise<ServerAccessRow> {
-  try {
-    return await requireServerRow(db.query, caller, serverId, { action: "console_command", now, plans: deps.config.plans });
-  } catch (error) {
-    const outcome = error instanceof DomainError ? refusedOutcomes[error.reason] : undefined;
-    if (outcome) {
-      const server = await db.em.findOne(Server, { id: serverId });
-      if (server) await recordConsoleCommand(deps.activity, caller, { id: server.id, organizationId: server.organization.id }, { ...facts, outcome, error: (error as DomainError).message });
+function refusalsOnRecord(db: Db, activity: ActivityWriter, caller: UserCaller, serverId: string, facts: { requestId: string; command: string }) {
+  return async <T>(step: () => Promise<T>): Promise<T> => {
+    try {
+      return await step();
+    } catch (error) {
+      const outcome = error instanceof DomainError ? refusedOutcomes[error.reason] : undefined;
+      if (outcome) {
+        const server = await db.em.findOne(Server, { id: serverId });
+        if (server) await recordConsoleCommand(activity, caller, { id: server.id, organizationId: server.organization.id }, { ...facts, outcome, error: (error as DomainError).message });
+      }
+      throw error;
     }
-    throw error;
-  }
+  };
 }
 
 /**

@@ -90,6 +90,23 @@ describe("organizations: grant actions and constraints", function () {
     assert.ok(listed.firstUsedAt);
   });
 
+  it("spends no use on a command that never reached the agent (offline), and one on a command that did", async () => {
+    const { server } = await servers(owner).createServer({ organizationSlug: "acme", name: "Sleeping", game: Game.MINECRAFT });
+    await grant(server!.id, [ServerAction.CONSOLE_COMMAND], { maxUses: 1, durationSeconds: 60 });
+    await rejectsWith(run(server!.id), Code.FailedPrecondition, "agent_offline");
+    await rejectsWith(run(server!.id), Code.FailedPrecondition, "agent_offline");
+    const [kept] = (await orgs(owner).listAccessGrants({ organizationSlug: "acme", serverId: server!.id })).accessGrants;
+    assert.deepEqual([kept.uses, kept.firstUsedAt, kept.state], [0, undefined, AccessGrantState.ACTIVE], "nothing spent, the duration not started");
+    const { events } = await t.client(ActivityService, { session: owner.token }).listOrganizationActivity({ organizationSlug: "acme", serverId: server!.id });
+    assert.deepEqual(events.filter((e) => e.action === "server.console_command").map((e) => e.details.outcome), ["offline", "offline"]);
+
+    const online = await onlineServer("Awake");
+    await grant(online, [ServerAction.CONSOLE_COMMAND], { maxUses: 1 });
+    assert.equal((await run(online)).success, true);
+    const refused = await rejectsWith(run(online), Code.PermissionDenied, "permission_denied");
+    assert.match(refused.rawMessage, /has used all 1 use/);
+  });
+
   it("ends a grant at expires_at, saying when", async () => {
     const serverId = await onlineServer("Expiring");
     await grant(serverId, [ServerAction.CONSOLE_COMMAND], { expiresAt: inMinutes(10) });
