@@ -1,5 +1,26 @@
 import { Migration } from "@mikro-orm/migrations";
-import { redactUrl } from "../../outbound/redact-url.ts";
+
+/**
+ * The redaction as it stood when this migration was written (core/outbound/redact-url.ts then):
+ * kept here, not imported, so that a later change to how URLs are shown cannot change what this
+ * migration did to rows that were already migrated, or does to rows migrated later.
+ */
+function redactUrlAsOf0025(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "…";
+  }
+  let path = url.pathname;
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // Kept encoded.
+  }
+  const tail = path.replace(/\/+$/, "").slice(-4).replace(/^[/…]+/, "");
+  return `${url.protocol}//${url.host}/${tail ? `…${tail}` : ""}`;
+}
 
 /**
  * Activity times from the database's clock: `activity_events.created_at` defaults to the
@@ -20,13 +41,13 @@ export class Migration0025Hardening extends Migration {
     await this.execute(`alter table "activity_events" alter column "created_at" set default date_trunc('milliseconds', clock_timestamp())`);
     const integrations = (await this.execute(`select "id", "display_url" from "integrations" where "kind" = 'webhook'`)) as Array<{ id: string; display_url: string }>;
     for (const row of integrations) {
-      await this.execute(`update "integrations" set "display_url" = ? where "id" = ?`, [redactUrl(row.display_url), row.id]);
+      await this.execute(`update "integrations" set "display_url" = ? where "id" = ?`, [redactUrlAsOf0025(row.display_url), row.id]);
     }
     const events = (await this.execute(
       `select "id", "details"->>'url' as "url" from "activity_events" where "action" like 'integration.%' and "details"->>'kind' = 'webhook' and "details"->>'url' is not null`,
     )) as Array<{ id: string; url: string }>;
     for (const event of events) {
-      await this.execute(`update "activity_events" set "details" = jsonb_set("details", '{url}', to_jsonb(?::text)) where "id" = ?`, [redactUrl(event.url), event.id]);
+      await this.execute(`update "activity_events" set "details" = jsonb_set("details", '{url}', to_jsonb(?::text)) where "id" = ?`, [redactUrlAsOf0025(event.url), event.id]);
     }
   }
 }
