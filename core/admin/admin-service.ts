@@ -61,7 +61,14 @@ const listPlans =
     requirePlatformAdmin(requireUser(ctx));
     return create(ListPlansResponseSchema, {
       plans: Object.entries(config.plans).map(([name, limits]) =>
-        create(PlanSchema, { name, serverLimit: limits.servers, gameOauthClientLimit: limits.gameOAuthClients }),
+        create(PlanSchema, {
+          name,
+          serverLimit: limits.servers,
+          gameOauthClientLimit: limits.gameOAuthClients,
+          noteLimit: limits.notes,
+          assistantQueriesPerDay: limits.assistantQueriesPerDay,
+          assistantToolActionsPerDay: limits.assistantToolActionsPerDay,
+        }),
       ),
     });
   };

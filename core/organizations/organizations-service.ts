@@ -16,6 +16,7 @@ import {
 import { PlanUsageSchema } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { Membership, Organization, Server } from "../db/entities.ts";
 import { GameOAuthClient } from "../db/game-oauth-entities.ts";
+import { countNotes } from "../knowledge/note-queries.ts";
 import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
@@ -67,7 +68,7 @@ const listOrganizations: Impl["listOrganizations"] = async (_req, ctx) => {
 };
 
 const getOrganization =
-  ({ config }: Pick<CoreDeps, "config">): Impl["getOrganization"] =>
+  ({ config, statements }: Pick<CoreDeps, "config" | "statements">): Impl["getOrganization"] =>
   async (req, ctx) => {
     const em = entityManager(ctx);
     const access = await requireMember(em, requireUser(ctx), req.organizationSlug);
@@ -79,6 +80,8 @@ const getOrganization =
         serverLimit: limits.servers,
         gameOauthClients: await em.count(GameOAuthClient, { organization: access.organization.id }),
         gameOauthClientLimit: limits.gameOAuthClients,
+        notes: await countNotes(statements.on(em), access.organization.id),
+        noteLimit: limits.notes,
       }),
     });
   };

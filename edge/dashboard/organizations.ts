@@ -72,6 +72,7 @@ async function overview(ctx: Context, v: Viewer): Promise<void> {
 <h2 id="plan-heading">Plan: ${org.plan}</h2>
 ${meter("Servers", usage?.servers ?? 0, usage?.serverLimit ?? 0, orgPath(org, "/servers"))}
 ${meter("Game OAuth clients", usage?.gameOauthClients ?? 0, usage?.gameOauthClientLimit ?? 0, manage ? orgPath(org, "/clients") : undefined)}
+${meter("Knowledge notes", usage?.notes ?? 0, usage?.noteLimit ?? 0, orgPath(org, "/knowledge"))}
 <p class="hint">A platform admin changes an organization's plan.</p>
 </section>
 ${

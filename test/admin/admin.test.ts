@@ -148,8 +148,8 @@ describe("admin: platform administration", () => {
   describe("plans", () => {
     it("lists the configured plans and their limits", async () => {
       const { plans } = await adminClient(root).listPlans({});
-      const byName = Object.fromEntries(plans.map((p) => [p.name, [p.serverLimit, p.gameOauthClientLimit]]));
-      assert.deepEqual(byName, { free: [3, 2], pro: [25, 20] });
+      const byName = Object.fromEntries(plans.map((p) => [p.name, [p.serverLimit, p.gameOauthClientLimit, p.noteLimit, p.assistantQueriesPerDay, p.assistantToolActionsPerDay]]));
+      assert.deepEqual(byName, { free: [3, 2, 5, 50, 20], pro: [25, 20, 1000, 50, 20] });
     });
 
     it("moves an organization to pro, which raises its server limit", async () => {

@@ -110,6 +110,7 @@ describe("dashboard: a walk through every area in headless Chromium", function (
     await page.getByRole("status").filter({ hasText: "Organization created." }).waitFor();
     await page.getByText("Servers 0/3").waitFor();
     await page.getByText("Game OAuth clients 0/2").waitFor();
+    await page.getByText("Knowledge notes 0/50").waitFor();
     // The current organization is visible in the switcher.
     assert.equal(await page.getByLabel("Organization", { exact: true }).inputValue(), "acme-games");
     await check(page, "organization-overview");

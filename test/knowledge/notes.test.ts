@@ -159,6 +159,8 @@ describe("knowledge: notes", () => {
     assert.match(refused.message, new RegExp(`allows ${limit} notes`));
     const { notes } = await api(cast.outsider).listNotes({ ...elsewhere, limit: 100 });
     assert.equal(notes.length, limit);
+    const { usage } = await t.client(OrganizationsService, { session: cast.outsider.token }).getOrganization(elsewhere);
+    assert.deepEqual([usage?.notes, usage?.noteLimit], [limit, limit], "the organization's overview counts them against the plan");
     await api(cast.outsider).deleteNote({ ...elsewhere, noteId: notes[0].note!.id });
     await api(cast.outsider).createNote({ ...elsewhere, spec: spec() });
   });

@@ -109,6 +109,27 @@ export declare type Plan = Message<"outpost.admin.v1.Plan"> & {
    * @generated from field: int32 game_oauth_client_limit = 3;
    */
   gameOauthClientLimit: number;
+
+  /**
+   * Knowledge notes an organization on the plan may keep.
+   *
+   * @generated from field: int32 note_limit = 4;
+   */
+  noteLimit: number;
+
+  /**
+   * The assistant's questions a day, for the whole organization.
+   *
+   * @generated from field: int32 assistant_queries_per_day = 5;
+   */
+  assistantQueriesPerDay: number;
+
+  /**
+   * The assistant's tool actions a day, for the whole organization.
+   *
+   * @generated from field: int32 assistant_tool_actions_per_day = 6;
+   */
+  assistantToolActionsPerDay: number;
 };
 
 /**

@@ -92,6 +92,18 @@ export declare type PlanUsage = Message<"outpost.organizations.v1.PlanUsage"> & 
    * @generated from field: int32 game_oauth_client_limit = 4;
    */
   gameOauthClientLimit: number;
+
+  /**
+   * Knowledge notes kept, against the plan's limit.
+   *
+   * @generated from field: int32 notes = 5;
+   */
+  notes: number;
+
+  /**
+   * @generated from field: int32 note_limit = 6;
+   */
+  noteLimit: number;
 };
 
 /**
