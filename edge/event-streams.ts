@@ -24,7 +24,7 @@ export const shutdownEvent = `retry: ${shutdownRetryMs}\nevent: unavailable\ndat
  * Aborts `abort` when `shutdown` is aborted (at once if it already is), which ends the stream's
  * core call; returns the unhook, for when the stream ends first.
  */
-export function endOnShutdown(shutdown: AbortSignal | undefined, abort: AbortController): () => void {
+function endOnShutdown(shutdown: AbortSignal | undefined, abort: AbortController): () => void {
   if (!shutdown) return () => {};
   const end = () => abort.abort();
   if (shutdown.aborted) end();
@@ -37,7 +37,7 @@ export function endOnShutdown(shutdown: AbortSignal | undefined, abort: AbortCon
  * as a whole 200 response (an error status would make the EventSource give up). False when the
  * instance is not shutting down, so the caller handles the failure as it would otherwise.
  */
-export function answeredShutdown(ctx: Context, shutdown: AbortSignal | undefined): boolean {
+function answeredShutdown(ctx: Context, shutdown: AbortSignal | undefined): boolean {
   if (!shutdown?.aborted) return false;
   answerReconnect(ctx, shutdownEvent);
   return true;

@@ -74,7 +74,7 @@ function invitationLink(deps: InvitationDeps, token: string): string {
 }
 
 /** The invitation of a link; an unknown or malformed one is `not_found`. */
-async function invitationOf(deps: InvitationDeps, query: Parameters<typeof findInvitationByToken>[0], token: string): Promise<InvitationRow> {
+async function invitationOf(query: Parameters<typeof findInvitationByToken>[0], token: string): Promise<InvitationRow> {
   const row = looksLike("invitation", token) ? await findInvitationByToken(query, hashSecret(token)) : undefined;
   if (!row) throw fail("not_found", "this invitation link is not valid: check that it was copied whole");
   return row;
@@ -152,7 +152,7 @@ const revokeInvitation = (deps: InvitationDeps): Impl["revokeInvitation"] => asy
 
 const getInvitation = (deps: InvitationDeps): Impl["getInvitation"] => async (req, ctx) => {
   const caller = requireUser(ctx);
-  const row = await invitationOf(deps, deps.statements.on(entityManager(ctx)), req.token);
+  const row = await invitationOf(deps.statements.on(entityManager(ctx)), req.token);
   return create(GetInvitationResponseSchema, {
     organizationName: row.organization_name,
     organizationSlug: row.organization_slug,
@@ -169,7 +169,7 @@ const acceptInvitation = (deps: InvitationDeps): Impl["acceptInvitation"] => asy
   const caller = requireUser(ctx);
   return entityManager(ctx).transactional(async (tx) => {
     const query = deps.statements.on(tx);
-    const row = await invitationOf(deps, query, req.token);
+    const row = await invitationOf(query, req.token);
     // The address is not named: the link may have reached someone it was not meant for.
     if (row.email !== normalizeEmail(caller.user.email)) {
       throw fail("permission_denied", "this invitation is for another email address: sign in with the account it was sent to");
