@@ -57,11 +57,6 @@ export async function findKeys(em: EntityManager, issuer: Issuer): Promise<Issue
   return Object.fromEntries(rows.map((row) => [row.stage, row]));
 }
 
-export function stagesOf(keys: IssuerKeys): KeyStages {
-  if (!keys.current || !keys.next) throw new Error("the issuer has no signing keys yet");
-  return { current: keys.current.kid, next: keys.next.kid, previous: keys.previous?.kid ?? null };
-}
-
 /** Takes the issuer's signing-key lock until `tx` ends: changes to its keys take turns. */
 export function lockIssuer(tx: EntityManager, issuer: Issuer): Promise<void> {
   return lockIssuerKeys(executeOn(tx), issuer);

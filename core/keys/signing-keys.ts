@@ -32,7 +32,6 @@ import {
   purgeKeys,
   sealLabel,
   shiftStages,
-  stagesOf,
   withIssuerLock,
   type IssuerKeys,
   type KeyStages,

@@ -12,7 +12,7 @@ import { canManage, when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { orgPath } from "./organizations.ts";
-import { actionNames, constraintWords, grantSummary, termsFields, termsFromDraft, termsOf, termsValuesOf, type TermsValues } from "./grant-views.ts";
+import { actionNames, constraintWords, grantSummary, submitAccessRequest, termsFields, termsFromDraft, termsOf, termsValuesOf, type TermsForm, type TermsValues } from "./grant-views.ts";
 
 /** A decision form that came back refused: which request, and what was typed. */
 interface Refused {
@@ -116,7 +116,7 @@ ${requestTable(v, org, recent.accessRequests, "Recent requests", false)}
 </section>`;
 }
 
-async function memberBody(v: Viewer, org: Organization, ask?: { values: TermsValues; reason: string; errors: FormErrors }): Promise<Html> {
+async function memberBody(v: Viewer, org: Organization, ask?: Required<TermsForm>): Promise<Html> {
   const [current, { accessRequests }, { servers }] = await Promise.all([
     v.core.organizations.getCurrentMember({ organizationSlug: org.slug }),
     v.core.organizations.listAccessRequests({ organizationSlug: org.slug, limit: 50 }),
@@ -153,7 +153,7 @@ ${textField({ name: "reason", label: "Why (up to 500 characters)", value: ask?.r
 </section>`;
 }
 
-async function accessPage(ctx: Context, v: Viewer, state: { refused?: Refused; ask?: { values: TermsValues; reason: string; errors: FormErrors } } = {}, status = 200): Promise<void> {
+async function accessPage(ctx: Context, v: Viewer, state: { refused?: Refused; ask?: Required<TermsForm> } = {}, status = 200): Promise<void> {
   const org = orgOf(v, ctx.params.slug);
   const manage = canManage(org.role);
   render(
@@ -212,17 +212,8 @@ export function accessPageRoutes(router: Router, deps: DashboardDeps): void {
   router.post(
     "/app/o/:slug/access/request",
     action(deps, async (ctx, v, form) => {
-      const values = termsValuesOf(form);
-      const reason = form.get("reason") ?? "";
-      const terms = termsOf(values, new Date());
-      const refused = (errors: FormErrors) => accessPage(ctx, v, { ask: { values, reason, errors } }, 400);
-      if ("fields" in terms) return refused(terms);
-      try {
-        await v.core.organizations.createAccessRequest({ organizationSlug: ctx.params.slug, serverId: form.get("serverId") ?? "", reason, ...terms });
-        back(ctx, v, "access-requested");
-      } catch (error) {
-        await refused(formErrorsOrThrow(error, { request_pending: "serverId" }));
-      }
+      const target = { organizationSlug: ctx.params.slug, serverId: form.get("serverId") ?? "", pendingField: "serverId" };
+      if (await submitAccessRequest(v, form, target, (ask) => accessPage(ctx, v, { ask }, 400))) back(ctx, v, "access-requested");
     }),
   );
 }

@@ -12,7 +12,8 @@ import {
   type AccessGrant,
   type GrantConstraints,
 } from "../../gen/outpost/organizations/v1/resources_pb.js";
-import type { FormErrors } from "./core.ts";
+import { formErrorsOrThrow, type FormErrors } from "./core.ts";
+import type { Viewer } from "./context.ts";
 import { when } from "./format.ts";
 import { choiceGroup, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
@@ -132,4 +133,38 @@ ${textField({
 ${textField({ name: "maxUses", label: "Maximum uses (1 to 1,000,000)", value: values.maxUses, id: `${id}-uses`, hint: "A console command or opening the console is a use; viewing is not." })}
 ${textField({ name: "durationMinutes", label: "Lasts after first use (minutes, 1 to 525,600)", value: values.durationMinutes, id: `${id}-duration` })}
 </fieldset>`;
+}
+
+/** A refused grant or request form, back with what was typed. */
+export interface TermsForm {
+  values: TermsValues;
+  errors: FormErrors;
+  reason?: string;
+}
+
+/**
+ * A request form's submission, from the access page or a server's page: true once the request is
+ * made; otherwise `refused` shows the form again with its errors (an existing pending request is
+ * reported on `pendingField`).
+ */
+export async function submitAccessRequest(
+  v: Viewer,
+  form: URLSearchParams,
+  target: { organizationSlug: string; serverId: string; pendingField: string },
+  refused: (asked: Required<TermsForm>) => unknown,
+): Promise<boolean> {
+  const values = termsValuesOf(form);
+  const reason = form.get("reason") ?? "";
+  const terms = termsOf(values, new Date());
+  if ("fields" in terms) {
+    await refused({ values, reason, errors: terms });
+    return false;
+  }
+  try {
+    await v.core.organizations.createAccessRequest({ organizationSlug: target.organizationSlug, serverId: target.serverId, reason, ...terms });
+    return true;
+  } catch (error) {
+    await refused({ values, reason, errors: formErrorsOrThrow(error, { request_pending: target.pendingField }) });
+    return false;
+  }
 }

@@ -8,22 +8,17 @@ import type { Context } from "koa";
 import type { Server } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { Role, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { action, confirmed, done, orgOf, render, type DashboardDeps, type Viewer } from "./context.ts";
-import { formErrorsOrThrow, type FormErrors } from "./core.ts";
+import { formErrorsOrThrow } from "./core.ts";
 import { dangerForm, formAlert, postForm, selectField, textArea } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { orgPath } from "./organizations.ts";
 import type { ServerPage } from "./servers.ts";
-import { defaultTerms, grantSummary, termsFields, termsOf, termsValuesOf, type TermsValues } from "./grant-views.ts";
+import { defaultTerms, grantSummary, submitAccessRequest, termsFields, termsOf, termsValuesOf, type TermsForm } from "./grant-views.ts";
+
+export type { TermsForm };
 
 /** What revoking a grant does, as both confirmations say it (core re-checks open consoles every 5 s). */
 const revokeConsequence = "They stop seeing this server and using its console at once; a live console they have open stops within a few seconds.";
-
-/** A refused grant or request form, back with what was typed. */
-export interface TermsForm {
-  values: TermsValues;
-  errors: FormErrors;
-  reason?: string;
-}
 
 /** The "Member access" panel of server `s`. */
 export async function accessSection(v: Viewer, org: Organization, s: Server, refused?: TermsForm): Promise<Html> {
@@ -135,17 +130,9 @@ export function accessRoutes(router: Router, deps: DashboardDeps, showServer: Se
     "/app/o/:slug/servers/:id/request",
     action(deps, async (ctx, v, form) => {
       const org = orgOf(v, ctx.params.slug);
-      const values = termsValuesOf(form);
-      const reason = form.get("reason") ?? "";
-      const terms = termsOf(values, new Date());
-      const refused = (errors: FormErrors) => noAccessPage(ctx, v, org, ctx.params.id, "You have no access to this server yet.", { values, errors, reason }, 400);
-      if ("fields" in terms) return refused(terms);
-      try {
-        await v.core.organizations.createAccessRequest({ organizationSlug: org.slug, serverId: ctx.params.id, reason, ...terms });
-        done(ctx, orgPath(org, "/access"), "access-requested");
-      } catch (error) {
-        refused(formErrorsOrThrow(error, { request_pending: "reason" }));
-      }
+      const target = { organizationSlug: org.slug, serverId: ctx.params.id, pendingField: "reason" };
+      const refused = (asked: TermsForm) => noAccessPage(ctx, v, org, ctx.params.id, "You have no access to this server yet.", asked, 400);
+      if (await submitAccessRequest(v, form, target, refused)) done(ctx, orgPath(org, "/access"), "access-requested");
     }),
   );
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { AlertDeliveryStatus, AlertsService, type AlertRuleSpec } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
+import { AlertDeliveryStatus, AlertsService } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { IntegrationsService } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
 import { NotificationsService } from "../../gen/outpost/notifications/v1/notifications_service_pb.js";

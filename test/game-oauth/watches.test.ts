@@ -5,7 +5,7 @@ import { RetryInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { clientIpHeader } from "../../contract/credentials.ts";
 import { watchesPerClientIp } from "../../core/game-oauth/watches.ts";
 import { rejectsWith } from "../support/errors.ts";
-import { binding, codeOf, command, createWorld, playAndConfirm, player, type World } from "./fixture.ts";
+import { binding, codeOf, createWorld, playAndConfirm, player, type World } from "./fixture.ts";
 
 /** The hosted pages' watches are bounded: one per session, {@link watchesPerClientIp} per address. */
 describe("Game OAuth: live-status watches are bounded", function () {

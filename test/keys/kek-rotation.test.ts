@@ -9,7 +9,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compactVerify, createLocalJWKSet } from "jose";
-import pg from "pg";
 import { pino } from "pino";
 import { loadConfig } from "../../server/config.ts";
 import { openRuntime } from "../../server/runtime.ts";

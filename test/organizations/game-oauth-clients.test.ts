@@ -8,7 +8,7 @@ import {
   ListGameOAuthClientsResponseSchema,
   OrganizationsService,
 } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
-import { Role, VerifierPolicy, type GameOAuthClient } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { VerifierPolicy, type GameOAuthClient } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { acmeWithMembers } from "../support/fixtures.ts";

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
-import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { toJsonString } from "@bufbuild/protobuf";
 import { GetServerResponseSchema, ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
