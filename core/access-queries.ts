@@ -63,6 +63,11 @@ export async function spendGrantUse(query: Query, grantId: string, action: strin
   return row;
 }
 
+/** Gives one spent use back (a call that then could not act at all); never below zero. */
+export async function returnGrantUse(query: Query, grantId: string): Promise<void> {
+  await query(`update access_grants set uses = uses - 1 where id = ? and uses > 0`, [grantId]);
+}
+
 /** Starts a grant's duration at its first use (viewing), once. */
 export async function markGrantFirstUse(query: Query, grantId: string, now: Date): Promise<void> {
   await query(`update access_grants set first_used_at = ? where id = ? and first_used_at is null`, [now, grantId]);

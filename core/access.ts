@@ -10,7 +10,7 @@ import { executeOn, type Db, type Query } from "./db/statements.ts";
 import type { CoreConfig, PlanLimits } from "./deps.ts";
 import { fail } from "./errors.ts";
 import { isManager, type Role } from "./roles.ts";
-import { findGrant, findServerAccess, liveGrantServerIds, markGrantFirstUse, spendGrantUse, type GrantRow, type ServerAccessRow } from "./access-queries.ts";
+import { findGrant, findServerAccess, liveGrantServerIds, markGrantFirstUse, returnGrantUse, spendGrantUse, type GrantRow, type ServerAccessRow } from "./access-queries.ts";
 import { grantRefusal, type GrantFacts, type ServerAction } from "./grant-rules.ts";
 import { appendActivity } from "./activity/record.ts";
 import { freezeOf, requireNotFrozen } from "./servers/frozen.ts";
@@ -158,6 +158,14 @@ export async function judgeServerRow(query: Query, caller: UserCaller, serverId:
 /** The second step: spends the grant's use (or starts its duration) as requireServerRow would; refuses if a concurrent call spent the last. */
 export async function spendServerUse(query: Query, caller: UserCaller, judged: JudgedServer, use: ServerUse): Promise<void> {
   if (judged.grant) await useGrant(query, caller, judged.row, judged.grant, use);
+}
+
+/**
+ * Gives back the use {@link spendServerUse} spent, for a call that then could not act at all (a
+ * console command the agent never received). A duration it started keeps running.
+ */
+export async function returnServerUse(query: Query, judged: JudgedServer, use: ServerUse): Promise<void> {
+  if (judged.grant && !use.judgeOnly && (use.spend ?? use.action !== "view")) await returnGrantUse(query, judged.grant.id);
 }
 
 /** Like {@link requireServer}, and the caller must be an owner or admin of its organization (grants do not count). */

@@ -51,7 +51,7 @@ interface RemoteCommand {
 }
 
 /** What comes back: the answer, or why there is none. */
-type RemoteResult = { answer: ConsoleAnswer } | { unanswered: ConsoleUnanswered["outcome"] };
+type RemoteResult = { answer: ConsoleAnswer } | { unanswered: ConsoleUnanswered["outcome"]; sent: boolean };
 
 const commandTopic = (connectionId: string) => `console-command:${connectionId}`;
 const resultTopic = (requestId: string) => `console-result:${requestId}`;
@@ -67,12 +67,12 @@ export function fitAnswer(answer: ConsoleAnswer): ConsoleAnswer {
 /** A well-formed remote result, or undefined. */
 function parseResult(payload: string): RemoteResult | undefined {
   try {
-    const value = JSON.parse(payload) as Partial<{ answer: ConsoleAnswer; unanswered: string }>;
+    const value = JSON.parse(payload) as Partial<{ answer: ConsoleAnswer; unanswered: string; sent: boolean }>;
     const answer = value.answer;
     if (answer && typeof answer.success === "boolean" && Array.isArray(answer.output) && answer.output.every((l) => typeof l === "string")) {
       return { answer: { success: answer.success, output: answer.output, error: typeof answer.error === "string" ? answer.error : "" } };
     }
-    if (typeof value.unanswered === "string" && outcomes.has(value.unanswered)) return { unanswered: value.unanswered as ConsoleUnanswered["outcome"] };
+    if (typeof value.unanswered === "string" && outcomes.has(value.unanswered)) return { unanswered: value.unanswered as ConsoleUnanswered["outcome"], sent: value.sent !== false };
   } catch {
     // Not ours, or damaged: as if nothing came.
   }
@@ -105,7 +105,7 @@ export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; 
       result = { answer: fitAnswer(await connection.console.run(remote.requestId, remote.command, remote.timeoutMs)) };
     } catch (error) {
       if (!(error instanceof ConsoleUnanswered)) throw error;
-      result = { unanswered: error.outcome };
+      result = { unanswered: error.outcome, sent: error.sent };
     }
     await bus.publish(resultTopic(remote.requestId), JSON.stringify(result));
   }
@@ -123,7 +123,7 @@ export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; 
       const unsubscribe = bus.subscribe(resultTopic(remote.requestId), (payload) => {
         const result = parseResult(payload);
         if (!result) return;
-        done(() => ("answer" in result ? resolve(result.answer) : reject(new ConsoleUnanswered(result.unanswered))));
+        done(() => ("answer" in result ? resolve(result.answer) : reject(new ConsoleUnanswered(result.unanswered, result.sent))));
       });
       bus.publish(commandTopic(target.connectionId), JSON.stringify(remote)).catch((error) => done(() => reject(error)));
     });
@@ -134,7 +134,7 @@ export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; 
       const local = deps.agents.holding(target.connectionId);
       if (local) return fitAnswer(await local.console.run(requestId, command, timeoutMs));
       // One process: a stream not here is no stream.
-      if (!bus.shared) throw new ConsoleUnanswered("offline");
+      if (!bus.shared) throw new ConsoleUnanswered("offline", false);
       return fitAnswer(await executeRemote(target, { requestId, command, timeoutMs }));
     },
     attach(connection) {

@@ -27,11 +27,14 @@ export interface ConsoleAnswer {
 /** Why a command got no answer: the stream ended, it took too long, or too many were waiting. */
 export class ConsoleUnanswered extends Error {
   readonly outcome: "offline" | "timeout" | "busy";
+  /** Whether the command went to the agent before this (false: it cannot have run). */
+  readonly sent: boolean;
 
-  constructor(outcome: "offline" | "timeout" | "busy") {
+  constructor(outcome: "offline" | "timeout" | "busy", sent = true) {
     super(`console command unanswered: ${outcome}`);
     this.name = "ConsoleUnanswered";
     this.outcome = outcome;
+    this.sent = sent;
   }
 }
 
@@ -62,8 +65,8 @@ export function createConnectionConsole(send: Send): ConnectionConsole {
 
   return {
     run(requestId, command, timeoutMs) {
-      if (closed) return Promise.reject(new ConsoleUnanswered("offline"));
-      if (waiting.size >= maxWaitingCommands || waiting.has(requestId)) return Promise.reject(new ConsoleUnanswered("busy"));
+      if (closed) return Promise.reject(new ConsoleUnanswered("offline", false));
+      if (waiting.size >= maxWaitingCommands || waiting.has(requestId)) return Promise.reject(new ConsoleUnanswered("busy", false));
       return new Promise<ConsoleAnswer>((resolve, reject) => {
         const timer = setTimeout(() => settle(() => reject(new ConsoleUnanswered("timeout"))), timeoutMs);
         const settle = (then: () => void) => {

@@ -2,9 +2,9 @@
  * servers/executeConsoleCommand: a command typed in the dashboard or sent through the API runs on
  * the game server's console through its agent's stream, and the lines that followed it come back.
  * Owners and admins may use any server's console; a member needs a live grant with the
- * console_command action, and each command sent to the agent spends one of its uses (one refused
- * because the agent is offline or has no console spends none; one sent whose agent then goes
- * silent does, as it may have run). Every call the caller was allowed to make is an activity
+ * console_command action, and each command sent to the agent spends one of its uses (one the
+ * agent never got — offline, no console, its stream ending at that moment, or too many commands
+ * waiting — spends none; one sent whose agent then goes silent does, as it may have run). Every call the caller was allowed to make is an activity
  * event, refusals included, with its outcome; so is a member's refused by their grant (`denied`).
  */
 import { randomUUID } from "node:crypto";
@@ -17,7 +17,7 @@ import {
 } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import { judgeServerRow, spendServerUse } from "../access.ts";
+import { judgeServerRow, returnServerUse, spendServerUse } from "../access.ts";
 import type { ServerAccessRow } from "../access-queries.ts";
 import type { ActivityWriter } from "../activity/record.ts";
 import type { Db } from "../db/statements.ts";
@@ -66,14 +66,18 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   if (!isOnline(server, deps.clock.now()) || !server.agentConnectionId) outcome = "offline";
   else if (!server.agentConsole) outcome = "no_console";
   let answer: ConsoleAnswer | undefined;
-  const sent = !outcome;
-  if (sent) {
+  let sent = false;
+  if (!outcome) {
     await onRecord(() => spendServerUse(db.query, caller, judged, use));
+    sent = true;
     try {
       answer = await deps.consoles.execute({ serverId: server.id, connectionId: server.agentConnectionId! }, requestId, command, consoleTimeoutMs);
     } catch (error) {
       if (!(error instanceof ConsoleUnanswered)) throw error;
       outcome = error.outcome;
+      sent = error.sent;
+      // Turned away before the agent got it (its stream just ended, or too many waiting): it cannot have run.
+      if (!sent) await returnServerUse(db.query, judged, use);
     }
   }
   if (!answer) {

@@ -7,6 +7,7 @@ import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { startAgent, type Agent } from "../../agent/client.ts";
+import { maxWaitingCommands } from "../../core/agents/console.ts";
 import { acmeWithMembers, type Account } from "../support/fixtures.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
@@ -105,6 +106,25 @@ describe("organizations: grant actions and constraints", function () {
     assert.equal((await run(online)).success, true);
     const refused = await rejectsWith(run(online), Code.PermissionDenied, "permission_denied");
     assert.match(refused.rawMessage, /has used all 1 use/);
+  });
+
+  it("gives the use back when a command is turned away unsent because too many are waiting for the agent", async () => {
+    // An agent whose console never answers, so commands sent to it stay waiting.
+    const res = await servers(owner).createServer({ organizationSlug: "acme", name: "Jammed", game: Game.MINECRAFT });
+    const agent = startAgent({ url: "http://in-process", key: res.agentKey, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, reconnect: false, transport: t.core.transport(), console: () => new Promise(() => {}) });
+    agents.push(agent);
+    await agent.connected();
+    const serverId = res.server!.id;
+    await grant(serverId, [ServerAction.CONSOLE_COMMAND], { maxUses: 2 });
+    // The agent's queue, full: as many commands waiting as may wait.
+    const [{ agent_connection_id: connectionId }] = await t.orm.em.fork().getConnection().execute("select agent_connection_id from servers where id = ?", [serverId]);
+    const connection = t.agents.holding(connectionId)!;
+    const pending = Array.from({ length: maxWaitingCommands }, (_, i) => connection.console.run(`jam-${i}`, "list", 60_000).catch(() => undefined));
+    await rejectsWith(run(serverId), Code.ResourceExhausted, "server_busy");
+    const [kept] = (await orgs(owner).listAccessGrants({ organizationSlug: "acme", serverId })).accessGrants;
+    assert.equal(kept.uses, 0, "a command the agent never got spends nothing");
+    connection.console.close();
+    await Promise.all(pending);
   });
 
   it("ends a grant at expires_at, saying when", async () => {
