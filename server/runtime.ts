@@ -187,6 +187,7 @@ export async function openRuntime(
       clock: synced,
       async close() {
         synced.stop();
+        await deps.activity.flush();
         await shared.close();
         await signatures.close();
         await limits.close();

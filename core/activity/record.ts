@@ -3,6 +3,7 @@ import { ActivityEvent } from "../db/entities.ts";
 import type { Caller } from "../context.ts";
 import type { Query } from "../db/statements.ts";
 import { randomUUID } from "node:crypto";
+import { context, ROOT_CONTEXT } from "@opentelemetry/api";
 import { insertActivityEvents, type ActivityRow } from "./activity-queries.ts";
 import { classifyAction, type ActivityAction } from "./kinds.ts";
 
@@ -48,7 +49,9 @@ function eventColumns(actor: Actor, facts: ActivityFacts): ActivityRow {
     targetType: facts.targetType,
     targetId: facts.targetId,
     serverId: facts.serverId ?? null,
-    details: facts.details ?? {},
+    // A lone UTF-16 surrogate (a caller's text can carry one) is no valid JSON for the database:
+    // it would fail the event, so it is written as U+FFFD instead.
+    details: Object.fromEntries(Object.entries(facts.details ?? {}).map(([name, value]) => [name, value.toWellFormed()])),
   };
 }
 
@@ -82,6 +85,8 @@ export async function appendActivity(query: Query, actor: Actor, facts: Activity
 export interface ActivityWriter {
   /** Resolves once the event is written; rejects when it could not be. */
   append(actor: Actor, facts: ActivityFacts): Promise<void>;
+  /** Settles once every event appended so far is written or has failed (before the database closes). */
+  flush(): Promise<void>;
 }
 
 interface Pending {
@@ -100,7 +105,7 @@ interface Pending {
  */
 export function createActivityWriter(query: Query, maxBatch = 100): ActivityWriter {
   const queue: Pending[] = [];
-  let writing = false;
+  let writing: Promise<void> | undefined;
   const settle = async (batch: Pending[]) => {
     try {
       await insertActivityEvents(query, batch.map((p) => p.row));
@@ -111,19 +116,23 @@ export function createActivityWriter(query: Query, maxBatch = 100): ActivityWrit
     }
   };
   const drain = async () => {
-    writing = true;
     try {
       while (queue.length) await settle(queue.splice(0, maxBatch));
     } finally {
-      writing = false;
+      writing = undefined;
     }
   };
   return {
     append(actor, facts) {
       return new Promise<void>((resolve, reject) => {
         queue.push({ row: eventColumns(actor, facts), resolve, reject });
-        if (!writing) void drain();
+        // Outside the caller's context: the loop outlives the call that started it, and later
+        // batches are nobody's request (nor its trace's).
+        writing ??= context.with(ROOT_CONTEXT, drain);
       });
+    },
+    async flush() {
+      await writing;
     },
   };
 }

@@ -66,4 +66,20 @@ describe("activity: the writer of stand-alone events", function () {
     assert.deepEqual(results.map((r) => r.status), ["fulfilled", "fulfilled", "rejected", "fulfilled"]);
     assert.deepEqual((await written("bad-")).sort(), ["bad-a", "bad-b", "bad-first"]);
   });
+
+  it("writes a lone UTF-16 surrogate in a detail as U+FFFD rather than failing the event", async () => {
+    const writer = createActivityWriter(counted().query);
+    await writer.append("system", { ...facts("surrogate-1"), details: { command: "say a\ud800b" } });
+    const [row] = (await sql("select details from activity_events where target_id = ?", ["surrogate-1"])) as Array<{ details: { command: string } }>;
+    assert.equal(row.details.command, "say a\ufffdb");
+  });
+
+  it("flush waits for every event appended so far, those that arrive meanwhile included", async () => {
+    const writer = createActivityWriter(counted().query, 5);
+    const appended = Array.from({ length: 12 }, (_, i) => writer.append("system", facts(`flush-${String(i).padStart(2, "0")}`)));
+    await writer.flush();
+    assert.equal((await written("flush-")).length, 12);
+    await Promise.all(appended);
+    await writer.flush(); // with nothing under way it settles at once
+  });
 });

@@ -198,6 +198,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
     },
     async close() {
       await agents.close();
+      await coreDeps.activity.flush();
       await bus.close();
       await signer.close();
       await rateLimits.close();
