@@ -12,7 +12,7 @@ import { canManage, when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { orgPath } from "./organizations.ts";
-import { actionNames, constraintWords, grantSummary, submitAccessRequest, termsFields, termsFromDraft, termsOf, termsValuesOf, type TermsForm, type TermsValues } from "./grant-views.ts";
+import { actionNames, constraintWords, defaultTerms, grantSummary, submitTerms, termsFields, termsFromDraft, type Terms, type TermsForm, type TermsValues } from "./grant-views.ts";
 
 /** A decision form that came back refused: which request, and what was typed. */
 interface Refused {
@@ -143,7 +143,7 @@ ${
         orgPath(org, "/access/request"),
         v.formToken,
         html`${formAlert(ask?.errors, ["serverId", "actions", "constraints", "reason"])}${selectField({ name: "serverId", label: "Server", options: servers.map((s) => ({ value: s.id, label: s.name })) })}
-${termsFields(ask?.values ?? { actions: ["view"], expiresInHours: "", maxUses: "", durationMinutes: "" }, ask?.errors, "ask")}
+${termsFields(ask?.values ?? defaultTerms, ask?.errors, "ask")}
 ${textField({ name: "reason", label: "Why (up to 500 characters)", value: ask?.reason ?? "", maxlength: 500, errors: ask?.errors })}
 <div class="actions"><button type="submit" class="btn">Request access</button></div>`,
         html` class="stack"`,
@@ -178,16 +178,9 @@ export function accessPageRoutes(router: Router, deps: DashboardDeps): void {
   router.post(
     "/app/o/:slug/access/requests/:id/approve",
     action(deps, async (ctx, v, form) => {
-      const values = termsValuesOf(form);
-      const terms = termsOf(values, new Date());
-      const refused = (errors: FormErrors) => accessPage(ctx, v, { refused: { requestId: ctx.params.id, values, errors } }, 400);
-      if ("fields" in terms) return refused(terms);
-      try {
-        await v.core.organizations.approveAccessRequest({ organizationSlug: ctx.params.slug, requestId: ctx.params.id, ...terms });
-        back(ctx, v, "request-approved");
-      } catch (error) {
-        await refused(formErrorsOrThrow(error));
-      }
+      const approve = (terms: Terms) => v.core.organizations.approveAccessRequest({ organizationSlug: ctx.params.slug, requestId: ctx.params.id, ...terms });
+      const refused = (values: TermsValues, errors: FormErrors) => accessPage(ctx, v, { refused: { requestId: ctx.params.id, values, errors } }, 400);
+      if (await submitTerms(form, approve, refused)) back(ctx, v, "request-approved");
     }),
   );
   router.post(
@@ -212,8 +205,10 @@ export function accessPageRoutes(router: Router, deps: DashboardDeps): void {
   router.post(
     "/app/o/:slug/access/request",
     action(deps, async (ctx, v, form) => {
-      const target = { organizationSlug: ctx.params.slug, serverId: form.get("serverId") ?? "", pendingField: "serverId" };
-      if (await submitAccessRequest(v, form, target, (ask) => accessPage(ctx, v, { ask }, 400))) back(ctx, v, "access-requested");
+      const reason = form.get("reason") ?? "";
+      const request = (terms: Terms) => v.core.organizations.createAccessRequest({ organizationSlug: ctx.params.slug, serverId: form.get("serverId") ?? "", reason, ...terms });
+      const refused = (values: TermsValues, errors: FormErrors) => accessPage(ctx, v, { ask: { values, reason, errors } }, 400);
+      if (await submitTerms(form, request, refused, { request_pending: "serverId" })) back(ctx, v, "access-requested");
     }),
   );
 }

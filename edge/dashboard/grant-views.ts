@@ -13,7 +13,6 @@ import {
   type GrantConstraints,
 } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
-import type { Viewer } from "./context.ts";
 import { when } from "./format.ts";
 import { choiceGroup, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
@@ -90,7 +89,10 @@ export function termsValuesOf(form: URLSearchParams): TermsValues {
 }
 
 /** The request fields for the typed values, or the form's errors (numbers that are not numbers). */
-export function termsOf(values: TermsValues, now: Date): { actions: ServerAction[]; constraints: GrantConstraints } | FormErrors {
+/** What a terms form gives core: the actions and the constraints. */
+export type Terms = { actions: ServerAction[]; constraints: GrantConstraints };
+
+export function termsOf(values: TermsValues, now: Date): Terms | FormErrors {
   const number = (text: string) => (text === "" ? undefined : /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN);
   const hours = number(values.expiresInHours);
   const kept = values.expiresAt && hours === undefined ? new Date(values.expiresAt) : undefined;
@@ -143,28 +145,27 @@ export interface TermsForm {
 }
 
 /**
- * A request form's submission, from the access page or a server's page: true once the request is
- * made; otherwise `refused` shows the form again with its errors (an existing pending request is
- * reported on `pendingField`).
+ * A grant-terms form's submission (a grant, a request, an approval): true once `send` took the
+ * terms; otherwise `refused` shows the form again with what was typed and what is wrong with it
+ * (core's refusals with a reason that `reasonFields` maps to a field are shown on that field).
  */
-export async function submitAccessRequest(
-  v: Viewer,
+export async function submitTerms(
   form: URLSearchParams,
-  target: { organizationSlug: string; serverId: string; pendingField: string },
-  refused: (asked: Required<TermsForm>) => unknown,
+  send: (terms: Terms) => Promise<unknown>,
+  refused: (values: TermsValues, errors: FormErrors) => unknown,
+  reasonFields?: Record<string, string>,
 ): Promise<boolean> {
   const values = termsValuesOf(form);
-  const reason = form.get("reason") ?? "";
   const terms = termsOf(values, new Date());
   if ("fields" in terms) {
-    await refused({ values, reason, errors: terms });
+    await refused(values, terms);
     return false;
   }
   try {
-    await v.core.organizations.createAccessRequest({ organizationSlug: target.organizationSlug, serverId: target.serverId, reason, ...terms });
+    await send(terms);
     return true;
   } catch (error) {
-    await refused({ values, reason, errors: formErrorsOrThrow(error, { request_pending: target.pendingField }) });
+    await refused(values, formErrorsOrThrow(error, reasonFields));
     return false;
   }
 }

@@ -8,14 +8,12 @@ import type { Context } from "koa";
 import type { Server } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { Role, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { action, confirmed, done, orgOf, render, type DashboardDeps, type Viewer } from "./context.ts";
-import { formErrorsOrThrow } from "./core.ts";
+import type { FormErrors } from "./core.ts";
 import { dangerForm, formAlert, postForm, selectField, textArea } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { orgPath } from "./organizations.ts";
 import type { ServerPage } from "./servers.ts";
-import { defaultTerms, grantSummary, submitAccessRequest, termsFields, termsOf, termsValuesOf, type TermsForm } from "./grant-views.ts";
-
-export type { TermsForm };
+import { defaultTerms, grantSummary, submitTerms, termsFields, type Terms, type TermsForm, type TermsValues } from "./grant-views.ts";
 
 /** What revoking a grant does, as both confirmations say it (core re-checks open consoles every 5 s). */
 const revokeConsequence = "They stop seeing this server and using its console at once; a live console they have open stops within a few seconds.";
@@ -66,7 +64,7 @@ ${
 }
 
 /** The form a member uses to ask for access to server `serverId`. */
-export function requestForm(v: Viewer, org: Organization, serverId: string, refused?: TermsForm): Html {
+function requestForm(v: Viewer, org: Organization, serverId: string, refused?: TermsForm): Html {
   return postForm(
     orgPath(org, `/servers/${serverId}/request`),
     v.formToken,
@@ -104,15 +102,9 @@ export function accessRoutes(router: Router, deps: DashboardDeps, showServer: Se
     "/app/o/:slug/servers/:id/grants",
     action(deps, async (ctx, v, form) => {
       const org = orgOf(v, ctx.params.slug);
-      const values = termsValuesOf(form);
-      const terms = termsOf(values, new Date());
-      if ("fields" in terms) return showServer(ctx, v, { grant: { values, errors: terms } }, 400);
-      try {
-        await v.core.organizations.createAccessGrant({ organizationSlug: org.slug, serverId: ctx.params.id, userId: form.get("userId") ?? "", ...terms });
-        done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "grant-created");
-      } catch (error) {
-        await showServer(ctx, v, { grant: { values, errors: formErrorsOrThrow(error, { grant_exists: "userId" }) } }, 400);
-      }
+      const grant = (terms: Terms) => v.core.organizations.createAccessGrant({ organizationSlug: org.slug, serverId: ctx.params.id, userId: form.get("userId") ?? "", ...terms });
+      const refused = (values: TermsValues, errors: FormErrors) => showServer(ctx, v, { grant: { values, errors } }, 400);
+      if (await submitTerms(form, grant, refused, { grant_exists: "userId" })) done(ctx, orgPath(org, `/servers/${ctx.params.id}`), "grant-created");
     }),
   );
 
@@ -130,9 +122,10 @@ export function accessRoutes(router: Router, deps: DashboardDeps, showServer: Se
     "/app/o/:slug/servers/:id/request",
     action(deps, async (ctx, v, form) => {
       const org = orgOf(v, ctx.params.slug);
-      const target = { organizationSlug: org.slug, serverId: ctx.params.id, pendingField: "reason" };
-      const refused = (asked: TermsForm) => noAccessPage(ctx, v, org, ctx.params.id, "You have no access to this server yet.", asked, 400);
-      if (await submitAccessRequest(v, form, target, refused)) done(ctx, orgPath(org, "/access"), "access-requested");
+      const reason = form.get("reason") ?? "";
+      const request = (terms: Terms) => v.core.organizations.createAccessRequest({ organizationSlug: org.slug, serverId: ctx.params.id, reason, ...terms });
+      const refused = (values: TermsValues, errors: FormErrors) => noAccessPage(ctx, v, org, ctx.params.id, "You have no access to this server yet.", { values, errors, reason }, 400);
+      if (await submitTerms(form, request, refused, { request_pending: "reason" })) done(ctx, orgPath(org, "/access"), "access-requested");
     }),
   );
 }

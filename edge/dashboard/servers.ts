@@ -20,7 +20,8 @@ import { choiceGroup, dangerForm, formAlert, postForm, textField } from "./forms
 import { html, type Html } from "../html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
 import { orgPath } from "./organizations.ts";
-import { accessRoutes, accessSection, noAccessPage, type TermsForm } from "./server-access.ts";
+import { accessRoutes, accessSection, noAccessPage } from "./server-access.ts";
+import type { TermsForm } from "./grant-views.ts";
 import { consolePanel, consoleRoutes, playersSection, type ConsoleOutcome } from "./console.ts";
 import { consoleEventRoutes } from "./console-events.ts";
 
