@@ -98,11 +98,6 @@ export interface ServerUse {
    */
   spend?: boolean;
   /**
-   * Only judging whether the caller may (the assistant's gate): no use spent and no duration
-   * started, as the call that then acts goes through its own requireServer.
-   */
-  judgeOnly?: boolean;
-  /**
    * The plans, which say whether the server is frozen (core/servers/frozen.ts): a frozen server
    * allows only viewing, and refuses anything else before a grant's use is spent or marked.
    */
@@ -122,31 +117,24 @@ export interface ServerUse {
  * changing either, never after (every caller does).
  */
 export async function requireServer(db: Db, caller: UserCaller, serverId: string, use: ServerUse): Promise<ServerAccess> {
-  return mapServerAccess(db.em, await requireServerRow(db.query, caller, serverId, use));
+  const judged = await judgeServerRow(db.query, caller, serverId, use);
+  await spendServerUse(db.query, caller, judged, use);
+  return mapServerAccess(db.em, judged.row);
 }
 
-/**
- * {@link requireServer}'s decision, with the same refusals and the same use spent, answering the
- * statement's row as it is instead of entities: for a call that only reads a few of the server's
- * columns and changes nothing through the ORM (a console command, on every call), as mapping the
- * two rows into the EntityManager costs more CPU than the rest of its access check.
- */
-export async function requireServerRow(query: Query, caller: UserCaller, serverId: string, use: ServerUse): Promise<ServerAccessRow> {
-  const judged = await judgeServerRow(query, caller, serverId, use);
-  await spendServerUse(query, caller, judged, use);
-  return judged.row;
-}
-
-/** {@link requireServerRow}'s decision before anything is spent: the row, and the member's grant that allows the use (none for managers). */
+/** {@link requireServer}'s decision before anything is spent: the row, and the member's grant that allows the use (none for managers). */
 export interface JudgedServer {
   row: ServerAccessRow;
   grant?: GrantRow;
 }
 
 /**
- * {@link requireServerRow} in two steps, for a call that may find, after the decision, that it
- * cannot act after all (a console command whose agent is offline) and must then spend nothing:
- * the same refusals, with no use spent and no duration started until {@link spendServerUse}.
+ * {@link requireServer}'s decision alone, answering the statement's row as it is instead of
+ * entities: the same refusals, with no use spent and no duration started. For a call that only
+ * judges (the assistant's gate: the call that then acts goes through its own check), and for one
+ * that reads a few of the server's columns and may find after the decision that it cannot act
+ * (a console command, on every call: its use is spent by {@link spendServerUse} once it can, and
+ * mapping the two rows into the EntityManager would cost more CPU than the rest of its check).
  */
 export async function judgeServerRow(query: Query, caller: UserCaller, serverId: string, use: ServerUse): Promise<JudgedServer> {
   const row = await loadServerAccess(query, caller, serverId);
@@ -155,9 +143,36 @@ export async function judgeServerRow(query: Query, caller: UserCaller, serverId:
   return { row, grant };
 }
 
-/** The second step: spends the grant's use (or starts its duration) as requireServerRow would; refuses if a concurrent call spent the last. */
-export async function spendServerUse(query: Query, caller: UserCaller, judged: JudgedServer, use: ServerUse): Promise<void> {
-  if (judged.grant) await useGrant(query, caller, judged.row, judged.grant, use);
+/** Whether the call spends one of the grant's uses (see {@link ServerUse.spend}). */
+const spends = (use: ServerUse) => use.spend ?? use.action !== "view";
+
+/**
+ * The second step: records the member's use of their grant, spending one for an acting call and
+ * starting its duration at the first use of any; refuses when a concurrent call spent the last.
+ */
+export async function spendServerUse(query: Query, caller: UserCaller, { row, grant }: JudgedServer, use: ServerUse): Promise<void> {
+  if (!grant) return;
+  if (!spends(use)) {
+    if (grant.first_used_at === null) await markGrantFirstUse(query, grant.id, use.now);
+    return;
+  }
+  const spent = await spendGrantUse(query, grant.id, use.action, use.now);
+  if (!spent) {
+    // Another call spent the last use (or the grant changed) between the read and the update.
+    const now = await findGrant(query, grant.id);
+    const reason = now && grantRefusal(grantFacts(now), use.action, use.now);
+    throw fail("permission_denied", reason || "you have no access to this server; ask an owner or admin for a grant");
+  }
+  if (spent.max_uses !== null && spent.uses >= spent.max_uses) {
+    await appendActivity(query, caller, {
+      organizationId: String(row.organization.id),
+      action: "access_grant.used_up",
+      targetType: "user",
+      targetId: caller.user.id,
+      serverId: String(row.server.id),
+      details: { uses: String(spent.uses), action: use.action },
+    });
+  }
 }
 
 /**
@@ -165,7 +180,7 @@ export async function spendServerUse(query: Query, caller: UserCaller, judged: J
  * console command the agent never received). A duration it started keeps running.
  */
 export async function returnServerUse(query: Query, judged: JudgedServer, use: ServerUse): Promise<void> {
-  if (judged.grant && !use.judgeOnly && (use.spend ?? use.action !== "view")) await returnGrantUse(query, judged.grant.id);
+  if (judged.grant && spends(use)) await returnGrantUse(query, judged.grant.id);
 }
 
 /** Like {@link requireServer}, and the caller must be an owner or admin of its organization (grants do not count). */
@@ -207,32 +222,6 @@ function allowedGrant(row: ServerAccessRow, use: ServerUse): GrantRow {
   const refusal = grantRefusal(grantFacts(grant), use.action, use.now);
   if (refusal) throw fail("permission_denied", refusal);
   return grant;
-}
-
-/** Records the member's use of their grant (spending one for an acting call), or refuses when a concurrent call spent the last. */
-async function useGrant(query: Query, caller: UserCaller, row: ServerAccessRow, grant: GrantRow, use: ServerUse): Promise<void> {
-  if (use.judgeOnly) return;
-  if (!(use.spend ?? use.action !== "view")) {
-    if (grant.first_used_at === null) await markGrantFirstUse(query, grant.id, use.now);
-    return;
-  }
-  const spent = await spendGrantUse(query, grant.id, use.action, use.now);
-  if (!spent) {
-    // Another call spent the last use (or the grant changed) between the read and the update.
-    const now = await findGrant(query, grant.id);
-    const reason = now && grantRefusal(grantFacts(now), use.action, use.now);
-    throw fail("permission_denied", reason || "you have no access to this server; ask an owner or admin for a grant");
-  }
-  if (spent.max_uses !== null && spent.uses >= spent.max_uses) {
-    await appendActivity(query, caller, {
-      organizationId: String(row.organization.id),
-      action: "access_grant.used_up",
-      targetType: "user",
-      targetId: caller.user.id,
-      serverId: String(row.server.id),
-      details: { uses: String(spent.uses), action: use.action },
-    });
-  }
 }
 
 /** The servers of the organization the caller can see: all for managers, those of their live grants otherwise. */

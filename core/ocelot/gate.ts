@@ -12,7 +12,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { hashSecret, issueSecret } from "../../contract/secrets.ts";
-import { planLimits, requireMember, requireServer, type OrganizationAccess } from "../access.ts";
+import { planLimits, requireMember, judgeServerRow, type OrganizationAccess } from "../access.ts";
 import type { UserCaller } from "../context.ts";
 import type { Db } from "../db/statements.ts";
 import type { CoreConfig, CoreDeps } from "../deps.ts";
@@ -64,7 +64,7 @@ export function switchRefusal(config: ConfigRow, spec?: ToolSpec): DomainError |
 
 /**
  * Whether the caller may do what the tool does: the server's access rule for tools on a server
- * (the one call of requireServer the gate makes, naming the tool's server action), their role
+ * (the one call of judgeServerRow the gate makes, naming the tool's server action), their role
  * for the others. A server outside the organization is not_found; a frozen one refuses what its
  * console would (server_frozen, thrown as the console throws it), and allows only viewing.
  */
@@ -74,8 +74,8 @@ async function callerMay(db: Db, config: CoreConfig, caller: UserCaller, access:
   }
   try {
     // Judging spends none of a grant's uses nor starts its duration: running the tool does, through the server's own path.
-    const onServer = await requireServer(db, caller, serverId!, { action: spec.access.server, now, judgeOnly: true, plans: config.plans });
-    if (onServer.organization.id !== access.organization.id) throw fail("not_found", "server not found");
+    const { row } = await judgeServerRow(db.query, caller, serverId!, { action: spec.access.server, now, plans: config.plans });
+    if (String(row.organization.id) !== access.organization.id) throw fail("not_found", "server not found");
   } catch (error) {
     if (error instanceof DomainError && error.reason === "permission_denied") return error;
     throw error;

@@ -63,7 +63,7 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(deps.activity, caller, server, { requestId, command, outcome, error });
 
   let outcome: ConsoleOutcome | undefined;
-  if (!isOnline(server, deps.clock.now()) || !server.agentConnectionId) outcome = "offline";
+  if (!isOnline(server, use.now) || !server.agentConnectionId) outcome = "offline";
   else if (!server.agentConsole) outcome = "no_console";
   let answer: ConsoleAnswer | undefined;
   let sent = false;
@@ -100,7 +100,7 @@ interface ConsoleServer {
   agentConsole: boolean;
 }
 
-/** The server's columns a command needs, from requireServerRow's row (as row_to_json gives them). */
+/** The server's columns a command needs, from judgeServerRow's row (as row_to_json gives them). */
 function consoleServer(row: ServerAccessRow): ConsoleServer {
   const s = row.server as { id: string; organization_id: string; online: boolean; last_seen_at: string | null; agent_connection_id: string | null; agent_console: boolean };
   return {
