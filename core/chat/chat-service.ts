@@ -17,6 +17,7 @@ import {
   type PendingToolCall,
 } from "../../gen/outpost/chat/v1/chat_service_pb.js";
 import { requireMember, requireServer } from "../access.ts";
+import { createWaker } from "../stream-wait.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { DomainError, fail, fieldFail } from "../errors.ts";
@@ -201,23 +202,23 @@ async function* eventsOf(run: (emit: Emit) => Promise<void>): AsyncGenerator<Cha
   const queue: ChatEventInit[] = [];
   let finished = false;
   let failure: unknown;
-  let wake: (() => void) | undefined;
+  const waker = createWaker();
   const emit: Emit = (event) => {
     queue.push(event);
-    wake?.();
+    waker.wake();
   };
   void run(emit).then(
     () => (finished = true),
     (error: unknown) => ((failure = error), (finished = true)),
-  ).finally(() => wake?.());
+  ).finally(() => waker.wake());
   for (;;) {
     if (queue.length) {
       yield create(ChatEventSchema, queue.shift()!);
       continue;
     }
     if (finished) break;
-    await new Promise<void>((resolve) => (wake = resolve));
-    wake = undefined;
+    // Until the next event or the end: the longest sleep a timer allows.
+    await waker.sleep(2 ** 31 - 1);
   }
   if (failure) throw failure;
 }

@@ -23,7 +23,7 @@ import { DomainError, fail } from "../errors.ts";
 import { Server } from "../db/entities.ts";
 import { authorizeToolAction, judgeWith, switchRefusal } from "../ocelot/gate.ts";
 import { applyTokenStep } from "../ocelot/token-steps.ts";
-import { readConfig } from "../ocelot/ocelot-queries.ts";
+import { readConfig, type ConfigRow } from "../ocelot/ocelot-queries.ts";
 import { targetsServer, tools as gateTools } from "../ocelot/tools.ts";
 import { appendMessage, findConversation, listMessages, settleToolMessage, type ConversationRow, type MessageRow, type NewMessage } from "./conversation-queries.ts";
 import { askModel, type ModelToolCall } from "./model.ts";
@@ -67,11 +67,10 @@ export async function releaseToken(env: Pick<TurnEnv, "deps" | "ctx" | "caller" 
 
 export const append = (env: TurnEnv, m: NewMessage) => inConversation(env, (db) => appendMessage(db.query, env.conversation.id, m));
 
-/** The tools the caller may use now (the gate's judgement without the quota): only these are offered. */
-async function toolsAllowed(env: TurnEnv, db: Db): Promise<ChatTool[]> {
+/** The tools the caller may use now under `settings` (the gate's judgement without the quota): only these are offered. */
+async function toolsAllowed(env: TurnEnv, db: Db, settings: ConfigRow): Promise<ChatTool[]> {
   const scope = env.conversation.server_id;
   const servers = scope ? [scope] : (await accessibleServers(db, env.caller, env.access, env.deps.clock.now())).slice(0, serversJudged).map((s) => s.id);
-  const settings = await readConfig(db.query, env.access.organization.id);
   const allowed: ChatTool[] = [];
   for (const tool of chatTools.values()) {
     const spec = gateTools.get(tool.gateTool)!;
@@ -114,7 +113,7 @@ export async function continueTurn(env: TurnEnv, emit: Emit): Promise<void> {
     calls++;
     const config = await readConfig(db.query, env.access.organization.id);
     const scope = env.conversation.server_id ? await db.em.findOne(Server, { id: env.conversation.server_id }) : null;
-    const tools = calls < maxModelCalls ? await toolsAllowed(env, db) : [];
+    const tools = calls < maxModelCalls ? await toolsAllowed(env, db, config) : [];
     const messages = [
       { role: "system" as const, content: systemPrompt(config, scope ? { serverId: scope.id, serverName: scope.name } : undefined) },
       ...historyMessages(history),

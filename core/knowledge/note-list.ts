@@ -22,13 +22,13 @@ export const listNotes = (deps: Pick<CoreDeps, "clock">): Impl["listNotes"] => a
   const caller = requireUser(ctx);
   const access = await requireMember(em, caller, req.organizationSlug);
   const limit = req.limit ?? 20;
+  const query = executeOn(em);
   const filters: NoteFilters = {
     organizationId: access.organization.id,
-    visible: await visibleServerIds(executeOn(em), caller, access, deps.clock.now()),
+    visible: await visibleServerIds(query, caller, access, deps.clock.now()),
     tag: req.tag === undefined ? undefined : normalizeTag(req.tag),
     serverId: req.serverId,
   };
-  const query = executeOn(em);
   const text = req.search?.trim();
   if (text) {
     const after = req.cursor === undefined ? undefined : decodeSearchCursor(req.cursor);

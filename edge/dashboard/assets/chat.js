@@ -43,7 +43,7 @@
   var statusWords = { 1: "done", 2: "failed", 3: "refused", 4: "waiting for your confirmation", 5: "denied", 6: "interrupted" };
 
   // One answer's events. `text` is the assistant's message being written.
-  function handler(url) {
+  function handler() {
     var text = null;
     return {
       started: function (data) {
@@ -72,7 +72,7 @@
       result: function (data) {
         item("tool").appendChild(folded("Result of " + data.name + ": " + (statusWords[data.status] || "unknown"), data.content));
       },
-      confirm: function (data) { showConfirm(url, data); },
+      confirm: function (data) { showConfirm(data); },
       done: function (data) { say(data.awaitingConfirmation ? "The assistant waits for your answer." : "Answered."); },
       failed: function (data) { say(data.message, true); }
     };
@@ -114,14 +114,14 @@
     return fetch(url, { method: "POST", credentials: "same-origin", headers: { accept: "text/event-stream" }, body: body })
       .then(function (response) {
         var type = response.headers.get("content-type") || "";
-        if (type.indexOf("text/event-stream") === 0) return readEvents(response, handler(url));
+        if (type.indexOf("text/event-stream") === 0) return readEvents(response, handler());
         return response.json().then(function (error) { say(error.message || "The assistant could not answer.", true); }, function () { say("The assistant could not answer (HTTP " + response.status + ").", true); });
       })
       .catch(function () { say("The connection was lost. Reload the page to see what was saved.", true); })
       .then(function () { busy = false; });
   }
 
-  function showConfirm(url, data) {
+  function showConfirm(data) {
     var section = element("section", "chat-confirm panel");
     section.setAttribute("aria-labelledby", "confirm-heading");
     var heading = element("h3", "", "Run this command on " + (data.serverName || "the server") + "?");
