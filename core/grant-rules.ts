@@ -90,6 +90,11 @@ export function limitsFromProto(c: GrantConstraints | undefined, now: Date): Gra
   return { expiresAt, maxUses: c?.maxUses ?? null, durationSeconds: c?.durationSeconds ?? null };
 }
 
+/** The terms a grant or a request asks for: its actions (view implied) and its limits. */
+export function termsFromProto(req: { actions: readonly ActionEnum[]; constraints?: GrantConstraints }, now: Date) {
+  return { actions: actionsFromProto(req.actions), ...limitsFromProto(req.constraints, now) };
+}
+
 export function limitsToProto(g: GrantLimits): GrantConstraints {
   return create(GrantConstraintsSchema, {
     expiresAt: g.expiresAt ? timestampFromDate(g.expiresAt) : undefined,

@@ -3,6 +3,7 @@
  * hour ("alert.summary"). The message id is the delivery's id (a summary's: its first delivery's),
  * so a retry carries the same `webhook-id` and a receiver can drop what it already has.
  */
+import { orgLink } from "../organizations/links.ts";
 import type { OutgoingMessage, Severity } from "../integrations/payloads.ts";
 import type { AlertRule } from "../db/alert-entities.ts";
 import type { EventRow } from "./alert-queries.ts";
@@ -45,7 +46,7 @@ export function alertMessage(id: string, context: AlertContext, event: EventRow)
     text: describe(event),
     severity: worst([event]),
     occurredAt: new Date(event.created_at),
-    link: `/app/o/${context.organization.slug}/activity`,
+    link: orgLink(context.organization.slug, "/activity"),
     data: { organization: context.organization, rule: { id: context.rule.id, name: context.rule.name }, event: eventData(event) },
   };
 }
@@ -61,7 +62,7 @@ export function summaryMessage(id: string, context: AlertContext, events: readon
     text: listed.map((e) => `${new Date(e.created_at).toISOString()} ${e.action} (${e.severity})`).join("\n") + (sorted.length > listed.length ? `\n… and ${sorted.length - listed.length} more` : ""),
     severity: worst(events),
     occurredAt: new Date(sorted.at(-1)!.created_at),
-    link: `/app/o/${context.organization.slug}/activity`,
+    link: orgLink(context.organization.slug, "/activity"),
     data: { organization: context.organization, rule: { id: context.rule.id, name: context.rule.name }, count: events.length, events: listed.map(eventData) },
   };
 }

@@ -9,8 +9,7 @@ import { executeOn, type Query } from "../db/statements.ts";
 import type { CoreDeps } from "../deps.ts";
 import { deliverToIntegration, type DeliveryOutcome } from "../integrations/deliver.ts";
 import type { OutgoingMessage } from "../integrations/payloads.ts";
-import { keepNotification } from "../notifications/notify.ts";
-import { managerIds } from "../access-queries.ts";
+import { notifyManagers } from "../notifications/notify.ts";
 import { heldSummary, hold, postpone, recordOutcomes, sentSince, type DeliveryRow, type EventRow, type Outcome } from "./alert-queries.ts";
 import { alertMessage, summaryMessage, type AlertContext } from "./messages.ts";
 import { quietUntil } from "./quiet-hours.ts";
@@ -32,17 +31,8 @@ const time = (d: Date | string) => new Date(d).getTime();
 /** An in-app notification to each owner and admin; the message id keeps a retry from repeating it. */
 async function toDashboard(deps: SendDeps, query: Query, context: AlertContext, message: OutgoingMessage): Promise<DeliveryOutcome> {
   const started = Date.now();
-  const kept = [];
-  for (const userId of await managerIds(query, context.organization.id)) {
-    kept.push(
-      await keepNotification(
-        query,
-        { userId, kind: "alert", title: message.title, body: message.text, link: message.link, organizationId: context.organization.id, dedupeKey: `alert:${message.id}` },
-        deps.clock.now(),
-      ),
-    );
-  }
-  deps.notifier.announce(kept);
+  const draft = { kind: "alert" as const, title: message.title, body: message.text, link: message.link, organizationId: context.organization.id, dedupeKey: `alert:${message.id}` };
+  deps.notifier.announce(await notifyManagers(query, draft, deps.clock.now()));
   return { ok: true, httpStatus: 0, error: "", retryable: false, durationMs: Date.now() - started };
 }
 

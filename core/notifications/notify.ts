@@ -11,6 +11,7 @@ import type { Query } from "../db/statements.ts";
 import { createWatchSlots, type WatchSlots } from "../watch-slots.ts";
 import { sendPushToUser, type SendPushDeps } from "../pwa/push.ts";
 import { insertNotification } from "./notification-queries.ts";
+import { managerIds } from "../access-queries.ts";
 
 /** Every kind, as stored; the proto's NotificationKind names the same ones. */
 export const notificationKinds = ["membership", "api_key", "alert", "access_request"] as const;
@@ -52,6 +53,13 @@ export async function keepNotification(query: Query, draft: NotificationDraft, n
   });
   if (!kept) return undefined;
   return { userId: draft.userId, push: kept.push, title: draft.title, body: draft.body ?? "", link: draft.link ?? "" };
+}
+
+/** The notification kept for each owner and admin of its organization, one at a time (each keeps to their own preferences). */
+export async function notifyManagers(query: Query, draft: Omit<NotificationDraft, "userId"> & { organizationId: string }, now: Date): Promise<Array<Kept | undefined>> {
+  const kept: Array<Kept | undefined> = [];
+  for (const userId of await managerIds(query, draft.organizationId)) kept.push(await keepNotification(query, { ...draft, userId }, now));
+  return kept;
 }
 
 /** Sends a notification to the user's subscribed browsers (web push); failures are its own to log. */

@@ -20,7 +20,7 @@ import { fail } from "../errors.ts";
 import { holdManager, requireManager, requireMember, type OrganizationAccess } from "../access.ts";
 import { accessGrantToProto } from "../convert.ts";
 import { roleToProto } from "../roles.ts";
-import { actionsFromProto, limitsFromProto, type GrantLimits } from "../grant-rules.ts";
+import { termsFromProto, type GrantLimits } from "../grant-rules.ts";
 import { recordInOrganization } from "./organization-activity.ts";
 import type { UserCaller } from "../context.ts";
 
@@ -76,7 +76,7 @@ export async function writeGrant(
 const createAccessGrant = (deps: GrantDeps): Impl["createAccessGrant"] => async (req, ctx) => {
   const caller = requireUser(ctx);
   const now = deps.clock.now();
-  const terms = { actions: actionsFromProto(req.actions), ...limitsFromProto(req.constraints, now) };
+  const terms = termsFromProto(req, now);
   return entityManager(ctx).transactional(async (tx) => {
     const access = await holdManager(tx, caller, req.organizationSlug);
     const grant = await writeGrant(tx, caller, access, { userId: req.userId, serverId: req.serverId, replace: false }, terms);

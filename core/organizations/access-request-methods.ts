@@ -4,6 +4,7 @@
  * pending. Each decision locks the request's row, so two approvals at once make one grant; the
  * requester and the managers hear of it through notifications kept in the same transaction.
  */
+import { orgLink } from "./links.ts";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { LockMode } from "@mikro-orm/core";
@@ -24,13 +25,12 @@ import { fail, fieldFail } from "../errors.ts";
 import { holdManager, holdMember, requireMember, type OrganizationAccess } from "../access.ts";
 import { accessGrantToProto } from "../convert.ts";
 import { isManager } from "../roles.ts";
-import { actionsFromProto, limitsFromProto, wideningProblem } from "../grant-rules.ts";
-import { keepNotification, type Kept } from "../notifications/notify.ts";
+import { actionsFromProto, limitsFromProto, termsFromProto, wideningProblem } from "../grant-rules.ts";
+import { keepNotification, notifyManagers, type Kept } from "../notifications/notify.ts";
 import { decodeCursor, encodeCursor } from "../page-cursor.ts";
 import { recordInOrganization } from "./organization-activity.ts";
 import { writeGrant } from "./access-grant-methods.ts";
 import { accessRequestToProto, requestStatusFromProto, requestTerms, requestsPath } from "./access-request-terms.ts";
-import { managerIds } from "../access-queries.ts";
 
 type Impl = ServiceImpl<typeof OrganizationsService>;
 type RequestMethods = Pick<Impl, "createAccessRequest" | "listAccessRequests" | "approveAccessRequest" | "denyAccessRequest" | "cancelAccessRequest">;
@@ -83,8 +83,8 @@ function decide(tx: EntityManager, caller: UserCaller, access: OrganizationAcces
 const createAccessRequest = (deps: RequestDeps): Impl["createAccessRequest"] => async (req, ctx) => {
   const caller = requireUser(ctx);
   const now = deps.clock.now();
-  const terms = { actions: actionsFromProto(req.actions), ...limitsFromProto(req.constraints, now) };
-  const kept: (Kept | undefined)[] = [];
+  const terms = termsFromProto(req, now);
+  let kept: (Kept | undefined)[] = [];
   const response = await entityManager(ctx).transactional(async (tx) => {
     const access = await holdMember(tx, caller, req.organizationSlug);
     if (isManager(access.role)) throw fail("failed_precondition", "owners and admins may act on every server already; requests are for members");
@@ -102,22 +102,14 @@ const createAccessRequest = (deps: RequestDeps): Impl["createAccessRequest"] => 
       details: { server: server.name, actions: terms.actions.join(",") },
     });
     await tx.flush();
-    for (const managerId of await managerIds(deps.statements.on(tx), access.organization.id)) {
-      kept.push(
-        await keepNotification(
-          deps.statements.on(tx),
-          {
-            userId: managerId,
-            kind: "access_request",
-            title: `${caller.user.email} asks for access to ${server.name}`,
-            body: `Actions: ${terms.actions.join(", ")}.${req.reason ? ` Reason: ${req.reason}` : ""}`,
-            link: requestsPath(access),
-            organizationId: access.organization.id,
-          },
-          now,
-        ),
-      );
-    }
+    const notice = {
+      kind: "access_request" as const,
+      title: `${caller.user.email} asks for access to ${server.name}`,
+      body: `Actions: ${terms.actions.join(", ")}.${req.reason ? ` Reason: ${req.reason}` : ""}`,
+      link: requestsPath(access),
+      organizationId: access.organization.id,
+    };
+    kept = await notifyManagers(deps.statements.on(tx), notice, now);
     await tx.populate(request, ["user", "server"]);
     return create(CreateAccessRequestResponseSchema, { accessRequest: accessRequestToProto(request) });
   });
@@ -172,7 +164,7 @@ const approveAccessRequest = (deps: RequestDeps): Impl["approveAccessRequest"] =
         kind: "access_request",
         title: `Your access to ${request.server.name} was approved`,
         body: `${caller.user.email} approved it with: ${terms.actions.join(", ")}.`,
-        link: `/app/o/${encodeURIComponent(access.organization.slug)}/servers/${request.server.id}`,
+        link: orgLink(access.organization.slug, `/servers/${request.server.id}`),
         organizationId: access.organization.id,
       },
       now,

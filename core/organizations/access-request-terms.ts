@@ -1,4 +1,5 @@
 /** An access request as the API shows it, and the grant terms it drafts. */
+import { orgLink } from "./links.ts";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { AccessRequestSchema, AccessRequestStatus, type AccessRequest as AccessRequestMessage } from "../../gen/outpost/organizations/v1/resources_pb.js";
@@ -20,7 +21,7 @@ export function requestStatusFromProto(status: AccessRequestStatus): string {
 }
 
 /** The dashboard page where managers decide requests and members see theirs. */
-export const requestsPath = (access: OrganizationAccess) => `/app/o/${encodeURIComponent(access.organization.slug)}/access`;
+export const requestsPath = (access: OrganizationAccess) => orgLink(access.organization.slug, "/access");
 
 /** The grant the request asks for. */
 export function requestTerms(request: AccessRequest): GrantTerms {

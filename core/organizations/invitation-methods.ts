@@ -207,10 +207,11 @@ export async function revokeInvitationsOfInviter(
   access: OrganizationAccess,
   inviter: { userId: string; role: Role | null },
 ): Promise<void> {
-  const roles = inviter.role === null || inviter.role === "member" ? undefined : inviter.role === "admin" ? ["admin"] : [];
-  if (roles?.length === 0) return;
+  // An owner may invite as anything.
+  if (inviter.role === "owner") return;
   const reason = inviter.role === null ? "inviter_left_organization" : "inviter_role_changed";
-  for (const row of await revokeInvitationsSentBy(executeOn(tx), access.organization.id, inviter.userId, roles)) {
+  const role = inviter.role === "admin" ? "admin" : undefined;
+  for (const row of await revokeInvitationsSentBy(executeOn(tx), access.organization.id, inviter.userId, role)) {
     recordInOrganization(tx, caller, access, { action: "invitation.revoked", targetType: "invitation", targetId: row.id, details: { email: row.email, role: row.role, reason } });
   }
 }

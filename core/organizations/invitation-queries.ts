@@ -95,20 +95,19 @@ export async function markRevoked(query: Query, organizationId: string, id: stri
 }
 
 /**
- * Revokes the organization's pending invitations that `inviterId` sent, those for one of `roles`
- * only when given; returns them (id, email, role).
+ * Revokes the organization's pending invitations that `inviterId` sent, only those inviting as
+ * `role` when given; returns them (id, email, role).
  */
 export async function revokeInvitationsSentBy(
   query: Query,
   organizationId: string,
   inviterId: string,
-  roles?: readonly string[],
+  role?: string,
 ): Promise<Array<{ id: string; email: string; role: string }>> {
   return query<{ id: string; email: string; role: string }>(
     `update invitations set revoked_at = now()
-      where organization_id = ? and invited_by_id = ? and ${pending()}
-        ${roles ? "and role = any(string_to_array(?, ','))" : ""}
+      where organization_id = ? and invited_by_id = ? and ${pending()} ${role ? "and role = ?" : ""}
       returning id, email, role`,
-    roles ? [organizationId, inviterId, roles.join(",")] : [organizationId, inviterId],
+    role ? [organizationId, inviterId, role] : [organizationId, inviterId],
   );
 }

@@ -3,6 +3,7 @@
  * owners change roles, anyone may leave. Every change of roles or members locks the organization's
  * row, so two owners cannot demote or remove each other at once and leave none.
  */
+import { orgLink } from "./links.ts";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { LockMode } from "@mikro-orm/core";
@@ -41,8 +42,6 @@ async function tellMember(deps: MemberDeps, tx: EntityManager, callerId: string,
   return keepNotification(deps.statements.on(tx), draft, deps.clock.now());
 }
 
-const orgLink = (access: OrganizationAccess) => `/app/o/${encodeURIComponent(access.organization.slug)}`;
-
 /** Within a transaction: the membership to change, with the organization's row locked. */
 async function lockedMembership(tx: EntityManager, access: OrganizationAccess, userId: string): Promise<Membership> {
   await tx.findOneOrFail(Organization, { id: access.organization.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -76,7 +75,7 @@ const addMember = (deps: MemberDeps): Impl["addMember"] => async (req, ctx) => {
       kind: "membership",
       title: `You were added to ${access.organization.name}`,
       body: `${caller.user.email} added you as ${role === "member" ? "a member" : `an ${role}`}.`,
-      link: orgLink(access),
+      link: orgLink(access.organization.slug),
       organizationId: access.organization.id,
     });
     await tx.flush();
@@ -116,7 +115,7 @@ const updateMemberRole = (deps: MemberDeps): Impl["updateMemberRole"] => async (
         kind: "membership",
         title: `Your role in ${access.organization.name} is now ${role}`,
         body: `${caller.user.email} changed it from ${previous}.`,
-        link: orgLink(access),
+        link: orgLink(access.organization.slug),
         organizationId: access.organization.id,
       });
     }
