@@ -42,6 +42,7 @@ import { createServer } from "node:net";
 import autocannon from "autocannon";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent } from "../agent/client.ts";
+import { watchesPerClientIp } from "../core/game-oauth/watches.ts";
 import { httpLoad } from "./http-load.ts";
 import { runReference } from "./reference-token.ts";
 import { benchPassword, cpuPerRequest, figuresOf, load, loadAverages, loadGenerator, printFigures, processCpuMs, seedApiKey, startBenchServer, type Figures } from "./support.ts";
@@ -53,8 +54,8 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const duration = Number(process.env.BENCH_SECONDS ?? 10);
 const poolSize = Number(process.env.BENCH_POOL ?? 1000);
 const batches = Number(process.env.BENCH_BATCHES ?? 3);
-// Each sign-in being minted holds a live-status stream, and an instance allows 20 per client address.
-const mintConcurrency = Math.min(Number(process.env.BENCH_MINT_CONCURRENCY ?? 16), 20);
+// Each sign-in being minted holds a live-status stream, and an instance allows only so many per client address.
+const mintConcurrency = Math.min(Number(process.env.BENCH_MINT_CONCURRENCY ?? 16), watchesPerClientIp);
 const latencySignIns = Number(process.env.BENCH_SIGNINS ?? 300);
 const latencyConcurrency = Number(process.env.BENCH_LATENCY_CONCURRENCY ?? 1);
 const cpuProfDir = process.env.BENCH_CPU_PROF;

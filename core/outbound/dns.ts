@@ -7,6 +7,7 @@
  * liked. Both A and AAAA are asked; every answer is returned, for the caller to check each one.
  */
 import { Resolver as DnsResolver } from "node:dns/promises";
+import { isLocalhostName } from "./target-url.ts";
 
 /** A host's addresses, every one of them, for the caller to check; tests may inject their own table. */
 export type Resolver = (hostname: string) => Promise<ReadonlyArray<{ address: string; family: number }>>;
@@ -20,20 +21,8 @@ export interface DnsOptions {
   tries?: number;
 }
 
-/** A resolution that did not end in an answer: `code` is c-ares' (ETIMEOUT, ENOTFOUND, …). */
-export class DnsFailure extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.code = code;
-  }
-}
-
-/** RFC 6761: `localhost` and `*.localhost` are loopback, without asking DNS (c-ares does not read /etc/hosts for queries). */
-function isLocalhostName(host: string): boolean {
-  const lower = host.toLowerCase().replace(/\.$/, "");
-  return lower === "localhost" || lower.endsWith(".localhost");
-}
+/** A resolution that did not end in an answer; its message says why (c-ares' code, or the timeout). */
+export class DnsFailure extends Error {}
 
 const codeOf = (reason: unknown) => String((reason as NodeJS.ErrnoException)?.code ?? "no answer");
 
@@ -41,6 +30,7 @@ export function createDnsResolver(options: DnsOptions = {}): Resolver {
   const timeoutMs = options.timeoutMs ?? 1_500;
   const tries = options.tries ?? 2;
   return async (hostname) => {
+    // RFC 6761: loopback without asking DNS (c-ares does not read /etc/hosts for queries).
     if (isLocalhostName(hostname)) return [{ address: "127.0.0.1", family: 4 }, { address: "::1", family: 6 }];
     // One channel per lookup, so nothing is shared between sends and nothing outlives this one.
     const resolver = new DnsResolver({ timeout: timeoutMs, tries });
@@ -52,8 +42,8 @@ export function createDnsResolver(options: DnsOptions = {}): Resolver {
     ];
     if (addresses.length) return addresses;
     const codes = [v4, v6].flatMap((result) => (result.status === "rejected" ? [codeOf(result.reason)] : []));
-    if (codes.includes("ETIMEOUT")) throw new DnsFailure("ETIMEOUT", `the DNS lookup of ${hostname} timed out (no answer from the name servers in ${tries} tries)`);
+    if (codes.includes("ETIMEOUT")) throw new DnsFailure(`the DNS lookup of ${hostname} timed out (no answer from the name servers in ${tries} tries)`);
     const code = codes.find((c) => c !== "ENODATA") ?? codes[0] ?? "ENODATA";
-    throw new DnsFailure(code, `${hostname} could not be resolved (${code})`);
+    throw new DnsFailure(`${hostname} could not be resolved (${code})`);
   };
 }

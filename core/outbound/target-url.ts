@@ -19,7 +19,8 @@ export function bareHost(url: URL): string {
   return url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
 }
 
-function isLocalhostName(host: string): boolean {
+/** RFC 6761: `localhost` and `*.localhost` name loopback. */
+export function isLocalhostName(host: string): boolean {
   const lower = host.toLowerCase().replace(/\.$/, "");
   return lower === "localhost" || lower.endsWith(".localhost");
 }

@@ -31,20 +31,19 @@ const scalarBytes = 32;
 /**
  * The scalar as 32 bytes. node:crypto gives it without leading zero bytes (31 bytes or fewer for
  * about one key in 256), which web-push refuses ("should be 32 bytes long"): every push of that
- * deployment would fail. Returns a new buffer; the caller wipes both.
+ * deployment would fail. Returns a new buffer and wipes the one given; the caller wipes the result.
  */
 function fullScalar(privateKey: Buffer): Buffer {
   const full = Buffer.alloc(scalarBytes);
   privateKey.copy(full, scalarBytes - privateKey.length);
+  privateKey.fill(0);
   return full;
 }
 
 function freshRow(kek: KeyEncryptionKey): VapidKeyRow {
   const ecdh = createECDH("prime256v1");
   ecdh.generateKeys();
-  const short = ecdh.getPrivateKey();
-  const privateKey = fullScalar(short);
-  short.fill(0);
+  const privateKey = fullScalar(ecdh.getPrivateKey());
   try {
     const sealed = seal(kek, privateKey, sealLabel);
     return {
@@ -62,10 +61,8 @@ function freshRow(kek: KeyEncryptionKey): VapidKeyRow {
 function openRow(kek: KeyEncryptionKey, row: VapidKeyRow): VapidKeyPair {
   assertSealedWith(kek, row.kek_id, "the VAPID key was");
   const sealed = { ciphertext: row.private_key_ciphertext, iv: row.private_key_iv, tag: row.private_key_tag, kekId: row.kek_id };
-  const opened = open(kek, sealed, sealLabel);
   // A key stored before scalars were kept at 32 bytes may be shorter.
-  const privateKey = fullScalar(opened);
-  opened.fill(0);
+  const privateKey = fullScalar(open(kek, sealed, sealLabel));
   try {
     // The stored public key must be the private key's: a swapped row is refused, not used.
     const ecdh = createECDH("prime256v1");

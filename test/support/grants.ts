@@ -1,6 +1,6 @@
-/** Grant actions as tests pass them: every action, for tests about something else than grants. */
-import { ServerAction } from "../../gen/outpost/organizations/v1/resources_pb.js";
+/** Grant actions as tests pass them: every action core knows, for tests about something else than grants. */
+import { actionsToProto, serverActions } from "../../core/grant-rules.ts";
 
-export const allActions = [ServerAction.VIEW, ServerAction.CONSOLE_READ, ServerAction.CONSOLE_COMMAND, ServerAction.MANAGE_PLAYERS, ServerAction.SIGN_IN_VERIFICATION];
+export const allActions = actionsToProto(serverActions);
 /** The same, as the HTTP API takes them. */
-export const allActionNames = ["view", "console_read", "console_command", "manage_players", "sign_in_verification"];
+export const allActionNames: string[] = [...serverActions];
