@@ -24,6 +24,11 @@ const expiries = [
   { value: "none", label: "No expiry" },
 ];
 
+/** An API key form's expiry ("none" or a number of days) as the requests take it, personal and organization keys alike. */
+export function apiKeyExpiry(value: string): { case: undefined; value?: undefined } | { case: "expiresInDays"; value: number } {
+  return value === "none" ? { case: undefined } : { case: "expiresInDays", value: Number(value) };
+}
+
 /** What a refused form brings back to the page: the API key form's values, or either form's errors. */
 interface Refused {
   apiKey?: { values: { name?: string; expiry?: string }; errors: FormErrors };
@@ -115,7 +120,7 @@ const createApiKey: ActionHandler = async (ctx, v, form) => {
   try {
     const res = await v.core.auth.createApiKey({
       name,
-      expiry: expiry === "none" ? { case: undefined } : { case: "expiresInDays", value: Number(expiry) },
+      expiry: apiKeyExpiry(expiry),
     });
     render(ctx, v, {
       title: `API key "${res.apiKey!.name}" created`,

@@ -4,12 +4,17 @@ import { Role, VerifierPolicy } from "../../gen/outpost/organizations/v1/resourc
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { html, type Html } from "../html.ts";
 
+/** A short UTC date and time: "2026-11-26 12:05 UTC". */
+export function utcText(date: Date): string {
+  const iso = date.toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
 /** `<time>` with a short UTC date and time, or `empty` when there is no timestamp. */
 export function when(ts: Timestamp | undefined, empty = "—"): Html {
   if (!ts) return html`<span class="muted">${empty}</span>`;
   const date = timestampDate(ts);
-  const iso = date.toISOString();
-  return html`<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
+  return html`<time datetime="${date.toISOString()}">${utcText(date)}</time>`;
 }
 
 export function roleName(role: Role): string {

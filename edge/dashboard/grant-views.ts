@@ -4,7 +4,7 @@
  * form and the narrowing of an approval share them).
  */
 import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   AccessGrantState,
   GrantConstraintsSchema,
@@ -13,7 +13,7 @@ import {
   type GrantConstraints,
 } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
-import { when } from "./format.ts";
+import { utcText, when } from "./format.ts";
 import { choiceGroup, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 
@@ -33,7 +33,7 @@ export function actionNames(actions: readonly ServerAction[]): string {
 /** The constraints, in words ("no limits" when none). */
 export function constraintWords(c: GrantConstraints | undefined): string {
   const parts = [
-    c?.expiresAt ? `expires ${new Date(Number(c.expiresAt.seconds) * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC` : "",
+    c?.expiresAt ? `expires ${utcText(timestampDate(c.expiresAt))}` : "",
     c?.maxUses !== undefined ? `at most ${c.maxUses} uses` : "",
     c?.durationSeconds !== undefined ? `${Math.round(c.durationSeconds / 60)} min after first use` : "",
   ].filter(Boolean);

@@ -8,6 +8,7 @@ import type { OrganizationApiKey } from "../../gen/outpost/organizations/v1/orga
 import { action, confirmed, done, orgOf, render, PageError, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { allMessages, formErrorsOrThrow } from "./core.ts";
 import { when } from "./format.ts";
+import { apiKeyExpiry } from "./account.ts";
 import { dangerForm, postForm, selectField, textField } from "./forms.ts";
 import { secretBlock } from "./layout.ts";
 import { html, type Html } from "../html.ts";
@@ -58,7 +59,7 @@ const createKey: ActionHandler = async (ctx, v, form) => {
     const res = await v.core.organizations.createOrganizationApiKey({
       organizationSlug: org.slug,
       name: (form.get("name") ?? "").trim(),
-      expiry: expiry === "none" ? { case: undefined } : { case: "expiresInDays", value: Number(expiry) },
+      expiry: apiKeyExpiry(expiry),
     });
     render(ctx, v, {
       title: `Organization API key "${res.apiKey!.name}" created`,

@@ -190,15 +190,15 @@ ${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete serv
 
 const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
   const org = orgOf(v, ctx.params.slug);
+  const manage = canManage(org.role);
   let s: Server;
   try {
     s = (await v.core.servers.getServer({ serverId: ctx.params.id })).server!;
   } catch (error) {
     // A member without access (none, expired, used up) is told why and may ask for it.
-    if (!hasCode(error, Code.PermissionDenied) || canManage(org.role)) throw error;
+    if (!hasCode(error, Code.PermissionDenied) || manage) throw error;
     return noAccessPage(ctx, v, org, ctx.params.id, (error as ConnectError).rawMessage);
   }
-  const manage = canManage(org.role);
   const [playersPanel, grantsSection, consoleAllowed] = await Promise.all([
     playersSection(v, s),
     manage ? accessSection(v, org, s, state.grant) : html``,

@@ -150,9 +150,9 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
       ctx.status = 200;
       ctx.body = procedure.responseField ? (json as { [key: string]: JsonValue })[procedure.responseField] : json;
     } catch (error) {
-      const body = errorBody(error, ctx.state.requestId);
       // A client that went away is answered by no one, and its call's cancellation is no failure.
       if (gone?.aborted) return;
+      const body = errorBody(error, ctx.state.requestId);
       if (isUnexplainedFailure(error)) ctx.state.log.error({ err: error }, "HTTP API request failed");
       const details = violationDetails(error);
       const headers = { ...(error instanceof HttpError ? error.headers : {}), ...options.errorHeaders?.(error) };

@@ -142,8 +142,9 @@ export function oauthErrorFromConnect(error: unknown): unknown {
   if (!(error instanceof ConnectError)) return error;
   if (error.code === Code.InvalidArgument || error.code === Code.OutOfRange) return new InvalidRequest(error.rawMessage);
   if (error.code === Code.ResourceExhausted) {
-    const wait = Number(rateLimitHeaders(error)?.["Retry-After"]);
-    return new RateLimited(error.rawMessage || "too many requests; retry later", Number.isFinite(wait) && wait > 0 ? wait : 60);
+    // rateLimitHeaders gives whole seconds, at least 1; without them RateLimited's default holds.
+    const wait = rateLimitHeaders(error)?.["Retry-After"];
+    return new RateLimited(error.rawMessage || "too many requests; retry later", wait ? Number(wait) : undefined);
   }
   const retryAfter = unavailableHeaders(error)?.["Retry-After"];
   if (error.code === Code.Unavailable && retryAfter) return new TemporarilyUnavailable(error.rawMessage, Number(retryAfter));
