@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
+import { scriptInOrganization, type HttpApi } from "../support/http-api.ts";
 import { startHttpReceiver, verifyStandardWebhook, type HttpReceiver } from "../support/receivers.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -9,35 +10,16 @@ type Json = any;
 /** Alert rules through the HTTP API, and the running server's own worker delivering what they match. */
 describe("http api: alerts", () => {
   let t: TestOutpost;
-  let key: string;
+  let api: HttpApi;
   let receiver: HttpReceiver;
   let hook: { id: string; secret: string };
   let otherHook: string;
 
-  const api = async (method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const headers: Record<string, string> = { "x-api-key": key };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${t.baseUrl}/api/http/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  };
 
   before(async () => {
     receiver = await startHttpReceiver();
     t = await startTestOutpost({ ALLOW_LOCAL_OUTBOUND: "true" });
-    const signUp = await fetch(`${t.baseUrl}/sign-up`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: "http://localhost:3000" },
-      body: JSON.stringify({ email: "owner@example.com", password: "a long password", name: "owner" }),
-    });
-    const cookie = signUp.headers.get("set-cookie")!.split(";")[0];
-    const created = await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
-      method: "POST",
-      headers: { "content-type": "application/json", cookie, origin: "http://localhost:3000" },
-      body: JSON.stringify({ name: "script", expiresInDays: 30 }),
-    });
-    key = ((await created.json()) as Json).key;
-    assert.equal((await api("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" })).status, 200);
+    ({ api } = await scriptInOrganization(t));
     assert.equal((await api("POST", "organizations/createOrganization", { name: "Other", slug: "other" })).status, 200);
     const made = (await api("POST", "integrations/createIntegration", { organizationSlug: "acme", name: "Ops", webhook: { url: `${receiver.origin}/alerts` } })).body;
     hook = { id: made.integration.id, secret: made.secret };

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createOpenApiDocument } from "../../edge/http-api/openapi.ts";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
+import { scriptInOrganization, type HttpApi } from "../support/http-api.ts";
 import { startModelStub, type Json, type ModelStub } from "../support/model-stub.ts";
 
 /** The chat router through /api/http: asking waits for the whole answer; the streams are not part of it. */
@@ -8,31 +9,13 @@ describe("http api: chat", () => {
   let t: TestOutpost;
   let stub: ModelStub;
   let key: string;
+  let api: HttpApi;
 
-  const api = async (method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const headers: Record<string, string> = { "x-api-key": key };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${t.baseUrl}/api/http/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  };
 
   before(async () => {
     stub = await startModelStub();
     t = await startTestOutpost({ OCELOT_MODEL_URL: stub.url, OCELOT_MODEL: "stub-model" });
-    const signUp = await fetch(`${t.baseUrl}/sign-up`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: "http://localhost:3000" },
-      body: JSON.stringify({ email: "owner@example.com", password: "a long password", name: "owner" }),
-    });
-    const cookie = signUp.headers.get("set-cookie")!.split(";")[0];
-    const created = await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
-      method: "POST",
-      headers: { "content-type": "application/json", cookie, origin: "http://localhost:3000" },
-      body: JSON.stringify({ name: "script", expiresInDays: 30 }),
-    });
-    key = ((await created.json()) as Json).key;
-    assert.equal((await api("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" })).status, 200);
+    ({ key, api } = await scriptInOrganization(t));
   });
   after(async () => {
     await t?.close();

@@ -1,37 +1,16 @@
 import assert from "node:assert/strict";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
+import { scriptInOrganization, type HttpApi } from "../support/http-api.ts";
 
 /** Game OAuth client management through the HTTP API, as a script drives it. */
 describe("http api: organizations' Game OAuth clients", () => {
   let t: TestOutpost;
-  let key: string;
+  let api: HttpApi;
 
-  const api = async (method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const headers: Record<string, string> = { "x-api-key": key };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${t.baseUrl}/api/http/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  };
 
   before(async () => {
     t = await startTestOutpost();
-    const signUp = await fetch(`${t.baseUrl}/sign-up`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: "http://localhost:3000" },
-      body: JSON.stringify({ email: "owner@example.com", password: "a long password", name: "owner" }),
-    });
-    const cookie = signUp.headers.get("set-cookie")!.split(";")[0];
-    const created = await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
-      method: "POST",
-      headers: { "content-type": "application/json", cookie, origin: "http://localhost:3000" },
-      body: JSON.stringify({ name: "script", expiresInDays: 30 }),
-    });
-    key = ((await created.json()) as Json).key;
-    assert.equal((await api("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" })).status, 200);
+    ({ api } = await scriptInOrganization(t));
   });
   after(async () => {
     await t?.close();

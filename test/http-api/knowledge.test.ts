@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
+import { scriptInOrganization, type HttpApi } from "../support/http-api.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -7,31 +8,12 @@ type Json = any;
 /** The knowledge router through /api/http: plain JSON in and out, statuses from the error table. */
 describe("http api: knowledge", () => {
   let t: TestOutpost;
-  let key: string;
+  let api: HttpApi;
 
-  const api = async (method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const headers: Record<string, string> = { "x-api-key": key };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${t.baseUrl}/api/http/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  };
 
   before(async () => {
     t = await startTestOutpost();
-    const signUp = await fetch(`${t.baseUrl}/sign-up`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: "http://localhost:3000" },
-      body: JSON.stringify({ email: "owner@example.com", password: "a long password", name: "Olive Owner" }),
-    });
-    const cookie = signUp.headers.get("set-cookie")!.split(";")[0];
-    const created = await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
-      method: "POST",
-      headers: { "content-type": "application/json", cookie, origin: "http://localhost:3000" },
-      body: JSON.stringify({ name: "script", expiresInDays: 30 }),
-    });
-    key = ((await created.json()) as Json).key;
-    assert.equal((await api("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" })).status, 200);
+    ({ api } = await scriptInOrganization(t, "Olive Owner"));
   });
   after(async () => {
     await t?.close();

@@ -1,38 +1,17 @@
 import assert from "node:assert/strict";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
+import { scriptInOrganization, type HttpApi } from "../support/http-api.ts";
 
 /** The ocelot router through /api/http: settings, the version conflict, the gate's steps and its refusals as JSON errors. */
 describe("http api: ocelot", () => {
   let t: TestOutpost;
-  let key: string;
+  let api: HttpApi;
 
-  const api = async (method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const headers: Record<string, string> = { "x-api-key": key };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${t.baseUrl}/api/http/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  };
   const settings = { enabled: true, tools: { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true }, responseStyle: "detailed", customInstructions: "Answer in English." };
 
   before(async () => {
     t = await startTestOutpost({ PLANS: '{"free":{"servers":3,"gameOAuthClients":2,"assistantToolActionsPerDay":2}}' });
-    const signUp = await fetch(`${t.baseUrl}/sign-up`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: "http://localhost:3000" },
-      body: JSON.stringify({ email: "owner@example.com", password: "a long password", name: "owner" }),
-    });
-    const cookie = signUp.headers.get("set-cookie")!.split(";")[0];
-    const created = await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
-      method: "POST",
-      headers: { "content-type": "application/json", cookie, origin: "http://localhost:3000" },
-      body: JSON.stringify({ name: "script", expiresInDays: 30 }),
-    });
-    key = ((await created.json()) as Json).key;
-    assert.equal((await api("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" })).status, 200);
+    ({ api } = await scriptInOrganization(t));
   });
   after(async () => {
     await t?.close();
