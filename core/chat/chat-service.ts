@@ -142,13 +142,20 @@ async function giveBackUnanswered(deps: CoreDeps, ctx: HandlerContext, stored: {
   if (!after.some((m) => m.role === "assistant")) await releaseUsage(query, stored.access.organization.id, stored.day, "queries", 1);
 }
 
-/** Allows or denies the call that waits, runs it if allowed, and continues the answer. */
-async function decide(deps: CoreDeps, ctx: HandlerContext, req: Decision, emit: Emit): Promise<void> {
+/** The caller's own conversation in the organization (anyone else's is not_found), with what finding it took. */
+async function ownConversation(deps: CoreDeps, ctx: HandlerContext, req: { organizationSlug: string; conversationId: string }) {
   const caller = requireUser(ctx);
   const db = deps.statements.db(entityManager(ctx));
   const access = await requireMember(db.em, caller, req.organizationSlug);
-  const conversation = await findConversation(db.query, { organizationId: access.organization.id, userId: caller.user.id, conversationId: req.conversationId });
+  const ids = { organizationId: access.organization.id, userId: caller.user.id, conversationId: req.conversationId };
+  const conversation = await findConversation(db.query, ids);
   if (!conversation) throw fail("not_found", "conversation not found");
+  return { caller, db, access, ids, conversation };
+}
+
+/** Allows or denies the call that waits, runs it if allowed, and continues the answer. */
+async function decide(deps: CoreDeps, ctx: HandlerContext, req: Decision, emit: Emit): Promise<void> {
+  const { caller, db, access, conversation } = await ownConversation(deps, ctx, req);
   if (!deps.config.assistantModel) throw notConfigured();
   const env: TurnEnv = { deps, ctx, caller, access, slug: req.organizationSlug, conversation };
   const claimed = await inConversation(env, (tx) => claimPending(tx.query, conversation.id, req.toolCallId));
@@ -258,23 +265,14 @@ export function createChatService(deps: CoreDeps): Impl {
     },
 
     async getConversation(req, ctx) {
-      const caller = requireUser(ctx);
-      const db = deps.statements.db(entityManager(ctx));
-      const access = await requireMember(db.em, caller, req.organizationSlug);
-      const conversation = await findConversation(db.query, { organizationId: access.organization.id, userId: caller.user.id, conversationId: req.conversationId });
-      if (!conversation) throw fail("not_found", "conversation not found");
+      const { db, conversation } = await ownConversation(deps, ctx, req);
       const messages = await listMessages(db.query, conversation.id);
       const pending = messages.find((m) => m.tool_status === "pending");
       return { conversation: conversationToProto(conversation), messages: messages.map(messageToProto), pending: pending && pendingToProto(pending) };
     },
 
     async deleteConversation(req, ctx) {
-      const caller = requireUser(ctx);
-      const db = deps.statements.db(entityManager(ctx));
-      const access = await requireMember(db.em, caller, req.organizationSlug);
-      const ids = { organizationId: access.organization.id, userId: caller.user.id, conversationId: req.conversationId };
-      const conversation = await findConversation(db.query, ids);
-      if (!conversation) throw fail("not_found", "conversation not found");
+      const { caller, db, ids, conversation } = await ownConversation(deps, ctx, req);
       // A call waiting for confirmation gives its token (and its quota) back.
       const pending = await pendingToolMessage(db.query, conversation.id);
       const claimed = pending && (await claimPending(db.query, conversation.id, pending.tool_call_id ?? ""));

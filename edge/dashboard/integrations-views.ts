@@ -129,9 +129,9 @@ export async function integrationOf(v: Viewer, org: Organization, id: string): P
  * Edit an integration: its name, and where it sends. A URL is never shown whole (it may carry a
  * token): a new one replaces it, an empty field keeps it. Its kind stays what it is.
  */
-export async function editIntegrationPage(ctx: Context, v: Viewer, o: { values?: IntegrationEdit; errors?: FormErrors } = {}, status = 200): Promise<void> {
+export async function editIntegrationPage(ctx: Context, v: Viewer, o: { values?: IntegrationEdit; errors?: FormErrors; integration?: Integration } = {}, status = 200): Promise<void> {
   const org = managedIntegrations(v, ctx.params.slug);
-  const i = await integrationOf(v, org, ctx.params.integrationId);
+  const i = o.integration ?? (await integrationOf(v, org, ctx.params.integrationId));
   const email = i.kind === IntegrationKind.EMAIL;
   const values = o.values ?? { name: i.name, url: "", recipients: i.recipients.join("\n") };
   render(

@@ -15,11 +15,11 @@ import { editIntegrationPage, integrationOf, integrationSecretPage, integrations
 
 type Target = MessageInitShape<typeof CreateIntegrationRequestSchema>["target"];
 
-/** Parse: the form's values as typed, and the target as core takes it. */
-function readIntegrationForm(form: URLSearchParams): { values: IntegrationValues; target: Target } {
+/** Parse: the form's values as typed, and the target as core takes it (of `kind` when the form has none: an edit keeps its kind). */
+function readIntegrationForm(form: URLSearchParams, kind = form.get("kind") ?? ""): { values: IntegrationValues; target: Target } {
   const values: IntegrationValues = {
     name: (form.get("name") ?? "").trim(),
-    kind: form.get("kind") ?? "",
+    kind,
     url: (form.get("url") ?? "").trim(),
     recipients: form.get("recipients") ?? "",
   };
@@ -89,15 +89,14 @@ const setEnabled = (enabled: boolean): ActionHandler => async (ctx, v) => {
 const updateIntegration: ActionHandler = async (ctx, v, form) => {
   const org = managedIntegrations(v, ctx.params.slug);
   const current = await integrationOf(v, org, ctx.params.integrationId);
-  const values = { name: (form.get("name") ?? "").trim(), url: (form.get("url") ?? "").trim(), recipients: form.get("recipients") ?? "" };
   const kind = current.kind === IntegrationKind.DISCORD ? "discord" : current.kind === IntegrationKind.WEBHOOK ? "webhook" : "email";
-  const { target } = readIntegrationForm(new URLSearchParams({ kind, url: values.url, recipients: values.recipients }));
+  const { values, target } = readIntegrationForm(form, kind);
   const keepsUrl = kind !== "email" && !values.url;
   try {
     await v.core.integrations.updateIntegration({ ...ids(ctx, v), name: values.name, target: keepsUrl ? { case: undefined } : target });
     done(ctx, orgPath(org, "/integrations"), "integration-updated");
   } catch (error) {
-    await editIntegrationPage(ctx, v, { values, errors: byFormField(formErrorsOrThrow(error)) }, 400);
+    await editIntegrationPage(ctx, v, { values, errors: byFormField(formErrorsOrThrow(error)), integration: current }, 400);
   }
 };
 
