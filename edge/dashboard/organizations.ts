@@ -102,7 +102,10 @@ ${dangerForm({ action: orgPath(org, "/delete"), token: v.formToken, label: "Dele
   });
 }
 
-async function membersPage(ctx: Context, v: Viewer, values?: { email?: string; role?: string }, errors?: FormErrors, status = 200, invite?: InviteForm): Promise<void> {
+/** The members page; `refused` brings back the add or the invite form as it was sent, with its errors. */
+async function membersPage(ctx: Context, v: Viewer, refused: { add?: InviteForm; invite?: InviteForm } = {}, status = 200): Promise<void> {
+  const { invite } = refused;
+  const { values, errors } = refused.add ?? {};
   const org = orgOf(v, ctx.params.slug);
   const manage = canManage(org.role);
   const [{ members }, { invitations }] = await Promise.all([
@@ -216,7 +219,7 @@ const addMember: ActionHandler = async (ctx, v, form) => {
     await v.core.organizations.addMember({ organizationSlug: org.slug, email, role: roleByName[role] ?? Role.UNSPECIFIED });
     done(ctx, orgPath(org, "/members"), "member-added");
   } catch (error) {
-    await membersPage(ctx, v, { email, role }, formErrorsOrThrow(error, { already_member: "email", not_found: "email" }), 400);
+    await membersPage(ctx, v, { add: { values: { email, role }, errors: formErrorsOrThrow(error, { already_member: "email", not_found: "email" }) } }, 400);
   }
 };
 
@@ -247,6 +250,6 @@ export function organizationRoutes(router: Router, deps: DashboardDeps): void {
   router.post("/app/o/:slug/members", action(deps, addMember));
   router.post("/app/o/:slug/members/:userId/role", action(deps, changeMemberRole));
   router.post("/app/o/:slug/members/:userId/remove", action(deps, removeMember));
-  invitationRoutes(router, deps, (ctx, v, invite, status) => membersPage(ctx, v, undefined, undefined, status, invite));
+  invitationRoutes(router, deps, (ctx, v, invite, status) => membersPage(ctx, v, { invite }, status));
   organizationKeyRoutes(router, deps);
 }
