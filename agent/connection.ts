@@ -62,8 +62,12 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
   let heartbeat: NodeJS.Timeout | undefined;
   let silence: NodeJS.Timeout | undefined;
   let silenceLimitMs = 30_000;
+  let silenceSetFor = 0;
   const heard = () => {
+    // The same timer starts again (a welcome changes the limit, so then a new one).
+    if (silence && silenceSetFor === silenceLimitMs) return void silence.refresh();
     clearTimeout(silence);
+    silenceSetFor = silenceLimitMs;
     silence = setTimeout(() => abort.abort(new ConnectError(`Outpost sent nothing for ${silenceLimitMs / 1000} seconds`, Code.DeadlineExceeded)), silenceLimitMs);
   };
   const welcome = (value: Welcome) => {

@@ -56,16 +56,39 @@ export async function answerConsoleCommand(handler: ConsoleHandler | undefined, 
   } else {
     // Answer a little before Outpost stops waiting, so the output collected so far arrives.
     const margin = Math.min(250, command.timeoutMs / 4);
-    const signal = AbortSignal.any([dropped, AbortSignal.timeout(Math.max(1, command.timeoutMs - margin))]);
+    const stop = stopSignal(dropped, Math.max(1, command.timeoutMs - margin));
     try {
-      run = await handler(command.command, signal);
+      run = await handler(command.command, stop.signal);
     } catch (error) {
       run = { success: false, output: [], error: (error as Error).message || "the command failed" };
+    } finally {
+      stop.release();
     }
   }
   const output = run.output.slice(-consoleLimits.linesPerMessage).map(consoleLine);
   const error = (run.error ?? "").slice(0, consoleLimits.errorChars);
   send({ case: "consoleResult", value: { requestId, success: run.success, output, error: run.success ? "" : error } });
+}
+
+/**
+ * A signal that aborts when `dropped` does or after `ms`, and its release once the command is
+ * over. Not AbortSignal.any/timeout: their timer outlived every command that answered in time
+ * and then fired (with a DOMException) seconds later, and each left a listener on the connection's
+ * signal until it was collected, which cost an agent under a stream of commands more than running them.
+ */
+function stopSignal(dropped: AbortSignal, ms: number): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const onDropped = () => controller.abort(dropped.reason);
+  const timer = setTimeout(() => controller.abort(new DOMException("the command ran out of time", "TimeoutError")), ms);
+  if (dropped.aborted) onDropped();
+  else dropped.addEventListener("abort", onDropped, { once: true });
+  return {
+    signal: controller.signal,
+    release() {
+      clearTimeout(timer);
+      dropped.removeEventListener("abort", onDropped);
+    },
+  };
 }
 
 /** Sends one message and resolves once the connection has taken it (or failed to). */
