@@ -3,7 +3,7 @@
  * the OpenAPI generator all read the same facts from here.
  */
 import { getOption, type DescMethod, type DescService } from "@bufbuild/protobuf";
-import { Audience, audience, http_response_field, http_router, organization_scoped, outside_organization, rate_limit_by_client_ip } from "../gen/outpost/options/v1/options_pb.js";
+import { Audience, audience, http_response_field, http_router, organization_scoped, outside_organization, rate_limit_by_client_ip, server_scoped } from "../gen/outpost/options/v1/options_pb.js";
 import { ActivityService } from "../gen/outpost/activity/v1/activity_service_pb.js";
 import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { AdminService } from "../gen/outpost/admin/v1/admin_service_pb.js";
@@ -93,5 +93,18 @@ export function organizationScoped(method: DescMethod): boolean {
     known = getOption(method.parent, organization_scoped) && !getOption(method, outside_organization);
     scoped.set(method, known);
   }
+  return known;
+}
+
+const aboutOneServer = new WeakMap<DescMethod, boolean>();
+
+/**
+ * Whether the method's first step is the access check on the server its request's server_id
+ * names, so core reads that access with the caller's credential (proto option server_scoped).
+ * Read once per method.
+ */
+export function serverScoped(method: DescMethod): boolean {
+  let known = aboutOneServer.get(method);
+  if (known === undefined) aboutOneServer.set(method, (known = method.methodKind === "unary" && getOption(method, server_scoped)));
   return known;
 }

@@ -191,7 +191,10 @@ export async function requireServerManager(db: Db, caller: UserCaller, serverId:
 }
 
 async function loadServerAccess(query: Query, caller: UserCaller, serverId: string): Promise<ServerAccessRow> {
-  const row = await findServerAccess(query, caller.user.id, serverId);
+  // Read with the credential at the start of a call about this server: used once, for its first check.
+  const read = caller.serverAccess?.serverId === serverId ? caller.serverAccess : undefined;
+  caller.serverAccess = undefined;
+  const row = read ? read.row : await findServerAccess(query, caller.user.id, serverId);
   if (!row || !withinKeyOrganization(caller, String(row.organization.id))) throw fail("not_found", "server not found");
   return row;
 }

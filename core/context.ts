@@ -5,6 +5,7 @@
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { fail } from "./errors.ts";
+import type { ServerAccessRow } from "./access-queries.ts";
 
 export interface CallerUser {
   id: string;
@@ -26,6 +27,12 @@ export interface UserCaller {
      */
     organization?: { id: string; slug: string };
   };
+  /**
+   * In a call about one server (contract/services.ts serverScoped), the caller's access to that
+   * server as the credential's statement read it (no row: no access). core/access.ts takes it for
+   * the call's one access check on that server, instead of reading it again, and drops it.
+   */
+  serverAccess?: { serverId: string; row: ServerAccessRow | undefined };
 }
 
 export type Caller = { kind: "anonymous" } | UserCaller;

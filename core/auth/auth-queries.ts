@@ -4,6 +4,7 @@
  * statement (a named prepared statement on a PostgreSQL server).
  */
 import type { Query } from "../db/statements.ts";
+import { serverAccessSql, type ServerAccessRow } from "../access-queries.ts";
 
 /** A user credential joined to its user. */
 export interface CredentialRow {
@@ -22,11 +23,27 @@ export interface SessionRow extends CredentialRow {
   created_at: Date;
 }
 
-export async function findSession(query: Query, tokenHash: string): Promise<SessionRow | undefined> {
-  const [row] = await query<SessionRow>(
-    `select s.id, s.created_at, s.expires_at, null as revoked_at, s.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin
+/**
+ * With a server's id, a credential's statement also reads the user's access to that server (a
+ * {@link ServerAccessRow}, null when there is none), so a call about one server makes one round
+ * trip for both (contract/services.ts serverScoped).
+ */
+export interface WithServerAccess {
+  server_access?: ServerAccessRow | null;
+}
+
+/** The column that reads the access to the server given as the statement's first parameter, for the user `u`. */
+function serverAccessColumn(serverId: string | undefined): { sql: string; params: string[] } {
+  if (serverId === undefined) return { sql: "", params: [] };
+  return { sql: `, (select row_to_json(a) from (${serverAccessSql("u.id")}) a) as server_access`, params: [serverId] };
+}
+
+export async function findSession(query: Query, tokenHash: string, serverId?: string): Promise<(SessionRow & WithServerAccess) | undefined> {
+  const access = serverAccessColumn(serverId);
+  const [row] = await query<SessionRow & WithServerAccess>(
+    `select s.id, s.created_at, s.expires_at, null as revoked_at, s.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin${access.sql}
        from sessions s join users u on u.id = s.user_id where s.token_hash = ?`,
-    [tokenHash],
+    [...access.params, tokenHash],
   );
   return row;
 }
@@ -37,13 +54,14 @@ export interface ApiKeyRow extends CredentialRow {
   organization_slug: string | null;
 }
 
-export async function findApiKey(query: Query, secretHash: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await query<ApiKeyRow>(
+export async function findApiKey(query: Query, secretHash: string, serverId?: string): Promise<(ApiKeyRow & WithServerAccess) | undefined> {
+  const access = serverAccessColumn(serverId);
+  const [row] = await query<ApiKeyRow & WithServerAccess>(
     `select k.id, k.expires_at, k.revoked_at, k.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin,
-            k.organization_id, o.slug as organization_slug
-       from api_keys k join users u on u.id = k.user_id left join organizations o on o.id = k.organization_id
+            k.organization_id, ko.slug as organization_slug${access.sql}
+       from api_keys k join users u on u.id = k.user_id left join organizations ko on ko.id = k.organization_id
       where k.secret_hash = ?`,
-    [secretHash],
+    [...access.params, secretHash],
   );
   return row;
 }

@@ -13,42 +13,44 @@ import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
 import type { AgentCaller, CallerUser, UserCaller } from "../context.ts";
 import { lastUsedResolutionMs, sessionEndsAt, touchSession } from "./sessions.ts";
-import { findAgentKeyServer, findApiKey, findSession, recordApiKeyUse, type CredentialRow } from "./auth-queries.ts";
+import { findAgentKeyServer, findApiKey, findSession, recordApiKeyUse, type CredentialRow, type WithServerAccess } from "./auth-queries.ts";
 
 export function toCallerUser(user: User | CallerUser): CallerUser {
   return { id: user.id, email: user.email, name: user.name, platformAdmin: user.platformAdmin };
 }
 
-function caller(row: CredentialRow, kind: "session" | "api_key"): UserCaller {
-  return {
+function caller(row: CredentialRow & WithServerAccess, kind: "session" | "api_key", serverId: string | undefined): UserCaller {
+  const found: UserCaller = {
     kind: "user",
     user: { id: row.user_id, email: row.email, name: row.name, platformAdmin: row.platform_admin },
     credential: { kind, id: row.id, expiresAt: row.expires_at },
   };
+  if (serverId !== undefined) found.serverAccess = { serverId, row: row.server_access ?? undefined };
+  return found;
 }
 
 /**
  * The session's caller, or null if the token is unknown, expired, or unused for longer than
  * `idleSeconds`. A use is recorded (at most once a minute), which moves the idle deadline on.
  */
-export async function resolveSession(query: Query, token: string, now: Date, idleSeconds: number): Promise<UserCaller | null> {
+export async function resolveSession(query: Query, token: string, now: Date, idleSeconds: number, serverId?: string): Promise<UserCaller | null> {
   if (!looksLike("session", token)) return null;
-  const row = await findSession(query, hashSecret(token));
+  const row = await findSession(query, hashSecret(token), serverId);
   if (!row) return null;
   const session = { id: row.id, expiresAt: new Date(row.expires_at!), lastUsedAt: new Date(row.last_used_at!) };
   if (sessionEndsAt(session, idleSeconds) <= now) return null;
   await touchSession(query, session, now);
-  return caller({ ...row, expires_at: session.expiresAt }, "session");
+  return caller({ ...row, expires_at: session.expiresAt }, "session", serverId);
 }
 
 /** The key's caller, or null if the key is unknown, revoked or expired. */
-export async function resolveApiKey(query: Query, key: string, now: Date): Promise<UserCaller | null> {
+export async function resolveApiKey(query: Query, key: string, now: Date, serverId?: string): Promise<UserCaller | null> {
   if (!looksLike("apiKey", key)) return null;
-  const row = await findApiKey(query, hashSecret(key));
+  const row = await findApiKey(query, hashSecret(key), serverId);
   const expiresAt = row?.expires_at ? new Date(row.expires_at) : null;
   if (!row || row.revoked_at || (expiresAt && expiresAt <= now)) return null;
   await touchApiKey(query, { id: row.id, lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null }, now);
-  const found = caller({ ...row, expires_at: expiresAt }, "api_key");
+  const found = caller({ ...row, expires_at: expiresAt }, "api_key", serverId);
   if (row.organization_id) found.credential.organization = { id: row.organization_id, slug: row.organization_slug! };
   return found;
 }
@@ -66,11 +68,12 @@ export function presentedCredential(header: Headers): PresentedCredential {
 /**
  * The caller of the presented session (or else API key), or null when it does not work: the auth
  * interceptor when a call opens, and a long stream again while it lasts (a sign-out, a revoked
- * key or an expired session then ends it).
+ * key or an expired session then ends it). With `serverId` (a call about that server), the same
+ * statement reads the caller's access to it ({@link UserCaller.serverAccess}).
  */
-export function resolveUser(query: Query, presented: PresentedCredential, now: Date, idleSeconds: number): Promise<UserCaller | null> {
-  if (presented.session) return resolveSession(query, presented.session, now, idleSeconds);
-  if (presented.apiKey) return resolveApiKey(query, presented.apiKey, now);
+export function resolveUser(query: Query, presented: PresentedCredential, now: Date, idleSeconds: number, serverId?: string): Promise<UserCaller | null> {
+  if (presented.session) return resolveSession(query, presented.session, now, idleSeconds, serverId);
+  if (presented.apiKey) return resolveApiKey(query, presented.apiKey, now, serverId);
   return Promise.resolve(null);
 }
 

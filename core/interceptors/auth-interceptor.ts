@@ -1,7 +1,7 @@
-import type { Interceptor } from "@connectrpc/connect";
+import type { Interceptor, StreamRequest, UnaryRequest } from "@connectrpc/connect";
 import { agentKeyHeader, apiKeyHeader, clientIpHeader, sessionHeader } from "../../contract/credentials.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
-import { Audience, organizationScoped, serviceAudience } from "../../contract/services.ts";
+import { Audience, organizationScoped, serverScoped, serviceAudience } from "../../contract/services.ts";
 import { agentCallerKey, callerKey, entityManagerKey, type AgentCaller } from "../context.ts";
 import { credentialRefusal, presentedCredential, resolveAgentKey, resolveUser } from "../auth/credentials.ts";
 import { fail } from "../errors.ts";
@@ -33,7 +33,7 @@ export function createAuthInterceptor(clock: Clock, statements: Statements, guar
     const { session, apiKey } = presented;
     if (session && apiKey) throw fail("ambiguous_credential", "send one credential: a session or an API key, not both");
     if (!session && !apiKey) throw fail("unauthenticated", "sign in or send an API key in the X-API-Key header");
-    const caller = await resolveUser(statements.on(em), presented, clock.now(), sessionIdleSeconds);
+    const caller = await resolveUser(statements.on(em), presented, clock.now(), sessionIdleSeconds, serverOfCall(req));
     if (!caller) {
       await guard.failed(ip);
       throw fail("unauthenticated", credentialRefusal(presented));
@@ -47,6 +47,15 @@ export function createAuthInterceptor(clock: Clock, statements: Statements, guar
     return next(req);
   };
 }
+
+/** A server-scoped call's server id, when it is one (the validate interceptor, after this one, refuses any other). */
+function serverOfCall(req: UnaryRequest | StreamRequest): string | undefined {
+  if (req.stream || !serverScoped(req.method)) return undefined;
+  const serverId = (req.message as { serverId?: unknown }).serverId;
+  return typeof serverId === "string" && uuidShape.test(serverId) ? serverId : undefined;
+}
+
+const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** An agent key and nothing else: a user's credential never opens an agent service. */
 async function authenticateAgent(query: Query, header: Headers, guard: CredentialGuard, ip: string | undefined): Promise<AgentCaller> {

@@ -99,3 +99,13 @@ export declare const rate_limit_by_client_ip: GenExtension<MethodOptions, boolea
  */
 export declare const outside_organization: GenExtension<MethodOptions, boolean>;
 
+/**
+ * A unary procedure whose first step is the access check on the one server its request's
+ * server_id names (a user-facing service): core reads the caller's access to that server in the
+ * same statement as the caller's credential, one database round trip instead of two, and the
+ * check uses that row. Not for procedures that check inside a transaction or later in the call.
+ *
+ * @generated from extension: bool server_scoped = 51013;
+ */
+export declare const server_scoped: GenExtension<MethodOptions, boolean>;
+
