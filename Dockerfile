@@ -41,4 +41,4 @@ EXPOSE 3000 3001
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 STOPSIGNAL SIGTERM
-CMD ["node", "bin/outpost.js", "serve"]
+CMD ["node", "--v8-pool-size=0", "bin/outpost.js", "serve"]

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadAverages, processCpuMs } from "./support.ts";
 import { freePort } from "../test/support/outpost.ts";
+import { serveNodeOptions } from "../server/node-options.ts";
 
 const bin = fileURLToPath(new URL("../bin/outpost.js", import.meta.url));
 const pollMs = 20;
@@ -39,7 +40,7 @@ async function timeStart(dataDir: string): Promise<Start> {
   delete env.DATABASE_URL;
   delete env.KEY_ENCRYPTION_KEY;
   const started = performance.now();
-  const child = spawn(process.execPath, [bin, "serve"], { env, stdio: ["ignore", "ignore", "inherit"] });
+  const child = spawn(process.execPath, [...serveNodeOptions, bin, "serve"], { env, stdio: ["ignore", "ignore", "inherit"] });
   const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
   let exitCode: number | null | undefined;
   void exited.then((code) => (exitCode = code));

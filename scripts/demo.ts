@@ -18,6 +18,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { serveNodeOptions } from "../server/node-options.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const port = Number(process.env.DEMO_PORT ?? 3000);
@@ -163,7 +164,7 @@ try {
   const logFile = join(dataDir, "outpost.log");
   const log = createWriteStream(logFile, { flags: "a" });
   console.log(`Starting Outpost (embedded database in ${dataDir}) …`);
-  const serve = spawn(process.execPath, [join(root, "bin/outpost.js"), "serve"], { env: outpostEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const serve = spawn(process.execPath, [...serveNodeOptions, join(root, "bin/outpost.js"), "serve"], { env: outpostEnv, stdio: ["ignore", "pipe", "pipe"] });
   children.push(serve);
   await new Promise<void>((resolve, reject) => {
     let seen = "";

@@ -1,6 +1,7 @@
 /** The real `outpost` command as a child process, as an operator runs it. */
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { serveNodeOptions } from "../../server/node-options.ts";
 
 const bin = fileURLToPath(new URL("../../bin/outpost.js", import.meta.url));
 
@@ -41,7 +42,7 @@ export interface ServeProcess {
 /** Starts `outpost serve` and resolves once it logs that it is serving (with its port). */
 export function startServe(env: Record<string, string | undefined>, timeoutMs = 30_000): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "serve"], {
+    const child = spawn(process.execPath, [...serveNodeOptions, bin, "serve"], {
       env: { ...process.env, PORT: "0", GAME_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
