@@ -15,8 +15,11 @@ export function nodeIsRecentEnough(script) {
     console.error(`error: Outpost needs Node.js 22.18 or newer (this is ${process.version}); run npm install, or install a newer Node.js`);
     process.exit(1);
   }
-  // Node's own options (e.g. `node --v8-pool-size=0 bin/outpost.js serve`, as npm start runs it) go along.
-  const child = spawn(bundled, [...process.execArgv, fileURLToPath(script), ...process.argv.slice(2)], { stdio: "inherit" });
+  // Node's sizing options (`node --v8-pool-size=0 bin/outpost.js serve`, as npm start runs it) go
+  // along; no others: an inspector would bind its port twice, a preload would run twice, and an
+  // option this Node knows may be one the newer Node refuses.
+  const sizing = process.execArgv.filter((option) => /^--(v8-pool-size|max-old-space-size|max-semi-space-size)=\d+$/.test(option));
+  const child = spawn(bundled, [...sizing, fileURLToPath(script), ...process.argv.slice(2)], { stdio: "inherit" });
   for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
   child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
   return false;

@@ -60,14 +60,14 @@ describe("activity: the writer of stand-alone events", function () {
 
   it("while the log is busy, lets an event wait a moment for the others of that moment; when it is quiet, sends it at once", async () => {
     const { query, statements } = counted();
-    const writer = createActivityWriter(query, 100, { gatherMs: 100, busyWithinMs: 500 });
+    const writer = createActivityWriter(query, 100, { gatherMs: 100, busyWithinMs: 1500 });
     await writer.append("system", facts("busy-0"));
     // Just after an insert ended: three events a few turns of the event loop apart go together.
     const next = (n: string) => new Promise<void>((resolve, reject) => setImmediate(() => writer.append("system", facts(n)).then(resolve, reject)));
     await Promise.all([writer.append("system", facts("busy-1")), next("busy-2"), next("busy-3")]);
     assert.deepEqual(statements, [1, 3]);
     // Quiet again (the last insert ended longer ago than busyWithinMs): the next is sent as it is appended.
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await new Promise((resolve) => setTimeout(resolve, 1600));
     const appended = writer.append("system", facts("busy-4"));
     assert.deepEqual(statements, [1, 3, 1], "sent without waiting for others");
     await appended;

@@ -5,6 +5,7 @@ import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { resolveUser } from "../../core/auth/credentials.ts";
+import { serverScoped, services } from "../../contract/services.ts";
 import { judgeServerRow } from "../../core/access.ts";
 import type { Query } from "../../core/db/statements.ts";
 import type { DomainError } from "../../core/errors.ts";
@@ -50,6 +51,13 @@ describe("auth: a call about one server reads its access with the credential", (
   }
 
   const readsAccess = (sql: string) => sql.includes("join memberships m");
+
+  it("is marked on the procedures whose first step is that check, outside a transaction, and on no other", () => {
+    // A procedure added here must check the server's access first and outside a transaction: the
+    // row is read before the call starts and is not the transaction's (core/access.ts).
+    const marked = services.flatMap((service) => service.methods.filter(serverScoped).map((method) => `${service.name}.${method.name}`));
+    assert.deepEqual(marked.sort(), ["ServersService.ExecuteConsoleCommand", "ServersService.GetServer", "ServersService.ListPlayers"]);
+  });
 
   it("answers with one statement for a session and the server's access", async () => {
     const sql = await statementsOf(() => t.client(ServersService, { session: cast.owner.token }).getServer({ serverId }));
