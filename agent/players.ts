@@ -3,20 +3,19 @@
  * message the contract refuses would make Outpost end the stream, and reconnecting could not help.
  */
 import { maxPlayersPerMessage } from "../contract/request-limits.ts";
+import { isUuid } from "../contract/uuid.ts";
 
 export interface Player {
   name: string;
   uuid: string;
 }
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The most players one Players message may list (the contract's max_items). */
 export const maxPlayers = maxPlayersPerMessage;
 
 /** Why a player would be refused by the contract's rules, if it would. */
 export function playerProblem(player: Player): string | undefined {
-  if (!uuidPattern.test(player.uuid)) return `"${player.uuid}" is not a UUID`;
+  if (!isUuid(player.uuid)) return `"${player.uuid}" is not a UUID`;
   if (!/^\S{1,32}$/.test(player.name)) return `"${player.name}" is not a player name (1 to 32 characters, no spaces)`;
   return undefined;
 }

@@ -58,9 +58,10 @@ function eventColumns(actor: Actor, facts: ActivityFacts): ActivityRow {
 /*
  * These two functions, and the writer below that serves appendActivity's purpose for many callers
  * at once, are the only way events are written (the one funnel). The alerts' outbox
- * rows for an event are written by the `alert_match` trigger on activity_events (migration 0019,
- * core/alerts/): in the same transaction as the event whichever function wrote it, in one indexed
- * statement, without making `recordActivity` asynchronous for its many callers.
+ * rows for an event are written by the `alert_match` trigger on activity_events (migrations 0019
+ * and 0028, core/alerts/): in the same transaction as the event whichever function wrote it, in one
+ * indexed statement per statement that wrote events, without making `recordActivity` asynchronous
+ * for its many callers.
  */
 
 /**
@@ -102,10 +103,10 @@ interface Pending {
  * insert ended less than `busyWithinMs` ago), a batch short of `maxBatch` also waits `gatherMs` for
  * the events of that moment: under a stream of console commands (bench:console) each insert then
  * carried about 6 events instead of 4.4, and the database's and this process's work per command
- * fell by more than the wait added. An event that finds the log quiet goes at once, alone, so nothing waits then. Each caller
- * still answers only once its own event is written. If a batch fails, its events are tried one by
- * one, so one bad event fails only its own caller. `query` must be outside any transaction (the
- * pool's).
+ * fell by more than the wait added. An event that finds the log quiet goes at once, alone, so
+ * nothing waits then. Each caller still answers only once its own event is written. If a batch
+ * fails, its events are tried one by one, so one bad event fails only its own caller. `query` must
+ * be outside any transaction (the pool's).
  */
 export function createActivityWriter(query: Query, maxBatch = 100, { gatherMs = 1, busyWithinMs = 2 } = {}): ActivityWriter {
   const queue: Pending[] = [];

@@ -2,7 +2,7 @@
  * The alerts' SQL (`?` placeholders, as every Query takes): a rule's integrations, the outbox's claim (FOR UPDATE SKIP LOCKED, moving the
  * row's due time past a lease in the same statement), the hourly cap's count, outcomes, and the
  * deliveries' list. The outbox rows themselves are written by the `alert_match` trigger
- * (migration 0019), in the transaction of the event they are for.
+ * (migration 0028), in the transaction of the event they are for.
  */
 import type { Query } from "../db/statements.ts";
 

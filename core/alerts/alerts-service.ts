@@ -2,7 +2,7 @@
  * AlertsService: an organization's alert rules and their deliveries. Owners and admins manage
  * them; a rule of another organization does not exist. Every rule change is an activity event in
  * the change's transaction. Matching and sending are elsewhere: the `alert_match` trigger writes
- * the outbox (migration 0019), the worker sends it (worker.ts).
+ * the outbox (migration 0028), the worker sends it (worker.ts).
  */
 import { randomUUID } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";

@@ -20,6 +20,7 @@ import { findNote } from "../knowledge/note-queries.ts";
 import { consoleCommandText, executeConsoleCommand } from "../servers/console-methods.ts";
 import type { ToolName } from "../ocelot/tools.ts";
 import type { ModelTool } from "./model.ts";
+import { isUuid } from "../../contract/uuid.ts";
 
 export interface ToolEnv {
   deps: CoreDeps;
@@ -46,8 +47,6 @@ export interface ChatTool {
   run(env: ToolEnv, call: ParsedCall): Promise<unknown>;
 }
 
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function text(args: Record<string, unknown>, name: string, max: number): string {
   const value = args[name];
   if (typeof value !== "string" || !value.trim()) throw fail("invalid_argument", `${name}: a non-empty string is needed`);
@@ -69,7 +68,7 @@ function serverOf(args: Record<string, unknown>, scope: string | null): string {
     if (named !== undefined && named !== scope) throw fail("invalid_argument", "server_id: this conversation is about one server only; use its id or leave server_id out");
     return scope;
   }
-  if (typeof named !== "string" || !uuid.test(named)) throw fail("invalid_argument", "server_id: the id of one of the organization's servers is needed (servers_list gives them)");
+  if (typeof named !== "string" || !isUuid(named)) throw fail("invalid_argument", "server_id: the id of one of the organization's servers is needed (servers_list gives them)");
   return named.toLowerCase();
 }
 
@@ -100,7 +99,7 @@ const catalogue: ChatTool[] = [
     parameters: { type: "object", properties: { note_id: { type: "string" } }, required: ["note_id"] },
     parse: (args) => {
       const noteId = text(args, "note_id", 64);
-      if (!uuid.test(noteId)) throw fail("invalid_argument", "note_id: a note's id from knowledge_search is needed");
+      if (!isUuid(noteId)) throw fail("invalid_argument", "note_id: a note's id from knowledge_search is needed");
       return { summary: noteId, input: { noteId } };
     },
     async run(env, call) {

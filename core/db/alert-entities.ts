@@ -1,7 +1,7 @@
 /**
  * Alert rules (issue 15). A rule's integrations are rows of `alert_rule_integrations` and its
  * deliveries rows of `alert_deliveries`, both written as plain SQL (core/alerts/alert-queries.ts),
- * and matched by the `alert_match` trigger (migration 0019).
+ * and matched by the `alert_match` trigger (migration 0028, replacing 0019's).
  */
 import { randomUUID } from "node:crypto";
 import { defineEntity, p, type InferEntity } from "@mikro-orm/core";

@@ -1,6 +1,7 @@
 import type { Interceptor, StreamRequest, UnaryRequest } from "@connectrpc/connect";
 import { agentKeyHeader, apiKeyHeader, clientIpHeader, sessionHeader } from "../../contract/credentials.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
+import { isUuid } from "../../contract/uuid.ts";
 import { Audience, organizationScoped, serverScoped, serviceAudience } from "../../contract/services.ts";
 import { agentCallerKey, callerKey, entityManagerKey, type AgentCaller } from "../context.ts";
 import { credentialRefusal, presentedCredential, resolveAgentKey, resolveUser } from "../auth/credentials.ts";
@@ -52,10 +53,8 @@ export function createAuthInterceptor(clock: Clock, statements: Statements, guar
 function serverOfCall(req: UnaryRequest | StreamRequest): string | undefined {
   if (req.stream || !serverScoped(req.method)) return undefined;
   const serverId = (req.message as { serverId?: unknown }).serverId;
-  return typeof serverId === "string" && uuidShape.test(serverId) ? serverId : undefined;
+  return typeof serverId === "string" && isUuid(serverId) ? serverId : undefined;
 }
-
-const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** An agent key and nothing else: a user's credential never opens an agent service. */
 async function authenticateAgent(query: Query, header: Headers, guard: CredentialGuard, ip: string | undefined): Promise<AgentCaller> {
