@@ -3,7 +3,7 @@ import { ActivityEvent } from "../db/entities.ts";
 import type { Caller } from "../context.ts";
 import type { Query } from "../db/statements.ts";
 import { randomUUID } from "node:crypto";
-import { context, ROOT_CONTEXT } from "@opentelemetry/api";
+import { createGatherer } from "../gather.ts";
 import { insertActivityEvents, type ActivityRow } from "./activity-queries.ts";
 import { classifyAction, type ActivityAction } from "./kinds.ts";
 
@@ -90,60 +90,37 @@ export interface ActivityWriter {
   flush(): Promise<void>;
 }
 
-interface Pending {
-  row: ActivityRow;
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
 /**
- * Stand-alone events from many callers at once (console commands, refusals anyone can cause):
- * while one insert is on its way, the events that arrive meanwhile wait for it and then go in the
- * next, one statement and one commit for all of them, up to `maxBatch`. While the log is busy (an
- * insert ended less than `busyWithinMs` ago), a batch short of `maxBatch` also waits `gatherMs` for
- * the events of that moment: under a stream of console commands (bench:console) each insert then
- * carried about 6 events instead of 4.4, and the database's and this process's work per command
- * fell by more than the wait added. An event that finds the log quiet goes at once, alone, so
- * nothing waits then. Each caller still answers only once its own event is written. If a batch
- * fails, its events are tried one by one, so one bad event fails only its own caller. `query` must
- * be outside any transaction (the pool's).
+ * Stand-alone events from many callers at once (console commands, refusals anyone can cause),
+ * gathered (core/gather.ts): while one insert is on its way, the events that arrive meanwhile wait
+ * for it and then go in the next, one statement and one commit for all of them, up to `maxBatch`.
+ * While the log is busy (an insert ended less than `busyWithinMs` ago), a batch short of
+ * `maxBatch` also waits `gatherMs` for the events of that moment: under a stream of console
+ * commands (bench:console) each insert then carried about 6 events instead of 4.4, and the
+ * database's and this process's work per command fell by more than the wait added. An event that
+ * finds the log quiet goes at once, alone, so nothing waits then. Each caller still answers only
+ * once its own event is written. If a batch fails, its events are tried one by one, so one bad
+ * event fails only its own caller. `query` must be outside any transaction (the pool's).
  */
 export function createActivityWriter(query: Query, maxBatch = 100, { gatherMs = 1, busyWithinMs = 2 } = {}): ActivityWriter {
-  const queue: Pending[] = [];
-  let writing: Promise<void> | undefined;
-  /** When the last insert ended (performance.now()); -Infinity before the first. */
-  let lastWritten = -Infinity;
-  const settle = async (batch: Pending[]) => {
+  /** Each event's failure, or undefined once it is written. */
+  const write = async (rows: ActivityRow[]): Promise<unknown[]> => {
     try {
-      await insertActivityEvents(query, batch.map((p) => p.row));
-      for (const p of batch) p.resolve();
+      await insertActivityEvents(query, rows);
+      return rows.map(() => undefined);
     } catch (error) {
-      if (batch.length === 1) return batch[0].reject(error);
-      for (const p of batch) await settle([p]);
+      if (rows.length === 1) return [error ?? new Error("the activity event was not written")];
+      const failures: unknown[] = [];
+      for (const row of rows) failures.push(...(await write([row])));
+      return failures;
     }
   };
-  const drain = async () => {
-    try {
-      while (queue.length) {
-        if (queue.length < maxBatch && performance.now() - lastWritten < busyWithinMs) await new Promise((resolve) => setTimeout(resolve, gatherMs));
-        await settle(queue.splice(0, maxBatch));
-        lastWritten = performance.now();
-      }
-    } finally {
-      writing = undefined;
-    }
-  };
+  const events = createGatherer(write, { maxBatch, gatherMs, busyWithinMs });
   return {
-    append(actor, facts) {
-      return new Promise<void>((resolve, reject) => {
-        queue.push({ row: eventColumns(actor, facts), resolve, reject });
-        // Outside the caller's context: the loop outlives the call that started it, and later
-        // batches are nobody's request (nor its trace's).
-        writing ??= context.with(ROOT_CONTEXT, drain);
-      });
+    async append(actor, facts) {
+      const failure = await events.submit(eventColumns(actor, facts));
+      if (failure !== undefined) throw failure;
     },
-    async flush() {
-      await writing;
-    },
+    flush: () => events.flush(),
   };
 }

@@ -1,0 +1,79 @@
+/**
+ * The gatherer (core/gather.ts) under the activity writer and the credential lookups: an item
+ * alone goes at once, the items that come while a batch is under way go in the next one (never in
+ * one sent before they came), each gets its own result, and a failed batch fails its items only.
+ */
+import assert from "node:assert/strict";
+import { createGatherer } from "../../core/gather.ts";
+
+/** A `run` whose batches finish only when the test says, recording each batch it got. */
+function heldRun() {
+  const batches: number[][] = [];
+  const held: Array<{ finish(): void; fail(error: Error): void }> = [];
+  const run = (items: number[]) =>
+    new Promise<string[]>((resolve, reject) => {
+      batches.push(items);
+      held.push({ finish: () => resolve(items.map((i) => `result ${i}`)), fail: reject });
+    });
+  return { run, batches, held };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("gather: many callers' items in few batches", () => {
+  it("sends an item at once when nothing is under way, and answers it with its own result", async () => {
+    const { run, batches, held } = heldRun();
+    const gather = createGatherer(run, { maxBatch: 10 });
+    const answer = gather.submit(1);
+    assert.deepEqual(batches, [[1]], "sent as it was submitted");
+    held[0].finish();
+    assert.equal(await answer, "result 1");
+  });
+
+  it("puts the items that come while a batch is under way in the next batch, in order, at most maxBatch at a time", async () => {
+    const { run, batches, held } = heldRun();
+    const gather = createGatherer(run, { maxBatch: 3 });
+    const answers = [gather.submit(1)];
+    for (let i = 2; i <= 6; i++) answers.push(gather.submit(i));
+    assert.deepEqual(batches, [[1]], "the later items wait for the first batch");
+    held[0].finish();
+    await turn();
+    assert.deepEqual(batches, [[1], [2, 3, 4]]);
+    // An item that comes now goes after those already waiting, never into the batch under way.
+    answers.push(gather.submit(7));
+    held[1].finish();
+    await turn();
+    assert.deepEqual(batches, [[1], [2, 3, 4], [5, 6, 7]]);
+    held[2].finish();
+    assert.deepEqual(await Promise.all(answers), [1, 2, 3, 4, 5, 6, 7].map((i) => `result ${i}`));
+  });
+
+  it("fails the items of a failed batch with its error, and goes on with the next", async () => {
+    const { run, batches, held } = heldRun();
+    const gather = createGatherer(run, { maxBatch: 10 });
+    const first = gather.submit(1);
+    const second = [gather.submit(2), gather.submit(3)];
+    held[0].fail(new Error("the database went away"));
+    await assert.rejects(first, /the database went away/);
+    await turn();
+    assert.deepEqual(batches, [[1], [2, 3]]);
+    held[1].finish();
+    assert.deepEqual(await Promise.all(second), ["result 2", "result 3"]);
+  });
+
+  it("flush waits for every item submitted so far", async () => {
+    const { run, held } = heldRun();
+    const gather = createGatherer(run, { maxBatch: 10 });
+    const done: number[] = [];
+    void gather.submit(1).then(() => done.push(1));
+    void gather.submit(2).then(() => done.push(2));
+    let flushed = false;
+    const flushing = gather.flush().then(() => (flushed = true));
+    held[0].finish();
+    await turn();
+    assert.equal(flushed, false, "the second batch is still under way");
+    held[1].finish();
+    await flushing;
+    assert.deepEqual(done, [1, 2]);
+  });
+});
