@@ -25,18 +25,18 @@ export interface ServerAccessRow {
 }
 
 /**
- * The statement of a {@link ServerAccessRow}: the user (`userId`, an SQL expression: a parameter or
- * a column of an enclosing statement) as a member of the organization of the server with the id
- * given as the one parameter after it. No row when they are not a member or there is no server.
+ * The statement of a {@link ServerAccessRow}: the user `userId` as a member of the organization of
+ * the server `serverId` (each an SQL expression: a parameter or a column of an enclosing
+ * statement). No row when they are not a member or there is no server.
  */
-export function serverAccessSql(userId: string): string {
+export function serverAccessSql(userId: string, serverId = "?"): string {
   return `select m.role, row_to_json(g) as grant,
             row_to_json(s) as server, row_to_json(o) as organization, ${serverRankSql("s")} as rank
        from servers s
        join organizations o on o.id = s.organization_id
        join memberships m on m.organization_id = s.organization_id and m.user_id = ${userId}
        left join access_grants g on g.server_id = s.id and g.user_id = m.user_id
-      where s.id = ?`;
+      where s.id = ${serverId}`;
 }
 
 /** The server and its organization, if the user is a member of that organization. */

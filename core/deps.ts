@@ -14,6 +14,7 @@ import type { Passwords } from "./auth/passwords.ts";
 import type { KnownDevices } from "./auth/known-devices.ts";
 import type { Statements } from "./db/statements.ts";
 import type { ActivityWriter } from "./activity/record.ts";
+import type { CredentialReads } from "./auth/credential-reads.ts";
 import type { Metrics } from "./metrics.ts";
 import type { KeyEncryptionKey } from "./keys/key-encryption.ts";
 import type { OutboundSender } from "./outbound/sender.ts";
@@ -88,6 +89,8 @@ export interface CoreDeps {
   statements: Statements;
   /** Stand-alone activity events (no transaction), written together when many come at once. */
   activity: ActivityWriter;
+  /** The user credentials' lookups (no transaction), several calls' in one statement when many come at once. */
+  credentials: CredentialReads;
   config: CoreConfig;
   clock: Clock;
   logger: Logger;

@@ -32,19 +32,44 @@ export interface WithServerAccess {
   server_access?: ServerAccessRow | null;
 }
 
-/** The column that reads the access to the server given as the statement's first parameter, for the user `u`. */
-function serverAccessColumn(serverId: string | undefined): { sql: string; params: string[] } {
-  if (serverId === undefined) return { sql: "", params: [] };
-  return { sql: `, (select row_to_json(a) from (${serverAccessSql("u.id")}) a) as server_access`, params: [serverId] };
+/** One credential to look up by its hash, with the server whose access to read beside it, if any. */
+export interface CredentialLookup {
+  hash: string;
+  serverId?: string;
 }
 
-export async function findSession(query: Query, tokenHash: string, serverId?: string): Promise<(SessionRow & WithServerAccess) | undefined> {
-  const access = serverAccessColumn(serverId);
-  const [row] = await query<SessionRow & WithServerAccess>(
-    `select s.id, s.created_at, s.expires_at, null as revoked_at, s.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin${access.sql}
-       from sessions s join users u on u.id = s.user_id where s.token_hash = ?`,
-    [...access.params, tokenHash],
+/**
+ * Looks up many credentials of one kind in one statement: `credential` selects one row of the kind
+ * for the hash `q.hash` (at most one: the hashes are unique), with its user's id as `user_id`; each
+ * lookup gets its row (or undefined) at its own position. The lookups travel as one JSON array, so
+ * one statement text serves any number of them on both databases. The row is a LATERAL subquery
+ * with a limit, which keeps it a lookup by the hash's unique index per lookup whatever the table's
+ * size (a join could be planned as a scan of the whole table).
+ */
+async function findCredentials<T>(query: Query, credential: string, lookups: readonly CredentialLookup[]): Promise<Array<(T & WithServerAccess) | undefined>> {
+  const rows = await query<T & WithServerAccess & { n: number }>(
+    `select q.n, c.*, (select row_to_json(a) from (${serverAccessSql("c.user_id", "q.server_id")}) a) as server_access
+       from jsonb_to_recordset(?::jsonb) as q(n int, hash text, server_id uuid)
+       cross join lateral (${credential} limit 1) c`,
+    [JSON.stringify(lookups.map(({ hash, serverId }, n) => ({ n, hash, server_id: serverId ?? null })))],
   );
+  const found: Array<(T & WithServerAccess) | undefined> = lookups.map(() => undefined);
+  for (const { n, ...row } of rows) found[n] = row as unknown as T & WithServerAccess;
+  return found;
+}
+
+/** Sessions by their token's hash, each joined to its user. */
+export function findSessions(query: Query, lookups: readonly CredentialLookup[]): Promise<Array<(SessionRow & WithServerAccess) | undefined>> {
+  return findCredentials<SessionRow>(
+    query,
+    `select s.id, s.created_at, s.expires_at, null as revoked_at, s.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin
+       from sessions s join users u on u.id = s.user_id where s.token_hash = q.hash`,
+    lookups,
+  );
+}
+
+export async function findSession(query: Query, tokenHash: string): Promise<SessionRow | undefined> {
+  const [row] = await findSessions(query, [{ hash: tokenHash }]);
   return row;
 }
 
@@ -54,16 +79,16 @@ export interface ApiKeyRow extends CredentialRow {
   organization_slug: string | null;
 }
 
-export async function findApiKey(query: Query, secretHash: string, serverId?: string): Promise<(ApiKeyRow & WithServerAccess) | undefined> {
-  const access = serverAccessColumn(serverId);
-  const [row] = await query<ApiKeyRow & WithServerAccess>(
+/** API keys by their secret's hash, each joined to its user and the organization it is confined to. */
+export function findApiKeys(query: Query, lookups: readonly CredentialLookup[]): Promise<Array<(ApiKeyRow & WithServerAccess) | undefined>> {
+  return findCredentials<ApiKeyRow>(
+    query,
     `select k.id, k.expires_at, k.revoked_at, k.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin,
-            k.organization_id, ko.slug as organization_slug${access.sql}
+            k.organization_id, ko.slug as organization_slug
        from api_keys k join users u on u.id = k.user_id left join organizations ko on ko.id = k.organization_id
-      where k.secret_hash = ?`,
-    [...access.params, secretHash],
+      where k.secret_hash = q.hash`,
+    lookups,
   );
-  return row;
 }
 
 /** Records a use of the session unless one at or after `staleBefore` is recorded (another request's). */

@@ -2,9 +2,10 @@
  * Turning a presented credential into a caller. Every check that decides whether a session, an
  * API key or an agent key still works lives here.
  *
- * Every request to a user-facing service passes through here, so each lookup is one plain SQL
- * statement (credential joined to its user, core/auth/auth-queries.ts) rather than an ORM find
- * with populate: the ORM's query building costs more CPU than the query itself.
+ * Every request to a user-facing service passes through here, so each lookup is plain SQL
+ * (credential joined to its user, core/auth/auth-queries.ts) rather than an ORM find with
+ * populate: the ORM's query building costs more CPU than the query itself. A user credential's
+ * lookups are gathered, several calls' in one statement (core/auth/credential-reads.ts).
  */
 import type { Query } from "../db/statements.ts";
 import type { User } from "../db/entities.ts";
@@ -13,7 +14,8 @@ import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
 import type { AgentCaller, CallerUser, UserCaller } from "../context.ts";
 import { lastUsedResolutionMs, sessionEndsAt, touchSession } from "./sessions.ts";
-import { findAgentKeyServer, findApiKey, findSession, recordApiKeyUse, type CredentialRow, type WithServerAccess } from "./auth-queries.ts";
+import { findAgentKeyServer, recordApiKeyUse, type CredentialRow, type WithServerAccess } from "./auth-queries.ts";
+import type { CredentialReads } from "./credential-reads.ts";
 
 export function toCallerUser(user: User | CallerUser): CallerUser {
   return { id: user.id, email: user.email, name: user.name, platformAdmin: user.platformAdmin };
@@ -33,9 +35,9 @@ function caller(row: CredentialRow & WithServerAccess, kind: "session" | "api_ke
  * The session's caller, or null if the token is unknown, expired, or unused for longer than
  * `idleSeconds`. A use is recorded (at most once a minute), which moves the idle deadline on.
  */
-export async function resolveSession(query: Query, token: string, now: Date, idleSeconds: number, serverId?: string): Promise<UserCaller | null> {
+export async function resolveSession(reads: CredentialReads, query: Query, token: string, now: Date, idleSeconds: number, serverId?: string): Promise<UserCaller | null> {
   if (!looksLike("session", token)) return null;
-  const row = await findSession(query, hashSecret(token), serverId);
+  const row = await reads.session({ hash: hashSecret(token), serverId });
   if (!row) return null;
   const session = { id: row.id, expiresAt: new Date(row.expires_at!), lastUsedAt: new Date(row.last_used_at!) };
   if (sessionEndsAt(session, idleSeconds) <= now) return null;
@@ -44,9 +46,9 @@ export async function resolveSession(query: Query, token: string, now: Date, idl
 }
 
 /** The key's caller, or null if the key is unknown, revoked or expired. */
-export async function resolveApiKey(query: Query, key: string, now: Date, serverId?: string): Promise<UserCaller | null> {
+export async function resolveApiKey(reads: CredentialReads, query: Query, key: string, now: Date, serverId?: string): Promise<UserCaller | null> {
   if (!looksLike("apiKey", key)) return null;
-  const row = await findApiKey(query, hashSecret(key), serverId);
+  const row = await reads.apiKey({ hash: hashSecret(key), serverId });
   const expiresAt = row?.expires_at ? new Date(row.expires_at) : null;
   if (!row || row.revoked_at || (expiresAt && expiresAt <= now)) return null;
   await touchApiKey(query, { id: row.id, lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null }, now);
@@ -71,9 +73,9 @@ export function presentedCredential(header: Headers): PresentedCredential {
  * key or an expired session then ends it). With `serverId` (a call about that server), the same
  * statement reads the caller's access to it ({@link UserCaller.serverAccess}).
  */
-export function resolveUser(query: Query, presented: PresentedCredential, now: Date, idleSeconds: number, serverId?: string): Promise<UserCaller | null> {
-  if (presented.session) return resolveSession(query, presented.session, now, idleSeconds, serverId);
-  if (presented.apiKey) return resolveApiKey(query, presented.apiKey, now, serverId);
+export function resolveUser(reads: CredentialReads, query: Query, presented: PresentedCredential, now: Date, idleSeconds: number, serverId?: string): Promise<UserCaller | null> {
+  if (presented.session) return resolveSession(reads, query, presented.session, now, idleSeconds, serverId);
+  if (presented.apiKey) return resolveApiKey(reads, query, presented.apiKey, now, serverId);
   return Promise.resolve(null);
 }
 
@@ -87,9 +89,9 @@ export function credentialRefusal(presented: PresentedCredential): string {
  * interceptor decides: a sign-out, an ended session or a revoked key ends the stream
  * (`unauthenticated`).
  */
-export async function recheckCaller(query: Query, header: Headers, now: Date, idleSeconds: number): Promise<UserCaller> {
+export async function recheckCaller(reads: CredentialReads, query: Query, header: Headers, now: Date, idleSeconds: number): Promise<UserCaller> {
   const presented = presentedCredential(header);
-  const caller = await resolveUser(query, presented, now, idleSeconds);
+  const caller = await resolveUser(reads, query, presented, now, idleSeconds);
   if (!caller) throw fail("unauthenticated", credentialRefusal(presented));
   return caller;
 }

@@ -5,6 +5,7 @@ import { isUuid } from "../../contract/uuid.ts";
 import { Audience, organizationScoped, serverScoped, serviceAudience } from "../../contract/services.ts";
 import { agentCallerKey, callerKey, entityManagerKey, type AgentCaller } from "../context.ts";
 import { credentialRefusal, presentedCredential, resolveAgentKey, resolveUser } from "../auth/credentials.ts";
+import type { CredentialReads } from "../auth/credential-reads.ts";
 import { fail } from "../errors.ts";
 import type { Clock } from "../deps.ts";
 import type { Query, Statements } from "../db/statements.ts";
@@ -19,7 +20,7 @@ import type { CredentialGuard } from "../ratelimit/credential-guard.ts";
  * organization (contract/services.ts organizationScoped); core/access.ts keeps it inside that
  * organization. Runs once per call, so once when a stream opens.
  */
-export function createAuthInterceptor(clock: Clock, statements: Statements, guard: CredentialGuard, sessionIdleSeconds: number): Interceptor {
+export function createAuthInterceptor(clock: Clock, statements: Statements, credentials: CredentialReads, guard: CredentialGuard, sessionIdleSeconds: number): Interceptor {
   return (next) => async (req) => {
     const audience = serviceAudience(req.service);
     if (audience !== Audience.USER && audience !== Audience.AGENT) return next(req);
@@ -34,7 +35,7 @@ export function createAuthInterceptor(clock: Clock, statements: Statements, guar
     const { session, apiKey } = presented;
     if (session && apiKey) throw fail("ambiguous_credential", "send one credential: a session or an API key, not both");
     if (!session && !apiKey) throw fail("unauthenticated", "sign in or send an API key in the X-API-Key header");
-    const caller = await resolveUser(statements.on(em), presented, clock.now(), sessionIdleSeconds, serverOfCall(req));
+    const caller = await resolveUser(credentials, statements.on(em), presented, clock.now(), sessionIdleSeconds, serverOfCall(req));
     if (!caller) {
       await guard.failed(ip);
       throw fail("unauthenticated", credentialRefusal(presented));

@@ -16,7 +16,7 @@ import { countUnread } from "./notification-queries.ts";
 
 export const recheckMs = 30_000;
 
-type BellDeps = Pick<CoreDeps, "clock" | "config" | "notifier" | "statements">;
+type BellDeps = Pick<CoreDeps, "clock" | "config" | "notifier" | "statements" | "credentials">;
 
 export async function* watchUnreadCount(deps: BellDeps, ctx: HandlerContext): AsyncGenerator<WatchUnreadCountResponse> {
   const caller = requireUser(ctx);
@@ -40,7 +40,7 @@ export async function* watchUnreadCount(deps: BellDeps, ctx: HandlerContext): As
       const query = deps.statements.on(entityManager(ctx).fork());
       if (Date.now() >= recheckAt) {
         recheckAt = Date.now() + recheckMs;
-        await recheckCaller(query, ctx.requestHeader, deps.clock.now(), deps.config.sessionIdleSeconds);
+        await recheckCaller(deps.credentials, query, ctx.requestHeader, deps.clock.now(), deps.config.sessionIdleSeconds);
         changed = true;
       }
       if (!changed) continue;

@@ -30,7 +30,7 @@ export const recheckMs = 5_000;
 /** Lines held for a caller that has not read them yet. */
 export const maxPendingLines = 1_000;
 
-type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents" | "statements">;
+type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents" | "statements" | "credentials">;
 
 /**
  * The check a watch repeats: the call's credential still works (as the auth interceptor decides),
@@ -39,7 +39,7 @@ type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents" | "st
  */
 async function recheck(deps: WatchDeps, ctx: HandlerContext, serverId: string): Promise<boolean> {
   const db = deps.statements.db(entityManager(ctx).fork());
-  const caller = await recheckCaller(db.query, ctx.requestHeader, deps.clock.now(), deps.config.sessionIdleSeconds);
+  const caller = await recheckCaller(deps.credentials, db.query, ctx.requestHeader, deps.clock.now(), deps.config.sessionIdleSeconds);
   const access = await requireServer(db, caller, serverId, { action: "console_read", now: deps.clock.now(), spend: false, plans: deps.config.plans });
   return isOnline(access.server, deps.clock.now());
 }

@@ -86,7 +86,7 @@ describe("auth: a call about one server reads its access with the credential", (
     const em = t.orm.em.fork();
     const query = t.deps.statements.on(em);
     const presented = { session: cast.owner.token, apiKey: null };
-    const caller = (await resolveUser(query, presented, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
+    const caller = (await resolveUser(t.deps.credentials, query, presented, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
     assert.equal(caller.serverAccess?.serverId, serverId);
     assert.equal(caller.serverAccess?.row?.role, "owner");
     assert.equal(caller.serverAccess?.row?.server.id, serverId);
@@ -100,7 +100,7 @@ describe("auth: a call about one server reads its access with the credential", (
     let read = 0;
     const counting: Query = (sql, values) => (read++, query(sql, values));
     await judgeServerRow(counting, caller, serverId, use);
-    const again = (await resolveUser(query, presented, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
+    const again = (await resolveUser(t.deps.credentials, query, presented, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
     const other = await judgeServerRow(counting, again, otherServerId, use);
     assert.equal(other.row.server.id, otherServerId);
     assert.equal(read, 2);
@@ -108,7 +108,7 @@ describe("auth: a call about one server reads its access with the credential", (
 
   it("reads no access for a server the caller cannot reach, and the check refuses it without reading again", async () => {
     const query = t.deps.statements.on(t.orm.em.fork());
-    const caller = (await resolveUser(query, { session: cast.outsider.token, apiKey: null }, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
+    const caller = (await resolveUser(t.deps.credentials, query, { session: cast.outsider.token, apiKey: null }, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
     assert.deepEqual(caller.serverAccess, { serverId, row: undefined });
     const none: Query = () => Promise.reject(new Error("the access was read again"));
     await assert.rejects(judgeServerRow(none, caller, serverId, { action: "view", now: t.clock.now(), plans: testConfig.plans }), (error: DomainError) => error.reason === "not_found");

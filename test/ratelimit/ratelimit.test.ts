@@ -52,6 +52,7 @@ describe("rate limits", () => {
       orm: t.orm,
       statements: t.deps.statements,
       activity: t.deps.activity,
+      credentials: t.deps.credentials,
       clock: t.clock,
       logger: pino({ level: "silent" }),
       config: { ...testConfig, rateLimits: config },

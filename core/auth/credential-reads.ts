@@ -1,0 +1,46 @@
+/**
+ * The credential lookups of every user call (the auth interceptor's, and a long stream's rechecks),
+ * gathered: while one lookup statement of a kind is on its way, the lookups that arrive meanwhile
+ * go together in the next (core/gather.ts). A script's burst of calls with one API key then costs
+ * the database a statement per few calls instead of one per call. A lookup is never answered from
+ * a statement sent before it arrived, so a key revoked or a session ended before a call came is
+ * refused to that call as before.
+ */
+import type { EntityManager } from "@mikro-orm/postgresql";
+import type { Statements } from "../db/statements.ts";
+import { createGatherer } from "../gather.ts";
+import { findApiKeys, findSessions, type ApiKeyRow, type CredentialLookup, type SessionRow, type WithServerAccess } from "./auth-queries.ts";
+
+export interface CredentialReads {
+  session(lookup: CredentialLookup): Promise<(SessionRow & WithServerAccess) | undefined>;
+  apiKey(lookup: CredentialLookup): Promise<(ApiKeyRow & WithServerAccess) | undefined>;
+}
+
+/** The most lookups one statement carries. */
+const maxBatch = 64;
+
+/**
+ * One kind's lookups gathered; the same lookup twice in one batch (one key, one server: a script's
+ * burst) is asked once and both get the row.
+ */
+function gathered<T>(find: (lookups: readonly CredentialLookup[]) => Promise<Array<T | undefined>>) {
+  const key = (l: CredentialLookup) => `${l.hash}\u0000${l.serverId ?? ""}`;
+  const gatherer = createGatherer<CredentialLookup, T | undefined>(async (lookups) => {
+    const distinct = new Map<string, number>();
+    const asked: CredentialLookup[] = [];
+    for (const lookup of lookups) {
+      if (!distinct.has(key(lookup))) distinct.set(key(lookup), asked.push(lookup) - 1);
+    }
+    const rows = await find(asked);
+    return lookups.map((lookup) => rows[distinct.get(key(lookup))!]);
+  }, { maxBatch });
+  return (lookup: CredentialLookup) => gatherer.submit(lookup);
+}
+
+/** `em` must be outside any transaction (the root's fork): the lookups are nobody's unit of work. */
+export function createCredentialReads(statements: Statements, em: EntityManager): CredentialReads {
+  return {
+    session: gathered((lookups) => findSessions(statements.on(em), lookups)),
+    apiKey: gathered((lookups) => findApiKeys(statements.on(em), lookups)),
+  };
+}
