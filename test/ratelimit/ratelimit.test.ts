@@ -13,7 +13,7 @@ import { AgentService, type ConnectRequestSchema } from "../../gen/outpost/agent
 import { agentKeyHeader, apiKeyHeader } from "../../contract/credentials.ts";
 import { clientIpHeader } from "../../contract/credentials.ts";
 import pg from "pg";
-import { createPostgresRateLimits, openRateLimits } from "../../core/ratelimit/limits.ts";
+import { createPostgresRateLimits, openCountPool, openRateLimits } from "../../core/ratelimit/limits.ts";
 import type { Limiter } from "../../core/ratelimit/limiter.ts";
 import type { RateLimitConfig } from "../../core/ratelimit/policies.ts";
 import { createCore } from "../../server/core.ts";
@@ -109,6 +109,30 @@ describe("rate limits", () => {
   it("counts in PostgreSQL on a PostgreSQL server and in memory on the embedded database", () => {
     assert.equal(t.rateLimits.store, t.database.kind === "postgres" ? "postgres" : "memory");
   });
+
+  onPostgresServer(() =>
+    it("writes the counts without waiting for a disk flush, on every connection of their pool; core's own statements still wait", async () => {
+      const pool = openCountPool(t.database.url);
+      try {
+        // Both of the pool's connections at once, so each is a new one.
+        const settings = await Promise.all([1, 2].map(async () => {
+          const client = await pool.connect();
+          try {
+            const { rows } = await client.query<{ setting: string; source: string }>("select setting, source from pg_settings where name = 'synchronous_commit'");
+            return `${rows[0].setting} (${rows[0].source})`;
+          } finally {
+            client.release();
+          }
+        }));
+        assert.deepEqual(settings, ["off (session)", "off (session)"]);
+      } finally {
+        await pool.end();
+      }
+      // Core's connections keep the server's own setting.
+      const [core] = await t.deps.statements.on(t.orm.em.fork())<{ source: string }>("select source from pg_settings where name = 'synchronous_commit'", []);
+      assert.notEqual(core.source, "session");
+    }),
+  );
 
   describe("calls per credential and per IP", () => {
     it("refuses a burst over the limit from one API key with RetryInfo, and another key is unaffected", async () => {
