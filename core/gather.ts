@@ -2,7 +2,9 @@
  * Many callers' small statements as few: while one batch is on its way to the database, the items
  * that arrive meanwhile wait for it and then go together in the next, up to `maxBatch`. An item
  * that finds nothing under way goes at once, alone, so nothing waits when the load is light, and an
- * item is never answered from a batch that was sent before it arrived.
+ * item is never answered from a batch that was sent before it arrived. A batch still under way after
+ * `stallMs` (its connection hung: a network that drops packets without a reset) no longer holds up
+ * the next, which goes on another connection; the stalled one answers its own items when it ends.
  *
  * The activity writer (core/activity/record.ts) and the credential lookups
  * (core/auth/credential-reads.ts) share it: under bench:console's 20 callers each statement then
@@ -19,6 +21,8 @@ export interface GatherOptions {
    */
   gatherMs?: number;
   busyWithinMs?: number;
+  /** How long a batch may hold up the next one. Unset: for as long as it takes. */
+  stallMs?: number;
 }
 
 export interface Gatherer<T, R> {
@@ -38,9 +42,11 @@ interface Pending<T, R> {
  * `run` gets a batch's items in the order they came and returns their results in that order; if it
  * throws, every item of the batch fails with that error.
  */
-export function createGatherer<T, R>(run: (items: T[]) => Promise<R[]>, { maxBatch, gatherMs = 0, busyWithinMs = 0 }: GatherOptions): Gatherer<T, R> {
+export function createGatherer<T, R>(run: (items: T[]) => Promise<R[]>, { maxBatch, gatherMs = 0, busyWithinMs = 0, stallMs }: GatherOptions): Gatherer<T, R> {
   const queue: Pending<T, R>[] = [];
   let draining: Promise<void> | undefined;
+  /** Batches under way, stalled ones included. */
+  const settling = new Set<Promise<void>>();
   /** When the last batch ended (performance.now()); -Infinity before the first. */
   let lastDone = -Infinity;
   const settle = async (batch: Pending<T, R>[]) => {
@@ -51,11 +57,20 @@ export function createGatherer<T, R>(run: (items: T[]) => Promise<R[]>, { maxBat
       for (const p of batch) p.reject(error);
     }
   };
+  /** Settles the batch; resolves when it is settled, or once `stallMs` passed, whichever is first. */
+  const send = (batch: Pending<T, R>[]): Promise<void> => {
+    const settled = settle(batch).finally(() => settling.delete(settled));
+    settling.add(settled);
+    if (stallMs === undefined) return settled;
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<void>((resolve) => (timer = setTimeout(resolve, stallMs)));
+    return Promise.race([settled, stalled]).finally(() => clearTimeout(timer));
+  };
   const drain = async () => {
     try {
       while (queue.length) {
         if (gatherMs > 0 && queue.length < maxBatch && performance.now() - lastDone < busyWithinMs) await new Promise((resolve) => setTimeout(resolve, gatherMs));
-        await settle(queue.splice(0, maxBatch));
+        await send(queue.splice(0, maxBatch));
         lastDone = performance.now();
       }
     } finally {
@@ -72,7 +87,7 @@ export function createGatherer<T, R>(run: (items: T[]) => Promise<R[]>, { maxBat
       });
     },
     async flush() {
-      await draining;
+      while (draining || settling.size) await Promise.all([draining, ...settling]);
     },
   };
 }

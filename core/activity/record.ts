@@ -115,7 +115,8 @@ export function createActivityWriter(query: Query, maxBatch = 100, { gatherMs = 
       return failures;
     }
   };
-  const events = createGatherer(write, { maxBatch, gatherMs, busyWithinMs });
+  // One hung connection must not stop every caller's event, only its own (core/gather.ts).
+  const events = createGatherer(write, { maxBatch, gatherMs, busyWithinMs, stallMs: 1_000 });
   return {
     async append(actor, facts) {
       const failure = await events.submit(eventColumns(actor, facts));

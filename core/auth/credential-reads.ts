@@ -20,6 +20,12 @@ export interface CredentialReads {
 const maxBatch = 64;
 
 /**
+ * How long a lookup statement may hold up the next (core/gather.ts): one hung connection must not
+ * stop every call's lookup, only its own.
+ */
+export const lookupStallMs = 1_000;
+
+/**
  * One kind's lookups gathered; the same lookup twice in one batch (one key, one server: a script's
  * burst) is asked once and both get the row.
  */
@@ -33,7 +39,7 @@ function gathered<T>(find: (lookups: readonly CredentialLookup[]) => Promise<Arr
     }
     const rows = await find(asked);
     return lookups.map((lookup) => rows[distinct.get(key(lookup))!]);
-  }, { maxBatch });
+  }, { maxBatch, stallMs: lookupStallMs });
   return (lookup: CredentialLookup) => gatherer.submit(lookup);
 }
 

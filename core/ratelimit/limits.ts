@@ -136,17 +136,23 @@ export function createPostgresRateLimits(config: RateLimitConfig, pool: pg.Pool)
 /** The counts' own small pool on a PostgreSQL server. */
 export function openCountPool(url: string, logger?: Logger): pg.Pool {
   // A database that does not answer fails the count in seconds (the call is then 503), as core's pool does.
-  const pool = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis, keepAlive: true });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 2,
+    connectionTimeoutMillis,
+    keepAlive: true,
+    // A count is acknowledged without waiting for its WAL to reach the disk: a crash of PostgreSQL
+    // itself loses at most the last fraction of a second of counts (wal_writer_delay), never a
+    // committed row's consistency. Every call counts before it runs, so a flush per count was a
+    // disk wait on every call's path, and the wait bench:console's database spent most time in.
+    // Set on each new connection before the pool hands it out (not a startup option, which a
+    // connection pooler may refuse).
+    onConnect: async (client) => {
+      await client.query("set synchronous_commit = off");
+    },
+  });
   // An idle connection that drops must not crash the process; the next query reports the failure.
   pool.on("error", (error) => logger?.warn({ err: error }, "rate-limit database connection failed"));
-  // A count is acknowledged without waiting for its WAL to reach the disk: a crash of PostgreSQL
-  // itself loses at most the last fraction of a second of counts (wal_writer_delay), never a
-  // committed row's consistency. Every call counts before it runs, so a flush per count was a disk
-  // wait on every call's path, and the wait bench:console's database spent most time in. A SET on
-  // each new connection (not a startup option, which a connection pooler may refuse).
-  pool.on("connect", (client) => {
-    client.query("set synchronous_commit = off").catch(() => {});
-  });
   return pool;
 }
 

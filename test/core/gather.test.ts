@@ -61,6 +61,40 @@ describe("gather: many callers' items in few batches", () => {
     assert.deepEqual(await Promise.all(second), ["result 2", "result 3"]);
   });
 
+  it("lets a batch stalled past stallMs hold up the next no longer; the stalled one answers its own items when it ends, and flush waits for it", async () => {
+    const { run, batches, held } = heldRun();
+    const gather = createGatherer(run, { maxBatch: 10, stallMs: 20 });
+    const stalled = gather.submit(1);
+    const next = gather.submit(2);
+    assert.deepEqual(batches, [[1]]);
+    while (batches.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.deepEqual(batches, [[1], [2]], "sent while the first is still under way");
+    held[1].finish();
+    assert.equal(await next, "result 2");
+    let flushed = false;
+    const flushing = gather.flush().then(() => (flushed = true));
+    await turn();
+    assert.equal(flushed, false, "flush waits for the stalled batch too");
+    held[0].finish();
+    assert.equal(await stalled, "result 1");
+    await flushing;
+  });
+
+  it("without stallMs, waits for a batch however long it takes", async () => {
+    const { run, batches, held } = heldRun();
+    const gather = createGatherer(run, { maxBatch: 10 });
+    const first = gather.submit(1);
+    const second = gather.submit(2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(batches, [[1]]);
+    held[0].finish();
+    await first;
+    await turn();
+    assert.deepEqual(batches, [[1], [2]]);
+    held[1].finish();
+    assert.equal(await second, "result 2");
+  });
+
   it("flush waits for every item submitted so far", async () => {
     const { run, held } = heldRun();
     const gather = createGatherer(run, { maxBatch: 10 });
