@@ -5,6 +5,8 @@
  * item is never answered from a batch that was sent before it arrived. A batch still under way after
  * `stallMs` (its connection hung: a network that drops packets without a reset) no longer holds up
  * the next, which goes on another connection; the stalled one answers its own items when it ends.
+ * At most {@link maxStalled} stalled batches are left running at once, so a slow database does not
+ * lose more of its pool to them; past that, the next batch waits for one of them to end.
  *
  * The activity writer (core/activity/record.ts) and the credential lookups
  * (core/auth/credential-reads.ts) share it: under bench:console's 20 callers each statement then
@@ -31,6 +33,9 @@ export interface Gatherer<T, R> {
   /** Settles once every item submitted so far is done or has failed. */
   flush(): Promise<void>;
 }
+
+/** Stalled batches (see stallMs) left running at once, besides the one under way. */
+export const maxStalled = 2;
 
 interface Pending<T, R> {
   item: T;
@@ -70,6 +75,7 @@ export function createGatherer<T, R>(run: (items: T[]) => Promise<R[]>, { maxBat
     try {
       while (queue.length) {
         if (gatherMs > 0 && queue.length < maxBatch && performance.now() - lastDone < busyWithinMs) await new Promise((resolve) => setTimeout(resolve, gatherMs));
+        while (settling.size > maxStalled) await Promise.race(settling);
         await send(queue.splice(0, maxBatch));
         lastDone = performance.now();
       }

@@ -8,6 +8,7 @@
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Statements } from "../db/statements.ts";
+import { SpanStatusCode, trace } from "@opentelemetry/api";
 import { createGatherer } from "../gather.ts";
 import { findApiKeys, findSessions, type ApiKeyRow, type CredentialLookup, type SessionRow, type WithServerAccess } from "./auth-queries.ts";
 
@@ -21,15 +22,18 @@ const maxBatch = 64;
 
 /**
  * How long a lookup statement may hold up the next (core/gather.ts): one hung connection must not
- * stop every call's lookup, only its own.
+ * stop every call's lookup, only the lookups of its own statement…
  */
 export const lookupStallMs = 1_000;
+
+/** …which fail (unavailable) once it has had no answer for this long, and the connection is dropped. */
+export const lookupTimeoutMs = 5_000;
 
 /**
  * One kind's lookups gathered; the same lookup twice in one batch (one key, one server: a script's
  * burst) is asked once and both get the row.
  */
-function gathered<T>(find: (lookups: readonly CredentialLookup[]) => Promise<Array<T | undefined>>) {
+function gathered<T>(find: (lookups: readonly CredentialLookup[]) => Promise<Array<T | undefined>>, stallMs: number) {
   const key = (l: CredentialLookup) => `${l.hash}\u0000${l.serverId ?? ""}`;
   const gatherer = createGatherer<CredentialLookup, T | undefined>(async (lookups) => {
     const distinct = new Map<string, number>();
@@ -39,14 +43,30 @@ function gathered<T>(find: (lookups: readonly CredentialLookup[]) => Promise<Arr
     }
     const rows = await find(asked);
     return lookups.map((lookup) => rows[distinct.get(key(lookup))!]);
-  }, { maxBatch, stallMs: lookupStallMs });
-  return (lookup: CredentialLookup) => gatherer.submit(lookup);
+  }, { maxBatch, stallMs });
+  // The statement is several calls', so it has no span of its own in a trace (core/gather.ts); each
+  // call's trace shows how long it waited for its lookup instead.
+  const tracer = trace.getTracer("outpost.db");
+  return (lookup: CredentialLookup) =>
+    tracer.startActiveSpan("credential lookup", (span) =>
+      gatherer.submit(lookup).then(
+        (row) => (span.end(), row),
+        (error: unknown) => {
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
+          throw error;
+        },
+      ),
+    );
 }
 
-/** `em` must be outside any transaction (the root's fork): the lookups are nobody's unit of work. */
-export function createCredentialReads(statements: Statements, em: EntityManager): CredentialReads {
+/**
+ * `em` must be outside any transaction (the root's fork): the lookups are nobody's unit of work.
+ * The times are {@link lookupStallMs} and {@link lookupTimeoutMs} unless a test says otherwise.
+ */
+export function createCredentialReads(statements: Statements, em: EntityManager, { stallMs = lookupStallMs, timeoutMs = lookupTimeoutMs } = {}): CredentialReads {
   return {
-    session: gathered((lookups) => findSessions(statements.on(em), lookups)),
-    apiKey: gathered((lookups) => findApiKeys(statements.on(em), lookups)),
+    session: gathered((lookups) => findSessions(statements.on(em, { timeoutMs }), lookups), stallMs),
+    apiKey: gathered((lookups) => findApiKeys(statements.on(em, { timeoutMs }), lookups), stallMs),
   };
 }

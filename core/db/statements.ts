@@ -23,8 +23,12 @@ export interface Db {
 }
 
 export interface Statements {
-  /** The statements of this EntityManager: on its transaction if it is in one. */
-  on(em: EntityManager): Query;
+  /**
+   * The statements of this EntityManager: on its transaction if it is in one. With `timeoutMs`, a
+   * named statement that has no answer by then fails ("Query read timeout", answered unavailable)
+   * and its connection is dropped from the pool, so a hung connection is not used again.
+   */
+  on(em: EntityManager, options?: { timeoutMs?: number }): Query;
   /** The EntityManager with its statements. */
   db(em: EntityManager): Db;
 }
@@ -54,14 +58,15 @@ export function createStatements(named: boolean): Statements {
   const tracer = trace.getTracer("outpost.db");
   const statements: Statements = {
     db: (em) => ({ em, query: statements.on(em) }),
-    on(em) {
+    on(em, options) {
+      const timeout = options?.timeoutMs === undefined ? undefined : { query_timeout: options.timeoutMs };
       if (named && !em.getTransactionContext()) {
         return async <T>(sql: string, values: unknown[]) => {
           const pool = await (em.getConnection() as PostgreSqlConnection).getNativeClient();
           const span = querySpan(sql);
           return tracer.startActiveSpan(span.name, span.options, async (active) => {
             try {
-              return (await pool.query({ ...preparedOf(sql), values })).rows as T[];
+              return (await pool.query({ ...preparedOf(sql), values, ...timeout })).rows as T[];
             } catch (error) {
               active.setStatus({ code: SpanStatusCode.ERROR });
               throw error;

@@ -15,8 +15,8 @@ const networkCodes = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT"
  */
 const serverStates = new Set(["57P01", "57P02", "57P03", "53300"]);
 
-/** What `pg` says when a connection ends under a query or cannot be made in time. */
-const poolMessages = [/^Connection terminated/, /^timeout exceeded when trying to connect/, /not queryable/];
+/** What `pg` says when a connection ends under a query, cannot be made in time, or a statement given a timeout had no answer. */
+const poolMessages = [/^Connection terminated/, /^timeout exceeded when trying to connect/, /not queryable/, /^Query read timeout/];
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {

@@ -142,11 +142,12 @@ export function openCountPool(url: string, logger?: Logger): pg.Pool {
     connectionTimeoutMillis,
     keepAlive: true,
     // A count is acknowledged without waiting for its WAL to reach the disk: a crash of PostgreSQL
-    // itself loses at most the last fraction of a second of counts (wal_writer_delay), never a
+    // itself loses at most the last fraction of a second of counts (three wal_writer_delays), never a
     // committed row's consistency. Every call counts before it runs, so a flush per count was a
     // disk wait on every call's path, and the wait bench:console's database spent most time in.
     // Set on each new connection before the pool hands it out (not a startup option, which a
-    // connection pooler may refuse).
+    // pooler in session mode may refuse; one in transaction mode is not supported at all, see
+    // docs/operations.md).
     onConnect: async (client) => {
       await client.query("set synchronous_commit = off");
     },

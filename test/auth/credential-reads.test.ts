@@ -32,8 +32,8 @@ describe("auth: credential lookups gathered into few statements", () => {
   });
 
   /**
-   * The core's statements, recording the lookups each statement carried; while `hold` is set, a
-   * statement runs but its rows wait for the test's word, so the lookups that come meanwhile queue.
+   * The core's statements, recording the lookups each statement carried; a statement sent while
+   * held runs, but its rows wait for the test's word, so the lookups that come meanwhile queue.
    */
   function heldStatements() {
     const carried: number[] = [];
@@ -45,8 +45,9 @@ describe("auth: credential lookups gathered into few statements", () => {
         const query = t.deps.statements.on(em);
         return (async (sql, values) => {
           carried.push((JSON.parse(String(values[0])) as unknown[]).length);
+          const gate = held;
           const rows = await query(sql, values);
-          await held;
+          await gate;
           return rows;
         }) as Query;
       },
@@ -111,14 +112,5 @@ describe("auth: credential lookups gathered into few statements", () => {
     assert.equal((await before)?.user.email, "admin@example.com", "the call that came first was looked up before the revocation");
     assert.equal(await after, null, "the call that came after it is refused");
     assert.deepEqual(held.carried, [1, 1]);
-  });
-
-  it("refuses through the API a key revoked a moment before, with calls under way", async () => {
-    const created = await t.client(AuthService, { session: cast.admin.token }).createApiKey({ name: "busy", expiry: { case: "expiresInDays", value: 7 } });
-    const servers = t.client(ServersService, { apiKey: created.key });
-    const calls = Array.from({ length: 20 }, () => servers.getServer({ serverId }).catch(() => undefined));
-    await t.client(AuthService, { session: cast.admin.token }).revokeApiKey({ apiKeyId: created.apiKey!.id });
-    await Promise.all(calls);
-    await assert.rejects(servers.getServer({ serverId }), /invalid, expired or revoked/);
   });
 });

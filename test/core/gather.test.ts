@@ -4,7 +4,7 @@
  * one sent before they came), each gets its own result, and a failed batch fails its items only.
  */
 import assert from "node:assert/strict";
-import { createGatherer } from "../../core/gather.ts";
+import { createGatherer, maxStalled } from "../../core/gather.ts";
 
 /** A `run` whose batches finish only when the test says, recording each batch it got. */
 function heldRun() {
@@ -78,6 +78,24 @@ describe("gather: many callers' items in few batches", () => {
     held[0].finish();
     assert.equal(await stalled, "result 1");
     await flushing;
+  });
+
+  it(`leaves at most ${maxStalled} stalled batches running; the next waits for one of them to end`, async () => {
+    const { run, batches, held } = heldRun();
+    const gather = createGatherer(run, { maxBatch: 1, stallMs: 10 });
+    const answers = [1, 2, 3, 4, 5].map((i) => gather.submit(i));
+    const until = async (n: number) => {
+      while (batches.length < n) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    await until(maxStalled + 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(batches.length, maxStalled + 1, "one under way and the stalled ones, no more");
+    held[1].finish();
+    await until(maxStalled + 2);
+    held.slice(0).forEach((h, i) => i !== 1 && h.finish());
+    await until(5);
+    held[4].finish();
+    assert.deepEqual(await Promise.all(answers), [1, 2, 3, 4, 5].map((i) => `result ${i}`));
   });
 
   it("without stallMs, waits for a batch however long it takes", async () => {
