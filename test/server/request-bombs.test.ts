@@ -22,7 +22,11 @@ const unaryHeaders = { "content-type": "application/proto", "connect-protocol-ve
  * Compressed bodies that decompress to a gigabyte, sent to the real `outpost serve` at /api/rpc
  * (a unary procedure over HTTP/1.1, the agent's stream over h2c): each is refused with a clear
  * Connect error or a 413, never a 500, and the process's peak resident memory (VmHWM) stays
- * within {@link allowedGrowth} of its resident memory before that request.
+ * within {@link allowedGrowth} of its resident memory before that request. A garbage collection
+ * that happens to run during a request can lift the peak by itself (it was once 118 MiB on the
+ * embedded database in the full suite, whose RSS then fell to half), so a request over the bound
+ * is sent once more and the smaller growth counts: a body that really is held in memory grows the
+ * peak by hundreds of MiB every time.
  */
 describe("request size: compression bombs and oversized bodies at /api/rpc", function () {
   this.timeout(180_000);
@@ -30,7 +34,6 @@ describe("request size: compression bombs and oversized bodies at /api/rpc", fun
   let database: TestDatabase | undefined;
   let serve: ServeProcess;
   let agentKey: string;
-  let baseline: number;
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "outpost-bombs-"));
@@ -41,22 +44,28 @@ describe("request size: compression bombs and oversized bodies at /api/rpc", fun
     for (let i = 0; i < 5; i++) await rawRequest(serve.port, "POST", unaryPath, unaryHeaders, Buffer.alloc(0));
   });
 
-  beforeEach(() => {
-    resetPeak(serve.child.pid!);
-    baseline = memoryOf(serve.child.pid!).rss;
-  });
-
   after(async () => {
     await serve?.stop();
     await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  /** The peak's growth since the request began stays bounded; the figures are in the message. */
-  const assertMemoryBounded = (what: string) => {
-    const { rss, peak } = memoryOf(serve.child.pid!);
-    const grown = peak - baseline;
-    assert.ok(grown < allowedGrowth, `${what}: peak RSS grew by ${(grown / mib).toFixed(0)} MiB (RSS before ${(baseline / mib).toFixed(0)} MiB, peak ${(peak / mib).toFixed(0)} MiB, RSS now ${(rss / mib).toFixed(0)} MiB)`);
+  /**
+   * Sends the request and returns its answer; the peak's growth while it was answered stays
+   * bounded, in one of two tries (see above). The figures are in the message.
+   */
+  const bounded = async <T>(what: string, send: () => Promise<T>): Promise<T> => {
+    const tries: string[] = [];
+    for (let attempt = 0; attempt < 2; attempt++) {
+      resetPeak(serve.child.pid!);
+      const before = memoryOf(serve.child.pid!).rss;
+      const answer = await send();
+      const { rss, peak } = memoryOf(serve.child.pid!);
+      const grown = peak - before;
+      if (grown < allowedGrowth) return answer;
+      tries.push(`peak RSS grew by ${(grown / mib).toFixed(0)} MiB (RSS before ${(before / mib).toFixed(0)} MiB, peak ${(peak / mib).toFixed(0)} MiB, RSS now ${(rss / mib).toFixed(0)} MiB)`);
+    }
+    assert.fail(`${what}: ${tries.join("; then ")}`);
   };
 
   /** A unary refusal: 413 from the edge, or Connect's resource_exhausted (429); never a 500. */
@@ -69,37 +78,34 @@ describe("request size: compression bombs and oversized bodies at /api/rpc", fun
   };
 
   it("refuses a declared Content-Length over the limit at once, without waiting for the body", async () => {
-    const answer = await Promise.race([
-      rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-length": String(gib) }),
-      sleep(20_000).then(() => undefined),
-    ]);
+    const answer = await bounded("declared 1 GiB", () =>
+      Promise.race([
+        rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-length": String(gib) }),
+        sleep(20_000).then(() => undefined),
+      ]),
+    );
     assert.ok(answer, "the server waited for a body it should have refused by its declared length");
     assert.equal(answer.status, 413, answer.text);
     assert.equal((JSON.parse(answer.text) as { code: string }).code, "resource_exhausted");
-    assertMemoryBounded("declared 1 GiB");
   });
 
   it("unary, gzip: 1 GiB of zeros in 1 MB with its Content-Length", async () => {
-    const answer = await rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "gzip" }, gzipBomb(gib));
-    assertMemoryBounded("unary gzip 1 GiB");
+    const answer = await bounded("unary gzip 1 GiB", async () => rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "gzip" }, gzipBomb(gib)));
     assertRefused(answer);
   });
 
   it("unary, gzip: the same sent chunked, without a Content-Length", async () => {
-    const answer = await rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "gzip", "transfer-encoding": "chunked" }, gzipBomb(gib));
-    assertMemoryBounded("unary gzip 1 GiB chunked");
+    const answer = await bounded("unary gzip 1 GiB chunked", async () => rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "gzip", "transfer-encoding": "chunked" }, gzipBomb(gib)));
     assertRefused(answer);
   });
 
   it("unary, gzip: 60 MiB of zeros in 62 KB, under the compressed limit", async () => {
-    const answer = await rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "gzip" }, gzipBomb(60 * mib));
-    assertMemoryBounded("unary gzip 60 MiB");
+    const answer = await bounded("unary gzip 60 MiB", async () => rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "gzip" }, gzipBomb(60 * mib)));
     assertRefused(answer);
   });
 
   it("unary, brotli: 1 GiB of zeros in 2 KB", async () => {
-    const answer = await rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "br" }, await brotliBomb(gib));
-    assertMemoryBounded("unary brotli 1 GiB");
+    const answer = await bounded("unary brotli 1 GiB", async () => rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "br" }, await brotliBomb(gib)));
     assertRefused(answer);
   });
 
@@ -110,8 +116,7 @@ describe("request size: compression bombs and oversized bodies at /api/rpc", fun
   ] as const) {
     it(`the agent's stream over h2c, ${name}`, async () => {
       const bomb = encoding === "gzip" ? gzipBomb(bytes) : await brotliBomb(bytes);
-      const answer = await connectStreamCall(serve.port, agentPath, { [agentKeyHeader]: agentKey }, encoding, bomb);
-      assertMemoryBounded(`agent stream ${name}`);
+      const answer = await bounded(`agent stream ${name}`, () => connectStreamCall(serve.port, agentPath, { [agentKeyHeader]: agentKey }, encoding, bomb));
       assert.notEqual(answer.status, 500);
       assert.equal(answer.error?.code, "resource_exhausted", JSON.stringify(answer));
     });
