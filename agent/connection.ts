@@ -62,18 +62,18 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
   let heartbeat: NodeJS.Timeout | undefined;
   let silence: NodeJS.Timeout | undefined;
   let silenceLimitMs = 30_000;
-  let silenceSetFor = 0;
   const heard = () => {
-    // The same timer starts again (a welcome changes the limit, so then a new one).
-    if (silence && silenceSetFor === silenceLimitMs) return void silence.refresh();
-    clearTimeout(silence);
-    silenceSetFor = silenceLimitMs;
+    // The same timer starts again; a welcome, which changes the limit, drops it for a new one.
+    if (silence) return void silence.refresh();
     silence = setTimeout(() => abort.abort(new ConnectError(`Outpost sent nothing for ${silenceLimitMs / 1000} seconds`, Code.DeadlineExceeded)), silenceLimitMs);
   };
   const welcome = (value: Welcome) => {
     onWelcome();
     const everyMs = options.heartbeatMs ?? value.heartbeatSeconds * 1000;
     silenceLimitMs = 3 * everyMs;
+    clearTimeout(silence);
+    silence = undefined;
+    heard();
     heartbeat = setInterval(() => send({ case: "heartbeat", value: {} }), everyMs);
     deps.setLive({ welcome: value, send });
     const players = deps.players();

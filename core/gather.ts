@@ -34,6 +34,12 @@ export interface Gatherer<T, R> {
   flush(): Promise<void>;
 }
 
+/**
+ * The stallMs of the gatherers on core's pool: a statement of theirs normally answers in under a
+ * millisecond, so one without an answer after a second is taken as hung.
+ */
+export const stalledAfterMs = 1_000;
+
 /** Stalled batches (see stallMs) left running at once, besides the one under way. */
 export const maxStalled = 2;
 

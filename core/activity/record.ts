@@ -3,7 +3,7 @@ import { ActivityEvent } from "../db/entities.ts";
 import type { Caller } from "../context.ts";
 import type { Query } from "../db/statements.ts";
 import { randomUUID } from "node:crypto";
-import { createGatherer } from "../gather.ts";
+import { createGatherer, stalledAfterMs } from "../gather.ts";
 import { insertActivityEvents, type ActivityRow } from "./activity-queries.ts";
 import { classifyAction, type ActivityAction } from "./kinds.ts";
 
@@ -115,8 +115,8 @@ export function createActivityWriter(query: Query, maxBatch = 100, { gatherMs = 
       return failures;
     }
   };
-  // One hung connection must not stop every caller's event, only its own (core/gather.ts).
-  const events = createGatherer(write, { maxBatch, gatherMs, busyWithinMs, stallMs: 1_000 });
+  // One hung connection must not stop every caller's event, only its own batch's.
+  const events = createGatherer(write, { maxBatch, gatherMs, busyWithinMs, stallMs: stalledAfterMs });
   return {
     async append(actor, facts) {
       const failure = await events.submit(eventColumns(actor, facts));

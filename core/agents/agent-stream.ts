@@ -65,7 +65,8 @@ function silenceWatch(connection: AgentConnection) {
   let silence: NodeJS.Timeout | undefined;
   return {
     heard() {
-      clearTimeout(silence);
+      // Every message the agent sends starts the same timer again.
+      if (silence) return void silence.refresh();
       silence = setTimeout(
         () => connection.end(new ConnectError(`the agent sent nothing for ${silenceLimitMs / 1000} seconds`, Code.DeadlineExceeded)),
         silenceLimitMs,

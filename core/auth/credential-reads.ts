@@ -9,7 +9,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Statements } from "../db/statements.ts";
 import { SpanStatusCode, trace } from "@opentelemetry/api";
-import { createGatherer } from "../gather.ts";
+import { createGatherer, stalledAfterMs } from "../gather.ts";
 import { findApiKeys, findSessions, type ApiKeyRow, type CredentialLookup, type SessionRow, type WithServerAccess } from "./auth-queries.ts";
 
 export interface CredentialReads {
@@ -21,12 +21,10 @@ export interface CredentialReads {
 const maxBatch = 64;
 
 /**
- * How long a lookup statement may hold up the next (core/gather.ts): one hung connection must not
- * stop every call's lookup, only the lookups of its own statement…
+ * A lookup statement held up by a hung connection stops only its own lookups (core/gather.ts
+ * stalledAfterMs), which fail (unavailable) once it has had no answer for this long; the
+ * connection is dropped.
  */
-export const lookupStallMs = 1_000;
-
-/** …which fail (unavailable) once it has had no answer for this long, and the connection is dropped. */
 export const lookupTimeoutMs = 5_000;
 
 /**
@@ -38,11 +36,15 @@ function gathered<T>(find: (lookups: readonly CredentialLookup[]) => Promise<Arr
   const gatherer = createGatherer<CredentialLookup, T | undefined>(async (lookups) => {
     const distinct = new Map<string, number>();
     const asked: CredentialLookup[] = [];
-    for (const lookup of lookups) {
-      if (!distinct.has(key(lookup))) distinct.set(key(lookup), asked.push(lookup) - 1);
-    }
+    // Each lookup's position among the distinct ones asked.
+    const at = lookups.map((lookup) => {
+      const k = key(lookup);
+      let i = distinct.get(k);
+      if (i === undefined) distinct.set(k, (i = asked.push(lookup) - 1));
+      return i;
+    });
     const rows = await find(asked);
-    return lookups.map((lookup) => rows[distinct.get(key(lookup))!]);
+    return at.map((i) => rows[i]);
   }, { maxBatch, stallMs });
   // The statement is several calls', so it has no span of its own in a trace (core/gather.ts); each
   // call's trace shows how long it waited for its lookup instead.
@@ -62,9 +64,9 @@ function gathered<T>(find: (lookups: readonly CredentialLookup[]) => Promise<Arr
 
 /**
  * `em` must be outside any transaction (the root's fork): the lookups are nobody's unit of work.
- * The times are {@link lookupStallMs} and {@link lookupTimeoutMs} unless a test says otherwise.
+ * The times are {@link stalledAfterMs} and {@link lookupTimeoutMs} unless a test says otherwise.
  */
-export function createCredentialReads(statements: Statements, em: EntityManager, { stallMs = lookupStallMs, timeoutMs = lookupTimeoutMs } = {}): CredentialReads {
+export function createCredentialReads(statements: Statements, em: EntityManager, { stallMs = stalledAfterMs, timeoutMs = lookupTimeoutMs } = {}): CredentialReads {
   return {
     session: gathered((lookups) => findSessions(statements.on(em, { timeoutMs }), lookups), stallMs),
     apiKey: gathered((lookups) => findApiKeys(statements.on(em, { timeoutMs }), lookups), stallMs),
