@@ -55,6 +55,8 @@ export interface CoreConfig {
   gameIssuerUrl: string;
   /** The Account OAuth issuer identifier (ACCOUNT_BASE_URL's origin + "/api/auth"). */
   accountIssuerUrl: string;
+  /** ACCOUNT_BASE_URL's origin, without a trailing slash: where the dashboard is, and what links sent out are built on (core/public-url.ts). */
+  accountBaseUrl: string;
   /**
    * Hot statements may be named prepared statements, parsed once per connection: true on a
    * PostgreSQL server. Not on the embedded database, whose connections share one session (a

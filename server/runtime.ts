@@ -89,6 +89,7 @@ function coreConfig(config: Config, database: Database): CoreDeps["config"] {
     allowInsecureGameServers: config.allowInsecureGameServers,
     gameIssuerUrl: config.gameIssuerUrl.origin,
     accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),
+    accountBaseUrl: config.accountBaseUrl.origin,
     namedStatements: database.kind === "postgres",
     assistantModel: config.assistantModel,
   };

@@ -27,7 +27,7 @@ export interface DeliveryOutcome {
   durationMs: number;
 }
 
-export type DeliveryDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey">;
+export type DeliveryDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "config">;
 
 function retryAfter(outcome: OutboundOutcome): number | undefined {
   const raw = outcome.responseHeaders["retry-after"];
@@ -61,14 +61,14 @@ export async function deliverToIntegration(deps: DeliveryDeps, integration: Inte
   }
   switch (integration.kind) {
     case "discord":
-      return fromHttp(await deps.outbound.send({ url: credentials.url ?? "", headers: { "content-type": "application/json" }, body: discordPayload(message) }));
+      return fromHttp(await deps.outbound.send({ url: credentials.url ?? "", headers: { "content-type": "application/json" }, body: discordPayload(message, deps.config) }));
     case "webhook": {
       const body = webhookPayload(message);
       const headers = webhookHeaders(credentials.secret ?? "", message.id, new Date(), body);
       return fromHttp(await deps.outbound.send({ url: credentials.url ?? "", headers, body }));
     }
     case "email": {
-      const content = emailContent(message);
+      const content = emailContent(message, deps.config);
       const sent = await deps.mailer.send({ to: integration.recipients, ...content });
       return { ok: sent.ok, httpStatus: 0, error: sent.error, ...(!sent.ok && { failure: "smtp" as const }), retryable: !sent.ok && deps.mailer.configured, durationMs: sent.durationMs };
     }

@@ -31,6 +31,7 @@ import { normalizeEmail } from "../identity/identity-service.ts";
 import { recordActivity } from "../activity/record.ts";
 import { recordInOrganization } from "./organization-activity.ts";
 import { rateLimited, inMinutes } from "../ratelimit/rate-limited.ts";
+import { publicUrl } from "../public-url.ts";
 import {
   findInvitationById,
   findInvitationByToken,
@@ -70,7 +71,7 @@ function invitationToProto(row: InvitationRow): Invitation {
 
 /** Where the link takes its holder: the dashboard's accept page on ACCOUNT_BASE_URL. */
 function invitationLink(deps: InvitationDeps, token: string): string {
-  return `${new URL(deps.config.accountIssuerUrl).origin}/app/invitations/accept?token=${token}`;
+  return publicUrl(deps.config, `/app/invitations/accept?token=${token}`);
 }
 
 /** The invitation of a link; an unknown or malformed one is `not_found`. */

@@ -9,7 +9,7 @@ import { Migration0025Hardening } from "../../core/db/migrations/0025-hardening.
 import { keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { acmeWithMembers, type AcmeCast, type Account } from "../support/fixtures.ts";
-import { startHttpReceiver, startSmtpReceiver, verifyStandardWebhook, mailHeader, type HttpReceiver, type SmtpReceiver } from "../support/receivers.ts";
+import { startDiscordReceiver, startHttpReceiver, startSmtpReceiver, verifyStandardWebhook, mailHeader, mailText, type HttpReceiver, type SmtpReceiver } from "../support/receivers.ts";
 
 describe("integrations: Discord, signed webhooks and email", () => {
   let t: TestCore;
@@ -17,12 +17,15 @@ describe("integrations: Discord, signed webhooks and email", () => {
   let strict: TestCore;
   let cast: AcmeCast;
   let receiver: HttpReceiver;
+  /** Checks each body as Discord does, and answers 400 as Discord does to one it refuses. */
+  let discord: HttpReceiver;
   let smtp: SmtpReceiver;
   const api = (who: Account, core = t) => core.client(IntegrationsService, { session: who.token });
   const acme = { organizationSlug: "acme" };
 
   before(async () => {
     receiver = await startHttpReceiver();
+    discord = await startDiscordReceiver();
     smtp = await startSmtpReceiver();
     t = await startTestCore(testConfig, { outbound: { allowLocal: true, timeoutMs: 1000 }, smtp: { url: smtp.url, from: "Outpost <outpost@example.test>" } });
     const resolve = async (host: string) => (host === "hooks.example.test" ? [{ address: "127.0.0.1", family: 4 }] : [{ address: "93.184.216.34", family: 4 }]);
@@ -33,6 +36,7 @@ describe("integrations: Discord, signed webhooks and email", () => {
     await strict?.close();
     await t?.close();
     await receiver?.close();
+    await discord?.close();
     await smtp?.close();
   });
   beforeEach(() => {
@@ -128,18 +132,19 @@ describe("integrations: Discord, signed webhooks and email", () => {
   });
 
   describe("discord", () => {
-    it("posts a Discord-shaped payload to the webhook and hides the token of its URL", async () => {
-      const url = `${receiver.origin}/api/webhooks/123456789/s3cret-T0ken_value`;
+    it("posts a payload Discord accepts, linking to the integrations page by its absolute URL, and hides the token of its URL", async () => {
+      const url = `${discord.origin}/api/webhooks/123456789/s3cret-T0ken_value`;
       const { integration, secret } = await api(cast.owner).createIntegration({ ...acme, name: "Discord #ops", target: { case: "discord", value: { url } } });
       assert.equal(secret, "");
-      assert.equal(integration!.url, `${receiver.origin}/…alue`);
+      assert.equal(integration!.url, `${discord.origin}/…alue`);
       const rows = await t.orm.em.fork().getConnection().execute(`select * from integrations where id = ?`, [integration!.id]);
       assert.ok(!(JSON.stringify(rows[0]) + Buffer.from(rows[0].sealed_ciphertext).toString("latin1")).includes("s3cret-T0ken"));
       const events = await t.orm.em.fork().getConnection().execute(`select details from activity_events where target_id = ?`, [integration!.id]);
       assert.ok(!JSON.stringify(events).includes("s3cret-T0ken"));
+      discord.received.length = 0;
       const outcome = await api(cast.owner).testIntegration({ ...acme, integrationId: integration!.id });
       assert.equal(outcome.ok, true, outcome.error);
-      const [request] = receiver.received;
+      const [request] = discord.received;
       assert.equal(request.path, "/api/webhooks/123456789/s3cret-T0ken_value");
       assert.equal(request.headers["content-type"], "application/json");
       const body = JSON.parse(request.body);
@@ -150,10 +155,11 @@ describe("integrations: Discord, signed webhooks and email", () => {
       assert.ok(body.embeds[0].description.length <= 4096);
       assert.equal(typeof body.embeds[0].color, "number");
       assert.ok(!Number.isNaN(Date.parse(body.embeds[0].timestamp)));
+      assert.equal(body.embeds[0].url, "http://account.test/app/o/acme/integrations", "absolute, on ACCOUNT_BASE_URL");
     });
 
     it("refuses a URL that is not a Discord webhook", async () => {
-      const error = await rejectsWith(api(cast.owner).createIntegration({ ...acme, name: "x", target: { case: "discord", value: { url: `${receiver.origin}/not-discord` } } }), Code.InvalidArgument);
+      const error = await rejectsWith(api(cast.owner).createIntegration({ ...acme, name: "x", target: { case: "discord", value: { url: `${discord.origin}/not-discord` } } }), Code.InvalidArgument);
       assert.match(error.rawMessage, /Discord webhook URL/);
       await rejectsWith(api(cast.owner, strict).createIntegration({ ...acme, name: "x", target: { case: "discord", value: { url: "https://evil.example.com/api/webhooks/1/abc" } } }), Code.InvalidArgument);
     });
@@ -170,6 +176,7 @@ describe("integrations: Discord, signed webhooks and email", () => {
       assert.deepEqual(mail.to, ["ops@example.com", "oncall@example.com"]);
       assert.equal(mailHeader(mail.raw, "subject"), '[Outpost] Test message for "On-call"');
       assert.match(mail.raw, /the integration works/);
+      assert.ok(mailText(mail.raw).split("\n").includes("Open: http://account.test/app/o/acme/integrations"), "an absolute link, on ACCOUNT_BASE_URL");
     });
 
     it("is refused when the deployment has no SMTP server", async () => {

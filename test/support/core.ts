@@ -71,6 +71,7 @@ export const testConfig: CoreConfig = {
   allowInsecureGameServers: false,
   gameIssuerUrl: "http://game.test",
   accountIssuerUrl: "http://account.test/api/auth",
+  accountBaseUrl: "http://account.test",
   // What createTestDatabase opens; startTestCore sets it from the database it is given.
   namedStatements: Boolean(process.env.DATABASE_URL),
 };

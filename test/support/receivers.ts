@@ -1,8 +1,8 @@
 /**
  * Local receivers for outbound deliveries, written from the specifications and not from Outpost's
  * code: an HTTP receiver that can answer as told (2xx, 500, a redirect, never, or by closing the
- * connection), a Standard Webhooks signature check, and an SMTP server (smtp-server) that keeps
- * what it receives.
+ * connection), a Discord stand-in that checks an execute-webhook body as Discord documents it, a
+ * Standard Webhooks signature check, and an SMTP server (smtp-server) that keeps what it receives.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
@@ -28,15 +28,19 @@ export interface HttpReceiver {
   close(): Promise<void>;
 }
 
-export async function startHttpReceiver(behaviour: Behaviour = { status: 204 }): Promise<HttpReceiver> {
+/** An answer of the receiver's own, given before its behaviour (a refusal of a body it checks), or undefined. */
+export type Check = (request: Received) => { status: number; body: string; headers: Record<string, string> } | undefined;
+
+export async function startHttpReceiver(behaviour: Behaviour = { status: 204 }, check?: Check): Promise<HttpReceiver> {
   const sockets = new Set<Socket>();
   const receiver: HttpReceiver = { origin: "", port: 0, received: [], behaviour, close: async () => {} };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      receiver.received.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
-      const b = receiver.behaviour;
+      const request = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
+      receiver.received.push(request);
+      const b = check?.(request) ?? receiver.behaviour;
       if (b === "hang") return;
       if (b === "close") return req.socket.destroy();
       res.writeHead(b.status, b.headers ?? {});
@@ -56,6 +60,117 @@ export async function startHttpReceiver(behaviour: Behaviour = { status: 204 }):
       server.close(() => resolve());
     });
   return receiver;
+}
+
+/**
+ * A Discord webhook's stand-in: an HTTP receiver that checks each body as Discord's execute-webhook
+ * does and, for one Discord would refuse, answers as Discord does: 400 with code 50035 ("Invalid
+ * Form Body") and the errors by field. A body it accepts gets the receiver's behaviour (204, as
+ * Discord answers without `?wait=true`, unless told otherwise).
+ */
+export function startDiscordReceiver(behaviour: Behaviour = { status: 204 }): Promise<HttpReceiver> {
+  return startHttpReceiver(behaviour, (request) => {
+    let body: unknown;
+    try {
+      body = JSON.parse(request.body);
+    } catch {
+      return { status: 400, headers: { "content-type": "application/json" }, body: JSON.stringify({ code: 50109, message: "The request body contains invalid JSON." }) };
+    }
+    const errors = discordWebhookErrors(body);
+    if (!errors) return undefined;
+    return { status: 400, headers: { "content-type": "application/json" }, body: JSON.stringify({ code: 50035, errors, message: "Invalid Form Body" }) };
+  });
+}
+
+type FieldErrors = { [field: string]: FieldErrors } & { _errors?: Array<{ code: string; message: string }> };
+
+/**
+ * What Discord would refuse in an execute-webhook body, as its documentation states (Webhook
+ * resource, "Execute Webhook"; Message resource, "Embed Object" and "Embed Limits"), in Discord's
+ * own shape (`{embeds: {"0": {url: {_errors: [...]}}}}`); undefined when it would accept it.
+ * Lengths are counted in characters (code points). Checked: content (≤ 2,000) or embeds present;
+ * username 1–80; at most 10 embeds; per embed title ≤ 256, description ≤ 4,096, `url` (and the
+ * author's, the image's and the thumbnail's) an absolute http(s) URL, timestamp ISO 8601, color an
+ * integer 0–0xFFFFFF, footer text 1–2,048, author name 1–256, at most 25 fields each with a name
+ * 1–256 and a value 1–1,024; and the characters of all embeds' titles, descriptions, field names
+ * and values, footer texts and author names at most 6,000 together; `allowed_mentions.parse` only
+ * "roles", "users", "everyone".
+ */
+export function discordWebhookErrors(body: unknown): FieldErrors | undefined {
+  const errors: FieldErrors = {};
+  const add = (path: string[], code: string, message: string) => {
+    let node = errors;
+    for (const key of path) node = (node[key] ??= {} as FieldErrors);
+    (node._errors ??= []).push({ code, message });
+  };
+  const length = (value: unknown) => [...String(value)].length;
+  const text = (path: string[], value: unknown, min: number, max: number) => {
+    if (typeof value !== "string") return add(path, "BASE_TYPE_REQUIRED", "This field is required");
+    if (length(value) < min || length(value) > max) add(path, "BASE_TYPE_BAD_LENGTH", `Must be between ${min} and ${max} in length.`);
+  };
+  const url = (path: string[], value: unknown) => {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(String(value));
+    } catch {
+      return add(path, "URL_TYPE_INVALID_URL", "Not a well formed URL.");
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") add(path, "URL_TYPE_INVALID_SCHEME", `Scheme "${parsed.protocol.slice(0, -1)}" is not supported. Scheme must be one of ('http', 'https').`);
+  };
+  if (!body || typeof body !== "object" || Array.isArray(body)) {
+    add([], "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType");
+    return errors;
+  }
+  const message = body as Record<string, unknown>;
+  const embeds = message.embeds;
+  if (message.content === undefined && (!Array.isArray(embeds) || embeds.length === 0)) add([], "MESSAGE_EMPTY", "Cannot send an empty message");
+  if (message.content !== undefined) text(["content"], message.content, 0, 2000);
+  if (message.username !== undefined) text(["username"], message.username, 1, 80);
+  const parse = (message.allowed_mentions as { parse?: unknown } | undefined)?.parse;
+  if (parse !== undefined && (!Array.isArray(parse) || parse.some((p) => !["roles", "users", "everyone"].includes(p as string)))) {
+    add(["allowed_mentions", "parse"], "ENUM_TYPE_COERCE", "Value must be one of ('roles', 'users', 'everyone').");
+  }
+  if (embeds !== undefined) {
+    if (!Array.isArray(embeds)) add(["embeds"], "BASE_TYPE_ARRAY", "Must be an array.");
+    else if (embeds.length > 10) add(["embeds"], "BASE_TYPE_MAX_LENGTH", "Must be 10 or fewer in length.");
+    else {
+      let total = 0;
+      embeds.forEach((raw, i) => {
+        const at = (...path: string[]) => ["embeds", String(i), ...path];
+        const embed = (raw ?? {}) as Record<string, unknown>;
+        const footer = embed.footer as Record<string, unknown> | undefined;
+        const author = embed.author as Record<string, unknown> | undefined;
+        const fields = embed.fields as Array<Record<string, unknown>> | undefined;
+        if (embed.title !== undefined) text(at("title"), embed.title, 0, 256);
+        if (embed.description !== undefined) text(at("description"), embed.description, 0, 4096);
+        if (embed.url !== undefined) url(at("url"), embed.url);
+        if (embed.timestamp !== undefined && !(typeof embed.timestamp === "string" && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(embed.timestamp) && !Number.isNaN(Date.parse(embed.timestamp)))) {
+          add(at("timestamp"), "DATE_TIME_TYPE_PARSE", "Could not parse the timestamp. Should be ISO8601.");
+        }
+        if (embed.color !== undefined && !(Number.isInteger(embed.color) && (embed.color as number) >= 0 && (embed.color as number) <= 0xffffff)) add(at("color"), "NUMBER_TYPE_COERCE", "Value is not int.");
+        if (footer !== undefined) text(at("footer", "text"), footer.text, 1, 2048);
+        if (author !== undefined) {
+          text(at("author", "name"), author.name, 1, 256);
+          if (author.url !== undefined) url(at("author", "url"), author.url);
+        }
+        for (const media of ["image", "thumbnail"]) {
+          const m = embed[media] as Record<string, unknown> | undefined;
+          if (m !== undefined && !String(m.url).startsWith("attachment://")) url(at(media, "url"), m.url);
+        }
+        if (fields !== undefined) {
+          if (!Array.isArray(fields) || fields.length > 25) add(at("fields"), "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.");
+          else fields.forEach((f, j) => {
+            text(at("fields", String(j), "name"), f.name, 1, 256);
+            text(at("fields", String(j), "value"), f.value, 1, 1024);
+            total += length(f.name ?? "") + length(f.value ?? "");
+          });
+        }
+        total += length(embed.title ?? "") + length(embed.description ?? "") + length(footer?.text ?? "") + length(author?.name ?? "");
+      });
+      if (total > 6000) add(["embeds"], "BASE_TYPE_MAX_LENGTH", "Embed size exceeds maximum size of 6000");
+    }
+  }
+  return Object.keys(errors).length ? errors : undefined;
 }
 
 /**
@@ -115,6 +230,21 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.server.address() as AddressInfo).port;
   return { url: `smtp://127.0.0.1:${port}`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/**
+ * The text of a received single-part message, its transfer encoding undone (quoted-printable,
+ * base64 or none), lines ending in "\n".
+ */
+export function mailText(raw: string): string {
+  const [head, ...rest] = raw.split("\r\n\r\n");
+  const body = rest.join("\r\n\r\n");
+  const encoding = (mailHeader(head, "content-transfer-encoding") ?? "7bit").toLowerCase();
+  const bytes =
+    encoding === "base64" ? Buffer.from(body.replace(/\s+/g, ""), "base64")
+    : encoding === "quoted-printable" ? Buffer.from(body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))), "latin1")
+    : Buffer.from(body, "utf8");
+  return bytes.toString("utf8").replace(/\r\n/g, "\n");
 }
 
 /** A header of a received message, unfolded, with RFC 2047 encoded words (B and Q) decoded. */
