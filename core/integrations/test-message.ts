@@ -12,7 +12,8 @@ import type { OutgoingMessage } from "./payloads.ts";
 
 export function testMessage(organization: Organization, integration: Integration, caller: UserCaller, now: Date): OutgoingMessage {
   return {
-    id: `msg_${randomUUID().replaceAll("-", "")}`,
+    // A UUID, as an alert's id (its delivery's) is: `webhook-id` has one form (docs/alerts.md).
+    id: randomUUID(),
     type: "integration.test",
     title: `Test message for "${integration.name}"`,
     text: `${caller.user.email} sent this test from the organization ${organization.name} (${organization.slug}). If you can read it, the integration works.`,

@@ -8,6 +8,7 @@ import { rotateKeyEncryptionKey } from "../../core/keys/kek-rotation.ts";
 import { Migration0025Hardening } from "../../core/db/migrations/0025-hardening.ts";
 import { keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { rejectsWith } from "../support/errors.ts";
+import { isUuid } from "../../contract/uuid.ts";
 import { acmeWithMembers, type AcmeCast, type Account } from "../support/fixtures.ts";
 import { startDiscordReceiver, startHttpReceiver, startSmtpReceiver, verifyStandardWebhook, mailHeader, mailText, type HttpReceiver, type SmtpReceiver } from "../support/receivers.ts";
 
@@ -81,6 +82,7 @@ describe("integrations: Discord, signed webhooks and email", () => {
       assert.equal(request.path, "/hooks/outpost?token=Q-s3cret", "the delivery goes to the full URL");
       assert.equal(request.headers["content-type"], "application/json");
       assert.equal(request.headers["webhook-id"], outcome.messageId);
+      assert.ok(isUuid(outcome.messageId), `a UUID, as an alert's webhook-id (its delivery's id) is: ${outcome.messageId}`);
       assert.ok(verifyStandardWebhook(secret, request.headers, request.body), "the signature verifies");
       assert.ok(!verifyStandardWebhook(secret, request.headers, request.body.replace("acme", "acmf")), "an altered body does not");
       const envelope = JSON.parse(request.body);

@@ -433,7 +433,7 @@ export declare type TestIntegrationResponse = Message<"outpost.integrations.v1.T
   error: string;
 
   /**
-   * The delivery's id: a webhook's `webhook-id` header.
+   * The test message's id (a UUID): the `webhook-id` header a webhook received it with.
    *
    * @generated from field: string message_id = 4;
    */
