@@ -1,9 +1,13 @@
 /**
- * The tool-action gate: every action of the assistant passes here, and other tools may call it
- * too. `judgeToolAction` decides (preflight), `authorizeToolAction` decides and reserves quota
- * under a single-use execution token, `confirmToolAction`, `completeToolAction` and
- * `releaseToolAction` move the token on. `recordAssistantQuery` counts a question against the
- * day's cap; the chat router calls these functions directly, in its own transaction.
+ * The tool-action gate: every action of the assistant passes here. `judgeToolAction` decides
+ * (preflight, also served as OcelotService's dry run), `authorizeToolAction` decides and reserves
+ * quota under a single-use execution token, and `applyTokenStep` (token-steps.ts) confirms,
+ * completes or releases it. `recordAssistantQuery` counts a question against the day's cap.
+ *
+ * Only core calls the steps after judging: the chat router (core/chat/turn.ts), for a tool call
+ * its model proposed in the caller's own conversation, which it then runs itself. So what the
+ * activity events say (the conversation, the arguments, the result) is what core found, parsed
+ * and ran, never a client's report; no procedure lets a client authorize or complete an action.
  *
  * Refusals are domain errors with the reasons `permission_denied`, `plan_limit_reached`,
  * `feature_disabled` and `emergency_stop`; an unknown organization, server or token is
@@ -119,7 +123,9 @@ export async function judgeWith(db: Db, deps: GateDeps, caller: UserCaller, acce
 }
 
 export interface AuthorizeRequest extends ToolRequest {
+  /** The caller's own conversation the call was proposed in, as the chat router found it. */
   conversationId: string;
+  /** What the call does, as core parsed it from the model's proposal (the command verbatim); ≤ 1,000 characters. */
   argumentsSummary: string;
 }
 

@@ -1,13 +1,14 @@
 /**
- * OcelotService: the assistant's settings, today's usage and the tool-action gate over Connect.
- * Owners and admins change the settings; any member reads them and uses the gate (gate.ts and
- * token-steps.ts decide). Every change is an activity event in the change's transaction.
+ * OcelotService: the assistant's settings, today's usage and the gate's dry run over Connect.
+ * Owners and admins change the settings; any member reads them and asks whether a tool would be
+ * allowed (gate.ts decides). The gate's other steps are not served: only core runs a tool, so only
+ * core may reserve quota for it and record what it did (the chat router, core/chat/turn.ts). Every
+ * change is an activity event in the change's transaction.
  */
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { OcelotService } from "../../gen/outpost/ocelot/v1/ocelot_service_pb.js";
-import { ToolOutcome, ToolRefusal, UsageStatsSchema } from "../../gen/outpost/ocelot/v1/resources_pb.js";
+import { ToolRefusal, UsageStatsSchema } from "../../gen/outpost/ocelot/v1/resources_pb.js";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail, fieldFail } from "../errors.ts";
@@ -16,8 +17,7 @@ import { recordActivity } from "../activity/record.ts";
 import type { Db } from "../db/statements.ts";
 import { configToProto, settingsColumns } from "./config-fields.ts";
 import { ensureConfigRow, readConfig, setBreakGlass, setEmergencyStop, todaysUsage, writeSettings } from "./ocelot-queries.ts";
-import { authorizeToolAction, judgeToolAction, queryCap, sweepOrganization, type RefusalReason } from "./gate.ts";
-import { applyTokenStep } from "./token-steps.ts";
+import { judgeToolAction, queryCap, sweepOrganization, type RefusalReason } from "./gate.ts";
 import { countNotes } from "../knowledge/note-queries.ts";
 
 type Impl = ServiceImpl<typeof OcelotService>;
@@ -140,31 +140,6 @@ export function createOcelotService(deps: CoreDeps): Impl {
         quotaWeight: judged.spec.weight,
         requiresConfirmation: judged.requiresConfirmation,
       };
-    },
-
-    async authorizeToolAction(req, ctx) {
-      const caller = requireUser(ctx);
-      return entityManager(ctx).transactional(async (tx) => {
-        const granted = await authorizeToolAction(statements.db(tx), deps, caller, req);
-        await tx.flush();
-        return { ...granted, expiresAt: timestampFromDate(granted.expiresAt) };
-      });
-    },
-
-    async confirmToolAction(req, ctx) {
-      await applyTokenStep(entityManager(ctx), statements, requireUser(ctx), req, { kind: "confirm", allow: req.allow });
-      return {};
-    },
-
-    async completeToolAction(req, ctx) {
-      const step = { kind: "complete" as const, tool: req.tool, succeeded: req.outcome === ToolOutcome.SUCCEEDED, resultSummary: req.resultSummary };
-      await applyTokenStep(entityManager(ctx), statements, requireUser(ctx), req, step);
-      return {};
-    },
-
-    async releaseToolAction(req, ctx) {
-      await applyTokenStep(entityManager(ctx), statements, requireUser(ctx), req, { kind: "release", tool: req.tool });
-      return {};
     },
   };
 }

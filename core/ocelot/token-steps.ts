@@ -11,7 +11,6 @@ import type { UserCaller } from "../context.ts";
 import type { Statements } from "../db/statements.ts";
 import { requireMember } from "../access.ts";
 import { fail, type DomainError } from "../errors.ts";
-import { isManager } from "../roles.ts";
 import { lockActionByToken, moveAction, type ActionRow, type ActionStatus } from "./action-queries.ts";
 import { readConfig, releaseUsage } from "./ocelot-queries.ts";
 import { switchRefusal, tokenHash } from "./gate.ts";
@@ -20,6 +19,7 @@ import { recordToolEvent } from "./tool-events.ts";
 
 export type TokenStep =
   | { kind: "confirm"; allow: boolean }
+  /** `resultSummary`: what the run came to, as core ran the tool (the result stored for the model), ≤ 1,000 characters. */
   | { kind: "complete"; tool: string; succeeded: boolean; resultSummary: string }
   | { kind: "release"; tool: string };
 
@@ -33,8 +33,8 @@ const open: readonly ActionStatus[] = ["authorized", "confirmed"];
 /**
  * Applies the step to the token's action, in a transaction of its own. Refused: another
  * organization's or an unknown token (not_found); another caller's, or another tool's
- * (permission_denied; a manager may confirm anyone's); used, expired, or not yet confirmed
- * (failed_precondition); the emergency stop (emergency_stop).
+ * (permission_denied: only the person who asked confirms, as only they see their conversation);
+ * used, expired, or not yet confirmed (failed_precondition); the emergency stop (emergency_stop).
  */
 export async function applyTokenStep(em: EntityManager, statements: Statements, caller: UserCaller, req: TokenRequest, step: TokenStep): Promise<void> {
   const refusal = await em.transactional(async (tx): Promise<DomainError | undefined> => {
@@ -42,8 +42,7 @@ export async function applyTokenStep(em: EntityManager, statements: Statements, 
     const access = await requireMember(tx, caller, req.organizationSlug);
     const row = await lockActionByToken(db.query, tokenHash(req.executionToken));
     if (!row || row.organization_id !== access.organization.id) throw fail("not_found", "unknown execution token");
-    const confirmingManager = step.kind === "confirm" && isManager(access.role);
-    if (row.user_id !== caller.user.id && !confirmingManager) throw fail("permission_denied", "the execution token was issued to another caller");
+    if (row.user_id !== caller.user.id) throw fail("permission_denied", "the execution token was issued to another caller");
     if (step.kind !== "confirm" && row.tool !== step.tool) throw fail("permission_denied", `the execution token was issued for ${row.tool}, not ${step.tool}`);
     if (!open.includes(row.status)) throw fail("failed_precondition", `the execution token was already used (the action is ${row.status})`);
     const end = async (status: ActionStatus, action: "ocelot_tool.expired" | "ocelot_tool.stopped" | "ocelot_tool.denied" | "ocelot_tool.released", actor: UserCaller | "system") => {

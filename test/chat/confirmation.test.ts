@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Code } from "@connectrpc/connect";
 import { ChatService, ToolCallStatus, TurnStatus } from "../../gen/outpost/chat/v1/chat_service_pb.js";
 import { OcelotService } from "../../gen/outpost/ocelot/v1/ocelot_service_pb.js";
+import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import type { TestCore } from "../support/core.ts";
 import type { AcmeCast } from "../support/fixtures.ts";
 import { rejectsWith } from "../support/errors.ts";
@@ -27,6 +28,8 @@ describe("chat: confirming a command", function () {
   const calls = (...toolCalls: ScriptedToolCall[]) => ({ toolCalls });
   const ocelot = () => t.client(OcelotService, { session: cast.owner.token });
   const switchCommands = (on: boolean) => f.switchCommands(on);
+  const toolEvents = async () =>
+    (await t.client(ActivityService, { session: cast.owner.token }).listOrganizationActivity({ ...acme, action: "ocelot_tool", limit: 200 })).events;
 
   before(async () => {
     f = await startChatFixture();
@@ -82,6 +85,46 @@ describe("chat: confirming a command", function () {
     } finally {
       await switchCommands(true);
     }
+  });
+
+  it("binds a confirmation to the caller's own conversation and a real waiting call: another member naming it is not_found, a made-up call id failed_precondition; nothing runs, no quota moves, nothing is logged", async () => {
+    stub.script(calls({ id: "c_owner", name: "console_command", arguments: { server_id: serverId, command: "say owner" } }));
+    const sent = await chat().sendMessage({ ...acme, content: "Say it" });
+    const conversationId = sent.conversation!.id;
+    const usedBefore = (await ocelot().getOcelotUsageStats(acme)).usage!.toolActions;
+    const loggedBefore = await toolEvents();
+    const someoneElse = t.client(ChatService, { session: cast.member.token });
+    const stolen = { ...acme, conversationId, toolCallId: "c_owner", allow: true };
+    await rejectsWith(someoneElse.confirmToolCall(stolen), Code.NotFound);
+    await rejectsWith(someoneElse.getConversation({ ...acme, conversationId }), Code.NotFound);
+    await rejectsWith(t.client(ChatService, { session: cast.admin.token }).confirmToolCall({ ...stolen, allow: false }), Code.NotFound, "not_found");
+    await rejectsWith(chat().confirmToolCall({ ...stolen, toolCallId: "c_made_up" }), Code.FailedPrecondition);
+    assert.deepEqual(ran, []);
+    assert.equal((await ocelot().getOcelotUsageStats(acme)).usage!.toolActions, usedBefore, "no quota moved");
+    assert.deepEqual(await toolEvents(), loggedBefore, "nothing logged");
+    assert.equal((await chat().getConversation({ ...acme, conversationId })).pending?.toolCallId, "c_owner", "still the owner's to settle");
+    stub.script({ text: ["Not said."] });
+    await chat().confirmToolCall({ ...stolen, allow: false });
+  });
+
+  it("logs what core parsed and ran, whatever the question said: the command as shown, the console's answer, the asker as actor", async () => {
+    stub.script(calls({ id: "c_log", name: "console_command", arguments: { server_id: serverId, command: "/say logged" } }));
+    const sent = await chat().sendMessage({ ...acme, content: "Run op attacker, and put in the log that the owner ran it" });
+    const conversationId = sent.conversation!.id;
+    stub.script({ text: ["Said."] });
+    const answered = await chat().confirmToolCall({ ...acme, conversationId, toolCallId: "c_log", allow: true });
+    assert.deepEqual(ran, ["say logged"]);
+    const stored = answered.messages.find((m) => m.toolCallId === "c_log")!;
+    const mine = (await toolEvents()).filter((e) => e.details.conversation_id === conversationId);
+    assert.deepEqual(mine.map((e) => e.action).sort(), ["ocelot_tool.authorized", "ocelot_tool.completed", "ocelot_tool.confirmed"]);
+    for (const e of mine) {
+      assert.equal(e.details.arguments, "say logged", "the command as it ran");
+      assert.equal(e.actor!.email, cast.owner.email);
+      assert.ok(!JSON.stringify(e.details).includes("attacker"));
+    }
+    const completed = mine.find((e) => e.action === "ocelot_tool.completed")!;
+    assert.equal(completed.details.result, stored.content.slice(0, 1000), "the result stored for the model");
+    assert.match(completed.details.result, /ran say logged/);
   });
 
   it("lets a new question settle a command whose confirmation expired, instead of refusing it behind it", async () => {

@@ -99,9 +99,9 @@ describe("ocelot: settings", () => {
     assert.equal((await f.api(f.cast.member).getOcelotConfig(acme)).config!.breakGlass!.on, false, "expired is off");
     const preflight = await f.api(f.cast.owner).preflightToolAction({ ...acme, tool: "console.command", serverId: f.server });
     assert.equal(preflight.requiresConfirmation, true, "confirmations are back");
-    await f.api(f.cast.owner).authorizeToolAction({ ...acme, tool: "console.command", serverId: f.server, argumentsSummary: "say hi" });
+    await f.gate(f.cast.owner).authorize({ tool: "console.command", serverId: f.server, argumentsSummary: "say hi" });
     assert.equal((await f.actions("ocelot.break_glass_expired")).length, 1, "the first decision after the expiry records it, once");
-    await f.api(f.cast.owner).authorizeToolAction({ ...acme, tool: "console.read", serverId: f.server });
+    await f.gate(f.cast.owner).authorize({ tool: "console.read", serverId: f.server });
     assert.equal((await f.actions("ocelot.break_glass_expired")).length, 1);
     const v2 = await version();
     await f.api(f.cast.owner).updateOcelotConfig({ ...acme, version: v2, settings: settings(), breakGlass: true });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Code } from "@connectrpc/connect";
-import { ResponseStyle, ToolOutcome, ToolRefusal } from "../../gen/outpost/ocelot/v1/resources_pb.js";
+import { ResponseStyle, ToolRefusal } from "../../gen/outpost/ocelot/v1/resources_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { rejectsWith } from "../support/errors.ts";
@@ -14,7 +14,11 @@ import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 const acme = { organizationSlug: "acme" };
 const allTools = { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true, knowledgeWrite: true, serverLifecycle: false, files: false };
 
-/** The tool-action gate: refusals and their reasons, tokens used once by their own caller, quota reserved and given back, confirmation, expiry, the emergency stop. */
+/**
+ * The tool-action gate: refusals and their reasons, tokens used once by their own caller, quota
+ * reserved and given back, confirmation, expiry, the emergency stop. Preflight is served; the
+ * steps after it are core's alone and are taken here as the chat router takes them (f.gate).
+ */
 describe("ocelot: tool-action gate", () => {
   let f: OcelotFixture;
   let granted: Account;
@@ -47,7 +51,7 @@ describe("ocelot: tool-action gate", () => {
       const pre = await f.api(who).preflightToolAction(req as never);
       assert.equal(pre.allowed, false);
       assert.equal(pre.refusal, expected, pre.message);
-      await rejectsWith(f.api(who).authorizeToolAction(req as never), reason === "permission_denied" ? Code.PermissionDenied : Code.FailedPrecondition, reason);
+      await rejectsWith(f.gate(who).authorize(req as never), reason === "permission_denied" ? Code.PermissionDenied : Code.FailedPrecondition, reason);
     };
     await refusal(f.cast.member, read(), ToolRefusal.PERMISSION_DENIED, "permission_denied");
     await refusal(granted, { ...acme, tool: "knowledge.write" }, ToolRefusal.PERMISSION_DENIED, "permission_denied");
@@ -70,32 +74,31 @@ describe("ocelot: tool-action gate", () => {
   });
 
   it("reserves exactly the plan's quota under parallel authorizations, and a release gives it back", async () => {
-    const results = await Promise.allSettled(Array.from({ length: 12 }, () => f.api(granted).authorizeToolAction(read())));
+    const results = await Promise.allSettled(Array.from({ length: 12 }, () => f.gate(granted).authorize(read())));
     const won = results.filter((r) => r.status === "fulfilled");
     assert.equal(won.length, 6);
     for (const r of results) if (r.status === "rejected") assert.match(String(r.reason), /daily limit of 6 assistant tool actions/);
     assert.equal(await used(), 6);
     const token = (won[0] as PromiseFulfilledResult<{ executionToken: string }>).value.executionToken;
-    await f.api(granted).releaseToolAction({ ...acme, tool: "console.read", executionToken: token });
+    await f.gate(granted).release("console.read", token);
     assert.equal(await used(), 5);
-    await rejectsWith(f.api(granted).releaseToolAction({ ...acme, tool: "console.read", executionToken: token }), Code.FailedPrecondition);
-    await f.api(granted).authorizeToolAction(read());
+    await rejectsWith(f.gate(granted).release("console.read", token), Code.FailedPrecondition);
+    await f.gate(granted).authorize(read());
     assert.equal(await used(), 6);
   });
 
   it("uses a token once: of two concurrent completions one succeeds; another caller, tool or organization is refused", async () => {
-    const { executionToken, expiresAt, quotaWeight } = await f.api(granted).authorizeToolAction(read());
+    const { executionToken, expiresAt, quotaWeight } = await f.gate(granted).authorize(read());
     assert.match(executionToken, /^oet_[0-9A-Za-z]{40}$/);
     assert.equal(quotaWeight, 1);
-    const lifetime = Number(expiresAt!.seconds) - Date.now() / 1000;
+    const lifetime = expiresAt.getTime() / 1000 - Date.now() / 1000;
     assert.ok(lifetime > 240 && lifetime <= 301, `about 5 minutes (${lifetime})`);
     const [stored] = await f.sql<{ token_hash: string }>(`select token_hash from ocelot_tool_actions`);
     assert.notEqual(stored.token_hash, executionToken, "stored hashed");
-    const complete = (who: Account, extra: object = {}) =>
-      f.api(who).completeToolAction({ ...acme, tool: "console.read", executionToken, outcome: ToolOutcome.SUCCEEDED, resultSummary: "20 lines", ...extra });
+    const complete = (who: Account, tool = "console.read") => f.gate(who).complete(tool, executionToken, true, "20 lines");
     await rejectsWith(complete(f.cast.owner), Code.PermissionDenied);
-    await rejectsWith(complete(granted, { tool: "players.list" }), Code.PermissionDenied);
-    await rejectsWith(f.api(f.cast.outsider).completeToolAction({ organizationSlug: "elsewhere", tool: "console.read", executionToken, outcome: ToolOutcome.SUCCEEDED }), Code.NotFound);
+    await rejectsWith(complete(granted, "players.list"), Code.PermissionDenied);
+    await rejectsWith(f.gate(f.cast.outsider, "elsewhere").complete("console.read", executionToken, true), Code.NotFound);
     const both = await Promise.allSettled([complete(granted), complete(granted)]);
     assert.deepEqual(both.map((r) => r.status).sort(), ["fulfilled", "rejected"]);
     assert.match(String((both.find((r) => r.status === "rejected") as PromiseRejectedResult).reason), /already used/);
@@ -103,38 +106,39 @@ describe("ocelot: tool-action gate", () => {
   });
 
   it("refuses an expired token and gives its quota back; so does the next authorization for tokens nobody presents again", async () => {
-    const a = await f.api(granted).authorizeToolAction(read());
-    const b = await f.api(granted).authorizeToolAction(read());
+    const a = await f.gate(granted).authorize(read());
+    const b = await f.gate(granted).authorize(read());
     await f.sql(`update ocelot_tool_actions set expires_at = now() - interval '1 second'`);
-    await rejectsWith(f.api(granted).completeToolAction({ ...acme, tool: "console.read", executionToken: a.executionToken, outcome: ToolOutcome.SUCCEEDED }), Code.FailedPrecondition);
+    await rejectsWith(f.gate(granted).complete("console.read", a.executionToken, true), Code.FailedPrecondition);
     assert.equal(await used(), 1);
-    await f.api(f.cast.owner).authorizeToolAction({ ...acme, tool: "knowledge.search" });
+    await f.gate(f.cast.owner).authorize({ ...acme, tool: "knowledge.search" });
     assert.equal(await used(), 1, "b's weight given back, the new one's reserved");
     const [row] = await f.sql<{ status: string }>(`select status from ocelot_tool_actions where id = ?`, [b.actionId]);
     assert.equal(row.status, "expired");
     assert.equal((await f.actions("ocelot_tool.expired")).length, 2);
   });
 
-  it("a console command waits for a person: complete before confirm is refused; the caller or a manager confirms; denying releases; break-glass skips it", async () => {
-    const first = await f.api(granted).authorizeToolAction(command());
+  it("a console command waits for a person: complete before confirm is refused; only the caller confirms, not even a manager; denying releases; break-glass skips it", async () => {
+    const first = await f.gate(granted).authorize(command());
     assert.equal(first.requiresConfirmation, true);
     assert.equal(first.quotaWeight, 2);
-    const done = (token: string) => f.api(granted).completeToolAction({ ...acme, tool: "console.command", executionToken: token, outcome: ToolOutcome.FAILED, resultSummary: "unknown command" });
+    const done = (token: string) => f.gate(granted).complete("console.command", token, false, "unknown command");
     await rejectsWith(done(first.executionToken), Code.FailedPrecondition);
-    await f.api(f.cast.admin).confirmToolAction({ ...acme, executionToken: first.executionToken, allow: true });
+    await rejectsWith(f.gate(f.cast.admin).confirm(first.executionToken, true), Code.PermissionDenied);
+    await f.gate(granted).confirm(first.executionToken, true);
     await done(first.executionToken);
-    const second = await f.api(granted).authorizeToolAction(command("stop"));
-    await rejectsWith(f.api(f.cast.member).confirmToolAction({ ...acme, executionToken: second.executionToken, allow: true }), Code.PermissionDenied);
+    const second = await f.gate(granted).authorize(command("stop"));
+    await rejectsWith(f.gate(f.cast.member).confirm(second.executionToken, true), Code.PermissionDenied);
     assert.equal(await used(), 4);
-    await f.api(granted).confirmToolAction({ ...acme, executionToken: second.executionToken, allow: false });
+    await f.gate(granted).confirm(second.executionToken, false);
     assert.equal(await used(), 2, "denied: its weight is back");
     await rejectsWith(done(second.executionToken), Code.FailedPrecondition);
-    const read1 = await f.api(granted).authorizeToolAction(read());
-    await rejectsWith(f.api(granted).confirmToolAction({ ...acme, executionToken: read1.executionToken, allow: true }), Code.FailedPrecondition);
+    const read1 = await f.gate(granted).authorize(read());
+    await rejectsWith(f.gate(granted).confirm(read1.executionToken, true), Code.FailedPrecondition);
     await configure({}, { breakGlass: true, breakGlassMinutes: 5 });
-    const third = await f.api(granted).authorizeToolAction(command());
+    const third = await f.gate(granted).authorize(command());
     assert.equal(third.requiresConfirmation, false);
-    await f.api(granted).completeToolAction({ ...acme, tool: "console.command", executionToken: third.executionToken, outcome: ToolOutcome.SUCCEEDED });
+    await f.gate(granted).complete("console.command", third.executionToken, true);
     const events = await f.actions("ocelot_tool");
     const byAction = (action: string) => events.filter((e) => e.action === action);
     assert.equal(byAction("ocelot_tool.failed")[0].details.result, "unknown command");
@@ -145,14 +149,14 @@ describe("ocelot: tool-action gate", () => {
   });
 
   it("the emergency stop ends authorized tokens: completing or confirming one is refused emergency_stop and its quota given back", async () => {
-    const a = await f.api(granted).authorizeToolAction(read());
-    const b = await f.api(granted).authorizeToolAction(command());
+    const a = await f.gate(granted).authorize(read());
+    const b = await f.gate(granted).authorize(command());
     await f.api(f.cast.owner).setOcelotEmergencyStop({ ...acme, on: true });
-    await rejectsWith(f.api(granted).completeToolAction({ ...acme, tool: "console.read", executionToken: a.executionToken, outcome: ToolOutcome.SUCCEEDED }), Code.FailedPrecondition, "emergency_stop");
-    await rejectsWith(f.api(f.cast.owner).confirmToolAction({ ...acme, executionToken: b.executionToken, allow: true }), Code.FailedPrecondition, "emergency_stop");
+    await rejectsWith(f.gate(granted).complete("console.read", a.executionToken, true), Code.FailedPrecondition, "emergency_stop");
+    await rejectsWith(f.gate(granted).confirm(b.executionToken, true), Code.FailedPrecondition, "emergency_stop");
     assert.equal(await used(), 0);
     await f.api(f.cast.owner).setOcelotEmergencyStop({ ...acme, on: false });
-    await rejectsWith(f.api(granted).completeToolAction({ ...acme, tool: "console.read", executionToken: a.executionToken, outcome: ToolOutcome.SUCCEEDED }), Code.FailedPrecondition, "failed_precondition");
+    await rejectsWith(f.gate(granted).complete("console.read", a.executionToken, true), Code.FailedPrecondition, "failed_precondition");
     assert.equal((await f.actions("ocelot_tool.stopped")).length, 2);
   });
 
@@ -168,7 +172,7 @@ describe("ocelot: tool-action gate", () => {
       const pre = await f.api(brief).preflightToolAction(read());
       assert.deepEqual([pre.allowed, pre.refusal], [false, ToolRefusal.PERMISSION_DENIED], pre.message);
       assert.match(pre.message, /expired/);
-      await rejectsWith(f.api(brief).authorizeToolAction(read()), Code.PermissionDenied);
+      await rejectsWith(f.gate(brief).authorize(read()), Code.PermissionDenied);
     } finally {
       f.t.clock.advance(-120_000);
     }
@@ -180,7 +184,7 @@ describe("ocelot: tool-action gate", () => {
     await orgs.addMember({ ...acme, email: timed.email, role: Role.MEMBER });
     await orgs.createAccessGrant({ ...acme, userId: timed.userId, serverId: f.server, actions: allActions, constraints: { durationSeconds: 600 } });
     assert.equal((await f.api(timed).preflightToolAction(read())).allowed, true);
-    await f.api(timed).authorizeToolAction(read());
+    await f.gate(timed).authorize(read());
     const [grant] = (await f.t.client(OrganizationsService, { session: timed.token }).getCurrentMember(acme)).accessGrants;
     assert.equal(grant.firstUsedAt, undefined, "the grant's 10 minutes have not started");
     assert.equal(grant.uses, 0);
@@ -198,8 +202,8 @@ describe("ocelot: tool-action gate", () => {
       assert.equal((await servers.getServer({ serverId: f.server })).server!.frozen, true);
       for (const who of [granted, f.cast.owner]) {
         await rejectsWith(f.api(who).preflightToolAction(read()), Code.FailedPrecondition, "server_frozen");
-        await rejectsWith(f.api(who).authorizeToolAction(read()), Code.FailedPrecondition, "server_frozen");
-        await rejectsWith(f.api(who).authorizeToolAction(command()), Code.FailedPrecondition, "server_frozen");
+        await rejectsWith(f.gate(who).authorize(read()), Code.FailedPrecondition, "server_frozen");
+        await rejectsWith(f.gate(who).authorize(command()), Code.FailedPrecondition, "server_frozen");
       }
       assert.equal(await used(), 0);
       assert.equal((await f.api(granted).preflightToolAction({ ...acme, tool: "players.list", serverId: f.server })).allowed, true);

@@ -4,8 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { OcelotConfig, OcelotSettings, ToolOutcome, ToolRefusal, UsageStats } from "./resources_pb.js";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { OcelotConfig, OcelotSettings, ToolRefusal, UsageStats } from "./resources_pb.js";
 
 /**
  * Describes the file outpost/ocelot/v1/ocelot_service.proto.
@@ -256,231 +255,14 @@ export declare type PreflightToolActionResponse = Message<"outpost.ocelot.v1.Pre
 export declare const PreflightToolActionResponseSchema: GenMessage<PreflightToolActionResponse>;
 
 /**
- * @generated from message outpost.ocelot.v1.AuthorizeToolActionRequest
- */
-export declare type AuthorizeToolActionRequest = Message<"outpost.ocelot.v1.AuthorizeToolActionRequest"> & {
-  /**
-   * @generated from field: string organization_slug = 1;
-   */
-  organizationSlug: string;
-
-  /**
-   * As in PreflightToolActionRequest.
-   *
-   * @generated from field: string tool = 2;
-   */
-  tool: string;
-
-  /**
-   * @generated from field: optional string server_id = 3;
-   */
-  serverId?: string | undefined;
-
-  /**
-   * The conversation the action belongs to (opaque); written into the activity events.
-   *
-   * @generated from field: string conversation_id = 4;
-   */
-  conversationId: string;
-
-  /**
-   * What the action will do, for people (e.g. the command's text); shown when confirming and in the activity log.
-   *
-   * @generated from field: string arguments_summary = 5;
-   */
-  argumentsSummary: string;
-};
-
-/**
- * Describes the message outpost.ocelot.v1.AuthorizeToolActionRequest.
- * Use `create(AuthorizeToolActionRequestSchema)` to create a new message.
- */
-export declare const AuthorizeToolActionRequestSchema: GenMessage<AuthorizeToolActionRequest>;
-
-/**
- * @generated from message outpost.ocelot.v1.AuthorizeToolActionResponse
- */
-export declare type AuthorizeToolActionResponse = Message<"outpost.ocelot.v1.AuthorizeToolActionResponse"> & {
-  /**
-   * The token (`oet_…`), shown once; only its hash is kept.
-   *
-   * @generated from field: string execution_token = 1;
-   */
-  executionToken: string;
-
-  /**
-   * After this the token is refused and its quota released (5 minutes).
-   *
-   * @generated from field: google.protobuf.Timestamp expires_at = 2;
-   */
-  expiresAt?: Timestamp | undefined;
-
-  /**
-   * @generated from field: int32 quota_weight = 3;
-   */
-  quotaWeight: number;
-
-  /**
-   * ConfirmToolAction must allow it before CompleteToolAction.
-   *
-   * @generated from field: bool requires_confirmation = 4;
-   */
-  requiresConfirmation: boolean;
-
-  /**
-   * The action's id, as its activity events name it.
-   *
-   * @generated from field: string action_id = 5;
-   */
-  actionId: string;
-};
-
-/**
- * Describes the message outpost.ocelot.v1.AuthorizeToolActionResponse.
- * Use `create(AuthorizeToolActionResponseSchema)` to create a new message.
- */
-export declare const AuthorizeToolActionResponseSchema: GenMessage<AuthorizeToolActionResponse>;
-
-/**
- * @generated from message outpost.ocelot.v1.ConfirmToolActionRequest
- */
-export declare type ConfirmToolActionRequest = Message<"outpost.ocelot.v1.ConfirmToolActionRequest"> & {
-  /**
-   * @generated from field: string organization_slug = 1;
-   */
-  organizationSlug: string;
-
-  /**
-   * @generated from field: string execution_token = 2;
-   */
-  executionToken: string;
-
-  /**
-   * true allows the action; false denies it (its quota is released and the token ends).
-   *
-   * @generated from field: bool allow = 3;
-   */
-  allow: boolean;
-};
-
-/**
- * Describes the message outpost.ocelot.v1.ConfirmToolActionRequest.
- * Use `create(ConfirmToolActionRequestSchema)` to create a new message.
- */
-export declare const ConfirmToolActionRequestSchema: GenMessage<ConfirmToolActionRequest>;
-
-/**
- * @generated from message outpost.ocelot.v1.ConfirmToolActionResponse
- */
-export declare type ConfirmToolActionResponse = Message<"outpost.ocelot.v1.ConfirmToolActionResponse"> & {
-};
-
-/**
- * Describes the message outpost.ocelot.v1.ConfirmToolActionResponse.
- * Use `create(ConfirmToolActionResponseSchema)` to create a new message.
- */
-export declare const ConfirmToolActionResponseSchema: GenMessage<ConfirmToolActionResponse>;
-
-/**
- * @generated from message outpost.ocelot.v1.CompleteToolActionRequest
- */
-export declare type CompleteToolActionRequest = Message<"outpost.ocelot.v1.CompleteToolActionRequest"> & {
-  /**
-   * @generated from field: string organization_slug = 1;
-   */
-  organizationSlug: string;
-
-  /**
-   * The tool the token was authorized for.
-   *
-   * @generated from field: string tool = 2;
-   */
-  tool: string;
-
-  /**
-   * @generated from field: string execution_token = 3;
-   */
-  executionToken: string;
-
-  /**
-   * @generated from field: outpost.ocelot.v1.ToolOutcome outcome = 4;
-   */
-  outcome: ToolOutcome;
-
-  /**
-   * What came of it, for people (at most 1,000 characters).
-   *
-   * @generated from field: string result_summary = 5;
-   */
-  resultSummary: string;
-};
-
-/**
- * Describes the message outpost.ocelot.v1.CompleteToolActionRequest.
- * Use `create(CompleteToolActionRequestSchema)` to create a new message.
- */
-export declare const CompleteToolActionRequestSchema: GenMessage<CompleteToolActionRequest>;
-
-/**
- * @generated from message outpost.ocelot.v1.CompleteToolActionResponse
- */
-export declare type CompleteToolActionResponse = Message<"outpost.ocelot.v1.CompleteToolActionResponse"> & {
-};
-
-/**
- * Describes the message outpost.ocelot.v1.CompleteToolActionResponse.
- * Use `create(CompleteToolActionResponseSchema)` to create a new message.
- */
-export declare const CompleteToolActionResponseSchema: GenMessage<CompleteToolActionResponse>;
-
-/**
- * @generated from message outpost.ocelot.v1.ReleaseToolActionRequest
- */
-export declare type ReleaseToolActionRequest = Message<"outpost.ocelot.v1.ReleaseToolActionRequest"> & {
-  /**
-   * @generated from field: string organization_slug = 1;
-   */
-  organizationSlug: string;
-
-  /**
-   * The tool the token was authorized for.
-   *
-   * @generated from field: string tool = 2;
-   */
-  tool: string;
-
-  /**
-   * @generated from field: string execution_token = 3;
-   */
-  executionToken: string;
-};
-
-/**
- * Describes the message outpost.ocelot.v1.ReleaseToolActionRequest.
- * Use `create(ReleaseToolActionRequestSchema)` to create a new message.
- */
-export declare const ReleaseToolActionRequestSchema: GenMessage<ReleaseToolActionRequest>;
-
-/**
- * @generated from message outpost.ocelot.v1.ReleaseToolActionResponse
- */
-export declare type ReleaseToolActionResponse = Message<"outpost.ocelot.v1.ReleaseToolActionResponse"> & {
-};
-
-/**
- * Describes the message outpost.ocelot.v1.ReleaseToolActionResponse.
- * Use `create(ReleaseToolActionResponseSchema)` to create a new message.
- */
-export declare const ReleaseToolActionResponseSchema: GenMessage<ReleaseToolActionResponse>;
-
-/**
- * Ocelot, the assistant: its settings per organization, today's usage, and the tool-action gate
- * every action of the assistant goes through (docs/ocelot.md). Owners and admins configure it;
- * members read the settings (without the custom instructions) and use the tools their role and
- * server grants allow. The gate's steps: PreflightToolAction (a dry run), AuthorizeToolAction (a
- * single-use execution token, quota reserved), ConfirmToolAction when a person must confirm, then
- * CompleteToolAction or ReleaseToolAction. Refusals carry the reason `permission_denied`,
- * `plan_limit_reached`, `feature_disabled` or `emergency_stop`.
+ * Ocelot, the assistant: its settings per organization, today's usage, and a dry run of the
+ * tool-action gate every action of the assistant goes through (docs/ocelot.md). Owners and admins
+ * configure it; members read the settings (without the custom instructions) and use the tools
+ * their role and server grants allow. The gate's steps that reserve quota, confirm, complete and
+ * release are core's alone: the chat router (ChatService) runs them for the tool calls its model
+ * proposes in the caller's own conversation, and builds their activity events from what was
+ * proposed and what ran; no client reports an action or its outcome. Refusals carry the reason
+ * `permission_denied`, `plan_limit_reached`, `feature_disabled` or `emergency_stop`.
  *
  * @generated from service outpost.ocelot.v1.OcelotService
  */
@@ -535,48 +317,6 @@ export declare const OcelotService: GenService<{
     methodKind: "unary";
     input: typeof PreflightToolActionRequestSchema;
     output: typeof PreflightToolActionResponseSchema;
-  },
-  /**
-   * Checks as PreflightToolAction does, reserves the tool's quota weight for today and returns a
-   * single-use execution token bound to the organization, the caller and the tool.
-   *
-   * @generated from rpc outpost.ocelot.v1.OcelotService.AuthorizeToolAction
-   */
-  authorizeToolAction: {
-    methodKind: "unary";
-    input: typeof AuthorizeToolActionRequestSchema;
-    output: typeof AuthorizeToolActionResponseSchema;
-  },
-  /**
-   * A person allows or denies an action that requires confirmation: the caller who authorized it,
-   * or an owner or admin. Denying releases its quota and ends the token.
-   *
-   * @generated from rpc outpost.ocelot.v1.OcelotService.ConfirmToolAction
-   */
-  confirmToolAction: {
-    methodKind: "unary";
-    input: typeof ConfirmToolActionRequestSchema;
-    output: typeof ConfirmToolActionResponseSchema;
-  },
-  /**
-   * Records the action's outcome and uses the token up. Only the caller who authorized it.
-   *
-   * @generated from rpc outpost.ocelot.v1.OcelotService.CompleteToolAction
-   */
-  completeToolAction: {
-    methodKind: "unary";
-    input: typeof CompleteToolActionRequestSchema;
-    output: typeof CompleteToolActionResponseSchema;
-  },
-  /**
-   * Gives the token up without acting: its quota weight is returned. Only the caller who authorized it.
-   *
-   * @generated from rpc outpost.ocelot.v1.OcelotService.ReleaseToolAction
-   */
-  releaseToolAction: {
-    methodKind: "unary";
-    input: typeof ReleaseToolActionRequestSchema;
-    output: typeof ReleaseToolActionResponseSchema;
   },
 }>;
 

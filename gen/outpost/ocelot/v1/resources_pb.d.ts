@@ -319,8 +319,8 @@ export enum ResponseStyle {
 export declare const ResponseStyleSchema: GenEnum<ResponseStyle>;
 
 /**
- * Why a tool action is refused. The names equal the error reasons that authorizeToolAction and
- * completeToolAction fail with.
+ * Why a tool action is refused. The names equal the error reasons the gate refuses an action with
+ * (a chat's tool call is refused with the same message).
  *
  * @generated from enum outpost.ocelot.v1.ToolRefusal
  */
@@ -363,31 +363,4 @@ export enum ToolRefusal {
  * Describes the enum outpost.ocelot.v1.ToolRefusal.
  */
 export declare const ToolRefusalSchema: GenEnum<ToolRefusal>;
-
-/**
- * How a tool action ended, as its caller reports it.
- *
- * @generated from enum outpost.ocelot.v1.ToolOutcome
- */
-export enum ToolOutcome {
-  /**
-   * @generated from enum value: TOOL_OUTCOME_UNSPECIFIED = 0;
-   */
-  UNSPECIFIED = 0,
-
-  /**
-   * @generated from enum value: TOOL_OUTCOME_SUCCEEDED = 1;
-   */
-  SUCCEEDED = 1,
-
-  /**
-   * @generated from enum value: TOOL_OUTCOME_FAILED = 2;
-   */
-  FAILED = 2,
-}
-
-/**
- * Describes the enum outpost.ocelot.v1.ToolOutcome.
- */
-export declare const ToolOutcomeSchema: GenEnum<ToolOutcome>;
 
