@@ -3,6 +3,7 @@
  * message the contract refuses would make Outpost end the stream, and reconnecting could not help.
  */
 import { maxPlayersPerMessage } from "../contract/request-limits.ts";
+import { offLineCharacter, visibleLine } from "../contract/one-line.ts";
 import { isUuid } from "../contract/uuid.ts";
 
 export interface Player {
@@ -16,7 +17,9 @@ export const maxPlayers = maxPlayersPerMessage;
 /** Why a player would be refused by the contract's rules, if it would. */
 export function playerProblem(player: Player): string | undefined {
   if (!isUuid(player.uuid)) return `"${player.uuid}" is not a UUID`;
-  if (!/^\S{1,32}$/.test(player.name)) return `"${player.name}" is not a player name (1 to 32 characters, no spaces)`;
+  if (!/^\S{1,32}$/.test(player.name) || offLineCharacter(player.name)) {
+    return `"${visibleLine(player.name)}" is not a player name (1 to 32 characters, no spaces, control characters or bidirectional text controls)`;
+  }
   return undefined;
 }
 

@@ -3,12 +3,14 @@
  * (whoever registers the client), a server's name, a player's name. Minecraft's § formatting codes
  * (`§k` scrambles the rest of the line), control characters and bidirectional text controls could
  * hide or reorder what follows, above all the app's host, the prompt's defence against phishing.
- * Client names with them are refused (the contract's `game_oauth_client.name.displayable` rule);
- * this strips them from any text shown, names stored before that rule included.
+ * Client names with them are refused (the contract's `one_line` and
+ * `game_oauth_client.name.no_formatting_codes` rules); this strips them from any text shown, names
+ * stored before those rules included.
  */
+import { notOnOneLine } from "../../contract/one-line.ts";
 
 /** A § with the code it starts, or one character that formats or controls instead of showing. */
-const hiding = /§.?|[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gsu;
+const hiding = new RegExp(`§.?|${notOnOneLine.source}`, "gsu");
 
 /** `text` without what could hide or reorder what follows it, spaces collapsed; `fallback` if nothing is left. */
 export function shownText(text: string, fallback = "(unnamed)"): string {

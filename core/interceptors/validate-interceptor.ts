@@ -1,7 +1,22 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { create, ScalarType, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { pathToString } from "@bufbuild/protobuf/reflect";
 import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
-import { createValidator, violationsToProto } from "@bufbuild/protovalidate";
+import { violationsToProto, type Violation } from "@bufbuild/protovalidate";
+import { createContractValidator, patternWords } from "../../contract/validation.ts";
+
+/** Each violation's message as a person reads it: a pattern's in words. */
+function reworded(violations: Violation[]): Violation[] {
+  for (const v of violations) {
+    if (v.ruleId !== "string.pattern") continue;
+    const field = v.field.findLast((e) => e.kind === "field");
+    if (field) v.message = patternWords(field);
+  }
+  return violations;
+}
+
+/** One line for the error's message: each violation as "field: what it must be". */
+const describe = (violations: readonly Violation[]) => violations.map((v) => `${pathToString(v.field) || "request"}: ${v.message}`).join("; ");
 
 /**
  * The path of the first string field holding a NUL character, which PostgreSQL cannot store in
@@ -52,17 +67,17 @@ function nulStringPath(desc: DescMessage, message: Message, prefix = ""): string
 
 /**
  * A check of one message against the buf.validate rules in the proto (and the NUL rule above)
- * that throws `invalid_argument` naming each field, with a buf.validate.Violations detail.
- * Streaming handlers run it on each message they receive.
+ * that throws `invalid_argument` naming each field and, in words, what it must be ("command: must
+ * be one line, without control characters or bidirectional text controls"), with a
+ * buf.validate.Violations detail. Streaming handlers run it on each message they receive.
  */
 export function createMessageCheck(): (desc: DescMessage, message: Message) => void {
-  const validator = createValidator();
+  const validator = createContractValidator();
   return (desc, message) => {
     const result = validator.validate(desc, message);
     if (result.kind === "invalid") {
-      const [violations, schema] = violationsToProto(result.violations);
-      const text = result.violations.map((v) => v.toString()).join("; ");
-      throw new ConnectError(text, Code.InvalidArgument, undefined, [{ desc: schema, value: violations }]);
+      const [violations, schema] = violationsToProto(reworded(result.violations));
+      throw new ConnectError(describe(result.violations), Code.InvalidArgument, undefined, [{ desc: schema, value: violations }]);
     }
     if (result.kind === "error") throw result.error;
     const nul = nulStringPath(desc, message);

@@ -164,7 +164,7 @@ describe("wrap's console commands", () => {
     assert.deepEqual(await gone.handler("list", new AbortController().signal), { success: false, output: [], error: "the game server is not running" });
   });
 
-  it("writes nothing but one line of text: a command with a control character or a line separator fails unwritten", async () => {
+  it("writes nothing but one line of text: a command with a control character, a line separator or a bidirectional control fails unwritten", async () => {
     const written: string[] = [];
     const runner = createConsoleRunner((line) => (written.push(line), true), () => {});
     const signal = new AbortController().signal;
@@ -177,11 +177,13 @@ describe("wrap's console commands", () => {
       ["say a\u0085op me", "0085"],
       ["say a\top me", "0009"],
       ["say a\u0000", "0000"],
+      ["say \u202eem po", "202E"],
+      ["say \u2066op\u2069", "2066"],
     ]) {
       const run = await runner.handler(command, signal);
       assert.equal(run.success, false, JSON.stringify(command));
       assert.deepEqual(run.output, []);
-      assert.match(run.error!, new RegExp(`control characters or line separators \\(U\\+${code} at position \\d+\\)`));
+      assert.match(run.error!, new RegExp(`control characters, line separators or bidirectional text controls \\(U\\+${code} at position \\d+\\)`));
     }
     assert.deepEqual(written, [], "nothing reached the server's stdin");
   });

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, type DescMessage, type DescService } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { createValidator } from "@bufbuild/protovalidate";
+import { createContractValidator as createValidator } from "../../contract/validation.ts";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
@@ -222,6 +222,9 @@ describe("http api: openapi document", function () {
     assert.equal(properties.slug.minLength, 3);
     assert.equal(properties.slug.maxLength, 40);
     assert.equal(properties.slug.pattern, "^[a-z0-9]+(-[a-z0-9]+)*$");
+    // Each rule is also said in the words the service answers with.
+    assert.match(properties.slug.description as string, /Must be lower-case letters and digits/);
+    assert.match(properties.name.description as string, /Must not begin or end with a space\. Must be one line, without control characters or bidirectional text controls\./);
     assert.equal(operation(doc, "/api/http/organizations/createOrganization").requestBody?.required, true);
     assert.equal(operation(doc, "/api/http/auth/revokeApiKey").requestBody?.required, true);
 
@@ -235,6 +238,10 @@ describe("http api: openapi document", function () {
       [{ name: "Acme", slug: "ac" }, false],
       [{ name: "Acme", slug: "a".repeat(41) }, false],
       [{ name: " Acme", slug: "acme" }, false],
+      [{ name: "Acme\u001b]0;owned\u0007", slug: "acme" }, false],
+      [{ name: "Acme\rGames", slug: "acme" }, false],
+      [{ name: "Acme \u202eemag", slug: "acme" }, false],
+      [{ name: "שלום Games", slug: "acme" }, true],
       [{ name: "A".repeat(81), slug: "acme" }, false],
       [{ slug: "acme" }, false],
       [{ name: "Acme" }, false],

@@ -158,21 +158,27 @@ describe("servers: console commands", function () {
     assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["offline", "no_console"]);
   });
 
-  it("refuses a command over 1,000 characters, with a control character or a line separator, or empty, with 400", async () => {
+  it("refuses a command over 1,000 characters, with a control character, a line separator or a bidirectional control, or empty, with 400", async () => {
     const server = await createServer("Strict");
     const ran: string[] = [];
     await connect(server.key, { console: async (command) => (ran.push(command), echo!(command, new AbortController().signal)) });
     assert.equal((await execute(server.id, "x".repeat(1000))).status, 200, "1,000 characters is fine");
     assert.equal((await execute(server.id, "say héllo wörld ✓ 👍")).status, 200, "any printable text is fine");
     const controls = ["say one\nop me", "say one\r", "say \u001b[2J", "say a\u2028op me", "say a\u2029b", "say a\u0085b", "say\ttab", "say \u0000", "say \u007f", "say \u009b2J"];
-    for (const command of ["x".repeat(1001), ...controls, "", "   ", "/", "/  "]) {
+    const bidi = ["say \u202eevil", "say a\u202ab", "say \u2066op\u2069", "say a\u200fb", "say a\u061cb"];
+    for (const command of ["x".repeat(1001), ...controls, ...bidi, "", "   ", "/", "/  "]) {
       const res = await execute(server.id, command);
       assert.equal(res.status, 400, JSON.stringify(command));
       assert.equal(res.body.code, "invalid_argument");
     }
+    // What the caller reads is words naming the field, never the rule's regular expression.
+    const newline = await execute(server.id, "say one\nop me");
+    assert.equal(newline.body.message, "command: must be one line, without control characters or bidirectional text controls");
+    assert.deepEqual(newline.body.details, [{ field: "command", message: "must be one line, without control characters or bidirectional text controls", rule: "string.one_line" }]);
+    assert.equal((await execute(server.id, "   ")).body.message, "command: must hold something besides spaces");
     assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["ok", "ok"], "bad input is no console command");
     assert.deepEqual(ran, ["x".repeat(1000), "say héllo wörld ✓ 👍"]);
-    for (const command of controls) {
+    for (const command of [...controls, ...bidi]) {
       assert.throws(() => consoleCommandText(command), (error: DomainError) => error.reason === "invalid_argument", "core refuses it too, behind the contract");
     }
   });

@@ -195,6 +195,19 @@ describe("servers: create, list, get, rename, delete, agent keys", () => {
       assert.equal((await servers(owner).getServer({ serverId: survival })).server?.name, "Survival");
     });
 
+    it("refuses a name with a control character or a bidirectional control, on creation and on rename, saying so in words", async () => {
+      const oneLine = "name: must be one line, without control characters or bidirectional text controls";
+      for (const name of ["Lobby\u001b]0;owned\u0007", "Lobby\u001b[2J", "Lob\rby", "Lob\u000bby", "Lobby\u0085x", "Lobby \u202eevil", "Lobby\u2066x\u2069"]) {
+        const renamed = await rejectsWith(servers(owner).updateServer({ serverId: survival, name }), Code.InvalidArgument);
+        assert.equal(renamed.rawMessage, oneLine, JSON.stringify(name));
+        const created = await rejectsWith(servers(owner).createServer({ organizationSlug: "acme", name, game: Game.MINECRAFT }), Code.InvalidArgument);
+        assert.equal(created.rawMessage, oneLine, JSON.stringify(name));
+      }
+      assert.equal((await servers(owner).getServer({ serverId: survival })).server?.name, "Survival");
+      assert.equal((await servers(owner).updateServer({ serverId: survival, name: "שרת Survival" })).server?.name, "שרת Survival", "right-to-left names need no controls");
+      await servers(owner).updateServer({ serverId: survival, name: "Survival" });
+    });
+
     it("regenerates the agent key: new prefix, new hash, the old hash gone", async () => {
       const before = (await servers(owner).getServer({ serverId: survival })).server!;
       const [{ agent_key_hash: oldHash }] = await sql(`select agent_key_hash from servers where id = ?`, [survival]);

@@ -3,7 +3,7 @@
  * becomes keywords, the rest a sentence in `notes` that the caller appends to the description.
  * The rules are checked by the server in any case; the schema only tells clients ahead of time.
  */
-import { isFieldSet, type DescEnum, type DescField } from "@bufbuild/protobuf";
+import { getExtension, isFieldSet, type DescEnum, type DescField } from "@bufbuild/protobuf";
 import {
   KnownRegex,
   MapRulesSchema,
@@ -16,6 +16,9 @@ import {
   type StringRules,
   type TimestampRules,
 } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
+import { one_line } from "../../../gen/outpost/validate/v1/rules_pb.js";
+import { notOnOneLine } from "../../../contract/one-line.ts";
+import { oneLineWords, patternWords } from "../../../contract/validation.ts";
 import { enumValueName, enumValueNames } from "../json.ts";
 import type { JsonSchema } from "./document.ts";
 import { ecmaPattern, enumValuePasses, excludesRange, numericRules, ruleSet, stringRulesSet, type NumericRules } from "./validate-rules.ts";
@@ -25,7 +28,7 @@ import { ecmaPattern, enumValuePasses, excludesRange, numericRules, ruleSet, str
  * value's schema, CEL rules included (as notes: JSON Schema cannot run them).
  */
 export function applyFieldRules(schema: JsonSchema, rules: FieldRules, notes: string[], field: DescField): void {
-  applyValueRules(schema, rules, notes);
+  applyValueRules(schema, rules, notes, field);
   for (const rule of rules.cel) notes.push(rule.message ? `${rule.message.replace(/\.?$/, ".")}` : `Checked by the rule "${rule.id}".`);
   if (rules.celExpression.length) notes.push(`Further checks apply to \`${field.jsonName}\`.`);
 }
@@ -53,11 +56,11 @@ export function allowedEnumNames(desc: DescEnum, rules: EnumRules | undefined): 
 }
 
 /** The rules for one value, by the value's type. */
-function applyValueRules(schema: JsonSchema, rules: FieldRules, notes: string[]): void {
+function applyValueRules(schema: JsonSchema, rules: FieldRules, notes: string[], field: DescField): void {
   const type = rules.type;
   switch (type.case) {
     case "string":
-      applyStringRules(schema, type.value, notes);
+      applyStringRules(schema, type.value, notes, field);
       return;
     case "bool":
       if (ruleSet(rules, "const")) schema.const = type.value.const;
@@ -143,8 +146,20 @@ const wellKnownNotes: Record<string, string> = {
   protobufDotFqn: "Must be a fully-qualified protobuf name with a leading dot.",
 };
 
-/** String rules on a string's schema (a field's, an item's, or a map's keys'). */
-export function applyStringRules(schema: JsonSchema, rules: StringRules, notes: string[]): void {
+/** "must be one line" → "Must be one line." */
+const sentence = (words: string) => `${words[0].toUpperCase()}${words.slice(1).replace(/\.?$/, ".")}`;
+
+/** A second pattern where the schema has one already: both must match. */
+function addPattern(schema: JsonSchema, pattern: string): void {
+  if (schema.pattern === undefined) schema.pattern = pattern;
+  else schema.allOf = [...((schema.allOf as JsonSchema[] | undefined) ?? []), { pattern }];
+}
+
+/**
+ * String rules on a string's schema (a field's, an item's, or a map's keys'). A field's pattern is
+ * also said in the contract's words for it, as the service says it when refusing a value.
+ */
+export function applyStringRules(schema: JsonSchema, rules: StringRules, notes: string[], field?: DescField): void {
   const set = stringRulesSet(rules);
   if (set("const")) schema.const = rules.const;
   if (set("len")) {
@@ -155,7 +170,12 @@ export function applyStringRules(schema: JsonSchema, rules: StringRules, notes: 
   if (set("maxLen")) schema.maxLength = Number(rules.maxLen);
   if (set("pattern")) {
     if (ecmaPattern(rules.pattern)) schema.pattern = rules.pattern;
-    else notes.push(`Must match the RE2 pattern \`${rules.pattern}\`.`);
+    if (field) notes.push(sentence(patternWords(field)));
+    else if (!ecmaPattern(rules.pattern)) notes.push(`Must match the RE2 pattern \`${rules.pattern}\`.`);
+  }
+  if (getExtension(rules, one_line)) {
+    addPattern(schema, `^[^${notOnOneLine.source.slice(1, -1)}]*$`);
+    notes.push(sentence(oneLineWords));
   }
   if (set("prefix")) notes.push(`Must start with "${rules.prefix}".`);
   if (set("suffix")) notes.push(`Must end with "${rules.suffix}".`);

@@ -238,9 +238,9 @@ export declare type ExecuteConsoleCommandRequest = Message<"outpost.servers.v1.E
   serverId: string;
 
   /**
-   * As typed on the console: one line, with no control character (Unicode Cc: line breaks, tabs,
-   * ESC, U+0085...) nor line or paragraph separator (U+2028, U+2029), and something besides spaces;
-   * a leading "/" is dropped.
+   * As typed on the console: one line (no control character such as a line break, a tab, ESC or
+   * U+0085, no line or paragraph separator, no bidirectional text control) with something besides
+   * spaces; a leading "/" is dropped.
    *
    * @generated from field: string command = 2;
    */
