@@ -15,6 +15,7 @@ import { PlayerAuth, commandProblem, playerProblem, startAgent, type AgentEvent,
 import { defaultAuth } from "./server-properties.ts";
 import { wrap } from "./wrap.ts";
 import { secretPrefixes } from "../contract/secrets.ts";
+import { visibleLine } from "../contract/one-line.ts";
 
 const usage = `usage: outpost-agent <command>
 
@@ -48,6 +49,14 @@ const exit = { accepted: 0, refused: 1, usage: 2, unreachable: 3, confirming: 4 
 class UsageError extends Error {}
 
 class AgentFailure extends Error {}
+
+/**
+ * One line to the operator's terminal. What it says comes from Outpost in part (a server's name,
+ * a reply, an error), so control and bidirectional characters in it are shown as escapes rather
+ * than acted on: an ESC in a renamed server's name must not clear the screen or set the title.
+ */
+const say = (line: string) => console.log(visibleLine(line));
+const complain = (line: string) => console.error(visibleLine(line));
 
 const games: Record<string, Game> = { minecraft: Game.MINECRAFT, hytale: Game.HYTALE };
 const auths: Record<string, PlayerAuth> = { online: PlayerAuth.ONLINE, proxy: PlayerAuth.PROXY, offline: PlayerAuth.OFFLINE, insecure: PlayerAuth.INSECURE };
@@ -96,9 +105,9 @@ function describe(error: unknown, url: string): string {
 function printEvent(event: AgentEvent, url: string): void {
   if (event.kind === "connected") {
     const { serverName, organizationSlug } = event.welcome;
-    console.log(`connected to ${url}: server "${serverName}" of ${organizationSlug}`);
+    say(`connected to ${url}: server "${serverName}" of ${organizationSlug}`);
   } else if (event.kind === "disconnected") {
-    console.log(`disconnected (${event.error.rawMessage}); reconnecting in ${(event.retryInMs / 1000).toFixed(1)} s`);
+    say(`disconnected (${event.error.rawMessage}); reconnecting in ${(event.retryInMs / 1000).toFixed(1)} s`);
   }
 }
 
@@ -125,18 +134,18 @@ async function run(args: string[]): Promise<number> {
       if (list) {
         const players = parsePlayers(list[1]);
         agent.setPlayers(players);
-        console.log(`players online: ${players.length}`);
+        say(`players online: ${players.length}`);
         return;
       }
       const match = /^(\S+)\s+(\S+)\s+(.+)$/.exec(line);
       if (!match) throw new UsageError(lineUsage);
       const player = { name: match[1], uuid: match[2] };
       agent.playCommand(player, match[3]).then(
-        (reply) => console.log(`[to ${player.name}] ${reply.message}`),
-        (error) => console.error(`error: ${(error as Error).message}`),
+        (reply) => say(`[to ${player.name}] ${reply.message}`),
+        (error) => complain(`error: ${(error as Error).message}`),
       );
     } catch (error) {
-      console.error(`error: ${(error as Error).message}`);
+      complain(`error: ${(error as Error).message}`);
     }
   });
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -171,10 +180,10 @@ async function simulate(args: string[]): Promise<number> {
     await agent.connected();
     agent.setPlayers([player]);
     let reply = await agent.playCommand(player, text);
-    console.log(reply.message);
+    say(reply.message);
     if (reply.confirmation && values.confirm) {
       reply = await agent.confirm(player);
-      console.log(reply.message);
+      say(reply.message);
     }
     return reply.accepted ? exit.accepted : reply.confirmation ? exit.confirming : exit.refused;
   } catch (error) {
@@ -237,10 +246,11 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error) => {
     if (error instanceof UsageError) {
-      console.error(`error: ${error.message}\n\n${usage}`);
+      complain(`error: ${error.message}`);
+      console.error(`\n${usage}`);
       process.exit(exit.usage);
     }
-    console.error(`error: ${error instanceof AgentFailure ? error.message : (error as Error).message}`);
+    complain(`error: ${error instanceof AgentFailure ? error.message : (error as Error).message}`);
     process.exit(exit.unreachable);
   },
 );

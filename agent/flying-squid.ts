@@ -11,6 +11,7 @@
  *   createMCServer({ …, plugins: { "<outpost>/agent/flying-squid.ts": { url, key } } })
  */
 import { commandForms, commandName } from "../contract/login-command.ts";
+import { visibleLine } from "../contract/one-line.ts";
 import { readFileSync } from "node:fs";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
@@ -141,10 +142,10 @@ function logEvent(serv: SquidServer, url: string, link: Link, event: AgentEvent)
   if (event.kind === "connected") {
     link.state = "connected";
     const { serverName, organizationSlug } = event.welcome;
-    serv.info(`[Outpost] connected to ${url}: server "${serverName}" of ${organizationSlug}`);
+    serv.info(`[Outpost] connected to ${url}: server "${visibleLine(serverName)}" of ${visibleLine(organizationSlug)}`);
   } else if (event.kind === "disconnected") {
     link.state = "disconnected";
-    serv.warn(`[Outpost] disconnected (${event.error.rawMessage}); reconnecting in ${(event.retryInMs / 1000).toFixed(1)} s`);
+    serv.warn(`[Outpost] disconnected (${visibleLine(event.error.rawMessage)}); reconnecting in ${(event.retryInMs / 1000).toFixed(1)} s`);
   } else if (event.error) {
     link.state = "refused";
     serv.err(`[Outpost] ${describeRefusal(event.error, url)}; players cannot sign in here until the server restarts with a working key`);
@@ -152,8 +153,9 @@ function logEvent(serv: SquidServer, url: string, link: Link, event: AgentEvent)
 }
 
 function describeRefusal(error: ConnectError, url: string): string {
-  if (error.code === Code.Unavailable || error.code === Code.DeadlineExceeded) return `cannot reach Outpost at ${url}: ${error.rawMessage}`;
-  return `Outpost refused the agent: ${error.rawMessage}`;
+  const why = visibleLine(error.rawMessage);
+  if (error.code === Code.Unavailable || error.code === Code.DeadlineExceeded) return `cannot reach Outpost at ${url}: ${why}`;
+  return `Outpost refused the agent: ${why}`;
 }
 
 /**
@@ -168,7 +170,7 @@ async function playOutpostCommand(serv: SquidServer, agent: Agent, link: Link, p
     try {
       player.chat({ text: message });
     } catch (error) {
-      serv.warn(`[Outpost] could not tell ${who.name}: ${(error as Error).message}`);
+      serv.warn(`[Outpost] could not tell ${who.name}: ${visibleLine((error as Error).message)}`);
     }
   };
   if (commandProblem(who, text)) return tell(`Usage: ${commandForms}`);
@@ -178,7 +180,7 @@ async function playOutpostCommand(serv: SquidServer, agent: Agent, link: Link, p
     const reply = await agent.playCommand(who, text, link.state === "connected" ? 15_000 : 5_000);
     tell(reply.message);
   } catch (error) {
-    serv.warn(`[Outpost] ${who.name}'s ${text.split(" ").slice(0, 2).join(" ")} got no answer: ${(error as Error).message}`);
+    serv.warn(`[Outpost] ${who.name}'s ${visibleLine(text.split(" ").slice(0, 2).join(" "))} got no answer: ${visibleLine((error as Error).message)}`);
     tell("Outpost cannot be reached right now. Try again in a minute.");
   }
 }

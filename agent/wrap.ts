@@ -20,6 +20,7 @@ import { createConsoleRunner } from "./wrap-console.ts";
 import { createPlayersSession, refusedMessage, unreachableMessage, type PlayersSession } from "./wrap-players.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { handleStopSignals } from "./wrap-signals.ts";
+import { visibleLine } from "../contract/one-line.ts";
 
 export interface WrapOptions {
   /** How to reach Outpost (the console handler is the wrapper's own). */
@@ -47,7 +48,7 @@ export async function wrap(options: WrapOptions): Promise<number> {
   process.once("exit", killOnExit);
 
   let outpost: "connected" | "away" | "refused" = "away";
-  const runner = createConsoleRunner(server.writeLine, (command) => note(`Outpost runs a console command: ${command}`));
+  const runner = createConsoleRunner(server.writeLine, (command) => note(`Outpost runs a console command: ${visibleLine(command)}`));
   const agent = startAgent({ ...options.agent, console: runner.handler }, (event) => {
     outpost = event.kind === "connected" ? "connected" : event.kind === "stopped" && event.error ? "refused" : "away";
     describeEvent(event, url, note);
@@ -70,18 +71,21 @@ export async function wrap(options: WrapOptions): Promise<number> {
   return exit.status;
 }
 
-/** The agent's connection, as the operator reads it. */
+/**
+ * The agent's connection, as the operator reads it. What Outpost sent (the server's name, an
+ * error) is shown with its control and bidirectional characters as escapes (contract/one-line.ts).
+ */
 function describeEvent(event: AgentEvent, url: string, note: (message: string) => void): void {
   if (event.kind === "connected") {
     const { serverName, organizationSlug } = event.welcome;
-    note(`connected to Outpost at ${url}: server "${serverName}" of ${organizationSlug}`);
+    note(`connected to Outpost at ${url}: server "${visibleLine(serverName)}" of ${visibleLine(organizationSlug)}`);
   } else if (event.kind === "disconnected") {
     const why = isFrozen(event.error)
       ? "Outpost holds this server frozen (raise the organization's plan or delete servers to unfreeze it)"
       : event.error.code === Code.Unavailable || event.error.code === Code.DeadlineExceeded
         ? `cannot reach Outpost at ${url}`
         : "lost Outpost";
-    note(`${why} (${event.error.rawMessage}); trying again in ${(event.retryInMs / 1000).toFixed(1)} s. The game server keeps running.`);
+    note(`${why} (${visibleLine(event.error.rawMessage)}); trying again in ${(event.retryInMs / 1000).toFixed(1)} s. The game server keeps running.`);
   } else if (event.error) {
     note(refusalNotice(event.error));
   }
@@ -90,7 +94,7 @@ function describeEvent(event: AgentEvent, url: string, note: (message: string) =
 /** Loud, because nothing else will tell the operator that sign-ins stopped working. */
 export function refusalNotice(error: ConnectError): string {
   return [
-    `OUTPOST REFUSED THIS AGENT: ${error.rawMessage}`,
+    `OUTPOST REFUSED THIS AGENT: ${visibleLine(error.rawMessage)}`,
     "The game server keeps running, but without Outpost: players cannot sign in and the dashboard cannot reach its console.",
     "Check the agent key (--key or OUTPOST_AGENT_KEY) and --auth, then restart the agent.",
   ].join("\n[outpost] ");
@@ -116,7 +120,7 @@ function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersS
     try {
       players.handle(understood.event);
     } catch (error) {
-      note(`could not act on "${plainLine(raw)}": ${(error as Error).message}`);
+      note(`could not act on "${visibleLine(plainLine(raw))}": ${visibleLine((error as Error).message)}`);
     }
   });
   readLines(child.stderr!, ({ text }) => live(text));

@@ -125,6 +125,18 @@ describe("outpost-agent against a running Outpost", function () {
       await eventually(server.id, (s) => s.playerCount === 0 && s.online);
     });
 
+    it("prints a server name stored with control and bidirectional characters as escapes, never acting on them", async () => {
+      const server = await createServer("Plain");
+      // Stored before the contract refused such names (a rename now is invalid_argument).
+      const name = "Lobby\u001b]0;owned\u0007\u001b[2J\rX\u000bY\u0085Z\u202eevil";
+      await t.outpost.runtime.orm.em.fork().getConnection().execute("update servers set name = ? where id = ?", [name, server.id]);
+      const agent = run(server.key);
+      await agent.waitFor(/connected to http:\/\/127\.0\.0\.1:\d+: server "Lobby/);
+      const printed = agent.output();
+      assert.doesNotMatch(printed, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/, "no control or bidirectional character reached the terminal");
+      assert.ok(printed.includes('server "Lobby\\x1b]0;owned\\x07\\x1b[2J\\x0dX\\x0bY\\x85Z\\u202eevil" of acme\n'), printed);
+    });
+
     it("takes the server offline within seconds when the agent is killed", async () => {
       const server = await createServer("Killed");
       const agent = run(server.key);

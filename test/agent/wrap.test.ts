@@ -337,6 +337,19 @@ describe("outpost-agent wrap around a game server", function () {
     assert.equal(await wrapped.stop("SIGINT"), 0);
   });
 
+  it("shows a server name stored with control and bidirectional characters as escapes, never acting on them", async () => {
+    const server = await createServer("Plain");
+    // Stored before the contract refused such names (a rename now is invalid_argument).
+    const name = "Lobby\u001b]0;owned\u0007\u001b[2J\rX\u0085Y\u202eevil";
+    await outpost.current()!.runtime.orm.em.fork().getConnection().execute("update servers set name = ? where id = ?", [name, server.id]);
+    const wrapped = wrap(server.key, ["--format", "paper"]);
+    await connected(wrapped);
+    const printed = wrapped.output();
+    assert.doesNotMatch(printed, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/, "no control or bidirectional character reached the terminal");
+    assert.ok(printed.includes('server "Lobby\\x1b]0;owned\\x07\\x1b[2J\\x0dX\\x85Y\\u202eevil" of acme\n'), printed);
+    assert.equal(await wrapped.stop("SIGINT"), 0);
+  });
+
   it("takes --auth from server.properties when not given, and says what it chose", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "outpost-wrap-"));
     writeFileSync(join(cwd, "server.properties"), "#Minecraft server properties\nmotd=A Minecraft Server\nonline-mode=false\n");
