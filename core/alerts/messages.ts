@@ -3,6 +3,7 @@
  * hour ("alert.summary"). The message id is the delivery's id (a summary's: its first delivery's),
  * so a retry carries the same `webhook-id` and a receiver can drop what it already has.
  */
+import { visibleLine } from "../../contract/one-line.ts";
 import { orgLink } from "../organizations/links.ts";
 import type { OutgoingMessage, Severity } from "../integrations/payloads.ts";
 import type { AlertRule } from "../db/alert-entities.ts";
@@ -34,7 +35,8 @@ const worst = (events: readonly EventRow[]) => ranks[Math.max(...events.map((e) 
 function describe(event: EventRow): string {
   const details = Object.entries(event.details ?? {})
     .slice(0, 8)
-    .map(([k, v]) => `${k}: ${String(v).slice(0, 200)}`);
+    // One line each, whatever a value holds (a name, a command): an email shows it as it is.
+    .map(([k, v]) => `${k}: ${visibleLine(String(v).slice(0, 200))}`);
   return [`${event.action} (${event.kind}, ${event.severity})`, ...(event.actor_email ? [`by ${event.actor_email}`] : []), ...details].join("\n");
 }
 

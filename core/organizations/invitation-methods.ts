@@ -17,6 +17,7 @@ import {
 } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { InvitationSchema, InvitationStatus, type Invitation } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { hashSecret, issueSecret, looksLike } from "../../contract/secrets.ts";
+import { visibleLine } from "../../contract/one-line.ts";
 import { Membership, Organization, User } from "../db/entities.ts";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
@@ -116,10 +117,12 @@ const inviteMember = (deps: InvitationDeps): Impl["inviteMember"] => async (req,
   const link = invitationLink(deps, secret.value);
   let emailError = "";
   if (deps.mailer.configured) {
+    // Names others chose, each kept on its line whatever it holds (the mailer escapes the rest).
+    const [organization, inviter] = [organizationName, caller.user.name || caller.user.email].map(visibleLine);
     const outcome = await deps.mailer.send({
       to: [email],
-      subject: `You are invited to ${organizationName} on Outpost`,
-      text: `${caller.user.name || caller.user.email} (${caller.user.email}) invited you to join ${organizationName} on Outpost as ${role === "admin" ? "an admin" : "a member"}.\n\nOpen this link to accept (sign up first with this email address if you have no account):\n${link}\n\nThe link works once, for 7 days.\n`,
+      subject: `You are invited to ${organization} on Outpost`,
+      text: `${inviter} (${caller.user.email}) invited you to join ${organization} on Outpost as ${role === "admin" ? "an admin" : "a member"}.\n\nOpen this link to accept (sign up first with this email address if you have no account):\n${link}\n\nThe link works once, for 7 days.\n`,
     });
     if (!outcome.ok) {
       emailError = outcome.error;

@@ -2,8 +2,14 @@
  * Email through the deployment's own SMTP server (SMTP_URL), with nodemailer. The server is the
  * operator's, not an address an organization chose, so no address checks apply; the recipients
  * are checked by the contract. Like the HTTP sender, it never throws: every end is an outcome.
+ *
+ * What a message says embeds names that others chose (an organization's, a server's, a rule's),
+ * some stored before the contract refused control characters in them: the subject is sent as one
+ * line and each line of the text as itself, with every control or bidirectional character shown
+ * as an escape (contract/one-line.ts), so a CR in a name never splits a line or starts a header.
  */
 import { createTransport } from "nodemailer";
+import { visibleLine } from "../../contract/one-line.ts";
 
 export interface MailConfig {
   /** smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465. */
@@ -14,8 +20,15 @@ export interface MailConfig {
 
 export interface MailMessage {
   to: readonly string[];
+  /** One line. */
   subject: string;
+  /** Lines separated by "\n". */
   text: string;
+}
+
+/** The subject and text as they are sent: each line shows what it holds (see above). */
+export function mailSafe(message: Pick<MailMessage, "subject" | "text">): { subject: string; text: string } {
+  return { subject: visibleLine(message.subject), text: message.text.split("\n").map(visibleLine).join("\n") };
 }
 
 export interface MailOutcome {
@@ -53,7 +66,7 @@ export function createMailer(config: MailConfig | undefined, timeoutMs = 10_000)
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
       try {
-        const info = await transport.sendMail({ from: config.from, to: [...message.to], subject: message.subject, text: message.text });
+        const info = await transport.sendMail({ from: config.from, to: [...message.to], ...mailSafe(message) });
         return { ok: true, error: "", response: String(info.response ?? ""), durationMs: elapsed() };
       } catch (error) {
         const e = error as { code?: string; response?: string; message?: string };

@@ -81,6 +81,24 @@ describe("organizations: invitations by email", () => {
     assert.ok(actions.includes("invitation.created") && actions.includes("invitation.accepted"), actions.join(","));
   });
 
+  it("keeps an organization's and an inviter's name stored with a CR or ESC on one line of the email, shown as escapes", async () => {
+    const { slug, owner } = await organization();
+    // Stored before the contract refused such names (a rename now is invalid_argument).
+    await sql(`update organizations set name = ? where slug = ?`, ["Evil\rBcc: all@example.com\u001b[2J\u202eTeam", slug]);
+    await sql(`update users set name = ? where id = ?`, ["Mallory\r\nSubject: urgent\u0085x", owner.userId]);
+    await rejectsWith(orgs(owner).updateOrganization({ organizationSlug: slug, name: "Evil\rTeam" }), Code.InvalidArgument);
+    const invited = await orgs(owner).inviteMember({ organizationSlug: slug, email: "escaped@example.com", role: Role.MEMBER });
+    assert.equal(invited.emailSent, true, invited.emailError);
+    const mail = smtp.received.find((m) => m.to.includes("escaped@example.com"))!;
+    const subject = mailHeader(mail.raw, "subject")!;
+    assert.equal(subject, "You are invited to Evil\\x0dBcc: all@example.com\\x1b[2J\\u202eTeam on Outpost");
+    assert.equal(mailHeader(mail.raw, "bcc"), undefined);
+    const text = mailText(mail.raw).replace(/\r\n/g, "\n");
+    assert.doesNotMatch(text, /[\r\u001b\u0085\u202e]/, "no control or bidirectional character in the text");
+    const [first] = text.split("\n");
+    assert.equal(first, `Mallory\\x0d\\x0aSubject: urgent\\x85x (${owner.email}) invited you to join Evil\\x0dBcc: all@example.com\\x1b[2J\\u202eTeam on Outpost as a member.`);
+  });
+
   it("refuses an expired, a revoked and a wrongly addressed invitation, leaving it unused", async () => {
     const { slug, owner } = await organization();
     const someone = await t.signUp("someone2@example.com");
