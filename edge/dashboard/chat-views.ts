@@ -35,13 +35,18 @@ function messageItem(m: ChatMessage): Html {
   )}</li>`;
 }
 
+/**
+ * The command the model proposes, for a person to allow or deny. It is shown verbatim and isolated
+ * (`<bdi>`, as is the server's name), so right-to-left text in it cannot reorder the words around
+ * it; the contract refuses bidirectional controls in a command, so none can reorder it inside.
+ */
 function confirmBlock(v: Viewer, org: Organization, got: GetConversationResponse): Html {
   const p = got.pending;
   if (!p) return html``;
   return html`<section class="chat-confirm panel" aria-labelledby="confirm-heading" data-chat-pending>
-<h3 id="confirm-heading">Run this command on ${p.serverName || "the server"}?</h3>
+<h3 id="confirm-heading">Run this command on ${p.serverName ? html`<bdi>${p.serverName}</bdi>` : "the server"}?</h3>
 <p>The assistant wants to run exactly this on the server's console:</p>
-<pre class="mono chat-command">${p.command}</pre>
+<pre class="mono chat-command"><bdi>${p.command}</bdi></pre>
 ${postForm(
   `${chatPath(org, got.conversation!.id)}/confirm`,
   v.formToken,

@@ -117,6 +117,33 @@ describe("dashboard: the assistant's chat", function () {
     assert.equal(await page.locator(".chat-list li").count(), 1);
   });
 
+  it("isolates the proposed command and the server's name (<bdi>), streamed and reloaded, and never asks about one with a bidirectional control", async () => {
+    await page.goto(`${t.baseUrl}/app/o/acme/assistant`);
+    const proposed = "say שלום <b>x</b> 1";
+    stub.script({ text: ["Asking."], toolCalls: [{ id: "call_rtl", name: "console_command", arguments: { server_id: serverId, command: proposed } }] });
+    await page.getByLabel("Your question").fill("Greet them in Hebrew");
+    await page.getByRole("button", { name: "Send" }).click();
+    const shown = async () => {
+      await page.locator(".chat-confirm .chat-command").waitFor();
+      assert.equal(await page.locator(".chat-confirm .chat-command > bdi").textContent(), proposed, "the command, verbatim and as text, in a bdi");
+      assert.equal(await page.locator(".chat-confirm h3 > bdi").textContent(), "Survival");
+    };
+    await shown();
+    await page.waitForURL((u) => u.pathname.startsWith("/app/o/acme/assistant/c/"));
+    await page.reload();
+    await shown();
+    stub.script({ text: ["Not then."] });
+    await page.getByRole("button", { name: "Deny" }).click();
+    await page.locator(".chat-msg.assistant .chat-text").filter({ hasText: "Not then." }).waitFor();
+
+    stub.script({ text: ["Trying."], toolCalls: [{ id: "call_rlo", name: "console_command", arguments: { server_id: serverId, command: "say \u202eevil" } }] }, { text: ["It was refused."] });
+    await page.getByLabel("Your question").fill("Say it backwards");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".chat-msg.assistant .chat-text").filter({ hasText: "It was refused." }).waitFor();
+    assert.equal(await page.locator(".chat-confirm").count(), 0, "nothing to allow");
+    assert.ok(!ran.some((command) => command.includes("\u202e")));
+  });
+
   it("says so when no model is configured, and still shows the conversations", async () => {
     const plain = await startListeningOutpost({});
     try {

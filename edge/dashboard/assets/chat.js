@@ -124,11 +124,17 @@
   function showConfirm(data) {
     var section = element("section", "chat-confirm panel");
     section.setAttribute("aria-labelledby", "confirm-heading");
-    var heading = element("h3", "", "Run this command on " + (data.serverName || "the server") + "?");
+    // The server's name and the command are isolated (<bdi>), as the page renders them.
+    var heading = element("h3", "", "Run this command on ");
+    if (data.serverName) heading.appendChild(element("bdi", "", data.serverName));
+    else heading.appendChild(document.createTextNode("the server"));
+    heading.appendChild(document.createTextNode("?"));
     heading.id = "confirm-heading";
     section.appendChild(heading);
     section.appendChild(element("p", "", "The assistant wants to run exactly this on the server's console:"));
-    section.appendChild(element("pre", "mono chat-command", data.command));
+    var command = element("pre", "mono chat-command");
+    command.appendChild(element("bdi", "", data.command));
+    section.appendChild(command);
     var token = form.querySelector("input[name=form_token]").value;
     var conversation = form.querySelector("input[name=conversationId]").value;
     var confirmUrl = form.action.replace(/\/assistant$/, "/assistant/c/" + encodeURIComponent(conversation) + "/confirm");
