@@ -3,12 +3,14 @@
  * message before any interceptor runs, and by default takes messages of up to 4 GiB, so each
  * service here reads at most the message size the contract needs (contract/request-limits.ts).
  * `readMaxBytes` bounds a message as it arrives and again as it decompresses (zlib stops at it),
- * so a small gzip or brotli body cannot grow into a large one.
+ * so a small gzip or brotli body cannot grow into a large one. A message that does not decompress
+ * or does not parse is the caller's invalid_argument, never a 500.
  */
 import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip, connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Compression } from "@connectrpc/connect/protocol";
 import { messageMaxBytes, rpcMessageMaxBytes } from "../contract/request-limits.ts";
+import { malformedIsInvalid } from "./rpc-malformed.ts";
 
 /**
  * `compression`, but a message that does not decompress (truncated, corrupt) is the caller's
@@ -49,12 +51,20 @@ function limitedRouter(router: ConnectRouter): ConnectRouter {
 }
 
 export function createRpcHandler(routes: (router: ConnectRouter) => void, interceptors: Interceptor[]) {
+  const acceptCompression = [callerErrors(compressionGzip), callerErrors(compressionBrotli)];
   return connectNodeAdapter({
-    routes: (router) => routes(limitedRouter(router)),
+    routes: (router) => {
+      routes(limitedRouter(router));
+      // A binary message that does not parse is the caller's invalid_argument (rpc-malformed.ts).
+      const { handlers } = router;
+      handlers.forEach((handler, i) => {
+        handlers[i] = malformedIsInvalid(handler, acceptCompression, rpcMessageMaxBytes(handler.service.typeName));
+      });
+    },
     interceptors,
     requestPathPrefix: "/api/rpc",
     readMaxBytes: messageMaxBytes,
-    acceptCompression: [callerErrors(compressionGzip), callerErrors(compressionBrotli)],
+    acceptCompression,
     // Unknown JSON fields are refused (invalid_argument naming them), not silently dropped.
     jsonOptions: { ignoreUnknownFields: false },
   });

@@ -6,6 +6,7 @@ import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { ConnectRequestSchema } from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { ListServersRequestSchema } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { VerifierPolicy } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { apiKeyHeader } from "../../contract/credentials.ts";
@@ -160,5 +161,35 @@ describe("request size: the limits fit the contract, and every listener refuses 
       assert.equal((JSON.parse(answer.text) as { code: string }).code, "invalid_argument");
       assert.doesNotMatch(answer.text, /\n\s+at /);
     }
+  });
+
+  it("a binary message that does not parse is invalid_argument (400) before any credential is read, as a JSON one is", async () => {
+    const path = "/api/rpc/outpost.servers.v1.ServersService/ListServers";
+    const headers = { "content-type": "application/proto", "connect-protocol-version": "1" };
+    const valid = Buffer.from(toBinary(ListServersRequestSchema, create(ListServersRequestSchema, { organizationSlug: "acme" })));
+    const bodies: Array<[string, Buffer]> = [
+      ["a length past the end (the review's bytes)", Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f])],
+      ["a truncated message", valid.subarray(0, 3)],
+      ["garbage", Buffer.from([0xff, 0xff, 0xff, 0xff, 0x07, 0x00, 0x13])],
+    ];
+    const refused = (answer: { status: number; text: string }, what: string) => {
+      assert.equal(answer.status, 400, `${what}: ${answer.text}`);
+      const error = JSON.parse(answer.text) as { code: string; message: string };
+      assert.equal(error.code, "invalid_argument", what);
+      assert.match(error.message, /^cannot decode message outpost\.servers\.v1\.ListServersRequest from binary: /, what);
+      assert.doesNotMatch(answer.text, /\n\s+at /);
+    };
+    for (const [what, body] of bodies) {
+      refused(await rawRequest(t.outpost.port, "POST", path, headers, body), what);
+      refused(await rawRequest(t.outpost.port, "POST", path, { ...headers, "content-encoding": "gzip" }, zlib.gzipSync(body)), `${what}, gzipped`);
+      const query = new URLSearchParams({ connect: "v1", encoding: "proto", base64: "1", message: body.toString("base64url") });
+      refused(await rawRequest(t.outpost.port, "GET", `${path}?${query}`, {}), `${what}, as a GET`);
+    }
+    // The same path as JSON that does not parse, and a well-formed message goes on to ask for a credential.
+    const json = await rawRequest(t.outpost.port, "POST", path, { "content-type": "application/json", "connect-protocol-version": "1" }, Buffer.from('{"organizationSlug": 1'));
+    assert.equal(json.status, 400, json.text);
+    assert.equal((JSON.parse(json.text) as { code: string }).code, "invalid_argument");
+    const unauthenticated = await rawRequest(t.outpost.port, "POST", path, headers, valid);
+    assert.equal(unauthenticated.status, 401, unauthenticated.text);
   });
 });
