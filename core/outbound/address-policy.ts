@@ -50,16 +50,43 @@ for (const [network, prefix, type, kind] of ranges) {
   list.addSubnet(network, prefix, type);
 }
 
-/** The IPv4 address an IPv6 address carries (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible or NAT64 `64:ff9b::/96`), if any. */
-function embeddedIpv4(address: string): string | undefined {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1];
-  const hex = /^(?:::ffff:|::|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (!hex) return undefined;
-  const high = parseInt(hex[1], 16);
-  const low = parseInt(hex[2], 16);
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+/** The eight 16-bit groups of an IPv6 address in any of its spellings (`isIP` said it is one; no zone). */
+function ipv6Groups(address: string): number[] {
+  let text = address.toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const groups = (part: string) => (part ? part.split(":").map((group) => parseInt(group, 16)) : []);
+  const gap = text.indexOf("::");
+  if (gap < 0) return groups(text);
+  const [head, tail] = [groups(text.slice(0, gap)), groups(text.slice(gap + 2))];
+  return [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
+}
+
+const ipv4Of = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+
+/**
+ * The IPv4 addresses an IPv6 address carries, and whether it reaches them as itself:
+ * - IPv4-mapped `::ffff:0:0/96` and NAT64's well-known `64:ff9b::/96`: the packets go to the
+ *   IPv4 address, so the address is classed as that one (a public one may be sent to);
+ * - IPv4-translated `::ffff:0:0:0/96` (SIIT) and IPv4-compatible `::/96` (deprecated, except `::`
+ *   and `::1`), 6to4 `2002::/16` (the IPv4 address in bits 16–47) and Teredo `2001::/32` (the
+ *   server in bits 32–63, the client inverted in bits 96–127): classed as the IPv4 address when
+ *   that one is refused (a loopback one as reserved: they do not reach this machine), and refused
+ *   as reserved in any case, since no one on the Internet answers at them (NAT64's local-use
+ *   `64:ff9b:1::/48`, whose layout its operator chooses, is reserved whole).
+ */
+function embeddedIpv4(g: readonly number[]): { addresses: string[]; reachedAsIs: boolean } | undefined {
+  const zero = (from: number, to: number) => g.slice(from, to).every((group) => group === 0);
+  if (zero(0, 5) && g[5] === 0xffff) return { addresses: [ipv4Of(g[6], g[7])], reachedAsIs: true };
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return { addresses: [ipv4Of(g[6], g[7])], reachedAsIs: true };
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return { addresses: [ipv4Of(g[6], g[7])], reachedAsIs: false };
+  if (zero(0, 6) && !(g[6] === 0 && g[7] <= 1)) return { addresses: [ipv4Of(g[6], g[7])], reachedAsIs: false };
+  if (g[0] === 0x2002) return { addresses: [ipv4Of(g[1], g[2])], reachedAsIs: false };
+  if (g[0] === 0x2001 && g[1] === 0) return { addresses: [ipv4Of(g[2], g[3]), ipv4Of(~g[6] & 0xffff, ~g[7] & 0xffff)], reachedAsIs: false };
+  return undefined;
 }
 
 /** The class of a refused address, or undefined when Outpost may send to it. `address` must be an IP. */
@@ -68,8 +95,15 @@ export function classifyAddress(address: string): AddressClass | undefined {
   if (family === 0) throw new Error(`not an IP address: ${address}`);
   const bare = family === 6 ? address.replace(/%.*$/, "") : address;
   if (family === 6) {
-    const v4 = embeddedIpv4(bare);
-    if (v4) return classifyAddress(v4);
+    const embedded = embeddedIpv4(ipv6Groups(bare));
+    if (embedded) {
+      for (const ipv4 of embedded.addresses) {
+        const kind = classifyAddress(ipv4);
+        // Only an address reached as itself is loopback (which local development may send to).
+        if (kind) return kind === "loopback" && !embedded.reachedAsIs ? "reserved" : kind;
+      }
+      return embedded.reachedAsIs ? undefined : "reserved";
+    }
   }
   const type = family === 4 ? "ipv4" : "ipv6";
   for (const [kind, list] of lists) if (list.check(bare, type)) return kind;
