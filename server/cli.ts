@@ -14,12 +14,16 @@ import { startOutpost } from "./compose.ts";
 import { openRuntime, type Runtime } from "./runtime.ts";
 import { rotateKek } from "./kek-rotation.ts";
 import { startTracing } from "./tracing.ts";
+import { PromptAborted, readPassword } from "./password-prompt.ts";
 
 const usage = `usage: outpost <command>
 
   serve                                   run the service (what npm start runs)
   migrate                                 apply pending database migrations
-  user create --email E --password P [--name N] [--platform-admin]
+  user create --email E [--name N] [--platform-admin]
+                                          asks for the password twice, not echoed; piped,
+                                          reads it from stdin (one line). --password P
+                                          works too, but shows it in ps and npm's banner
   api-key create --email E --name N [--expires-in-days D]
   keys rotate --issuer game|account [--purge]
                                           rotate an issuer's signing keys now; --purge
@@ -43,6 +47,19 @@ function options<T extends Record<string, { type: "string" | "boolean" }>>(args:
 function required(value: string | boolean | undefined, flag: string): string {
   if (typeof value !== "string" || value === "") throw new UsageError(`${flag} is required`);
   return value;
+}
+
+/**
+ * `user create`'s password: `--password` as given (kept for scripts that pass it, though npm's
+ * banner and `ps` show it), else asked for at the terminal or read from stdin (server/password-prompt.ts).
+ */
+async function userPassword(flag: string | boolean | undefined): Promise<string> {
+  if (flag !== undefined) return required(flag, "--password");
+  const password = await readPassword(process.stdin, process.stderr);
+  if (password === "") {
+    throw new UsageError(`a password is needed: type it when asked (in a terminal), or pipe it on stdin: printf '%s\\n' "$PASSWORD" | outpost user create --email …`);
+  }
+  return password;
 }
 
 /** Runs `work` with the database opened beside (or through) a serving process. */
@@ -140,10 +157,12 @@ async function main(argv: string[]): Promise<void> {
         name: { type: "string" },
         "platform-admin": { type: "boolean" },
       });
+      const email = required(o.email, "--email");
+      const password = await userPassword(o.password);
       const res = await withRuntime(config, logger, (runtime) =>
         createClient(IdentityService, runtime.core.transport()).createUser({
-          email: required(o.email, "--email"),
-          password: required(o.password, "--password"),
+          email,
+          password,
           name: typeof o.name === "string" ? o.name : "",
           platformAdmin: o["platform-admin"] === true,
         }),
@@ -202,6 +221,10 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof PromptAborted) {
+    console.error(`error: ${error.message}`);
+    process.exit(130);
+  }
   if (error instanceof UsageError) {
     console.error(`error: ${error.message}\n\n${usage}`);
     process.exit(2);

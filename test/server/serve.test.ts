@@ -65,6 +65,28 @@ describe("outpost serve and the operator CLI", function () {
     assert.match(key, /^opk_[0-9A-Za-z]{40}$/);
   });
 
+  it("user create reads the password from stdin when --password is absent, prints it nowhere, and it signs in", async () => {
+    const password = "piped passphrase, not on any command line";
+    const user = await runCli(["user", "create", "--email", "piped@example.com", "--name", "Pipe"], env, `${password}\n`);
+    assert.equal(user.code, 0, user.stderr);
+    assert.match(user.stdout, /created user piped@example\.com/);
+    assert.ok(!user.stdout.includes(password) && !user.stderr.includes(password));
+    const signIn = (body: unknown) =>
+      fetch(`http://127.0.0.1:${serve!.port}/sign-in`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    // The line break that ended the piped line is not part of the password.
+    assert.equal((await signIn({ email: "piped@example.com", password })).status, 200);
+    assert.equal((await signIn({ email: "piped@example.com", password: `${password}\n` })).status, 401);
+  });
+
+  it("user create refuses an empty stdin or more than one line, saying how to give the password", async () => {
+    const empty = await runCli(["user", "create", "--email", "empty@example.com"], env, "");
+    assert.equal(empty.code, 2);
+    assert.match(empty.stderr, /^error: a password is needed: type it when asked \(in a terminal\), or pipe it on stdin/);
+    const twoLines = await runCli(["user", "create", "--email", "two@example.com"], env, "first line\nsecond line\n");
+    assert.equal(twoLines.code, 1);
+    assert.match(twoLines.stderr, /^error: stdin holds more than one line/);
+  });
+
   it("the key authenticates Connect calls over HTTP/1.1 and HTTP/2", async () => {
     const h1 = createClient(OrganizationsService, rpc("1.1", key));
     await h1.createOrganization({ name: "Acme", slug: "acme" });
@@ -99,7 +121,7 @@ describe("outpost serve and the operator CLI", function () {
   });
 
   it("exits non-zero with one clear line on bad input", async () => {
-    const missing = await runCli(["user", "create", "--email", "x@example.com"], env);
+    const missing = await runCli(["user", "create", "--email", "x@example.com", "--password", ""], env);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /^error: --password is required/);
     const invalid = await runCli(["user", "create", "--email", "not-an-email", "--password", "a long password"], env);

@@ -11,14 +11,16 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
-  return runScript(bin, args, env);
+/** Runs `outpost <args>`; `input`, when given, is piped to its stdin (else stdin is empty). */
+export function runCli(args: string[], env: Record<string, string | undefined>, input?: string): Promise<CliResult> {
+  return runScript(bin, args, env, input);
 }
 
-/** Runs a script of bin/ to its end, collecting its output. */
-export function runScript(script: string, args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+/** Runs a script of bin/ to its end, collecting its output; `input`, when given, on its stdin. */
+export function runScript(script: string, args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    child.stdin?.end(input);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
