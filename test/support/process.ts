@@ -19,8 +19,11 @@ export function runCli(args: string[], env: Record<string, string | undefined>, 
 /** Runs a script of bin/ to its end, collecting its output; `input`, when given, on its stdin. */
 export function runScript(script: string, args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
-    child.stdin?.end(input);
+    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    // Without input, stdin ends at once, as /dev/null would. A child that exits without reading
+    // it makes the write fail (EPIPE), which is no failure of the command.
+    child.stdin.on("error", () => {});
+    child.stdin.end(input ?? "");
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
