@@ -5,7 +5,9 @@
  * API key, an organization, a server, a Game OAuth client for the example app, a simulated game
  * server (`outpost-agent run`, whose console is this terminal) and the example app on :4000.
  * Ctrl-C stops everything (and removes the temporary data). DEMO_PORT, DEMO_GAME_PORT and
- * DEMO_APP_PORT change the ports (3000, 3001, 4000).
+ * DEMO_APP_PORT change the ports (3000, 3001, 4000); each is checked before anything starts
+ * (scripts/demo-ports.ts). When something fails the temporary data is kept, with Outpost's log,
+ * where the message says.
  *
  * `npm run demo -- --minecraft`: instead of the simulated game server, a real one to join with a
  * Minecraft 1.21.4 client: flying-squid in offline mode on localhost:25565 (DEMO_MINECRAFT_PORT)
@@ -13,12 +15,13 @@
  * mode lets anyone join under any name, so this Outpost allows insecure game servers.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serveNodeOptions } from "../server/node-options.ts";
+import { portInUseIn, portTakenMessage, takenPortMessages, type DemoPort } from "./demo-ports.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const port = Number(process.env.DEMO_PORT ?? 3000);
@@ -42,6 +45,21 @@ function installed(name: string): boolean {
 const baseUrl = `http://localhost:${port}`;
 const issuer = `http://localhost:${gamePort}`;
 const appUrl = `http://localhost:${appPort}`;
+const host = "127.0.0.1";
+
+// Before anything starts: a port already taken is named, with what holds it.
+const ports: DemoPort[] = [
+  { port, variable: "DEMO_PORT", purpose: "Outpost's dashboard and API" },
+  { port: gamePort, variable: "DEMO_GAME_PORT", purpose: "Outpost's Game OAuth issuer" },
+  { port: appPort, variable: "DEMO_APP_PORT", purpose: "the example app" },
+  ...(minecraft ? [{ port: minecraftPort, variable: "DEMO_MINECRAFT_PORT", purpose: "the Minecraft server" }] : []),
+];
+const taken = await takenPortMessages(ports, host);
+if (taken.length) {
+  for (const message of taken) console.error(`demo: ${message}`);
+  process.exit(1);
+}
+
 const temporary = !process.env.DEMO_DATA_DIR;
 const dataDir = process.env.DEMO_DATA_DIR ?? mkdtempSync(join(tmpdir(), "outpost-demo-"));
 mkdirSync(dataDir, { recursive: true });
@@ -52,7 +70,7 @@ const outpostEnv = {
   DATA_DIR: dataDir,
   PORT: String(port),
   GAME_PORT: String(gamePort),
-  HOST: "127.0.0.1",
+  HOST: host,
   ACCOUNT_BASE_URL: baseUrl,
   GAME_ISSUER_URL: issuer,
   LOG_LEVEL: "info",
@@ -61,7 +79,8 @@ const outpostEnv = {
 delete (outpostEnv as Record<string, string | undefined>).DATABASE_URL;
 
 // The one stop in progress: a second call (Ctrl-C and a child's exit at once) waits for it, so
-// the process does not exit before the temporary data is removed.
+// the process does not exit before the temporary data is removed. Only a stop asked for (code 0)
+// removes it: after a failure it holds the log the message points to.
 let stopping: Promise<never> | undefined;
 function stopAll(code: number): Promise<never> {
   stopping ??= (async () => {
@@ -72,7 +91,8 @@ function stopAll(code: number): Promise<never> {
         await Promise.race([exited, new Promise((done) => setTimeout(done, 5000))]);
       }
     }
-    if (temporary) rmSync(dataDir, { recursive: true, force: true });
+    if (temporary && code === 0) rmSync(dataDir, { recursive: true, force: true });
+    else if (temporary) console.error(`demo: kept ${dataDir} (Outpost's data and log); delete it when done`);
     process.exit(code);
   })();
   return stopping;
@@ -85,10 +105,12 @@ function fail(message: string): Promise<never> {
   return stopAll(1);
 }
 
-/** Runs a command to its end; resolves with its stdout. */
-function run(script: string, args: string[]): Promise<string> {
+/** Runs a command to its end, `input` on its stdin; resolves with its stdout. */
+function run(script: string, args: string[], input = ""): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, script), ...args], { env: outpostEnv, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(root, script), ...args], { env: outpostEnv, stdio: ["pipe", "pipe", "pipe"] });
+    child.stdin.on("error", () => {}); // its exit says what went wrong
+    child.stdin.end(input);
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));
@@ -159,35 +181,61 @@ function startMinecraftServer(agentKey: string): ChildProcess {
   });
 }
 
-try {
-  // 1. Outpost; its JSON logs go to a file so that this terminal stays readable.
-  const logFile = join(dataDir, "outpost.log");
-  const log = createWriteStream(logFile, { flags: "a" });
-  console.log(`Starting Outpost (embedded database in ${dataDir}) …`);
+/**
+ * `outpost serve`, its output written to `logFile` as it comes (synchronously: the demo may exit
+ * right after). Resolves once it serves; a failure to start says why, naming a port in use.
+ */
+function startOutpost(logFile: string): Promise<ChildProcess> {
+  const log = openSync(logFile, "a");
   const serve = spawn(process.execPath, [...serveNodeOptions, join(root, "bin/outpost.js"), "serve"], { env: outpostEnv, stdio: ["ignore", "pipe", "pipe"] });
   children.push(serve);
-  await new Promise<void>((resolve, reject) => {
-    let seen = "";
-    const timer = setTimeout(() => reject(new Error(`Outpost did not start within 60 s; see ${logFile}`)), 60_000);
+  let errors = "";
+  serve.stderr!.on("data", (d: Buffer) => {
+    writeSync(log, d);
+    errors = (errors + d).slice(-8192);
+  });
+  return new Promise((resolve, reject) => {
+    let seen: string | undefined = "";
+    const timer = setTimeout(() => reject(new Error(`Outpost did not start within 60 s; its log: ${logFile}`)), 60_000);
     serve.stdout!.on("data", (d: Buffer) => {
-      log.write(d);
+      writeSync(log, d);
+      if (seen === undefined) return;
       seen += d;
       if (seen.includes('"Outpost is serving"')) {
         clearTimeout(timer);
-        seen = "";
-        resolve();
+        seen = undefined;
+        resolve(serve);
       }
     });
-    serve.stderr!.on("data", (d: Buffer) => log.write(d));
     serve.once("close", (code) => {
       clearTimeout(timer);
-      reject(new Error(`Outpost exited (${code}); see ${logFile}`));
+      reject(new Error(`Outpost exited (${code}): ${whyOutpostExited(errors)}; its log: ${logFile}`));
     });
   });
+}
+
+/** Outpost's own last words (`error: …`), a port in use named with the variable that moves it. */
+function whyOutpostExited(stderr: string): string {
+  const inUse = portInUseIn(stderr);
+  if (inUse !== undefined) {
+    const ours = ports.find((p) => p.port === inUse);
+    return ours ? portTakenMessage(ours, "another program took it") : `port ${inUse} is in use (EADDRINUSE), as Outpost's configuration asks for it`;
+  }
+  const said = stderr.trim().split("\n").filter((line) => line.startsWith("error: ")).pop();
+  return said ? said.slice("error: ".length) : "see its log";
+}
+
+try {
+  // 1. Outpost; its JSON logs go to a file so that this terminal stays readable.
+  const logFile = join(dataDir, "outpost.log");
+  console.log(`Starting Outpost (embedded database in ${dataDir}) …`);
+  const serve = await startOutpost(logFile);
 
   // 2. Seed: an operator and an API key (the CLI), then an organization, a server and a client (the HTTP API).
   const email = "operator@example.com";
-  await run("bin/outpost.js", ["user", "create", "--email", email, "--password", "demo operator password", "--name", "Operator", "--platform-admin"]);
+  const password = "demo operator password";
+  // The password on stdin, as the README shows it: not in a process list.
+  await run("bin/outpost.js", ["user", "create", "--email", email, "--name", "Operator", "--platform-admin"], `${password}\n`);
   const key = (await run("bin/outpost.js", ["api-key", "create", "--email", email, "--name", "demo"])).trim().split("\n").pop()!;
   await api(key, "organizations/createOrganization", { name: "Demo Craft", slug: "demo" });
   const server = await api(key, "servers/createServer", { organizationSlug: "demo", name: "Survival", game: "minecraft" });
@@ -210,7 +258,8 @@ try {
   });
 
   console.log(`
-Outpost      ${baseUrl}  (HTTP API, operator ${email}, API key ${key})
+Dashboard    ${baseUrl}/app  sign in as ${email}, password "${password}"
+Outpost      ${baseUrl}  (HTTP API, API key ${key})
 Game issuer  ${issuer}  (discovery: ${issuer}/.well-known/openid-configuration)
 Client       ${client.client.clientId} "Example app" of organization "demo", redirect ${appUrl}/callback
 Server       ${guide.server}
@@ -225,7 +274,8 @@ Ctrl-C stops everything.
   children.push(game);
   for (const child of children) {
     child.once("close", (code) => {
-      if (!stopping) void fail(`${child === serve ? "Outpost" : child === app ? "the example app" : minecraft ? "the Minecraft server" : "the agent"} stopped (${code})`);
+      const name = child === serve ? "Outpost" : child === app ? "the example app" : minecraft ? "the Minecraft server" : "the agent";
+      if (!stopping) void fail(`${name} stopped (${code}); Outpost's log: ${logFile}`);
     });
   }
 } catch (error) {
