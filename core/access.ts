@@ -80,6 +80,20 @@ export async function requireOwner(em: EntityManager, caller: UserCaller, slug: 
   return access;
 }
 
+/**
+ * The server a call is about: its id and, optionally, its organization by id or slug as the
+ * caller names it. Every ServersService request about one server carries these fields (the
+ * contract's convention: proto/outpost/servers/v1/servers_service.proto), so the request itself
+ * is passed; callers inside core that know the organization name it too. A named organization
+ * that is not the server's makes the server not found, the answer for an unknown server, so
+ * naming one learns nothing.
+ */
+export interface ServerAddress {
+  serverId: string;
+  organizationId?: string;
+  organizationSlug?: string;
+}
+
 export interface ServerAccess extends OrganizationAccess {
   server: Server;
   /** The server's rank among its organization's servers, oldest first: core/servers/frozen.ts decides with it whether it is frozen. */
@@ -116,8 +130,8 @@ export interface ServerUse {
  * refreshes a server or organization the EntityManager already holds, so call this before
  * changing either, never after (every caller does).
  */
-export async function requireServer(db: Db, caller: UserCaller, serverId: string, use: ServerUse): Promise<ServerAccess> {
-  const judged = await judgeServerRow(db.query, caller, serverId, use);
+export async function requireServer(db: Db, caller: UserCaller, address: ServerAddress, use: ServerUse): Promise<ServerAccess> {
+  const judged = await judgeServerRow(db.query, caller, address, use);
   await spendServerUse(db.query, caller, judged, use);
   return mapServerAccess(db.em, judged.row);
 }
@@ -136,8 +150,8 @@ export interface JudgedServer {
  * (a console command, on every call: its use is spent by {@link spendServerUse} once it can, and
  * mapping the two rows into the EntityManager would cost more CPU than the rest of its check).
  */
-export async function judgeServerRow(query: Query, caller: UserCaller, serverId: string, use: ServerUse): Promise<JudgedServer> {
-  const row = await loadServerAccess(query, caller, serverId);
+export async function judgeServerRow(query: Query, caller: UserCaller, address: ServerAddress, use: ServerUse): Promise<JudgedServer> {
+  const row = await loadServerAccess(query, caller, address);
   const grant = isManager(row.role) ? undefined : allowedGrant(row, use);
   if (use.action !== "view") requireNotFrozen(freezeOf(use, String(row.organization.plan), row.rank));
   return { row, grant };
@@ -184,18 +198,28 @@ export async function returnServerUse(query: Query, judged: JudgedServer, use: S
 }
 
 /** Like {@link requireServer}, and the caller must be an owner or admin of its organization (grants do not count). */
-export async function requireServerManager(db: Db, caller: UserCaller, serverId: string): Promise<ServerAccess> {
-  const row = await loadServerAccess(db.query, caller, serverId);
+export async function requireServerManager(db: Db, caller: UserCaller, address: ServerAddress): Promise<ServerAccess> {
+  const row = await loadServerAccess(db.query, caller, address);
   if (!isManager(row.role)) throw fail("permission_denied", "only an owner or admin of the organization can do this");
   return mapServerAccess(db.em, row);
 }
 
-async function loadServerAccess(query: Query, caller: UserCaller, serverId: string): Promise<ServerAccessRow> {
+/**
+ * The caller's access to the addressed server, the one way every check on a server reads it: a
+ * server outside the caller's organizations, outside an organization key's, or outside the
+ * organization the address names is not found.
+ */
+async function loadServerAccess(query: Query, caller: UserCaller, { serverId, organizationId, organizationSlug }: ServerAddress): Promise<ServerAccessRow> {
   // Read with the credential at the start of a call about this server: used once, for its first check.
   const read = caller.serverAccess?.serverId === serverId ? caller.serverAccess : undefined;
   caller.serverAccess = undefined;
   const row = read ? read.row : await findServerAccess(query, caller.user.id, serverId);
-  if (!row || !withinKeyOrganization(caller, String(row.organization.id))) throw fail("not_found", "server not found");
+  const found =
+    row &&
+    withinKeyOrganization(caller, String(row.organization.id)) &&
+    (organizationId === undefined || organizationId === String(row.organization.id)) &&
+    (organizationSlug === undefined || organizationSlug === String(row.organization.slug));
+  if (!found) throw fail("not_found", "server not found");
   return row;
 }
 

@@ -101,8 +101,7 @@ function storeQuestion(deps: CoreDeps, ctx: HandlerContext, caller: UserCaller, 
     } else {
       let serverId: string | null = null;
       if (req.serverId) {
-        const onServer = await requireServer(db, caller, req.serverId, { action: "view", now: deps.clock.now(), plans: deps.config.plans });
-        if (onServer.organization.id !== access.organization.id) throw fail("not_found", "server not found");
+        const onServer = await requireServer(db, caller, { serverId: req.serverId, organizationId: access.organization.id }, { action: "view", now: deps.clock.now(), plans: deps.config.plans });
         serverId = onServer.server.id;
       }
       conversation = await insertConversation(db.query, { organizationId: access.organization.id, serverId, userId: caller.user.id, title: titleOf(req.content) });

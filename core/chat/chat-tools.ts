@@ -128,7 +128,7 @@ const catalogue: ChatTool[] = [
     parameters: { type: "object", properties: { ...serverParam } },
     parse: (args, scope) => ({ serverId: serverOf(args, scope), summary: "", input: {} }),
     async run(env, call) {
-      const { server } = await requireServer(env.db, env.caller, call.serverId!, { action: "view", now: env.deps.clock.now(), plans: env.deps.config.plans });
+      const { server } = await requireServer(env.db, env.caller, { serverId: call.serverId!, organizationId: env.access.organization.id }, { action: "view", now: env.deps.clock.now(), plans: env.deps.config.plans });
       const players = isOnline(server, env.deps.clock.now()) ? await storedPlayers(env.db.em, server.id) : [];
       return { server: server.name, players: players.slice(0, 200).map((p) => ({ name: p.name, uuid: p.uuid })) };
     },
@@ -144,7 +144,7 @@ const catalogue: ChatTool[] = [
     },
     async run(env, call) {
       // Reading a console is an acting call: it spends one of a grant's uses, as opening the live console does.
-      const { server } = await requireServer(env.db, env.caller, call.serverId!, { action: "console_read", now: env.deps.clock.now(), plans: env.deps.config.plans });
+      const { server } = await requireServer(env.db, env.caller, { serverId: call.serverId!, organizationId: env.access.organization.id }, { action: "console_read", now: env.deps.clock.now(), plans: env.deps.config.plans });
       if (!isOnline(server, env.deps.clock.now()) || !server.agentConnectionId) return { server: server.name, online: false, lines: [] };
       const holder = env.deps.agents.holding(server.agentConnectionId);
       if (!holder) return { server: server.name, online: true, lines: [], note: "the recent output is kept by another Outpost instance and cannot be read from here" };

@@ -78,8 +78,7 @@ async function callerMay(db: Db, config: CoreConfig, caller: UserCaller, access:
   }
   try {
     // Judging spends none of a grant's uses nor starts its duration: running the tool does, through the server's own path.
-    const { row } = await judgeServerRow(db.query, caller, serverId!, { action: spec.access.server, now, plans: config.plans });
-    if (String(row.organization.id) !== access.organization.id) throw fail("not_found", "server not found");
+    await judgeServerRow(db.query, caller, { serverId: serverId!, organizationId: access.organization.id }, { action: spec.access.server, now, plans: config.plans });
   } catch (error) {
     if (error instanceof DomainError && error.reason === "permission_denied") return error;
     throw error;

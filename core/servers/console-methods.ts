@@ -58,7 +58,7 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   const requestId = randomUUID();
   const use = { action: "console_command" as const, now: deps.clock.now(), plans: deps.config.plans };
   const onRecord = refusalsOnRecord(db, deps.activity, caller, req.serverId, { requestId, command });
-  const judged = await onRecord(() => judgeServerRow(db.query, caller, req.serverId, use));
+  const judged = await onRecord(() => judgeServerRow(db.query, caller, req, use));
   const server = consoleServer(judged.row);
   const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(deps.activity, caller, server, { requestId, command, outcome, error });
 

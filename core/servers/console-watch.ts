@@ -15,7 +15,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { WatchConsoleResponseSchema, type WatchConsoleRequest, type WatchConsoleResponse } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import { requireServer } from "../access.ts";
+import { requireServer, type ServerAddress } from "../access.ts";
 import { isOnline } from "../agents/presence.ts";
 import type { ConsoleEvent } from "../agents/console-feed.ts";
 import { recheckCaller } from "../auth/credentials.ts";
@@ -37,16 +37,16 @@ type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents" | "st
  * its holder still sees the server, and the server is not frozen. Returns whether the server's
  * agent is connected.
  */
-async function recheck(deps: WatchDeps, ctx: HandlerContext, serverId: string): Promise<boolean> {
+async function recheck(deps: WatchDeps, ctx: HandlerContext, address: ServerAddress): Promise<boolean> {
   const db = deps.statements.db(entityManager(ctx).fork());
   const caller = await recheckCaller(deps.credentials, db.query, ctx.requestHeader, deps.clock.now(), deps.config.sessionIdleSeconds);
-  const access = await requireServer(db, caller, serverId, { action: "console_read", now: deps.clock.now(), spend: false, plans: deps.config.plans });
+  const access = await requireServer(db, caller, address, { action: "console_read", now: deps.clock.now(), spend: false, plans: deps.config.plans });
   return isOnline(access.server, deps.clock.now());
 }
 
 export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, ctx: HandlerContext): AsyncGenerator<WatchConsoleResponse> {
   const caller = requireUser(ctx);
-  const { server } = await requireServer(deps.statements.db(entityManager(ctx)), caller, req.serverId, { action: "console_read", now: deps.clock.now(), plans: deps.config.plans });
+  const { server } = await requireServer(deps.statements.db(entityManager(ctx)), caller, req, { action: "console_read", now: deps.clock.now(), plans: deps.config.plans });
   if (ctx.signal.aborted) return;
   const releaseSlot = deps.consoles.watches.open(caller.user.id);
 
@@ -87,7 +87,7 @@ export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, c
       if (ctx.signal.aborted) break;
       if (Date.now() >= recheckAt) {
         recheckAt = Date.now() + recheckMs;
-        const now = await recheck(deps, ctx, req.serverId);
+        const now = await recheck(deps, ctx, req);
         changed ||= now !== online;
         online = now;
       }

@@ -73,14 +73,14 @@ function recordMethods(deps: CoreDeps): Pick<ServersImpl, "createServer" | "list
     },
 
     async getServer(req, ctx) {
-      const access = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req.serverId, { action: "view", now: clock.now(), plans: deps.config.plans });
+      const access = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req, { action: "view", now: clock.now(), plans: deps.config.plans });
       return create(GetServerResponseSchema, { server: serverToProto(access.server, clock.now(), config, accessFreeze(config, access)) });
     },
 
     async updateServer(req, ctx) {
       const caller = requireUser(ctx);
       return entityManager(ctx).transactional(async (tx) => {
-        const access = await requireServerManager(deps.statements.db(tx), caller, req.serverId);
+        const access = await requireServerManager(deps.statements.db(tx), caller, req);
         const { server, organization } = access;
         const previous = server.name;
         server.name = req.name;
@@ -106,7 +106,7 @@ function keyEndingMethods(deps: CoreDeps): Pick<ServersImpl, "deleteServer" | "r
       const caller = requireUser(ctx);
       await entityManager(ctx).transactional(async (tx) => {
         const db = deps.statements.db(tx);
-        const { server, organization } = await requireServerManager(db, caller, req.serverId);
+        const { server, organization } = await requireServerManager(db, caller, req);
         // Locked, so deletions and plan changes see the organization's servers one after another.
         const plan = await lockOrganizationPlan(db.query, organization.id);
         const before = await frozenSet(db.query, config, organization.id, plan);
@@ -134,7 +134,7 @@ function keyEndingMethods(deps: CoreDeps): Pick<ServersImpl, "deleteServer" | "r
     async regenerateAgentKey(req, ctx) {
       const caller = requireUser(ctx);
       const response = await entityManager(ctx).transactional(async (tx) => {
-        const access = await requireServerManager(deps.statements.db(tx), caller, req.serverId);
+        const access = await requireServerManager(deps.statements.db(tx), caller, req);
         const { server, organization } = access;
         const agentKey = issueSecret("agentKey");
         server.agentKeyHash = agentKey.hash;

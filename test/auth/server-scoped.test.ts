@@ -93,15 +93,15 @@ describe("auth: a call about one server reads its access with the credential", (
 
     const use = { action: "view" as const, now: t.clock.now(), plans: testConfig.plans };
     const none: Query = () => Promise.reject(new Error("the access was read again"));
-    const judged = await judgeServerRow(none, caller, serverId, use);
+    const judged = await judgeServerRow(none, caller, { serverId }, use);
     assert.equal(judged.row.server.id, serverId);
     assert.equal(caller.serverAccess, undefined, "taken once");
     // A second check reads the access again, as does a check on another server.
     let read = 0;
     const counting: Query = (sql, values) => (read++, query(sql, values));
-    await judgeServerRow(counting, caller, serverId, use);
+    await judgeServerRow(counting, caller, { serverId }, use);
     const again = (await resolveUser(t.deps.credentials, query, presented, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
-    const other = await judgeServerRow(counting, again, otherServerId, use);
+    const other = await judgeServerRow(counting, again, { serverId: otherServerId }, use);
     assert.equal(other.row.server.id, otherServerId);
     assert.equal(read, 2);
   });
@@ -111,6 +111,6 @@ describe("auth: a call about one server reads its access with the credential", (
     const caller = (await resolveUser(t.deps.credentials, query, { session: cast.outsider.token, apiKey: null }, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
     assert.deepEqual(caller.serverAccess, { serverId, row: undefined });
     const none: Query = () => Promise.reject(new Error("the access was read again"));
-    await assert.rejects(judgeServerRow(none, caller, serverId, { action: "view", now: t.clock.now(), plans: testConfig.plans }), (error: DomainError) => error.reason === "not_found");
+    await assert.rejects(judgeServerRow(none, caller, { serverId }, { action: "view", now: t.clock.now(), plans: testConfig.plans }), (error: DomainError) => error.reason === "not_found");
   });
 });

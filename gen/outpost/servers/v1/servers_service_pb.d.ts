@@ -100,6 +100,22 @@ export declare type GetServerRequest = Message<"outpost.servers.v1.GetServerRequ
    * @generated from field: string server_id = 1;
    */
   serverId: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
 };
 
 /**
@@ -137,6 +153,22 @@ export declare type UpdateServerRequest = Message<"outpost.servers.v1.UpdateServ
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
 };
 
 /**
@@ -169,6 +201,22 @@ export declare type DeleteServerRequest = Message<"outpost.servers.v1.DeleteServ
    * @generated from field: string server_id = 1;
    */
   serverId: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
 };
 
 /**
@@ -197,6 +245,22 @@ export declare type RegenerateAgentKeyRequest = Message<"outpost.servers.v1.Rege
    * @generated from field: string server_id = 1;
    */
   serverId: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
 };
 
 /**
@@ -245,6 +309,22 @@ export declare type ExecuteConsoleCommandRequest = Message<"outpost.servers.v1.E
    * @generated from field: string command = 2;
    */
   command: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
 };
 
 /**
@@ -300,6 +380,22 @@ export declare type ListPlayersRequest = Message<"outpost.servers.v1.ListPlayers
    * @generated from field: string server_id = 1;
    */
   serverId: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
 };
 
 /**
@@ -332,6 +428,22 @@ export declare type WatchConsoleRequest = Message<"outpost.servers.v1.WatchConso
    * @generated from field: string server_id = 1;
    */
   serverId: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
 };
 
 /**
