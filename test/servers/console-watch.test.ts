@@ -153,6 +153,15 @@ describe("servers: the live console", function () {
     assert.ok(reopened, "a closed console gives its slot back");
   });
 
+  it("refuses a request its contract forbids (a server id that is not a UUID, a wrong organization field) as invalid_argument, naming the field", async () => {
+    const refused = await rejectsWith(openWatch("not-a-uuid").next(), Code.InvalidArgument);
+    assert.match(refused.rawMessage, /^server_id: /);
+    const server = await createServer("Checked");
+    const client = servers(owner);
+    const iterator = client.watchConsole({ serverId: server.id, organizationId: "acme" })[Symbol.asyncIterator]();
+    assert.match((await rejectsWith(iterator.next(), Code.InvalidArgument)).rawMessage, /^organization_id: /);
+  });
+
   it("ends within seconds once its session is signed out, its API key revoked or its grant revoked, output or not", async () => {
     const server = await createServer("Left behind");
     const agent = await connect(server.key);
