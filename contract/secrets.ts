@@ -30,6 +30,8 @@ export const secretPrefixes = {
   webhookSecret: "whsec_",
   /** Invitations to join an organization (single use, 7 days; the secret of the link). */
   invitation: "opi_",
+  /** Email verification links (single use, 24 hours; the secret of the link mailed to the address). */
+  emailVerification: "opv_",
 } as const;
 
 export type SecretKind = keyof typeof secretPrefixes;

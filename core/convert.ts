@@ -36,6 +36,7 @@ export function userToProto(user: User | CallerUser & { createdAt?: Date }): Use
     name: user.name,
     platformAdmin: user.platformAdmin,
     createdAt: ts(user.createdAt),
+    emailVerified: "emailVerifiedAt" in user && user.emailVerifiedAt != null,
   });
 }
 
@@ -71,6 +72,7 @@ export function memberToProto(membership: Membership): MemberMessage {
     name: membership.user.name,
     role: roleToProto(membership.role),
     createdAt: ts(membership.createdAt),
+    emailVerified: membership.user.emailVerifiedAt != null,
   });
 }
 

@@ -20,7 +20,7 @@ import { createCoreCalls, type CoreCalls } from "./core-calls.ts";
 import { errorBody, retryHeaders, violationDetails, type ErrorBody } from "./errors.ts";
 import { formToken, formTokenMatches } from "./form-token.ts";
 import { redirectingFormPolicy, sendPage } from "./pages.ts";
-import { accountErrorPage, signInPage, signOutPage, signUpPage } from "./account-pages/pages.ts";
+import { accountErrorPage, signInPage, signOutPage, signUpPage, verifyEmailPage, verifyEmailResultPage } from "./account-pages/pages.ts";
 import type { User } from "../gen/outpost/auth/v1/resources_pb.js";
 
 export interface AccountRoutesOptions {
@@ -185,6 +185,25 @@ async function signInForm(ctx: Context, deps: Deps): Promise<void> {
   }
 }
 
+/** GET /verify-email?token=…: the button that uses the link (the token is not checked yet). */
+function showVerifyEmail(ctx: Context, deps: Deps): void {
+  const token = typeof ctx.query.token === "string" ? ctx.query.token.slice(0, 64) : "";
+  sendPage(ctx, 200, verifyEmailPage(formToken(ctx, deps.secureCookies), token));
+}
+
+/** POST /verify-email: core uses the link once; the page says what came of it (404, 400 with why). */
+async function verifyEmail(ctx: Context, deps: Deps): Promise<void> {
+  const fields = await readForm(ctx, deps);
+  if (!fields) return;
+  try {
+    const { email } = await deps.calls.client(ctx, IdentityService).verifyEmail({ token: stringField(fields, "token").slice(0, 64) });
+    sendPage(ctx, 200, verifyEmailResultPage({ email }));
+  } catch (error) {
+    const refused = refusal(ctx, error);
+    sendPage(ctx, refused.status, verifyEmailResultPage({ problem: refused.message }));
+  }
+}
+
 /** Ends the cookie's session (core takes it from the session header) and clears the cookie. */
 async function signOut(ctx: Context, deps: Deps): Promise<void> {
   const form = isForm(ctx);
@@ -206,5 +225,7 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
   router.post("/sign-up", step((ctx) => (isForm(ctx) ? signUpForm(ctx, deps) : signUpJson(ctx, deps))));
   router.post("/sign-in", step((ctx) => (isForm(ctx) ? signInForm(ctx, deps) : signInJson(ctx, deps))));
   router.post("/sign-out", step(signOut));
+  router.get("/verify-email", step(showVerifyEmail));
+  router.post("/verify-email", step(verifyEmail));
   return router;
 }

@@ -62,7 +62,7 @@ export interface EdgeMetrics extends RequestMetrics {
   token: string | undefined;
 }
 
-const accountPaths = new Set(["/sign-up", "/sign-in", "/sign-out"]);
+const accountPaths = new Set(["/sign-up", "/sign-in", "/sign-out", "/verify-email"]);
 
 const packageVersion = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 

@@ -24,6 +24,9 @@ const usage = `usage: outpost <command>
                                           asks for the password twice, not echoed; piped,
                                           reads it from stdin (one line). --password P
                                           works too, but shows it in ps and npm's banner
+  user verify-email EMAIL                 mark the account's address verified (what its
+                                          mailed link does): the way with no SMTP_URL, as
+                                          with the embedded default
   api-key create --email E --name N [--expires-in-days D]
   keys rotate --issuer game|account [--purge]
                                           rotate an issuer's signing keys now; --purge
@@ -127,6 +130,14 @@ async function keysRotateKek(config: Config, logger: Logger, args: string[]): Pr
   );
 }
 
+/** `user verify-email EMAIL`: as if the account had opened its verification link (an activity event). */
+async function userVerifyEmail(config: Config, logger: Logger, args: string[]): Promise<void> {
+  const [email, ...extra] = args;
+  if (!email || email.startsWith("-") || extra.length) throw new UsageError("user verify-email takes one email address");
+  const res = await withRuntime(config, logger, (runtime) => createClient(IdentityService, runtime.core.transport()).markEmailVerified({ email }));
+  console.log(res.alreadyVerified ? `${res.user!.email} was verified already` : `verified ${res.user!.email} (${res.user!.id})`);
+}
+
 /** One case per command: a dispatcher reads best as one switch, so this one runs past 80 lines. */
 async function main(argv: string[]): Promise<void> {
   const [command, sub, ...rest] = argv;
@@ -150,6 +161,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case "user": {
+      if (sub === "verify-email") return userVerifyEmail(config, logger, rest);
       if (sub !== "create") throw new UsageError(`unknown command: user ${sub ?? ""}`.trim());
       const o = options(rest, {
         email: { type: "string" },

@@ -77,6 +77,8 @@ const table = {
   "user.signed_out": ["account", "info"],
   "user.password_changed": ["account", "info"],
   "user.other_sessions_revoked": ["account", "info"],
+  "user.email_verification_issued": ["account", "info"],
+  "user.email_verified": ["account", "info"],
   "session.revoked": ["account", "info"],
   "api_key.created": ["account", "info"],
   "api_key.revoked": ["account", "info"],

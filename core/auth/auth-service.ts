@@ -18,6 +18,7 @@ import { recordActivity } from "../activity/record.ts";
 import { apiKeyToProto, userToProto } from "../convert.ts";
 import { createConsentMethods } from "./consents.ts";
 import { createSessionMethods } from "./session-methods.ts";
+import { sendVerificationEmail } from "../identity/verification-methods.ts";
 
 /** The caller's own account: session facts, sessions and password, API keys and Account OAuth consents. */
 export function createAuthService(deps: CoreDeps): ServiceImpl<typeof AuthService> {
@@ -25,6 +26,7 @@ export function createAuthService(deps: CoreDeps): ServiceImpl<typeof AuthServic
   return {
     ...createConsentMethods(deps),
     ...createSessionMethods(deps),
+    sendVerificationEmail: sendVerificationEmail(deps),
 
     async getSession(_req, ctx) {
       const caller = requireUser(ctx);

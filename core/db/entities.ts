@@ -20,6 +20,11 @@ export const User = defineEntity({
     name: p.string().length(80).default(""),
     passwordHash: p.text().lazy(),
     platformAdmin: p.boolean().default(false),
+    /**
+     * When the account proved it receives mail at `email` (a mailed link, or the operator's CLI);
+     * null: unverified. Invitations and email alert recipients match verified addresses only.
+     */
+    emailVerifiedAt: p.datetime().nullable(),
     createdAt: createdAt(),
   },
 });

@@ -27,11 +27,11 @@ import type { ActivityAction } from "../activity/kinds.ts";
 import { apiKeyToProto, userToProto } from "../convert.ts";
 import { countSignInAttempt } from "../ratelimit/sign-in-limits.ts";
 import { countSignUp } from "../ratelimit/sign-up-limits.ts";
+import { normalizeEmail } from "./normalize-email.ts";
+import { mailVerification, prepareVerification, type PendingVerification } from "./email-verification.ts";
+import { identityVerificationMethods } from "./verification-methods.ts";
 
-/** Emails are compared case-insensitively: stored and looked up lower-cased. */
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
+export { normalizeEmail };
 
 function clientDetails(client: ClientInfo | undefined): Record<string, string> {
   const details: Record<string, string> = {};
@@ -102,10 +102,16 @@ const signUp =
     await countSignUp(deps.rateLimits, req.client?.ip, (lockout) => recordLockout(deps, lockout));
     const em = entityManager(ctx);
     const fields = await accountFields(deps.passwords, em, req.email, req.password, req.name, false);
-    return creatingAccount(em, async (tx) => {
+    let pending: PendingVerification | undefined;
+    const response = await creatingAccount(em, async (tx) => {
       const user = tx.create(User, fields);
-      return create(SignUpResponseSchema, await openSession(deps, tx, user, "user.signed_up", req.client));
+      const session = await openSession(deps, tx, user, "user.signed_up", req.client);
+      pending = await prepareVerification(deps, tx, user, asAccount(user));
+      return create(SignUpResponseSchema, session);
     });
+    // Mailed once the account exists; a failure to send leaves it unverified, with a new link a click away.
+    if (pending) await mailVerification(deps, pending);
+    return response;
   };
 
 const signIn =
@@ -163,11 +169,12 @@ const signOut: Impl["signOut"] = async (_req, ctx) => {
 };
 
 const createUser =
-  ({ passwords }: Pick<CoreDeps, "passwords">): Impl["createUser"] =>
+  (deps: CoreDeps): Impl["createUser"] =>
   async (req, ctx) => {
     const em = entityManager(ctx);
-    const fields = await accountFields(passwords, em, req.email, req.password, req.name, req.platformAdmin);
-    return creatingAccount(em, async (tx) => {
+    const fields = await accountFields(deps.passwords, em, req.email, req.password, req.name, req.platformAdmin);
+    let pending: PendingVerification | undefined;
+    const response = await creatingAccount(em, async (tx) => {
       const user = tx.create(User, fields);
       recordActivity(tx, "system", {
         action: "user.created",
@@ -176,8 +183,11 @@ const createUser =
         details: { email: user.email, platformAdmin: String(user.platformAdmin) },
       });
       await tx.flush();
+      pending = await prepareVerification(deps, tx, user, "system");
       return create(CreateUserResponseSchema, { user: userToProto(user) });
     });
+    if (pending) await mailVerification(deps, pending);
+    return response;
   };
 
 const issueApiKey: Impl["issueApiKey"] = async (req, ctx) => {
@@ -198,5 +208,5 @@ const issueApiKey: Impl["issueApiKey"] = async (req, ctx) => {
 
 /** Accounts and dashboard sessions, for the edge (and the operator's CLI) only. */
 export function createIdentityService(deps: CoreDeps): Impl {
-  return { signUp: signUp(deps), signIn: signIn(deps), signOut, createUser: createUser(deps), issueApiKey };
+  return { signUp: signUp(deps), signIn: signIn(deps), signOut, createUser: createUser(deps), issueApiKey, ...identityVerificationMethods(deps) };
 }

@@ -28,7 +28,7 @@ import { holdManager, requireManager, type OrganizationAccess } from "../access.
 import { memberToProto, organizationToProto } from "../convert.ts";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { roleFromProto, roleToProto, type Role } from "../roles.ts";
-import { normalizeEmail } from "../identity/identity-service.ts";
+import { normalizeEmail } from "../identity/normalize-email.ts";
 import { recordActivity } from "../activity/record.ts";
 import { recordInOrganization } from "./organization-activity.ts";
 import { rateLimited, inMinutes } from "../ratelimit/rate-limited.ts";

@@ -22,7 +22,7 @@ import { fail } from "../errors.ts";
 import { requireManager, requireMember, requireOwner, type OrganizationAccess } from "../access.ts";
 import { memberToProto } from "../convert.ts";
 import { roleFromProto, type Role } from "../roles.ts";
-import { normalizeEmail } from "../identity/identity-service.ts";
+import { normalizeEmail } from "../identity/normalize-email.ts";
 import { recordInOrganization } from "./organization-activity.ts";
 import { revokeMemberKeys } from "./organization-api-keys.ts";
 import { revokeInvitationsOfInviter } from "./invitation-methods.ts";

@@ -44,6 +44,8 @@ export interface RateLimits {
   readonly testSends: Limiter;
   /** Invitations a person sends, per user ("invitation"). */
   readonly invitations: Limiter;
+  /** Verification links a person asks to be mailed again, per user ("email_verification"). */
+  readonly emailVerifications: Limiter;
   /** Its own connections (PostgreSQL's store only): open, idle, and callers waiting for one. */
   poolUse?(): PoolUse;
   close(): Promise<void>;
@@ -77,6 +79,7 @@ export function createMemoryRateLimits(config: RateLimitConfig): RateLimits {
     activityEvents: build(policies.activityEvents),
     testSends: build(policies.testSends),
     invitations: build(policies.invitations),
+    emailVerifications: build(policies.emailVerifications),
     async close() {},
   };
 }
@@ -127,6 +130,7 @@ export function createPostgresRateLimits(config: RateLimitConfig, pool: pg.Pool)
     activityEvents: build(policies.activityEvents, true),
     testSends: build(policies.testSends, true),
     invitations: build(policies.invitations, true),
+    emailVerifications: build(policies.emailVerifications, true),
     async close() {
       clearInterval(sweep);
     },

@@ -81,10 +81,18 @@ export const testSendPolicy: RateLimitPolicy = { name: "test_send", limit: 20, w
  */
 export const invitationPolicy: RateLimitPolicy = { name: "invitation", limit: 50, windowSeconds: 3600 };
 
+/**
+ * Verification links a person asks to be mailed again (auth/sendVerificationEmail), per user, per
+ * hour: each sends mail to the account's own address, so a stolen session cannot make Outpost mail
+ * it in bulk. Fixed: a person asks again once or twice.
+ */
+export const emailVerificationPolicy: RateLimitPolicy = { name: "email_verification", limit: 5, windowSeconds: 3600 };
+
 export function policiesFor(config: RateLimitConfig) {
   return {
     ...loginCodePolicies,
     invitations: invitationPolicy,
+    emailVerifications: emailVerificationPolicy,
     testSends: testSendPolicy,
     activityEvents: activityEventPolicy,
     badCredentialPerIp: badCredentialPolicy,

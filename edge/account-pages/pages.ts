@@ -181,6 +181,41 @@ ${formTokenInput(data.formToken)}
   );
 }
 
+/**
+ * The page a verification link opens: a button that uses the link. Opening the link changes
+ * nothing, so a mail scanner that fetches it does not spend it.
+ */
+export function verifyEmailPage(formToken: string, token: string): Html {
+  return layout(
+    "Confirm your email address",
+    html`<h1>Confirm your email address</h1>
+<p>Confirm that the address this link was mailed to is yours. You can then accept invitations to organizations and receive their email alerts there.</p>
+<form method="post" action="/verify-email">
+${formTokenInput(formToken)}
+<input type="hidden" name="token" value="${token}">
+<div class="actions"><button type="submit">Confirm my address</button></div>
+</form>`,
+  );
+}
+
+/** What using a verification link came to: the address verified, or why not. */
+export function verifyEmailResultPage(outcome: { email: string } | { problem: string }): Html {
+  if ("email" in outcome) {
+    return layout(
+      "Address confirmed",
+      html`<h1>Address confirmed</h1>
+<p><strong>${outcome.email}</strong> is verified. Invitations sent to it can now be accepted.</p>
+<p><a href="/app">Go to the dashboard</a></p>`,
+    );
+  }
+  return layout(
+    "This link did not work",
+    html`<h1>This link did not work</h1>
+<p class="problem" role="alert" id="form-problem">${outcome.problem}</p>
+<p>Signed in, you can send a new link from <a href="/app/account/security#email-heading">your account's Security page</a>.</p>`,
+  );
+}
+
 /** An authorization request that cannot go back to the app, or a form refused. */
 export function accountErrorPage(title: string, error: string, description: string): Html {
   return layout(

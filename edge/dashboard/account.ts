@@ -15,6 +15,7 @@ import { html, type Html } from "../html.ts";
 import { secretBlock } from "./layout.ts";
 import { passwordSection, securityPath, sessionsSection } from "./account-sessions.ts";
 import { pushRoutes, pushSection } from "./account-push.ts";
+import { emailRoutes, emailSection } from "./account-email.ts";
 
 const expiries = [
   { value: "30", label: "30 days" },
@@ -78,7 +79,8 @@ async function securityPage(ctx: Context, v: Viewer, refused: Refused = {}, stat
       notice: noticeOf(ctx),
       scripts: ["push.js"],
       lede: html`Signed in as ${v.user.name} (${v.user.email}).`,
-      body: html`${passwordSection(v.formToken, refused.password)}
+      body: html`${emailSection(v.formToken, v.user)}
+${passwordSection(v.formToken, refused.password)}
 ${sessionsSection(v.formToken, sessions)}
 <section aria-labelledby="keys-heading">
 <h2 id="keys-heading">API keys</h2>
@@ -166,6 +168,7 @@ export function accountRoutes(router: Router, deps: DashboardDeps): void {
   router.post(`${securityPath}/api-keys`, action(deps, createApiKey));
   router.post(`${securityPath}/password`, action(deps, changePassword));
   pushRoutes(router, deps);
+  emailRoutes(router, deps);
   router.post(
     `${securityPath}/sessions/revoke-others`,
     action(deps, revoking({ title: "Revoke every other session?", consequence: "Every other browser signed in as you is signed out at once. This one stays signed in.", label: "Revoke all other sessions" }, (v) => v.core.auth.revokeOtherSessions({}), "sessions-revoked")),

@@ -65,6 +65,7 @@ export const notices: Record<string, string> = {
   "note-deleted": "Note deleted.",
   "key-revoked": "API key revoked. It stops working at once.",
   "consent-revoked": "Consent revoked. The app will ask again next time.",
+  "verification-sent": "A new link is on its way to your address. It works once, for 24 hours.",
   "password-changed": "Password changed. Every other session of yours is signed out; your API keys keep working.",
   "session-revoked": "Session revoked: that browser is signed out.",
   "event-acknowledged": "Event acknowledged.",

@@ -5,17 +5,9 @@ import { InvitationStatus, Role } from "../../gen/outpost/organizations/v1/resou
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
-import { mailHeader, startSmtpReceiver, type SmtpReceiver } from "../support/receivers.ts";
+import { mailHeader, mailText, startSmtpReceiver, type SmtpReceiver } from "../support/receivers.ts";
 
 type Account = { token: string; userId: string; email: string };
-
-/** The text of a received message, its transfer encoding undone. */
-function mailText(raw: string): string {
-  const [head, ...rest] = raw.split("\r\n\r\n");
-  const body = rest.join("\r\n\r\n");
-  if (/content-transfer-encoding:\s*base64/i.test(head)) return Buffer.from(body, "base64").toString("utf8");
-  return body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-}
 
 describe("organizations: invitations by email", () => {
   let t: TestCore;

@@ -95,6 +95,23 @@ describe("outpost serve and the operator CLI", function () {
     assert.deepEqual(organizations.map((o) => o.slug), ["acme"]);
   });
 
+  it("marks an address verified from the CLI, the way without SMTP; once, and only a known address", async () => {
+    const auth = createClient(AuthService, rpc("1.1", key));
+    assert.equal((await auth.getSession({})).user?.emailVerified, false);
+    const first = await runCli(["user", "verify-email", "Operator@Example.com"], env);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /^verified operator@example\.com /);
+    assert.equal((await auth.getSession({})).user?.emailVerified, true);
+    const again = await runCli(["user", "verify-email", "operator@example.com"], env);
+    assert.match(again.stdout, /operator@example\.com was verified already/);
+    const unknown = await runCli(["user", "verify-email", "nobody@example.com"], env);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /^error: no account with the email nobody@example\.com\n$/);
+    const bare = await runCli(["user", "verify-email"], env);
+    assert.equal(bare.code, 2);
+    assert.match(bare.stderr, /^error: user verify-email takes one email address/);
+  });
+
   it("does not serve the edge-only identity service at /api/rpc", async () => {
     await rejectsWith(createClient(IdentityService, rpc("1.1")).signIn({ email: "operator@example.com", password: "a long password" }), Code.Unimplemented);
   });

@@ -262,3 +262,18 @@ export function mailHeader(raw: string, name: string): string | undefined {
         : Buffer.from(text.replace(/_/g, " ").replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))), "latin1").toString("utf8"),
     );
 }
+
+/** The text of a received message, its transfer encoding (base64 or quoted-printable) undone. */
+export function mailText(raw: string): string {
+  const [head, ...rest] = raw.split("\r\n\r\n");
+  const body = rest.join("\r\n\r\n");
+  if (/content-transfer-encoding:\s*base64/i.test(head)) return Buffer.from(body, "base64").toString("utf8");
+  return body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+}
+
+/** The verification link mailed to `to` last (the page's URL, its token after `token=`). */
+export function verificationLinkTo(smtp: SmtpReceiver, to: string): { link: string; token: string } | undefined {
+  const mail = smtp.received.findLast((m) => m.to.includes(to) && /confirm/i.test(mailHeader(m.raw, "subject") ?? ""));
+  const link = mail && /https?:\/\/\S+\/verify-email\?token=(opv_[0-9A-Za-z]{40})/.exec(mailText(mail.raw));
+  return link ? { link: link[0], token: link[1] } : undefined;
+}

@@ -343,6 +343,48 @@ export declare type ChangePasswordRequest = Message<"outpost.auth.v1.ChangePassw
 export declare const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest>;
 
 /**
+ * @generated from message outpost.auth.v1.SendVerificationEmailRequest
+ */
+export declare type SendVerificationEmailRequest = Message<"outpost.auth.v1.SendVerificationEmailRequest"> & {
+};
+
+/**
+ * Describes the message outpost.auth.v1.SendVerificationEmailRequest.
+ * Use `create(SendVerificationEmailRequestSchema)` to create a new message.
+ */
+export declare const SendVerificationEmailRequestSchema: GenMessage<SendVerificationEmailRequest>;
+
+/**
+ * @generated from message outpost.auth.v1.SendVerificationEmailResponse
+ */
+export declare type SendVerificationEmailResponse = Message<"outpost.auth.v1.SendVerificationEmailResponse"> & {
+  /**
+   * The address the link was sent to.
+   *
+   * @generated from field: string email = 1;
+   */
+  email: string;
+
+  /**
+   * Whether the SMTP server took the message; false with email_error saying why.
+   *
+   * @generated from field: bool email_sent = 2;
+   */
+  emailSent: boolean;
+
+  /**
+   * @generated from field: string email_error = 3;
+   */
+  emailError: string;
+};
+
+/**
+ * Describes the message outpost.auth.v1.SendVerificationEmailResponse.
+ * Use `create(SendVerificationEmailResponseSchema)` to create a new message.
+ */
+export declare const SendVerificationEmailResponseSchema: GenMessage<SendVerificationEmailResponse>;
+
+/**
  * @generated from message outpost.auth.v1.ChangePasswordResponse
  */
 export declare type ChangePasswordResponse = Message<"outpost.auth.v1.ChangePasswordResponse"> & {
@@ -499,6 +541,19 @@ export declare const AuthService: GenService<{
     methodKind: "unary";
     input: typeof ChangePasswordRequestSchema;
     output: typeof ChangePasswordResponseSchema;
+  },
+  /**
+   * Mails a new verification link to the caller's address (it replaces any earlier one; it works
+   * once, for 24 hours). Refused when the address is verified already or this Outpost has no SMTP
+   * server (failed_precondition, saying what to do instead), and past 5 an hour (rate_limited,
+   * with RetryInfo).
+   *
+   * @generated from rpc outpost.auth.v1.AuthService.SendVerificationEmail
+   */
+  sendVerificationEmail: {
+    methodKind: "unary";
+    input: typeof SendVerificationEmailRequestSchema;
+    output: typeof SendVerificationEmailResponseSchema;
   },
 }>;
 

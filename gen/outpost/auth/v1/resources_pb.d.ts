@@ -41,6 +41,14 @@ export declare type User = Message<"outpost.auth.v1.User"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 5;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * Whether the account proved it receives mail at `email` (a mailed link, or the operator's CLI).
+   * Sign-in works either way; invitations and email alert recipients need it.
+   *
+   * @generated from field: bool email_verified = 6;
+   */
+  emailVerified: boolean;
 };
 
 /**

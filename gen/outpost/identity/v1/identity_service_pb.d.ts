@@ -329,6 +329,81 @@ export declare type IssueApiKeyResponse = Message<"outpost.identity.v1.IssueApiK
 export declare const IssueApiKeyResponseSchema: GenMessage<IssueApiKeyResponse>;
 
 /**
+ * @generated from message outpost.identity.v1.VerifyEmailRequest
+ */
+export declare type VerifyEmailRequest = Message<"outpost.identity.v1.VerifyEmailRequest"> & {
+  /**
+   * The link's secret ("opv_" and 40 base62 characters); anything else is not_found.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message outpost.identity.v1.VerifyEmailRequest.
+ * Use `create(VerifyEmailRequestSchema)` to create a new message.
+ */
+export declare const VerifyEmailRequestSchema: GenMessage<VerifyEmailRequest>;
+
+/**
+ * @generated from message outpost.identity.v1.VerifyEmailResponse
+ */
+export declare type VerifyEmailResponse = Message<"outpost.identity.v1.VerifyEmailResponse"> & {
+  /**
+   * The address now verified.
+   *
+   * @generated from field: string email = 1;
+   */
+  email: string;
+};
+
+/**
+ * Describes the message outpost.identity.v1.VerifyEmailResponse.
+ * Use `create(VerifyEmailResponseSchema)` to create a new message.
+ */
+export declare const VerifyEmailResponseSchema: GenMessage<VerifyEmailResponse>;
+
+/**
+ * @generated from message outpost.identity.v1.MarkEmailVerifiedRequest
+ */
+export declare type MarkEmailVerifiedRequest = Message<"outpost.identity.v1.MarkEmailVerifiedRequest"> & {
+  /**
+   * @generated from field: string email = 1;
+   */
+  email: string;
+};
+
+/**
+ * Describes the message outpost.identity.v1.MarkEmailVerifiedRequest.
+ * Use `create(MarkEmailVerifiedRequestSchema)` to create a new message.
+ */
+export declare const MarkEmailVerifiedRequestSchema: GenMessage<MarkEmailVerifiedRequest>;
+
+/**
+ * @generated from message outpost.identity.v1.MarkEmailVerifiedResponse
+ */
+export declare type MarkEmailVerifiedResponse = Message<"outpost.identity.v1.MarkEmailVerifiedResponse"> & {
+  /**
+   * @generated from field: outpost.auth.v1.User user = 1;
+   */
+  user?: User | undefined;
+
+  /**
+   * It was verified before this call: nothing changed, and no event was written.
+   *
+   * @generated from field: bool already_verified = 2;
+   */
+  alreadyVerified: boolean;
+};
+
+/**
+ * Describes the message outpost.identity.v1.MarkEmailVerifiedResponse.
+ * Use `create(MarkEmailVerifiedResponseSchema)` to create a new message.
+ */
+export declare const MarkEmailVerifiedResponseSchema: GenMessage<MarkEmailVerifiedResponse>;
+
+/**
  * Account creation and dashboard sessions, for the edge alone: the edge turns the session
  * token into an HttpOnly cookie so that no page script ever sees it.
  *
@@ -384,6 +459,29 @@ export declare const IdentityService: GenService<{
     methodKind: "unary";
     input: typeof IssueApiKeyRequestSchema;
     output: typeof IssueApiKeyResponseSchema;
+  },
+  /**
+   * Uses a verification link's secret, once: the account it was mailed for has its address
+   * verified, if the account still has that address. An unknown link is not_found; a used or
+   * expired one failed_precondition (the page on ACCOUNT_BASE_URL the link opens).
+   *
+   * @generated from rpc outpost.identity.v1.IdentityService.VerifyEmail
+   */
+  verifyEmail: {
+    methodKind: "unary";
+    input: typeof VerifyEmailRequestSchema;
+    output: typeof VerifyEmailResponseSchema;
+  },
+  /**
+   * Marks an account's address verified without a mailed link (the operator's CLI: the way with
+   * the embedded default and no SMTP server). An unknown address is not_found.
+   *
+   * @generated from rpc outpost.identity.v1.IdentityService.MarkEmailVerified
+   */
+  markEmailVerified: {
+    methodKind: "unary";
+    input: typeof MarkEmailVerifiedRequestSchema;
+    output: typeof MarkEmailVerifiedResponseSchema;
   },
 }>;
 

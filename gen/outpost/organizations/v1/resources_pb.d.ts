@@ -140,6 +140,14 @@ export declare type Member = Message<"outpost.organizations.v1.Member"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 5;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * Whether the member proved they receive mail at `email` (only verified addresses may receive
+   * the organization's email alerts).
+   *
+   * @generated from field: bool email_verified = 6;
+   */
+  emailVerified: boolean;
 };
 
 /**
