@@ -45,6 +45,8 @@ export const domainErrors = {
   version_conflict: Code.Aborted,
   /** The action does not fit the resource's current state. */
   failed_precondition: Code.FailedPrecondition,
+  /** The caller's email address is not verified yet (accepting an invitation needs it). */
+  email_unverified: Code.FailedPrecondition,
   /** The server's agent is not connected, or went away before it answered. */
   agent_offline: Code.FailedPrecondition,
   /** The server's agent cannot run console commands. */

@@ -82,18 +82,44 @@ async function invitationOf(query: Parameters<typeof findInvitationByToken>[0], 
   return row;
 }
 
+/** Accepting with an address not verified yet: what to do about it. */
+const unverified = (email: string) =>
+  fail(
+    "email_unverified",
+    `confirm your address ${email} first: open the link Outpost mailed to it, or send a new one from Account → Security (an Outpost without SMTP has its operator run "outpost user verify-email ${email}")`,
+  );
+
 const closedReasons: Record<Exclude<InvitationRow["status"], "pending">, string> = {
   accepted: "this invitation has already been used",
   revoked: "this invitation was revoked; ask for a new one",
   expired: "this invitation has expired; ask for a new one",
 };
 
-const inviteMember = (deps: InvitationDeps): Impl["inviteMember"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  const role = roleFromProto(req.role);
+/** An invitation made, as InviteMember answers it (and AddMember, for anyone it does not add at once). */
+export interface SentInvitation {
+  invitation: Invitation;
+  token: string;
+  link: string;
+  emailSent: boolean;
+  emailError: string;
+}
+
+/**
+ * Invites `email` to the organization as `role`, and mails the link when SMTP is configured: the
+ * caller must manage it (only an owner invites an admin), within the invitation rate limit; an
+ * address that is a member already, or has a pending invitation, is refused. Nothing in the answer
+ * or the refusals depends on whether the address has an account.
+ */
+export async function sendInvitation(
+  deps: InvitationDeps,
+  em: EntityManager,
+  caller: UserCaller,
+  req: { organizationSlug: string; email: string; role: Role },
+): Promise<SentInvitation> {
+  const { role } = req;
   const email = normalizeEmail(req.email);
   const secret = issueSecret("invitation");
-  const { row, organizationName } = await entityManager(ctx).transactional(async (tx) => {
+  const { row, organizationName } = await em.transactional(async (tx) => {
     // Invitations of one organization are made one after another (FOR UPDATE), so one address gets
     // one pending invitation; and an inviter whose removal commits meanwhile invites no one.
     const access = await holdManager(tx, caller, req.organizationSlug, "update");
@@ -131,8 +157,11 @@ const inviteMember = (deps: InvitationDeps): Impl["inviteMember"] => async (req,
   } else {
     emailError = "this Outpost has no SMTP server configured: send the link yourself";
   }
-  return create(InviteMemberResponseSchema, { invitation: invitationToProto(row), token: secret.value, link, emailSent: emailError === "", emailError });
-};
+  return { invitation: invitationToProto(row), token: secret.value, link, emailSent: emailError === "", emailError };
+}
+
+const inviteMember = (deps: InvitationDeps): Impl["inviteMember"] => async (req, ctx) =>
+  create(InviteMemberResponseSchema, await sendInvitation(deps, entityManager(ctx), requireUser(ctx), { organizationSlug: req.organizationSlug, email: req.email, role: roleFromProto(req.role) }));
 
 const listInvitations = (deps: InvitationDeps): Impl["listInvitations"] => async (req, ctx) => {
   const em = entityManager(ctx);
@@ -179,12 +208,15 @@ const acceptInvitation = (deps: InvitationDeps): Impl["acceptInvitation"] => asy
       throw fail("permission_denied", "this invitation is for another email address: sign in with the account it was sent to");
     }
     if (row.status !== "pending") throw fail("failed_precondition", closedReasons[row.status]);
+    // An account signed up with someone else's address has the address, not its mail: only the
+    // mailed link (or the operator) shows that the invitation reached its owner.
+    const user = await tx.findOneOrFail(User, { id: caller.user.id });
+    if (!user.emailVerifiedAt) throw unverified(user.email);
     if (await tx.count(Membership, { organization: row.organization_id, user: caller.user.id })) {
       throw fail("failed_precondition", `you are already a member of ${row.organization_name}`);
     }
     if (!(await markAccepted(query, row.id, caller.user.id))) throw fail("failed_precondition", "this invitation has just been used or revoked");
     const organization = await tx.findOneOrFail(Organization, { id: row.organization_id });
-    const user = await tx.findOneOrFail(User, { id: caller.user.id });
     const membership = tx.create(Membership, { organization, user, role: row.role });
     recordActivity(tx, caller, {
       organizationId: organization.id,

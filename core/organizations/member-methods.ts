@@ -2,6 +2,11 @@
  * An organization's members, part of OrganizationsService: managers add and remove members,
  * owners change roles, anyone may leave. Every change of roles or members locks the organization's
  * row, so two owners cannot demote or remove each other at once and leave none.
+ *
+ * Adding by email adds at once only a verified colleague of the caller (member-queries.ts); anyone
+ * else gets an invitation, whether or not the address has an account, so the answer tells no one
+ * which addresses have accounts, and an account signed up with a stranger's address is never made
+ * a member by someone who meant that stranger.
  */
 import { orgLink } from "./links.ts";
 import type { ServiceImpl } from "@connectrpc/connect";
@@ -17,21 +22,23 @@ import {
 } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { AccessGrant, Membership, Organization, User } from "../db/entities.ts";
 import { AccessRequest } from "../db/access-request-entities.ts";
-import { entityManager, requireUser } from "../context.ts";
+import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import { fail } from "../errors.ts";
-import { requireManager, requireMember, requireOwner, type OrganizationAccess } from "../access.ts";
+import { holdManager, requireManager, requireMember, requireOwner, type OrganizationAccess } from "../access.ts";
 import { memberToProto } from "../convert.ts";
 import { roleFromProto, type Role } from "../roles.ts";
+import type { Member } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { normalizeEmail } from "../identity/normalize-email.ts";
 import { recordInOrganization } from "./organization-activity.ts";
 import { revokeMemberKeys } from "./organization-api-keys.ts";
-import { revokeInvitationsOfInviter } from "./invitation-methods.ts";
+import { revokeInvitationsOfInviter, sendInvitation } from "./invitation-methods.ts";
+import { findVerifiedColleague } from "./member-queries.ts";
 import type { CoreDeps } from "../deps.ts";
 import { keepNotification, type Kept, type NotificationDraft } from "../notifications/notify.ts";
 
 type Impl = ServiceImpl<typeof OrganizationsService>;
 type MemberMethods = Pick<Impl, "addMember" | "listMembers" | "updateMemberRole" | "removeMember">;
-type MemberDeps = Pick<CoreDeps, "clock" | "notifier" | "statements">;
+type MemberDeps = Pick<CoreDeps, "clock" | "notifier" | "statements" | "config" | "rateLimits" | "mailer" | "logger">;
 
 /**
  * Within the change's transaction: tells the member whose membership someone else changed (a
@@ -56,21 +63,27 @@ async function ensureAnotherOwner(tx: EntityManager, membership: Membership): Pr
   if (owners <= 1) throw fail("last_owner", "an organization needs an owner: make someone else an owner first");
 }
 
-const addMember = (deps: MemberDeps): Impl["addMember"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  const role = roleFromProto(req.role);
-  let kept: Kept | undefined;
-  const response = await entityManager(ctx).transactional(async (tx) => {
-    const access = await requireManager(tx, caller, req.organizationSlug);
+/**
+ * Adds the verified colleague with this email at once, in a transaction holding the organization
+ * (so a caller removed meanwhile adds no one): the new member, or undefined when the address is not
+ * a verified colleague's (the caller then invites it). A member of the organization already is
+ * already_member, whoever they are: the caller sees its members.
+ */
+async function addColleague(deps: MemberDeps, em: EntityManager, caller: UserCaller, req: { organizationSlug: string; email: string; role: Role }): Promise<{ member: Member; kept: Kept | undefined } | undefined> {
+  const { role } = req;
+  const email = normalizeEmail(req.email);
+  return em.transactional(async (tx) => {
+    const access = await holdManager(tx, caller, req.organizationSlug);
     if (role === "admin" && access.role !== "owner") throw fail("permission_denied", "only an owner can add an admin");
-    const user = await tx.findOne(User, { email: normalizeEmail(req.email) });
-    if (!user) throw fail("not_found", `no account with the email ${req.email}; they must sign up first`);
-    if (await tx.count(Membership, { organization: access.organization.id, user: user.id })) {
-      throw fail("already_member", `${user.email} is already a member`);
+    if (await tx.count(Membership, { organization: access.organization.id, user: { email } })) {
+      throw fail("already_member", `${email} is already a member`);
     }
+    const colleague = await findVerifiedColleague(deps.statements.on(tx), caller.user.id, email);
+    if (!colleague) return undefined;
+    const user = await tx.findOneOrFail(User, { id: colleague });
     const membership = tx.create(Membership, { organization: access.organization, user, role });
     recordInOrganization(tx, caller, access, { action: "member.added", targetType: "user", targetId: user.id, details: { email: user.email, role } });
-    kept = await tellMember(deps, tx, caller.user.id, {
+    const kept = await tellMember(deps, tx, caller.user.id, {
       userId: user.id,
       kind: "membership",
       title: `You were added to ${access.organization.name}`,
@@ -79,10 +92,19 @@ const addMember = (deps: MemberDeps): Impl["addMember"] => async (req, ctx) => {
       organizationId: access.organization.id,
     });
     await tx.flush();
-    return create(AddMemberResponseSchema, { member: memberToProto(membership) });
+    return { member: memberToProto(membership), kept };
   });
-  deps.notifier.announce([kept]);
-  return response;
+}
+
+const addMember = (deps: MemberDeps): Impl["addMember"] => async (req, ctx) => {
+  const caller = requireUser(ctx);
+  const request = { organizationSlug: req.organizationSlug, email: req.email, role: roleFromProto(req.role) };
+  const added = await addColleague(deps, entityManager(ctx), caller, request);
+  if (added) {
+    deps.notifier.announce([added.kept]);
+    return create(AddMemberResponseSchema, { member: added.member });
+  }
+  return create(AddMemberResponseSchema, await sendInvitation(deps, entityManager(ctx), caller, request));
 };
 
 const listMembers: Impl["listMembers"] = async (req, ctx) => {

@@ -7,7 +7,7 @@
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { InvitationStatus, Role, type Invitation, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
-import { action, confirmed, done, orgOf, page, render, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
+import { action, confirmed, done, noticeOf, orgOf, page, render, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { roleName, when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
@@ -15,6 +15,7 @@ import { secretBlock } from "./layout.ts";
 import { html, type Html } from "../html.ts";
 import { formTokenInput } from "../form-token.ts";
 import { orgPath } from "./organizations.ts";
+import { resendVerificationForm } from "./account-email.ts";
 
 /** The invite form's values and the API's messages, when it was refused. */
 export interface InviteForm {
@@ -50,7 +51,7 @@ ${postForm(
   orgPath(org, "/invitations"),
   v.formToken,
   html`${formAlert(errors, ["email", "role"])}
-${textField({ name: "email", id: "f-invite-email", label: "Address to invite", type: "email", value: refused?.values.email, required: true, autocomplete: "off", hint: "They need no account yet: the link lets them sign up with this address. It works once, for 7 days.", errors })}
+${textField({ name: "email", id: "f-invite-email", label: "Address to invite", type: "email", value: refused?.values.email, required: true, autocomplete: "off", hint: "They need no account yet: the link lets them sign up with this address, and join once they confirm it. It works once, for 7 days.", errors })}
 ${selectField({
   name: "role",
   id: "f-invite-role",
@@ -67,6 +68,22 @@ ${selectField({
 /** Renders the members page again with the invite form's refusal (organizations.ts provides it). */
 export type MembersPage = (ctx: Context, v: Viewer, invite: InviteForm, status: number) => Promise<void>;
 
+/** The page after an invitation is made (by the invite form, or the add form for someone it cannot add at once): the link, shown once. */
+export function invitationSentPage(ctx: Context, v: Viewer, org: Organization, res: { invitation?: Invitation; link: string; emailSent: boolean; emailError: string }): void {
+  const email = res.invitation!.email;
+  render(ctx, v, {
+    title: `Invitation for ${email}`,
+    org,
+    section: "members",
+    lede: res.emailSent ? html`The link was emailed to ${email}. You can also send it yourself.` : html`The email was not sent (${res.emailError}). Send the link to ${email} yourself.`,
+    body: html`<section class="panel stack reveal" aria-labelledby="link-heading">
+<h2 id="link-heading">Invitation link</h2>
+${secretBlock("invitation-link", "Link", res.link, "It is shown only this once: Outpost keeps only a hash. Whoever signs in with the invited address, once it is verified, can use it, once, within 7 days.")}
+<div class="actions"><a class="btn primary" href="${orgPath(org, "/members")}">Done</a></div>
+</section>`,
+  });
+}
+
 const invite =
   (membersPage: MembersPage): ActionHandler =>
   async (ctx, v, form) => {
@@ -74,18 +91,7 @@ const invite =
     const email = (form.get("email") ?? "").trim();
     const role = form.get("role") ?? "member";
     try {
-      const res = await v.core.organizations.inviteMember({ organizationSlug: org.slug, email, role: roleByName[role] ?? Role.UNSPECIFIED });
-      render(ctx, v, {
-        title: `Invitation for ${res.invitation!.email}`,
-        org,
-        section: "members",
-        lede: res.emailSent ? html`The link was emailed to ${res.invitation!.email}. You can also send it yourself.` : html`The email was not sent (${res.emailError}). Send the link to ${res.invitation!.email} yourself.`,
-        body: html`<section class="panel stack reveal" aria-labelledby="link-heading">
-<h2 id="link-heading">Invitation link</h2>
-${secretBlock("invitation-link", "Link", res.link, "It is shown only this once: Outpost keeps only a hash. Whoever signs in with the invited address can use it, once, within 7 days.")}
-<div class="actions"><a class="btn primary" href="${orgPath(org, "/members")}">Done</a></div>
-</section>`,
-      });
+      invitationSentPage(ctx, v, org, await v.core.organizations.inviteMember({ organizationSlug: org.slug, email, role: roleByName[role] ?? Role.UNSPECIFIED }));
     } catch (error) {
       await membersPage(ctx, v, { values: { email, role }, errors: formErrorsOrThrow(error, { invitation_pending: "email", failed_precondition: "email" }) }, 400);
     }
@@ -112,10 +118,15 @@ async function acceptPage(ctx: Context, v: Viewer): Promise<void> {
   const problem = closed[shown.status] ?? (shown.forCaller ? "" : `This invitation is for another email address. You are signed in as ${v.user.email}: sign out and sign in (or sign up) with the address it was sent to.`);
   render(ctx, v, {
     title: `Join ${shown.organizationName}`,
+    notice: noticeOf(ctx),
     lede: html`${inviter} invited you to join ${shown.organizationName} as ${role === "admin" ? "an admin" : "a member"}.`,
     body: problem
       ? html`<div class="panel"><p class="problem">${problem}</p><p><a href="/app">Back to the dashboard</a></p></div>`
-      : html`<form method="post" action="${acceptPath}" class="panel stack" aria-labelledby="join-heading">
+      : !v.user.emailVerified
+        ? html`<div class="panel stack"><p class="problem">Confirm your address ${v.user.email} before you join: open the link Outpost mailed to it, then come back to this page. Without email, this Outpost's operator can confirm it with <span class="mono">outpost user verify-email ${v.user.email}</span>.</p>
+${resendVerificationForm(v.formToken, ctx.url, "Mail me a new link")}
+<p><a href="/app">Not now</a></p></div>`
+        : html`<form method="post" action="${acceptPath}" class="panel stack" aria-labelledby="join-heading">
 ${formTokenInput(v.formToken)}
 <input type="hidden" name="token" value="${token}">
 <h2 id="join-heading">Join ${shown.organizationName} as ${role}</h2>

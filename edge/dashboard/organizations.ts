@@ -8,7 +8,8 @@ import { canManage, roleName, suggestSlug, when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { roleBadge } from "./layout.ts";
-import { invitationRoutes, invitationsSection, type InviteForm } from "./invitations.ts";
+import { invitationRoutes, invitationSentPage, invitationsSection, type InviteForm } from "./invitations.ts";
+import { resendVerificationForm, unverifiedBadge } from "./account-email.ts";
 import { organizationKeyRoutes, organizationKeysSection } from "./organization-keys.ts";
 
 export function orgPath(org: Organization | string, rest = ""): string {
@@ -137,7 +138,8 @@ async function membersPage(ctx: Context, v: Viewer, refused: { add?: InviteForm;
           buttonClass: "danger small",
         })
       : "";
-    return html`<tr><td>${m.name}${self ? html` <span class="muted">(you)</span>` : ""}</td><td>${m.email}</td><td>${roleCell}</td><td>${when(m.createdAt)}</td><td class="row-actions">${remove}</td></tr>`;
+    const verification = m.emailVerified ? "" : self ? html` ${unverifiedBadge} ${resendVerificationForm(v.formToken, orgPath(org, "/members"), "Verify")}` : html` ${unverifiedBadge}`;
+    return html`<tr><td>${m.name}${self ? html` <span class="muted">(you)</span>` : ""}</td><td>${m.email}${verification}</td><td>${roleCell}</td><td>${when(m.createdAt)}</td><td class="row-actions">${remove}</td></tr>`;
   });
   render(
     ctx,
@@ -152,12 +154,12 @@ async function membersPage(ctx: Context, v: Viewer, refused: { add?: InviteForm;
 ${manage ? invitationsSection(v, org, invitations, invite) : ""}
 ${
   manage
-    ? html`<h2 id="add-member-heading">Add an existing account</h2>
+    ? html`<h2 id="add-member-heading">Add someone you work with</h2>
 ${postForm(
   orgPath(org, "/members"),
   v.formToken,
   html`${formAlert(errors, ["email", "role"])}
-${textField({ name: "email", label: "Email", type: "email", value: values?.email, required: true, autocomplete: "off", hint: "They must have signed up to Outpost already; invite someone new above.", errors })}
+${textField({ name: "email", label: "Email", type: "email", value: values?.email, required: true, autocomplete: "off", hint: "Someone already in one of your organizations, with a verified address, joins at once. Anyone else is sent an invitation, as above.", errors })}
 ${selectField({
   name: "role",
   label: "Role",
@@ -216,10 +218,11 @@ const addMember: ActionHandler = async (ctx, v, form) => {
   const email = (form.get("email") ?? "").trim();
   const role = form.get("role") ?? "member";
   try {
-    await v.core.organizations.addMember({ organizationSlug: org.slug, email, role: roleByName[role] ?? Role.UNSPECIFIED });
-    done(ctx, orgPath(org, "/members"), "member-added");
+    const res = await v.core.organizations.addMember({ organizationSlug: org.slug, email, role: roleByName[role] ?? Role.UNSPECIFIED });
+    if (res.member) return done(ctx, orgPath(org, "/members"), "member-added");
+    invitationSentPage(ctx, v, org, res);
   } catch (error) {
-    await membersPage(ctx, v, { add: { values: { email, role }, errors: formErrorsOrThrow(error, { already_member: "email", not_found: "email" }) } }, 400);
+    await membersPage(ctx, v, { add: { values: { email, role }, errors: formErrorsOrThrow(error, { already_member: "email", invitation_pending: "email" }) } }, 400);
   }
 };
 

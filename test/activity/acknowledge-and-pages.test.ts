@@ -7,6 +7,7 @@ import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
+import { joinOrganization } from "../support/fixtures.ts";
 
 type Account = { token: string; userId: string; email: string };
 
@@ -28,8 +29,8 @@ describe("activity: filters, the cursor and acknowledgement", function () {
     [owner, admin, member, outsider] = await Promise.all(["owner", "admin", "member", "outsider"].map((n) => t.signUp(`${n}@example.com`)));
     const orgs = t.client(OrganizationsService, { session: owner.token });
     await orgs.createOrganization({ name: "Acme", slug: "acme" });
-    await orgs.addMember({ organizationSlug: "acme", email: admin.email, role: Role.ADMIN });
-    await orgs.addMember({ organizationSlug: "acme", email: member.email, role: Role.MEMBER });
+    await joinOrganization(t, owner, "acme", admin, Role.ADMIN);
+    await joinOrganization(t, owner, "acme", member, Role.MEMBER);
     await t.client(OrganizationsService, { session: outsider.token }).createOrganization({ name: "Elsewhere", slug: "elsewhere" });
     keep = (await servers(owner).createServer({ organizationSlug: "acme", name: "Keep", game: Game.MINECRAFT })).server!.id;
     drop = (await servers(owner).createServer({ organizationSlug: "acme", name: "Drop", game: Game.MINECRAFT })).server!.id;
@@ -44,9 +45,10 @@ describe("activity: filters, the cursor and acknowledgement", function () {
     it("filters by one kind or several, by severity, and by server, combined", async () => {
       const list = (filter: object) => activity(owner).listOrganizationActivity({ organizationSlug: "acme", limit: 200, ...filter });
       const access = (await list({ kind: [ActivityKind.ACCESS] })).events;
-      assert.deepEqual(access.map((e) => e.action).sort(), ["member.added", "member.added"]);
+      const joined = ["invitation.accepted", "invitation.accepted", "invitation.created", "invitation.created"];
+      assert.deepEqual(access.map((e) => e.action).sort(), joined);
       const either = (await list({ kind: [ActivityKind.ACCESS, ActivityKind.SECURITY] })).events;
-      assert.deepEqual(either.map((e) => e.action).sort(), ["member.added", "member.added", "server.agent_key_regenerated"]);
+      assert.deepEqual(either.map((e) => e.action).sort(), [...joined, "server.agent_key_regenerated"]);
       const warnings = (await list({ severity: [ActivitySeverity.WARNING] })).events;
       assert.deepEqual(warnings.map((e) => e.action).sort(), ["server.agent_key_regenerated", "server.deleted"]);
       const configWarnings = (await list({ kind: [ActivityKind.CONFIGURATION], severity: [ActivitySeverity.WARNING, ActivitySeverity.ERROR] })).events;

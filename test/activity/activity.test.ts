@@ -10,6 +10,7 @@ import { startTestCore, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { allActions } from "../support/grants.ts";
 import { appendActivity } from "../../core/activity/record.ts";
+import { joinOrganization } from "../support/fixtures.ts";
 
 type Account = { token: string; userId: string; email: string };
 
@@ -39,6 +40,9 @@ describe("activity: the organization's log of changes", () => {
     leaver = await t.signUp("leaver@example.com");
     outsider = await t.signUp("outsider@example.com");
 
+    // Verified colleagues (in a lobby organization), so they are added to acme at once (member.added).
+    await orgs(owner).createOrganization({ name: "Lobby", slug: "lobby" });
+    for (const who of [admin, member, leaver]) await joinOrganization(t, owner, "lobby", who, Role.MEMBER);
     organizationId = (await orgs(owner).createOrganization({ name: "Acme", slug: "acme" })).organization!.id;
     await orgs(owner).addMember({ organizationSlug: "acme", email: admin.email, role: Role.ADMIN });
     await orgs(admin).addMember({ organizationSlug: "acme", email: member.email, role: Role.MEMBER });
@@ -154,6 +158,8 @@ describe("activity: the organization's log of changes", () => {
 
     it("records removing a member and deleting the organization", async () => {
       const throwaway = await t.signUp("throwaway@example.com");
+      await orgs(throwaway).createOrganization({ name: "Throwaway's lobby", slug: "throwaway-lobby" });
+      await joinOrganization(t, throwaway, "throwaway-lobby", member, Role.MEMBER);
       const { organization } = await orgs(throwaway).createOrganization({ name: "Short-lived", slug: "short-lived" });
       await orgs(throwaway).addMember({ organizationSlug: "short-lived", email: member.email, role: Role.MEMBER });
       await orgs(throwaway).removeMember({ organizationSlug: "short-lived", userId: member.userId });

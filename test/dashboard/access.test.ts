@@ -4,6 +4,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
 import { assertAccessible, launchChromium } from "../support/browser.ts";
+import { acceptOnOutpost } from "../support/fixtures.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -57,9 +58,10 @@ describe("dashboard: access grants and requests", function () {
       return json;
     };
     await api("organizations/createOrganization", { name: "Acme", slug: "acme" });
-    const added = await api("organizations/addMember", { organizationSlug: "acme", email: "mo@example.com", role: "member" });
+    const invited = await api("organizations/addMember", { organizationSlug: "acme", email: "mo@example.com", role: "member" });
+    const moId = await acceptOnOutpost(t, "mo@example.com", invited.token);
     for (const name of ["Survival", "Lobby"]) servers[name] = (await api("servers/createServer", { organizationSlug: "acme", name, game: "minecraft" })).server.id;
-    await api("organizations/createAccessGrant", { organizationSlug: "acme", userId: added.member.userId, serverId: servers.Survival, actions: ["view"] });
+    await api("organizations/createAccessGrant", { organizationSlug: "acme", userId: moId, serverId: servers.Survival, actions: ["view"] });
     browser = await launchChromium();
     ownerContext = await browser.newContext({ viewport: desktop });
     memberContext = await browser.newContext({ viewport: desktop });

@@ -4,6 +4,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
 import { assertAccessible, launchChromium } from "../support/browser.ts";
+import { acceptOnOutpost } from "../support/fixtures.ts";
 
 const desktop = { width: 1280, height: 800 };
 const password = "correct horse battery staple";
@@ -46,11 +47,12 @@ describe("dashboard: assistant", function () {
     await page.getByLabel("URL name (slug)").fill("acme");
     await page.getByRole("button", { name: "Create organization" }).click();
     await page.waitForURL((u) => u.pathname === "/app/o/acme");
-    await page.goto(`${t.baseUrl}/app/o/acme/members`);
-    await page.getByLabel("Email").fill("max@example.com");
-    await page.getByLabel("Role").selectOption("member");
-    await page.getByRole("button", { name: "Add member" }).click();
-    await page.getByRole("status").filter({ hasText: "Member added." }).waitFor();
+    // Max joins by invitation (no SMTP here: the operator confirms Max's address).
+    const orgs = (key: string) => (path: string, body: unknown) =>
+      fetch(`${t.baseUrl}/api/http/organizations/${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ token: string }>);
+    const ownerKey = (await identity.issueApiKey({ email: "owner@example.com", name: "tests" })).key;
+    const { token } = await orgs(ownerKey)("inviteMember", { organizationSlug: "acme", email: "max@example.com", role: "member" });
+    await acceptOnOutpost(t, "max@example.com", token);
   });
   after(async () => {
     await context?.close();

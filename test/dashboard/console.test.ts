@@ -8,6 +8,7 @@ import { PlayerAuth, startAgent, type Agent, type AgentOptions, type ConsoleHand
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
 import { assertAccessible, docsScreenshot, launchChromium } from "../support/browser.ts";
 import { allActionNames } from "../support/grants.ts";
+import { acceptOnOutpost } from "../support/fixtures.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -97,8 +98,8 @@ describe("dashboard: a server's console, its players and whether it signs player
       return json;
     };
     await api("organizations/createOrganization", { name: "Acme", slug: "acme" });
-    const added = await api("organizations/addMember", { organizationSlug: "acme", email: "mo@example.com", role: "member" });
-    member = { userId: added.member.userId };
+    const invited = await api("organizations/addMember", { organizationSlug: "acme", email: "mo@example.com", role: "member" });
+    member = { userId: await acceptOnOutpost(t, "mo@example.com", invited.token) };
     for (const name of ["Survival", "Proxy SMP", "Cracked"]) {
       const created = await api("servers/createServer", { organizationSlug: "acme", name, game: "minecraft" });
       servers[name] = { id: created.server.id, agentKey: created.agentKey };

@@ -2,19 +2,22 @@ import assert from "node:assert/strict";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
 import { assertAccessible, launchChromium } from "../support/browser.ts";
+import { startSmtpReceiver, verificationLinkTo, type SmtpReceiver } from "../support/receivers.ts";
 
 const password = "correct horse battery staple";
 
 /**
  * Invitations and organization API keys in headless Chromium against a whole Outpost: an owner
  * invites an address that has no account and copies the link shown once; a signed-out browser
- * opens it, is sent to sign in, creates the account there and comes back to "Join … as member",
- * joins, and the owner sees the new member. The owner makes an organization API key on the
+ * opens it, is sent to sign in, creates the account there and comes back to the invitation, which
+ * asks it to confirm its address first; it opens the link mailed at sign-up, confirms, comes back
+ * to "Join … as member", joins, and the owner sees the new member. The owner makes an organization API key on the
  * overview page. Every page passes axe-core.
  */
 describe("dashboard: invitations and organization API keys", function () {
   this.timeout(120_000);
   let t: TestOutpost;
+  let smtp: SmtpReceiver;
   let browser: Browser;
   let ownerContext: BrowserContext;
   let owner: Page;
@@ -28,7 +31,8 @@ describe("dashboard: invitations and organization API keys", function () {
   }
 
   before(async () => {
-    t = await startListeningOutpost();
+    smtp = await startSmtpReceiver();
+    t = await startListeningOutpost({ SMTP_URL: smtp.url });
     browser = await launchChromium();
     ownerContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     ownerContext.setDefaultTimeout(10_000);
@@ -47,11 +51,16 @@ describe("dashboard: invitations and organization API keys", function () {
   after(async () => {
     await browser?.close();
     await t?.close();
+    await smtp?.close();
   });
 
   it("invites an address without an account and shows the link once", async () => {
     await owner.goto(`${t.baseUrl}/app/o/acme-games/members`);
     await owner.getByText("No pending invitations.").waitFor();
+    // The owner's own address is not confirmed yet: said beside it, with a way to get a new link.
+    const ownRow = owner.getByRole("row", { name: /olive@example\.com/ });
+    assert.match((await ownRow.textContent()) ?? "", /unverified/);
+    assert.equal(await ownRow.getByRole("button", { name: "Verify" }).count(), 1);
     await assertAccessible(owner, "members with the invite form");
     await owner.locator("#f-invite-email").fill("newbie@example.com");
     await owner.getByRole("button", { name: "Send invitation" }).click();
@@ -83,6 +92,17 @@ describe("dashboard: invitations and organization API keys", function () {
     await p.getByLabel("Password").fill(password);
     await p.getByRole("button", { name: "Create account" }).click();
     await p.waitForURL((u) => u.pathname === "/app/invitations/accept");
+    // Not yet: the address must be confirmed first, and a new link is one button away.
+    await p.getByText(/Confirm your address newbie@example\.com before you join/).waitFor();
+    assert.equal(await p.getByRole("button", { name: /^Join/ }).count(), 0);
+    assert.equal(await p.getByRole("button", { name: "Mail me a new link" }).count(), 1);
+    await assertAccessible(p, "an invitation for an unverified address");
+    const invitationPage = p.url();
+    await p.goto(verificationLinkTo(smtp, "newbie@example.com")!.link);
+    await p.getByRole("button", { name: "Confirm my address" }).click();
+    await p.getByText("newbie@example.com is verified", { exact: false }).waitFor();
+    await assertAccessible(p, "address confirmed");
+    await p.goto(invitationPage);
     await p.getByRole("heading", { name: "Join Acme Games as member" }).waitFor();
     assert.match((await p.locator("main").textContent()) ?? "", /Olive Owner \(olive@example\.com\) invited you/);
     await assertAccessible(p, "accept an invitation");

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 import { allActionNames } from "../support/grants.ts";
+import { verifyEmail } from "../support/fixtures.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -137,11 +138,20 @@ describe("http api: routing, shapes, statuses and credentials", () => {
       assert.match(regenerated.body.agentKey, /^opa_/);
     });
 
-    it("members and access grants: a member without grants gets [] and with one sees just that server", async () => {
+    it("members and access grants: addMember invites a stranger; joined, a member without grants gets [] and with one sees just that server", async () => {
       const added = await api("POST", "organizations/addMember", { key: ownerKey, body: { organizationSlug: "acme", email: "member@example.com", role: "member" } });
       assert.equal(added.status, 200);
-      assert.equal(added.body.member.role, "member");
-      memberId = added.body.member.userId;
+      assert.equal("member" in added.body, false, "not a colleague of the owner's: invited, not added");
+      assert.equal(added.body.invitation.email, "member@example.com");
+      assert.match(added.body.token, /^opi_/);
+      const unverified = await api("POST", "organizations/acceptInvitation", { key: memberKey, body: { token: added.body.token } });
+      assert.equal(unverified.status, 409);
+      assert.equal(unverified.body.reason, "email_unverified");
+      await verifyEmail(t, "member@example.com");
+      const accepted = await api("POST", "organizations/acceptInvitation", { key: memberKey, body: { token: added.body.token } });
+      assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
+      assert.equal(accepted.body.member.role, "member");
+      memberId = accepted.body.member.userId;
       const members = await api("GET", "organizations/listMembers?organizationSlug=acme", { key: memberKey });
       assert.deepEqual(members.body.members.map((m: Json) => m.role).sort(), ["member", "owner"]);
 
@@ -283,7 +293,9 @@ describe("http api: routing, shapes, statuses and credentials", () => {
     });
 
     it("403: a role that does not allow it; a non-admin on the admin router", async () => {
-      await api("POST", "organizations/addMember", { key: ownerKey, body: { organizationSlug: "acme", email: "member@example.com", role: "member" } });
+      // Removed above, and a colleague of the owner's nowhere else: invited again, accepting.
+      const invited = await api("POST", "organizations/addMember", { key: ownerKey, body: { organizationSlug: "acme", email: "member@example.com", role: "member" } });
+      assert.equal((await api("POST", "organizations/acceptInvitation", { key: memberKey, body: { token: invited.body.token } })).status, 200);
       const res = await api("POST", "servers/createServer", { key: memberKey, body: { organizationSlug: "acme", name: "Mine", game: "minecraft" } });
       assert.equal(res.status, 403);
       assert.equal(res.body.code, "permission_denied");

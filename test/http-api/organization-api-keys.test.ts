@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
+import { verifyEmail } from "../support/fixtures.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -44,10 +45,15 @@ describe("http api: organization API keys", () => {
     t = await startTestOutpost();
     owner = await signUp("okowner@example.com");
     admin = await signUp("okadmin@example.com");
+    await verifyEmail(t, "okadmin@example.com");
     for (const slug of ["alpha", "beta"]) {
       assert.equal((await api("POST", "organizations/createOrganization", { cookie: owner, body: { name: slug, slug } })).status, 200);
-      await api("POST", "organizations/addMember", { cookie: owner, body: { organizationSlug: slug, email: "okadmin@example.com", role: "admin" } });
     }
+    // Invited to alpha (a stranger to the owner then), and so added to beta at once (a colleague now).
+    const invited = await api("POST", "organizations/addMember", { cookie: owner, body: { organizationSlug: "alpha", email: "okadmin@example.com", role: "admin" } });
+    assert.equal((await api("POST", "organizations/acceptInvitation", { cookie: admin, body: { token: invited.body.token } })).status, 200);
+    const added = await api("POST", "organizations/addMember", { cookie: owner, body: { organizationSlug: "beta", email: "okadmin@example.com", role: "admin" } });
+    assert.equal(added.body.member.role, "admin");
     ownServer = (await api("POST", "servers/createServer", { cookie: owner, body: { organizationSlug: "alpha", name: "Own", game: "minecraft" } })).body.server.id;
     otherServer = (await api("POST", "servers/createServer", { cookie: owner, body: { organizationSlug: "beta", name: "Other", game: "minecraft" } })).body.server.id;
     const created = await api("POST", "organizations/createOrganizationApiKey", { cookie: admin, body: { organizationSlug: "alpha", name: "deploy bot", expiresInDays: 30 } });

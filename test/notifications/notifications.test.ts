@@ -7,8 +7,7 @@ import { NotificationKind, NotificationsService } from "../../gen/outpost/notifi
 import { noticeExpiringKeys } from "../../core/notifications/expiring-keys.ts";
 import { startTestCore, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
-
-type Account = { token: string; userId: string; email: string };
+import { joinOrganization, type Account } from "../support/fixtures.ts";
 
 describe("notifications", () => {
   let t: TestCore;
@@ -18,6 +17,8 @@ describe("notifications", () => {
   const orgs = (who: Account) => t.client(OrganizationsService, { session: who.token });
   const notes = (who: Account) => t.client(NotificationsService, { session: who.token });
   const unread = async (who: Account) => (await notes(who).getUnreadCount({})).unread;
+  /** A verified colleague of the owner (in their lobby organization), whom addMember adds at once, with a notification. */
+  const colleague = (who: Account) => joinOrganization(t, owner, "lobby", who, Role.MEMBER);
 
   before(async () => {
     t = await startTestCore();
@@ -25,6 +26,9 @@ describe("notifications", () => {
     ana = await t.signUp("ana@example.com");
     bo = await t.signUp("bo@example.com");
     await orgs(owner).createOrganization({ name: "Acme", slug: "acme" });
+    await orgs(owner).createOrganization({ name: "Lobby", slug: "lobby" });
+    await colleague(ana);
+    await colleague(bo);
   });
   after(async () => {
     await t?.close();
@@ -66,6 +70,7 @@ describe("notifications", () => {
 
   it("pages newest first with an opaque cursor that stays put while new ones arrive", async () => {
     const dee = await t.signUp("dee@example.com");
+    await colleague(dee);
     for (let i = 0; i < 5; i++) {
       await orgs(owner).addMember({ organizationSlug: "acme", email: dee.email, role: Role.MEMBER });
       await orgs(owner).removeMember({ organizationSlug: "acme", userId: dee.userId });
@@ -88,6 +93,7 @@ describe("notifications", () => {
 
   it("keeps nothing of a kind the user turned off, and says what is pushed", async () => {
     const eve = await t.signUp("eve@example.com");
+    await colleague(eve);
     const defaults = (await notes(eve).getNotificationPreferences({})).preferences;
     assert.deepEqual(
       defaults.map((p) => [NotificationKind[p.kind], p.inApp, p.push]),
@@ -132,6 +138,7 @@ describe("notifications", () => {
 
   it("streams the unread count at once and again when it changes", async () => {
     const gus = await t.signUp("gus@example.com");
+    await colleague(gus);
     const abort = new AbortController();
     const stream = notes(gus).watchUnreadCount({}, { signal: abort.signal })[Symbol.asyncIterator]();
     try {

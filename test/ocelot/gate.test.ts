@@ -4,7 +4,7 @@ import { ResponseStyle, ToolRefusal } from "../../gen/outpost/ocelot/v1/resource
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { rejectsWith } from "../support/errors.ts";
-import type { Account } from "../support/fixtures.ts";
+import { joinOrganization, type Account } from "../support/fixtures.ts";
 import { startOcelotFixture, type OcelotFixture } from "./fixture.ts";
 import { allActions } from "../support/grants.ts";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
@@ -34,7 +34,7 @@ describe("ocelot: tool-action gate", () => {
     f = await startOcelotFixture();
     granted = await f.t.signUp("granted@example.com");
     const orgs = f.t.client(OrganizationsService, { session: f.cast.owner.token });
-    await orgs.addMember({ ...acme, email: granted.email, role: Role.MEMBER });
+    await joinOrganization(f.t, f.cast.owner, acme.organizationSlug, granted, Role.MEMBER);
     await orgs.createAccessGrant({ ...acme, userId: granted.userId, serverId: f.server , actions: allActions });
   });
   beforeEach(async () => {
@@ -163,7 +163,7 @@ describe("ocelot: tool-action gate", () => {
   it("reads a member's grant by the service's clock, as the console does: a grant past its expiry there is refused", async () => {
     const brief = await f.t.signUp("brief@example.com");
     const orgs = f.t.client(OrganizationsService, { session: f.cast.owner.token });
-    await orgs.addMember({ ...acme, email: brief.email, role: Role.MEMBER });
+    await joinOrganization(f.t, f.cast.owner, acme.organizationSlug, brief, Role.MEMBER);
     const expiresAt = timestampFromDate(new Date(f.t.clock.now().getTime() + 60_000));
     await orgs.createAccessGrant({ ...acme, userId: brief.userId, serverId: f.server, actions: allActions, constraints: { expiresAt } });
     assert.equal((await f.api(brief).preflightToolAction(read())).allowed, true);
@@ -181,7 +181,7 @@ describe("ocelot: tool-action gate", () => {
   it("judging and authorizing start no grant's duration (running the tool does, through the server's own path)", async () => {
     const timed = await f.t.signUp("timed@example.com");
     const orgs = f.t.client(OrganizationsService, { session: f.cast.owner.token });
-    await orgs.addMember({ ...acme, email: timed.email, role: Role.MEMBER });
+    await joinOrganization(f.t, f.cast.owner, acme.organizationSlug, timed, Role.MEMBER);
     await orgs.createAccessGrant({ ...acme, userId: timed.userId, serverId: f.server, actions: allActions, constraints: { durationSeconds: 600 } });
     assert.equal((await f.api(timed).preflightToolAction(read())).allowed, true);
     await f.gate(timed).authorize(read());

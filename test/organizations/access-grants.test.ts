@@ -5,6 +5,7 @@ import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { startTestCore, type TestCore } from "../support/core.ts";
+import { joinOrganization } from "../support/fixtures.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { allActions } from "../support/grants.ts";
 
@@ -32,9 +33,9 @@ describe("organizations: server access grants", () => {
     member2 = await t.signUp("member2@example.com");
     outsider = await t.signUp("outsider@example.com");
     await orgs(owner).createOrganization({ name: "Acme", slug: "acme" });
-    await orgs(owner).addMember({ organizationSlug: "acme", email: admin.email, role: Role.ADMIN });
-    await orgs(owner).addMember({ organizationSlug: "acme", email: member.email, role: Role.MEMBER });
-    await orgs(owner).addMember({ organizationSlug: "acme", email: member2.email, role: Role.MEMBER });
+    await joinOrganization(t, owner, "acme", admin, Role.ADMIN);
+    await joinOrganization(t, owner, "acme", member, Role.MEMBER);
+    await joinOrganization(t, owner, "acme", member2, Role.MEMBER);
     survival = (await servers(owner).createServer({ organizationSlug: "acme", name: "Survival", game: Game.MINECRAFT })).server!.id;
     creative = (await servers(owner).createServer({ organizationSlug: "acme", name: "Creative", game: Game.HYTALE })).server!.id;
     await orgs(outsider).createOrganization({ name: "Elsewhere", slug: "elsewhere" });

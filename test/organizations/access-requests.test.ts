@@ -7,7 +7,7 @@ import { NotificationKind, NotificationsService } from "../../gen/outpost/notifi
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
-import { acmeWithMembers, type Account } from "../support/fixtures.ts";
+import { acmeWithMembers, joinOrganization, type Account } from "../support/fixtures.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 
@@ -43,7 +43,7 @@ describe("organizations: access requests", function () {
     t = await startTestCore(config);
     ({ owner, admin, member, outsider } = await acmeWithMembers(t));
     member2 = await t.signUp("member2@example.com");
-    await orgs(owner).addMember({ organizationSlug: "acme", email: member2.email, role: Role.MEMBER });
+    await joinOrganization(t, owner, "acme", member2, Role.MEMBER);
   });
   after(async () => {
     await t?.close();
@@ -170,7 +170,7 @@ describe("organizations: access requests", function () {
 
   it("ends a removed member's pending requests", async () => {
     const leaver = await t.signUp("leaver@example.com");
-    await orgs(owner).addMember({ organizationSlug: "acme", email: leaver.email, role: Role.MEMBER });
+    await joinOrganization(t, owner, "acme", leaver, Role.MEMBER);
     const { accessRequest } = await ask(await newServer("Left behind"), leaver);
     await orgs(admin).removeMember({ organizationSlug: "acme", userId: leaver.userId });
     const { accessRequests } = await orgs(owner).listAccessRequests({ organizationSlug: "acme", userId: leaver.userId });

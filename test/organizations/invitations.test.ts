@@ -5,9 +5,9 @@ import { InvitationStatus, Role } from "../../gen/outpost/organizations/v1/resou
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
-import { mailHeader, mailText, startSmtpReceiver, type SmtpReceiver } from "../support/receivers.ts";
-
-type Account = { token: string; userId: string; email: string };
+import { mailHeader, mailText, startSmtpReceiver, verificationLinkTo, type SmtpReceiver } from "../support/receivers.ts";
+import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
+import { joinOrganization, verifyEmail, type Account } from "../support/fixtures.ts";
 
 describe("organizations: invitations by email", () => {
   let t: TestCore;
@@ -57,6 +57,10 @@ describe("organizations: invitations by email", () => {
     assert.equal(shown.role, Role.ADMIN);
     assert.equal(shown.inviterEmail, owner.email);
     assert.equal(shown.forCaller, true);
+    // The new account must first show it receives mail at the address: the link mailed at sign-up.
+    const unverified = await rejectsWith(orgs(newcomer).acceptInvitation({ token: invited.token }), Code.FailedPrecondition, "email_unverified");
+    assert.match(unverified.rawMessage, /Account → Security/);
+    await t.client(IdentityService).verifyEmail({ token: verificationLinkTo(smtp, "newcomer1@example.com")!.token });
     const accepted = await orgs(newcomer).acceptInvitation({ token: invited.token });
     assert.equal(accepted.member?.role, Role.ADMIN);
     assert.equal(accepted.organization?.slug, slug);
@@ -125,8 +129,8 @@ describe("organizations: invitations by email", () => {
     const admin = await t.signUp("admin3@example.com");
     const member = await t.signUp("member3@example.com");
     const outsider = await t.signUp("outsider3@example.com");
-    await orgs(owner).addMember({ organizationSlug: slug, email: admin.email, role: Role.ADMIN });
-    await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
+    await joinOrganization(t, owner, slug, admin, Role.ADMIN);
+    await joinOrganization(t, owner, slug, member, Role.MEMBER);
     await orgs(admin).inviteMember({ organizationSlug: slug, email: "fine3@example.com", role: Role.MEMBER });
     await rejectsWith(orgs(admin).inviteMember({ organizationSlug: slug, email: "boss3@example.com", role: Role.ADMIN }), Code.PermissionDenied);
     await rejectsWith(orgs(member).inviteMember({ organizationSlug: slug, email: "x3@example.com", role: Role.MEMBER }), Code.PermissionDenied);
@@ -139,9 +143,9 @@ describe("organizations: invitations by email", () => {
   it("ends the invitations a member sent when they leave or are removed, and those their new role could not send when demoted", async () => {
     const { slug, owner } = await organization();
     const [admin, demoted, coOwner] = [await t.signUp("admin9@example.com"), await t.signUp("demoted9@example.com"), await t.signUp("coowner9@example.com")];
-    await orgs(owner).addMember({ organizationSlug: slug, email: admin.email, role: Role.ADMIN });
-    await orgs(owner).addMember({ organizationSlug: slug, email: demoted.email, role: Role.ADMIN });
-    await orgs(owner).addMember({ organizationSlug: slug, email: coOwner.email, role: Role.ADMIN });
+    await joinOrganization(t, owner, slug, admin, Role.ADMIN);
+    await joinOrganization(t, owner, slug, demoted, Role.ADMIN);
+    await joinOrganization(t, owner, slug, coOwner, Role.ADMIN);
     await orgs(owner).updateMemberRole({ organizationSlug: slug, userId: coOwner.userId, role: Role.OWNER });
     const byAdmin = await orgs(admin).inviteMember({ organizationSlug: slug, email: "alt9@example.com", role: Role.MEMBER });
     const byDemoted = await orgs(demoted).inviteMember({ organizationSlug: slug, email: "friend9@example.com", role: Role.MEMBER });
@@ -174,8 +178,12 @@ describe("organizations: invitations by email", () => {
     const { slug, owner } = await organization();
     const person = await t.signUp("person4@example.com");
     const invited = await orgs(owner).inviteMember({ organizationSlug: slug, email: person.email, role: Role.MEMBER });
-    await orgs(owner).addMember({ organizationSlug: slug, email: person.email, role: Role.MEMBER });
-    await rejectsWith(orgs(person).acceptInvitation({ token: invited.token }), Code.FailedPrecondition);
+    // Meanwhile they join another way: a colleague of the owner's (another organization), added at once.
+    await orgs(owner).createOrganization({ name: "Lobby 4", slug: "lobby-4" });
+    await joinOrganization(t, owner, "lobby-4", person, Role.MEMBER);
+    assert.ok((await orgs(owner).addMember({ organizationSlug: slug, email: person.email, role: Role.MEMBER })).member);
+    const refused = await rejectsWith(orgs(person).acceptInvitation({ token: invited.token }), Code.FailedPrecondition);
+    assert.match(refused.rawMessage, /already a member/);
     const [row] = await sql(`select accepted_at from invitations where id = ?`, [invited.invitation!.id]);
     assert.equal(row.accepted_at, null);
   });
@@ -183,6 +191,7 @@ describe("organizations: invitations by email", () => {
   it("makes one membership of two concurrent accepts by one user", async () => {
     const { slug, owner } = await organization();
     const person = await t.signUp("race5@example.com");
+    await verifyEmail(t, person.email);
     const invited = await orgs(owner).inviteMember({ organizationSlug: slug, email: person.email, role: Role.MEMBER });
     const results = await Promise.allSettled([orgs(person).acceptInvitation({ token: invited.token }), orgs(person).acceptInvitation({ token: invited.token })]);
     assert.equal(results.filter((r) => r.status === "fulfilled").length, 1, JSON.stringify(results.map((r) => r.status)));

@@ -7,14 +7,26 @@ import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { startTestCore, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { allActions } from "../support/grants.ts";
-
-type Account = { token: string; userId: string; email: string };
+import { joinOrganization, type Account } from "../support/fixtures.ts";
 
 describe("organizations: members and roles", () => {
   let t: TestCore;
   const orgs = (who: Account) => t.client(OrganizationsService, { session: who.token });
   const roles = async (who: Account, slug: string) =>
     new Map((await orgs(who).listMembers({ organizationSlug: slug })).members.map((m) => [m.email, m.role]));
+
+  /** `who` joins as a new person does: verified, invited by `by`, accepting. */
+  const join = (by: Account, slug: string, who: Account, role: Role) => joinOrganization(t, by, slug, who, role);
+  /**
+   * Makes `people` verified colleagues of `of` (in a small organization of theirs), whom `of` can
+   * already see in a members list and so may add at once.
+   */
+  let lobbies = 0;
+  async function colleagues(of: Account, ...people: Account[]): Promise<void> {
+    const slug = `lobby-${++lobbies}`;
+    await orgs(of).createOrganization({ name: `Lobby ${lobbies}`, slug });
+    for (const who of people) await join(of, slug, who, Role.MEMBER);
+  }
 
   /** A fresh organization owned by a fresh account, so each test starts from a known state. */
   let counter = 0;
@@ -34,26 +46,29 @@ describe("organizations: members and roles", () => {
   });
 
   describe("add", () => {
-    it("lets an owner add an admin and a member, by email in any case", async () => {
+    it("lets an owner add a verified colleague as an admin and a member at once, by email in any case", async () => {
       const { slug, owner } = await organization();
       const admin = await t.signUp("add-admin@example.com", { name: "Ad Min" });
       const member = await t.signUp("add-member@example.com");
+      await colleagues(owner, admin, member);
       const added = await orgs(owner).addMember({ organizationSlug: slug, email: "Add-Admin@Example.com", role: Role.ADMIN });
       assert.equal(added.member?.userId, admin.userId);
       assert.equal(added.member?.email, "add-admin@example.com");
       assert.equal(added.member?.name, "Ad Min");
       assert.equal(added.member?.role, Role.ADMIN);
+      assert.equal(added.invitation, undefined);
       await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
       const { organizations } = await orgs(member).listOrganizations({});
-      assert.deepEqual(organizations.map((o) => [o.slug, o.role]), [[slug, Role.MEMBER]]);
+      assert.deepEqual(organizations.map((o) => [o.slug, o.role]).filter(([s]) => s === slug), [[slug, Role.MEMBER]]);
     });
 
     it("lets an admin add a member but not an admin", async () => {
       const { slug, owner } = await organization();
       const admin = await t.signUp("adm2@example.com");
-      await orgs(owner).addMember({ organizationSlug: slug, email: admin.email, role: Role.ADMIN });
+      await join(owner, slug, admin, Role.ADMIN);
       const newcomer = await t.signUp("newcomer2@example.com");
       const wouldBeAdmin = await t.signUp("wannabe2@example.com");
+      await colleagues(admin, newcomer, wouldBeAdmin);
       const added = await orgs(admin).addMember({ organizationSlug: slug, email: newcomer.email, role: Role.MEMBER });
       assert.equal(added.member?.role, Role.MEMBER);
       await rejectsWith(
@@ -69,7 +84,7 @@ describe("organizations: members and roles", () => {
       const member = await t.signUp("plain3@example.com");
       const outsider = await t.signUp("outsider3@example.com");
       const someone = await t.signUp("someone3@example.com");
-      await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
+      await join(owner, slug, member, Role.MEMBER);
       await rejectsWith(
         orgs(member).addMember({ organizationSlug: slug, email: someone.email, role: Role.MEMBER }),
         Code.PermissionDenied,
@@ -85,15 +100,13 @@ describe("organizations: members and roles", () => {
       assert.equal(members.has(outsider.email), false);
     });
 
-    it("refuses an unknown email (not_found), an existing member (already_exists) and the owner role", async () => {
+    it("invites an unknown email instead of refusing it; refuses an existing member (already_exists) and the owner role", async () => {
       const { slug, owner } = await organization();
       const member = await t.signUp("dup4@example.com");
-      await rejectsWith(
-        orgs(owner).addMember({ organizationSlug: slug, email: "nobody@example.com", role: Role.MEMBER }),
-        Code.NotFound,
-        "not_found",
-      );
-      await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
+      const invited = await orgs(owner).addMember({ organizationSlug: slug, email: "nobody@example.com", role: Role.MEMBER });
+      assert.equal(invited.member, undefined);
+      assert.equal(invited.invitation?.email, "nobody@example.com");
+      await join(owner, slug, member, Role.MEMBER);
       await rejectsWith(
         orgs(owner).addMember({ organizationSlug: slug, email: "DUP4@example.com", role: Role.ADMIN }),
         Code.AlreadyExists,
@@ -117,8 +130,8 @@ describe("organizations: members and roles", () => {
       const admin = await t.signUp("list-admin@example.com");
       const member = await t.signUp("list-member@example.com");
       const outsider = await t.signUp("list-outsider@example.com");
-      await orgs(owner).addMember({ organizationSlug: slug, email: admin.email, role: Role.ADMIN });
-      await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
+      await join(owner, slug, admin, Role.ADMIN);
+      await join(owner, slug, member, Role.MEMBER);
       const expected = [
         [owner.email, Role.OWNER],
         [admin.email, Role.ADMIN],
@@ -136,7 +149,7 @@ describe("organizations: members and roles", () => {
     it("lets an owner promote and demote", async () => {
       const { slug, owner } = await organization();
       const member = await t.signUp("promote5@example.com");
-      await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
+      await join(owner, slug, member, Role.MEMBER);
       const promoted = await orgs(owner).updateMemberRole({ organizationSlug: slug, userId: member.userId, role: Role.ADMIN });
       assert.equal(promoted.member?.role, Role.ADMIN);
       assert.equal((await orgs(member).getOrganization({ organizationSlug: slug })).organization?.role, Role.ADMIN);
@@ -149,8 +162,8 @@ describe("organizations: members and roles", () => {
       const admin = await t.signUp("role-admin6@example.com");
       const member = await t.signUp("role-member6@example.com");
       const outsider = await t.signUp("role-outsider6@example.com");
-      await orgs(owner).addMember({ organizationSlug: slug, email: admin.email, role: Role.ADMIN });
-      await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
+      await join(owner, slug, admin, Role.ADMIN);
+      await join(owner, slug, member, Role.MEMBER);
       await rejectsWith(
         orgs(admin).updateMemberRole({ organizationSlug: slug, userId: member.userId, role: Role.ADMIN }),
         Code.PermissionDenied,
@@ -197,7 +210,7 @@ describe("organizations: members and roles", () => {
       }
       assert.equal((await roles(owner, slug)).get(owner.email), Role.OWNER);
       const second = await t.signUp("second-owner8@example.com");
-      await orgs(owner).addMember({ organizationSlug: slug, email: second.email, role: Role.ADMIN });
+      await join(owner, slug, second, Role.ADMIN);
       await orgs(owner).updateMemberRole({ organizationSlug: slug, userId: second.userId, role: Role.OWNER });
       const stepped = await orgs(owner).updateMemberRole({ organizationSlug: slug, userId: owner.userId, role: Role.ADMIN });
       assert.equal(stepped.member?.role, Role.ADMIN);
@@ -220,7 +233,7 @@ describe("organizations: members and roles", () => {
     it("leaves one owner when two owners demote each other at the same time", async () => {
       const { slug, owner } = await organization();
       const second = await t.signUp("race-owner@example.com");
-      await orgs(owner).addMember({ organizationSlug: slug, email: second.email, role: Role.ADMIN });
+      await join(owner, slug, second, Role.ADMIN);
       await orgs(owner).updateMemberRole({ organizationSlug: slug, userId: second.userId, role: Role.OWNER });
       const results = await Promise.allSettled([
         orgs(owner).updateMemberRole({ organizationSlug: slug, userId: second.userId, role: Role.MEMBER }),
@@ -242,9 +255,9 @@ describe("organizations: members and roles", () => {
       const admin = await t.signUp("rm-admin9@example.com");
       const admin2 = await t.signUp("rm-admin9b@example.com");
       const member = await t.signUp("rm-member9@example.com");
-      await orgs(owner).addMember({ organizationSlug: slug, email: admin.email, role: Role.ADMIN });
-      await orgs(owner).addMember({ organizationSlug: slug, email: admin2.email, role: Role.ADMIN });
-      await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
+      await join(owner, slug, admin, Role.ADMIN);
+      await join(owner, slug, admin2, Role.ADMIN);
+      await join(owner, slug, member, Role.MEMBER);
       await orgs(admin).removeMember({ organizationSlug: slug, userId: member.userId });
       await rejectsWith(orgs(member).getOrganization({ organizationSlug: slug }), Code.NotFound);
       await rejectsWith(orgs(admin).removeMember({ organizationSlug: slug, userId: admin2.userId }), Code.PermissionDenied, "permission_denied");
@@ -259,9 +272,9 @@ describe("organizations: members and roles", () => {
       const member = await t.signUp("rm-member10@example.com");
       const member2 = await t.signUp("rm-member10b@example.com");
       const outsider = await t.signUp("rm-outsider10@example.com");
-      await orgs(owner).addMember({ organizationSlug: slug, email: admin.email, role: Role.ADMIN });
-      await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
-      await orgs(owner).addMember({ organizationSlug: slug, email: member2.email, role: Role.MEMBER });
+      await join(owner, slug, admin, Role.ADMIN);
+      await join(owner, slug, member, Role.MEMBER);
+      await join(owner, slug, member2, Role.MEMBER);
       await rejectsWith(orgs(member).removeMember({ organizationSlug: slug, userId: member2.userId }), Code.PermissionDenied, "permission_denied");
       await rejectsWith(orgs(outsider).removeMember({ organizationSlug: slug, userId: member2.userId }), Code.NotFound, "not_found");
       await orgs(owner).removeMember({ organizationSlug: slug, userId: admin.userId });
@@ -275,8 +288,8 @@ describe("organizations: members and roles", () => {
       const { slug, owner } = await organization();
       const admin = await t.signUp("leave-admin11@example.com");
       const member = await t.signUp("leave-member11@example.com");
-      await orgs(owner).addMember({ organizationSlug: slug, email: admin.email, role: Role.ADMIN });
-      await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
+      await join(owner, slug, admin, Role.ADMIN);
+      await join(owner, slug, member, Role.MEMBER);
       await orgs(member).removeMember({ organizationSlug: slug, userId: member.userId });
       await orgs(admin).removeMember({ organizationSlug: slug, userId: admin.userId });
       assert.deepEqual((await orgs(member).listOrganizations({})).organizations, []);
@@ -288,7 +301,7 @@ describe("organizations: members and roles", () => {
       const { slug, owner } = await organization();
       await rejectsWith(orgs(owner).removeMember({ organizationSlug: slug, userId: owner.userId }), Code.FailedPrecondition, "last_owner");
       const second = await t.signUp("co-owner12@example.com");
-      await orgs(owner).addMember({ organizationSlug: slug, email: second.email, role: Role.ADMIN });
+      await join(owner, slug, second, Role.ADMIN);
       await orgs(owner).updateMemberRole({ organizationSlug: slug, userId: second.userId, role: Role.OWNER });
       // An owner may remove another owner while one remains.
       await orgs(second).removeMember({ organizationSlug: slug, userId: owner.userId });
@@ -300,7 +313,7 @@ describe("organizations: members and roles", () => {
     it("deletes a removed member's access grants, so re-adding them grants nothing", async () => {
       const { slug, owner } = await organization();
       const member = await t.signUp("granted13@example.com");
-      await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
+      await join(owner, slug, member, Role.MEMBER);
       const servers = t.client(ServersService, { session: owner.token });
       const { server } = await servers.createServer({ organizationSlug: slug, name: "Survival", game: Game.MINECRAFT });
       await orgs(owner).createAccessGrant({ organizationSlug: slug, userId: member.userId, serverId: server!.id, actions: allActions });
@@ -312,7 +325,7 @@ describe("organizations: members and roles", () => {
       const rows = await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from access_grants where user_id = ?`, [member.userId]);
       assert.equal(rows[0].n, 0);
 
-      await orgs(owner).addMember({ organizationSlug: slug, email: member.email, role: Role.MEMBER });
+      await join(owner, slug, member, Role.MEMBER);
       assert.deepEqual((await memberServers.listServers({ organizationSlug: slug })).servers, []);
       await rejectsWith(memberServers.getServer({ serverId: server!.id }), Code.PermissionDenied);
     });

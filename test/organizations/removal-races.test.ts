@@ -10,6 +10,7 @@ import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { startTestCore, type TestCore } from "../support/core.ts";
+import { joinOrganization } from "../support/fixtures.ts";
 import { allActions } from "../support/grants.ts";
 
 type Account = { token: string; userId: string; email: string };
@@ -29,7 +30,7 @@ describe("organizations: grants and requests racing a removal", function () {
     owner = await t.signUp("owner@example.com");
     admin = await t.signUp("admin@example.com");
     await orgs(owner).createOrganization({ name: "Acme", slug: "acme" });
-    await orgs(owner).addMember({ ...acme, email: admin.email, role: Role.ADMIN });
+    await joinOrganization(t, owner, acme.organizationSlug, admin, Role.ADMIN);
     server = (await t.client(ServersService, { session: owner.token }).createServer({ ...acme, name: "Survival", game: Game.MINECRAFT })).server!.id;
   });
   after(async () => {
@@ -38,7 +39,7 @@ describe("organizations: grants and requests racing a removal", function () {
 
   async function newMember(): Promise<Account> {
     const member = await t.signUp(`member${++n}@example.com`);
-    await orgs(owner).addMember({ ...acme, email: member.email, role: Role.MEMBER });
+    await joinOrganization(t, owner, acme.organizationSlug, member, Role.MEMBER);
     return member;
   }
 
@@ -81,7 +82,7 @@ describe("organizations: grants and requests racing a removal", function () {
   it("an admin being removed cannot leave behind an organization key, an invitation or an access request", async () => {
     for (let i = 0; i < 8; i++) {
       const leaving = await t.signUp(`leaving${i}@example.com`);
-      await orgs(owner).addMember({ ...acme, email: leaving.email, role: Role.ADMIN });
+      await joinOrganization(t, owner, acme.organizationSlug, leaving, Role.ADMIN);
       await race([
         orgs(leaving).createOrganizationApiKey({ ...acme, name: `ci ${i}` }),
         orgs(leaving).inviteMember({ ...acme, email: `friend${i}@example.com`, role: Role.MEMBER }),

@@ -14,6 +14,7 @@ import { OrganizationsService } from "../../gen/outpost/organizations/v1/organiz
 import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { startTestCore, testConfig, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
+import { joinOrganization } from "../support/fixtures.ts";
 import { rotateKeyEncryptionKey } from "../../core/keys/kek-rotation.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { startPushEndpoint, type PushEndpoint } from "../support/push-endpoint.ts";
@@ -63,6 +64,9 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     const notes = t.client(NotificationsService, { session: carol.token });
     const orgs = t.client(OrganizationsService, { session: alice.token });
     await orgs.createOrganization({ name: "Pushy", slug: "pushy" });
+    // A verified colleague of alice's (her lobby), so she adds carol at once, with a notification.
+    await orgs.createOrganization({ name: "Alice's lobby", slug: "alice-lobby" });
+    await joinOrganization(t, alice, "alice-lobby", carol, Role.MEMBER);
     const before = push.received.length;
     await orgs.addMember({ organizationSlug: "pushy", email: "pushed@example.com", role: Role.MEMBER });
     await orgs.updateMemberRole({ organizationSlug: "pushy", userId: carol.userId, role: Role.ADMIN });

@@ -12,7 +12,7 @@ import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { agentKeyHeader } from "../../contract/credentials.ts";
 import { startAgent, type Agent, type AgentOptions } from "../../agent/client.ts";
 import { consoleWatchesPerUser as watchesPerUser } from "../../core/agents/console-router.ts";
-import { acmeWithMembers, type Account } from "../support/fixtures.ts";
+import { acmeWithMembers, joinOrganization, type Account } from "../support/fixtures.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
@@ -167,7 +167,7 @@ describe("servers: the live console", function () {
     const agent = await connect(server.key);
     const orgs = t.client(OrganizationsService, { session: owner.token });
     const admin = await t.signUp("watcher@example.com");
-    await orgs.addMember({ organizationSlug: "acme", email: admin.email, role: Role.ADMIN });
+    await joinOrganization(t, owner, "acme", admin, Role.ADMIN);
     const { key, apiKey } = await t.client(AuthService, { session: admin.token }).createApiKey({ name: "console" });
     await orgs.createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id, actions: allActions });
     const bySession = openWatch(server.id, admin);

@@ -15,6 +15,7 @@ import type { DomainError } from "../../core/errors.ts";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { allActionNames } from "../support/grants.ts";
+import { verifyEmail } from "../support/fixtures.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -96,8 +97,10 @@ describe("servers: console commands", function () {
     await api("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" });
     const member = await account("member@example.com");
     memberKey = member.key;
-    const added = await api("POST", "organizations/addMember", { organizationSlug: "acme", email: "member@example.com", role: "member" });
-    memberId = added.member.userId;
+    await verifyEmail(t, "member@example.com");
+    const { token } = await api("POST", "organizations/addMember", { organizationSlug: "acme", email: "member@example.com", role: "member" });
+    const accepted = await call("POST", "organizations/acceptInvitation", { token }, { key: memberKey });
+    memberId = accepted.body.member.userId;
     outsiderKey = (await account("outsider@example.com")).key;
   });
   afterEach(async () => {

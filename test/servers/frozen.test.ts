@@ -12,6 +12,7 @@ import { allActions } from "../support/grants.ts";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent, type AgentEvent, type AgentOptions } from "../../agent/client.ts";
 import { startTestCore, type TestCore } from "../support/core.ts";
+import { joinOrganization } from "../support/fixtures.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { command, createWorld, player, playAndConfirm, type World } from "../game-oauth/fixture.ts";
 
@@ -148,7 +149,7 @@ describe("servers: frozen beyond the plan's limit", function () {
     const newest = await w.createServer("Newest");
     const member = await w.t.signUp(`member-${randomUUID()}@example.com`);
     const orgs = w.t.client(OrganizationsService, { session: w.session });
-    await orgs.addMember({ organizationSlug: "acme", email: member.email, role: Role.MEMBER });
+    await joinOrganization(w.t, { token: w.session }, "acme", member, Role.MEMBER);
     await orgs.createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: newest.id, actions: allActions, constraints: { maxUses: 2 } });
     await setPlan("small");
     const theirs = w.t.client(ServersService, { session: member.token });

@@ -211,9 +211,47 @@ export declare const AddMemberRequestSchema: GenMessage<AddMemberRequest>;
  */
 export declare type AddMemberResponse = Message<"outpost.organizations.v1.AddMemberResponse"> & {
   /**
+   * The new member, when they were added at once; absent when they were invited.
+   *
    * @generated from field: outpost.organizations.v1.Member member = 1;
    */
   member?: Member | undefined;
+
+  /**
+   * The invitation made (pending), when they were invited; absent when added at once. The fields
+   * below are InviteMemberResponse's, set only with it.
+   *
+   * @generated from field: outpost.organizations.v1.Invitation invitation = 2;
+   */
+  invitation?: Invitation | undefined;
+
+  /**
+   * The invitation's secret ("opi_…"), shown this once.
+   *
+   * @generated from field: string token = 3;
+   */
+  token: string;
+
+  /**
+   * The link to accept it, shown this once.
+   *
+   * @generated from field: string link = 4;
+   */
+  link: string;
+
+  /**
+   * Whether the link was emailed to the address.
+   *
+   * @generated from field: bool email_sent = 5;
+   */
+  emailSent: boolean;
+
+  /**
+   * Why the email was not sent, for a person; empty when it was.
+   *
+   * @generated from field: string email_error = 6;
+   */
+  emailError: string;
 };
 
 /**
@@ -1626,7 +1664,11 @@ export declare const OrganizationsService: GenService<{
     output: typeof DeleteOrganizationResponseSchema;
   },
   /**
-   * Adds an existing account as admin or member (owner or admin; only an owner adds an admin).
+   * Adds a person by email as admin or member (owner or admin; only an owner adds an admin). Only
+   * someone the caller can already see in a members list, with a verified address (an account that
+   * shares an organization with the caller), is added at once (`member`). Anyone else is invited,
+   * exactly as InviteMember does (`invitation`, same rate limit, same mail, same activity), and the
+   * answer is the same whether or not the address has an account: it never says which.
    *
    * @generated from rpc outpost.organizations.v1.OrganizationsService.AddMember
    */
