@@ -11,6 +11,8 @@ import { openCredentials, type IntegrationCredentials } from "./credentials.ts";
 import { KeyEncryptionError } from "../keys/key-encryption.ts";
 import { discordPayload, emailContent, webhookPayload, type OutgoingMessage } from "./payloads.ts";
 import { webhookHeaders } from "./standard-webhooks.ts";
+import { memberRecipients } from "./email-recipients.ts";
+import { executeOn } from "../db/statements.ts";
 
 export interface DeliveryOutcome {
   ok: boolean;
@@ -27,7 +29,7 @@ export interface DeliveryOutcome {
   durationMs: number;
 }
 
-export type DeliveryDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "config">;
+export type DeliveryDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "config" | "orm">;
 
 function retryAfter(outcome: OutboundOutcome): number | undefined {
   const raw = outcome.responseHeaders["retry-after"];
@@ -49,6 +51,27 @@ function fromHttp(outcome: OutboundOutcome): DeliveryOutcome {
   };
 }
 
+/**
+ * Email goes only to those of the integration's recipients that are verified addresses of the
+ * organization's members now (email-recipients.ts): one who left or is no longer verified is
+ * dropped; with none left, the delivery is refused, and no retry can help until someone edits it.
+ */
+async function deliverEmail(deps: DeliveryDeps, integration: Integration, message: OutgoingMessage): Promise<DeliveryOutcome> {
+  const to = await memberRecipients(executeOn(deps.orm.em.fork()), integration.organization.id, integration.recipients);
+  if (!to.length) {
+    return {
+      ok: false,
+      httpStatus: 0,
+      error: `refused: none of the recipients (${integration.recipients.join(", ")}) is a verified address of a member of the organization now`,
+      failure: "refused",
+      retryable: false,
+      durationMs: 0,
+    };
+  }
+  const sent = await deps.mailer.send({ to, ...emailContent(message, deps.config) });
+  return { ok: sent.ok, httpStatus: 0, error: sent.error, ...(!sent.ok && { failure: "smtp" as const }), retryable: !sent.ok && deps.mailer.configured, durationMs: sent.durationMs };
+}
+
 /** Delivers `message` to `integration` now (enabled or not: the caller decides whether to send). */
 export async function deliverToIntegration(deps: DeliveryDeps, integration: Integration, message: OutgoingMessage): Promise<DeliveryOutcome> {
   let credentials: IntegrationCredentials;
@@ -67,10 +90,7 @@ export async function deliverToIntegration(deps: DeliveryDeps, integration: Inte
       const headers = webhookHeaders(credentials.secret ?? "", message.id, new Date(), body);
       return fromHttp(await deps.outbound.send({ url: credentials.url ?? "", headers, body }));
     }
-    case "email": {
-      const content = emailContent(message, deps.config);
-      const sent = await deps.mailer.send({ to: integration.recipients, ...content });
-      return { ok: sent.ok, httpStatus: 0, error: sent.error, ...(!sent.ok && { failure: "smtp" as const }), retryable: !sent.ok && deps.mailer.configured, durationMs: sent.durationMs };
-    }
+    case "email":
+      return deliverEmail(deps, integration, message);
   }
 }

@@ -31,6 +31,7 @@ import { checkTarget, integrationToProto, targetOf } from "./integration-fields.
 import { issueWebhookSecret, webhookSecretPrefix } from "./standard-webhooks.ts";
 import { deliverToIntegration } from "./deliver.ts";
 import { testMessage } from "./test-message.ts";
+import { requireMemberRecipients } from "./email-recipients.ts";
 
 type Impl = ServiceImpl<typeof IntegrationsService>;
 
@@ -77,6 +78,7 @@ const createIntegration =
       if (target.kind === "email" && !deps.mailer.configured) {
         throw fail("failed_precondition", "this Outpost has no SMTP server configured (SMTP_URL), so it cannot send email");
       }
+      if (target.kind === "email") await requireMemberRecipients(deps.statements.on(tx), access.organization.id, target.recipients);
       // Serializes creations in the organization, so the cap holds under concurrent requests.
       await tx.findOneOrFail(Organization, { id: access.organization.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if ((await tx.count(Integration, { organization: access.organization.id })) >= maxIntegrationsPerOrganization) {
@@ -117,13 +119,14 @@ const updateIntegration =
   async (req, ctx) => {
     const caller = requireUser(ctx);
     return entityManager(ctx).transactional(async (tx) => {
-      const { row } = await requireIntegration(tx, caller, req, true);
+      const { row, organization } = await requireIntegration(tx, caller, req, true);
       const changed: Record<string, string> = {};
       const target = targetOf(req.target);
       if (target) {
         if (target.kind !== row.kind) throw fieldFail([{ field: target.kind, message: `this integration is a ${row.kind} integration; its kind cannot change` }]);
         const { displayUrl } = checkTarget(target, deps.outbound);
         if (target.kind === "email") {
+          await requireMemberRecipients(deps.statements.on(tx), organization.id, target.recipients);
           row.recipients = target.recipients;
           changed.recipients = target.recipients.join(" ");
         } else {

@@ -73,7 +73,7 @@ function addForm(v: Viewer, org: Organization, values: IntegrationValues, errors
 ${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, hint: "For you, e.g. “#ops on Discord”.", errors })}
 ${selectField({ name: "kind", label: "Kind", value: values.kind, options: [{ value: "discord", label: "Discord channel" }, { value: "webhook", label: "Webhook (signed JSON)" }, { value: "email", label: "Email" }], errors })}
 ${textField({ name: "url", label: "URL", type: "url", value: values.url, hint: "Discord: the channel's webhook URL. Webhook: your https endpoint. Not used for email.", errors })}
-${textArea({ name: "recipients", label: "Email recipients", value: values.recipients, rows: 3, hint: "Email only: one address per line, up to 10.", errors })}
+${textArea({ name: "recipients", label: "Email recipients", value: values.recipients, rows: 3, hint: "Email only: one address per line, up to 10, each the verified address of a member of this organization.", errors })}
 <div class="actions"><button type="submit" class="btn primary">Add integration</button></div>`,
     html` class="panel stack" aria-labelledby="add-integration-heading"`,
   );
@@ -150,7 +150,7 @@ export async function editIntegrationPage(ctx: Context, v: Viewer, o: { values?:
 ${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, errors: o.errors })}
 ${
   email
-    ? textArea({ name: "recipients", label: "Email recipients", value: values.recipients, rows: 3, hint: "One address per line, up to 10.", errors: o.errors })
+    ? textArea({ name: "recipients", label: "Email recipients", value: values.recipients, rows: 3, hint: "One address per line, up to 10, each the verified address of a member of this organization.", errors: o.errors })
     : textField({ name: "url", label: "New URL", type: "url", value: values.url, hint: `Now: ${i.url} (shortened: it may hold a secret). Leave empty to keep it.`, errors: o.errors })
 }
 <div class="actions"><button type="submit" class="btn primary">Save integration</button> <a class="btn" href="${orgPath(org, "/integrations")}">Cancel</a></div>`,

@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { IntegrationKind, IntegrationsService } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
 import { ActivityService } from "../../gen/outpost/activity/v1/activity_service_pb.js";
+import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { randomBytes } from "node:crypto";
 import { startTestCore, testConfig, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
 import { rotateKeyEncryptionKey } from "../../core/keys/kek-rotation.ts";
@@ -9,7 +12,7 @@ import { Migration0025Hardening } from "../../core/db/migrations/0025-hardening.
 import { keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { isUuid } from "../../contract/uuid.ts";
-import { acmeWithMembers, type AcmeCast, type Account } from "../support/fixtures.ts";
+import { acmeWithMembers, joinOrganization, verifyEmail, type AcmeCast, type Account } from "../support/fixtures.ts";
 import { startDiscordReceiver, startHttpReceiver, startSmtpReceiver, verifyStandardWebhook, mailHeader, mailText, type HttpReceiver, type SmtpReceiver } from "../support/receivers.ts";
 
 describe("integrations: Discord, signed webhooks and email", () => {
@@ -169,16 +172,54 @@ describe("integrations: Discord, signed webhooks and email", () => {
 
   describe("email", () => {
     it("sends the test message through the SMTP server to every recipient", async () => {
-      const { integration } = await api(cast.owner).createIntegration({ ...acme, name: "On-call", target: { case: "email", value: { recipients: ["Ops@Example.com", "oncall@example.com"] } } });
-      assert.deepEqual(integration!.recipients, ["ops@example.com", "oncall@example.com"]);
+      const { integration } = await api(cast.owner).createIntegration({ ...acme, name: "On-call", target: { case: "email", value: { recipients: ["Owner@Example.com", "member@example.com"] } } });
+      assert.deepEqual(integration!.recipients, ["owner@example.com", "member@example.com"]);
       const outcome = await api(cast.owner).testIntegration({ ...acme, integrationId: integration!.id });
       assert.equal(outcome.ok, true, outcome.error);
       const mail = smtp.received.at(-1)!;
       assert.equal(mail.from, "outpost@example.test");
-      assert.deepEqual(mail.to, ["ops@example.com", "oncall@example.com"]);
+      assert.deepEqual(mail.to, ["owner@example.com", "member@example.com"]);
       assert.equal(mailHeader(mail.raw, "subject"), '[Outpost] Test message for "On-call"');
       assert.match(mail.raw, /the integration works/);
       assert.ok(mailText(mail.raw).split("\n").includes("Open: http://account.test/app/o/acme/integrations"), "an absolute link, on ACCOUNT_BASE_URL");
+    });
+
+    it("refuses recipients who are not verified addresses of the organization's members, naming them (400)", async () => {
+      const unverified = await t.signUp("unverified-member@example.com");
+      const stranger = { ...acme, name: "Mail", target: { case: "email" as const, value: { recipients: ["owner@example.com", "stranger@example.com", "Outsider@example.com"] } } };
+      const refused = await rejectsWith(api(cast.owner).createIntegration(stranger), Code.InvalidArgument);
+      assert.match(refused.rawMessage, /^email: stranger@example\.com, outsider@example\.com are not verified addresses of members of this organization/);
+      const [violations] = refused.findDetails(ViolationsSchema);
+      assert.equal(violations?.violations[0]?.field?.elements[0]?.fieldName, "email");
+      // A member whose address is not verified does not qualify either (until they verify it).
+      const { token } = await t.client(OrganizationsService, { session: cast.owner.token }).inviteMember({ ...acme, email: unverified.email, role: Role.MEMBER });
+      await verifyEmail(t, unverified.email);
+      await t.client(OrganizationsService, { session: unverified.token }).acceptInvitation({ token });
+      await t.orm.em.fork().getConnection().execute(`update users set email_verified_at = null where id = ?`, [unverified.userId]);
+      const one = await rejectsWith(api(cast.owner).createIntegration({ ...acme, name: "Mail", target: { case: "email", value: { recipients: [unverified.email] } } }), Code.InvalidArgument);
+      assert.match(one.rawMessage, /unverified-member@example\.com is not the verified address of a member/);
+      const { integration } = await api(cast.owner).createIntegration({ ...acme, name: "Mail", target: { case: "email", value: { recipients: ["owner@example.com"] } } });
+      await rejectsWith(api(cast.admin).updateIntegration({ ...acme, integrationId: integration!.id, target: { case: "email", value: { recipients: ["stranger@example.com"] } } }), Code.InvalidArgument);
+      assert.deepEqual((await api(cast.owner).listIntegrations(acme)).integrations.find((i) => i.id === integration!.id)?.recipients, ["owner@example.com"]);
+      await api(cast.owner).deleteIntegration({ ...acme, integrationId: integration!.id });
+    });
+
+    it("sends only to recipients still verified members; none left, the send is refused", async () => {
+      const leaving = await t.signUp("leaving-recipient@example.com");
+      await joinOrganization(t, cast.owner, "acme", leaving, Role.MEMBER);
+      const { integration } = await api(cast.owner).createIntegration({ ...acme, name: "Two", target: { case: "email", value: { recipients: ["owner@example.com", leaving.email] } } });
+      await t.client(OrganizationsService, { session: leaving.token }).removeMember({ ...acme, userId: leaving.userId });
+      const before = smtp.received.length;
+      assert.equal((await api(cast.owner).testIntegration({ ...acme, integrationId: integration!.id })).ok, true);
+      assert.deepEqual(smtp.received.slice(before).map((m) => m.to), [["owner@example.com"]], "the member who left is dropped");
+      const { integration: alone } = await api(cast.owner).createIntegration({ ...acme, name: "Alone", target: { case: "email", value: { recipients: ["member@example.com"] } } });
+      await t.client(OrganizationsService, { session: cast.member.token }).removeMember({ ...acme, userId: cast.member.userId });
+      const refused = await api(cast.owner).testIntegration({ ...acme, integrationId: alone!.id });
+      assert.equal(refused.ok, false);
+      assert.match(refused.error, /refused: none of the recipients \(member@example\.com\) is a verified address of a member/);
+      assert.equal(smtp.received.length, before + 1, "nothing more was sent");
+      await joinOrganization(t, cast.owner, "acme", cast.member, Role.MEMBER);
+      for (const i of [integration!, alone!]) await api(cast.owner).deleteIntegration({ ...acme, integrationId: i.id });
     });
 
     it("is refused when the deployment has no SMTP server", async () => {
