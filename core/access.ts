@@ -278,7 +278,7 @@ export function configuredPlan(plans: Readonly<Record<string, PlanLimits>>, name
 
 /** An organization's limits. A plan no longer in PLANS allows nothing new, so it shows as 0 of each. */
 export function planLimits(config: CoreConfig, plan: string): PlanLimits {
-  return configuredPlan(config.plans, plan) ?? { servers: 0, gameOAuthClients: 0, notes: 0, assistantQueriesPerDay: 0, assistantToolActionsPerDay: 0 };
+  return configuredPlan(config.plans, plan) ?? { servers: 0, gameOAuthClients: 0, notes: 0, assistantQueriesPerDay: 0, assistantToolActionsPerDay: 0, emailsPerHour: 0 };
 }
 
 /** What a plan limits by count (the assistant's limits are per day: core/ocelot). */

@@ -30,6 +30,11 @@ export interface PlanLimits {
   assistantToolActionsPerDay: number;
   /** Knowledge notes (core/knowledge). */
   notes: number;
+  /**
+   * Email the organization's integrations may send in any hour, counted per recipient across
+   * instances (core/integrations/email-cap.ts); past it, alert email is refused, visibly.
+   */
+  emailsPerHour: number;
 }
 
 /** What core needs of the configuration (the composition root validates it). */

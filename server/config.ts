@@ -183,12 +183,15 @@ function baseUrl(env: Env, name: keyof typeof defaults): URL {
   return url;
 }
 
+/** The hourly email cap of a plan whose PLANS entry does not name one. */
+export const defaultEmailsPerHour = 30;
+
 /** The note limit of a plan whose PLANS entry does not name one (entries written before notes existed). */
 export const defaultNoteLimit = 1000;
 
 function plans(env: Env): Record<string, PlanLimits> {
   const raw = read(env, "PLANS");
-  const shape = 'PLANS must be JSON like {"free":{"servers":3,"gameOAuthClients":2,"notes":50}} (notes and the assistant\'s limits optional)';
+  const shape = 'PLANS must be JSON like {"free":{"servers":3,"gameOAuthClients":2,"notes":50}} (notes, the assistant\'s limits and emailsPerHour optional)';
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -219,6 +222,8 @@ const optionalPlanLimits = {
   notes: defaultNoteLimit,
   assistantQueriesPerDay: 50,
   assistantToolActionsPerDay: 20,
+  /** Low: alert email is for an organization's own people, a few alerts an hour (core/integrations/email-cap.ts). */
+  emailsPerHour: defaultEmailsPerHour,
 };
 const planLimitNames = [...requiredPlanLimits, ...Object.keys(optionalPlanLimits)].sort() as Array<keyof PlanLimits>;
 

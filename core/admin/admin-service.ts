@@ -68,6 +68,7 @@ const listPlans =
           noteLimit: limits.notes,
           assistantQueriesPerDay: limits.assistantQueriesPerDay,
           assistantToolActionsPerDay: limits.assistantToolActionsPerDay,
+          emailsPerHour: limits.emailsPerHour,
         }),
       ),
     });

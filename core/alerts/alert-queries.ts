@@ -36,7 +36,7 @@ export interface DeliveryRow {
   organization_id: string;
   integration_id: string | null;
   event_id: string;
-  status: "pending" | "delivered" | "failed";
+  status: "pending" | "delivered" | "failed" | "refused";
   attempts: number;
   last_status: number;
   last_error: string;
@@ -83,7 +83,7 @@ export async function postpone(query: Query, ids: readonly string[], at: Date): 
 }
 
 export interface Outcome {
-  status: "pending" | "delivered" | "failed";
+  status: "pending" | "delivered" | "failed" | "refused";
   httpStatus: number;
   error: string;
   nextAttemptAt: Date;

@@ -15,6 +15,7 @@ const statuses: Record<DeliveryRow["status"], AlertDeliveryStatus> = {
   pending: AlertDeliveryStatus.PENDING,
   delivered: AlertDeliveryStatus.DELIVERED,
   failed: AlertDeliveryStatus.FAILED,
+  refused: AlertDeliveryStatus.REFUSED,
 };
 const stamp = (d: Date | string) => timestampFromDate(new Date(d));
 

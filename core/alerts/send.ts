@@ -15,7 +15,7 @@ import { alertMessage, summaryMessage, type AlertContext } from "./messages.ts";
 import { quietUntil } from "./quiet-hours.ts";
 import { verdict, type RetryPolicy } from "./retry.ts";
 
-export type SendDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "config" | "notifier" | "clock" | "logger" | "orm">;
+export type SendDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "notifier" | "clock" | "logger" | "orm" | "config">;
 
 export interface Group {
   context: AlertContext;

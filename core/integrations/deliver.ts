@@ -12,6 +12,7 @@ import { KeyEncryptionError } from "../keys/key-encryption.ts";
 import { discordPayload, emailContent, webhookPayload, type OutgoingMessage } from "./payloads.ts";
 import { webhookHeaders } from "./standard-webhooks.ts";
 import { memberRecipients } from "./email-recipients.ts";
+import { reserveOrganizationEmail } from "./email-cap.ts";
 import { executeOn } from "../db/statements.ts";
 
 export interface DeliveryOutcome {
@@ -27,9 +28,14 @@ export interface DeliveryOutcome {
   /** The answer's Retry-After, in seconds, when it gave one. */
   retryAfterSeconds?: number;
   durationMs: number;
+  /**
+   * Nothing was sent because a rule of Outpost's refused it (no recipient left who is a verified
+   * member, the organization's hourly email cap): never retried, and listed as refused.
+   */
+  refused?: boolean;
 }
 
-export type DeliveryDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "config" | "orm">;
+export type DeliveryDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "orm" | "config">;
 
 function retryAfter(outcome: OutboundOutcome): number | undefined {
   const raw = outcome.responseHeaders["retry-after"];
@@ -51,23 +57,19 @@ function fromHttp(outcome: OutboundOutcome): DeliveryOutcome {
   };
 }
 
+const refusal = (error: string): DeliveryOutcome => ({ ok: false, httpStatus: 0, error, failure: "refused", retryable: false, durationMs: 0, refused: true });
+
 /**
  * Email goes only to those of the integration's recipients that are verified addresses of the
  * organization's members now (email-recipients.ts): one who left or is no longer verified is
  * dropped; with none left, the delivery is refused, and no retry can help until someone edits it.
+ * Then it must fit in the organization's hourly email cap (email-cap.ts), or it is refused too.
  */
 async function deliverEmail(deps: DeliveryDeps, integration: Integration, message: OutgoingMessage): Promise<DeliveryOutcome> {
   const to = await memberRecipients(executeOn(deps.orm.em.fork()), integration.organization.id, integration.recipients);
-  if (!to.length) {
-    return {
-      ok: false,
-      httpStatus: 0,
-      error: `refused: none of the recipients (${integration.recipients.join(", ")}) is a verified address of a member of the organization now`,
-      failure: "refused",
-      retryable: false,
-      durationMs: 0,
-    };
-  }
+  if (!to.length) return refusal(`refused: none of the recipients (${integration.recipients.join(", ")}) is a verified address of a member of the organization now`);
+  const reserved = await reserveOrganizationEmail(deps.orm.em, deps.config, integration.organization.id, to.length);
+  if (!reserved.allowed) return refusal(reserved.reason);
   const sent = await deps.mailer.send({ to, ...emailContent(message, deps.config) });
   return { ok: sent.ok, httpStatus: 0, error: sent.error, ...(!sent.ok && { failure: "smtp" as const }), retryable: !sent.ok && deps.mailer.configured, durationMs: sent.durationMs };
 }

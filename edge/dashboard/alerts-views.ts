@@ -170,7 +170,7 @@ ${ruleForm(v, org, o.values ?? emptyRule, servers, integrations, o.errors)}`,
   );
 }
 
-const statusNames: Record<number, string> = { [AlertDeliveryStatus.PENDING]: "Pending", [AlertDeliveryStatus.DELIVERED]: "Delivered", [AlertDeliveryStatus.FAILED]: "Failed" };
+const statusNames: Record<number, string> = { [AlertDeliveryStatus.PENDING]: "Pending", [AlertDeliveryStatus.DELIVERED]: "Delivered", [AlertDeliveryStatus.FAILED]: "Failed", [AlertDeliveryStatus.REFUSED]: "Refused" };
 
 export async function deliveriesPage(ctx: Context, v: Viewer): Promise<void> {
   const org = managedAlerts(v, ctx.params.slug);

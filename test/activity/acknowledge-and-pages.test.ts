@@ -25,7 +25,7 @@ describe("activity: filters, the cursor and acknowledgement", function () {
   const servers = (who: Account) => t.client(ServersService, { session: who.token });
 
   before(async () => {
-    t = await startTestCore({ ...testConfig, plans: { free: { servers: 10, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 } } });
+    t = await startTestCore({ ...testConfig, plans: { free: { servers: 10, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } } });
     [owner, admin, member, outsider] = await Promise.all(["owner", "admin", "member", "outsider"].map((n) => t.signUp(`${n}@example.com`)));
     const orgs = t.client(OrganizationsService, { session: owner.token });
     await orgs.createOrganization({ name: "Acme", slug: "acme" });

@@ -19,7 +19,7 @@ import type { LoginAnswer, LoginAttempt } from "../../core/game-oauth/login-veri
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 
-const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 } } };
+const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } } };
 const steve = { name: "Steve", uuid: "123e4567-e89b-12d3-a456-426614174000" };
 
 /**

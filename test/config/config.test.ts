@@ -21,8 +21,8 @@ describe("configuration", () => {
     assert.equal(config.gameIssuerUrl.origin, "http://localhost:3001");
     assert.equal(config.databaseUrl, undefined);
     assert.match(config.dataDir, /\/data$/);
-    assert.deepEqual(config.plans.free, { servers: 3, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 });
-    assert.deepEqual(config.plans.pro, { servers: 25, gameOAuthClients: 20, notes: 1000, assistantQueriesPerDay: 1000, assistantToolActionsPerDay: 500 });
+    assert.deepEqual(config.plans.free, { servers: 3, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 });
+    assert.deepEqual(config.plans.pro, { servers: 25, gameOAuthClients: 20, notes: 1000, assistantQueriesPerDay: 1000, assistantToolActionsPerDay: 500, emailsPerHour: 30 });
     assert.equal(config.defaultPlan, "free");
     assert.equal(config.sessionTtlSeconds, 30 * 86_400);
     assert.equal(config.sessionIdleSeconds, 72 * 3600);
@@ -161,9 +161,9 @@ describe("configuration", () => {
       DATABASE_URL: "postgresql://u@db:5432/outpost",
     });
     assert.deepEqual(Object.keys(config.plans), ["hobby"]);
-    assert.deepEqual(config.plans.hobby, { servers: 1, gameOAuthClients: 1, notes: 1000, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 }, "notes and the assistant's limits may be left out (a plan written before they existed keeps working)");
-    const named = loadConfig({ PLANS: '{"hobby":{"servers":1,"gameOAuthClients":1,"notes":7,"assistantQueriesPerDay":7,"assistantToolActionsPerDay":3}}', DEFAULT_PLAN: "hobby" });
-    assert.deepEqual(named.plans.hobby, { servers: 1, gameOAuthClients: 1, notes: 7, assistantQueriesPerDay: 7, assistantToolActionsPerDay: 3 });
+    assert.deepEqual(config.plans.hobby, { servers: 1, gameOAuthClients: 1, notes: 1000, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 }, "notes, the assistant's limits and the email cap may be left out (a plan written before they existed keeps working)");
+    const named = loadConfig({ PLANS: '{"hobby":{"servers":1,"gameOAuthClients":1,"notes":7,"assistantQueriesPerDay":7,"assistantToolActionsPerDay":3,"emailsPerHour":2}}', DEFAULT_PLAN: "hobby" });
+    assert.deepEqual(named.plans.hobby, { servers: 1, gameOAuthClients: 1, notes: 7, assistantQueriesPerDay: 7, assistantToolActionsPerDay: 3, emailsPerHour: 2 });
     assert.equal(config.databaseUrl, "postgresql://u@db:5432/outpost");
   });
 

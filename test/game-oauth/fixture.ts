@@ -13,7 +13,7 @@ import { PlayerAuth, startAgent, type Agent } from "../../agent/client.ts";
 import type { CoreConfig } from "../../core/deps.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 
-export const config = { ...testConfig, plans: { free: { servers: 20, gameOAuthClients: 20, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 } } };
+export const config = { ...testConfig, plans: { free: { servers: 20, gameOAuthClients: 20, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } } };
 export const redirectUri = "https://app.example.com/callback";
 
 export const binding = () => randomBytes(32).toString("hex");

@@ -13,7 +13,7 @@ import { acmeWithMembers, type AcmeCast, type Account } from "../support/fixture
 
 export const config = {
   ...testConfig,
-  plans: { ...testConfig.plans, free: { servers: 3, gameOAuthClients: 2, notes: 5, assistantQueriesPerDay: 10, assistantToolActionsPerDay: 6 } },
+  plans: { ...testConfig.plans, free: { servers: 3, gameOAuthClients: 2, notes: 5, assistantQueriesPerDay: 10, assistantToolActionsPerDay: 6, emailsPerHour: 30 } },
 };
 
 /**

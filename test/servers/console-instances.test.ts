@@ -14,7 +14,7 @@ import { seedGameOAuth, type Seeded } from "../support/game-oauth.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 
-const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 } } };
+const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } } };
 
 /**
  * Console commands across instances on one PostgreSQL database: the call enters one instance, the

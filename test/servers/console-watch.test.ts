@@ -18,7 +18,7 @@ import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { allActions } from "../support/grants.ts";
 
-const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 } } };
+const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } } };
 
 interface OpenWatch {
   /** The next message (failing the test if the stream ends first). */

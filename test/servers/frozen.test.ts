@@ -16,7 +16,7 @@ import { joinOrganization } from "../support/fixtures.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { command, createWorld, player, playAndConfirm, type World } from "../game-oauth/fixture.ts";
 
-const limits = { gameOAuthClients: 5, notes: 5, assistantQueriesPerDay: 5, assistantToolActionsPerDay: 5 };
+const limits = { gameOAuthClients: 5, notes: 5, assistantQueriesPerDay: 5, assistantToolActionsPerDay: 5, emailsPerHour: 30 };
 const plans = { free: { ...limits, servers: 3 }, small: { ...limits, servers: 2 }, large: { ...limits, servers: 4 } };
 const frozenAtTwo = "this server is frozen: the organization's plan allows 2 servers; raise the plan or delete servers to unfreeze it";
 const frozenInGame = "This server is frozen: the organization's plan allows 2 servers, so it cannot sign you in. (Server owner: raise the plan or delete servers in Outpost.)";

@@ -14,7 +14,7 @@ import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { allActions } from "../support/grants.ts";
 
-const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 } } };
+const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } } };
 const steve = { name: "Steve", uuid: "123e4567-e89b-12d3-a456-426614174000" };
 const alex = { name: "Alex", uuid: "223e4567-e89b-12d3-a456-426614174000" };
 const herobrine = { name: "Herobrine", uuid: "323e4567-e89b-12d3-a456-426614174000" };

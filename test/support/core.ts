@@ -50,7 +50,7 @@ export class TestClock implements Clock {
 }
 
 export const testConfig: CoreConfig = {
-  plans: { free: { servers: 3, gameOAuthClients: 2, notes: 5, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 }, pro: { servers: 25, gameOAuthClients: 20, notes: 1000, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20 } },
+  plans: { free: { servers: 3, gameOAuthClients: 2, notes: 5, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 }, pro: { servers: 25, gameOAuthClients: 20, notes: 1000, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } },
   defaultPlan: "free",
   sessionTtlSeconds: 86_400,
   sessionIdleSeconds: 3 * 3600,

@@ -130,6 +130,13 @@ export declare type Plan = Message<"outpost.admin.v1.Plan"> & {
    * @generated from field: int32 assistant_tool_actions_per_day = 6;
    */
   assistantToolActionsPerDay: number;
+
+  /**
+   * Email the organization's integrations may send in any hour, each recipient counting one.
+   *
+   * @generated from field: int32 emails_per_hour = 7;
+   */
+  emailsPerHour: number;
 };
 
 /**

@@ -477,6 +477,14 @@ export enum AlertDeliveryStatus {
    * @generated from enum value: ALERT_DELIVERY_STATUS_FAILED = 3;
    */
   FAILED = 3,
+
+  /**
+   * Not sent, and never will be: a rule of Outpost's refused it (the organization's hourly email
+   * cap, or no recipient left who is a verified member); last_error says which.
+   *
+   * @generated from enum value: ALERT_DELIVERY_STATUS_REFUSED = 4;
+   */
+  REFUSED = 4,
 }
 
 /**
