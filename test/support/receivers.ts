@@ -263,14 +263,6 @@ export function mailHeader(raw: string, name: string): string | undefined {
     );
 }
 
-/** The text of a received message, its transfer encoding (base64 or quoted-printable) undone. */
-export function mailText(raw: string): string {
-  const [head, ...rest] = raw.split("\r\n\r\n");
-  const body = rest.join("\r\n\r\n");
-  if (/content-transfer-encoding:\s*base64/i.test(head)) return Buffer.from(body, "base64").toString("utf8");
-  return body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-}
-
 /** The verification link mailed to `to` last (the page's URL, its token after `token=`). */
 export function verificationLinkTo(smtp: SmtpReceiver, to: string): { link: string; token: string } | undefined {
   const mail = smtp.received.findLast((m) => m.to.includes(to) && /confirm/i.test(mailHeader(m.raw, "subject") ?? ""));
