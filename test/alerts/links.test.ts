@@ -8,7 +8,7 @@ import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { createAlertWorker, type AlertWorker } from "../../core/alerts/worker.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { acmeWithMembers, type AcmeCast } from "../support/fixtures.ts";
-import { discordWebhookErrors, mailText, startDiscordReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from "../support/receivers.ts";
+import { discordWebhookErrors, mailHeader, mailText, startDiscordReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from "../support/receivers.ts";
 
 /**
  * The links in alerts that leave Outpost are absolute URLs on ACCOUNT_BASE_URL (the suite's core
@@ -81,12 +81,12 @@ describe("alerts: links that leave Outpost", () => {
   });
 
   it("sends an alert email whose Open: line is the activity log's absolute URL", async () => {
-    const { integration } = await integrations().createIntegration({ ...acme, name: "On-call", target: { case: "email", value: { recipients: ["oncall@example.com"] } } });
+    const { integration } = await integrations().createIntegration({ ...acme, name: "On-call", target: { case: "email", value: { recipients: [cast.owner.email] } } });
     const id = (await alerts().createAlertRule({ ...acme, spec: { name: "Keys", enabled: true, kinds: [ActivityKind.SECURITY], integrationIds: [integration!.id] } })).rule!.id;
     await securityEvent();
     await worker.runOnce();
     assert.equal((await alerts().listAlertDeliveries({ ...acme, ruleId: id })).deliveries[0].status, AlertDeliveryStatus.DELIVERED);
-    const [mail] = smtp.received;
+    const mail = smtp.received.findLast((m) => m.to.includes(cast.owner.email) && /Keys/.test(mailHeader(m.raw, "subject") ?? ""))!;
     const text = mailText(mail.raw);
     assert.ok(text.split("\n").includes(`Open: ${activityUrl}`), text);
   });
