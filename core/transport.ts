@@ -56,6 +56,15 @@ import {
   validateResponse,
 } from "@connectrpc/connect/protocol-connect";
 
+/**
+ * The @connectrpc/connect release this transport was last proven against (test/server/in-process-transport.test.ts
+ * runs the same cases through it and through createRouterTransport). It uses that release's
+ * protocol internals, so package.json pins the exact version, and the test fails, saying why, when
+ * the installed one differs: an upgrade must run the conformance cases and move this along, or
+ * return to createRouterTransport.
+ */
+export const connectVersionProven = "2.2.0";
+
 /** Where the router transport says its requests go; interceptors see it as `req.url`. */
 const baseUrl = "https://in-memory";
 
