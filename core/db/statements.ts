@@ -9,12 +9,17 @@
  * em.execute instead, with the same `?` placeholders.
  */
 import { hash } from "node:crypto";
+import type pg from "pg";
 import type { EntityManager, PostgreSqlConnection } from "@mikro-orm/postgresql";
+import { createStatements as createSqlStatements, runnerOn, type SqlRunner } from "./sql.ts";
 import { SpanStatusCode, trace } from "@opentelemetry/api";
 import { querySpan } from "./query-spans.ts";
 
-/** Runs one statement with `?` placeholders and returns its rows. */
-export type Query = <T = Record<string, unknown>>(sql: string, values: unknown[]) => Promise<T[]>;
+/** Runs one statement with `?` placeholders and returns its rows (the old way: see core/db/sql.ts). */
+export type LegacyQuery = <T = Record<string, unknown>>(sql: string, values: unknown[]) => Promise<T[]>;
+
+/** A runner of `sql` statements that still also runs the old `?` ones while modules move over. */
+export type Query = LegacyQuery & SqlRunner;
 
 /** An EntityManager and the plain statements beside it, for what needs both (an access check). */
 export interface Db {
@@ -31,6 +36,8 @@ export interface Statements {
   on(em: EntityManager, options?: { timeoutMs?: number }): Query;
   /** The EntityManager with its statements. */
   db(em: EntityManager): Db;
+  /** A runner on a pool of its own (the rate limits' counts). */
+  onPool(pool: pg.Pool): SqlRunner;
 }
 
 /**
@@ -38,11 +45,13 @@ export interface Statements {
  * jobs', where a named statement saves nothing.
  */
 export function executeOn(em: EntityManager): Query {
-  return <T>(sql: string, values: unknown[]) => em.execute<T[]>(sql, values as never);
+  const legacy: LegacyQuery = <T>(sql: string, values: unknown[]) => em.execute<T[]>(sql, values as never);
+  return Object.assign(legacy, runnerOn(em, () => undefined));
 }
 
 /** Built once in the composition root; it keeps the names it gave the statements it has seen. */
-export function createStatements(named: boolean): Statements {
+export function createStatements(named: boolean, onTooManyTexts?: (count: number) => void): Statements {
+  const modern = createSqlStatements(named, onTooManyTexts);
   const prepared = new Map<string, { name: string; text: string }>();
   const preparedOf = (sql: string) => {
     let p = prepared.get(sql);
@@ -58,7 +67,13 @@ export function createStatements(named: boolean): Statements {
   const tracer = trace.getTracer("outpost.db");
   const statements: Statements = {
     db: (em) => ({ em, query: statements.on(em) }),
+    onPool: modern.onPool,
     on(em, options) {
+      return Object.assign(legacyOn(em, options), modern.on(em, options));
+    },
+  };
+  function legacyOn(em: EntityManager, options?: { timeoutMs?: number }): LegacyQuery {
+    {
       const timeout = options?.timeoutMs === undefined ? undefined : { query_timeout: options.timeoutMs };
       if (named && !em.getTransactionContext()) {
         return async <T>(sql: string, values: unknown[]) => {
@@ -76,8 +91,8 @@ export function createStatements(named: boolean): Statements {
           });
         };
       }
-      return executeOn(em);
-    },
-  };
+      return <T>(sql: string, values: unknown[]) => em.execute<T[]>(sql, values as never);
+    }
+  }
   return statements;
 }

@@ -26,10 +26,10 @@ describe("activity: the writer of stand-alone events", function () {
   function counted(): { query: Query; statements: number[] } {
     const inner = t.deps.statements.on(t.orm.em.fork());
     const statements: number[] = [];
-    const query: Query = (text, values) => {
+    const query = Object.assign(<T>(text: string, values: unknown[]) => {
       statements.push((JSON.parse(String(values[0])) as unknown[]).length);
-      return inner(text, values);
-    };
+      return inner<T>(text, values);
+    }, inner) as Query;
     return { query, statements };
   }
 

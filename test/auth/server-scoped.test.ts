@@ -92,13 +92,13 @@ describe("auth: a call about one server reads its access with the credential", (
     assert.equal(caller.serverAccess?.row?.server.id, serverId);
 
     const use = { action: "view" as const, now: t.clock.now(), plans: testConfig.plans };
-    const none: Query = () => Promise.reject(new Error("the access was read again"));
+    const none = (() => Promise.reject(new Error("the access was read again"))) as unknown as Query;
     const judged = await judgeServerRow(none, caller, { serverId }, use);
     assert.equal(judged.row.server.id, serverId);
     assert.equal(caller.serverAccess, undefined, "taken once");
     // A second check reads the access again, as does a check on another server.
     let read = 0;
-    const counting: Query = (sql, values) => (read++, query(sql, values));
+    const counting = ((sql: string, values: unknown[]) => (read++, query(sql, values))) as Query;
     await judgeServerRow(counting, caller, { serverId }, use);
     const again = (await resolveUser(t.deps.credentials, query, presented, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
     const other = await judgeServerRow(counting, again, { serverId: otherServerId }, use);
@@ -110,7 +110,7 @@ describe("auth: a call about one server reads its access with the credential", (
     const query = t.deps.statements.on(t.orm.em.fork());
     const caller = (await resolveUser(t.deps.credentials, query, { session: cast.outsider.token, apiKey: null }, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
     assert.deepEqual(caller.serverAccess, { serverId, row: undefined });
-    const none: Query = () => Promise.reject(new Error("the access was read again"));
+    const none = (() => Promise.reject(new Error("the access was read again"))) as unknown as Query;
     await assert.rejects(judgeServerRow(none, caller, { serverId }, { action: "view", now: t.clock.now(), plans: testConfig.plans }), (error: DomainError) => error.reason === "not_found");
   });
 });

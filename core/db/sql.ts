@@ -1,0 +1,166 @@
+/**
+ * Plain SQL in core, one way: a statement is written with the `sql` template (values in place,
+ * fragments composed as values, never glued as strings), run by a {@link SqlRunner} and read
+ * through a decoder of its row (core/db/rows.ts). Entities stay for units of work; when to use
+ * which is in docs/architecture.md, "Where SQL lives".
+ *
+ * The template is `sql-template-tag`'s: `sql\`… ${value} …\`` keeps each value as a parameter
+ * ($1, $2, … in order), a nested `sql` fragment is spliced with its own parameters renumbered,
+ * `join(fragments, sep)` joins fragments and `empty` is none. A statement's text must not vary
+ * with its values (pass a list as one array parameter: `= any(${ids})`), because on a
+ * PostgreSQL server each distinct text becomes a prepared statement on every connection.
+ */
+import { hash } from "node:crypto";
+import type pg from "pg";
+import { CompiledQuery } from "kysely";
+import type { EntityManager, PostgreSqlConnection } from "@mikro-orm/postgresql";
+import { SpanStatusCode, trace } from "@opentelemetry/api";
+import sqlTemplate, { Sql, empty, join } from "sql-template-tag";
+import { querySpan } from "./query-spans.ts";
+import { RowShapeError, type Decode } from "./rows.ts";
+
+export { Sql, empty, join };
+
+/** A statement: `sql\`select … where id = ${id}\``. */
+export const sql = sqlTemplate;
+
+/** Runs statements on one connection source: a pool, or the transaction an EntityManager is in. */
+export interface SqlRunner {
+  /** Every row of the statement, each through `decode`. */
+  rows<T>(statement: Sql, decode: Decode<T>): Promise<T[]>;
+  /** The statement's first row through `decode`, or undefined when it has none. */
+  one<T>(statement: Sql, decode: Decode<T>): Promise<T | undefined>;
+  /** Runs a statement for its effect; the number of rows it inserted, changed or deleted. */
+  run(statement: Sql): Promise<number>;
+}
+
+/** An EntityManager and the runner beside it, for what needs both (an access check). */
+export interface Db {
+  em: EntityManager;
+  query: SqlRunner;
+}
+
+export interface Statements {
+  /**
+   * The runner of this EntityManager: on its transaction if it is in one, else on its pool. With
+   * `timeoutMs`, a statement on the pool that has no answer by then fails ("Query read timeout",
+   * answered unavailable) and its connection is dropped, so a hung connection is not used again.
+   */
+  on(em: EntityManager, options?: { timeoutMs?: number }): SqlRunner;
+  /** The EntityManager with its runner. */
+  db(em: EntityManager): Db;
+  /** A runner on a pool of its own (the rate limits' counts), for statements nobody's transaction holds. */
+  onPool(pool: pg.Pool): SqlRunner;
+}
+
+/** What runs one statement's text and parameters and gives its rows and count. */
+type Execute = (text: string, values: unknown[]) => Promise<{ rows: unknown[]; count: number }>;
+
+/** Names a statement's text for a named prepared statement, or undefined to run it unnamed. */
+type NameOf = (text: string) => string | undefined;
+
+/** Past this many distinct texts, new ones run unnamed: a statement's text varies with its values. */
+const maxNamed = 2_000;
+
+/**
+ * Built once in the composition root. `named`: on a PostgreSQL server, a statement outside a
+ * transaction runs as a named prepared statement, so PostgreSQL parses and plans it once per
+ * connection; the embedded database shares one session among its connections (a statement would
+ * outlive the connection that prepared it), so there every statement runs unnamed.
+ */
+export function createStatements(named: boolean, onTooManyTexts: (count: number) => void = () => {}): Statements {
+  const names = new Map<string, string>();
+  const nameOf: NameOf = (text) => {
+    if (!named) return undefined;
+    let name = names.get(text);
+    if (name === undefined && names.size < maxNamed) {
+      name = `outpost_${hash("sha256", text).slice(0, 16)}`;
+      names.set(text, name);
+      if (names.size === maxNamed) onTooManyTexts(maxNamed);
+    }
+    return name;
+  };
+  const statements: Statements = {
+    on: (em, options) => runnerOn(em, nameOf, options?.timeoutMs),
+    db: (em) => ({ em, query: statements.on(em) }),
+    onPool: (pool) => runner(onPool(pool, nameOf), (error) => error),
+  };
+  return statements;
+}
+
+/**
+ * The runner of a transaction: its statements go on its connection (unnamed, as every statement in
+ * a transaction). For code that is handed the transaction and not the composition's statements.
+ */
+export function inTransaction(tx: EntityManager): SqlRunner {
+  if (!tx.getTransactionContext()) throw new Error("inTransaction needs an EntityManager inside a transaction");
+  return runnerOn(tx, () => undefined);
+}
+
+function onPool(pool: pg.Pool, nameOf: NameOf, timeoutMs?: number): Execute {
+  return async (text, values) => {
+    const result = await pool.query({ name: nameOf(text), text, values, ...(timeoutMs !== undefined && { query_timeout: timeoutMs }) });
+    return { rows: result.rows, count: result.rowCount ?? 0 };
+  };
+}
+
+interface TransactionContext {
+  executeQuery(query: CompiledQuery): Promise<{ rows: unknown[]; numAffectedRows?: bigint }>;
+}
+
+export function runnerOn(em: EntityManager, nameOf: NameOf, timeoutMs?: number): SqlRunner {
+  const driver = em.getDriver();
+  const transaction = em.getTransactionContext<TransactionContext>();
+  const execute: Execute = transaction
+    ? async (text, values) => {
+        const result = await transaction.executeQuery(CompiledQuery.raw(text, values));
+        return { rows: result.rows, count: Number(result.numAffectedRows ?? 0n) };
+      }
+    : async (text, values) => {
+        const pool = (await (em.getConnection() as PostgreSqlConnection).getNativeClient()) as pg.Pool;
+        return onPool(pool, nameOf, timeoutMs)(text, values);
+      };
+  // The ORM's own errors for the driver's (a unique violation, a connection lost), so a statement
+  // fails the way an entity's query does (core/interceptors/error-interceptor.ts).
+  return runner(execute, (error) => (error instanceof Error ? driver.convertException(error) : error));
+}
+
+const tracer = trace.getTracer("outpost.db");
+
+/** A runner over `execute`: each statement a database client's span, each row decoded. */
+function runner(execute: Execute, convert: (error: unknown) => unknown): SqlRunner {
+  const send = (statement: Sql) => {
+    const text = statement.text;
+    const span = querySpan(text);
+    return tracer.startActiveSpan(span.name, span.options, async (active) => {
+      try {
+        return await execute(text, statement.values);
+      } catch (error) {
+        active.setStatus({ code: SpanStatusCode.ERROR });
+        throw convert(error);
+      } finally {
+        active.end();
+      }
+    });
+  };
+  const decoded = <T>(rows: unknown[], decode: Decode<T>, statement: Sql): T[] => {
+    try {
+      return rows.map(decode);
+    } catch (error) {
+      if (error instanceof RowShapeError) error.message = `${error.message} in the row of: ${firstLine(statement.text)}`;
+      throw error;
+    }
+  };
+  return {
+    rows: async (statement, decode) => decoded((await send(statement)).rows, decode, statement),
+    one: async (statement, decode) => {
+      const { rows } = await send(statement);
+      return rows.length ? decoded(rows.slice(0, 1), decode, statement)[0] : undefined;
+    },
+    run: async (statement) => (await send(statement)).count,
+  };
+}
+
+function firstLine(text: string): string {
+  return text.trim().split("\n", 1)[0].slice(0, 120);
+}
