@@ -5,8 +5,9 @@
 import { LockMode } from "@mikro-orm/core";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { Membership, Organization, Server } from "./db/entities.ts";
-import type { UserCaller } from "./context.ts";
-import { executeOn, type Db, type Query } from "./db/statements.ts";
+import type { ServerScope, UserCaller } from "./context.ts";
+import { inTransaction, sql, type SqlRunner } from "./db/sql.ts";
+import type { Db, Query } from "./db/statements.ts";
 import type { CoreConfig, PlanLimits } from "./deps.ts";
 import { fail } from "./errors.ts";
 import { isManager, type Role } from "./roles.ts";
@@ -58,9 +59,11 @@ export async function requireManager(em: EntityManager, caller: UserCaller, slug
  * key being written for someone no longer there. Grants and access requests take it before any
  * other lock: a decision's inserts need a key-share lock on the organization that a removal holds.
  */
+const locks = { share: sql`for share`, update: sql`for update` };
+
 export async function holdMember(em: EntityManager, caller: UserCaller, slug: string, lock: "share" | "update" = "share"): Promise<OrganizationAccess> {
   const { organization } = await requireMember(em, caller, slug);
-  await executeOn(em)(`select 1 from organizations where id = ? for ${lock}`, [organization.id]);
+  await inTransaction(em).run(sql`select 1 from organizations where id = ${organization.id} ${locks[lock]}`);
   const membership = await em.findOne(Membership, { user: caller.user.id, organization: organization.id }, { refresh: true });
   if (!membership) throw fail("not_found", `organization "${slug}" not found`);
   return { organization, role: membership.role as Role };
@@ -130,8 +133,8 @@ export interface ServerUse {
  * refreshes a server or organization the EntityManager already holds, so call this before
  * changing either, never after (every caller does).
  */
-export async function requireServer(db: Db, caller: UserCaller, address: ServerAddress, use: ServerUse): Promise<ServerAccess> {
-  const judged = await judgeServerRow(db.query, caller, address, use);
+export async function requireServer(db: Db, caller: UserCaller, address: ServerAddress, use: ServerUse, scope?: ServerScope): Promise<ServerAccess> {
+  const judged = await judgeServerRow(db.query, caller, address, use, scope);
   await spendServerUse(db.query, caller, judged, use);
   return mapServerAccess(db.em, judged.row);
 }
@@ -150,8 +153,8 @@ export interface JudgedServer {
  * (a console command, on every call: its use is spent by {@link spendServerUse} once it can, and
  * mapping the two rows into the EntityManager would cost more CPU than the rest of its check).
  */
-export async function judgeServerRow(query: Query, caller: UserCaller, address: ServerAddress, use: ServerUse): Promise<JudgedServer> {
-  const row = await loadServerAccess(query, caller, address);
+export async function judgeServerRow(query: SqlRunner, caller: UserCaller, address: ServerAddress, use: ServerUse, scope?: ServerScope): Promise<JudgedServer> {
+  const row = await loadServerAccess(query, caller, address, scope);
   const grant = isManager(row.role) ? undefined : allowedGrant(row, use);
   if (use.action !== "view") requireNotFrozen(freezeOf(use, String(row.organization.plan), row.rank));
   return { row, grant };
@@ -193,13 +196,13 @@ export async function spendServerUse(query: Query, caller: UserCaller, { row, gr
  * Gives back the use {@link spendServerUse} spent, for a call that then could not act at all (a
  * console command the agent never received). A duration it started keeps running.
  */
-export async function returnServerUse(query: Query, judged: JudgedServer, use: ServerUse): Promise<void> {
+export async function returnServerUse(query: SqlRunner, judged: JudgedServer, use: ServerUse): Promise<void> {
   if (judged.grant && spends(use)) await returnGrantUse(query, judged.grant.id);
 }
 
 /** Like {@link requireServer}, and the caller must be an owner or admin of its organization (grants do not count). */
 export async function requireServerManager(db: Db, caller: UserCaller, address: ServerAddress): Promise<ServerAccess> {
-  const row = await loadServerAccess(db.query, caller, address);
+  const row = await loadServerAccess(db.query, caller, address, undefined);
   if (!isManager(row.role)) throw fail("permission_denied", "only an owner or admin of the organization can do this");
   return mapServerAccess(db.em, row);
 }
@@ -207,13 +210,11 @@ export async function requireServerManager(db: Db, caller: UserCaller, address: 
 /**
  * The caller's access to the addressed server, the one way every check on a server reads it: a
  * server outside the caller's organizations, outside an organization key's, or outside the
- * organization the address names is not found.
+ * organization the address names is not found. A call's {@link ServerScope} for this server, read
+ * with its credential as the call came, serves instead of a read: the call's first check passes it.
  */
-async function loadServerAccess(query: Query, caller: UserCaller, { serverId, organizationId, organizationSlug }: ServerAddress): Promise<ServerAccessRow> {
-  // Read with the credential at the start of a call about this server: used once, for its first check.
-  const read = caller.serverAccess?.serverId === serverId ? caller.serverAccess : undefined;
-  caller.serverAccess = undefined;
-  const row = read ? read.row : await findServerAccess(query, caller.user.id, serverId);
+async function loadServerAccess(query: SqlRunner, caller: UserCaller, { serverId, organizationId, organizationSlug }: ServerAddress, scope: ServerScope | undefined): Promise<ServerAccessRow> {
+  const row = scope?.serverId === serverId ? scope.access : await findServerAccess(query, caller.user.id, serverId);
   const found =
     row &&
     withinKeyOrganization(caller, String(row.organization.id)) &&
@@ -231,14 +232,13 @@ function mapServerAccess(em: EntityManager, row: ServerAccessRow): ServerAccess 
 
 /** A member's grant, as the rules read it. */
 export function grantFacts(row: GrantRow): GrantFacts {
-  const date = (value: string | Date | null) => (value === null ? null : new Date(value));
   return {
     actions: row.actions,
-    expiresAt: date(row.expires_at),
+    expiresAt: row.expires_at,
     maxUses: row.max_uses,
     durationSeconds: row.duration_seconds,
     uses: row.uses,
-    firstUsedAt: date(row.first_used_at),
+    firstUsedAt: row.first_used_at,
   };
 }
 
@@ -261,7 +261,7 @@ export async function accessibleServers(db: Db, caller: UserCaller, access: Orga
  * The ids of the organization's servers the caller can see, or null for all of them (owners and
  * admins): for filtering what belongs to servers (notes) in SQL without loading the servers.
  */
-export async function visibleServerIds(query: Query, caller: UserCaller, access: OrganizationAccess, now: Date): Promise<string[] | null> {
+export async function visibleServerIds(query: SqlRunner, caller: UserCaller, access: OrganizationAccess, now: Date): Promise<string[] | null> {
   if (isManager(access.role)) return null;
   return liveGrantServerIds(query, caller.user.id, access.organization.id, now);
 }

@@ -27,17 +27,29 @@ export interface UserCaller {
      */
     organization?: { id: string; slug: string };
   };
-  /**
-   * In a call about one server (contract/services.ts serverScoped), the caller's access to that
-   * server as the credential's statement read it (no row: no access). core/access.ts takes it for
-   * the call's one access check on that server, instead of reading it again, and drops it.
-   */
-  serverAccess?: { serverId: string; row: ServerAccessRow | undefined };
 }
 
 export type Caller = { kind: "anonymous" } | UserCaller;
 
 export const callerKey = createContextKey<Caller>({ kind: "anonymous" }, { description: "outpost caller" });
+
+/**
+ * In a call about one server (contract/services.ts serverScoped), the caller's access to that
+ * server as the credential's statement read it when the call came (no row: no access). The call's
+ * access check on that server receives it (core/access.ts) instead of reading it again. It is the
+ * access as of the call's start, so only the call's first check may use it.
+ */
+export interface ServerScope {
+  serverId: string;
+  access: ServerAccessRow | undefined;
+}
+
+export const serverScopeKey = createContextKey<ServerScope | undefined>(undefined, { description: "outpost server scope" });
+
+/** The call's {@link ServerScope}, when it is a call about one server. */
+export function serverScope(ctx: HandlerContext): ServerScope | undefined {
+  return ctx.values.get(serverScopeKey);
+}
 
 /** A game server's agent, authenticated by the server's agent key (agent services only). */
 export interface AgentCaller {

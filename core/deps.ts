@@ -14,7 +14,7 @@ import type { Passwords } from "./auth/passwords.ts";
 import type { KnownDevices } from "./auth/known-devices.ts";
 import type { Statements } from "./db/statements.ts";
 import type { ActivityWriter } from "./activity/record.ts";
-import type { CredentialReads } from "./auth/credential-reads.ts";
+import type { CredentialStore } from "./auth/credential-store.ts";
 import type { Metrics } from "./metrics.ts";
 import type { KeyEncryptionKey } from "./keys/key-encryption.ts";
 import type { OutboundSender } from "./outbound/sender.ts";
@@ -97,7 +97,7 @@ export interface CoreDeps {
   /** Stand-alone activity events (no transaction), written together when many come at once. */
   activity: ActivityWriter;
   /** The user credentials' lookups (no transaction), several calls' in one statement when many come at once. */
-  credentials: CredentialReads;
+  credentials: CredentialStore;
   config: CoreConfig;
   clock: Clock;
   logger: Logger;

@@ -9,7 +9,7 @@
  * lose more of its pool to them; past that, the next batch waits for one of them to end.
  *
  * The activity writer (core/activity/record.ts) and the credential lookups
- * (core/auth/credential-reads.ts) share it: under bench:console's 20 callers each statement then
+ * (core/auth/credential-store.ts) share it: under bench:console's 20 callers each statement then
  * carries several calls' work, and a round trip to PostgreSQL is what a call costs most of.
  */
 import { context, ROOT_CONTEXT } from "@opentelemetry/api";

@@ -5,7 +5,7 @@
  */
 import { createStatements } from "../core/db/statements.ts";
 import { createActivityWriter } from "../core/activity/record.ts";
-import { createCredentialReads } from "../core/auth/credential-reads.ts";
+import { createCredentialStore } from "../core/auth/credential-store.ts";
 import type { Logger } from "pino";
 import { createOrm, migrate, type Orm } from "../core/db/orm.ts";
 import { createDatabaseClock, type DatabaseClock } from "../core/db/database-clock.ts";
@@ -105,7 +105,7 @@ function coreDepsOf(config: Config, database: Database, parts: CoreParts, keyEnc
     ...parts,
     statements,
     activity: createActivityWriter(statements.on(parts.orm.em.fork())),
-    credentials: createCredentialReads(statements, parts.orm.em.fork()),
+    credentials: createCredentialStore({ statements, em: parts.orm.em.fork(), clock: parts.clock, sessionIdleSeconds: config.sessionIdleSeconds }),
     // Instances sharing the KEK find each other's login codes; a database dump alone tests no guess.
     loginCodes: createLoginCodeHasher(() => derivedSecret(keyEncryptionKey(), loginCodeKeyPurpose)),
     // Every instance sharing the KEK knows the browsers that signed in at any of them.

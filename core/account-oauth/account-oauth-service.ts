@@ -19,7 +19,7 @@ import {
   StartAuthorizationResponseSchema,
 } from "../../gen/outpost/accountoauth/v1/account_oauth_service_pb.js";
 import { entityManager } from "../context.ts";
-import { presentedCredential } from "../auth/credentials.ts";
+import { presentedCredential } from "../auth/credential-store.ts";
 import type { CoreDeps } from "../deps.ts";
 import { claimsOutcome, exchangeCode, tokenOutcome, userInfo } from "../oauth/token-engine.ts";
 import { countedExchange } from "../metrics.ts";

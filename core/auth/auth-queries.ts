@@ -3,25 +3,29 @@
  * whom it belongs to, and their uses recorded. Every call runs one of these, so each is one plain
  * statement (a named prepared statement on a PostgreSQL server).
  */
-import type { Query } from "../db/statements.ts";
-import { serverAccessSql, type ServerAccessRow } from "../access-queries.ts";
+import { sql, type Sql, type SqlRunner } from "../db/sql.ts";
+import { bool, int, nullable, row, text, timestamp, type Decode, type Row } from "../db/rows.ts";
+import { serverAccess, serverAccessRow, type ServerAccessRow } from "../access-queries.ts";
 
-/** A user credential joined to its user. */
-export interface CredentialRow {
-  id: string;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-  user_id: string;
-  email: string;
-  name: string;
-  platform_admin: boolean;
-}
+/** A user credential joined to its user: what every kind of user credential's lookup returns. */
+const credentialColumns = {
+  id: text,
+  expires_at: nullable(timestamp),
+  revoked_at: nullable(timestamp),
+  last_used_at: nullable(timestamp),
+  user_id: text,
+  email: text,
+  name: text,
+  platform_admin: bool,
+};
 
 /** A session is a credential that signed in at `created_at`. */
-export interface SessionRow extends CredentialRow {
-  created_at: Date;
-}
+const sessionRow = row({ ...credentialColumns, created_at: timestamp });
+export type SessionRow = Row<typeof sessionRow>;
+
+/** An API key is a credential that may be confined to one organization (its id and slug, else null). */
+const apiKeyRow = row({ ...credentialColumns, organization_id: nullable(text), organization_slug: nullable(text) });
+export type ApiKeyRow = Row<typeof apiKeyRow>;
 
 /**
  * With a server's id, a credential's statement also reads the user's access to that server (a
@@ -29,8 +33,11 @@ export interface SessionRow extends CredentialRow {
  * trip for both (contract/services.ts serverScoped).
  */
 export interface WithServerAccess {
-  server_access?: ServerAccessRow | null;
+  server_access: ServerAccessRow | null;
 }
+
+/** A looked-up credential's position among the lookups, and the access read beside it. */
+const withPosition = row({ n: int, server_access: nullable(serverAccessRow) });
 
 /** One credential to look up by its hash, with the server whose access to read beside it, if any. */
 export interface CredentialLookup {
@@ -46,75 +53,69 @@ export interface CredentialLookup {
  * with a limit, which keeps it a lookup by the hash's unique index per lookup whatever the table's
  * size (a join could be planned as a scan of the whole table).
  */
-async function findCredentials<T>(query: Query, credential: string, lookups: readonly CredentialLookup[]): Promise<Array<(T & WithServerAccess) | undefined>> {
-  const rows = await query<T & WithServerAccess & { n: number }>(
-    `select q.n, c.*, (select row_to_json(a) from (${serverAccessSql("c.user_id", "q.server_id")}) a) as server_access
-       from jsonb_to_recordset(?::jsonb) as q(n int, hash text, server_id uuid)
-       cross join lateral (${credential} limit 1) c`,
-    [JSON.stringify(lookups.map(({ hash, serverId }, n) => ({ n, hash, server_id: serverId ?? null })))],
+async function findCredentials<T>(query: SqlRunner, credential: Sql, decode: Decode<T>, lookups: readonly CredentialLookup[]): Promise<Array<(T & WithServerAccess) | undefined>> {
+  const lookupsJson = JSON.stringify(lookups.map(({ hash, serverId }, n) => ({ n, hash, server_id: serverId ?? null })));
+  const rows = await query.rows(
+    sql`select q.n, c.*, (select row_to_json(a) from (${serverAccess(sql`c.user_id`, sql`q.server_id`)}) a) as server_access
+          from jsonb_to_recordset(${lookupsJson}::jsonb) as q(n int, hash text, server_id uuid)
+          cross join lateral (${credential} limit 1) c`,
+    (value) => {
+      const { n, server_access } = withPosition(value);
+      return { n, found: { ...decode(value), server_access } };
+    },
   );
-  const found: Array<(T & WithServerAccess) | undefined> = lookups.map(() => undefined);
-  for (const { n, ...row } of rows) found[n] = row as unknown as T & WithServerAccess;
-  return found;
+  const answers: Array<(T & WithServerAccess) | undefined> = lookups.map(() => undefined);
+  for (const { n, found } of rows) answers[n] = found;
+  return answers;
 }
 
 /** Sessions by their token's hash, each joined to its user. */
-export function findSessions(query: Query, lookups: readonly CredentialLookup[]): Promise<Array<(SessionRow & WithServerAccess) | undefined>> {
-  return findCredentials<SessionRow>(
+export function findSessions(query: SqlRunner, lookups: readonly CredentialLookup[]): Promise<Array<(SessionRow & WithServerAccess) | undefined>> {
+  return findCredentials(
     query,
-    `select s.id, s.created_at, s.expires_at, null as revoked_at, s.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin
-       from sessions s join users u on u.id = s.user_id where s.token_hash = q.hash`,
+    sql`select s.id, s.created_at, s.expires_at, null::timestamptz as revoked_at, s.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin
+          from sessions s join users u on u.id = s.user_id where s.token_hash = q.hash`,
+    sessionRow,
     lookups,
   );
 }
 
-export async function findSession(query: Query, tokenHash: string): Promise<SessionRow | undefined> {
-  const [row] = await findSessions(query, [{ hash: tokenHash }]);
-  return row;
-}
-
-/** An API key is a credential that may be confined to one organization (its id and slug, else null). */
-export interface ApiKeyRow extends CredentialRow {
-  organization_id: string | null;
-  organization_slug: string | null;
+export async function findSession(query: SqlRunner, tokenHash: string): Promise<SessionRow | undefined> {
+  const [found] = await findSessions(query, [{ hash: tokenHash }]);
+  return found;
 }
 
 /** API keys by their secret's hash, each joined to its user and the organization it is confined to. */
-export function findApiKeys(query: Query, lookups: readonly CredentialLookup[]): Promise<Array<(ApiKeyRow & WithServerAccess) | undefined>> {
-  return findCredentials<ApiKeyRow>(
+export function findApiKeys(query: SqlRunner, lookups: readonly CredentialLookup[]): Promise<Array<(ApiKeyRow & WithServerAccess) | undefined>> {
+  return findCredentials(
     query,
-    `select k.id, k.expires_at, k.revoked_at, k.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin,
-            k.organization_id, ko.slug as organization_slug
-       from api_keys k join users u on u.id = k.user_id left join organizations ko on ko.id = k.organization_id
-      where k.secret_hash = q.hash`,
+    sql`select k.id, k.expires_at, k.revoked_at, k.last_used_at, u.id as user_id, u.email, u.name, u.platform_admin,
+               k.organization_id, ko.slug as organization_slug
+          from api_keys k join users u on u.id = k.user_id left join organizations ko on ko.id = k.organization_id
+         where k.secret_hash = q.hash`,
+    apiKeyRow,
     lookups,
   );
 }
 
 /** Records a use of the session unless one at or after `staleBefore` is recorded (another request's). */
-export async function recordSessionUse(query: Query, id: string, now: Date, staleBefore: Date): Promise<void> {
-  await query(`update sessions set last_used_at = ? where id = ? and last_used_at <= ?`, [now, id, staleBefore]);
+export async function recordSessionUse(query: SqlRunner, id: string, now: Date, staleBefore: Date): Promise<void> {
+  await query.run(sql`update sessions set last_used_at = ${now} where id = ${id} and last_used_at <= ${staleBefore}`);
 }
 
 /** Records a use of the API key unless one at or after `staleBefore` is recorded (another request's). */
-export async function recordApiKeyUse(query: Query, id: string, now: Date, staleBefore: Date): Promise<void> {
-  await query(`update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at <= ?)`, [now, id, staleBefore]);
+export async function recordApiKeyUse(query: SqlRunner, id: string, now: Date, staleBefore: Date): Promise<void> {
+  await query.run(sql`update api_keys set last_used_at = ${now} where id = ${id} and (last_used_at is null or last_used_at <= ${staleBefore})`);
 }
 
 /** The server holding an agent key, with its organization's slug. */
-export interface AgentKeyRow {
-  id: string;
-  organization_id: string;
-  slug: string;
-  name: string;
-  game: string;
-}
+const agentKeyRow = row({ id: text, organization_id: text, slug: text, name: text, game: text });
+export type AgentKeyRow = Row<typeof agentKeyRow>;
 
-export async function findAgentKeyServer(query: Query, keyHash: string): Promise<AgentKeyRow | undefined> {
-  const [row] = await query<AgentKeyRow>(
-    `select s.id, s.organization_id, o.slug, s.name, s.game
-       from servers s join organizations o on o.id = s.organization_id where s.agent_key_hash = ?`,
-    [keyHash],
+export function findAgentKeyServer(query: SqlRunner, keyHash: string): Promise<AgentKeyRow | undefined> {
+  return query.one(
+    sql`select s.id, s.organization_id, o.slug, s.name, s.game
+          from servers s join organizations o on o.id = s.organization_id where s.agent_key_hash = ${keyHash}`,
+    agentKeyRow,
   );
-  return row;
 }

@@ -5,7 +5,7 @@
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { Session, type User } from "../db/entities.ts";
-import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 import { issueSecret } from "../../contract/secrets.ts";
 import { recordSessionUse } from "./auth-queries.ts";
 
@@ -46,7 +46,7 @@ export function sessionEndsAt(session: { expiresAt: Date; lastUsedAt: Date }, id
  * is what keeps the session from idling out, so it must happen, but not on every request. The
  * statement checks the age again, so of many requests that all read a stale use, one writes.
  */
-export async function touchSession(query: Query, session: { id: string; lastUsedAt: Date }, now: Date): Promise<void> {
+export async function touchSession(query: SqlRunner, session: { id: string; lastUsedAt: Date }, now: Date): Promise<void> {
   if (now.getTime() - session.lastUsedAt.getTime() < lastUsedResolutionMs) return;
   await recordSessionUse(query, session.id, now, new Date(now.getTime() - lastUsedResolutionMs));
 }

@@ -76,6 +76,13 @@ export function arrayOf<T>(decode: Decode<T>): Decode<T[]> {
  */
 export const json: Decode<unknown> = (value) => value;
 
+/**
+ * A JSON object kept whole, its columns unread here: a `row_to_json` of a table's row that the
+ * EntityManager maps into an entity (`em.map`), which checks its columns itself.
+ */
+export const record: Decode<Record<string, unknown>> = (value) =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : mismatch("a JSON object", value);
+
 /** A JSON object whose keys are texts (a jsonb column of string values). */
 export const textRecord: Decode<Record<string, string>> = (value) => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return mismatch("a JSON object", value);

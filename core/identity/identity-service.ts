@@ -18,7 +18,7 @@ import type { CoreDeps } from "../deps.ts";
 import type { Passwords } from "../auth/passwords.ts";
 import { fail } from "../errors.ts";
 import { startSession } from "../auth/sessions.ts";
-import { presentedCredential } from "../auth/credentials.ts";
+import { presentedCredential } from "../auth/credential-store.ts";
 import { createApiKey } from "../auth/api-keys.ts";
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { recordActivity } from "../activity/record.ts";

@@ -3,12 +3,9 @@ import { agentKeyHeader, apiKeyHeader, clientIpHeader, sessionHeader } from "../
 import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import { isUuid } from "../../contract/uuid.ts";
 import { Audience, organizationScoped, serverScoped, serviceAudience } from "../../contract/services.ts";
-import { agentCallerKey, callerKey, entityManagerKey, type AgentCaller } from "../context.ts";
-import { credentialRefusal, presentedCredential, resolveAgentKey, resolveUser } from "../auth/credentials.ts";
-import type { CredentialReads } from "../auth/credential-reads.ts";
+import { agentCallerKey, callerKey, serverScopeKey, type AgentCaller } from "../context.ts";
+import { credentialRefusal, presentedCredential, type CredentialStore } from "../auth/credential-store.ts";
 import { fail } from "../errors.ts";
-import type { Clock } from "../deps.ts";
-import type { Query, Statements } from "../db/statements.ts";
 import { clientIpKey } from "../ratelimit/client-ip.ts";
 import type { CredentialGuard } from "../ratelimit/credential-guard.ts";
 
@@ -18,34 +15,35 @@ import type { CredentialGuard } from "../ratelimit/credential-guard.ts";
  * (each in its own header), for agent services a server's agent key alone. Services for the edge
  * alone take no credential here. An organization API key opens only the procedures of its
  * organization (contract/services.ts organizationScoped); core/access.ts keeps it inside that
- * organization. Runs once per call, so once when a stream opens.
+ * organization. Runs once per call, so once when a stream opens. It says who calls (the caller,
+ * and for a call about one server the {@link ServerScope} read with the credential) and nothing
+ * of what they may do: each procedure asks core/access.ts.
  */
-export function createAuthInterceptor(clock: Clock, statements: Statements, credentials: CredentialReads, guard: CredentialGuard, sessionIdleSeconds: number): Interceptor {
+export function createAuthInterceptor(credentials: CredentialStore, guard: CredentialGuard): Interceptor {
   return (next) => async (req) => {
     const audience = serviceAudience(req.service);
     if (audience !== Audience.USER && audience !== Audience.AGENT) return next(req);
-    const em = req.contextValues.get(entityManagerKey);
-    if (!em) throw new Error("the context interceptor must run before the auth interceptor");
     const ip = clientIpKey(req.header.get(clientIpHeader));
     if (audience === Audience.AGENT) {
-      req.contextValues.set(agentCallerKey, await authenticateAgent(statements.on(em), req.header, guard, ip));
+      req.contextValues.set(agentCallerKey, await authenticateAgent(credentials, req.header, guard, ip));
       return next(req);
     }
     const presented = presentedCredential(req.header);
     const { session, apiKey } = presented;
     if (session && apiKey) throw fail("ambiguous_credential", "send one credential: a session or an API key, not both");
     if (!session && !apiKey) throw fail("unauthenticated", "sign in or send an API key in the X-API-Key header");
-    const caller = await resolveUser(credentials, statements.on(em), presented, clock.now(), sessionIdleSeconds, serverOfCall(req));
-    if (!caller) {
+    const found = await credentials.user(presented, serverOfCall(req));
+    if (!found) {
       await guard.failed(ip);
       throw fail("unauthenticated", credentialRefusal(presented));
     }
     guard.resolved(hashSecret((session || apiKey)!));
-    const confinedTo = caller.credential.organization;
+    const confinedTo = found.caller.credential.organization;
     if (confinedTo && !organizationScoped(req.method)) {
       throw fail("permission_denied", `an organization API key can only be used for ${confinedTo.slug}'s resources`);
     }
-    req.contextValues.set(callerKey, caller);
+    req.contextValues.set(callerKey, found.caller);
+    if (found.scope) req.contextValues.set(serverScopeKey, found.scope);
     return next(req);
   };
 }
@@ -58,14 +56,14 @@ function serverOfCall(req: UnaryRequest | StreamRequest): string | undefined {
 }
 
 /** An agent key and nothing else: a user's credential never opens an agent service. */
-async function authenticateAgent(query: Query, header: Headers, guard: CredentialGuard, ip: string | undefined): Promise<AgentCaller> {
+async function authenticateAgent(credentials: CredentialStore, header: Headers, guard: CredentialGuard, ip: string | undefined): Promise<AgentCaller> {
   if (header.get(sessionHeader) || header.get(apiKeyHeader)) {
     throw fail("unauthenticated", `agent services accept only a server's agent key (${agentKeyHeader}), not a session or an API key`);
   }
   const key = header.get(agentKeyHeader);
   if (!key) throw fail("unauthenticated", `send the server's agent key (opa_…) in the ${agentKeyHeader} header`);
   if (looksLike("apiKey", key)) throw fail("unauthenticated", "that is a user API key (opk_…); an agent needs its server's agent key (opa_…)");
-  const agent = await resolveAgentKey(query, key);
+  const agent = await credentials.agent(key);
   if (!agent) {
     await guard.failed(ip);
     throw fail("unauthenticated", "the agent key is not valid: it was regenerated, its server was deleted, or it was mistyped");

@@ -25,7 +25,7 @@ export function createCoreInterceptors(deps: CoreDeps): Interceptor[] {
     createErrorInterceptor(deps.logger, deps.metrics),
     createRateLimitInterceptor(deps.rateLimits.requests, guard, lockedOut),
     createContextInterceptor(deps.orm),
-    createAuthInterceptor(deps.clock, deps.statements, deps.credentials, guard, deps.config.sessionIdleSeconds),
+    createAuthInterceptor(deps.credentials, guard),
     createValidateInterceptor(),
   ];
 }

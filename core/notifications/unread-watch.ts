@@ -10,7 +10,6 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { WatchUnreadCountResponseSchema, type WatchUnreadCountResponse } from "../../gen/outpost/notifications/v1/notifications_service_pb.js";
 import type { CoreDeps } from "../deps.ts";
 import { entityManager, requireUser } from "../context.ts";
-import { recheckCaller } from "../auth/credentials.ts";
 import { createWaker, releaseWhenCallEnds } from "../stream-wait.ts";
 import { countUnread } from "./notification-queries.ts";
 
@@ -40,7 +39,7 @@ export async function* watchUnreadCount(deps: BellDeps, ctx: HandlerContext): As
       const query = deps.statements.on(entityManager(ctx).fork());
       if (Date.now() >= recheckAt) {
         recheckAt = Date.now() + recheckMs;
-        await recheckCaller(deps.credentials, query, ctx.requestHeader, deps.clock.now(), deps.config.sessionIdleSeconds);
+        await deps.credentials.recheck(ctx.requestHeader);
         changed = true;
       }
       if (!changed) continue;

@@ -15,7 +15,7 @@ import {
   type ExecuteConsoleCommandRequest,
   type ExecuteConsoleCommandResponse,
 } from "../../gen/outpost/servers/v1/servers_service_pb.js";
-import { entityManager, requireUser, type UserCaller } from "../context.ts";
+import { entityManager, requireUser, serverScope, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { judgeServerRow, returnServerUse, spendServerUse } from "../access.ts";
 import type { ServerAccessRow } from "../access-queries.ts";
@@ -58,7 +58,7 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   const requestId = randomUUID();
   const use = { action: "console_command" as const, now: deps.clock.now(), plans: deps.config.plans };
   const onRecord = refusalsOnRecord(db, deps.activity, caller, req.serverId, { requestId, command });
-  const judged = await onRecord(() => judgeServerRow(db.query, caller, req, use));
+  const judged = await onRecord(() => judgeServerRow(db.query, caller, req, use, serverScope(ctx)));
   const server = consoleServer(judged.row);
   const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(deps.activity, caller, server, { requestId, command, outcome, error });
 

@@ -18,7 +18,6 @@ import type { CoreDeps } from "../deps.ts";
 import { requireServer, type ServerAddress } from "../access.ts";
 import { isOnline } from "../agents/presence.ts";
 import type { ConsoleEvent } from "../agents/console-feed.ts";
-import { recheckCaller } from "../auth/credentials.ts";
 import { createWaker, releaseWhenCallEnds } from "../stream-wait.ts";
 
 /**
@@ -39,7 +38,7 @@ type WatchDeps = Pick<CoreDeps, "clock" | "config" | "consoles" | "agents" | "st
  */
 async function recheck(deps: WatchDeps, ctx: HandlerContext, address: ServerAddress): Promise<boolean> {
   const db = deps.statements.db(entityManager(ctx).fork());
-  const caller = await recheckCaller(deps.credentials, db.query, ctx.requestHeader, deps.clock.now(), deps.config.sessionIdleSeconds);
+  const caller = await deps.credentials.recheck(ctx.requestHeader);
   const access = await requireServer(db, caller, address, { action: "console_read", now: deps.clock.now(), spend: false, plans: deps.config.plans });
   return isOnline(access.server, deps.clock.now());
 }

@@ -5,7 +5,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { ListPlayersResponseSchema, type ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
-import { entityManager, requireUser } from "../context.ts";
+import { entityManager, requireUser, serverScope } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { requireServer } from "../access.ts";
 import { onlinePlayerToProto } from "../convert.ts";
@@ -21,7 +21,7 @@ export function liveMethods(deps: CoreDeps): Pick<ServiceImpl<typeof ServersServ
     },
     async listPlayers(req, ctx) {
       const em = entityManager(ctx);
-      const { server } = await requireServer(deps.statements.db(em), requireUser(ctx), req, { action: "view", now: deps.clock.now(), plans: deps.config.plans });
+      const { server } = await requireServer(deps.statements.db(em), requireUser(ctx), req, { action: "view", now: deps.clock.now(), plans: deps.config.plans }, serverScope(ctx));
       // An offline server has no players, even before the sweep clears those of a dead instance.
       const players = isOnline(server, deps.clock.now()) ? await storedPlayers(em, server.id) : [];
       return create(ListPlayersResponseSchema, { players: players.map(onlinePlayerToProto) });

@@ -10,7 +10,7 @@ import {
   UpdateServerResponseSchema,
 } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Server } from "../db/entities.ts";
-import { entityManager, requireUser } from "../context.ts";
+import { entityManager, requireUser, serverScope } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { accessibleServers, requireManager, requireMember, requireServer, requireServerManager, reservePlanCapacity } from "../access.ts";
 import { recordActivity } from "../activity/record.ts";
@@ -73,7 +73,7 @@ function recordMethods(deps: CoreDeps): Pick<ServersImpl, "createServer" | "list
     },
 
     async getServer(req, ctx) {
-      const access = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req, { action: "view", now: clock.now(), plans: deps.config.plans });
+      const access = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req, { action: "view", now: clock.now(), plans: deps.config.plans }, serverScope(ctx));
       return create(GetServerResponseSchema, { server: serverToProto(access.server, clock.now(), config, accessFreeze(config, access)) });
     },
 

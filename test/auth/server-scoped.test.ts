@@ -4,10 +4,9 @@ import { Code } from "@connectrpc/connect";
 import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
-import { resolveUser } from "../../core/auth/credentials.ts";
 import { serverScoped, services } from "../../contract/services.ts";
 import { judgeServerRow } from "../../core/access.ts";
-import type { Query } from "../../core/db/statements.ts";
+import type { SqlRunner } from "../../core/db/sql.ts";
 import type { DomainError } from "../../core/errors.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { acmeWithMembers, type AcmeCast } from "../support/fixtures.ts";
@@ -38,9 +37,14 @@ describe("auth: a call about one server reads its access with the credential", (
   async function statementsOf(run: () => Promise<unknown>): Promise<string[]> {
     const seen: string[] = [];
     const on = t.deps.statements.on;
-    t.deps.statements.on = (em) => {
-      const query = on(em);
-      return ((sql, values) => (seen.push(sql), query(sql, values))) as Query;
+    t.deps.statements.on = (em, options) => {
+      const query = on(em, options);
+      const legacy = ((text: string, values: unknown[]) => (seen.push(text), query(text, values))) as typeof query;
+      return Object.assign(legacy, {
+        rows: (statement, decode) => (seen.push(statement.text), query.rows(statement, decode)),
+        one: (statement, decode) => (seen.push(statement.text), query.one(statement, decode)),
+        run: (statement) => (seen.push(statement.text), query.run(statement)),
+      } satisfies SqlRunner);
     };
     try {
       await run();
@@ -82,35 +86,30 @@ describe("auth: a call about one server reads its access with the credential", (
     await rejectsWith(t.client(ServersService, { session: cast.member.token }).listPlayers({ serverId }), Code.PermissionDenied);
   });
 
-  it("serves the call's first check on that server only, once", async () => {
-    const em = t.orm.em.fork();
-    const query = t.deps.statements.on(em);
-    const presented = { session: cast.owner.token, apiKey: null };
-    const caller = (await resolveUser(t.deps.credentials, query, presented, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
-    assert.equal(caller.serverAccess?.serverId, serverId);
-    assert.equal(caller.serverAccess?.row?.role, "owner");
-    assert.equal(caller.serverAccess?.row?.server.id, serverId);
+  it("hands the call's server scope to the access check, which reads nothing more; without it the check reads", async () => {
+    const found = (await t.deps.credentials.user({ session: cast.owner.token, apiKey: null }, serverId))!;
+    assert.equal(found.scope?.serverId, serverId);
+    assert.equal(found.scope?.access?.role, "owner");
+    assert.equal(found.scope?.access?.server.id, serverId);
 
     const use = { action: "view" as const, now: t.clock.now(), plans: testConfig.plans };
-    const none = (() => Promise.reject(new Error("the access was read again"))) as unknown as Query;
-    const judged = await judgeServerRow(none, caller, { serverId }, use);
+    const none: SqlRunner = { rows: () => Promise.reject(new Error("the access was read again")), one: () => Promise.reject(new Error("the access was read again")), run: () => Promise.reject(new Error("written")) };
+    const judged = await judgeServerRow(none, found.caller, { serverId }, use, found.scope);
     assert.equal(judged.row.server.id, serverId);
-    assert.equal(caller.serverAccess, undefined, "taken once");
-    // A second check reads the access again, as does a check on another server.
+    // The caller is not changed by a check: a check without the scope, or on another server, reads.
     let read = 0;
-    const counting = ((sql: string, values: unknown[]) => (read++, query(sql, values))) as Query;
-    await judgeServerRow(counting, caller, { serverId }, use);
-    const again = (await resolveUser(t.deps.credentials, query, presented, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
-    const other = await judgeServerRow(counting, again, { serverId: otherServerId }, use);
+    const query = t.deps.statements.on(t.orm.em.fork());
+    const counting: SqlRunner = { ...query, one: (statement, decode) => (read++, query.one(statement, decode)) };
+    await judgeServerRow(counting, found.caller, { serverId }, use);
+    const other = await judgeServerRow(counting, found.caller, { serverId: otherServerId }, use, found.scope);
     assert.equal(other.row.server.id, otherServerId);
     assert.equal(read, 2);
   });
 
   it("reads no access for a server the caller cannot reach, and the check refuses it without reading again", async () => {
-    const query = t.deps.statements.on(t.orm.em.fork());
-    const caller = (await resolveUser(t.deps.credentials, query, { session: cast.outsider.token, apiKey: null }, t.clock.now(), testConfig.sessionIdleSeconds, serverId))!;
-    assert.deepEqual(caller.serverAccess, { serverId, row: undefined });
-    const none = (() => Promise.reject(new Error("the access was read again"))) as unknown as Query;
-    await assert.rejects(judgeServerRow(none, caller, { serverId }, { action: "view", now: t.clock.now(), plans: testConfig.plans }), (error: DomainError) => error.reason === "not_found");
+    const found = (await t.deps.credentials.user({ session: cast.outsider.token, apiKey: null }, serverId))!;
+    assert.deepEqual(found.scope, { serverId, access: undefined });
+    const none: SqlRunner = { rows: () => Promise.reject(new Error("read")), one: () => Promise.reject(new Error("the access was read again")), run: () => Promise.reject(new Error("written")) };
+    await assert.rejects(judgeServerRow(none, found.caller, { serverId }, { action: "view", now: t.clock.now(), plans: testConfig.plans }, found.scope), (error: DomainError) => error.reason === "not_found");
   });
 });

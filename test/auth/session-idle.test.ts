@@ -4,7 +4,7 @@ import { AuthService } from "../../gen/outpost/auth/v1/auth_service_pb.js";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { sessionHeader } from "../../contract/credentials.ts";
 import { touchSession } from "../../core/auth/sessions.ts";
-import { touchApiKey } from "../../core/auth/credentials.ts";
+import { touchApiKey } from "../../core/auth/credential-store.ts";
 import { startTestCore, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 

@@ -5,8 +5,9 @@
  * connection leaves the pool, so lookups work again as soon as the database answers.
  */
 import assert from "node:assert/strict";
-import { hashSecret } from "../../contract/secrets.ts";
-import { createCredentialReads } from "../../core/auth/credential-reads.ts";
+import { issueSecret } from "../../contract/secrets.ts";
+import { TestClock } from "../support/core.ts";
+import { createCredentialStore } from "../../core/auth/credential-store.ts";
 import { createStatements } from "../../core/db/statements.ts";
 import { createOrm, migrate, type Orm } from "../../core/db/orm.ts";
 import { isDatabaseUnavailable } from "../../core/db/unavailable.ts";
@@ -34,15 +35,17 @@ onPostgresServer(() =>
     });
 
     it("fails the lookups of a statement with no answer as unavailable, drops its connection, and looks up again once the database answers", async () => {
-      const reads = createCredentialReads(createStatements(true), orm.em.fork(), { stallMs: 50, timeoutMs: 300 });
-      const lookup = { hash: hashSecret("ops_not-a-session") };
-      assert.equal(await reads.session(lookup), undefined, "answered while the connection works");
+      const store = createCredentialStore({ statements: createStatements(true), em: orm.em.fork(), clock: new TestClock(), sessionIdleSeconds: 3600 }, { stallMs: 50, timeoutMs: 300 });
+      // Well-formed credentials that no one holds: each is looked up, and found to be no one's.
+      const [token, another, key] = [issueSecret("session").value, issueSecret("session").value, issueSecret("apiKey").value];
+      const lookup = (session: string) => store.user({ session, apiKey: null });
+      assert.equal(await lookup(token), null, "answered while the connection works");
       const connections = proxy.accepted;
 
       proxy.stall();
       // One statement goes on the open connection, which hangs; the others on new ones, which
       // cannot even connect while the network is down (the pool gives up on that after 5 s).
-      const hung = [reads.session(lookup), reads.apiKey(lookup), reads.session({ hash: hashSecret("ops_another") })];
+      const hung = [lookup(token), store.user({ session: null, apiKey: key }), lookup(another)];
       const answers = await Promise.allSettled(hung);
       for (const answer of answers) {
         assert.equal(answer.status, "rejected");
@@ -52,7 +55,7 @@ onPostgresServer(() =>
       assert.ok(reasons.some((reason) => /Query read timeout/.test(reason)), `the statement on the hung connection timed out: ${reasons.join("; ")}`);
       proxy.resume();
 
-      assert.equal(await reads.session(lookup), undefined, "answered again");
+      assert.equal(await lookup(token), null, "answered again");
       assert.ok(proxy.accepted > connections, "on a new connection: the hung ones left the pool");
     });
   }),

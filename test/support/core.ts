@@ -6,7 +6,7 @@ import { createVapidKeys } from "../../core/pwa/vapid-keys.ts";
 import { pushPostThrough, type PushPost } from "../../core/pwa/push.ts";
 import { createStatements } from "../../core/db/statements.ts";
 import { createActivityWriter } from "../../core/activity/record.ts";
-import { createCredentialReads } from "../../core/auth/credential-reads.ts";
+import { createCredentialStore } from "../../core/auth/credential-store.ts";
 import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import { randomBytes } from "node:crypto";
@@ -166,7 +166,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const consoles = createConsoleRouter({ agents, bus, logger });
   const outbound = createOutboundSender({ allowLocal: false, ...options.outbound });
   const statements = createStatements(config.namedStatements);
-  const coreDeps = { orm, statements, activity: createActivityWriter(statements.on(orm.em.fork())), credentials: createCredentialReads(statements, orm.em.fork()), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), notifier: createNotifier({ bus, logger, push: pushThroughPwa(() => deps) }), metrics: options.metrics ?? createNoMetrics(), keyEncryptionKey: () => kek, outbound, mailer: createMailer(options.smtp), push: { subject: options.vapidSubject ?? "mailto:outpost@account.test", vapid: createVapidKeys(() => kek), post: options.pushPost ?? pushPostThrough(outbound) } };
+  const coreDeps = { orm, statements, activity: createActivityWriter(statements.on(orm.em.fork())), credentials: createCredentialStore({ statements, em: orm.em.fork(), clock, sessionIdleSeconds: config.sessionIdleSeconds }), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), notifier: createNotifier({ bus, logger, push: pushThroughPwa(() => deps) }), metrics: options.metrics ?? createNoMetrics(), keyEncryptionKey: () => kek, outbound, mailer: createMailer(options.smtp), push: { subject: options.vapidSubject ?? "mailto:outpost@account.test", vapid: createVapidKeys(() => kek), post: options.pushPost ?? pushPostThrough(outbound) } };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);
