@@ -30,7 +30,7 @@ export declare const one_line: GenExtension<StringRules, boolean>;
 /**
  * What the field's `string.pattern` rule (or its items') asks for, in words: the message a
  * caller reads when a value does not match, instead of the regular expression. Every pattern in
- * the contract has one (test/core/validation-messages.test.ts walks them).
+ * the contract has one (test/unit/core/validation-messages.test.ts walks them).
  *
  * @generated from extension: optional string pattern_message = 51100;
  */

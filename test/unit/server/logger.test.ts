@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
-import { createLogger } from "../../server/logger.ts";
+import { createLogger } from "../../../server/logger.ts";
 
 /** A terminal (or not) that keeps what is written to it. */
 function terminal(isTTY: boolean): NodeJS.WriteStream & { text(): string } {

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { pino } from "pino";
-import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
-import { createMessageHandler, type AgentStreamDeps, type StreamSession } from "../../core/agents/stream-messages.ts";
-import type { AgentConnection } from "../../core/agents/connections.ts";
+import { Game, PlayerAuth } from "../../../gen/outpost/servers/v1/resources_pb.js";
+import { createMessageHandler, type AgentStreamDeps, type StreamSession } from "../../../core/agents/stream-messages.ts";
+import type { AgentConnection } from "../../../core/agents/connections.ts";
 
 /** The agent stream's handling of Hello when the stream ends while Hello is recorded. */
 describe("agent stream: a Hello that outlasts its stream", () => {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import type { Player, Reply } from "../../agent/client.ts";
-import { busyMessage, createPlayersSession, unknownAccountMessage, unreachableMessage } from "../../agent/wrap-players.ts";
-import { createConsoleRunner, quietMs } from "../../agent/wrap-console.ts";
-import { createStopper, repeatWindowMs, stopSignals } from "../../agent/wrap-signals.ts";
+import type { Player, Reply } from "../../../agent/client.ts";
+import { busyMessage, createPlayersSession, unknownAccountMessage, unreachableMessage } from "../../../agent/wrap-players.ts";
+import { createConsoleRunner, quietMs } from "../../../agent/wrap-console.ts";
+import { createStopper, repeatWindowMs, stopSignals } from "../../../agent/wrap-signals.ts";
 
 const steve = { name: "Steve", uuid: "069a79f4-44e9-4726-a5be-fca90e38aaf5" };
 

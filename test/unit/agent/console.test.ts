@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
-import { ConsoleCommandSchema } from "../../gen/outpost/agent/v1/agent_service_pb.js";
-import { answerConsoleCommand, consoleLimits, consoleLine, createConsoleOutlet, type ConsoleHandler } from "../../agent/console.ts";
+import { ConsoleCommandSchema } from "../../../gen/outpost/agent/v1/agent_service_pb.js";
+import { answerConsoleCommand, consoleLimits, consoleLine, createConsoleOutlet, type ConsoleHandler } from "../../../agent/console.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Sent = { case: string; value: any };

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError, createRouterTransport, type Transport } from "@connectrpc/connect";
-import { AgentService } from "../../gen/outpost/agent/v1/agent_service_pb.js";
-import { outpostPlugin, type SquidPlayer, type SquidServer } from "../../agent/flying-squid.ts";
-import type { Player } from "../../agent/client.ts";
+import { AgentService } from "../../../gen/outpost/agent/v1/agent_service_pb.js";
+import { outpostPlugin, type SquidPlayer, type SquidServer } from "../../../agent/flying-squid.ts";
+import type { Player } from "../../../agent/client.ts";
 
 /** A flying-squid player: `chat` throws once they left, as flying-squid's does on a closed client. */
 class FakePlayer extends EventEmitter implements SquidPlayer {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { formatLoginCode, parseLoginCommand } from "../../contract/login-command.ts";
-import { backoffMs, commandProblem } from "../../agent/client.ts";
+import { formatLoginCode, parseLoginCommand } from "../../../contract/login-command.ts";
+import { backoffMs, commandProblem } from "../../../agent/client.ts";
 
 describe("agent: the in-game login command", () => {
   it("reads /outpost login XXXX-XXXX whatever the case, with or without the hyphen, with extra spaces", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
-import { createLineSplitter, readLines, type OutputLine } from "../../agent/output-lines.ts";
+import { createLineSplitter, readLines, type OutputLine } from "../../../agent/output-lines.ts";
 
 /** The lines `chunks` make, in order, the end included. */
 function split(chunks: Array<string | Buffer>, maxChars?: number): OutputLine[] {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { renderMarkdown, safeHref } from "../../edge/dashboard/markdown.ts";
+import { renderMarkdown, safeHref } from "../../../edge/dashboard/markdown.ts";
 
 const md = (source: string) => renderMarkdown(source).toString();
 

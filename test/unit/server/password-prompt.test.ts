@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
-import { PromptAborted, readPassword, type PasswordInput } from "../../server/password-prompt.ts";
+import { PromptAborted, readPassword, type PasswordInput } from "../../../server/password-prompt.ts";
 
 /** A terminal: stdin that can be put in raw mode (recorded), and what the prompt writes. */
 function terminal() {

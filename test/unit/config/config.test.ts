@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { availableParallelism } from "node:os";
-import { ConfigError, loadConfig } from "../../server/config.ts";
+import { ConfigError, loadConfig } from "../../../server/config.ts";
 
 describe("configuration", () => {
   it("takes the metrics' listener, token and the shutdown's bounds", () => {

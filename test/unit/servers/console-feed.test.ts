@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createLocalBus, type Bus } from "../../core/bus.ts";
-import { createConsoleFeed, type ConsoleEvent } from "../../core/agents/console-feed.ts";
-import type { AgentConnection } from "../../core/agents/connections.ts";
+import { createLocalBus, type Bus } from "../../../core/bus.ts";
+import { createConsoleFeed, type ConsoleEvent } from "../../../core/agents/console-feed.ts";
+import type { AgentConnection } from "../../../core/agents/connections.ts";
 
 /** One process's bus standing in for PostgreSQL's: every feed on it is another instance. */
 function sharedBus(): Bus & { sent: Array<{ topic: string; message: Record<string, unknown> }> } {

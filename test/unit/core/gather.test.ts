@@ -4,7 +4,7 @@
  * one sent before they came), each gets its own result, and a failed batch fails its items only.
  */
 import assert from "node:assert/strict";
-import { createGatherer, maxStalled } from "../../core/gather.ts";
+import { createGatherer, maxStalled } from "../../../core/gather.ts";
 
 /** A `run` whose batches finish only when the test says, recording each batch it got. */
 function heldRun() {

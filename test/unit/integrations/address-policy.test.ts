@@ -4,7 +4,7 @@
  * address it carries when that one is internal.
  */
 import assert from "node:assert/strict";
-import { addressRefusal, classifyAddress, type AddressClass } from "../../core/outbound/address-policy.ts";
+import { addressRefusal, classifyAddress, type AddressClass } from "../../../core/outbound/address-policy.ts";
 
 const table: Array<[string, AddressClass | undefined, string]> = [
   // IPv4

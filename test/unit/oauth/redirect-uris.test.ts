@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { normalizeRedirectUri, redirectUriMatches } from "../../core/oauth/redirect-uris.ts";
+import { normalizeRedirectUri, redirectUriMatches } from "../../../core/oauth/redirect-uris.ts";
 
 const strict = { allowInsecure: false };
 const insecure = { allowInsecure: true };

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { logFormats, plainLine, readableLine, readLogLine } from "../../agent/log-formats.ts";
-import { tellraw } from "../../agent/tellraw.ts";
-import { propertyValue } from "../../agent/server-properties.ts";
+import { logFormats, plainLine, readableLine, readLogLine } from "../../../agent/log-formats.ts";
+import { tellraw } from "../../../agent/tellraw.ts";
+import { propertyValue } from "../../../agent/server-properties.ts";
 
 const steve = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
 
@@ -97,7 +97,7 @@ describe("wrap's console line table", () => {
   });
 
   it("is the table docs/servers.md shows", () => {
-    const docs = readFileSync(new URL("../../docs/servers.md", import.meta.url), "utf8");
+    const docs = readFileSync(new URL("../../../docs/servers.md", import.meta.url), "utf8");
     for (const entry of logFormats) {
       assert.ok(docs.includes(`| ${entry.name} |`), `docs/servers.md has no row for "${entry.name}"`);
       assert.ok(docs.includes(entry.example.replace(/\|/g, "\\|")), `docs/servers.md does not show the example of "${entry.name}"`);

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
-import { AgentService } from "../../gen/outpost/agent/v1/agent_service_pb.js";
-import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
-import { PlayerAuth, startAgent, type Agent } from "../../agent/client.ts";
+import { AgentService } from "../../../gen/outpost/agent/v1/agent_service_pb.js";
+import { Game } from "../../../gen/outpost/servers/v1/resources_pb.js";
+import { PlayerAuth, startAgent, type Agent } from "../../../agent/client.ts";
 
 const steve = { name: "Steve", uuid: "069a79f4-44e9-4726-a5be-fca90e38aaf5" };
 

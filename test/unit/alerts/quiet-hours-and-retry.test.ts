@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { isTimeZone, quietUntil } from "../../core/alerts/quiet-hours.ts";
-import { defaultRetryPolicy, verdict } from "../../core/alerts/retry.ts";
+import { isTimeZone, quietUntil } from "../../../core/alerts/quiet-hours.ts";
+import { defaultRetryPolicy, verdict } from "../../../core/alerts/retry.ts";
 
 /** The two pure rules of the worker, at fixed instants: quiet windows in a time zone, and the retry schedule. */
 describe("alerts: quiet hours and retries", () => {

@@ -10,12 +10,12 @@ import { create, getExtension, getOption, hasOption, isFieldSet, type DescField,
 import { reflect } from "@bufbuild/protobuf/reflect";
 import { ConnectError } from "@connectrpc/connect";
 import { field as fieldRules, message as messageRules, predefined, StringRulesSchema, type FieldRules } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
-import { services } from "../../contract/services.ts";
-import { createContractValidator, patternWords } from "../../contract/validation.ts";
-import { notOnOneLine } from "../../contract/one-line.ts";
-import { one_line } from "../../gen/outpost/validate/v1/rules_pb.js";
-import { CreateServerRequestSchema, ExecuteConsoleCommandRequestSchema } from "../../gen/outpost/servers/v1/servers_service_pb.js";
-import { createMessageCheck } from "../../core/interceptors/validate-interceptor.ts";
+import { services } from "../../../contract/services.ts";
+import { createContractValidator, patternWords } from "../../../contract/validation.ts";
+import { notOnOneLine } from "../../../contract/one-line.ts";
+import { one_line } from "../../../gen/outpost/validate/v1/rules_pb.js";
+import { CreateServerRequestSchema, ExecuteConsoleCommandRequestSchema } from "../../../gen/outpost/servers/v1/servers_service_pb.js";
+import { createMessageCheck } from "../../../core/interceptors/validate-interceptor.ts";
 
 /** Every message a service of the contract takes, nested ones included. */
 function requestMessages(): DescMessage[] {

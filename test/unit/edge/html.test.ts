@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { html, Html } from "../../edge/html.ts";
-import { page } from "../../edge/pages.ts";
+import { html, Html } from "../../../edge/html.ts";
+import { page } from "../../../edge/pages.ts";
 
 const text = (fragment: Html) => fragment.toString();
 
