@@ -20,6 +20,16 @@ function heldRun() {
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** Lets every promise settle that can without the event loop turning: no timer fires meanwhile. */
+async function microtasks() {
+  for (let i = 0; i < 50; i++) await Promise.resolve();
+}
+
+/** Waits (polling) until `run` has been given `n` batches. */
+async function batchesReach(batches: unknown[], n: number) {
+  while (batches.length < n) await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
 describe("gather: many callers' items in few batches", () => {
   it("sends an item at once when nothing is under way, and answers it with its own result", async () => {
     const { run, batches, held } = heldRun();
@@ -127,5 +137,73 @@ describe("gather: many callers' items in few batches", () => {
     held[1].finish();
     await flushing;
     assert.deepEqual(done, [1, 2]);
+  });
+
+  it("fails every item of a failed batch with that batch's own error, and no item of the batches around it", async () => {
+    const { run, batches, held } = heldRun();
+    const gather = createGatherer(run, { maxBatch: 3 });
+    const before = gather.submit(1);
+    const failing = [gather.submit(2), gather.submit(3), gather.submit(4)];
+    const after = gather.submit(5);
+    held[0].finish();
+    await turn();
+    assert.deepEqual(batches, [[1], [2, 3, 4]]);
+    const error = new Error("deadlock detected");
+    held[1].fail(error);
+    const outcomes = await Promise.allSettled(failing);
+    for (const outcome of outcomes) assert.equal(outcome.status === "rejected" && outcome.reason, error, "each submitter gets the batch's error itself");
+    await turn();
+    held[2].finish();
+    assert.deepEqual(await Promise.all([before, after]), ["result 1", "result 5"]);
+  });
+
+  it("fails a batch's items when run throws before returning a promise, and goes on", async () => {
+    const sent: number[][] = [];
+    const gather = createGatherer(
+      (items: number[]) => {
+        sent.push(items);
+        if (items.includes(1)) throw new Error("the statement could not be built");
+        return Promise.resolve(items.map((i) => i * 10));
+      },
+      { maxBatch: 10 },
+    );
+    await assert.rejects(gather.submit(1), /the statement could not be built/);
+    assert.equal(await gather.submit(2), 20);
+    assert.deepEqual(sent, [[1], [2]]);
+  });
+
+  it("while busy, lets a batch short of maxBatch wait gatherMs for the items of that moment; after a quiet spell past busyWithinMs an item goes at once", async () => {
+    const { run, batches, held } = heldRun();
+    const gather = createGatherer(run, { maxBatch: 10, gatherMs: 20, busyWithinMs: 200 });
+    void gather.submit(1);
+    assert.deepEqual(batches, [[1]], "the first item finds nothing busy and goes at once");
+    held[0].finish();
+    await microtasks();
+    // A batch ended just now: the next item waits for company, and the one after it joins it.
+    const second = gather.submit(2);
+    await microtasks();
+    assert.deepEqual(batches, [[1]], "the item waits for the moment's others");
+    const third = gather.submit(3);
+    await batchesReach(batches, 2);
+    assert.deepEqual(batches, [[1], [2, 3]]);
+    held[1].finish();
+    assert.deepEqual(await Promise.all([second, third]), ["result 2", "result 3"]);
+    // Quiet for longer than busyWithinMs: nothing to wait for.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const fourth = gather.submit(4);
+    assert.deepEqual(batches, [[1], [2, 3], [4]], "sent as it was submitted");
+    held[2].finish();
+    assert.equal(await fourth, "result 4");
+  });
+
+  it("never makes a full batch wait for company, busy or not", async () => {
+    const { run, batches, held } = heldRun();
+    const gather = createGatherer(run, { maxBatch: 2, gatherMs: 20, busyWithinMs: 60_000 });
+    const answers = [1, 2, 3].map((i) => gather.submit(i));
+    held[0].finish();
+    await microtasks();
+    assert.deepEqual(batches, [[1], [2, 3]], "two waiting make a full batch: it goes as the last one ends");
+    held[1].finish();
+    assert.deepEqual(await Promise.all(answers), ["result 1", "result 2", "result 3"]);
   });
 });
