@@ -1,7 +1,7 @@
 /** The SQL template and the row decoders: pure, no database (npm run test:unit). */
 import assert from "node:assert/strict";
-import { empty, join, sql } from "../../core/db/sql.ts";
-import { arrayOf, int, nullable, oneOf, row, RowShapeError, text, timestamp, type Row } from "../../core/db/rows.ts";
+import { empty, join, sql } from "../../../core/db/sql.ts";
+import { arrayOf, int, nullable, oneOf, row, RowShapeError, text, timestamp, type Row } from "../../../core/db/rows.ts";
 
 describe("unit: the sql template", () => {
   it("keeps each value as a parameter, numbered in order", () => {
