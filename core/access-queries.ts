@@ -1,7 +1,7 @@
 /** The access checks' SQL (core/access.ts). */
 import { sql, type Sql, type SqlRunner } from "./db/sql.ts";
 import { arrayOf, int, nullable, oneOf, record, row, text, timestamp, type Row } from "./db/rows.ts";
-import { rankOfServerS } from "./servers/frozen-queries.ts";
+import { serverRank } from "./servers/frozen-queries.ts";
 
 const grantColumns = {
   id: text,
@@ -38,7 +38,7 @@ export type ServerAccessRow = Row<typeof serverAccessRow>;
  */
 export function serverAccess(userId: Sql, serverId: Sql): Sql {
   return sql`select m.role, row_to_json(g) as grant,
-                    row_to_json(s) as server, row_to_json(o) as organization, ${rankOfServerS} as rank
+                    row_to_json(s) as server, row_to_json(o) as organization, ${serverRank(sql`s`)} as rank
                from servers s
                join organizations o on o.id = s.organization_id
                join memberships m on m.organization_id = s.organization_id and m.user_id = ${userId}

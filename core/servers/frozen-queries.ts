@@ -1,6 +1,6 @@
 /** The SQL of frozen servers (core/servers/frozen.ts): a server's rank among its organization's servers. */
 import type { Query } from "../db/statements.ts";
-import { sql } from "../db/sql.ts";
+import { sql, type Sql } from "../db/sql.ts";
 
 /**
  * SQL: the rank of server `alias` among its organization's servers, oldest first by
@@ -12,11 +12,13 @@ export const serverRankSql = (alias: string) =>
            and (older.created_at, older.id) < (${alias}.created_at, ${alias}.id)))::int`;
 
 /**
- * The rank of the server aliased `s` in the statement it is spliced into, as {@link serverRankSql}
- * gives it for any alias: every statement that ranks one server names it `s`.
+ * {@link serverRankSql} as a `sql` fragment, for statements written with the one template: the
+ * rank of the server whose row is `alias` (an alias of `servers`). `alias` is a fragment, not a
+ * string, so no text from outside reaches the statement: `serverRank(sql\`s\`)`.
  */
-export const rankOfServerS = sql`(1 + (select count(*) from servers older where older.organization_id = s.organization_id
-           and (older.created_at, older.id) < (s.created_at, s.id)))::int`;
+export const serverRank = (alias: Sql): Sql =>
+  sql`(1 + (select count(*) from servers older where older.organization_id = ${alias}.organization_id
+           and (older.created_at, older.id) < (${alias}.created_at, ${alias}.id)))::int`;
 
 /** An organization's servers, oldest first, with their ranks. */
 export interface RankedServer {
