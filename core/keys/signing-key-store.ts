@@ -10,7 +10,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { SigningKey, type Issuer, type RsaPublicJwk, type Stage } from "../db/signing-key-entities.ts";
 import { recordActivity } from "../activity/record.ts";
 import { seal, type KeyEncryptionKey, type SealedKey } from "./key-encryption.ts";
-import { executeOn } from "../db/statements.ts";
+import { inTransaction } from "../db/sql.ts";
 import { lockIssuerKeys } from "./signing-key-queries.ts";
 
 const generateRsaKeyPair = promisify(generateKeyPair);
@@ -59,7 +59,7 @@ export async function findKeys(em: EntityManager, issuer: Issuer): Promise<Issue
 
 /** Takes the issuer's signing-key lock until `tx` ends: changes to its keys take turns. */
 export function lockIssuer(tx: EntityManager, issuer: Issuer): Promise<void> {
-  return lockIssuerKeys(executeOn(tx), issuer);
+  return lockIssuerKeys(inTransaction(tx), issuer);
 }
 
 /** Runs `work` in a transaction that holds the issuer's lock, with the issuer's keys as they are then. */
