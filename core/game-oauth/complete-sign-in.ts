@@ -12,7 +12,7 @@ import { appendQuery } from "../oauth/authorization-request.ts";
 import { authorizationCodeTtlMs } from "../oauth/token-engine.ts";
 import { insecureServerDetails, type Claimant } from "./login-claims.ts";
 import { sealToBrowser } from "./sealed-redirect.ts";
-import { executeOn } from "../db/statements.ts";
+import { inTransaction } from "../db/sql.ts";
 import { completeSession, insertGameCode, storeSealedRedirect, upsertGameAccount } from "./sign-in-queries.ts";
 
 export interface ClaimedSession {
@@ -34,7 +34,7 @@ export async function completeSignIn(
   const { server, player } = who;
   const authorizationCode = issueSecret("gameAuthorizationCode");
   return em.fork().transactional(async (tx) => {
-    const query = executeOn(tx);
+    const query = inTransaction(tx);
     const done = await completeSession(query, session.id, server.id, player.uuid, now);
     if (!done) return false;
     // The name the page showed while the player was confirming, not one sent with the confirmation.

@@ -20,7 +20,7 @@ import {
   type LoginVerdict,
   type LoginVerifier,
 } from "./login-verifier.ts";
-import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 
 export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger" | "loginCodes" | "metrics" | "statements">;
 
@@ -58,7 +58,7 @@ const signedInMessage = (clientName: string) => `Signed in to ${appNameShown(cli
  * agent asks again what a dropped connection left unanswered, maybe while another instance was
  * still completing it), is told it went through; otherwise there is nothing to confirm.
  */
-async function repeatedConfirmation(query: Query, serverId: string, playerUuid: string, now: Date): Promise<LoginVerdict> {
+async function repeatedConfirmation(query: SqlRunner, serverId: string, playerUuid: string, now: Date): Promise<LoginVerdict> {
   const app = await appOfSignInCompletedBy(query, serverId, playerUuid, new Date(now.getTime() - repeatedConfirmationMs));
   return app === undefined ? { accepted: false, message: nothingToConfirmMessage } : { accepted: true, message: signedInMessage(app) };
 }

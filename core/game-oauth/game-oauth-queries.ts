@@ -3,9 +3,10 @@
  * authorization_codes, access_tokens), written out in full, and the hosted sessions as the
  * browser's page opens and reads them. The in-game steps' SQL is in sign-in-queries.ts.
  */
-import type { Query } from "../db/statements.ts";
+import { sql, type SqlRunner } from "../db/sql.ts";
+import { arrayOf, bool, int, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
 import { tokenQueries, type ConsumedCode } from "../oauth/token-queries.ts";
-import { serverRankSql } from "../servers/frozen-queries.ts";
+import { serverRank } from "../servers/frozen-queries.ts";
 
 /** A consumed code with what the game claims need: the game account, its organization and server. */
 export interface GameCodeRow extends ConsumedCode {
@@ -54,23 +55,23 @@ export const gameTokenQueries = tokenQueries<GameCodeRow>({
 });
 
 /** An app's registration as an authorization request checks it, with whether its organization is verified. */
-export interface StartClientRow {
-  id: string;
-  organization_id: string;
-  name: string;
-  verifier_policy: string;
-  redirect_uris: string[];
-  disabled: boolean;
-  verified: boolean;
-}
+const startClientRow = row({
+  id: text,
+  organization_id: text,
+  name: text,
+  verifier_policy: text,
+  redirect_uris: arrayOf(text),
+  disabled: bool,
+  verified: bool,
+});
+export type StartClientRow = Row<typeof startClientRow>;
 
-export async function findStartClient(query: Query, clientId: string): Promise<StartClientRow | undefined> {
-  const [row] = await query<StartClientRow>(
-    `select c.id, c.organization_id, c.name, c.verifier_policy, c.redirect_uris, c.disabled, o.verified
-       from game_oauth_clients c join organizations o on o.id = c.organization_id where c.client_id = ?`,
-    [clientId],
+export function findStartClient(query: SqlRunner, clientId: string): Promise<StartClientRow | undefined> {
+  return query.one(
+    sql`select c.id, c.organization_id, c.name, c.verifier_policy, c.redirect_uris, c.disabled, o.verified
+          from game_oauth_clients c join organizations o on o.id = c.organization_id where c.client_id = ${clientId}`,
+    startClientRow,
   );
-  return row;
 }
 
 /** A pending hosted session as stored: the browser's copies sealed, its binding and login code hashed. */
@@ -92,78 +93,78 @@ export interface NewHostedSession {
 }
 
 /** Fails with a unique violation when a pending session holds the same login code. */
-export async function insertHostedSession(query: Query, s: NewHostedSession): Promise<void> {
-  await query(
-    `insert into hosted_authorizations (id, game_oauth_client_id, organization_id, redirect_uri, state, nonce, code_challenge,
-       code_challenge_method, browser_binding_check, login_code_hash, login_code_sealed, completion_key, status, expires_at, created_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
-    [
-      s.id, s.clientUuid, s.organizationId, s.redirectUri, s.state, s.nonce, s.codeChallenge, s.codeChallengeMethod,
-      s.bindingCheck, s.loginCodeHash, s.loginCodeSealed, s.completionKey, s.expiresAt, s.now,
-    ],
+export async function insertHostedSession(query: SqlRunner, s: NewHostedSession): Promise<void> {
+  await query.run(
+    sql`insert into hosted_authorizations (id, game_oauth_client_id, organization_id, redirect_uri, state, nonce, code_challenge,
+          code_challenge_method, browser_binding_check, login_code_hash, login_code_sealed, completion_key, status, expires_at, created_at)
+        values (${s.id}, ${s.clientUuid}, ${s.organizationId}, ${s.redirectUri}, ${s.state}, ${s.nonce}, ${s.codeChallenge},
+          ${s.codeChallengeMethod}, ${s.bindingCheck}, ${s.loginCodeHash}, ${s.loginCodeSealed}, ${s.completionKey}, 'pending', ${s.expiresAt}, ${s.now})`,
   );
 }
 
 /** A pending session that holds this login code past its expiry gives it up. */
-export async function expireHeldLoginCode(query: Query, loginCodeHash: string, now: Date): Promise<void> {
-  await query(`update hosted_authorizations set status = 'expired' where login_code_hash = ? and status = 'pending' and expires_at <= ?`, [loginCodeHash, now]);
+export async function expireHeldLoginCode(query: SqlRunner, loginCodeHash: string, now: Date): Promise<void> {
+  await query.run(
+    sql`update hosted_authorizations set status = 'expired' where login_code_hash = ${loginCodeHash} and status = 'pending' and expires_at <= ${now}`,
+  );
 }
 
 /** A hosted session with its client and its claim, as the bound browser's page shows it. */
-export interface HostedSessionRow {
-  id: string;
-  status: string;
-  expires_at: Date;
-  login_code_sealed: string;
-  redirect_url_sealed: string | null;
-  redirect_uri: string;
-  client_name: string;
-  verifier_policy: string;
-  client_id: string;
+const hostedSessionRow = row({
+  id: text,
+  status: text,
+  expires_at: timestamp,
+  login_code_sealed: text,
+  redirect_url_sealed: nullable(text),
+  redirect_uri: text,
+  client_name: text,
+  verifier_policy: text,
+  client_id: text,
   /** The claim, if any (it may have run out). */
-  claimed_player_name: string | null;
-  claimed_server_name: string | null;
-  claimed_until: Date | null;
-}
+  claimed_player_name: nullable(text),
+  claimed_server_name: nullable(text),
+  claimed_until: nullable(timestamp),
+});
+export type HostedSessionRow = Row<typeof hostedSessionRow>;
 
 /** The session, if it is bound to the browser whose binding check this is. */
-export async function findHostedSession(query: Query, sessionId: string, bindingCheck: string): Promise<HostedSessionRow | undefined> {
-  const [row] = await query<HostedSessionRow>(
-    `select h.id, h.status, h.expires_at, h.login_code_sealed, h.redirect_url_sealed, h.redirect_uri,
-            c.name as client_name, c.verifier_policy, c.id as client_id,
-            h.claimed_player_name, s.name as claimed_server_name, h.claimed_until
-       from hosted_authorizations h join game_oauth_clients c on c.id = h.game_oauth_client_id
-       left join servers s on s.id = h.claimed_server_id
-      where h.id = ? and h.browser_binding_check = ?`,
-    [sessionId, bindingCheck],
+export function findHostedSession(query: SqlRunner, sessionId: string, bindingCheck: string): Promise<HostedSessionRow | undefined> {
+  return query.one(
+    sql`select h.id, h.status, h.expires_at, h.login_code_sealed, h.redirect_url_sealed, h.redirect_uri,
+               c.name as client_name, c.verifier_policy, c.id as client_id,
+               h.claimed_player_name, s.name as claimed_server_name, h.claimed_until
+          from hosted_authorizations h join game_oauth_clients c on c.id = h.game_oauth_client_id
+          left join servers s on s.id = h.claimed_server_id
+         where h.id = ${sessionId} and h.browser_binding_check = ${bindingCheck}`,
+    hostedSessionRow,
   );
-  return row;
 }
 
 /** A server a client lets verify its sign-ins, with its presence. */
-export interface VerifierServerRow {
-  id: string;
-  name: string;
-  game: string;
-  online: boolean;
-  last_seen_at: Date | null;
-  player_auth: string | null;
+const verifierServerRow = row({
+  id: text,
+  name: text,
+  game: text,
+  online: bool,
+  last_seen_at: nullable(timestamp),
+  player_auth: nullable(text),
   /** Its rank among its organization's servers and the organization's plan: whether it is frozen (core/servers/frozen.ts). */
-  rank: number;
-  plan: string;
-}
+  rank: int,
+  plan: text,
+});
+export type VerifierServerRow = Row<typeof verifierServerRow>;
 
-export function verifierServers(query: Query, clientUuid: string): Promise<VerifierServerRow[]> {
-  return query<VerifierServerRow>(
-    `select s.id, s.name, s.game, s.online, s.last_seen_at, s.player_auth, ${serverRankSql("s")} as rank, o.plan
-       from game_oauth_client_servers cs join servers s on s.id = cs.server_id join organizations o on o.id = s.organization_id
-      where cs.game_oauth_client_id = ? order by s.name, s.id`,
-    [clientUuid],
+export function verifierServers(query: SqlRunner, clientUuid: string): Promise<VerifierServerRow[]> {
+  return query.rows(
+    sql`select s.id, s.name, s.game, s.online, s.last_seen_at, s.player_auth, ${serverRank(sql`s`)} as rank, o.plan
+          from game_oauth_client_servers cs join servers s on s.id = cs.server_id join organizations o on o.id = s.organization_id
+         where cs.game_oauth_client_id = ${clientUuid} order by s.name, s.id`,
+    verifierServerRow,
   );
 }
 
 /** Deletes Game OAuth's flow rows that expired before `before`: access tokens, and hosted sessions (their codes and those codes' tokens go with them). */
-export async function deleteExpiredGameFlowRows(query: Query, before: Date): Promise<void> {
-  await query(`delete from access_tokens where expires_at < ?`, [before]);
-  await query(`delete from hosted_authorizations where expires_at < ?`, [before]);
+export async function deleteExpiredGameFlowRows(query: SqlRunner, before: Date): Promise<void> {
+  await query.run(sql`delete from access_tokens where expires_at < ${before}`);
+  await query.run(sql`delete from hosted_authorizations where expires_at < ${before}`);
 }

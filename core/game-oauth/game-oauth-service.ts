@@ -20,7 +20,7 @@ import { introspectToken, revokeToken } from "../oauth/token-endpoints.ts";
 import { createClientCredentialGuard } from "../oauth/client-credential-guard.ts";
 import { entityManager } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 import { redirectUriMatches } from "../oauth/redirect-uris.ts";
 import { checkAuthorizationParams, type CheckedRequest } from "../oauth/authorization-request.ts";
 import { insertSession, readSession, sessionToProto } from "./hosted-sessions.ts";
@@ -39,7 +39,7 @@ type StartOutcome = MessageInitShape<typeof StartAuthorizationResponseSchema>["o
 const pageError = (error: string, description: string): StartOutcome => ({ case: "pageError", value: { error, description } });
 
 /** The app and the request's parameters, checked; or what the browser is shown instead. */
-async function checkStart(query: Query, req: StartAuthorizationRequest): Promise<{ client: StartClientRow; checked: CheckedRequest } | { outcome: StartOutcome }> {
+async function checkStart(query: SqlRunner, req: StartAuthorizationRequest): Promise<{ client: StartClientRow; checked: CheckedRequest } | { outcome: StartOutcome }> {
   const client = req.clientId ? await findStartClient(query, req.clientId) : undefined;
   if (!client) return { outcome: pageError("invalid_client", "unknown client_id") };
   if (client.disabled) return { outcome: pageError("unauthorized_client", "this app's sign-in is disabled") };
@@ -56,7 +56,7 @@ async function checkStart(query: Query, req: StartAuthorizationRequest): Promise
 }
 
 /** Opens a hosted session for a checked request and shows it as its browser will see it. */
-async function openSession(deps: CoreDeps, query: Query, req: StartAuthorizationRequest, client: StartClientRow, checked: CheckedRequest): Promise<StartOutcome> {
+async function openSession(deps: CoreDeps, query: SqlRunner, req: StartAuthorizationRequest, client: StartClientRow, checked: CheckedRequest): Promise<StartOutcome> {
   const now = deps.clock.now();
   const sessionClient = { id: client.id, organizationId: client.organization_id, name: client.name, verifierPolicy: client.verifier_policy };
   const opened = await insertSession(

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 import {
   AuthorizationSessionSchema,
   AuthorizationStatus,
@@ -51,7 +51,7 @@ const uniqueViolation = (error: unknown) => (error as { code?: string })?.code =
 
 /** Inserts a pending session with a login code no other pending session holds (new code on a collision). */
 export async function insertSession(
-  query: Query,
+  query: SqlRunner,
   loginCodes: LoginCodeHasher,
   session: NewSession,
   now: Date,
@@ -98,7 +98,7 @@ export function redirectHostOf(redirectUri: string): string {
 
 /** The session as its bound browser sees it at `now`, or undefined (unknown, or bound to another browser). */
 export async function readSession(
-  query: Query,
+  query: SqlRunner,
   sessionId: string,
   bindingHash: string,
   now: Date,
@@ -127,7 +127,7 @@ export type SessionView = Omit<HostedSessionRow, "login_code_sealed" | "redirect
  * one can sign in on them until the organization's plan or servers change.
  */
 export async function sessionToProto(
-  query: Query,
+  query: SqlRunner,
   row: SessionView,
   now: Date,
   settings: SessionSettings,

@@ -15,7 +15,7 @@ import { recordActivity } from "../activity/record.ts";
 import type { ActivityAction } from "../activity/kinds.ts";
 import type { AuthorizationEvents } from "./events.ts";
 import { confirmWindowSeconds } from "./login-verifier.ts";
-import { executeOn } from "../db/statements.ts";
+import { inTransaction } from "../db/sql.ts";
 import { clearLapsedClaims, lockPendingSession, releaseClaims, setClaim, type ClaimRow } from "./sign-in-queries.ts";
 
 /** The player who ran the command, and where. */
@@ -62,7 +62,7 @@ export interface ClaimOutcome {
 export async function claimSession(em: EntityManager, sessionId: string, who: Claimant, now: Date): Promise<ClaimOutcome> {
   const window = new Date(now.getTime() + confirmWindowSeconds * 1000);
   return em.fork().transactional(async (tx) => {
-    const query = executeOn(tx);
+    const query = inTransaction(tx);
     const held = await lockPendingSession(query, sessionId, now);
     if (!held) return { claimed: false, until: window, changed: [] };
     const heldUntil = held.claimed_until && new Date(held.claimed_until);
@@ -96,7 +96,7 @@ export async function claimSession(em: EntityManager, sessionId: string, who: Cl
  */
 export async function cancelClaims(em: EntityManager, who: Claimant, now: Date): Promise<Array<{ id: string; clientName: string }>> {
   return em.fork().transactional(async (tx) => {
-    const released = await releaseClaims(executeOn(tx), who.server.id, who.player.uuid, now);
+    const released = await releaseClaims(inTransaction(tx), who.server.id, who.player.uuid, now);
     for (const row of released) recordClaim(tx, "game_oauth.sign_in_cancelled", row, { reason: "the player cancelled in game" });
     return released.map((r) => ({ id: r.id, clientName: r.client_name }));
   });
@@ -109,7 +109,7 @@ export async function cancelClaims(em: EntityManager, who: Claimant, now: Date):
  */
 export async function sweepLapsedClaims(em: EntityManager, now: Date): Promise<string[]> {
   return em.fork().transactional(async (tx) => {
-    const lapsed = await clearLapsedClaims(executeOn(tx), now);
+    const lapsed = await clearLapsedClaims(inTransaction(tx), now);
     for (const row of lapsed) recordClaim(tx, "game_oauth.sign_in_claim_expired", row);
     return lapsed.map((r) => r.id);
   });
