@@ -4,7 +4,8 @@
  * and the authorization requests, consents and codes of the steps before the token endpoint.
  */
 import { randomUUID } from "node:crypto";
-import type { Query } from "../db/statements.ts";
+import { empty, sql, type SqlRunner } from "../db/sql.ts";
+import { arrayOf, bool, int, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
 import { tokenQueries, type ConsumedCode } from "../oauth/token-queries.ts";
 import { deleteExpiredRefreshTokens } from "./refresh-queries.ts";
 
@@ -60,109 +61,109 @@ export const accountTokenQueries = tokenQueries<AccountCodeRow>({
 });
 
 /** An app's registration, as an authorization request checks it. */
-export interface ClientRow {
-  id: string;
-  name: string;
-  redirect_uris: string[];
-  skip_consent: boolean;
-  disabled: boolean;
-  allowed_scopes: string[];
-  token_endpoint_auth_method: string;
-  require_pkce: boolean;
+const clientRow = row({
+  id: text,
+  name: text,
+  redirect_uris: arrayOf(text),
+  skip_consent: bool,
+  disabled: bool,
+  allowed_scopes: arrayOf(text),
+  token_endpoint_auth_method: text,
+  require_pkce: bool,
+});
+export type ClientRow = Row<typeof clientRow>;
+
+export function findClient(query: SqlRunner, clientId: string): Promise<ClientRow | undefined> {
+  return query.one(
+    sql`select id, name, redirect_uris, skip_consent, disabled, allowed_scopes, token_endpoint_auth_method, require_pkce
+          from oauth_provider_clients where client_id = ${clientId}`,
+    clientRow,
+  );
 }
 
-export async function findClient(query: Query, clientId: string): Promise<ClientRow | undefined> {
-  const [row] = await query<ClientRow>(
-    `select id, name, redirect_uris, skip_consent, disabled, allowed_scopes, token_endpoint_auth_method, require_pkce
-       from oauth_provider_clients where client_id = ?`,
-    [clientId],
-  );
-  return row;
-}
+const logoutClientRow = row({ post_logout_redirect_uris: arrayOf(text), disabled: bool });
 
 /** Where an app's RP-initiated logout may return the browser. */
-export async function findLogoutClient(query: Query, clientId: string): Promise<{ post_logout_redirect_uris: string[]; disabled: boolean } | undefined> {
-  const [row] = await query<{ post_logout_redirect_uris: string[]; disabled: boolean }>(`select post_logout_redirect_uris, disabled from oauth_provider_clients where client_id = ?`, [clientId]);
-  return row;
+export function findLogoutClient(query: SqlRunner, clientId: string): Promise<Row<typeof logoutClientRow> | undefined> {
+  return query.one(sql`select post_logout_redirect_uris, disabled from oauth_provider_clients where client_id = ${clientId}`, logoutClientRow);
 }
 
 /** A stored authorization request with its client's columns. */
-export interface RequestRow {
-  id: string;
-  client_uuid: string;
-  public_client_id: string;
-  client_name: string;
-  skip_consent: boolean;
-  disabled: boolean;
-  redirect_uri: string;
-  state: string;
-  scopes: string[];
-  nonce: string | null;
-  code_challenge: string | null;
-  code_challenge_method: string | null;
-  prompt_login: boolean;
-  prompt_consent: boolean;
-  prompt_none: boolean;
-  max_age: number | null;
-  user_id: string | null;
-  status: string;
-  expires_at: Date;
-  created_at: Date;
-}
+const requestRow = row({
+  id: text,
+  client_uuid: text,
+  public_client_id: text,
+  client_name: text,
+  skip_consent: bool,
+  disabled: bool,
+  redirect_uri: text,
+  state: text,
+  scopes: arrayOf(text),
+  nonce: nullable(text),
+  code_challenge: nullable(text),
+  code_challenge_method: nullable(text),
+  prompt_login: bool,
+  prompt_consent: bool,
+  prompt_none: bool,
+  max_age: nullable(int),
+  user_id: nullable(text),
+  status: text,
+  expires_at: timestamp,
+  created_at: timestamp,
+});
+export type RequestRow = Row<typeof requestRow>;
 
-export async function insertRequest(query: Query, row: RequestRow, requestHash: string): Promise<void> {
-  await query(
-    `insert into account_authorization_requests (id, request_hash, oauth_provider_client_id, redirect_uri, state, scopes, nonce,
-       code_challenge, code_challenge_method, prompt_login, prompt_consent, prompt_none, max_age, status, expires_at, created_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      row.id, requestHash, row.client_uuid, row.redirect_uri, row.state, JSON.stringify(row.scopes), row.nonce,
-      row.code_challenge, row.code_challenge_method, row.prompt_login, row.prompt_consent, row.prompt_none,
-      row.max_age, row.status, row.expires_at, row.created_at,
-    ],
+export async function insertRequest(query: SqlRunner, row: RequestRow, requestHash: string): Promise<void> {
+  await query.run(
+    sql`insert into account_authorization_requests (id, request_hash, oauth_provider_client_id, redirect_uri, state, scopes, nonce,
+          code_challenge, code_challenge_method, prompt_login, prompt_consent, prompt_none, max_age, status, expires_at, created_at)
+        values (${row.id}, ${requestHash}, ${row.client_uuid}, ${row.redirect_uri}, ${row.state}, ${JSON.stringify(row.scopes)}, ${row.nonce},
+          ${row.code_challenge}, ${row.code_challenge_method}, ${row.prompt_login}, ${row.prompt_consent}, ${row.prompt_none},
+          ${row.max_age}, ${row.status}, ${row.expires_at}, ${row.created_at})`,
   );
 }
 
 /** The request named by this hash, whatever its status. */
-export async function findRequest(query: Query, requestHash: string): Promise<RequestRow | undefined> {
-  const [row] = await query<RequestRow>(
+export function findRequest(query: SqlRunner, requestHash: string): Promise<RequestRow | undefined> {
+  return query.one(
     // Columns named, not r.*: a prepared statement's result must keep its shape when a later
     // migration adds a column while older instances still serve (a rolling upgrade).
-    `select r.id, r.redirect_uri, r.state, r.scopes, r.nonce, r.code_challenge, r.code_challenge_method, r.prompt_login, r.prompt_consent,
-            r.prompt_none, r.max_age, r.user_id, r.status, r.expires_at, r.created_at,
-            c.id as client_uuid, c.client_id as public_client_id, c.name as client_name, c.skip_consent, c.disabled
-       from account_authorization_requests r join oauth_provider_clients c on c.id = r.oauth_provider_client_id
-      where r.request_hash = ?`,
-    [requestHash],
+    sql`select r.id, r.redirect_uri, r.state, r.scopes, r.nonce, r.code_challenge, r.code_challenge_method, r.prompt_login, r.prompt_consent,
+               r.prompt_none, r.max_age, r.user_id, r.status, r.expires_at, r.created_at,
+               c.id as client_uuid, c.client_id as public_client_id, c.name as client_name, c.skip_consent, c.disabled
+          from account_authorization_requests r join oauth_provider_clients c on c.id = r.oauth_provider_client_id
+         where r.request_hash = ${requestHash}`,
+    requestRow,
   );
-  return row;
 }
 
 /** Ends a pending request; false when it had already ended. */
-export async function finishRequest(query: Query, id: string): Promise<boolean> {
-  const [done] = await query(`update account_authorization_requests set status = 'completed' where id = ? and status = 'pending' returning id`, [id]);
-  return done !== undefined;
+export async function finishRequest(query: SqlRunner, id: string): Promise<boolean> {
+  return (await query.run(sql`update account_authorization_requests set status = 'completed' where id = ${id} and status = 'pending'`)) > 0;
 }
 
 /** The consent page of the request belongs to this user. */
-export async function assignRequestUser(query: Query, id: string, userId: string): Promise<void> {
-  await query(`update account_authorization_requests set user_id = ? where id = ?`, [userId, id]);
+export async function assignRequestUser(query: SqlRunner, id: string, userId: string): Promise<void> {
+  await query.run(sql`update account_authorization_requests set user_id = ${userId} where id = ${id}`);
 }
 
 /** The scopes the user consented to for this client, or undefined without a consent. */
-export async function consentedScopes(query: Query, userId: string, clientUuid: string): Promise<string[] | undefined> {
-  const [row] = await query<{ scopes: string[] }>(`select scopes from account_consents where user_id = ? and oauth_provider_client_id = ?`, [userId, clientUuid]);
-  return row?.scopes;
+export async function consentedScopes(query: SqlRunner, userId: string, clientUuid: string): Promise<string[] | undefined> {
+  const consent = await query.one(
+    sql`select scopes from account_consents where user_id = ${userId} and oauth_provider_client_id = ${clientUuid}`,
+    row({ scopes: arrayOf(text) }),
+  );
+  return consent?.scopes;
 }
 
 /** Stores a consent to `scopes`, adding them to those the user gave this client before. */
-export async function grantConsent(query: Query, userId: string, clientUuid: string, scopes: string[], now: Date): Promise<void> {
-  await query(
-    `insert into account_consents (id, user_id, oauth_provider_client_id, scopes, created_at, updated_at) values (?, ?, ?, ?, ?, ?)
-     on conflict (user_id, oauth_provider_client_id) do update
-       set scopes = (select jsonb_agg(distinct s) from jsonb_array_elements_text(account_consents.scopes || excluded.scopes) s),
-           updated_at = excluded.updated_at`,
-    [randomUUID(), userId, clientUuid, JSON.stringify(scopes), now, now],
+export async function grantConsent(query: SqlRunner, userId: string, clientUuid: string, scopes: string[], now: Date): Promise<void> {
+  await query.run(
+    sql`insert into account_consents (id, user_id, oauth_provider_client_id, scopes, created_at, updated_at)
+        values (${randomUUID()}, ${userId}, ${clientUuid}, ${JSON.stringify(scopes)}, ${now}, ${now})
+        on conflict (user_id, oauth_provider_client_id) do update
+          set scopes = (select jsonb_agg(distinct s) from jsonb_array_elements_text(account_consents.scopes || excluded.scopes) s),
+              updated_at = excluded.updated_at`,
   );
 }
 
@@ -175,16 +176,13 @@ export interface NewAccountCode {
   now: Date;
 }
 
-export async function insertCode(query: Query, code: NewAccountCode): Promise<void> {
+export async function insertCode(query: SqlRunner, code: NewAccountCode): Promise<void> {
   const { request: r } = code;
-  await query(
-    `insert into account_authorization_codes (id, code_hash, oauth_provider_client_id, user_id, redirect_uri, scopes, nonce,
-       code_challenge, code_challenge_method, auth_time, expires_at, created_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      randomUUID(), code.codeHash, r.client_uuid, code.userId, r.redirect_uri, JSON.stringify(r.scopes), r.nonce,
-      r.code_challenge, r.code_challenge_method, code.authTime, code.expiresAt, code.now,
-    ],
+  await query.run(
+    sql`insert into account_authorization_codes (id, code_hash, oauth_provider_client_id, user_id, redirect_uri, scopes, nonce,
+          code_challenge, code_challenge_method, auth_time, expires_at, created_at)
+        values (${randomUUID()}, ${code.codeHash}, ${r.client_uuid}, ${code.userId}, ${r.redirect_uri}, ${JSON.stringify(r.scopes)}, ${r.nonce},
+          ${r.code_challenge}, ${r.code_challenge_method}, ${code.authTime}, ${code.expiresAt}, ${code.now})`,
   );
 }
 
@@ -195,28 +193,23 @@ export async function insertCode(query: Query, code: NewAccountCode): Promise<vo
  * running now holds its code's row, so the first update waits for it and the second, a later
  * statement, sees the token it stored. Returns how many grants (codes) it ended.
  */
-export async function endClientGrants(query: Query, userId: string | null, clientUuid: string, now: Date): Promise<number> {
-  const whose = userId === null ? "" : "user_id = ? and ";
-  const by = userId === null ? [] : [userId];
-  await query(`update account_authorization_codes set consumed_at = ? where ${whose}oauth_provider_client_id = ? and consumed_at is null`, [now, ...by, clientUuid]);
+export async function endClientGrants(query: SqlRunner, userId: string | null, clientUuid: string, now: Date): Promise<number> {
+  const whose = sql`${userId === null ? empty : sql`user_id = ${userId} and`} oauth_provider_client_id = ${clientUuid}`;
+  await query.run(sql`update account_authorization_codes set consumed_at = ${now} where ${whose} and consumed_at is null`);
   // Every grant's family ends too: its refresh tokens, and any token a refresh running now issues.
-  const ended = await query(
-    `update account_authorization_codes set revoked_at = ? where ${whose}oauth_provider_client_id = ? and revoked_at is null returning id`,
-    [now, ...by, clientUuid],
-  );
-  await query(`update account_access_tokens set revoked_at = ? where ${whose}oauth_provider_client_id = ? and revoked_at is null`, [now, ...by, clientUuid]);
-  return ended.length;
+  const ended = await query.run(sql`update account_authorization_codes set revoked_at = ${now} where ${whose} and revoked_at is null`);
+  await query.run(sql`update account_access_tokens set revoked_at = ${now} where ${whose} and revoked_at is null`);
+  return ended;
 }
 
 /** Deletes Account OAuth's flow rows that expired before `before`: access tokens, codes (their tokens go with them) and requests. */
-export async function deleteExpiredAccountFlowRows(query: Query, before: Date): Promise<void> {
-  await query(`delete from account_access_tokens where expires_at < ?`, [before]);
+export async function deleteExpiredAccountFlowRows(query: SqlRunner, before: Date): Promise<void> {
+  await query.run(sql`delete from account_access_tokens where expires_at < ${before}`);
   await deleteExpiredRefreshTokens(query, before);
   // A code whose grant still has refresh tokens is their family: it stays while they do.
-  await query(
-    `delete from account_authorization_codes c where expires_at < ?
-        and not exists (select 1 from account_refresh_tokens r where r.authorization_code_id = c.id)`,
-    [before],
+  await query.run(
+    sql`delete from account_authorization_codes c where expires_at < ${before}
+           and not exists (select 1 from account_refresh_tokens r where r.authorization_code_id = c.id)`,
   );
-  await query(`delete from account_authorization_requests where expires_at < ?`, [before]);
+  await query.run(sql`delete from account_authorization_requests where expires_at < ${before}`);
 }

@@ -4,7 +4,7 @@
  * request's parameters (a failure goes back to the app), and the request to store is built.
  */
 import { randomUUID } from "node:crypto";
-import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 import { redirectUriMatches } from "../oauth/redirect-uris.ts";
 import { appendQuery, checkAuthorizationParams, type AuthorizationParams } from "../oauth/authorization-request.ts";
 import { accountScopes } from "./tokens.ts";
@@ -90,7 +90,7 @@ function requestRow(input: StartInput, client: ClientRow, p: Parsed, now: Date):
 }
 
 /** The request to store, or the step that ends it at once (a page, or an error back to the app). */
-export async function checkStart(query: Query, input: StartInput, now: Date, issuer: string): Promise<{ row: RequestRow } | { step: Step }> {
+export async function checkStart(query: SqlRunner, input: StartInput, now: Date, issuer: string): Promise<{ row: RequestRow } | { step: Step }> {
   const client = input.clientId ? await findClient(query, input.clientId) : undefined;
   if (!client) return { step: pageError("invalid_client", "unknown client_id") };
   if (client.disabled) return { step: pageError("unauthorized_client", "this app's sign-in is disabled") };

@@ -4,27 +4,27 @@
  * code (`account_authorization_codes.revoked_at`), which every access and refresh token of the
  * family is checked against, so one issued concurrently with the revocation dies with it.
  */
-import type { Query } from "../db/statements.ts";
+import { sql, type Sql, type SqlRunner } from "../db/sql.ts";
+import { arrayOf, bool, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
 
-/** How a client authenticates, as the statements check it (parameters: secret hash, method). */
-const clientAuthenticated = `case when client.auth_method = 'none' then p.method = 'none'
-         else p.method <> 'none' and client.secret_hash = p.secret_hash
-              and client.auth_method in (p.method, 'client_secret_basic_or_post') end`;
+/** How a client (`client`) authenticates, as the statements check it. */
+const clientAuthenticated = (secretHash: string, method: string): Sql =>
+  sql`case when client.auth_method = 'none' then ${method}::text = 'none'
+           else ${method}::text <> 'none' and client.secret_hash = ${secretHash}
+                and client.auth_method in (${method}::text, 'client_secret_basic_or_post') end`;
 
 /** Stores the first refresh token of a code's grant, when the client may still have one. */
 export async function insertFirstRefreshToken(
-  query: Query,
+  query: SqlRunner,
   t: { id: string; tokenHash: string; codeId: string; expiresAt: Date; now: Date },
 ): Promise<boolean> {
-  const rows = await query(
-    `insert into account_refresh_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, auth_time, expires_at, created_at)
-     select ?, ?, c.id, c.oauth_provider_client_id, c.user_id, c.scopes, c.auth_time, ?, ?
-       from account_authorization_codes c join oauth_provider_clients cl on cl.id = c.oauth_provider_client_id
-      where c.id = ? and c.scopes @> '["offline_access"]'::jsonb and cl.allowed_scopes @> '["offline_access"]'::jsonb
-     returning id`,
-    [t.id, t.tokenHash, t.expiresAt, t.now, t.codeId],
+  const stored = await query.run(
+    sql`insert into account_refresh_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, auth_time, expires_at, created_at)
+        select ${t.id}, ${t.tokenHash}, c.id, c.oauth_provider_client_id, c.user_id, c.scopes, c.auth_time, ${t.expiresAt}, ${t.now}
+          from account_authorization_codes c join oauth_provider_clients cl on cl.id = c.oauth_provider_client_id
+         where c.id = ${t.codeId} and c.scopes @> '["offline_access"]'::jsonb and cl.allowed_scopes @> '["offline_access"]'::jsonb`,
   );
-  return rows.length > 0;
+  return stored > 0;
 }
 
 export interface RotateParams {
@@ -46,17 +46,18 @@ export interface RotateParams {
 }
 
 /** What a rotation answers: the client's columns, and the rotated token's grant when it was rotated. */
-export interface RotateRow {
-  client_row_id: string;
-  client_secret_hash: string;
-  client_disabled: boolean;
-  client_auth_method: string;
-  user_id: string | null;
-  scopes: string[] | null;
-  auth_time: Date | null;
-  name: string | null;
-  email: string | null;
-}
+const rotateRow = row({
+  client_row_id: text,
+  client_secret_hash: text,
+  client_disabled: bool,
+  client_auth_method: text,
+  user_id: nullable(text),
+  scopes: nullable(arrayOf(text)),
+  auth_time: nullable(timestamp),
+  name: nullable(text),
+  email: nullable(text),
+});
+export type RotateRow = Row<typeof rotateRow>;
 
 /**
  * One round trip: authenticates the client, marks the presented refresh token used (only when it
@@ -64,88 +65,85 @@ export interface RotateRow {
  * still allowed offline_access), and stores the new access token and the next refresh token. Of any
  * number of concurrent uses of one token exactly one gets its row.
  */
-export async function rotateRefreshToken(query: Query, p: RotateParams): Promise<RotateRow | undefined> {
-  const [row] = await query<RotateRow>(
-    `with client as (
-       select id, secret_hash, disabled, token_endpoint_auth_method as auth_method, allowed_scopes from oauth_provider_clients where client_id = ?
-     ), authenticated as (
-       select client.id from client, (select ?::text as secret_hash, ?::text as method) p
-        where not client.disabled and client.allowed_scopes @> '["offline_access"]'::jsonb and ${clientAuthenticated}
-     ), rotated as (
-       update account_refresh_tokens r set used_at = ?
-        where r.token_hash = ? and r.used_at is null and r.oauth_provider_client_id = (select id from authenticated)
-          and r.expires_at > ? and r.scopes @> ?::jsonb
-          and exists (select 1 from account_authorization_codes c
-                       where c.id = r.authorization_code_id and c.revoked_at is null and c.reused_at is null)
-       returning r.authorization_code_id, r.oauth_provider_client_id, r.user_id, r.scopes, r.auth_time
-     ), access as (
-       insert into account_access_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, expires_at, created_at)
-       select ?, ?, r.authorization_code_id, r.oauth_provider_client_id, r.user_id, coalesce(?::jsonb, r.scopes), ?, ? from rotated r
-       returning id
-     ), refreshed as (
-       insert into account_refresh_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, auth_time, expires_at, created_at)
-       select ?, ?, r.authorization_code_id, r.oauth_provider_client_id, r.user_id, r.scopes, r.auth_time, ?, ? from rotated r
-       returning id
-     )
-     select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.disabled as client_disabled, cl.auth_method as client_auth_method,
-            r.user_id, r.scopes, r.auth_time, u.name, u.email
-       from client cl
-       left join rotated r on exists (select 1 from access) and exists (select 1 from refreshed)
-       left join users u on u.id = r.user_id`,
-    [
-      p.clientId, p.secretHash, p.authMethod,
-      p.now, p.tokenHash, p.now, p.requested,
-      p.accessId, p.accessHash, p.narrowed, p.accessExpiresAt, p.now,
-      p.refreshId, p.refreshHash, p.refreshExpiresAt, p.now,
-    ],
+export function rotateRefreshToken(query: SqlRunner, p: RotateParams): Promise<RotateRow | undefined> {
+  return query.one(
+    sql`with client as (
+          select id, secret_hash, disabled, token_endpoint_auth_method as auth_method, allowed_scopes from oauth_provider_clients
+           where client_id = ${p.clientId}
+        ), authenticated as (
+          select client.id from client
+           where not client.disabled and client.allowed_scopes @> '["offline_access"]'::jsonb and ${clientAuthenticated(p.secretHash, p.authMethod)}
+        ), rotated as (
+          update account_refresh_tokens r set used_at = ${p.now}
+           where r.token_hash = ${p.tokenHash} and r.used_at is null and r.oauth_provider_client_id = (select id from authenticated)
+             and r.expires_at > ${p.now} and r.scopes @> ${p.requested}::jsonb
+             and exists (select 1 from account_authorization_codes c
+                          where c.id = r.authorization_code_id and c.revoked_at is null and c.reused_at is null)
+          returning r.authorization_code_id, r.oauth_provider_client_id, r.user_id, r.scopes, r.auth_time
+        ), access as (
+          insert into account_access_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, expires_at, created_at)
+          select ${p.accessId}, ${p.accessHash}, r.authorization_code_id, r.oauth_provider_client_id, r.user_id, coalesce(${p.narrowed}::jsonb, r.scopes),
+                 ${p.accessExpiresAt}, ${p.now}
+            from rotated r
+          returning id
+        ), refreshed as (
+          insert into account_refresh_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, auth_time, expires_at, created_at)
+          select ${p.refreshId}, ${p.refreshHash}, r.authorization_code_id, r.oauth_provider_client_id, r.user_id, r.scopes, r.auth_time,
+                 ${p.refreshExpiresAt}, ${p.now}
+            from rotated r
+          returning id
+        )
+        select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.disabled as client_disabled, cl.auth_method as client_auth_method,
+               r.user_id, r.scopes, r.auth_time, u.name, u.email
+          from client cl
+          left join rotated r on exists (select 1 from access) and exists (select 1 from refreshed)
+          left join users u on u.id = r.user_id`,
+    rotateRow,
   );
-  return row;
 }
 
 /** A refresh token as stored, with its family's state, to name why a rotation failed. */
-export interface RefreshTokenRow {
-  authorization_code_id: string;
-  client_uuid: string;
-  public_client_id: string;
-  client_name: string;
-  user_id: string;
-  scopes: string[];
-  auth_time: Date;
-  expires_at: Date;
-  used_at: Date | null;
-  created_at: Date;
-  family_revoked: boolean;
-  client_disabled: boolean;
-}
+const refreshTokenRow = row({
+  authorization_code_id: text,
+  client_uuid: text,
+  public_client_id: text,
+  client_name: text,
+  user_id: text,
+  scopes: arrayOf(text),
+  auth_time: timestamp,
+  expires_at: timestamp,
+  used_at: nullable(timestamp),
+  created_at: timestamp,
+  family_revoked: bool,
+  client_disabled: bool,
+});
+export type RefreshTokenRow = Row<typeof refreshTokenRow>;
 
-export async function findRefreshToken(query: Query, tokenHash: string): Promise<RefreshTokenRow | undefined> {
-  const [row] = await query<RefreshTokenRow>(
-    `select r.authorization_code_id, r.oauth_provider_client_id as client_uuid, cl.client_id as public_client_id, cl.name as client_name,
-            r.user_id, r.scopes, r.auth_time, r.expires_at, r.used_at, r.created_at,
-            (c.revoked_at is not null or c.reused_at is not null) as family_revoked, cl.disabled as client_disabled
-       from account_refresh_tokens r
-       join account_authorization_codes c on c.id = r.authorization_code_id
-       join oauth_provider_clients cl on cl.id = r.oauth_provider_client_id
-      where r.token_hash = ?`,
-    [tokenHash],
+export function findRefreshToken(query: SqlRunner, tokenHash: string): Promise<RefreshTokenRow | undefined> {
+  return query.one(
+    sql`select r.authorization_code_id, r.oauth_provider_client_id as client_uuid, cl.client_id as public_client_id, cl.name as client_name,
+               r.user_id, r.scopes, r.auth_time, r.expires_at, r.used_at, r.created_at,
+               (c.revoked_at is not null or c.reused_at is not null) as family_revoked, cl.disabled as client_disabled
+          from account_refresh_tokens r
+          join account_authorization_codes c on c.id = r.authorization_code_id
+          join oauth_provider_clients cl on cl.id = r.oauth_provider_client_id
+         where r.token_hash = ${tokenHash}`,
+    refreshTokenRow,
   );
-  return row;
 }
 
 /**
  * Revokes a family (every access and refresh token of the grant that began with this code); true
  * only for the call that revoked it, so its activity event is written once.
  */
-export async function revokeFamily(query: Query, codeId: string, now: Date): Promise<boolean> {
-  const rows = await query(`update account_authorization_codes set revoked_at = ? where id = ? and revoked_at is null returning id`, [now, codeId]);
-  return rows.length > 0;
+export async function revokeFamily(query: SqlRunner, codeId: string, now: Date): Promise<boolean> {
+  return (await query.run(sql`update account_authorization_codes set revoked_at = ${now} where id = ${codeId} and revoked_at is null`)) > 0;
 }
 
 /** Deletes refresh tokens whose whole family has expired (the newest token expired before `before`). */
-export async function deleteExpiredRefreshTokens(query: Query, before: Date): Promise<void> {
-  await query(
-    `delete from account_refresh_tokens r
-      where not exists (select 1 from account_refresh_tokens live where live.authorization_code_id = r.authorization_code_id and live.expires_at >= ?)`,
-    [before],
+export async function deleteExpiredRefreshTokens(query: SqlRunner, before: Date): Promise<void> {
+  await query.run(
+    sql`delete from account_refresh_tokens r
+         where not exists (select 1 from account_refresh_tokens live where live.authorization_code_id = r.authorization_code_id and live.expires_at >= ${before})`,
   );
 }

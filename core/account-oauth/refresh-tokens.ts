@@ -15,7 +15,7 @@ import type { ActivityAction } from "../activity/kinds.ts";
 import { accessTokenTtlSeconds, authMethodName, clientAuthenticated, signIdToken, type Exchanged, type ExchangeInput, type OAuthFailure } from "../oauth/token-engine.ts";
 import { accountScopes, accountTokenProfile, claimsOf } from "./tokens.ts";
 import { findRefreshToken, insertFirstRefreshToken, revokeFamily, rotateRefreshToken, type RefreshTokenRow } from "./refresh-queries.ts";
-import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 
 export const refreshTokenTtlMs = 30 * 24 * 60 * 60_000;
 
@@ -30,7 +30,7 @@ export interface RefreshInput extends ExchangeInput {
 }
 
 /** The first refresh token of a code's grant (after a good exchange), or undefined when the grant has none. */
-export async function firstRefreshToken(query: Query, codeId: string, now: Date): Promise<string | undefined> {
+export async function firstRefreshToken(query: SqlRunner, codeId: string, now: Date): Promise<string | undefined> {
   const token = issueSecret("accountRefreshToken");
   const expiresAt = new Date(now.getTime() + refreshTokenTtlMs);
   return (await insertFirstRefreshToken(query, { id: randomUUID(), tokenHash: token.hash, codeId, expiresAt, now })) ? token.value : undefined;

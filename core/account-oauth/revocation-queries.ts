@@ -5,69 +5,68 @@
  * the grant).
  */
 import type { CoreConfig } from "../deps.ts";
-import type { Query } from "../db/statements.ts";
+import { sql, type SqlRunner } from "../db/sql.ts";
+import { arrayOf, bool, row, text, timestamp } from "../db/rows.ts";
 import type { RevocationProfile, TokenRecord } from "../oauth/token-endpoints.ts";
 import { findRefreshToken, revokeFamily } from "./refresh-queries.ts";
 
-interface AccessRow {
-  client_uuid: string;
-  public_client_id: string;
-  user_id: string;
-  scopes: string[];
-  expires_at: Date;
-  created_at: Date;
-  usable: boolean;
-  authorization_code_id: string;
+const accessRow = row({
+  client_uuid: text,
+  public_client_id: text,
+  user_id: text,
+  scopes: arrayOf(text),
+  expires_at: timestamp,
+  created_at: timestamp,
+  usable: bool,
+  authorization_code_id: text,
+});
+
+function findAccessToken(query: SqlRunner, tokenHash: string) {
+  return query.one(
+    sql`select t.oauth_provider_client_id as client_uuid, cl.client_id as public_client_id, t.user_id, t.scopes, t.expires_at, t.created_at,
+               t.authorization_code_id,
+               (t.revoked_at is null and c.reused_at is null and c.revoked_at is null and not cl.disabled) as usable
+          from account_access_tokens t
+          join account_authorization_codes c on c.id = t.authorization_code_id
+          join oauth_provider_clients cl on cl.id = t.oauth_provider_client_id
+         where t.token_hash = ${tokenHash}`,
+    accessRow,
+  );
 }
 
-async function findAccessToken(query: Query, tokenHash: string): Promise<AccessRow | undefined> {
-  const [row] = await query<AccessRow>(
-    `select t.oauth_provider_client_id as client_uuid, cl.client_id as public_client_id, t.user_id, t.scopes, t.expires_at, t.created_at,
-            t.authorization_code_id,
-            (t.revoked_at is null and c.reused_at is null and c.revoked_at is null and not cl.disabled) as usable
-       from account_access_tokens t
-       join account_authorization_codes c on c.id = t.authorization_code_id
-       join oauth_provider_clients cl on cl.id = t.oauth_provider_client_id
-      where t.token_hash = ?`,
-    [tokenHash],
-  );
-  return row;
-}
+const clientRow = row({ client_row_id: text, client_secret_hash: text, client_disabled: bool, client_auth_method: text });
 
 type AccountTokenRecord = TokenRecord & { familyId: string; clientName?: string };
 
 export function accountRevocationProfile(config: Pick<CoreConfig, "accountIssuerUrl">): RevocationProfile {
   return {
     issuerUrl: config.accountIssuerUrl,
-    async findClient(query, clientId) {
-      const [row] = await query<{ client_row_id: string; client_secret_hash: string; client_disabled: boolean; client_auth_method: string }>(
-        `select id as client_row_id, secret_hash as client_secret_hash, disabled as client_disabled, token_endpoint_auth_method as client_auth_method
-           from oauth_provider_clients where client_id = ?`,
-        [clientId],
-      );
-      return row;
-    },
+    findClient: (query, clientId) =>
+      query.one(
+        sql`select id as client_row_id, secret_hash as client_secret_hash, disabled as client_disabled, token_endpoint_auth_method as client_auth_method
+              from oauth_provider_clients where client_id = ${clientId}`,
+        clientRow,
+      ),
     async findToken(query, tokenHash): Promise<AccountTokenRecord | undefined> {
       const access = await findAccessToken(query, tokenHash);
       if (access) {
         return {
           kind: "access_token", clientUuid: access.client_uuid, publicClientId: access.public_client_id, sub: access.user_id, scopes: access.scopes,
-          expiresAt: new Date(access.expires_at), createdAt: new Date(access.created_at), usable: access.usable, familyId: access.authorization_code_id,
+          expiresAt: access.expires_at, createdAt: access.created_at, usable: access.usable, familyId: access.authorization_code_id,
         };
       }
       const refresh = await findRefreshToken(query, tokenHash);
       if (!refresh) return undefined;
       return {
         kind: "refresh_token", clientUuid: refresh.client_uuid, publicClientId: refresh.public_client_id, sub: refresh.user_id, scopes: refresh.scopes,
-        expiresAt: new Date(refresh.expires_at), createdAt: new Date(refresh.created_at),
+        expiresAt: refresh.expires_at, createdAt: refresh.created_at,
         usable: refresh.used_at === null && !refresh.family_revoked && !refresh.client_disabled,
         familyId: refresh.authorization_code_id, clientName: refresh.client_name,
       };
     },
     async revoke(query, record, tokenHash, now) {
       if (record.kind === "refresh_token") return revokeFamily(query, (record as AccountTokenRecord).familyId, now);
-      const rows = await query(`update account_access_tokens set revoked_at = ? where token_hash = ? and revoked_at is null returning id`, [now, tokenHash]);
-      return rows.length > 0;
+      return (await query.run(sql`update account_access_tokens set revoked_at = ${now} where token_hash = ${tokenHash} and revoked_at is null`)) > 0;
     },
     revoked: (record) => ({
       action: record.kind === "refresh_token" ? "account_oauth.refresh_token_revoked" : "account_oauth.access_token_revoked",

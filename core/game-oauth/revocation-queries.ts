@@ -5,47 +5,48 @@
  */
 import type { CoreConfig } from "../deps.ts";
 import type { RevocationProfile } from "../oauth/token-endpoints.ts";
+import { sql } from "../db/sql.ts";
+import { bool, row, text, timestamp } from "../db/rows.ts";
 
-interface AccessRow {
-  client_uuid: string;
-  public_client_id: string;
-  organization_id: string;
-  sub: string;
-  expires_at: Date;
-  created_at: Date;
-  usable: boolean;
-}
+const clientRow = row({ client_row_id: text, client_secret_hash: text, client_disabled: bool });
+
+const accessRow = row({
+  client_uuid: text,
+  public_client_id: text,
+  organization_id: text,
+  sub: text,
+  expires_at: timestamp,
+  created_at: timestamp,
+  usable: bool,
+});
 
 export function gameRevocationProfile(config: Pick<CoreConfig, "gameIssuerUrl">): RevocationProfile {
   return {
     issuerUrl: config.gameIssuerUrl,
-    async findClient(query, clientId) {
-      const [row] = await query<{ client_row_id: string; client_secret_hash: string; client_disabled: boolean }>(
-        `select id as client_row_id, secret_hash as client_secret_hash, disabled as client_disabled from game_oauth_clients where client_id = ?`,
-        [clientId],
-      );
-      return row;
-    },
+    findClient: (query, clientId) =>
+      query.one(
+        sql`select id as client_row_id, secret_hash as client_secret_hash, disabled as client_disabled from game_oauth_clients where client_id = ${clientId}`,
+        clientRow,
+      ),
     async findToken(query, tokenHash) {
-      const [row] = await query<AccessRow>(
-        `select t.game_oauth_client_id as client_uuid, cl.client_id as public_client_id, t.organization_id, a.sub, t.expires_at, t.created_at,
-                (t.revoked_at is null and c.reused_at is null) as usable
-           from access_tokens t
-           join authorization_codes c on c.id = t.authorization_code_id
-           join game_accounts a on a.id = t.game_account_id
-           join game_oauth_clients cl on cl.id = t.game_oauth_client_id
-          where t.token_hash = ?`,
-        [tokenHash],
+      const found = await query.one(
+        sql`select t.game_oauth_client_id as client_uuid, cl.client_id as public_client_id, t.organization_id, a.sub, t.expires_at, t.created_at,
+                   (t.revoked_at is null and c.reused_at is null) as usable
+              from access_tokens t
+              join authorization_codes c on c.id = t.authorization_code_id
+              join game_accounts a on a.id = t.game_account_id
+              join game_oauth_clients cl on cl.id = t.game_oauth_client_id
+             where t.token_hash = ${tokenHash}`,
+        accessRow,
       );
-      if (!row) return undefined;
+      if (!found) return undefined;
       return {
-        kind: "access_token", clientUuid: row.client_uuid, publicClientId: row.public_client_id, sub: row.sub, scopes: ["openid", "profile"],
-        expiresAt: new Date(row.expires_at), createdAt: new Date(row.created_at), usable: row.usable, organizationId: row.organization_id,
+        kind: "access_token", clientUuid: found.client_uuid, publicClientId: found.public_client_id, sub: found.sub, scopes: ["openid", "profile"],
+        expiresAt: found.expires_at, createdAt: found.created_at, usable: found.usable, organizationId: found.organization_id,
       };
     },
     async revoke(query, _record, tokenHash, now) {
-      const rows = await query(`update access_tokens set revoked_at = ? where token_hash = ? and revoked_at is null returning id`, [now, tokenHash]);
-      return rows.length > 0;
+      return (await query.run(sql`update access_tokens set revoked_at = ${now} where token_hash = ${tokenHash} and revoked_at is null`)) > 0;
     },
     revoked: (record) => ({
       action: "game_oauth.access_token_revoked",

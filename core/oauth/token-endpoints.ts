@@ -11,7 +11,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { OAuthErrorSchema, TokenIntrospectionSchema, type ClientCredentials } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import { hashSecret } from "../../contract/secrets.ts";
 import type { CoreDeps } from "../deps.ts";
-import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 import { recordActivity, type ActivityFacts } from "../activity/record.ts";
 import { authMethodName, clientAuthenticated, type OAuthFailure } from "./token-engine.ts";
 
@@ -38,10 +38,10 @@ export interface TokenRecord {
 
 export interface RevocationProfile {
   issuerUrl: string;
-  findClient(query: Query, clientId: string): Promise<AuthClientRow | undefined>;
-  findToken(query: Query, tokenHash: string): Promise<TokenRecord | undefined>;
+  findClient(query: SqlRunner, clientId: string): Promise<AuthClientRow | undefined>;
+  findToken(query: SqlRunner, tokenHash: string): Promise<TokenRecord | undefined>;
   /** Revokes the token (a refresh token: its family); true only for the call that revoked it. */
-  revoke(query: Query, record: TokenRecord, tokenHash: string, now: Date): Promise<boolean>;
+  revoke(query: SqlRunner, record: TokenRecord, tokenHash: string, now: Date): Promise<boolean>;
   /** The activity event of a revocation. */
   revoked(record: TokenRecord): ActivityFacts;
 }
