@@ -111,7 +111,7 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
     refreshing = runtime.signingKeys.refresh().catch((error) => logger.warn({ err: error }, "re-reading the signing keys failed"));
   }, keyRefreshMs).unref();
   const presenceSweep = startPresenceSweep({ orm: runtime.orm, clock, logger });
-  const flowCleanup = startFlowCleanup({ orm: runtime.orm, clock, logger });
+  const flowCleanup = startFlowCleanup({ orm: runtime.orm, statements: runtime.deps.statements, clock, logger });
   const claimSweep = startClaimSweep({ orm: runtime.orm, clock, logger, events: runtime.events });
   const keyNotices = startExpiringKeyNotices({ orm: runtime.orm, notifier: runtime.deps.notifier, clock, logger });
   const alertWorker = createAlertWorker({ ...runtime.deps, clock, logger });

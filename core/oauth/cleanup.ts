@@ -5,27 +5,27 @@
  * go with them) and access tokens. Idempotent, so instances may run it at once.
  */
 import type { Logger } from "pino";
-import type { Orm } from "../db/orm.ts";
-import type { Clock } from "../deps.ts";
-import { executeOn } from "../db/statements.ts";
+import type { Clock, CoreDeps } from "../deps.ts";
 import { deleteExpiredGameFlowRows } from "../game-oauth/game-oauth-queries.ts";
 import { deleteExpiredAccountFlowRows } from "../account-oauth/account-oauth-queries.ts";
 
 export const cleanupEveryMs = 10 * 60_000;
 const keepMs = 60 * 60_000;
 
-export async function deleteExpiredFlowRows(orm: Orm, now: Date): Promise<void> {
-  const query = executeOn(orm.em.fork());
+type Db = Pick<CoreDeps, "orm" | "statements">;
+
+export async function deleteExpiredFlowRows(db: Db, now: Date): Promise<void> {
+  const query = db.statements.on(db.orm.em.fork());
   const before = new Date(now.getTime() - keepMs);
   await deleteExpiredGameFlowRows(query, before);
   await deleteExpiredAccountFlowRows(query, before);
 }
 
 /** Runs {@link deleteExpiredFlowRows} every {@link cleanupEveryMs} (unref'd) until `stop`. */
-export function startFlowCleanup(deps: { orm: Orm; clock: Clock; logger: Logger }): { stop(): Promise<void> } {
+export function startFlowCleanup(deps: Db & { clock: Clock; logger: Logger }): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    running = deleteExpiredFlowRows(deps.orm, deps.clock.now()).catch((error) => deps.logger.error({ err: error }, "deleting expired sign-in rows failed"));
+    running = deleteExpiredFlowRows(deps, deps.clock.now()).catch((error) => deps.logger.error({ err: error }, "deleting expired sign-in rows failed"));
   }, cleanupEveryMs).unref();
   return {
     async stop() {

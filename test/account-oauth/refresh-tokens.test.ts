@@ -152,12 +152,12 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
   it("outlives the cleanup of expired codes and access tokens: the family's code stays while its refresh tokens do", async () => {
     const { tokens } = await signIn("cleanup@example.com");
     // Two hours on: the code (90 s) and the access token (15 min) are long expired and deleted.
-    await deleteExpiredFlowRows(t.outpost.runtime.orm, new Date(Date.now() + 2 * 3600_000));
+    await deleteExpiredFlowRows(t.outpost.runtime.deps, new Date(Date.now() + 2 * 3600_000));
     assert.equal(await userinfoStatus(tokens.access_token), 401);
     const next = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
     assert.equal(await userinfoStatus(next.access_token), 200);
     // Forty days on, the whole family has expired and goes.
-    await deleteExpiredFlowRows(t.outpost.runtime.orm, new Date(Date.now() + 40 * 24 * 3600_000));
+    await deleteExpiredFlowRows(t.outpost.runtime.deps, new Date(Date.now() + 40 * 24 * 3600_000));
     const [left] = await sql(`select count(*)::int as n from account_refresh_tokens r join users u on u.id = r.user_id where u.email = 'cleanup@example.com'`);
     assert.equal(left.n, 0);
   });

@@ -233,7 +233,7 @@ describe("Game OAuth: token exchange and userinfo", function () {
       await db().execute(`update ${table} set expires_at = expires_at - interval '2 hours'`);
     }
     const live = tokensOf(await exchange({ code: await signIn() }));
-    await deleteExpiredFlowRows(w.t.orm, w.t.clock.now());
+    await deleteExpiredFlowRows(w.t.deps, w.t.clock.now());
     assert.equal(await count("hosted_authorizations"), 1);
     assert.equal(await count("authorization_codes"), 1);
     assert.equal(await count("access_tokens"), 1);
