@@ -4,6 +4,7 @@
  * metrics library and a test core can count nothing.
  */
 import type { Issuer } from "./keys/signing-keys.ts";
+import { oauthFailureOf } from "./oauth/oauth-failure.ts";
 
 /** A token exchange's outcome: `issued`, the OAuth error it answered, or `error` (it failed). */
 export type TokenExchangeOutcome =
@@ -45,18 +46,14 @@ export function createNoMetrics(): Metrics {
   };
 }
 
-/** Counts a token exchange's outcome as it settles, and hands on its result (or its failure). */
-export async function countedExchange<T extends { tokens: unknown } | { failure: { error: TokenExchangeOutcome } }>(
-  metrics: Metrics,
-  issuer: Issuer,
-  exchange: Promise<T>,
-): Promise<T> {
+/** Counts a token exchange's outcome as it settles (an OAuth refusal by its error), and hands on its result or its failure. */
+export async function countedExchange<T>(metrics: Metrics, issuer: Issuer, exchange: Promise<T>): Promise<T> {
   try {
     const result = await exchange;
-    metrics.tokenExchanged(issuer, "failure" in result ? result.failure.error : "issued");
+    metrics.tokenExchanged(issuer, "issued");
     return result;
   } catch (error) {
-    metrics.tokenExchanged(issuer, "error");
+    metrics.tokenExchanged(issuer, oauthFailureOf(error)?.error ?? "error");
     throw error;
   }
 }

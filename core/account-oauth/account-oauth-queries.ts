@@ -1,64 +1,79 @@
 /**
  * The Account OAuth issuer's SQL: the token engine's statements over its tables
- * (oauth_provider_clients, account_authorization_codes, account_access_tokens), written out in full,
+ * (oauth_provider_clients, account_authorization_codes, account_access_tokens), with the shared checks as fragments,
  * and the authorization requests, consents and codes of the steps before the token endpoint.
  */
 import { randomUUID } from "node:crypto";
 import { empty, sql, type SqlRunner } from "../db/sql.ts";
 import { arrayOf, bool, int, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
-import { tokenQueries, type ConsumedCode } from "../oauth/token-queries.ts";
+import { exchangeRow, type TokenQueries } from "../oauth/token-queries.ts";
+import { clientAuthentication, codeCheckResults } from "../oauth/exchange-checks.ts";
 import { deleteExpiredRefreshTokens } from "./refresh-queries.ts";
 
-/** A consumed code with what the account claims need: the user and the granted scopes. */
-export interface AccountCodeRow extends ConsumedCode {
-  user_id: string;
-  scopes: string[];
-  name: string;
-  email: string;
-}
+/**
+ * Account OAuth's clients as the shared checks read a client (core/oauth/exchange-checks.ts): its
+ * registered token_endpoint_auth_method, and whether it must use PKCE.
+ */
+export const accountClients = sql`(select id, client_id, name, secret_hash, disabled, token_endpoint_auth_method as auth_method, require_pkce, allowed_scopes
+                                      from oauth_provider_clients)`;
 
-/** The statements of core/oauth/token-queries.ts over Account OAuth's tables (parameters in its order). */
-export const accountTokenQueries = tokenQueries<AccountCodeRow>({
-  exchange: `with client as (
-      select id, secret_hash, disabled, token_endpoint_auth_method as auth_method, require_pkce from oauth_provider_clients where client_id = ?
-    ), consumed as (
-      update account_authorization_codes set consumed_at = ?
-       where code_hash = ? and consumed_at is null and ?::boolean
-         and exists (select 1 from client, (select ?::text as secret_hash, ?::text as method) p
-                      where not client.disabled
-                        and case when client.auth_method = 'none' then p.method = 'none'
-                                 else p.method <> 'none' and client.secret_hash = p.secret_hash
-                                      and client.auth_method in (p.method, 'client_secret_basic_or_post') end)
-      returning id, oauth_provider_client_id as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
-                user_id, scopes
-    ), issued as (
-      insert into account_access_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, expires_at, created_at)
-      select ?, ?, c.id, c.client_uuid, c.user_id, c.scopes, ?, ?
-        from consumed c
-       where c.expires_at > ?
-         and c.client_uuid = (select id from client)
-         and c.redirect_uri = ?
-         and case when c.code_challenge is null then not ?::boolean
-                  else c.code_challenge = case when c.code_challenge_method = 'S256' then ?::text else ?::text end end
-         and (c.code_challenge is not null or not exists (select 1 from client where auth_method = 'none' or require_pkce))
-      returning authorization_code_id
-    )
-    select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.disabled as client_disabled, cl.auth_method as client_auth_method,
-           cl.require_pkce as client_require_pkce, k.*,
-           exists (select 1 from issued) as issued
-      from client cl
-      left join (select c.*, u.name, u.email from consumed c join users u on u.id = c.user_id) k on true`,
-  markReused: `update account_authorization_codes c set reused_at = ? from oauth_provider_clients cl
-      where c.code_hash = ? and c.reused_at is null and cl.id = c.oauth_provider_client_id
-      returning cl.client_id as public_client_id, cl.name as client_name, c.user_id, c.scopes`,
-  userInfo: `select t.user_id, t.scopes, u.name, u.email
-      from account_access_tokens t
-      join users u on u.id = t.user_id
-      join account_authorization_codes c on c.id = t.authorization_code_id
-      join oauth_provider_clients cl on cl.id = t.oauth_provider_client_id
-     where t.token_hash = ? and t.revoked_at is null and c.reused_at is null and c.revoked_at is null and not cl.disabled
-       and t.expires_at > ?`,
-});
+/** An exchange's row: a consumed code with what the account claims need (the user and the granted scopes). */
+const accountExchangeRow = exchangeRow({ user_id: text, scopes: arrayOf(text), name: text, email: text });
+export type AccountCodeRow = NonNullable<Row<typeof accountExchangeRow>["code"]>;
+
+/** A code presented again, with its client: what its activity event says. */
+const accountReusedRow = row({ public_client_id: text, client_name: text, user_id: text, scopes: arrayOf(text) });
+export type AccountReusedRow = Row<typeof accountReusedRow>;
+
+/** The claims' columns of a live access token. */
+const accountUserInfoRow = row({ user_id: text, scopes: arrayOf(text), name: text, email: text });
+export type AccountUserInfoRow = Row<typeof accountUserInfoRow>;
+
+/** The statements of core/oauth/token-queries.ts over Account OAuth's tables. */
+export const accountTokenQueries: TokenQueries<AccountCodeRow, AccountReusedRow, AccountUserInfoRow> = {
+  exchange: (query, p) =>
+    query.one(
+      sql`with client as (
+            select cl.id, cl.secret_hash, cl.auth_method, cl.require_pkce, ${clientAuthentication(p)} as authenticated
+              from ${accountClients} cl where cl.client_id = ${p.clientId}
+          ), consumed as (
+            update account_authorization_codes set consumed_at = ${p.now}
+             where code_hash = ${p.codeHash} and consumed_at is null and ${p.wellFormed}::boolean
+               and exists (select 1 from client where authenticated)
+            returning id, oauth_provider_client_id as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
+                      user_id, scopes
+          ), checked as (
+            select c.*, ${codeCheckResults(p)} as checks from consumed c, client cl
+          ), issued as (
+            insert into account_access_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, expires_at, created_at)
+            select ${p.tokenId}, ${p.tokenHash}, c.id, c.client_uuid, c.user_id, c.scopes, ${p.tokenExpiresAt}, ${p.now}
+              from checked c where true = all(c.checks)
+          )
+          select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.authenticated as client_authenticated,
+                 (select row_to_json(k) from (select c.id, c.nonce, c.auth_time, c.checks, c.user_id, c.scopes, u.name, u.email
+                                                from checked c join users u on u.id = c.user_id) k) as code
+            from client cl`,
+      accountExchangeRow,
+    ),
+  markReused: (query, now, codeHash) =>
+    query.one(
+      sql`update account_authorization_codes c set reused_at = ${now} from oauth_provider_clients cl
+           where c.code_hash = ${codeHash} and c.reused_at is null and cl.id = c.oauth_provider_client_id
+          returning cl.client_id as public_client_id, cl.name as client_name, c.user_id, c.scopes`,
+      accountReusedRow,
+    ),
+  userInfo: (query, tokenHash, now) =>
+    query.one(
+      sql`select t.user_id, t.scopes, u.name, u.email
+            from account_access_tokens t
+            join users u on u.id = t.user_id
+            join account_authorization_codes c on c.id = t.authorization_code_id
+            join oauth_provider_clients cl on cl.id = t.oauth_provider_client_id
+           where t.token_hash = ${tokenHash} and t.revoked_at is null and c.reused_at is null and c.revoked_at is null and not cl.disabled
+             and t.expires_at > ${now}`,
+      accountUserInfoRow,
+    ),
+};
 
 /** An app's registration, as an authorization request checks it. */
 const clientRow = row({

@@ -21,7 +21,7 @@ import {
 import { entityManager } from "../context.ts";
 import { presentedCredential } from "../auth/credential-store.ts";
 import type { CoreDeps } from "../deps.ts";
-import { claimsOutcome, exchangeCode, tokenOutcome, userInfo } from "../oauth/token-engine.ts";
+import { exchangeCode, tokenSet, userInfo } from "../oauth/token-engine.ts";
 import { countedExchange } from "../metrics.ts";
 import { createAccountAuthorization, type Step } from "./authorization.ts";
 import { accountTokenProfile } from "./tokens.ts";
@@ -64,21 +64,22 @@ export function createAccountOAuthService(deps: CoreDeps): ServiceImpl<typeof Ac
     async exchangeCode(req, ctx) {
       const em = entityManager(ctx);
       const grant = () => (req.grantType === "refresh_token" ? refreshGrant(deps, em, req) : exchangeCode(tokens, deps, em, req));
-      const result = await clientGuard(ctx, req, () => countedExchange(deps.metrics, "account", grant()), (r) => "failure" in r && r.failure.error === "invalid_client");
-      return create(ExchangeCodeResponseSchema, { outcome: tokenOutcome(result) });
+      const issued = await clientGuard(ctx, req, () => countedExchange(deps.metrics, "account", grant()));
+      return create(ExchangeCodeResponseSchema, { tokens: tokenSet(issued) });
     },
 
     async getUserInfo(req, ctx) {
-      const result = await userInfo(tokens, deps, entityManager(ctx), req.accessToken);
-      return create(GetUserInfoResponseSchema, { outcome: claimsOutcome(result, (claims) => create(AccountClaimsSchema, claims)) });
+      const claims = await userInfo(tokens, deps, entityManager(ctx), req.accessToken);
+      return create(GetUserInfoResponseSchema, { claims: create(AccountClaimsSchema, claims) });
     },
 
     async revokeToken(req, ctx) {
-      return create(RevokeTokenResponseSchema, { error: await revokeToken(revocation, deps, entityManager(ctx), req) });
+      await revokeToken(revocation, deps, entityManager(ctx), req);
+      return create(RevokeTokenResponseSchema);
     },
 
     async introspectToken(req, ctx) {
-      return create(IntrospectTokenResponseSchema, { outcome: await introspectToken(revocation, deps, entityManager(ctx), req) });
+      return create(IntrospectTokenResponseSchema, { introspection: await introspectToken(revocation, deps, entityManager(ctx), req) });
     },
 
     async endSession(req, ctx) {

@@ -4,14 +4,9 @@
  * code (`account_authorization_codes.revoked_at`), which every access and refresh token of the
  * family is checked against, so one issued concurrently with the revocation dies with it.
  */
-import { sql, type Sql, type SqlRunner } from "../db/sql.ts";
+import { sql, type SqlRunner } from "../db/sql.ts";
 import { arrayOf, bool, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
-
-/** How a client (`client`) authenticates, as the statements check it. */
-const clientAuthenticated = (secretHash: string, method: string): Sql =>
-  sql`case when client.auth_method = 'none' then ${method}::text = 'none'
-           else ${method}::text <> 'none' and client.secret_hash = ${secretHash}
-                and client.auth_method in (${method}::text, 'client_secret_basic_or_post') end`;
+import { clientAuthentication, type PresentedClient } from "../oauth/exchange-checks.ts";
 
 /** Stores the first refresh token of a code's grant, when the client may still have one. */
 export async function insertFirstRefreshToken(
@@ -27,10 +22,8 @@ export async function insertFirstRefreshToken(
   return stored > 0;
 }
 
-export interface RotateParams {
+export interface RotateParams extends PresentedClient {
   clientId: string;
-  secretHash: string;
-  authMethod: string;
   now: Date;
   tokenHash: string;
   /** The scopes asked for, JSON; "[]" for all of the token's. */
@@ -49,8 +42,8 @@ export interface RotateParams {
 const rotateRow = row({
   client_row_id: text,
   client_secret_hash: text,
-  client_disabled: bool,
-  client_auth_method: text,
+  /** `clientAuthentication` (core/oauth/exchange-checks.ts) held. */
+  client_authenticated: bool,
   user_id: nullable(text),
   scopes: nullable(arrayOf(text)),
   auth_time: nullable(timestamp),
@@ -68,11 +61,11 @@ export type RotateRow = Row<typeof rotateRow>;
 export function rotateRefreshToken(query: SqlRunner, p: RotateParams): Promise<RotateRow | undefined> {
   return query.one(
     sql`with client as (
-          select id, secret_hash, disabled, token_endpoint_auth_method as auth_method, allowed_scopes from oauth_provider_clients
-           where client_id = ${p.clientId}
+          select cl.id, cl.secret_hash, cl.allowed_scopes, ${clientAuthentication(p)} as authenticated
+            from (select id, secret_hash, disabled, token_endpoint_auth_method as auth_method, allowed_scopes
+                    from oauth_provider_clients where client_id = ${p.clientId}) cl
         ), authenticated as (
-          select client.id from client
-           where not client.disabled and client.allowed_scopes @> '["offline_access"]'::jsonb and ${clientAuthenticated(p.secretHash, p.authMethod)}
+          select id from client where authenticated and allowed_scopes @> '["offline_access"]'::jsonb
         ), rotated as (
           update account_refresh_tokens r set used_at = ${p.now}
            where r.token_hash = ${p.tokenHash} and r.used_at is null and r.oauth_provider_client_id = (select id from authenticated)
@@ -93,7 +86,7 @@ export function rotateRefreshToken(query: SqlRunner, p: RotateParams): Promise<R
             from rotated r
           returning id
         )
-        select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.disabled as client_disabled, cl.auth_method as client_auth_method,
+        select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.authenticated as client_authenticated,
                r.user_id, r.scopes, r.auth_time, u.name, u.email
           from client cl
           left join rotated r on exists (select 1 from access) and exists (select 1 from refreshed)

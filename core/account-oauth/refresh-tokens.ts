@@ -12,7 +12,8 @@ import type { CoreDeps } from "../deps.ts";
 import { hashSecret, issueSecret } from "../../contract/secrets.ts";
 import { recordActivity } from "../activity/record.ts";
 import type { ActivityAction } from "../activity/kinds.ts";
-import { accessTokenTtlSeconds, authMethodName, clientAuthenticated, signIdToken, type Exchanged, type ExchangeInput, type OAuthFailure } from "../oauth/token-engine.ts";
+import { accessTokenTtlSeconds, badClient, clientAuthenticated, credentialsPresent, presentedClient, signIdToken, type Exchanged, type ExchangeInput } from "../oauth/token-engine.ts";
+import { oauthFail } from "../oauth/oauth-failure.ts";
 import { accountScopes, accountTokenProfile, claimsOf } from "./tokens.ts";
 import { findRefreshToken, insertFirstRefreshToken, revokeFamily, rotateRefreshToken, type RefreshTokenRow } from "./refresh-queries.ts";
 import type { SqlRunner } from "../db/sql.ts";
@@ -20,9 +21,6 @@ import type { SqlRunner } from "../db/sql.ts";
 export const refreshTokenTtlMs = 30 * 24 * 60 * 60_000;
 
 type Deps = Pick<CoreDeps, "clock" | "signingKeys" | "statements" | "config">;
-type Result = { tokens: Exchanged } | { failure: OAuthFailure };
-
-const failure = (error: OAuthFailure["error"], description: string): { failure: OAuthFailure } => ({ failure: { error, description } });
 
 export interface RefreshInput extends ExchangeInput {
   refreshToken: string;
@@ -58,42 +56,39 @@ export async function revokeFamilyOf(deps: Pick<CoreDeps, "statements">, em: Ent
   });
 }
 
-/** Why a token presented by an authenticated client was not rotated; a reused one revokes its family. */
-async function diagnose(deps: Deps, em: EntityManager, input: RefreshInput, clientRowId: string, asked: string[] | null, now: Date): Promise<Result> {
+/** Why a token presented by an authenticated client was not rotated, thrown; a reused one revokes its family. */
+async function diagnose(deps: Deps, em: EntityManager, input: RefreshInput, clientRowId: string, asked: string[] | null, now: Date): Promise<never> {
   const row = await findRefreshToken(deps.statements.on(em), hashSecret(input.refreshToken));
-  const invalid = failure("invalid_grant", "the refresh token is invalid, expired or revoked");
-  if (!row) return invalid;
+  const invalid = () => oauthFail("invalid_grant", "the refresh token is invalid, expired or revoked");
+  if (!row) throw invalid();
   if (row.client_uuid !== clientRowId) {
     // Another registered client holds this client's token: it has leaked, so the grant ends.
     if (!row.family_revoked) await revokeFamilyOf(deps, em, row, now, { action: "account_oauth.refresh_token_misused", presentedBy: input.clientId });
-    return failure("invalid_grant", "the refresh token was issued to another client");
+    throw oauthFail("invalid_grant", "the refresh token was issued to another client");
   }
   if (row.used_at !== null && !row.family_revoked) {
     await revokeFamilyOf(deps, em, row, now, { action: "account_oauth.refresh_token_reused", presentedBy: input.clientId });
-    return failure("invalid_grant", "the refresh token was already used; every token of its grant is revoked");
+    throw oauthFail("invalid_grant", "the refresh token was already used; every token of its grant is revoked");
   }
-  if (row.family_revoked || row.used_at !== null) return invalid;
-  if (new Date(row.expires_at).getTime() <= now.getTime()) return failure("invalid_grant", "the refresh token has expired");
-  if (asked && !asked.every((s) => row.scopes.includes(s))) return failure("invalid_scope", "a refresh may only narrow the scope of the grant");
-  return failure("invalid_grant", "this client may no longer use refresh tokens");
+  if (row.family_revoked || row.used_at !== null) throw invalid();
+  if (row.expires_at.getTime() <= now.getTime()) throw oauthFail("invalid_grant", "the refresh token has expired");
+  if (asked && !asked.every((s) => row.scopes.includes(s))) throw oauthFail("invalid_scope", "a refresh may only narrow the scope of the grant");
+  throw oauthFail("invalid_grant", "this client may no longer use refresh tokens");
 }
 
 /** grant_type=refresh_token: authenticates the client, rotates the token, issues the new tokens. */
-export async function refreshGrant(deps: Deps, em: EntityManager, input: RefreshInput): Promise<Result> {
+export async function refreshGrant(deps: Deps, em: EntityManager, input: RefreshInput): Promise<Exchanged> {
   const now = deps.clock.now();
-  const badClient = failure("invalid_client", "client authentication failed");
-  const method = authMethodName(input.clientAuthMethod);
-  if (!input.clientId || (!input.clientSecret && method !== "none")) return badClient;
+  const presented = presentedClient(input.clientSecret, input.clientAuthMethod);
+  if (!credentialsPresent(input.clientId, input.clientSecret, presented)) throw badClient();
   const asked = requestedScopes(input.scope);
-  const secretHash = hashSecret(input.clientSecret);
   const accessToken = issueSecret("accountAccessToken");
   const next = issueSecret("accountRefreshToken");
   const unknownScope = !!asked && "unknown" in asked;
   const scopes = asked && !("unknown" in asked) ? asked : null;
   const result = await rotateRefreshToken(deps.statements.on(em), {
+    ...presented,
     clientId: input.clientId,
-    secretHash,
-    authMethod: method,
     now,
     // Nothing matches an empty hash: a request without a token, or one that will be refused for
     // its scope, rotates nothing (the client is still authenticated first).
@@ -107,9 +102,10 @@ export async function refreshGrant(deps: Deps, em: EntityManager, input: Refresh
     refreshHash: next.hash,
     refreshExpiresAt: new Date(now.getTime() + refreshTokenTtlMs),
   });
-  if (!clientAuthenticated(result, method, secretHash) || !result) return badClient;
-  if (!input.refreshToken) return failure("invalid_request", "refresh_token is required");
-  if (asked && "unknown" in asked) return failure("invalid_scope", `unknown scope ${asked.unknown.join(" ")}`);
+  // Compared first, so an unknown client costs the same constant-time comparison.
+  if (!clientAuthenticated(result, presented) || !result) throw badClient();
+  if (!input.refreshToken) throw oauthFail("invalid_request", "refresh_token is required");
+  if (asked && "unknown" in asked) throw oauthFail("invalid_scope", `unknown scope ${asked.unknown.join(" ")}`);
   // Not rotated: say why (a reuse revokes the family there).
   if (result.user_id === null) return diagnose(deps, em, input, result.client_row_id, scopes, now);
 
@@ -117,7 +113,7 @@ export async function refreshGrant(deps: Deps, em: EntityManager, input: Refresh
   const profile = accountTokenProfile(deps.config);
   const claims = claimsOf({ user_id: result.user_id, scopes: granted, name: result.name!, email: result.email! });
   const idToken = granted.includes("openid")
-    ? await signIdToken(profile, deps, { clientId: input.clientId, now, authTime: new Date(result.auth_time!), nonce: null, accessToken: accessToken.value, claims })
+    ? await signIdToken(profile, deps, { clientId: input.clientId, now, authTime: result.auth_time!, nonce: null, accessToken: accessToken.value, claims })
     : "";
-  return { tokens: { accessToken: accessToken.value, idToken, scope: granted.join(" "), refreshToken: next.value } };
+  return { accessToken: accessToken.value, idToken, scope: granted.join(" "), refreshToken: next.value };
 }

@@ -8,7 +8,9 @@ import type { CoreConfig } from "../deps.ts";
 import { sql, type SqlRunner } from "../db/sql.ts";
 import { arrayOf, bool, row, text, timestamp } from "../db/rows.ts";
 import type { RevocationProfile, TokenRecord } from "../oauth/token-endpoints.ts";
+import { clientAuthentication } from "../oauth/exchange-checks.ts";
 import { findRefreshToken, revokeFamily } from "./refresh-queries.ts";
+import { accountClients } from "./account-oauth-queries.ts";
 
 const accessRow = row({
   client_uuid: text,
@@ -34,17 +36,18 @@ function findAccessToken(query: SqlRunner, tokenHash: string) {
   );
 }
 
-const clientRow = row({ client_row_id: text, client_secret_hash: text, client_disabled: bool, client_auth_method: text });
+const clientRow = row({ client_row_id: text, client_secret_hash: text, client_authenticated: bool, client_auth_method: text });
 
 type AccountTokenRecord = TokenRecord & { familyId: string; clientName?: string };
 
 export function accountRevocationProfile(config: Pick<CoreConfig, "accountIssuerUrl">): RevocationProfile {
   return {
     issuerUrl: config.accountIssuerUrl,
-    findClient: (query, clientId) =>
+    findClient: (query, clientId, presented) =>
       query.one(
-        sql`select id as client_row_id, secret_hash as client_secret_hash, disabled as client_disabled, token_endpoint_auth_method as client_auth_method
-              from oauth_provider_clients where client_id = ${clientId}`,
+        sql`select cl.id as client_row_id, cl.secret_hash as client_secret_hash, ${clientAuthentication(presented)} as client_authenticated,
+                   cl.auth_method as client_auth_method
+              from ${accountClients} cl where cl.client_id = ${clientId}`,
         clientRow,
       ),
     async findToken(query, tokenHash): Promise<AccountTokenRecord | undefined> {

@@ -4,7 +4,7 @@
  */
 import type { CoreConfig } from "../deps.ts";
 import type { TokenProfile } from "../oauth/token-engine.ts";
-import { accountTokenQueries, type AccountCodeRow } from "./account-oauth-queries.ts";
+import { accountTokenQueries, type AccountCodeRow, type AccountReusedRow, type AccountUserInfoRow } from "./account-oauth-queries.ts";
 import { firstRefreshToken } from "./refresh-tokens.ts";
 
 /** What Account OAuth grants, in this order. */
@@ -29,7 +29,7 @@ export function claimsOf(row: ClaimColumns): AccountClaims {
   };
 }
 
-export function accountTokenProfile(config: Pick<CoreConfig, "accountIssuerUrl">): TokenProfile<AccountCodeRow, AccountClaims> {
+export function accountTokenProfile(config: Pick<CoreConfig, "accountIssuerUrl">): TokenProfile<AccountCodeRow, AccountReusedRow, AccountUserInfoRow, AccountClaims> {
   return {
     keys: "account",
     issuerUrl: config.accountIssuerUrl,
@@ -48,7 +48,7 @@ export function accountTokenProfile(config: Pick<CoreConfig, "accountIssuerUrl">
       targetId: row.public_client_id,
       details: { clientId: row.public_client_id, clientName: row.client_name, presentedBy, userId: row.user_id },
     }),
-    userInfoClaims: (row) => claimsOf(row as unknown as ClaimColumns),
+    userInfoClaims: claimsOf,
     // With offline_access granted (and still allowed the client): the grant's first refresh token.
     refreshTokenFor: async (query, row, now) => (row.scopes.includes("offline_access") ? firstRefreshToken(query, row.id, now) : undefined),
   };

@@ -1,58 +1,83 @@
 /**
  * The Game OAuth issuer's SQL: the token engine's statements over its tables (game_oauth_clients,
- * authorization_codes, access_tokens), written out in full, and the hosted sessions as the
+ * authorization_codes, access_tokens), with the shared checks as fragments, and the hosted sessions as the
  * browser's page opens and reads them. The in-game steps' SQL is in sign-in-queries.ts.
  */
 import { sql, type SqlRunner } from "../db/sql.ts";
 import { arrayOf, bool, int, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
-import { tokenQueries, type ConsumedCode } from "../oauth/token-queries.ts";
+import { exchangeRow, type TokenQueries } from "../oauth/token-queries.ts";
+import { clientAuthentication, codeCheckResults } from "../oauth/exchange-checks.ts";
 import { serverRank } from "../servers/frozen-queries.ts";
 
-/** A consumed code with what the game claims need: the game account, its organization and server. */
-export interface GameCodeRow extends ConsumedCode {
-  organization_id: string;
-  server_id: string;
-  game_account_id: string;
-  sub: string;
-  name: string;
-  game: string;
-  account_uuid: string;
-}
+/**
+ * Game OAuth's clients as the shared checks read a client (core/oauth/exchange-checks.ts): each
+ * authenticates with its secret by either method, and none has to use PKCE.
+ */
+export const gameClients = sql`(select id, client_id, secret_hash, disabled, 'client_secret_basic_or_post'::text as auth_method, false as require_pkce
+                                   from game_oauth_clients)`;
 
-/** The statements of core/oauth/token-queries.ts over Game OAuth's tables (parameters in its order). */
-export const gameTokenQueries = tokenQueries<GameCodeRow>({
-  exchange: `with client as (
-      select id, secret_hash, disabled from game_oauth_clients where client_id = ?
-    ), consumed as (
-      update authorization_codes set consumed_at = ?
-       where code_hash = ? and consumed_at is null and ?::boolean
-         and exists (select 1 from client where not disabled and secret_hash = ? and ?::text <> 'none')
-      returning id, game_oauth_client_id as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
-                organization_id, server_id, game_account_id
-    ), issued as (
-      insert into access_tokens (id, token_hash, authorization_code_id, game_oauth_client_id, organization_id, game_account_id, server_id, expires_at, created_at)
-      select ?, ?, c.id, c.client_uuid, c.organization_id, c.game_account_id, c.server_id, ?, ?
-        from consumed c
-       where c.expires_at > ?
-         and c.client_uuid = (select id from client)
-         and c.redirect_uri = ?
-         and case when c.code_challenge is null then not ?::boolean
-                  else c.code_challenge = case when c.code_challenge_method = 'S256' then ?::text else ?::text end end
-      returning authorization_code_id
-    )
-    select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.disabled as client_disabled, k.*,
-           exists (select 1 from issued) as issued
-      from client cl
-      left join (select c.*, a.sub, a.name, a.game, a.account_uuid from consumed c join game_accounts a on a.id = c.game_account_id) k on true`,
-  markReused: `update authorization_codes c set reused_at = ? from game_oauth_clients cl
-      where c.code_hash = ? and c.reused_at is null and cl.id = c.game_oauth_client_id
-      returning cl.client_id as public_client_id, cl.name as client_name, c.organization_id, c.server_id, c.game_account_id`,
-  userInfo: `select a.sub, a.name, a.game, a.account_uuid, t.organization_id, t.server_id
-      from access_tokens t
-      join game_accounts a on a.id = t.game_account_id
-      join authorization_codes c on c.id = t.authorization_code_id
-     where t.token_hash = ? and t.revoked_at is null and c.reused_at is null and t.expires_at > ?`,
+/** An exchange's row: a consumed code with what the game claims need (the game account, its organization and server). */
+const gameExchangeRow = exchangeRow({
+  organization_id: text,
+  server_id: text,
+  sub: text,
+  name: text,
+  game: text,
+  account_uuid: text,
 });
+export type GameCodeRow = NonNullable<Row<typeof gameExchangeRow>["code"]>;
+
+/** A code presented again, with its client: what its activity event says. */
+const gameReusedRow = row({ public_client_id: text, client_name: text, organization_id: text, server_id: text, game_account_id: text });
+export type GameReusedRow = Row<typeof gameReusedRow>;
+
+/** The claims' columns of a live access token. */
+const gameUserInfoRow = row({ sub: text, name: text, game: text, account_uuid: text, organization_id: text, server_id: text });
+export type GameUserInfoRow = Row<typeof gameUserInfoRow>;
+
+/** The statements of core/oauth/token-queries.ts over Game OAuth's tables. */
+export const gameTokenQueries: TokenQueries<GameCodeRow, GameReusedRow, GameUserInfoRow> = {
+  exchange: (query, p) =>
+    query.one(
+      sql`with client as (
+            select cl.id, cl.secret_hash, cl.auth_method, cl.require_pkce, ${clientAuthentication(p)} as authenticated
+              from ${gameClients} cl where cl.client_id = ${p.clientId}
+          ), consumed as (
+            update authorization_codes set consumed_at = ${p.now}
+             where code_hash = ${p.codeHash} and consumed_at is null and ${p.wellFormed}::boolean
+               and exists (select 1 from client where authenticated)
+            returning id, game_oauth_client_id as client_uuid, redirect_uri, nonce, code_challenge, code_challenge_method, auth_time, expires_at,
+                      organization_id, server_id, game_account_id
+          ), checked as (
+            select c.*, ${codeCheckResults(p)} as checks from consumed c, client cl
+          ), issued as (
+            insert into access_tokens (id, token_hash, authorization_code_id, game_oauth_client_id, organization_id, game_account_id, server_id, expires_at, created_at)
+            select ${p.tokenId}, ${p.tokenHash}, c.id, c.client_uuid, c.organization_id, c.game_account_id, c.server_id, ${p.tokenExpiresAt}, ${p.now}
+              from checked c where true = all(c.checks)
+          )
+          select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.authenticated as client_authenticated,
+                 (select row_to_json(k) from (select c.id, c.nonce, c.auth_time, c.checks, c.organization_id, c.server_id, a.sub, a.name, a.game, a.account_uuid
+                                                from checked c join game_accounts a on a.id = c.game_account_id) k) as code
+            from client cl`,
+      gameExchangeRow,
+    ),
+  markReused: (query, now, codeHash) =>
+    query.one(
+      sql`update authorization_codes c set reused_at = ${now} from game_oauth_clients cl
+           where c.code_hash = ${codeHash} and c.reused_at is null and cl.id = c.game_oauth_client_id
+          returning cl.client_id as public_client_id, cl.name as client_name, c.organization_id, c.server_id, c.game_account_id`,
+      gameReusedRow,
+    ),
+  userInfo: (query, tokenHash, now) =>
+    query.one(
+      sql`select a.sub, a.name, a.game, a.account_uuid, t.organization_id, t.server_id
+            from access_tokens t
+            join game_accounts a on a.id = t.game_account_id
+            join authorization_codes c on c.id = t.authorization_code_id
+           where t.token_hash = ${tokenHash} and t.revoked_at is null and c.reused_at is null and t.expires_at > ${now}`,
+      gameUserInfoRow,
+    ),
+};
 
 /** An app's registration as an authorization request checks it, with whether its organization is verified. */
 const startClientRow = row({

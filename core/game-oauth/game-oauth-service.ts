@@ -24,7 +24,7 @@ import type { SqlRunner } from "../db/sql.ts";
 import { redirectUriMatches } from "../oauth/redirect-uris.ts";
 import { checkAuthorizationParams, type CheckedRequest } from "../oauth/authorization-request.ts";
 import { insertSession, readSession, sessionToProto } from "./hosted-sessions.ts";
-import { claimsOutcome, exchangeCode, tokenOutcome, userInfo } from "../oauth/token-engine.ts";
+import { exchangeCode, tokenSet, userInfo } from "../oauth/token-engine.ts";
 import { countedExchange } from "../metrics.ts";
 import { gameTokenProfile } from "./token-exchange.ts";
 import { findStartClient, type StartClientRow } from "./game-oauth-queries.ts";
@@ -116,26 +116,22 @@ export function createGameOAuthService(deps: CoreDeps): ServiceImpl<typeof GameO
     watchAuthorization: (req, ctx) => watchAuthorization(deps, req, ctx),
 
     async exchangeCode(req, ctx) {
-      const result = await clientGuard(
-        ctx,
-        req,
-        () => countedExchange(deps.metrics, "game", exchangeCode(tokens, deps, entityManager(ctx), req)),
-        (r) => "failure" in r && r.failure.error === "invalid_client",
-      );
-      return create(ExchangeCodeResponseSchema, { outcome: tokenOutcome(result) });
+      const issued = await clientGuard(ctx, req, () => countedExchange(deps.metrics, "game", exchangeCode(tokens, deps, entityManager(ctx), req)));
+      return create(ExchangeCodeResponseSchema, { tokens: tokenSet(issued) });
     },
 
     async getUserInfo(req, ctx) {
-      const result = await userInfo(tokens, deps, entityManager(ctx), req.accessToken);
-      return create(GetUserInfoResponseSchema, { outcome: claimsOutcome(result, (claims) => create(GameClaimsSchema, claims)) });
+      const claims = await userInfo(tokens, deps, entityManager(ctx), req.accessToken);
+      return create(GetUserInfoResponseSchema, { claims: create(GameClaimsSchema, claims) });
     },
 
     async revokeToken(req, ctx) {
-      return create(RevokeTokenResponseSchema, { error: await revokeToken(revocation, deps, entityManager(ctx), req) });
+      await revokeToken(revocation, deps, entityManager(ctx), req);
+      return create(RevokeTokenResponseSchema);
     },
 
     async introspectToken(req, ctx) {
-      return create(IntrospectTokenResponseSchema, { outcome: await introspectToken(revocation, deps, entityManager(ctx), req) });
+      return create(IntrospectTokenResponseSchema, { introspection: await introspectToken(revocation, deps, entityManager(ctx), req) });
     },
   };
 }

@@ -7,8 +7,10 @@ import type { CoreConfig } from "../deps.ts";
 import type { RevocationProfile } from "../oauth/token-endpoints.ts";
 import { sql } from "../db/sql.ts";
 import { bool, row, text, timestamp } from "../db/rows.ts";
+import { clientAuthentication } from "../oauth/exchange-checks.ts";
+import { gameClients } from "./game-oauth-queries.ts";
 
-const clientRow = row({ client_row_id: text, client_secret_hash: text, client_disabled: bool });
+const clientRow = row({ client_row_id: text, client_secret_hash: text, client_authenticated: bool, client_auth_method: text });
 
 const accessRow = row({
   client_uuid: text,
@@ -23,9 +25,11 @@ const accessRow = row({
 export function gameRevocationProfile(config: Pick<CoreConfig, "gameIssuerUrl">): RevocationProfile {
   return {
     issuerUrl: config.gameIssuerUrl,
-    findClient: (query, clientId) =>
+    findClient: (query, clientId, presented) =>
       query.one(
-        sql`select id as client_row_id, secret_hash as client_secret_hash, disabled as client_disabled from game_oauth_clients where client_id = ${clientId}`,
+        sql`select cl.id as client_row_id, cl.secret_hash as client_secret_hash, ${clientAuthentication(presented)} as client_authenticated,
+                   cl.auth_method as client_auth_method
+              from ${gameClients} cl where cl.client_id = ${clientId}`,
         clientRow,
       ),
     async findToken(query, tokenHash) {

@@ -4,7 +4,7 @@
  */
 import type { CoreConfig } from "../deps.ts";
 import type { TokenProfile } from "../oauth/token-engine.ts";
-import { gameTokenQueries, type GameCodeRow } from "./game-oauth-queries.ts";
+import { gameTokenQueries, type GameCodeRow, type GameReusedRow, type GameUserInfoRow } from "./game-oauth-queries.ts";
 
 export interface GameClaims {
   sub: string;
@@ -30,7 +30,7 @@ function claimsOf(row: ClaimColumns): GameClaims {
   };
 }
 
-export function gameTokenProfile(config: Pick<CoreConfig, "gameIssuerUrl">): TokenProfile<GameCodeRow, GameClaims> {
+export function gameTokenProfile(config: Pick<CoreConfig, "gameIssuerUrl">): TokenProfile<GameCodeRow, GameReusedRow, GameUserInfoRow, GameClaims> {
   return {
     keys: "game",
     issuerUrl: config.gameIssuerUrl,
@@ -55,6 +55,6 @@ export function gameTokenProfile(config: Pick<CoreConfig, "gameIssuerUrl">): Tok
       serverId: row.server_id,
       details: { clientId: row.public_client_id, clientName: row.client_name, presentedBy },
     }),
-    userInfoClaims: (row) => claimsOf(row as unknown as ClaimColumns),
+    userInfoClaims: claimsOf,
   };
 }

@@ -13,26 +13,34 @@ import type { CoreDeps } from "../deps.ts";
 import { recordLockout } from "../activity/lockouts.ts";
 import { CredentialGuard } from "../ratelimit/credential-guard.ts";
 import { clientIpKey } from "../ratelimit/client-ip.ts";
+import { oauthFailureOf } from "./oauth-failure.ts";
 
 type Deps = Parameters<typeof recordLockout>[0] & Pick<CoreDeps, "rateLimits">;
 
 export interface ClientCredentialGuard {
   /**
    * Runs `exchange` for the request's client unless its address is refused (rate_limited), and
-   * counts its outcome: invalid_client against the address (rate_limited past the limit).
+   * counts its outcome: an invalid_client refusal against the address (rate_limited past the limit).
    */
-  <T>(ctx: HandlerContext, client: { clientId: string; clientSecret: string }, exchange: () => Promise<T>, invalidClient: (result: T) => boolean): Promise<T>;
+  <T>(ctx: HandlerContext, client: { clientId: string; clientSecret: string }, exchange: () => Promise<T>): Promise<T>;
 }
 
 export function createClientCredentialGuard(deps: Deps): ClientCredentialGuard {
   const guard = new CredentialGuard(deps.rateLimits.badCredentialPerIp, (lockout) => recordLockout(deps, lockout));
-  return async (ctx, client, exchange, invalidClient) => {
+  return async (ctx, client, exchange) => {
     const ip = clientIpKey(ctx.requestHeader.get(clientIpHeader));
     const credentialHash = hashSecret(`client:${client.clientId}:${client.clientSecret}`);
     guard.screen(ip, credentialHash);
-    const result = await exchange();
-    if (invalidClient(result)) await guard.failed(ip);
-    else guard.resolved(credentialHash);
-    return result;
+    try {
+      const result = await exchange();
+      guard.resolved(credentialHash);
+      return result;
+    } catch (error) {
+      // Any other OAuth refusal (a bad code, a bad refresh token) came after the client authenticated.
+      const refused = oauthFailureOf(error);
+      if (refused?.error === "invalid_client") await guard.failed(ip);
+      else if (refused) guard.resolved(credentialHash);
+      throw error;
+    }
   };
 }

@@ -6,12 +6,18 @@
  * A code is consumed by one UPDATE … WHERE consumed_at IS NULL: of any number of concurrent
  * exchanges exactly one gets its row. Every later check failing leaves the code consumed (a new
  * flow must start), and using a consumed code again marks it reused, which revokes what it issued.
+ * The checks are written once, in exchange-checks.ts: the statement computes them and stores the
+ * token only where all hold; the engine names the first that failed from the same results.
+ * Failures are thrown ({@link oauthFail}), and the edge answers them.
  */
 import { hash, randomUUID } from "node:crypto";
-import { create, type Message } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { CodeReusedRow, ConsumedCode, TokenQueries } from "./token-queries.ts";
-import { ClientAuthMethod, OAuthErrorSchema, TokenSetSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
+import type { SqlRunner } from "../db/sql.ts";
+import type { ConsumedCode, TokenQueries } from "./token-queries.ts";
+import { firstFailedCheck, type PresentedClient } from "./exchange-checks.ts";
+import { oauthFail, type OAuthFailure } from "./oauth-failure.ts";
+import { ClientAuthMethod, TokenSetSchema, type TokenSet } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import type { CoreDeps } from "../deps.ts";
 import type { Issuer } from "../keys/signing-keys.ts";
 import { hashesMatch, hashSecret, issueSecret, type SecretKind } from "../../contract/secrets.ts";
@@ -20,11 +26,6 @@ import { recordActivity, type ActivityFacts } from "../activity/record.ts";
 export const accessTokenTtlSeconds = 900;
 export const idTokenTtlSeconds = 600;
 export const authorizationCodeTtlMs = 90_000;
-
-export interface OAuthFailure {
-  error: "invalid_client" | "invalid_grant" | "invalid_request" | "unsupported_grant_type" | "invalid_token" | "invalid_scope" | "unauthorized_client";
-  description: string;
-}
 
 export interface ExchangeInput {
   clientId: string;
@@ -37,34 +38,34 @@ export interface ExchangeInput {
   codeVerifier: string;
 }
 
-/** One issuer's configuration of the engine. */
-export interface TokenProfile<Row extends ConsumedCode, Claims> {
+/** One issuer's configuration of the engine, over its consumed codes, reused-code rows and userinfo rows. */
+export interface TokenProfile<Code extends ConsumedCode, Reused, Info, Claims> {
   /** Whose signing keys sign the ID tokens. */
   keys: Issuer;
   /** The `iss` of its ID tokens. */
   issuerUrl: string;
   accessToken: SecretKind;
   /** Its statements, written out in its query module: exchange, reuse, userinfo. */
-  queries: TokenQueries<Row>;
+  queries: TokenQueries<Code, Reused, Info>;
   /**
    * The activity event for a code presented after its exchange (once per code; its tokens are then
    * revoked): `row` holds the code's client and further columns, `presentedBy` the client_id that
    * presented it again.
    */
-  codeReused(row: CodeReusedRow<Row>, presentedBy: string): ActivityFacts;
+  codeReused(row: Reused, presentedBy: string): ActivityFacts;
   /** The claims of a consumed code (ID token) — as the userinfo endpoint names them too. */
-  claims(row: Row): Claims;
+  claims(code: Code): Claims;
   /** The claims as the ID token spells them, `sub` included. */
   jwtClaims(claims: Claims): Record<string, unknown>;
   /** The scope of the token response. */
-  scope(row: Row): string;
+  scope(code: Code): string;
   /** The claims of a row of its userinfo statement. */
-  userInfoClaims(row: Record<string, unknown>): Claims;
+  userInfoClaims(row: Info): Claims;
   /**
    * After a good exchange: a refresh token for the code's grant, when the issuer issues one
    * (Account OAuth with offline_access), or undefined.
    */
-  refreshTokenFor?(query: ReturnType<CoreDeps["statements"]["on"]>, row: Row, now: Date): Promise<string | undefined>;
+  refreshTokenFor?(query: SqlRunner, code: Code, now: Date): Promise<string | undefined>;
 }
 
 /** The stored and SQL spelling of how a client authenticated. */
@@ -81,28 +82,30 @@ export function authMethodName(method: ClientAuthMethod | undefined): string {
   }
 }
 
-/**
- * Whether the client authenticated as it is registered to (the statements decided the same; this
- * names the failure). The secret is compared in constant time whatever happens, even for an unknown
- * client, so timing tells nothing. A public client ("none") presents no secret; a confidential
- * one must present its secret by its method ("client_secret_basic_or_post": either).
- */
-export function clientAuthenticated(
-  client: { client_secret_hash: string; client_disabled: boolean; client_auth_method?: string } | undefined,
-  method: string,
-  secretHash: string,
-): boolean {
-  const secretOk = hashesMatch(secretHash, client?.client_secret_hash ?? "0".repeat(64));
-  if (!client || client.client_disabled) return false;
-  const registered = client.client_auth_method ?? "client_secret_basic_or_post";
-  if (registered === "none") return method === "none";
-  if (method === "none" || (registered !== "client_secret_basic_or_post" && registered !== method)) return false;
-  return secretOk;
+/** The credentials a request presents, as the statements check them. */
+export function presentedClient(clientSecret: string, method: ClientAuthMethod | undefined): PresentedClient {
+  return { secretHash: hashSecret(clientSecret), method: authMethodName(method) };
 }
 
-type Deps = Pick<CoreDeps, "clock" | "signingKeys" | "statements">;
+/**
+ * Whether the client authenticated: the statement judged it by its registration
+ * (`clientAuthentication` in exchange-checks.ts, its `client_authenticated` column), and a
+ * presented secret's hash is compared here once more, in constant time whatever happens (even for
+ * an unknown client), so timing tells nothing.
+ */
+export function clientAuthenticated(client: { client_secret_hash: string; client_authenticated: boolean } | undefined, presented: PresentedClient): boolean {
+  const secretMatches = hashesMatch(presented.secretHash, client?.client_secret_hash ?? "0".repeat(64));
+  return !!client?.client_authenticated && (presented.method === "none" || secretMatches);
+}
 
-const failure = (error: OAuthFailure["error"], description: string): { failure: OAuthFailure } => ({ failure: { error, description } });
+/** The refusal of a client whose authentication failed, at any endpoint. */
+export const badClient = () => oauthFail("invalid_client", "client authentication failed");
+
+/** A client_id, and a secret unless the client says it is public: without them nothing is looked up. */
+export const credentialsPresent = (clientId: string, clientSecret: string, presented: PresentedClient) =>
+  !!clientId && (!!clientSecret || presented.method === "none");
+
+type Deps = Pick<CoreDeps, "clock" | "signingKeys" | "statements">;
 
 /** What a code_challenge must equal for this verifier, by method; null for a malformed verifier (RFC 7636 4.1). */
 function pkceChallenges(verifier: string): { s256: string; plain: string } | null {
@@ -110,8 +113,12 @@ function pkceChallenges(verifier: string): { s256: string; plain: string } | nul
   return { s256: hash("sha256", verifier, "base64url"), plain: verifier };
 }
 
-function pkceMatches(challenge: string, method: string | null, expected: { s256: string; plain: string } | null): boolean {
-  return !!expected && (method === "S256" ? expected.s256 : expected.plain) === challenge;
+/** What is wrong with an authorization_code request's form, told once its client has authenticated. */
+function malformedExchange(input: ExchangeInput): OAuthFailure | undefined {
+  if (input.grantType !== "authorization_code") return { error: "unsupported_grant_type", description: "grant_type must be authorization_code" };
+  if (!input.code) return { error: "invalid_request", description: "code is required" };
+  if (!input.redirectUri) return { error: "invalid_request", description: "redirect_uri is required" };
+  return undefined;
 }
 
 /** at_hash: the left half of SHA-256 of the access token, base64url (OpenID Connect Core 3.1.3.6). */
@@ -129,33 +136,31 @@ export interface Exchanged {
 
 /**
  * Authenticates the client, consumes the code and issues an access token and one signed ID token.
- * The database decides (one statement, the profile's `exchange`); the same checks run
- * here on the returned row to name the failure, and a token is handed out only when both agree.
+ * The database decides (one statement, the profile's `exchange`, over the checks of
+ * exchange-checks.ts); a refusal names the client authentication, the request's form or the first
+ * check that failed, and is thrown.
  */
-export async function exchangeCode<Row extends ConsumedCode, Claims>(
-  profile: TokenProfile<Row, Claims>,
+export async function exchangeCode<Code extends ConsumedCode, Reused, Info, Claims>(
+  profile: TokenProfile<Code, Reused, Info, Claims>,
   deps: Deps,
   em: EntityManager,
   input: ExchangeInput,
-): Promise<{ tokens: Exchanged } | { failure: OAuthFailure }> {
+): Promise<Exchanged> {
   const now = deps.clock.now();
-  const badClient = failure("invalid_client", "client authentication failed");
-  const method = authMethodName(input.clientAuthMethod);
-  if (!input.clientId || (!input.clientSecret && method !== "none")) return badClient;
-  const wellFormed = input.grantType === "authorization_code" && !!input.code && !!input.redirectUri;
+  const presented = presentedClient(input.clientSecret, input.clientAuthMethod);
+  if (!credentialsPresent(input.clientId, input.clientSecret, presented)) throw badClient();
+  const malformed = malformedExchange(input);
   const codeHash = hashSecret(input.code);
   const pkce = input.codeVerifier ? pkceChallenges(input.codeVerifier) : null;
   // Issued before it is known to be needed: the statement stores it only for a good exchange.
   const accessToken = issueSecret(profile.accessToken);
   const query = deps.statements.on(em);
-  const secretHash = hashSecret(input.clientSecret);
   const result = await profile.queries.exchange(query, {
+    ...presented,
     clientId: input.clientId,
     now,
     codeHash,
-    wellFormed,
-    secretHash,
-    authMethod: method,
+    wellFormed: !malformed,
     tokenId: randomUUID(),
     tokenHash: accessToken.hash,
     tokenExpiresAt: new Date(now.getTime() + accessTokenTtlSeconds * 1000),
@@ -164,14 +169,12 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
     s256: pkce?.s256 ?? null,
     plain: pkce?.plain ?? null,
   });
-  // The database compared hashes; the secret is compared here too, in constant time.
-  if (!clientAuthenticated(result, method, secretHash)) return badClient;
-  if (!result) return badClient;
-  if (input.grantType !== "authorization_code") return failure("unsupported_grant_type", "grant_type must be authorization_code");
-  if (!input.code) return failure("invalid_request", "code is required");
-  if (!input.redirectUri) return failure("invalid_request", "redirect_uri is required");
+  // Compared first, so an unknown client costs the same constant-time comparison.
+  if (!clientAuthenticated(result, presented) || !result) throw badClient();
+  if (malformed) throw oauthFail(malformed.error, malformed.description);
 
-  if (result.id == null) {
+  const code = result.code;
+  if (!code) {
     // Unknown, or used before: the code is marked reused, which kills every token it issued —
     // including one its first use is still inserting (userinfo refuses tokens of a reused code).
     await em.transactional(async (tx) => {
@@ -179,38 +182,27 @@ export async function exchangeCode<Row extends ConsumedCode, Claims>(
       // Someone held a code that was already exchanged: a leaked or replayed redirect.
       if (reused) recordActivity(tx, "system", profile.codeReused(reused, input.clientId));
     });
-    return failure("invalid_grant", "the code is invalid, expired or already used");
+    throw oauthFail("invalid_grant", "the code is invalid, expired or already used");
   }
-  const row: Row = result;
-  if (new Date(row.expires_at).getTime() <= now.getTime()) return failure("invalid_grant", "the code has expired");
-  if (row.client_uuid !== result.client_row_id) return failure("invalid_grant", "the code was issued to another client");
-  if (row.redirect_uri !== input.redirectUri) return failure("invalid_grant", "redirect_uri is not the one of the authorization request");
-  if (row.code_challenge) {
-    if (!input.codeVerifier) return failure("invalid_grant", "code_verifier is required");
-    if (!pkceMatches(row.code_challenge, row.code_challenge_method, pkce)) return failure("invalid_grant", "code_verifier does not match");
-  } else if (input.codeVerifier) {
-    return failure("invalid_grant", "code_verifier was sent but the authorization request had no code_challenge");
-  } else if (result.client_auth_method === "none" || result.client_require_pkce) {
-    return failure("invalid_grant", "this client must use PKCE, and the authorization request had no code_challenge");
-  }
-  // Every check passed here; the database must have stored the token by the same rules.
-  if (!result.issued) return failure("invalid_grant", "the code could not be exchanged");
+  // The statement stored the token exactly when every check held.
+  const failed = firstFailedCheck(code.checks);
+  if (failed) throw oauthFail(failed.error, failed.description);
 
-  const refreshToken = await profile.refreshTokenFor?.(query, row, now);
+  const refreshToken = await profile.refreshTokenFor?.(query, code, now);
   const idToken = await signIdToken(profile, deps, {
     clientId: input.clientId,
     now,
-    authTime: new Date(row.auth_time),
-    nonce: row.nonce,
+    authTime: code.auth_time,
+    nonce: code.nonce,
     accessToken: accessToken.value,
-    claims: profile.claims(row),
+    claims: profile.claims(code),
   });
-  return { tokens: { accessToken: accessToken.value, idToken, scope: profile.scope(row), ...(refreshToken && { refreshToken }) } };
+  return { accessToken: accessToken.value, idToken, scope: profile.scope(code), ...(refreshToken && { refreshToken }) };
 }
 
 /** One RS256 ID token for `claims`, bound to the access token issued with it (at_hash). */
 export async function signIdToken<Claims>(
-  profile: Pick<TokenProfile<ConsumedCode, Claims>, "keys" | "issuerUrl" | "jwtClaims">,
+  profile: Pick<TokenProfile<ConsumedCode, unknown, unknown, Claims>, "keys" | "issuerUrl" | "jwtClaims">,
   deps: Pick<CoreDeps, "signingKeys">,
   t: { clientId: string; now: Date; authTime: Date; nonce: string | null; accessToken: string; claims: Claims },
 ): Promise<string> {
@@ -232,26 +224,18 @@ export async function signIdToken<Claims>(
 }
 
 /** The claims of a live access token of this issuer (any other string is invalid_token). */
-export async function userInfo<Row extends ConsumedCode, Claims>(
-  profile: TokenProfile<Row, Claims>,
+export async function userInfo<Code extends ConsumedCode, Reused, Info, Claims>(
+  profile: TokenProfile<Code, Reused, Info, Claims>,
   deps: Pick<CoreDeps, "clock" | "statements">,
   em: EntityManager,
   token: string,
-): Promise<{ claims: Claims } | { failure: OAuthFailure }> {
-  const invalid = failure("invalid_token", "the access token is invalid, expired or revoked");
-  if (!token) return invalid;
-  const row = await profile.queries.userInfo(deps.statements.on(em), hashSecret(token), deps.clock.now());
-  return row ? { claims: profile.userInfoClaims(row) } : invalid;
+): Promise<Claims> {
+  const row = token ? await profile.queries.userInfo(deps.statements.on(em), hashSecret(token), deps.clock.now()) : undefined;
+  if (!row) throw oauthFail("invalid_token", "the access token is invalid, expired or revoked");
+  return profile.userInfoClaims(row);
 }
 
-/** An exchange's result as the `outcome` oneof both services' ExchangeCodeResponse have. */
-export function tokenOutcome(result: { tokens: Exchanged } | { failure: OAuthFailure }) {
-  if ("failure" in result) return { case: "error" as const, value: create(OAuthErrorSchema, result.failure) };
-  return { case: "tokens" as const, value: create(TokenSetSchema, { ...result.tokens, tokenType: "Bearer", expiresIn: accessTokenTtlSeconds }) };
-}
-
-/** A userinfo result as the `outcome` oneof both services' GetUserInfoResponse have, with the issuer's claims message. */
-export function claimsOutcome<Claims, M extends Message>(result: { claims: Claims } | { failure: OAuthFailure }, toMessage: (claims: Claims) => M) {
-  if ("failure" in result) return { case: "error" as const, value: create(OAuthErrorSchema, result.failure) };
-  return { case: "claims" as const, value: toMessage(result.claims) };
+/** Issued tokens as both services' ExchangeCodeResponse carries them. */
+export function tokenSet(tokens: Exchanged): TokenSet {
+  return create(TokenSetSchema, { ...tokens, tokenType: "Bearer", expiresIn: accessTokenTtlSeconds });
 }

@@ -12,7 +12,7 @@ import { Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.j
 import { accountIssuerPath, accountIssuerUrl } from "../../contract/issuers.ts";
 import { createCoreCalls } from "../core-calls.ts";
 import { createDiscoveryHandler, createJwksHandler, discoveryDocument } from "../oauth/discovery.ts";
-import { oauthErrorFromCore, oauthErrorHandler } from "../oauth/oauth-errors.ts";
+import { oauthErrorHandler } from "../oauth/oauth-errors.ts";
 import { routes } from "../oauth/routes.ts";
 import { createTokenHandler } from "../oauth/token.ts";
 import { createUserInfoHandler } from "../oauth/userinfo.ts";
@@ -68,9 +68,8 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
   const pages = createAuthorizationPages({ calls, secureCookies: options.secureCookies, continuePath: accountIssuerPaths.continue });
 
   const userinfo = createUserInfoHandler(async (accessToken, ctx) => {
-    const answer = await core(ctx).getUserInfo({ accessToken });
-    if (answer.outcome.case !== "claims") throw oauthErrorFromCore(answer.outcome.value);
-    const c = answer.outcome.value;
+    const c = (await core(ctx).getUserInfo({ accessToken })).claims;
+    if (!c) throw new Error("core answered userinfo without claims");
     return {
       sub: c.sub,
       ...(c.name !== undefined && { name: c.name }),

@@ -11,7 +11,7 @@ import { Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.j
 import { createCoreCalls } from "../core-calls.ts";
 import { requestLog, type RequestMetrics } from "../request-log.ts";
 import { createDiscoveryHandler, createJwksHandler, discoveryDocument } from "../oauth/discovery.ts";
-import { oauthErrorHandler, oauthErrorFromCore } from "../oauth/oauth-errors.ts";
+import { oauthErrorHandler } from "../oauth/oauth-errors.ts";
 import { onlyFor, plainErrors, routes } from "../oauth/routes.ts";
 import { createTokenHandler } from "../oauth/token.ts";
 import { createUserInfoHandler } from "../oauth/userinfo.ts";
@@ -83,9 +83,8 @@ export function createGameIssuerApp(options: GameIssuerOptions): Koa {
   const game = (ctx: Context) => calls.client(ctx, GameOAuthService);
   const hosted = { calls, botCheck: createBotCheck(options.botCheck), issuer, secureCookies, shutdown: options.shutdown };
   const userinfo = createUserInfoHandler(async (accessToken, ctx) => {
-    const answer = await game(ctx).getUserInfo({ accessToken });
-    if (answer.outcome.case !== "claims") throw oauthErrorFromCore(answer.outcome.value);
-    const c = answer.outcome.value;
+    const c = (await game(ctx).getUserInfo({ accessToken })).claims;
+    if (!c) throw new Error("core answered userinfo without claims");
     return {
       sub: c.sub,
       preferred_username: c.preferredUsername,

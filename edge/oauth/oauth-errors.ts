@@ -1,10 +1,14 @@
 /**
- * The issuers' errors (both issuers, token and userinfo endpoints): one class per OAuth error, each with its HTTP status and the
- * headers it needs, and one translator (`oauthErrorHandler`) that writes any of them as RFC 6749
- * JSON. Anything else is a 500 with no detail; the cause goes to the log only.
+ * The issuers' errors (both issuers' token, userinfo, revocation and introspection endpoints): one
+ * class per OAuth error, each with its HTTP status and the headers it needs, and one translator
+ * (`oauthErrorHandler`) that writes any failure as RFC 6749 / 6750 JSON. Failures travel one way,
+ * thrown: the edge's own (a malformed request) as these classes, core's as Connect errors, whose
+ * `OAuthError` detail names the OAuth error (core/oauth/oauth-failure.ts). Anything else is a 500
+ * with no detail; the cause goes to the log only.
  */
 import type { Middleware } from "koa";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { OAuthErrorSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import { rateLimitHeaders, unavailableHeaders } from "../errors.ts";
 
 /** A quoted-string for an auth-param (RFC 9110 §11.2): `\` and `"` escaped, control characters dropped. */
@@ -126,20 +130,19 @@ const byCode: Record<string, new (description: string) => OAuthError> = {
   invalid_token: InvalidToken,
 };
 
-/** The class for an error core answered as data (`OAuthError` of the contract); an unknown code is a bug, thrown as such. */
-export function oauthErrorFromCore(error: { error: string; description: string } | undefined): OAuthError {
-  const ErrorClass = error && byCode[error.error];
-  if (!ErrorClass) throw new Error(`core answered an unknown OAuth error: ${error?.error}`);
-  return new ErrorClass(error.description);
-}
-
 /**
- * A Connect error of a core call, as an OAuth error where one fits: invalid input is
- * invalid_request, a rate limit 429, a database out of reach 503 with Retry-After. Anything else
- * stays as it is (a 500).
+ * A Connect error of a core call, as an OAuth error where one fits: core's refusal by its
+ * `OAuthError` detail, invalid input invalid_request, a rate limit 429, a database out of reach
+ * 503 with Retry-After. Anything else stays as it is (a 500; so does an OAuth error code this
+ * edge does not know, a bug).
  */
 export function oauthErrorFromConnect(error: unknown): unknown {
   if (!(error instanceof ConnectError)) return error;
+  const [refused] = error.findDetails(OAuthErrorSchema);
+  if (refused) {
+    const ErrorClass = byCode[refused.error];
+    return ErrorClass ? new ErrorClass(refused.description) : error;
+  }
   if (error.code === Code.InvalidArgument || error.code === Code.OutOfRange) return new InvalidRequest(error.rawMessage);
   if (error.code === Code.ResourceExhausted) {
     // rateLimitHeaders gives whole seconds, at least 1; without them RateLimited's default holds.
@@ -152,7 +155,8 @@ export function oauthErrorFromConnect(error: unknown): unknown {
 }
 
 /**
- * The translator for the token and userinfo endpoints: an OAuthError becomes `{error,
+ * The translator for the token, userinfo, revocation and introspection endpoints, the one place a
+ * failure becomes an answer: an OAuthError (the edge's own, or core's refusal) becomes `{error,
  * error_description}` with its status and headers; anything else a 500 `{error: "server_error"}`,
  * logged. Every answer, success or not, is `Cache-Control: no-store` (RFC 6749 §5.1).
  */

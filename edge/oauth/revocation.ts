@@ -1,14 +1,14 @@
 /**
  * POST …/oauth2/revoke (RFC 7009) and POST …/oauth2/introspect (RFC 7662) of either issuer:
  * parse the form and the client's credentials → the issuer's RevokeToken / IntrospectToken (core)
- * → the answer. Errors are thrown as OAuth error classes for the translator.
+ * → the answer. A refusal is thrown (core's as its Connect error) and answered by the translator
+ * (oauth-errors.ts).
  */
 import type { Context } from "koa";
 import { create } from "@bufbuild/protobuf";
-import { ClientCredentialsSchema, type ClientCredentials, type OAuthError, type TokenIntrospection } from "../../gen/outpost/oauth/v1/oauth_pb.js";
+import { ClientCredentialsSchema, type ClientCredentials, type TokenIntrospection } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import { readForm } from "./body.ts";
 import { clientCredentials } from "./client-auth.ts";
-import { oauthErrorFromCore } from "./oauth-errors.ts";
 
 export interface TokenEndpointRequest {
   client: ClientCredentials;
@@ -17,13 +17,10 @@ export interface TokenEndpointRequest {
 }
 
 /** The issuer's RevokeToken: both services answer this shape. */
-export type RevokeToken = (request: TokenEndpointRequest, ctx: Context) => Promise<{ error?: OAuthError }>;
+export type RevokeToken = (request: TokenEndpointRequest, ctx: Context) => Promise<unknown>;
 
 /** The issuer's IntrospectToken: both services answer this shape. */
-export type IntrospectToken = (
-  request: TokenEndpointRequest,
-  ctx: Context,
-) => Promise<{ outcome: { case: "introspection"; value: TokenIntrospection } | { case: "error"; value: OAuthError } | { case: undefined; value?: undefined } }>;
+export type IntrospectToken = (request: TokenEndpointRequest, ctx: Context) => Promise<{ introspection?: TokenIntrospection }>;
 
 async function readRequest(ctx: Context): Promise<TokenEndpointRequest> {
   const form = await readForm(ctx);
@@ -37,8 +34,7 @@ async function readRequest(ctx: Context): Promise<TokenEndpointRequest> {
 
 export function createRevocationHandler(revoke: RevokeToken) {
   return async (ctx: Context): Promise<void> => {
-    const answer = await revoke(await readRequest(ctx), ctx);
-    if (answer.error) throw oauthErrorFromCore(answer.error);
+    await revoke(await readRequest(ctx), ctx);
     // RFC 7009 §2.2: 200 whether or not the token was known; the body is ignored.
     ctx.status = 200;
     ctx.body = {};
@@ -47,9 +43,8 @@ export function createRevocationHandler(revoke: RevokeToken) {
 
 export function createIntrospectionHandler(introspect: IntrospectToken) {
   return async (ctx: Context): Promise<void> => {
-    const answer = await introspect(await readRequest(ctx), ctx);
-    if (answer.outcome.case !== "introspection") throw oauthErrorFromCore(answer.outcome.value);
-    const t = answer.outcome.value;
+    const t = (await introspect(await readRequest(ctx), ctx)).introspection;
+    if (!t) throw new Error("core answered an introspection without its result");
     ctx.body = !t.active
       ? { active: false }
       : {

@@ -1,13 +1,12 @@
 /**
  * POST …/oauth2/token of either issuer: parse the form and the client's credentials → the
- * issuer's ExchangeCode (core) → the token response. Errors are thrown as OAuth error classes for
- * the translator.
+ * issuer's ExchangeCode (core) → the token response. A refusal is thrown (core's as its Connect
+ * error) and answered by the translator (oauth-errors.ts).
  */
 import type { Context } from "koa";
-import type { ClientAuthMethod, OAuthError, TokenSet } from "../../gen/outpost/oauth/v1/oauth_pb.js";
+import type { ClientAuthMethod, TokenSet } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import { readForm } from "./body.ts";
 import { clientCredentials } from "./client-auth.ts";
-import { oauthErrorFromCore } from "./oauth-errors.ts";
 
 export interface TokenRequest {
   clientId: string;
@@ -22,10 +21,7 @@ export interface TokenRequest {
 }
 
 /** The issuer's ExchangeCode: both services answer this shape. */
-export type ExchangeCode = (
-  request: TokenRequest,
-  ctx: Context,
-) => Promise<{ outcome: { case: "tokens"; value: TokenSet } | { case: "error"; value: OAuthError } | { case: undefined; value?: undefined } }>;
+export type ExchangeCode = (request: TokenRequest, ctx: Context) => Promise<{ tokens?: TokenSet }>;
 
 export function createTokenHandler(exchange: ExchangeCode) {
   return async (ctx: Context): Promise<void> => {
@@ -45,8 +41,8 @@ export function createTokenHandler(exchange: ExchangeCode) {
       },
       ctx,
     );
-    if (answer.outcome.case !== "tokens") throw oauthErrorFromCore(answer.outcome.value);
-    const tokens = answer.outcome.value;
+    const tokens = answer.tokens;
+    if (!tokens) throw new Error("core answered an exchange without tokens");
     ctx.body = {
       access_token: tokens.accessToken,
       ...(tokens.idToken && { id_token: tokens.idToken }),

@@ -29,8 +29,8 @@ async function bearerToken(ctx: Context): Promise<string> {
 }
 
 /**
- * The issuer's GetUserInfo: the claims as the userinfo response names them, or core's OAuth
- * error (thrown by the caller with {@link oauthErrorFromCore}).
+ * The issuer's GetUserInfo: the claims as the userinfo response names them. Core's refusal
+ * (invalid_token) is thrown as its Connect error, for the translator.
  */
 export type UserInfoClaims = (accessToken: string, ctx: Context) => Promise<Record<string, unknown>>;
 

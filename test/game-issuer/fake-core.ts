@@ -6,6 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError, createRouterTransport, type Transport } from "@connectrpc/connect";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { create } from "@bufbuild/protobuf";
+import { OAuthErrorSchema } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import { pino } from "pino";
 import {
   AuthorizationStatus,
@@ -22,6 +24,11 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 type VerifierServerInit = MessageInitShape<typeof VerifierServerSchema>;
 import { createGameIssuerApp } from "../../edge/game-issuer/app.ts";
 import { listen, type Listener } from "../../edge/listen.ts";
+
+/** An OAuth refusal as core makes one (core/oauth/oauth-failure.ts): a Connect error with an OAuthError detail. */
+function refusal(code: Code, error: string, description: string): ConnectError {
+  return new ConnectError(description, code, undefined, [{ desc: OAuthErrorSchema, value: create(OAuthErrorSchema, { error, description }) }]);
+}
 
 interface FakeSession {
   id: string;
@@ -111,19 +118,16 @@ export class FakeCore {
             fake.failNextExchange = false;
             throw new Error("database exploded at 10.0.0.7");
           }
-          if (req.grantType !== "authorization_code") return { outcome: { case: "error", value: { error: "unsupported_grant_type", description: "only authorization_code" } } };
-          if (req.clientSecret !== "right") return { outcome: { case: "error", value: { error: "invalid_client", description: "wrong client credentials" } } };
-          if (req.code !== "good") return { outcome: { case: "error", value: { error: "invalid_grant", description: "the code is not valid" } } };
-          return { outcome: { case: "tokens", value: { accessToken: "at", idToken: "id.token.sig", tokenType: "Bearer", expiresIn: 900, scope: "openid profile" } } };
+          if (req.grantType !== "authorization_code") throw refusal(Code.InvalidArgument, "unsupported_grant_type", "only authorization_code");
+          if (req.clientSecret !== "right") throw refusal(Code.Unauthenticated, "invalid_client", "wrong client credentials");
+          if (req.code !== "good") throw refusal(Code.InvalidArgument, "invalid_grant", "the code is not valid");
+          return { tokens: { accessToken: "at", idToken: "id.token.sig", tokenType: "Bearer", expiresIn: 900, scope: "openid profile" } };
         },
         getUserInfo(req) {
           fake.userInfos.push(req);
-          if (req.accessToken !== "good-token") return { outcome: { case: "error", value: { error: "invalid_token", description: "the access token is not valid" } } };
+          if (req.accessToken !== "good-token") throw refusal(Code.Unauthenticated, "invalid_token", "the access token is not valid");
           return {
-            outcome: {
-              case: "claims",
-              value: { sub: "sub-1", preferredUsername: "Steve", game: "minecraft", gameAccountName: "Steve", gameAccountId: "uuid-1", organizationId: "org-1", verifiedByServerId: "srv-1" },
-            },
+            claims: { sub: "sub-1", preferredUsername: "Steve", game: "minecraft", gameAccountName: "Steve", gameAccountId: "uuid-1", organizationId: "org-1", verifiedByServerId: "srv-1" },
           };
         },
       });

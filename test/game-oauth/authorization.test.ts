@@ -9,7 +9,7 @@ import { createLoginCodeHasher, loginCodeAlphabet, loginCodeKeyPurpose } from ".
 import { derivedSecret, keyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { startTestCore, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
 import { onPostgresServer } from "../support/database.ts";
-import { rejectsWith } from "../support/errors.ts";
+import { oauthOutcome, rejectsWith } from "../support/errors.ts";
 import { hashSecret } from "../../contract/secrets.ts";
 import { binding, codeOf, command, config, createWorld, pkce, playAndConfirm, player, redirectUri, type World } from "./fixture.ts";
 
@@ -29,8 +29,7 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
   it("is for the edge alone: never among the routes served on a public path", async () => {
     const publicOnly = createClient(GameOAuthService, createRouterTransport(w.t.core.publicRoutes, { router: { interceptors: w.t.core.interceptors } }));
     await rejectsWith(publicOnly.getUserInfo({ accessToken: "ogt_x" }), Code.Unimplemented);
-    const res = await w.oauth().getUserInfo({ accessToken: "ogt_x" });
-    assert.equal(res.outcome.case, "error");
+    assert.equal(await oauthOutcome(w.oauth().getUserInfo({ accessToken: "ogt_x" })), "invalid_token");
   });
 
   describe("StartAuthorization", () => {

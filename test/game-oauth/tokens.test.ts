@@ -7,6 +7,7 @@ import type { ExchangeCodeRequest } from "../../gen/outpost/gameoauth/v1/game_oa
 import type { TokenSet } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import type { Agent } from "../../agent/client.ts";
 import { deleteExpiredFlowRows } from "../../core/oauth/cleanup.ts";
+import { oauthOutcome } from "../support/errors.ts";
 import { codeOf, createWorld, pkce, playAndConfirm, player, redirectUri, type World } from "./fixture.ts";
 
 type Request = Omit<Partial<ExchangeCodeRequest>, "$typeName" | "$unknown">;
@@ -45,10 +46,11 @@ describe("Game OAuth: token exchange and userinfo", function () {
 
   const exchange = (req: Request) =>
     w.oauth().exchangeCode({ clientId: client.clientId, clientSecret: client.clientSecret, grantType: "authorization_code", redirectUri, ...req });
-  const errorOf = (res: Awaited<ReturnType<typeof exchange>>) => (res.outcome.case === "error" ? res.outcome.value.error : `tokens`);
+  /** "ok", or the OAuth error the exchange was refused with. */
+  const errorOf = oauthOutcome;
   const tokensOf = (res: Awaited<ReturnType<typeof exchange>>): TokenSet => {
-    if (res.outcome.case !== "tokens") assert.fail(`expected tokens: ${res.outcome.value?.error} ${res.outcome.value?.description}`);
-    return res.outcome.value;
+    if (!res.tokens) assert.fail("expected tokens");
+    return res.tokens;
   };
   const userInfo = (accessToken: string) => w.oauth().getUserInfo({ accessToken });
 
@@ -77,9 +79,8 @@ describe("Game OAuth: token exchange and userinfo", function () {
     assert.equal(payload.verified_by_server_id, serverId);
 
     const info = await userInfo(tokens.accessToken);
-    assert.equal(info.outcome.case, "claims");
     assert.deepEqual(
-      { ...info.outcome.value, $typeName: undefined },
+      { ...info.claims, $typeName: undefined },
       { $typeName: undefined, sub: payload.sub, preferredUsername: "Steve", game: "minecraft", gameAccountName: "Steve", gameAccountId: who.uuid, organizationId: w.organizationId, verifiedByServerId: serverId },
     );
   });
@@ -107,11 +108,10 @@ describe("Game OAuth: token exchange and userinfo", function () {
   it("refuses a code used again, and revokes the tokens of its first use", async () => {
     const code = await signIn();
     const first = tokensOf(await exchange({ code }));
-    assert.equal((await userInfo(first.accessToken)).outcome.case, "claims");
-    assert.equal(errorOf(await exchange({ code })), "invalid_grant");
-    const after = await userInfo(first.accessToken);
-    assert.equal(after.outcome.case === "error" && after.outcome.value.error, "invalid_token");
-    assert.equal(errorOf(await exchange({ code })), "invalid_grant");
+    assert.equal(await oauthOutcome(userInfo(first.accessToken)), "ok");
+    assert.equal(await errorOf(exchange({ code })), "invalid_grant");
+    assert.equal(await oauthOutcome(userInfo(first.accessToken)), "invalid_token");
+    assert.equal(await errorOf(exchange({ code })), "invalid_grant");
     // The organization's activity says so, once per code however often it comes back.
     const reused = (await reuseEvents()).filter((e) => e.details.clientId === client.clientId);
     assert.equal(reused.length, 1);
@@ -132,11 +132,11 @@ describe("Game OAuth: token exchange and userinfo", function () {
     const code = await signIn();
     w.t.clock.advance(91_000);
     try {
-      assert.equal(errorOf(await exchange({ code })), "invalid_grant");
+      assert.equal(await errorOf(exchange({ code })), "invalid_grant");
     } finally {
       w.t.clock.advance(-91_000);
     }
-    assert.equal(errorOf(await exchange({ code })), "invalid_grant", "and it stays dead");
+    assert.equal(await errorOf(exchange({ code })), "invalid_grant", "and it stays dead");
   });
 
   it("refuses a wrong redirect URI, a wrong client, a wrong or missing PKCE verifier; each kills the code", async () => {
@@ -151,12 +151,12 @@ describe("Game OAuth: token exchange and userinfo", function () {
     ];
     for (const [what, request] of attempts) {
       const code = await signIn({ challenge: p });
-      assert.equal(errorOf(await exchange(request(code))), "invalid_grant", what);
-      assert.equal(errorOf(await exchange({ code, codeVerifier: p.verifier })), "invalid_grant", `${what}: the code is dead afterwards`);
+      assert.equal(await errorOf(exchange(request(code))), "invalid_grant", what);
+      assert.equal(await errorOf(exchange({ code, codeVerifier: p.verifier })), "invalid_grant", `${what}: the code is dead afterwards`);
       assert.equal(await tokensStoredFor(code), 0, `${what}: no access token was stored`);
     }
     const code = await signIn();
-    assert.equal(errorOf(await exchange({ code, codeVerifier: pkce().verifier })), "invalid_grant", "a verifier without a challenge");
+    assert.equal(await errorOf(exchange({ code, codeVerifier: pkce().verifier })), "invalid_grant", "a verifier without a challenge");
     assert.equal(await tokensStoredFor(code), 0, "a verifier without a challenge: no access token was stored");
     const good = await signIn({ challenge: p });
     tokensOf(await exchange({ code: good, codeVerifier: p.verifier }));
@@ -166,43 +166,41 @@ describe("Game OAuth: token exchange and userinfo", function () {
   it("authenticates the client: unknown, wrong or rotated secret, disabled → invalid_client; then the grant", async () => {
     const own = await w.createClient({ name: "Rotating" });
     const code = await signIn({ clientId: own.clientId });
-    assert.equal(errorOf(await exchange({ code, clientId: "ogc_unknown", clientSecret: own.clientSecret })), "invalid_client");
-    assert.equal(errorOf(await exchange({ code, clientId: own.clientId, clientSecret: client.clientSecret })), "invalid_client");
-    assert.equal(errorOf(await exchange({ code, clientId: own.clientId, clientSecret: "" })), "invalid_client");
+    assert.equal(await errorOf(exchange({ code, clientId: "ogc_unknown", clientSecret: own.clientSecret })), "invalid_client");
+    assert.equal(await errorOf(exchange({ code, clientId: own.clientId, clientSecret: client.clientSecret })), "invalid_client");
+    assert.equal(await errorOf(exchange({ code, clientId: own.clientId, clientSecret: "" })), "invalid_client");
     const organizations = w.t.client(OrganizationsService, { session: w.session });
     const rotated = await organizations.rotateGameOAuthClientSecret({ clientId: own.clientId });
-    assert.equal(errorOf(await exchange({ code, clientId: own.clientId, clientSecret: own.clientSecret })), "invalid_client", "the old secret");
-    assert.equal(errorOf(await exchange({ code, clientId: own.clientId, clientSecret: rotated.clientSecret, grantType: "password" })), "unsupported_grant_type");
-    assert.equal(errorOf(await exchange({ code: "", clientId: own.clientId, clientSecret: rotated.clientSecret })), "invalid_request");
-    assert.equal(errorOf(await exchange({ code, redirectUri: "", clientId: own.clientId, clientSecret: rotated.clientSecret })), "invalid_request");
+    assert.equal(await errorOf(exchange({ code, clientId: own.clientId, clientSecret: own.clientSecret })), "invalid_client", "the old secret");
+    assert.equal(await errorOf(exchange({ code, clientId: own.clientId, clientSecret: rotated.clientSecret, grantType: "password" })), "unsupported_grant_type");
+    assert.equal(await errorOf(exchange({ code: "", clientId: own.clientId, clientSecret: rotated.clientSecret })), "invalid_request");
+    assert.equal(await errorOf(exchange({ code, redirectUri: "", clientId: own.clientId, clientSecret: rotated.clientSecret })), "invalid_request");
     const tokens = tokensOf(await exchange({ code, clientId: own.clientId, clientSecret: rotated.clientSecret }));
 
     // Rotation and disabling affect new exchanges only: the issued token keeps working.
     await organizations.rotateGameOAuthClientSecret({ clientId: own.clientId });
     await organizations.updateGameOAuthClient({ clientId: own.clientId, disabled: true });
-    assert.equal((await userInfo(tokens.accessToken)).outcome.case, "claims");
-    assert.equal(errorOf(await exchange({ code: "whatever", clientId: own.clientId, clientSecret: rotated.clientSecret })), "invalid_client");
+    assert.equal(await oauthOutcome(userInfo(tokens.accessToken)), "ok");
+    assert.equal(await errorOf(exchange({ code: "whatever", clientId: own.clientId, clientSecret: rotated.clientSecret })), "invalid_client");
   });
 
   it("of 64 concurrent exchanges of one code exactly one succeeds", async () => {
     const code = await signIn();
     const before = (await reuseEvents()).length;
-    const results = await Promise.all(Array.from({ length: 64 }, () => exchange({ code })));
-    assert.equal(results.filter((r) => r.outcome.case === "tokens").length, 1);
-    assert.ok(results.every((r) => r.outcome.case === "tokens" || errorOf(r) === "invalid_grant"));
+    const results = await Promise.all(Array.from({ length: 64 }, () => errorOf(exchange({ code }))));
+    assert.equal(results.filter((r) => r === "ok").length, 1);
+    assert.ok(results.every((r) => r === "ok" || r === "invalid_grant"));
     assert.equal((await reuseEvents()).length, before + 1, "63 refused exchanges, one event");
-    assert.equal(errorOf(await exchange({ code })), "invalid_grant");
+    assert.equal(await errorOf(exchange({ code })), "invalid_grant");
     assert.equal((await reuseEvents()).length, before + 1, "and none for a later one");
   });
 
   it("userinfo refuses an unknown or expired token", async () => {
-    const bad = await userInfo("ogt_nothing");
-    assert.equal(bad.outcome.case === "error" && bad.outcome.value.error, "invalid_token");
+    assert.equal(await oauthOutcome(userInfo("ogt_nothing")), "invalid_token");
     const tokens = tokensOf(await exchange({ code: await signIn() }));
     w.t.clock.advance(900_000);
     try {
-      const expired = await userInfo(tokens.accessToken);
-      assert.equal(expired.outcome.case === "error" && expired.outcome.value.error, "invalid_token");
+      assert.equal(await oauthOutcome(userInfo(tokens.accessToken)), "invalid_token");
     } finally {
       w.t.clock.advance(-900_000);
     }
@@ -219,7 +217,7 @@ describe("Game OAuth: token exchange and userinfo", function () {
     assert.equal(a.preferred_username, "Old");
     assert.equal(b.preferred_username, "New");
     const info = await userInfo(first.accessToken);
-    assert.equal(info.outcome.case === "claims" && info.outcome.value.preferredUsername, "New", "the current name");
+    assert.equal(info.claims?.preferredUsername, "New", "the current name");
     const someoneElse = tokensOf(await exchange({ code: await signIn({ who: player("Old") }) }));
     assert.notEqual((await jwtVerify(someoneElse.idToken, jwks)).payload.sub, a.sub);
   });
@@ -237,8 +235,8 @@ describe("Game OAuth: token exchange and userinfo", function () {
     assert.equal(await count("hosted_authorizations"), 1);
     assert.equal(await count("authorization_codes"), 1);
     assert.equal(await count("access_tokens"), 1);
-    assert.equal((await userInfo(live.accessToken)).outcome.case, "claims");
-    assert.equal((await userInfo(old.accessToken)).outcome.case, "error");
+    assert.equal(await oauthOutcome(userInfo(live.accessToken)), "ok");
+    assert.equal(await oauthOutcome(userInfo(old.accessToken)), "invalid_token");
     assert.ok((await count("game_accounts")) > 0, "game accounts (and their sub) stay");
   });
 });

@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { AuthorizationError, ClientAuthMethod, ClientCredentials, OAuthError, TokenIntrospection, TokenSet } from "../../oauth/v1/oauth_pb.js";
+import type { AuthorizationError, ClientAuthMethod, ClientCredentials, TokenIntrospection, TokenSet } from "../../oauth/v1/oauth_pb.js";
 
 /**
  * Describes the file outpost/accountoauth/v1/account_oauth_service.proto.
@@ -139,15 +139,12 @@ export declare type RevokeTokenRequest = Message<"outpost.accountoauth.v1.Revoke
 export declare const RevokeTokenRequestSchema: GenMessage<RevokeTokenRequest>;
 
 /**
+ * Empty: the token is revoked, or was unknown (RFC 7009 §2.2). A refusal is the call's error, with
+ * an outpost.oauth.v1.OAuthError detail.
+ *
  * @generated from message outpost.accountoauth.v1.RevokeTokenResponse
  */
 export declare type RevokeTokenResponse = Message<"outpost.accountoauth.v1.RevokeTokenResponse"> & {
-  /**
-   * Absent when the request succeeded (also for an unknown token, RFC 7009 §2.2).
-   *
-   * @generated from field: outpost.oauth.v1.OAuthError error = 1;
-   */
-  error?: OAuthError | undefined;
 };
 
 /**
@@ -183,25 +180,15 @@ export declare type IntrospectTokenRequest = Message<"outpost.accountoauth.v1.In
 export declare const IntrospectTokenRequestSchema: GenMessage<IntrospectTokenRequest>;
 
 /**
+ * A refusal is the call's error, with an outpost.oauth.v1.OAuthError detail.
+ *
  * @generated from message outpost.accountoauth.v1.IntrospectTokenResponse
  */
 export declare type IntrospectTokenResponse = Message<"outpost.accountoauth.v1.IntrospectTokenResponse"> & {
   /**
-   * @generated from oneof outpost.accountoauth.v1.IntrospectTokenResponse.outcome
+   * @generated from field: outpost.oauth.v1.TokenIntrospection introspection = 1;
    */
-  outcome: {
-    /**
-     * @generated from field: outpost.oauth.v1.TokenIntrospection introspection = 1;
-     */
-    value: TokenIntrospection;
-    case: "introspection";
-  } | {
-    /**
-     * @generated from field: outpost.oauth.v1.OAuthError error = 2;
-     */
-    value: OAuthError;
-    case: "error";
-  } | { case: undefined; value?: undefined };
+  introspection?: TokenIntrospection | undefined;
 };
 
 /**
@@ -547,25 +534,15 @@ export declare type ExchangeCodeRequest = Message<"outpost.accountoauth.v1.Excha
 export declare const ExchangeCodeRequestSchema: GenMessage<ExchangeCodeRequest>;
 
 /**
+ * A refusal is the call's error, with an outpost.oauth.v1.OAuthError detail.
+ *
  * @generated from message outpost.accountoauth.v1.ExchangeCodeResponse
  */
 export declare type ExchangeCodeResponse = Message<"outpost.accountoauth.v1.ExchangeCodeResponse"> & {
   /**
-   * @generated from oneof outpost.accountoauth.v1.ExchangeCodeResponse.outcome
+   * @generated from field: outpost.oauth.v1.TokenSet tokens = 1;
    */
-  outcome: {
-    /**
-     * @generated from field: outpost.oauth.v1.TokenSet tokens = 1;
-     */
-    value: TokenSet;
-    case: "tokens";
-  } | {
-    /**
-     * @generated from field: outpost.oauth.v1.OAuthError error = 2;
-     */
-    value: OAuthError;
-    case: "error";
-  } | { case: undefined; value?: undefined };
+  tokens?: TokenSet | undefined;
 };
 
 /**
@@ -632,25 +609,15 @@ export declare type AccountClaims = Message<"outpost.accountoauth.v1.AccountClai
 export declare const AccountClaimsSchema: GenMessage<AccountClaims>;
 
 /**
+ * A refusal (invalid_token) is the call's error, with an outpost.oauth.v1.OAuthError detail.
+ *
  * @generated from message outpost.accountoauth.v1.GetUserInfoResponse
  */
 export declare type GetUserInfoResponse = Message<"outpost.accountoauth.v1.GetUserInfoResponse"> & {
   /**
-   * @generated from oneof outpost.accountoauth.v1.GetUserInfoResponse.outcome
+   * @generated from field: outpost.accountoauth.v1.AccountClaims claims = 1;
    */
-  outcome: {
-    /**
-     * @generated from field: outpost.accountoauth.v1.AccountClaims claims = 1;
-     */
-    value: AccountClaims;
-    case: "claims";
-  } | {
-    /**
-     * @generated from field: outpost.oauth.v1.OAuthError error = 2;
-     */
-    value: OAuthError;
-    case: "error";
-  } | { case: undefined; value?: undefined };
+  claims?: AccountClaims | undefined;
 };
 
 /**

@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { AuthorizationError, ClientAuthMethod, ClientCredentials, OAuthError, TokenIntrospection, TokenSet } from "../../oauth/v1/oauth_pb.js";
+import type { AuthorizationError, ClientAuthMethod, ClientCredentials, TokenIntrospection, TokenSet } from "../../oauth/v1/oauth_pb.js";
 import type { Game, PlayerAuth } from "../../servers/v1/resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
@@ -42,15 +42,12 @@ export declare type RevokeTokenRequest = Message<"outpost.gameoauth.v1.RevokeTok
 export declare const RevokeTokenRequestSchema: GenMessage<RevokeTokenRequest>;
 
 /**
+ * Empty: the token is revoked, or was unknown (RFC 7009 §2.2). A refusal is the call's error, with
+ * an outpost.oauth.v1.OAuthError detail.
+ *
  * @generated from message outpost.gameoauth.v1.RevokeTokenResponse
  */
 export declare type RevokeTokenResponse = Message<"outpost.gameoauth.v1.RevokeTokenResponse"> & {
-  /**
-   * Absent when the request succeeded (also for an unknown token, RFC 7009 §2.2).
-   *
-   * @generated from field: outpost.oauth.v1.OAuthError error = 1;
-   */
-  error?: OAuthError | undefined;
 };
 
 /**
@@ -86,25 +83,15 @@ export declare type IntrospectTokenRequest = Message<"outpost.gameoauth.v1.Intro
 export declare const IntrospectTokenRequestSchema: GenMessage<IntrospectTokenRequest>;
 
 /**
+ * A refusal is the call's error, with an outpost.oauth.v1.OAuthError detail.
+ *
  * @generated from message outpost.gameoauth.v1.IntrospectTokenResponse
  */
 export declare type IntrospectTokenResponse = Message<"outpost.gameoauth.v1.IntrospectTokenResponse"> & {
   /**
-   * @generated from oneof outpost.gameoauth.v1.IntrospectTokenResponse.outcome
+   * @generated from field: outpost.oauth.v1.TokenIntrospection introspection = 1;
    */
-  outcome: {
-    /**
-     * @generated from field: outpost.oauth.v1.TokenIntrospection introspection = 1;
-     */
-    value: TokenIntrospection;
-    case: "introspection";
-  } | {
-    /**
-     * @generated from field: outpost.oauth.v1.OAuthError error = 2;
-     */
-    value: OAuthError;
-    case: "error";
-  } | { case: undefined; value?: undefined };
+  introspection?: TokenIntrospection | undefined;
 };
 
 /**
@@ -517,25 +504,15 @@ export declare type ExchangeCodeRequest = Message<"outpost.gameoauth.v1.Exchange
 export declare const ExchangeCodeRequestSchema: GenMessage<ExchangeCodeRequest>;
 
 /**
+ * A refusal is the call's error, with an outpost.oauth.v1.OAuthError detail.
+ *
  * @generated from message outpost.gameoauth.v1.ExchangeCodeResponse
  */
 export declare type ExchangeCodeResponse = Message<"outpost.gameoauth.v1.ExchangeCodeResponse"> & {
   /**
-   * @generated from oneof outpost.gameoauth.v1.ExchangeCodeResponse.outcome
+   * @generated from field: outpost.oauth.v1.TokenSet tokens = 1;
    */
-  outcome: {
-    /**
-     * @generated from field: outpost.oauth.v1.TokenSet tokens = 1;
-     */
-    value: TokenSet;
-    case: "tokens";
-  } | {
-    /**
-     * @generated from field: outpost.oauth.v1.OAuthError error = 2;
-     */
-    value: OAuthError;
-    case: "error";
-  } | { case: undefined; value?: undefined };
+  tokens?: TokenSet | undefined;
 };
 
 /**
@@ -613,25 +590,15 @@ export declare type GameClaims = Message<"outpost.gameoauth.v1.GameClaims"> & {
 export declare const GameClaimsSchema: GenMessage<GameClaims>;
 
 /**
+ * A refusal (invalid_token) is the call's error, with an outpost.oauth.v1.OAuthError detail.
+ *
  * @generated from message outpost.gameoauth.v1.GetUserInfoResponse
  */
 export declare type GetUserInfoResponse = Message<"outpost.gameoauth.v1.GetUserInfoResponse"> & {
   /**
-   * @generated from oneof outpost.gameoauth.v1.GetUserInfoResponse.outcome
+   * @generated from field: outpost.gameoauth.v1.GameClaims claims = 1;
    */
-  outcome: {
-    /**
-     * @generated from field: outpost.gameoauth.v1.GameClaims claims = 1;
-     */
-    value: GameClaims;
-    case: "claims";
-  } | {
-    /**
-     * @generated from field: outpost.oauth.v1.OAuthError error = 2;
-     */
-    value: OAuthError;
-    case: "error";
-  } | { case: undefined; value?: undefined };
+  claims?: GameClaims | undefined;
 };
 
 /**

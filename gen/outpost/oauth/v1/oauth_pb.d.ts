@@ -176,7 +176,9 @@ export declare type TokenSet = Message<"outpost.oauth.v1.TokenSet"> & {
 export declare const TokenSetSchema: GenMessage<TokenSet>;
 
 /**
- * An RFC 6749 error of the token or userinfo endpoint.
+ * An RFC 6749 / RFC 6750 refusal of the token, userinfo, revocation or introspection endpoint: the
+ * detail (beside ErrorInfo) of the Connect error with which core refuses such a call. The edge
+ * answers it as the OAuth error JSON, with the status and headers of its error code.
  *
  * @generated from message outpost.oauth.v1.OAuthError
  */
