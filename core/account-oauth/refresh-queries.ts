@@ -7,6 +7,7 @@
 import { sql, type SqlRunner } from "../db/sql.ts";
 import { arrayOf, bool, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
 import { clientAuthentication, type PresentedClient } from "../oauth/exchange-checks.ts";
+import { refreshCheckResults, type RefreshCheckParams } from "./refresh-checks.ts";
 
 /** Stores the first refresh token of a code's grant, when the client may still have one. */
 export async function insertFirstRefreshToken(
@@ -22,12 +23,9 @@ export async function insertFirstRefreshToken(
   return stored > 0;
 }
 
-export interface RotateParams extends PresentedClient {
+export interface RotateParams extends PresentedClient, RefreshCheckParams {
   clientId: string;
-  now: Date;
   tokenHash: string;
-  /** The scopes asked for, JSON; "[]" for all of the token's. */
-  requested: string;
   /** The new access token's scopes, JSON; null for all of the token's. */
   narrowed: string | null;
   accessId: string;
@@ -38,25 +36,39 @@ export interface RotateParams extends PresentedClient {
   refreshExpiresAt: Date;
 }
 
-/** What a rotation answers: the client's columns, and the rotated token's grant when it was rotated. */
+/**
+ * What a rotation answers: the client's columns (no row when no client has the client_id), and the
+ * presented token when the client authenticated and the token exists: its grant, its checks'
+ * results (refresh-checks.ts), whether its family lives, and whether this call rotated it.
+ */
 const rotateRow = row({
   client_row_id: text,
   client_secret_hash: text,
   /** `clientAuthentication` (core/oauth/exchange-checks.ts) held. */
   client_authenticated: bool,
-  user_id: nullable(text),
-  scopes: nullable(arrayOf(text)),
-  auth_time: nullable(timestamp),
-  name: nullable(text),
-  email: nullable(text),
+  token: nullable(
+    row({
+      authorization_code_id: text,
+      public_client_id: text,
+      client_name: text,
+      user_id: text,
+      scopes: arrayOf(text),
+      auth_time: timestamp,
+      name: text,
+      email: text,
+      checks: arrayOf(bool),
+      family_alive: bool,
+      rotated: bool,
+    }),
+  ),
 });
 export type RotateRow = Row<typeof rotateRow>;
 
 /**
- * One round trip: authenticates the client, marks the presented refresh token used (only when it
- * is unused, unexpired, this client's, within the scopes asked for, its family alive and the client
- * still allowed offline_access), and stores the new access token and the next refresh token. Of any
- * number of concurrent uses of one token exactly one gets its row.
+ * One round trip: authenticates the client, computes the checks of the presented refresh token
+ * (refresh-checks.ts), and only where all hold marks it used and stores the new access token and
+ * the next refresh token. Of any number of concurrent uses of one token exactly one rotates it
+ * (the update takes it only while it is unused).
  */
 export function rotateRefreshToken(query: SqlRunner, p: RotateParams): Promise<RotateRow | undefined> {
   return query.one(
@@ -64,33 +76,37 @@ export function rotateRefreshToken(query: SqlRunner, p: RotateParams): Promise<R
           select cl.id, cl.secret_hash, cl.allowed_scopes, ${clientAuthentication(p)} as authenticated
             from (select id, secret_hash, disabled, token_endpoint_auth_method as auth_method, allowed_scopes
                     from oauth_provider_clients where client_id = ${p.clientId}) cl
-        ), authenticated as (
-          select id from client where authenticated and allowed_scopes @> '["offline_access"]'::jsonb
+        ), presented as (
+          select r.*, ${refreshCheckResults(p)} as checks
+            from (select t.id, t.authorization_code_id, t.oauth_provider_client_id, t.user_id, t.scopes, t.auth_time, t.expires_at, t.used_at,
+                         (c.revoked_at is null and c.reused_at is null) as family_alive
+                    from account_refresh_tokens t join account_authorization_codes c on c.id = t.authorization_code_id
+                   where t.token_hash = ${p.tokenHash}) r, client cl
+           where cl.authenticated
         ), rotated as (
-          update account_refresh_tokens r set used_at = ${p.now}
-           where r.token_hash = ${p.tokenHash} and r.used_at is null and r.oauth_provider_client_id = (select id from authenticated)
-             and r.expires_at > ${p.now} and r.scopes @> ${p.requested}::jsonb
-             and exists (select 1 from account_authorization_codes c
-                          where c.id = r.authorization_code_id and c.revoked_at is null and c.reused_at is null)
-          returning r.authorization_code_id, r.oauth_provider_client_id, r.user_id, r.scopes, r.auth_time
+          update account_refresh_tokens t set used_at = ${p.now}
+            from presented r
+           where t.id = r.id and t.used_at is null and true = all(r.checks)
+          returning t.authorization_code_id, t.oauth_provider_client_id, t.user_id, t.scopes, t.auth_time
         ), access as (
           insert into account_access_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, expires_at, created_at)
           select ${p.accessId}, ${p.accessHash}, r.authorization_code_id, r.oauth_provider_client_id, r.user_id, coalesce(${p.narrowed}::jsonb, r.scopes),
                  ${p.accessExpiresAt}, ${p.now}
             from rotated r
-          returning id
         ), refreshed as (
           insert into account_refresh_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, auth_time, expires_at, created_at)
           select ${p.refreshId}, ${p.refreshHash}, r.authorization_code_id, r.oauth_provider_client_id, r.user_id, r.scopes, r.auth_time,
                  ${p.refreshExpiresAt}, ${p.now}
             from rotated r
-          returning id
         )
         select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.authenticated as client_authenticated,
-               r.user_id, r.scopes, r.auth_time, u.name, u.email
-          from client cl
-          left join rotated r on exists (select 1 from access) and exists (select 1 from refreshed)
-          left join users u on u.id = r.user_id`,
+               (select row_to_json(k) from (
+                  select r.authorization_code_id, pc.client_id as public_client_id, pc.name as client_name, r.user_id, r.scopes, r.auth_time,
+                         u.name, u.email, r.checks, r.family_alive, exists (select 1 from rotated) as rotated
+                    from presented r
+                    join oauth_provider_clients pc on pc.id = r.oauth_provider_client_id
+                    join users u on u.id = r.user_id) k) as token
+          from client cl`,
     rotateRow,
   );
 }

@@ -1,7 +1,8 @@
 /**
  * Account OAuth refresh tokens (grant_type=refresh_token), for clients allowed offline_access and
  * users who consented to it. Every use rotates: the token is marked used and a new one issued in
- * the same statement (refresh-queries.ts), 30 days from its issue by the database's clock. A used
+ * the same statement (refresh-queries.ts), only where every check of refresh-checks.ts holds, 30
+ * days from its issue by the database's clock. A used
  * token presented again means two parties hold the family (RFC 9700 §4.14.2): the whole family is
  * revoked, the latest token included, and the event recorded. A refreshed ID token keeps the
  * sign-in's auth_time; the scopes can only narrow.
@@ -15,7 +16,8 @@ import type { ActivityAction } from "../activity/kinds.ts";
 import { accessTokenTtlSeconds, badClient, clientAuthenticated, credentialsPresent, presentedClient, signIdToken, type Exchanged, type ExchangeInput } from "../oauth/token-engine.ts";
 import { oauthFail } from "../oauth/oauth-failure.ts";
 import { accountScopes, accountTokenProfile, claimsOf } from "./tokens.ts";
-import { findRefreshToken, insertFirstRefreshToken, revokeFamily, rotateRefreshToken, type RefreshTokenRow } from "./refresh-queries.ts";
+import { insertFirstRefreshToken, revokeFamily, rotateRefreshToken, type RefreshTokenRow, type RotateRow } from "./refresh-queries.ts";
+import { firstFailedRefreshCheck, notUsedBefore } from "./refresh-checks.ts";
 import type { SqlRunner } from "../db/sql.ts";
 
 export const refreshTokenTtlMs = 30 * 24 * 60 * 60_000;
@@ -43,8 +45,11 @@ function requestedScopes(scope: string): string[] | null | { unknown: string[] }
   return accountScopes.filter((s) => asked.includes(s));
 }
 
-/** Revokes the family of a used token presented again, recording it once. */
-export async function revokeFamilyOf(deps: Pick<CoreDeps, "statements">, em: EntityManager, row: RefreshTokenRow, now: Date, facts: { action: ActivityAction; presentedBy: string }) {
+/** A token's family and client, as the activity event of its revocation tells them. */
+type FamilyFacts = Pick<RefreshTokenRow, "authorization_code_id" | "public_client_id" | "client_name" | "user_id">;
+
+/** Revokes the family of a token that has leaked (used again, or by another client), recording it once. */
+export async function revokeFamilyOf(deps: Pick<CoreDeps, "statements">, em: EntityManager, row: FamilyFacts, now: Date, facts: { action: ActivityAction; presentedBy: string }) {
   await em.transactional(async (tx) => {
     if (!(await revokeFamily(deps.statements.on(tx), row.authorization_code_id, now))) return;
     recordActivity(tx, "system", {
@@ -56,24 +61,15 @@ export async function revokeFamilyOf(deps: Pick<CoreDeps, "statements">, em: Ent
   });
 }
 
-/** Why a token presented by an authenticated client was not rotated, thrown; a reused one revokes its family. */
-async function diagnose(deps: Deps, em: EntityManager, input: RefreshInput, clientRowId: string, asked: string[] | null, now: Date): Promise<never> {
-  const row = await findRefreshToken(deps.statements.on(em), hashSecret(input.refreshToken));
-  const invalid = () => oauthFail("invalid_grant", "the refresh token is invalid, expired or revoked");
-  if (!row) throw invalid();
-  if (row.client_uuid !== clientRowId) {
-    // Another registered client holds this client's token: it has leaked, so the grant ends.
-    if (!row.family_revoked) await revokeFamilyOf(deps, em, row, now, { action: "account_oauth.refresh_token_misused", presentedBy: input.clientId });
-    throw oauthFail("invalid_grant", "the refresh token was issued to another client");
-  }
-  if (row.used_at !== null && !row.family_revoked) {
-    await revokeFamilyOf(deps, em, row, now, { action: "account_oauth.refresh_token_reused", presentedBy: input.clientId });
-    throw oauthFail("invalid_grant", "the refresh token was already used; every token of its grant is revoked");
-  }
-  if (row.family_revoked || row.used_at !== null) throw invalid();
-  if (row.expires_at.getTime() <= now.getTime()) throw oauthFail("invalid_grant", "the refresh token has expired");
-  if (asked && !asked.every((s) => row.scopes.includes(s))) throw oauthFail("invalid_scope", "a refresh may only narrow the scope of the grant");
-  throw oauthFail("invalid_grant", "this client may no longer use refresh tokens");
+/**
+ * Why a token presented by an authenticated client was not rotated, thrown: the first check it
+ * failed, or, when it passed them all, a use running at the same time rotated it first (so it was
+ * used twice). A failure that means the token has leaked revokes its family.
+ */
+async function refuse(deps: Deps, em: EntityManager, token: NonNullable<RotateRow["token"]>, presentedBy: string, now: Date): Promise<never> {
+  const failed = firstFailedRefreshCheck(token.checks) ?? notUsedBefore;
+  if (failed.revokesFamily && token.family_alive) await revokeFamilyOf(deps, em, token, now, { action: failed.revokesFamily, presentedBy });
+  throw oauthFail(failed.failure.error, failed.failure.description);
 }
 
 /** grant_type=refresh_token: authenticates the client, rotates the token, issues the new tokens. */
@@ -106,14 +102,16 @@ export async function refreshGrant(deps: Deps, em: EntityManager, input: Refresh
   if (!clientAuthenticated(result, presented) || !result) throw badClient();
   if (!input.refreshToken) throw oauthFail("invalid_request", "refresh_token is required");
   if (asked && "unknown" in asked) throw oauthFail("invalid_scope", `unknown scope ${asked.unknown.join(" ")}`);
-  // Not rotated: say why (a reuse revokes the family there).
-  if (result.user_id === null) return diagnose(deps, em, input, result.client_row_id, scopes, now);
+  const token = result.token;
+  if (!token) throw oauthFail("invalid_grant", "the refresh token is invalid, expired or revoked");
+  // Not rotated: say why (a leaked token's family is revoked there).
+  if (!token.rotated) return refuse(deps, em, token, input.clientId, now);
 
-  const granted = scopes ?? result.scopes!;
+  const granted = scopes ?? token.scopes;
   const profile = accountTokenProfile(deps.config);
-  const claims = claimsOf({ user_id: result.user_id, scopes: granted, name: result.name!, email: result.email! });
+  const claims = claimsOf({ user_id: token.user_id, scopes: granted, name: token.name, email: token.email });
   const idToken = granted.includes("openid")
-    ? await signIdToken(profile, deps, { clientId: input.clientId, now, authTime: result.auth_time!, nonce: null, accessToken: accessToken.value, claims })
+    ? await signIdToken(profile, deps, { clientId: input.clientId, now, authTime: token.auth_time, nonce: null, accessToken: accessToken.value, claims })
     : "";
   return { accessToken: accessToken.value, idToken, scope: granted.join(" "), refreshToken: next.value };
 }

@@ -5,7 +5,7 @@
  * a boolean of the code it consumed and inserts the access token only where all of them hold, so
  * the database decides atomically in one round trip; the engine (token-engine.ts) reads the same
  * booleans and names the first check that failed. No rule is judged twice, so the two cannot
- * drift apart.
+ * drift apart. Account OAuth's refresh tokens are checked the same way (refresh-checks.ts there).
  *
  * The fragments name the statement's aliases: `cl`, the client's row (`disabled`, `secret_hash`,
  * `auth_method`, `require_pkce`), and `c`, the consumed code (`expires_at`, `client_uuid`,
@@ -45,12 +45,33 @@ export interface CodeCheckParams {
   plain: string | null;
 }
 
-/** One check of a consumed code: what must hold, and what the exchange fails with when it does not. */
-export interface CodeCheck {
+/** One check: what must hold (over the statement's aliases and `P`), and what the call fails with when it does not. */
+export interface Check<P> {
   name: string;
-  holds(p: CodeCheckParams): Sql;
+  holds(p: P): Sql;
   failure: OAuthFailure;
 }
+
+/**
+ * SQL: the results of `checks`, as one boolean array in their order (each `… is true`, so a check
+ * that yields null has failed). A statement acts only where `true = all(…)`.
+ */
+export function checkResults<P>(checks: readonly Check<P>[], p: P): Sql {
+  return sql`array[${join(
+    checks.map((check) => sql`(${check.holds(p)}) is true`),
+    ", ",
+  )}]`;
+}
+
+/** The first of `checks` that failed, from a statement's results; undefined when all held. */
+export function firstFailed<C extends Check<never>>(checks: readonly C[], results: readonly boolean[]): C | undefined {
+  if (results.length !== checks.length) throw new Error(`a statement returned ${results.length} checks, not ${checks.length}`);
+  const failed = results.indexOf(false);
+  return failed === -1 ? undefined : checks[failed];
+}
+
+/** One check of a consumed code. */
+export type CodeCheck = Check<CodeCheckParams>;
 
 const invalidGrant = (description: string): OAuthFailure => ({ error: "invalid_grant", description });
 
@@ -93,21 +114,8 @@ export const codeChecks: readonly CodeCheck[] = [
   },
 ];
 
-/**
- * SQL: the checks' results for the consumed code `c` of client `cl`, as one boolean array in the
- * order of {@link codeChecks} (a check that yields null has failed). The token is inserted only
- * where `true = all(checks)`.
- */
-export function codeCheckResults(p: CodeCheckParams): Sql {
-  return sql`array[${join(
-    codeChecks.map((check) => sql`(${check.holds(p)}) is true`),
-    ", ",
-  )}]`;
-}
+/** SQL: the checks' results for the consumed code `c` of client `cl`; the token is inserted only where `true = all(checks)`. */
+export const codeCheckResults = (p: CodeCheckParams): Sql => checkResults(codeChecks, p);
 
-/** The first check the consumed code failed, from the statement's `checks`; undefined when all held. */
-export function firstFailedCheck(results: readonly boolean[]): OAuthFailure | undefined {
-  if (results.length !== codeChecks.length) throw new Error(`an exchange returned ${results.length} checks, not ${codeChecks.length}`);
-  const failed = results.indexOf(false);
-  return failed === -1 ? undefined : codeChecks[failed].failure;
-}
+/** The failure of the first check the consumed code failed, from the statement's `checks`; undefined when all held. */
+export const firstFailedCheck = (results: readonly boolean[]): OAuthFailure | undefined => firstFailed(codeChecks, results)?.failure;

@@ -126,6 +126,40 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
     assert.equal(full.scope, "openid profile offline_access", "the grant keeps its scopes");
   });
 
+  it("names each refusal by the first check the token failed, over HTTP", async () => {
+    const client = await registerApp(t, adminKey, [redirectUri], offline);
+    const refresh = async (who: RegisteredApp, refreshToken: string, scope?: string) => {
+      const res = await fetch(`${issuer}/oauth2/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from(`${who.clientId}:${who.clientSecret}`).toString("base64")}` },
+        body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken, ...(scope && { scope }) }),
+      });
+      const body = (await res.json()) as { error?: string; error_description?: string; refresh_token?: string };
+      return res.ok ? { refreshed: body.refresh_token ?? "" } : { status: res.status, error: body.error, description: body.error_description };
+    };
+    const refused = (error: string, description: string) => ({ status: 400, error, description });
+    const { tokens } = await signIn("named-refusals@example.com", await discover(client));
+    const first = tokens.refresh_token!;
+
+    assert.deepEqual(await refresh(client, first, "openid email"), refused("invalid_scope", "a refresh may only narrow the scope of the grant"));
+    await sql(`update account_refresh_tokens set expires_at = now() - interval '1 second' where token_hash = encode(sha256('${first}'::bytea), 'hex')`);
+    assert.deepEqual(await refresh(client, first), refused("invalid_grant", "the refresh token has expired"));
+    await sql(`update account_refresh_tokens set expires_at = now() + interval '1 day' where token_hash = encode(sha256('${first}'::bytea), 'hex')`);
+    await apiPost(t, adminKey, "admin/updateAccountOAuthClient", { clientId: client.clientId, allowedScopes: { scopes: ["openid", "profile"] } });
+    assert.deepEqual(await refresh(client, first), refused("invalid_grant", "this client may no longer use refresh tokens"));
+    await apiPost(t, adminKey, "admin/updateAccountOAuthClient", { clientId: client.clientId, ...offline });
+
+    const second = (await refresh(client, first)).refreshed;
+    assert.match(second ?? "", /^ort_/);
+    assert.deepEqual(await refresh(client, first), refused("invalid_grant", "the refresh token was already used; every token of its grant is revoked"));
+    assert.deepEqual(await refresh(client, second!), refused("invalid_grant", "the refresh token is invalid, expired or revoked"), "its family is revoked");
+    assert.deepEqual(await refresh(client, "ort_never_issued"), refused("invalid_grant", "the refresh token is invalid, expired or revoked"));
+
+    const { tokens: other } = await signIn("named-refusals-other@example.com", await discover(client));
+    assert.deepEqual(await refresh(app, other.refresh_token!), refused("invalid_grant", "the refresh token was issued to another client"));
+    assert.deepEqual(await refresh(client, other.refresh_token!), refused("invalid_grant", "the refresh token is invalid, expired or revoked"), "a leaked token's family ends");
+  });
+
   it("ends with the consent: a revoked consent stops refreshing", async () => {
     const { browser, tokens } = await signIn("consent-ends@example.com");
     const res = await fetch(`${t.baseUrl}/api/http/auth/revokeConsent`, {

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { codeCheckResults, codeChecks, firstFailedCheck, type CodeCheckParams } from "../../core/oauth/exchange-checks.ts";
 import { oauthFail, oauthFailureOf } from "../../core/oauth/oauth-failure.ts";
+import { firstFailedRefreshCheck, notUsedBefore, refreshCheckResults, refreshChecks } from "../../core/account-oauth/refresh-checks.ts";
 
 const params = (over: Partial<CodeCheckParams> = {}): CodeCheckParams => ({
   now: new Date(0),
@@ -39,6 +40,18 @@ describe("unit: the token exchange's checks", () => {
 
   it("refuses results that do not line up with the checks (a statement out of step with the list)", () => {
     assert.throws(() => firstFailedCheck([true, true]), /not 7/);
+  });
+});
+
+describe("unit: a refresh token's checks", () => {
+  it("names the first that failed; the two that mean the token leaked revoke its family", () => {
+    const failing = (failed: number[]) => firstFailedRefreshCheck(refreshChecks.map((_, i) => !failed.includes(i)));
+    assert.equal(failing([]), undefined);
+    assert.equal(failing([0, 1])?.revokesFamily, "account_oauth.refresh_token_misused", "another client's token, before a reuse");
+    assert.equal(failing([1, 2]), notUsedBefore);
+    assert.equal(failing([2, 3])?.revokesFamily, undefined, "a dead family is only invalid");
+    assert.equal(failing([4])?.failure.error, "invalid_scope");
+    assert.equal(refreshCheckResults({ now: new Date(0), requested: "[]" }).text.match(/\) is true/g)?.length, refreshChecks.length);
   });
 });
 
