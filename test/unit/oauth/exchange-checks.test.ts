@@ -1,8 +1,8 @@
 /** The token exchange's checks, each written once: the statement's results and the failure they name. Pure, no database. */
 import assert from "node:assert/strict";
-import { codeCheckResults, codeChecks, firstFailedCheck, type CodeCheckParams } from "../../core/oauth/exchange-checks.ts";
-import { oauthFail, oauthFailureOf } from "../../core/oauth/oauth-failure.ts";
-import { firstFailedRefreshCheck, notUsedBefore, refreshCheckResults, refreshChecks } from "../../core/account-oauth/refresh-checks.ts";
+import { codeCheckResults, codeChecks, firstFailedCheck, type CodeCheckParams } from "../../../core/oauth/exchange-checks.ts";
+import { oauthFail, oauthFailureOf } from "../../../core/oauth/oauth-failure.ts";
+import { firstFailedRefreshCheck, notUsedBefore, refreshCheckResults, refreshChecks } from "../../../core/account-oauth/refresh-checks.ts";
 
 const params = (over: Partial<CodeCheckParams> = {}): CodeCheckParams => ({
   now: new Date(0),
