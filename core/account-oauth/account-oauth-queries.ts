@@ -18,7 +18,7 @@ export const accountClients = sql`(select id, client_id, name, secret_hash, disa
                                       from oauth_provider_clients)`;
 
 /** An exchange's row: a consumed code with what the account claims need (the user and the granted scopes). */
-const accountExchangeRow = exchangeRow({ user_id: text, scopes: arrayOf(text), name: text, email: text });
+const accountExchangeRow = exchangeRow({ user_id: text, scopes: arrayOf(text), name: text, email: text, email_verified: bool });
 export type AccountCodeRow = NonNullable<Row<typeof accountExchangeRow>["code"]>;
 
 /** A code presented again, with its client: what its activity event says. */
@@ -26,7 +26,7 @@ const accountReusedRow = row({ public_client_id: text, client_name: text, user_i
 export type AccountReusedRow = Row<typeof accountReusedRow>;
 
 /** The claims' columns of a live access token. */
-const accountUserInfoRow = row({ user_id: text, scopes: arrayOf(text), name: text, email: text });
+const accountUserInfoRow = row({ user_id: text, scopes: arrayOf(text), name: text, email: text, email_verified: bool });
 export type AccountUserInfoRow = Row<typeof accountUserInfoRow>;
 
 /** The statements of core/oauth/token-queries.ts over Account OAuth's tables. */
@@ -50,7 +50,7 @@ export const accountTokenQueries: TokenQueries<AccountCodeRow, AccountReusedRow,
               from checked c where true = all(c.checks)
           )
           select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.authenticated as client_authenticated,
-                 (select row_to_json(k) from (select c.id, c.nonce, c.auth_time, c.checks, c.user_id, c.scopes, u.name, u.email
+                 (select row_to_json(k) from (select c.id, c.nonce, c.auth_time, c.checks, c.user_id, c.scopes, u.name, u.email, u.email_verified_at is not null as email_verified
                                                 from checked c join users u on u.id = c.user_id) k) as code
             from client cl`,
       accountExchangeRow,
@@ -64,7 +64,7 @@ export const accountTokenQueries: TokenQueries<AccountCodeRow, AccountReusedRow,
     ),
   userInfo: (query, tokenHash, now) =>
     query.one(
-      sql`select t.user_id, t.scopes, u.name, u.email
+      sql`select t.user_id, t.scopes, u.name, u.email, u.email_verified_at is not null as email_verified
             from account_access_tokens t
             join users u on u.id = t.user_id
             join account_authorization_codes c on c.id = t.authorization_code_id

@@ -56,6 +56,7 @@ const rotateRow = row({
       auth_time: timestamp,
       name: text,
       email: text,
+      email_verified: bool,
       checks: arrayOf(bool),
       family_alive: bool,
       rotated: bool,
@@ -102,7 +103,7 @@ export function rotateRefreshToken(query: SqlRunner, p: RotateParams): Promise<R
         select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.authenticated as client_authenticated,
                (select row_to_json(k) from (
                   select r.authorization_code_id, pc.client_id as public_client_id, pc.name as client_name, r.user_id, r.scopes, r.auth_time,
-                         u.name, u.email, r.checks, r.family_alive, exists (select 1 from rotated) as rotated
+                         u.name, u.email, u.email_verified_at is not null as email_verified, r.checks, r.family_alive, exists (select 1 from rotated) as rotated
                     from presented r
                     join oauth_provider_clients pc on pc.id = r.oauth_provider_client_id
                     join users u on u.id = r.user_id) k) as token

@@ -109,7 +109,7 @@ export async function refreshGrant(deps: Deps, em: EntityManager, input: Refresh
 
   const granted = scopes ?? token.scopes;
   const profile = accountTokenProfile(deps.config);
-  const claims = claimsOf({ user_id: token.user_id, scopes: granted, name: token.name, email: token.email });
+  const claims = claimsOf({ user_id: token.user_id, scopes: granted, name: token.name, email: token.email, email_verified: token.email_verified });
   const idToken = granted.includes("openid")
     ? await signIdToken(profile, deps, { clientId: input.clientId, now, authTime: token.auth_time, nonce: null, accessToken: accessToken.value, claims })
     : "";

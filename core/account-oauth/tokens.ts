@@ -14,18 +14,18 @@ export interface AccountClaims {
   sub: string;
   name?: string;
   email?: string;
-  /** Outpost does not verify addresses, so always false when told. */
+  /** Whether the person confirmed the address by the link Outpost mailed (or the operator marked it), when told. */
   emailVerified?: boolean;
 }
 
-type ClaimColumns = Pick<AccountCodeRow, "user_id" | "scopes" | "name" | "email">;
+type ClaimColumns = Pick<AccountCodeRow, "user_id" | "scopes" | "name" | "email" | "email_verified">;
 
 export function claimsOf(row: ClaimColumns): AccountClaims {
   const scopes = row.scopes;
   return {
     sub: row.user_id,
     ...(scopes.includes("profile") && { name: row.name }),
-    ...(scopes.includes("email") && { email: row.email, emailVerified: false }),
+    ...(scopes.includes("email") && { email: row.email, emailVerified: row.email_verified }),
   };
 }
 

@@ -4,6 +4,7 @@
  * a test database. The browser test (browser-flow.test.ts) does the same flow in Chromium.
  */
 import assert from "node:assert/strict";
+import { verifyEmail } from "../support/fixtures.ts";
 import * as oidc from "openid-client";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
@@ -148,6 +149,13 @@ describe("Account OAuth issuer", function () {
       assert.ok(direct.left, "no page the second time");
       const second = await exchange(direct.left, again);
       assert.equal(second.claims()!.sub, me.id);
+
+      // Once Ada confirms her address, the ID token and userinfo say so.
+      await verifyEmail(t, "ada@example.com");
+      const third = await authorization();
+      const verified = await exchange((await browser.visit(third.url)).left!, third);
+      assert.equal(verified.claims()!.email_verified, true);
+      assert.equal((await oidc.fetchUserInfo(config, verified.access_token, me.id)).email_verified, true);
     });
 
     it("\"Not you?\" signs in as another account, which answers the same request for itself", async () => {
