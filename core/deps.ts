@@ -20,6 +20,7 @@ import type { KeyEncryptionKey } from "./keys/key-encryption.ts";
 import type { OutboundSender } from "./outbound/sender.ts";
 import type { Mailer } from "./outbound/mailer.ts";
 import type { PushDeps } from "./pwa/push.ts";
+import type { Clock } from "./clock.ts";
 
 export interface PlanLimits {
   servers: number;
@@ -84,11 +85,8 @@ export interface AssistantModelConfig {
   timeoutSeconds: number;
 }
 
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
+/** The clock (core/clock.ts), here too for the many modules that take it with their other deps. */
+export { systemClock, type Clock } from "./clock.ts";
 
 export interface CoreDeps {
   orm: Orm;

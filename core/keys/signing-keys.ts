@@ -21,7 +21,7 @@ import { createPrivateKey, type KeyObject } from "node:crypto";
 import type { JWTHeaderParameters, JWTPayload } from "jose";
 import type { Logger } from "pino";
 import type { Orm } from "../db/orm.ts";
-import type { Clock } from "../deps.ts";
+import type { Clock } from "../clock.ts";
 import { issuers, type Issuer, type SigningKey } from "../db/signing-key-entities.ts";
 import { assertSealedWith, open, type KeyEncryptionKey } from "./key-encryption.ts";
 import type { SignerPool } from "./signer-pool.ts";

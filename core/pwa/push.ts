@@ -8,7 +8,7 @@ import type { OutboundSender } from "../outbound/sender.ts";
 import webPush from "web-push";
 import type { Logger } from "pino";
 import type { Orm } from "../db/orm.ts";
-import type { Clock } from "../deps.ts";
+import type { Clock } from "../clock.ts";
 import type { Statements, Query } from "../db/statements.ts";
 import type { VapidKeys } from "./vapid-keys.ts";
 import { deleteGoneSubscription, listSubscriptions, markDelivered, type SubscriptionRow } from "./push-queries.ts";
