@@ -6,15 +6,16 @@
  * backoff and jitter. A refusal (a key that does not work, the wrong game) stops it instead:
  * trying again would not help — except a frozen server's (its organization's plan is below its
  * server count), which ends when the plan is raised: then it keeps trying, at the slowest pace. One connection is connection.ts; the questions Outpost answers by
- * request id are requests.ts. Imports only the contract, never core.
+ * request id are requests.ts; the options and events, options.ts. Imports only the contract, never core.
  */
-import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AgentService, ConfirmCommand_Decision, type Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
-import { PlayerAuth, type Game } from "../gen/outpost/servers/v1/resources_pb.js";
+import { PlayerAuth } from "../gen/outpost/servers/v1/resources_pb.js";
 import { ErrorInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
 import { openConnection, type Connection, type ConnectionDeps, type Live } from "./connection.ts";
-import { createConsoleOutlet, type ConsoleHandler } from "./console.ts";
+import type { AgentEvent, AgentOptions } from "./options.ts";
+import { createConsoleOutlet } from "./console.ts";
 import { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
 import { ConnectionDropped, createPendingRequests, type AgentMessage, type Reply } from "./requests.ts";
 
@@ -22,35 +23,7 @@ export { PlayerAuth };
 export type { ConsoleHandler, ConsoleRun } from "./console.ts";
 export { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
 export type { Confirmation, Reply } from "./requests.ts";
-
-export interface AgentOptions {
-  /** Outpost's ACCOUNT_BASE_URL, e.g. http://localhost:3000. */
-  url: string;
-  /** The server's agent key (opa_…). */
-  key: string;
-  game: Game;
-  playerAuth: PlayerAuth;
-  agentVersion?: string;
-  /** Reconnect when the connection drops (never after a refusal). Default true. */
-  reconnect?: boolean;
-  /** Another transport than HTTP/2 to `url`, e.g. an in-process one. */
-  transport?: Transport;
-  /** Heartbeats this often instead of what Outpost asks in Welcome. */
-  heartbeatMs?: number;
-  /** The first reconnect delay and the longest (default 500 ms and 30 s). */
-  backoff?: { initialMs: number; maxMs: number };
-  /**
-   * Runs the console commands Outpost sends (servers/executeConsoleCommand). Without it the agent
-   * tells Outpost it has no console, and such calls are refused there.
-   */
-  console?: ConsoleHandler;
-}
-
-export type AgentEvent =
-  | { kind: "connected"; welcome: Welcome }
-  | { kind: "disconnected"; error: ConnectError; retryInMs: number }
-  /** Stopped for good: by {@link Agent.stop} (no error) or refused (the error). */
-  | { kind: "stopped"; error?: ConnectError };
+export type { AgentEvent, AgentOptions } from "./options.ts";
 
 export interface Agent {
   /** The Welcome of the current connection, once there is one; rejects if the agent stops first. */

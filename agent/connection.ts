@@ -8,7 +8,7 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
 import type { AgentService, ConnectResponse, Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { agentKeyHeader } from "../contract/credentials.ts";
-import type { AgentEvent, AgentOptions } from "./client.ts";
+import type { AgentEvent, AgentOptions } from "./options.ts";
 import { answerConsoleCommand, type ConsoleOutlet } from "./console.ts";
 import type { Player } from "./players.ts";
 import { ConnectionDropped, type AgentMessage, type PendingRequests } from "./requests.ts";

@@ -1,0 +1,40 @@
+/**
+ * What the agent is started with and what it tells of its connection: the types client.ts (the
+ * agent) and connection.ts (one connection) both speak, in a module of their own so that neither
+ * imports the other's. client.ts re-exports them: it is the library's entry.
+ */
+import type { ConnectError, Transport } from "@connectrpc/connect";
+import type { Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
+import type { Game, PlayerAuth } from "../gen/outpost/servers/v1/resources_pb.js";
+import type { ConsoleHandler } from "./console.ts";
+
+/** Where Outpost is, what the server is, and how the agent behaves. */
+export interface AgentOptions {
+  /** Outpost's ACCOUNT_BASE_URL, e.g. http://localhost:3000. */
+  url: string;
+  /** The server's agent key (opa_…). */
+  key: string;
+  game: Game;
+  playerAuth: PlayerAuth;
+  agentVersion?: string;
+  /** Reconnect when the connection drops (never after a refusal). Default true. */
+  reconnect?: boolean;
+  /** Another transport than HTTP/2 to `url`, e.g. an in-process one. */
+  transport?: Transport;
+  /** Heartbeats this often instead of what Outpost asks in Welcome. */
+  heartbeatMs?: number;
+  /** The first reconnect delay and the longest (default 500 ms and 30 s). */
+  backoff?: { initialMs: number; maxMs: number };
+  /**
+   * Runs the console commands Outpost sends (servers/executeConsoleCommand). Without it the agent
+   * tells Outpost it has no console, and such calls are refused there.
+   */
+  console?: ConsoleHandler;
+}
+
+/** What the agent tells whoever started it about its connection (startAgent's `onEvent`). */
+export type AgentEvent =
+  | { kind: "connected"; welcome: Welcome }
+  | { kind: "disconnected"; error: ConnectError; retryInMs: number }
+  /** Stopped for good: by the agent's `stop()` (no error) or refused (the error). */
+  | { kind: "stopped"; error?: ConnectError };
