@@ -11,7 +11,7 @@ import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { canManage, when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 import { actionNames, constraintWords, defaultTerms, grantSummary, submitTerms, termsFields, termsFromDraft, type Terms, type TermsForm, type TermsValues } from "./grant-views.ts";
 
 /** A decision form that came back refused: which request, and what was typed. */

@@ -10,7 +10,7 @@ import { action, confirmed, done, noticeOf, page, render, type ActionHandler, ty
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
-import { eventTable } from "./activity.ts";
+import { eventTable } from "./activity-table.ts";
 import { html, type Html } from "../html.ts";
 import { secretBlock } from "./layout.ts";
 import { passwordSection, securityPath, sessionsSection } from "./account-sessions.ts";

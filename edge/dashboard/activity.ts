@@ -9,10 +9,8 @@ import type { ActivityEvent } from "../../gen/outpost/activity/v1/activity_servi
 import { managedOrgOf, action, done, noticeOf, orgOf, page, render, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { choiceGroup, postForm, selectField } from "./forms.ts";
 import { html } from "../html.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 import { eventTable, kindLabels, severityLabels } from "./activity-table.ts";
-
-export { eventTable } from "./activity-table.ts";
 
 const pageSize = 50;
 

@@ -7,7 +7,7 @@ import { action, confirmed, done, noticeOf, page, PageError, render, type Action
 import { formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
 import { when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, textArea, textField } from "./forms.ts";
-import { eventTable } from "./activity.ts";
+import { eventTable } from "./activity-table.ts";
 import { html, type Html } from "../html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
 import { createOptions, defaultOptionValues, optionFieldNames, optionFields, optionValuesFrom, optionValuesOf, updateOptions, type OptionValues } from "./account-oauth-options.ts";

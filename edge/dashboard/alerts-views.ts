@@ -12,7 +12,7 @@ import type { FormErrors } from "./core.ts";
 import { when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, selectField, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 
 /** The add form's values as typed (kept when a form comes back refused). */
 export interface RuleValues {

@@ -6,7 +6,7 @@ import type { Router } from "@koa/router";
 import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { action, confirmed, done, page, type ActionHandler, type DashboardDeps } from "./context.ts";
 import { allMessages, formErrorsOrThrow, type FormErrors } from "./core.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 import { alertsPage, deliveriesPage, editRulePage, managedAlerts, ruleOf, type RuleValues } from "./alerts-views.ts";
 
 /** Parse: the form's values as typed. */

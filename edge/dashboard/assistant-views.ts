@@ -11,7 +11,7 @@ import type { FormErrors } from "./core.ts";
 import { canManage, when } from "./format.ts";
 import { choiceGroup, formAlert, postForm, selectField, textArea, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 
 /** The tool families with their labels, in the order shown; the reserved ones say so. */
 export const familyFields = [

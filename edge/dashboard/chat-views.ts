@@ -11,7 +11,7 @@ import { noticeOf, orgOf, render, type Viewer } from "./context.ts";
 import { when } from "./format.ts";
 import { postForm, selectField, textArea } from "./forms.ts";
 import { html, type Html } from "../html.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 
 export const chatPath = (org: Organization | string, conversationId?: string) => orgPath(org, conversationId ? `/assistant/c/${conversationId}` : "/assistant");
 

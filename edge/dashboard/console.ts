@@ -16,7 +16,7 @@ import { action, orgOf, type DashboardDeps, type Viewer } from "./context.ts";
 import { when } from "./format.ts";
 import { postForm } from "./forms.ts";
 import { html, type Html } from "../html.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 import type { ServerPage } from "./servers.ts";
 
 /** What running one command from the page gave: the agent's answer, or why there is none. */

@@ -12,7 +12,7 @@ import { gameName, policyName, when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, textArea, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 
 /** The client form's values as typed (kept when a form comes back refused). */
 export interface ClientValues {

@@ -10,7 +10,7 @@ import { Code } from "@connectrpc/connect";
 import { VerifierPolicy } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { action, confirmed, done, page, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, hasCode } from "./core.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 import { clientPage, listPage, managed, secretPage, type ClientValues } from "./game-oauth-views.ts";
 
 const policies: Record<string, VerifierPolicy> = { any_server: VerifierPolicy.ANY_SERVER, selected_servers: VerifierPolicy.SELECTED_SERVERS };

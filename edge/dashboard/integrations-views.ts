@@ -13,7 +13,7 @@ import { when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textArea, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { secretBlock } from "./layout.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 
 /** The add form's values as typed (kept when a form comes back refused). */
 export interface IntegrationValues {

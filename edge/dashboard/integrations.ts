@@ -9,7 +9,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { CreateIntegrationRequestSchema } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
 import { action, confirmed, done, page, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 import { IntegrationKind } from "../../gen/outpost/integrations/v1/integrations_service_pb.js";
 import { editIntegrationPage, integrationOf, integrationSecretPage, integrationsPage, managedIntegrations, type IntegrationValues } from "./integrations-views.ts";
 

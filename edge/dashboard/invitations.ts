@@ -14,7 +14,7 @@ import { dangerForm, formAlert, postForm, selectField, textField } from "./forms
 import { secretBlock } from "./layout.ts";
 import { html, type Html } from "../html.ts";
 import { formTokenInput } from "../form-token.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 import { resendVerificationForm } from "./account-email.ts";
 
 /** The invite form's values and the API's messages, when it was refused. */

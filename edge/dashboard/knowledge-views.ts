@@ -12,7 +12,7 @@ import type { FormErrors } from "./core.ts";
 import { canManage, when } from "./format.ts";
 import { dangerForm, formAlert, postForm, selectField, textArea, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 import { renderMarkdown } from "./markdown.ts";
 
 /** The edit form's values as typed (kept when it comes back: refused, previewed, or in conflict). */

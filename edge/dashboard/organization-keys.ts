@@ -12,7 +12,7 @@ import { apiKeyExpiry } from "./account.ts";
 import { dangerForm, postForm, selectField, textField } from "./forms.ts";
 import { secretBlock } from "./layout.ts";
 import { html, type Html } from "../html.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 
 
 const expiries = [

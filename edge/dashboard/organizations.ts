@@ -1,7 +1,7 @@
 /** Organizations: the list and creation, switching, the overview (plan and usage) and members. */
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
-import { Role, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { Role } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { action, confirmed, done, noticeOf, orgOf, page, PageError, render, type ActionHandler, type DashboardDeps, type PageHandler, type Viewer } from "./context.ts";
 import { allMessages, formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { canManage, roleName, suggestSlug, when } from "./format.ts";
@@ -11,10 +11,7 @@ import { roleBadge } from "./layout.ts";
 import { invitationRoutes, invitationSentPage, invitationsSection, type InviteForm } from "./invitations.ts";
 import { resendVerificationForm, unverifiedBadge } from "./account-email.ts";
 import { organizationKeyRoutes, organizationKeysSection } from "./organization-keys.ts";
-
-export function orgPath(org: Organization | string, rest = ""): string {
-  return `/app/o/${encodeURIComponent(typeof org === "string" ? org : org.slug)}${rest}`;
-}
+import { orgPath } from "./paths.ts";
 
 function createForm(v: Viewer, values: { name?: string; slug?: string } = {}, errors?: FormErrors): Html {
   return postForm(

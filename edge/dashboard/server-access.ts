@@ -11,7 +11,7 @@ import { action, confirmed, done, orgOf, render, type DashboardDeps, type Viewer
 import type { FormErrors } from "./core.ts";
 import { dangerForm, formAlert, postForm, selectField, textArea } from "./forms.ts";
 import { html, type Html } from "../html.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 import type { ServerPage } from "./servers.ts";
 import { defaultTerms, grantSummary, submitTerms, termsFields, type Terms, type TermsForm, type TermsValues } from "./grant-views.ts";
 

@@ -19,7 +19,7 @@ import { canManage, gameFlag, gameName, when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
-import { orgPath } from "./organizations.ts";
+import { orgPath } from "./paths.ts";
 import { accessRoutes, accessSection, noAccessPage } from "./server-access.ts";
 import type { TermsForm } from "./grant-views.ts";
 import { consolePanel, consoleRoutes, playersSection, type ConsoleOutcome } from "./console.ts";
