@@ -17,14 +17,7 @@ import { when } from "./format.ts";
 import { postForm } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { orgPath } from "./paths.ts";
-import type { ServerPage } from "./servers.ts";
-
-/** What running one command from the page gave: the agent's answer, or why there is none. */
-export interface ConsoleOutcome {
-  command: string;
-  result?: { requestId: string; success: boolean; output: string[]; error: string };
-  problem?: { status: number; code: string; message: string; headers?: Record<string, string> };
-}
+import type { ConsoleOutcome, ServerPage } from "./server-page.ts";
 
 /** Why a console call failed, in words for the page; undefined for errors the page itself answers. */
 function problemOf(error: unknown): ConsoleOutcome["problem"] {

@@ -12,7 +12,7 @@ import type { FormErrors } from "./core.ts";
 import { dangerForm, formAlert, postForm, selectField, textArea } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { orgPath } from "./paths.ts";
-import type { ServerPage } from "./servers.ts";
+import type { ServerPage } from "./server-page.ts";
 import { defaultTerms, grantSummary, submitTerms, termsFields, type Terms, type TermsForm, type TermsValues } from "./grant-views.ts";
 
 /** What revoking a grant does, as both confirmations say it (core re-checks open consoles every 5 s). */

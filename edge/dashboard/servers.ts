@@ -21,8 +21,8 @@ import { html, type Html } from "../html.ts";
 import { copyValue, secretBlock } from "./layout.ts";
 import { orgPath } from "./paths.ts";
 import { accessRoutes, accessSection, noAccessPage } from "./server-access.ts";
-import type { TermsForm } from "./grant-views.ts";
-import { consolePanel, consoleRoutes, playersSection, type ConsoleOutcome } from "./console.ts";
+import { consolePanel, consoleRoutes, playersSection } from "./console.ts";
+import type { ServerPage, ServerPageState } from "./server-page.ts";
 import { consoleEventRoutes } from "./console-events.ts";
 
 /** Whether the server can sign players in, as a badge (the words are edge/player-trust.ts's). */
@@ -134,15 +134,6 @@ ${copyValue("agent-command", "Command to run the agent", agentCommand(v, server.
 </section>`,
   });
 }
-
-/** What a server's page shows besides the server: a refused form, or the command just run. */
-export interface ServerPageState {
-  rename?: { errors: FormErrors; value: string };
-  grant?: TermsForm;
-  console?: ConsoleOutcome;
-}
-
-export type ServerPage = (ctx: Context, v: Viewer, state?: ServerPageState, status?: number) => Promise<void>;
 
 /** The server's facts; the page script keeps status, players and last seen current. */
 function statusSection(org: Organization, s: Server): Html {
