@@ -10,6 +10,8 @@
  * - an operation's summary is the method's name in words; comments in the proto become
  *   descriptions (of tags, operations, schemas and fields) when a descriptor set with source info is
  *   given (source-comments.ts), because the runtime descriptors in gen/ carry none.
+ *
+ * The document's shapes are openapi-types.ts, which every part imports.
  */
 import type { DescService } from "@bufbuild/protobuf";
 import type { FileDescriptorSet } from "@bufbuild/protobuf/wkt";
@@ -20,52 +22,10 @@ import { cookieName } from "../../cookies.ts";
 import { MessageSchemas } from "./message-schemas.ts";
 import { describeServices } from "./operations.ts";
 import { readComments } from "./source-comments.ts";
+import type { JsonSchema, OpenApiDocument } from "./openapi-types.ts";
 
 export { httpApiBasePath } from "./operations.ts";
-
-/** A JSON Schema (2020-12 dialect, as OpenAPI 3.1 uses it). */
-export type JsonSchema = { [keyword: string]: unknown };
-
-/** A query parameter of a GET operation: one field of the request message. */
-export interface OpenApiParameter {
-  name: string;
-  in: "query";
-  required: boolean;
-  description?: string;
-  schema: JsonSchema;
-  style?: "form";
-  explode?: boolean;
-}
-
-/** One RPC method as an operation (GET for NO_SIDE_EFFECTS methods, POST for the others). */
-export interface OpenApiOperation {
-  operationId: string;
-  tags: string[];
-  summary: string;
-  description?: string;
-  deprecated?: boolean;
-  parameters?: OpenApiParameter[];
-  requestBody?: { required: boolean; content: { "application/json": { schema: JsonSchema } } };
-  responses: { [status: string]: unknown };
-  /** The Connect procedure behind the operation, e.g. "outpost.servers.v1.ServersService/ListServers". */
-  "x-connect-procedure": string;
-}
-
-/** The document, as served at /api/http/openapi.json. */
-export interface OpenApiDocument {
-  openapi: "3.1.0";
-  info: { title: string; version: string; description: string };
-  servers: Array<{ url: string }>;
-  security: Array<{ [scheme: string]: string[] }>;
-  tags: Array<{ name: string; description?: string }>;
-  paths: { [path: string]: { get?: OpenApiOperation; post?: OpenApiOperation } };
-  components: {
-    schemas: { [name: string]: JsonSchema };
-    responses: { [name: string]: unknown };
-    headers: { [name: string]: unknown };
-    securitySchemes: { [name: string]: unknown };
-  };
-}
+export type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from "./openapi-types.ts";
 
 /** What {@link createOpenApiDocument} needs besides the descriptors. */
 export interface OpenApiOptions {

@@ -2,7 +2,7 @@
  * What every operation shares: the error answers (one `Error` shape, one reusable response per
  * status), the rate-limit headers and the two ways to authenticate. Fixed text, not generated.
  */
-import type { JsonSchema, OpenApiDocument } from "./document.ts";
+import type { JsonSchema, OpenApiDocument } from "./openapi-types.ts";
 import { secretPrefixes } from "../../../contract/secrets.ts";
 
 /** The reusable error responses, by HTTP status: the component's name, its description and an example body. */

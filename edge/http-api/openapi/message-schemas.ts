@@ -7,7 +7,7 @@
 import { getOption, hasOption, ScalarType, type DescEnum, type DescField, type DescMessage, type DescOneof } from "@bufbuild/protobuf";
 import { oneof as oneofRulesExtension, type EnumRules, type FieldRules } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { codeList, joinText } from "./descriptions.ts";
-import type { JsonSchema } from "./document.ts";
+import type { JsonSchema } from "./openapi-types.ts";
 import { allowedEnumNames, applyFieldRules, applyMapRules, applyRepeatedRules, applyStringRules } from "./rule-keywords.ts";
 import { scalarSchema, wellKnownSchema } from "./scalar-schemas.ts";
 import type { Comments } from "./source-comments.ts";

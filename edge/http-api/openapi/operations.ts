@@ -8,7 +8,7 @@ import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { httpResponseField, httpRouter } from "../../../contract/services.ts";
 import { codeList, joinText } from "./descriptions.ts";
-import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from "./document.ts";
+import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from "./openapi-types.ts";
 import { errorResponseRefs } from "./error-responses.ts";
 import type { MessageSchemas } from "./message-schemas.ts";
 import { fieldRules, requiredInRequest } from "./validate-rules.ts";

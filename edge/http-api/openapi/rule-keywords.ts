@@ -20,7 +20,7 @@ import { one_line } from "../../../gen/outpost/validate/v1/rules_pb.js";
 import { notOnOneLine } from "../../../contract/one-line.ts";
 import { oneLineWords, patternWords } from "../../../contract/validation.ts";
 import { enumValueName, enumValueNames } from "../json.ts";
-import type { JsonSchema } from "./document.ts";
+import type { JsonSchema } from "./openapi-types.ts";
 import { ecmaPattern, enumValuePasses, excludesRange, numericRules, ruleSet, stringRulesSet, type NumericRules } from "./validate-rules.ts";
 
 /**

@@ -4,7 +4,7 @@
  * keywords to it.
  */
 import { ScalarType, type DescMessage } from "@bufbuild/protobuf";
-import type { JsonSchema } from "./document.ts";
+import type { JsonSchema } from "./openapi-types.ts";
 
 /** A scalar as protobuf JSON writes it (64-bit integers are decimal strings, bytes base64). */
 export function scalarSchema(type: ScalarType): JsonSchema {
