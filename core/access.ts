@@ -15,6 +15,7 @@ import { findGrant, findServerAccess, liveGrantServerIds, markGrantFirstUse, ret
 import { grantRefusal, type GrantFacts, type ServerAction } from "./grant-rules.ts";
 import { appendActivity } from "./activity/record.ts";
 import { freezeOf, requireNotFrozen } from "./servers/frozen.ts";
+import { configuredPlan } from "./plans.ts";
 
 /**
  * Whether the caller may reach this organization at all: an organization API key reaches its own
@@ -269,11 +270,6 @@ export async function visibleServerIds(query: SqlRunner, caller: UserCaller, acc
 /** Platform administration requires the platform admin flag. */
 export function requirePlatformAdmin(caller: UserCaller): void {
   if (!caller.user.platformAdmin) throw fail("platform_admin_required", "only a platform admin can do this");
-}
-
-/** The limits of a plan PLANS configures, by its own names only ("constructor" is no plan), or undefined. */
-export function configuredPlan(plans: Readonly<Record<string, PlanLimits>>, name: string): PlanLimits | undefined {
-  return Object.hasOwn(plans, name) ? plans[name] : undefined;
 }
 
 /** An organization's limits. A plan no longer in PLANS allows nothing new, so it shows as 0 of each. */

@@ -13,7 +13,8 @@ import {
 import { Membership, Organization, User } from "../db/entities.ts";
 import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import { configuredPlan, requirePlatformAdmin } from "../access.ts";
+import { requirePlatformAdmin } from "../access.ts";
+import { configuredPlan } from "../plans.ts";
 import { fail, fieldFail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
 import { likeLiteral } from "../sql.ts";

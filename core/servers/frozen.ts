@@ -13,7 +13,7 @@
  * organization to a plan, whose limit then applies.
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { configuredPlan } from "../access.ts";
+import { configuredPlan } from "../plans.ts";
 import { recordActivity } from "../activity/record.ts";
 import type { UserCaller } from "../context.ts";
 import type { Query } from "../db/statements.ts";
