@@ -9,6 +9,7 @@ import { createLogger } from "./logger.ts";
 import { IdentityService } from "../gen/outpost/identity/v1/identity_service_pb.js";
 import { Issuer, KeysService } from "../gen/outpost/keys/v1/keys_service_pb.js";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
+import { readVariable } from "./config-variables.ts";
 import { DatabaseBusyError } from "./database.ts";
 import { startOutpost } from "./compose.ts";
 import { openRuntime, type Runtime } from "./runtime.ts";
@@ -117,7 +118,7 @@ async function keysRotateKek(config: Config, logger: Logger, args: string[]): Pr
   const o = options(args, { "new-key-file": { type: "string" } });
   const file = o["new-key-file"];
   if (file === "") throw new UsageError("--new-key-file needs a path");
-  const outcome = await rotateKek(config, logger, { file, value: process.env.NEW_KEY_ENCRYPTION_KEY || undefined });
+  const outcome = await rotateKek(config, logger, { file, value: readVariable(process.env, "NEW_KEY_ENCRYPTION_KEY") });
   if (outcome.resealed > 0) {
     console.log(`re-encrypted ${outcome.resealed} signing keys from key-encryption key ${outcome.from} to ${outcome.to}`);
   } else {
