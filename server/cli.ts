@@ -139,7 +139,80 @@ async function userVerifyEmail(config: Config, logger: Logger, args: string[]): 
   console.log(res.alreadyVerified ? `${res.user!.email} was verified already` : `verified ${res.user!.email} (${res.user!.id})`);
 }
 
-/** One case per command: a dispatcher reads best as one switch, so this one runs past 80 lines. */
+/** `migrate`: opening the runtime migrates; say what that applied. */
+async function migrate(config: Config, logger: Logger): Promise<void> {
+  await withRuntime(config, logger, async (runtime) => {
+    const applied = runtime.migrationsApplied;
+    console.log(applied.length ? `applied ${applied.join(", ")}` : "the database is up to date");
+  });
+}
+
+/** `user create --email … [--password …] [--name …] [--platform-admin]`. */
+async function userCreate(config: Config, logger: Logger, args: string[]): Promise<void> {
+  const o = options(args, {
+    email: { type: "string" },
+    password: { type: "string" },
+    name: { type: "string" },
+    "platform-admin": { type: "boolean" },
+  });
+  const email = required(o.email, "--email");
+  const password = await userPassword(o.password);
+  const res = await withRuntime(config, logger, (runtime) =>
+    createClient(IdentityService, runtime.core.transport()).createUser({
+      email,
+      password,
+      name: typeof o.name === "string" ? o.name : "",
+      platformAdmin: o["platform-admin"] === true,
+    }),
+  );
+  console.log(`created user ${res.user!.email} (${res.user!.id})${res.user!.platformAdmin ? ", platform admin" : ""}`);
+}
+
+/** `api-key create --email … --name … [--expires-in-days N]`: the key is printed once. */
+async function apiKeyCreate(config: Config, logger: Logger, args: string[]): Promise<void> {
+  const o = options(args, { email: { type: "string" }, name: { type: "string" }, "expires-in-days": { type: "string" } });
+  let expiresAt: Date | undefined;
+  if (o["expires-in-days"] !== undefined) {
+    const days = Number(o["expires-in-days"]);
+    if (!/^\d+$/.test(String(o["expires-in-days"])) || days < 1 || days > 3650) {
+      throw new UsageError("--expires-in-days must be a whole number from 1 to 3650");
+    }
+    expiresAt = new Date(Date.now() + days * 86_400_000);
+  }
+  const res = await withRuntime(config, logger, (runtime) =>
+    createClient(IdentityService, runtime.core.transport()).issueApiKey({
+      email: required(o.email, "--email"),
+      name: required(o.name, "--name"),
+      expiresAt: expiresAt && timestampFromDate(expiresAt),
+    }),
+  );
+  const key = res.apiKey!;
+  console.log(`created API key "${key.name}" (${key.id}), ${expiresAt ? `expires ${expiresAt.toISOString()}` : "never expires"}`);
+  console.log("store it now; it is not shown again:");
+  console.log(res.key);
+}
+
+/** `keys rotate --issuer game|account [--purge]`. */
+async function keysRotate(config: Config, logger: Logger, args: string[]): Promise<void> {
+  const o = options(args, { issuer: { type: "string" }, purge: { type: "boolean" } });
+  const issuers: Record<string, Issuer> = { game: Issuer.GAME, account: Issuer.ACCOUNT };
+  const issuer = required(o.issuer, "--issuer");
+  if (!Object.hasOwn(issuers, issuer)) throw new UsageError(`--issuer must be game or account (got "${issuer}")`);
+  const res = await withRuntime(config, logger, (runtime) =>
+    createClient(KeysService, runtime.core.transport()).rotateKeys({ issuer: issuers[issuer], purge: o.purge === true }),
+  );
+  if (o.purge) {
+    console.log(`purged the ${issuer} issuer's signing keys; tokens they signed no longer verify`);
+    console.log(`withdrawn ${res.withdrawnKids.join(" ") || "(none)"}`);
+  } else {
+    console.log(`rotated the ${issuer} issuer's signing keys`);
+  }
+  console.log(`current ${res.currentKid}`);
+  console.log(`next ${res.nextKid}`);
+  if (!o.purge) console.log(`previous ${res.previousKid}`);
+}
+
+/** One case per command, each a function above. */
 async function main(argv: string[]): Promise<void> {
   const [command, sub, ...rest] = argv;
   if (!command || command === "help" || command === "--help" || command === "-h") {
@@ -149,85 +222,24 @@ async function main(argv: string[]): Promise<void> {
   const config = loadConfig();
   // Commands other than serve keep the log quiet: their output is for people and scripts.
   const logger = createLogger(command === "serve" ? config.logLevel : "warn");
+  const unknown = () => new UsageError(`unknown command: ${command} ${sub ?? ""}`.trim());
 
   switch (command) {
     case "serve":
       return serve(config, logger);
-    case "migrate": {
-      // Opening the runtime migrates; say what that applied.
-      await withRuntime(config, logger, async (runtime) => {
-        const applied = runtime.migrationsApplied;
-        console.log(applied.length ? `applied ${applied.join(", ")}` : "the database is up to date");
-      });
-      return;
-    }
-    case "user": {
+    case "migrate":
+      return migrate(config, logger);
+    case "user":
       if (sub === "verify-email") return userVerifyEmail(config, logger, rest);
-      if (sub !== "create") throw new UsageError(`unknown command: user ${sub ?? ""}`.trim());
-      const o = options(rest, {
-        email: { type: "string" },
-        password: { type: "string" },
-        name: { type: "string" },
-        "platform-admin": { type: "boolean" },
-      });
-      const email = required(o.email, "--email");
-      const password = await userPassword(o.password);
-      const res = await withRuntime(config, logger, (runtime) =>
-        createClient(IdentityService, runtime.core.transport()).createUser({
-          email,
-          password,
-          name: typeof o.name === "string" ? o.name : "",
-          platformAdmin: o["platform-admin"] === true,
-        }),
-      );
-      console.log(`created user ${res.user!.email} (${res.user!.id})${res.user!.platformAdmin ? ", platform admin" : ""}`);
-      return;
-    }
-    case "api-key": {
-      if (sub !== "create") throw new UsageError(`unknown command: api-key ${sub ?? ""}`.trim());
-      const o = options(rest, { email: { type: "string" }, name: { type: "string" }, "expires-in-days": { type: "string" } });
-      let expiresAt: Date | undefined;
-      if (o["expires-in-days"] !== undefined) {
-        const days = Number(o["expires-in-days"]);
-        if (!/^\d+$/.test(String(o["expires-in-days"])) || days < 1 || days > 3650) {
-          throw new UsageError("--expires-in-days must be a whole number from 1 to 3650");
-        }
-        expiresAt = new Date(Date.now() + days * 86_400_000);
-      }
-      const res = await withRuntime(config, logger, (runtime) =>
-        createClient(IdentityService, runtime.core.transport()).issueApiKey({
-          email: required(o.email, "--email"),
-          name: required(o.name, "--name"),
-          expiresAt: expiresAt && timestampFromDate(expiresAt),
-        }),
-      );
-      const key = res.apiKey!;
-      console.log(`created API key "${key.name}" (${key.id}), ${expiresAt ? `expires ${expiresAt.toISOString()}` : "never expires"}`);
-      console.log("store it now; it is not shown again:");
-      console.log(res.key);
-      return;
-    }
-    case "keys": {
+      if (sub === "create") return userCreate(config, logger, rest);
+      throw unknown();
+    case "api-key":
+      if (sub === "create") return apiKeyCreate(config, logger, rest);
+      throw unknown();
+    case "keys":
       if (sub === "rotate-kek") return keysRotateKek(config, logger, rest);
-      if (sub !== "rotate") throw new UsageError(`unknown command: keys ${sub ?? ""}`.trim());
-      const o = options(rest, { issuer: { type: "string" }, purge: { type: "boolean" } });
-      const issuers: Record<string, Issuer> = { game: Issuer.GAME, account: Issuer.ACCOUNT };
-      const issuer = required(o.issuer, "--issuer");
-      if (!Object.hasOwn(issuers, issuer)) throw new UsageError(`--issuer must be game or account (got "${issuer}")`);
-      const res = await withRuntime(config, logger, (runtime) =>
-        createClient(KeysService, runtime.core.transport()).rotateKeys({ issuer: issuers[issuer], purge: o.purge === true }),
-      );
-      if (o.purge) {
-        console.log(`purged the ${issuer} issuer's signing keys; tokens they signed no longer verify`);
-        console.log(`withdrawn ${res.withdrawnKids.join(" ") || "(none)"}`);
-      } else {
-        console.log(`rotated the ${issuer} issuer's signing keys`);
-      }
-      console.log(`current ${res.currentKid}`);
-      console.log(`next ${res.nextKid}`);
-      if (!o.purge) console.log(`previous ${res.previousKid}`);
-      return;
-    }
+      if (sub === "rotate") return keysRotate(config, logger, rest);
+      throw unknown();
     default:
       throw new UsageError(`unknown command: ${command}`);
   }

@@ -121,90 +121,81 @@ function coreDepsOf(config: Config, database: Database, parts: CoreParts, keyEnc
   return { ...coreDeps, loginVerifier: createGameLoginVerifier(coreDeps) };
 }
 
+/** What openRuntime has opened so far: closed in the reverse order, at close() or when opening fails. */
+interface Opened {
+  database: Database;
+  orm?: Orm;
+  clock?: DatabaseClock;
+  rateLimits?: RateLimits;
+  signer?: SignerPool;
+  bus?: Bus;
+  deps?: CoreDeps;
+}
+
+async function closeOpened(opened: Opened): Promise<void> {
+  opened.clock?.stop();
+  await opened.deps?.activity.flush();
+  await opened.bus?.close();
+  await opened.signer?.close();
+  await opened.rateLimits?.close();
+  await opened.orm?.close();
+  await opened.database.close();
+}
+
+/**
+ * The migrated ORM and the clock set by the database's. A clock the caller passes in (a test's)
+ * is followed from its first reading only, so that moving it by hand is not undone a minute later.
+ */
+async function openStore(config: Config, logger: Logger, mode: "serve" | "borrow", localClock: Clock, opened: Opened) {
+  const loggerFactory = mode === "serve" && config.tracing ? tracedQueryLogger : undefined;
+  const orm = (opened.orm = await createOrm({ url: opened.database.url, poolSize: opened.database.poolSize, loggerFactory }));
+  const applied = await migrate(orm);
+  if (applied.length) logger.info({ migrations: applied }, "database migrated");
+  opened.clock = await createDatabaseClock(() => orm.em.fork(), localClock, logger, { resync: localClock === systemClock });
+  return { orm, clock: opened.clock, applied };
+}
+
 /** Opens the database, migrates it and builds core: what every command needs. */
-export async function openRuntime(
-  config: Config,
-  logger: Logger,
-  mode: "serve" | "borrow",
-  localClock: Clock = systemClock,
-): Promise<Runtime> {
+export async function openRuntime(config: Config, logger: Logger, mode: "serve" | "borrow", localClock: Clock = systemClock): Promise<Runtime> {
   const database = await openDatabase(config, logger, mode);
-  let orm: Orm | undefined;
-  let rateLimits: RateLimits | undefined;
-  let bus: Bus | undefined;
-  let signer: SignerPool | undefined;
-  let clock: DatabaseClock | undefined;
+  const opened: Opened = { database };
   try {
-    const loggerFactory = mode === "serve" && config.tracing ? tracedQueryLogger : undefined;
-    orm = await createOrm({ url: database.url, poolSize: database.poolSize, loggerFactory });
-    const applied = await migrate(orm);
-    if (applied.length) logger.info({ migrations: applied }, "database migrated");
-    const migrated = orm;
-    // Every instance keeps the database's time (core/db/database-clock.ts).
-    // A clock the caller passes in (a test's) is followed from its first reading only, so that
-    // moving it by hand is not undone a minute later.
-    clock = await createDatabaseClock(() => migrated.em.fork(), localClock, logger, { resync: localClock === systemClock });
-    rateLimits = openRateLimits(config.rateLimits, database, logger);
+    const { orm, clock, applied } = await openStore(config, logger, mode, localClock, opened);
+    const rateLimits = (opened.rateLimits = openRateLimits(config.rateLimits, database, logger));
     const passwords = createPasswords(config.passwordHashing);
     let kek: KeyEncryptionKey | undefined;
     // Resolved on first need, so commands that never touch the keys never create a KEK file.
     const keyEncryptionKey = () => (kek ??= resolveKeyEncryptionKey(config, logger));
-    signer = createSignerPool();
-    const signingKeys = createSigningKeys({
-      signer,
-      orm,
-      clock,
-      logger,
-      keyEncryptionKey,
-      rotationDays: config.signingKeyRotationDays,
-    });
-    bus = openBus(mode, database, logger, keyEncryptionKey, clock);
+    const signer = (opened.signer = createSignerPool());
+    const signingKeys = createSigningKeys({ signer, orm, clock, logger, keyEncryptionKey, rotationDays: config.signingKeyRotationDays });
+    const bus = (opened.bus = openBus(mode, database, logger, keyEncryptionKey, clock));
     const events = authorizationEvents(bus);
     const agents = createAgentConnections();
     const consoles = createConsoleRouter({ agents, bus, logger });
     const metrics = mode === "serve" ? await openMetrics(orm, agents, bus, rateLimits) : undefined;
-    let built: CoreDeps | undefined;
-    const notifier = createNotifier({ bus, logger, push: pushThroughPwa(() => built!) });
+    // Push needs core's deps, which need the notifier: it reads them when it first sends.
+    const notifier = createNotifier({ bus, logger, push: pushThroughPwa(() => deps) });
     const parts = { orm, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, notifier, metrics: metrics ?? createNoMetrics() };
-    const deps = coreDepsOf(config, database, parts, keyEncryptionKey);
-    built = deps;
-    const limits = rateLimits;
-    const opened = orm;
-    const shared = bus;
-    const signatures = signer;
-    const synced = clock;
+    const deps = (opened.deps = coreDepsOf(config, database, parts, keyEncryptionKey));
     return {
       database,
       orm,
+      clock,
       migrationsApplied: applied,
       rateLimits,
       passwords,
       signingKeys,
       keyEncryptionKey,
       agents,
-      bus: shared,
+      bus,
       events,
       metrics,
-      core: createCore(deps),
       deps,
-      clock: synced,
-      async close() {
-        synced.stop();
-        await deps.activity.flush();
-        await shared.close();
-        await signatures.close();
-        await limits.close();
-        await opened.close();
-        await database.close();
-      },
+      core: createCore(deps),
+      close: () => closeOpened(opened),
     };
   } catch (error) {
-    clock?.stop();
-    await bus?.close();
-    await signer?.close();
-    await rateLimits?.close();
-    await orm?.close();
-    await database.close();
+    await closeOpened(opened);
     throw error;
   }
 }
