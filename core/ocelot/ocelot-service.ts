@@ -8,7 +8,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { OcelotService } from "../../gen/outpost/ocelot/v1/ocelot_service_pb.js";
-import { ToolRefusal, UsageStatsSchema } from "../../gen/outpost/ocelot/v1/resources_pb.js";
+import { ToolRefusal, UsageStatsSchema, type OcelotSettings } from "../../gen/outpost/ocelot/v1/resources_pb.js";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail, fieldFail } from "../errors.ts";
@@ -35,8 +35,55 @@ const refusals: Record<RefusalReason, ToolRefusal> = {
 /** Turns the emergency stop on or off (the row exists and is locked); records the change. */
 async function switchEmergencyStop(db: Db, caller: UserCaller, organizationId: string, on: boolean): Promise<void> {
   if (await setEmergencyStop(db.query, organizationId, on, caller.user.id)) {
-    recordActivity(db.em, caller, { action: on ? "ocelot.emergency_stop_on" : "ocelot.emergency_stop_off", targetType: "ocelot_config", targetId: organizationId, organizationId });
+    recordActivity(db.em, caller, {
+      action: on ? "ocelot.emergency_stop_on" : "ocelot.emergency_stop_off",
+      targetType: "ocelot_config",
+      targetId: organizationId,
+      organizationId,
+    });
   }
+}
+
+/** Turns break-glass on for `minutes` or off; records it when it changed (the database's clock decides, setBreakGlass's condition). */
+async function switchBreakGlass(db: Db, caller: UserCaller, organizationId: string, on: boolean, minutes: number): Promise<void> {
+  if (await setBreakGlass(db.query, organizationId, on, minutes, caller.user.id)) {
+    recordActivity(db.em, caller, {
+      action: on ? "ocelot.break_glass_on" : "ocelot.break_glass_off",
+      targetType: "ocelot_config",
+      targetId: organizationId,
+      organizationId,
+      details: on ? { minutes: String(minutes) } : {},
+    });
+  }
+}
+
+/**
+ * Writes the settings a manager sent over the version they read (the row is locked), within the
+ * plan's daily question cap; records the change.
+ */
+async function writeSettingsOf(
+  db: Db,
+  caller: UserCaller,
+  config: CoreDeps["config"],
+  organization: { id: string; plan: string },
+  version: number,
+  settings: OcelotSettings,
+) {
+  const columns = settingsColumns(settings);
+  const planCap = planLimits(config, organization.plan).assistantQueriesPerDay;
+  if (columns.daily_query_cap > planCap) {
+    throw fieldFail([{ field: "settings.daily_query_cap", message: `the ${organization.plan} plan allows at most ${planCap} questions per day` }]);
+  }
+  if (!(await writeSettings(db.query, organization.id, version, columns))) {
+    throw fail("version_conflict", "the assistant's settings changed meanwhile; read them again");
+  }
+  recordActivity(db.em, caller, {
+    action: "ocelot.config_updated",
+    targetType: "ocelot_config",
+    targetId: organization.id,
+    organizationId: organization.id,
+    details: { enabled: String(columns.enabled), daily_query_cap: String(columns.daily_query_cap), response_style: columns.response_style },
+  });
 }
 
 export function createOcelotService(deps: CoreDeps): Impl {
@@ -65,36 +112,11 @@ export function createOcelotService(deps: CoreDeps): Impl {
         const db = statements.db(tx);
         const { access, row } = await lockForChange(db, caller, req.organizationSlug);
         const organizationId = access.organization.id;
-        if (row.version !== req.version) throw fail("version_conflict", `the assistant's settings changed since you read them (version ${req.version}, now ${row.version}); read them again`);
-        const columns = settingsColumns(req.settings!);
-        const planCap = planLimits(config, access.organization.plan).assistantQueriesPerDay;
-        if (columns.daily_query_cap > planCap) {
-          throw fieldFail([{ field: "settings.daily_query_cap", message: `the ${access.organization.plan} plan allows at most ${planCap} questions per day` }]);
-        }
-        if (!(await writeSettings(db.query, organizationId, (await readConfig(db.query, organizationId)).version, columns))) {
-          throw fail("version_conflict", "the assistant's settings changed meanwhile; read them again");
-        }
-        recordActivity(tx, caller, {
-          action: "ocelot.config_updated",
-          targetType: "ocelot_config",
-          targetId: organizationId,
-          organizationId,
-          details: { enabled: String(columns.enabled), daily_query_cap: String(columns.daily_query_cap), response_style: columns.response_style },
-        });
+        if (row.version !== req.version)
+          throw fail("version_conflict", `the assistant's settings changed since you read them (version ${req.version}, now ${row.version}); read them again`);
+        await writeSettingsOf(db, caller, config, access.organization, (await readConfig(db.query, organizationId)).version, req.settings!);
         if (req.emergencyStop !== undefined) await switchEmergencyStop(db, caller, organizationId, req.emergencyStop);
-        if (req.breakGlass !== undefined) {
-          // Whether it changes is the database's to say, by its clock (setBreakGlass's condition).
-          const minutes = req.breakGlassMinutes || defaultBreakGlassMinutes;
-          if (await setBreakGlass(db.query, organizationId, req.breakGlass, minutes, caller.user.id)) {
-            recordActivity(tx, caller, {
-              action: req.breakGlass ? "ocelot.break_glass_on" : "ocelot.break_glass_off",
-              targetType: "ocelot_config",
-              targetId: organizationId,
-              organizationId,
-              details: req.breakGlass ? { minutes: String(minutes) } : {},
-            });
-          }
-        }
+        if (req.breakGlass !== undefined) await switchBreakGlass(db, caller, organizationId, req.breakGlass, req.breakGlassMinutes || defaultBreakGlassMinutes);
         await tx.flush();
         return { config: configToProto(await readConfig(db.query, organizationId), access.role) };
       });
