@@ -31,21 +31,22 @@
  * limit is counted (its cost is part of the figure) but never reached. Every exchange authenticates
  * its client correctly, so none counts toward bad_credential_ip.
  *
+ * The codes come from bench/oauth-sign-ins.ts, the measured runs are bench/oauth-runs.ts.
+ *
  * Env: BENCH_POOL (codes per batch, default 1000), BENCH_MINT_CONCURRENCY (default 16, at most 20: the live-status streams one address may hold),
  * BENCH_SIGNINS (latency sign-ins, default 300), BENCH_LATENCY_CONCURRENCY (default 1: this process
  * solves the proof of work synchronously, which would stall the other sign-ins' readers),
  * BENCH_SECONDS (userinfo, default 10), BENCH_CONNECTIONS (default 50), BENCH_CPU_PROF=dir (runs
  * the server with --cpu-prof into that directory).
  */
-import { createHash, hash, randomUUID } from "node:crypto";
 import { createServer } from "node:net";
-import autocannon from "autocannon";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent } from "../agent/client.ts";
 import { watchesPerClientIp } from "../core/game-oauth/watches.ts";
-import { httpLoad } from "./http-load.ts";
 import { runReference } from "./reference-token.ts";
-import { benchPassword, cpuPerRequest, figuresOf, load, loadAverages, loadGenerator, printFigures, processCpuMs, seedApiKey, startBenchServer, type Figures } from "./support.ts";
+import { accountCode, authorizeUrl, gameSignIn, inParallel, redirectUri } from "./oauth-sign-ins.ts";
+import { tokenBatches, userinfoRun, type RunSettings, type TokenEndpoint } from "./oauth-runs.ts";
+import { benchPassword, cpuPerRequest, loadAverages, loadGenerator, printFigures, seedApiKey, startBenchServer, type Figures } from "./support.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -61,10 +62,6 @@ const latencyConcurrency = Number(process.env.BENCH_LATENCY_CONCURRENCY ?? 1);
 const cpuProfDir = process.env.BENCH_CPU_PROF;
 const withReference = process.env.BENCH_REFERENCE !== "0";
 
-const redirectUri = "http://127.0.0.1:9/callback";
-const codeVerifier = "bench-verifier-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFG";
-const codeChallenge = createHash("sha256").update(codeVerifier).digest("base64url");
-
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -76,18 +73,11 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The ALTCHA v1 proof of work, solved synchronously (what the page's script does with WebCrypto). */
-function solve(challenge: { challenge: string; salt: string; maxnumber?: number; maxNumber?: number }): number {
-  const max = challenge.maxnumber ?? challenge.maxNumber ?? 1_000_000;
-  for (let n = 0; n <= max; n++) {
-    if (hash("sha256", challenge.salt + n, "hex") === challenge.challenge) return n;
-  }
-  throw new Error("challenge not solvable");
-}
-
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
+
+const basicAuth = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}`;
 
 const loadAtStart = loadAverages();
 const gamePort = await freePort();
@@ -100,6 +90,7 @@ const bench = await startBenchServer({
   GAME_ISSUER_URL: gameIssuerUrl,
   ...(cpuProfDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${cpuProfDir}`.trim() } : {}),
 });
+const settings: RunSettings = { connections, duration, poolSize, batches, serverPid: bench.serve.child.pid };
 const agents: Agent[] = [];
 /** Game OAuth exchanges/s, for the comparison with the reference. */
 let gameTokenRate = 0;
@@ -129,175 +120,11 @@ try {
     redirectUris: [redirectUri],
     verifierPolicy: "any_server",
   });
-  const clientId: string = client.client.clientId;
-  const clientSecret: string = client.clientSecret;
-  const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString("base64")}`;
-  const authorizeUrl = `${gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({
-    response_type: "code",
-    client_id: clientId,
-    redirect_uri: redirectUri,
-    scope: "openid profile",
-    state: "bench-state",
-    nonce: "bench-nonce",
-    code_challenge: codeChallenge,
-    code_challenge_method: "S256",
-  })}`;
-  const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
-
-  /** One whole sign-in as a browser and a player make it; returns the code and report → redirect ms. */
-  async function signIn(agent: Agent): Promise<{ code: string; reportToRedirectMs: number; reportToReplyMs: number }> {
-    const page = await fetch(authorizeUrl, { redirect: "manual" });
-    if (page.status !== 200) throw new Error(`authorize: ${page.status} ${await page.text()}`);
-    const cookie = page.headers.get("set-cookie")!.split(";")[0];
-    const html = await page.text();
-    const session = /data-session="([^"]+)"/.exec(html)![1];
-    const challenge = JSON.parse(decode(/data-challenge="([^"]+)"/.exec(html)![1]));
-    const payload = Buffer.from(JSON.stringify({ ...challenge, number: solve(challenge) })).toString("base64");
-    const verified = await fetch(`${gameIssuerUrl}/oauth2/authorize/verify-challenge`, {
-      method: "POST",
-      headers: { "content-type": "application/json", cookie },
-      body: JSON.stringify({ session, payload }),
-    });
-    if (verified.status !== 200) throw new Error(`verify-challenge: ${verified.status} ${await verified.text()}`);
-    const { command } = (await verified.json()) as Json;
-    const events = await fetch(`${gameIssuerUrl}/oauth2/authorize/events?session=${session}`, { headers: { cookie } });
-    if (events.status !== 200) throw new Error(`events: ${events.status}`);
-    const reader = events.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    while (!text.includes("\n\n")) text += (await reader.read()).value;
-    const player = { name: "Steve", uuid: randomUUID() };
-    const claimed = await agent.playCommand(player, command, 30_000);
-    if (!claimed.confirmation) throw new Error(`not asked to confirm in game: ${claimed.message}`);
-    const started = performance.now();
-    let repliedAt = 0;
-    const reply = agent.confirm(player, 30_000).then((r) => ((repliedAt = performance.now()), r));
-    let redirectUrl: string | undefined;
-    let receivedAt = 0;
-    while (!redirectUrl) {
-      const chunk = await reader.read();
-      if (chunk.done) throw new Error(`events ended without a redirect: ${text}`);
-      text += chunk.value;
-      for (const block of text.split("\n\n")) {
-        const data = block.split("\n").find((l) => l.startsWith("data: "));
-        if (!data) continue;
-        const event = JSON.parse(data.slice(6));
-        if (event.redirect_url) {
-          redirectUrl = event.redirect_url;
-          receivedAt = performance.now();
-          break;
-        }
-      }
-    }
-    await reader.cancel().catch(() => {});
-    const answer = await reply;
-    if (!answer.accepted) throw new Error(`refused in game: ${answer.message}`);
-    const code = new URL(redirectUrl).searchParams.get("code");
-    if (!code) throw new Error(`no code in ${redirectUrl}`);
-    return { code, reportToRedirectMs: receivedAt - started, reportToReplyMs: repliedAt - started };
-  }
-
+  const gameAuthorize = authorizeUrl(`${gameIssuerUrl}/oauth2/authorize`, client.client.clientId, "openid profile");
   /** `count` sign-ins, `concurrency` at a time, spread over the agents. */
-  async function signIns(count: number, concurrency: number) {
-    const results: { code: string; reportToRedirectMs: number; reportToReplyMs: number }[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: Math.min(concurrency, count) }, async (_, worker) => {
-        while (next < count) {
-          next++;
-          results.push(await signIn(agents[worker % agents.length]));
-        }
-      }),
-    );
-    return results;
-  }
-
-  const exchangeBody = (code: string) =>
-    new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: codeVerifier }).toString();
-
-  interface TokenEndpoint {
-    url: string;
-    path: string;
-    authorization: string;
-  }
-  const gameToken: TokenEndpoint = { url: gameIssuerUrl, path: "/oauth2/token", authorization: basic };
-
-  /** Exchanges every code once (the request generator takes the next code). */
-  async function exchangeAll(codes: string[], label: string, endpoint: TokenEndpoint = gameToken) {
-    const headers = { authorization: endpoint.authorization, "content-type": "application/x-www-form-urlencoded" };
-    if (loadGenerator === "lean") {
-      const result = await httpLoad({
-        url: endpoint.url,
-        connections,
-        amount: codes.length,
-        request: (i) => ({ method: "POST", path: endpoint.path, headers, body: exchangeBody(codes[i]) }),
-      });
-      return { figures: figuresOf(label, result), seconds: result.seconds, ok: result.ok };
-    }
-    let i = 0;
-    // autocannon ends a run only at its next 1-second sample tick, so the run's own duration rounds
-    // up to whole seconds: time the run from the start to the last response instead.
-    let lastResponse = 0;
-    const started = performance.now();
-    const cpuBefore = process.cpuUsage();
-    const result = await new Promise<autocannon.Result>((resolve, reject) => {
-      const instance = autocannon(
-        {
-          url: endpoint.url,
-          connections,
-          amount: codes.length,
-          requests: [{ method: "POST", path: endpoint.path, headers, setupRequest: (req) => ({ ...req, body: exchangeBody(codes[i++ % codes.length]) }) }],
-        },
-        (error, res) => (error ? reject(error) : resolve(res)),
-      );
-      instance.on("response", () => (lastResponse = performance.now()));
-    });
-    const cpu = process.cpuUsage(cpuBefore);
-    const seconds = (lastResponse - started) / 1000;
-    const figures: Figures = {
-      name: label,
-      requestsPerSecond: result["2xx"] / seconds,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      errors: result.errors + result.timeouts,
-      non2xx: result.non2xx,
-      generatorCpuMicros: (cpu.user + cpu.system) / Math.max(1, codes.length),
-    };
-    return { figures, seconds, ok: result["2xx"] };
-  }
-
-  const serverPid = bench.serve.child.pid;
-
-  /** A warm-up pool, then BENCH_BATCHES measured pools, each minted and then exchanged at once. */
-  async function tokenBatches(mint: (count: number) => Promise<string[]>, endpoint: TokenEndpoint, label: (batch: number, codes: number) => string) {
-    await exchangeAll(await mint(Math.min(1000, poolSize)), "warm-up", endpoint);
-    const runs: { figures: Figures; seconds: number; ok: number; minted: number; mintSeconds: number }[] = [];
-    let cpuMs: number | undefined = 0;
-    for (let b = 0; b < batches; b++) {
-      const mintStarted = performance.now();
-      const pool = await mint(poolSize);
-      const mintSeconds = (performance.now() - mintStarted) / 1000;
-      const cpuBefore = processCpuMs(serverPid);
-      runs.push({ ...(await exchangeAll(pool, label(b + 1, pool.length), endpoint)), minted: pool.length, mintSeconds });
-      const cpuAfter = processCpuMs(serverPid);
-      cpuMs = cpuMs === undefined || cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuMs + cpuAfter - cpuBefore;
-    }
-    return { runs, cpuMs, seconds: runs.reduce((t, r) => t + r.seconds, 0), ok: runs.reduce((t, r) => t + r.ok, 0) };
-  }
-
-  /** Userinfo with the access token of one fresh code: a warm-up, then the measured run. */
-  async function userinfoRun(code: string, endpoint: TokenEndpoint, userinfoUrl: string, label: string) {
-    const exchanged = await fetch(endpoint.url + endpoint.path, {
-      method: "POST",
-      headers: { authorization: endpoint.authorization, "content-type": "application/x-www-form-urlencoded" },
-      body: exchangeBody(code),
-    });
-    if (exchanged.status !== 200) throw new Error(`${endpoint.path}: ${exchanged.status} ${await exchanged.text()}`);
-    const target = { url: userinfoUrl, headers: { authorization: `Bearer ${((await exchanged.json()) as Json).access_token}` }, connections };
-    await load("warm-up", { ...target, duration: 3 });
-    const cpuBefore = processCpuMs(serverPid);
-    const figures = await load(label, { ...target, duration });
-    return { figures, cpu: cpuPerRequest(cpuBefore, processCpuMs(serverPid), figures.requests ?? 0) };
-  }
+  const signIns = (count: number, concurrency: number) =>
+    inParallel(count, concurrency, (worker) => gameSignIn(gameIssuerUrl, gameAuthorize, agents[worker % agents.length]));
+  const gameToken: TokenEndpoint = { url: gameIssuerUrl, path: "/oauth2/token", authorization: basicAuth(client.client.clientId, client.clientSecret) };
 
   // c) report → redirect latency (also warms the whole sign-in path).
   await signIns(20, latencyConcurrency);
@@ -312,6 +139,7 @@ try {
     ok: tokenOk,
     cpuMs: tokenCpuMs,
   } = await tokenBatches(
+    settings,
     async (count) => (await signIns(count, mintConcurrency)).map((r) => r.code),
     gameToken,
     (batch, codes) => `POST /oauth2/token batch ${batch} (${codes} codes)`,
@@ -323,11 +151,16 @@ try {
 
   // b) userinfo with one valid access token.
   const [one] = await signIns(1, 1);
-  const { figures: userinfo, cpu: userinfoCpu } = await userinfoRun(one.code, gameToken, `${gameIssuerUrl}/oauth2/userinfo`, "GET /oauth2/userinfo (one token)");
+  const { figures: userinfo, cpu: userinfoCpu } = await userinfoRun(
+    settings,
+    one.code,
+    gameToken,
+    `${gameIssuerUrl}/oauth2/userinfo`,
+    "GET /oauth2/userinfo (one token)",
+  );
 
   // d) Account OAuth: a first-party client, a signed-in user, codes from its authorizations.
   const accountClient = await api("admin/createAccountOAuthClient", { name: "Bench first-party app", redirectUris: [redirectUri], skipConsent: true });
-  const accountBasic = `Basic ${Buffer.from(`${encodeURIComponent(accountClient.clientId)}:${encodeURIComponent(accountClient.clientSecret)}`).toString("base64")}`;
   const signedIn = await fetch(`${bench.baseUrl}/sign-in`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -335,40 +168,23 @@ try {
   });
   if (signedIn.status !== 200) throw new Error(`sign-in: ${signedIn.status} ${await signedIn.text()}`);
   const sessionCookie = signedIn.headers.get("set-cookie")!.split(";")[0];
-  const accountAuthorize = `${bench.baseUrl}/api/auth/oauth2/authorize?${new URLSearchParams({
-    response_type: "code",
-    client_id: accountClient.clientId,
-    redirect_uri: redirectUri,
-    scope: "openid profile email",
-    state: "bench-state",
-    nonce: "bench-nonce",
-    code_challenge: codeChallenge,
-    code_challenge_method: "S256",
-  })}`;
-  async function accountCodes(count: number): Promise<string[]> {
-    const codes: string[] = [];
-    await Promise.all(
-      Array.from({ length: Math.min(mintConcurrency, count) }, async () => {
-        while (codes.length < count) {
-          const res = await fetch(accountAuthorize, { redirect: "manual", headers: { cookie: sessionCookie } });
-          const code = new URL(res.headers.get("location") ?? "http://invalid/").searchParams.get("code");
-          if (!code) throw new Error(`account authorize: ${res.status} ${res.headers.get("location")} ${await res.text()}`);
-          codes.push(code);
-        }
-      }),
-    );
-    return codes.slice(0, count);
-  }
-  const accountToken: TokenEndpoint = { url: bench.baseUrl, path: "/api/auth/oauth2/token", authorization: accountBasic };
+  const accountAuthorize = authorizeUrl(`${bench.baseUrl}/api/auth/oauth2/authorize`, accountClient.clientId, "openid profile email");
+  const accountCodes = (count: number) => inParallel(count, mintConcurrency, () => accountCode(accountAuthorize, sessionCookie));
+  const accountToken: TokenEndpoint = {
+    url: bench.baseUrl,
+    path: "/api/auth/oauth2/token",
+    authorization: basicAuth(accountClient.clientId, accountClient.clientSecret),
+  };
   const {
     runs: accountRuns,
     seconds: accountSeconds,
     ok: accountOk,
     cpuMs: accountCpuMs,
-  } = await tokenBatches(accountCodes, accountToken, (batch, codes) => `POST /api/auth/…/token batch ${batch} (${codes})`);
-  const [accountCode] = await accountCodes(1);
+  } = await tokenBatches(settings, accountCodes, accountToken, (batch, codes) => `POST /api/auth/…/token batch ${batch} (${codes})`);
+  const [oneAccountCode] = await accountCodes(1);
   const { figures: accountUserinfo, cpu: accountUserinfoCpu } = await userinfoRun(
-    accountCode,
+    settings,
+    oneAccountCode,
     accountToken,
     `${bench.baseUrl}/api/auth/oauth2/userinfo`,
     "GET /api/auth/…/userinfo (one token)",
@@ -387,18 +203,22 @@ try {
   console.log(
     `\ntoken: ${tokenOk} of ${minted} codes exchanged in ${tokenSeconds.toFixed(2)} s over ${runs.length} batches → ${gameTokenRate.toFixed(0)} exchanges/s` +
       ` (target ≥ 1,200/s), p50 ${medianP50} ms (median of batches), p99 ${worstP99} ms (worst batch)`,
-  )
+  );
   console.log(
     `       codes minted through the real flow: ${minted} in ${mintSeconds.toFixed(1)} s (${(minted / mintSeconds).toFixed(0)} sign-ins/s, ${mintConcurrency} in parallel,` +
       ` ${agents.length} agents); oldest code ${oldestCodeAge.toFixed(0)} s old at the end of its batch (codes live 90 s)`,
   );
   console.log(`       Outpost's own CPU (user + system, all threads): ${cpuPerRequest(0, tokenCpuMs, tokenOk)} per exchange`);
-  console.log(`userinfo: ${userinfo.requestsPerSecond.toFixed(0)} requests/s (target ≥ 4,000/s), p50 ${userinfo.p50} ms, p99 ${userinfo.p99} ms; Outpost's CPU ${userinfoCpu} per request`);
+  console.log(
+    `userinfo: ${userinfo.requestsPerSecond.toFixed(0)} requests/s (target ≥ 4,000/s), p50 ${userinfo.p50} ms, p99 ${userinfo.p99} ms; Outpost's CPU ${userinfoCpu} per request`,
+  );
   console.log(
     `report → redirect: ${latencies.length} sign-ins (${latencyConcurrency} at a time): p50 ${percentile(latencies, 50).toFixed(1)} ms,` +
       ` p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)!.toFixed(1)} ms (target p99 ≤ 50 ms)`,
   );
-  console.log(`       (for comparison, report → the agent receiving the in-game reply: p50 ${percentile(replies, 50).toFixed(1)} ms, p99 ${percentile(replies, 99).toFixed(1)} ms)`);
+  console.log(
+    `       (for comparison, report → the agent receiving the in-game reply: p50 ${percentile(replies, 50).toFixed(1)} ms, p99 ${percentile(replies, 99).toFixed(1)} ms)`,
+  );
 
   console.log(`\nAccount OAuth issuer (${bench.baseUrl}/api/auth), same engine, same conditions\n`);
   printFigures([...accountRuns.map((r) => r.figures), accountUserinfo]);
@@ -407,7 +227,9 @@ try {
       ` p50 ${accountRuns.map((r) => r.figures.p50).sort((a, b) => a - b)[Math.floor(accountRuns.length / 2)]} ms, p99 ${Math.max(...accountRuns.map((r) => r.figures.p99))} ms;` +
       ` Outpost's CPU ${cpuPerRequest(0, accountCpuMs, accountOk)} per exchange`,
   );
-  console.log(`userinfo: ${accountUserinfo.requestsPerSecond.toFixed(0)} requests/s, p50 ${accountUserinfo.p50} ms, p99 ${accountUserinfo.p99} ms; Outpost's CPU ${accountUserinfoCpu} per request`);
+  console.log(
+    `userinfo: ${accountUserinfo.requestsPerSecond.toFixed(0)} requests/s, p50 ${accountUserinfo.p50} ms, p99 ${accountUserinfo.p99} ms; Outpost's CPU ${accountUserinfoCpu} per request`,
+  );
 } catch (error) {
   // Said before the agents stop: their dropped connections would otherwise end the process first.
   console.error("bench:oauth failed:", error);

@@ -144,10 +144,10 @@ export interface FakeIssuer {
 /** The issuer app on an ephemeral port, its issuer URL that port (or `issuerUrl`), in front of a FakeCore. */
 export async function startFakeIssuer(issuerUrl?: string, maxNumber = 2000): Promise<FakeIssuer> {
   const core = new FakeCore();
-  let handler: ReturnType<ReturnType<typeof createGameIssuerApp>["callback"]> | undefined;
-  const listener: Listener = await listen((req, res) => handler!(req as never, res as never), 0, "127.0.0.1");
+  // The app needs the listener's port (its issuer URL); the listener calls it only once it exists.
+  const listener: Listener = await listen((req, res) => handler(req as never, res as never), 0, "127.0.0.1");
   const url = `http://127.0.0.1:${listener.port}`;
-  handler = createGameIssuerApp({
+  const handler = createGameIssuerApp({
     issuerUrl: new URL(issuerUrl ?? url),
     transport: core.transport(),
     logger: pino({ level: "silent" }),

@@ -9,6 +9,7 @@ import { createClient } from "@connectrpc/connect";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON body, read field by field as the test needs
 type Json = Record<string, any>;
 const password = "correct horse battery staple";
 

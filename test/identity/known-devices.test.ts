@@ -4,6 +4,7 @@ import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_
 import { createKnownDevices, knownDeviceLifetimeSeconds } from "../../core/auth/known-devices.ts";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON body, read field by field as the test needs
 type Json = Record<string, any>;
 const password = "correct horse battery staple";
 const owner = "owner@example.com";

@@ -133,7 +133,6 @@ describe("agent: the flying-squid plugin, on a stand-in server", () => {
   it("tells a player that signing in is unavailable when Outpost refused the agent's key", async () => {
     const refusing = createRouterTransport(({ service }) => {
       service(AgentService, {
-        // eslint-disable-next-line require-yield
         async *connect() {
           throw new ConnectError("this agent key is not valid", Code.Unauthenticated);
         },
