@@ -24,7 +24,7 @@ function session(options: { connected?: boolean; reply?: (player: Player, text: 
         return (options.reply ?? (async () => ({ accepted: true, message: "Signed in to Forum." })))(player, text);
       },
     },
-    outpostAway: () => (options.connected ?? true ? undefined : unreachableMessage),
+    outpostAway: () => ((options.connected ?? true) ? undefined : unreachableMessage),
     command: (line) => void written.push(line),
     note: () => {},
   });
@@ -55,7 +55,9 @@ describe("wrap's players", () => {
   });
 
   it("plays /outpost commands and answers with the reply, in the reply's tone", async () => {
-    const s = session({ reply: async () => ({ accepted: false, message: "Sign in to Forum?", confirmation: { appName: "Forum", redirectHost: "forum.example", expiresInSeconds: 60 } }) });
+    const s = session({
+      reply: async () => ({ accepted: false, message: "Sign in to Forum?", confirmation: { appName: "Forum", redirectHost: "forum.example", expiresInSeconds: 60 } }),
+    });
     s.players.handle({ kind: "uuid", ...steve });
     s.players.handle({ kind: "join", name: "Steve" });
     s.players.handle({ kind: "command", name: "Steve", text: "/help" });
@@ -118,12 +120,15 @@ describe("wrap's players", () => {
 describe("wrap's console commands", () => {
   it("writes each command and returns the lines that follow it, one command at a time", async () => {
     const written: string[] = [];
-    const runner = createConsoleRunner((line) => {
-      written.push(line);
-      setImmediate(() => runner.line(`${line}: first`));
-      setTimeout(() => runner.line(`${line}: second`), 20);
-      return true;
-    }, () => {});
+    const runner = createConsoleRunner(
+      (line) => {
+        written.push(line);
+        setImmediate(() => runner.line(`${line}: first`));
+        setTimeout(() => runner.line(`${line}: second`), 20);
+        return true;
+      },
+      () => {},
+    );
     const signal = new AbortController().signal;
     const [list, say] = await Promise.all([runner.handler("list", signal), runner.handler("say hi", signal)]);
     assert.deepEqual(written, ["list", "say hi"]);
@@ -132,41 +137,56 @@ describe("wrap's console commands", () => {
   });
 
   it("waits for a lagging server's first line, however long past the quiet window, then for the console to be quiet", async () => {
-    const runner = createConsoleRunner((line) => {
-      setTimeout(() => runner.line(`${line}: late`), quietMs * 3);
-      setTimeout(() => runner.line(`${line}: next`), quietMs * 3 + 10);
-      return true;
-    }, () => {});
+    const runner = createConsoleRunner(
+      (line) => {
+        setTimeout(() => runner.line(`${line}: late`), quietMs * 3);
+        setTimeout(() => runner.line(`${line}: next`), quietMs * 3 + 10);
+        return true;
+      },
+      () => {},
+    );
     assert.deepEqual(await runner.handler("list", new AbortController().signal), { success: true, output: ["list: late", "list: next"] });
   });
 
   it("answers a command that prints nothing once Outpost stops waiting, with no lines", async () => {
     const abort = new AbortController();
-    const runner = createConsoleRunner(() => (setTimeout(() => abort.abort(), quietMs * 2), true), () => {});
+    const runner = createConsoleRunner(
+      () => (setTimeout(() => abort.abort(), quietMs * 2), true),
+      () => {},
+    );
     assert.deepEqual(await runner.handler(`tellraw Steve {"text":"hi"}`, abort.signal), { success: true, output: [] });
     assert.equal(abort.signal.aborted, true);
   });
 
   it("answers with what it has when Outpost stops waiting, and fails when the server is gone", async () => {
     const abort = new AbortController();
-    const runner = createConsoleRunner(() => {
-      const talk = setInterval(() => runner.line("spam"), 10);
-      abort.signal.addEventListener("abort", () => clearInterval(talk));
-      setTimeout(() => abort.abort(), 100);
-      return true;
-    }, () => {});
+    const runner = createConsoleRunner(
+      () => {
+        const talk = setInterval(() => runner.line("spam"), 10);
+        abort.signal.addEventListener("abort", () => clearInterval(talk));
+        setTimeout(() => abort.abort(), 100);
+        return true;
+      },
+      () => {},
+    );
     const run = await runner.handler("list", abort.signal);
     assert.equal(run.success, true);
     assert.ok(run.output.length >= 1 && run.output.every((line) => line === "spam"));
     assert.equal((await runner.handler("list", abort.signal)).success, false);
 
-    const gone = createConsoleRunner(() => false, () => {});
+    const gone = createConsoleRunner(
+      () => false,
+      () => {},
+    );
     assert.deepEqual(await gone.handler("list", new AbortController().signal), { success: false, output: [], error: "the game server is not running" });
   });
 
   it("writes nothing but one line of text: a command with a control character, a line separator or a bidirectional control fails unwritten", async () => {
     const written: string[] = [];
-    const runner = createConsoleRunner((line) => (written.push(line), true), () => {});
+    const runner = createConsoleRunner(
+      (line) => (written.push(line), true),
+      () => {},
+    );
     const signal = new AbortController().signal;
     for (const [command, code] of [
       ["say a\nop me", "000A"],
@@ -198,7 +218,12 @@ describe("wrap's stop signals", () => {
       writeLine: (line: string) => (done.push(`write ${line}`), options.writes ?? true),
       kill: (signal: NodeJS.Signals = "SIGKILL") => void done.push(`kill ${signal}`),
     };
-    const stop = createStopper(server, 30, () => {}, () => clock);
+    const stop = createStopper(
+      server,
+      30,
+      () => {},
+      () => clock,
+    );
     return { stop, done, at: (ms: number) => (clock = ms) };
   }
 
