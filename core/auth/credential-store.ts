@@ -21,7 +21,7 @@ import { hashSecret, looksLike } from "../../contract/secrets.ts";
 import type { User } from "../db/entities.ts";
 import type { Statements } from "../db/sql.ts";
 import type { SqlRunner } from "../db/sql.ts";
-import type { Clock } from "../deps.ts";
+import type { Clock } from "../clock.ts";
 import { fail } from "../errors.ts";
 import { createGatherer, stalledAfterMs } from "../gather.ts";
 import type { AgentCaller, CallerUser, ServerScope, UserCaller } from "../context.ts";

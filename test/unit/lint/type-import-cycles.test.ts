@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ESLint } from "eslint";
 import tseslint from "typescript-eslint";
-import outpost from "../../scripts/lint/type-import-cycles.ts";
+import outpost from "../../../scripts/lint/type-import-cycles.ts";
 
 /** The lint rule for cycles that type-only imports close (import-x/no-cycle skips those), on a small project of its own. */
 describe("lint: import cycles through type-only imports", function () {
