@@ -16,24 +16,15 @@ import type { ActivityAction } from "../activity/kinds.ts";
 import { accessTokenTtlSeconds, badClient, clientAuthenticated, credentialsPresent, presentedClient, signIdToken, type Exchanged, type ExchangeInput } from "../oauth/token-engine.ts";
 import { oauthFail } from "../oauth/oauth-failure.ts";
 import { accountScopes, accountTokenProfile, claimsOf } from "./tokens.ts";
-import { insertFirstRefreshToken, revokeFamily, rotateRefreshToken, type RefreshTokenRow, type RotateRow } from "./refresh-queries.ts";
+import { revokeFamily, rotateRefreshToken, type RefreshTokenRow, type RotateRow } from "./refresh-queries.ts";
 import { firstFailedRefreshCheck, notUsedBefore } from "./refresh-checks.ts";
-import type { SqlRunner } from "../db/sql.ts";
-
-export const refreshTokenTtlMs = 30 * 24 * 60 * 60_000;
+import { refreshTokenTtlMs } from "./first-refresh-token.ts";
 
 type Deps = Pick<CoreDeps, "clock" | "signingKeys" | "statements" | "config">;
 
 export interface RefreshInput extends ExchangeInput {
   refreshToken: string;
   scope: string;
-}
-
-/** The first refresh token of a code's grant (after a good exchange), or undefined when the grant has none. */
-export async function firstRefreshToken(query: SqlRunner, codeId: string, now: Date): Promise<string | undefined> {
-  const token = issueSecret("accountRefreshToken");
-  const expiresAt = new Date(now.getTime() + refreshTokenTtlMs);
-  return (await insertFirstRefreshToken(query, { id: randomUUID(), tokenHash: token.hash, codeId, expiresAt, now })) ? token.value : undefined;
 }
 
 /** The scopes asked for, in the issuer's order; null when the request named none (all of the token's). */

@@ -5,7 +5,7 @@
 import type { CoreConfig } from "../deps.ts";
 import type { TokenProfile } from "../oauth/token-engine.ts";
 import { accountTokenQueries, type AccountCodeRow, type AccountReusedRow, type AccountUserInfoRow } from "./account-oauth-queries.ts";
-import { firstRefreshToken } from "./refresh-tokens.ts";
+import { firstRefreshToken } from "./first-refresh-token.ts";
 
 /** What Account OAuth grants, in this order. */
 export const accountScopes = ["openid", "profile", "email", "offline_access"] as const;
