@@ -44,6 +44,9 @@ export const float: Decode<number> = (value) => {
   return mismatch("a number", value);
 };
 
+/** A bytea column, which `pg` hands over as a Buffer. */
+export const bytes: Decode<Buffer> = (value) => (Buffer.isBuffer(value) ? value : mismatch("bytes", value));
+
 /** A timestamp: a Date from a timestamptz column, or the ISO text `row_to_json` writes. */
 export const timestamp: Decode<Date> = (value) => {
   if (value instanceof Date) return value;

@@ -49,7 +49,7 @@ export interface Statements {
   on(em: EntityManager, options?: { timeoutMs?: number }): SqlRunner;
   /** The EntityManager with its runner. */
   db(em: EntityManager): Db;
-  /** A runner on a pool of its own (the rate limits' counts), for statements nobody's transaction holds. */
+  /** A runner on a pool of its own, as {@link onConnection} but named on a server. */
   onPool(pool: pg.Pool): SqlRunner;
 }
 
@@ -83,7 +83,7 @@ export function createStatements(named: boolean, onTooManyTexts: (count: number)
   const statements: Statements = {
     on: (em, options) => runnerOn(em, nameOf, options?.timeoutMs),
     db: (em) => ({ em, query: statements.on(em) }),
-    onPool: (pool) => runner(onPool(pool, nameOf), (error) => error),
+    onPool: (pool) => runner(onPool(pool, nameOf), driverErrors),
   };
   return statements;
 }
@@ -97,7 +97,23 @@ export function inTransaction(tx: EntityManager): SqlRunner {
   return runnerOn(tx, () => undefined);
 }
 
-function onPool(pool: pg.Pool, nameOf: NameOf, timeoutMs?: number): Execute {
+/**
+ * A runner on a pool or a connection that no EntityManager holds (the rate limits' own pool, the
+ * bus's LISTEN connection): each statement unnamed, and its failures the driver's own
+ * (`pg.DatabaseError`), which those callers tell apart from a connection in doubt.
+ */
+export function onConnection(connection: Connection): SqlRunner {
+  return runner(onPool(connection, () => undefined), driverErrors);
+}
+
+/** What {@link onConnection} runs statements on: a `pg.Pool` or one `pg.Client`. */
+export interface Connection {
+  query(config: pg.QueryConfig & { query_timeout?: number }): Promise<pg.QueryResult>;
+}
+
+const driverErrors = (error: unknown) => error;
+
+function onPool(pool: Connection, nameOf: NameOf, timeoutMs?: number): Execute {
   return async (text, values) => {
     const result = await pool.query({ name: nameOf(text), text, values, ...(timeoutMs !== undefined && { query_timeout: timeoutMs }) });
     return { rows: result.rows, count: result.rowCount ?? 0 };

@@ -1,8 +1,9 @@
 /** The SQL runner on a real database: outside and inside a transaction, errors, and decoding. */
 import assert from "node:assert/strict";
 import { UniqueConstraintViolationException } from "@mikro-orm/core";
+import pg from "pg";
 import { createOrm, migrate, type Orm } from "../../core/db/orm.ts";
-import { createStatements, inTransaction, sql, type Statements } from "../../core/db/sql.ts";
+import { createStatements, inTransaction, onConnection, sql, type Statements } from "../../core/db/sql.ts";
 import { int, row, text } from "../../core/db/rows.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
@@ -67,5 +68,21 @@ describe("the SQL runner", () => {
 
   it("refuses inTransaction outside one: a statement meant for a transaction must not run on its own", () => {
     assert.throws(() => inTransaction(orm.em.fork()), /inside a transaction/);
+  });
+
+  it("runs on a bare pool or client, failing with the driver's own error", async () => {
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      for (const query of [onConnection(pool), onConnection(client)]) {
+        assert.deepEqual(await query.one(sql`select id, n from runner_things where id = ${"a"}`, thing), { id: "a", n: 1 });
+        assert.equal(await query.run(sql`update runner_things set n = n where id = any(${["a", "b"]}::text[])`), 2);
+        await assert.rejects(query.run(sql`insert into runner_things (id, n) values (${"a"}, ${5})`), pg.DatabaseError);
+      }
+    } finally {
+      await client.end();
+      await pool.end();
+    }
   });
 });

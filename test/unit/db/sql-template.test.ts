@@ -1,7 +1,7 @@
 /** The SQL template and the row decoders: pure, no database (npm run test:unit). */
 import assert from "node:assert/strict";
 import { empty, join, sql } from "../../../core/db/sql.ts";
-import { arrayOf, int, nullable, oneOf, row, RowShapeError, text, timestamp, type Row } from "../../../core/db/rows.ts";
+import { arrayOf, bytes, int, nullable, oneOf, row, RowShapeError, text, timestamp, type Row } from "../../../core/db/rows.ts";
 
 describe("unit: the sql template", () => {
   it("keeps each value as a parameter, numbered in order", () => {
@@ -62,5 +62,11 @@ describe("unit: row decoders", () => {
     const outer = row({ role: text, grant: nullable(row({ id: text, uses: int })) });
     assert.deepEqual(outer({ role: "member", grant: { id: "g", uses: 2 } }), { role: "member", grant: { id: "g", uses: 2 } });
     assert.throws(() => outer({ role: "member", grant: { id: 3, uses: 2 } }), /column grant: column id: expected text/);
+  });
+
+  it("decodes a bytea column as the Buffer pg gives, and nothing else as bytes", () => {
+    const sealed = row({ iv: bytes });
+    assert.deepEqual(sealed({ iv: Buffer.from([1, 2]) }), { iv: Buffer.from([1, 2]) });
+    assert.throws(() => sealed({ iv: "\\x0102" }), /column iv: expected bytes, got the text/);
   });
 });
