@@ -20,7 +20,7 @@ import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { requireManager, requireMember, reservePlanCapacity, visibleServerIds } from "../access.ts";
-import { executeOn } from "../db/statements.ts";
+import { inTransaction } from "../db/sql.ts";
 import { recordActivity } from "../activity/record.ts";
 import { checkSpec, noteToProto } from "./note-fields.ts";
 import { countNotes, deleteNoteRow, findNote, insertNote, updateNoteIfVersion } from "./note-queries.ts";
@@ -45,7 +45,8 @@ const getNote = (deps: CoreDeps): Impl["getNote"] => async (req, ctx) => {
   const em = entityManager(ctx);
   const caller = requireUser(ctx);
   const access = await requireMember(em, caller, req.organizationSlug);
-  const row = await findNote(executeOn(em), access.organization.id, req.noteId, await visibleServerIds(executeOn(em), caller, access, deps.clock.now()));
+  const query = deps.statements.on(em);
+  const row = await findNote(query, access.organization.id, req.noteId, await visibleServerIds(query, caller, access, deps.clock.now()));
   if (!row) throw fail("not_found", "note not found");
   return create(GetNoteResponseSchema, { note: noteToProto(row) });
 };
@@ -55,7 +56,7 @@ const createNote =
   async (req, ctx) => {
     const caller = requireUser(ctx);
     return entityManager(ctx).transactional(async (tx) => {
-      const query = executeOn(tx);
+      const query = inTransaction(tx);
       const access = await requireManager(tx, caller, req.organizationSlug);
       const organizationId = access.organization.id;
       const columns = await checkSpec(query, organizationId, req.spec!);
@@ -74,7 +75,7 @@ const updateNote =
   async (req, ctx) => {
     const caller = requireUser(ctx);
     return entityManager(ctx).transactional(async (tx) => {
-      const query = executeOn(tx);
+      const query = inTransaction(tx);
       const access = await requireManager(tx, caller, req.organizationSlug);
       const organizationId = access.organization.id;
       const columns = await checkSpec(query, organizationId, req.spec!);
@@ -99,7 +100,7 @@ const deleteNote: Impl["deleteNote"] = async (req, ctx) => {
   await entityManager(ctx).transactional(async (tx) => {
     const access = await requireManager(tx, caller, req.organizationSlug);
     const organizationId = access.organization.id;
-    const gone = await deleteNoteRow(executeOn(tx), organizationId, req.noteId);
+    const gone = await deleteNoteRow(inTransaction(tx), organizationId, req.noteId);
     if (!gone) throw fail("not_found", "note not found");
     activity(tx, caller, { id: req.noteId, organizationId, serverId: gone.server_id, title: gone.title }, "deleted");
     await tx.flush();

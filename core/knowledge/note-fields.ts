@@ -6,9 +6,9 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { NoteSchema, type Note, type NoteSpec } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
-import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 import { fieldFail, type FieldProblem } from "../errors.ts";
-import type { NoteColumns, NoteRow } from "./note-queries.ts";
+import { organizationHasServer, type NoteColumns, type NoteRow } from "./note-queries.ts";
 
 const tagShape = /^[a-z0-9-]{1,32}$/;
 
@@ -29,16 +29,13 @@ export function normalizeTags(tags: readonly string[], field = "spec.tags"): str
 }
 
 /** Checks `spec` against the organization and returns the note's columns. */
-export async function checkSpec(query: Query, organizationId: string, spec: NoteSpec): Promise<NoteColumns> {
+export async function checkSpec(query: SqlRunner, organizationId: string, spec: NoteSpec): Promise<NoteColumns> {
   const tags = normalizeTags(spec.tags);
-  if (spec.serverId !== undefined) {
-    const found = await query(`select 1 from servers where id = ? and organization_id = ?`, [spec.serverId, organizationId]);
-    if (!found.length) throw fieldFail([{ field: "spec.server_id", message: "no server with this id in the organization" }]);
+  if (spec.serverId !== undefined && !(await organizationHasServer(query, organizationId, spec.serverId))) {
+    throw fieldFail([{ field: "spec.server_id", message: "no server with this id in the organization" }]);
   }
   return { title: spec.title, content: spec.content, tags, serverId: spec.serverId ?? null };
 }
-
-const stamp = (d: Date | string) => timestampFromDate(new Date(d));
 
 export function noteToProto(row: NoteRow): Note {
   return create(NoteSchema, {
@@ -47,8 +44,8 @@ export function noteToProto(row: NoteRow): Note {
     spec: { title: row.title, content: row.content, tags: row.tags, serverId: row.server_id ?? undefined },
     author: { userId: row.author_user_id ?? "", name: row.author_name ?? "" },
     updatedBy: { userId: row.updated_by_user_id ?? "", name: row.updated_by_name ?? "" },
-    createdAt: stamp(row.created_at),
-    updatedAt: stamp(row.updated_at),
+    createdAt: timestampFromDate(row.created_at),
+    updatedAt: timestampFromDate(row.updated_at),
     version: row.version,
     managersOnly: row.managers_only,
   });

@@ -7,7 +7,6 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { KnowledgeService, ListNotesResponseSchema } from "../../gen/outpost/knowledge/v1/knowledge_service_pb.js";
 import { entityManager, requireUser } from "../context.ts";
-import { executeOn } from "../db/statements.ts";
 import type { CoreDeps } from "../deps.ts";
 import { requireMember, visibleServerIds } from "../access.ts";
 import { decodeCursor, pageOf } from "../page-cursor.ts";
@@ -17,12 +16,12 @@ import { decodeSearchCursor, encodeSearchCursor, searchNotes } from "./search.ts
 
 type Impl = ServiceImpl<typeof KnowledgeService>;
 
-export const listNotes = (deps: Pick<CoreDeps, "clock">): Impl["listNotes"] => async (req, ctx) => {
+export const listNotes = (deps: Pick<CoreDeps, "clock" | "statements">): Impl["listNotes"] => async (req, ctx) => {
   const em = entityManager(ctx);
   const caller = requireUser(ctx);
   const access = await requireMember(em, caller, req.organizationSlug);
   const limit = req.limit ?? 20;
-  const query = executeOn(em);
+  const query = deps.statements.on(em);
   const filters: NoteFilters = {
     organizationId: access.organization.id,
     visible: await visibleServerIds(query, caller, access, deps.clock.now()),

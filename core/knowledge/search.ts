@@ -8,9 +8,10 @@
  * ranked by `ts_rank` (a title match outranks a single mention in the content), ties by id. The
  * same SQL runs on a PostgreSQL server and on the embedded database (PGlite is PostgreSQL).
  */
-import type { Query } from "../db/statements.ts";
+import { empty, sql, type SqlRunner } from "../db/sql.ts";
+import { float, row, text } from "../db/rows.ts";
 import { fieldFail } from "../errors.ts";
-import { filterCondition, noteColumns, type NoteFilters, type NoteRow } from "./note-queries.ts";
+import { filterCondition, noteColumns, noteFields, type NoteFilters, type NoteRow } from "./note-queries.ts";
 
 /** A piece of a snippet: text as in the note, and whether it is a matched word. */
 export interface SnippetPart {
@@ -56,31 +57,35 @@ export function snippetParts(headline: string): SnippetPart[] {
   return parts;
 }
 
+/** A hit's row: the note's columns, its rank as a number and as PostgreSQL prints it, and its marked headline. */
+const hitRow = row({ ...noteFields, rank: float, rank_text: text, headline: text });
+
 /**
  * The notes matching `text` that the filters let through (organization, visible servers, tag,
  * server), best first, at most `limit`, each with its snippet. A caller outside a request (a tool)
  * decides visibility itself: pass the server ids the person may see, or null for all.
  */
-export async function searchNotes(query: Query, options: SearchOptions): Promise<SearchHit[]> {
-  const c = filterCondition(options);
-  const after = options.after ? "and (h.rank < ?::real or (h.rank = ?::real and h.id > ?::uuid))" : "";
-  const afterValues = options.after ? [options.after.rank, options.after.rank, options.after.id] : [];
-  const rows = await query<NoteRow & { rank: number | string; rank_text: string; body: string; headline: string }>(
-    `with q as (select websearch_to_tsquery('english', ?) as q),
-     hits as (
-       select ${noteColumns(false)}, n.content as body, ts_rank(n.search_vector, q.q) as rank
-       from notes n, q where ${c.sql} and n.search_vector @@ q.q
-     ),
-     page as (select h.* from hits h where true ${after} order by h.rank desc, h.id asc limit ?)
-     select page.*, page.rank::text as rank_text, ts_headline('english', page.body, q.q, ?) as headline
-     from page, q order by page.rank desc, page.id asc`,
-    [options.text, ...c.values, ...afterValues, options.limit, headlineOptions],
+export async function searchNotes(query: SqlRunner, options: SearchOptions): Promise<SearchHit[]> {
+  const { after } = options;
+  const rows = await query.rows(
+    sql`with q as (select websearch_to_tsquery('english', ${options.text}) as q),
+        hits as (
+          select ${noteColumns(false)}, n.content as body, ts_rank(n.search_vector, q.q) as rank
+          from notes n, q where ${filterCondition(options)} and n.search_vector @@ q.q
+        ),
+        page as (
+          select h.* from hits h
+           where true ${after ? sql`and (h.rank < ${after.rank}::real or (h.rank = ${after.rank}::real and h.id > ${after.id}::uuid))` : empty}
+           order by h.rank desc, h.id asc limit ${options.limit}
+        )
+        select page.*, page.rank::text as rank_text, ts_headline('english', page.body, q.q, ${headlineOptions}) as headline
+        from page, q order by page.rank desc, page.id asc`,
+    hitRow,
   );
-  return rows.map(({ rank_text, body: _body, headline, ...row }) => ({
-    ...row,
-    rank: Number(row.rank),
+  return rows.map(({ rank_text, headline, ...hit }) => ({
+    ...hit,
     snippet: snippetParts(headline),
-    position: { rank: rank_text, id: row.id },
+    position: { rank: rank_text, id: hit.id },
   }));
 }
 
