@@ -9,7 +9,8 @@ import webPush from "web-push";
 import type { Logger } from "pino";
 import type { Orm } from "../db/orm.ts";
 import type { Clock } from "../clock.ts";
-import type { Statements, Query } from "../db/statements.ts";
+import type { Statements } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 import type { VapidKeys } from "./vapid-keys.ts";
 import { deleteGoneSubscription, listSubscriptions, markDelivered, type SubscriptionRow } from "./push-queries.ts";
 
@@ -95,7 +96,7 @@ function outcomeOf(row: SubscriptionRow, answer: { status: number } | { error: s
 }
 
 /** Sends to one subscription and records what happened (delivered, or deleted as gone). */
-async function sendOne(query: Query, push: PushDeps, keys: { publicKey: string; privateKey: string }, row: SubscriptionRow, payload: Buffer, options: PushOptions, clock: Clock): Promise<PushOutcome> {
+async function sendOne(query: SqlRunner, push: PushDeps, keys: { publicKey: string; privateKey: string }, row: SubscriptionRow, payload: Buffer, options: PushOptions, clock: Clock): Promise<PushOutcome> {
   let answer: { status: number } | { error: string };
   try {
     const request = buildRequest(push, keys, row, payload, options);

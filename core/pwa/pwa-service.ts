@@ -12,7 +12,7 @@ import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { recordActivity } from "../activity/record.ts";
-import { executeOn } from "../db/statements.ts";
+import { inTransaction } from "../db/sql.ts";
 import { deleteSubscription, lockAndCountOtherSubscriptions, listSubscriptions, upsertSubscription, type SubscriptionRow } from "./push-queries.ts";
 import { sendPushToUser } from "./push.ts";
 import { checkSubscription } from "./subscription-check.ts";
@@ -27,9 +27,8 @@ function toProto(row: SubscriptionRow): PushSubscription {
     id: row.id,
     endpoint: row.endpoint,
     userAgent: row.user_agent,
-    // Rows read inside a transaction (em.execute) carry times as text, outside as Dates.
-    createdAt: timestampFromDate(new Date(row.created_at)),
-    lastSuccessAt: row.last_success_at ? timestampFromDate(new Date(row.last_success_at)) : undefined,
+    createdAt: timestampFromDate(row.created_at),
+    lastSuccessAt: row.last_success_at ? timestampFromDate(row.last_success_at) : undefined,
   });
 }
 
@@ -50,7 +49,7 @@ const subscribe =
     const caller = requireUser(ctx);
     const input = checkSubscription(req, (url) => deps.outbound.urlProblem(url));
     const row = await entityManager(ctx).transactional(async (tx) => {
-      const query = executeOn(tx);
+      const query = inTransaction(tx);
       // Counted under the user's row lock, before the insert: concurrent subscribes of one user
       // wait for each other here, so together they cannot pass the cap.
       const count = await lockAndCountOtherSubscriptions(query, caller.user.id, input.endpoint);
@@ -75,7 +74,7 @@ const unsubscribe: Impl["unsubscribe"] = async (req, ctx) => {
     const caller = requireUser(ctx);
     const target = req.target.case === "subscriptionId" ? { id: req.target.value } : { endpoint: req.target.value ?? "" };
     await entityManager(ctx).transactional(async (tx) => {
-      const removed = await deleteSubscription(executeOn(tx), caller.user.id, target);
+      const removed = await deleteSubscription(inTransaction(tx), caller.user.id, target);
       if (!removed) throw fail("not_found", "no such push subscription of yours");
       recordActivity(tx, caller, {
         action: "push_subscription.deleted",

@@ -7,8 +7,8 @@
 import { createECDH } from "node:crypto";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { assertSealedWith, KeyEncryptionError, open, seal, type KeyEncryptionKey } from "../keys/key-encryption.ts";
-import { executeOn, type Query } from "../db/statements.ts";
-import { insertVapidKeyIfNone, selectVapidKey, updateVapidKeySeal, type VapidKeyRow } from "./push-queries.ts";
+import { inTransaction, type SqlRunner } from "../db/sql.ts";
+import { insertVapidKeyIfNone, selectVapidKey, updateVapidKeySeal, type VapidKeyColumns } from "./push-queries.ts";
 
 /** What a sealed VAPID private key is bound to. */
 const sealLabel = "vapid";
@@ -22,7 +22,7 @@ export interface VapidKeyPair {
 
 export interface VapidKeys {
   /** The key pair, made and stored if the deployment has none yet; kept once read. */
-  get(query: Query, now: Date): Promise<VapidKeyPair>;
+  get(query: SqlRunner, now: Date): Promise<VapidKeyPair>;
 }
 
 /** P-256 private scalars are 32 bytes. */
@@ -40,7 +40,7 @@ function fullScalar(privateKey: Buffer): Buffer {
   return full;
 }
 
-function freshRow(kek: KeyEncryptionKey): VapidKeyRow {
+function freshRow(kek: KeyEncryptionKey): VapidKeyColumns {
   const ecdh = createECDH("prime256v1");
   ecdh.generateKeys();
   const privateKey = fullScalar(ecdh.getPrivateKey());
@@ -58,7 +58,7 @@ function freshRow(kek: KeyEncryptionKey): VapidKeyRow {
   }
 }
 
-function openRow(kek: KeyEncryptionKey, row: VapidKeyRow): VapidKeyPair {
+function openRow(kek: KeyEncryptionKey, row: VapidKeyColumns): VapidKeyPair {
   assertSealedWith(kek, row.kek_id, "the VAPID key was");
   const sealed = { ciphertext: row.private_key_ciphertext, iv: row.private_key_iv, tag: row.private_key_tag, kekId: row.kek_id };
   // A key stored before scalars were kept at 32 bytes may be shorter.
@@ -97,7 +97,7 @@ export function createVapidKeys(keyEncryptionKey: () => KeyEncryptionKey): Vapid
  * transaction. Returns whether it changed anything (false with no key, or one under `to` already).
  */
 export async function resealVapidKey(tx: EntityManager, from: KeyEncryptionKey, to: KeyEncryptionKey): Promise<boolean> {
-  const query = executeOn(tx);
+  const query = inTransaction(tx);
   const row = await selectVapidKey(query, true);
   if (!row || row.kek_id === to.id) return false;
   const plaintext = open(from, { ciphertext: row.private_key_ciphertext, iv: row.private_key_iv, tag: row.private_key_tag, kekId: row.kek_id }, sealLabel);
