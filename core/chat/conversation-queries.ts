@@ -4,77 +4,87 @@
  * conversation's row lock (and a unique constraint besides), so two writers never share a place.
  */
 import { randomUUID } from "node:crypto";
-import type { Query } from "../db/statements.ts";
+import { empty, sql, type SqlRunner } from "../db/sql.ts";
+import { arrayOf, bool, int, nullable, oneOf, row, text, timestamp, type Row } from "../db/rows.ts";
 import type { ModelToolCall } from "./model.ts";
 
-export type Role = "user" | "assistant" | "tool";
-export type ToolStatus = "succeeded" | "failed" | "refused" | "pending" | "denied" | "running";
+const roles = ["user", "assistant", "tool"] as const;
+const toolStatuses = ["succeeded", "failed", "refused", "pending", "denied", "running"] as const;
+export type Role = (typeof roles)[number];
+export type ToolStatus = (typeof toolStatuses)[number];
 
-export interface ConversationRow {
-  id: string;
-  organization_id: string;
-  server_id: string | null;
-  user_id: string;
-  title: string;
-  created_at: Date;
-  updated_at: Date;
-}
+const conversationRow = row({
+  id: text,
+  organization_id: text,
+  server_id: nullable(text),
+  user_id: text,
+  title: text,
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export type ConversationRow = Row<typeof conversationRow>;
 
-export interface MessageRow {
-  id: string;
-  conversation_id: string;
-  seq: number;
-  role: Role;
-  content: string;
-  tool_calls: ModelToolCall[] | null;
-  tool_call_id: string | null;
-  tool_name: string | null;
-  tool_status: ToolStatus | null;
-  created_at: Date;
-}
+/** A tool call as the model made it (core/chat/model.ts ModelToolCall), kept as JSON. */
+const toolCall = row({ id: text, type: oneOf("function"), function: row({ name: text, arguments: text }) });
 
-const conversationColumns = "id, organization_id, server_id, user_id, title, created_at, updated_at";
-const messageColumns = "id, conversation_id, seq, role, content, tool_calls, tool_call_id, tool_name, tool_status, created_at";
+const messageFields = {
+  id: text,
+  conversation_id: text,
+  seq: int,
+  role: oneOf(...roles),
+  content: text,
+  tool_calls: nullable(arrayOf(toolCall)),
+  tool_call_id: nullable(text),
+  tool_name: nullable(text),
+  tool_status: nullable(oneOf(...toolStatuses)),
+  created_at: timestamp,
+};
+const messageRow = row(messageFields);
+export type MessageRow = Row<typeof messageRow>;
+
+const conversationColumns = sql`id, organization_id, server_id, user_id, title, created_at, updated_at`;
+const messageColumns = sql`id, conversation_id, seq, role, content, tool_calls, tool_call_id, tool_name, tool_status, created_at`;
 
 /** The caller's conversation in the organization, optionally locked for the transaction. */
-export async function findConversation(query: Query, ids: { organizationId: string; userId: string; conversationId: string }, lock = false): Promise<ConversationRow | undefined> {
-  const [row] = await query<ConversationRow>(
-    `select ${conversationColumns} from chat_conversations where id = ? and organization_id = ? and user_id = ?${lock ? " for update" : ""}`,
-    [ids.conversationId, ids.organizationId, ids.userId],
+export function findConversation(query: SqlRunner, ids: { organizationId: string; userId: string; conversationId: string }, lock = false): Promise<ConversationRow | undefined> {
+  return query.one(
+    sql`select ${conversationColumns} from chat_conversations
+         where id = ${ids.conversationId} and organization_id = ${ids.organizationId} and user_id = ${ids.userId} ${lock ? sql`for update` : empty}`,
+    conversationRow,
   );
-  return row;
 }
 
-export async function insertConversation(query: Query, c: { organizationId: string; serverId: string | null; userId: string; title: string }): Promise<ConversationRow> {
-  const [row] = await query<ConversationRow>(
-    `insert into chat_conversations (id, organization_id, server_id, user_id, title, created_at, updated_at) values (?, ?, ?, ?, ?, now(), now()) returning ${conversationColumns}`,
-    [randomUUID(), c.organizationId, c.serverId, c.userId, c.title],
+export async function insertConversation(query: SqlRunner, c: { organizationId: string; serverId: string | null; userId: string; title: string }): Promise<ConversationRow> {
+  const inserted = await query.one(
+    sql`insert into chat_conversations (id, organization_id, server_id, user_id, title, created_at, updated_at)
+        values (${randomUUID()}, ${c.organizationId}, ${c.serverId}, ${c.userId}, ${c.title}, now(), now()) returning ${conversationColumns}`,
+    conversationRow,
   );
-  return row;
+  return inserted!;
 }
 
 /** The caller's conversations, newest first, after the cursor's row. */
-export function listConversations(query: Query, f: { organizationId: string; userId: string; serverId?: string; limit: number; after?: { createdAt: Date; id: string } }): Promise<ConversationRow[]> {
-  const values: unknown[] = [f.organizationId, f.userId];
-  let where = "organization_id = ? and user_id = ?";
-  if (f.serverId) {
-    where += " and server_id = ?";
-    values.push(f.serverId);
-  }
-  if (f.after) {
-    where += " and (created_at, id) < (?::timestamptz, ?::uuid)";
-    values.push(f.after.createdAt, f.after.id);
-  }
-  return query(`select ${conversationColumns} from chat_conversations where ${where} order by created_at desc, id desc limit ?`, [...values, f.limit]);
+export function listConversations(
+  query: SqlRunner,
+  f: { organizationId: string; userId: string; serverId?: string; limit: number; after?: { createdAt: Date; id: string } },
+): Promise<ConversationRow[]> {
+  return query.rows(
+    sql`select ${conversationColumns} from chat_conversations
+         where organization_id = ${f.organizationId} and user_id = ${f.userId}
+               ${f.serverId ? sql`and server_id = ${f.serverId}` : empty}
+               ${f.after ? sql`and (created_at, id) < (${f.after.createdAt}::timestamptz, ${f.after.id}::uuid)` : empty}
+         order by created_at desc, id desc limit ${f.limit}`,
+    conversationRow,
+  );
 }
 
-export async function deleteConversation(query: Query, ids: { organizationId: string; userId: string; conversationId: string }): Promise<boolean> {
-  const rows = await query(`delete from chat_conversations where id = ? and organization_id = ? and user_id = ? returning 1`, [ids.conversationId, ids.organizationId, ids.userId]);
-  return rows.length === 1;
+export async function deleteConversation(query: SqlRunner, ids: { organizationId: string; userId: string; conversationId: string }): Promise<boolean> {
+  const deleted = await query.run(sql`delete from chat_conversations where id = ${ids.conversationId} and organization_id = ${ids.organizationId} and user_id = ${ids.userId}`);
+  return deleted === 1;
 }
 
-export function listMessages(query: Query, conversationId: string): Promise<MessageRow[]> {
-  return query<MessageRow>(`select ${messageColumns} from chat_messages where conversation_id = ? order by seq`, [conversationId]);
+export function listMessages(query: SqlRunner, conversationId: string): Promise<MessageRow[]> {
+  return query.rows(sql`select ${messageColumns} from chat_messages where conversation_id = ${conversationId} order by seq`, messageRow);
 }
 
 export interface NewMessage {
@@ -88,64 +98,65 @@ export interface NewMessage {
 }
 
 /** Appends a message (the conversation's row must be locked by the transaction); bumps `updated_at`. */
-export async function appendMessage(query: Query, conversationId: string, m: NewMessage): Promise<MessageRow> {
-  const [row] = await query<MessageRow>(
-    `insert into chat_messages (id, conversation_id, seq, role, content, tool_calls, tool_call_id, tool_name, tool_status, execution_token, created_at)
-     values (?, ?, (select coalesce(max(seq), 0) + 1 from chat_messages where conversation_id = ?), ?, ?, ?::jsonb, ?, ?, ?, ?, now())
-     returning ${messageColumns}`,
-    [
-      randomUUID(),
-      conversationId,
-      conversationId,
-      m.role,
-      m.content,
-      m.toolCalls ? JSON.stringify(m.toolCalls) : null,
-      m.toolCallId ?? null,
-      m.toolName ?? null,
-      m.toolStatus ?? null,
-      m.executionToken ?? null,
-    ],
+export async function appendMessage(query: SqlRunner, conversationId: string, m: NewMessage): Promise<MessageRow> {
+  const appended = await query.one(
+    sql`insert into chat_messages (id, conversation_id, seq, role, content, tool_calls, tool_call_id, tool_name, tool_status, execution_token, created_at)
+        values (${randomUUID()}, ${conversationId}, (select coalesce(max(seq), 0) + 1 from chat_messages where conversation_id = ${conversationId}),
+                ${m.role}, ${m.content}, ${m.toolCalls ? JSON.stringify(m.toolCalls) : null}::jsonb, ${m.toolCallId ?? null}, ${m.toolName ?? null},
+                ${m.toolStatus ?? null}, ${m.executionToken ?? null}, now())
+        returning ${messageColumns}`,
+    messageRow,
   );
-  await query(`update chat_conversations set updated_at = now() where id = ?`, [conversationId]);
-  return row;
+  await query.run(sql`update chat_conversations set updated_at = now() where id = ${conversationId}`);
+  return appended!;
 }
 
 /** The tool message waiting for confirmation, if any. */
-export async function pendingToolMessage(query: Query, conversationId: string): Promise<MessageRow | undefined> {
-  const [row] = await query<MessageRow>(`select ${messageColumns} from chat_messages where conversation_id = ? and tool_status = 'pending' order by seq limit 1`, [conversationId]);
-  return row;
+export function pendingToolMessage(query: SqlRunner, conversationId: string): Promise<MessageRow | undefined> {
+  return query.one(sql`select ${messageColumns} from chat_messages where conversation_id = ${conversationId} and tool_status = 'pending' order by seq limit 1`, messageRow);
 }
 
 /**
  * The call waiting for confirmation in the conversation whose token has expired (by the database's
  * clock), if there is one: it can no longer be allowed.
  */
-export async function expiredWait(query: Query, conversationId: string, hash: (token: string) => string): Promise<string | undefined> {
-  const [waiting] = await query<{ tool_call_id: string; execution_token: string }>(
-    `select tool_call_id, execution_token from chat_messages where conversation_id = ? and tool_status = 'pending' and execution_token is not null order by seq limit 1`,
-    [conversationId],
+export async function expiredWait(query: SqlRunner, conversationId: string, hash: (token: string) => string): Promise<string | undefined> {
+  const waiting = await query.one(
+    sql`select tool_call_id, execution_token from chat_messages
+         where conversation_id = ${conversationId} and tool_status = 'pending' and execution_token is not null order by seq limit 1`,
+    row({ tool_call_id: text, execution_token: text }),
   );
   if (!waiting) return undefined;
-  const [action] = await query<{ expired: boolean }>(`select expires_at <= now() as expired from ocelot_tool_actions where token_hash = ?`, [hash(waiting.execution_token)]);
+  const action = await query.one(sql`select expires_at <= now() as expired from ocelot_tool_actions where token_hash = ${hash(waiting.execution_token)}`, row({ expired: bool }));
   return !action || action.expired ? waiting.tool_call_id : undefined;
 }
+
+/** A claimed message with the token it held. */
+const claimedRow = row({ ...messageFields, token: text });
 
 /**
  * Takes the pending call `toolCallId` off the waiting list, once: moves it to `running` and returns
  * its token and its row; undefined when it is not pending (settled already, or by a concurrent call).
  */
-export async function claimPending(query: Query, conversationId: string, toolCallId: string): Promise<{ row: MessageRow; token: string } | undefined> {
-  const [row] = await query<MessageRow & { execution_token: string }>(
-    `update chat_messages m set tool_status = 'running', execution_token = null
-       from (select id, execution_token from chat_messages where conversation_id = ? and tool_call_id = ? and tool_status = 'pending' for update) old
-      where m.id = old.id returning ${messageColumns.split(", ").map((c) => `m.${c}`).join(", ")}, old.execution_token`,
-    [conversationId, toolCallId],
+export async function claimPending(query: SqlRunner, conversationId: string, toolCallId: string): Promise<{ row: MessageRow; token: string } | undefined> {
+  const claimed = await query.one(
+    sql`update chat_messages m set tool_status = 'running', execution_token = null
+          from (select id as old_id, execution_token as old_token from chat_messages
+                 where conversation_id = ${conversationId} and tool_call_id = ${toolCallId} and tool_status = 'pending' for update) old
+         where m.id = old.old_id returning ${messageColumns}, old.old_token as token`,
+    claimedRow,
   );
-  return row && { row, token: row.execution_token };
+  if (!claimed) return undefined;
+  const { token, ...message } = claimed;
+  return { row: message, token };
 }
 
+
 /** Settles a tool message: its result and status. */
-export async function settleToolMessage(query: Query, id: string, status: ToolStatus, content: string): Promise<MessageRow> {
-  const [row] = await query<MessageRow>(`update chat_messages set tool_status = ?, content = ?, execution_token = null where id = ? returning ${messageColumns}`, [status, content, id]);
-  return row;
+export async function settleToolMessage(query: SqlRunner, id: string, status: ToolStatus, content: string): Promise<MessageRow> {
+  const settled = await query.one(
+    sql`update chat_messages set tool_status = ${status}, content = ${content}, execution_token = null where id = ${id} returning ${messageColumns}`,
+    messageRow,
+  );
+  return settled!;
 }
