@@ -83,7 +83,7 @@ async function endSession(deps: AgentStreamDeps, session: StreamSession, handlin
   await handling.catch(() => {});
   if (session.playerAuth === undefined) return;
   const serverId = session.agent.server.id;
-  const wentOffline = await markDisconnected(session.em, serverId, session.connection.id, deps.clock.now()).catch((error) => {
+  const wentOffline = await markDisconnected(deps.statements.on(session.em), serverId, session.connection.id, deps.clock.now()).catch((error) => {
     deps.logger.error({ err: error, serverId }, "recording an agent's disconnect failed");
     return false;
   });

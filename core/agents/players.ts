@@ -7,7 +7,7 @@
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { OnlinePlayer } from "./connections.ts";
-import { executeOn } from "../db/statements.ts";
+import { inTransaction, type SqlRunner } from "../db/sql.ts";
 import { listPlayers, setPlayerCount, storePlayers } from "./agent-queries.ts";
 
 export interface StoredPlayer extends OnlinePlayer {
@@ -40,7 +40,7 @@ export async function replacePlayers(
 ): Promise<boolean> {
   const list = distinctPlayers(players);
   return em.fork().transactional(async (tx) => {
-    const query = executeOn(tx);
+    const query = inTransaction(tx);
     // Locks the row: two reports of the same stream, or a Hello that takes over, go one at a time.
     if (!(await setPlayerCount(query, serverId, connectionId, list.length))) return false;
     await storePlayers(query, serverId, list, now);
@@ -49,7 +49,6 @@ export async function replacePlayers(
 }
 
 /** The server's players as stored, longest online first (callers check that the server is online). */
-export async function storedPlayers(em: EntityManager, serverId: string): Promise<StoredPlayer[]> {
-  const rows = await listPlayers(executeOn(em), serverId);
-  return rows.map((row) => ({ uuid: row.uuid, name: row.name, since: new Date(row.since) }));
+export function storedPlayers(query: SqlRunner, serverId: string): Promise<StoredPlayer[]> {
+  return listPlayers(query, serverId);
 }

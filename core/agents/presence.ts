@@ -17,7 +17,7 @@ import type { AgentCaller } from "../context.ts";
 import type { Clock, CoreConfig } from "../deps.ts";
 import { freezeOf, type Freeze } from "../servers/frozen.ts";
 import { recordActivity } from "../activity/record.ts";
-import { executeOn } from "../db/statements.ts";
+import { inTransaction, type SqlRunner } from "../db/sql.ts";
 import {
   clearPlayers,
   markServerConnected,
@@ -64,7 +64,7 @@ export interface HelloFacts {
 export async function markConnected(em: EntityManager, agent: AgentCaller, connectionId: string, hello: HelloFacts, now: Date): Promise<boolean> {
   const { server } = agent;
   return em.fork().transactional(async (tx) => {
-    const query = executeOn(tx);
+    const query = inTransaction(tx);
     const row = await markServerConnected(query, {
       serverId: server.id,
       agentKeyHash: agent.keyHash,
@@ -97,13 +97,12 @@ export async function markConnected(em: EntityManager, agent: AgentCaller, conne
  * on another instance, or PLANS changed) gets its freeze, and its stream ends.
  */
 export async function markAlive(
-  em: EntityManager,
+  query: SqlRunner,
   config: Pick<CoreConfig, "plans">,
   agent: AgentCaller,
   connectionId: string,
   now: Date,
 ): Promise<"ok" | "revoked" | "superseded" | Freeze> {
-  const query = executeOn(em);
   const seen = await markServerSeen(query, agent.server.id, agent.keyHash, connectionId, now);
   if (seen) return freezeOf(config, seen.plan, seen.rank) ?? "ok";
   return (await serverHoldsKey(query, agent.server.id, agent.keyHash)) ? "superseded" : "revoked";
@@ -113,8 +112,8 @@ export async function markAlive(
  * The stream ended: the server goes offline and its players with it, unless a newer stream holds
  * it. True when it went offline (this stream still held it).
  */
-export async function markDisconnected(em: EntityManager, serverId: string, connectionId: string, now: Date): Promise<boolean> {
-  return markServerGone(executeOn(em), serverId, connectionId, now);
+export async function markDisconnected(query: SqlRunner, serverId: string, connectionId: string, now: Date): Promise<boolean> {
+  return markServerGone(query, serverId, connectionId, now);
 }
 
 /**
@@ -125,7 +124,7 @@ export async function markDisconnected(em: EntityManager, serverId: string, conn
  */
 export async function sweepPresence(em: EntityManager, now: Date): Promise<number> {
   return em.fork().transactional(async (tx) => {
-    const query = executeOn(tx);
+    const query = inTransaction(tx);
     const gone = await markSilentServersDisconnected(query, new Date(now.getTime() - disconnectEventAfterMs));
     for (const server of gone) {
       recordActivity(tx, "agent", {
@@ -134,7 +133,7 @@ export async function sweepPresence(em: EntityManager, now: Date): Promise<numbe
         targetType: "server",
         targetId: server.id,
         serverId: server.id,
-        details: { lastSeenAt: new Date(server.last_seen_at).toISOString() },
+        details: { lastSeenAt: server.last_seen_at.toISOString() },
       });
     }
     await takeStaleServersOffline(query, new Date(now.getTime() - presenceStaleMs));

@@ -71,7 +71,7 @@ async function hello(deps: AgentStreamDeps, session: StreamSession, value: Incom
 }
 
 async function heartbeat(deps: AgentStreamDeps, session: StreamSession): Promise<void> {
-  const state = await markAlive(session.em, deps.config, session.agent, session.connection.id, deps.clock.now());
+  const state = await markAlive(deps.statements.on(session.em), deps.config, session.agent, session.connection.id, deps.clock.now());
   if (state === "revoked") throw revoked();
   if (state === "superseded") throw supersededError();
   if (state !== "ok") throw frozenError(state);

@@ -129,7 +129,7 @@ const catalogue: ChatTool[] = [
     parse: (args, scope) => ({ serverId: serverOf(args, scope), summary: "", input: {} }),
     async run(env, call) {
       const { server } = await requireServer(env.db, env.caller, { serverId: call.serverId!, organizationId: env.access.organization.id }, { action: "view", now: env.deps.clock.now(), plans: env.deps.config.plans });
-      const players = isOnline(server, env.deps.clock.now()) ? await storedPlayers(env.db.em, server.id) : [];
+      const players = isOnline(server, env.deps.clock.now()) ? await storedPlayers(env.db.query, server.id) : [];
       return { server: server.name, players: players.slice(0, 200).map((p) => ({ name: p.name, uuid: p.uuid })) };
     },
   },
