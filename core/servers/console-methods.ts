@@ -21,6 +21,7 @@ import { judgeServerRow, returnServerUse, spendServerUse } from "../access.ts";
 import type { ServerAccessRow } from "../access-queries.ts";
 import type { ActivityWriter } from "../activity/record.ts";
 import type { Db } from "../db/statements.ts";
+import { bool, nullable, row, text, timestamp } from "../db/rows.ts";
 import { DomainError, fail, fieldFail } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
 import { consoleTimeoutMs, ConsoleUnanswered, type ConsoleAnswer } from "../agents/console.ts";
@@ -100,14 +101,26 @@ interface ConsoleServer {
   agentConsole: boolean;
 }
 
-/** The server's columns a command needs, from judgeServerRow's row (as row_to_json gives them). */
-function consoleServer(row: ServerAccessRow): ConsoleServer {
-  const s = row.server as { id: string; organization_id: string; online: boolean; last_seen_at: string | null; agent_connection_id: string | null; agent_console: boolean };
+/** The columns a command needs of judgeServerRow's `row_to_json(s)` (its times arrive as text). */
+const consoleServerRow = row({
+  server: row({
+    id: text,
+    organization_id: text,
+    online: bool,
+    last_seen_at: nullable(timestamp),
+    agent_connection_id: nullable(text),
+    agent_console: bool,
+  }),
+});
+
+/** The server's columns a command needs, decoded from judgeServerRow's row; a row of another shape fails here, by column. */
+export function consoleServer(access: Pick<ServerAccessRow, "server">): ConsoleServer {
+  const { server: s } = consoleServerRow(access);
   return {
     id: s.id,
     organizationId: s.organization_id,
     online: s.online,
-    lastSeenAt: s.last_seen_at === null ? null : new Date(s.last_seen_at),
+    lastSeenAt: s.last_seen_at,
     agentConnectionId: s.agent_connection_id,
     agentConsole: s.agent_console,
   };
