@@ -1,7 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { ActivityEvent } from "../db/entities.ts";
 import type { Caller } from "../context.ts";
-import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 import { randomUUID } from "node:crypto";
 import { createGatherer, stalledAfterMs } from "../gather.ts";
 import { insertActivityEvents, type ActivityRow } from "./activity-queries.ts";
@@ -78,7 +78,7 @@ export function recordActivity(em: EntityManager, actor: Actor, facts: ActivityF
  * Writes an activity event at once, in one statement: for an event that stands alone, about
  * something that changes nothing in the database (a console command sent to a game server).
  */
-export async function appendActivity(query: Query, actor: Actor, facts: ActivityFacts): Promise<void> {
+export async function appendActivity(query: SqlRunner, actor: Actor, facts: ActivityFacts): Promise<void> {
   await insertActivityEvents(query, [eventColumns(actor, facts)]);
 }
 
@@ -102,7 +102,7 @@ export interface ActivityWriter {
  * once its own event is written. If a batch fails, its events are tried one by one, so one bad
  * event fails only its own caller. `query` must be outside any transaction (the pool's).
  */
-export function createActivityWriter(query: Query, maxBatch = 100, { gatherMs = 1, busyWithinMs = 2 } = {}): ActivityWriter {
+export function createActivityWriter(query: SqlRunner, maxBatch = 100, { gatherMs = 1, busyWithinMs = 2 } = {}): ActivityWriter {
   /** Each event's failure, or undefined once it is written. */
   const write = async (rows: ActivityRow[]): Promise<unknown[]> => {
     try {

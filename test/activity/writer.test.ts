@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { createActivityWriter, type ActivityFacts } from "../../core/activity/record.ts";
-import type { Query } from "../../core/db/statements.ts";
+import type { SqlRunner } from "../../core/db/sql.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 
 describe("activity: the writer of stand-alone events", function () {
@@ -23,13 +23,17 @@ describe("activity: the writer of stand-alone events", function () {
   });
 
   /** The pool's statements, counting each statement and each event it carried. */
-  function counted(): { query: Query; statements: number[] } {
+  function counted(): { query: SqlRunner; statements: number[] } {
     const inner = t.deps.statements.on(t.orm.em.fork());
     const statements: number[] = [];
-    const query = Object.assign(<T>(text: string, values: unknown[]) => {
-      statements.push((JSON.parse(String(values[0])) as unknown[]).length);
-      return inner<T>(text, values);
-    }, inner) as Query;
+    const query: SqlRunner = {
+      rows: inner.rows,
+      one: inner.one,
+      run(statement) {
+        statements.push((JSON.parse(String(statement.values[0])) as unknown[]).length);
+        return inner.run(statement);
+      },
+    };
     return { query, statements };
   }
 
