@@ -95,12 +95,12 @@ function coreConfig(config: Config, database: Database): CoreDeps["config"] {
   };
 }
 
-type CoreParts = Pick<CoreDeps, "orm" | "clock" | "logger" | "rateLimits" | "passwords" | "signingKeys" | "agents" | "consoles" | "events" | "metrics" | "notifier">;
+type CoreParts = Pick<CoreDeps, "orm" | "statements" | "clock" | "logger" | "rateLimits" | "passwords" | "signingKeys" | "agents" | "consoles" | "events" | "metrics" | "notifier">;
 
 /** Core's dependencies: the parts the runtime opened, and what is built from the KEK or per process. */
 function coreDepsOf(config: Config, database: Database, parts: CoreParts, keyEncryptionKey: () => KeyEncryptionKey): CoreDeps {
   const outbound = createOutboundSender({ allowLocal: config.allowLocalOutbound });
-  const statements = createStatements(database.kind === "postgres");
+  const { statements } = parts;
   const coreDeps: Omit<CoreDeps, "loginVerifier"> = {
     ...parts,
     statements,
@@ -151,8 +151,10 @@ async function openStore(config: Config, logger: Logger, mode: "serve" | "borrow
   const orm = (opened.orm = await createOrm({ url: opened.database.url, poolSize: opened.database.poolSize, loggerFactory }));
   const applied = await migrate(orm);
   if (applied.length) logger.info({ migrations: applied }, "database migrated");
-  opened.clock = await createDatabaseClock(() => orm.em.fork(), localClock, logger, { resync: localClock === systemClock });
-  return { orm, clock: opened.clock, applied };
+  // One set of statements per process: core's, and the clock's reading of the database's time.
+  const statements = createStatements(opened.database.kind === "postgres");
+  opened.clock = await createDatabaseClock(statements.on(orm.em.fork()), localClock, logger, { resync: localClock === systemClock });
+  return { orm, statements, clock: opened.clock, applied };
 }
 
 /** Opens the database, migrates it and builds core: what every command needs. */
@@ -160,7 +162,7 @@ export async function openRuntime(config: Config, logger: Logger, mode: "serve" 
   const database = await openDatabase(config, logger, mode);
   const opened: Opened = { database };
   try {
-    const { orm, clock, applied } = await openStore(config, logger, mode, localClock, opened);
+    const { orm, statements, clock, applied } = await openStore(config, logger, mode, localClock, opened);
     const rateLimits = (opened.rateLimits = openRateLimits(config.rateLimits, database, logger));
     const passwords = createPasswords(config.passwordHashing);
     let kek: KeyEncryptionKey | undefined;
@@ -175,7 +177,7 @@ export async function openRuntime(config: Config, logger: Logger, mode: "serve" 
     const metrics = mode === "serve" ? await openMetrics(orm, agents, bus, rateLimits) : undefined;
     // Push needs core's deps, which need the notifier: it reads them when it first sends.
     const notifier = createNotifier({ bus, logger, push: pushThroughPwa(() => deps) });
-    const parts = { orm, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, notifier, metrics: metrics ?? createNoMetrics() };
+    const parts = { orm, statements, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, notifier, metrics: metrics ?? createNoMetrics() };
     const deps = (opened.deps = coreDepsOf(config, database, parts, keyEncryptionKey));
     return {
       database,

@@ -7,9 +7,8 @@
  * within half a round trip.
  */
 import type { Logger } from "pino";
-import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Clock } from "../deps.ts";
-import { executeOn } from "./statements.ts";
+import type { SqlRunner } from "./sql.ts";
 import { databaseTimeMs } from "./clock-queries.ts";
 
 /** How often the difference is measured again (clocks drift; NTP steps them). */
@@ -26,8 +25,9 @@ export interface DatabaseClock extends Clock {
   stop(): void;
 }
 
+/** `query`: statements outside any transaction (the pool's), on which the database's time is read. */
 export async function createDatabaseClock(
-  em: () => EntityManager,
+  query: SqlRunner,
   local: Clock,
   logger: Logger,
   options: { resync: boolean } = { resync: true },
@@ -38,7 +38,7 @@ export async function createDatabaseClock(
   /** One reading: the difference, and the round trip it was measured across. */
   async function sample(): Promise<{ offset: number; roundTrip: number }> {
     const before = local.now().getTime();
-    const database = await withTimeout(databaseTimeMs(executeOn(em())), sampleTimeoutMs);
+    const database = await withTimeout(databaseTimeMs(query), sampleTimeoutMs);
     const after = local.now().getTime();
     return { offset: database - (before + after) / 2, roundTrip: after - before };
   }
