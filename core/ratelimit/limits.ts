@@ -9,7 +9,8 @@ import type { Logger } from "pino";
 import { RateLimiterMemory, RateLimiterPostgres } from "rate-limiter-flexible";
 import { createLimiter, type Limiter } from "./limiter.ts";
 import { policiesFor, type RateLimitConfig, type RateLimitPolicy } from "./policies.ts";
-import { deleteExpiredCounts } from "./ratelimit-queries.ts";
+import { commitWithoutWaitingForDisk, deleteExpiredCounts } from "./ratelimit-queries.ts";
+import { onConnection } from "../db/sql.ts";
 import { connectionTimeoutMillis } from "../db/orm.ts";
 import type { PoolUse } from "../metrics.ts";
 
@@ -108,8 +109,9 @@ export function createPostgresRateLimits(config: RateLimitConfig, pool: pg.Pool)
         ...(blockInMemory && { inMemoryBlockOnConsumed: policy.limit + 1 }),
       }),
     );
+  const counts = onConnection(pool);
   const sweep = setInterval(() => {
-    deleteExpiredCounts(pool, Date.now() - expiredRowAgeMs).catch(() => {});
+    deleteExpiredCounts(counts, Date.now() - expiredRowAgeMs).catch(() => {});
   }, cleanupEveryMs);
   sweep.unref();
   return {
@@ -153,7 +155,7 @@ export function openCountPool(url: string, logger?: Logger): pg.Pool {
     // pooler in session mode may refuse; one in transaction mode is not supported at all, see
     // docs/operations.md).
     onConnect: async (client) => {
-      await client.query("set synchronous_commit = off");
+      await commitWithoutWaitingForDisk(onConnection(client));
     },
   });
   // An idle connection that drops must not crash the process; the next query reports the failure.

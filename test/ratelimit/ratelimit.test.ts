@@ -14,6 +14,8 @@ import { agentKeyHeader, apiKeyHeader } from "../../contract/credentials.ts";
 import { clientIpHeader } from "../../contract/credentials.ts";
 import pg from "pg";
 import { createPostgresRateLimits, openCountPool, openRateLimits } from "../../core/ratelimit/limits.ts";
+import { deleteExpiredCounts } from "../../core/ratelimit/ratelimit-queries.ts";
+import { onConnection } from "../../core/db/sql.ts";
 import type { Limiter } from "../../core/ratelimit/limiter.ts";
 import type { RateLimitConfig } from "../../core/ratelimit/policies.ts";
 import { createCore } from "../../server/core.ts";
@@ -131,6 +133,20 @@ describe("rate limits", () => {
       // Core's connections keep the server's own setting.
       const [core] = await t.deps.statements.on(t.orm.em.fork())<{ source: string }>("select source from pg_settings where name = 'synchronous_commit'", []);
       assert.notEqual(core.source, "session");
+    }),
+  );
+
+  onPostgresServer(() =>
+    it("sweeps the counts of windows that ended before the cutoff and keeps the others", async () => {
+      const pool = openCountPool(t.database.url);
+      try {
+        await pool.query(`insert into rate_limits (key, points, expire) values ('sweep:ended', 1, 1000), ('sweep:at-cutoff', 1, 2000), ('sweep:open', 1, 3000)`);
+        await deleteExpiredCounts(onConnection(pool), 2000);
+        const { rows } = await pool.query<{ key: string }>(`select key from rate_limits where key like 'sweep:%' order by key`);
+        assert.deepEqual(rows.map((r) => r.key), ["sweep:at-cutoff", "sweep:open"]);
+      } finally {
+        await pool.end();
+      }
     }),
   );
 
