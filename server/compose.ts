@@ -113,7 +113,7 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
   const presenceSweep = startPresenceSweep({ orm: runtime.orm, clock, logger });
   const flowCleanup = startFlowCleanup({ orm: runtime.orm, statements: runtime.deps.statements, clock, logger });
   const claimSweep = startClaimSweep({ orm: runtime.orm, clock, logger, events: runtime.events });
-  const keyNotices = startExpiringKeyNotices({ orm: runtime.orm, notifier: runtime.deps.notifier, clock, logger });
+  const keyNotices = startExpiringKeyNotices({ orm: runtime.orm, statements: runtime.deps.statements, notifier: runtime.deps.notifier, clock, logger });
   const alertWorker = createAlertWorker({ ...runtime.deps, clock, logger });
   alertWorker.start();
   let stopping: Promise<void> | undefined;

@@ -5,8 +5,8 @@
  */
 import type { Logger } from "pino";
 import type { Orm } from "../db/orm.ts";
+import type { Statements } from "../db/statements.ts";
 import type { Clock } from "../deps.ts";
-import { executeOn } from "../db/statements.ts";
 import { findExpiringKeys } from "./notification-queries.ts";
 import { keepNotification, type Notifier } from "./notify.ts";
 
@@ -14,12 +14,11 @@ export const noticeDays = 7;
 export const checkEveryMs = 60 * 60_000;
 
 /** Keeps a notice for each key newly within the window; returns how many were kept. */
-export async function noticeExpiringKeys(deps: { orm: Orm; notifier: Notifier }, now: Date): Promise<number> {
-  const query = executeOn(deps.orm.em.fork());
+export async function noticeExpiringKeys(deps: { orm: Orm; statements: Statements; notifier: Notifier }, now: Date): Promise<number> {
+  const query = deps.statements.on(deps.orm.em.fork());
   const keys = await findExpiringKeys(query, now, new Date(now.getTime() + noticeDays * 86_400_000));
   const kept = [];
   for (const key of keys) {
-    const expiresAt = new Date(key.expires_at);
     kept.push(
       await keepNotification(
         query,
@@ -27,7 +26,7 @@ export async function noticeExpiringKeys(deps: { orm: Orm; notifier: Notifier },
           userId: key.user_id,
           kind: "api_key",
           title: `Your API key "${key.name}" expires soon`,
-          body: `It stops working at ${expiresAt.toISOString().slice(0, 16).replace("T", " ")} UTC. Make a new key and move your scripts to it before then.`,
+          body: `It stops working at ${key.expires_at.toISOString().slice(0, 16).replace("T", " ")} UTC. Make a new key and move your scripts to it before then.`,
           link: "/app/account/security",
           dedupeKey: `api_key_expiring:${key.id}`,
         },
@@ -40,7 +39,7 @@ export async function noticeExpiringKeys(deps: { orm: Orm; notifier: Notifier },
 }
 
 /** Runs {@link noticeExpiringKeys} now and every {@link checkEveryMs} (unref'd) until `stop`. */
-export function startExpiringKeyNotices(deps: { orm: Orm; notifier: Notifier; clock: Clock; logger: Logger }): { stop(): Promise<void> } {
+export function startExpiringKeyNotices(deps: { orm: Orm; statements: Statements; notifier: Notifier; clock: Clock; logger: Logger }): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   const run = () => {
     running = noticeExpiringKeys(deps, deps.clock.now()).catch((error) => deps.logger.error({ err: error }, "telling users of expiring API keys failed"));

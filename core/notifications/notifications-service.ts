@@ -21,7 +21,7 @@ import {
 import type { CoreDeps } from "../deps.ts";
 import { entityManager, requireUser } from "../context.ts";
 import { fieldFail } from "../errors.ts";
-import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 import { notificationKinds, type NotificationKindName } from "./notify.ts";
 import { findPreferences, listNotificationRows, markAllRead, markRead, mergePreferences, countUnread, type NotificationRow, type StoredPreferences } from "./notification-queries.ts";
 import { watchUnreadCount } from "./unread-watch.ts";
@@ -63,7 +63,7 @@ function preferencesToProto(stored: StoredPreferences): KindPreference[] {
 }
 
 export function createNotificationsService(deps: CoreDeps): ServiceImpl<typeof NotificationsService> {
-  const on = (ctx: HandlerContext): Query => deps.statements.on(entityManager(ctx));
+  const on = (ctx: HandlerContext): SqlRunner => deps.statements.on(entityManager(ctx));
   return {
     async listNotifications(req, ctx) {
       const caller = requireUser(ctx);

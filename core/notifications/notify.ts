@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Bus } from "../bus.ts";
 import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 import { createWatchSlots, type WatchSlots } from "../watch-slots.ts";
 import { sendPushToUser, type SendPushDeps } from "../pwa/push.ts";
 import { insertNotification } from "./notification-queries.ts";
@@ -39,7 +40,7 @@ export interface Kept {
 }
 
 /** Keeps the notification unless its user turned the kind off (or has it already, by dedupe key). */
-export async function keepNotification(query: Query, draft: NotificationDraft, now: Date): Promise<Kept | undefined> {
+export async function keepNotification(query: SqlRunner, draft: NotificationDraft, now: Date): Promise<Kept | undefined> {
   const kept = await insertNotification(query, {
     id: randomUUID(),
     userId: draft.userId,
