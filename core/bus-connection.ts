@@ -9,9 +9,8 @@
  */
 import pg from "pg";
 import type { Logger } from "pino";
-
-/** The NOTIFY channel of the bus. */
-export const busChannel = "outpost_bus";
+import { onConnection } from "./db/sql.ts";
+import { busChannel, listenToBus, pingBus } from "./bus-queries.ts";
 
 /** How long connecting, and each query on the connection, may take before it counts as lost. */
 export const busTimeoutMs = 2_000;
@@ -56,7 +55,7 @@ async function listeningClient(url: string, on: { notification(payload: string):
   c.on("end", () => on.lost(c));
   try {
     await c.connect();
-    await c.query(`listen ${busChannel}`);
+    await listenToBus(onConnection(c));
   } catch (error) {
     await endClient(c);
     throw error;
@@ -104,7 +103,8 @@ export function openBusConnection(url: string, logger: Logger, onNotification: (
     }
     client = c;
     failures = 0;
-    ping = setInterval(() => void c.query("select 1").catch((error) => drop(c, error)), pingEveryMs).unref();
+    const query = onConnection(c);
+    ping = setInterval(() => void pingBus(query).catch((error) => drop(c, error)), pingEveryMs).unref();
     return c;
   }
 

@@ -12,7 +12,9 @@ import pg from "pg";
 import type { Logger } from "pino";
 import { systemClock, type Clock } from "./deps.ts";
 import { checkSize, localSubscribers, type Bus, type PublishOptions } from "./bus.ts";
-import { busChannel, openBusConnection } from "./bus-connection.ts";
+import { openBusConnection } from "./bus-connection.ts";
+import { notifyBus } from "./bus-queries.ts";
+import { onConnection } from "./db/sql.ts";
 import { createEnvelopeOpener, seal } from "./bus-envelope.ts";
 import { throttledWarning } from "./log-throttle.ts";
 
@@ -125,7 +127,7 @@ export function createPostgresBus(options: PostgresBusOptions): Bus {
     let c: pg.Client | undefined;
     try {
       c = await connection.client();
-      await c.query("select pg_notify($1, $2)", [busChannel, seal(secret(), message.topic, message.payload, now())]);
+      await notifyBus(onConnection(c), seal(secret(), message.topic, message.payload, now()));
       return true;
     } catch (error) {
       // PostgreSQL refused the statement on a sound connection; anything else (a timeout) leaves it in doubt.

@@ -5,7 +5,7 @@ import pg from "pg";
 import { pino, type Logger } from "pino";
 import { maxMessageBytes, type Bus } from "../../core/bus.ts";
 import { createPostgresBus, maxPendingPublishes } from "../../core/bus-postgres.ts";
-import { busChannel } from "../../core/bus-connection.ts";
+import { busChannel } from "../../core/bus-queries.ts";
 import { seal } from "../../core/bus-envelope.ts";
 import { createTestDatabase, onPostgresServer, type TestDatabase } from "../support/database.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
