@@ -1,7 +1,7 @@
 /** The server a console command reads, decoded from the access check's row_to_json (issue 28: no untyped cast). */
 import assert from "node:assert/strict";
-import { consoleServer } from "../../core/servers/console-methods.ts";
-import { RowShapeError } from "../../core/db/rows.ts";
+import { consoleServer } from "../../../core/servers/console-methods.ts";
+import { RowShapeError } from "../../../core/db/rows.ts";
 
 describe("unit: a console command's server", () => {
   // As row_to_json(s) writes a servers row: times as text with microseconds, every column present.
