@@ -152,7 +152,11 @@ async function openStore(config: Config, logger: Logger, mode: "serve" | "borrow
   const applied = await migrate(orm);
   if (applied.length) logger.info({ migrations: applied }, "database migrated");
   // One set of statements per process: core's, and the clock's reading of the database's time.
-  const statements = createStatements(opened.database.kind === "postgres");
+  // The embedded database shares one session among its connections, also when reached by its URL
+  // (a test's, or a serving process's): there statements run unnamed (core/db/sql.ts).
+  const [{ version }] = await orm.em.fork().execute<Array<{ version: string }>>("select version() as version");
+  const named = opened.database.kind === "postgres" && !version.includes("PGlite");
+  const statements = createStatements(named, (message) => logger.warn(message));
   opened.clock = await createDatabaseClock(statements.on(orm.em.fork()), localClock, logger, { resync: localClock === systemClock });
   return { orm, statements, clock: opened.clock, applied };
 }

@@ -57,33 +57,55 @@ export interface Statements {
 type Execute = (text: string, values: unknown[]) => Promise<{ rows: unknown[]; count: number }>;
 
 /** Names a statement's text for a named prepared statement, or undefined to run it unnamed. */
-type NameOf = (text: string) => string | undefined;
+export interface Naming {
+  nameOf(text: string): string | undefined;
+  /** A named statement met a session it does not own: from now on every statement runs unnamed. */
+  stop(code: string): void;
+}
+
+export const unnamed: Naming = { nameOf: () => undefined, stop: () => {} };
 
 /** Past this many distinct texts, new ones run unnamed: a statement's text varies with its values. */
 const maxNamed = 2_000;
 
 /**
+ * What PostgreSQL answers a named statement when connections share a session (the embedded
+ * database reached by its URL, a pooler in transaction mode): a name another connection prepared
+ * already exists, or one this connection prepared is gone. Either fails at Parse or Bind, before
+ * the statement runs, so it is safe to send again unnamed.
+ */
+const sharedSessionCodes = new Set(["42P05", "26000"]);
+
+/**
  * Built once in the composition root. `named`: on a PostgreSQL server, a statement outside a
  * transaction runs as a named prepared statement, so PostgreSQL parses and plans it once per
  * connection; the embedded database shares one session among its connections (a statement would
- * outlive the connection that prepared it), so there every statement runs unnamed.
+ * outlive the connection that prepared it), so there every statement runs unnamed. Should a
+ * server named turn out to share sessions, the first clash turns naming off, with one warning.
  */
-export function createStatements(named: boolean, onTooManyTexts: (count: number) => void = () => {}): Statements {
+export function createStatements(named: boolean, warn: (message: string) => void = () => {}): Statements {
   const names = new Map<string, string>();
-  const nameOf: NameOf = (text) => {
-    if (!named) return undefined;
-    let name = names.get(text);
-    if (name === undefined && names.size < maxNamed) {
-      name = `outpost_${hash("sha256", text).slice(0, 16)}`;
-      names.set(text, name);
-      if (names.size === maxNamed) onTooManyTexts(maxNamed);
-    }
-    return name;
+  const naming: Naming = {
+    nameOf(text) {
+      if (!named) return undefined;
+      let name = names.get(text);
+      if (name === undefined && names.size < maxNamed) {
+        name = `outpost_${hash("sha256", text).slice(0, 16)}`;
+        names.set(text, name);
+        if (names.size === maxNamed) warn(`${maxNamed} distinct statement texts: later ones run unnamed (a statement's text varies with its values)`);
+      }
+      return name;
+    },
+    stop(code) {
+      if (!named) return;
+      named = false;
+      warn(`the database answered a named prepared statement with ${code}: its connections share a session (a pooler, or the embedded database by URL), so statements run unnamed from now on`);
+    },
   };
   const statements: Statements = {
-    on: (em, options) => runnerOn(em, nameOf, options?.timeoutMs),
+    on: (em, options) => runnerOn(em, naming, options?.timeoutMs),
     db: (em) => ({ em, query: statements.on(em) }),
-    onPool: (pool) => runner(onPool(pool, nameOf), driverErrors),
+    onPool: (pool) => runner(onPool(pool, naming), driverErrors),
   };
   return statements;
 }
@@ -94,7 +116,7 @@ export function createStatements(named: boolean, onTooManyTexts: (count: number)
  */
 export function inTransaction(tx: EntityManager): SqlRunner {
   if (!tx.getTransactionContext()) throw new Error("inTransaction needs an EntityManager inside a transaction");
-  return runnerOn(tx, () => undefined);
+  return runnerOn(tx, unnamed);
 }
 
 /**
@@ -103,7 +125,7 @@ export function inTransaction(tx: EntityManager): SqlRunner {
  * (`pg.DatabaseError`), which those callers tell apart from a connection in doubt.
  */
 export function onConnection(connection: Connection): SqlRunner {
-  return runner(onPool(connection, () => undefined), driverErrors);
+  return runner(onPool(connection, unnamed), driverErrors);
 }
 
 /** What {@link onConnection} runs statements on: a `pg.Pool` or one `pg.Client`. */
@@ -113,9 +135,19 @@ export interface Connection {
 
 const driverErrors = (error: unknown) => error;
 
-function onPool(pool: Connection, nameOf: NameOf, timeoutMs?: number): Execute {
+function onPool(pool: Connection, naming: Naming, timeoutMs?: number): Execute {
   return async (text, values) => {
-    const result = await pool.query({ name: nameOf(text), text, values, ...(timeoutMs !== undefined && { query_timeout: timeoutMs }) });
+    const send = (name: string | undefined) => pool.query({ name, text, values, ...(timeoutMs !== undefined && { query_timeout: timeoutMs }) });
+    const name = naming.nameOf(text);
+    let result: pg.QueryResult;
+    try {
+      result = await send(name);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (name === undefined || typeof code !== "string" || !sharedSessionCodes.has(code)) throw error;
+      naming.stop(code);
+      result = await send(undefined);
+    }
     return { rows: result.rows, count: result.rowCount ?? 0 };
   };
 }
@@ -124,7 +156,7 @@ interface TransactionContext {
   executeQuery(query: CompiledQuery): Promise<{ rows: unknown[]; numAffectedRows?: bigint }>;
 }
 
-export function runnerOn(em: EntityManager, nameOf: NameOf, timeoutMs?: number): SqlRunner {
+export function runnerOn(em: EntityManager, naming: Naming, timeoutMs?: number): SqlRunner {
   const driver = em.getDriver();
   const transaction = em.getTransactionContext<TransactionContext>();
   const execute: Execute = transaction
@@ -134,7 +166,7 @@ export function runnerOn(em: EntityManager, nameOf: NameOf, timeoutMs?: number):
       }
     : async (text, values) => {
         const pool = (await (em.getConnection() as PostgreSqlConnection).getNativeClient()) as pg.Pool;
-        return onPool(pool, nameOf, timeoutMs)(text, values);
+        return onPool(pool, naming, timeoutMs)(text, values);
       };
   // The ORM's own errors for the driver's (a unique violation, a connection lost), so a statement
   // fails the way an entity's query does (core/interceptors/error-interceptor.ts).

@@ -8,12 +8,9 @@
  * connection that prepared it and the next one fails to prepare it again), it goes through
  * em.execute instead, with the same `?` placeholders.
  */
-import { hash } from "node:crypto";
 import type pg from "pg";
-import type { EntityManager, PostgreSqlConnection } from "@mikro-orm/postgresql";
-import { createStatements as createSqlStatements, runnerOn, type SqlRunner } from "./sql.ts";
-import { SpanStatusCode, trace } from "@opentelemetry/api";
-import { querySpan } from "./query-spans.ts";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { createStatements as createSqlStatements, runnerOn, unnamed, type Sql, type SqlRunner } from "./sql.ts";
 
 /** Runs one statement with `?` placeholders and returns its rows (the old way: see core/db/sql.ts). */
 export type LegacyQuery = <T = Record<string, unknown>>(sql: string, values: unknown[]) => Promise<T[]>;
@@ -46,53 +43,24 @@ export interface Statements {
  */
 export function executeOn(em: EntityManager): Query {
   const legacy: LegacyQuery = <T>(sql: string, values: unknown[]) => em.execute<T[]>(sql, values as never);
-  return Object.assign(legacy, runnerOn(em, () => undefined));
+  return Object.assign(legacy, runnerOn(em, unnamed));
 }
 
-/** Built once in the composition root; it keeps the names it gave the statements it has seen. */
-export function createStatements(named: boolean, onTooManyTexts?: (count: number) => void): Statements {
-  const modern = createSqlStatements(named, onTooManyTexts);
-  const prepared = new Map<string, { name: string; text: string }>();
-  const preparedOf = (sql: string) => {
-    let p = prepared.get(sql);
-    if (!p) {
-      let i = 0;
-      p = { name: `outpost_${hash("sha256", sql).slice(0, 16)}`, text: sql.replace(/\?/g, () => `$${++i}`) };
-      prepared.set(sql, p);
-    }
-    return p;
-  };
-  // A named statement bypasses the ORM, so it gets its span here; em.execute's get theirs from
-  // the ORM's query log, which the composition root traces.
-  const tracer = trace.getTracer("outpost.db");
+/** Built once in the composition root; the old `?` statements run named through the new runner. */
+export function createStatements(named: boolean, warn?: (message: string) => void): Statements {
+  const modern = createSqlStatements(named, warn);
   const statements: Statements = {
     db: (em) => ({ em, query: statements.on(em) }),
     onPool: modern.onPool,
     on(em, options) {
-      return Object.assign(legacyOn(em, options), modern.on(em, options));
+      const runner = modern.on(em, options);
+      const legacy: LegacyQuery = async <T>(text: string, values: unknown[]) => {
+        if (!named || em.getTransactionContext()) return em.execute<T[]>(text, values as never);
+        let i = 0;
+        return runner.rows({ text: text.replace(/\?/g, () => `$${++i}`), values } as unknown as Sql, (row) => row as T);
+      };
+      return Object.assign(legacy, runner);
     },
   };
-  function legacyOn(em: EntityManager, options?: { timeoutMs?: number }): LegacyQuery {
-    {
-      const timeout = options?.timeoutMs === undefined ? undefined : { query_timeout: options.timeoutMs };
-      if (named && !em.getTransactionContext()) {
-        return async <T>(sql: string, values: unknown[]) => {
-          const pool = await (em.getConnection() as PostgreSqlConnection).getNativeClient();
-          const span = querySpan(sql);
-          return tracer.startActiveSpan(span.name, span.options, async (active) => {
-            try {
-              return (await pool.query({ ...preparedOf(sql), values, ...timeout })).rows as T[];
-            } catch (error) {
-              active.setStatus({ code: SpanStatusCode.ERROR });
-              throw error;
-            } finally {
-              active.end();
-            }
-          });
-        };
-      }
-      return <T>(sql: string, values: unknown[]) => em.execute<T[]>(sql, values as never);
-    }
-  }
   return statements;
 }

@@ -1,5 +1,6 @@
 /** The SQL runner on a real database: outside and inside a transaction, errors, and decoding. */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { UniqueConstraintViolationException } from "@mikro-orm/core";
 import pg from "pg";
 import { createOrm, migrate, type Orm } from "../../core/db/orm.ts";
@@ -83,6 +84,25 @@ describe("the SQL runner", () => {
     } finally {
       await client.end();
       await pool.end();
+    }
+  });
+
+  it("runs a statement unnamed, and every later one, once the connection's session already holds its name (a pooler, the embedded database by URL)", async () => {
+    const single = await createOrm({ url: database.url, poolSize: 1 });
+    const warnings: string[] = [];
+    try {
+      const shared = createStatements(true, (message) => warnings.push(message));
+      const statement = sql`select id, n from runner_things where id = ${"a"}`;
+      // Another connection of the same session prepared this name: PostgreSQL refuses to parse it again.
+      const name = `outpost_${createHash("sha256").update(statement.text).digest("hex").slice(0, 16)}`;
+      await single.em.fork().execute(`prepare ${name} (text) as ${statement.text}`);
+      const query = shared.on(single.em.fork());
+      assert.deepEqual(await query.one(statement, thing), { id: "a", n: 1 });
+      assert.deepEqual(await query.one(sql`select id, n from runner_things where id = ${"b"}`, thing), { id: "b", n: 2 });
+      assert.equal(warnings.length, 1);
+      assert.match(warnings[0], /42P05.*share a session.*unnamed/);
+    } finally {
+      await single.close();
     }
   });
 });
