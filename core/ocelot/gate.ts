@@ -18,7 +18,7 @@ import { randomUUID } from "node:crypto";
 import { hashSecret, issueSecret } from "../../contract/secrets.ts";
 import { planLimits, requireMember, judgeServerRow, type OrganizationAccess } from "../access.ts";
 import type { UserCaller } from "../context.ts";
-import type { Db } from "../db/statements.ts";
+import type { Db } from "../db/sql.ts";
 import type { CoreConfig, CoreDeps } from "../deps.ts";
 import { DomainError, fail, type DomainErrorReason } from "../errors.ts";
 import { isManager } from "../roles.ts";

@@ -8,7 +8,7 @@
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { UserCaller } from "../context.ts";
-import type { Statements } from "../db/statements.ts";
+import type { SqlRunner, Statements } from "../db/sql.ts";
 import { requireMember } from "../access.ts";
 import { fail, type DomainError } from "../errors.ts";
 import { lockActionByToken, moveAction, type ActionRow, type ActionStatus } from "./action-queries.ts";
@@ -74,7 +74,7 @@ export async function applyTokenStep(em: EntityManager, statements: Statements, 
 
 async function settle(
   tx: EntityManager,
-  query: ReturnType<Statements["on"]>,
+  query: SqlRunner,
   caller: UserCaller,
   row: ActionRow,
   step: TokenStep,
