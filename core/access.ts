@@ -6,8 +6,7 @@ import { LockMode } from "@mikro-orm/core";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { Membership, Organization, Server } from "./db/entities.ts";
 import type { ServerScope, UserCaller } from "./context.ts";
-import { inTransaction, sql, type SqlRunner } from "./db/sql.ts";
-import type { Db, Query } from "./db/statements.ts";
+import { inTransaction, sql, type Db, type SqlRunner } from "./db/sql.ts";
 import type { CoreConfig, PlanLimits } from "./deps.ts";
 import { fail } from "./errors.ts";
 import { isManager, type Role } from "./roles.ts";
@@ -168,7 +167,7 @@ const spends = (use: ServerUse) => use.spend ?? use.action !== "view";
  * The second step: records the member's use of their grant, spending one for an acting call and
  * starting its duration at the first use of any; refuses when a concurrent call spent the last.
  */
-export async function spendServerUse(query: Query, caller: UserCaller, { row, grant }: JudgedServer, use: ServerUse): Promise<void> {
+export async function spendServerUse(query: SqlRunner, caller: UserCaller, { row, grant }: JudgedServer, use: ServerUse): Promise<void> {
   if (!grant) return;
   if (!spends(use)) {
     if (grant.first_used_at === null) await markGrantFirstUse(query, grant.id, use.now);

@@ -3,17 +3,10 @@
  * sweep of servers whose instance died) and its online players. Every write checks which stream
  * holds the server (`agent_connection_id`), so a stream that was taken over changes nothing.
  */
-import { Sql, sql, type SqlRunner } from "../db/sql.ts";
+import { sql, type SqlRunner } from "../db/sql.ts";
 import { int, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
 import type { OnlinePlayer } from "./connections.ts";
-import { serverRankSql } from "../servers/frozen-queries.ts";
-
-/**
- * The rank of server `s` among its organization's servers (core/servers/frozen-queries.ts), as a
- * fragment: that module's text for a fixed alias, no input in it. It is imported as a fragment
- * once frozen-queries.ts is written with the template.
- */
-const rankOfS = new Sql([serverRankSql("s")], []);
+import { serverRank } from "../servers/frozen-queries.ts";
 
 export interface ConnectedFacts {
   serverId: string;
@@ -55,7 +48,7 @@ export function markServerSeen(query: SqlRunner, serverId: string, agentKeyHash:
   return query.one(
     sql`update servers s set last_seen_at = ${now}, online = true
          where id = ${serverId} and agent_key_hash = ${agentKeyHash} and agent_connection_id = ${connectionId}
-        returning ${rankOfS} as rank, (select o.plan from organizations o where o.id = s.organization_id) as plan`,
+        returning ${serverRank(sql`s`)} as rank, (select o.plan from organizations o where o.id = s.organization_id) as plan`,
     seenRow,
   );
 }

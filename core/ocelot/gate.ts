@@ -18,7 +18,7 @@ import { randomUUID } from "node:crypto";
 import { hashSecret, issueSecret } from "../../contract/secrets.ts";
 import { planLimits, requireMember, judgeServerRow, type OrganizationAccess } from "../access.ts";
 import type { UserCaller } from "../context.ts";
-import type { Db } from "../db/statements.ts";
+import type { Db } from "../db/sql.ts";
 import type { CoreConfig, CoreDeps } from "../deps.ts";
 import { DomainError, fail, type DomainErrorReason } from "../errors.ts";
 import { isManager } from "../roles.ts";
@@ -72,7 +72,15 @@ export function switchRefusal(config: ConfigRow, spec?: ToolSpec): DomainError |
  * for the others. A server outside the organization is not_found; a frozen one refuses what its
  * console would (server_frozen, thrown as the console throws it), and allows only viewing.
  */
-async function callerMay(db: Db, config: CoreConfig, caller: UserCaller, access: OrganizationAccess, spec: ToolSpec, serverId: string | undefined, now: Date): Promise<DomainError | undefined> {
+async function callerMay(
+  db: Db,
+  config: CoreConfig,
+  caller: UserCaller,
+  access: OrganizationAccess,
+  spec: ToolSpec,
+  serverId: string | undefined,
+  now: Date,
+): Promise<DomainError | undefined> {
   if ("role" in spec.access) {
     return spec.access.role === "manager" && !isManager(access.role) ? fail("permission_denied", "only an owner or admin can use this tool") : undefined;
   }
@@ -108,7 +116,15 @@ export async function judgeToolAction(db: Db, deps: GateDeps, caller: UserCaller
  * {@link judgeToolAction} for a caller whose membership and organization's settings are read
  * already: for judging many tools at once (the tools a conversation is offered).
  */
-export async function judgeWith(db: Db, deps: GateDeps, caller: UserCaller, access: OrganizationAccess, row: ConfigRow, req: ToolRequest, checkQuota = true): Promise<Judgement> {
+export async function judgeWith(
+  db: Db,
+  deps: GateDeps,
+  caller: UserCaller,
+  access: OrganizationAccess,
+  row: ConfigRow,
+  req: ToolRequest,
+  checkQuota = true,
+): Promise<Judgement> {
   const { config } = deps;
   const spec = toolSpec(req);
   const requiresConfirmation = spec.confirm && !row.break_glass_active;
@@ -117,7 +133,8 @@ export async function judgeWith(db: Db, deps: GateDeps, caller: UserCaller, acce
   const refusal = switchRefusal(row, spec) ?? (await callerMay(db, config, caller, access, spec, req.serverId, deps.clock.now()));
   if (refusal) return { ...judged, refusal };
   const cap = toolActionCap(config, access);
-  if (checkQuota && (await todaysUsage(db.query, access.organization.id)).tool_actions + spec.weight > cap) return { ...judged, refusal: planRefusal(cap, "tool actions") };
+  if (checkQuota && (await todaysUsage(db.query, access.organization.id)).tool_actions + spec.weight > cap)
+    return { ...judged, refusal: planRefusal(cap, "tool actions") };
   return judged;
 }
 
@@ -167,15 +184,21 @@ export async function authorizeToolAction(db: Db, deps: GateDeps, caller: UserCa
     usageDay: day,
     requiresConfirmation: judged.requiresConfirmation,
   });
-  recordToolEvent(db.em, caller, "ocelot_tool.authorized", {
-    id: actionId,
-    organization_id: access.organization.id,
-    tool: req.tool,
-    server_id: req.serverId ?? null,
-    conversation_id: req.conversationId,
-    arguments_summary: req.argumentsSummary,
-    weight: judged.spec.weight,
-  }, { requires_confirmation: String(judged.requiresConfirmation) });
+  recordToolEvent(
+    db.em,
+    caller,
+    "ocelot_tool.authorized",
+    {
+      id: actionId,
+      organization_id: access.organization.id,
+      tool: req.tool,
+      server_id: req.serverId ?? null,
+      conversation_id: req.conversationId,
+      arguments_summary: req.argumentsSummary,
+      weight: judged.spec.weight,
+    },
+    { requires_confirmation: String(judged.requiresConfirmation) },
+  );
   return { actionId, executionToken: secret.value, expiresAt, quotaWeight: judged.spec.weight, requiresConfirmation: judged.requiresConfirmation };
 }
 

@@ -14,7 +14,7 @@ import type { CoreDeps } from "../deps.ts";
 import { fail, fieldFail } from "../errors.ts";
 import { planLimits, requireManager, requireMember } from "../access.ts";
 import { recordActivity } from "../activity/record.ts";
-import type { Db } from "../db/statements.ts";
+import type { Db } from "../db/sql.ts";
 import { configToProto, settingsColumns } from "./config-fields.ts";
 import { ensureConfigRow, readConfig, setBreakGlass, setEmergencyStop, todaysUsage, writeSettings } from "./ocelot-queries.ts";
 import { judgeToolAction, queryCap, sweepOrganization, type RefusalReason } from "./gate.ts";

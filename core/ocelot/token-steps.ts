@@ -8,7 +8,7 @@
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { UserCaller } from "../context.ts";
-import type { Statements } from "../db/statements.ts";
+import type { SqlRunner, Statements } from "../db/sql.ts";
 import { requireMember } from "../access.ts";
 import { fail, type DomainError } from "../errors.ts";
 import { lockActionByToken, moveAction, type ActionRow, type ActionStatus } from "./action-queries.ts";
@@ -45,7 +45,11 @@ export async function applyTokenStep(em: EntityManager, statements: Statements, 
     if (row.user_id !== caller.user.id) throw fail("permission_denied", "the execution token was issued to another caller");
     if (step.kind !== "confirm" && row.tool !== step.tool) throw fail("permission_denied", `the execution token was issued for ${row.tool}, not ${step.tool}`);
     if (!open.includes(row.status)) throw fail("failed_precondition", `the execution token was already used (the action is ${row.status})`);
-    const end = async (status: ActionStatus, action: "ocelot_tool.expired" | "ocelot_tool.stopped" | "ocelot_tool.denied" | "ocelot_tool.released", actor: UserCaller | "system") => {
+    const end = async (
+      status: ActionStatus,
+      action: "ocelot_tool.expired" | "ocelot_tool.stopped" | "ocelot_tool.denied" | "ocelot_tool.released",
+      actor: UserCaller | "system",
+    ) => {
       await moveAction(db.query, row.id, open, status);
       await releaseUsage(db.query, row.organization_id, row.usage_day, "tool_actions", row.weight);
       recordToolEvent(tx, actor, action, row);
@@ -74,7 +78,7 @@ export async function applyTokenStep(em: EntityManager, statements: Statements, 
 
 async function settle(
   tx: EntityManager,
-  query: ReturnType<Statements["on"]>,
+  query: SqlRunner,
   caller: UserCaller,
   row: ActionRow,
   step: TokenStep,

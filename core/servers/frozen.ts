@@ -5,18 +5,18 @@
  * refuses commands. Raising the plan or deleting servers unfreezes the oldest frozen ones first.
  *
  * Nothing about it is stored: a server's rank among its organization's servers, oldest first by
- * (created_at, id), is read from the database with the server ({@link serverRankSql}), and the
- * plan's limit comes from the running configuration, so "frozen" is never stale, even when PLANS
- * changed between restarts. A plan no longer in PLANS freezes nothing: it lets the organization
- * add nothing (reservePlanCapacity), but switching off every server of every organization on a
- * retired plan would punish them for the operator's bookkeeping; a platform admin moves such an
- * organization to a plan, whose limit then applies.
+ * (created_at, id), is read from the database with the server (serverRank, frozen-queries.ts),
+ * and the plan's limit comes from the running configuration, so "frozen" is never stale, even
+ * when PLANS changed between restarts. A plan no longer in PLANS freezes nothing: it lets the
+ * organization add nothing (reservePlanCapacity), but switching off every server of every
+ * organization on a retired plan would punish them for the operator's bookkeeping; a platform
+ * admin moves such an organization to a plan, whose limit then applies.
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { configuredPlan } from "../plans.ts";
 import { recordActivity } from "../activity/record.ts";
 import type { UserCaller } from "../context.ts";
-import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 import type { CoreConfig } from "../deps.ts";
 import { DomainError } from "../errors.ts";
 import { findServerRank, rankedServers, type RankedServer } from "./frozen-queries.ts";
@@ -64,7 +64,7 @@ export function requireNotFrozen(freeze: Freeze | undefined): void {
 }
 
 /** The server's freeze now, read with its organization's plan; undefined when it is not frozen (or is gone). */
-export async function serverFreeze(query: Query, config: Plans, serverId: string): Promise<Freeze | undefined> {
+export async function serverFreeze(query: SqlRunner, config: Plans, serverId: string): Promise<Freeze | undefined> {
   const row = await findServerRank(query, serverId);
   return row && freezeOf(config, row.plan, row.rank);
 }
@@ -76,7 +76,7 @@ export interface FrozenSet {
 }
 
 /** The organization's servers and which of them `plan` freezes (servers already read may be given). */
-export async function frozenSet(query: Query, config: Plans, organizationId: string, plan: string, servers?: RankedServer[]): Promise<FrozenSet> {
+export async function frozenSet(query: SqlRunner, config: Plans, organizationId: string, plan: string, servers?: RankedServer[]): Promise<FrozenSet> {
   const ranked = servers ?? (await rankedServers(query, organizationId));
   const frozen = new Map<string, Freeze>();
   for (const s of ranked) {
