@@ -19,7 +19,7 @@ describe("agent stream: a Hello that outlasts its stream", () => {
       consoles: { attach: () => (calls.push("attach"), () => calls.push("detach")) },
       // Whether the server is frozen: no row, so it is not.
       config: { plans: {} },
-      statements: { on: () => async () => [] },
+      statements: { on: () => ({ rows: async () => [], one: async () => undefined, run: async () => 0 }) },
     } as unknown as AgentStreamDeps;
     const session: StreamSession = {
       agent: { kind: "agent", server: { id: "s1", organizationId: "o1", organizationSlug: "acme", name: "Survival", game: "minecraft" }, keyHash: "h" },
