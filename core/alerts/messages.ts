@@ -25,7 +25,7 @@ function eventData(event: EventRow) {
     targetId: event.target_id,
     actorEmail: event.actor_email,
     details: event.details,
-    occurredAt: new Date(event.created_at).toISOString(),
+    occurredAt: event.created_at.toISOString(),
   };
 }
 

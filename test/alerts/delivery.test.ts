@@ -8,7 +8,8 @@ import { OrganizationsService } from "../../gen/outpost/organizations/v1/organiz
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { createAlertWorker, type AlertWorker } from "../../core/alerts/worker.ts";
 import { claimDue } from "../../core/alerts/alert-queries.ts";
-import { executeOn } from "../../core/db/statements.ts";
+import { sql } from "../../core/db/sql.ts";
+import { int, row, text } from "../../core/db/rows.ts";
 import { appendActivity, recordActivity } from "../../core/activity/record.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { acmeWithMembers, type AcmeCast } from "../support/fixtures.ts";
@@ -37,6 +38,8 @@ describe("alerts: deliveries", () => {
   const rule = async (spec: MessageInitShape<typeof AlertRuleSpecSchema>) => (await alerts().createAlertRule({ ...acme, spec: { name: "Rule", enabled: true, ...spec } })).rule!.id;
   const deliveries = async (ruleId: string) => (await alerts().listAlertDeliveries({ ...acme, ruleId })).deliveries;
   const securityEvent = (serverId = survival) => servers().regenerateAgentKey({ serverId });
+  const query = () => t.deps.statements.on(t.orm.em.fork());
+  const counted = row({ n: int });
 
   before(async () => {
     receiver = await startHttpReceiver();
@@ -136,8 +139,8 @@ describe("alerts: deliveries", () => {
 
   it("writes deliveries with the event, whichever funnel wrote it, and none for a change rolled back", async () => {
     const id = await rule({ kinds: [ActivityKind.PLAYER_ADMIN, ActivityKind.SECURITY], integrationIds: [hook] });
-    const [org] = await t.orm.em.fork().getConnection().execute(`select id from organizations where slug = 'acme'`);
-    await appendActivity(executeOn(t.orm.em.fork()), "agent", { action: "server.console_command", targetType: "server", targetId: survival, organizationId: org.id, serverId: survival });
+    const org = (await query().one(sql`select id from organizations where slug = 'acme'`, row({ id: text })))!;
+    await appendActivity(query(), "agent", { action: "server.console_command", targetType: "server", targetId: survival, organizationId: org.id, serverId: survival });
     assert.deepEqual((await deliveries(id)).map((d) => d.action), ["server.console_command"]);
     await assert.rejects(
       t.orm.em.fork().transactional(async (tx) => {
@@ -219,7 +222,7 @@ describe("alerts: deliveries", () => {
       await securityEvent();
       // This instance claims it and dies before sending: its lease is all that is left.
       const now = t.clock.now();
-      assert.equal((await claimDue(executeOn(t.orm.em.fork()), now, new Date(now.getTime() + 60_000), 10)).length, 1);
+      assert.equal((await claimDue(query(), now, new Date(now.getTime() + 60_000), 10)).length, 1);
       other.clock.advance(now.getTime() - other.clock.now().getTime());
       const survivor = createAlertWorker({ ...other.deps, orm: other.orm }, { random: () => 1 });
       assert.equal(await survivor.runOnce(), 0, "leased to the dead instance");
@@ -264,10 +267,10 @@ describe("alerts: deliveries", () => {
     const mine = t.client(OrganizationsService, { session: founder.token });
     await mine.createOrganization({ name: "Short lived", slug: "short-lived" });
     await t.client(AlertsService, { session: founder.token }).createAlertRule({ organizationSlug: "short-lived", spec: { name: "All", enabled: true, notifyDashboard: true } });
-    const [{ pending }] = await t.orm.em.fork().getConnection().execute(`select count(*)::int as pending from alert_deliveries d join organizations o on o.id = d.organization_id where o.slug = 'short-lived'`);
-    assert.equal(pending, 1, "the rule's own creation matched it");
+    const pending = await query().one(sql`select count(*) as n from alert_deliveries d join organizations o on o.id = d.organization_id where o.slug = 'short-lived'`, counted);
+    assert.equal(pending?.n, 1, "the rule's own creation matched it");
     await mine.deleteOrganization({ organizationSlug: "short-lived" });
-    const [{ n }] = await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from alert_rules r join organizations o on o.id = r.organization_id where o.slug = 'short-lived'`);
-    assert.equal(n, 0);
+    const rules = await query().one(sql`select count(*) as n from alert_rules r join organizations o on o.id = r.organization_id where o.slug = 'short-lived'`, counted);
+    assert.equal(rules?.n, 0);
   });
 });
