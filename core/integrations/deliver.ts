@@ -13,7 +13,6 @@ import { discordPayload, emailContent, webhookPayload, type OutgoingMessage } fr
 import { webhookHeaders } from "./standard-webhooks.ts";
 import { memberRecipients } from "./email-recipients.ts";
 import { reserveOrganizationEmail } from "./email-cap.ts";
-import { executeOn } from "../db/statements.ts";
 
 export interface DeliveryOutcome {
   ok: boolean;
@@ -35,7 +34,7 @@ export interface DeliveryOutcome {
   refused?: boolean;
 }
 
-export type DeliveryDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "orm" | "config">;
+export type DeliveryDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "orm" | "config" | "statements">;
 
 function retryAfter(outcome: OutboundOutcome): number | undefined {
   const raw = outcome.responseHeaders["retry-after"];
@@ -66,7 +65,7 @@ const refusal = (error: string): DeliveryOutcome => ({ ok: false, httpStatus: 0,
  * Then it must fit in the organization's hourly email cap (email-cap.ts), or it is refused too.
  */
 async function deliverEmail(deps: DeliveryDeps, integration: Integration, message: OutgoingMessage): Promise<DeliveryOutcome> {
-  const to = await memberRecipients(executeOn(deps.orm.em.fork()), integration.organization.id, integration.recipients);
+  const to = await memberRecipients(deps.statements.on(deps.orm.em.fork()), integration.organization.id, integration.recipients);
   if (!to.length) return refusal(`refused: none of the recipients (${integration.recipients.join(", ")}) is a verified address of a member of the organization now`);
   const reserved = await reserveOrganizationEmail(deps.orm.em, deps.config, integration.organization.id, to.length);
   if (!reserved.allowed) return refusal(reserved.reason);
