@@ -30,7 +30,14 @@ const time = (d: Date) => d.getTime();
 /** An in-app notification to each owner and admin; the message id keeps a retry from repeating it. */
 async function toDashboard(deps: SendDeps, em: EntityManager, context: AlertContext, message: OutgoingMessage): Promise<DeliveryOutcome> {
   const started = Date.now();
-  const draft = { kind: "alert" as const, title: message.title, body: message.text, link: message.link, organizationId: context.organization.id, dedupeKey: `alert:${message.id}` };
+  const draft = {
+    kind: "alert" as const,
+    title: message.title,
+    body: message.text,
+    link: message.link,
+    organizationId: context.organization.id,
+    dedupeKey: `alert:${message.id}`,
+  };
   deps.notifier.announce(await notifyManagers(deps.statements.on(em), draft, deps.clock.now()));
   return { ok: true, httpStatus: 0, error: "", retryable: false, durationMs: Date.now() - started };
 }
@@ -84,7 +91,8 @@ export async function sendGroup(deps: SendDeps, policy: RetryPolicy, em: EntityM
   const { rule } = group.context;
   const now = deps.clock.now();
   const ids = group.rows.map((r) => r.id);
-  const quiet = rule.quietStart && rule.quietEnd && rule.quietTimeZone ? quietUntil({ start: rule.quietStart, end: rule.quietEnd, timeZone: rule.quietTimeZone }, now) : undefined;
+  const quiet =
+    rule.quietStart && rule.quietEnd && rule.quietTimeZone ? quietUntil({ start: rule.quietStart, end: rule.quietEnd, timeZone: rule.quietTimeZone }, now) : undefined;
   if (quiet) return postpone(query, ids, quiet);
   const integrationId = group.integration?.id ?? null;
   const sent = await sentSince(query, rule.id, integrationId, new Date(now.getTime() - hourMs));
@@ -112,5 +120,10 @@ export async function sendGroup(deps: SendDeps, policy: RetryPolicy, em: EntityM
   const existing = over.find((r) => r.summary_id)?.summary_id ?? undefined;
   const held = existing ? undefined : await heldSummary(query, rule.id, integrationId);
   const at = held ? held.next_attempt_at : new Date(time(sent.oldest ?? now) + hourMs);
-  await hold(query, over.map((r) => r.id), existing ?? held?.summary_id ?? over[0].id, at);
+  await hold(
+    query,
+    over.map((r) => r.id),
+    existing ?? held?.summary_id ?? over[0].id,
+    at,
+  );
 }

@@ -55,7 +55,12 @@ async function groupsOf(deps: AlertWorkerDeps, rows: DeliveryRow[]): Promise<Gro
     const key = `${row.rule_id}/${row.integration_id ?? "dashboard"}`;
     let group = groups.get(key);
     if (!group) {
-      group = { context: { rule, organization: { id: organization.id, slug: organization.slug } }, integration: row.integration_id ? integrations.get(row.integration_id) : undefined, rows: [], events };
+      group = {
+        context: { rule, organization: { id: organization.id, slug: organization.slug } },
+        integration: row.integration_id ? integrations.get(row.integration_id) : undefined,
+        rows: [],
+        events,
+      };
       groups.set(key, group);
     }
     group.rows.push(row);
@@ -77,7 +82,9 @@ export function createAlertWorker(deps: AlertWorkerDeps, options: AlertWorkerOpt
     const queue = await groupsOf(deps, rows);
     const lanes = Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
       for (let group = queue.shift(); group; group = queue.shift()) {
-        await sendGroup(deps, policy, deps.orm.em.fork(), group).catch((error) => deps.logger.error({ err: error, ruleId: group.context.rule.id }, "sending alert deliveries failed"));
+        await sendGroup(deps, policy, deps.orm.em.fork(), group).catch((error) =>
+          deps.logger.error({ err: error, ruleId: group.context.rule.id }, "sending alert deliveries failed"),
+        );
       }
     });
     await Promise.all(lanes);

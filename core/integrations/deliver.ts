@@ -43,8 +43,7 @@ function retryAfter(outcome: OutboundOutcome): number | undefined {
 }
 
 function fromHttp(outcome: OutboundOutcome): DeliveryOutcome {
-  const retryable =
-    outcome.failure === "timeout" || outcome.failure === "connection" || outcome.failure === "dns" || outcome.status === 429 || outcome.status >= 500;
+  const retryable = outcome.failure === "timeout" || outcome.failure === "connection" || outcome.failure === "dns" || outcome.status === 429 || outcome.status >= 500;
   return {
     ok: outcome.ok,
     httpStatus: outcome.status,
@@ -70,7 +69,14 @@ async function deliverEmail(deps: DeliveryDeps, integration: Integration, messag
   const reserved = await reserveOrganizationEmail(deps.orm.em, deps.config, integration.organization.id, to.length);
   if (!reserved.allowed) return refusal(reserved.reason);
   const sent = await deps.mailer.send({ to, ...emailContent(message, deps.config) });
-  return { ok: sent.ok, httpStatus: 0, error: sent.error, ...(!sent.ok && { failure: "smtp" as const }), retryable: !sent.ok && deps.mailer.configured, durationMs: sent.durationMs };
+  return {
+    ok: sent.ok,
+    httpStatus: 0,
+    error: sent.error,
+    ...(!sent.ok && { failure: "smtp" as const }),
+    retryable: !sent.ok && deps.mailer.configured,
+    durationMs: sent.durationMs,
+  };
 }
 
 /** Delivers `message` to `integration` now (enabled or not: the caller decides whether to send). */
@@ -85,7 +91,9 @@ export async function deliverToIntegration(deps: DeliveryDeps, integration: Inte
   }
   switch (integration.kind) {
     case "discord":
-      return fromHttp(await deps.outbound.send({ url: credentials.url ?? "", headers: { "content-type": "application/json" }, body: discordPayload(message, deps.config) }));
+      return fromHttp(
+        await deps.outbound.send({ url: credentials.url ?? "", headers: { "content-type": "application/json" }, body: discordPayload(message, deps.config) }),
+      );
     case "webhook": {
       const body = webhookPayload(message);
       const headers = webhookHeaders(credentials.secret ?? "", message.id, new Date(), body);
