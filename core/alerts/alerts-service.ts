@@ -18,7 +18,7 @@ import {
 } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { AlertRule } from "../db/alert-entities.ts";
 import { Organization } from "../db/entities.ts";
-import { executeOn } from "../db/statements.ts";
+import { inTransaction } from "../db/sql.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
@@ -66,20 +66,25 @@ const createAlertRule =
       const now = deps.clock.now();
       const row = tx.create(AlertRule, { id: randomUUID(), organization: access.organization, ...columns, createdAt: now, updatedAt: now });
       await tx.flush();
-      await setRuleIntegrations(executeOn(tx), row.id, integrationIds);
+      await setRuleIntegrations(inTransaction(tx), row.id, integrationIds);
       activity(tx, caller, row, "created");
       await tx.flush();
       return create(CreateAlertRuleResponseSchema, { rule: ruleToProto(row, integrationIds) });
     });
   };
 
-const listAlertRules: Impl["listAlertRules"] = async (req, ctx) => {
-  const em = entityManager(ctx);
-  const access = await requireManager(em, requireUser(ctx), req.organizationSlug);
-  const rows = await em.find(AlertRule, { organization: access.organization.id }, { orderBy: { createdAt: "asc", id: "asc" } });
-  const links = await ruleIntegrations(executeOn(em), rows.map((r) => r.id));
-  return create(ListAlertRulesResponseSchema, { rules: rows.map((r) => ruleToProto(r, links.get(r.id) ?? [])) });
-};
+const listAlertRules =
+  (deps: Pick<CoreDeps, "statements">): Impl["listAlertRules"] =>
+  async (req, ctx) => {
+    const em = entityManager(ctx);
+    const access = await requireManager(em, requireUser(ctx), req.organizationSlug);
+    const rows = await em.find(AlertRule, { organization: access.organization.id }, { orderBy: { createdAt: "asc", id: "asc" } });
+    const links = await ruleIntegrations(
+      deps.statements.on(em),
+      rows.map((r) => r.id),
+    );
+    return create(ListAlertRulesResponseSchema, { rules: rows.map((r) => ruleToProto(r, links.get(r.id) ?? [])) });
+  };
 
 const updateAlertRule =
   (deps: CoreDeps): Impl["updateAlertRule"] =>
@@ -90,7 +95,7 @@ const updateAlertRule =
       const { columns, integrationIds } = await checkSpec(tx, organization.id, req.spec!);
       Object.assign(row, columns, { updatedAt: deps.clock.now() });
       await tx.flush();
-      await setRuleIntegrations(executeOn(tx), row.id, integrationIds);
+      await setRuleIntegrations(inTransaction(tx), row.id, integrationIds);
       activity(tx, caller, row, "updated");
       await tx.flush();
       return create(UpdateAlertRuleResponseSchema, { rule: ruleToProto(row, integrationIds) });
@@ -111,9 +116,9 @@ const deleteAlertRule: Impl["deleteAlertRule"] = async (req, ctx) => {
 export function createAlertsService(deps: CoreDeps): Impl {
   return {
     createAlertRule: createAlertRule(deps),
-    listAlertRules,
+    listAlertRules: listAlertRules(deps),
     updateAlertRule: updateAlertRule(deps),
     deleteAlertRule,
-    listAlertDeliveries,
+    listAlertDeliveries: listAlertDeliveries(deps),
   };
 }

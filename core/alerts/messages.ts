@@ -25,7 +25,7 @@ function eventData(event: EventRow) {
     targetId: event.target_id,
     actorEmail: event.actor_email,
     details: event.details,
-    occurredAt: new Date(event.created_at).toISOString(),
+    occurredAt: event.created_at.toISOString(),
   };
 }
 
@@ -61,7 +61,9 @@ export function summaryMessage(id: string, context: AlertContext, events: readon
     id,
     type: "alert.summary",
     title: `${context.rule.name}: ${events.length} events held by the rule's hourly limit`,
-    text: listed.map((e) => `${new Date(e.created_at).toISOString()} ${e.action} (${e.severity})`).join("\n") + (sorted.length > listed.length ? `\n… and ${sorted.length - listed.length} more` : ""),
+    text:
+      listed.map((e) => `${new Date(e.created_at).toISOString()} ${e.action} (${e.severity})`).join("\n") +
+      (sorted.length > listed.length ? `\n… and ${sorted.length - listed.length} more` : ""),
     severity: worst(events),
     occurredAt: new Date(sorted.at(-1)!.created_at),
     link: orgLink(context.organization.slug, "/activity"),

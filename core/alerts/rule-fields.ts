@@ -9,7 +9,7 @@ import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/ac
 import { AlertRuleSchema, type AlertRule as AlertRuleProto, type AlertRuleSpec } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
 import type { AlertRule } from "../db/alert-entities.ts";
 import { Server } from "../db/entities.ts";
-import { executeOn } from "../db/statements.ts";
+import { inTransaction } from "../db/sql.ts";
 import { fieldFail } from "../errors.ts";
 import { countOrganizationIntegrations } from "./alert-queries.ts";
 import { isTimeZone } from "./quiet-hours.ts";
@@ -44,7 +44,7 @@ export async function checkSpec(tx: EntityManager, organizationId: string, spec:
     throw fieldFail([{ field: "spec.server_id", message: "no server with this id in the organization" }]);
   }
   const ids = [...spec.integrationIds];
-  if (ids.length && (await countOrganizationIntegrations(executeOn(tx), organizationId, ids)) !== ids.length) {
+  if (ids.length && (await countOrganizationIntegrations(inTransaction(tx), organizationId, ids)) !== ids.length) {
     throw fieldFail([{ field: "spec.integration_ids", message: "every id must be an integration of the organization" }]);
   }
   return {

@@ -5,7 +5,6 @@
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Integration } from "../db/integration-entities.ts";
-import { executeOn, type Query } from "../db/statements.ts";
 import type { CoreDeps } from "../deps.ts";
 import { deliverToIntegration, type DeliveryOutcome } from "../integrations/deliver.ts";
 import type { OutgoingMessage } from "../integrations/payloads.ts";
@@ -15,7 +14,7 @@ import { alertMessage, summaryMessage, type AlertContext } from "./messages.ts";
 import { quietUntil } from "./quiet-hours.ts";
 import { verdict, type RetryPolicy } from "./retry.ts";
 
-export type SendDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "notifier" | "clock" | "logger" | "orm" | "config">;
+export type SendDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "notifier" | "clock" | "logger" | "orm" | "config" | "statements">;
 
 export interface Group {
   context: AlertContext;
@@ -26,37 +25,44 @@ export interface Group {
 }
 
 const hourMs = 3_600_000;
-const time = (d: Date | string) => new Date(d).getTime();
+const time = (d: Date) => d.getTime();
 
 /** An in-app notification to each owner and admin; the message id keeps a retry from repeating it. */
-async function toDashboard(deps: SendDeps, query: Query, context: AlertContext, message: OutgoingMessage): Promise<DeliveryOutcome> {
+async function toDashboard(deps: SendDeps, em: EntityManager, context: AlertContext, message: OutgoingMessage): Promise<DeliveryOutcome> {
   const started = Date.now();
-  const draft = { kind: "alert" as const, title: message.title, body: message.text, link: message.link, organizationId: context.organization.id, dedupeKey: `alert:${message.id}` };
-  deps.notifier.announce(await notifyManagers(query, draft, deps.clock.now()));
+  const draft = {
+    kind: "alert" as const,
+    title: message.title,
+    body: message.text,
+    link: message.link,
+    organizationId: context.organization.id,
+    dedupeKey: `alert:${message.id}`,
+  };
+  deps.notifier.announce(await notifyManagers(deps.statements.on(em), draft, deps.clock.now()));
   return { ok: true, httpStatus: 0, error: "", retryable: false, durationMs: Date.now() - started };
 }
 
-async function attempt(deps: SendDeps, query: Query, group: Group, message: OutgoingMessage): Promise<DeliveryOutcome> {
-  if (!group.integration) return toDashboard(deps, query, group.context, message);
+async function attempt(deps: SendDeps, em: EntityManager, group: Group, message: OutgoingMessage): Promise<DeliveryOutcome> {
+  if (!group.integration) return toDashboard(deps, em, group.context, message);
   if (!group.integration.enabled) return { ok: false, httpStatus: 0, error: "the integration is disabled", retryable: false, durationMs: 0 };
   return deliverToIntegration(deps, group.integration, message);
 }
 
 /** Sends `rows` as one message (a summary when they are several); returns the outcome to record on all. */
-async function sendOne(deps: SendDeps, policy: RetryPolicy, query: Query, group: Group, rows: DeliveryRow[]): Promise<{ ids: string[] } & Outcome> {
+async function sendOne(deps: SendDeps, policy: RetryPolicy, em: EntityManager, group: Group, rows: DeliveryRow[]): Promise<{ ids: string[] } & Outcome> {
   const lead = rows[0];
   const events = rows.map((r) => group.events.get(r.event_id)).filter((e): e is EventRow => e !== undefined);
   const id = lead.summary_id ?? lead.id;
   const message = rows.length > 1 ? summaryMessage(id, group.context, events) : alertMessage(id, group.context, events[0]);
   let outcome: DeliveryOutcome;
   try {
-    outcome = await attempt(deps, query, group, message);
+    outcome = await attempt(deps, em, group, message);
   } catch (error) {
     deps.logger.warn({ err: error, deliveryId: lead.id }, "an alert delivery failed unexpectedly");
     outcome = { ok: false, httpStatus: 0, error: "unexpected failure", retryable: true, durationMs: 0 };
   }
   const now = deps.clock.now();
-  const next = verdict(policy, outcome, lead.attempts + 1, new Date(lead.created_at), now);
+  const next = verdict(policy, outcome, lead.attempts + 1, lead.created_at, now);
   return {
     ids: rows.map((r) => r.id),
     status: next.status,
@@ -81,11 +87,12 @@ function sends(rows: DeliveryRow[]): DeliveryRow[][] {
 
 /** Quiet hours, then the cap, then the sends, one after another (a target gets its messages in order). */
 export async function sendGroup(deps: SendDeps, policy: RetryPolicy, em: EntityManager, group: Group): Promise<void> {
-  const query = executeOn(em);
+  const query = deps.statements.on(em);
   const { rule } = group.context;
   const now = deps.clock.now();
   const ids = group.rows.map((r) => r.id);
-  const quiet = rule.quietStart && rule.quietEnd && rule.quietTimeZone ? quietUntil({ start: rule.quietStart, end: rule.quietEnd, timeZone: rule.quietTimeZone }, now) : undefined;
+  const quiet =
+    rule.quietStart && rule.quietEnd && rule.quietTimeZone ? quietUntil({ start: rule.quietStart, end: rule.quietEnd, timeZone: rule.quietTimeZone }, now) : undefined;
   if (quiet) return postpone(query, ids, quiet);
   const integrationId = group.integration?.id ?? null;
   const sent = await sentSince(query, rule.id, integrationId, new Date(now.getTime() - hourMs));
@@ -97,7 +104,7 @@ export async function sendGroup(deps: SendDeps, policy: RetryPolicy, em: EntityM
   let outcomes = [];
   let written = Date.now();
   while (queue.length && slots > 0) {
-    outcomes.push(await sendOne(deps, policy, query, group, queue.shift()!));
+    outcomes.push(await sendOne(deps, policy, em, group, queue.shift()!));
     slots--;
     if (Date.now() - written > 10_000) {
       await recordOutcomes(query, outcomes);
@@ -112,6 +119,11 @@ export async function sendGroup(deps: SendDeps, policy: RetryPolicy, em: EntityM
   // due when the oldest send of the hour leaves the window.
   const existing = over.find((r) => r.summary_id)?.summary_id ?? undefined;
   const held = existing ? undefined : await heldSummary(query, rule.id, integrationId);
-  const at = held ? new Date(held.next_attempt_at) : new Date(time(sent.oldest ?? now) + hourMs);
-  await hold(query, over.map((r) => r.id), existing ?? held?.summary_id ?? over[0].id, at);
+  const at = held ? held.next_attempt_at : new Date(time(sent.oldest ?? now) + hourMs);
+  await hold(
+    query,
+    over.map((r) => r.id),
+    existing ?? held?.summary_id ?? over[0].id,
+    at,
+  );
 }

@@ -12,7 +12,6 @@ import type { Orm } from "../db/orm.ts";
 import { AlertRule } from "../db/alert-entities.ts";
 import { Organization } from "../db/entities.ts";
 import { Integration } from "../db/integration-entities.ts";
-import { executeOn } from "../db/statements.ts";
 import { claimDue, eventsById, type DeliveryRow } from "./alert-queries.ts";
 import { sendGroup, type Group, type SendDeps } from "./send.ts";
 import { defaultRetryPolicy, type RetryPolicy } from "./retry.ts";
@@ -40,13 +39,13 @@ export interface AlertWorker {
 }
 
 /** Claimed rows by rule and target, with what sending them needs (rules, integrations, events, slugs). */
-async function groupsOf(orm: Orm, rows: DeliveryRow[]): Promise<Group[]> {
-  const em = orm.em.fork();
+async function groupsOf(deps: AlertWorkerDeps, rows: DeliveryRow[]): Promise<Group[]> {
+  const em = deps.orm.em.fork();
   const unique = (values: Array<string | null>) => [...new Set(values.filter((v): v is string => v !== null))];
   const rules = new Map((await em.find(AlertRule, { id: { $in: unique(rows.map((r) => r.rule_id)) } })).map((r) => [r.id, r]));
   const integrations = new Map((await em.find(Integration, { id: { $in: unique(rows.map((r) => r.integration_id)) } })).map((i) => [i.id, i]));
   const organizations = new Map((await em.find(Organization, { id: { $in: unique(rows.map((r) => r.organization_id)) } })).map((o) => [o.id, o]));
-  const events = await eventsById(executeOn(em), unique(rows.map((r) => r.event_id)));
+  const events = await eventsById(deps.statements.on(em), unique(rows.map((r) => r.event_id)));
   const groups = new Map<string, Group>();
   for (const row of rows) {
     const rule = rules.get(row.rule_id);
@@ -56,7 +55,12 @@ async function groupsOf(orm: Orm, rows: DeliveryRow[]): Promise<Group[]> {
     const key = `${row.rule_id}/${row.integration_id ?? "dashboard"}`;
     let group = groups.get(key);
     if (!group) {
-      group = { context: { rule, organization: { id: organization.id, slug: organization.slug } }, integration: row.integration_id ? integrations.get(row.integration_id) : undefined, rows: [], events };
+      group = {
+        context: { rule, organization: { id: organization.id, slug: organization.slug } },
+        integration: row.integration_id ? integrations.get(row.integration_id) : undefined,
+        rows: [],
+        events,
+      };
       groups.set(key, group);
     }
     group.rows.push(row);
@@ -73,12 +77,14 @@ export function createAlertWorker(deps: AlertWorkerDeps, options: AlertWorkerOpt
 
   async function runOnce(): Promise<number> {
     const now = deps.clock.now();
-    const rows = await claimDue(executeOn(deps.orm.em.fork()), now, new Date(now.getTime() + leaseMs), batch);
+    const rows = await claimDue(deps.statements.on(deps.orm.em.fork()), now, new Date(now.getTime() + leaseMs), batch);
     if (!rows.length) return 0;
-    const queue = await groupsOf(deps.orm, rows);
+    const queue = await groupsOf(deps, rows);
     const lanes = Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
       for (let group = queue.shift(); group; group = queue.shift()) {
-        await sendGroup(deps, policy, deps.orm.em.fork(), group).catch((error) => deps.logger.error({ err: error, ruleId: group.context.rule.id }, "sending alert deliveries failed"));
+        await sendGroup(deps, policy, deps.orm.em.fork(), group).catch((error) =>
+          deps.logger.error({ err: error, ruleId: group.context.rule.id }, "sending alert deliveries failed"),
+        );
       }
     });
     await Promise.all(lanes);

@@ -13,7 +13,6 @@ import { discordPayload, emailContent, webhookPayload, type OutgoingMessage } fr
 import { webhookHeaders } from "./standard-webhooks.ts";
 import { memberRecipients } from "./email-recipients.ts";
 import { reserveOrganizationEmail } from "./email-cap.ts";
-import { executeOn } from "../db/statements.ts";
 
 export interface DeliveryOutcome {
   ok: boolean;
@@ -35,7 +34,7 @@ export interface DeliveryOutcome {
   refused?: boolean;
 }
 
-export type DeliveryDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "orm" | "config">;
+export type DeliveryDeps = Pick<CoreDeps, "outbound" | "mailer" | "keyEncryptionKey" | "orm" | "config" | "statements">;
 
 function retryAfter(outcome: OutboundOutcome): number | undefined {
   const raw = outcome.responseHeaders["retry-after"];
@@ -44,8 +43,7 @@ function retryAfter(outcome: OutboundOutcome): number | undefined {
 }
 
 function fromHttp(outcome: OutboundOutcome): DeliveryOutcome {
-  const retryable =
-    outcome.failure === "timeout" || outcome.failure === "connection" || outcome.failure === "dns" || outcome.status === 429 || outcome.status >= 500;
+  const retryable = outcome.failure === "timeout" || outcome.failure === "connection" || outcome.failure === "dns" || outcome.status === 429 || outcome.status >= 500;
   return {
     ok: outcome.ok,
     httpStatus: outcome.status,
@@ -66,12 +64,19 @@ const refusal = (error: string): DeliveryOutcome => ({ ok: false, httpStatus: 0,
  * Then it must fit in the organization's hourly email cap (email-cap.ts), or it is refused too.
  */
 async function deliverEmail(deps: DeliveryDeps, integration: Integration, message: OutgoingMessage): Promise<DeliveryOutcome> {
-  const to = await memberRecipients(executeOn(deps.orm.em.fork()), integration.organization.id, integration.recipients);
+  const to = await memberRecipients(deps.statements.on(deps.orm.em.fork()), integration.organization.id, integration.recipients);
   if (!to.length) return refusal(`refused: none of the recipients (${integration.recipients.join(", ")}) is a verified address of a member of the organization now`);
   const reserved = await reserveOrganizationEmail(deps.orm.em, deps.config, integration.organization.id, to.length);
   if (!reserved.allowed) return refusal(reserved.reason);
   const sent = await deps.mailer.send({ to, ...emailContent(message, deps.config) });
-  return { ok: sent.ok, httpStatus: 0, error: sent.error, ...(!sent.ok && { failure: "smtp" as const }), retryable: !sent.ok && deps.mailer.configured, durationMs: sent.durationMs };
+  return {
+    ok: sent.ok,
+    httpStatus: 0,
+    error: sent.error,
+    ...(!sent.ok && { failure: "smtp" as const }),
+    retryable: !sent.ok && deps.mailer.configured,
+    durationMs: sent.durationMs,
+  };
 }
 
 /** Delivers `message` to `integration` now (enabled or not: the caller decides whether to send). */
@@ -86,7 +91,9 @@ export async function deliverToIntegration(deps: DeliveryDeps, integration: Inte
   }
   switch (integration.kind) {
     case "discord":
-      return fromHttp(await deps.outbound.send({ url: credentials.url ?? "", headers: { "content-type": "application/json" }, body: discordPayload(message, deps.config) }));
+      return fromHttp(
+        await deps.outbound.send({ url: credentials.url ?? "", headers: { "content-type": "application/json" }, body: discordPayload(message, deps.config) }),
+      );
     case "webhook": {
       const body = webhookPayload(message);
       const headers = webhookHeaders(credentials.secret ?? "", message.id, new Date(), body);

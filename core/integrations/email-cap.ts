@@ -7,7 +7,8 @@
  * a failing server is not a way around the cap.
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { executeOn } from "../db/statements.ts";
+import { inTransaction, sql } from "../db/sql.ts";
+import { int, row, text } from "../db/rows.ts";
 import type { CoreConfig } from "../deps.ts";
 import { planLimits } from "../access.ts";
 
@@ -19,19 +20,20 @@ export type EmailReservation = { allowed: true } | { allowed: false; reason: str
  */
 export async function reserveOrganizationEmail(em: EntityManager, config: CoreConfig, organizationId: string, recipients: number): Promise<EmailReservation> {
   return em.fork().transactional(async (tx) => {
-    const query = executeOn(tx);
-    const [organization] = await query<{ plan: string }>(`select plan from organizations where id = ? for no key update`, [organizationId]);
+    const query = inTransaction(tx);
+    const organization = await query.one(sql`select plan from organizations where id = ${organizationId} for no key update`, row({ plan: text }));
     if (!organization) return { allowed: false, reason: "refused: the organization no longer exists" };
     const limit = planLimits(config, organization.plan).emailsPerHour;
-    await query(`delete from organization_emails where organization_id = ? and sent_at <= now() - interval '1 hour'`, [organizationId]);
-    const [{ used }] = await query<{ used: number }>(`select coalesce(sum(recipients), 0)::int as used from organization_emails where organization_id = ?`, [organizationId]);
+    await query.run(sql`delete from organization_emails where organization_id = ${organizationId} and sent_at <= now() - interval '1 hour'`);
+    const sum = await query.one(sql`select coalesce(sum(recipients), 0) as used from organization_emails where organization_id = ${organizationId}`, row({ used: int }));
+    const used = sum?.used ?? 0;
     if (used + recipients > limit) {
       return {
         allowed: false,
         reason: `refused: the organization's email cap is reached (its ${organization.plan} plan allows ${limit} emails an hour, each recipient counting one; ${used} sent in the last hour, this one has ${recipients})`,
       };
     }
-    await query(`insert into organization_emails (organization_id, sent_at, recipients) values (?, now(), ?)`, [organizationId, recipients]);
+    await query.run(sql`insert into organization_emails (organization_id, sent_at, recipients) values (${organizationId}, now(), ${recipients})`);
     return { allowed: true };
   });
 }

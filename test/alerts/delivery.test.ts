@@ -8,7 +8,8 @@ import { OrganizationsService } from "../../gen/outpost/organizations/v1/organiz
 import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { createAlertWorker, type AlertWorker } from "../../core/alerts/worker.ts";
 import { claimDue } from "../../core/alerts/alert-queries.ts";
-import { executeOn } from "../../core/db/statements.ts";
+import { sql } from "../../core/db/sql.ts";
+import { int, row, text } from "../../core/db/rows.ts";
 import { appendActivity, recordActivity } from "../../core/activity/record.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { acmeWithMembers, type AcmeCast } from "../support/fixtures.ts";
@@ -34,15 +35,20 @@ describe("alerts: deliveries", () => {
   const acme = { organizationSlug: "acme" };
   const alerts = () => t.client(AlertsService, { session: cast.owner.token });
   const servers = () => t.client(ServersService, { session: cast.owner.token });
-  const rule = async (spec: MessageInitShape<typeof AlertRuleSpecSchema>) => (await alerts().createAlertRule({ ...acme, spec: { name: "Rule", enabled: true, ...spec } })).rule!.id;
+  const rule = async (spec: MessageInitShape<typeof AlertRuleSpecSchema>) =>
+    (await alerts().createAlertRule({ ...acme, spec: { name: "Rule", enabled: true, ...spec } })).rule!.id;
   const deliveries = async (ruleId: string) => (await alerts().listAlertDeliveries({ ...acme, ruleId })).deliveries;
   const securityEvent = (serverId = survival) => servers().regenerateAgentKey({ serverId });
+  const query = () => t.deps.statements.on(t.orm.em.fork());
+  const counted = row({ n: int });
 
   before(async () => {
     receiver = await startHttpReceiver();
     t = await startTestCore(testConfig, { outbound: { allowLocal: true, timeoutMs: 2000 } });
     cast = await acmeWithMembers(t);
-    const created = await t.client(IntegrationsService, { session: cast.owner.token }).createIntegration({ ...acme, name: "Hook", target: { case: "webhook", value: { url: `${receiver.origin}/alerts` } } });
+    const created = await t
+      .client(IntegrationsService, { session: cast.owner.token })
+      .createIntegration({ ...acme, name: "Hook", target: { case: "webhook", value: { url: `${receiver.origin}/alerts` } } });
     hook = created.integration!.id;
     secret = created.secret;
     survival = (await servers().createServer({ ...acme, name: "Survival", game: Game.MINECRAFT })).server!.id;
@@ -101,7 +107,10 @@ describe("alerts: deliveries", () => {
     await worker.runOnce();
     const [d] = await deliveries(id);
     assert.deepEqual([d.status, d.attempts, d.lastResponseStatus], [AlertDeliveryStatus.FAILED, 1, 404]);
-    assert.equal((await alerts().listAlertDeliveries({ ...acme, status: AlertDeliveryStatus.FAILED })).deliveries.some((x) => x.id === d.id), true);
+    assert.equal(
+      (await alerts().listAlertDeliveries({ ...acme, status: AlertDeliveryStatus.FAILED })).deliveries.some((x) => x.id === d.id),
+      true,
+    );
   });
 
   it("gives up when the next try would come past its time to live (24 hours; a minute here)", async () => {
@@ -131,14 +140,20 @@ describe("alerts: deliveries", () => {
     const both = await deliveries(warnings);
     assert.deepEqual(both.map((d) => d.dashboard).sort(), [false, true], "one per target: the integration and the dashboard");
     await securityEvent(creative);
-    assert.deepEqual((await deliveries(onCreative)).map((d) => d.action), ["server.agent_key_regenerated"]);
+    assert.deepEqual(
+      (await deliveries(onCreative)).map((d) => d.action),
+      ["server.agent_key_regenerated"],
+    );
   });
 
   it("writes deliveries with the event, whichever funnel wrote it, and none for a change rolled back", async () => {
     const id = await rule({ kinds: [ActivityKind.PLAYER_ADMIN, ActivityKind.SECURITY], integrationIds: [hook] });
-    const [org] = await t.orm.em.fork().getConnection().execute(`select id from organizations where slug = 'acme'`);
-    await appendActivity(executeOn(t.orm.em.fork()), "agent", { action: "server.console_command", targetType: "server", targetId: survival, organizationId: org.id, serverId: survival });
-    assert.deepEqual((await deliveries(id)).map((d) => d.action), ["server.console_command"]);
+    const org = (await query().one(sql`select id from organizations where slug = 'acme'`, row({ id: text })))!;
+    await appendActivity(query(), "agent", { action: "server.console_command", targetType: "server", targetId: survival, organizationId: org.id, serverId: survival });
+    assert.deepEqual(
+      (await deliveries(id)).map((d) => d.action),
+      ["server.console_command"],
+    );
     await assert.rejects(
       t.orm.em.fork().transactional(async (tx) => {
         recordActivity(tx, "system", { action: "server.agent_key_regenerated", targetType: "server", targetId: survival, organizationId: org.id, serverId: survival });
@@ -157,7 +172,10 @@ describe("alerts: deliveries", () => {
     await worker.runOnce();
     const [d] = await deliveries(id);
     assert.deepEqual([d.status, d.lastResponseStatus], [AlertDeliveryStatus.PENDING, 429]);
-    assert.ok(Number(d.nextAttemptAt!.seconds) * 1000 >= before + 899_000, `${new Date(Number(d.nextAttemptAt!.seconds) * 1000).toISOString()} vs ${new Date(before).toISOString()}`);
+    assert.ok(
+      Number(d.nextAttemptAt!.seconds) * 1000 >= before + 899_000,
+      `${new Date(Number(d.nextAttemptAt!.seconds) * 1000).toISOString()} vs ${new Date(before).toISOString()}`,
+    );
   });
 
   it("tells the owners and admins in the dashboard when the rule names it", async () => {
@@ -219,7 +237,7 @@ describe("alerts: deliveries", () => {
       await securityEvent();
       // This instance claims it and dies before sending: its lease is all that is left.
       const now = t.clock.now();
-      assert.equal((await claimDue(executeOn(t.orm.em.fork()), now, new Date(now.getTime() + 60_000), 10)).length, 1);
+      assert.equal((await claimDue(query(), now, new Date(now.getTime() + 60_000), 10)).length, 1);
       other.clock.advance(now.getTime() - other.clock.now().getTime());
       const survivor = createAlertWorker({ ...other.deps, orm: other.orm }, { random: () => 1 });
       assert.equal(await survivor.runOnce(), 0, "leased to the dead instance");
@@ -249,25 +267,38 @@ describe("alerts: deliveries", () => {
   it("lets a server, an integration and an organization with rules and pending deliveries be deleted (their rules and deliveries go with them)", async () => {
     const doomed = (await servers().createServer({ ...acme, name: "Doomed", game: Game.MINECRAFT })).server!.id;
     const integrations = t.client(IntegrationsService, { session: cast.owner.token });
-    const spare = (await integrations.createIntegration({ ...acme, name: "Spare", target: { case: "webhook", value: { url: `${receiver.origin}/spare` } } })).integration!.id;
+    const spare = (await integrations.createIntegration({ ...acme, name: "Spare", target: { case: "webhook", value: { url: `${receiver.origin}/spare` } } })).integration!
+      .id;
     const onDoomed = await rule({ serverId: doomed, integrationIds: [spare], notifyDashboard: true });
     await securityEvent(doomed);
     assert.ok((await deliveries(onDoomed)).length >= 2);
     await integrations.deleteIntegration({ ...acme, integrationId: spare });
     assert.deepEqual((await alerts().listAlertRules(acme)).rules.find((r) => r.id === onDoomed)!.spec!.integrationIds, []);
-    assert.ok((await deliveries(onDoomed)).every((d) => d.dashboard), "the integration's deliveries went with it");
+    assert.ok(
+      (await deliveries(onDoomed)).every((d) => d.dashboard),
+      "the integration's deliveries went with it",
+    );
     await servers().deleteServer({ serverId: doomed });
-    assert.equal((await alerts().listAlertRules(acme)).rules.some((r) => r.id === onDoomed), false, "a rule about a deleted server goes with it");
+    assert.equal(
+      (await alerts().listAlertRules(acme)).rules.some((r) => r.id === onDoomed),
+      false,
+      "a rule about a deleted server goes with it",
+    );
     await worker.runOnce();
     // A fresh account (the cast's other sessions went idle while the clock moved).
     const founder = await t.signUp("founder@example.com");
     const mine = t.client(OrganizationsService, { session: founder.token });
     await mine.createOrganization({ name: "Short lived", slug: "short-lived" });
-    await t.client(AlertsService, { session: founder.token }).createAlertRule({ organizationSlug: "short-lived", spec: { name: "All", enabled: true, notifyDashboard: true } });
-    const [{ pending }] = await t.orm.em.fork().getConnection().execute(`select count(*)::int as pending from alert_deliveries d join organizations o on o.id = d.organization_id where o.slug = 'short-lived'`);
-    assert.equal(pending, 1, "the rule's own creation matched it");
+    await t
+      .client(AlertsService, { session: founder.token })
+      .createAlertRule({ organizationSlug: "short-lived", spec: { name: "All", enabled: true, notifyDashboard: true } });
+    const pending = await query().one(
+      sql`select count(*) as n from alert_deliveries d join organizations o on o.id = d.organization_id where o.slug = 'short-lived'`,
+      counted,
+    );
+    assert.equal(pending?.n, 1, "the rule's own creation matched it");
     await mine.deleteOrganization({ organizationSlug: "short-lived" });
-    const [{ n }] = await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from alert_rules r join organizations o on o.id = r.organization_id where o.slug = 'short-lived'`);
-    assert.equal(n, 0);
+    const rules = await query().one(sql`select count(*) as n from alert_rules r join organizations o on o.id = r.organization_id where o.slug = 'short-lived'`, counted);
+    assert.equal(rules?.n, 0);
   });
 });
