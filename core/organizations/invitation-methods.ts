@@ -21,7 +21,7 @@ import { visibleLine } from "../../contract/one-line.ts";
 import { Membership, Organization, User } from "../db/entities.ts";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
-import { executeOn } from "../db/statements.ts";
+import { inTransaction, type SqlRunner } from "../db/sql.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { holdManager, requireManager, type OrganizationAccess } from "../access.ts";
@@ -63,10 +63,10 @@ function invitationToProto(row: InvitationRow): Invitation {
     status: statuses[row.status],
     inviterUserId: row.inviter_user_id ?? "",
     inviterEmail: row.inviter_email ?? "",
-    createdAt: timestampFromDate(new Date(row.created_at)),
-    expiresAt: timestampFromDate(new Date(row.expires_at)),
-    acceptedAt: row.accepted_at ? timestampFromDate(new Date(row.accepted_at)) : undefined,
-    revokedAt: row.revoked_at ? timestampFromDate(new Date(row.revoked_at)) : undefined,
+    createdAt: timestampFromDate(row.created_at),
+    expiresAt: timestampFromDate(row.expires_at),
+    acceptedAt: row.accepted_at ? timestampFromDate(row.accepted_at) : undefined,
+    revokedAt: row.revoked_at ? timestampFromDate(row.revoked_at) : undefined,
   });
 }
 
@@ -76,7 +76,7 @@ function invitationLink(deps: InvitationDeps, token: string): string {
 }
 
 /** The invitation of a link; an unknown or malformed one is `not_found`. */
-async function invitationOf(query: Parameters<typeof findInvitationByToken>[0], token: string): Promise<InvitationRow> {
+async function invitationOf(query: SqlRunner, token: string): Promise<InvitationRow> {
   const row = looksLike("invitation", token) ? await findInvitationByToken(query, hashSecret(token)) : undefined;
   if (!row) throw fail("not_found", "this invitation link is not valid: check that it was copied whole");
   return row;
@@ -193,7 +193,7 @@ const getInvitation = (deps: InvitationDeps): Impl["getInvitation"] => async (re
     inviterName: row.inviter_name ?? "",
     inviterEmail: row.inviter_email ?? "",
     status: statuses[row.status],
-    expiresAt: timestampFromDate(new Date(row.expires_at)),
+    expiresAt: timestampFromDate(row.expires_at),
     forCaller: row.email === normalizeEmail(caller.user.email),
   });
 };
@@ -247,7 +247,7 @@ export async function revokeInvitationsOfInviter(
   if (inviter.role === "owner") return;
   const reason = inviter.role === null ? "inviter_left_organization" : "inviter_role_changed";
   const role = inviter.role === "admin" ? "admin" : undefined;
-  for (const row of await revokeInvitationsSentBy(executeOn(tx), access.organization.id, inviter.userId, role)) {
+  for (const row of await revokeInvitationsSentBy(inTransaction(tx), access.organization.id, inviter.userId, role)) {
     recordInOrganization(tx, caller, access, { action: "invitation.revoked", targetType: "invitation", targetId: row.id, details: { email: row.email, role: row.role, reason } });
   }
 }
