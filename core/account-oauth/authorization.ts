@@ -79,12 +79,16 @@ async function redirectError(deps: Deps, em: EntityManager, row: RequestRow, err
 
 /** Records what `user` did about the request's app, in the transaction `tx`. */
 function recordDecision(tx: EntityManager, user: SessionUser, row: RequestRow, action: ActivityAction): void {
-  recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
-    action,
-    targetType: "oauth_provider_client",
-    targetId: row.public_client_id,
-    details: { clientName: row.client_name, scopes: row.scopes.join(" ") },
-  });
+  recordActivity(
+    tx,
+    { kind: "account", userId: user.id, email: user.email },
+    {
+      action,
+      targetType: "oauth_provider_client",
+      targetId: row.public_client_id,
+      details: { clientName: row.client_name, scopes: row.scopes.join(" ") },
+    },
+  );
 }
 
 /** Ends the request with a code for `user`; consent (when given now) is stored in the same transaction. */
@@ -115,9 +119,7 @@ async function advance(deps: Deps, em: EntityManager, row: RequestRow, requestId
   if (row.disabled) return pageError("unauthorized_client", "this app's sign-in is disabled");
   const user = await sessionUser(query, sessionToken, now, deps.config.sessionIdleSeconds);
   const signIn = (reason: "" | "login" | "max_age"): Promise<Step> | Step =>
-    row.prompt_none
-      ? redirectError(deps, em, row, "login_required", "the user is not signed in (prompt=none)")
-      : { case: "signIn", value: { requestId, reason } };
+    row.prompt_none ? redirectError(deps, em, row, "login_required", "the user is not signed in (prompt=none)") : { case: "signIn", value: { requestId, reason } };
   if (!user) return signIn("");
   if (row.prompt_login && user.authTime.getTime() < row.created_at.getTime()) return signIn("login");
   // max_age=0 is prompt=login, checked above; auth_time and max_age count whole seconds.
