@@ -14,7 +14,7 @@
  * the request continues.
  */
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { Query } from "../db/statements.ts";
+import type { SqlRunner } from "../db/sql.ts";
 import type { CoreDeps } from "../deps.ts";
 import { recordActivity } from "../activity/record.ts";
 import type { ActivityAction } from "../activity/kinds.ts";
@@ -47,21 +47,21 @@ const wholeSeconds = (time: Date) => Math.floor(time.getTime() / 1000);
  * The signed-in user of a live dashboard session (neither expired nor idle too long), with the
  * time they signed in. Counts as a use of the session.
  */
-async function sessionUser(query: Query, token: string, now: Date, idleSeconds: number): Promise<SessionUser | null> {
+async function sessionUser(query: SqlRunner, token: string, now: Date, idleSeconds: number): Promise<SessionUser | null> {
   if (!token || !looksLike("session", token)) return null;
   const row = await findSession(query, hashSecret(token));
   if (!row) return null;
   const session = { id: row.id, expiresAt: new Date(row.expires_at!), lastUsedAt: new Date(row.last_used_at!) };
   if (sessionEndsAt(session, idleSeconds) <= now) return null;
   await touchSession(query, session, now);
-  return { id: row.user_id, email: row.email, name: row.name, authTime: new Date(row.created_at) };
+  return { id: row.user_id, email: row.email, name: row.name, authTime: row.created_at };
 }
 
 /** The pending, unexpired request this id names, or null. */
-async function pendingRequest(query: Query, requestId: string, now: Date): Promise<RequestRow | null> {
+async function pendingRequest(query: SqlRunner, requestId: string, now: Date): Promise<RequestRow | null> {
   if (!looksLike("accountAuthorizationRequest", requestId)) return null;
   const row = await findRequest(query, hashSecret(requestId));
-  if (!row || row.status !== "pending" || new Date(row.expires_at).getTime() <= now.getTime()) return null;
+  if (!row || row.status !== "pending" || row.expires_at.getTime() <= now.getTime()) return null;
   return row;
 }
 
@@ -79,12 +79,16 @@ async function redirectError(deps: Deps, em: EntityManager, row: RequestRow, err
 
 /** Records what `user` did about the request's app, in the transaction `tx`. */
 function recordDecision(tx: EntityManager, user: SessionUser, row: RequestRow, action: ActivityAction): void {
-  recordActivity(tx, { kind: "account", userId: user.id, email: user.email }, {
-    action,
-    targetType: "oauth_provider_client",
-    targetId: row.public_client_id,
-    details: { clientName: row.client_name, scopes: row.scopes.join(" ") },
-  });
+  recordActivity(
+    tx,
+    { kind: "account", userId: user.id, email: user.email },
+    {
+      action,
+      targetType: "oauth_provider_client",
+      targetId: row.public_client_id,
+      details: { clientName: row.client_name, scopes: row.scopes.join(" ") },
+    },
+  );
 }
 
 /** Ends the request with a code for `user`; consent (when given now) is stored in the same transaction. */
@@ -115,11 +119,9 @@ async function advance(deps: Deps, em: EntityManager, row: RequestRow, requestId
   if (row.disabled) return pageError("unauthorized_client", "this app's sign-in is disabled");
   const user = await sessionUser(query, sessionToken, now, deps.config.sessionIdleSeconds);
   const signIn = (reason: "" | "login" | "max_age"): Promise<Step> | Step =>
-    row.prompt_none
-      ? redirectError(deps, em, row, "login_required", "the user is not signed in (prompt=none)")
-      : { case: "signIn", value: { requestId, reason } };
+    row.prompt_none ? redirectError(deps, em, row, "login_required", "the user is not signed in (prompt=none)") : { case: "signIn", value: { requestId, reason } };
   if (!user) return signIn("");
-  if (row.prompt_login && user.authTime.getTime() < new Date(row.created_at).getTime()) return signIn("login");
+  if (row.prompt_login && user.authTime.getTime() < row.created_at.getTime()) return signIn("login");
   // max_age=0 is prompt=login, checked above; auth_time and max_age count whole seconds.
   if (row.max_age !== null && row.max_age > 0 && wholeSeconds(now) - wholeSeconds(user.authTime) > row.max_age) {
     return row.prompt_none ? redirectError(deps, em, row, "login_required", "the sign-in is older than max_age allows") : signIn("max_age");

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { Orm } from "../db/orm.ts";
-import type { Statements } from "../db/statements.ts";
+import type { Statements } from "../db/sql.ts";
 import type { Clock } from "../deps.ts";
 import { findExpiringKeys } from "./notification-queries.ts";
 import { keepNotification, type Notifier } from "./notify.ts";

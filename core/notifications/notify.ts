@@ -7,7 +7,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Bus } from "../bus.ts";
-import type { Query } from "../db/statements.ts";
 import type { SqlRunner } from "../db/sql.ts";
 import { createWatchSlots, type WatchSlots } from "../watch-slots.ts";
 import { sendPushToUser, type SendPushDeps } from "../pwa/push.ts";
@@ -57,7 +56,11 @@ export async function keepNotification(query: SqlRunner, draft: NotificationDraf
 }
 
 /** The notification kept for each owner and admin of its organization, one at a time (each keeps to their own preferences). */
-export async function notifyManagers(query: Query, draft: Omit<NotificationDraft, "userId"> & { organizationId: string }, now: Date): Promise<Array<Kept | undefined>> {
+export async function notifyManagers(
+  query: SqlRunner,
+  draft: Omit<NotificationDraft, "userId"> & { organizationId: string },
+  now: Date,
+): Promise<Array<Kept | undefined>> {
   const kept: Array<Kept | undefined> = [];
   for (const userId of await managerIds(query, draft.organizationId)) kept.push(await keepNotification(query, { ...draft, userId }, now));
   return kept;

@@ -21,7 +21,7 @@ import { visibleLine } from "../../contract/one-line.ts";
 import { Membership, Organization, User } from "../db/entities.ts";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
-import { executeOn } from "../db/statements.ts";
+import { inTransaction, type SqlRunner } from "../db/sql.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { holdManager, requireManager, type OrganizationAccess } from "../access.ts";
@@ -63,10 +63,10 @@ function invitationToProto(row: InvitationRow): Invitation {
     status: statuses[row.status],
     inviterUserId: row.inviter_user_id ?? "",
     inviterEmail: row.inviter_email ?? "",
-    createdAt: timestampFromDate(new Date(row.created_at)),
-    expiresAt: timestampFromDate(new Date(row.expires_at)),
-    acceptedAt: row.accepted_at ? timestampFromDate(new Date(row.accepted_at)) : undefined,
-    revokedAt: row.revoked_at ? timestampFromDate(new Date(row.revoked_at)) : undefined,
+    createdAt: timestampFromDate(row.created_at),
+    expiresAt: timestampFromDate(row.expires_at),
+    acceptedAt: row.accepted_at ? timestampFromDate(row.accepted_at) : undefined,
+    revokedAt: row.revoked_at ? timestampFromDate(row.revoked_at) : undefined,
   });
 }
 
@@ -76,7 +76,7 @@ function invitationLink(deps: InvitationDeps, token: string): string {
 }
 
 /** The invitation of a link; an unknown or malformed one is `not_found`. */
-async function invitationOf(query: Parameters<typeof findInvitationByToken>[0], token: string): Promise<InvitationRow> {
+async function invitationOf(query: SqlRunner, token: string): Promise<InvitationRow> {
   const row = looksLike("invitation", token) ? await findInvitationByToken(query, hashSecret(token)) : undefined;
   if (!row) throw fail("not_found", "this invitation link is not valid: check that it was copied whole");
   return row;
@@ -160,75 +160,94 @@ export async function sendInvitation(
   return { invitation: invitationToProto(row), token: secret.value, link, emailSent: emailError === "", emailError };
 }
 
-const inviteMember = (deps: InvitationDeps): Impl["inviteMember"] => async (req, ctx) =>
-  create(InviteMemberResponseSchema, await sendInvitation(deps, entityManager(ctx), requireUser(ctx), { organizationSlug: req.organizationSlug, email: req.email, role: roleFromProto(req.role) }));
+const inviteMember =
+  (deps: InvitationDeps): Impl["inviteMember"] =>
+  async (req, ctx) =>
+    create(
+      InviteMemberResponseSchema,
+      await sendInvitation(deps, entityManager(ctx), requireUser(ctx), { organizationSlug: req.organizationSlug, email: req.email, role: roleFromProto(req.role) }),
+    );
 
-const listInvitations = (deps: InvitationDeps): Impl["listInvitations"] => async (req, ctx) => {
-  const em = entityManager(ctx);
-  const access = await requireManager(em, requireUser(ctx), req.organizationSlug);
-  const rows = await listInvitationRows(deps.statements.on(em), access.organization.id, req.includeClosed);
-  return create(ListInvitationsResponseSchema, { invitations: rows.map(invitationToProto) });
-};
+const listInvitations =
+  (deps: InvitationDeps): Impl["listInvitations"] =>
+  async (req, ctx) => {
+    const em = entityManager(ctx);
+    const access = await requireManager(em, requireUser(ctx), req.organizationSlug);
+    const rows = await listInvitationRows(deps.statements.on(em), access.organization.id, req.includeClosed);
+    return create(ListInvitationsResponseSchema, { invitations: rows.map(invitationToProto) });
+  };
 
-const revokeInvitation = (deps: InvitationDeps): Impl["revokeInvitation"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  await entityManager(ctx).transactional(async (tx) => {
-    const access = await requireManager(tx, caller, req.organizationSlug);
-    const query = deps.statements.on(tx);
-    const row = await findInvitationById(query, req.invitationId);
-    if (!row || row.organization_id !== access.organization.id) throw fail("not_found", "invitation not found");
-    if (!(await markRevoked(query, access.organization.id, row.id))) throw fail("failed_precondition", `this invitation is ${row.status === "accepted" ? "accepted" : "revoked"} already`);
-    recordInOrganization(tx, caller, access, { action: "invitation.revoked", targetType: "invitation", targetId: row.id, details: { email: row.email, role: row.role } });
-  });
-  return create(RevokeInvitationResponseSchema, {});
-};
-
-const getInvitation = (deps: InvitationDeps): Impl["getInvitation"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  const row = await invitationOf(deps.statements.on(entityManager(ctx)), req.token);
-  return create(GetInvitationResponseSchema, {
-    organizationName: row.organization_name,
-    organizationSlug: row.organization_slug,
-    role: roleToProto(row.role),
-    inviterName: row.inviter_name ?? "",
-    inviterEmail: row.inviter_email ?? "",
-    status: statuses[row.status],
-    expiresAt: timestampFromDate(new Date(row.expires_at)),
-    forCaller: row.email === normalizeEmail(caller.user.email),
-  });
-};
-
-const acceptInvitation = (deps: InvitationDeps): Impl["acceptInvitation"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  return entityManager(ctx).transactional(async (tx) => {
-    const query = deps.statements.on(tx);
-    const row = await invitationOf(query, req.token);
-    // The address is not named: the link may have reached someone it was not meant for.
-    if (row.email !== normalizeEmail(caller.user.email)) {
-      throw fail("permission_denied", "this invitation is for another email address: sign in with the account it was sent to");
-    }
-    if (row.status !== "pending") throw fail("failed_precondition", closedReasons[row.status]);
-    // An account signed up with someone else's address has the address, not its mail: only the
-    // mailed link (or the operator) shows that the invitation reached its owner.
-    const user = await tx.findOneOrFail(User, { id: caller.user.id });
-    if (!user.emailVerifiedAt) throw unverified(user.email);
-    if (await tx.count(Membership, { organization: row.organization_id, user: caller.user.id })) {
-      throw fail("failed_precondition", `you are already a member of ${row.organization_name}`);
-    }
-    if (!(await markAccepted(query, row.id, caller.user.id))) throw fail("failed_precondition", "this invitation has just been used or revoked");
-    const organization = await tx.findOneOrFail(Organization, { id: row.organization_id });
-    const membership = tx.create(Membership, { organization, user, role: row.role });
-    recordActivity(tx, caller, {
-      organizationId: organization.id,
-      action: "invitation.accepted",
-      targetType: "invitation",
-      targetId: row.id,
-      details: { email: row.email, role: row.role, invited_by: row.inviter_email ?? "" },
+const revokeInvitation =
+  (deps: InvitationDeps): Impl["revokeInvitation"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    await entityManager(ctx).transactional(async (tx) => {
+      const access = await requireManager(tx, caller, req.organizationSlug);
+      const query = deps.statements.on(tx);
+      const row = await findInvitationById(query, req.invitationId);
+      if (!row || row.organization_id !== access.organization.id) throw fail("not_found", "invitation not found");
+      if (!(await markRevoked(query, access.organization.id, row.id)))
+        throw fail("failed_precondition", `this invitation is ${row.status === "accepted" ? "accepted" : "revoked"} already`);
+      recordInOrganization(tx, caller, access, {
+        action: "invitation.revoked",
+        targetType: "invitation",
+        targetId: row.id,
+        details: { email: row.email, role: row.role },
+      });
     });
-    await tx.flush();
-    return create(AcceptInvitationResponseSchema, { member: memberToProto(membership), organization: organizationToProto(organization, row.role) });
-  });
-};
+    return create(RevokeInvitationResponseSchema, {});
+  };
+
+const getInvitation =
+  (deps: InvitationDeps): Impl["getInvitation"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    const row = await invitationOf(deps.statements.on(entityManager(ctx)), req.token);
+    return create(GetInvitationResponseSchema, {
+      organizationName: row.organization_name,
+      organizationSlug: row.organization_slug,
+      role: roleToProto(row.role),
+      inviterName: row.inviter_name ?? "",
+      inviterEmail: row.inviter_email ?? "",
+      status: statuses[row.status],
+      expiresAt: timestampFromDate(row.expires_at),
+      forCaller: row.email === normalizeEmail(caller.user.email),
+    });
+  };
+
+const acceptInvitation =
+  (deps: InvitationDeps): Impl["acceptInvitation"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    return entityManager(ctx).transactional(async (tx) => {
+      const query = deps.statements.on(tx);
+      const row = await invitationOf(query, req.token);
+      // The address is not named: the link may have reached someone it was not meant for.
+      if (row.email !== normalizeEmail(caller.user.email)) {
+        throw fail("permission_denied", "this invitation is for another email address: sign in with the account it was sent to");
+      }
+      if (row.status !== "pending") throw fail("failed_precondition", closedReasons[row.status]);
+      // An account signed up with someone else's address has the address, not its mail: only the
+      // mailed link (or the operator) shows that the invitation reached its owner.
+      const user = await tx.findOneOrFail(User, { id: caller.user.id });
+      if (!user.emailVerifiedAt) throw unverified(user.email);
+      if (await tx.count(Membership, { organization: row.organization_id, user: caller.user.id })) {
+        throw fail("failed_precondition", `you are already a member of ${row.organization_name}`);
+      }
+      if (!(await markAccepted(query, row.id, caller.user.id))) throw fail("failed_precondition", "this invitation has just been used or revoked");
+      const organization = await tx.findOneOrFail(Organization, { id: row.organization_id });
+      const membership = tx.create(Membership, { organization, user, role: row.role });
+      recordActivity(tx, caller, {
+        organizationId: organization.id,
+        action: "invitation.accepted",
+        targetType: "invitation",
+        targetId: row.id,
+        details: { email: row.email, role: row.role, invited_by: row.inviter_email ?? "" },
+      });
+      await tx.flush();
+      return create(AcceptInvitationResponseSchema, { member: memberToProto(membership), organization: organizationToProto(organization, row.role) });
+    });
+  };
 
 /**
  * Within the transaction that removes a member or changes their role: ends the pending
@@ -247,8 +266,13 @@ export async function revokeInvitationsOfInviter(
   if (inviter.role === "owner") return;
   const reason = inviter.role === null ? "inviter_left_organization" : "inviter_role_changed";
   const role = inviter.role === "admin" ? "admin" : undefined;
-  for (const row of await revokeInvitationsSentBy(executeOn(tx), access.organization.id, inviter.userId, role)) {
-    recordInOrganization(tx, caller, access, { action: "invitation.revoked", targetType: "invitation", targetId: row.id, details: { email: row.email, role: row.role, reason } });
+  for (const row of await revokeInvitationsSentBy(inTransaction(tx), access.organization.id, inviter.userId, role)) {
+    recordInOrganization(tx, caller, access, {
+      action: "invitation.revoked",
+      targetType: "invitation",
+      targetId: row.id,
+      details: { email: row.email, role: row.role, reason },
+    });
   }
 }
 
