@@ -12,7 +12,7 @@ import type { LoginCodeHasher } from "./game-oauth/login-codes.ts";
 import type { WatchRegistry } from "./game-oauth/watches.ts";
 import type { Passwords } from "./auth/passwords.ts";
 import type { KnownDevices } from "./auth/known-devices.ts";
-import type { Statements } from "./db/statements.ts";
+import type { Statements } from "./db/sql.ts";
 import type { ActivityWriter } from "./activity/record.ts";
 import type { CredentialStore } from "./auth/credential-store.ts";
 import type { Metrics } from "./metrics.ts";

@@ -3,7 +3,7 @@
  * limits, passwords, signing keys, the bus, agents' streams), as every command needs them; the
  * composition root (compose.ts) puts the edge and the listeners on top to serve.
  */
-import { createStatements } from "../core/db/statements.ts";
+import { createStatements } from "../core/db/sql.ts";
 import { createActivityWriter } from "../core/activity/record.ts";
 import { createCredentialStore } from "../core/auth/credential-store.ts";
 import type { Logger } from "pino";

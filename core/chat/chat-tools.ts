@@ -11,7 +11,7 @@ import { ExecuteConsoleCommandRequestSchema } from "../../gen/outpost/servers/v1
 import { accessibleServers, requireServer, visibleServerIds, type OrganizationAccess } from "../access.ts";
 import type { UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import type { Db } from "../db/statements.ts";
+import type { Db } from "../db/sql.ts";
 import { fail } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
 import { storedPlayers } from "../agents/players.ts";

@@ -18,7 +18,7 @@ import { TurnStatus, type ChatEventSchema } from "../../gen/outpost/chat/v1/chat
 import { accessibleServers, type OrganizationAccess } from "../access.ts";
 import { entityManager, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
-import type { Db } from "../db/statements.ts";
+import type { Db } from "../db/sql.ts";
 import { DomainError, fail } from "../errors.ts";
 import { Server } from "../db/entities.ts";
 import { authorizeToolAction, judgeWith, switchRefusal } from "../ocelot/gate.ts";

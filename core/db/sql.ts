@@ -49,8 +49,6 @@ export interface Statements {
   on(em: EntityManager, options?: { timeoutMs?: number }): SqlRunner;
   /** The EntityManager with its runner. */
   db(em: EntityManager): Db;
-  /** A runner on a pool of its own, as {@link onConnection} but named on a server. */
-  onPool(pool: pg.Pool): SqlRunner;
 }
 
 /** What runs one statement's text and parameters and gives its rows and count. */
@@ -105,7 +103,6 @@ export function createStatements(named: boolean, warn: (message: string) => void
   const statements: Statements = {
     on: (em, options) => runnerOn(em, naming, options?.timeoutMs),
     db: (em) => ({ em, query: statements.on(em) }),
-    onPool: (pool) => runner(onPool(pool, naming), driverErrors),
   };
   return statements;
 }

@@ -9,7 +9,7 @@ import webPush from "web-push";
 import type { Logger } from "pino";
 import type { Orm } from "../db/orm.ts";
 import type { Clock } from "../clock.ts";
-import type { Statements } from "../db/statements.ts";
+import type { Statements } from "../db/sql.ts";
 import type { SqlRunner } from "../db/sql.ts";
 import type { VapidKeys } from "./vapid-keys.ts";
 import { deleteGoneSubscription, listSubscriptions, markDelivered, type SubscriptionRow } from "./push-queries.ts";

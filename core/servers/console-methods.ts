@@ -20,7 +20,7 @@ import type { CoreDeps } from "../deps.ts";
 import { judgeServerRow, returnServerUse, spendServerUse } from "../access.ts";
 import type { ServerAccessRow } from "../access-queries.ts";
 import type { ActivityWriter } from "../activity/record.ts";
-import type { Db } from "../db/statements.ts";
+import type { Db } from "../db/sql.ts";
 import { bool, nullable, row, text, timestamp } from "../db/rows.ts";
 import { DomainError, fail, fieldFail } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";

@@ -39,12 +39,11 @@ describe("auth: a call about one server reads its access with the credential", (
     const on = t.deps.statements.on;
     t.deps.statements.on = (em, options) => {
       const query = on(em, options);
-      const legacy = ((text: string, values: unknown[]) => (seen.push(text), query(text, values))) as typeof query;
-      return Object.assign(legacy, {
+      return {
         rows: (statement, decode) => (seen.push(statement.text), query.rows(statement, decode)),
         one: (statement, decode) => (seen.push(statement.text), query.one(statement, decode)),
         run: (statement) => (seen.push(statement.text), query.run(statement)),
-      } satisfies SqlRunner);
+      } satisfies SqlRunner;
     };
     try {
       await run();

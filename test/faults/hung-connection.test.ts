@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { issueSecret } from "../../contract/secrets.ts";
 import { TestClock } from "../support/core.ts";
 import { createCredentialStore } from "../../core/auth/credential-store.ts";
-import { createStatements } from "../../core/db/statements.ts";
+import { createStatements } from "../../core/db/sql.ts";
 import { createOrm, migrate, type Orm } from "../../core/db/orm.ts";
 import { isDatabaseUnavailable } from "../../core/db/unavailable.ts";
 import { createTestDatabase, onPostgresServer, type TestDatabase } from "../support/database.ts";

@@ -5,7 +5,6 @@ import { Game } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { acmeWithMembers, type AcmeCast } from "../support/fixtures.ts";
 import { searchNotes } from "../../core/knowledge/search.ts";
-import { executeOn } from "../../core/db/statements.ts";
 
 /**
  * Full-text search, ranking, snippets, filters and both cursors. Run on a PostgreSQL server
@@ -95,7 +94,7 @@ describe("knowledge: search", () => {
 
   it("searchNotes, for core's other callers, sees only the servers it is given", async () => {
     const organizationId = (await api().listNotes({ ...acme, limit: 1 })).notes[0].note!.organizationId;
-    const query = executeOn(t.orm.em.fork());
+    const query = t.deps.statements.on(t.orm.em.fork());
     const all = await searchNotes(query, { organizationId, visible: null, text: "restart", limit: 10 });
     const none = await searchNotes(query, { organizationId, visible: [], text: "restart", limit: 10 });
     assert.deepEqual(all.map((h) => h.title).sort(), ["Tagged restart", "Untagged restart"]);

@@ -15,7 +15,8 @@ import { clientIpHeader } from "../../contract/credentials.ts";
 import pg from "pg";
 import { createPostgresRateLimits, openCountPool, openRateLimits } from "../../core/ratelimit/limits.ts";
 import { deleteExpiredCounts } from "../../core/ratelimit/ratelimit-queries.ts";
-import { onConnection } from "../../core/db/sql.ts";
+import { onConnection, sql } from "../../core/db/sql.ts";
+import { row, text } from "../../core/db/rows.ts";
 import type { Limiter } from "../../core/ratelimit/limiter.ts";
 import type { RateLimitConfig } from "../../core/ratelimit/policies.ts";
 import { createCore } from "../../server/core.ts";
@@ -128,8 +129,8 @@ describe("rate limits", () => {
         await pool.end();
       }
       // Core's connections keep the server's own setting.
-      const [core] = await t.deps.statements.on(t.orm.em.fork())<{ source: string }>("select source from pg_settings where name = 'synchronous_commit'", []);
-      assert.notEqual(core.source, "session");
+      const core = await t.deps.statements.on(t.orm.em.fork()).one(sql`select source from pg_settings where name = 'synchronous_commit'`, row({ source: text }));
+      assert.notEqual(core?.source, "session");
     }),
   );
 

@@ -4,7 +4,7 @@
  */
 import { createVapidKeys } from "../../core/pwa/vapid-keys.ts";
 import { pushPostThrough, type PushPost } from "../../core/pwa/push.ts";
-import { createStatements } from "../../core/db/statements.ts";
+import { createStatements } from "../../core/db/sql.ts";
 import { createActivityWriter } from "../../core/activity/record.ts";
 import { createCredentialStore } from "../../core/auth/credential-store.ts";
 import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
