@@ -202,7 +202,8 @@ async function wrapServer(args: string[]): Promise<number> {
   const { values } = parse(() => parseArgs({ args: args.slice(0, split), options: wrapOptions, strict: true }));
   if (values.game !== "minecraft") throw new UsageError(`wrap reads Minecraft server consoles only (--game minecraft, got "${values.game}")`);
   const graceSeconds = Number(values["grace-seconds"]);
-  if (!/^\d+$/.test(values["grace-seconds"]) || graceSeconds > 3600) throw new UsageError(`--grace-seconds must be a whole number of seconds up to 3600 (got "${values["grace-seconds"]}")`);
+  if (!/^\d+$/.test(values["grace-seconds"]) || graceSeconds > 3600)
+    throw new UsageError(`--grace-seconds must be a whole number of seconds up to 3600 (got "${values["grace-seconds"]}")`);
   let auth = values.auth;
   if (auth === undefined) {
     const chosen = defaultAuth(process.cwd());

@@ -77,8 +77,7 @@ interface AgentState {
 }
 
 export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) => void = () => {}): Agent {
-  const transport =
-    options.transport ?? createConnectTransport({ baseUrl: new URL("/api/rpc", options.url).toString(), httpVersion: "2" });
+  const transport = options.transport ?? createConnectTransport({ baseUrl: new URL("/api/rpc", options.url).toString(), httpVersion: "2" });
   const state: AgentState = { players: [], stopping: false, listeners: new Set([onEvent]) };
   const emit = (event: AgentEvent) => state.listeners.forEach((listener) => listener(event));
   const consoleOutlet = createConsoleOutlet();

@@ -72,7 +72,6 @@ export interface SquidPlugin {
 
 const packageVersion = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
-
 /** The plugin for `serv.addPlugin("outpost", outpostPlugin(options))`. */
 export function outpostPlugin(options: OutpostPluginOptions): SquidPlugin {
   return { server: (serv, settings) => attachOutpost(serv, settings, options) };

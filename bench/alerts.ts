@@ -47,7 +47,12 @@ try {
       Array.from({ length: concurrency }, async () => {
         while (next < count) {
           next++;
-          await appendActivity(t.deps.statements.on(t.orm.em.fork()), "agent", { action: "server.agent_disconnected", targetType: "server", targetId: org.id, organizationId: org.id });
+          await appendActivity(t.deps.statements.on(t.orm.em.fork()), "agent", {
+            action: "server.agent_disconnected",
+            targetType: "server",
+            targetId: org.id,
+            organizationId: org.id,
+          });
         }
       }),
     );
@@ -59,10 +64,18 @@ try {
   const alerts = t.client(AlertsService, owner);
   const hooks = [];
   for (let i = 0; i < 50; i++) {
-    hooks.push((await integrations.createIntegration({ organizationSlug: "acme", name: `Hook ${i}`, target: { case: "webhook", value: { url: `${origin}/h/${i}` } } })).integration!.id);
+    hooks.push(
+      (await integrations.createIntegration({ organizationSlug: "acme", name: `Hook ${i}`, target: { case: "webhook", value: { url: `${origin}/h/${i}` } } }))
+        .integration!.id,
+    );
   }
-  for (let i = 0; i < 8; i++) await alerts.createAlertRule({ organizationSlug: "acme", spec: { name: `Other ${i}`, enabled: true, kinds: [ActivityKind.OAUTH], integrationIds: [hooks[i]] } });
-  for (let i = 0; i < 2; i++) await alerts.createAlertRule({ organizationSlug: "acme", spec: { name: `Status ${i}`, enabled: true, kinds: [ActivityKind.STATUS], integrationIds: [hooks[i]], maxDeliveriesPerHour: 1000 } });
+  for (let i = 0; i < 8; i++)
+    await alerts.createAlertRule({ organizationSlug: "acme", spec: { name: `Other ${i}`, enabled: true, kinds: [ActivityKind.OAUTH], integrationIds: [hooks[i]] } });
+  for (let i = 0; i < 2; i++)
+    await alerts.createAlertRule({
+      organizationSlug: "acme",
+      spec: { name: `Status ${i}`, enabled: true, kinds: [ActivityKind.STATUS], integrationIds: [hooks[i]], maxDeliveriesPerHour: 1000 },
+    });
   const matched = await appendAll(events);
   const [{ n: rows }] = await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from alert_deliveries`);
 
@@ -70,7 +83,10 @@ try {
   await t.orm.em.fork().getConnection().execute(`delete from alert_deliveries`);
   await t.orm.em.fork().getConnection().execute(`delete from alert_rules`);
   for (let i = 0; i < 50; i += 20) {
-    await alerts.createAlertRule({ organizationSlug: "acme", spec: { name: `Fan-out ${i}`, enabled: true, kinds: [ActivityKind.STATUS], integrationIds: hooks.slice(i, i + 20), maxDeliveriesPerHour: 1000 } });
+    await alerts.createAlertRule({
+      organizationSlug: "acme",
+      spec: { name: `Fan-out ${i}`, enabled: true, kinds: [ActivityKind.STATUS], integrationIds: hooks.slice(i, i + 20), maxDeliveriesPerHour: 1000 },
+    });
   }
   const perTarget = Math.max(1, Math.floor(events / 50 / 5));
   await appendAll(perTarget);
@@ -83,7 +99,9 @@ try {
   if (delivered !== toSend) throw new Error(`only ${delivered} of ${toSend} deliveries were delivered`);
 
   const mark = (ok: boolean) => (ok ? "" : "  (below target)");
-  console.log(`database: ${t.database.kind} (pool of 5, as the test harness opens it); ${events} events, ${concurrency} concurrent writers; load average ${loadavg()[0].toFixed(1)}`);
+  console.log(
+    `database: ${t.database.kind} (pool of 5, as the test harness opens it); ${events} events, ${concurrency} concurrent writers; load average ${loadavg()[0].toFixed(1)}`,
+  );
   console.log(`events/s, no rules:                         ${baseline.toFixed(0)}`);
   console.log(`events/s, 10 rules (2 match, ${rows} outbox rows): ${matched.toFixed(0)}${mark(matched >= 1000)}`);
   console.log(`deliveries/s, 50 targets, loopback webhook: ${sendRate.toFixed(0)} (${toSend} signed deliveries)${mark(sendRate >= 500)}`);

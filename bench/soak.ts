@@ -55,7 +55,9 @@ const average = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs
 
 const metricsToken = randomBytes(24).toString("hex");
 if (snapshotDir) mkdirSync(snapshotDir, { recursive: true });
-const nodeOptions: Record<string, string> = snapshotDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshotDir}`.trim() } : {};
+const nodeOptions: Record<string, string> = snapshotDir
+  ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshotDir}`.trim() }
+  : {};
 const bench = await startBenchServer({ METRICS_TOKEN: metricsToken, ...nodeOptions });
 
 /** The V8 heap in use and the memory outside it (buffers), MB, from the server's own metrics; answering also means its event loop is free. */
@@ -159,7 +161,9 @@ try {
   const sample = async () => {
     const m = { ...measure(pid), ...(await heapUsedMb()) };
     samples.push({ at: (Date.now() - started) / 1000, ...m, rounds });
-    console.log(`${String(Math.round((Date.now() - started) / 1000)).padStart(9)}   ${String(rounds).padStart(6)}   ${m.rssMb.toFixed(1).padStart(6)}   ${m.heapMb.toFixed(1).padStart(7)}   ${m.externalMb.toFixed(1).padStart(11)}   ${String(m.fds).padStart(8)}   ${String(inFlight).padStart(9)}`);
+    console.log(
+      `${String(Math.round((Date.now() - started) / 1000)).padStart(9)}   ${String(rounds).padStart(6)}   ${m.rssMb.toFixed(1).padStart(6)}   ${m.heapMb.toFixed(1).padStart(7)}   ${m.externalMb.toFixed(1).padStart(11)}   ${String(m.fds).padStart(8)}   ${String(inFlight).padStart(9)}`,
+    );
   };
   await sample();
   const sampler = setInterval(() => sample().catch((error: Error) => failures.push(`a sample: ${error.message}`)), sampleSeconds * 1000);
@@ -199,10 +203,16 @@ try {
   const window = Math.round(Math.min(300, seconds / 3));
   const first = samples.filter((s) => s.at <= window);
   const last = samples.filter((s) => s.at >= samples.at(-1)!.at - window);
-  console.log(`\n${rounds} rounds in ${Math.round((Date.now() - started) / 1000)} s; ${failed} rounds failed${failures.length ? `; the first: ${failures.slice(0, 5).join(" | ")}` : ""}`);
-  console.log(`RSS: ${average(first.map((s) => s.rssMb)).toFixed(1)} MB over the first ${window} s, ${average(last.map((s) => s.rssMb)).toFixed(1)} MB over the last ${window} s`);
+  console.log(
+    `\n${rounds} rounds in ${Math.round((Date.now() - started) / 1000)} s; ${failed} rounds failed${failures.length ? `; the first: ${failures.slice(0, 5).join(" | ")}` : ""}`,
+  );
+  console.log(
+    `RSS: ${average(first.map((s) => s.rssMb)).toFixed(1)} MB over the first ${window} s, ${average(last.map((s) => s.rssMb)).toFixed(1)} MB over the last ${window} s`,
+  );
   console.log(`V8 heap in use (garbage included): ${average(first.map((s) => s.heapMb)).toFixed(1)} MB first, ${average(last.map((s) => s.heapMb)).toFixed(1)} MB last`);
-  console.log(`memory outside the heap (buffers): ${average(first.map((s) => s.externalMb)).toFixed(1)} MB first, ${average(last.map((s) => s.externalMb)).toFixed(1)} MB last`);
+  console.log(
+    `memory outside the heap (buffers): ${average(first.map((s) => s.externalMb)).toFixed(1)} MB first, ${average(last.map((s) => s.externalMb)).toFixed(1)} MB last`,
+  );
   console.log(`open fds: ${average(first.map((s) => s.fds)).toFixed(1)} first, ${average(last.map((s) => s.fds)).toFixed(1)} last`);
   if (snapshots.length === 2) {
     console.log(`\nheap snapshots at ${warmedUpSeconds} s and at the end (${snapshots.join(", ")}):`);

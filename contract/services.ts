@@ -3,7 +3,16 @@
  * the OpenAPI generator all read the same facts from here.
  */
 import { getOption, type DescMethod, type DescService } from "@bufbuild/protobuf";
-import { Audience, audience, http_response_field, http_router, organization_scoped, outside_organization, rate_limit_by_client_ip, server_scoped } from "../gen/outpost/options/v1/options_pb.js";
+import {
+  Audience,
+  audience,
+  http_response_field,
+  http_router,
+  organization_scoped,
+  outside_organization,
+  rate_limit_by_client_ip,
+  server_scoped,
+} from "../gen/outpost/options/v1/options_pb.js";
 import { ActivityService } from "../gen/outpost/activity/v1/activity_service_pb.js";
 import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { AdminService } from "../gen/outpost/admin/v1/admin_service_pb.js";

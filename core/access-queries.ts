@@ -93,7 +93,10 @@ const serverIdRow = row({ server_id: text });
 
 /** The servers of the organization the user holds a live grant to. */
 export async function liveGrantServerIds(query: SqlRunner, userId: string, organizationId: string, now: Date): Promise<string[]> {
-  const rows = await query.rows(sql`select server_id from access_grants where user_id = ${userId} and organization_id = ${organizationId} and ${liveAt(now)}`, serverIdRow);
+  const rows = await query.rows(
+    sql`select server_id from access_grants where user_id = ${userId} and organization_id = ${organizationId} and ${liveAt(now)}`,
+    serverIdRow,
+  );
   return rows.map((r) => r.server_id);
 }
 

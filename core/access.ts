@@ -10,7 +10,16 @@ import { inTransaction, sql, type Db, type SqlRunner } from "./db/sql.ts";
 import type { CoreConfig, PlanLimits } from "./deps.ts";
 import { fail } from "./errors.ts";
 import { isManager, type Role } from "./roles.ts";
-import { findGrant, findServerAccess, liveGrantServerIds, markGrantFirstUse, returnGrantUse, spendGrantUse, type GrantRow, type ServerAccessRow } from "./access-queries.ts";
+import {
+  findGrant,
+  findServerAccess,
+  liveGrantServerIds,
+  markGrantFirstUse,
+  returnGrantUse,
+  spendGrantUse,
+  type GrantRow,
+  type ServerAccessRow,
+} from "./access-queries.ts";
 import { grantRefusal, type GrantFacts, type ServerAction } from "./grant-rules.ts";
 import { appendActivity } from "./activity/record.ts";
 import { freezeOf, requireNotFrozen } from "./servers/frozen.ts";
@@ -35,11 +44,7 @@ export interface OrganizationAccess {
  * `not_found` whether or not the organization exists, so slugs of others do not leak.
  */
 export async function requireMember(em: EntityManager, caller: UserCaller, slug: string): Promise<OrganizationAccess> {
-  const membership = await em.findOne(
-    Membership,
-    { user: caller.user.id, organization: { slug } },
-    { populate: ["organization"] },
-  );
+  const membership = await em.findOne(Membership, { user: caller.user.id, organization: { slug } }, { populate: ["organization"] });
   if (!membership || !withinKeyOrganization(caller, membership.organization.id)) throw fail("not_found", `organization "${slug}" not found`);
   return { organization: membership.organization, role: membership.role as Role };
 }
@@ -213,7 +218,12 @@ export async function requireServerManager(db: Db, caller: UserCaller, address: 
  * organization the address names is not found. A call's {@link ServerScope} for this server, read
  * with its credential as the call came, serves instead of a read: the call's first check passes it.
  */
-async function loadServerAccess(query: SqlRunner, caller: UserCaller, { serverId, organizationId, organizationSlug }: ServerAddress, scope: ServerScope | undefined): Promise<ServerAccessRow> {
+async function loadServerAccess(
+  query: SqlRunner,
+  caller: UserCaller,
+  { serverId, organizationId, organizationSlug }: ServerAddress,
+  scope: ServerScope | undefined,
+): Promise<ServerAccessRow> {
   const row = scope?.serverId === serverId ? scope.access : await findServerAccess(query, caller.user.id, serverId);
   const found =
     row &&

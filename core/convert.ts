@@ -29,7 +29,7 @@ import { frozenReason, type Freeze } from "./servers/frozen.ts";
 
 const ts = (date: Date | null | undefined) => (date ? timestampFromDate(date) : undefined);
 
-export function userToProto(user: User | CallerUser & { createdAt?: Date }): UserMessage {
+export function userToProto(user: User | (CallerUser & { createdAt?: Date })): UserMessage {
   return create(UserSchema, {
     id: user.id,
     email: user.email,

@@ -6,12 +6,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import {
-  AccessGrantState,
-  GrantConstraintsSchema,
-  ServerAction as ActionEnum,
-  type GrantConstraints,
-} from "../gen/outpost/organizations/v1/resources_pb.js";
+import { AccessGrantState, GrantConstraintsSchema, ServerAction as ActionEnum, type GrantConstraints } from "../gen/outpost/organizations/v1/resources_pb.js";
 import { fieldFail } from "./errors.ts";
 
 /** Every action, in the order they are stored and shown. Every one implies "view". */

@@ -8,15 +8,7 @@ import { oauthFailureOf } from "./oauth/oauth-failure.ts";
 
 /** A token exchange's outcome: `issued`, the OAuth error it answered, or `error` (it failed). */
 export type TokenExchangeOutcome =
-  | "issued"
-  | "invalid_client"
-  | "invalid_grant"
-  | "invalid_request"
-  | "unsupported_grant_type"
-  | "invalid_token"
-  | "invalid_scope"
-  | "unauthorized_client"
-  | "error";
+  "issued" | "invalid_client" | "invalid_grant" | "invalid_request" | "unsupported_grant_type" | "invalid_token" | "invalid_scope" | "unauthorized_client" | "error";
 
 export interface Metrics {
   /** A token endpoint call of either issuer ended so. */

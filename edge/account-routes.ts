@@ -87,7 +87,11 @@ function continueTo(ctx: Context, returnTo: string): void {
 async function readForm(ctx: Context, { secureCookies }: Deps): Promise<Record<string, unknown> | undefined> {
   const fields = await readFields(ctx);
   if (formTokenMatches(ctx, fields, secureCookies)) return fields;
-  sendPage(ctx, 403, accountErrorPage("This form has expired", "forbidden", "the form was not sent from this site's page, or it is too old; go back, reload the page and try again"));
+  sendPage(
+    ctx,
+    403,
+    accountErrorPage("This form has expired", "forbidden", "the form was not sent from this site's page, or it is too old; go back, reload the page and try again"),
+  );
   return undefined;
 }
 
@@ -113,7 +117,13 @@ function showSignUp(ctx: Context, deps: Deps): void {
 async function showSignOut(ctx: Context, deps: Deps): Promise<void> {
   const signedIn = readSessionCookie(ctx.req.headers, deps.secureCookies) !== undefined;
   const email = signedIn
-    ? await deps.calls.client(ctx, AuthService).getSession({}).then((s) => s.user?.email, () => undefined)
+    ? await deps.calls
+        .client(ctx, AuthService)
+        .getSession({})
+        .then(
+          (s) => s.user?.email,
+          () => undefined,
+        )
     : undefined;
   sendPage(ctx, 200, signOutPage(formToken(ctx, deps.secureCookies), email));
 }
@@ -121,7 +131,9 @@ async function showSignOut(ctx: Context, deps: Deps): Promise<void> {
 /** POST /sign-up as JSON, for scripts: 201 with the user, or the API's error. */
 async function signUpJson(ctx: Context, deps: Deps): Promise<void> {
   const fields = await readFields(ctx);
-  const res = await deps.calls.client(ctx, IdentityService).signUp({ email: stringField(fields, "email"), password: stringField(fields, "password"), name: stringField(fields, "name"), client: clientOf(ctx) });
+  const res = await deps.calls
+    .client(ctx, IdentityService)
+    .signUp({ email: stringField(fields, "email"), password: stringField(fields, "password"), name: stringField(fields, "name"), client: clientOf(ctx) });
   startSession(ctx, deps, res);
   ctx.status = 201;
   ctx.body = { user: publicUser(res.user) };
@@ -155,7 +167,9 @@ async function signUpForm(ctx: Context, deps: Deps): Promise<void> {
 /** POST /sign-in as JSON, for scripts: the user, or the API's error. */
 async function signInJson(ctx: Context, deps: Deps): Promise<void> {
   const fields = await readFields(ctx);
-  const res = await deps.calls.client(ctx, IdentityService).signIn({ email: stringField(fields, "email"), password: stringField(fields, "password"), client: clientOf(ctx), deviceToken: deviceToken(ctx, deps) });
+  const res = await deps.calls
+    .client(ctx, IdentityService)
+    .signIn({ email: stringField(fields, "email"), password: stringField(fields, "password"), client: clientOf(ctx), deviceToken: deviceToken(ctx, deps) });
   startSession(ctx, deps, res);
   ctx.body = { user: publicUser(res.user) };
 }
@@ -177,11 +191,22 @@ async function signInForm(ctx: Context, deps: Deps): Promise<void> {
   const email = stringField(fields, "email").trim();
   const returnTo = safeReturnPath(fields.return_to);
   try {
-    startSession(ctx, deps, await deps.calls.client(ctx, IdentityService).signIn({ email, password: stringField(fields, "password"), client: clientOf(ctx), deviceToken: deviceToken(ctx, deps) }));
+    startSession(
+      ctx,
+      deps,
+      await deps.calls
+        .client(ctx, IdentityService)
+        .signIn({ email, password: stringField(fields, "password"), client: clientOf(ctx), deviceToken: deviceToken(ctx, deps) }),
+    );
     continueTo(ctx, returnTo);
   } catch (error) {
     const refused = refusal(ctx, error);
-    sendPage(ctx, refused.status, signInPage({ formToken: formToken(ctx, deps.secureCookies), returnTo, email, error: signInRefusalText(ctx, refused) }), redirectingFormPolicy);
+    sendPage(
+      ctx,
+      refused.status,
+      signInPage({ formToken: formToken(ctx, deps.secureCookies), returnTo, email, error: signInRefusalText(ctx, refused) }),
+      redirectingFormPolicy,
+    );
   }
 }
 
@@ -222,8 +247,14 @@ export function createAccountRoutes({ transport, secureCookies }: AccountRoutesO
   router.get("/sign-in", step(showSignIn));
   router.get("/sign-up", step(showSignUp));
   router.get("/sign-out", step(showSignOut));
-  router.post("/sign-up", step((ctx) => (isForm(ctx) ? signUpForm(ctx, deps) : signUpJson(ctx, deps))));
-  router.post("/sign-in", step((ctx) => (isForm(ctx) ? signInForm(ctx, deps) : signInJson(ctx, deps))));
+  router.post(
+    "/sign-up",
+    step((ctx) => (isForm(ctx) ? signUpForm(ctx, deps) : signUpJson(ctx, deps))),
+  );
+  router.post(
+    "/sign-in",
+    step((ctx) => (isForm(ctx) ? signInForm(ctx, deps) : signInJson(ctx, deps))),
+  );
   router.post("/sign-out", step(signOut));
   router.get("/verify-email", step(showVerifyEmail));
   router.post("/verify-email", step(verifyEmail));

@@ -29,11 +29,7 @@ import { edgeBodyMaxBytes, refuseOversizedBodies } from "./body-limits.ts";
 import { clientAddressMiddleware, noProxies, type TrustedProxies } from "./client-address.ts";
 import { rpcBodyMaxBytes } from "../contract/request-limits.ts";
 
-type NodeHandler = (
-  req: http.IncomingMessage | http2.Http2ServerRequest,
-  res: http.ServerResponse | http2.Http2ServerResponse,
-  next?: () => void,
-) => void;
+type NodeHandler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse, next?: () => void) => void;
 
 export interface EdgeOptions {
   accountBaseUrl: URL;

@@ -110,7 +110,7 @@ export function rateLimitHeaders(error: unknown): Record<string, string> | undef
   return {
     "Retry-After": String(seconds),
     "RateLimit-Policy": `${policy};q=${retry.limit};w=${retry.windowSeconds}`,
-    "RateLimit": `${policy};r=0;t=${seconds}`,
+    RateLimit: `${policy};r=0;t=${seconds}`,
   };
 }
 
@@ -139,9 +139,7 @@ export function violationDetails(error: unknown): Array<{ field: string; message
   const [violations] = error.findDetails(ViolationsSchema);
   if (!violations) return undefined;
   return violations.violations.map((v) => ({
-    field: (v.field?.elements ?? [])
-      .map((e) => jsonName(e.fieldName))
-      .join("."),
+    field: (v.field?.elements ?? []).map((e) => jsonName(e.fieldName)).join("."),
     message: v.message,
     rule: v.ruleId,
   }));

@@ -116,7 +116,14 @@ export async function relayStream<T>(ctx: Context, shutdown: AbortSignal | undef
   }
 }
 
-async function relayFrom<T>(ctx: Context, first: IteratorResult<T>, stream: AsyncIterator<T>, abort: AbortController, shutdown: AbortSignal | undefined, relay: StreamRelay<T>): Promise<void> {
+async function relayFrom<T>(
+  ctx: Context,
+  first: IteratorResult<T>,
+  stream: AsyncIterator<T>,
+  abort: AbortController,
+  shutdown: AbortSignal | undefined,
+  relay: StreamRelay<T>,
+): Promise<void> {
   const res = ctx.res;
   ctx.respond = false;
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" });

@@ -68,7 +68,7 @@ function sniffProtocol(socket: net.Socket, detectionMs: number, hand: (isH2: boo
   // `readable` again at once, and a connection that sent "P" would spin the event loop forever.
   let head = Buffer.alloc(0);
   const onReadable = () => {
-    for (let chunk: Buffer | null; (chunk = socket.read()) !== null; ) head = Buffer.concat([head, chunk]);
+    for (let chunk: Buffer | null; (chunk = socket.read()) !== null;) head = Buffer.concat([head, chunk]);
     const n = Math.min(head.length, preface.length);
     const isH2 = head.subarray(0, n).equals(preface.subarray(0, n));
     // Too few bytes yet (or none: the peer ended, and "close" follows): wait for more.

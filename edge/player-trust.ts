@@ -20,7 +20,11 @@ export function playerTrust(playerAuth: PlayerAuth, signInAllowed: boolean): Pla
     case PlayerAuth.ONLINE:
       return { label: "Verifies players (online mode)", detail: "The game checks every player's account, so players can sign in to apps here.", tone: "ok" };
     case PlayerAuth.PROXY:
-      return { label: "Behind an authenticating proxy", detail: "The proxy checks every player's account and forwards it with a secret, so players can sign in to apps here.", tone: "ok" };
+      return {
+        label: "Behind an authenticating proxy",
+        detail: "The proxy checks every player's account and forwards it with a secret, so players can sign in to apps here.",
+        tone: "ok",
+      };
     case PlayerAuth.OFFLINE:
     case PlayerAuth.INSECURE:
       return unverified(playerAuth === PlayerAuth.OFFLINE ? "Offline mode" : "Unverified proxy", signInAllowed);
@@ -32,7 +36,15 @@ export function playerTrust(playerAuth: PlayerAuth, signInAllowed: boolean): Pla
 /** A server that cannot prove who its players are: refused, unless the deployment allows it. */
 function unverified(mode: string, signInAllowed: boolean): PlayerTrust {
   if (signInAllowed) {
-    return { label: `${mode} — sign-in allowed for development`, detail: "Anyone can join under any name; this deployment allows sign-ins here anyway (ALLOW_INSECURE_GAME_SERVERS). Never in production.", tone: "dev" };
+    return {
+      label: `${mode} — sign-in allowed for development`,
+      detail: "Anyone can join under any name; this deployment allows sign-ins here anyway (ALLOW_INSECURE_GAME_SERVERS). Never in production.",
+      tone: "dev",
+    };
   }
-  return { label: `${mode} — sign-in refused`, detail: "Anyone can join under any name, so this server cannot prove who a player is: sign-ins here are refused in game.", tone: "refused" };
+  return {
+    label: `${mode} — sign-in refused`,
+    detail: "Anyone can join under any name, so this server cannot prove who a player is: sign-ins here are refused in game.",
+    tone: "refused",
+  };
 }

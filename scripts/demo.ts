@@ -221,7 +221,11 @@ function whyOutpostExited(stderr: string): string {
     const ours = ports.find((p) => p.port === inUse);
     return ours ? portTakenMessage(ours, "another program took it") : `port ${inUse} is in use (EADDRINUSE), as Outpost's configuration asks for it`;
   }
-  const said = stderr.trim().split("\n").filter((line) => line.startsWith("error: ")).pop();
+  const said = stderr
+    .trim()
+    .split("\n")
+    .filter((line) => line.startsWith("error: "))
+    .pop();
   return said ? said.slice("error: ".length) : "see its log";
 }
 
@@ -248,7 +252,14 @@ try {
 
   // 3. The example app.
   const app = spawn(process.execPath, [join(root, "examples/game-oauth-app/app.ts")], {
-    env: { ...process.env, OUTPOST_ISSUER: issuer, CLIENT_ID: client.client.clientId, CLIENT_SECRET: client.clientSecret, PORT: String(appPort), REDIRECT_URI: `${appUrl}/callback` },
+    env: {
+      ...process.env,
+      OUTPOST_ISSUER: issuer,
+      CLIENT_ID: client.client.clientId,
+      CLIENT_SECRET: client.clientSecret,
+      PORT: String(appPort),
+      REDIRECT_URI: `${appUrl}/callback`,
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   children.push(app);

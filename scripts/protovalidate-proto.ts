@@ -17,9 +17,7 @@ import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/vali
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const target = join(root, "proto/buf/validate/validate.proto");
-const version = JSON.parse(
-  readFileSync(join(root, "node_modules/@bufbuild/protovalidate/package.json"), "utf8"),
-).version as string;
+const version = JSON.parse(readFileSync(join(root, "node_modules/@bufbuild/protovalidate/package.json"), "utf8")).version as string;
 
 const scalarNames: Record<ScalarType, string> = {
   [ScalarType.DOUBLE]: "double",

@@ -22,7 +22,6 @@ export function createCore(deps: CoreDeps): Core {
     publicRoutes: createCoreRoutes(deps, { publicOnly: true }),
     interceptors,
     // Messages cross as objects, not protobuf bytes (core/transport.ts); same interceptors, same errors.
-    transport: (clientInterceptors = []) =>
-      createInProcessTransport(routes, { router: { interceptors }, transport: { interceptors: clientInterceptors } }),
+    transport: (clientInterceptors = []) => createInProcessTransport(routes, { router: { interceptors }, transport: { interceptors: clientInterceptors } }),
   };
 }

@@ -69,7 +69,10 @@ export async function openDatabase(config: Config, logger: Logger, mode: "serve"
   const started = performance.now();
   const embedded = await startEmbeddedPostgres({ dataDir, port: 0 });
   writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, url: embedded.url } satisfies Owner));
-  logger.info({ dataDir, origin: embedded.origin, ms: Math.round(performance.now() - started) }, "embedded PostgreSQL started (set DATABASE_URL to use a PostgreSQL server)");
+  logger.info(
+    { dataDir, origin: embedded.origin, ms: Math.round(performance.now() - started) },
+    "embedded PostgreSQL started (set DATABASE_URL to use a PostgreSQL server)",
+  );
   return {
     url: embedded.url,
     kind: "embedded",

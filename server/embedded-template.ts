@@ -26,7 +26,13 @@ export interface TemplateInfo {
 const skipped = new Set(["postmaster.pid"]);
 
 function octal(header: Buffer, offset: number, length: number): number {
-  return parseInt(header.toString("latin1", offset, offset + length).replace(/\0.*$/s, "").trim() || "0", 8);
+  return parseInt(
+    header
+      .toString("latin1", offset, offset + length)
+      .replace(/\0.*$/s, "")
+      .trim() || "0",
+    8,
+  );
 }
 
 function field(header: Buffer, offset: number, length: number): string {
@@ -39,7 +45,7 @@ function field(header: Buffer, offset: number, length: number): string {
  * trusts paths is a trap for the next archive it is handed.
  */
 export function extractTar(tar: Buffer, into: string): void {
-  for (let at = 0; at + 512 <= tar.length; ) {
+  for (let at = 0; at + 512 <= tar.length;) {
     const header = tar.subarray(at, at + 512);
     if (header.every((byte) => byte === 0)) break;
     const name = [field(header, 345, 155), field(header, 0, 100)].filter(Boolean).join("/").replace(/^\/+/, "");

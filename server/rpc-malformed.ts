@@ -37,7 +37,13 @@ function keeping(body: AsyncIterable<Uint8Array>, kept: Uint8Array[]): AsyncIter
 }
 
 /** The request's message bytes as the handler saw them, decompressed. */
-async function messageBytes(req: UniversalServerRequest, source: "body" | "query", kept: Uint8Array[], compressions: readonly Compression[], readMaxBytes: number): Promise<Uint8Array> {
+async function messageBytes(
+  req: UniversalServerRequest,
+  source: "body" | "query",
+  kept: Uint8Array[],
+  compressions: readonly Compression[],
+  readMaxBytes: number,
+): Promise<Uint8Array> {
   let bytes: Uint8Array;
   let encoding: string | null;
   if (source === "query") {

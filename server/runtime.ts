@@ -95,7 +95,10 @@ function coreConfig(config: Config, database: Database): CoreDeps["config"] {
   };
 }
 
-type CoreParts = Pick<CoreDeps, "orm" | "statements" | "clock" | "logger" | "rateLimits" | "passwords" | "signingKeys" | "agents" | "consoles" | "events" | "metrics" | "notifier">;
+type CoreParts = Pick<
+  CoreDeps,
+  "orm" | "statements" | "clock" | "logger" | "rateLimits" | "passwords" | "signingKeys" | "agents" | "consoles" | "events" | "metrics" | "notifier"
+>;
 
 /** Core's dependencies: the parts the runtime opened, and what is built from the KEK or per process. */
 function coreDepsOf(config: Config, database: Database, parts: CoreParts, keyEncryptionKey: () => KeyEncryptionKey): CoreDeps {

@@ -45,7 +45,10 @@ interface Parsed {
 
 function parseParams(input: StartInput, client: ClientRow): Parsed | { error: string; description: string } {
   // Only what the client may ask for (a subset of what the issuer offers, in its order).
-  const checked = checkAuthorizationParams(input, accountScopes.filter((s) => client.allowed_scopes.includes(s)));
+  const checked = checkAuthorizationParams(
+    input,
+    accountScopes.filter((s) => client.allowed_scopes.includes(s)),
+  );
   if ("error" in checked) return checked;
   const back = (error: string, description: string) => ({ error, description });
   if (!checked.scopes.includes("openid")) return back("invalid_scope", "scope must include openid");

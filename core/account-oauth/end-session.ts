@@ -77,12 +77,16 @@ export async function endSession(deps: Deps, em: EntityManager, input: EndSessio
   const ending = session && (hint ? hint.sub === session.user_id : input.confirmed) ? session : undefined;
   if (ending) {
     await em.transactional(async (tx) => {
-      recordActivity(tx, { kind: "account", userId: ending.user_id, email: ending.email }, {
-        action: "user.signed_out",
-        targetType: "session",
-        targetId: ending.id,
-        details: { via: "account_oauth.end_session", clientId: hint?.aud ?? input.clientId, ...(!hint && { confirmed: "true" }) },
-      });
+      recordActivity(
+        tx,
+        { kind: "account", userId: ending.user_id, email: ending.email },
+        {
+          action: "user.signed_out",
+          targetType: "session",
+          targetId: ending.id,
+          details: { via: "account_oauth.end_session", clientId: hint?.aud ?? input.clientId, ...(!hint && { confirmed: "true" }) },
+        },
+      );
       await tx.nativeDelete(Session, { id: ending.id });
     });
   }

@@ -10,10 +10,7 @@ import { clientAuthentication, type PresentedClient } from "../oauth/exchange-ch
 import { refreshCheckResults, type RefreshCheckParams } from "./refresh-checks.ts";
 
 /** Stores the first refresh token of a code's grant, when the client may still have one. */
-export async function insertFirstRefreshToken(
-  query: SqlRunner,
-  t: { id: string; tokenHash: string; codeId: string; expiresAt: Date; now: Date },
-): Promise<boolean> {
+export async function insertFirstRefreshToken(query: SqlRunner, t: { id: string; tokenHash: string; codeId: string; expiresAt: Date; now: Date }): Promise<boolean> {
   const stored = await query.run(
     sql`insert into account_refresh_tokens (id, token_hash, authorization_code_id, oauth_provider_client_id, user_id, scopes, auth_time, expires_at, created_at)
         select ${t.id}, ${t.tokenHash}, c.id, c.oauth_provider_client_id, c.user_id, c.scopes, c.auth_time, ${t.expiresAt}, ${t.now}

@@ -13,7 +13,16 @@ import type { CoreDeps } from "../deps.ts";
 import { hashSecret, issueSecret } from "../../contract/secrets.ts";
 import { recordActivity } from "../activity/record.ts";
 import type { ActivityAction } from "../activity/kinds.ts";
-import { accessTokenTtlSeconds, badClient, clientAuthenticated, credentialsPresent, presentedClient, signIdToken, type Exchanged, type ExchangeInput } from "../oauth/token-engine.ts";
+import {
+  accessTokenTtlSeconds,
+  badClient,
+  clientAuthenticated,
+  credentialsPresent,
+  presentedClient,
+  signIdToken,
+  type Exchanged,
+  type ExchangeInput,
+} from "../oauth/token-engine.ts";
 import { oauthFail } from "../oauth/oauth-failure.ts";
 import { accountScopes, accountTokenProfile, claimsOf } from "./tokens.ts";
 import { revokeFamily, rotateRefreshToken, type RefreshTokenRow, type RotateRow } from "./refresh-queries.ts";
@@ -40,7 +49,13 @@ function requestedScopes(scope: string): string[] | null | { unknown: string[] }
 type FamilyFacts = Pick<RefreshTokenRow, "authorization_code_id" | "public_client_id" | "client_name" | "user_id">;
 
 /** Revokes the family of a token that has leaked (used again, or by another client), recording it once. */
-export async function revokeFamilyOf(deps: Pick<CoreDeps, "statements">, em: EntityManager, row: FamilyFacts, now: Date, facts: { action: ActivityAction; presentedBy: string }) {
+export async function revokeFamilyOf(
+  deps: Pick<CoreDeps, "statements">,
+  em: EntityManager,
+  row: FamilyFacts,
+  now: Date,
+  facts: { action: ActivityAction; presentedBy: string },
+) {
   await em.transactional(async (tx) => {
     if (!(await revokeFamily(deps.statements.on(tx), row.authorization_code_id, now))) return;
     recordActivity(tx, "system", {

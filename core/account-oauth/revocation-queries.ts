@@ -54,17 +54,30 @@ export function accountRevocationProfile(config: Pick<CoreConfig, "accountIssuer
       const access = await findAccessToken(query, tokenHash);
       if (access) {
         return {
-          kind: "access_token", clientUuid: access.client_uuid, publicClientId: access.public_client_id, sub: access.user_id, scopes: access.scopes,
-          expiresAt: access.expires_at, createdAt: access.created_at, usable: access.usable, familyId: access.authorization_code_id,
+          kind: "access_token",
+          clientUuid: access.client_uuid,
+          publicClientId: access.public_client_id,
+          sub: access.user_id,
+          scopes: access.scopes,
+          expiresAt: access.expires_at,
+          createdAt: access.created_at,
+          usable: access.usable,
+          familyId: access.authorization_code_id,
         };
       }
       const refresh = await findRefreshToken(query, tokenHash);
       if (!refresh) return undefined;
       return {
-        kind: "refresh_token", clientUuid: refresh.client_uuid, publicClientId: refresh.public_client_id, sub: refresh.user_id, scopes: refresh.scopes,
-        expiresAt: refresh.expires_at, createdAt: refresh.created_at,
+        kind: "refresh_token",
+        clientUuid: refresh.client_uuid,
+        publicClientId: refresh.public_client_id,
+        sub: refresh.user_id,
+        scopes: refresh.scopes,
+        expiresAt: refresh.expires_at,
+        createdAt: refresh.created_at,
         usable: refresh.used_at === null && !refresh.family_revoked && !refresh.client_disabled,
-        familyId: refresh.authorization_code_id, clientName: refresh.client_name,
+        familyId: refresh.authorization_code_id,
+        clientName: refresh.client_name,
       };
     },
     async revoke(query, record, tokenHash, now) {

@@ -7,13 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { FilterQuery } from "@mikro-orm/core";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import {
-  AcknowledgementSchema,
-  ActivityEventSchema,
-  ActivityKind,
-  ActivitySeverity,
-  ActorSchema,
-} from "../../gen/outpost/activity/v1/activity_service_pb.js";
+import { AcknowledgementSchema, ActivityEventSchema, ActivityKind, ActivitySeverity, ActorSchema } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { ActivityEvent } from "../db/entities.ts";
 import { fieldFail } from "../errors.ts";
 import { likeLiteral } from "../sql.ts";

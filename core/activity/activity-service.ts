@@ -45,21 +45,21 @@ const listPlatformActivity: Impl["listPlatformActivity"] = async (req, ctx) => {
 const acknowledgeOrganizationActivityEvent =
   ({ clock }: Pick<CoreDeps, "clock">): Impl["acknowledgeOrganizationActivityEvent"] =>
   async (req, ctx) => {
-  const caller = requireUser(ctx);
-  const em = entityManager(ctx);
-  const access = await requireManager(em, caller, req.organizationSlug);
-  const event = await em.transactional(async (tx) => {
-    const found = await tx.findOne(ActivityEvent, { id: req.eventId, organizationId: access.organization.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-    if (!found) throw fail("not_found", "no such event in this organization's activity log");
-    if (!found.acknowledgedAt) {
-      found.acknowledgedAt = clock.now();
-      found.acknowledgedByUserId = caller.user.id;
-      found.acknowledgedByEmail = caller.user.email;
-    }
-    return found;
-  });
-  return create(AcknowledgeOrganizationActivityEventResponseSchema, { event: eventToProto(event) });
-};
+    const caller = requireUser(ctx);
+    const em = entityManager(ctx);
+    const access = await requireManager(em, caller, req.organizationSlug);
+    const event = await em.transactional(async (tx) => {
+      const found = await tx.findOne(ActivityEvent, { id: req.eventId, organizationId: access.organization.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      if (!found) throw fail("not_found", "no such event in this organization's activity log");
+      if (!found.acknowledgedAt) {
+        found.acknowledgedAt = clock.now();
+        found.acknowledgedByUserId = caller.user.id;
+        found.acknowledgedByEmail = caller.user.email;
+      }
+      return found;
+    });
+    return create(AcknowledgeOrganizationActivityEventResponseSchema, { event: eventToProto(event) });
+  };
 
 export function createActivityService(deps: Pick<CoreDeps, "clock">): ServiceImpl<typeof ActivityService> {
   return { listOrganizationActivity, listMyActivity, listPlatformActivity, acknowledgeOrganizationActivityEvent: acknowledgeOrganizationActivityEvent(deps) };

@@ -62,11 +62,7 @@ function requireAdmin(ctx: Parameters<AccountOAuthClientMethods["getAccountOAuth
 
 /** The client with this client_id, or not_found. `lock` takes its row for the transaction. */
 async function findClient(em: EntityManager, clientId: string, lock = false): Promise<AccountOAuthClient> {
-  const client = await em.findOne(
-    AccountOAuthClient,
-    { clientId },
-    lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {},
-  );
+  const client = await em.findOne(AccountOAuthClient, { clientId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {});
   if (!client) throw fail("not_found", "Account OAuth client not found");
   return client;
 }

@@ -67,10 +67,7 @@ function silenceWatch(connection: AgentConnection) {
     heard() {
       // Every message the agent sends starts the same timer again.
       if (silence) return void silence.refresh();
-      silence = setTimeout(
-        () => connection.end(new ConnectError(`the agent sent nothing for ${silenceLimitMs / 1000} seconds`, Code.DeadlineExceeded)),
-        silenceLimitMs,
-      );
+      silence = setTimeout(() => connection.end(new ConnectError(`the agent sent nothing for ${silenceLimitMs / 1000} seconds`, Code.DeadlineExceeded)), silenceLimitMs);
     },
     stop: () => clearTimeout(silence),
   };

@@ -152,8 +152,7 @@ export function createConsoleFeed(bus: Bus, timing = { announceEveryMs }): Conso
  */
 function watchElsewhere(bus: Bus, instance: string, serverId: string, listener: (event: ConsoleEvent) => void, announceEveryMs: number): { close(): void } {
   const watchId = randomUUID();
-  const announce = (recent: boolean) =>
-    void bus.publish(announceTopic(serverId), JSON.stringify({ from: instance, watch: watchId, recent } satisfies Announcement));
+  const announce = (recent: boolean) => void bus.publish(announceTopic(serverId), JSON.stringify({ from: instance, watch: watchId, recent } satisfies Announcement));
   const unsubscribe = bus.subscribe(outputTopic(serverId), (payload) => {
     const message = parseOutput(payload);
     // This instance's own messages reached its watchers directly.

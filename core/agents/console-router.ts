@@ -72,7 +72,8 @@ function parseResult(payload: string): RemoteResult | undefined {
     if (answer && typeof answer.success === "boolean" && Array.isArray(answer.output) && answer.output.every((l) => typeof l === "string")) {
       return { answer: { success: answer.success, output: answer.output, error: typeof answer.error === "string" ? answer.error : "" } };
     }
-    if (typeof value.unanswered === "string" && outcomes.has(value.unanswered)) return { unanswered: value.unanswered as ConsoleUnanswered["outcome"], sent: value.sent !== false };
+    if (typeof value.unanswered === "string" && outcomes.has(value.unanswered))
+      return { unanswered: value.unanswered as ConsoleUnanswered["outcome"], sent: value.sent !== false };
   } catch {
     // Not ours, or damaged: as if nothing came.
   }

@@ -31,13 +31,7 @@ export function distinctPlayers(players: readonly OnlinePlayer[]): OnlinePlayer[
  * server: those gone are deleted, those new start `since` now, those who stay keep theirs (and
  * take their current name). Returns false, changing nothing, when another stream holds it.
  */
-export async function replacePlayers(
-  em: EntityManager,
-  serverId: string,
-  connectionId: string,
-  players: readonly OnlinePlayer[],
-  now: Date,
-): Promise<boolean> {
+export async function replacePlayers(em: EntityManager, serverId: string, connectionId: string, players: readonly OnlinePlayer[], now: Date): Promise<boolean> {
   const list = distinctPlayers(players);
   return em.fork().transactional(async (tx) => {
     const query = inTransaction(tx);

@@ -145,9 +145,7 @@ export async function sweepPresence(em: EntityManager, now: Date): Promise<numbe
 export function startPresenceSweep(deps: { orm: Orm; clock: Clock; logger: Logger }): { stop(): Promise<void> } {
   let sweeping: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    sweeping = sweepPresence(deps.orm.em, deps.clock.now()).catch((error) =>
-      deps.logger.error({ err: error }, "sweeping agent presence failed"),
-    );
+    sweeping = sweepPresence(deps.orm.em, deps.clock.now()).catch((error) => deps.logger.error({ err: error }, "sweeping agent presence failed"));
   }, sweepEveryMs).unref();
   return {
     async stop() {

@@ -20,7 +20,10 @@ import { frozenError, requireNotFrozen, serverFreeze } from "../servers/frozen.t
 export type Outgoing = MessageInitShape<typeof ConnectResponseSchema>;
 type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequest["message"], { case: C }>["value"];
 
-export type AgentStreamDeps = Pick<CoreDeps, "clock" | "logger" | "agents" | "consoles" | "rateLimits" | "loginVerifier" | "config" | "metrics" | "statements" | "orm" | "activity">;
+export type AgentStreamDeps = Pick<
+  CoreDeps,
+  "clock" | "logger" | "agents" | "consoles" | "rateLimits" | "loginVerifier" | "config" | "metrics" | "statements" | "orm" | "activity"
+>;
 
 /** What the handlers share with the stream that reads the messages. */
 export interface StreamSession {
@@ -38,9 +41,7 @@ export interface StreamSession {
   detach?: () => void;
 }
 
-const playerAuthNames: Partial<Record<PlayerAuth, string>> = Object.fromEntries(
-  Object.entries(playerAuthModes).map(([name, mode]) => [mode, name]),
-);
+const playerAuthNames: Partial<Record<PlayerAuth, string>> = Object.fromEntries(Object.entries(playerAuthModes).map(([name, mode]) => [mode, name]));
 
 export const revoked = () => fail("unauthenticated", "the agent key no longer works: it was regenerated, or the server was deleted");
 

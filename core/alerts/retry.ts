@@ -19,7 +19,13 @@ export const defaultRetryPolicy: RetryPolicy = { baseDelayMs: 30_000, maxDelayMs
 export type Verdict = { status: "delivered"; at: Date } | { status: "pending"; at: Date } | { status: "failed"; at: Date } | { status: "refused"; at: Date };
 
 /** What becomes of a delivery after attempt number `attempt` (1 for the first) ended with `outcome`. */
-export function verdict(policy: RetryPolicy, outcome: Pick<DeliveryOutcome, "ok" | "retryable" | "retryAfterSeconds" | "refused">, attempt: number, createdAt: Date, now: Date): Verdict {
+export function verdict(
+  policy: RetryPolicy,
+  outcome: Pick<DeliveryOutcome, "ok" | "retryable" | "retryAfterSeconds" | "refused">,
+  attempt: number,
+  createdAt: Date,
+  now: Date,
+): Verdict {
   if (outcome.ok) return { status: "delivered", at: now };
   if (outcome.refused) return { status: "refused", at: now };
   if (!outcome.retryable) return { status: "failed", at: now };

@@ -7,10 +7,7 @@ import type { Clock } from "../deps.ts";
 const dayMs = 86_400_000;
 
 /** A key request's expiry (validation has checked it): in so many days, at a date, or never (null). */
-export type ApiKeyExpiry =
-  | { case: "expiresInDays"; value: number }
-  | { case: "expiresAt"; value: Timestamp }
-  | { case: undefined; value?: undefined };
+export type ApiKeyExpiry = { case: "expiresInDays"; value: number } | { case: "expiresAt"; value: Timestamp } | { case: undefined; value?: undefined };
 
 export function apiKeyExpiresAt(expiry: ApiKeyExpiry, clock: Clock): Date | null {
   if (expiry.case === "expiresInDays") return new Date(clock.now().getTime() + expiry.value * dayMs);

@@ -53,7 +53,12 @@ export interface CredentialLookup {
  * with a limit, which keeps it a lookup by the hash's unique index per lookup whatever the table's
  * size (a join could be planned as a scan of the whole table).
  */
-async function findCredentials<T>(query: SqlRunner, credential: Sql, decode: Decode<T>, lookups: readonly CredentialLookup[]): Promise<Array<(T & WithServerAccess) | undefined>> {
+async function findCredentials<T>(
+  query: SqlRunner,
+  credential: Sql,
+  decode: Decode<T>,
+  lookups: readonly CredentialLookup[],
+): Promise<Array<(T & WithServerAccess) | undefined>> {
   const lookupsJson = JSON.stringify(lookups.map(({ hash, serverId }, n) => ({ n, hash, server_id: serverId ?? null })));
   const rows = await query.rows(
     sql`select q.n, c.*, (select row_to_json(a) from (${serverAccess(sql`c.user_id`, sql`q.server_id`)}) a) as server_access

@@ -31,11 +31,7 @@ export function createConsentMethods({ clock, statements }: Pick<CoreDeps, "cloc
   return {
     async listConsents(_req, ctx) {
       const caller = requireUser(ctx);
-      const consents = await entityManager(ctx).find(
-        AccountConsent,
-        { user: caller.user.id },
-        { populate: ["client"], orderBy: { updatedAt: "desc", id: "asc" } },
-      );
+      const consents = await entityManager(ctx).find(AccountConsent, { user: caller.user.id }, { populate: ["client"], orderBy: { updatedAt: "desc", id: "asc" } });
       return create(ListConsentsResponseSchema, { consents: consents.map(consentToProto) });
     },
 
@@ -43,11 +39,7 @@ export function createConsentMethods({ clock, statements }: Pick<CoreDeps, "cloc
       const caller = requireUser(ctx);
       await entityManager(ctx).transactional(async (tx) => {
         // An unknown app and an app the caller never consented to get the same answer.
-        const consent = await tx.findOne(
-          AccountConsent,
-          { user: caller.user.id, client: { clientId: req.clientId } },
-          { populate: ["client"], refresh: true },
-        );
+        const consent = await tx.findOne(AccountConsent, { user: caller.user.id, client: { clientId: req.clientId } }, { populate: ["client"], refresh: true });
         const notFound = () => fail("not_found", "no consent for this app");
         if (!consent) throw notFound();
         // Deleted by id and counted, so of two revokes at once only one succeeds and records it.

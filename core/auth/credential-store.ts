@@ -166,19 +166,22 @@ export async function touchApiKey(query: SqlRunner, key: { id: string; lastUsedA
  */
 function gathered<T>(find: (lookups: readonly CredentialLookup[]) => Promise<Array<T | undefined>>, stallMs: number) {
   const key = (l: CredentialLookup) => `${l.hash}\u0000${l.serverId ?? ""}`;
-  const gatherer = createGatherer<CredentialLookup, T | undefined>(async (lookups) => {
-    const distinct = new Map<string, number>();
-    const asked: CredentialLookup[] = [];
-    // Each lookup's position among the distinct ones asked.
-    const at = lookups.map((lookup) => {
-      const k = key(lookup);
-      let i = distinct.get(k);
-      if (i === undefined) distinct.set(k, (i = asked.push(lookup) - 1));
-      return i;
-    });
-    const rows = await find(asked);
-    return at.map((i) => rows[i]);
-  }, { maxBatch, stallMs });
+  const gatherer = createGatherer<CredentialLookup, T | undefined>(
+    async (lookups) => {
+      const distinct = new Map<string, number>();
+      const asked: CredentialLookup[] = [];
+      // Each lookup's position among the distinct ones asked.
+      const at = lookups.map((lookup) => {
+        const k = key(lookup);
+        let i = distinct.get(k);
+        if (i === undefined) distinct.set(k, (i = asked.push(lookup) - 1));
+        return i;
+      });
+      const rows = await find(asked);
+      return at.map((i) => rows[i]);
+    },
+    { maxBatch, stallMs },
+  );
   // The statement is several calls', so it has no span of its own in a trace (core/gather.ts); each
   // call's trace shows how long it waited for its lookup instead.
   const tracer = trace.getTracer("outpost.db");

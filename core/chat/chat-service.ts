@@ -94,14 +94,20 @@ function storeQuestion(deps: CoreDeps, ctx: HandlerContext, caller: UserCaller, 
     if (!deps.config.assistantModel) throw notConfigured();
     let conversation: ConversationRow | undefined;
     if (req.conversationId) {
-      if (req.serverId !== undefined) throw fieldFail([{ field: "server_id", message: "a conversation stays about the server it started with; leave server_id out when continuing one" }]);
+      if (req.serverId !== undefined)
+        throw fieldFail([{ field: "server_id", message: "a conversation stays about the server it started with; leave server_id out when continuing one" }]);
       conversation = await findConversation(db.query, { organizationId: access.organization.id, userId: caller.user.id, conversationId: req.conversationId }, true);
       if (!conversation) throw fail("not_found", "conversation not found");
       if (await pendingToolMessage(db.query, conversation.id)) return { waiting: { access, conversation } };
     } else {
       let serverId: string | null = null;
       if (req.serverId) {
-        const onServer = await requireServer(db, caller, { serverId: req.serverId, organizationId: access.organization.id }, { action: "view", now: deps.clock.now(), plans: deps.config.plans });
+        const onServer = await requireServer(
+          db,
+          caller,
+          { serverId: req.serverId, organizationId: access.organization.id },
+          { action: "view", now: deps.clock.now(), plans: deps.config.plans },
+        );
         serverId = onServer.server.id;
       }
       conversation = await insertConversation(db.query, { organizationId: access.organization.id, serverId, userId: caller.user.id, title: titleOf(req.content) });
@@ -117,7 +123,8 @@ function storeQuestion(deps: CoreDeps, ctx: HandlerContext, caller: UserCaller, 
 async function ask(deps: CoreDeps, ctx: HandlerContext, req: Ask, emit: Emit): Promise<void> {
   const caller = requireUser(ctx);
   let result = await storeQuestion(deps, ctx, caller, req);
-  if (result.waiting && (await endExpiredWait({ deps, ctx, caller, ...result.waiting, slug: req.organizationSlug }))) result = await storeQuestion(deps, ctx, caller, req);
+  if (result.waiting && (await endExpiredWait({ deps, ctx, caller, ...result.waiting, slug: req.organizationSlug })))
+    result = await storeQuestion(deps, ctx, caller, req);
   if (result.waiting) throw fail("failed_precondition", "a tool call waits for your confirmation in this conversation: allow or deny it first");
   const stored = result.stored!;
   emit({ event: { case: "started", value: { conversation: conversationToProto(stored.conversation), userMessage: messageToProto(stored.question) } } });
@@ -135,7 +142,11 @@ async function ask(deps: CoreDeps, ctx: HandlerContext, req: Ask, emit: Emit): P
  * against the day's questions: the count is given back. Once the model answered something (a tool
  * call, text), the question counted.
  */
-async function giveBackUnanswered(deps: CoreDeps, ctx: HandlerContext, stored: { access: { organization: { id: string } }; conversation: ConversationRow; question: { seq: number }; day: string }): Promise<void> {
+async function giveBackUnanswered(
+  deps: CoreDeps,
+  ctx: HandlerContext,
+  stored: { access: { organization: { id: string } }; conversation: ConversationRow; question: { seq: number }; day: string },
+): Promise<void> {
   const query = deps.statements.on(entityManager(ctx));
   const after = (await listMessages(query, stored.conversation.id)).filter((m) => m.seq > stored.question.seq);
   if (!after.some((m) => m.role === "assistant")) await releaseUsage(query, stored.access.organization.id, stored.day, "queries", 1);
@@ -213,10 +224,12 @@ async function* eventsOf(run: (emit: Emit) => Promise<void>): AsyncGenerator<Cha
     queue.push(event);
     waker.wake();
   };
-  void run(emit).then(
-    () => (finished = true),
-    (error: unknown) => ((failure = error), (finished = true)),
-  ).finally(() => waker.wake());
+  void run(emit)
+    .then(
+      () => (finished = true),
+      (error: unknown) => ((failure = error), (finished = true)),
+    )
+    .finally(() => waker.wake());
   for (;;) {
     if (queue.length) {
       yield create(ChatEventSchema, queue.shift()!);

@@ -65,10 +65,12 @@ function count(args: Record<string, unknown>, name: string, fallback: number, ma
 function serverOf(args: Record<string, unknown>, scope: string | null): string {
   const named = args.server_id;
   if (scope) {
-    if (named !== undefined && named !== scope) throw fail("invalid_argument", "server_id: this conversation is about one server only; use its id or leave server_id out");
+    if (named !== undefined && named !== scope)
+      throw fail("invalid_argument", "server_id: this conversation is about one server only; use its id or leave server_id out");
     return scope;
   }
-  if (typeof named !== "string" || !isUuid(named)) throw fail("invalid_argument", "server_id: the id of one of the organization's servers is needed (servers_list gives them)");
+  if (typeof named !== "string" || !isUuid(named))
+    throw fail("invalid_argument", "server_id: the id of one of the organization's servers is needed (servers_list gives them)");
   return named.toLowerCase();
 }
 
@@ -79,14 +81,23 @@ const catalogue: ChatTool[] = [
     name: "knowledge_search",
     gateTool: "knowledge.search",
     description: "Full-text search of the organization's knowledge base (notes and runbooks). Returns the best matches with snippets.",
-    parameters: { type: "object", properties: { query: { type: "string", description: "Words to look for" }, limit: { type: "integer", minimum: 1, maximum: 10 } }, required: ["query"] },
+    parameters: {
+      type: "object",
+      properties: { query: { type: "string", description: "Words to look for" }, limit: { type: "integer", minimum: 1, maximum: 10 } },
+      required: ["query"],
+    },
     parse: (args) => {
       const query = text(args, "query", 500);
       return { summary: query, input: { query, limit: count(args, "limit", 5, 10) } };
     },
     async run(env, call) {
       const visible = await visibleServerIds(env.db.query, env.caller, env.access, env.deps.clock.now());
-      const hits = await searchNotes(env.db.query, { organizationId: env.access.organization.id, visible, text: String(call.input.query), limit: Number(call.input.limit) });
+      const hits = await searchNotes(env.db.query, {
+        organizationId: env.access.organization.id,
+        visible,
+        text: String(call.input.query),
+        limit: Number(call.input.limit),
+      });
       return {
         notes: hits.map((h) => ({ note_id: h.id, title: h.title, tags: h.tags, server_id: h.server_id, snippet: h.snippet.map((s) => s.text).join("") })),
       };
@@ -128,7 +139,12 @@ const catalogue: ChatTool[] = [
     parameters: { type: "object", properties: { ...serverParam } },
     parse: (args, scope) => ({ serverId: serverOf(args, scope), summary: "", input: {} }),
     async run(env, call) {
-      const { server } = await requireServer(env.db, env.caller, { serverId: call.serverId!, organizationId: env.access.organization.id }, { action: "view", now: env.deps.clock.now(), plans: env.deps.config.plans });
+      const { server } = await requireServer(
+        env.db,
+        env.caller,
+        { serverId: call.serverId!, organizationId: env.access.organization.id },
+        { action: "view", now: env.deps.clock.now(), plans: env.deps.config.plans },
+      );
       const players = isOnline(server, env.deps.clock.now()) ? await storedPlayers(env.db.query, server.id) : [];
       return { server: server.name, players: players.slice(0, 200).map((p) => ({ name: p.name, uuid: p.uuid })) };
     },
@@ -144,7 +160,12 @@ const catalogue: ChatTool[] = [
     },
     async run(env, call) {
       // Reading a console is an acting call: it spends one of a grant's uses, as opening the live console does.
-      const { server } = await requireServer(env.db, env.caller, { serverId: call.serverId!, organizationId: env.access.organization.id }, { action: "console_read", now: env.deps.clock.now(), plans: env.deps.config.plans });
+      const { server } = await requireServer(
+        env.db,
+        env.caller,
+        { serverId: call.serverId!, organizationId: env.access.organization.id },
+        { action: "console_read", now: env.deps.clock.now(), plans: env.deps.config.plans },
+      );
       if (!isOnline(server, env.deps.clock.now()) || !server.agentConnectionId) return { server: server.name, online: false, lines: [] };
       const holder = env.deps.agents.holding(server.agentConnectionId);
       if (!holder) return { server: server.name, online: true, lines: [], note: "the recent output is kept by another Outpost instance and cannot be read from here" };
@@ -154,15 +175,23 @@ const catalogue: ChatTool[] = [
   {
     name: "console_command",
     gateTool: "console.command",
-    description: "Runs one command on a server's console (e.g. \"list\", \"say hello\"). The user confirms each command before it runs.",
-    parameters: { type: "object", properties: { ...serverParam, command: { type: "string", description: "The command, without a leading slash" } }, required: ["command"] },
+    description: 'Runs one command on a server\'s console (e.g. "list", "say hello"). The user confirms each command before it runs.',
+    parameters: {
+      type: "object",
+      properties: { ...serverParam, command: { type: "string", description: "The command, without a leading slash" } },
+      required: ["command"],
+    },
     parse: (args, scope) => {
       const typed = text(args, "command", 1000);
       // What the console receives: the summary a person confirms is exactly what runs.
       return { serverId: serverOf(args, scope), summary: consoleCommandText(typed), input: { command: typed } };
     },
     async run(env, call) {
-      const answer = await executeConsoleCommand(env.deps, create(ExecuteConsoleCommandRequestSchema, { serverId: call.serverId!, command: String(call.input.command) }), env.ctx);
+      const answer = await executeConsoleCommand(
+        env.deps,
+        create(ExecuteConsoleCommandRequestSchema, { serverId: call.serverId!, command: String(call.input.command) }),
+        env.ctx,
+      );
       return { command: call.summary, success: answer.success, output: answer.output.slice(-100), ...(answer.error ? { error: answer.error } : {}) };
     },
   },

@@ -46,7 +46,11 @@ const conversationColumns = sql`id, organization_id, server_id, user_id, title, 
 const messageColumns = sql`id, conversation_id, seq, role, content, tool_calls, tool_call_id, tool_name, tool_status, created_at`;
 
 /** The caller's conversation in the organization, optionally locked for the transaction. */
-export function findConversation(query: SqlRunner, ids: { organizationId: string; userId: string; conversationId: string }, lock = false): Promise<ConversationRow | undefined> {
+export function findConversation(
+  query: SqlRunner,
+  ids: { organizationId: string; userId: string; conversationId: string },
+  lock = false,
+): Promise<ConversationRow | undefined> {
   return query.one(
     sql`select ${conversationColumns} from chat_conversations
          where id = ${ids.conversationId} and organization_id = ${ids.organizationId} and user_id = ${ids.userId} ${lock ? sql`for update` : empty}`,
@@ -54,7 +58,10 @@ export function findConversation(query: SqlRunner, ids: { organizationId: string
   );
 }
 
-export async function insertConversation(query: SqlRunner, c: { organizationId: string; serverId: string | null; userId: string; title: string }): Promise<ConversationRow> {
+export async function insertConversation(
+  query: SqlRunner,
+  c: { organizationId: string; serverId: string | null; userId: string; title: string },
+): Promise<ConversationRow> {
   const inserted = await query.one(
     sql`insert into chat_conversations (id, organization_id, server_id, user_id, title, created_at, updated_at)
         values (${randomUUID()}, ${c.organizationId}, ${c.serverId}, ${c.userId}, ${c.title}, now(), now()) returning ${conversationColumns}`,
@@ -79,7 +86,9 @@ export function listConversations(
 }
 
 export async function deleteConversation(query: SqlRunner, ids: { organizationId: string; userId: string; conversationId: string }): Promise<boolean> {
-  const deleted = await query.run(sql`delete from chat_conversations where id = ${ids.conversationId} and organization_id = ${ids.organizationId} and user_id = ${ids.userId}`);
+  const deleted = await query.run(
+    sql`delete from chat_conversations where id = ${ids.conversationId} and organization_id = ${ids.organizationId} and user_id = ${ids.userId}`,
+  );
   return deleted === 1;
 }
 
@@ -113,7 +122,10 @@ export async function appendMessage(query: SqlRunner, conversationId: string, m:
 
 /** The tool message waiting for confirmation, if any. */
 export function pendingToolMessage(query: SqlRunner, conversationId: string): Promise<MessageRow | undefined> {
-  return query.one(sql`select ${messageColumns} from chat_messages where conversation_id = ${conversationId} and tool_status = 'pending' order by seq limit 1`, messageRow);
+  return query.one(
+    sql`select ${messageColumns} from chat_messages where conversation_id = ${conversationId} and tool_status = 'pending' order by seq limit 1`,
+    messageRow,
+  );
 }
 
 /**
@@ -127,7 +139,10 @@ export async function expiredWait(query: SqlRunner, conversationId: string, hash
     row({ tool_call_id: text, execution_token: text }),
   );
   if (!waiting) return undefined;
-  const action = await query.one(sql`select expires_at <= now() as expired from ocelot_tool_actions where token_hash = ${hash(waiting.execution_token)}`, row({ expired: bool }));
+  const action = await query.one(
+    sql`select expires_at <= now() as expired from ocelot_tool_actions where token_hash = ${hash(waiting.execution_token)}`,
+    row({ expired: bool }),
+  );
   return !action || action.expired ? waiting.tool_call_id : undefined;
 }
 
@@ -150,7 +165,6 @@ export async function claimPending(query: SqlRunner, conversationId: string, too
   const { token, ...message } = claimed;
   return { row: message, token };
 }
-
 
 /** Settles a tool message: its result and status. */
 export async function settleToolMessage(query: SqlRunner, id: string, status: ToolStatus, content: string): Promise<MessageRow> {

@@ -85,7 +85,8 @@ export async function askModel(
     return await readStream(res.body, onDelta, arm);
   } catch (error) {
     // What the endpoint says goes to members: never with the operator's key in it, if it echoes it.
-    if (error instanceof DomainError) throw model.apiKey && error.message.includes(model.apiKey) ? new DomainError(error.reason, error.message.replaceAll(model.apiKey, "[the API key]")) : error;
+    if (error instanceof DomainError)
+      throw model.apiKey && error.message.includes(model.apiKey) ? new DomainError(error.reason, error.message.replaceAll(model.apiKey, "[the API key]")) : error;
     if (signal?.aborted) throw fail("cancelled", "the caller went away");
     if (timedOut) throw unavailable(timedOut);
     throw unavailable(`the assistant's model could not be reached (${describe(error)})`);

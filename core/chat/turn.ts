@@ -62,7 +62,13 @@ export async function inConversation<T>(env: TurnEnv, work: (db: Db) => Promise<
 
 /** Gives a call's token, and its quota, back without running it; a token the gate ended already is left as it is. */
 export async function releaseToken(env: Pick<TurnEnv, "deps" | "ctx" | "caller" | "slug">, gateTool: string, token: string): Promise<void> {
-  await applyTokenStep(entityManager(env.ctx), env.deps.statements, env.caller, { organizationSlug: env.slug, executionToken: token }, { kind: "release", tool: gateTool }).catch(() => {});
+  await applyTokenStep(
+    entityManager(env.ctx),
+    env.deps.statements,
+    env.caller,
+    { organizationSlug: env.slug, executionToken: token },
+    { kind: "release", tool: gateTool },
+  ).catch(() => {});
 }
 
 export const append = (env: TurnEnv, m: NewMessage) => inConversation(env, (db) => appendMessage(db.query, env.conversation.id, m));
@@ -92,7 +98,7 @@ export async function continueTurn(env: TurnEnv, emit: Emit): Promise<void> {
   const model = env.deps.config.assistantModel;
   if (!model) throw notConfigured();
   const db = env.deps.statements.db(entityManager(env.ctx));
-  for (let calls = 0; ; ) {
+  for (let calls = 0; ;) {
     const history = await listMessages(db.query, env.conversation.id);
     const last = [...history].reverse().find((m) => m.role === "assistant");
     const answered = new Set(history.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
@@ -122,7 +128,8 @@ export async function continueTurn(env: TurnEnv, emit: Emit): Promise<void> {
     answer.toolCalls = uniqueCallIds(answer.toolCalls, history);
     const stored = await append(env, { role: "assistant", content: answer.content, toolCalls: answer.toolCalls.length ? answer.toolCalls : undefined });
     emit({ event: { case: "assistantMessage", value: messageToProto(stored) } });
-    for (const call of answer.toolCalls) emit({ event: { case: "toolCallStarted", value: { id: call.id, name: call.function.name, arguments: call.function.arguments } } });
+    for (const call of answer.toolCalls)
+      emit({ event: { case: "toolCallStarted", value: { id: call.id, name: call.function.name, arguments: call.function.arguments } } });
     if (!answer.toolCalls.length) {
       emit({ event: { case: "done", value: TurnStatus.COMPLETED } });
       return;
@@ -184,7 +191,14 @@ async function handleCall(env: TurnEnv, call: ModelToolCall, overLimit: boolean,
     if (!(error instanceof DomainError)) throw error;
     await refuse(error.message);
     if (error.reason === "emergency_stop") {
-      for (const other of rest) await append(env, { role: "tool", toolCallId: other.id, toolName: other.function.name, toolStatus: "refused", content: resultContent("refused", "not run: the emergency stop is on") });
+      for (const other of rest)
+        await append(env, {
+          role: "tool",
+          toolCallId: other.id,
+          toolName: other.function.name,
+          toolStatus: "refused",
+          content: resultContent("refused", "not run: the emergency stop is on"),
+        });
       throw error;
     }
     return undefined;

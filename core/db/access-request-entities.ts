@@ -7,7 +7,10 @@ export const AccessRequest = defineEntity({
   name: "AccessRequest",
   tableName: "access_requests",
   properties: {
-    id: p.uuid().primary().onCreate(() => randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => randomUUID()),
     organization: () => p.manyToOne(Organization).deleteRule("cascade"),
     server: () => p.manyToOne(Server).deleteRule("cascade"),
     user: () => p.manyToOne(User).deleteRule("cascade"),

@@ -11,7 +11,10 @@ export const AccountOAuthClient = defineEntity({
   name: "AccountOAuthClient",
   tableName: "oauth_provider_clients",
   properties: {
-    id: p.uuid().primary().onCreate(() => randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => randomUUID()),
     /** The public "oac_…" identifier, by which the issuer finds the client. */
     clientId: p.string().length(32).unique(),
     name: p.string().length(80),
@@ -43,7 +46,10 @@ export const AccountConsent = defineEntity({
   name: "AccountConsent",
   tableName: "account_consents",
   properties: {
-    id: p.uuid().primary().onCreate(() => randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => randomUUID()),
     user: () => p.manyToOne(User).deleteRule("cascade"),
     client: () => p.manyToOne(AccountOAuthClient).deleteRule("cascade").fieldName("oauth_provider_client_id").index(),
     scopes: p.json<string[]>(),

@@ -11,7 +11,10 @@ export const AlertRule = defineEntity({
   name: "AlertRule",
   tableName: "alert_rules",
   properties: {
-    id: p.uuid().primary().onCreate(() => randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => randomUUID()),
     organization: () => p.manyToOne(Organization).deleteRule("cascade"),
     name: p.string().length(80),
     enabled: p.boolean().default(true),

@@ -26,12 +26,7 @@ export interface DatabaseClock extends Clock {
 }
 
 /** `query`: statements outside any transaction (the pool's), on which the database's time is read. */
-export async function createDatabaseClock(
-  query: SqlRunner,
-  local: Clock,
-  logger: Logger,
-  options: { resync: boolean } = { resync: true },
-): Promise<DatabaseClock> {
+export async function createDatabaseClock(query: SqlRunner, local: Clock, logger: Logger, options: { resync: boolean } = { resync: true }): Promise<DatabaseClock> {
   let offset = 0;
   let measured = false;
   let warned = false;

@@ -5,7 +5,11 @@
 import { randomUUID } from "node:crypto";
 import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
 
-const id = () => p.uuid().primary().onCreate(() => randomUUID());
+const id = () =>
+  p
+    .uuid()
+    .primary()
+    .onCreate(() => randomUUID());
 const createdAt = () => p.datetime().onCreate(() => new Date());
 /** An activity event's time: when the database wrote it, to the millisecond (what page cursors carry). */
 const activityCreatedAtDefault = "date_trunc('milliseconds', clock_timestamp())";

@@ -7,7 +7,10 @@ export const GameOAuthClient = defineEntity({
   name: "GameOAuthClient",
   tableName: "game_oauth_clients",
   properties: {
-    id: p.uuid().primary().onCreate(() => randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => randomUUID()),
     organization: () => p.manyToOne(Organization).deleteRule("cascade").index(),
     /** The public "ogc_…" identifier, by which the issuer finds the client. */
     clientId: p.string().length(32).unique(),

@@ -10,7 +10,11 @@ import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
 import { Organization, Server } from "./entities.ts";
 import { GameOAuthClient } from "./game-oauth-entities.ts";
 
-const id = () => p.uuid().primary().onCreate(() => randomUUID());
+const id = () =>
+  p
+    .uuid()
+    .primary()
+    .onCreate(() => randomUUID());
 const createdAt = () => p.datetime().onCreate(() => new Date());
 
 /** A hosted sign-in session: 10 minutes waiting for `/outpost login <code>`. */

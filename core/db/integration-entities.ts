@@ -15,7 +15,10 @@ export const Integration = defineEntity({
   name: "Integration",
   tableName: "integrations",
   properties: {
-    id: p.uuid().primary().onCreate(() => randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => randomUUID()),
     organization: () => p.manyToOne(Organization).deleteRule("cascade").index(),
     kind: p.string().length(16).$type<IntegrationKindName>(),
     name: p.string().length(80),

@@ -7,7 +7,10 @@ export const Invitation = defineEntity({
   name: "Invitation",
   tableName: "invitations",
   properties: {
-    id: p.uuid().primary().onCreate(() => randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => randomUUID()),
     organization: () => p.manyToOne(Organization).deleteRule("cascade"),
     /** Lower-cased, as users' emails are: only the account with this email may accept. */
     email: p.string().length(254),

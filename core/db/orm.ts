@@ -33,7 +33,17 @@ export async function createOrm(options: DatabaseOptions): Promise<Orm> {
   const schema = options.schema;
   return MikroORM.init({
     clientUrl: options.url,
-    entities: [...accountEntities, ...gameOAuthEntities, ...gameOAuthFlowEntities, ...signingKeyEntities, ...accountOAuthEntities, ...integrationEntities, ...alertEntities, ...accessRequestEntities, ...invitationEntities],
+    entities: [
+      ...accountEntities,
+      ...gameOAuthEntities,
+      ...gameOAuthFlowEntities,
+      ...signingKeyEntities,
+      ...accountOAuthEntities,
+      ...integrationEntities,
+      ...alertEntities,
+      ...accessRequestEntities,
+      ...invitationEntities,
+    ],
     schema,
     pool: { min: 0, max: options.poolSize },
     driverOptions: {

@@ -27,7 +27,10 @@ export const SigningKey = defineEntity({
   name: "SigningKey",
   tableName: "signing_keys",
   properties: {
-    id: p.uuid().primary().onCreate(() => randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => randomUUID()),
     issuer: p.string().length(16).$type<Issuer>(),
     /** The RFC 7638 thumbprint of the public key. */
     kid: p.string().length(64).unique(),

@@ -97,7 +97,9 @@ export function createStatements(named: boolean, warn: (message: string) => void
     stop(code) {
       if (!named) return;
       named = false;
-      warn(`the database answered a named prepared statement with ${code}: its connections share a session (a pooler, or the embedded database by URL), so statements run unnamed from now on`);
+      warn(
+        `the database answered a named prepared statement with ${code}: its connections share a session (a pooler, or the embedded database by URL), so statements run unnamed from now on`,
+      );
     },
   };
   const statements: Statements = {

@@ -68,8 +68,14 @@ export async function completeSignIn(
       targetId: session.clientId,
       serverId: server.id,
       details: {
-        clientId: session.clientId, clientName: session.clientName, serverId: server.id, serverName: server.name,
-        playerName, playerUuid: player.uuid, confirmedInGame: "true", ...insecureServerDetails(who),
+        clientId: session.clientId,
+        clientName: session.clientName,
+        serverId: server.id,
+        serverName: server.name,
+        playerName,
+        playerUuid: player.uuid,
+        confirmedInGame: "true",
+        ...insecureServerDetails(who),
       },
     });
     return true;

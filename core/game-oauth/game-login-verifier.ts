@@ -12,14 +12,7 @@ import { completeSignIn } from "./complete-sign-in.ts";
 import { redirectHostOf } from "./hosted-sessions.ts";
 import { appNameShown } from "./shown-text.ts";
 import { appOfSignInCompletedBy, sessionByLoginCode, sessionClaimedBy, type VerifiedSessionRow } from "./sign-in-queries.ts";
-import {
-  cancelledMessage,
-  confirmationMessage,
-  noSignInMessage,
-  nothingToConfirmMessage,
-  type LoginVerdict,
-  type LoginVerifier,
-} from "./login-verifier.ts";
+import { cancelledMessage, confirmationMessage, noSignInMessage, nothingToConfirmMessage, type LoginVerdict, type LoginVerifier } from "./login-verifier.ts";
 import type { SqlRunner } from "../db/sql.ts";
 
 export type GameLoginVerifierDeps = Pick<CoreDeps, "orm" | "clock" | "config" | "events" | "logger" | "loginCodes" | "metrics" | "statements">;

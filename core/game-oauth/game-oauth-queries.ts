@@ -129,9 +129,7 @@ export async function insertHostedSession(query: SqlRunner, s: NewHostedSession)
 
 /** A pending session that holds this login code past its expiry gives it up. */
 export async function expireHeldLoginCode(query: SqlRunner, loginCodeHash: string, now: Date): Promise<void> {
-  await query.run(
-    sql`update hosted_authorizations set status = 'expired' where login_code_hash = ${loginCodeHash} and status = 'pending' and expires_at <= ${now}`,
-  );
+  await query.run(sql`update hosted_authorizations set status = 'expired' where login_code_hash = ${loginCodeHash} and status = 'pending' and expires_at <= ${now}`);
 }
 
 /** A hosted session with its client and its claim, as the bound browser's page shows it. */

@@ -126,17 +126,10 @@ export type SessionView = Omit<HostedSessionRow, "login_code_sealed" | "redirect
  * and whether each can sign players in. Frozen servers (core/servers/frozen.ts) are left out: no
  * one can sign in on them until the organization's plan or servers change.
  */
-export async function sessionToProto(
-  query: SqlRunner,
-  row: SessionView,
-  now: Date,
-  settings: SessionSettings,
-): Promise<AuthorizationSession> {
+export async function sessionToProto(query: SqlRunner, row: SessionView, now: Date, settings: SessionSettings): Promise<AuthorizationSession> {
   const expiresAt = new Date(row.expires_at);
   const anyServer = row.verifier_policy === "any_server";
-  const servers = anyServer
-    ? []
-    : (await verifierServers(query, row.client_id)).filter((s) => !freezeOf(settings, s.plan, s.rank));
+  const servers = anyServer ? [] : (await verifierServers(query, row.client_id)).filter((s) => !freezeOf(settings, s.plan, s.rank));
   const status =
     row.status === "completed"
       ? AuthorizationStatus.COMPLETED

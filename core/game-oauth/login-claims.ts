@@ -38,7 +38,14 @@ function recordClaim(em: EntityManager, action: ActivityAction, row: ClaimRow, d
     targetType: "game_oauth_client",
     targetId: row.client_id,
     serverId: row.server_id,
-    details: { clientId: row.client_id, clientName: row.client_name, serverId: row.server_id ?? "", playerName: row.player_name, playerUuid: row.player_uuid, ...details },
+    details: {
+      clientId: row.client_id,
+      clientName: row.client_name,
+      serverId: row.server_id ?? "",
+      playerName: row.player_name,
+      playerUuid: row.player_uuid,
+      ...details,
+    },
   });
 }
 

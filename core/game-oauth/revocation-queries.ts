@@ -45,8 +45,15 @@ export function gameRevocationProfile(config: Pick<CoreConfig, "gameIssuerUrl">)
       );
       if (!found) return undefined;
       return {
-        kind: "access_token", clientUuid: found.client_uuid, publicClientId: found.public_client_id, sub: found.sub, scopes: ["openid", "profile"],
-        expiresAt: found.expires_at, createdAt: found.created_at, usable: found.usable, organizationId: found.organization_id,
+        kind: "access_token",
+        clientUuid: found.client_uuid,
+        publicClientId: found.public_client_id,
+        sub: found.sub,
+        scopes: ["openid", "profile"],
+        expiresAt: found.expires_at,
+        createdAt: found.created_at,
+        usable: found.usable,
+        organizationId: found.organization_id,
       };
     },
     async revoke(query, _record, tokenHash, now) {

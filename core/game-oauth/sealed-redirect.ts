@@ -7,7 +7,18 @@
  * only a request bearing the binding can derive the private half and open it. So a reader of the
  * database finds neither the login code nor the authorization code (stored as SHA-256 only).
  */
-import { createCipheriv, createDecipheriv, createHmac, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes, type KeyObject } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  hkdfSync,
+  randomBytes,
+  type KeyObject,
+} from "node:crypto";
 
 /** DER prefixes of an X25519 key (RFC 8410): PKCS #8 private, SubjectPublicKeyInfo public. */
 const pkcs8Prefix = Buffer.from("302e020100300506032b656e04220420", "hex");

@@ -32,8 +32,7 @@ type WatchDeps = Pick<CoreDeps, "clock" | "config" | "events" | "watches" | "sta
 export const sessionNotFound = () => fail("not_found", "no such sign-in session for this browser");
 
 /** What the page shows of a session's claim, to tell a change (a claim made, renewed, cancelled or run out). */
-const claimOf = (session: AuthorizationSession) =>
-  session.claim ? `${session.claim.playerName}\n${session.claim.serverName}\n${session.claim.expiresAt?.seconds}` : "";
+const claimOf = (session: AuthorizationSession) => (session.claim ? `${session.claim.playerName}\n${session.claim.serverName}\n${session.claim.expiresAt?.seconds}` : "");
 
 /** What the page shows of the listed servers, to tell a change (one went on- or offline, or can sign in no more). */
 const serversOf = (session: AuthorizationSession) => session.servers.map((s) => `${s.online}/${s.signInAllowed}`).join();

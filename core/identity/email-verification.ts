@@ -79,14 +79,19 @@ export async function useVerificationLink(deps: Pick<CoreDeps, "statements">, tx
     const row = await findVerification(query, hashSecret(token));
     if (!row) throw invalid();
     if (row.email !== row.current_email) throw fail("failed_precondition", "this link was mailed to an address the account no longer has");
-    if (row.status === "used") throw fail("failed_precondition", row.verified ? "this link has already been used: the address is verified" : "this link has already been used");
+    if (row.status === "used")
+      throw fail("failed_precondition", row.verified ? "this link has already been used: the address is verified" : "this link has already been used");
     throw fail("failed_precondition", "this link has expired: sign in and send a new one from your account's Security page");
   }
-  recordActivity(tx, { kind: "account", userId: used.user_id, email: used.email }, {
-    action: "user.email_verified",
-    targetType: "user",
-    targetId: used.user_id,
-    details: { email: used.email, via: "link" },
-  });
+  recordActivity(
+    tx,
+    { kind: "account", userId: used.user_id, email: used.email },
+    {
+      action: "user.email_verified",
+      targetType: "user",
+      targetId: used.user_id,
+      details: { email: used.email, via: "link" },
+    },
+  );
   return { userId: used.user_id, email: used.email };
 }

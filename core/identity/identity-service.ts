@@ -145,9 +145,7 @@ const signIn =
       await refusedAttempt("user.sign_in_failed", clientDetails(req.client));
       throw fail("invalid_credentials", "invalid email or password");
     }
-    const response = await em.transactional(async (tx) =>
-      create(SignInResponseSchema, await openSession(deps, tx, user, "user.signed_in", req.client, knownDevice)),
-    );
+    const response = await em.transactional(async (tx) => create(SignInResponseSchema, await openSession(deps, tx, user, "user.signed_in", req.client, knownDevice)));
     await attempt.succeeded();
     return response;
   };

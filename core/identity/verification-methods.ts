@@ -56,11 +56,18 @@ export const sendVerificationEmail =
     const user = await em.findOneOrFail(User, { id: caller.user.id });
     if (user.emailVerifiedAt) throw fail("failed_precondition", `your address ${user.email} is verified already`);
     if (!deps.mailer.configured) {
-      throw fail("failed_precondition", `this Outpost has no SMTP server configured (SMTP_URL), so it cannot mail a link: ask its operator to run "outpost user verify-email ${user.email}"`);
+      throw fail(
+        "failed_precondition",
+        `this Outpost has no SMTP server configured (SMTP_URL), so it cannot mail a link: ask its operator to run "outpost user verify-email ${user.email}"`,
+      );
     }
     const decision = await deps.rateLimits.emailVerifications.consume(`user:${user.id}`);
     if (!decision.allowed) {
-      throw rateLimited(deps.rateLimits.emailVerifications.policy, decision.retryAfterSeconds, `too many verification emails; try again in ${inMinutes(decision.retryAfterSeconds)}`);
+      throw rateLimited(
+        deps.rateLimits.emailVerifications.policy,
+        decision.retryAfterSeconds,
+        `too many verification emails; try again in ${inMinutes(decision.retryAfterSeconds)}`,
+      );
     }
     const pending = await em.transactional((tx) => prepareVerification(deps, tx, user, caller));
     const outcome = await mailVerification(deps, pending!);

@@ -39,7 +39,13 @@ type Impl = ServiceImpl<typeof IntegrationsService>;
 export const maxIntegrationsPerOrganization = 50;
 
 /** Records `integration.<verb>` in the unit of work `tx`. */
-function activity(tx: EntityManager, caller: UserCaller, row: Integration, verb: "created" | "updated" | "deleted" | "secret_rotated", details: Record<string, string> = {}): void {
+function activity(
+  tx: EntityManager,
+  caller: UserCaller,
+  row: Integration,
+  verb: "created" | "updated" | "deleted" | "secret_rotated",
+  details: Record<string, string> = {},
+): void {
   recordActivity(tx, caller, {
     action: `integration.${verb}`,
     targetType: "integration",
@@ -191,7 +197,13 @@ const testIntegration =
       targetType: "integration",
       targetId: row.id,
       organizationId: organization.id,
-      details: { kind: row.kind, name: row.name, ok: String(outcome.ok), httpStatus: String(outcome.httpStatus), ...(outcome.error && { error: outcome.error.slice(0, 500) }) },
+      details: {
+        kind: row.kind,
+        name: row.name,
+        ok: String(outcome.ok),
+        httpStatus: String(outcome.httpStatus),
+        ...(outcome.error && { error: outcome.error.slice(0, 500) }),
+      },
     });
     return create(TestIntegrationResponseSchema, {
       ok: outcome.ok,

@@ -1,9 +1,5 @@
 import { Code, ConnectError, type Interceptor, type StreamResponse } from "@connectrpc/connect";
-import {
-  ForeignKeyConstraintViolationException,
-  NotFoundError,
-  UniqueConstraintViolationException,
-} from "@mikro-orm/core";
+import { ForeignKeyConstraintViolationException, NotFoundError, UniqueConstraintViolationException } from "@mikro-orm/core";
 import type { Logger } from "pino";
 import { create } from "@bufbuild/protobuf";
 import { RetryInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";

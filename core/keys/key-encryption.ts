@@ -68,8 +68,7 @@ export function seal(kek: KeyEncryptionKey, plaintext: Buffer, label: string): S
 export function assertSealedWith(kek: KeyEncryptionKey, kekId: string, what: string): void {
   if (kekId === kek.id) return;
   throw new KeyEncryptionError(
-    `${what} encrypted with key-encryption key ${kekId}, but KEY_ENCRYPTION_KEY is ${kek.id}; ` +
-      "start Outpost with the KEY_ENCRYPTION_KEY the keys were created with",
+    `${what} encrypted with key-encryption key ${kekId}, but KEY_ENCRYPTION_KEY is ${kek.id}; ` + "start Outpost with the KEY_ENCRYPTION_KEY the keys were created with",
   );
 }
 

@@ -1,11 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import {
-  GetJwksResponseSchema,
-  Issuer as IssuerProto,
-  KeysService,
-  RotateKeysResponseSchema,
-} from "../../gen/outpost/keys/v1/keys_service_pb.js";
+import { GetJwksResponseSchema, Issuer as IssuerProto, KeysService, RotateKeysResponseSchema } from "../../gen/outpost/keys/v1/keys_service_pb.js";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { KeyEncryptionError } from "./key-encryption.ts";

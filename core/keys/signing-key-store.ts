@@ -143,7 +143,13 @@ export async function shiftStages(
  * key that may be compromised, which must not stay published as `previous`. Tokens it signed stop
  * verifying against the JWKS. Call under {@link withIssuerLock}.
  */
-export async function purgeKeys(tx: EntityManager, issuer: Issuer, keys: IssuerKeys, fresh: [FreshKey, FreshKey], now: Date): Promise<KeyStages & { withdrawn: string[] }> {
+export async function purgeKeys(
+  tx: EntityManager,
+  issuer: Issuer,
+  keys: IssuerKeys,
+  fresh: [FreshKey, FreshKey],
+  now: Date,
+): Promise<KeyStages & { withdrawn: string[] }> {
   const withdrawn = Object.values(keys).map((key) => key.kid);
   await tx.nativeDelete(SigningKey, { issuer });
   return { ...(await insertFreshPair(tx, issuer, fresh, now, withdrawn)), withdrawn };

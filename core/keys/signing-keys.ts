@@ -25,17 +25,7 @@ import type { Clock } from "../clock.ts";
 import { issuers, type Issuer, type SigningKey } from "../db/signing-key-entities.ts";
 import { assertSealedWith, open, type KeyEncryptionKey } from "./key-encryption.ts";
 import type { SignerPool } from "./signer-pool.ts";
-import {
-  findKeys,
-  generateKey,
-  insertFirstKeys,
-  purgeKeys,
-  sealLabel,
-  shiftStages,
-  withIssuerLock,
-  type IssuerKeys,
-  type KeyStages,
-} from "./signing-key-store.ts";
+import { findKeys, generateKey, insertFirstKeys, purgeKeys, sealLabel, shiftStages, withIssuerLock, type IssuerKeys, type KeyStages } from "./signing-key-store.ts";
 
 export type { Issuer, KeyStages };
 

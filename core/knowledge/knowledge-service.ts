@@ -30,7 +30,12 @@ type Impl = ServiceImpl<typeof KnowledgeService>;
 
 type Verb = "created" | "updated" | "deleted";
 
-function activity(tx: EntityManager, caller: UserCaller, note: { id: string; organizationId: string; serverId: string | null; title: string; version?: number }, verb: Verb) {
+function activity(
+  tx: EntityManager,
+  caller: UserCaller,
+  note: { id: string; organizationId: string; serverId: string | null; title: string; version?: number },
+  verb: Verb,
+) {
   recordActivity(tx, caller, {
     action: `knowledge.note_${verb}`,
     targetType: "note",
@@ -41,15 +46,17 @@ function activity(tx: EntityManager, caller: UserCaller, note: { id: string; org
   });
 }
 
-const getNote = (deps: CoreDeps): Impl["getNote"] => async (req, ctx) => {
-  const em = entityManager(ctx);
-  const caller = requireUser(ctx);
-  const access = await requireMember(em, caller, req.organizationSlug);
-  const query = deps.statements.on(em);
-  const row = await findNote(query, access.organization.id, req.noteId, await visibleServerIds(query, caller, access, deps.clock.now()));
-  if (!row) throw fail("not_found", "note not found");
-  return create(GetNoteResponseSchema, { note: noteToProto(row) });
-};
+const getNote =
+  (deps: CoreDeps): Impl["getNote"] =>
+  async (req, ctx) => {
+    const em = entityManager(ctx);
+    const caller = requireUser(ctx);
+    const access = await requireMember(em, caller, req.organizationSlug);
+    const query = deps.statements.on(em);
+    const row = await findNote(query, access.organization.id, req.noteId, await visibleServerIds(query, caller, access, deps.clock.now()));
+    if (!row) throw fail("not_found", "note not found");
+    return create(GetNoteResponseSchema, { note: noteToProto(row) });
+  };
 
 const createNote =
   (deps: CoreDeps): Impl["createNote"] =>

@@ -16,33 +16,35 @@ import { decodeSearchCursor, encodeSearchCursor, searchNotes } from "./search.ts
 
 type Impl = ServiceImpl<typeof KnowledgeService>;
 
-export const listNotes = (deps: Pick<CoreDeps, "clock" | "statements">): Impl["listNotes"] => async (req, ctx) => {
-  const em = entityManager(ctx);
-  const caller = requireUser(ctx);
-  const access = await requireMember(em, caller, req.organizationSlug);
-  const limit = req.limit ?? 20;
-  const query = deps.statements.on(em);
-  const filters: NoteFilters = {
-    organizationId: access.organization.id,
-    visible: await visibleServerIds(query, caller, access, deps.clock.now()),
-    tag: req.tag === undefined ? undefined : normalizeTag(req.tag),
-    serverId: req.serverId,
-  };
-  const text = req.search?.trim();
-  if (text) {
-    const after = req.cursor === undefined ? undefined : decodeSearchCursor(req.cursor);
-    const hits = await searchNotes(query, { ...filters, text, limit: limit + 1, after });
-    const page = hits.slice(0, limit);
+export const listNotes =
+  (deps: Pick<CoreDeps, "clock" | "statements">): Impl["listNotes"] =>
+  async (req, ctx) => {
+    const em = entityManager(ctx);
+    const caller = requireUser(ctx);
+    const access = await requireMember(em, caller, req.organizationSlug);
+    const limit = req.limit ?? 20;
+    const query = deps.statements.on(em);
+    const filters: NoteFilters = {
+      organizationId: access.organization.id,
+      visible: await visibleServerIds(query, caller, access, deps.clock.now()),
+      tag: req.tag === undefined ? undefined : normalizeTag(req.tag),
+      serverId: req.serverId,
+    };
+    const text = req.search?.trim();
+    if (text) {
+      const after = req.cursor === undefined ? undefined : decodeSearchCursor(req.cursor);
+      const hits = await searchNotes(query, { ...filters, text, limit: limit + 1, after });
+      const page = hits.slice(0, limit);
+      return create(ListNotesResponseSchema, {
+        notes: page.map((hit) => ({ note: noteToProto(hit), snippet: hit.snippet, rank: hit.rank })),
+        nextCursor: hits.length > limit ? encodeSearchCursor(page.at(-1)!.position) : "",
+      });
+    }
+    const after = req.cursor === undefined ? undefined : decodeCursor(req.cursor);
+    const rows = await listNoteRows(query, filters, limit + 1, after);
+    const { page, nextCursor } = pageOf(rows, limit);
     return create(ListNotesResponseSchema, {
-      notes: page.map((hit) => ({ note: noteToProto(hit), snippet: hit.snippet, rank: hit.rank })),
-      nextCursor: hits.length > limit ? encodeSearchCursor(page.at(-1)!.position) : "",
+      notes: page.map((row) => ({ note: noteToProto(row) })),
+      nextCursor,
     });
-  }
-  const after = req.cursor === undefined ? undefined : decodeCursor(req.cursor);
-  const rows = await listNoteRows(query, filters, limit + 1, after);
-  const { page, nextCursor } = pageOf(rows, limit);
-  return create(ListNotesResponseSchema, {
-    notes: page.map((row) => ({ note: noteToProto(row) })),
-    nextCursor,
-  });
-};
+  };

@@ -56,7 +56,10 @@ export function visibleCondition(visible: VisibleServers): Sql {
 
 /** One note of the organization that the caller can see, with its content. */
 export function findNote(query: SqlRunner, organizationId: string, noteId: string, visible: VisibleServers): Promise<NoteRow | undefined> {
-  return query.one(sql`select ${noteColumns(true)} from notes n where n.id = ${noteId} and n.organization_id = ${organizationId} and ${visibleCondition(visible)}`, noteRow);
+  return query.one(
+    sql`select ${noteColumns(true)} from notes n where n.id = ${noteId} and n.organization_id = ${organizationId} and ${visibleCondition(visible)}`,
+    noteRow,
+  );
 }
 
 const counted = row({ count: int });

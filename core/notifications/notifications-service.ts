@@ -23,7 +23,16 @@ import { entityManager, requireUser } from "../context.ts";
 import { fieldFail } from "../errors.ts";
 import type { SqlRunner } from "../db/sql.ts";
 import { notificationKinds, type NotificationKindName } from "./notify.ts";
-import { findPreferences, listNotificationRows, markAllRead, markRead, mergePreferences, countUnread, type NotificationRow, type StoredPreferences } from "./notification-queries.ts";
+import {
+  findPreferences,
+  listNotificationRows,
+  markAllRead,
+  markRead,
+  mergePreferences,
+  countUnread,
+  type NotificationRow,
+  type StoredPreferences,
+} from "./notification-queries.ts";
 import { watchUnreadCount } from "./unread-watch.ts";
 import { decodeCursor, pageOf } from "../page-cursor.ts";
 

@@ -45,7 +45,12 @@ export function normalizeRedirectUris(raw: readonly string[], config: Pick<CoreC
     const result = normalizeRedirectUri(uri, { allowInsecure: config.allowInsecureRedirectUris });
     if (!result.ok) return problems.push({ field, index, message: result.reason });
     const same = uris.indexOf(result.uri);
-    if (same >= 0) return problems.push({ field, index, message: `is the same as ${field.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}[${same}] once normalized (${result.uri})` });
+    if (same >= 0)
+      return problems.push({
+        field,
+        index,
+        message: `is the same as ${field.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}[${same}] once normalized (${result.uri})`,
+      });
     uris.push(result.uri);
   });
   if (problems.length) throw fieldFail(problems);
@@ -91,11 +96,7 @@ export const sameList = (a: readonly string[], b: readonly string[]) => a.length
  * notes each change in `changed` for the activity log: the old name as `previousName`, the new
  * list space-separated as `redirectUris`.
  */
-export function applyNameAndRedirectUris(
-  client: OAuthClientRow,
-  update: { name?: string; redirectUris?: string[] },
-  changed: Record<string, string>,
-): void {
+export function applyNameAndRedirectUris(client: OAuthClientRow, update: { name?: string; redirectUris?: string[] }, changed: Record<string, string>): void {
   if (update.name !== undefined && update.name !== client.name) {
     changed.previousName = client.name;
     client.name = update.name;

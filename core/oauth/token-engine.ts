@@ -102,8 +102,7 @@ export function clientAuthenticated(client: { client_secret_hash: string; client
 export const badClient = () => oauthFail("invalid_client", "client authentication failed");
 
 /** A client_id, and a secret unless the client says it is public: without them nothing is looked up. */
-export const credentialsPresent = (clientId: string, clientSecret: string, presented: PresentedClient) =>
-  !!clientId && (!!clientSecret || presented.method === "none");
+export const credentialsPresent = (clientId: string, clientSecret: string, presented: PresentedClient) => !!clientId && (!!clientSecret || presented.method === "none");
 
 type Deps = Pick<CoreDeps, "clock" | "signingKeys" | "statements">;
 

@@ -14,9 +14,7 @@ export type ToolFamily = (typeof toolFamilies)[number];
  * What the caller must be allowed: an action on the tool's server (the names of the per-action
  * server grants), or a role in the organization for tools that target none.
  */
-export type ToolAccess =
-  | { server: "view" | "console_read" | "console_command" | "manage_players" }
-  | { role: "member" | "manager" };
+export type ToolAccess = { server: "view" | "console_read" | "console_command" | "manage_players" } | { role: "member" | "manager" };
 
 export interface ToolSpec {
   family: ToolFamily;

@@ -73,29 +73,33 @@ export async function writeGrant(
   return grant;
 }
 
-const createAccessGrant = (deps: GrantDeps): Impl["createAccessGrant"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  const now = deps.clock.now();
-  const terms = termsFromProto(req, now);
-  return entityManager(ctx).transactional(async (tx) => {
-    const access = await holdManager(tx, caller, req.organizationSlug);
-    const grant = await writeGrant(tx, caller, access, { userId: req.userId, serverId: req.serverId, replace: false }, terms);
-    return create(CreateAccessGrantResponseSchema, { accessGrant: accessGrantToProto(grant, now) });
-  });
-};
-
-const listAccessGrants = (deps: GrantDeps): Impl["listAccessGrants"] => async (req, ctx) => {
-  const em = entityManager(ctx);
-  const access = await requireManager(em, requireUser(ctx), req.organizationSlug);
-  const where = {
-    organization: access.organization.id,
-    ...(req.userId !== undefined && { user: req.userId }),
-    ...(req.serverId !== undefined && { server: req.serverId }),
+const createAccessGrant =
+  (deps: GrantDeps): Impl["createAccessGrant"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    const now = deps.clock.now();
+    const terms = termsFromProto(req, now);
+    return entityManager(ctx).transactional(async (tx) => {
+      const access = await holdManager(tx, caller, req.organizationSlug);
+      const grant = await writeGrant(tx, caller, access, { userId: req.userId, serverId: req.serverId, replace: false }, terms);
+      return create(CreateAccessGrantResponseSchema, { accessGrant: accessGrantToProto(grant, now) });
+    });
   };
-  const grants = await em.find(AccessGrant, where, { orderBy: { createdAt: "asc", id: "asc" } });
-  const now = deps.clock.now();
-  return create(ListAccessGrantsResponseSchema, { accessGrants: grants.map((g) => accessGrantToProto(g, now)) });
-};
+
+const listAccessGrants =
+  (deps: GrantDeps): Impl["listAccessGrants"] =>
+  async (req, ctx) => {
+    const em = entityManager(ctx);
+    const access = await requireManager(em, requireUser(ctx), req.organizationSlug);
+    const where = {
+      organization: access.organization.id,
+      ...(req.userId !== undefined && { user: req.userId }),
+      ...(req.serverId !== undefined && { server: req.serverId }),
+    };
+    const grants = await em.find(AccessGrant, where, { orderBy: { createdAt: "asc", id: "asc" } });
+    const now = deps.clock.now();
+    return create(ListAccessGrantsResponseSchema, { accessGrants: grants.map((g) => accessGrantToProto(g, now)) });
+  };
 
 const revokeAccessGrant: Impl["revokeAccessGrant"] = async (req, ctx) => {
   const caller = requireUser(ctx);
@@ -116,18 +120,20 @@ const revokeAccessGrant: Impl["revokeAccessGrant"] = async (req, ctx) => {
   return create(RevokeAccessGrantResponseSchema, {});
 };
 
-const getCurrentMember = (deps: GrantDeps): Impl["getCurrentMember"] => async (req, ctx) => {
-  const em = entityManager(ctx);
-  const caller = requireUser(ctx);
-  const access = await requireMember(em, caller, req.organizationSlug);
-  const grants = await em.find(AccessGrant, { organization: access.organization.id, user: caller.user.id }, { orderBy: { createdAt: "asc", id: "asc" } });
-  const now = deps.clock.now();
-  return create(GetCurrentMemberResponseSchema, {
-    userId: caller.user.id,
-    role: roleToProto(access.role),
-    accessGrants: grants.map((g) => accessGrantToProto(g, now)),
-  });
-};
+const getCurrentMember =
+  (deps: GrantDeps): Impl["getCurrentMember"] =>
+  async (req, ctx) => {
+    const em = entityManager(ctx);
+    const caller = requireUser(ctx);
+    const access = await requireMember(em, caller, req.organizationSlug);
+    const grants = await em.find(AccessGrant, { organization: access.organization.id, user: caller.user.id }, { orderBy: { createdAt: "asc", id: "asc" } });
+    const now = deps.clock.now();
+    return create(GetCurrentMemberResponseSchema, {
+      userId: caller.user.id,
+      role: roleToProto(access.role),
+      accessGrants: grants.map((g) => accessGrantToProto(g, now)),
+    });
+  };
 
 export function accessGrantMethods(deps: GrantDeps): AccessGrantMethods {
   return {

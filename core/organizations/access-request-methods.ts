@@ -80,42 +80,44 @@ function decide(tx: EntityManager, caller: UserCaller, access: OrganizationAcces
   });
 }
 
-const createAccessRequest = (deps: RequestDeps): Impl["createAccessRequest"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  const now = deps.clock.now();
-  const terms = termsFromProto(req, now);
-  let kept: (Kept | undefined)[] = [];
-  const response = await entityManager(ctx).transactional(async (tx) => {
-    const access = await holdMember(tx, caller, req.organizationSlug);
-    if (isManager(access.role)) throw fail("failed_precondition", "owners and admins may act on every server already; requests are for members");
-    const server = await tx.findOne(Server, { id: req.serverId, organization: access.organization.id });
-    if (!server) throw fail("not_found", "server not found");
-    if (await tx.count(AccessRequest, { server: server.id, user: caller.user.id, status: "pending" })) {
-      throw fail("request_pending", "you already have a pending request for this server; cancel it to ask again");
-    }
-    const request = tx.create(AccessRequest, { organization: access.organization, server, user: caller.user.id, ...terms, reason: req.reason, status: "pending" });
-    recordInOrganization(tx, caller, access, {
-      action: "access_request.created",
-      targetType: "server",
-      targetId: server.id,
-      serverId: server.id,
-      details: { server: server.name, actions: terms.actions.join(",") },
+const createAccessRequest =
+  (deps: RequestDeps): Impl["createAccessRequest"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    const now = deps.clock.now();
+    const terms = termsFromProto(req, now);
+    let kept: (Kept | undefined)[] = [];
+    const response = await entityManager(ctx).transactional(async (tx) => {
+      const access = await holdMember(tx, caller, req.organizationSlug);
+      if (isManager(access.role)) throw fail("failed_precondition", "owners and admins may act on every server already; requests are for members");
+      const server = await tx.findOne(Server, { id: req.serverId, organization: access.organization.id });
+      if (!server) throw fail("not_found", "server not found");
+      if (await tx.count(AccessRequest, { server: server.id, user: caller.user.id, status: "pending" })) {
+        throw fail("request_pending", "you already have a pending request for this server; cancel it to ask again");
+      }
+      const request = tx.create(AccessRequest, { organization: access.organization, server, user: caller.user.id, ...terms, reason: req.reason, status: "pending" });
+      recordInOrganization(tx, caller, access, {
+        action: "access_request.created",
+        targetType: "server",
+        targetId: server.id,
+        serverId: server.id,
+        details: { server: server.name, actions: terms.actions.join(",") },
+      });
+      await tx.flush();
+      const notice = {
+        kind: "access_request" as const,
+        title: `${caller.user.email} asks for access to ${server.name}`,
+        body: `Actions: ${terms.actions.join(", ")}.${req.reason ? ` Reason: ${req.reason}` : ""}`,
+        link: requestsPath(access),
+        organizationId: access.organization.id,
+      };
+      kept = await notifyManagers(deps.statements.on(tx), notice, now);
+      await tx.populate(request, ["user", "server"]);
+      return create(CreateAccessRequestResponseSchema, { accessRequest: accessRequestToProto(request) });
     });
-    await tx.flush();
-    const notice = {
-      kind: "access_request" as const,
-      title: `${caller.user.email} asks for access to ${server.name}`,
-      body: `Actions: ${terms.actions.join(", ")}.${req.reason ? ` Reason: ${req.reason}` : ""}`,
-      link: requestsPath(access),
-      organizationId: access.organization.id,
-    };
-    kept = await notifyManagers(deps.statements.on(tx), notice, now);
-    await tx.populate(request, ["user", "server"]);
-    return create(CreateAccessRequestResponseSchema, { accessRequest: accessRequestToProto(request) });
-  });
-  deps.notifier.announce(kept);
-  return response;
-};
+    deps.notifier.announce(kept);
+    return response;
+  };
 
 const listAccessRequests: Impl["listAccessRequests"] = async (req, ctx) => {
   const em = entityManager(ctx);
@@ -142,82 +144,91 @@ const listAccessRequests: Impl["listAccessRequests"] = async (req, ctx) => {
   });
 };
 
-const approveAccessRequest = (deps: RequestDeps): Impl["approveAccessRequest"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  const now = deps.clock.now();
-  let kept: Kept | undefined;
-  const response = await entityManager(ctx).transactional(async (tx) => {
-    const { access, request } = await requestToDecide(tx, caller, req, "you cannot approve your own access request; another owner or admin must");
-    const draft = requestTerms(request);
-    const limits = req.constraints ? limitsFromProto(req.constraints, now) : { expiresAt: draft.expiresAt, maxUses: draft.maxUses, durationSeconds: draft.durationSeconds };
-    const terms = { actions: req.actions.length ? actionsFromProto(req.actions) : draft.actions, ...limits };
-    const widened = wideningProblem(draft, terms);
-    if (widened) throw fieldFail([{ field: widened.field, message: `an approval may only narrow a request: ${widened.message}` }]);
-    if (terms.expiresAt && terms.expiresAt <= now) throw fail("failed_precondition", "the access this request asked for has already expired; the member must ask again");
-    const grant = await writeGrant(tx, caller, access, { userId: request.user.id, serverId: request.server.id, replace: true }, terms);
-    request.accessGrantId = grant.id;
-    decide(tx, caller, access, request, now, "approved");
-    kept = await keepNotification(
-      deps.statements.on(tx),
-      {
-        userId: request.user.id,
-        kind: "access_request",
-        title: `Your access to ${request.server.name} was approved`,
-        body: `${caller.user.email} approved it with: ${terms.actions.join(", ")}.`,
-        link: orgLink(access.organization.slug, `/servers/${request.server.id}`),
-        organizationId: access.organization.id,
-      },
-      now,
-    );
-    await tx.flush();
-    return create(ApproveAccessRequestResponseSchema, { accessRequest: accessRequestToProto(request), accessGrant: accessGrantToProto(grant, now) });
-  });
-  deps.notifier.announce([kept]);
-  return response;
-};
+const approveAccessRequest =
+  (deps: RequestDeps): Impl["approveAccessRequest"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    const now = deps.clock.now();
+    let kept: Kept | undefined;
+    const response = await entityManager(ctx).transactional(async (tx) => {
+      const { access, request } = await requestToDecide(tx, caller, req, "you cannot approve your own access request; another owner or admin must");
+      const draft = requestTerms(request);
+      const limits = req.constraints
+        ? limitsFromProto(req.constraints, now)
+        : { expiresAt: draft.expiresAt, maxUses: draft.maxUses, durationSeconds: draft.durationSeconds };
+      const terms = { actions: req.actions.length ? actionsFromProto(req.actions) : draft.actions, ...limits };
+      const widened = wideningProblem(draft, terms);
+      if (widened) throw fieldFail([{ field: widened.field, message: `an approval may only narrow a request: ${widened.message}` }]);
+      if (terms.expiresAt && terms.expiresAt <= now)
+        throw fail("failed_precondition", "the access this request asked for has already expired; the member must ask again");
+      const grant = await writeGrant(tx, caller, access, { userId: request.user.id, serverId: request.server.id, replace: true }, terms);
+      request.accessGrantId = grant.id;
+      decide(tx, caller, access, request, now, "approved");
+      kept = await keepNotification(
+        deps.statements.on(tx),
+        {
+          userId: request.user.id,
+          kind: "access_request",
+          title: `Your access to ${request.server.name} was approved`,
+          body: `${caller.user.email} approved it with: ${terms.actions.join(", ")}.`,
+          link: orgLink(access.organization.slug, `/servers/${request.server.id}`),
+          organizationId: access.organization.id,
+        },
+        now,
+      );
+      await tx.flush();
+      return create(ApproveAccessRequestResponseSchema, { accessRequest: accessRequestToProto(request), accessGrant: accessGrantToProto(grant, now) });
+    });
+    deps.notifier.announce([kept]);
+    return response;
+  };
 
-const denyAccessRequest = (deps: RequestDeps): Impl["denyAccessRequest"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  const now = deps.clock.now();
-  let kept: Kept | undefined;
-  const response = await entityManager(ctx).transactional(async (tx) => {
-    const { access, request } = await requestToDecide(tx, caller, req, "you cannot decide your own access request; cancel it instead");
-    request.decisionReason = req.reason.trim();
-    decide(tx, caller, access, request, now, "denied");
-    kept = await keepNotification(
-      deps.statements.on(tx),
-      {
-        userId: request.user.id,
-        kind: "access_request",
-        title: `Your access request for ${request.server.name} was denied`,
-        body: `${caller.user.email}: ${request.decisionReason}`,
-        link: requestsPath(access),
-        organizationId: access.organization.id,
-      },
-      now,
-    );
-    await tx.flush();
-    return create(DenyAccessRequestResponseSchema, { accessRequest: accessRequestToProto(request) });
-  });
-  deps.notifier.announce([kept]);
-  return response;
-};
+const denyAccessRequest =
+  (deps: RequestDeps): Impl["denyAccessRequest"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    const now = deps.clock.now();
+    let kept: Kept | undefined;
+    const response = await entityManager(ctx).transactional(async (tx) => {
+      const { access, request } = await requestToDecide(tx, caller, req, "you cannot decide your own access request; cancel it instead");
+      request.decisionReason = req.reason.trim();
+      decide(tx, caller, access, request, now, "denied");
+      kept = await keepNotification(
+        deps.statements.on(tx),
+        {
+          userId: request.user.id,
+          kind: "access_request",
+          title: `Your access request for ${request.server.name} was denied`,
+          body: `${caller.user.email}: ${request.decisionReason}`,
+          link: requestsPath(access),
+          organizationId: access.organization.id,
+        },
+        now,
+      );
+      await tx.flush();
+      return create(DenyAccessRequestResponseSchema, { accessRequest: accessRequestToProto(request) });
+    });
+    deps.notifier.announce([kept]);
+    return response;
+  };
 
-const cancelAccessRequest = (deps: RequestDeps): Impl["cancelAccessRequest"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  return entityManager(ctx).transactional(async (tx) => {
-    const access = await holdMember(tx, caller, req.organizationSlug);
-    const request = await lockedRequest(tx, access, req.requestId);
-    if (request.user.id !== caller.user.id) {
-      if (!isManager(access.role)) throw fail("not_found", "access request not found");
-      throw fail("permission_denied", "only the member who asked can cancel a request; deny it instead");
-    }
-    requirePending(request);
-    decide(tx, caller, access, request, deps.clock.now(), "cancelled");
-    await tx.flush();
-    return create(CancelAccessRequestResponseSchema, { accessRequest: accessRequestToProto(request) });
-  });
-};
+const cancelAccessRequest =
+  (deps: RequestDeps): Impl["cancelAccessRequest"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    return entityManager(ctx).transactional(async (tx) => {
+      const access = await holdMember(tx, caller, req.organizationSlug);
+      const request = await lockedRequest(tx, access, req.requestId);
+      if (request.user.id !== caller.user.id) {
+        if (!isManager(access.role)) throw fail("not_found", "access request not found");
+        throw fail("permission_denied", "only the member who asked can cancel a request; deny it instead");
+      }
+      requirePending(request);
+      decide(tx, caller, access, request, deps.clock.now(), "cancelled");
+      await tx.flush();
+      return create(CancelAccessRequestResponseSchema, { accessRequest: accessRequestToProto(request) });
+    });
+  };
 
 export function accessRequestMethods(deps: RequestDeps): RequestMethods {
   return {

@@ -17,11 +17,7 @@ import {
   RotateGameOAuthClientSecretResponseSchema,
   UpdateGameOAuthClientResponseSchema,
 } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
-import {
-  GameOAuthClientSchema,
-  VerifierPolicy,
-  type GameOAuthClient as GameOAuthClientMessage,
-} from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { GameOAuthClientSchema, VerifierPolicy, type GameOAuthClient as GameOAuthClientMessage } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { Server } from "../db/entities.ts";
 import { GameOAuthClient, GameOAuthClientServer } from "../db/game-oauth-entities.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
@@ -43,12 +39,7 @@ import { issueIdentifier } from "../../contract/secrets.ts";
 
 type GameOAuthClientMethods = Pick<
   ServiceImpl<typeof OrganizationsService>,
-  | "createGameOAuthClient"
-  | "listGameOAuthClients"
-  | "getGameOAuthClient"
-  | "updateGameOAuthClient"
-  | "rotateGameOAuthClientSecret"
-  | "deleteGameOAuthClient"
+  "createGameOAuthClient" | "listGameOAuthClients" | "getGameOAuthClient" | "updateGameOAuthClient" | "rotateGameOAuthClientSecret" | "deleteGameOAuthClient"
 >;
 
 type Policy = "any_server" | "selected_servers";
@@ -83,9 +74,7 @@ async function allowedServers(em: EntityManager, organizationId: string, policy:
     return [];
   }
   if (!ids.length) throw fieldFail([{ field: "allowed_server_ids", message: "selected_servers needs at least one server" }]);
-  const found = new Set(
-    (await em.find(Server, { id: { $in: [...ids] }, organization: organizationId }, { fields: ["id"] })).map((s) => s.id),
-  );
+  const found = new Set((await em.find(Server, { id: { $in: [...ids] }, organization: organizationId }, { fields: ["id"] })).map((s) => s.id));
   const problems = ids.flatMap((id, index) => (found.has(id) ? [] : [{ field: "allowed_server_ids", index, message: `no server ${id} in this organization` }]));
   if (problems.length) throw fieldFail(problems);
   return [...ids].sort();
@@ -123,9 +112,7 @@ async function requireClientManager(em: EntityManager, caller: UserCaller, clien
   const access = await requireManager(em, caller, found.organization.slug).catch((error: unknown) => {
     throw error instanceof DomainError && error.reason === "not_found" ? notFound() : error;
   });
-  const client = lock
-    ? await em.findOneOrFail(GameOAuthClient, { id: found.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true })
-    : found;
+  const client = lock ? await em.findOneOrFail(GameOAuthClient, { id: found.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true }) : found;
   return { ...access, client };
 }
 
@@ -146,9 +133,7 @@ const createGameOAuthClient =
       const redirectUris = normalizeRedirectUris(req.redirectUris, config);
       const policy = policyFromProto(req.verifierPolicy);
       const serverIds = await allowedServers(tx, organizationId, policy, req.allowedServerIds);
-      await reservePlanCapacity(tx, config, organizationId, "gameOAuthClients", () =>
-        tx.count(GameOAuthClient, { organization: organizationId }),
-      );
+      await reservePlanCapacity(tx, config, organizationId, "gameOAuthClients", () => tx.count(GameOAuthClient, { organization: organizationId }));
       const secret = issueClientSecret("gameClientSecret");
       const client = tx.create(GameOAuthClient, {
         organization: access.organization,
@@ -199,7 +184,7 @@ const updateGameOAuthClient =
       const requested = req.allowedServerIds?.ids ?? (policy === "any_server" ? [] : current);
       const policyGiven = req.verifierPolicy !== undefined || req.allowedServerIds !== undefined;
       const serverIds = policyGiven ? await allowedServers(tx, organization.id, policy, requested) : current;
-  
+
       const changed: Record<string, string> = {};
       applyNameAndRedirectUris(client, { name: req.name, redirectUris }, changed);
       if (policy !== client.verifierPolicy) {

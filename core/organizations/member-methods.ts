@@ -69,7 +69,12 @@ async function ensureAnotherOwner(tx: EntityManager, membership: Membership): Pr
  * a verified colleague's (the caller then invites it). A member of the organization already is
  * already_member, whoever they are: the caller sees its members.
  */
-async function addColleague(deps: MemberDeps, em: EntityManager, caller: UserCaller, req: { organizationSlug: string; email: string; role: Role }): Promise<{ member: Member; kept: Kept | undefined } | undefined> {
+async function addColleague(
+  deps: MemberDeps,
+  em: EntityManager,
+  caller: UserCaller,
+  req: { organizationSlug: string; email: string; role: Role },
+): Promise<{ member: Member; kept: Kept | undefined } | undefined> {
   const { role } = req;
   const email = normalizeEmail(req.email);
   return em.transactional(async (tx) => {
@@ -96,16 +101,18 @@ async function addColleague(deps: MemberDeps, em: EntityManager, caller: UserCal
   });
 }
 
-const addMember = (deps: MemberDeps): Impl["addMember"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  const request = { organizationSlug: req.organizationSlug, email: req.email, role: roleFromProto(req.role) };
-  const added = await addColleague(deps, entityManager(ctx), caller, request);
-  if (added) {
-    deps.notifier.announce([added.kept]);
-    return create(AddMemberResponseSchema, { member: added.member });
-  }
-  return create(AddMemberResponseSchema, await sendInvitation(deps, entityManager(ctx), caller, request));
-};
+const addMember =
+  (deps: MemberDeps): Impl["addMember"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    const request = { organizationSlug: req.organizationSlug, email: req.email, role: roleFromProto(req.role) };
+    const added = await addColleague(deps, entityManager(ctx), caller, request);
+    if (added) {
+      deps.notifier.announce([added.kept]);
+      return create(AddMemberResponseSchema, { member: added.member });
+    }
+    return create(AddMemberResponseSchema, await sendInvitation(deps, entityManager(ctx), caller, request));
+  };
 
 const listMembers: Impl["listMembers"] = async (req, ctx) => {
   const em = entityManager(ctx);
@@ -114,77 +121,81 @@ const listMembers: Impl["listMembers"] = async (req, ctx) => {
   return create(ListMembersResponseSchema, { members: memberships.map(memberToProto) });
 };
 
-const updateMemberRole = (deps: MemberDeps): Impl["updateMemberRole"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  const role = roleFromProto(req.role);
-  let kept: Kept | undefined;
-  const response = await entityManager(ctx).transactional(async (tx) => {
-    const access = await requireOwner(tx, caller, req.organizationSlug);
-    const membership = await lockedMembership(tx, access, req.userId);
-    const previous = membership.role as Role;
-    if (previous !== role) {
-      if (role !== "owner") await ensureAnotherOwner(tx, membership);
-      membership.role = role;
-      await revokeInvitationsOfInviter(tx, caller, access, { userId: req.userId, role });
+const updateMemberRole =
+  (deps: MemberDeps): Impl["updateMemberRole"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    const role = roleFromProto(req.role);
+    let kept: Kept | undefined;
+    const response = await entityManager(ctx).transactional(async (tx) => {
+      const access = await requireOwner(tx, caller, req.organizationSlug);
+      const membership = await lockedMembership(tx, access, req.userId);
+      const previous = membership.role as Role;
+      if (previous !== role) {
+        if (role !== "owner") await ensureAnotherOwner(tx, membership);
+        membership.role = role;
+        await revokeInvitationsOfInviter(tx, caller, access, { userId: req.userId, role });
+        recordInOrganization(tx, caller, access, {
+          action: "member.role_changed",
+          targetType: "user",
+          targetId: req.userId,
+          details: { email: membership.user.email, from: previous, to: role },
+        });
+        kept = await tellMember(deps, tx, caller.user.id, {
+          userId: req.userId,
+          kind: "membership",
+          title: `Your role in ${access.organization.name} is now ${role}`,
+          body: `${caller.user.email} changed it from ${previous}.`,
+          link: orgLink(access.organization.slug),
+          organizationId: access.organization.id,
+        });
+      }
+      return create(UpdateMemberRoleResponseSchema, { member: memberToProto(membership) });
+    });
+    deps.notifier.announce([kept]);
+    return response;
+  };
+
+const removeMember =
+  (deps: MemberDeps): Impl["removeMember"] =>
+  async (req, ctx) => {
+    const caller = requireUser(ctx);
+    const leaving = req.userId === caller.user.id;
+    let kept: Kept | undefined;
+    await entityManager(ctx).transactional(async (tx) => {
+      const access = leaving ? await requireMember(tx, caller, req.organizationSlug) : await requireManager(tx, caller, req.organizationSlug);
+      const membership = await lockedMembership(tx, access, req.userId);
+      if (!leaving && membership.role !== "member" && access.role !== "owner") {
+        throw fail("permission_denied", "only an owner can remove an owner or admin");
+      }
+      await ensureAnotherOwner(tx, membership);
+      await tx.nativeDelete(AccessGrant, { organization: access.organization.id, user: req.userId });
+      // Their pending requests end with their membership: re-added, they start afresh.
+      await tx.nativeUpdate(
+        AccessRequest,
+        { organization: access.organization.id, user: req.userId, status: "pending" },
+        { status: "cancelled", decidedAt: deps.clock.now(), decidedByUserId: caller.user.id, decidedByEmail: caller.user.email },
+      );
+      await revokeMemberKeys(tx, caller, access, req.userId, deps.clock.now());
+      await revokeInvitationsOfInviter(tx, caller, access, { userId: req.userId, role: null });
+      tx.remove(membership);
       recordInOrganization(tx, caller, access, {
-        action: "member.role_changed",
+        action: leaving ? "member.left" : "member.removed",
         targetType: "user",
         targetId: req.userId,
-        details: { email: membership.user.email, from: previous, to: role },
+        details: { email: membership.user.email, role: membership.role },
       });
+      // Not linked to the organization: they no longer see it.
       kept = await tellMember(deps, tx, caller.user.id, {
         userId: req.userId,
         kind: "membership",
-        title: `Your role in ${access.organization.name} is now ${role}`,
-        body: `${caller.user.email} changed it from ${previous}.`,
-        link: orgLink(access.organization.slug),
-        organizationId: access.organization.id,
+        title: `You were removed from ${access.organization.name}`,
+        body: `${caller.user.email} removed you; its servers and clients are no longer yours to see.`,
       });
-    }
-    return create(UpdateMemberRoleResponseSchema, { member: memberToProto(membership) });
-  });
-  deps.notifier.announce([kept]);
-  return response;
-};
-
-const removeMember = (deps: MemberDeps): Impl["removeMember"] => async (req, ctx) => {
-  const caller = requireUser(ctx);
-  const leaving = req.userId === caller.user.id;
-  let kept: Kept | undefined;
-  await entityManager(ctx).transactional(async (tx) => {
-    const access = leaving ? await requireMember(tx, caller, req.organizationSlug) : await requireManager(tx, caller, req.organizationSlug);
-    const membership = await lockedMembership(tx, access, req.userId);
-    if (!leaving && membership.role !== "member" && access.role !== "owner") {
-      throw fail("permission_denied", "only an owner can remove an owner or admin");
-    }
-    await ensureAnotherOwner(tx, membership);
-    await tx.nativeDelete(AccessGrant, { organization: access.organization.id, user: req.userId });
-    // Their pending requests end with their membership: re-added, they start afresh.
-    await tx.nativeUpdate(
-      AccessRequest,
-      { organization: access.organization.id, user: req.userId, status: "pending" },
-      { status: "cancelled", decidedAt: deps.clock.now(), decidedByUserId: caller.user.id, decidedByEmail: caller.user.email },
-    );
-    await revokeMemberKeys(tx, caller, access, req.userId, deps.clock.now());
-    await revokeInvitationsOfInviter(tx, caller, access, { userId: req.userId, role: null });
-    tx.remove(membership);
-    recordInOrganization(tx, caller, access, {
-      action: leaving ? "member.left" : "member.removed",
-      targetType: "user",
-      targetId: req.userId,
-      details: { email: membership.user.email, role: membership.role },
     });
-    // Not linked to the organization: they no longer see it.
-    kept = await tellMember(deps, tx, caller.user.id, {
-      userId: req.userId,
-      kind: "membership",
-      title: `You were removed from ${access.organization.name}`,
-      body: `${caller.user.email} removed you; its servers and clients are no longer yours to see.`,
-    });
-  });
-  deps.notifier.announce([kept]);
-  return create(RemoveMemberResponseSchema, {});
-};
+    deps.notifier.announce([kept]);
+    return create(RemoveMemberResponseSchema, {});
+  };
 
 export function memberMethods(deps: MemberDeps): MemberMethods {
   return { addMember: addMember(deps), listMembers, updateMemberRole: updateMemberRole(deps), removeMember: removeMember(deps) };

@@ -31,7 +31,11 @@ export function createDnsResolver(options: DnsOptions = {}): Resolver {
   const tries = options.tries ?? 2;
   return async (hostname) => {
     // RFC 6761: loopback without asking DNS (c-ares does not read /etc/hosts for queries).
-    if (isLocalhostName(hostname)) return [{ address: "127.0.0.1", family: 4 }, { address: "::1", family: 6 }];
+    if (isLocalhostName(hostname))
+      return [
+        { address: "127.0.0.1", family: 4 },
+        { address: "::1", family: 6 },
+      ];
     // One channel per lookup, so nothing is shared between sends and nothing outlives this one.
     const resolver = new DnsResolver({ timeout: timeoutMs, tries });
     if (options.servers) resolver.setServers([...options.servers]);

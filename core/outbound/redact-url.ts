@@ -18,6 +18,9 @@ export function redactUrl(raw: string): string {
   } catch {
     // Kept encoded: still only its last characters are shown.
   }
-  const tail = path.replace(/\/+$/, "").slice(-4).replace(/^[/…]+/, "");
+  const tail = path
+    .replace(/\/+$/, "")
+    .slice(-4)
+    .replace(/^[/…]+/, "");
   return `${url.protocol}//${url.host}/${tail ? `…${tail}` : ""}`;
 }

@@ -68,7 +68,6 @@ export interface OutboundSender {
   urlProblem(url: string): string | undefined;
 }
 
-
 class SendFailure extends Error {
   readonly failure: OutboundFailure;
   readonly status: number;
@@ -126,7 +125,8 @@ function connectionProblem(error: NodeJS.ErrnoException): string {
   const code = error.code ?? "";
   if (code === "ECONNREFUSED") return "the connection was refused";
   if (code === "ECONNRESET" || error.message === "socket hang up") return "the connection was closed before an answer came";
-  if (code.startsWith("CERT_") || code.startsWith("ERR_TLS") || code.includes("SELF_SIGNED") || code.includes("UNABLE_TO")) return `the TLS certificate was not accepted (${code})`;
+  if (code.startsWith("CERT_") || code.startsWith("ERR_TLS") || code.includes("SELF_SIGNED") || code.includes("UNABLE_TO"))
+    return `the TLS certificate was not accepted (${code})`;
   return `the connection failed (${code || error.message})`;
 }
 
@@ -161,7 +161,12 @@ function exchange(url: URL, address: string, request: OutboundRequest, options: 
       }
       readCapped(response, options.maxResponseBytes ?? 64 * 1024).then(
         (read) => resolve({ status, headers: headersOf(response), body: read }),
-        () => reject(signal.aborted ? new SendFailure("timeout", "the answer did not finish in time", status) : new SendFailure("connection", "the connection was closed during the answer", status)),
+        () =>
+          reject(
+            signal.aborted
+              ? new SendFailure("timeout", "the answer did not finish in time", status)
+              : new SendFailure("connection", "the connection was closed during the answer", status),
+          ),
       );
     });
     req.end(body);
@@ -178,9 +183,7 @@ export function createOutboundSender(options: OutboundOptions): OutboundSender {
   async function attempt(request: OutboundRequest, signal: AbortSignal, pinned: { address?: string }): Promise<Exchange> {
     const checked = checkTargetUrl(request.url, options);
     if (!checked.ok) throw new SendFailure("refused", `the URL ${checked.problem}`);
-    const timedOut = new Promise<never>((_, reject) =>
-      signal.addEventListener("abort", () => reject(new SendFailure("timeout", "no answer in time")), { once: true }),
-    );
+    const timedOut = new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(new SendFailure("timeout", "no answer in time")), { once: true }));
     pinned.address = await Promise.race([resolveChecked(checked.host, options, resolve), timedOut]);
     return exchange(checked.url, pinned.address, request, options, signal);
   }
@@ -210,7 +213,17 @@ export function createOutboundSender(options: OutboundOptions): OutboundSender {
       } catch (error) {
         const failure = error instanceof SendFailure ? error : new SendFailure("connection", `the send failed (${(error as Error).message})`);
         const message = failure.failure === "timeout" ? `${failure.message} (${timeoutMs / 1000} s)` : failure.message;
-        return { ok: false, status: failure.status, failure: failure.failure, error: message, responseBody: "", truncated: false, responseHeaders: {}, address: pinned.address, durationMs: elapsed() };
+        return {
+          ok: false,
+          status: failure.status,
+          failure: failure.failure,
+          error: message,
+          responseBody: "",
+          truncated: false,
+          responseHeaders: {},
+          address: pinned.address,
+          durationMs: elapsed(),
+        };
       } finally {
         clearTimeout(timer);
       }

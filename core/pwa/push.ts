@@ -87,16 +87,28 @@ function outcomeOf(row: SubscriptionRow, answer: { status: number } | { error: s
   const { status } = answer;
   if (status >= 200 && status < 300) return { ...base, delivered: true, status, error: "" };
   const error =
-    status === 404 || status === 410 ? "the push service says the subscription is gone"
-    : status === 413 ? "the push service refused the message as too large"
-    : status === 429 ? "the push service is limiting this sender; try again later"
-    : status >= 300 && status < 400 ? "the push service answered with a redirect, which is not followed"
-    : `the push service answered ${status}`;
+    status === 404 || status === 410
+      ? "the push service says the subscription is gone"
+      : status === 413
+        ? "the push service refused the message as too large"
+        : status === 429
+          ? "the push service is limiting this sender; try again later"
+          : status >= 300 && status < 400
+            ? "the push service answered with a redirect, which is not followed"
+            : `the push service answered ${status}`;
   return { ...base, delivered: false, status, error };
 }
 
 /** Sends to one subscription and records what happened (delivered, or deleted as gone). */
-async function sendOne(query: SqlRunner, push: PushDeps, keys: { publicKey: string; privateKey: string }, row: SubscriptionRow, payload: Buffer, options: PushOptions, clock: Clock): Promise<PushOutcome> {
+async function sendOne(
+  query: SqlRunner,
+  push: PushDeps,
+  keys: { publicKey: string; privateKey: string },
+  row: SubscriptionRow,
+  payload: Buffer,
+  options: PushOptions,
+  clock: Clock,
+): Promise<PushOutcome> {
   let answer: { status: number } | { error: string };
   try {
     const request = buildRequest(push, keys, row, payload, options);

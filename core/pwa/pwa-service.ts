@@ -56,14 +56,22 @@ const subscribe =
       if (count >= maxSubscriptionsPerUser) {
         throw fail("failed_precondition", `at most ${maxSubscriptionsPerUser} browsers can receive push notifications; unsubscribe one first`);
       }
-      const saved = await upsertSubscription(query, { userId: caller.user.id, sessionId: caller.credential.kind === "session" ? caller.credential.id : null, ...input }, deps.clock.now());
+      const saved = await upsertSubscription(
+        query,
+        { userId: caller.user.id, sessionId: caller.credential.kind === "session" ? caller.credential.id : null, ...input },
+        deps.clock.now(),
+      );
       const moved = saved.previous_user_id !== null && saved.previous_user_id !== caller.user.id;
       recordActivity(tx, caller, {
         // A browser that pushed to another account now pushes to this one: worth a look.
         action: moved ? "push_subscription.moved" : "push_subscription.created",
         targetType: "push_subscription",
         targetId: saved.id,
-        details: { push_service: pushService(saved.endpoint), ...(saved.user_agent && { user_agent: saved.user_agent }), ...(moved && { moved_from: "another account" }) },
+        details: {
+          push_service: pushService(saved.endpoint),
+          ...(saved.user_agent && { user_agent: saved.user_agent }),
+          ...(moved && { moved_from: "another account" }),
+        },
       });
       return saved;
     });
@@ -71,20 +79,20 @@ const subscribe =
   };
 
 const unsubscribe: Impl["unsubscribe"] = async (req, ctx) => {
-    const caller = requireUser(ctx);
-    const target = req.target.case === "subscriptionId" ? { id: req.target.value } : { endpoint: req.target.value ?? "" };
-    await entityManager(ctx).transactional(async (tx) => {
-      const removed = await deleteSubscription(inTransaction(tx), caller.user.id, target);
-      if (!removed) throw fail("not_found", "no such push subscription of yours");
-      recordActivity(tx, caller, {
-        action: "push_subscription.deleted",
-        targetType: "push_subscription",
-        targetId: removed.id,
-        details: { push_service: pushService(removed.endpoint) },
-      });
+  const caller = requireUser(ctx);
+  const target = req.target.case === "subscriptionId" ? { id: req.target.value } : { endpoint: req.target.value ?? "" };
+  await entityManager(ctx).transactional(async (tx) => {
+    const removed = await deleteSubscription(inTransaction(tx), caller.user.id, target);
+    if (!removed) throw fail("not_found", "no such push subscription of yours");
+    recordActivity(tx, caller, {
+      action: "push_subscription.deleted",
+      targetType: "push_subscription",
+      targetId: removed.id,
+      details: { push_service: pushService(removed.endpoint) },
     });
-    return {};
-  };
+  });
+  return {};
+};
 
 const listMine =
   (deps: CoreDeps): Impl["listSubscriptions"] =>

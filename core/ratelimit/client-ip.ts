@@ -16,5 +16,10 @@ export function clientIpKey(raw: string | null | undefined): string | undefined 
   const left = head ? head.split(":") : [];
   const right = tail ? tail.split(":") : [];
   const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
-  return groups.slice(0, 4).map((g) => g.padStart(4, "0")).join(":") + "::/64";
+  return (
+    groups
+      .slice(0, 4)
+      .map((g) => g.padStart(4, "0"))
+      .join(":") + "::/64"
+  );
 }

@@ -129,4 +129,3 @@ export function createLimiter(policy: RateLimitPolicy, limiter: RateLimiterAbstr
     },
   };
 }
-

@@ -167,11 +167,7 @@ export function openCountPool(url: string, logger?: Logger): pg.Pool {
  * The rate limits for a database: PostgreSQL's store on a PostgreSQL server (its own small pool,
  * closed by `close`), memory on the embedded database. Called by the composition root.
  */
-export function openRateLimits(
-  config: RateLimitConfig,
-  database: { kind: string; url: string },
-  logger?: Logger,
-): RateLimits {
+export function openRateLimits(config: RateLimitConfig, database: { kind: string; url: string }, logger?: Logger): RateLimits {
   if (database.kind !== "postgres") return createMemoryRateLimits(config);
   const pool = openCountPool(database.url, logger);
   const limits = createPostgresRateLimits(config, pool);

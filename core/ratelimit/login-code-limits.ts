@@ -35,8 +35,7 @@ interface Level {
   message: string;
 }
 
-const refusalOf = (level: Level, decision: RateLimitDecision) =>
-  `${level.message}. Try again in ${inWords(decision.retryAfterSeconds)}.`;
+const refusalOf = (level: Level, decision: RateLimitDecision) => `${level.message}. Try again in ${inWords(decision.retryAfterSeconds)}.`;
 
 /**
  * Counts an in-game login code against the player (their game account, on any server of the
@@ -60,7 +59,12 @@ export async function countLoginCodeAttempt(
   const levels: Level[] = [
     { name: "player", limiter: limits.loginCodePerPlayer, key: playerKey, message: "You have entered too many wrong codes" },
     { name: "server", limiter: limits.loginCodePerServer, key: server.id, message: "Too many wrong codes have been entered on this server" },
-    { name: "organization", limiter: limits.loginCodePerOrganization, key: server.organizationId, message: "Too many wrong codes have been entered on this organization's servers" },
+    {
+      name: "organization",
+      limiter: limits.loginCodePerOrganization,
+      key: server.organizationId,
+      message: "Too many wrong codes have been entered on this organization's servers",
+    },
     { name: "global", limiter: limits.loginCodeGlobal, key: globalLoginCodeKey, message: "Too many wrong codes are being entered; in-game sign-in is paused" },
   ];
   const takeBack = (counted: Level[]) => Promise.all(counted.map(({ limiter, key }) => limiter.refund(key)));

@@ -104,4 +104,3 @@ export function policiesFor(config: RateLimitConfig) {
     signUpPerIp: { name: "sign_up_ip", limit: config.signUpsPerIp, windowSeconds: config.signUpWindowSeconds },
   } satisfies Record<string, RateLimitPolicy>;
 }
-

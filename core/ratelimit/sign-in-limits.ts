@@ -44,12 +44,7 @@ const digest = hashSecret;
  * Every attempt counts up front, atomically in the store, so parallel guesses cannot slip past the
  * limits; a success is taken back, so the limits are on failed attempts.
  */
-export async function countSignInAttempt(
-  limits: RateLimits,
-  normalizedEmail: string,
-  ip: string | undefined,
-  knownDevice?: string,
-): Promise<SignInAttempt> {
+export async function countSignInAttempt(limits: RateLimits, normalizedEmail: string, ip: string | undefined, knownDevice?: string): Promise<SignInAttempt> {
   const account = digest(normalizedEmail);
   const address = clientIpKey(ip);
   const pair = digest(`${normalizedEmail}\n${address ?? "unknown"}`);
@@ -61,8 +56,7 @@ export async function countSignInAttempt(
         ? [[limits.signInPerIp, address] as [Limiter, string]]
         : []),
   ];
-  const consume = (keys: Array<[Limiter, string]>) =>
-    Promise.all(keys.map(async ([limiter, key]) => [limiter, await limiter.consume(key)] as const));
+  const consume = (keys: Array<[Limiter, string]>) => Promise.all(keys.map(async ([limiter, key]) => [limiter, await limiter.consume(key)] as const));
   const counts = [...local];
   const counted: Array<readonly [Limiter, RateLimitDecision]> = await consume(local);
   // The account's count from everywhere is spent only by attempts this address may still make:

@@ -144,7 +144,13 @@ function refusalsOnRecord(db: Db, activity: ActivityWriter, caller: UserCaller, 
       const outcome = error instanceof DomainError ? refusedOutcomes[error.reason] : undefined;
       if (outcome) {
         const server = await db.em.findOne(Server, { id: serverId });
-        if (server) await recordConsoleCommand(activity, caller, { id: server.id, organizationId: server.organization.id }, { ...facts, outcome, error: (error as DomainError).message });
+        if (server)
+          await recordConsoleCommand(
+            activity,
+            caller,
+            { id: server.id, organizationId: server.organization.id },
+            { ...facts, outcome, error: (error as DomainError).message },
+          );
       }
       throw error;
     }

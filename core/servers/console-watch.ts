@@ -45,7 +45,11 @@ async function recheck(deps: WatchDeps, ctx: HandlerContext, address: ServerAddr
 
 export async function* watchConsole(deps: WatchDeps, req: WatchConsoleRequest, ctx: HandlerContext): AsyncGenerator<WatchConsoleResponse> {
   const caller = requireUser(ctx);
-  const { server } = await requireServer(deps.statements.db(entityManager(ctx)), caller, req, { action: "console_read", now: deps.clock.now(), plans: deps.config.plans });
+  const { server } = await requireServer(deps.statements.db(entityManager(ctx)), caller, req, {
+    action: "console_read",
+    now: deps.clock.now(),
+    plans: deps.config.plans,
+  });
   if (ctx.signal.aborted) return;
   const releaseSlot = deps.consoles.watches.open(caller.user.id);
 

@@ -21,7 +21,13 @@ export function liveMethods(deps: CoreDeps): Pick<ServiceImpl<typeof ServersServ
     },
     async listPlayers(req, ctx) {
       const em = entityManager(ctx);
-      const { server } = await requireServer(deps.statements.db(em), requireUser(ctx), req, { action: "view", now: deps.clock.now(), plans: deps.config.plans }, serverScope(ctx));
+      const { server } = await requireServer(
+        deps.statements.db(em),
+        requireUser(ctx),
+        req,
+        { action: "view", now: deps.clock.now(), plans: deps.config.plans },
+        serverScope(ctx),
+      );
       // An offline server has no players, even before the sweep clears those of a dead instance.
       const players = isOnline(server, deps.clock.now()) ? await storedPlayers(deps.statements.on(em), server.id) : [];
       return create(ListPlayersResponseSchema, { players: players.map(onlinePlayerToProto) });

@@ -73,7 +73,13 @@ function recordMethods(deps: CoreDeps): Pick<ServersImpl, "createServer" | "list
     },
 
     async getServer(req, ctx) {
-      const access = await requireServer(deps.statements.db(entityManager(ctx)), requireUser(ctx), req, { action: "view", now: clock.now(), plans: deps.config.plans }, serverScope(ctx));
+      const access = await requireServer(
+        deps.statements.db(entityManager(ctx)),
+        requireUser(ctx),
+        req,
+        { action: "view", now: clock.now(), plans: deps.config.plans },
+        serverScope(ctx),
+      );
       return create(GetServerResponseSchema, { server: serverToProto(access.server, clock.now(), config, accessFreeze(config, access)) });
     },
 

@@ -30,8 +30,7 @@ export function createAuthorizationPages(deps: AuthorizationPagesDeps): Record<"
   const core = (ctx: Context): Client<typeof AccountOAuthService> => deps.calls.client(ctx, AccountOAuthService);
 
   /** The sign-in page, returning to the stored request afterwards. */
-  const signInHref = (requestId: string) =>
-    `/sign-in?return_to=${encodeURIComponent(`${deps.continuePath}?request=${encodeURIComponent(requestId)}`)}`;
+  const signInHref = (requestId: string) => `/sign-in?return_to=${encodeURIComponent(`${deps.continuePath}?request=${encodeURIComponent(requestId)}`)}`;
 
   /** Sends the browser where core says: the app, the sign-in page, the consent page or an error page. */
   function follow(ctx: Context, next: AuthorizationStep | undefined): void {

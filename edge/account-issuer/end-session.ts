@@ -87,7 +87,11 @@ export function createEndSessionPage(calls: CoreCalls, secureCookies: boolean) {
     const confirmed = ctx.method === "POST" && params.confirm !== "";
     if (ctx.method === "POST" && !confirmed) return asGet(ctx, params);
     if (confirmed && !formTokenMatches(ctx, params, secureCookies)) {
-      return sendPage(ctx, 403, accountErrorPage("This form has expired", "forbidden", "the form was not sent from this site's page; go back to the app and sign out again"));
+      return sendPage(
+        ctx,
+        403,
+        accountErrorPage("This form has expired", "forbidden", "the form was not sent from this site's page; go back to the app and sign out again"),
+      );
     }
     try {
       await end(ctx, params, confirmed);

@@ -80,12 +80,7 @@ export function createAccountIssuer(options: AccountIssuerOptions): Middleware {
   const discovery = createDiscoveryHandler(document);
 
   const oauthErrors = oauthErrorHandler(issuer);
-  const oauthErrorPaths = new Set<string>([
-    accountIssuerPaths.token,
-    accountIssuerPaths.userinfo,
-    accountIssuerPaths.revocation,
-    accountIssuerPaths.introspection,
-  ]);
+  const oauthErrorPaths = new Set<string>([accountIssuerPaths.token, accountIssuerPaths.userinfo, accountIssuerPaths.revocation, accountIssuerPaths.introspection]);
   const table = routes({
     [accountIssuerPaths.discovery]: { GET: discovery },
     [accountIssuerPaths.rootDiscovery]: { GET: discovery },

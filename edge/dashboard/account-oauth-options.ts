@@ -19,7 +19,11 @@ export interface OptionValues {
 export const optionFieldNames = ["allowedScopes", "tokenEndpointAuthMethod", "requirePkce", "uri", "postLogoutRedirectUris"];
 
 const methods: ReadonlyArray<{ value: string; label: string; method: TokenEndpointAuthMethod }> = [
-  { value: "client_secret_basic_or_post", label: "Client secret, HTTP Basic or in the form (client_secret_basic or client_secret_post)", method: TokenEndpointAuthMethod.CLIENT_SECRET_BASIC_OR_POST },
+  {
+    value: "client_secret_basic_or_post",
+    label: "Client secret, HTTP Basic or in the form (client_secret_basic or client_secret_post)",
+    method: TokenEndpointAuthMethod.CLIENT_SECRET_BASIC_OR_POST,
+  },
   { value: "client_secret_basic", label: "Client secret, HTTP Basic only (client_secret_basic)", method: TokenEndpointAuthMethod.CLIENT_SECRET_BASIC },
   { value: "client_secret_post", label: "Client secret, in the form only (client_secret_post)", method: TokenEndpointAuthMethod.CLIENT_SECRET_POST },
   { value: "none", label: "None: a public client (browser or device app), PKCE S256 required", method: TokenEndpointAuthMethod.NONE },
@@ -92,15 +96,15 @@ export function optionFields(v: OptionValues, errors?: FormErrors): Html {
     checked: new Set(v.scopes),
     errors,
   })}
-${selectField({ name: "tokenEndpointAuthMethod", label: "Client authentication", value: v.authMethod, options: methods, errors })}
-${choiceGroup({
-  name: "requirePkce",
-  legend: "PKCE",
-  type: "checkbox",
-  options: [{ value: "yes", label: "Require PKCE (S256) on every sign-in" }],
-  checked: new Set(v.requirePkce ? ["yes"] : []),
-  errors,
-})}
-${textField({ name: "uri", label: "Home page", type: "url", value: v.uri, maxlength: 2048, hint: "Optional. https, except on localhost.", errors })}
-${textArea({ name: "postLogoutRedirectUris", label: "Return URLs after logout", value: v.postLogoutRedirectUris, rows: 2, hint: "Optional, one per line, up to 16 (post_logout_redirect_uris): where the app's logout may return people to, matched exactly.", errors })}`;
+  ${selectField({ name: "tokenEndpointAuthMethod", label: "Client authentication", value: v.authMethod, options: methods, errors })}
+  ${choiceGroup({
+    name: "requirePkce",
+    legend: "PKCE",
+    type: "checkbox",
+    options: [{ value: "yes", label: "Require PKCE (S256) on every sign-in" }],
+    checked: new Set(v.requirePkce ? ["yes"] : []),
+    errors,
+  })}
+  ${textField({ name: "uri", label: "Home page", type: "url", value: v.uri, maxlength: 2048, hint: "Optional. https, except on localhost.", errors })}
+  ${textArea({ name: "postLogoutRedirectUris", label: "Return URLs after logout", value: v.postLogoutRedirectUris, rows: 2, hint: "Optional, one per line, up to 16 (post_logout_redirect_uris): where the app's logout may return people to, matched exactly.", errors })}`;
 }

@@ -73,25 +73,42 @@ const updateRule: ActionHandler = async (ctx, v, form) => {
   }
 };
 
-const setRuleEnabled = (enabled: boolean): ActionHandler => async (ctx, v) => {
-  const org = managedAlerts(v, ctx.params.slug);
-  const rule = await ruleOf(v, org, ctx.params.ruleId);
-  await v.core.alerts.updateAlertRule({ organizationSlug: org.slug, ruleId: rule.id, spec: { ...rule.spec!, enabled } });
-  done(ctx, orgPath(org, "/alerts"), enabled ? "alert-rule-resumed" : "alert-rule-paused");
-};
+const setRuleEnabled =
+  (enabled: boolean): ActionHandler =>
+  async (ctx, v) => {
+    const org = managedAlerts(v, ctx.params.slug);
+    const rule = await ruleOf(v, org, ctx.params.ruleId);
+    await v.core.alerts.updateAlertRule({ organizationSlug: org.slug, ruleId: rule.id, spec: { ...rule.spec!, enabled } });
+    done(ctx, orgPath(org, "/alerts"), enabled ? "alert-rule-resumed" : "alert-rule-paused");
+  };
 
 const deleteRule: ActionHandler = async (ctx, v, form) => {
   const org = managedAlerts(v, ctx.params.slug);
-  if (!confirmed(ctx, v, form, { title: "Delete this alert rule?", consequence: "Its deliveries not yet sent are dropped. This cannot be undone.", label: "Delete alert rule", cancel: orgPath(org, "/alerts"), org })) return;
+  if (
+    !confirmed(ctx, v, form, {
+      title: "Delete this alert rule?",
+      consequence: "Its deliveries not yet sent are dropped. This cannot be undone.",
+      label: "Delete alert rule",
+      cancel: orgPath(org, "/alerts"),
+      org,
+    })
+  )
+    return;
   await v.core.alerts.deleteAlertRule({ organizationSlug: org.slug, ruleId: ctx.params.ruleId });
   done(ctx, orgPath(org, "/alerts"), "alert-rule-deleted");
 };
 
 export function alertRoutes(router: Router, deps: DashboardDeps): void {
-  router.get("/app/o/:slug/alerts", page(deps, (ctx, v) => alertsPage(ctx, v)));
+  router.get(
+    "/app/o/:slug/alerts",
+    page(deps, (ctx, v) => alertsPage(ctx, v)),
+  );
   router.get("/app/o/:slug/alerts/deliveries", page(deps, deliveriesPage));
   router.post("/app/o/:slug/alerts", action(deps, createRule));
-  router.get("/app/o/:slug/alerts/:ruleId/edit", page(deps, (ctx, v) => editRulePage(ctx, v)));
+  router.get(
+    "/app/o/:slug/alerts/:ruleId/edit",
+    page(deps, (ctx, v) => editRulePage(ctx, v)),
+  );
   router.post("/app/o/:slug/alerts/:ruleId", action(deps, updateRule));
   router.post("/app/o/:slug/alerts/:ruleId/pause", action(deps, setRuleEnabled(false)));
   router.post("/app/o/:slug/alerts/:ruleId/resume", action(deps, setRuleEnabled(true)));

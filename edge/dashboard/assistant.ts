@@ -43,7 +43,13 @@ const saveSettings: ActionHandler = async (ctx, v, form) => {
   const values = readSettingsForm(form);
   const minutes = values.breakGlassMinutes === "" ? 0 : /^\d{1,4}$/.test(values.breakGlassMinutes) ? Number(values.breakGlassMinutes) : -1;
   try {
-    await v.core.ocelot.updateOcelotConfig({ organizationSlug: org.slug, version: values.version, settings: values.settings, breakGlass: values.breakGlass, breakGlassMinutes: minutes });
+    await v.core.ocelot.updateOcelotConfig({
+      organizationSlug: org.slug,
+      version: values.version,
+      settings: values.settings,
+      breakGlass: values.breakGlass,
+      breakGlassMinutes: minutes,
+    });
     done(ctx, settingsPath(org), "assistant-saved");
   } catch (error) {
     // Someone saved in between: the form comes back with what was typed and says so.
@@ -60,7 +66,10 @@ const emergencyStop: ActionHandler = async (ctx, v, form) => {
 };
 
 export function assistantRoutes(router: Router, deps: DashboardDeps): void {
-  router.get("/app/o/:slug/assistant/settings", page(deps, (ctx, v) => assistantPage(ctx, v)));
+  router.get(
+    "/app/o/:slug/assistant/settings",
+    page(deps, (ctx, v) => assistantPage(ctx, v)),
+  );
   router.post("/app/o/:slug/assistant/settings", action(deps, saveSettings));
   router.post("/app/o/:slug/assistant/emergency-stop", action(deps, emergencyStop));
 }

@@ -25,7 +25,15 @@ function wantsEvents(ctx: Context): boolean {
 function eventData(org: string, event: ChatEvent["event"]): [string, unknown] | undefined {
   switch (event.case) {
     case "started":
-      return ["started", { conversationId: event.value.conversation?.id, title: event.value.conversation?.title, url: chatPath(org, event.value.conversation?.id), question: event.value.userMessage?.content }];
+      return [
+        "started",
+        {
+          conversationId: event.value.conversation?.id,
+          title: event.value.conversation?.title,
+          url: chatPath(org, event.value.conversation?.id),
+          question: event.value.userMessage?.content,
+        },
+      ];
     case "delta":
       return ["delta", { text: event.value }];
     case "toolCallStarted":
@@ -73,34 +81,38 @@ async function refusedPage(ctx: Context, v: Viewer, error: unknown, conversation
   await chatPage(ctx, v, { conversation, problem: error.rawMessage, typed }, httpStatus(error.code));
 }
 
-const ask = (deps: DashboardDeps): ActionHandler => async (ctx, v, form) => {
-  const org = orgOf(v, ctx.params.slug);
-  const content = (form.get("content") ?? "").replace(/\r\n?/g, "\n");
-  const req = { organizationSlug: org.slug, conversationId: form.get("conversationId") || undefined, serverId: form.get("serverId") || undefined, content };
-  if (wantsEvents(ctx)) return relay(ctx, deps, org.slug, (signal) => v.core.chat.streamMessage(req, { signal }));
-  const gone = untilClientGone(ctx);
-  try {
-    const sent = await v.core.chat.sendMessage(req, { signal: gone });
-    done(ctx, chatPath(org, sent.conversation!.id));
-  } catch (error) {
-    if (gone.aborted) return; // the page left: its answer was stopped, and no one reads this one
-    await refusedPage(ctx, v, error, req.conversationId, content);
-  }
-};
+const ask =
+  (deps: DashboardDeps): ActionHandler =>
+  async (ctx, v, form) => {
+    const org = orgOf(v, ctx.params.slug);
+    const content = (form.get("content") ?? "").replace(/\r\n?/g, "\n");
+    const req = { organizationSlug: org.slug, conversationId: form.get("conversationId") || undefined, serverId: form.get("serverId") || undefined, content };
+    if (wantsEvents(ctx)) return relay(ctx, deps, org.slug, (signal) => v.core.chat.streamMessage(req, { signal }));
+    const gone = untilClientGone(ctx);
+    try {
+      const sent = await v.core.chat.sendMessage(req, { signal: gone });
+      done(ctx, chatPath(org, sent.conversation!.id));
+    } catch (error) {
+      if (gone.aborted) return; // the page left: its answer was stopped, and no one reads this one
+      await refusedPage(ctx, v, error, req.conversationId, content);
+    }
+  };
 
-const confirm = (deps: DashboardDeps): ActionHandler => async (ctx, v, form) => {
-  const org = orgOf(v, ctx.params.slug);
-  const req = { organizationSlug: org.slug, conversationId: ctx.params.id, toolCallId: form.get("toolCallId") ?? "", allow: form.get("allow") === "yes" };
-  if (wantsEvents(ctx)) return relay(ctx, deps, org.slug, (signal) => v.core.chat.streamConfirmToolCall(req, { signal }));
-  const gone = untilClientGone(ctx);
-  try {
-    await v.core.chat.confirmToolCall(req, { signal: gone });
-    done(ctx, chatPath(org, req.conversationId));
-  } catch (error) {
-    if (gone.aborted) return;
-    await refusedPage(ctx, v, error, req.conversationId, "");
-  }
-};
+const confirm =
+  (deps: DashboardDeps): ActionHandler =>
+  async (ctx, v, form) => {
+    const org = orgOf(v, ctx.params.slug);
+    const req = { organizationSlug: org.slug, conversationId: ctx.params.id, toolCallId: form.get("toolCallId") ?? "", allow: form.get("allow") === "yes" };
+    if (wantsEvents(ctx)) return relay(ctx, deps, org.slug, (signal) => v.core.chat.streamConfirmToolCall(req, { signal }));
+    const gone = untilClientGone(ctx);
+    try {
+      await v.core.chat.confirmToolCall(req, { signal: gone });
+      done(ctx, chatPath(org, req.conversationId));
+    } catch (error) {
+      if (gone.aborted) return;
+      await refusedPage(ctx, v, error, req.conversationId, "");
+    }
+  };
 
 const remove: ActionHandler = async (ctx, v) => {
   const org = orgOf(v, ctx.params.slug);
@@ -109,7 +121,10 @@ const remove: ActionHandler = async (ctx, v) => {
 };
 
 export function chatRoutes(router: Router, deps: DashboardDeps): void {
-  router.get("/app/o/:slug/assistant", page(deps, (ctx, v) => chatPage(ctx, v)));
+  router.get(
+    "/app/o/:slug/assistant",
+    page(deps, (ctx, v) => chatPage(ctx, v)),
+  );
   router.get(
     "/app/o/:slug/assistant/c/:id",
     page(deps, async (ctx, v) => {

@@ -70,7 +70,6 @@ function wantsEvents(ctx: Context): boolean {
   return ctx.accepts("json", "text/event-stream") === "text/event-stream";
 }
 
-
 /**
  * The watch as events: `recent` first (the lines core still holds, which replace what the page
  * shows, so a reconnect does not repeat them), then `lines`; each with the lines, how many were

@@ -161,21 +161,26 @@ export function noticeOf(ctx: Context): string | undefined {
  * The confirmation step of a destructive action when the browser ran no script (or the form was
  * posted without it): the question again, with a button that posts `confirmed=yes`.
  */
-export function confirmed(ctx: Context, v: Viewer, form: URLSearchParams, o: { title: string; consequence: string; label: string; cancel: string; org?: Organization }): boolean {
+export function confirmed(
+  ctx: Context,
+  v: Viewer,
+  form: URLSearchParams,
+  o: { title: string; consequence: string; label: string; cancel: string; org?: Organization },
+): boolean {
   if (form.get("confirmed") === "yes") return true;
   const fields = [...form.entries()].filter(([k]) => k !== formTokenField && k !== "confirmed");
   render(ctx, v, {
     title: o.title,
     org: o.org,
     body: html`<div class="panel confirm">
-<p>${o.consequence}</p>
-<form method="post" action="${ctx.path}">
-<input type="hidden" name="${formTokenField}" value="${v.formToken}">
-<input type="hidden" name="confirmed" value="yes">
-${fields.map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}">`)}
-<div class="actions"><button type="submit" class="btn danger">${o.label}</button> <a class="btn ghost" href="${o.cancel}">Cancel</a></div>
-</form>
-</div>`,
+      <p>${o.consequence}</p>
+      <form method="post" action="${ctx.path}">
+        <input type="hidden" name="${formTokenField}" value="${v.formToken}" />
+        <input type="hidden" name="confirmed" value="yes" />
+        ${fields.map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}" />`)}
+        <div class="actions"><button type="submit" class="btn danger">${o.label}</button> <a class="btn ghost" href="${o.cancel}">Cancel</a></div>
+      </form>
+    </div>`,
   });
   return false;
 }

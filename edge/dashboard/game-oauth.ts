@@ -73,30 +73,60 @@ function confirmedOnClient(ctx: Context, v: Viewer, form: URLSearchParams, quest
 
 const rotateSecret: ActionHandler = async (ctx, v, form) => {
   const org = managed(v, ctx.params.slug);
-  if (!confirmedOnClient(ctx, v, form, { title: "Rotate the client secret?", consequence: "The current secret stops working at once; your app needs the new one.", label: "Rotate secret" })) return;
+  if (
+    !confirmedOnClient(ctx, v, form, {
+      title: "Rotate the client secret?",
+      consequence: "The current secret stops working at once; your app needs the new one.",
+      label: "Rotate secret",
+    })
+  )
+    return;
   const res = await v.core.organizations.rotateGameOAuthClientSecret({ clientId: ctx.params.clientId });
   const { client } = await v.core.organizations.getGameOAuthClient({ clientId: res.clientId });
   secretPage(ctx, v, org, client!, res.clientSecret, false);
 };
 
-const setDisabled = (disabled: boolean): ActionHandler => async (ctx, v, form) => {
-  const org = managed(v, ctx.params.slug);
-  if (disabled && !confirmedOnClient(ctx, v, form, { title: "Disable this client?", consequence: "It starts no new sign-ins and exchanges no codes until you enable it again.", label: "Disable client" })) return;
-  await v.core.organizations.updateGameOAuthClient({ clientId: ctx.params.clientId, disabled });
-  done(ctx, orgPath(org, `/clients/${ctx.params.clientId}`), disabled ? "client-disabled" : "client-enabled");
-};
+const setDisabled =
+  (disabled: boolean): ActionHandler =>
+  async (ctx, v, form) => {
+    const org = managed(v, ctx.params.slug);
+    if (
+      disabled &&
+      !confirmedOnClient(ctx, v, form, {
+        title: "Disable this client?",
+        consequence: "It starts no new sign-ins and exchanges no codes until you enable it again.",
+        label: "Disable client",
+      })
+    )
+      return;
+    await v.core.organizations.updateGameOAuthClient({ clientId: ctx.params.clientId, disabled });
+    done(ctx, orgPath(org, `/clients/${ctx.params.clientId}`), disabled ? "client-disabled" : "client-enabled");
+  };
 
 const deleteClient: ActionHandler = async (ctx, v, form) => {
   const org = managed(v, ctx.params.slug);
-  if (!confirmedOnClient(ctx, v, form, { title: "Delete this client?", consequence: "Apps using it can no longer sign players in. This cannot be undone.", label: "Delete client" })) return;
+  if (
+    !confirmedOnClient(ctx, v, form, {
+      title: "Delete this client?",
+      consequence: "Apps using it can no longer sign players in. This cannot be undone.",
+      label: "Delete client",
+    })
+  )
+    return;
   await v.core.organizations.deleteGameOAuthClient({ clientId: ctx.params.clientId });
   done(ctx, orgPath(org, "/clients"), "client-deleted");
 };
 
 export function gameOAuthRoutes(router: Router, deps: DashboardDeps): void {
-  router.get("/app/o/:slug/clients", page(deps, (ctx, v) => listPage(ctx, v)));
+  router.get(
+    "/app/o/:slug/clients",
+    page(deps, (ctx, v) => listPage(ctx, v)),
+  );
   router.post("/app/o/:slug/clients", action(deps, createClient));
-  router.get("/app/o/:slug/clients/:clientId", page(deps, (ctx, v) => clientPage(ctx, v)));
+  router.get(
+    "/app/o/:slug/clients/:clientId",
+    page(deps, (ctx, v) => clientPage(ctx, v)),
+  );
   router.post("/app/o/:slug/clients/:clientId", action(deps, updateClient));
   router.post("/app/o/:slug/clients/:clientId/rotate-secret", action(deps, rotateSecret));
   router.post("/app/o/:slug/clients/:clientId/disable", action(deps, setDisabled(true)));

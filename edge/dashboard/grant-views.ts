@@ -5,13 +5,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import {
-  AccessGrantState,
-  GrantConstraintsSchema,
-  ServerAction,
-  type AccessGrant,
-  type GrantConstraints,
-} from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { AccessGrantState, GrantConstraintsSchema, ServerAction, type AccessGrant, type GrantConstraints } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { utcText, when } from "./format.ts";
 import { choiceGroup, textField } from "./forms.ts";
@@ -22,12 +16,20 @@ const actionLabels: ReadonlyArray<{ action: ServerAction; value: string; label: 
   { action: ServerAction.CONSOLE_READ, value: "console_read", label: "Read the console", hint: "Watch the live console output." },
   { action: ServerAction.CONSOLE_COMMAND, value: "console_command", label: "Run console commands", hint: "Each command counts as a use." },
   { action: ServerAction.MANAGE_PLAYERS, value: "manage_players", label: "Manage players", hint: "Reserved for player administration; nothing uses it yet." },
-  { action: ServerAction.SIGN_IN_VERIFICATION, value: "sign_in_verification", label: "Sign-in activity", hint: "See the server's Game OAuth sign-in activity (not shown anywhere yet)." },
+  {
+    action: ServerAction.SIGN_IN_VERIFICATION,
+    value: "sign_in_verification",
+    label: "Sign-in activity",
+    hint: "See the server's Game OAuth sign-in activity (not shown anywhere yet).",
+  },
 ];
 
 /** The actions, in words. */
 export function actionNames(actions: readonly ServerAction[]): string {
-  return actionLabels.filter((a) => actions.includes(a.action)).map((a) => a.label.toLowerCase()).join(", ");
+  return actionLabels
+    .filter((a) => actions.includes(a.action))
+    .map((a) => a.label.toLowerCase())
+    .join(", ");
 }
 
 /** The constraints, in words ("no limits" when none). */
@@ -50,9 +52,8 @@ const stateNames: Record<AccessGrantState, string> = {
 /** A grant's actions, constraints, uses and state. */
 export function grantSummary(g: AccessGrant): Html {
   const uses = g.constraints?.maxUses !== undefined ? `${g.uses} of ${g.constraints.maxUses} uses` : `${g.uses} uses`;
-  return html`<span class="badge">${stateNames[g.state]}</span> ${actionNames(g.actions)} <span class="muted">(${constraintWords(g.constraints)}; ${uses}${
-    g.firstUsedAt ? html`; first used ${when(g.firstUsedAt)}` : ""
-  })</span>`;
+  return html`<span class="badge">${stateNames[g.state]}</span> ${actionNames(g.actions)}
+    <span class="muted">(${constraintWords(g.constraints)}; ${uses}${g.firstUsedAt ? html`; first used ${when(g.firstUsedAt)}` : ""})</span>`;
 }
 
 /** What a grant form holds, as typed. */
@@ -113,28 +114,32 @@ export function termsOf(values: TermsValues, now: Date): Terms | FormErrors {
 /** The action checkboxes and the limit fields; `id` keeps several forms on one page apart. */
 export function termsFields(values: TermsValues, errors: FormErrors | undefined, id: string): Html {
   return html`${choiceGroup({
-    name: "actions",
-    legend: "Actions",
-    type: "checkbox",
-    options: actionLabels.map((a) => ({ value: a.value, label: a.label, hint: a.hint })),
-    checked: new Set(values.actions),
-    errors,
-    id: `${id}-actions`,
-  })}
-<fieldset class="field choices${errors?.fields.constraints ? " invalid" : ""}" id="${id}-limits"${errors?.fields.constraints ? html` aria-describedby="${id}-limits-error"` : ""}>
-<legend>Limits (empty: none)</legend>
-${errors?.fields.constraints ? html`<p class="field-error" id="${id}-limits-error">${errors.fields.constraints.join(" ")}</p>` : ""}
-${values.expiresAt ? html`<input type="hidden" name="expiresAt" value="${values.expiresAt}">` : ""}
-${textField({
-  name: "expiresInHours",
-  label: values.expiresAt ? "Expire sooner, in (hours)" : "Expires in (hours)",
-  value: values.expiresInHours,
-  id: `${id}-expires`,
-  hint: values.expiresAt ? `As asked, it expires ${values.expiresAt.slice(0, 16).replace("T", " ")} UTC.` : undefined,
-})}
-${textField({ name: "maxUses", label: "Maximum uses (1 to 1,000,000)", value: values.maxUses, id: `${id}-uses`, hint: "A console command or opening the console is a use; viewing is not." })}
-${textField({ name: "durationMinutes", label: "Lasts after first use (minutes, 1 to 525,600)", value: values.durationMinutes, id: `${id}-duration` })}
-</fieldset>`;
+      name: "actions",
+      legend: "Actions",
+      type: "checkbox",
+      options: actionLabels.map((a) => ({ value: a.value, label: a.label, hint: a.hint })),
+      checked: new Set(values.actions),
+      errors,
+      id: `${id}-actions`,
+    })}
+    <fieldset
+      class="field choices${errors?.fields.constraints ? " invalid" : ""}"
+      id="${id}-limits"
+      ${errors?.fields.constraints ? html` aria-describedby="${id}-limits-error"` : ""}
+    >
+      <legend>Limits (empty: none)</legend>
+      ${errors?.fields.constraints ? html`<p class="field-error" id="${id}-limits-error">${errors.fields.constraints.join(" ")}</p>` : ""}
+      ${values.expiresAt ? html`<input type="hidden" name="expiresAt" value="${values.expiresAt}" />` : ""}
+      ${textField({
+        name: "expiresInHours",
+        label: values.expiresAt ? "Expire sooner, in (hours)" : "Expires in (hours)",
+        value: values.expiresInHours,
+        id: `${id}-expires`,
+        hint: values.expiresAt ? `As asked, it expires ${values.expiresAt.slice(0, 16).replace("T", " ")} UTC.` : undefined,
+      })}
+      ${textField({ name: "maxUses", label: "Maximum uses (1 to 1,000,000)", value: values.maxUses, id: `${id}-uses`, hint: "A console command or opening the console is a use; viewing is not." })}
+      ${textField({ name: "durationMinutes", label: "Lasts after first use (minutes, 1 to 525,600)", value: values.durationMinutes, id: `${id}-duration` })}
+    </fieldset>`;
 }
 
 /** A refused grant or request form, back with what was typed. */

@@ -40,7 +40,15 @@ export interface DashboardOptions {
   shutdown?: AbortSignal;
 }
 
-const titles: Record<number, string> = { 400: "That did not work", 403: "Not allowed", 404: "Not found", 409: "That did not work", 413: "Too large", 415: "Unsupported form", 429: "Too many requests" };
+const titles: Record<number, string> = {
+  400: "That did not work",
+  403: "Not allowed",
+  404: "Not found",
+  409: "That did not work",
+  413: "Too large",
+  415: "Unsupported form",
+  429: "Too many requests",
+};
 
 /** Failures become pages: no session → sign in; 4xx → the API's message; 5xx → the request id only. */
 function errorPages(): Middleware {
@@ -60,15 +68,25 @@ function errorPages(): Middleware {
         status = httpStatus(connectError.code);
         const [info] = connectError.findDetails(ErrorInfoSchema);
         // A 5xx that explains itself (the database cannot be reached) says so; any other, only its request id.
-        message = isUnexplainedFailure(error) ? `Something went wrong on our side. If it keeps happening, quote the request id ${ctx.state.requestId ?? ""}.` : connectError.rawMessage;
+        message = isUnexplainedFailure(error)
+          ? `Something went wrong on our side. If it keeps happening, quote the request id ${ctx.state.requestId ?? ""}.`
+          : connectError.rawMessage;
         if (isUnexplainedFailure(error)) ctx.state.log?.error({ err: error, code: codeName(connectError.code), reason: info?.reason }, "dashboard request failed");
         // A page over the rate limit says when to come back, as the API does.
         for (const [name, value] of Object.entries(retryHeaders(error) ?? {})) ctx.set(name, value);
       }
-      render(ctx, viewer, {
-        title: titles[status] ?? "Something went wrong",
-        body: html`<div class="panel"><p class="problem">${message}</p><p><a href="/app">Back to the dashboard</a></p></div>`,
-      }, status);
+      render(
+        ctx,
+        viewer,
+        {
+          title: titles[status] ?? "Something went wrong",
+          body: html`<div class="panel">
+            <p class="problem">${message}</p>
+            <p><a href="/app">Back to the dashboard</a></p>
+          </div>`,
+        },
+        status,
+      );
     }
   };
 }

@@ -23,7 +23,10 @@ function readIntegrationForm(form: URLSearchParams, kind = form.get("kind") ?? "
     url: (form.get("url") ?? "").trim(),
     recipients: form.get("recipients") ?? "",
   };
-  const recipients = values.recipients.split(/[\r\n,]+/).map((r) => r.trim()).filter(Boolean);
+  const recipients = values.recipients
+    .split(/[\r\n,]+/)
+    .map((r) => r.trim())
+    .filter(Boolean);
   const target: Target =
     values.kind === "discord"
       ? { case: "discord", value: { url: values.url } }
@@ -74,16 +77,25 @@ function confirmedOn(ctx: Context, v: Viewer, form: URLSearchParams, question: {
 }
 
 const rotateSecret: ActionHandler = async (ctx, v, form) => {
-  if (!confirmedOn(ctx, v, form, { title: "Rotate the signing secret?", consequence: "Deliveries are signed with the new secret at once; the receiver needs it to verify them.", label: "Rotate secret" })) return;
+  if (
+    !confirmedOn(ctx, v, form, {
+      title: "Rotate the signing secret?",
+      consequence: "Deliveries are signed with the new secret at once; the receiver needs it to verify them.",
+      label: "Rotate secret",
+    })
+  )
+    return;
   const res = await v.core.integrations.rotateIntegrationSecret(ids(ctx, v));
   integrationSecretPage(ctx, v, managedIntegrations(v, ctx.params.slug), res.integration!, res.secret, false);
 };
 
-const setEnabled = (enabled: boolean): ActionHandler => async (ctx, v) => {
-  const request = ids(ctx, v);
-  await v.core.integrations.updateIntegration({ ...request, enabled });
-  done(ctx, orgPath(managedIntegrations(v, ctx.params.slug), "/integrations"), enabled ? "integration-enabled" : "integration-disabled");
-};
+const setEnabled =
+  (enabled: boolean): ActionHandler =>
+  async (ctx, v) => {
+    const request = ids(ctx, v);
+    await v.core.integrations.updateIntegration({ ...request, enabled });
+    done(ctx, orgPath(managedIntegrations(v, ctx.params.slug), "/integrations"), enabled ? "integration-enabled" : "integration-disabled");
+  };
 
 /** Saves a new name and, when given, a new URL or the recipients; the kind stays. */
 const updateIntegration: ActionHandler = async (ctx, v, form) => {
@@ -101,15 +113,22 @@ const updateIntegration: ActionHandler = async (ctx, v, form) => {
 };
 
 const deleteIntegration: ActionHandler = async (ctx, v, form) => {
-  if (!confirmedOn(ctx, v, form, { title: "Delete this integration?", consequence: "Nothing more is sent to it. This cannot be undone.", label: "Delete integration" })) return;
+  if (!confirmedOn(ctx, v, form, { title: "Delete this integration?", consequence: "Nothing more is sent to it. This cannot be undone.", label: "Delete integration" }))
+    return;
   await v.core.integrations.deleteIntegration(ids(ctx, v));
   done(ctx, orgPath(managedIntegrations(v, ctx.params.slug), "/integrations"), "integration-deleted");
 };
 
 export function integrationRoutes(router: Router, deps: DashboardDeps): void {
-  router.get("/app/o/:slug/integrations", page(deps, (ctx, v) => integrationsPage(ctx, v)));
+  router.get(
+    "/app/o/:slug/integrations",
+    page(deps, (ctx, v) => integrationsPage(ctx, v)),
+  );
   router.post("/app/o/:slug/integrations", action(deps, createIntegration));
-  router.get("/app/o/:slug/integrations/:integrationId/edit", page(deps, (ctx, v) => editIntegrationPage(ctx, v)));
+  router.get(
+    "/app/o/:slug/integrations/:integrationId/edit",
+    page(deps, (ctx, v) => editIntegrationPage(ctx, v)),
+  );
   router.post("/app/o/:slug/integrations/:integrationId", action(deps, updateIntegration));
   router.post("/app/o/:slug/integrations/:integrationId/test", action(deps, testIntegration));
   router.post("/app/o/:slug/integrations/:integrationId/rotate-secret", action(deps, rotateSecret));

@@ -28,7 +28,10 @@ function specOf(values: NoteValues): MessageInitShape<typeof NoteSpecSchema> {
   return {
     title: values.title,
     content: values.content.replace(/\r\n?/g, "\n"),
-    tags: values.tags.split(",").map((t) => t.trim()).filter(Boolean),
+    tags: values.tags
+      .split(",")
+      .map((t) => t.trim())
+      .filter(Boolean),
     serverId: values.serverId || undefined,
   };
 }
@@ -39,7 +42,10 @@ function noteFormErrors(error: unknown): FormErrors {
   if (!violations?.violations.length) return formErrorsOrThrow(error);
   const result: FormErrors = { fields: {}, form: [] };
   for (const v of violations.violations) {
-    const path = (v.field?.elements ?? []).map((e) => e.fieldName).join(".").split(".");
+    const path = (v.field?.elements ?? [])
+      .map((e) => e.fieldName)
+      .join(".")
+      .split(".");
     const field = jsonName(path.at(-1) ?? "");
     const index = v.field?.elements.find((e) => e.subscript.case === "index")?.subscript.value;
     const text = index === undefined ? v.message : `Tag ${Number(index) + 1}: ${v.message}`;
@@ -82,14 +88,26 @@ const updateNote: ActionHandler = async (ctx, v, form) => {
 const deleteNote: ActionHandler = async (ctx, v, form) => {
   const org = writableKnowledge(v, ctx.params.slug);
   const noteId = ctx.params.noteId;
-  if (!confirmed(ctx, v, form, { title: "Delete this note?", consequence: "It is gone for everyone. This cannot be undone.", label: "Delete note", cancel: notePath(org, noteId), org })) return;
+  if (
+    !confirmed(ctx, v, form, {
+      title: "Delete this note?",
+      consequence: "It is gone for everyone. This cannot be undone.",
+      label: "Delete note",
+      cancel: notePath(org, noteId),
+      org,
+    })
+  )
+    return;
   await v.core.knowledge.deleteNote({ organizationSlug: org.slug, noteId });
   done(ctx, notePath(org), "note-deleted");
 };
 
 export function knowledgeRoutes(router: Router, deps: DashboardDeps): void {
   router.get("/app/o/:slug/knowledge", page(deps, notesPage));
-  router.get("/app/o/:slug/knowledge/new", page(deps, (ctx, v) => editPage(ctx, v, emptyNote, undefined)));
+  router.get(
+    "/app/o/:slug/knowledge/new",
+    page(deps, (ctx, v) => editPage(ctx, v, emptyNote, undefined)),
+  );
   router.get("/app/o/:slug/knowledge/:noteId", page(deps, notePage));
   router.get(
     "/app/o/:slug/knowledge/:noteId/edit",

@@ -44,18 +44,30 @@ function frozenBadge(s: Server): Html {
 function frozenNote(servers: Server[], manage: boolean): Html {
   const frozen = servers.filter((s) => s.frozen);
   if (!frozen.length) return html``;
-  const what = manage ? "Raise the plan (ask a platform admin) or delete servers you no longer need; the oldest frozen server unfreezes first." : "An owner or admin of the organization can raise the plan or delete servers.";
-  return html`<div class="frozen-note" role="note" aria-labelledby="frozen-heading"><h2 id="frozen-heading">${frozen.length === 1 ? "1 server is frozen" : `${frozen.length} servers are frozen`}</h2>
-<p>The organization has more servers than its plan allows, so the newest beyond the limit are frozen: they stay here with their settings, but their agents are refused, players cannot sign in on them and their consoles do not run commands. Nothing was deleted.</p>
-<p>${what}</p></div>`;
+  const what = manage
+    ? "Raise the plan (ask a platform admin) or delete servers you no longer need; the oldest frozen server unfreezes first."
+    : "An owner or admin of the organization can raise the plan or delete servers.";
+  return html`<div class="frozen-note" role="note" aria-labelledby="frozen-heading">
+    <h2 id="frozen-heading">${frozen.length === 1 ? "1 server is frozen" : `${frozen.length} servers are frozen`}</h2>
+    <p>
+      The organization has more servers than its plan allows, so the newest beyond the limit are frozen: they stay here with their settings, but their agents are refused,
+      players cannot sign in on them and their consoles do not run commands. Nothing was deleted.
+    </p>
+    <p>${what}</p>
+  </div>`;
 }
 
 /** On a frozen server's page: why, and what to do. */
 function frozenSection(s: Server, manage: boolean): Html {
   if (!s.frozen) return html``;
-  return html`<section class="frozen-note" aria-labelledby="frozen-heading" data-field="frozen-reason"><h2 id="frozen-heading"><span class="badge frozen">Frozen</span> This server is frozen</h2>
-<p>${s.frozenReason.charAt(0).toUpperCase()}${s.frozenReason.slice(1)}.</p>
-<p>Its agent is refused and players cannot sign in on it; its console runs no commands. ${manage ? "You can still rename it, regenerate its key, manage access or delete it." : "An owner or admin of the organization can raise the plan or delete servers."}</p></section>`;
+  return html`<section class="frozen-note" aria-labelledby="frozen-heading" data-field="frozen-reason">
+    <h2 id="frozen-heading"><span class="badge frozen">Frozen</span> This server is frozen</h2>
+    <p>${s.frozenReason.charAt(0).toUpperCase()}${s.frozenReason.slice(1)}.</p>
+    <p>
+      Its agent is refused and players cannot sign in on it; its console runs no commands.
+      ${manage ? "You can still rename it, regenerate its key, manage access or delete it." : "An owner or admin of the organization can raise the plan or delete servers."}
+    </p>
+  </section>`;
 }
 
 function players(s: Server): Html {
@@ -72,20 +84,19 @@ function createForm(v: Viewer, org: Organization, values: { name?: string; game?
   return postForm(
     orgPath(org, "/servers"),
     v.formToken,
-    html`${formAlert(errors, ["name", "game"])}
-${textField({ name: "name", label: "Server name", value: values.name, required: true, maxlength: 64, errors })}
-${choiceGroup({
-  name: "game",
-  legend: "Game",
-  type: "radio",
-  options: [
-    { value: "minecraft", label: "Minecraft" },
-    { value: "hytale", label: "Hytale" },
-  ],
-  checked: new Set([values.game ?? "minecraft"]),
-  errors,
-})}
-<div class="actions"><button type="submit" class="btn primary">Create server</button></div>`,
+    html`${formAlert(errors, ["name", "game"])} ${textField({ name: "name", label: "Server name", value: values.name, required: true, maxlength: 64, errors })}
+      ${choiceGroup({
+        name: "game",
+        legend: "Game",
+        type: "radio",
+        options: [
+          { value: "minecraft", label: "Minecraft" },
+          { value: "hytale", label: "Hytale" },
+        ],
+        checked: new Set([values.game ?? "minecraft"]),
+        errors,
+      })}
+      <div class="actions"><button type="submit" class="btn primary">Create server</button></div>`,
     html` class="panel stack" aria-labelledby="create-server-heading"`,
   );
 }
@@ -95,7 +106,15 @@ async function listPage(ctx: Context, v: Viewer, values?: { name?: string; game?
   const { servers } = await v.core.servers.listServers({ organizationSlug: org.slug });
   const manage = canManage(org.role);
   const rows = servers.map(
-    (s) => html`<tr data-server-id="${s.id}" data-server-name="${s.name}"><td><a href="${orgPath(org, `/servers/${s.id}`)}">${s.name}</a>${frozenBadge(s)}</td><td>${gameName(s.game)}</td><td>${statusBadge(s)}</td><td>${players(s)}</td><td>${trustBadge(s)}</td><td data-field="last-seen">${when(s.lastSeenAt, "Never")}</td></tr>`,
+    (s) =>
+      html`<tr data-server-id="${s.id}" data-server-name="${s.name}">
+        <td><a href="${orgPath(org, `/servers/${s.id}`)}">${s.name}</a>${frozenBadge(s)}</td>
+        <td>${gameName(s.game)}</td>
+        <td>${statusBadge(s)}</td>
+        <td>${players(s)}</td>
+        <td>${trustBadge(s)}</td>
+        <td data-field="last-seen">${when(s.lastSeenAt, "Never")}</td>
+      </tr>`,
   );
   render(
     ctx,
@@ -108,10 +127,36 @@ async function listPage(ctx: Context, v: Viewer, values?: { name?: string; game?
       lede: manage ? "Every game server of the organization. Status and players update live." : "The servers you have been granted. Status and players update live.",
       body: html`${frozenNote(servers, manage)}${
         servers.length
-          ? html`<div class="table-wrap" data-live-status="${orgPath(org, "/servers/status")}" role="region" tabindex="0" aria-label="Servers of ${org.name}"><table><caption class="sr-only">Servers of ${org.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">Game</th><th scope="col">Status</th><th scope="col">Players</th><th scope="col">Sign-in</th><th scope="col">Last seen</th></tr></thead><tbody>${rows}</tbody></table></div>`
-          : html`<p class="empty">${manage ? "No servers yet. Create the first one below." : "No servers are shared with you yet. Ask an owner or admin of the organization for access."}</p>`
+          ? html`<div class="table-wrap" data-live-status="${orgPath(org, "/servers/status")}" role="region" tabindex="0" aria-label="Servers of ${org.name}">
+              <table>
+                <caption class="sr-only">
+                  Servers of ${org.name}
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Game</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Players</th>
+                    <th scope="col">Sign-in</th>
+                    <th scope="col">Last seen</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${rows}
+                </tbody>
+              </table>
+            </div>`
+          : html`<p class="empty">
+              ${manage ? "No servers yet. Create the first one below." : "No servers are shared with you yet. Ask an owner or admin of the organization for access."}
+            </p>`
       }
-${manage ? html`<h2 id="create-server-heading">Create a server</h2>${createForm(v, org, values, errors)}` : ""}`,
+      ${
+        manage
+          ? html`<h2 id="create-server-heading">Create a server</h2>
+              ${createForm(v, org, values, errors)}`
+          : ""
+      }`,
     },
     status,
   );
@@ -124,32 +169,67 @@ function keyPage(ctx: Context, v: Viewer, org: Organization, server: Server, key
     org,
     section: "servers",
     crumbs: [{ href: orgPath(org, "/servers"), label: "Servers" }],
-    lede: created ? "Run the agent on the game server's machine with this key; the server turns online here as it connects." : "The old key stopped working; its agent was disconnected. Restart the agent with this key.",
+    lede: created
+      ? "Run the agent on the game server's machine with this key; the server turns online here as it connects."
+      : "The old key stopped working; its agent was disconnected. Restart the agent with this key.",
     body: html`<section class="panel stack reveal" aria-labelledby="key-heading">
-<h2 id="key-heading">Agent key</h2>
-${secretBlock("agent-key", "Agent key", key, "It is shown only this once: Outpost keeps only a hash. If you lose it, regenerate it on the server's page.")}
-${copyValue("agent-command", "Command to run the agent", agentCommand(v, server.game, key))}
-<p class="hint">Add <span class="mono">--auth offline</span> if the game server does not verify player accounts. Run <span class="mono">npx outpost-agent</span> without arguments for its options.</p>
-<div class="actions"><a class="btn primary" href="${orgPath(org, `/servers/${server.id}`)}">Go to the server</a> <a class="btn ghost" href="${orgPath(org, "/servers")}">All servers</a></div>
-</section>`,
+      <h2 id="key-heading">Agent key</h2>
+      ${secretBlock("agent-key", "Agent key", key, "It is shown only this once: Outpost keeps only a hash. If you lose it, regenerate it on the server's page.")}
+      ${copyValue("agent-command", "Command to run the agent", agentCommand(v, server.game, key))}
+      <p class="hint">
+        Add <span class="mono">--auth offline</span> if the game server does not verify player accounts. Run <span class="mono">npx outpost-agent</span> without arguments
+        for its options.
+      </p>
+      <div class="actions">
+        <a class="btn primary" href="${orgPath(org, `/servers/${server.id}`)}">Go to the server</a>
+        <a class="btn ghost" href="${orgPath(org, "/servers")}">All servers</a>
+      </div>
+    </section>`,
   });
 }
 
 /** The server's facts; the page script keeps status, players and last seen current. */
 function statusSection(org: Organization, s: Server): Html {
   return html`<section class="panel" aria-labelledby="status-heading" data-live-status="${orgPath(org, "/servers/status")}">
-<h2 id="status-heading">Status</h2>
-<dl class="facts" data-server-id="${s.id}" data-server-name="${s.name}">
-<div><dt>Status</dt><dd>${statusBadge(s)}</dd></div>
-<div><dt>Players online</dt><dd>${players(s)}</dd></div>
-<div><dt>Game</dt><dd>${gameName(s.game)}</dd></div>
-<div><dt>Last seen</dt><dd data-field="last-seen">${when(s.lastSeenAt, "Never")}</dd></div>
-<div class="wide"><dt>Sign-in</dt><dd>${trustBadge(s)}<p class="hint" data-field="trust-detail">${playerTrust(s.playerAuth, s.signInAllowed).detail}</p></dd></div>
-<div><dt>Agent</dt><dd>${s.agentVersion ? `outpost-agent ${s.agentVersion}` : "Never connected"}</dd></div>
-<div><dt>Agent key</dt><dd class="mono">${s.agentKeyPrefix}…</dd></div>
-<div><dt>Created</dt><dd>${when(s.createdAt)}</dd></div>
-</dl>
-</section>`;
+    <h2 id="status-heading">Status</h2>
+    <dl class="facts" data-server-id="${s.id}" data-server-name="${s.name}">
+      <div>
+        <dt>Status</dt>
+        <dd>${statusBadge(s)}</dd>
+      </div>
+      <div>
+        <dt>Players online</dt>
+        <dd>${players(s)}</dd>
+      </div>
+      <div>
+        <dt>Game</dt>
+        <dd>${gameName(s.game)}</dd>
+      </div>
+      <div>
+        <dt>Last seen</dt>
+        <dd data-field="last-seen">${when(s.lastSeenAt, "Never")}</dd>
+      </div>
+      <div class="wide">
+        <dt>Sign-in</dt>
+        <dd>
+          ${trustBadge(s)}
+          <p class="hint" data-field="trust-detail">${playerTrust(s.playerAuth, s.signInAllowed).detail}</p>
+        </dd>
+      </div>
+      <div>
+        <dt>Agent</dt>
+        <dd>${s.agentVersion ? `outpost-agent ${s.agentVersion}` : "Never connected"}</dd>
+      </div>
+      <div>
+        <dt>Agent key</dt>
+        <dd class="mono">${s.agentKeyPrefix}…</dd>
+      </div>
+      <div>
+        <dt>Created</dt>
+        <dd>${when(s.createdAt)}</dd>
+      </div>
+    </dl>
+  </section>`;
 }
 
 /** Rename, the agent key, access and delete: for owners and admins. */
@@ -157,26 +237,29 @@ function manageSections(v: Viewer, org: Organization, s: Server, state: ServerPa
   const base = orgPath(org, `/servers/${s.id}`);
   const rename = state.rename;
   return html`<section class="panel stack" aria-labelledby="rename-heading">
-<h2 id="rename-heading">Rename</h2>
-${postForm(
-  `${base}/rename`,
-  v.formToken,
-  html`${formAlert(rename?.errors, ["name"])}${textField({ name: "name", label: "Server name", value: rename?.value ?? s.name, required: true, maxlength: 64, errors: rename?.errors })}
-<div class="actions"><button type="submit" class="btn">Save name</button></div>`,
-  html` class="stack"`,
-)}
-</section>
-<section class="panel stack" aria-labelledby="agent-heading">
-<h2 id="agent-heading">Agent key</h2>
-<p>The key starting <span class="mono">${s.agentKeyPrefix}</span> connects this server's agent. Regenerate it if it leaked: the old key stops working and its agent is disconnected at once.</p>
-${dangerForm({ action: `${base}/regenerate-key`, token: v.formToken, label: "Regenerate agent key", confirm: `Regenerate the agent key of ${s.name}?`, consequence: "The current key stops working at once and the connected agent is disconnected." })}
-</section>
-${grantsSection}
-<section class="panel danger-zone" aria-labelledby="delete-heading">
-<h2 id="delete-heading">Delete server</h2>
-<p>Its grants go with it and its agent is disconnected. Game OAuth clients stop accepting sign-ins verified by it.</p>
-${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete server", confirm: `Delete the server "${s.name}"?`, consequence: "Its grants go with it and its agent is disconnected. This cannot be undone." })}
-</section>`;
+      <h2 id="rename-heading">Rename</h2>
+      ${postForm(
+        `${base}/rename`,
+        v.formToken,
+        html`${formAlert(rename?.errors, ["name"])}${textField({ name: "name", label: "Server name", value: rename?.value ?? s.name, required: true, maxlength: 64, errors: rename?.errors })}
+          <div class="actions"><button type="submit" class="btn">Save name</button></div>`,
+        html` class="stack"`,
+      )}
+    </section>
+    <section class="panel stack" aria-labelledby="agent-heading">
+      <h2 id="agent-heading">Agent key</h2>
+      <p>
+        The key starting <span class="mono">${s.agentKeyPrefix}</span> connects this server's agent. Regenerate it if it leaked: the old key stops working and its agent
+        is disconnected at once.
+      </p>
+      ${dangerForm({ action: `${base}/regenerate-key`, token: v.formToken, label: "Regenerate agent key", confirm: `Regenerate the agent key of ${s.name}?`, consequence: "The current key stops working at once and the connected agent is disconnected." })}
+    </section>
+    ${grantsSection}
+    <section class="panel danger-zone" aria-labelledby="delete-heading">
+      <h2 id="delete-heading">Delete server</h2>
+      <p>Its grants go with it and its agent is disconnected. Game OAuth clients stop accepting sign-ins verified by it.</p>
+      ${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete server", confirm: `Delete the server "${s.name}"?`, consequence: "Its grants go with it and its agent is disconnected. This cannot be undone." })}
+    </section>`;
 }
 
 const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
@@ -205,10 +288,8 @@ const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
       notice: noticeOf(ctx),
       crumbs: [{ href: orgPath(org, "/servers"), label: "Servers" }],
       scripts: ["console.js"],
-      body: html`${frozenSection(s, manage)}${statusSection(org, s)}
-${playersPanel}
-${s.frozen ? "" : consoleAllowed ? consolePanel(v, org, s, state.console) : noConsolePanel(org, s)}
-${manage ? manageSections(v, org, s, state, grantsSection) : ""}`,
+      body: html`${frozenSection(s, manage)}${statusSection(org, s)} ${playersPanel}
+      ${s.frozen ? "" : consoleAllowed ? consolePanel(v, org, s, state.console) : noConsolePanel(org, s)} ${manage ? manageSections(v, org, s, state, grantsSection) : ""}`,
     },
     status,
   );
@@ -223,9 +304,9 @@ async function memberMayUseConsole(v: Viewer, org: Organization, serverId: strin
 
 function noConsolePanel(org: Organization, s: Server): Html {
   return html`<section class="panel stack" aria-labelledby="console-heading">
-<h2 id="console-heading">Console</h2>
-<p class="hint">Your grant to this server does not include its console. <a href="${orgPath(org, `/servers/${s.id}/request`)}">Ask for more access</a>.</p>
-</section>`;
+    <h2 id="console-heading">Console</h2>
+    <p class="hint">Your grant to this server does not include its console. <a href="${orgPath(org, `/servers/${s.id}/request`)}">Ask for more access</a>.</p>
+  </section>`;
 }
 
 const games: Record<string, Game> = { minecraft: Game.MINECRAFT, hytale: Game.HYTALE };
@@ -283,23 +364,47 @@ const renameServer: ActionHandler = async (ctx, v, form) => {
 
 const regenerateKey: ActionHandler = async (ctx, v, form) => {
   const org = orgOf(v, ctx.params.slug);
-  if (!confirmed(ctx, v, form, { title: "Regenerate the agent key?", consequence: "The current key stops working at once and the connected agent is disconnected.", label: "Regenerate agent key", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
+  if (
+    !confirmed(ctx, v, form, {
+      title: "Regenerate the agent key?",
+      consequence: "The current key stops working at once and the connected agent is disconnected.",
+      label: "Regenerate agent key",
+      cancel: orgPath(org, `/servers/${ctx.params.id}`),
+      org,
+    })
+  )
+    return;
   const res = await v.core.servers.regenerateAgentKey({ serverId: ctx.params.id });
   keyPage(ctx, v, org, res.server!, res.agentKey, false);
 };
 
 const deleteServer: ActionHandler = async (ctx, v, form) => {
   const org = orgOf(v, ctx.params.slug);
-  if (!confirmed(ctx, v, form, { title: "Delete this server?", consequence: "Its grants go with it and its agent is disconnected. This cannot be undone.", label: "Delete server", cancel: orgPath(org, `/servers/${ctx.params.id}`), org })) return;
+  if (
+    !confirmed(ctx, v, form, {
+      title: "Delete this server?",
+      consequence: "Its grants go with it and its agent is disconnected. This cannot be undone.",
+      label: "Delete server",
+      cancel: orgPath(org, `/servers/${ctx.params.id}`),
+      org,
+    })
+  )
+    return;
   await v.core.servers.deleteServer({ serverId: ctx.params.id });
   done(ctx, orgPath(org, "/servers"), "server-deleted");
 };
 
 export function serverRoutes(router: Router, deps: DashboardDeps): void {
-  router.get("/app/o/:slug/servers", page(deps, (ctx, v) => listPage(ctx, v)));
+  router.get(
+    "/app/o/:slug/servers",
+    page(deps, (ctx, v) => listPage(ctx, v)),
+  );
   router.get("/app/o/:slug/servers/status", (ctx) => liveStatus(ctx, deps));
   router.post("/app/o/:slug/servers", action(deps, createServer));
-  router.get("/app/o/:slug/servers/:id", page(deps, (ctx, v) => serverPage(ctx, v)));
+  router.get(
+    "/app/o/:slug/servers/:id",
+    page(deps, (ctx, v) => serverPage(ctx, v)),
+  );
   router.get(
     "/app/o/:slug/servers/:id/request",
     page(deps, (ctx, v) => noAccessPage(ctx, v, orgOf(v, ctx.params.slug), ctx.params.id, "Ask the owners and admins for more access to this server.", undefined, 200)),

@@ -10,20 +10,36 @@ var cacheName = "outpost-shell-" + build.version;
 
 self.addEventListener("install", function (event) {
   event.waitUntil(
-    caches.open(cacheName)
-      .then(function (cache) { return cache.addAll(build.shell); })
-      .then(function () { return self.skipWaiting(); }),
+    caches
+      .open(cacheName)
+      .then(function (cache) {
+        return cache.addAll(build.shell);
+      })
+      .then(function () {
+        return self.skipWaiting();
+      }),
   );
 });
 
 // Older shells go as soon as this one is in charge.
 self.addEventListener("activate", function (event) {
   event.waitUntil(
-    caches.keys()
+    caches
+      .keys()
       .then(function (names) {
-        return Promise.all(names.filter(function (name) { return name.indexOf("outpost-shell-") === 0 && name !== cacheName; }).map(function (name) { return caches.delete(name); }));
+        return Promise.all(
+          names
+            .filter(function (name) {
+              return name.indexOf("outpost-shell-") === 0 && name !== cacheName;
+            })
+            .map(function (name) {
+              return caches.delete(name);
+            }),
+        );
       })
-      .then(function () { return self.clients.claim(); }),
+      .then(function () {
+        return self.clients.claim();
+      }),
   );
 });
 
@@ -39,7 +55,9 @@ self.addEventListener("fetch", function (event) {
     // The page itself always comes from the network; only its absence is answered here.
     event.respondWith(
       fetch(request).catch(function () {
-        return caches.open(cacheName).then(function (cache) { return cache.match(build.offline); });
+        return caches.open(cacheName).then(function (cache) {
+          return cache.match(build.offline);
+        });
       }),
     );
     return;
@@ -47,7 +65,9 @@ self.addEventListener("fetch", function (event) {
   if (isShell(url)) {
     event.respondWith(
       caches.open(cacheName).then(function (cache) {
-        return cache.match(request).then(function (hit) { return hit || fetch(request); });
+        return cache.match(request).then(function (hit) {
+          return hit || fetch(request);
+        });
       }),
     );
   }

@@ -106,7 +106,12 @@ export function createGameIssuerApp(options: GameIssuerOptions): Koa {
     await next();
   });
   // The hosted page's events (GET) take no body; the token endpoint's form, 16 KiB at most.
-  app.use(refuseOversizedBodies(() => bodyLimit, (ctx, message) => void (ctx.body = { error: "invalid_request", error_description: message })));
+  app.use(
+    refuseOversizedBodies(
+      () => bodyLimit,
+      (ctx, message) => void (ctx.body = { error: "invalid_request", error_description: message }),
+    ),
+  );
   app.use(plainErrors());
   app.use(onlyFor([issuerPaths.token, issuerPaths.userinfo, issuerPaths.revocation, issuerPaths.introspection], oauthErrorHandler(issuer)));
   app.use(assets.middleware());

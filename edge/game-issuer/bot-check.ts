@@ -29,8 +29,7 @@ export function createBotCheck(options: BotCheckOptions = {}): BotCheck {
   const maxNumber = options.maxNumber ?? 50_000;
   const ttlMs = options.ttlMs ?? 10 * 60_000;
   return {
-    create: (sessionId) =>
-      createChallenge({ hmacKey, maxNumber, expires: new Date(Date.now() + ttlMs), params: { session: sessionId } }),
+    create: (sessionId) => createChallenge({ hmacKey, maxNumber, expires: new Date(Date.now() + ttlMs), params: { session: sessionId } }),
     async verify(payload, sessionId) {
       let parsed: unknown = payload;
       if (typeof payload === "string") {

@@ -142,7 +142,10 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
         throw new ConnectError("OAuth access tokens do not authenticate the HTTP API; send an API key in the X-API-Key header", Code.Unauthenticated);
       }
       if (procedure.httpMethod === "POST" && params.size) throw new ConnectError("a POST takes its input in the JSON body, not the URL", Code.InvalidArgument);
-      const input = apiInput(procedure, procedure.httpMethod === "GET" ? queryToJson(procedure.method.input, params) : await readJsonObject(ctx, options.bodyLimit ?? edgeBodyMaxBytes(ctx.path)));
+      const input = apiInput(
+        procedure,
+        procedure.httpMethod === "GET" ? queryToJson(procedure.method.input, params) : await readJsonObject(ctx, options.bodyLimit ?? edgeBodyMaxBytes(ctx.path)),
+      );
       // A POST may wait on something slow (the assistant's model): the client going away ends it.
       gone = procedure.httpMethod === "POST" ? untilClientGone(ctx) : undefined;
       const response = await options.calls.transport(ctx).unary(procedure.method, gone, undefined, undefined, input);

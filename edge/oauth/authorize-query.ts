@@ -5,9 +5,7 @@
  */
 
 /** The parameters both issuers read, in the order a repeated one is reported. */
-export const authorizeParams = [
-  "response_type", "client_id", "redirect_uri", "state", "scope", "nonce", "code_challenge", "code_challenge_method",
-] as const;
+export const authorizeParams = ["response_type", "client_id", "redirect_uri", "state", "scope", "nonce", "code_challenge", "code_challenge_method"] as const;
 
 export interface AuthorizeQuery {
   /** Each parameter's first value, or "". */

@@ -20,7 +20,11 @@ const flyingSquid = require("flying-squid") as { createMCServer(settings: object
 const defaults = require("flying-squid/config/default-settings.json") as object;
 
 // The same checks as the plugin's `plugins` setting: a URL, a key, a known player-auth name.
-const options = optionsFromSettings({ url: process.env.OUTPOST_URL ?? "http://localhost:3000", key: process.env.OUTPOST_AGENT_KEY, playerAuth: process.env.OUTPOST_PLAYER_AUTH });
+const options = optionsFromSettings({
+  url: process.env.OUTPOST_URL ?? "http://localhost:3000",
+  key: process.env.OUTPOST_AGENT_KEY,
+  playerAuth: process.env.OUTPOST_PLAYER_AUTH,
+});
 const onlineMode = (process.env.MC_ONLINE_MODE ?? "true") !== "false";
 
 const serv = flyingSquid.createMCServer({

@@ -48,13 +48,22 @@ createServer(async (req, res) => {
       if (!checks) return void res.writeHead(400, { "content-type": "text/html" }).end(page(`<p>No sign-in in progress. <a href="/login">Start again</a></p>`));
       pending.delete(cookie!);
       // Checks state and iss, exchanges the code (PKCE), validates the ID token (signature, aud, nonce, exp).
-      const tokens = await oidc.authorizationCodeGrant(config, url, { pkceCodeVerifier: checks.verifier, expectedState: checks.state, expectedNonce: checks.nonce, idTokenExpected: true });
+      const tokens = await oidc.authorizationCodeGrant(config, url, {
+        pkceCodeVerifier: checks.verifier,
+        expectedState: checks.state,
+        expectedNonce: checks.nonce,
+        idTokenExpected: true,
+      });
       const claims = tokens.claims()!;
       const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
-      res.writeHead(200, { "content-type": "text/html" }).end(
-        page(`<h1>Signed in</h1><p>Hello <b id="name">${escape(info.preferred_username)}</b>, player of <b id="game">${escape(info.game)}</b>.</p>` +
-          `<p>sub: <code id="sub">${escape(claims.sub)}</code></p><p><a href="/">Home</a></p>`),
-      );
+      res
+        .writeHead(200, { "content-type": "text/html" })
+        .end(
+          page(
+            `<h1>Signed in</h1><p>Hello <b id="name">${escape(info.preferred_username)}</b>, player of <b id="game">${escape(info.game)}</b>.</p>` +
+              `<p>sub: <code id="sub">${escape(claims.sub)}</code></p><p><a href="/">Home</a></p>`,
+          ),
+        );
     } else {
       res.writeHead(404).end("not found");
     }

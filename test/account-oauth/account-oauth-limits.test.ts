@@ -28,7 +28,11 @@ describe("Account OAuth sign-in page: rate limits", function () {
       assert.ok(retryAfter > 0, "Retry-After in seconds");
       const html = await refused.text();
       assert.match(html, new RegExp(`Too many sign-in attempts. Wait ${retryAfter} seconds`));
-      assert.equal(refused.headers.getSetCookie().some((c) => c.startsWith("outpost_session=")), false, "even the right password is refused now");
+      assert.equal(
+        refused.headers.getSetCookie().some((c) => c.startsWith("outpost_session=")),
+        false,
+        "even the right password is refused now",
+      );
     }
   });
 
@@ -58,4 +62,3 @@ describe("Account OAuth sign-in page: rate limits", function () {
     assert.ok(Number(game.headers.get("retry-after")) > 0);
   });
 });
-

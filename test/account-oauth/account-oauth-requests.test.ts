@@ -3,13 +3,7 @@ import assert from "node:assert/strict";
 import * as oidc from "openid-client";
 import type { TestOutpost } from "../support/outpost.ts";
 import { FormBrowser, type RegisteredApp } from "../support/account-oauth.ts";
-import {
-  authorization as authorizationWith,
-  newUser as newUserOn,
-  password,
-  redirectUri,
-  useAccountIssuer,
-} from "./issuer-fixture.ts";
+import { authorization as authorizationWith, newUser as newUserOn, password, redirectUri, useAccountIssuer } from "./issuer-fixture.ts";
 import { openHostedPage, seedGameOAuth } from "../support/game-oauth.ts";
 import { signInInGame } from "../support/agent.ts";
 import { apiPost, registerApp } from "../support/account-oauth.ts";
@@ -80,7 +74,10 @@ describe("Account OAuth issuer: refused requests and tokens", function () {
       assert.equal(forged.headers.get("location"), null);
       const signIn = await new FormBrowser(t.baseUrl).request("/sign-in", { form: { email: "forged@example.com", password } });
       assert.equal(signIn.status, 403);
-      assert.equal(signIn.headers.getSetCookie().some((c) => c.startsWith("outpost_session=")), false);
+      assert.equal(
+        signIn.headers.getSetCookie().some((c) => c.startsWith("outpost_session=")),
+        false,
+      );
     });
 
     it("returns after sign-in only to a path on this site (no open redirect)", async () => {
@@ -138,7 +135,8 @@ describe("Account OAuth issuer: refused requests and tokens", function () {
       assert.equal((await token({ code, code_verifier: flow.verifier })).json.error, "invalid_grant");
       // Platform activity records it once for the code, naming the app and the account.
       const listed = await fetch(`${t.baseUrl}/api/http/activity/listPlatformActivity`, { headers: { "x-api-key": adminKey } });
-      const events = ((await listed.json()) as { events: Array<{ action: string; kind: string; severity: string; targetId: string; details: Record<string, string> }> }).events;
+      const events = ((await listed.json()) as { events: Array<{ action: string; kind: string; severity: string; targetId: string; details: Record<string, string> }> })
+        .events;
       const [user] = await t.outpost.runtime.orm.em.fork().getConnection().execute(`select id from users where email = 'reuse@example.com'`);
       const reused = events.filter((e) => e.action === "account_oauth.code_reused" && e.details.userId === user.id);
       assert.equal(reused.length, 1, `${listed.status} ${JSON.stringify(reused)}`);
@@ -178,7 +176,14 @@ describe("Account OAuth issuer: refused requests and tokens", function () {
       const stale = await fetch(`${issuer}/oauth2/token`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: flow.verifier, client_id: app.clientId, client_secret: old }),
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: redirectUri,
+          code_verifier: flow.verifier,
+          client_id: app.clientId,
+          client_secret: old,
+        }),
       });
       assert.equal(stale.status, 401);
       assert.equal(((await stale.json()) as Record<string, string>).error, "invalid_client");
@@ -206,7 +211,13 @@ describe("Account OAuth issuer: refused requests and tokens", function () {
       const gameClientHere = await fetch(`${issuer}/oauth2/token`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ grant_type: "authorization_code", code: "x", redirect_uri: redirectUri, client_id: seeded.clientId, client_secret: seeded.clientSecret }),
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          code: "x",
+          redirect_uri: redirectUri,
+          client_id: seeded.clientId,
+          client_secret: seeded.clientSecret,
+        }),
       });
       assert.equal(((await gameClientHere.json()) as Record<string, string>).error, "invalid_client");
 

@@ -137,7 +137,7 @@ describe("Account OAuth issuer", function () {
       assert.equal((await oidc.fetchUserInfo(config, verified.access_token, me.id)).email_verified, true);
     });
 
-    it("\"Not you?\" signs in as another account, which answers the same request for itself", async () => {
+    it('"Not you?" signs in as another account, which answers the same request for itself', async () => {
       await newUser("second@example.com", "Second Person");
       const browser = await newUser("first@example.com", "First Person");
       const flow = await authorization();
@@ -291,7 +291,10 @@ describe("Account OAuth issuer", function () {
       assert.equal(back.url.pathname === "/sign-in", false, "not sent back to the sign-in page");
       assert.ok(back.left?.searchParams.get("code"), "back to the app with a code");
       const tokens = await oidc.authorizationCodeGrant(config, back.left!, {
-        pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce, maxAge: 0,
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+        maxAge: 0,
       });
       assert.ok((tokens.claims()!.auth_time as number) >= started, "auth_time is the sign-in just made");
     });
@@ -305,5 +308,4 @@ describe("Account OAuth issuer", function () {
       assert.equal((await browser.visit((await authorization()).url)).url.pathname, "/sign-in");
     });
   });
-
 });

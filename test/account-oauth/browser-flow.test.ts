@@ -99,7 +99,11 @@ describe("Account OAuth in headless Chromium", function () {
     const before = callback.requests.length;
     await page.goto(second.url.href);
     const again = await backInApp(page, before);
-    const secondTokens = await oidc.authorizationCodeGrant(config, again, { pkceCodeVerifier: second.verifier, expectedState: second.state, expectedNonce: second.nonce });
+    const secondTokens = await oidc.authorizationCodeGrant(config, again, {
+      pkceCodeVerifier: second.verifier,
+      expectedState: second.state,
+      expectedNonce: second.nonce,
+    });
     assert.equal(secondTokens.claims()!.sub, userId);
 
     // A user who says no: another browser, another account.
@@ -152,7 +156,10 @@ describe("Account OAuth in headless Chromium", function () {
     await assertAccessible(page, "sign-out page");
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.waitForURL((u) => u.pathname === "/sign-in");
-    assert.equal((await context.cookies()).some((c) => c.name === "outpost_session"), false);
+    assert.equal(
+      (await context.cookies()).some((c) => c.name === "outpost_session"),
+      false,
+    );
     await context.close();
   });
 });

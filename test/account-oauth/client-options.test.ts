@@ -89,7 +89,11 @@ describe("Account OAuth client options", function () {
     const config = await discover(created.clientId, oidc.None());
     const verifier = oidc.randomPKCECodeVerifier();
     const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: redirectUri, scope: "openid", state: "s1", code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
+      redirect_uri: redirectUri,
+      scope: "openid",
+      state: "s1",
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
     });
     const tokens = await oidc.authorizationCodeGrant(config, await authorize(url), { pkceCodeVerifier: verifier, expectedState: "s1" });
     assert.ok(tokens.access_token);
@@ -98,9 +102,15 @@ describe("Account OAuth client options", function () {
     const bare = await authorize(oidc.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: "openid", state: "s2" }));
     assert.equal(bare.searchParams.get("error"), "invalid_request");
     assert.match(bare.searchParams.get("error_description")!, /PKCE/);
-    const plain = await authorize(oidc.buildAuthorizationUrl(config, {
-      redirect_uri: redirectUri, scope: "openid", state: "s3", code_challenge: verifier, code_challenge_method: "plain",
-    }));
+    const plain = await authorize(
+      oidc.buildAuthorizationUrl(config, {
+        redirect_uri: redirectUri,
+        scope: "openid",
+        state: "s3",
+        code_challenge: verifier,
+        code_challenge_method: "plain",
+      }),
+    );
     assert.equal(plain.searchParams.get("error"), "invalid_request", "plain PKCE is not enough");
     // Introspection is for confidential clients only.
     const introspect = await fetch(`${issuer}/oauth2/introspect`, {
@@ -116,7 +126,11 @@ describe("Account OAuth client options", function () {
     const verifier = oidc.randomPKCECodeVerifier();
     const basicConfig = await discover(basicOnly.clientId, oidc.ClientSecretBasic(basicOnly.clientSecret));
     const url = oidc.buildAuthorizationUrl(basicConfig, {
-      redirect_uri: redirectUri, scope: "openid", state: "s", code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
+      redirect_uri: redirectUri,
+      scope: "openid",
+      state: "s",
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
     });
     const back = await authorize(url);
     const forms: Array<Record<string, string>> = [{ client_id: basicOnly.clientId }, { client_id: basicOnly.clientId, client_secret: basicOnly.clientSecret }];
@@ -124,7 +138,13 @@ describe("Account OAuth client options", function () {
       const res = await fetch(`${issuer}/oauth2/token`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ grant_type: "authorization_code", code: back.searchParams.get("code")!, redirect_uri: redirectUri, code_verifier: verifier, ...form }),
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          code: back.searchParams.get("code")!,
+          redirect_uri: redirectUri,
+          code_verifier: verifier,
+          ...form,
+        }),
       });
       assert.equal(res.status, 401, JSON.stringify(Object.keys(form)));
       assert.equal(((await res.json()) as { error: string }).error, "invalid_client");
@@ -150,7 +170,11 @@ describe("Account OAuth client options", function () {
     const flow = async () => {
       const verifier = oidc.randomPKCECodeVerifier();
       const url = oidc.buildAuthorizationUrl(config, {
-        redirect_uri: redirectUri, scope: "openid", state: "s", code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
+        redirect_uri: redirectUri,
+        scope: "openid",
+        state: "s",
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: "S256",
       });
       return { back: await authorize(url), verifier, url };
     };
@@ -160,7 +184,10 @@ describe("Account OAuth client options", function () {
     await apiPost(t, adminKey, "admin/updateAccountOAuthClient", { clientId: app.clientId, disabled: true });
     const info = await fetch(`${issuer}/oauth2/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     assert.equal(info.status, 401);
-    await assert.rejects(oidc.authorizationCodeGrant(config, pending.back, { pkceCodeVerifier: pending.verifier, expectedState: "s" }), (e: { status?: number }) => e.status === 401);
+    await assert.rejects(
+      oidc.authorizationCodeGrant(config, pending.back, { pkceCodeVerifier: pending.verifier, expectedState: "s" }),
+      (e: { status?: number }) => e.status === 401,
+    );
     const page = await browser.request(pending.url);
     assert.equal(page.status, 400);
     assert.match(await page.text(), /unauthorized_client/);

@@ -204,7 +204,10 @@ describe("Account OAuth RP-initiated logout", function () {
   });
 
   it("post_logout_redirect_uris are set and validated through the admin router", async () => {
-    const updated = await apiPost(t, adminKey, "admin/updateAccountOAuthClient", { clientId: app.clientId, postLogoutRedirectUris: { uris: [logoutUri, "https://wiki.example/bye"] } });
+    const updated = await apiPost(t, adminKey, "admin/updateAccountOAuthClient", {
+      clientId: app.clientId,
+      postLogoutRedirectUris: { uris: [logoutUri, "https://wiki.example/bye"] },
+    });
     assert.deepEqual(updated.client.postLogoutRedirectUris, [logoutUri, "https://wiki.example/bye"]);
     const bad = await fetch(`${t.baseUrl}/api/http/admin/updateAccountOAuthClient`, {
       method: "POST",

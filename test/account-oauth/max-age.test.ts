@@ -38,7 +38,12 @@ describe("Account OAuth: max_age counts whole seconds", () => {
 
   const start = (maxAge: string) =>
     t.client(AccountOAuthService, { session: user.token }).startAuthorization({
-      responseType: "code", clientId, redirectUri, state: "s", scope: "openid", maxAge,
+      responseType: "code",
+      clientId,
+      redirectUri,
+      state: "s",
+      scope: "openid",
+      maxAge,
     });
 
   it("a sign-in 1.499 s ago (auth_time one second back) meets max_age=1", async () => {

@@ -45,15 +45,18 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const url = oidc.buildAuthorizationUrl(cfg, {
-      redirect_uri: redirectUri, scope, state, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
+      redirect_uri: redirectUri,
+      scope,
+      state,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
     });
     const visited = await browser.visit(url);
     const back = visited.left ?? (await browser.decide(visited, "allow")).left!;
     return oidc.authorizationCodeGrant(cfg, back, { pkceCodeVerifier: verifier, expectedState: state });
   }
 
-  const userinfoStatus = async (accessToken: string) =>
-    (await fetch(`${issuer}/oauth2/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
+  const userinfoStatus = async (accessToken: string) => (await fetch(`${issuer}/oauth2/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
 
   const invalidGrant = (e: { error?: string }) => e.error === "invalid_grant";
 
@@ -108,8 +111,11 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
     const { tokens } = await signIn("bound@example.com");
     const wrongSecret = await discover({ clientId: app.clientId, clientSecret: "oas_wrong" });
     // openid-client reports the 401's WWW-Authenticate challenge (Basic, error="invalid_client").
-    await assert.rejects(oidc.refreshTokenGrant(wrongSecret, tokens.refresh_token!), (e: { status?: number; cause?: Array<{ scheme: string; parameters: { error?: string } }> }) =>
-      e.status === 401 && e.cause?.[0]?.scheme === "basic" && e.cause[0].parameters.error === "invalid_client");
+    await assert.rejects(
+      oidc.refreshTokenGrant(wrongSecret, tokens.refresh_token!),
+      (e: { status?: number; cause?: Array<{ scheme: string; parameters: { error?: string } }> }) =>
+        e.status === 401 && e.cause?.[0]?.scheme === "basic" && e.cause[0].parameters.error === "invalid_client",
+    );
     assert.ok((await oidc.refreshTokenGrant(config, tokens.refresh_token!)).refresh_token);
   });
 
@@ -157,7 +163,11 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
 
     const { tokens: other } = await signIn("named-refusals-other@example.com", await discover(client));
     assert.deepEqual(await refresh(app, other.refresh_token!), refused("invalid_grant", "the refresh token was issued to another client"));
-    assert.deepEqual(await refresh(client, other.refresh_token!), refused("invalid_grant", "the refresh token is invalid, expired or revoked"), "a leaked token's family ends");
+    assert.deepEqual(
+      await refresh(client, other.refresh_token!),
+      refused("invalid_grant", "the refresh token is invalid, expired or revoked"),
+      "a leaked token's family ends",
+    );
   });
 
   it("ends with the consent: a revoked consent stops refreshing", async () => {
@@ -228,7 +238,10 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
     await assert.rejects(oidc.refreshTokenGrant(clientConfig, tokens.refresh_token!), invalidGrant);
     assert.equal(await userinfoStatus(tokens.access_token), 401);
     const ended = (await events("oauth_provider_client.grants_revoked")).filter((e) => e.targetId === client.clientId).map((e) => [e.details.reason, e.details.grants]);
-    assert.deepEqual(ended, [["enabled", "0"], ["disabled", "1"]]);
+    assert.deepEqual(ended, [
+      ["enabled", "0"],
+      ["disabled", "1"],
+    ]);
   });
 
   describe("revocation and introspection", () => {
@@ -272,7 +285,11 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
 
     it("refuses unauthenticated introspection with 401 and bad requests with RFC errors, never 500", async () => {
       const post = (path: string, body: Record<string, string>, headers: Record<string, string> = {}) =>
-        fetch(`${issuer}/oauth2/${path}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(body) });
+        fetch(`${issuer}/oauth2/${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+          body: new URLSearchParams(body),
+        });
       const basic = `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString("base64")}`;
       const unauthenticated = await post("introspect", { token: "oat_x" });
       assert.equal(unauthenticated.status, 401);
@@ -283,7 +300,11 @@ describe("Account OAuth refresh tokens, revocation and introspection", function 
       const noToken = await post("revoke", {}, { authorization: basic });
       assert.equal(noToken.status, 400);
       assert.equal(((await noToken.json()) as { error: string }).error, "invalid_request");
-      const repeated = await fetch(`${issuer}/oauth2/revoke`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic }, body: "token=a&token=b" });
+      const repeated = await fetch(`${issuer}/oauth2/revoke`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic },
+        body: "token=a&token=b",
+      });
       assert.equal(repeated.status, 400);
       const json = await fetch(`${issuer}/oauth2/introspect`, { method: "POST", headers: { "content-type": "application/json", authorization: basic }, body: "{}" });
       assert.equal(json.status, 415);

@@ -25,7 +25,10 @@ describe("activity: filters, the cursor and acknowledgement", function () {
   const servers = (who: Account) => t.client(ServersService, { session: who.token });
 
   before(async () => {
-    t = await startTestCore({ ...testConfig, plans: { free: { servers: 10, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } } });
+    t = await startTestCore({
+      ...testConfig,
+      plans: { free: { servers: 10, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } },
+    });
     [owner, admin, member, outsider] = await Promise.all(["owner", "admin", "member", "outsider"].map((n) => t.signUp(`${n}@example.com`)));
     const orgs = t.client(OrganizationsService, { session: owner.token });
     await orgs.createOrganization({ name: "Acme", slug: "acme" });
@@ -52,9 +55,15 @@ describe("activity: filters, the cursor and acknowledgement", function () {
       const warnings = (await list({ severity: [ActivitySeverity.WARNING] })).events;
       assert.deepEqual(warnings.map((e) => e.action).sort(), ["server.agent_key_regenerated", "server.deleted"]);
       const configWarnings = (await list({ kind: [ActivityKind.CONFIGURATION], severity: [ActivitySeverity.WARNING, ActivitySeverity.ERROR] })).events;
-      assert.deepEqual(configWarnings.map((e) => [e.action, e.serverId]), [["server.deleted", drop]]);
+      assert.deepEqual(
+        configWarnings.map((e) => [e.action, e.serverId]),
+        [["server.deleted", drop]],
+      );
       const onKeep = (await list({ serverId: keep, kind: [ActivityKind.CONFIGURATION] })).events;
-      assert.deepEqual(onKeep.map((e) => e.action), ["server.created"]);
+      assert.deepEqual(
+        onKeep.map((e) => e.action),
+        ["server.created"],
+      );
       assert.deepEqual((await list({ kind: [ActivityKind.STATUS] })).events, []);
     });
 
@@ -117,8 +126,7 @@ describe("activity: filters, the cursor and acknowledgement", function () {
   });
 
   describe("acknowledgement", () => {
-    const newest = async (action: string) =>
-      (await activity(owner).listOrganizationActivity({ organizationSlug: "acme", action })).events[0];
+    const newest = async (action: string) => (await activity(owner).listOrganizationActivity({ organizationSlug: "acme", action })).events[0];
 
     it("lets an owner acknowledge, recording who and when; again changes nothing", async () => {
       const event = await newest("server.deleted");
@@ -134,7 +142,11 @@ describe("activity: filters, the cursor and acknowledgement", function () {
 
     it("lets an admin acknowledge; refuses a member (permission_denied) and an anonymous caller", async () => {
       const event = await newest("server.agent_key_regenerated");
-      await rejectsWith(activity(member).acknowledgeOrganizationActivityEvent({ organizationSlug: "acme", eventId: event.id }), Code.PermissionDenied, "permission_denied");
+      await rejectsWith(
+        activity(member).acknowledgeOrganizationActivityEvent({ organizationSlug: "acme", eventId: event.id }),
+        Code.PermissionDenied,
+        "permission_denied",
+      );
       await rejectsWith(t.client(ActivityService).acknowledgeOrganizationActivityEvent({ organizationSlug: "acme", eventId: event.id }), Code.Unauthenticated);
       assert.equal((await newest("server.agent_key_regenerated")).acknowledgement, undefined);
       const acked = await activity(admin).acknowledgeOrganizationActivityEvent({ organizationSlug: "acme", eventId: event.id });

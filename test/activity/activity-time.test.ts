@@ -38,9 +38,15 @@ describe("activity: the time of an event", () => {
     let keyId: string;
     try {
       // Events through the unit of work (recordActivity), and one in a statement of its own (appendActivity).
-      serverId = (await t.client(ServersService, { session: owner.token }).createServer({ organizationSlug: "acme", name: "Clockwork", game: Game.MINECRAFT })).server!.id;
+      serverId = (await t.client(ServersService, { session: owner.token }).createServer({ organizationSlug: "acme", name: "Clockwork", game: Game.MINECRAFT })).server!
+        .id;
       keyId = (await t.client(AuthService, { session: owner.token }).createApiKey({ name: "clock" })).apiKey!.id;
-      await appendActivity(t.deps.statements.on(t.orm.em.fork()), "system", { action: "server.console_command", targetType: "server", targetId: serverId, organizationId });
+      await appendActivity(t.deps.statements.on(t.orm.em.fork()), "system", {
+        action: "server.console_command",
+        targetType: "server",
+        targetId: serverId,
+        organizationId,
+      });
     } finally {
       globalThis.Date = RealDate;
     }

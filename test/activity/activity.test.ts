@@ -96,10 +96,10 @@ describe("activity: the organization's log of changes", () => {
       assert.equal(addedMember.actor?.email, admin.email);
       assert.equal(addedMember.details.role, "member");
       const changes = find(events, "member.role_changed", member.userId);
-      assert.deepEqual(
-        changes.map((e) => [e.details.from, e.details.to]).reverse(),
-        [["member", "admin"], ["admin", "member"]],
-      );
+      assert.deepEqual(changes.map((e) => [e.details.from, e.details.to]).reverse(), [
+        ["member", "admin"],
+        ["admin", "member"],
+      ]);
       const [left] = find(events, "member.left", leaver.userId);
       assert.equal(left.actor?.userId, leaver.userId);
     });
@@ -138,7 +138,10 @@ describe("activity: the organization's log of changes", () => {
     it("keeps account events (API keys) out of organization logs", async () => {
       const events = await all();
       assert.equal(events.filter((e) => e.action.startsWith("api_key.")).length, 0);
-      assert.ok(events.every((e) => e.organizationId === organizationId), "only acme's events");
+      assert.ok(
+        events.every((e) => e.organizationId === organizationId),
+        "only acme's events",
+      );
       const rows = await sql(`select organization_id, actor_user_id from activity_events where action = 'api_key.created' and target_id = ?`, [apiKey.id]);
       assert.equal(rows.length, 1);
       assert.equal(rows[0].organization_id, null);
@@ -166,7 +169,10 @@ describe("activity: the organization's log of changes", () => {
       assert.deepEqual(events.map((e) => e.action).reverse(), ["organization.created", "member.added", "member.removed"]);
       await orgs(throwaway).deleteOrganization({ organizationSlug: "short-lived" });
       const rows = await sql(`select actor_user_id from activity_events where action = 'organization.deleted' and organization_id = ?`, [organization!.id]);
-      assert.deepEqual(rows.map((r) => r.actor_user_id), [throwaway.userId]);
+      assert.deepEqual(
+        rows.map((r) => r.actor_user_id),
+        [throwaway.userId],
+      );
     });
   });
 
@@ -194,13 +200,7 @@ describe("activity: the organization's log of changes", () => {
 
     it("filters by action: a target prefix or one exact action", async () => {
       const servers = (await activity(owner).listOrganizationActivity({ organizationSlug: "acme", action: "server" })).events;
-      assert.deepEqual(servers.map((e) => e.action).sort(), [
-        "server.agent_key_regenerated",
-        "server.created",
-        "server.created",
-        "server.deleted",
-        "server.renamed",
-      ]);
+      assert.deepEqual(servers.map((e) => e.action).sort(), ["server.agent_key_regenerated", "server.created", "server.created", "server.deleted", "server.renamed"]);
       const added = (await activity(owner).listOrganizationActivity({ organizationSlug: "acme", action: "member.added" })).events;
       assert.deepEqual(added.map((e) => e.targetId).sort(), [admin.userId, member.userId, leaver.userId].sort());
       assert.ok(added.every((e) => e.action === "member.added"));
@@ -224,9 +224,15 @@ describe("activity: the organization's log of changes", () => {
         paged.push(...events.map((e) => e.id));
         before = events.at(-1)!.id;
       }
-      assert.deepEqual(paged, everything.map((e) => e.id));
+      assert.deepEqual(
+        paged,
+        everything.map((e) => e.id),
+      );
       const firstThree = await activity(owner).listOrganizationActivity({ organizationSlug: "acme", limit: 3 });
-      assert.deepEqual(firstThree.events.map((e) => e.id), everything.slice(0, 3).map((e) => e.id));
+      assert.deepEqual(
+        firstThree.events.map((e) => e.id),
+        everything.slice(0, 3).map((e) => e.id),
+      );
     });
 
     it("validates the filters, naming the field", async () => {
@@ -274,7 +280,10 @@ describe("activity: the organization's log of changes", () => {
       assert.ok(events.every((e) => e.actor?.userId === owner.userId));
       const actions = new Set(events.map((e) => e.action));
       for (const action of ["organization.created", "api_key.created", "server.created", "server.renamed"]) assert.ok(actions.has(action), action);
-      assert.ok(events.some((e) => e.actor?.apiKeyId === apiKey.id), "what the caller did through an API key is theirs too");
+      assert.ok(
+        events.some((e) => e.actor?.apiKeyId === apiKey.id),
+        "what the caller did through an API key is theirs too",
+      );
       assert.equal(find(events, "server.created", creative).length, 0, "the admin's server is not the owner's doing");
       const mine = await activity(admin).listMyActivity({ action: "server" });
       assert.deepEqual(mine.events.map((e) => e.targetId).includes(creative), true);

@@ -50,7 +50,14 @@ describe("activity: kinds, severities and the events that feed alerts", function
   it("writes agent connected (status, info) and, after the silence, disconnected (status, warning) once each, with the real agent", async () => {
     const server = await w.createServer("Flapping", { connect: false });
     const connectOnce = async () => {
-      const agent = startAgent({ url: "http://in-process", key: server.key, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, reconnect: false, transport: w.t.core.transport() });
+      const agent = startAgent({
+        url: "http://in-process",
+        key: server.key,
+        game: Game.MINECRAFT,
+        playerAuth: PlayerAuth.ONLINE,
+        reconnect: false,
+        transport: w.t.core.transport(),
+      });
       await agent.connected();
       await agent.stop();
     };

@@ -37,9 +37,17 @@ describe("activity: the writer of stand-alone events", function () {
     return { query, statements };
   }
 
-  const facts = (targetId: string): ActivityFacts => ({ organizationId, action: "server.console_command", targetType: "server", targetId, details: { command: targetId } });
+  const facts = (targetId: string): ActivityFacts => ({
+    organizationId,
+    action: "server.console_command",
+    targetType: "server",
+    targetId,
+    details: { command: targetId },
+  });
   const written = async (prefix: string) =>
-    ((await sql("select target_id from activity_events where target_id like ? order by created_at, id", [`${prefix}%`])) as Array<{ target_id: string }>).map((r) => r.target_id);
+    ((await sql("select target_id from activity_events where target_id like ? order by created_at, id", [`${prefix}%`])) as Array<{ target_id: string }>).map(
+      (r) => r.target_id,
+    );
 
   it("writes an event alone and at once when nothing else is being written", async () => {
     const { query, statements } = counted();
@@ -54,10 +62,12 @@ describe("activity: the writer of stand-alone events", function () {
     const { query, statements } = counted();
     const writer = createActivityWriter(query, 10);
     const names = Array.from({ length: 25 }, (_, i) => `many-${String(i).padStart(2, "0")}`);
-    await Promise.all(names.map(async (n) => {
-      await writer.append("system", facts(n));
-      assert.ok((await written(n)).length === 1, `${n} is written when its caller is answered`);
-    }));
+    await Promise.all(
+      names.map(async (n) => {
+        await writer.append("system", facts(n));
+        assert.ok((await written(n)).length === 1, `${n} is written when its caller is answered`);
+      }),
+    );
     assert.deepEqual(statements, [1, 10, 10, 4], "the first alone, then at most 10 at a time");
     assert.deepEqual((await written("many-")).sort(), names);
   });
@@ -83,7 +93,10 @@ describe("activity: the writer of stand-alone events", function () {
     const writer = createActivityWriter(query);
     const tooLong = `bad-${"x".repeat(80)}`; // target_id is at most 64 characters
     const results = await Promise.allSettled(["bad-first", "bad-a", tooLong, "bad-b"].map((n) => writer.append("system", facts(n))));
-    assert.deepEqual(results.map((r) => r.status), ["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ["fulfilled", "fulfilled", "rejected", "fulfilled"],
+    );
     assert.deepEqual((await written("bad-")).sort(), ["bad-a", "bad-b", "bad-first"]);
   });
 

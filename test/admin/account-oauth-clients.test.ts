@@ -24,8 +24,7 @@ describe("admin: Account OAuth clients", () => {
   let user: Account;
   const admin = (who: Account) => t.client(AdminService, { session: who.token });
   const sql = async (query: string, params: unknown[] = []) => t.orm.em.fork().getConnection().execute(query, params);
-  const activity = (targetId: string) =>
-    sql(`select * from activity_events where target_id = ? order by created_at, action`, [targetId]);
+  const activity = (targetId: string) => sql(`select * from activity_events where target_id = ? order by created_at, action`, [targetId]);
 
   before(async () => {
     t = await startTestCore();
@@ -112,7 +111,10 @@ describe("admin: Account OAuth clients", () => {
       const times = ["2030-01-01T00:00:02Z", "2030-01-01T00:00:03Z", "2030-01-01T00:00:01Z"];
       for (const [i, id] of ids.entries()) await sql(`update oauth_provider_clients set created_at = ? where client_id = ?`, [times[i], id]);
       const { clients } = await admin(root).listAccountOAuthClients({});
-      assert.deepEqual(clients.slice(0, 3).map((c) => c.name), ["Second", "First", "Third"]);
+      assert.deepEqual(
+        clients.slice(0, 3).map((c) => c.name),
+        ["Second", "First", "Third"],
+      );
       assert.equal(clients.length, 5);
     });
   });
@@ -159,7 +161,10 @@ describe("admin: Account OAuth clients", () => {
       for (const redirectUris of [many, []]) {
         const error = await rejectsWith(admin(root).createAccountOAuthClient({ name: "Many", redirectUris }), Code.InvalidArgument);
         const [violations] = error.findDetails(ViolationsSchema);
-        assert.deepEqual(violations?.violations.map((v) => v.field?.elements.map((e) => e.fieldName).join(".")), ["redirect_uris"]);
+        assert.deepEqual(
+          violations?.violations.map((v) => v.field?.elements.map((e) => e.fieldName).join(".")),
+          ["redirect_uris"],
+        );
       }
       const res = await admin(root).createAccountOAuthClient({ name: "Sixteen", redirectUris: many.slice(0, 16) });
       assert.equal(res.client?.redirectUris.length, 16);
@@ -207,10 +212,12 @@ describe("admin: Account OAuth clients", () => {
       const renamed = (await admin(root).updateAccountOAuthClient({ clientId, name: "Forum 2" })).client!;
       assert.deepEqual(renamed, { ...original, name: "Forum 2" });
 
-      const uris = (await admin(root).updateAccountOAuthClient({
-        clientId,
-        redirectUris: { uris: ["HTTPS://Forum.example.com:443/new/", "http://localhost:8080/cb"] },
-      })).client!;
+      const uris = (
+        await admin(root).updateAccountOAuthClient({
+          clientId,
+          redirectUris: { uris: ["HTTPS://Forum.example.com:443/new/", "http://localhost:8080/cb"] },
+        })
+      ).client!;
       assert.deepEqual(uris, { ...renamed, redirectUris: ["https://forum.example.com/new/", "http://localhost:8080/cb"] });
 
       const skipped = (await admin(root).updateAccountOAuthClient({ clientId, skipConsent: true })).client!;
@@ -266,14 +273,19 @@ describe("admin: Account OAuth clients", () => {
 
     it("deletes the client with its consents; then it is not found", async () => {
       const [{ id }] = await sql(`select id from oauth_provider_clients where client_id = ?`, [clientId]);
-      await sql(
-        `insert into account_consents (id, user_id, oauth_provider_client_id, scopes, created_at, updated_at) values (?, ?, ?, ?::jsonb, now(), now())`,
-        [randomUUID(), user.userId, id, JSON.stringify(["openid"])],
-      );
+      await sql(`insert into account_consents (id, user_id, oauth_provider_client_id, scopes, created_at, updated_at) values (?, ?, ?, ?::jsonb, now(), now())`, [
+        randomUUID(),
+        user.userId,
+        id,
+        JSON.stringify(["openid"]),
+      ]);
       await admin(root).deleteAccountOAuthClient({ clientId });
       await rejectsWith(admin(root).getAccountOAuthClient({ clientId }), Code.NotFound, "not_found");
       assert.equal((await sql(`select count(*)::int as n from account_consents where oauth_provider_client_id = ?`, [id]))[0].n, 0);
-      assert.equal((await admin(root).listAccountOAuthClients({})).clients.some((c) => c.clientId === clientId), false);
+      assert.equal(
+        (await admin(root).listAccountOAuthClients({})).clients.some((c) => c.clientId === clientId),
+        false,
+      );
       const events = await activity(clientId);
       assert.equal(events.at(-1)!.action, "oauth_provider_client.deleted");
       assert.equal(events.at(-1)!.details.name, "Forum 2");

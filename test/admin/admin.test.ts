@@ -73,7 +73,10 @@ describe("admin: platform administration", () => {
       const literal = (await adminClient(root).listUsers({ query: "alice_" })).users.map((u) => u.email);
       assert.deepEqual(literal, ["alice_1@example.com"]);
       const limited = (await adminClient(root).listUsers({ limit: 2 })).users;
-      assert.deepEqual(limited.map((u) => u.email), everyone.slice(0, 2));
+      assert.deepEqual(
+        limited.map((u) => u.email),
+        everyone.slice(0, 2),
+      );
       const [rootUser] = (await adminClient(root).listUsers({ query: "root@" })).users;
       assert.equal(rootUser.platformAdmin, true);
       await rejectsWith(adminClient(root).listUsers({ limit: 0 }), Code.InvalidArgument);
@@ -89,7 +92,10 @@ describe("admin: platform administration", () => {
       assert.equal(revoked.user?.platformAdmin, false);
       await rejectsWith(adminClient(user).listPlans({}), Code.PermissionDenied, "platform_admin_required");
       const rows = await sql(`select action from activity_events where target_id = ? and action like 'user.platform_admin%' order by created_at`, [user.userId]);
-      assert.deepEqual(rows.map((r) => r.action), ["user.platform_admin_granted", "user.platform_admin_revoked"]);
+      assert.deepEqual(
+        rows.map((r) => r.action),
+        ["user.platform_admin_granted", "user.platform_admin_revoked"],
+      );
     });
 
     it("refuses to let an admin take away their own flag", async () => {
@@ -132,10 +138,13 @@ describe("admin: platform administration", () => {
         `select action, actor_user_id, details from activity_events where organization_id = ? and action like 'organization.%verified' order by created_at`,
         [organization!.id],
       );
-      assert.deepEqual(rows.map((r) => [r.action, r.actor_user_id, r.details]), [
-        ["organization.verified", root.userId, { slug: "users-org" }],
-        ["organization.unverified", root.userId, { slug: "users-org" }],
-      ]);
+      assert.deepEqual(
+        rows.map((r) => [r.action, r.actor_user_id, r.details]),
+        [
+          ["organization.verified", root.userId, { slug: "users-org" }],
+          ["organization.unverified", root.userId, { slug: "users-org" }],
+        ],
+      );
     });
 
     it("answers not_found for an unknown organization and requires verified to be given", async () => {
@@ -148,18 +157,16 @@ describe("admin: platform administration", () => {
   describe("plans", () => {
     it("lists the configured plans and their limits", async () => {
       const { plans } = await adminClient(root).listPlans({});
-      const byName = Object.fromEntries(plans.map((p) => [p.name, [p.serverLimit, p.gameOauthClientLimit, p.noteLimit, p.assistantQueriesPerDay, p.assistantToolActionsPerDay]]));
+      const byName = Object.fromEntries(
+        plans.map((p) => [p.name, [p.serverLimit, p.gameOauthClientLimit, p.noteLimit, p.assistantQueriesPerDay, p.assistantToolActionsPerDay]]),
+      );
       assert.deepEqual(byName, { free: [3, 2, 5, 50, 20], pro: [25, 20, 1000, 50, 20] });
     });
 
     it("moves an organization to pro, which raises its server limit", async () => {
       const servers = t.client(ServersService, { session: user.token });
       for (const name of ["One", "Two", "Three"]) await servers.createServer({ organizationSlug: "users-org", name, game: Game.MINECRAFT });
-      await rejectsWith(
-        servers.createServer({ organizationSlug: "users-org", name: "Four", game: Game.MINECRAFT }),
-        Code.FailedPrecondition,
-        "plan_limit_reached",
-      );
+      await rejectsWith(servers.createServer({ organizationSlug: "users-org", name: "Four", game: Game.MINECRAFT }), Code.FailedPrecondition, "plan_limit_reached");
       const { organization } = await adminClient(root).setOrganizationPlan({ organizationSlug: "users-org", plan: "pro" });
       assert.equal(organization?.plan, "pro");
       assert.equal(organization?.slug, "users-org");
@@ -171,22 +178,25 @@ describe("admin: platform administration", () => {
       assert.equal(usage?.servers, 4);
       assert.equal(usage?.serverLimit, 25);
       const rows = await sql(`select details from activity_events where action = 'organization.plan_changed' and organization_id = ?`, [organization!.id]);
-      assert.deepEqual(rows.map((r) => r.details), [{ from: "free", to: "pro" }]);
+      assert.deepEqual(
+        rows.map((r) => r.details),
+        [{ from: "free", to: "pro" }],
+      );
     });
 
     it("keeps usage above a lower plan's limit but allows no more", async () => {
       await adminClient(root).setOrganizationPlan({ organizationSlug: "users-org", plan: "free" });
       const servers = t.client(ServersService, { session: user.token });
       assert.equal((await servers.listServers({ organizationSlug: "users-org" })).servers.length, 4);
-      await rejectsWith(
-        servers.createServer({ organizationSlug: "users-org", name: "Five", game: Game.MINECRAFT }),
-        Code.FailedPrecondition,
-        "plan_limit_reached",
-      );
+      await rejectsWith(servers.createServer({ organizationSlug: "users-org", name: "Five", game: Game.MINECRAFT }), Code.FailedPrecondition, "plan_limit_reached");
     });
 
     it("refuses an unknown plan (invalid_argument) and an unknown organization (not_found)", async () => {
-      const error = await rejectsWith(adminClient(root).setOrganizationPlan({ organizationSlug: "users-org", plan: "enterprise" }), Code.InvalidArgument, "invalid_argument");
+      const error = await rejectsWith(
+        adminClient(root).setOrganizationPlan({ organizationSlug: "users-org", plan: "enterprise" }),
+        Code.InvalidArgument,
+        "invalid_argument",
+      );
       assert.match(error.rawMessage, /plan/);
       // Names of Object's own properties are no plans either (they once passed as "configured").
       for (const plan of ["constructor", "toString", "hasOwnProperty", "__proto__"]) {

@@ -19,7 +19,10 @@ import type { LoginAnswer, LoginAttempt } from "../../core/game-oauth/login-veri
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 
-const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } } };
+const config = {
+  ...testConfig,
+  plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } },
+};
 const steve = { name: "Steve", uuid: "123e4567-e89b-12d3-a456-426614174000" };
 
 /**
@@ -41,7 +44,15 @@ describe("agent service: credentials, presence, events, instances", function () 
   const row = async (id: string) => (await t.orm.em.fork().getConnection().execute(`select * from servers where id = ?`, [id]))[0];
   const connect = (key: string, options: Partial<AgentOptions> & { core?: TestCore } = {}, onEvent?: (event: AgentEvent) => void) => {
     const agent = startAgent(
-      { url: "http://in-process", key, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, reconnect: false, transport: (options.core ?? t).core.transport(), ...options },
+      {
+        url: "http://in-process",
+        key,
+        game: Game.MINECRAFT,
+        playerAuth: PlayerAuth.ONLINE,
+        reconnect: false,
+        transport: (options.core ?? t).core.transport(),
+        ...options,
+      },
       onEvent,
     );
     agents.push(agent);
@@ -49,7 +60,10 @@ describe("agent service: credentials, presence, events, instances", function () 
   };
   const presenceEvents = async (serverId: string) => {
     const { events } = await t.client(ActivityService, { session }).listOrganizationActivity({ organizationSlug: "acme", serverId, action: "server" });
-    return events.filter((e) => e.action.startsWith("server.agent_")).map((e) => e.action).reverse();
+    return events
+      .filter((e) => e.action.startsWith("server.agent_"))
+      .map((e) => e.action)
+      .reverse();
   };
   const anotherCore = async (options: Parameters<typeof startTestCore>[1] = {}) => {
     const core = await startTestCore(config, { database: t.database, ...options });
@@ -282,7 +296,10 @@ describe("agent service: credentials, presence, events, instances", function () 
       assert.deepEqual(await agent.playCommand(steve, "/outpost cancel"), { accepted: false, message: "cancel" });
       assert.deepEqual(await agent.confirm(steve), { accepted: true, message: "confirm" });
       assert.deepEqual(await agent.cancel(steve), { accepted: false, message: "cancel" });
-      assert.deepEqual(answers.map((a) => a.decision), ["confirm", "cancel", "confirm", "cancel"]);
+      assert.deepEqual(
+        answers.map((a) => a.decision),
+        ["confirm", "cancel", "confirm", "cancel"],
+      );
       assert.deepEqual(answers[0], { ...where, decision: "confirm" });
     });
   });

@@ -85,7 +85,12 @@ describe("agent: the flying-squid plugin on a real Minecraft server, end to end"
       const callback = await app.next(callbacks);
       await page.waitForURL((u) => u.pathname === "/callback" && u.origin === new URL(app.redirectUri).origin);
 
-      const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+      const tokens = await oidc.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+        expectedNonce: nonce,
+        idTokenExpected: true,
+      });
       const claims = tokens.claims()!;
       assert.equal(claims.game, "minecraft");
       assert.equal(claims.game_account_name, "Steve");

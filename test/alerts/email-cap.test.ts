@@ -39,9 +39,15 @@ describe("alerts: the organization's hourly email cap", () => {
     other = await startTestCore(config, { smtp: mail, database: t.database });
     cast = await acmeWithMembers(t);
     const integrations = t.client(IntegrationsService, { session: cast.owner.token });
-    integrationId = (await integrations.createIntegration({ ...acme, name: "On-call", target: { case: "email", value: { recipients: [cast.owner.email] } } })).integration!.id;
+    integrationId = (await integrations.createIntegration({ ...acme, name: "On-call", target: { case: "email", value: { recipients: [cast.owner.email] } } }))
+      .integration!.id;
     serverId = (await t.client(ServersService, { session: cast.owner.token }).createServer({ ...acme, name: "Survival", game: Game.MINECRAFT })).server!.id;
-    ruleId = (await alerts().createAlertRule({ ...acme, spec: { name: "Keys", enabled: true, kinds: [ActivityKind.SECURITY], integrationIds: [integrationId], maxDeliveriesPerHour: 1000 } })).rule!.id;
+    ruleId = (
+      await alerts().createAlertRule({
+        ...acme,
+        spec: { name: "Keys", enabled: true, kinds: [ActivityKind.SECURITY], integrationIds: [integrationId], maxDeliveriesPerHour: 1000 },
+      })
+    ).rule!.id;
   });
   after(async () => {
     await other?.close();
@@ -87,8 +93,13 @@ describe("alerts: the organization's hourly email cap", () => {
 
   it("refuses, visibly, an alert whose every recipient has left the organization", async () => {
     const integrations = t.client(IntegrationsService, { session: cast.owner.token });
-    const theirs = (await integrations.createIntegration({ ...acme, name: "Member's", target: { case: "email", value: { recipients: [cast.member.email] } } })).integration!.id;
-    await alerts().updateAlertRule({ ...acme, ruleId, spec: { name: "Keys", enabled: true, kinds: [ActivityKind.SECURITY], integrationIds: [theirs], maxDeliveriesPerHour: 1000 } });
+    const theirs = (await integrations.createIntegration({ ...acme, name: "Member's", target: { case: "email", value: { recipients: [cast.member.email] } } }))
+      .integration!.id;
+    await alerts().updateAlertRule({
+      ...acme,
+      ruleId,
+      spec: { name: "Keys", enabled: true, kinds: [ActivityKind.SECURITY], integrationIds: [theirs], maxDeliveriesPerHour: 1000 },
+    });
     await t.client(OrganizationsService, { session: cast.member.token }).removeMember({ ...acme, userId: cast.member.userId });
     const before = alertMails().length;
     await events(1);

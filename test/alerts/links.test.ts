@@ -49,25 +49,51 @@ describe("alerts: links that leave Outpost", () => {
   });
 
   it("the Discord stand-in refuses what Discord refuses: a relative url, a title over 256, more than 6,000 characters", async () => {
-    const embed = { title: "Rule: server.agent_key_regenerated", description: "…", color: 0xf59e0b, timestamp: new Date().toISOString(), footer: { text: "Outpost · alert.fired" } };
+    const embed = {
+      title: "Rule: server.agent_key_regenerated",
+      description: "…",
+      color: 0xf59e0b,
+      timestamp: new Date().toISOString(),
+      footer: { text: "Outpost · alert.fired" },
+    };
     assert.equal(discordWebhookErrors({ username: "Outpost", embeds: [{ ...embed, url: activityUrl }] }), undefined);
     assert.deepEqual(discordWebhookErrors({ embeds: [{ ...embed, url: "/app/o/acme/activity" }] }), {
       embeds: { "0": { url: { _errors: [{ code: "URL_TYPE_INVALID_URL", message: "Not a well formed URL." }] } } },
     });
     assert.ok(discordWebhookErrors({ embeds: [{ ...embed, url: "ftp://account.test/" }] })!.embeds["0"].url._errors);
     assert.ok(discordWebhookErrors({ embeds: [{ ...embed, title: "x".repeat(257) }] })!.embeds["0"].title._errors);
-    assert.ok(discordWebhookErrors({ embeds: [{ ...embed, description: "x".repeat(4096) }, { ...embed, description: "x".repeat(4096) }] })!.embeds._errors);
+    assert.ok(
+      discordWebhookErrors({
+        embeds: [
+          { ...embed, description: "x".repeat(4096) },
+          { ...embed, description: "x".repeat(4096) },
+        ],
+      })!.embeds._errors,
+    );
     assert.ok(discordWebhookErrors({ embeds: [{ ...embed, timestamp: "yesterday", color: 1.5 }] })!.embeds["0"].timestamp._errors);
     assert.ok(discordWebhookErrors({ embeds: [{ ...embed, fields: Array.from({ length: 26 }, () => ({ name: "n", value: "v" })) }] })!.embeds["0"].fields._errors);
     assert.ok(discordWebhookErrors({ username: "Outpost" })!._errors, "an empty message");
-    const refused = await fetch(`${discord.origin}/api/webhooks/1/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ embeds: [{ ...embed, url: "/app" }] }) });
+    const refused = await fetch(`${discord.origin}/api/webhooks/1/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ embeds: [{ ...embed, url: "/app" }] }),
+    });
     assert.equal(refused.status, 400);
     assert.deepEqual(Object.keys((await refused.json()) as object).sort(), ["code", "errors", "message"]);
   });
 
   it("sends an alert to Discord with the activity log's absolute URL, which Discord accepts; the dashboard's notification keeps the path", async () => {
-    const { integration } = await integrations().createIntegration({ ...acme, name: "Discord #ops", target: { case: "discord", value: { url: `${discord.origin}/api/webhooks/42/t0ken` } } });
-    const id = (await alerts().createAlertRule({ ...acme, spec: { name: "Keys", enabled: true, kinds: [ActivityKind.SECURITY], integrationIds: [integration!.id], notifyDashboard: true } })).rule!.id;
+    const { integration } = await integrations().createIntegration({
+      ...acme,
+      name: "Discord #ops",
+      target: { case: "discord", value: { url: `${discord.origin}/api/webhooks/42/t0ken` } },
+    });
+    const id = (
+      await alerts().createAlertRule({
+        ...acme,
+        spec: { name: "Keys", enabled: true, kinds: [ActivityKind.SECURITY], integrationIds: [integration!.id], notifyDashboard: true },
+      })
+    ).rule!.id;
     await securityEvent();
     await worker.runOnce();
     const sent = (await alerts().listAlertDeliveries({ ...acme, ruleId: id })).deliveries.find((d) => !d.dashboard)!;
@@ -82,7 +108,8 @@ describe("alerts: links that leave Outpost", () => {
 
   it("sends an alert email whose Open: line is the activity log's absolute URL", async () => {
     const { integration } = await integrations().createIntegration({ ...acme, name: "On-call", target: { case: "email", value: { recipients: [cast.owner.email] } } });
-    const id = (await alerts().createAlertRule({ ...acme, spec: { name: "Keys", enabled: true, kinds: [ActivityKind.SECURITY], integrationIds: [integration!.id] } })).rule!.id;
+    const id = (await alerts().createAlertRule({ ...acme, spec: { name: "Keys", enabled: true, kinds: [ActivityKind.SECURITY], integrationIds: [integration!.id] } }))
+      .rule!.id;
     await securityEvent();
     await worker.runOnce();
     assert.equal((await alerts().listAlertDeliveries({ ...acme, ruleId: id })).deliveries[0].status, AlertDeliveryStatus.DELIVERED);

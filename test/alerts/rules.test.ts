@@ -24,8 +24,15 @@ describe("alerts: rules", () => {
     t = await startTestCore(testConfig, { outbound: { allowLocal: true } });
     cast = await acmeWithMembers(t);
     const integrations = (who: Account) => t.client(IntegrationsService, { session: who.token });
-    hook = (await integrations(cast.owner).createIntegration({ ...acme, name: "Hook", target: { case: "webhook", value: { url: "http://127.0.0.1:9/h" } } })).integration!.id;
-    elsewhereHook = (await integrations(cast.outsider).createIntegration({ organizationSlug: "elsewhere", name: "Theirs", target: { case: "webhook", value: { url: "http://127.0.0.1:9/h" } } })).integration!.id;
+    hook = (await integrations(cast.owner).createIntegration({ ...acme, name: "Hook", target: { case: "webhook", value: { url: "http://127.0.0.1:9/h" } } })).integration!
+      .id;
+    elsewhereHook = (
+      await integrations(cast.outsider).createIntegration({
+        organizationSlug: "elsewhere",
+        name: "Theirs",
+        target: { case: "webhook", value: { url: "http://127.0.0.1:9/h" } },
+      })
+    ).integration!.id;
     server = (await t.client(ServersService, { session: cast.owner.token }).createServer({ ...acme, name: "Survival", game: Game.MINECRAFT })).server!.id;
   });
   after(async () => {
@@ -35,7 +42,14 @@ describe("alerts: rules", () => {
   it("lets owners and admins create, list, update and delete rules, each change an activity event", async () => {
     const created = await api(cast.admin).createAlertRule({
       ...acme,
-      spec: spec({ serverId: server, kinds: [ActivityKind.STATUS], severities: [ActivitySeverity.WARNING], notifyDashboard: true, quietHours: { start: "22:00", end: "07:00", timeZone: "Europe/Paris" }, maxDeliveriesPerHour: 5 }),
+      spec: spec({
+        serverId: server,
+        kinds: [ActivityKind.STATUS],
+        severities: [ActivitySeverity.WARNING],
+        notifyDashboard: true,
+        quietHours: { start: "22:00", end: "07:00", timeZone: "Europe/Paris" },
+        maxDeliveriesPerHour: 5,
+      }),
     });
     const rule = created.rule!;
     assert.equal(rule.spec!.serverId, server);
@@ -45,7 +59,10 @@ describe("alerts: rules", () => {
     assert.equal(rule.spec!.quietHours!.timeZone, "Europe/Paris");
     assert.equal(rule.spec!.maxDeliveriesPerHour, 5);
     const listed = await api(cast.owner).listAlertRules(acme);
-    assert.deepEqual(listed.rules.map((r) => r.id), [rule.id]);
+    assert.deepEqual(
+      listed.rules.map((r) => r.id),
+      [rule.id],
+    );
     assert.deepEqual(listed.rules[0].spec, rule.spec);
     const updated = await api(cast.owner).updateAlertRule({ ...acme, ruleId: rule.id, spec: { name: "Renamed", enabled: false, notifyDashboard: true } });
     assert.equal(updated.rule!.spec!.name, "Renamed");
@@ -55,7 +72,10 @@ describe("alerts: rules", () => {
     await api(cast.owner).deleteAlertRule({ ...acme, ruleId: rule.id });
     assert.deepEqual((await api(cast.owner).listAlertRules(acme)).rules, []);
     const { events } = await t.client(ActivityService, { session: cast.owner.token }).listOrganizationActivity({ ...acme, action: "alert_rule" });
-    assert.deepEqual(events.map((e) => e.action), ["alert_rule.deleted", "alert_rule.updated", "alert_rule.created"]);
+    assert.deepEqual(
+      events.map((e) => e.action),
+      ["alert_rule.deleted", "alert_rule.updated", "alert_rule.created"],
+    );
   });
 
   it("refuses members (permission_denied) and hides another organization's rules (not_found)", async () => {
@@ -63,7 +83,10 @@ describe("alerts: rules", () => {
     await rejectsWith(api(cast.member).listAlertRules(acme), Code.PermissionDenied);
     await rejectsWith(api(cast.member).createAlertRule({ ...acme, spec: spec() }), Code.PermissionDenied);
     await rejectsWith(api(cast.member).listAlertDeliveries(acme), Code.PermissionDenied);
-    await rejectsWith(api(cast.outsider).updateAlertRule({ organizationSlug: "elsewhere", ruleId: rule!.id, spec: spec({ integrationIds: [elsewhereHook] }) }), Code.NotFound);
+    await rejectsWith(
+      api(cast.outsider).updateAlertRule({ organizationSlug: "elsewhere", ruleId: rule!.id, spec: spec({ integrationIds: [elsewhereHook] }) }),
+      Code.NotFound,
+    );
     await rejectsWith(api(cast.outsider).deleteAlertRule({ organizationSlug: "elsewhere", ruleId: rule!.id }), Code.NotFound);
     await api(cast.owner).deleteAlertRule({ ...acme, ruleId: rule!.id });
   });

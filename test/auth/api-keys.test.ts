@@ -38,10 +38,7 @@ describe("auth: user API keys", () => {
 
   it("refuses an expiry in days that is not one of the fixed choices", async () => {
     for (const days of [0, 1, 14, 366, -7]) {
-      const error = await rejectsWith(
-        auth({ session: ada.token }).createApiKey({ name: "odd", expiry: { case: "expiresInDays", value: days } }),
-        Code.InvalidArgument,
-      );
+      const error = await rejectsWith(auth({ session: ada.token }).createApiKey({ name: "odd", expiry: { case: "expiresInDays", value: days } }), Code.InvalidArgument);
       assert.match(error.rawMessage, /expires_in_days/);
     }
   });
@@ -90,7 +87,10 @@ describe("auth: user API keys", () => {
     // The key acts with the user's normal access: it sees the user's organizations.
     await t.client(OrganizationsService, { session: ada.token }).createOrganization({ name: "Ada's", slug: "adas-org" });
     const orgs = await t.client(OrganizationsService, { apiKey: key }).listOrganizations({});
-    assert.deepEqual(orgs.organizations.map((o) => o.slug), ["adas-org"]);
+    assert.deepEqual(
+      orgs.organizations.map((o) => o.slug),
+      ["adas-org"],
+    );
   });
 
   it("lists the caller's keys with their prefix and never their secret", async () => {
@@ -114,7 +114,10 @@ describe("auth: user API keys", () => {
     const bob = await t.signUp("bob-list@example.com");
     const mine = await auth({ session: bob.token }).createApiKey({ name: "bob's" });
     const { apiKeys } = await auth({ session: bob.token }).listApiKeys({});
-    assert.deepEqual(apiKeys.map((k) => k.id), [mine.apiKey!.id]);
+    assert.deepEqual(
+      apiKeys.map((k) => k.id),
+      [mine.apiKey!.id],
+    );
     const adas = await auth({ session: ada.token }).listApiKeys({});
     assert.ok(!adas.apiKeys.some((k) => k.id === mine.apiKey!.id));
   });
@@ -141,11 +144,7 @@ describe("auth: user API keys", () => {
     const eve = await t.signUp("eve@example.com");
     const { key, apiKey } = await auth({ session: ada.token }).createApiKey({ name: "not eve's" });
     const foreign = await rejectsWith(auth({ session: eve.token }).revokeApiKey({ apiKeyId: apiKey!.id }), Code.NotFound, "not_found");
-    const unknown = await rejectsWith(
-      auth({ session: eve.token }).revokeApiKey({ apiKeyId: "00000000-0000-4000-8000-000000000000" }),
-      Code.NotFound,
-      "not_found",
-    );
+    const unknown = await rejectsWith(auth({ session: eve.token }).revokeApiKey({ apiKeyId: "00000000-0000-4000-8000-000000000000" }), Code.NotFound, "not_found");
     assert.equal(foreign.rawMessage, unknown.rawMessage);
     const session = await auth({ apiKey: key }).getSession({});
     assert.equal(session.user?.id, ada.userId);

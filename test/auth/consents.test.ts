@@ -20,10 +20,14 @@ type Sql = (query: string, params?: unknown[]) => Promise<Json[]>;
 /** A consent row as the consent flow would write it (that flow is not what these tests are about). */
 async function insertConsent(sql: Sql, userId: string, clientId: string, scopes: string[], createdAt: string, updatedAt = createdAt) {
   const [client] = await sql(`select id from oauth_provider_clients where client_id = ?`, [clientId]);
-  await sql(
-    `insert into account_consents (id, user_id, oauth_provider_client_id, scopes, created_at, updated_at) values (?, ?, ?, ?::jsonb, ?, ?)`,
-    [randomUUID(), userId, client.id, JSON.stringify(scopes), createdAt, updatedAt],
-  );
+  await sql(`insert into account_consents (id, user_id, oauth_provider_client_id, scopes, created_at, updated_at) values (?, ?, ?, ?::jsonb, ?, ?)`, [
+    randomUUID(),
+    userId,
+    client.id,
+    JSON.stringify(scopes),
+    createdAt,
+    updatedAt,
+  ]);
 }
 
 describe("auth: Account OAuth consents", () => {
@@ -72,7 +76,10 @@ describe("auth: Account OAuth consents", () => {
       ],
     );
     const bobs = await auth(bob).listConsents({});
-    assert.deepEqual(bobs.consents.map((c) => [c.clientId, c.scopes]), [[wiki, ["openid"]]]);
+    assert.deepEqual(
+      bobs.consents.map((c) => [c.clientId, c.scopes]),
+      [[wiki, ["openid"]]],
+    );
     const carol = await t.signUp("carol@example.com");
     assert.deepEqual((await auth(carol).listConsents({})).consents, []);
   });
@@ -80,7 +87,10 @@ describe("auth: Account OAuth consents", () => {
   it("works with an API key too, and refuses an anonymous caller", async () => {
     const { key } = await auth(alice).createApiKey({ name: "script" });
     const { consents } = await t.client(AuthService, { apiKey: key }).listConsents({});
-    assert.deepEqual(consents.map((c) => c.clientId), [wiki, forum]);
+    assert.deepEqual(
+      consents.map((c) => c.clientId),
+      [wiki, forum],
+    );
     await rejectsWith(t.client(AuthService).listConsents({}), Code.Unauthenticated);
     await rejectsWith(t.client(AuthService).revokeConsent({ clientId: wiki }), Code.Unauthenticated);
   });
@@ -88,14 +98,23 @@ describe("auth: Account OAuth consents", () => {
   it("does not let another user revoke my consent: theirs is not_found", async () => {
     // Bob never consented to the forum: Alice's consent to it is not his to revoke.
     await rejectsWith(auth(bob).revokeConsent({ clientId: forum }), Code.NotFound, "not_found");
-    assert.deepEqual((await auth(alice).listConsents({})).consents.map((c) => c.clientId), [wiki, forum]);
+    assert.deepEqual(
+      (await auth(alice).listConsents({})).consents.map((c) => c.clientId),
+      [wiki, forum],
+    );
   });
 
   it("revokes the caller's consent alone, records it, and a second revoke is not_found", async () => {
     await auth(alice).revokeConsent({ clientId: wiki });
-    assert.deepEqual((await auth(alice).listConsents({})).consents.map((c) => c.clientId), [forum]);
+    assert.deepEqual(
+      (await auth(alice).listConsents({})).consents.map((c) => c.clientId),
+      [forum],
+    );
     // Bob's consent to the same app stays.
-    assert.deepEqual((await auth(bob).listConsents({})).consents.map((c) => c.clientId), [wiki]);
+    assert.deepEqual(
+      (await auth(bob).listConsents({})).consents.map((c) => c.clientId),
+      [wiki],
+    );
     await rejectsWith(auth(alice).revokeConsent({ clientId: wiki }), Code.NotFound, "not_found");
 
     const events = await sql(`select * from activity_events where action = 'account_consent.revoked'`);
@@ -140,7 +159,9 @@ describe("auth: Account OAuth consents", () => {
           [tokenId, randomUUID().replace(/-/g, "").padEnd(64, "1"), codeId, client.id, bob.userId],
         );
         let revoked = false;
-        const revocation = auth(bob).revokeConsent({ clientId: forum }).then(() => (revoked = true));
+        const revocation = auth(bob)
+          .revokeConsent({ clientId: forum })
+          .then(() => (revoked = true));
         await new Promise((resolve) => setTimeout(resolve, 300));
         assert.equal(revoked, false, "the revocation waits for the exchange holding the code");
         await exchange.query("commit");

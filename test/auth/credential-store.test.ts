@@ -22,7 +22,8 @@ describe("auth: credential lookups gathered into few statements", () => {
   before(async () => {
     t = await startTestCore();
     cast = await acmeWithMembers(t);
-    serverId = (await t.client(ServersService, { session: cast.owner.token }).createServer({ organizationSlug: "acme", name: "Survival", game: Game.MINECRAFT })).server!.id;
+    serverId = (await t.client(ServersService, { session: cast.owner.token }).createServer({ organizationSlug: "acme", name: "Survival", game: Game.MINECRAFT })).server!
+      .id;
     const created = await t.client(AuthService, { session: cast.member.token }).createApiKey({ name: "script", expiry: { case: "expiresInDays", value: 7 } });
     memberKey = { id: created.apiKey!.id, key: created.key };
   });

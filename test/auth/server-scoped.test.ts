@@ -92,7 +92,11 @@ describe("auth: a call about one server reads its access with the credential", (
     assert.equal(found.scope?.access?.server.id, serverId);
 
     const use = { action: "view" as const, now: t.clock.now(), plans: testConfig.plans };
-    const none: SqlRunner = { rows: () => Promise.reject(new Error("the access was read again")), one: () => Promise.reject(new Error("the access was read again")), run: () => Promise.reject(new Error("written")) };
+    const none: SqlRunner = {
+      rows: () => Promise.reject(new Error("the access was read again")),
+      one: () => Promise.reject(new Error("the access was read again")),
+      run: () => Promise.reject(new Error("written")),
+    };
     const judged = await judgeServerRow(none, found.caller, { serverId }, use, found.scope);
     assert.equal(judged.row.server.id, serverId);
     // The caller is not changed by a check: a check without the scope, or on another server, reads.
@@ -108,7 +112,14 @@ describe("auth: a call about one server reads its access with the credential", (
   it("reads no access for a server the caller cannot reach, and the check refuses it without reading again", async () => {
     const found = (await t.deps.credentials.user({ session: cast.outsider.token, apiKey: null }, serverId))!;
     assert.deepEqual(found.scope, { serverId, access: undefined });
-    const none: SqlRunner = { rows: () => Promise.reject(new Error("read")), one: () => Promise.reject(new Error("the access was read again")), run: () => Promise.reject(new Error("written")) };
-    await assert.rejects(judgeServerRow(none, found.caller, { serverId }, { action: "view", now: t.clock.now(), plans: testConfig.plans }, found.scope), (error: DomainError) => error.reason === "not_found");
+    const none: SqlRunner = {
+      rows: () => Promise.reject(new Error("read")),
+      one: () => Promise.reject(new Error("the access was read again")),
+      run: () => Promise.reject(new Error("written")),
+    };
+    await assert.rejects(
+      judgeServerRow(none, found.caller, { serverId }, { action: "view", now: t.clock.now(), plans: testConfig.plans }, found.scope),
+      (error: DomainError) => error.reason === "not_found",
+    );
   });
 });

@@ -36,7 +36,13 @@ describe("auth: sessions end when idle, and record where they were opened", () =
   it("records the client IP and user agent of each sign-in with its session", async () => {
     const u = await twoBrowsers();
     const rows = await t.orm.em.fork().getConnection().execute(`select ip, user_agent from sessions where user_id = ? order by user_agent`, [u.userId]);
-    assert.deepEqual(rows.map((r) => [r.ip, r.user_agent]), [["198.51.100.10", "Laptop Firefox"], ["2001:db8::7", "Phone Safari"]]);
+    assert.deepEqual(
+      rows.map((r) => [r.ip, r.user_agent]),
+      [
+        ["198.51.100.10", "Laptop Firefox"],
+        ["2001:db8::7", "Phone Safari"],
+      ],
+    );
   });
 
   it("ends a session unused for longer than the idle timeout, before its expiry", async () => {
@@ -52,7 +58,10 @@ describe("auth: sessions end when idle, and record where they were opened", () =
   it("moves the deadline on with each use, writing the last use at most once a minute", async () => {
     const u = await twoBrowsers();
     const lastUsed = async () =>
-      new Date((await t.orm.em.fork().getConnection().execute(`select last_used_at from sessions where user_id = ? and user_agent = 'Laptop Firefox'`, [u.userId]))[0].last_used_at).getTime();
+      new Date(
+        (await t.orm.em.fork().getConnection().execute(`select last_used_at from sessions where user_id = ? and user_agent = 'Laptop Firefox'`, [u.userId]))[0]
+          .last_used_at,
+      ).getTime();
     const signedIn = await lastUsed();
     t.clock.advance(30_000);
     await as(u.laptop).getSession({});
@@ -79,7 +88,11 @@ describe("auth: sessions end when idle, and record where they were opened", () =
       "run",
     );
     for (const table of ["sessions", "api_keys"]) {
-      await connection.execute(`create or replace trigger ${table}_last_use after update of last_used_at on ${table} for each row execute function count_last_use_write()`, [], "run");
+      await connection.execute(
+        `create or replace trigger ${table}_last_use after update of last_used_at on ${table} for each row execute function count_last_use_write()`,
+        [],
+        "run",
+      );
     }
     const writes = async () => {
       const rows = await connection.execute(`select tbl, count(*)::int as n from last_use_writes group by tbl`);

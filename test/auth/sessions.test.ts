@@ -33,7 +33,10 @@ describe("auth: sessions, idle timeout and password changes", () => {
 
   const as = (session: string, ip = "198.51.100.10") => t.client(AuthService, { headers: { [sessionHeader]: session, [clientIpHeader]: ip } });
   const activity = async (userId: string, action: string) =>
-    t.orm.em.fork().getConnection().execute(`select details, actor_api_key_id from activity_events where actor_user_id = ? and action = ? order by created_at`, [userId, action]);
+    t.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select details, actor_api_key_id from activity_events where actor_user_id = ? and action = ? order by created_at`, [userId, action]);
 
   it("lists the caller's sessions with where they were signed in from, the current one marked; an API key may list them", async () => {
     const u = await twoBrowsers();
@@ -49,7 +52,10 @@ describe("auth: sessions, idle timeout and password changes", () => {
     }
     const { key } = await t.client(IdentityService).issueApiKey({ email: u.email, name: "script" });
     const listed = await t.client(AuthService, { apiKey: key }).listSessions({});
-    assert.deepEqual(listed.sessions.map((s) => s.current), [false, false]);
+    assert.deepEqual(
+      listed.sessions.map((s) => s.current),
+      [false, false],
+    );
     // Nobody else's sessions.
     const other = await twoBrowsers();
     assert.equal((await as(other.laptop).listSessions({})).sessions.length, 2);
@@ -87,7 +93,10 @@ describe("auth: sessions, idle timeout and password changes", () => {
     assert.equal((await as(u.laptop).revokeOtherSessions({})).revoked, 2);
     await rejectsWith(as(u.phone).getSession({}), Code.Unauthenticated);
     await rejectsWith(as(third.sessionToken).getSession({}), Code.Unauthenticated);
-    assert.deepEqual((await as(u.laptop).listSessions({})).sessions.map((s) => s.current), [true]);
+    assert.deepEqual(
+      (await as(u.laptop).listSessions({})).sessions.map((s) => s.current),
+      [true],
+    );
     const [event] = await activity(u.userId, "user.other_sessions_revoked");
     assert.deepEqual(event.details, { count: "2", ip: "198.51.100.10" });
   });
@@ -110,13 +119,21 @@ describe("auth: sessions, idle timeout and password changes", () => {
   it("refuses a wrong current password, and counts it as a failed sign-in from that address", async () => {
     const u = await twoBrowsers();
     for (let i = 0; i < 3; i++) {
-      const wrong = await rejectsWith(as(u.laptop, "203.0.113.9").changePassword({ currentPassword: `guess ${i}`, newPassword: "a brand new password" }), Code.InvalidArgument, "wrong_password");
+      const wrong = await rejectsWith(
+        as(u.laptop, "203.0.113.9").changePassword({ currentPassword: `guess ${i}`, newPassword: "a brand new password" }),
+        Code.InvalidArgument,
+        "wrong_password",
+      );
       assert.equal(wrong.rawMessage, "currentPassword: the current password is wrong");
     }
     assert.equal((await activity(u.userId, "user.password_change_failed")).length, 3);
     // Over the sign-in limit for this account from this address: even the right password is refused,
     // and so is a sign-in from there; nothing changed, and the other session still works.
-    const refused = await rejectsWith(as(u.laptop, "203.0.113.9").changePassword({ currentPassword: password, newPassword: "a brand new password" }), Code.ResourceExhausted, "rate_limited");
+    const refused = await rejectsWith(
+      as(u.laptop, "203.0.113.9").changePassword({ currentPassword: password, newPassword: "a brand new password" }),
+      Code.ResourceExhausted,
+      "rate_limited",
+    );
     assert.equal(refused.findDetails(RetryInfoSchema)[0]?.policy, "sign_in_account_ip");
     await rejectsWith(t.client(IdentityService).signIn({ email: u.email, password, client: { ip: "203.0.113.9" } }), Code.ResourceExhausted, "rate_limited");
     await as(u.phone).getSession({});

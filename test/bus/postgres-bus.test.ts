@@ -175,7 +175,10 @@ onPostgresServer(() =>
         await notify(seal(key, "console-command:c", "last", Date.now()));
         await until("the last message heard", () => heard.includes("last"));
         assert.deepEqual(heard, ["genuine", "last"]);
-        assert.ok(warnings.some((w) => w.msg.startsWith("a bus message failed authentication")), "logged");
+        assert.ok(
+          warnings.some((w) => w.msg.startsWith("a bus message failed authentication")),
+          "logged",
+        );
       } finally {
         await raw.end();
       }

@@ -39,7 +39,9 @@ describe("chat: the assistant's conversations", function () {
     ({ t, cast, stub, model, serverId, ran } = f);
     // Console commands are off until an owner or admin turns them on.
     await f.switchCommands(true);
-    await t.client(KnowledgeService, { session: cast.owner.token }).createNote({ ...acme, spec: { title: "Whitelist runbook", content: "Add players with whitelist add <name>.", tags: ["ops"] } });
+    await t
+      .client(KnowledgeService, { session: cast.owner.token })
+      .createNote({ ...acme, spec: { title: "Whitelist runbook", content: "Add players with whitelist add <name>.", tags: ["ops"] } });
   });
   afterEach(() => setModel(model));
   after(async () => {
@@ -51,7 +53,10 @@ describe("chat: the assistant's conversations", function () {
     const sent = await chat(cast.member).sendMessage({ ...acme, content: "How do I whitelist a player?" });
     assert.equal(sent.status, TurnStatus.COMPLETED);
     assert.equal(sent.conversation!.title, "How do I whitelist a player?");
-    assert.deepEqual(sent.messages.map((m) => m.role), [MessageRole.USER, MessageRole.ASSISTANT, MessageRole.TOOL, MessageRole.ASSISTANT]);
+    assert.deepEqual(
+      sent.messages.map((m) => m.role),
+      [MessageRole.USER, MessageRole.ASSISTANT, MessageRole.TOOL, MessageRole.ASSISTANT],
+    );
     assert.equal(sent.messages[3].content, "Use `whitelist add`.");
     assert.equal(sent.messages[2].toolStatus, ToolCallStatus.SUCCEEDED);
 
@@ -66,7 +71,10 @@ describe("chat: the assistant's conversations", function () {
     assert.equal(fed.tool_call_id, "call_1");
     assert.match(fed.content, /Whitelist runbook/);
     const asked = second.body.messages.find((m: Json) => m.role === "assistant");
-    assert.deepEqual(asked.tool_calls.map((c: Json) => [c.id, c.function.name, JSON.parse(c.function.arguments)]), [["call_1", "knowledge_search", { query: "whitelist" }]]);
+    assert.deepEqual(
+      asked.tool_calls.map((c: Json) => [c.id, c.function.name, JSON.parse(c.function.arguments)]),
+      [["call_1", "knowledge_search", { query: "whitelist" }]],
+    );
 
     const got = await chat(cast.member).getConversation({ ...acme, conversationId: sent.conversation!.id });
     assert.equal(got.messages.length, 4);
@@ -85,7 +93,10 @@ describe("chat: the assistant's conversations", function () {
     await f.switchCommands(false);
     stub.script({ text: ["Hi"] });
     await chat(cast.owner).sendMessage({ ...acme, content: "hello again" });
-    assert.deepEqual(offeredTools(lastRequest()), allTools.filter((n) => n !== "console_command"));
+    assert.deepEqual(
+      offeredTools(lastRequest()),
+      allTools.filter((n) => n !== "console_command"),
+    );
     await f.switchCommands(true);
   });
 
@@ -135,7 +146,10 @@ describe("chat: the assistant's conversations", function () {
       assert.equal(stub.requests.length, asked, "nothing more was sent to the model");
       assert.deepEqual(ran, []);
       const got = await chat(cast.owner).getConversation({ ...acme, conversationId });
-      assert.deepEqual(got.messages.map((m) => m.role), [MessageRole.USER, MessageRole.ASSISTANT, MessageRole.TOOL]);
+      assert.deepEqual(
+        got.messages.map((m) => m.role),
+        [MessageRole.USER, MessageRole.ASSISTANT, MessageRole.TOOL],
+      );
       assert.equal(got.messages[2].toolStatus, ToolCallStatus.REFUSED);
       assert.equal(got.pending, undefined);
       const { events } = await t.client(ActivityService, { session: cast.owner.token }).listOrganizationActivity({ ...acme, action: "ocelot_tool.stopped", limit: 5 });
@@ -168,14 +182,21 @@ describe("chat: the assistant's conversations", function () {
     const [conversation] = (await chat(cast.member).listConversations(acme)).conversations;
     assert.equal(conversation.title, "Are you there?");
     let got = await chat(cast.member).getConversation({ ...acme, conversationId: conversation.id });
-    assert.deepEqual(got.messages.map((m) => m.role), [MessageRole.USER]);
+    assert.deepEqual(
+      got.messages.map((m) => m.role),
+      [MessageRole.USER],
+    );
 
     setModel({ ...model, timeoutSeconds: 1 });
     stub.script({ silentMs: 2_500 });
     const slow = await rejectsWith(chat(cast.member).sendMessage({ ...acme, conversationId: conversation.id, content: "Hello?" }), Code.Unavailable, "model_unavailable");
     assert.match(slow.rawMessage, /did not answer in 1 s/);
     got = await chat(cast.member).getConversation({ ...acme, conversationId: conversation.id });
-    assert.deepEqual(got.messages.map((m) => m.role), [MessageRole.USER, MessageRole.USER], "no half-written answer");
+    assert.deepEqual(
+      got.messages.map((m) => m.role),
+      [MessageRole.USER, MessageRole.USER],
+      "no half-written answer",
+    );
     assert.equal(await usage(), before, "the questions the model never answered do not count against the day's");
 
     setModel(model);
@@ -186,7 +207,12 @@ describe("chat: the assistant's conversations", function () {
     const ok = await chat(cast.member).sendMessage({ ...acme, conversationId: conversation.id, content: "Now?" });
     assert.equal(ok.messages.at(-1)!.content, "Yes, here.");
     assert.equal(await usage(), before + 1, "only the answered question counted");
-    assert.deepEqual(lastRequest().messages.filter((m: Json) => m.role === "user").map((m: Json) => m.content), ["Are you there?", "Hello?", "Now?", "Now?"]);
+    assert.deepEqual(
+      lastRequest()
+        .messages.filter((m: Json) => m.role === "user")
+        .map((m: Json) => m.content),
+      ["Are you there?", "Hello?", "Now?", "Now?"],
+    );
   });
 
   it("without a model: asking is failed_precondition, the conversations still read and delete", async () => {
@@ -205,7 +231,10 @@ describe("chat: the assistant's conversations", function () {
     const events = [];
     for await (const { event } of chat(cast.member).streamMessage({ ...acme, content: "Say hello" })) events.push(event!.event);
     assert.equal(events[0].case, "started");
-    assert.deepEqual(events.filter((e) => e.case === "delta").map((e) => e.value), ["Hel", "lo ", "world"]);
+    assert.deepEqual(
+      events.filter((e) => e.case === "delta").map((e) => e.value),
+      ["Hel", "lo ", "world"],
+    );
     assert.equal(events.at(-2)!.case, "assistantMessage");
     assert.deepEqual(events.at(-1), { case: "done", value: TurnStatus.COMPLETED });
   });

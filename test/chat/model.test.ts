@@ -47,7 +47,10 @@ describe("chat: the model client against a runaway endpoint", function () {
   it("refuses a line that never ends, at once rather than after five timeouts", async () => {
     answer = forever(() => "x".repeat(64 * 1024));
     const started = Date.now();
-    await assert.rejects(ask(), (error: unknown) => error instanceof DomainError && error.reason === "model_unavailable" && new RegExp(`longer than ${maxLineChars}`).test(error.message));
+    await assert.rejects(
+      ask(),
+      (error: unknown) => error instanceof DomainError && error.reason === "model_unavailable" && new RegExp(`longer than ${maxLineChars}`).test(error.message),
+    );
     assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(open.size, 0, "the request was closed");
@@ -79,10 +82,13 @@ describe("chat: the model client against a runaway endpoint", function () {
   it("never repeats the API key of an endpoint that echoes it in an error", async () => {
     answer = (res) => res.end(`data: ${JSON.stringify({ error: { message: "key sk-secret-123 is not valid" } })}\n\n`);
     const model = { url, model: "m", apiKey: "sk-secret-123", timeoutSeconds: 2 };
-    await assert.rejects(askModel(model, { messages: [], tools: [] }, () => {}), (error: unknown) => {
-      assert.ok(error instanceof DomainError);
-      assert.equal(error.message, "the assistant's model failed: key [the API key] is not valid");
-      return true;
-    });
+    await assert.rejects(
+      askModel(model, { messages: [], tools: [] }, () => {}),
+      (error: unknown) => {
+        assert.ok(error instanceof DomainError);
+        assert.equal(error.message, "the assistant's model failed: key [the API key] is not valid");
+        return true;
+      },
+    );
   });
 });

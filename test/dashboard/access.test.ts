@@ -52,7 +52,11 @@ describe("dashboard: access grants and requests", function () {
     await identity.createUser({ email: "mo@example.com", password, name: "Mo Member" });
     const key = (await identity.issueApiKey({ email: "olive@example.com", name: "tests" })).key;
     api = async (path, body) => {
-      const res = await fetch(`${t.baseUrl}/api/http/${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const res = await fetch(`${t.baseUrl}/api/http/${path}`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       const json = (await res.json()) as Json;
       assert.equal(res.status, 200, JSON.stringify(json));
       return json;
@@ -101,9 +105,15 @@ describe("dashboard: access grants and requests", function () {
     await owner.getByText(/an approval may only narrow a request: the request asked for at most 5 uses/).waitFor();
     await check(owner, "manager-access-refused");
     await owner.getByRole("article", { name: "mo@example.com asks for Lobby" }).getByLabel("Maximum uses (1 to 1,000,000)").fill("3");
-    await owner.getByRole("article", { name: "mo@example.com asks for Lobby" }).getByRole("button", { name: /^Approve/ }).click();
+    await owner
+      .getByRole("article", { name: "mo@example.com asks for Lobby" })
+      .getByRole("button", { name: /^Approve/ })
+      .click();
     await owner.getByText("Request approved").waitFor();
-    await owner.getByRole("row", { name: /mo@example\.com Lobby/ }).getByText(/at most 3 uses/).waitFor();
+    await owner
+      .getByRole("row", { name: /mo@example\.com Lobby/ })
+      .getByText(/at most 3 uses/)
+      .waitFor();
     await owner.getByText("No request is waiting.").waitFor();
 
     await member.reload();

@@ -114,11 +114,17 @@ describe("dashboard: the admin area, and confirmation without JavaScript", funct
       await page.getByRole("status").filter({ hasText: "Client enabled." }).waitFor();
 
       await page.goto(`${t.baseUrl}/app/admin`);
-      await page.getByRole("region", { name: "Account OAuth clients" }).getByRole("row", { name: /Team wiki/ }).waitFor();
+      await page
+        .getByRole("region", { name: "Account OAuth clients" })
+        .getByRole("row", { name: /Team wiki/ })
+        .waitFor();
       await check(page, "admin");
       const platform = page.getByRole("region", { name: "Platform activity" });
       for (const action of ["oauth_provider_client.created", "oauth_provider_client.secret_rotated", "oauth_provider_client.disabled"]) {
-        await platform.getByRole("row", { name: new RegExp(action.replace(".", "\\.")) }).first().waitFor();
+        await platform
+          .getByRole("row", { name: new RegExp(action.replace(".", "\\.")) })
+          .first()
+          .waitFor();
       }
       // A public client: no secret to show.
       await page.getByLabel("App name").fill("Phone app");
@@ -137,7 +143,10 @@ describe("dashboard: the admin area, and confirmation without JavaScript", funct
       await check(page, "confirm-page");
       await page.getByRole("button", { name: "Delete client" }).click();
       await page.getByRole("status").filter({ hasText: "Client deleted." }).waitFor();
-      await page.getByRole("region", { name: "Account OAuth clients" }).getByRole("row", { name: /Phone app/ }).waitFor();
+      await page
+        .getByRole("region", { name: "Account OAuth clients" })
+        .getByRole("row", { name: /Phone app/ })
+        .waitFor();
     } finally {
       await context.close();
     }

@@ -66,7 +66,10 @@ describe("dashboard: alerts", function () {
     await page.getByLabel("Time zone").fill("");
     await page.getByRole("button", { name: "Add alert rule" }).click();
     await page.getByText("Alert rule added.").waitFor();
-    await page.getByRole("row", { name: /Config changes/ }).getByText("configuration · every severity · any server").waitFor();
+    await page
+      .getByRole("row", { name: /Config changes/ })
+      .getByText("configuration · every severity · any server")
+      .waitFor();
     await check();
     // The rule's own creation is a configuration event of the organization: its first delivery.
     await page.getByRole("link", { name: "See the deliveries" }).click();
@@ -90,7 +93,10 @@ describe("dashboard: alerts", function () {
     await page.getByRole("checkbox", { name: "security" }).check();
     await page.getByRole("button", { name: "Save alert rule" }).click();
     await page.getByText("Alert rule saved.").waitFor();
-    await page.getByRole("row", { name: /Config watch/ }).getByText("security, configuration · every severity · any server").waitFor();
+    await page
+      .getByRole("row", { name: /Config watch/ })
+      .getByText("security, configuration · every severity · any server")
+      .waitFor();
     await page.getByRole("link", { name: "Edit Config watch" }).click();
     assert.equal(await page.getByLabel("At most this many per hour to each target").inputValue(), "5", "the saved cap comes back");
     await page.getByRole("link", { name: "Cancel" }).click();
@@ -98,11 +104,17 @@ describe("dashboard: alerts", function () {
     // Pause and resume.
     await page.getByRole("button", { name: "Pause Config watch" }).click();
     await page.getByText("Alert rule paused").waitFor();
-    await page.getByRole("row", { name: /Config watch/ }).getByText("Disabled").waitFor();
+    await page
+      .getByRole("row", { name: /Config watch/ })
+      .getByText("Disabled")
+      .waitFor();
     await check();
     await page.getByRole("button", { name: "Resume Config watch" }).click();
     await page.getByText("Alert rule resumed.").waitFor();
-    await page.getByRole("row", { name: /Config watch/ }).getByText("Enabled").waitFor();
+    await page
+      .getByRole("row", { name: /Config watch/ })
+      .getByText("Enabled")
+      .waitFor();
 
     await page.getByRole("button", { name: "Delete Config watch" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();

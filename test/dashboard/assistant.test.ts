@@ -49,7 +49,11 @@ describe("dashboard: assistant", function () {
     await page.waitForURL((u) => u.pathname === "/app/o/acme");
     // Max joins by invitation (no SMTP here: the operator confirms Max's address).
     const orgs = (key: string) => (path: string, body: unknown) =>
-      fetch(`${t.baseUrl}/api/http/organizations/${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ token: string }>);
+      fetch(`${t.baseUrl}/api/http/organizations/${path}`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as Promise<{ token: string }>);
     const ownerKey = (await identity.issueApiKey({ email: "owner@example.com", name: "tests" })).key;
     const { token } = await orgs(ownerKey)("inviteMember", { organizationSlug: "acme", email: "max@example.com", role: "member" });
     await acceptOnOutpost(t, "max@example.com", token);

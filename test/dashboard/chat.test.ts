@@ -51,7 +51,11 @@ describe("dashboard: the assistant's chat", function () {
     await identity.createUser({ email: "owner@example.com", password, name: "Owner" });
     const key = (await identity.issueApiKey({ email: "owner@example.com", name: "tests" })).key;
     const api = async (path: string, body: unknown) => {
-      const res = await fetch(`${t.baseUrl}/api/http/${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const res = await fetch(`${t.baseUrl}/api/http/${path}`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       const json = (await res.json()) as Json;
       assert.equal(res.status, 200, JSON.stringify(json));
       return json;
@@ -93,7 +97,10 @@ describe("dashboard: the assistant's chat", function () {
   it("streams an answer, asks before a command and runs it on Allow", async () => {
     await page.getByRole("heading", { name: "New conversation", level: 2 }).waitFor();
     await check();
-    stub.script({ text: ["Let me ", "greet ", "them."], toolCalls: [{ id: "call_1", name: "console_command", arguments: { server_id: serverId, command: "say <b>hi</b>" } }] });
+    stub.script({
+      text: ["Let me ", "greet ", "them."],
+      toolCalls: [{ id: "call_1", name: "console_command", arguments: { server_id: serverId, command: "say <b>hi</b>" } }],
+    });
     await page.getByLabel("Your question").fill("Greet the players");
     await page.getByRole("button", { name: "Send" }).click();
     await page.locator(".chat-msg.assistant .chat-text").filter({ hasText: "Let me greet them." }).waitFor();
@@ -136,7 +143,10 @@ describe("dashboard: the assistant's chat", function () {
     await page.getByRole("button", { name: "Deny" }).click();
     await page.locator(".chat-msg.assistant .chat-text").filter({ hasText: "Not then." }).waitFor();
 
-    stub.script({ text: ["Trying."], toolCalls: [{ id: "call_rlo", name: "console_command", arguments: { server_id: serverId, command: "say \u202eevil" } }] }, { text: ["It was refused."] });
+    stub.script(
+      { text: ["Trying."], toolCalls: [{ id: "call_rlo", name: "console_command", arguments: { server_id: serverId, command: "say \u202eevil" } }] },
+      { text: ["It was refused."] },
+    );
     await page.getByLabel("Your question").fill("Say it backwards");
     await page.getByRole("button", { name: "Send" }).click();
     await page.locator(".chat-msg.assistant .chat-text").filter({ hasText: "It was refused." }).waitFor();
@@ -150,7 +160,11 @@ describe("dashboard: the assistant's chat", function () {
       const identity = createClient(IdentityService, plain.outpost.runtime.core.transport());
       await identity.createUser({ email: "owner@example.com", password, name: "Owner" });
       const key = (await identity.issueApiKey({ email: "owner@example.com", name: "tests" })).key;
-      await fetch(`${plain.baseUrl}/api/http/organizations/createOrganization`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify({ name: "Acme", slug: "acme" }) });
+      await fetch(`${plain.baseUrl}/api/http/organizations/createOrganization`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify({ name: "Acme", slug: "acme" }),
+      });
       const other = await browser.newContext({ viewport: desktop });
       try {
         const p = await other.newPage();

@@ -46,7 +46,9 @@ describe("dashboard: notifications and the bell", function () {
     // Mo is a verified colleague of Olive's (her lobby), so she adds Mo to Acme at once, which tells Mo.
     await ownerApi("organizations/createOrganization", { name: "Lobby", slug: "lobby" });
     await identity.markEmailVerified({ email: "mo@example.com" });
-    await memberApi("organizations/acceptInvitation", { token: (await ownerApi("organizations/inviteMember", { organizationSlug: "lobby", email: "mo@example.com", role: "member" })).token });
+    await memberApi("organizations/acceptInvitation", {
+      token: (await ownerApi("organizations/inviteMember", { organizationSlug: "lobby", email: "mo@example.com", role: "member" })).token,
+    });
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     context.setDefaultTimeout(10_000);

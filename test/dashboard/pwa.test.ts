@@ -76,12 +76,21 @@ describe("dashboard: installable app, service worker and push notifications", fu
     assert.equal(await page.locator('link[rel="manifest"]').getAttribute("href"), "/app/manifest.webmanifest");
     const res = await fetch(`${base}/app/manifest.webmanifest`);
     assert.equal(res.headers.get("content-type"), "application/manifest+json; charset=utf-8");
-    const manifest = (await res.json()) as { name: string; start_url: string; scope: string; display: string; icons: Array<{ src: string; sizes: string; type: string; purpose: string }> };
+    const manifest = (await res.json()) as {
+      name: string;
+      start_url: string;
+      scope: string;
+      display: string;
+      icons: Array<{ src: string; sizes: string; type: string; purpose: string }>;
+    };
     assert.equal(manifest.name, "Outpost");
     assert.equal(manifest.display, "standalone");
     assert.ok(new URL(manifest.start_url, base).pathname.startsWith(new URL(manifest.scope, base).pathname), "start_url is within the scope");
     assert.equal((await fetch(new URL(manifest.start_url, base), { redirect: "manual" })).status, 302, "start_url is a page (to sign in, here)");
-    assert.deepEqual(manifest.icons.map((i) => `${i.sizes} ${i.purpose}`), ["192x192 any", "512x512 any", "512x512 maskable"]);
+    assert.deepEqual(
+      manifest.icons.map((i) => `${i.sizes} ${i.purpose}`),
+      ["192x192 any", "512x512 any", "512x512 maskable"],
+    );
     for (const icon of manifest.icons) {
       const image = await fetch(new URL(icon.src, base));
       assert.equal(image.headers.get("content-type"), "image/png");
@@ -107,13 +116,18 @@ describe("dashboard: installable app, service worker and push notifications", fu
     assert.deepEqual([read.url, read.errors], [`${base}/app/manifest.webmanifest`, []]);
     // (A test context is incognito, where Chromium installs no app: that is the one objection allowed.)
     const { installabilityErrors } = (await cdp.send("Page.getInstallabilityErrors")) as { installabilityErrors: Array<{ errorId: string }> };
-    assert.deepEqual(installabilityErrors.map((e) => e.errorId).filter((id) => id !== "in-incognito"), []);
+    assert.deepEqual(
+      installabilityErrors.map((e) => e.errorId).filter((id) => id !== "in-incognito"),
+      [],
+    );
     await cdp.detach();
     // Pages and API answers pass through the worker: none may land in its cache.
     await page.goto(`${base}/app/organizations`);
     await fromPage("listSubscriptions");
     await page.goto(`${base}/app/account/security`);
-    const cached = await page.evaluate<string[]>(`caches.keys().then((names) => Promise.all(names.map((n) => caches.open(n).then((c) => c.keys())))).then((all) => all.flat().map((r) => new URL(r.url).pathname))`);
+    const cached = await page.evaluate<string[]>(
+      `caches.keys().then((names) => Promise.all(names.map((n) => caches.open(n).then((c) => c.keys())))).then((all) => all.flat().map((r) => new URL(r.url).pathname))`,
+    );
     assert.ok(cached.includes("/app/offline") && cached.includes("/app/assets/dashboard.css"), JSON.stringify(cached));
     for (const path of cached) assert.ok(path === "/app/offline" || path.startsWith("/app/assets/"), `only the shell is cached, not ${path}`);
   });
@@ -126,7 +140,10 @@ describe("dashboard: installable app, service worker and push notifications", fu
     await assertAccessible(page, "security with the push switch");
     await toggle.check();
     // The browser refuses PushManager.subscribe here (see the header): the switch goes back off.
-    await page.locator("#push-status").filter({ hasNotText: /Turning on|Off:|On:/ }).waitFor();
+    await page
+      .locator("#push-status")
+      .filter({ hasNotText: /Turning on|Off:|On:/ })
+      .waitFor();
     assert.equal(await toggle.isChecked(), false);
     assert.equal(await page.getByRole("button", { name: "Send a test notification" }).isDisabled(), true);
   });
@@ -139,24 +156,34 @@ describe("dashboard: installable app, service worker and push notifications", fu
     const shimmed = await browser.newContext({ viewport: desktop });
     shimmed.setDefaultTimeout(15_000);
     await shimmed.grantPermissions(["notifications"], { origin: base });
-    await shimmed.addInitScript(({ endpoint, keys }: { endpoint: string; keys: { p256dh: string; auth: string } }) => {
-      const w = globalThis as unknown as { PushManager: { prototype: Record<string, unknown> }; __push: { serverKey: string; ended: number } };
-      w.__push = { serverKey: "", ended: 0 };
-      let current: unknown = null;
-      const make = (serverKey: ArrayBuffer) => ({
-        endpoint,
-        options: { applicationServerKey: serverKey, userVisibleOnly: true },
-        toJSON: () => ({ endpoint, keys }),
-        unsubscribe: () => { current = null; w.__push.ended++; return Promise.resolve(true); },
-      });
-      w.PushManager.prototype.getSubscription = () => Promise.resolve(current);
-      w.PushManager.prototype.subscribe = (options: { applicationServerKey: Uint8Array }) => {
-        const bytes = new Uint8Array(options.applicationServerKey);
-        w.__push.serverKey = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-        current = make(bytes.buffer);
-        return Promise.resolve(current);
-      };
-    }, { endpoint: s.endpoint, keys: s.keys.json });
+    await shimmed.addInitScript(
+      ({ endpoint, keys }: { endpoint: string; keys: { p256dh: string; auth: string } }) => {
+        const w = globalThis as unknown as { PushManager: { prototype: Record<string, unknown> }; __push: { serverKey: string; ended: number } };
+        w.__push = { serverKey: "", ended: 0 };
+        let current: unknown = null;
+        const make = (serverKey: ArrayBuffer) => ({
+          endpoint,
+          options: { applicationServerKey: serverKey, userVisibleOnly: true },
+          toJSON: () => ({ endpoint, keys }),
+          unsubscribe: () => {
+            current = null;
+            w.__push.ended++;
+            return Promise.resolve(true);
+          },
+        });
+        w.PushManager.prototype.getSubscription = () => Promise.resolve(current);
+        w.PushManager.prototype.subscribe = (options: { applicationServerKey: Uint8Array }) => {
+          const bytes = new Uint8Array(options.applicationServerKey);
+          w.__push.serverKey = btoa(String.fromCharCode(...bytes))
+            .replace(/\+/g, "-")
+            .replace(/\//g, "_")
+            .replace(/=+$/, "");
+          current = make(bytes.buffer);
+          return Promise.resolve(current);
+        };
+      },
+      { endpoint: s.endpoint, keys: s.keys.json },
+    );
     const tab = await shimmed.newPage();
     try {
       await tab.goto(`${base}/app/account/security`);
@@ -171,11 +198,17 @@ describe("dashboard: installable app, service worker and push notifications", fu
       const vapidKey = (await fromPage("getPushConfig")).json.vapidPublicKey;
       assert.equal(await tab.evaluate("window.__push.serverKey"), vapidKey, "the page subscribed with the deployment's VAPID key");
       const saved = (await fromPage("listSubscriptions")).json.subscriptions as Array<{ endpoint: string }>;
-      assert.deepEqual(saved.map((x) => x.endpoint), [s.endpoint]);
+      assert.deepEqual(
+        saved.map((x) => x.endpoint),
+        [s.endpoint],
+      );
 
       const before = push.received.length;
       await tab.getByRole("button", { name: "Send a test notification" }).click();
-      await tab.locator("#push-status").filter({ hasText: /^Sent to/ }).waitFor();
+      await tab
+        .locator("#push-status")
+        .filter({ hasText: /^Sent to/ })
+        .waitFor();
       assert.equal(await tab.locator("#push-status").textContent(), "Sent to 1 of 1 browsers.");
       assert.equal(push.received.length, before + 1);
       const got = push.received.at(-1)!;
@@ -199,7 +232,11 @@ describe("dashboard: installable app, service worker and push notifications", fu
     const sent = await fromPage("sendTestPush", {});
     assert.equal(sent.status, 200);
     const outcomes = sent.json.outcomes as Array<{ delivered: boolean; status: number; error: string }>;
-    assert.deepEqual(outcomes.map((o) => [o.delivered, o.status]), [[true, 201]], JSON.stringify(outcomes));
+    assert.deepEqual(
+      outcomes.map((o) => [o.delivered, o.status]),
+      [[true, 201]],
+      JSON.stringify(outcomes),
+    );
     const got = push.received.at(-1)!;
     assert.equal(got.message.title, "Outpost");
     assert.equal(got.vapid.sub, subject);
@@ -251,7 +288,13 @@ describe("dashboard: installable app, service worker and push notifications", fu
     t = undefined;
     await page.goto(`${base}/app/organizations`);
     await page.getByRole("heading", { name: "You are offline" }).waitFor();
-    assert.equal(await page.evaluate("getComputedStyle(document.querySelector('.topbar')).display !== '' && document.styleSheets.length > 0 && document.styleSheets[0].cssRules.length > 0"), true, "the stylesheet came from the shell cache");
+    assert.equal(
+      await page.evaluate(
+        "getComputedStyle(document.querySelector('.topbar')).display !== '' && document.styleSheets.length > 0 && document.styleSheets[0].cssRules.length > 0",
+      ),
+      true,
+      "the stylesheet came from the shell cache",
+    );
     await assertAccessible(page, "offline page");
   });
 });

@@ -63,7 +63,9 @@ describe("dashboard: password and sessions on the Security page", function () {
 
   it("lists the sessions, revokes one, and changes the password, ending the other browser's session but not this one", async () => {
     const laptop = await browserContext({ userAgent: "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0" });
-    const phone = await browserContext({ userAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1" });
+    const phone = await browserContext({
+      userAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1",
+    });
     try {
       const page = await signIn(laptop, "sam@example.com");
       const phonePage = await signIn(phone, "sam@example.com");
@@ -94,7 +96,10 @@ describe("dashboard: password and sessions on the Security page", function () {
       assert.equal(new URL(phonePage.url()).pathname, "/sign-in");
       assert.equal(await sessions.getByRole("row", { name: /Safari on iOS/ }).count(), 0);
       const activity = page.getByRole("region", { name: "Recent activity of your account" });
-      await activity.getByRole("row", { name: /user\.password_changed/ }).first().waitFor();
+      await activity
+        .getByRole("row", { name: /user\.password_changed/ })
+        .first()
+        .waitFor();
 
       // The phone signs in again with the new password; the laptop revokes it (after the dialog).
       await phone.clearCookies();
@@ -105,7 +110,10 @@ describe("dashboard: password and sessions on the Security page", function () {
       await page.getByRole("status").filter({ hasText: "Session revoked" }).waitFor();
       assert.equal(await apiStatus(phone), 401);
       assert.equal(await apiStatus(laptop), 200);
-      await activity.getByRole("row", { name: /session\.revoked/ }).first().waitFor();
+      await activity
+        .getByRole("row", { name: /session\.revoked/ })
+        .first()
+        .waitFor();
     } finally {
       await laptop.close();
       await phone.close();
@@ -140,7 +148,11 @@ describe("dashboard: password and sessions on the Security page", function () {
       // A forged form (no token) is refused and changes nothing.
       const forged = await here.request.post(`${t.baseUrl}/app/account/security/password`, { form: { currentPassword: newPassword, newPassword: "forged password!" } });
       assert.equal(forged.status(), 403);
-      const signInAgain = await fetch(`${t.baseUrl}/sign-in`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "noscript@example.com", password: newPassword }) });
+      const signInAgain = await fetch(`${t.baseUrl}/sign-in`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: "noscript@example.com", password: newPassword }),
+      });
       assert.equal(signInAgain.status, 200);
     } finally {
       await here.close();

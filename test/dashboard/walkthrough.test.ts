@@ -211,7 +211,10 @@ describe("dashboard: a walk through every area in headless Chromium", function (
     await page.getByRole("link", { name: "Go to the client" }).click();
     await page.getByRole("heading", { name: "Forum", level: 1 }).waitFor();
     assert.equal(await page.getByRole("textbox", { name: "Client ID" }).inputValue(), state.clientId);
-    await page.getByText(`${state.secret.slice(0, 8)}`).first().waitFor();
+    await page
+      .getByText(`${state.secret.slice(0, 8)}`)
+      .first()
+      .waitFor();
     await page.getByText("Selected servers: Survival SMP").waitFor();
     await check(page, "game-oauth-client");
   });
@@ -252,7 +255,13 @@ describe("dashboard: a walk through every area in headless Chromium", function (
       fetch(`${t.gameIssuerUrl}/oauth2/token`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ grant_type: "authorization_code", code: "nope", redirect_uri: "https://forum.example.com/callback", client_id: state.clientId!, client_secret: secret }),
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          code: "nope",
+          redirect_uri: "https://forum.example.com/callback",
+          client_id: state.clientId!,
+          client_secret: secret,
+        }),
       }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error: string } }));
     assert.deepEqual((await token(state.secret!)).body.error, "invalid_client");
     assert.deepEqual((await token(rotated)).body.error, "invalid_grant");
@@ -271,7 +280,10 @@ describe("dashboard: a walk through every area in headless Chromium", function (
     await page.getByRole("dialog", { name: "Disable Forum (staging)?" }).getByRole("button", { name: "Disable client" }).click();
     await page.getByRole("status").filter({ hasText: "Client disabled" }).waitFor();
     await page.goto(`${t.baseUrl}/app/o/acme-games/clients`);
-    await page.getByRole("row", { name: /Forum \(staging\)/ }).getByText("Disabled").waitFor();
+    await page
+      .getByRole("row", { name: /Forum \(staging\)/ })
+      .getByText("Disabled")
+      .waitFor();
     await check(page, "game-oauth-clients");
     await page.getByRole("link", { name: "Forum (staging)" }).click();
     await page.getByRole("button", { name: "Enable client" }).click();
@@ -301,7 +313,10 @@ describe("dashboard: a walk through every area in headless Chromium", function (
     const ok = await list();
     assert.equal(ok.status, 200);
     const servers = (await ok.json()) as Array<{ name: string }>;
-    assert.deepEqual(servers.map((s) => s.name), ["Survival SMP"]);
+    assert.deepEqual(
+      servers.map((s) => s.name),
+      ["Survival SMP"],
+    );
 
     await page.getByRole("link", { name: "Done" }).click();
     const keys = page.getByRole("region", { name: "Your API keys" });
@@ -310,7 +325,10 @@ describe("dashboard: a walk through every area in headless Chromium", function (
     assert.doesNotMatch((await row.textContent())!, /Never.*Never/, "it has an expiry and was used");
     await check(page, "security");
     const myActivity = page.getByRole("region", { name: "Recent activity of your account" });
-    await myActivity.getByRole("row", { name: /api_key\.created/ }).first().waitFor();
+    await myActivity
+      .getByRole("row", { name: /api_key\.created/ })
+      .first()
+      .waitFor();
     await row.getByRole("button", { name: "Revoke key deploy script" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
     await page.getByRole("status").filter({ hasText: "API key revoked." }).waitFor();
@@ -327,7 +345,10 @@ describe("dashboard: a walk through every area in headless Chromium", function (
       await page.goto(`${t.baseUrl}/app/o/acme-games/members`);
       await page.getByLabel("Email").fill("olive@example.com");
       await page.getByRole("button", { name: "Add member" }).click();
-      await page.locator("#f-email-error").filter({ hasText: /already a member/ }).waitFor();
+      await page
+        .locator("#f-email-error")
+        .filter({ hasText: /already a member/ })
+        .waitFor();
       assert.equal(await page.getByLabel("Email").inputValue(), "olive@example.com");
       // Max shares no organization with the owner yet: added by invitation, as anyone new is.
       await page.getByLabel("Email").fill("max@example.com");

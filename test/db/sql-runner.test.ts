@@ -30,7 +30,10 @@ describe("the SQL runner", () => {
     const query = statements.on(orm.em.fork());
     assert.equal(await query.run(sql`insert into runner_things (id, n) values (${"a"}, ${1}), (${"b"}, ${2})`), 2);
     for (let i = 0; i < 2; i++) {
-      assert.deepEqual(await query.rows(sql`select id, n from runner_things where n >= ${1} order by id`, thing), [{ id: "a", n: 1 }, { id: "b", n: 2 }]);
+      assert.deepEqual(await query.rows(sql`select id, n from runner_things where n >= ${1} order by id`, thing), [
+        { id: "a", n: 1 },
+        { id: "b", n: 2 },
+      ]);
     }
     assert.deepEqual(await query.one(sql`select count(*) as n, 'x' as id from runner_things`, thing), { id: "x", n: 2 });
     assert.equal(await query.one(sql`select id, n from runner_things where id = ${"none"}`, thing), undefined);
@@ -64,7 +67,10 @@ describe("the SQL runner", () => {
 
   it("names the statement when a row does not decode", async () => {
     const query = statements.on(orm.em.fork());
-    await assert.rejects(query.rows(sql`select id, 'many' as n from runner_things`, thing), /column n: expected a whole number.*in the row of: select id, 'many' as n from runner_things/);
+    await assert.rejects(
+      query.rows(sql`select id, 'many' as n from runner_things`, thing),
+      /column n: expected a whole number.*in the row of: select id, 'many' as n from runner_things/,
+    );
   });
 
   it("refuses inTransaction outside one: a statement meant for a transaction must not run on its own", () => {

@@ -72,10 +72,18 @@ describe("npm run demo", function () {
   it("when Outpost cannot start, says why, naming the port, and keeps the log it points to", async () => {
     // A port the demo does not choose: Outpost itself finds it taken.
     const metricsPort = await hold(createServer());
-    const run = runDemo({ DEMO_PORT: String(await freePort()), DEMO_GAME_PORT: String(await freePort()), DEMO_APP_PORT: String(await freePort()), METRICS_PORT: String(metricsPort) });
+    const run = runDemo({
+      DEMO_PORT: String(await freePort()),
+      DEMO_GAME_PORT: String(await freePort()),
+      DEMO_APP_PORT: String(await freePort()),
+      METRICS_PORT: String(metricsPort),
+    });
     assert.equal(await run.exited, 1);
     const { stderr } = run.output();
-    const said = new RegExp(`^demo: Outpost exited \\(1\\): port ${metricsPort} is in use \\(EADDRINUSE\\), as Outpost's configuration asks for it; its log: (\\S+/outpost\\.log)$`, "m").exec(stderr);
+    const said = new RegExp(
+      `^demo: Outpost exited \\(1\\): port ${metricsPort} is in use \\(EADDRINUSE\\), as Outpost's configuration asks for it; its log: (\\S+/outpost\\.log)$`,
+      "m",
+    ).exec(stderr);
     assert.ok(said, stderr);
     const log = said[1];
     dirs.push(dirname(log));

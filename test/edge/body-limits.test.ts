@@ -85,11 +85,29 @@ describe("request size: the limits fit the contract, and every listener refuses 
     const declared = (path: string, bytes: number, headers: Record<string, string> = {}, port = t.outpost.port) =>
       rawRequest(port, "POST", path, { "content-length": String(bytes), ...headers });
     const cases: Array<[string, number, Record<string, string>, number, (body: Record<string, string>) => void]> = [
-      ["/api/rpc/outpost.auth.v1.AuthService/GetSession", 64 * 1024 + 6, { "content-type": "application/proto" }, t.outpost.port, (b) => assert.equal(b.code, "resource_exhausted")],
-      ["/api/rpc/outpost.agent.v1.AgentService/Connect", 2 * 1024 * 1024, { "content-type": "application/connect+proto" }, t.outpost.port, (b) => assert.equal(b.code, "resource_exhausted")],
+      [
+        "/api/rpc/outpost.auth.v1.AuthService/GetSession",
+        64 * 1024 + 6,
+        { "content-type": "application/proto" },
+        t.outpost.port,
+        (b) => assert.equal(b.code, "resource_exhausted"),
+      ],
+      [
+        "/api/rpc/outpost.agent.v1.AgentService/Connect",
+        2 * 1024 * 1024,
+        { "content-type": "application/connect+proto" },
+        t.outpost.port,
+        (b) => assert.equal(b.code, "resource_exhausted"),
+      ],
       ["/api/http/organizations/createOrganization", 100_000, { "content-type": "application/json" }, t.outpost.port, (b) => assert.equal(b.code, "payload_too_large")],
       ["/sign-in", 100_000, { "content-type": "application/x-www-form-urlencoded" }, t.outpost.port, (b) => assert.equal(b.code, "payload_too_large")],
-      ["/app/account/security/api-keys", 100_000, { "content-type": "application/x-www-form-urlencoded" }, t.outpost.port, (b) => assert.equal(b.code, "payload_too_large")],
+      [
+        "/app/account/security/api-keys",
+        100_000,
+        { "content-type": "application/x-www-form-urlencoded" },
+        t.outpost.port,
+        (b) => assert.equal(b.code, "payload_too_large"),
+      ],
       ["/api/auth/oauth2/token", 100_000, { "content-type": "application/x-www-form-urlencoded" }, t.outpost.port, (b) => assert.equal(b.code, "payload_too_large")],
       ["/oauth2/token", 20_000, { "content-type": "application/x-www-form-urlencoded" }, t.outpost.gamePort, (b) => assert.equal(b.error, "invalid_request")],
     ];
@@ -156,7 +174,13 @@ describe("request size: the limits fit the contract, and every listener refuses 
   it("a compressed message that does not decompress is invalid_argument, never a 500 or a stack trace", async () => {
     const truncated = zlib.gzipSync(Buffer.from("not really a message")).subarray(0, 12);
     for (const encoding of ["gzip", "br"]) {
-      const answer = await rawRequest(t.outpost.port, "POST", unaryPath, { "content-type": "application/proto", "connect-protocol-version": "1", "content-encoding": encoding }, truncated);
+      const answer = await rawRequest(
+        t.outpost.port,
+        "POST",
+        unaryPath,
+        { "content-type": "application/proto", "connect-protocol-version": "1", "content-encoding": encoding },
+        truncated,
+      );
       assert.equal(answer.status, 400, answer.text);
       assert.equal((JSON.parse(answer.text) as { code: string }).code, "invalid_argument");
       assert.doesNotMatch(answer.text, /\n\s+at /);
@@ -186,7 +210,13 @@ describe("request size: the limits fit the contract, and every listener refuses 
       refused(await rawRequest(t.outpost.port, "GET", `${path}?${query}`, {}), `${what}, as a GET`);
     }
     // The same path as JSON that does not parse, and a well-formed message goes on to ask for a credential.
-    const json = await rawRequest(t.outpost.port, "POST", path, { "content-type": "application/json", "connect-protocol-version": "1" }, Buffer.from('{"organizationSlug": 1'));
+    const json = await rawRequest(
+      t.outpost.port,
+      "POST",
+      path,
+      { "content-type": "application/json", "connect-protocol-version": "1" },
+      Buffer.from('{"organizationSlug": 1'),
+    );
     assert.equal(json.status, 400, json.text);
     assert.equal((JSON.parse(json.text) as { code: string }).code, "invalid_argument");
     const unauthenticated = await rawRequest(t.outpost.port, "POST", path, headers, valid);

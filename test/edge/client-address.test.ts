@@ -51,7 +51,17 @@ describe("client address: the peer, or what a trusted proxy says", () => {
       assert.equal(address(request("10.0.0.1", { forwarded: "for=203.0.113.5;proto=https;by=10.0.0.1" })), "203.0.113.5");
       assert.equal(address(request("10.0.0.1", { forwarded: 'For="[2001:db8:cafe::17]:4711"' })), "2001:db8:cafe::17");
       assert.equal(address(request("10.0.0.1", { forwarded: 'for=6.6.6.6, for="203.0.113.5:80";proto=http, for=10.0.0.2' })), "203.0.113.5");
-      for (const value of ["for=unknown", "for=_hidden", "proto=https", 'for="[2001:db8::1]', "for=203.0.113.5:x", "for=2001:db8::1:80:x", "for=203.0.113.5;for=6.6.6.6", "x, for=203.0.113.5", "for=203.0.113.5 junk"]) {
+      for (const value of [
+        "for=unknown",
+        "for=_hidden",
+        "proto=https",
+        'for="[2001:db8::1]',
+        "for=203.0.113.5:x",
+        "for=2001:db8::1:80:x",
+        "for=203.0.113.5;for=6.6.6.6",
+        "x, for=203.0.113.5",
+        "for=203.0.113.5 junk",
+      ]) {
         assert.equal(address(request("10.0.0.1", { forwarded: value })), "10.0.0.1", value);
       }
     });
@@ -87,7 +97,11 @@ describe("client address: the peer, or what a trusted proxy says", () => {
       fetch(`${base}/api/rpc/outpost.auth.v1.AuthService/GetSession`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: "{}" });
     const authorize = (base: string, headers: Record<string, string>) => fetch(`${base}/oauth2/authorize?client_id=ogc_unknown&response_type=code`, { headers });
     const signIn = (base: string, headers: Record<string, string>) =>
-      fetch(`${base}/sign-in`, { method: "POST", headers: { "content-type": "application/json", origin: "http://localhost:3000", ...headers }, body: JSON.stringify({ email: "nobody@example.com", password: "wrong password" }) });
+      fetch(`${base}/sign-in`, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: "http://localhost:3000", ...headers },
+        body: JSON.stringify({ email: "nobody@example.com", password: "wrong password" }),
+      });
 
     before(async () => {
       t = await startTestOutpost({ ...limits, TRUSTED_PROXIES: "127.0.0.1, ::1" });
@@ -98,7 +112,10 @@ describe("client address: the peer, or what a trusted proxy says", () => {
 
     it("counts calls per forwarded client at /api/rpc and at the game issuer", async () => {
       const from = (ip: string) => ({ "x-forwarded-for": `${ip}, 127.0.0.1` });
-      for (const [call, base] of [[rpc, t.baseUrl], [authorize, t.gameIssuerUrl]] as const) {
+      for (const [call, base] of [
+        [rpc, t.baseUrl],
+        [authorize, t.gameIssuerUrl],
+      ] as const) {
         const prefix = call === rpc ? "198.51.100" : "198.51.101";
         assert.notEqual((await call(base, from(`${prefix}.1`))).status, 429);
         assert.notEqual((await call(base, from(`${prefix}.1`))).status, 429);
@@ -183,7 +200,11 @@ describe("client address: the peer, or what a trusted proxy says", () => {
 
     it("ignores a spoofed X-Forwarded-For: every call counts for the peer", async () => {
       const call = (ip: string) =>
-        fetch(`${t.baseUrl}/api/rpc/outpost.auth.v1.AuthService/GetSession`, { method: "POST", headers: { "content-type": "application/json", "x-forwarded-for": ip, forwarded: `for=${ip}` }, body: "{}" });
+        fetch(`${t.baseUrl}/api/rpc/outpost.auth.v1.AuthService/GetSession`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-forwarded-for": ip, forwarded: `for=${ip}` },
+          body: "{}",
+        });
       assert.notEqual((await call("198.51.100.1")).status, 429);
       assert.notEqual((await call("198.51.100.2")).status, 429);
       assert.equal((await call("198.51.100.3")).status, 429);

@@ -32,7 +32,10 @@ describe("cookies on https: the __Host- prefix", () => {
       const set = cookieOf(res, "__Host-outpost_session")!;
       assert.match(set, new RegExp(`^__Host-outpost_session=ops_[0-9A-Za-z]{40}; ${attributes}$`));
       assert.match(cookieOf(res, "__Host-outpost_device")!, new RegExp(`^__Host-outpost_device=opd_[\\w.-]+; ${attributes}$`));
-      assert.deepEqual(res.headers.getSetCookie().filter((c) => /Domain=/i.test(c) || !c.startsWith("__Host-")), []);
+      assert.deepEqual(
+        res.headers.getSetCookie().filter((c) => /Domain=/i.test(c) || !c.startsWith("__Host-")),
+        [],
+      );
       const token = /=([^;]+)/.exec(set)![1];
       const call = (cookie: string) => fetch(t.baseUrl + getSession, { method: "POST", headers: { "content-type": "application/json", origin, cookie }, body: "{}" });
       assert.equal((await call(`__Host-outpost_session=${token}`)).status, 200);
@@ -65,7 +68,11 @@ describe("cookies on https: the __Host- prefix", () => {
       const signedOut = await post("/sign-out", `${formCookie.split(";")[0]}; ${session.split(";")[0]}`, {});
       assert.equal(signedOut.status, 303);
       assert.match(cookieOf(signedOut, "__Host-outpost_session")!, /^__Host-outpost_session=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax; Secure$/);
-      const after = await fetch(t.baseUrl + getSession, { method: "POST", headers: { "content-type": "application/json", origin, cookie: session.split(";")[0] }, body: "{}" });
+      const after = await fetch(t.baseUrl + getSession, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin, cookie: session.split(";")[0] },
+        body: "{}",
+      });
       assert.equal(after.status, 401);
     });
 
@@ -85,7 +92,14 @@ describe("cookies on https: the __Host- prefix", () => {
     });
 
     it("binds the browser with __Host-outpost_game_binding and reads only that name", async () => {
-      const query = new URLSearchParams({ response_type: "code", client_id: "ogc_app", redirect_uri: "https://app.example/cb", state: "s", code_challenge: "x".repeat(43), code_challenge_method: "S256" });
+      const query = new URLSearchParams({
+        response_type: "code",
+        client_id: "ogc_app",
+        redirect_uri: "https://app.example/cb",
+        state: "s",
+        code_challenge: "x".repeat(43),
+        code_challenge_method: "S256",
+      });
       const res = await fetch(`${t.url}/oauth2/authorize?${query}`, { redirect: "manual" });
       assert.equal(res.status, 200);
       const set = res.headers.get("set-cookie")!;

@@ -53,7 +53,11 @@ describe("edge: the email verification page", () => {
     assert.equal(unknown.status, 404);
     assert.match(unknown.text, /not valid/);
 
-    const forged = await fetch(`${t.baseUrl}/verify-email`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin }, body: new URLSearchParams({ token }) });
+    const forged = await fetch(`${t.baseUrl}/verify-email`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin },
+      body: new URLSearchParams({ token }),
+    });
     assert.equal(forged.status, 403, "no form token: refused");
   });
 });

@@ -74,7 +74,11 @@ onPostgresServer(() =>
         return json;
       };
       await api(first.port, "POST", "organizations/createOrganization", { name: "Acme", slug: "acme" });
-      const hook = await api(first.port, "POST", "integrations/createIntegration", { organizationSlug: "acme", name: "Ops", webhook: { url: `${receiver.origin}/alerts` } });
+      const hook = await api(first.port, "POST", "integrations/createIntegration", {
+        organizationSlug: "acme",
+        name: "Ops",
+        webhook: { url: `${receiver.origin}/alerts` },
+      });
       await api(first.port, "POST", "alerts/createAlertRule", {
         organizationSlug: "acme",
         spec: { name: "Servers", enabled: true, kinds: ["configuration"], integrationIds: [hook.integration.id] },
@@ -103,7 +107,11 @@ onPostgresServer(() =>
       assert.equal(delivered.attempts, 1);
       const requests = sent();
       assert.equal(requests.length, 2, "sent once by each instance, never twice at once");
-      assert.deepEqual(requests.map((r) => r.headers["webhook-id"]), [delivered.id, delivered.id], "the same idempotency key both times");
+      assert.deepEqual(
+        requests.map((r) => r.headers["webhook-id"]),
+        [delivered.id, delivered.id],
+        "the same idempotency key both times",
+      );
       assert.ok(verifyStandardWebhook(hook.secret, requests[1]!.headers, requests[1]!.body));
     });
   }),

@@ -185,14 +185,17 @@ onPostgresServer(() =>
         if (answer.status === 503) assert.ok(Number(answer.retryAfter) >= 1, JSON.stringify(answer.body));
         else assert.ok(answer.status === 200 || answer.status === 400, `${answer.status} ${JSON.stringify(answer.body)}`);
       }
-      assert.ok(answers.some((a) => a.status === 503), "the load met the outage");
+      assert.ok(
+        answers.some((a) => a.status === 503),
+        "the load met the outage",
+      );
       // …no code gave tokens twice, most gave them once (one cut mid-exchange may be consumed
       // without its answer arriving: then it is refused as used, never honoured again), …
       for (const [minted, count] of tokensByCode) assert.equal(count, 1, `code ${minted.code} gave tokens ${count} times`);
       assert.ok(tokensByCode.size >= 5, `only ${tokensByCode.size} codes were exchanged`);
       // …and every rename answered 200 is on record.
       let renamed = 0;
-      for (let before = ""; ; ) {
+      for (let before = ""; ;) {
         const page = await ok(`activity/listOrganizationActivity?organizationSlug=ops&action=server.renamed&limit=200${before && `&before=${before}`}`);
         renamed += page.events.length;
         if (page.events.length < 200) break;

@@ -35,7 +35,10 @@ onPostgresServer(() =>
     });
 
     it("fails the lookups of a statement with no answer as unavailable, drops its connection, and looks up again once the database answers", async () => {
-      const store = createCredentialStore({ statements: createStatements(true), em: orm.em.fork(), clock: new TestClock(), sessionIdleSeconds: 3600 }, { stallMs: 50, timeoutMs: 300 });
+      const store = createCredentialStore(
+        { statements: createStatements(true), em: orm.em.fork(), clock: new TestClock(), sessionIdleSeconds: 3600 },
+        { stallMs: 50, timeoutMs: 300 },
+      );
       // Well-formed credentials that no one holds: each is looked up, and found to be no one's.
       const [token, another, key] = [issueSecret("session").value, issueSecret("session").value, issueSecret("apiKey").value];
       const lookup = (session: string) => store.user({ session, apiKey: null });
@@ -52,7 +55,10 @@ onPostgresServer(() =>
         assert.ok(isDatabaseUnavailable(answer.reason), `answered unavailable (503 with Retry-After), not internal: ${String(answer.reason)}`);
       }
       const reasons = answers.map((answer) => String((answer as PromiseRejectedResult).reason));
-      assert.ok(reasons.some((reason) => /Query read timeout/.test(reason)), `the statement on the hung connection timed out: ${reasons.join("; ")}`);
+      assert.ok(
+        reasons.some((reason) => /Query read timeout/.test(reason)),
+        `the statement on the hung connection timed out: ${reasons.join("; ")}`,
+      );
       proxy.resume();
 
       assert.equal(await lookup(token), null, "answered again");

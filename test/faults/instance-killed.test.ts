@@ -102,7 +102,12 @@ onPostgresServer(() =>
       assert.equal(callback.searchParams.get("state"), state);
       assert.deepEqual(pageErrors, []);
 
-      const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+      const tokens = await oidc.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+        expectedNonce: nonce,
+        idTokenExpected: true,
+      });
       const claims = tokens.claims()!;
       assert.equal(claims.game_account_id, player.uuid);
       assert.equal(claims.iss, game.url);

@@ -118,7 +118,12 @@ onPostgresServer(() =>
       const cookie = page.headers.get("set-cookie")!.split(";")[0];
       const html = await page.text();
       const session = /data-session="([^"]+)"/.exec(html)![1];
-      const challenge = JSON.parse(/data-challenge="([^"]+)"/.exec(html)![1].replace(/&quot;/g, '"').replace(/&amp;/g, "&"));
+      const challenge = JSON.parse(
+        /data-challenge="([^"]+)"/
+          .exec(html)![1]
+          .replace(/&quot;/g, '"')
+          .replace(/&amp;/g, "&"),
+      );
       const solution = await solveChallenge(challenge.challenge, challenge.salt, challenge.algorithm, challenge.maxnumber).promise;
       const payload = Buffer.from(JSON.stringify({ ...challenge, number: solution!.number })).toString("base64");
       const verified = await fetch(`${game.url}/oauth2/authorize/verify-challenge`, {

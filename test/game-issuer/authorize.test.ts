@@ -28,7 +28,13 @@ function authorizeQuery(overrides: Record<string, string> = {}): string {
 
 /** The challenge embedded in the hosted page, and the session id. */
 function readPage(html: string) {
-  const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  const decode = (s: string) =>
+    s
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&lt;/g, "<")
+      .replace(/&gt;/g, ">")
+      .replace(/&amp;/g, "&");
   const session = /data-session="([^"]+)"/.exec(html)![1];
   const challenge = JSON.parse(decode(/data-challenge="([^"]+)"/.exec(html)![1]));
   return { session, challenge };
@@ -48,8 +54,7 @@ describe("game issuer: authorize, the hosted page and its browser check", () => 
   after(async () => {
     await t?.close();
   });
-  const authorize = (query: string, headers: Record<string, string> = {}) =>
-    fetch(`${t.url}/oauth2/authorize?${query}`, { redirect: "manual", headers });
+  const authorize = (query: string, headers: Record<string, string> = {}) => fetch(`${t.url}/oauth2/authorize?${query}`, { redirect: "manual", headers });
 
   it("renders core's page_error as an HTML page (400) that names the problem, never a redirect", async () => {
     const res = await authorize(authorizeQuery({ client_id: "unknown" }));
@@ -100,7 +105,8 @@ describe("game issuer: authorize, the hosted page and its browser check", () => 
     assert.doesNotMatch(html, /<script|http-equiv/i, "no script, no meta refresh");
     const href = /<a class="button" id="continue" href="([^"]+)" rel="noreferrer">Continue to app\.example:8443<\/a>/.exec(html)?.[1];
     assert.ok(href, html);
-    const expected = "https://App.Example:8443/cb?tenant=a%20b&" +
+    const expected =
+      "https://App.Example:8443/cb?tenant=a%20b&" +
       new URLSearchParams({ error: "unsupported_response_type", error_description: "response_type must be code", state: "st-123", iss: t.url });
     assert.equal(href.replace(/&amp;/g, "&"), expected, "the exact redirect the error would have been");
     // A repeated parameter of such a client: the same page, saying what was repeated.
@@ -170,7 +176,12 @@ describe("game issuer: authorize, the hosted page and its browser check", () => 
     ];
     try {
       const html = await (await authorize(authorizeQuery())).text();
-      const items = [...html.matchAll(/<li>(.*?)<\/li>/gs)].map(([, item]) => item.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim());
+      const items = [...html.matchAll(/<li>(.*?)<\/li>/gs)].map(([, item]) =>
+        item
+          .replace(/<[^>]+>/g, " ")
+          .replace(/\s+/g, " ")
+          .trim(),
+      );
       assert.deepEqual(items, [
         "Survival (Minecraft, online) Verifies players (online mode)",
         "Network &lt;Hub&gt; (Minecraft, online) Behind an authenticating proxy",
@@ -210,7 +221,7 @@ describe("game issuer: authorize, the hosted page and its browser check", () => 
 
     const wrong = await verify({ session, payload: Buffer.from(JSON.stringify({ ...decoded, number: decoded.number + 1 })).toString("base64") });
     assert.equal(wrong.status, 400);
-    assert.equal(((await wrong.json() as Json)).error, "challenge_failed");
+    assert.equal(((await wrong.json()) as Json).error, "challenge_failed");
     const forged = await verify({ session, payload: Buffer.from(JSON.stringify({ ...decoded, signature: "0".repeat(64) })).toString("base64") });
     assert.equal(forged.status, 400);
     const garbage = await verify({ session, payload: "not base64 json" });
@@ -229,7 +240,7 @@ describe("game issuer: authorize, the hosted page and its browser check", () => 
 
     const ok = await verify({ session, payload });
     assert.equal(ok.status, 200);
-    const body = (await ok.json() as Json);
+    const body = (await ok.json()) as Json;
     assert.equal(body.login_code, "K7QW-4MZX");
     assert.equal(body.command, "/outpost login K7QW-4MZX");
     assert.equal(body.status, "pending");

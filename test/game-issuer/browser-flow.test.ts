@@ -71,7 +71,12 @@ describe("game issuer: the hosted page in headless Chromium, end to end", functi
       const headers = response.headers();
       const csp = headers["content-security-policy"];
       assert.ok(csp, "a Content-Security-Policy header");
-      const directives = new Map(csp.split(";").map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v.join(" ")]));
+      const directives = new Map(
+        csp
+          .split(";")
+          .map((d) => d.trim().split(/\s+/))
+          .map(([k, ...v]) => [k, v.join(" ")]),
+      );
       assert.equal(directives.get("default-src"), "'none'");
       assert.equal(directives.get("script-src"), "'self'");
       assert.equal(directives.get("frame-ancestors"), "'none'");
@@ -121,7 +126,10 @@ describe("game issuer: the hosted page in headless Chromium, end to end", functi
       const claimed = await simulate(command);
       assert.equal(claimed.code, 4, claimed.stdout + claimed.stderr);
       assert.equal(claimed.stdout, `Sign in to Forum at ${host}? Type /outpost confirm within 60 s — only if you started this yourself.\n`);
-      await page.getByRole("status").filter({ hasText: `Steve on Survival is confirming in game — sign in to Forum at ${host}.` }).waitFor();
+      await page
+        .getByRole("status")
+        .filter({ hasText: `Steve on Survival is confirming in game — sign in to Forum at ${host}.` })
+        .waitFor();
       await page.screenshot({ path: new URL("hosted-page-confirming.png", artifacts).pathname, fullPage: true });
       assert.equal(app.requests.length, since, "not back in the app before the confirmation");
 
@@ -138,7 +146,12 @@ describe("game issuer: the hosted page in headless Chromium, end to end", functi
       assert.deepEqual(pageErrors, []);
 
       // The app: exchange (client_secret_basic), the ID token against the JWKS, userinfo.
-      const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+      const tokens = await oidc.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+        expectedNonce: nonce,
+        idTokenExpected: true,
+      });
       assert.equal(tokens.token_type.toLowerCase(), "bearer");
       assert.equal(tokens.expires_in, 900);
       const claims = tokens.claims()!;
@@ -151,7 +164,11 @@ describe("game issuer: the hosted page in headless Chromium, end to end", functi
       assert.equal(claims.verified_by_server_id, seeded.serverId);
       // And independently of openid-client, with jose against the published JWKS.
       const jwks = (await (await fetch(`${t.gameIssuerUrl}/oauth2/jwks`)).json()) as Parameters<typeof createLocalJWKSet>[0];
-      const { payload, protectedHeader } = await jwtVerify(tokens.id_token!, createLocalJWKSet(jwks), { issuer: t.gameIssuerUrl, audience: seeded.clientId, algorithms: ["RS256"] });
+      const { payload, protectedHeader } = await jwtVerify(tokens.id_token!, createLocalJWKSet(jwks), {
+        issuer: t.gameIssuerUrl,
+        audience: seeded.clientId,
+        algorithms: ["RS256"],
+      });
       assert.equal(payload.sub, claims.sub);
       assert.ok(jwks.keys.some((k) => k.kid === protectedHeader.kid));
       assert.equal(decodeProtectedHeader(tokens.id_token!).alg, "RS256");
@@ -199,7 +216,10 @@ describe("game issuer: the hosted page in headless Chromium, end to end", functi
       const session = (await page.locator("#hosted").getAttribute("data-session"))!;
       const binding = (await context.cookies(t.gameIssuerUrl)).find((c) => c.name === "outpost_game_binding")!;
       const abort = new AbortController();
-      const other = await fetch(`${t.gameIssuerUrl}/oauth2/authorize/events?session=${session}`, { headers: { cookie: `${binding.name}=${binding.value}` }, signal: abort.signal });
+      const other = await fetch(`${t.gameIssuerUrl}/oauth2/authorize/events?session=${session}`, {
+        headers: { cookie: `${binding.name}=${binding.value}` },
+        signal: abort.signal,
+      });
       try {
         assert.equal(other.status, 200);
         await page.getByRole("status").filter({ hasText: "This sign-in is being followed in another tab or window." }).waitFor();
@@ -226,7 +246,12 @@ describe("game issuer: the hosted page in headless Chromium, end to end", functi
       await page.waitForTimeout(1_000);
       const frame = page.frames().find((f) => f !== page.mainFrame());
       assert.ok(frame, "the framing page has its iframe");
-      const rendered = frame ? await frame.locator("#hosted").count().catch(() => 0) : 0;
+      const rendered = frame
+        ? await frame
+            .locator("#hosted")
+            .count()
+            .catch(() => 0)
+        : 0;
       assert.equal(rendered, 0, `the hosted page rendered inside a frame (${frame?.url()})`);
     } finally {
       await context.close();

@@ -72,7 +72,9 @@ describe("game issuer: code reuse over HTTP, and a disabled client's error page"
   });
 
   const authorizeUrl = (state = "st") =>
-    new URL(`${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: seeded.clientId, redirect_uri: redirectUri, scope: "openid profile", state })}`);
+    new URL(
+      `${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: seeded.clientId, redirect_uri: redirectUri, scope: "openid profile", state })}`,
+    );
 
   async function code(): Promise<string> {
     const hosted = await openHostedPage(authorizeUrl());

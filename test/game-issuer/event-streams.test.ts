@@ -61,7 +61,11 @@ describe("game issuer: the live-status streams are bounded", function () {
             const block = buffer.slice(0, end);
             buffer = buffer.slice(end + 2);
             if (block.startsWith(":")) continue; // keep-alive
-            const field = (name: string) => block.split("\n").find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
+            const field = (name: string) =>
+              block
+                .split("\n")
+                .find((l) => l.startsWith(`${name}: `))
+                ?.slice(name.length + 2);
             return { event: field("event") ?? "message", data: JSON.parse(field("data") ?? "null") };
           }
           const chunk = await reader!.read();
@@ -105,7 +109,13 @@ describe("game issuer: the live-status streams are bounded", function () {
 
   it("a second stream of the same sign-in ends the first (event replaced); the sign-in completes on the second", async () => {
     const { session, cookie, html } = await startSignIn();
-    const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+    const decode = (s: string) =>
+      s
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&lt;/g, "<")
+        .replace(/&gt;/g, ">")
+        .replace(/&amp;/g, "&");
     const challenge = JSON.parse(decode(/data-challenge="([^"]+)"/.exec(html)![1]));
     const solution = await solveChallenge(challenge.challenge, challenge.salt, challenge.algorithm, challenge.maxnumber).promise;
     const verified = await fetch(`${t.gameIssuerUrl}/oauth2/authorize/verify-challenge`, {

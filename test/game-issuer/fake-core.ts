@@ -97,7 +97,14 @@ export class FakeCore {
             const error = { error: "unsupported_response_type", description: "response_type must be code" };
             return { outcome: req.clientId === "ogc_app" ? { case: "redirectError", value: error } : { case: "confirmRedirectError", value: error } };
           }
-          const s: FakeSession = { id: randomUUID(), bindingHash: req.browserBindingHash, status: AuthorizationStatus.PENDING, redirectUrl: "", changed: () => {}, waiters: [] };
+          const s: FakeSession = {
+            id: randomUUID(),
+            bindingHash: req.browserBindingHash,
+            status: AuthorizationStatus.PENDING,
+            redirectUrl: "",
+            changed: () => {},
+            waiters: [],
+          };
           fake.sessions.set(s.id, s);
           return { outcome: { case: "session", value: fake.view(s) } };
         },
@@ -127,7 +134,15 @@ export class FakeCore {
           fake.userInfos.push(req);
           if (req.accessToken !== "good-token") throw refusal(Code.Unauthenticated, "invalid_token", "the access token is not valid");
           return {
-            claims: { sub: "sub-1", preferredUsername: "Steve", game: "minecraft", gameAccountName: "Steve", gameAccountId: "uuid-1", organizationId: "org-1", verifiedByServerId: "srv-1" },
+            claims: {
+              sub: "sub-1",
+              preferredUsername: "Steve",
+              game: "minecraft",
+              gameAccountName: "Steve",
+              gameAccountId: "uuid-1",
+              organizationId: "org-1",
+              verifiedByServerId: "srv-1",
+            },
           };
         },
       });

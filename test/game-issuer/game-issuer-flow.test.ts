@@ -34,7 +34,7 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
       headers: { "x-api-key": apiKey, ...(body ? { "content-type": "application/json" } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
-    const json = (await res.json() as Json);
+    const json = (await res.json()) as Json;
     assert.equal(res.status, 200, JSON.stringify(json));
     return json;
   };
@@ -53,7 +53,7 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
       headers: { cookie, origin, "content-type": "application/json" },
       body: JSON.stringify({ name: "tests", expiresInDays: 30 }),
     });
-    apiKey = (((await created.json() as Json)) as Json).key;
+    apiKey = ((await created.json()) as Json as Json).key;
     await api("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" });
     const server = await api("POST", "servers/createServer", { organizationSlug: "acme", name: "Survival", game: "minecraft" });
     serverId = server.server.id;
@@ -76,7 +76,7 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
     const res = await fetch(`${t.gameIssuerUrl}/.well-known/openid-configuration`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get("cache-control")!, /max-age=\d+/);
-    const doc = (await res.json() as Json);
+    const doc = (await res.json()) as Json;
     const issuer = t.gameIssuerUrl;
     assert.ok(!issuer.endsWith("/"));
     assert.equal(doc.issuer, issuer);
@@ -92,8 +92,20 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
     assert.deepEqual(doc.id_token_signing_alg_values_supported, ["RS256"]);
     assert.deepEqual(doc.subject_types_supported, ["public"]);
     assert.deepEqual(doc.claims_supported, [
-      "sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash",
-      "preferred_username", "game", "game_account_name", "game_account_id", "organization_id", "verified_by_server_id",
+      "sub",
+      "iss",
+      "aud",
+      "exp",
+      "iat",
+      "auth_time",
+      "nonce",
+      "at_hash",
+      "preferred_username",
+      "game",
+      "game_account_name",
+      "game_account_id",
+      "organization_id",
+      "verified_by_server_id",
     ]);
     assert.equal(doc.authorization_response_iss_parameter_supported, true);
     // Not on the account host.
@@ -104,7 +116,7 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
     const res = await fetch(`${t.gameIssuerUrl}/oauth2/jwks`);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("cache-control"), "public, max-age=300");
-    const jwks = (await res.json() as Json);
+    const jwks = (await res.json()) as Json;
     const keys = createClient(KeysService, t.outpost.runtime.core.transport());
     const expected = await keys.getJwks({ issuer: Issuer.GAME });
     assert.ok(expected.keys.length >= 1);
@@ -119,7 +131,13 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
     assert.equal(page.status, 200, await page.clone().text());
     const cookie = page.headers.get("set-cookie")!.split(";")[0];
     const html = await page.text();
-    const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+    const decode = (s: string) =>
+      s
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&lt;/g, "<")
+        .replace(/&gt;/g, ">")
+        .replace(/&amp;/g, "&");
     const session = /data-session="([^"]+)"/.exec(html)![1];
     const challenge = JSON.parse(decode(/data-challenge="([^"]+)"/.exec(html)![1]));
     assert.match(html, /Forum/);
@@ -133,7 +151,7 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
       body: JSON.stringify({ session, payload }),
     });
     assert.equal(verified.status, 200);
-    const { login_code: loginCode, command } = (await verified.json() as Json);
+    const { login_code: loginCode, command } = (await verified.json()) as Json;
     assert.match(loginCode, /^[A-Z0-9]{4}-[A-Z0-9]{4}$/);
     assert.equal(command, `/outpost login ${loginCode}`);
 
@@ -177,7 +195,12 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
         player,
       );
       assert.equal(callback.searchParams.get("iss"), t.gameIssuerUrl);
-      const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+      const tokens = await oidc.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+        expectedNonce: nonce,
+        idTokenExpected: true,
+      });
       assert.equal(tokens.token_type.toLowerCase(), "bearer");
       assert.equal(tokens.expires_in, 900);
       assert.equal(tokens.scope, "openid profile");
@@ -207,13 +230,15 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
         }),
       });
       assert.equal(again.status, 400);
-      assert.equal(((await again.json() as Json)).error, "invalid_grant");
+      assert.equal(((await again.json()) as Json).error, "invalid_grant");
     });
   }
 
   it("renders an error page, not a redirect, for an unsaved redirect URI", async () => {
     const base = { response_type: "code", client_id: clientId, state: "s1" };
-    const unsaved = await fetch(`${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ ...base, redirect_uri: "http://127.0.0.1:9/other" })}`, { redirect: "manual" });
+    const unsaved = await fetch(`${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ ...base, redirect_uri: "http://127.0.0.1:9/other" })}`, {
+      redirect: "manual",
+    });
     assert.equal(unsaved.status, 400);
     assert.equal(unsaved.headers.get("location"), null);
   });
@@ -285,7 +310,9 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
   });
 
   it("refuses an oversized browser-check answer with 413, not a 500", async () => {
-    const page = await fetch(`${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "s" })}`);
+    const page = await fetch(
+      `${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirectUri, state: "s" })}`,
+    );
     const cookie = page.headers.get("set-cookie")!.split(";")[0];
     const res = await fetch(`${t.gameIssuerUrl}/oauth2/authorize/verify-challenge`, {
       method: "POST",

@@ -63,7 +63,9 @@ describe("game issuer: a signing-key rotation in the middle of a sign-in", funct
 
   /** A sign-in up to the redirect back to the app (the code not exchanged yet). */
   async function codeFor(player: string): Promise<{ callback: URL; verifier: string; nonce: string }> {
-    const config = await oidc.discovery(new URL(issuer), seeded.clientId, undefined, oidc.ClientSecretBasic(seeded.clientSecret), { execute: [oidc.allowInsecureRequests] });
+    const config = await oidc.discovery(new URL(issuer), seeded.clientId, undefined, oidc.ClientSecretBasic(seeded.clientSecret), {
+      execute: [oidc.allowInsecureRequests],
+    });
     const verifier = oidc.randomPKCECodeVerifier();
     const nonce = oidc.randomNonce();
     const url = oidc.buildAuthorizationUrl(config, {
@@ -115,7 +117,11 @@ describe("game issuer: a signing-key rotation in the middle of a sign-in", funct
     const rotated = await runCli(["keys", "rotate", "--issuer", "game"], env);
     assert.equal(rotated.code, 0, rotated.stdout + rotated.stderr);
     const printed = Object.fromEntries(
-      rotated.stdout.trim().split("\n").slice(1).map((line) => line.split(" ") as [string, string]),
+      rotated.stdout
+        .trim()
+        .split("\n")
+        .slice(1)
+        .map((line) => line.split(" ") as [string, string]),
     );
     assert.equal(printed.previous, kidBefore, "the key that signed before is now previous");
     assert.ok(kids(before).includes(printed.current), "the new current key was published before the rotation (as next)");
@@ -146,7 +152,13 @@ describe("game issuer: a signing-key rotation in the middle of a sign-in", funct
     const before = kids(await jwks());
     const purged = await runCli(["keys", "rotate", "--issuer", "game", "--purge"], env);
     assert.equal(purged.code, 0, purged.stdout + purged.stderr);
-    const printed = Object.fromEntries(purged.stdout.trim().split("\n").slice(2).map((line) => line.split(" ") as [string, string]));
+    const printed = Object.fromEntries(
+      purged.stdout
+        .trim()
+        .split("\n")
+        .slice(2)
+        .map((line) => line.split(" ") as [string, string]),
+    );
     // The serving process did not purge: it learns of it by comparing kids every 2 s, not after its
     // cache's minute (this test's clock does not move).
     let served: string[] = before;

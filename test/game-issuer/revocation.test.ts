@@ -29,7 +29,9 @@ describe("game issuer: token revocation and introspection", function () {
   });
 
   async function accessToken(): Promise<string> {
-    const url = new URL(`${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: seeded.clientId, redirect_uri: redirectUri, scope: "openid profile", state: "s" })}`);
+    const url = new URL(
+      `${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: seeded.clientId, redirect_uri: redirectUri, scope: "openid profile", state: "s" })}`,
+    );
     const hosted = await openHostedPage(url);
     await hosted.opened;
     const played = await signInInGame(t.baseUrl, seeded.agentKey, { name: "Steve", uuid: randomUUID() }, hosted.command);
@@ -56,9 +58,12 @@ describe("game issuer: token revocation and introspection", function () {
     assert.match(active.sub!, /^gp_/);
     assert.equal(active.iss, t.gameIssuerUrl);
 
-    const other = await seeded.api("POST", "organizations/createGameOAuthClient", {
-      organizationSlug: "acme", name: "Other", redirectUris: [redirectUri], verifierPolicy: "any_server",
-    }) as { client: { clientId: string }; clientSecret: string };
+    const other = (await seeded.api("POST", "organizations/createGameOAuthClient", {
+      organizationSlug: "acme",
+      name: "Other",
+      redirectUris: [redirectUri],
+      verifierPolicy: "any_server",
+    })) as { client: { clientId: string }; clientSecret: string };
     const otherConfig = await oidc.discovery(new URL(t.gameIssuerUrl), other.client.clientId, undefined, oidc.ClientSecretPost(other.clientSecret), {
       execute: [oidc.allowInsecureRequests],
     });
@@ -75,7 +80,11 @@ describe("game issuer: token revocation and introspection", function () {
 
   it("refuses unauthenticated or wrongly authenticated calls with 401, and a missing token with 400", async () => {
     const post = (path: string, body: Record<string, string>, headers: Record<string, string> = {}) =>
-      fetch(`${t.gameIssuerUrl}/oauth2/${path}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(body) });
+      fetch(`${t.gameIssuerUrl}/oauth2/${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+        body: new URLSearchParams(body),
+      });
     for (const path of ["introspect", "revoke"]) {
       const none = await post(path, { token: "ogt_x" });
       assert.equal(none.status, 401, path);

@@ -20,8 +20,7 @@ describe("game issuer: token endpoint (client authentication, error shapes)", ()
   after(async () => {
     await t?.close();
   });
-  const token = (body: string, headers: Record<string, string> = {}) =>
-    fetch(`${t.url}/oauth2/token`, { method: "POST", headers: { ...form, ...headers }, body });
+  const token = (body: string, headers: Record<string, string> = {}) => fetch(`${t.url}/oauth2/token`, { method: "POST", headers: { ...form, ...headers }, body });
 
   function assertNoStore(res: Response) {
     assert.equal(res.headers.get("cache-control"), "no-store");
@@ -33,7 +32,7 @@ describe("game issuer: token endpoint (client authentication, error shapes)", ()
     const res = await token(grant, { authorization: basic("ogc_app", secret) });
     assert.equal(res.status, 200);
     assertNoStore(res);
-    assert.deepEqual((await res.json() as Json), { access_token: "at", id_token: "id.token.sig", token_type: "Bearer", expires_in: 900, scope: "openid profile" });
+    assert.deepEqual((await res.json()) as Json, { access_token: "at", id_token: "id.token.sig", token_type: "Bearer", expires_in: 900, scope: "openid profile" });
     const sent = t.core.exchanges.at(-1)!;
     assert.equal(sent.clientId, "ogc_app");
     assert.equal(sent.clientAuthMethod, ClientAuthMethod.CLIENT_SECRET_BASIC);
@@ -63,7 +62,7 @@ describe("game issuer: token endpoint (client authentication, error shapes)", ()
     const res = await token(`${grant}&client_id=ogc_app&client_secret=right`, { authorization: basic("ogc_app", "right") });
     assert.equal(res.status, 400);
     assertNoStore(res);
-    assert.equal(((await res.json() as Json)).error, "invalid_request");
+    assert.equal(((await res.json()) as Json).error, "invalid_request");
     assert.equal(t.core.exchanges.length, before);
   });
 
@@ -74,10 +73,10 @@ describe("game issuer: token endpoint (client authentication, error shapes)", ()
       body: JSON.stringify({ grant_type: "authorization_code", code: "good" }),
     });
     assert.equal(json.status, 415);
-    assert.equal(((await json.json() as Json)).error, "invalid_request");
+    assert.equal(((await json.json()) as Json).error, "invalid_request");
     const repeated = await token(`${grant}&code=other`, { authorization: basic("ogc_app", "right") });
     assert.equal(repeated.status, 400);
-    const body = (await repeated.json() as Json);
+    const body = (await repeated.json()) as Json;
     assert.equal(body.error, "invalid_request");
     assert.match(body.error_description, /code/);
     const large = await token(`${grant}&pad=${"x".repeat(20_000)}`, { authorization: basic("ogc_app", "right") });
@@ -89,22 +88,22 @@ describe("game issuer: token endpoint (client authentication, error shapes)", ()
     assert.equal(wrong.status, 401);
     assertNoStore(wrong);
     assert.match(wrong.headers.get("www-authenticate")!, /^Basic realm="http:\/\/127\.0\.0\.1:\d+", error="invalid_client"/);
-    assert.deepEqual(Object.keys((await wrong.json() as Json)).sort(), ["error", "error_description"]);
+    assert.deepEqual(Object.keys((await wrong.json()) as Json).sort(), ["error", "error_description"]);
     const none = await token(grant);
     assert.equal(none.status, 401);
-    assert.equal(((await none.json() as Json)).error, "invalid_client");
+    assert.equal(((await none.json()) as Json).error, "invalid_client");
     const malformed = await token(grant, { authorization: "Basic !!!" });
     assert.equal(malformed.status, 401);
-    assert.equal(((await malformed.json() as Json)).error, "invalid_client");
+    assert.equal(((await malformed.json()) as Json).error, "invalid_client");
   });
 
   it("passes core's invalid_grant and unsupported_grant_type through as 400", async () => {
     const badCode = await token(grant.replace("code=good", "code=used"), { authorization: basic("ogc_app", "right") });
     assert.equal(badCode.status, 400);
-    assert.deepEqual((await badCode.json() as Json), { error: "invalid_grant", error_description: "the code is not valid" });
+    assert.deepEqual((await badCode.json()) as Json, { error: "invalid_grant", error_description: "the code is not valid" });
     const badGrant = await token("grant_type=password&username=a", { authorization: basic("ogc_app", "right") });
     assert.equal(badGrant.status, 400);
-    assert.equal(((await badGrant.json() as Json)).error, "unsupported_grant_type");
+    assert.equal(((await badGrant.json()) as Json).error, "unsupported_grant_type");
   });
 
   it("answers an unexpected failure with a bare 500 server_error (nothing leaks)", async () => {
@@ -112,7 +111,7 @@ describe("game issuer: token endpoint (client authentication, error shapes)", ()
     const res = await token(grant, { authorization: basic("ogc_app", "right") });
     assert.equal(res.status, 500);
     assertNoStore(res);
-    assert.deepEqual((await res.json() as Json), { error: "server_error" });
+    assert.deepEqual((await res.json()) as Json, { error: "server_error" });
   });
 
   it("answers 405 with Allow for GET", async () => {
@@ -135,9 +134,14 @@ describe("game issuer: userinfo", () => {
     const get = await fetch(`${t.url}/oauth2/userinfo`, { headers: { authorization: "Bearer good-token" } });
     assert.equal(get.status, 200);
     assert.equal(get.headers.get("cache-control"), "no-store");
-    assert.deepEqual((await get.json() as Json), {
-      sub: "sub-1", preferred_username: "Steve", game: "minecraft", game_account_name: "Steve",
-      game_account_id: "uuid-1", organization_id: "org-1", verified_by_server_id: "srv-1",
+    assert.deepEqual((await get.json()) as Json, {
+      sub: "sub-1",
+      preferred_username: "Steve",
+      game: "minecraft",
+      game_account_name: "Steve",
+      game_account_id: "uuid-1",
+      organization_id: "org-1",
+      verified_by_server_id: "srv-1",
     });
     const post = await fetch(`${t.url}/oauth2/userinfo`, { method: "POST", headers: { authorization: "Bearer good-token" } });
     assert.equal(post.status, 200);
@@ -149,11 +153,11 @@ describe("game issuer: userinfo", () => {
     assert.equal(formPost.status, 200);
   });
 
-  it("answers 401 with WWW-Authenticate: Bearer error=\"invalid_token\" for a bad token, and a bare challenge without one", async () => {
+  it('answers 401 with WWW-Authenticate: Bearer error="invalid_token" for a bad token, and a bare challenge without one', async () => {
     const bad = await fetch(`${t.url}/oauth2/userinfo`, { headers: { authorization: "Bearer nope" } });
     assert.equal(bad.status, 401);
     assert.match(bad.headers.get("www-authenticate")!, /^Bearer realm="[^"]+", error="invalid_token", error_description="the access token is not valid"$/);
-    assert.equal(((await bad.json() as Json)).error, "invalid_token");
+    assert.equal(((await bad.json()) as Json).error, "invalid_token");
     const none = await fetch(`${t.url}/oauth2/userinfo`);
     assert.equal(none.status, 401);
     assert.match(none.headers.get("www-authenticate")!, /^Bearer realm="[^"]+"$/);
@@ -166,6 +170,6 @@ describe("game issuer: userinfo", () => {
       body: "access_token=good-token",
     });
     assert.equal(res.status, 400);
-    assert.equal(((await res.json() as Json)).error, "invalid_request");
+    assert.equal(((await res.json()) as Json).error, "invalid_request");
   });
 });

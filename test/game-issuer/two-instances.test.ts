@@ -79,13 +79,37 @@ onPostgresServer(() =>
       // The player runs the command on a server whose agent is connected to B (B finds the code
       // A stored: both key its HMAC from the same KEK), and is asked to confirm; A's page shows who.
       const player = { name: "Alex", uuid: randomUUID() };
-      const claimed = await runAgent(["simulate", "--url", `http://127.0.0.1:${b.port}`, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", hosted.command]);
+      const claimed = await runAgent([
+        "simulate",
+        "--url",
+        `http://127.0.0.1:${b.port}`,
+        "--key",
+        seeded.agentKey,
+        "--player-name",
+        player.name,
+        "--player-uuid",
+        player.uuid,
+        "--",
+        hosted.command,
+      ]);
       assert.equal(claimed.code, 4, claimed.stdout + claimed.stderr);
       assert.match(claimed.stdout, /^Sign in to Forum at 127\.0\.0\.1:9\? Type \/outpost confirm within 60 s/);
       const shown = await hosted.status((data) => data.claim);
       assert.deepEqual([shown.claim.player_name, shown.claim.server_name], ["Alex", "Survival"]);
       const started = performance.now();
-      const played = await runAgent(["simulate", "--url", `http://127.0.0.1:${b.port}`, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", "/outpost confirm"]);
+      const played = await runAgent([
+        "simulate",
+        "--url",
+        `http://127.0.0.1:${b.port}`,
+        "--key",
+        seeded.agentKey,
+        "--player-name",
+        player.name,
+        "--player-uuid",
+        player.uuid,
+        "--",
+        "/outpost confirm",
+      ]);
       assert.equal(played.code, 0, played.stdout + played.stderr);
       // A's live status (fed by B's NOTIFY) delivers the redirect.
       const callback = await hosted.redirect;
@@ -145,7 +169,9 @@ onPostgresServer(() =>
     });
 
     it("also completes the other way round: the page on B, its browser check and live status on A, the agent on A", async () => {
-      const config = await oidc.discovery(new URL(issuer), seeded.clientId, undefined, oidc.ClientSecretPost(seeded.clientSecret), { execute: [oidc.allowInsecureRequests] });
+      const config = await oidc.discovery(new URL(issuer), seeded.clientId, undefined, oidc.ClientSecretPost(seeded.clientSecret), {
+        execute: [oidc.allowInsecureRequests],
+      });
       const state = oidc.randomState();
       const url = oidc.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: "openid", state });
       // B made the proof-of-work challenge; A verifies it (both derive its HMAC key from the KEK).
@@ -153,9 +179,33 @@ onPostgresServer(() =>
       await hosted.opened;
       // The player's code reaches A; their confirmation, after the agent reconnected to B, reaches B.
       const player = { name: "Steve", uuid: randomUUID() };
-      const claimed = await runAgent(["simulate", "--url", `http://127.0.0.1:${a.port}`, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", hosted.command]);
+      const claimed = await runAgent([
+        "simulate",
+        "--url",
+        `http://127.0.0.1:${a.port}`,
+        "--key",
+        seeded.agentKey,
+        "--player-name",
+        player.name,
+        "--player-uuid",
+        player.uuid,
+        "--",
+        hosted.command,
+      ]);
       assert.equal(claimed.code, 4, claimed.stdout + claimed.stderr);
-      const played = await runAgent(["simulate", "--url", `http://127.0.0.1:${b.port}`, "--key", seeded.agentKey, "--player-name", player.name, "--player-uuid", player.uuid, "--", "/outpost confirm"]);
+      const played = await runAgent([
+        "simulate",
+        "--url",
+        `http://127.0.0.1:${b.port}`,
+        "--key",
+        seeded.agentKey,
+        "--player-name",
+        player.name,
+        "--player-uuid",
+        player.uuid,
+        "--",
+        "/outpost confirm",
+      ]);
       assert.equal(played.code, 0, played.stdout + played.stderr);
       const callback = await hosted.redirect;
       assert.equal(callback.searchParams.get("state"), state);

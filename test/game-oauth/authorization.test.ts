@@ -109,7 +109,10 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       const codes = new Set<string>();
       for (let i = 0; i < 40; i++) codes.add((await w.start({ clientId: client.clientId })).session.loginCode);
       assert.equal(codes.size, 40, "pending sessions never share a code");
-      const [row] = await w.t.orm.em.fork().getConnection().execute(`select login_code_hash, login_code_sealed from hosted_authorizations where id = ?`, [session.sessionId]);
+      const [row] = await w.t.orm.em
+        .fork()
+        .getConnection()
+        .execute(`select login_code_hash, login_code_sealed from hosted_authorizations where id = ?`, [session.sessionId]);
       assert.equal(row.login_code_hash.length, 64);
       assert.ok(!row.login_code_sealed.includes(session.loginCode.replace("-", "")), "the code is not stored in clear");
     });
@@ -132,7 +135,10 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       assert.equal(session.anyServer, false);
       assert.deepEqual(
         session.servers.map((s) => [s.name, s.online]),
-        [["Creative", false], ["Lobby", true]],
+        [
+          ["Creative", false],
+          ["Lobby", true],
+        ],
       );
     });
   });
@@ -144,7 +150,13 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       assert.equal(got.session!.loginCode, session.loginCode);
       await rejectsWith(w.oauth().getAuthorization({ sessionId: session.sessionId, browserBindingHash: binding() }), Code.NotFound, "not_found");
       const watch = w.oauth().watchAuthorization({ sessionId: session.sessionId, browserBindingHash: binding() });
-      await rejectsWith((async () => { for await (const m of watch) void m; })(), Code.NotFound, "not_found");
+      await rejectsWith(
+        (async () => {
+          for await (const m of watch) void m;
+        })(),
+        Code.NotFound,
+        "not_found",
+      );
     });
 
     it("the session expires after 10 minutes", async () => {
@@ -212,7 +224,10 @@ describe("Game OAuth: authorization sessions and the in-game proof", function ()
       const server = await w.createServer("Rekeyed");
       const { session, binding: browser } = await w.start({ clientId: client.clientId });
       // Regenerated elsewhere: this instance still holds the stream opened with the old key.
-      await w.t.orm.em.fork().getConnection().execute(`update servers set agent_key_hash = ? where id = ?`, [hashSecret("opa_replaced"), server.id], "run");
+      await w.t.orm.em
+        .fork()
+        .getConnection()
+        .execute(`update servers set agent_key_hash = ? where id = ?`, [hashSecret("opa_replaced"), server.id], "run");
       const reply = await server.agent!.playCommand(player(), command(session));
       assert.equal(reply.accepted, false);
       assert.match(reply.message, /agent key was replaced/);

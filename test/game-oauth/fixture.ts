@@ -13,7 +13,10 @@ import { PlayerAuth, startAgent, type Agent } from "../../agent/client.ts";
 import type { CoreConfig } from "../../core/deps.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 
-export const config = { ...testConfig, plans: { free: { servers: 20, gameOAuthClients: 20, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } } };
+export const config = {
+  ...testConfig,
+  plans: { free: { servers: 20, gameOAuthClients: 20, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } },
+};
 export const redirectUri = "https://app.example.com/callback";
 
 export const binding = () => randomBytes(32).toString("hex");
@@ -83,7 +86,14 @@ export async function createWorld(settings: Partial<CoreConfig> = {}): Promise<W
     },
     async start(req) {
       const browser = req.browserBindingHash ?? binding();
-      const res = await gameOAuthClient(t).startAuthorization({ responseType: "code", redirectUri, state: "st-1", scope: "openid profile", ...req, browserBindingHash: browser });
+      const res = await gameOAuthClient(t).startAuthorization({
+        responseType: "code",
+        redirectUri,
+        state: "st-1",
+        scope: "openid profile",
+        ...req,
+        browserBindingHash: browser,
+      });
       if (res.outcome.case !== "session") assert.fail(`expected a session: ${res.outcome.case} ${res.outcome.value?.error}`);
       return { session: res.outcome.value as AuthorizationSession, binding: browser };
     },

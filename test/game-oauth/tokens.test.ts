@@ -81,7 +81,16 @@ describe("Game OAuth: token exchange and userinfo", function () {
     const info = await userInfo(tokens.accessToken);
     assert.deepEqual(
       { ...info.claims, $typeName: undefined },
-      { $typeName: undefined, sub: payload.sub, preferredUsername: "Steve", game: "minecraft", gameAccountName: "Steve", gameAccountId: who.uuid, organizationId: w.organizationId, verifiedByServerId: serverId },
+      {
+        $typeName: undefined,
+        sub: payload.sub,
+        preferredUsername: "Steve",
+        game: "minecraft",
+        gameAccountName: "Steve",
+        gameAccountId: who.uuid,
+        organizationId: w.organizationId,
+        verifiedByServerId: serverId,
+      },
     );
   });
 
@@ -93,10 +102,12 @@ describe("Game OAuth: token exchange and userinfo", function () {
 
   /** The access tokens stored for a code: the exchange stores one only when every check passes. */
   async function tokensStoredFor(code: string): Promise<number> {
-    const rows = await w.t.orm.em.fork().getConnection().execute<{ n: number }[]>(
-      `select count(*)::int as n from access_tokens t join authorization_codes c on c.id = t.authorization_code_id where c.code_hash = ?`,
-      [createHash("sha256").update(code).digest("hex")],
-    );
+    const rows = await w.t.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ n: number }[]>(`select count(*)::int as n from access_tokens t join authorization_codes c on c.id = t.authorization_code_id where c.code_hash = ?`, [
+        createHash("sha256").update(code).digest("hex"),
+      ]);
     return rows[0].n;
   }
 

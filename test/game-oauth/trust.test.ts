@@ -5,7 +5,8 @@ import { AuthorizationStatus, type AuthorizationSession } from "../../gen/outpos
 import { PlayerAuth } from "../../agent/client.ts";
 import { command, createWorld, player, playAndConfirm, type World } from "./fixture.ts";
 
-const offlineMode = "This server runs in offline mode, which cannot prove who you are, so it cannot sign you in. (Server owner: behind a proxy that authenticates players, run the agent with --auth proxy.)";
+const offlineMode =
+  "This server runs in offline mode, which cannot prove who you are, so it cannot sign you in. (Server owner: behind a proxy that authenticates players, run the agent with --auth proxy.)";
 
 /**
  * The trust model: a server signs players in when it proves who they are (online mode, or offline
@@ -73,7 +74,13 @@ describe("Game OAuth: which game servers can sign players in", function () {
       const online = await w.createServer("Online");
       const { clientId } = await w.createClient({ policy: { servers: [cracked.id, online.id] } });
       const { session, binding } = await w.start({ clientId });
-      assert.deepEqual(session.servers.map((s) => [s.name, s.signInAllowed]), [["Cracked", true], ["Online", true]]);
+      assert.deepEqual(
+        session.servers.map((s) => [s.name, s.signInAllowed]),
+        [
+          ["Cracked", true],
+          ["Online", true],
+        ],
+      );
       assert.equal((await w.t.client(ServersService, { session: w.session }).getServer({ serverId: cracked.id })).server!.signInAllowed, true);
 
       const alex = player("Alex");

@@ -15,7 +15,6 @@ describe("http api: alerts", () => {
   let hook: { id: string; secret: string };
   let otherHook: string;
 
-
   before(async () => {
     receiver = await startHttpReceiver();
     t = await startTestOutpost({ ALLOW_LOCAL_OUTBOUND: "true" });
@@ -23,7 +22,8 @@ describe("http api: alerts", () => {
     assert.equal((await api("POST", "organizations/createOrganization", { name: "Other", slug: "other" })).status, 200);
     const made = (await api("POST", "integrations/createIntegration", { organizationSlug: "acme", name: "Ops", webhook: { url: `${receiver.origin}/alerts` } })).body;
     hook = { id: made.integration.id, secret: made.secret };
-    otherHook = (await api("POST", "integrations/createIntegration", { organizationSlug: "other", name: "Theirs", webhook: { url: `${receiver.origin}/other` } })).body.integration.id;
+    otherHook = (await api("POST", "integrations/createIntegration", { organizationSlug: "other", name: "Theirs", webhook: { url: `${receiver.origin}/other` } })).body
+      .integration.id;
   });
   after(async () => {
     await t?.close();
@@ -31,7 +31,8 @@ describe("http api: alerts", () => {
   });
 
   it("refuses bad rules with 400 naming the field", async () => {
-    const create = (spec: object) => api("POST", "alerts/createAlertRule", { organizationSlug: "acme", spec: { name: "R", enabled: true, integrationIds: [hook.id], ...spec } });
+    const create = (spec: object) =>
+      api("POST", "alerts/createAlertRule", { organizationSlug: "acme", spec: { name: "R", enabled: true, integrationIds: [hook.id], ...spec } });
     for (const [spec, field] of [
       [{ quietHours: { start: "22:00", end: "07:00", timeZone: "Nowhere/Else" } }, /time_?zone/i],
       [{ quietHours: { start: "25:00", end: "07:00", timeZone: "UTC" } }, /start/],
@@ -53,7 +54,10 @@ describe("http api: alerts", () => {
   });
 
   it("delivers a matching event through the server's own worker, signed, and lists it delivered", async () => {
-    const rule = await api("POST", "alerts/createAlertRule", { organizationSlug: "acme", spec: { name: "Servers", enabled: true, kinds: ["configuration"], severities: ["info"], integrationIds: [hook.id] } });
+    const rule = await api("POST", "alerts/createAlertRule", {
+      organizationSlug: "acme",
+      spec: { name: "Servers", enabled: true, kinds: ["configuration"], severities: ["info"], integrationIds: [hook.id] },
+    });
     assert.equal(rule.status, 200, JSON.stringify(rule.body));
     assert.deepEqual(rule.body.rule.spec.kinds, ["configuration"]);
     receiver.received.length = 0;

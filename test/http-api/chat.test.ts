@@ -11,7 +11,6 @@ describe("http api: chat", () => {
   let key: string;
   let api: HttpApi;
 
-
   before(async () => {
     stub = await startModelStub();
     t = await startTestOutpost({ OCELOT_MODEL_URL: stub.url, OCELOT_MODEL: "stub-model" });
@@ -27,10 +26,19 @@ describe("http api: chat", () => {
     const sent = await api("POST", "chat/sendMessage", { organizationSlug: "acme", content: "2 + 2?" });
     assert.equal(sent.status, 200, JSON.stringify(sent.body));
     assert.equal(sent.body.status, "completed");
-    assert.deepEqual(sent.body.messages.map((m: Json) => [m.role, m.content]), [["user", "2 + 2?"], ["assistant", "Four."]]);
+    assert.deepEqual(
+      sent.body.messages.map((m: Json) => [m.role, m.content]),
+      [
+        ["user", "2 + 2?"],
+        ["assistant", "Four."],
+      ],
+    );
     const id = sent.body.conversation.id;
     const list = await api("GET", "chat/listConversations?organizationSlug=acme");
-    assert.deepEqual(list.body.conversations.map((c: Json) => c.title), ["2 + 2?"]);
+    assert.deepEqual(
+      list.body.conversations.map((c: Json) => c.title),
+      ["2 + 2?"],
+    );
     const got = await api("GET", `chat/getConversation?organizationSlug=acme&conversationId=${id}`);
     assert.equal(got.body.messages.length, 2);
     const bad = await api("POST", "chat/sendMessage", { organizationSlug: "acme", content: "" });
@@ -62,6 +70,9 @@ describe("http api: chat", () => {
     assert.equal((await api("POST", "chat/streamConfirmToolCall", {})).status, 404);
     const paths = Object.keys(createOpenApiDocument({ serverUrl: "http://localhost:3000", version: "test" }).paths);
     assert.ok(paths.includes("/chat/sendMessage") || paths.some((p) => p.endsWith("/chat/sendMessage")), paths.filter((p) => p.includes("chat")).join());
-    assert.deepEqual(paths.filter((p) => /chat\/stream/.test(p)), []);
+    assert.deepEqual(
+      paths.filter((p) => /chat\/stream/.test(p)),
+      [],
+    );
   });
 });

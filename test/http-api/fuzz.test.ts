@@ -69,7 +69,11 @@ function fieldValue(field: DescField, rng: Rng): unknown {
   if (rng.chance(0.6)) return badValue(rng);
   switch (field.fieldKind) {
     case "scalar":
-      return field.scalar === ScalarType.STRING ? rng.pick(strangeStrings) : field.scalar === ScalarType.BOOL ? rng.pick(["yes", 1, "true"]) : rng.pick(["12", 1e20, -5, "abc"]);
+      return field.scalar === ScalarType.STRING
+        ? rng.pick(strangeStrings)
+        : field.scalar === ScalarType.BOOL
+          ? rng.pick(["yes", 1, "true"])
+          : rng.pick(["12", 1e20, -5, "abc"]);
     case "enum":
       return rng.pick(["unspecified", "UNKNOWN", 99, "", ...field.enum.values.map((v) => v.name)]);
     case "list":
@@ -94,7 +98,9 @@ function queryFor(procedure: Procedure, rng: Rng): string {
 }
 
 function bodyFor(procedure: Procedure, rng: Rng): { body: Buffer; type: string } {
-  const type = rng.chance(0.85) ? "application/json" : rng.pick(["text/plain", "application/x-www-form-urlencoded", "application/json; charset=latin1", "", "application/xml"]);
+  const type = rng.chance(0.85)
+    ? "application/json"
+    : rng.pick(["text/plain", "application/x-www-form-urlencoded", "application/json; charset=latin1", "", "application/xml"]);
   const variant = rng.int(10);
   if (variant === 0) return { type, body: Buffer.from(rng.pick(["{", "[", "nul", "{'a':1}", '{"a":1,}', "\u0000", '"string"', "42", "[[[[[[[[[[[["])) };
   if (variant === 1) return { type, body: Buffer.from([0xff, 0xfe, 0x7b, 0x22, 0xc3, 0x28, 0x7d]) };
@@ -110,13 +116,10 @@ function bodyFor(procedure: Procedure, rng: Rng): { body: Buffer; type: string }
 function send(baseUrl: string, req: RawRequest): Promise<number> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
-    const r = request(
-      { host: url.hostname, port: url.port, method: req.method, path: req.path, headers: req.headers, agent: false },
-      (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      },
-    );
+    const r = request({ host: url.hostname, port: url.port, method: req.method, path: req.path, headers: req.headers, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
     r.on("error", (error: NodeJS.ErrnoException) => (error.code === "ECONNRESET" ? resolve(-1) : reject(error)));
     if (req.body) r.setHeader("content-length", req.body.length);
     r.end(req.body);

@@ -7,7 +7,6 @@ describe("http api: organizations' Game OAuth clients", () => {
   let t: TestOutpost;
   let api: HttpApi;
 
-
   before(async () => {
     t = await startTestOutpost();
     ({ api } = await scriptInOrganization(t));
@@ -18,7 +17,7 @@ describe("http api: organizations' Game OAuth clients", () => {
 
   let clientId: string;
 
-  it("createGameOAuthClient → {client:{clientId, …, verifierPolicy:\"selected_servers\"}, clientSecret}", async () => {
+  it('createGameOAuthClient → {client:{clientId, …, verifierPolicy:"selected_servers"}, clientSecret}', async () => {
     const server = await api("POST", "servers/createServer", { organizationSlug: "acme", name: "Survival", game: "minecraft" });
     const serverId = server.body.server.id;
     const res = await api("POST", "organizations/createGameOAuthClient", {

@@ -12,7 +12,6 @@ describe("http api: integrations", () => {
   let api: HttpApi;
   let receiver: HttpReceiver;
 
-
   before(async () => {
     receiver = await startHttpReceiver();
     t = await startTestOutpost({ ALLOW_LOCAL_OUTBOUND: "true" });
@@ -31,7 +30,10 @@ describe("http api: integrations", () => {
     assert.match(secret, /^whsec_/);
     const listed = await api("GET", "integrations/listIntegrations?organizationSlug=acme");
     assert.equal(listed.status, 200);
-    assert.deepEqual(listed.body.map((i: Json) => i.id), [integration.id]);
+    assert.deepEqual(
+      listed.body.map((i: Json) => i.id),
+      [integration.id],
+    );
     assert.ok(!JSON.stringify(listed.body).includes(secret));
     const tested = await api("POST", "integrations/testIntegration", { organizationSlug: "acme", integrationId: integration.id });
     assert.equal(tested.status, 200);

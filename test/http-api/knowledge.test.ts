@@ -10,7 +10,6 @@ describe("http api: knowledge", () => {
   let t: TestOutpost;
   let api: HttpApi;
 
-
   before(async () => {
     t = await startTestOutpost();
     ({ api } = await scriptInOrganization(t, "Olive Owner"));
@@ -20,7 +19,10 @@ describe("http api: knowledge", () => {
   });
 
   it("creates, searches, updates with a version (a stale one is 409) and deletes a note", async () => {
-    const made = await api("POST", "knowledge/createNote", { organizationSlug: "acme", spec: { title: "Whitelist backup", content: "Copy **whitelist.json**.", tags: ["Ops"] } });
+    const made = await api("POST", "knowledge/createNote", {
+      organizationSlug: "acme",
+      spec: { title: "Whitelist backup", content: "Copy **whitelist.json**.", tags: ["Ops"] },
+    });
     assert.equal(made.status, 200, JSON.stringify(made.body));
     const note = made.body.note;
     assert.deepEqual(note.spec.tags, ["ops"]);

@@ -15,11 +15,20 @@ describe("http api: ocelot", () => {
   let api: HttpApi;
   let stub: ModelStub;
 
-  const settings = { enabled: true, tools: { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true }, responseStyle: "detailed", customInstructions: "Answer in English." };
+  const settings = {
+    enabled: true,
+    tools: { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true },
+    responseStyle: "detailed",
+    customInstructions: "Answer in English.",
+  };
 
   before(async () => {
     stub = await startModelStub();
-    t = await startTestOutpost({ PLANS: '{"free":{"servers":3,"gameOAuthClients":2,"assistantToolActionsPerDay":2}}', OCELOT_MODEL_URL: stub.url, OCELOT_MODEL: "stub-model" });
+    t = await startTestOutpost({
+      PLANS: '{"free":{"servers":3,"gameOAuthClients":2,"assistantToolActionsPerDay":2}}',
+      OCELOT_MODEL_URL: stub.url,
+      OCELOT_MODEL: "stub-model",
+    });
     ({ api } = await scriptInOrganization(t));
   });
   after(async () => {
@@ -57,7 +66,13 @@ describe("http api: ocelot", () => {
     const forged = {
       authorizeToolAction: { organizationSlug: "acme", tool: "knowledge.search", conversationId: ownersConversation, argumentsSummary: "op attacker" },
       confirmToolAction: { organizationSlug: "acme", executionToken: `oet_${"a".repeat(40)}`, allow: true },
-      completeToolAction: { organizationSlug: "acme", tool: "knowledge.search", executionToken: `oet_${"a".repeat(40)}`, outcome: "succeeded", resultSummary: "owner ran: op attacker" },
+      completeToolAction: {
+        organizationSlug: "acme",
+        tool: "knowledge.search",
+        executionToken: `oet_${"a".repeat(40)}`,
+        outcome: "succeeded",
+        resultSummary: "owner ran: op attacker",
+      },
       releaseToolAction: { organizationSlug: "acme", tool: "knowledge.search", executionToken: `oet_${"a".repeat(40)}` },
     };
     const toolActions = async () => (await api("GET", "ocelot/getOcelotUsageStats?organizationSlug=acme")).body.usage.toolActions;
@@ -67,7 +82,11 @@ describe("http api: ocelot", () => {
       const overHttp = await mallory("POST", `ocelot/${procedure}`, body);
       assert.equal(overHttp.status, 404, `${procedure}: ${JSON.stringify(overHttp.body)}`);
       const method = procedure[0].toUpperCase() + procedure.slice(1);
-      const overRpc = await fetch(`${t.baseUrl}/api/rpc/outpost.ocelot.v1.OcelotService/${method}`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": malloryKey }, body: JSON.stringify(body) });
+      const overRpc = await fetch(`${t.baseUrl}/api/rpc/outpost.ocelot.v1.OcelotService/${method}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": malloryKey },
+        body: JSON.stringify(body),
+      });
       assert.equal(overRpc.status, 404, `${method} over /api/rpc`);
     }
     assert.equal(await toolActions(), usedBefore, "no quota spent");

@@ -56,7 +56,10 @@ describe("http api: organization API keys", () => {
     assert.equal(added.body.member.role, "admin");
     ownServer = (await api("POST", "servers/createServer", { cookie: owner, body: { organizationSlug: "alpha", name: "Own", game: "minecraft" } })).body.server.id;
     otherServer = (await api("POST", "servers/createServer", { cookie: owner, body: { organizationSlug: "beta", name: "Other", game: "minecraft" } })).body.server.id;
-    const created = await api("POST", "organizations/createOrganizationApiKey", { cookie: admin, body: { organizationSlug: "alpha", name: "deploy bot", expiresInDays: 30 } });
+    const created = await api("POST", "organizations/createOrganizationApiKey", {
+      cookie: admin,
+      body: { organizationSlug: "alpha", name: "deploy bot", expiresInDays: 30 },
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     key = created.body.key;
     keyId = created.body.apiKey.id;
@@ -69,10 +72,16 @@ describe("http api: organization API keys", () => {
 
   it("works for its own organization, and listOrganizations shows that one alone", async () => {
     const list = await api("GET", "organizations/listOrganizations", { key });
-    assert.deepEqual(list.body.organizations.map((o: Json) => o.slug), ["alpha"]);
+    assert.deepEqual(
+      list.body.organizations.map((o: Json) => o.slug),
+      ["alpha"],
+    );
     const servers = await api("GET", "servers/listServers?organizationSlug=alpha", { key });
     assert.equal(servers.status, 200);
-    assert.deepEqual(servers.body.map((s: Json) => s.id), [ownServer]);
+    assert.deepEqual(
+      servers.body.map((s: Json) => s.id),
+      [ownServer],
+    );
     assert.equal((await api("GET", `servers/getServer?serverId=${ownServer}`, { key })).status, 200);
     assert.equal((await api("GET", "organizations/listMembers?organizationSlug=alpha", { key })).status, 200);
   });
@@ -108,7 +117,10 @@ describe("http api: organization API keys", () => {
 
   it("is listed for the organization's managers and among its creator's own keys, marked", async () => {
     const listed = await api("GET", "organizations/listOrganizationApiKeys?organizationSlug=alpha", { cookie: owner });
-    assert.deepEqual(listed.body.apiKeys.map((k: Json) => [k.apiKey.id, k.creatorEmail]), [[keyId, "okadmin@example.com"]]);
+    assert.deepEqual(
+      listed.body.apiKeys.map((k: Json) => [k.apiKey.id, k.creatorEmail]),
+      [[keyId, "okadmin@example.com"]],
+    );
     assert.equal(JSON.stringify(listed.body).includes(key), false);
     const own = await api("GET", "auth/listApiKeys", { cookie: admin });
     assert.equal(own.body.apiKeys.find((k: Json) => k.id === keyId)?.organizationSlug, "alpha");
@@ -136,9 +148,15 @@ describe("http api: organization API keys", () => {
     const created = await api("POST", "organizations/createOrganizationApiKey", { cookie: owner, body: { organizationSlug: "beta", name: "ci" } });
     const betaKey = created.body.key;
     assert.equal((await api("GET", "organizations/listOrganizations", { key: betaKey })).status, 200);
-    assert.equal((await api("POST", "organizations/revokeOrganizationApiKey", { cookie: admin, body: { organizationSlug: "beta", apiKeyId: created.body.apiKey.id } })).status, 200);
+    assert.equal(
+      (await api("POST", "organizations/revokeOrganizationApiKey", { cookie: admin, body: { organizationSlug: "beta", apiKeyId: created.body.apiKey.id } })).status,
+      200,
+    );
     assert.equal((await api("GET", "organizations/listOrganizations", { key: betaKey })).status, 401);
-    const wrongOrg = await api("POST", "organizations/revokeOrganizationApiKey", { cookie: owner, body: { organizationSlug: "alpha", apiKeyId: created.body.apiKey.id } });
+    const wrongOrg = await api("POST", "organizations/revokeOrganizationApiKey", {
+      cookie: owner,
+      body: { organizationSlug: "alpha", apiKeyId: created.body.apiKey.id },
+    });
     assert.equal(wrongOrg.status, 404);
   });
 });

@@ -76,11 +76,15 @@ describe("http api: a typed client generated from the OpenAPI document", functio
       body: JSON.stringify({ email: "typed@example.com", password: "a long password", name: "" }),
     });
     const cookie = signUp.headers.get("set-cookie")!.split(";")[0];
-    const key = ((await (await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
-      method: "POST",
-      headers: { "content-type": "application/json", cookie },
-      body: JSON.stringify({ name: "typed client" }),
-    })).json()) as { key: string }).key;
+    const key = (
+      (await (
+        await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
+          method: "POST",
+          headers: { "content-type": "application/json", cookie },
+          body: JSON.stringify({ name: "typed client" }),
+        })
+      ).json()) as { key: string }
+    ).key;
 
     const { stdout } = await run(process.execPath, [join(dir, "client.ts")], {
       cwd: dir,

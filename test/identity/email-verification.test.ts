@@ -13,9 +13,12 @@ describe("identity: email verification by a mailed link", () => {
   const sql = async (query: string, params: unknown[] = []) => t.orm.em.fork().getConnection().execute(query, params);
   const verified = async (token: string) => (await t.client(AuthService, { session: token }).getSession({})).user!.emailVerified;
   const events = async (email: string) =>
-    ((await sql(`select action, details->>'via' as via from activity_events where details->>'email' = ? order by created_at, id`, [email])) as Array<{ action: string; via: string | null }>).map(
-      (e) => (e.via ? `${e.action}:${e.via}` : e.action),
-    );
+    (
+      (await sql(`select action, details->>'via' as via from activity_events where details->>'email' = ? order by created_at, id`, [email])) as Array<{
+        action: string;
+        via: string | null;
+      }>
+    ).map((e) => (e.via ? `${e.action}:${e.via}` : e.action));
 
   before(async () => {
     smtp = await startSmtpReceiver();
@@ -103,8 +106,14 @@ describe("identity: email verification without SMTP (the operator's CLI path)", 
     assert.equal((await t.client(AuthService, { session: eve.token }).getSession({})).user?.emailVerified, true);
     const again = await t.client(IdentityService).markEmailVerified({ email: eve.email });
     assert.equal(again.alreadyVerified, true);
-    const rows = (await t.orm.em.fork().getConnection().execute(`select actor_kind, details from activity_events where action = 'user.email_verified'`)) as Array<{ actor_kind: string; details: Record<string, string> }>;
-    assert.deepEqual(rows.map((r) => [r.actor_kind, r.details.via, r.details.email]), [["system", "operator", eve.email]]);
+    const rows = (await t.orm.em.fork().getConnection().execute(`select actor_kind, details from activity_events where action = 'user.email_verified'`)) as Array<{
+      actor_kind: string;
+      details: Record<string, string>;
+    }>;
+    assert.deepEqual(
+      rows.map((r) => [r.actor_kind, r.details.via, r.details.email]),
+      [["system", "operator", eve.email]],
+    );
     await rejectsWith(t.client(IdentityService).markEmailVerified({ email: "nobody@example.com" }), Code.NotFound, "not_found");
   });
 });

@@ -25,11 +25,7 @@ describe("identity: sign-up, sign-in, sign-out and sessions", () => {
   });
 
   it("refuses a second account with the same email in any case", async () => {
-    await rejectsWith(
-      t.client(IdentityService).signUp({ email: "ADA@example.com", password: "another password!", name: "" }),
-      Code.AlreadyExists,
-      "email_taken",
-    );
+    await rejectsWith(t.client(IdentityService).signUp({ email: "ADA@example.com", password: "another password!", name: "" }), Code.AlreadyExists, "email_taken");
   });
 
   it("signs in with the right password and gives one answer for a wrong password or unknown email", async () => {

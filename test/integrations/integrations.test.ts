@@ -9,7 +9,16 @@ import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { isUuid } from "../../contract/uuid.ts";
 import { acmeWithMembers, joinOrganization, verifyEmail, type AcmeCast, type Account } from "../support/fixtures.ts";
-import { startDiscordReceiver, startHttpReceiver, startSmtpReceiver, verifyStandardWebhook, mailHeader, mailText, type HttpReceiver, type SmtpReceiver } from "../support/receivers.ts";
+import {
+  startDiscordReceiver,
+  startHttpReceiver,
+  startSmtpReceiver,
+  verifyStandardWebhook,
+  mailHeader,
+  mailText,
+  type HttpReceiver,
+  type SmtpReceiver,
+} from "../support/receivers.ts";
 
 describe("integrations: Discord, signed webhooks and email", () => {
   let t: TestCore;
@@ -49,7 +58,11 @@ describe("integrations: Discord, signed webhooks and email", () => {
     let secret: string;
 
     it("shows the signing secret once, at creation; the list never shows it", async () => {
-      const res = await api(cast.owner).createIntegration({ ...acme, name: "Ops hook", target: { case: "webhook", value: { url: `${receiver.origin}/hooks/outpost?token=Q-s3cret` } } });
+      const res = await api(cast.owner).createIntegration({
+        ...acme,
+        name: "Ops hook",
+        target: { case: "webhook", value: { url: `${receiver.origin}/hooks/outpost?token=Q-s3cret` } },
+      });
       secret = res.secret;
       id = res.integration!.id;
       assert.match(secret, /^whsec_[A-Za-z0-9+/]{32}$/);
@@ -58,13 +71,19 @@ describe("integrations: Discord, signed webhooks and email", () => {
       assert.equal(res.integration!.url, `${receiver.origin}/…post`);
       assert.equal(res.integration!.secretPrefix, secret.slice(0, 10));
       const { integrations } = await api(cast.admin).listIntegrations(acme);
-      assert.deepEqual(integrations.map((i) => i.id), [id]);
+      assert.deepEqual(
+        integrations.map((i) => i.id),
+        [id],
+      );
       assert.ok(!JSON.stringify(integrations, (_, v) => (typeof v === "bigint" ? String(v) : v)).includes(secret.slice(10)));
       assert.equal(integrations[0].url, `${receiver.origin}/…post`);
       const events = await t.orm.em.fork().getConnection().execute(`select details from activity_events where target_id = ?`, [id]);
       assert.equal(events[0].details.url, `${receiver.origin}/…post`);
       const stored = await t.orm.em.fork().getConnection().execute(`select display_url from integrations where id = ?`, [id]);
-      assert.ok(!JSON.stringify([events, stored]).includes("s3cret") && !JSON.stringify([events, stored]).includes("hooks/outpost"), "the full URL is only in the sealed credentials");
+      assert.ok(
+        !JSON.stringify([events, stored]).includes("s3cret") && !JSON.stringify([events, stored]).includes("hooks/outpost"),
+        "the full URL is only in the sealed credentials",
+      );
     });
 
     it("keeps the secret only encrypted in the database", async () => {
@@ -123,12 +142,21 @@ describe("integrations: Discord, signed webhooks and email", () => {
     });
 
     it("updates the name, the state and the URL, keeping the secret; a target of another kind is refused", async () => {
-      const res = await api(cast.owner).updateIntegration({ ...acme, integrationId: id, name: "Renamed", enabled: false, target: { case: "webhook", value: { url: `${receiver.origin}/v2` } } });
+      const res = await api(cast.owner).updateIntegration({
+        ...acme,
+        integrationId: id,
+        name: "Renamed",
+        enabled: false,
+        target: { case: "webhook", value: { url: `${receiver.origin}/v2` } },
+      });
       assert.deepEqual([res.integration!.name, res.integration!.enabled, res.integration!.url], ["Renamed", false, `${receiver.origin}/…v2`]);
       await api(cast.owner).testIntegration({ ...acme, integrationId: id });
       assert.equal(receiver.received[0].path, "/v2");
       assert.ok(verifyStandardWebhook(secret, receiver.received[0].headers, receiver.received[0].body));
-      await rejectsWith(api(cast.owner).updateIntegration({ ...acme, integrationId: id, target: { case: "email", value: { recipients: ["a@example.com"] } } }), Code.InvalidArgument);
+      await rejectsWith(
+        api(cast.owner).updateIntegration({ ...acme, integrationId: id, target: { case: "email", value: { recipients: ["a@example.com"] } } }),
+        Code.InvalidArgument,
+      );
     });
   });
 
@@ -160,15 +188,25 @@ describe("integrations: Discord, signed webhooks and email", () => {
     });
 
     it("refuses a URL that is not a Discord webhook", async () => {
-      const error = await rejectsWith(api(cast.owner).createIntegration({ ...acme, name: "x", target: { case: "discord", value: { url: `${discord.origin}/not-discord` } } }), Code.InvalidArgument);
+      const error = await rejectsWith(
+        api(cast.owner).createIntegration({ ...acme, name: "x", target: { case: "discord", value: { url: `${discord.origin}/not-discord` } } }),
+        Code.InvalidArgument,
+      );
       assert.match(error.rawMessage, /Discord webhook URL/);
-      await rejectsWith(api(cast.owner, strict).createIntegration({ ...acme, name: "x", target: { case: "discord", value: { url: "https://evil.example.com/api/webhooks/1/abc" } } }), Code.InvalidArgument);
+      await rejectsWith(
+        api(cast.owner, strict).createIntegration({ ...acme, name: "x", target: { case: "discord", value: { url: "https://evil.example.com/api/webhooks/1/abc" } } }),
+        Code.InvalidArgument,
+      );
     });
   });
 
   describe("email", () => {
     it("sends the test message through the SMTP server to every recipient", async () => {
-      const { integration } = await api(cast.owner).createIntegration({ ...acme, name: "On-call", target: { case: "email", value: { recipients: ["Owner@Example.com", "member@example.com"] } } });
+      const { integration } = await api(cast.owner).createIntegration({
+        ...acme,
+        name: "On-call",
+        target: { case: "email", value: { recipients: ["Owner@Example.com", "member@example.com"] } },
+      });
       assert.deepEqual(integration!.recipients, ["owner@example.com", "member@example.com"]);
       const outcome = await api(cast.owner).testIntegration({ ...acme, integrationId: integration!.id });
       assert.equal(outcome.ok, true, outcome.error);
@@ -182,7 +220,11 @@ describe("integrations: Discord, signed webhooks and email", () => {
 
     it("refuses recipients who are not verified addresses of the organization's members, naming them (400)", async () => {
       const unverified = await t.signUp("unverified-member@example.com");
-      const stranger = { ...acme, name: "Mail", target: { case: "email" as const, value: { recipients: ["owner@example.com", "stranger@example.com", "Outsider@example.com"] } } };
+      const stranger = {
+        ...acme,
+        name: "Mail",
+        target: { case: "email" as const, value: { recipients: ["owner@example.com", "stranger@example.com", "Outsider@example.com"] } },
+      };
       const refused = await rejectsWith(api(cast.owner).createIntegration(stranger), Code.InvalidArgument);
       assert.match(refused.rawMessage, /^email: stranger@example\.com, outsider@example\.com are not verified addresses of members of this organization/);
       const [violations] = refused.findDetails(ViolationsSchema);
@@ -192,10 +234,16 @@ describe("integrations: Discord, signed webhooks and email", () => {
       await verifyEmail(t, unverified.email);
       await t.client(OrganizationsService, { session: unverified.token }).acceptInvitation({ token });
       await t.orm.em.fork().getConnection().execute(`update users set email_verified_at = null where id = ?`, [unverified.userId]);
-      const one = await rejectsWith(api(cast.owner).createIntegration({ ...acme, name: "Mail", target: { case: "email", value: { recipients: [unverified.email] } } }), Code.InvalidArgument);
+      const one = await rejectsWith(
+        api(cast.owner).createIntegration({ ...acme, name: "Mail", target: { case: "email", value: { recipients: [unverified.email] } } }),
+        Code.InvalidArgument,
+      );
       assert.match(one.rawMessage, /unverified-member@example\.com is not the verified address of a member/);
       const { integration } = await api(cast.owner).createIntegration({ ...acme, name: "Mail", target: { case: "email", value: { recipients: ["owner@example.com"] } } });
-      await rejectsWith(api(cast.admin).updateIntegration({ ...acme, integrationId: integration!.id, target: { case: "email", value: { recipients: ["stranger@example.com"] } } }), Code.InvalidArgument);
+      await rejectsWith(
+        api(cast.admin).updateIntegration({ ...acme, integrationId: integration!.id, target: { case: "email", value: { recipients: ["stranger@example.com"] } } }),
+        Code.InvalidArgument,
+      );
       assert.deepEqual((await api(cast.owner).listIntegrations(acme)).integrations.find((i) => i.id === integration!.id)?.recipients, ["owner@example.com"]);
       await api(cast.owner).deleteIntegration({ ...acme, integrationId: integration!.id });
     });
@@ -203,12 +251,24 @@ describe("integrations: Discord, signed webhooks and email", () => {
     it("sends only to recipients still verified members; none left, the send is refused", async () => {
       const leaving = await t.signUp("leaving-recipient@example.com");
       await joinOrganization(t, cast.owner, "acme", leaving, Role.MEMBER);
-      const { integration } = await api(cast.owner).createIntegration({ ...acme, name: "Two", target: { case: "email", value: { recipients: ["owner@example.com", leaving.email] } } });
+      const { integration } = await api(cast.owner).createIntegration({
+        ...acme,
+        name: "Two",
+        target: { case: "email", value: { recipients: ["owner@example.com", leaving.email] } },
+      });
       await t.client(OrganizationsService, { session: leaving.token }).removeMember({ ...acme, userId: leaving.userId });
       const before = smtp.received.length;
       assert.equal((await api(cast.owner).testIntegration({ ...acme, integrationId: integration!.id })).ok, true);
-      assert.deepEqual(smtp.received.slice(before).map((m) => m.to), [["owner@example.com"]], "the member who left is dropped");
-      const { integration: alone } = await api(cast.owner).createIntegration({ ...acme, name: "Alone", target: { case: "email", value: { recipients: ["member@example.com"] } } });
+      assert.deepEqual(
+        smtp.received.slice(before).map((m) => m.to),
+        [["owner@example.com"]],
+        "the member who left is dropped",
+      );
+      const { integration: alone } = await api(cast.owner).createIntegration({
+        ...acme,
+        name: "Alone",
+        target: { case: "email", value: { recipients: ["member@example.com"] } },
+      });
       await t.client(OrganizationsService, { session: cast.member.token }).removeMember({ ...acme, userId: cast.member.userId });
       const refused = await api(cast.owner).testIntegration({ ...acme, integrationId: alone!.id });
       assert.equal(refused.ok, false);
@@ -219,7 +279,10 @@ describe("integrations: Discord, signed webhooks and email", () => {
     });
 
     it("is refused when the deployment has no SMTP server", async () => {
-      await rejectsWith(api(cast.owner, strict).createIntegration({ ...acme, name: "Mail", target: { case: "email", value: { recipients: ["a@example.com"] } } }), Code.FailedPrecondition);
+      await rejectsWith(
+        api(cast.owner, strict).createIntegration({ ...acme, name: "Mail", target: { case: "email", value: { recipients: ["a@example.com"] } } }),
+        Code.FailedPrecondition,
+      );
     });
   });
 
@@ -242,7 +305,11 @@ describe("integrations: Discord, signed webhooks and email", () => {
     });
 
     it("deletes an integration; it is gone afterwards", async () => {
-      const { integration } = await api(cast.owner).createIntegration({ ...acme, name: "Short-lived", target: { case: "webhook", value: { url: `${receiver.origin}/z` } } });
+      const { integration } = await api(cast.owner).createIntegration({
+        ...acme,
+        name: "Short-lived",
+        target: { case: "webhook", value: { url: `${receiver.origin}/z` } },
+      });
       await api(cast.admin).deleteIntegration({ ...acme, integrationId: integration!.id });
       await rejectsWith(api(cast.admin).testIntegration({ ...acme, integrationId: integration!.id }), Code.NotFound);
       assert.ok(!(await api(cast.admin).listIntegrations(acme)).integrations.some((i) => i.id === integration!.id));
@@ -253,7 +320,15 @@ describe("integrations: Discord, signed webhooks and email", () => {
     const webhook = (url: string) => ({ ...acme, name: "Bad", target: { case: "webhook" as const, value: { url } } });
 
     it("refuses a bad URL, http without local development, private and metadata addresses (400)", async () => {
-      for (const url of ["not a url", "ftp://example.com/", "http://example.com/hook", "https://169.254.169.254/", "https://10.0.0.1/", "https://localhost/hook", "https://user:pw@example.com/"]) {
+      for (const url of [
+        "not a url",
+        "ftp://example.com/",
+        "http://example.com/hook",
+        "https://169.254.169.254/",
+        "https://10.0.0.1/",
+        "https://localhost/hook",
+        "https://user:pw@example.com/",
+      ]) {
         await rejectsWith(api(cast.owner, strict).createIntegration(webhook(url)), Code.InvalidArgument);
       }
       const error = await rejectsWith(api(cast.owner, strict).createIntegration(webhook("http://example.com/hook")), Code.InvalidArgument);
@@ -269,7 +344,10 @@ describe("integrations: Discord, signed webhooks and email", () => {
       await rejectsWith(api(cast.owner).createIntegration(email(["not an address"])), Code.InvalidArgument);
       await rejectsWith(api(cast.owner).createIntegration(email([])), Code.InvalidArgument);
       await rejectsWith(api(cast.owner).createIntegration({ ...acme, name: "Nothing" }), Code.InvalidArgument);
-      await rejectsWith(api(cast.owner).createIntegration({ ...acme, name: "", target: { case: "webhook", value: { url: "https://example.com/" } } }), Code.InvalidArgument);
+      await rejectsWith(
+        api(cast.owner).createIntegration({ ...acme, name: "", target: { case: "webhook", value: { url: "https://example.com/" } } }),
+        Code.InvalidArgument,
+      );
     });
 
     it("refuses at send time a host name that resolves to 127.0.0.1, without local development", async () => {
@@ -283,13 +361,14 @@ describe("integrations: Discord, signed webhooks and email", () => {
   });
 
   describe("activity", () => {
-  it("records every change and test as an activity event", async () => {
-    const { events } = await t.client(ActivityService, { session: cast.owner.token }).listOrganizationActivity({ ...acme, action: "integration", limit: 200 });
-    const actions = new Set(events.map((e) => e.action));
-    for (const action of ["integration.created", "integration.updated", "integration.deleted", "integration.secret_rotated", "integration.tested"]) assert.ok(actions.has(action), action);
-    const failed = events.find((e) => e.action === "integration.tested" && e.details.httpStatus === "500");
-    assert.equal(failed?.details.ok, "false");
-    assert.equal(failed?.details.error, "answered 500");
-  });
+    it("records every change and test as an activity event", async () => {
+      const { events } = await t.client(ActivityService, { session: cast.owner.token }).listOrganizationActivity({ ...acme, action: "integration", limit: 200 });
+      const actions = new Set(events.map((e) => e.action));
+      for (const action of ["integration.created", "integration.updated", "integration.deleted", "integration.secret_rotated", "integration.tested"])
+        assert.ok(actions.has(action), action);
+      const failed = events.find((e) => e.action === "integration.tested" && e.details.httpStatus === "500");
+      assert.equal(failed?.details.ok, "false");
+      assert.equal(failed?.details.error, "answered 500");
+    });
   });
 });

@@ -38,7 +38,29 @@ describe("outbound sender: SSRF rules, redirects, limits", () => {
   });
 
   it("classifies private, loopback, link-local, CGNAT, unique-local, multicast and metadata addresses, also inside IPv6", () => {
-    for (const address of ["10.0.0.1", "172.16.5.4", "192.168.1.1", "127.0.0.1", "169.254.169.254", "100.64.0.1", "100.100.100.200", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "::", "fd00:ec2::254", "fc00::1", "fe80::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:a9fe:a9fe", "::7f00:1", "64:ff9b::a00:1", "2002:a00:1::1"]) {
+    for (const address of [
+      "10.0.0.1",
+      "172.16.5.4",
+      "192.168.1.1",
+      "127.0.0.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "100.100.100.200",
+      "0.0.0.0",
+      "224.0.0.1",
+      "255.255.255.255",
+      "::1",
+      "::",
+      "fd00:ec2::254",
+      "fc00::1",
+      "fe80::1",
+      "ff02::1",
+      "::ffff:127.0.0.1",
+      "::ffff:a9fe:a9fe",
+      "::7f00:1",
+      "64:ff9b::a00:1",
+      "2002:a00:1::1",
+    ]) {
       assert.ok(classifyAddress(address), `${address} must be refused`);
     }
     for (const address of ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) {
@@ -50,7 +72,13 @@ describe("outbound sender: SSRF rules, redirects, limits", () => {
     for (const allowLocal of [false, true]) {
       const sender = createOutboundSender({ allowLocal });
       // 0x7f.1 and [::127.0.0.1] are 127.0.0.1 written otherwise: loopback, which local development allows.
-      const urls = ["http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "https://10.0.0.1/", "https://[::ffff:169.254.169.254]/", ...(allowLocal ? [] : ["https://0x7f.1/", "https://[::127.0.0.1]/"])];
+      const urls = [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/",
+        "https://10.0.0.1/",
+        "https://[::ffff:169.254.169.254]/",
+        ...(allowLocal ? [] : ["https://0x7f.1/", "https://[::127.0.0.1]/"]),
+      ];
       for (const url of urls) {
         const outcome = await sender.send({ url, body: "{}" });
         assert.equal(outcome.ok, false);
@@ -149,7 +177,10 @@ describe("outbound sender: SSRF rules, redirects, limits", () => {
       assert.deepEqual(dns.questions.sort(), ["receiver.example.test A", "receiver.example.test AAAA"]);
       assert.equal(receiver.received[0].headers.host, `receiver.example.test:${receiver.port}`);
       // An AAAA answer in a refused range is caught though the A answer is public.
-      const inside = await createOutboundSender({ allowLocal: false, resolve: createDnsResolver({ servers: [dns.server] }) }).send({ url: "https://inside.example.test/", body: "{}" });
+      const inside = await createOutboundSender({ allowLocal: false, resolve: createDnsResolver({ servers: [dns.server] }) }).send({
+        url: "https://inside.example.test/",
+        body: "{}",
+      });
       assert.equal(inside.failure, "refused");
       assert.match(inside.error, /fd00::5 is a unique-local address/);
       const unknown = await sender.send({ url: "http://nowhere.example.test/", body: "{}" });
@@ -187,7 +218,29 @@ describe("outbound sender: SSRF rules, redirects, limits", () => {
     let cert: Buffer;
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), "outpost-tls-"));
-      execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=hooks.example.test", "-addext", "subjectAltName=DNS:hooks.example.test", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
+      execFileSync(
+        "openssl",
+        [
+          "req",
+          "-x509",
+          "-newkey",
+          "ec",
+          "-pkeyopt",
+          "ec_paramgen_curve:P-256",
+          "-nodes",
+          "-days",
+          "1",
+          "-subj",
+          "/CN=hooks.example.test",
+          "-addext",
+          "subjectAltName=DNS:hooks.example.test",
+          "-keyout",
+          join(dir, "key.pem"),
+          "-out",
+          join(dir, "cert.pem"),
+        ],
+        { stdio: "ignore" },
+      );
       cert = readFileSync(join(dir, "cert.pem"));
       server = createHttpsServer({ key: readFileSync(join(dir, "key.pem")), cert }, (req, res) => {
         serverNames.push((req.socket as TLSSocket).servername);

@@ -97,9 +97,7 @@ describe("keys: rotating KEY_ENCRYPTION_KEY", function () {
       const token = await runtime.signingKeys.sign("game", { sub: "kek rotation" });
       const { payload } = await compactVerify(token, createLocalJWKSet(before.game as never));
       assert.equal(JSON.parse(new TextDecoder().decode(payload)).sub, "kek rotation");
-      const events = await runtime.orm.em.fork().getConnection().execute(
-        "select actor_kind, details from activity_events where action = 'key_encryption_key.rotated'",
-      );
+      const events = await runtime.orm.em.fork().getConnection().execute("select actor_kind, details from activity_events where action = 'key_encryption_key.rotated'");
       assert.equal(events.length, 1, "one event, from the run that changed something");
       assert.equal(events[0].actor_kind, "system");
       assert.equal(events[0].details.resealed, "4");

@@ -24,7 +24,12 @@ describe("outpost keys rotate", function () {
   /** The kid in each stage, from the database. */
   const stored = async (issuer: string) =>
     Object.fromEntries(
-      ((await t.orm.em.fork().getConnection().execute(`select stage, kid from signing_keys where issuer = ? order by stage`, [issuer])) as Array<{ stage: string; kid: string }>).map((r) => [r.stage, r.kid]),
+      (
+        (await t.orm.em.fork().getConnection().execute(`select stage, kid from signing_keys where issuer = ? order by stage`, [issuer])) as Array<{
+          stage: string;
+          kid: string;
+        }>
+      ).map((r) => [r.stage, r.kid]),
     );
 
   this.timeout(120_000);
@@ -45,10 +50,7 @@ describe("outpost keys rotate", function () {
     assert.equal(after.previous, before.current);
     assert.equal(after.current, before.next);
     assert.ok(![before.current, before.next, before.previous].includes(after.next));
-    assert.equal(
-      res.stdout,
-      `rotated the game issuer's signing keys\ncurrent ${after.current}\nnext ${after.next}\nprevious ${after.previous}\n`,
-    );
+    assert.equal(res.stdout, `rotated the game issuer's signing keys\ncurrent ${after.current}\nnext ${after.next}\nprevious ${after.previous}\n`);
   });
 
   it("--purge withdraws every key of the issuer and prints the withdrawn and new kids", async () => {
@@ -143,4 +145,3 @@ describe("the key-encryption key from DATA_DIR", () => {
     );
   });
 });
-

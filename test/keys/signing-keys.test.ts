@@ -210,7 +210,10 @@ describe("signing keys", () => {
       await t.signingKeys.refresh();
       assert.deepEqual(await t.signingKeys.jwks("account"), cachedBefore, "still the cached keys");
       t.clock.advance(61_000);
-      assert.ok((await t.signingKeys.jwks("account")).keys.some((key) => key.e === "marked"), "the mark shows once the cache is re-read");
+      assert.ok(
+        (await t.signingKeys.jwks("account")).keys.some((key) => key.e === "marked"),
+        "the mark shows once the cache is re-read",
+      );
     } finally {
       await sql(`update signing_keys set public_jwk = jsonb_set(public_jwk, '{e}', '"AQAB"') where issuer = 'account' and stage = 'current'`);
       t.clock.advance(61_000);

@@ -27,7 +27,9 @@ describe("knowledge: notes", () => {
     const servers = t.client(ServersService, { session: cast.owner.token });
     survival = (await servers.createServer({ ...acme, name: "Survival", game: Game.MINECRAFT })).server!.id;
     creative = (await servers.createServer({ ...acme, name: "Creative", game: Game.MINECRAFT })).server!.id;
-    await t.client(OrganizationsService, { session: cast.owner.token }).createAccessGrant({ ...acme, userId: cast.member.userId, serverId: survival , actions: allActions });
+    await t
+      .client(OrganizationsService, { session: cast.owner.token })
+      .createAccessGrant({ ...acme, userId: cast.member.userId, serverId: survival, actions: allActions });
   });
   after(async () => {
     await t?.close();
@@ -45,7 +47,10 @@ describe("knowledge: notes", () => {
     const read = await api(cast.member).getNote({ ...acme, noteId: note.id });
     assert.equal(read.note!.spec!.content, "Stop, then start.");
     const listed = await api(cast.member).listNotes(acme);
-    assert.deepEqual(listed.notes.map((n) => n.note!.id), [note.id]);
+    assert.deepEqual(
+      listed.notes.map((n) => n.note!.id),
+      [note.id],
+    );
     assert.equal(listed.notes[0].note!.spec!.content, "", "lists leave the content out");
 
     const updated = await api(cast.owner).updateNote({ ...acme, noteId: note.id, version: 1, spec: spec({ title: "Restarting safely" }) });
@@ -58,7 +63,10 @@ describe("knowledge: notes", () => {
     await rejectsWith(api(cast.owner).getNote({ ...acme, noteId: note.id }), Code.NotFound, "not_found");
     await rejectsWith(api(cast.owner).deleteNote({ ...acme, noteId: note.id }), Code.NotFound, "not_found");
     const { events } = await t.client(ActivityService, { session: cast.owner.token }).listOrganizationActivity({ ...acme, action: "knowledge" });
-    assert.deepEqual(events.map((e) => e.action), ["knowledge.note_deleted", "knowledge.note_updated", "knowledge.note_created"]);
+    assert.deepEqual(
+      events.map((e) => e.action),
+      ["knowledge.note_deleted", "knowledge.note_updated", "knowledge.note_created"],
+    );
     assert.ok(events.every((e) => e.kind === ActivityKind.CONFIGURATION));
     assert.equal(events[2].details.title, "Restarting");
   });

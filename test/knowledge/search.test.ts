@@ -16,8 +16,7 @@ describe("knowledge: search", () => {
   let survival: string;
   const acme = { organizationSlug: "acme" };
   const api = () => t.client(KnowledgeService, { session: cast.owner.token });
-  const create = async (title: string, content: string, extra: object = {}) =>
-    (await api().createNote({ ...acme, spec: { title, content, tags: [], ...extra } })).note!;
+  const create = async (title: string, content: string, extra: object = {}) => (await api().createNote({ ...acme, spec: { title, content, tags: [], ...extra } })).note!;
   const titles = (notes: NoteSummary[]) => notes.map((n) => n.note!.spec!.title);
 
   before(async () => {
@@ -50,7 +49,7 @@ describe("knowledge: search", () => {
     assert.deepEqual(titles((await api().listNotes({ ...acme, search: '"nether map"' })).notes), ["Map reset"]);
     assert.deepEqual(titles((await api().listNotes({ ...acme, search: "reset -nether" })).notes), ["Player reset"]);
     assert.deepEqual((await api().listNotes({ ...acme, search: "the" })).notes, [], "stop words alone find nothing");
-    assert.deepEqual((await api().listNotes({ ...acme, search: "\"unbalanced & | ! ( :*" })).notes, []);
+    assert.deepEqual((await api().listNotes({ ...acme, search: '"unbalanced & | ! ( :*' })).notes, []);
     assert.ok((await api().listNotes({ ...acme, search: "   " })).notes.length > 0, "blank is no search");
   });
 
@@ -87,7 +86,11 @@ describe("knowledge: search", () => {
       assert.ok(missing.length <= 1, `no gaps apart from the note added meanwhile (${search ?? "newest first"}): ${missing.length}`);
       if (search) {
         const ranks = (await api().listNotes({ ...acme, search, limit: 100 })).notes.map((n) => n.rank);
-        assert.deepEqual(ranks, [...ranks].sort((a, b) => b - a), "best first");
+        assert.deepEqual(
+          ranks,
+          [...ranks].sort((a, b) => b - a),
+          "best first",
+        );
       }
     }
   });
@@ -98,6 +101,9 @@ describe("knowledge: search", () => {
     const all = await searchNotes(query, { organizationId, visible: null, text: "restart", limit: 10 });
     const none = await searchNotes(query, { organizationId, visible: [], text: "restart", limit: 10 });
     assert.deepEqual(all.map((h) => h.title).sort(), ["Tagged restart", "Untagged restart"]);
-    assert.deepEqual(none.map((h) => h.title), ["Untagged restart"]);
+    assert.deepEqual(
+      none.map((h) => h.title),
+      ["Untagged restart"],
+    );
   });
 });

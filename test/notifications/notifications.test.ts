@@ -97,19 +97,32 @@ describe("notifications", () => {
     const defaults = (await notes(eve).getNotificationPreferences({})).preferences;
     assert.deepEqual(
       defaults.map((p) => [NotificationKind[p.kind], p.inApp, p.push]),
-      [["MEMBERSHIP", true, false], ["API_KEY", true, false], ["ALERT", true, false], ["ACCESS_REQUEST", true, false]],
+      [
+        ["MEMBERSHIP", true, false],
+        ["API_KEY", true, false],
+        ["ALERT", true, false],
+        ["ACCESS_REQUEST", true, false],
+      ],
     );
     await notes(eve).updateNotificationPreferences({ preferences: [{ kind: NotificationKind.MEMBERSHIP, inApp: false, push: false }] });
     await notes(eve).updateNotificationPreferences({ preferences: [{ kind: NotificationKind.API_KEY, inApp: true, push: true }] });
     const now = (await notes(eve).getNotificationPreferences({})).preferences;
     assert.deepEqual(
       now.map((p) => [NotificationKind[p.kind], p.inApp, p.push]),
-      [["MEMBERSHIP", false, false], ["API_KEY", true, true], ["ALERT", true, false], ["ACCESS_REQUEST", true, false]],
+      [
+        ["MEMBERSHIP", false, false],
+        ["API_KEY", true, true],
+        ["ALERT", true, false],
+        ["ACCESS_REQUEST", true, false],
+      ],
       "an update keeps the kinds it does not name",
     );
     await orgs(owner).addMember({ organizationSlug: "acme", email: eve.email, role: Role.MEMBER });
     assert.equal(await unread(eve), 0);
-    await rejectsWith(notes(eve).updateNotificationPreferences({ preferences: [{ kind: NotificationKind.UNSPECIFIED, inApp: true, push: false }] }), Code.InvalidArgument);
+    await rejectsWith(
+      notes(eve).updateNotificationPreferences({ preferences: [{ kind: NotificationKind.UNSPECIFIED, inApp: true, push: false }] }),
+      Code.InvalidArgument,
+    );
     await rejectsWith(
       notes(eve).updateNotificationPreferences({
         preferences: [
@@ -132,7 +145,10 @@ describe("notifications", () => {
     await Promise.all([noticeExpiringKeys(t.deps, t.clock.now()), noticeExpiringKeys(t.deps, t.clock.now())]);
     await noticeExpiringKeys(t.deps, t.clock.now());
     const { notifications } = await notes(fay).listNotifications({});
-    assert.deepEqual(notifications.map((n) => [NotificationKind[n.kind], n.title]), [["API_KEY", 'Your API key "deploy script" expires soon']]);
+    assert.deepEqual(
+      notifications.map((n) => [NotificationKind[n.kind], n.title]),
+      [["API_KEY", 'Your API key "deploy script" expires soon']],
+    );
     assert.equal(notifications[0]!.link, "/app/account/security");
   });
 

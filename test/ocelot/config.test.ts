@@ -12,7 +12,14 @@ import { startOcelotFixture, type OcelotFixture } from "./fixture.ts";
 
 const acme = { organizationSlug: "acme" };
 const tools = { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true, knowledgeWrite: false, serverLifecycle: false, files: false };
-const settings = (extra: object = {}) => ({ enabled: true, tools, dailyQueryCap: 0, responseStyle: ResponseStyle.DETAILED, customInstructions: "Be kind to new players.", ...extra });
+const settings = (extra: object = {}) => ({
+  enabled: true,
+  tools,
+  dailyQueryCap: 0,
+  responseStyle: ResponseStyle.DETAILED,
+  customInstructions: "Be kind to new players.",
+  ...extra,
+});
 
 /** The assistant's settings: who reads and changes them, versions, the two switches, and the daily question cap. */
 describe("ocelot: settings", () => {
@@ -20,11 +27,17 @@ describe("ocelot: settings", () => {
   const version = async () => (await f.api(f.cast.owner).getOcelotConfig(acme)).config!.version;
   const ask = (who: Account) => {
     const em = f.t.orm.em.fork();
-    const caller = { kind: "user" as const, user: { id: who.userId, email: who.email, name: "", platformAdmin: false }, credential: { kind: "session" as const, id: "x", expiresAt: null } };
-    return em.transactional(async (tx) => recordAssistantQuery(f.t.deps.statements.db(tx), f.t.deps.config, await requireMember(tx, caller, "acme"))).catch((error) => {
-      // A domain error as a caller over Connect would see it.
-      throw error instanceof DomainError ? error.toConnectError() : error;
-    });
+    const caller = {
+      kind: "user" as const,
+      user: { id: who.userId, email: who.email, name: "", platformAdmin: false },
+      credential: { kind: "session" as const, id: "x", expiresAt: null },
+    };
+    return em
+      .transactional(async (tx) => recordAssistantQuery(f.t.deps.statements.db(tx), f.t.deps.config, await requireMember(tx, caller, "acme")))
+      .catch((error) => {
+        // A domain error as a caller over Connect would see it.
+        throw error instanceof DomainError ? error.toConnectError() : error;
+      });
   };
 
   before(async () => {
@@ -38,7 +51,10 @@ describe("ocelot: settings", () => {
     const { config } = await f.api(f.cast.member).getOcelotConfig(acme);
     assert.equal(config!.version, 0);
     assert.equal(config!.settings!.enabled, true);
-    assert.deepEqual({ ...config!.settings!.tools, $typeName: undefined }, { $typeName: undefined, consoleRead: true, consoleCommand: false, players: true, knowledgeRead: true, knowledgeWrite: false, serverLifecycle: false, files: false });
+    assert.deepEqual(
+      { ...config!.settings!.tools, $typeName: undefined },
+      { $typeName: undefined, consoleRead: true, consoleCommand: false, players: true, knowledgeRead: true, knowledgeWrite: false, serverLifecycle: false, files: false },
+    );
     assert.equal(config!.settings!.responseStyle, ResponseStyle.CONCISE);
     assert.equal(config!.emergencyStop!.on, false);
     assert.equal(config!.breakGlass!.on, false);
@@ -65,8 +81,14 @@ describe("ocelot: settings", () => {
     const v = await version();
     const error = await rejectsWith(f.api(f.cast.owner).updateOcelotConfig({ ...acme, version: v, settings: settings({ dailyQueryCap: 11 }) }), Code.InvalidArgument);
     assert.match(error.message, /dailyQueryCap.*at most 10/);
-    await rejectsWith(f.api(f.cast.owner).updateOcelotConfig({ ...acme, version: v, settings: settings({ customInstructions: "x".repeat(4001) }) }), Code.InvalidArgument);
-    await rejectsWith(f.api(f.cast.owner).updateOcelotConfig({ ...acme, version: v, settings: settings(), breakGlass: true, breakGlassMinutes: 1441 }), Code.InvalidArgument);
+    await rejectsWith(
+      f.api(f.cast.owner).updateOcelotConfig({ ...acme, version: v, settings: settings({ customInstructions: "x".repeat(4001) }) }),
+      Code.InvalidArgument,
+    );
+    await rejectsWith(
+      f.api(f.cast.owner).updateOcelotConfig({ ...acme, version: v, settings: settings(), breakGlass: true, breakGlassMinutes: 1441 }),
+      Code.InvalidArgument,
+    );
     assert.equal(await version(), v);
   });
 
@@ -81,7 +103,10 @@ describe("ocelot: settings", () => {
     assert.equal(kept.config!.emergencyStop!.on, true, "an update that does not send the switch leaves it");
     await f.api(f.cast.owner).setOcelotEmergencyStop({ ...acme, on: false });
     const events = (await f.actions("ocelot")).filter((e) => e.action.startsWith("ocelot.emergency_stop"));
-    assert.deepEqual(events.slice(0, 2).map((e) => e.action), ["ocelot.emergency_stop_off", "ocelot.emergency_stop_on"]);
+    assert.deepEqual(
+      events.slice(0, 2).map((e) => e.action),
+      ["ocelot.emergency_stop_off", "ocelot.emergency_stop_on"],
+    );
     assert.equal(events[1].kind, ActivityKind.SECURITY);
     assert.equal(events[1].severity, ActivitySeverity.WARNING);
   });

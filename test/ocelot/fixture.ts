@@ -39,7 +39,8 @@ const asConnect = (error: unknown) => {
 function gateSteps(t: TestCore, who: Account, organizationSlug: string): GateSteps {
   const caller = callerOf(who);
   const { statements } = t.deps;
-  const step = (executionToken: string, s: Parameters<typeof applyTokenStep>[4]) => applyTokenStep(t.orm.em.fork(), statements, caller, { organizationSlug, executionToken }, s).catch(asConnect);
+  const step = (executionToken: string, s: Parameters<typeof applyTokenStep>[4]) =>
+    applyTokenStep(t.orm.em.fork(), statements, caller, { organizationSlug, executionToken }, s).catch(asConnect);
   return {
     authorize: (req) =>
       t.orm.em
@@ -71,16 +72,23 @@ export interface OcelotFixture {
 export async function startOcelotFixture(): Promise<OcelotFixture> {
   const t = await startTestCore(config);
   const cast = await acmeWithMembers(t);
-  const server = (await t.client(ServersService, { session: cast.owner.token }).createServer({ organizationSlug: "acme", name: "Survival", game: Game.MINECRAFT })).server!.id;
+  const server = (await t.client(ServersService, { session: cast.owner.token }).createServer({ organizationSlug: "acme", name: "Survival", game: Game.MINECRAFT }))
+    .server!.id;
   return {
     t,
     cast,
     server,
     api: (who) => t.client(OcelotService, { session: who.token }),
     gate: (who, organizationSlug = "acme") => gateSteps(t, who, organizationSlug),
-    sql: (text, values = []) => t.orm.em.fork().getConnection().execute(text, values as never),
+    sql: (text, values = []) =>
+      t.orm.em
+        .fork()
+        .getConnection()
+        .execute(text, values as never),
     async actions(prefix = "ocelot") {
-      const { events } = await t.client(ActivityService, { session: cast.owner.token }).listOrganizationActivity({ organizationSlug: "acme", action: prefix, limit: 200 });
+      const { events } = await t
+        .client(ActivityService, { session: cast.owner.token })
+        .listOrganizationActivity({ organizationSlug: "acme", action: prefix, limit: 200 });
       return events.map((e) => ({ action: e.action, severity: e.severity, kind: e.kind, details: e.details }));
     },
   };

@@ -26,7 +26,9 @@ describe("ocelot: tool-action gate", () => {
   const command = (text = "say hi") => ({ ...acme, tool: "console.command", serverId: f.server, conversationId: "conv-1", argumentsSummary: text });
   const configure = async (extra: object = {}, switches: object = {}) => {
     const version = (await f.api(f.cast.owner).getOcelotConfig(acme)).config!.version;
-    await f.api(f.cast.owner).updateOcelotConfig({ ...acme, version, settings: { enabled: true, tools: allTools, responseStyle: ResponseStyle.CONCISE, ...extra }, ...switches });
+    await f
+      .api(f.cast.owner)
+      .updateOcelotConfig({ ...acme, version, settings: { enabled: true, tools: allTools, responseStyle: ResponseStyle.CONCISE, ...extra }, ...switches });
   };
   const used = async () => (await f.api(f.cast.owner).getOcelotUsageStats(acme)).usage!.toolActions;
 
@@ -35,7 +37,7 @@ describe("ocelot: tool-action gate", () => {
     granted = await f.t.signUp("granted@example.com");
     const orgs = f.t.client(OrganizationsService, { session: f.cast.owner.token });
     await joinOrganization(f.t, f.cast.owner, acme.organizationSlug, granted, Role.MEMBER);
-    await orgs.createAccessGrant({ ...acme, userId: granted.userId, serverId: f.server , actions: allActions });
+    await orgs.createAccessGrant({ ...acme, userId: granted.userId, serverId: f.server, actions: allActions });
   });
   beforeEach(async () => {
     await f.sql(`delete from ocelot_tool_actions`);
@@ -65,7 +67,9 @@ describe("ocelot: tool-action gate", () => {
     await f.api(f.cast.admin).setOcelotEmergencyStop({ ...acme, on: true });
     await refusal(f.cast.owner, read(), ToolRefusal.EMERGENCY_STOP, "emergency_stop");
     await f.api(f.cast.admin).setOcelotEmergencyStop({ ...acme, on: false });
-    await f.sql(`insert into ocelot_daily_usage (organization_id, day, tool_actions) select id, (now() at time zone 'utc')::date, 6 from organizations where slug = 'acme'`);
+    await f.sql(
+      `insert into ocelot_daily_usage (organization_id, day, tool_actions) select id, (now() at time zone 'utc')::date, 6 from organizations where slug = 'acme'`,
+    );
     await refusal(f.cast.owner, read(), ToolRefusal.PLAN_LIMIT_REACHED, "plan_limit_reached");
     assert.equal(await used(), 6, "refusals reserve nothing");
     await rejectsWith(f.api(f.cast.owner).preflightToolAction({ ...acme, tool: "console.delete" }), Code.InvalidArgument);

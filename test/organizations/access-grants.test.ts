@@ -153,7 +153,10 @@ describe("organizations: server access grants", () => {
 
     it("filters by user and by server", async () => {
       const byUser = await orgs(owner).listAccessGrants({ organizationSlug: "acme", userId: member2.userId });
-      assert.deepEqual(byUser.accessGrants.map((g) => [g.userId, g.serverId]), [[member2.userId, creative]]);
+      assert.deepEqual(
+        byUser.accessGrants.map((g) => [g.userId, g.serverId]),
+        [[member2.userId, creative]],
+      );
       const byServer = await orgs(owner).listAccessGrants({ organizationSlug: "acme", serverId: creative });
       assert.deepEqual(byServer.accessGrants.map((g) => g.userId).sort(), [member.userId, member2.userId].sort());
       const both = await orgs(owner).listAccessGrants({ organizationSlug: "acme", userId: member2.userId, serverId: survival });
@@ -180,11 +183,7 @@ describe("organizations: server access grants", () => {
         Code.PermissionDenied,
         "permission_denied",
       );
-      await rejectsWith(
-        orgs(outsider).revokeAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: survival }),
-        Code.NotFound,
-        "not_found",
-      );
+      await rejectsWith(orgs(outsider).revokeAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: survival }), Code.NotFound, "not_found");
       assert.deepEqual(await visible(member), [survival, creative].sort());
     });
 
@@ -193,17 +192,16 @@ describe("organizations: server access grants", () => {
       assert.deepEqual(await visible(member), [creative]);
       await rejectsWith(servers(member).getServer({ serverId: survival }), Code.PermissionDenied, "permission_denied");
       const { accessGrants } = await orgs(owner).listAccessGrants({ organizationSlug: "acme", userId: member.userId });
-      assert.deepEqual(accessGrants.map((g) => g.serverId), [creative]);
+      assert.deepEqual(
+        accessGrants.map((g) => g.serverId),
+        [creative],
+      );
     });
 
     it("lets an owner revoke; a grant that does not exist is not_found", async () => {
       await orgs(owner).revokeAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: creative });
       assert.deepEqual(await visible(member), []);
-      await rejectsWith(
-        orgs(owner).revokeAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: creative }),
-        Code.NotFound,
-        "not_found",
-      );
+      await rejectsWith(orgs(owner).revokeAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: creative }), Code.NotFound, "not_found");
       // member2's grant on the same server is untouched.
       assert.deepEqual(await visible(member2), [creative]);
     });

@@ -27,7 +27,8 @@ describe("organizations: access requests", function () {
   let member2: Account;
   let outsider: Account;
   const orgs = (who: Account) => t.client(OrganizationsService, { session: who.token });
-  const newServer = async (name: string) => (await t.client(ServersService, { session: owner.token }).createServer({ organizationSlug: "acme", name, game: Game.MINECRAFT })).server!.id;
+  const newServer = async (name: string) =>
+    (await t.client(ServersService, { session: owner.token }).createServer({ organizationSlug: "acme", name, game: Game.MINECRAFT })).server!.id;
   const inMinutes = (minutes: number) => timestampFromDate(new Date(t.clock.now().getTime() + minutes * 60_000));
   const ask = (serverId: string, who = member, extra: { actions?: ServerAction[]; maxUses?: number; expiresAt?: ReturnType<typeof inMinutes> } = {}) =>
     orgs(who).createAccessRequest({
@@ -76,18 +77,31 @@ describe("organizations: access requests", function () {
     assert.deepEqual(approved.accessGrant!.actions, [ServerAction.VIEW, ServerAction.CONSOLE_READ]);
     assert.equal(approved.accessGrant!.constraints?.maxUses, 4);
     const mine = await orgs(member).getCurrentMember({ organizationSlug: "acme" });
-    assert.deepEqual(mine.accessGrants.map((g) => g.serverId), [serverId]);
+    assert.deepEqual(
+      mine.accessGrants.map((g) => g.serverId),
+      [serverId],
+    );
     const [told] = await notifications(member);
     assert.match(told.title, /Your access to Asked was approved/);
     assert.equal(told.kind, NotificationKind.ACCESS_REQUEST);
 
     // Approved, it is decided: neither another approval nor a cancel changes it.
-    const again = await rejectsWith(orgs(owner).approveAccessRequest({ organizationSlug: "acme", requestId: accessRequest!.id }), Code.FailedPrecondition, "failed_precondition");
+    const again = await rejectsWith(
+      orgs(owner).approveAccessRequest({ organizationSlug: "acme", requestId: accessRequest!.id }),
+      Code.FailedPrecondition,
+      "failed_precondition",
+    );
     assert.match(again.rawMessage, /already approved by admin@example\.com/);
     await rejectsWith(orgs(member).cancelAccessRequest({ organizationSlug: "acme", requestId: accessRequest!.id }), Code.FailedPrecondition);
 
     const { events } = await t.client(ActivityService, { session: owner.token }).listOrganizationActivity({ organizationSlug: "acme", serverId });
-    assert.deepEqual(events.map((e) => e.action).filter((a) => a.startsWith("access_")).reverse(), ["access_request.created", "access_grant.created", "access_request.approved"]);
+    assert.deepEqual(
+      events
+        .map((e) => e.action)
+        .filter((a) => a.startsWith("access_"))
+        .reverse(),
+      ["access_request.created", "access_grant.created", "access_request.approved"],
+    );
   });
 
   it("replaces the member's existing grant to the server on approval", async () => {
@@ -96,14 +110,20 @@ describe("organizations: access requests", function () {
     const { accessRequest } = await ask(serverId, member, { actions: [ServerAction.CONSOLE_COMMAND] });
     const { accessGrant } = await orgs(owner).approveAccessRequest({ organizationSlug: "acme", requestId: accessRequest!.id });
     const { accessGrants } = await orgs(owner).listAccessGrants({ organizationSlug: "acme", userId: member.userId, serverId });
-    assert.deepEqual(accessGrants.map((g) => [g.id, g.actions]), [[accessGrant!.id, [ServerAction.VIEW, ServerAction.CONSOLE_COMMAND]]]);
+    assert.deepEqual(
+      accessGrants.map((g) => [g.id, g.actions]),
+      [[accessGrant!.id, [ServerAction.VIEW, ServerAction.CONSOLE_COMMAND]]],
+    );
   });
 
   it("never lets an approval widen the request (invalid_argument), and leaves it pending", async () => {
     const serverId = await newServer("Narrow");
     const { accessRequest } = await ask(serverId, member, { actions: [ServerAction.CONSOLE_READ], maxUses: 5, expiresAt: inMinutes(60) });
     const requestId = accessRequest!.id;
-    const widen = async (init: { actions?: ServerAction[]; constraints?: { maxUses?: number; expiresAt?: ReturnType<typeof inMinutes>; durationSeconds?: number } }, message: RegExp) => {
+    const widen = async (
+      init: { actions?: ServerAction[]; constraints?: { maxUses?: number; expiresAt?: ReturnType<typeof inMinutes>; durationSeconds?: number } },
+      message: RegExp,
+    ) => {
       const error = await rejectsWith(orgs(owner).approveAccessRequest({ organizationSlug: "acme", requestId, ...init }), Code.InvalidArgument, "invalid_argument");
       assert.match(error.rawMessage, message);
     };
@@ -114,7 +134,11 @@ describe("organizations: access requests", function () {
     const listed = await orgs(owner).listAccessRequests({ organizationSlug: "acme", serverId });
     assert.equal(listed.accessRequests[0].status, AccessRequestStatus.PENDING);
     // Tightening, and adding a constraint it did not have, is allowed.
-    const { accessGrant } = await orgs(owner).approveAccessRequest({ organizationSlug: "acme", requestId, constraints: { maxUses: 2, expiresAt: inMinutes(30), durationSeconds: 600 } });
+    const { accessGrant } = await orgs(owner).approveAccessRequest({
+      organizationSlug: "acme",
+      requestId,
+      constraints: { maxUses: 2, expiresAt: inMinutes(30), durationSeconds: 600 },
+    });
     assert.deepEqual([accessGrant!.constraints?.maxUses, accessGrant!.constraints?.durationSeconds], [2, 600]);
   });
 
@@ -139,7 +163,11 @@ describe("organizations: access requests", function () {
     await orgs(owner).updateMemberRole({ organizationSlug: "acme", userId: member2.userId, role: Role.ADMIN });
     try {
       await rejectsWith(orgs(member2).approveAccessRequest({ organizationSlug: "acme", requestId: accessRequest!.id }), Code.PermissionDenied, "permission_denied");
-      await rejectsWith(orgs(member2).denyAccessRequest({ organizationSlug: "acme", requestId: accessRequest!.id, reason: "no" }), Code.PermissionDenied, "permission_denied");
+      await rejectsWith(
+        orgs(member2).denyAccessRequest({ organizationSlug: "acme", requestId: accessRequest!.id, reason: "no" }),
+        Code.PermissionDenied,
+        "permission_denied",
+      );
       // Managers need no requests.
       await rejectsWith(ask(await newServer("Admin asks"), member2), Code.FailedPrecondition, "failed_precondition");
     } finally {
@@ -174,7 +202,10 @@ describe("organizations: access requests", function () {
     const { accessRequest } = await ask(await newServer("Left behind"), leaver);
     await orgs(admin).removeMember({ organizationSlug: "acme", userId: leaver.userId });
     const { accessRequests } = await orgs(owner).listAccessRequests({ organizationSlug: "acme", userId: leaver.userId });
-    assert.deepEqual(accessRequests.map((r) => [r.id, r.status, r.decidedByEmail]), [[accessRequest!.id, AccessRequestStatus.CANCELLED, admin.email]]);
+    assert.deepEqual(
+      accessRequests.map((r) => [r.id, r.status, r.decidedByEmail]),
+      [[accessRequest!.id, AccessRequestStatus.CANCELLED, admin.email]],
+    );
   });
 
   it("lists: managers all of the organization's with filters and pages; a member only their own", async () => {
@@ -186,7 +217,10 @@ describe("organizations: access requests", function () {
       cursor = page.nextCursor || undefined;
     } while (cursor);
     const whole = (await orgs(owner).listAccessRequests({ organizationSlug: "acme" })).accessRequests;
-    assert.deepEqual(all, whole.map((r) => r.id));
+    assert.deepEqual(
+      all,
+      whole.map((r) => r.id),
+    );
     assert.equal(whole.length, 8);
     assert.ok(whole.some((r) => r.userId === member2.userId));
 

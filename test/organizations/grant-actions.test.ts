@@ -99,7 +99,10 @@ describe("organizations: grant actions and constraints", function () {
     const [kept] = (await orgs(owner).listAccessGrants({ organizationSlug: "acme", serverId: server!.id })).accessGrants;
     assert.deepEqual([kept.uses, kept.firstUsedAt, kept.state], [0, undefined, AccessGrantState.ACTIVE], "nothing spent, the duration not started");
     const { events } = await t.client(ActivityService, { session: owner.token }).listOrganizationActivity({ organizationSlug: "acme", serverId: server!.id });
-    assert.deepEqual(events.filter((e) => e.action === "server.console_command").map((e) => e.details.outcome), ["offline", "offline"]);
+    assert.deepEqual(
+      events.filter((e) => e.action === "server.console_command").map((e) => e.details.outcome),
+      ["offline", "offline"],
+    );
 
     const online = await onlineServer("Awake");
     await grant(online, [ServerAction.CONSOLE_COMMAND], { maxUses: 1 });
@@ -111,7 +114,15 @@ describe("organizations: grant actions and constraints", function () {
   it("gives the use back when a command is turned away unsent because too many are waiting for the agent", async () => {
     // An agent whose console never answers, so commands sent to it stay waiting.
     const res = await servers(owner).createServer({ organizationSlug: "acme", name: "Jammed", game: Game.MINECRAFT });
-    const agent = startAgent({ url: "http://in-process", key: res.agentKey, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, reconnect: false, transport: t.core.transport(), console: () => new Promise(() => {}) });
+    const agent = startAgent({
+      url: "http://in-process",
+      key: res.agentKey,
+      game: Game.MINECRAFT,
+      playerAuth: PlayerAuth.ONLINE,
+      reconnect: false,
+      transport: t.core.transport(),
+      console: () => new Promise(() => {}),
+    });
     agents.push(agent);
     await agent.connected();
     const serverId = res.server!.id;

@@ -65,7 +65,10 @@ describe("organizations: invitations by email", () => {
     assert.equal(accepted.member?.role, Role.ADMIN);
     assert.equal(accepted.organization?.slug, slug);
     const { organizations } = await orgs(newcomer).listOrganizations({});
-    assert.deepEqual(organizations.map((o) => [o.slug, o.role]), [[slug, Role.ADMIN]]);
+    assert.deepEqual(
+      organizations.map((o) => [o.slug, o.role]),
+      [[slug, Role.ADMIN]],
+    );
 
     // Used once: a second accept is refused, and the list shows it accepted.
     await rejectsWith(orgs(newcomer).acceptInvitation({ token: invited.token }), Code.FailedPrecondition, "failed_precondition");
@@ -92,7 +95,10 @@ describe("organizations: invitations by email", () => {
     const text = mailText(mail.raw).replace(/\r\n/g, "\n");
     assert.doesNotMatch(text, /[\r\u001b\u0085\u202e]/, "no control or bidirectional character in the text");
     const [first] = text.split("\n");
-    assert.equal(first, `Mallory\\x0d\\x0aSubject: urgent\\x85x (${owner.email}) invited you to join Evil\\x0dBcc: all@example.com\\x1b[2J\\u202eTeam on Outpost as a member.`);
+    assert.equal(
+      first,
+      `Mallory\\x0d\\x0aSubject: urgent\\x85x (${owner.email}) invited you to join Evil\\x0dBcc: all@example.com\\x1b[2J\\u202eTeam on Outpost as a member.`,
+    );
   });
 
   it("refuses an expired, a revoked and a wrongly addressed invitation, leaving it unused", async () => {
@@ -136,7 +142,11 @@ describe("organizations: invitations by email", () => {
     await rejectsWith(orgs(member).inviteMember({ organizationSlug: slug, email: "x3@example.com", role: Role.MEMBER }), Code.PermissionDenied);
     await rejectsWith(orgs(member).listInvitations({ organizationSlug: slug }), Code.PermissionDenied);
     await rejectsWith(orgs(outsider).inviteMember({ organizationSlug: slug, email: "x3@example.com", role: Role.MEMBER }), Code.NotFound);
-    await rejectsWith(orgs(owner).inviteMember({ organizationSlug: slug, email: "Member3@example.com", role: Role.MEMBER }), Code.FailedPrecondition, "failed_precondition");
+    await rejectsWith(
+      orgs(owner).inviteMember({ organizationSlug: slug, email: "Member3@example.com", role: Role.MEMBER }),
+      Code.FailedPrecondition,
+      "failed_precondition",
+    );
     await rejectsWith(orgs(owner).inviteMember({ organizationSlug: slug, email: "not an email", role: Role.MEMBER }), Code.InvalidArgument);
   });
 
@@ -158,7 +168,9 @@ describe("organizations: invitations by email", () => {
     await orgs(owner).updateMemberRole({ organizationSlug: slug, userId: coOwner.userId, role: Role.ADMIN });
 
     const status = async (invited: { invitation?: { id: string } }) =>
-      InvitationStatus[(await orgs(owner).listInvitations({ organizationSlug: slug, includeClosed: true })).invitations.find((i) => i.id === invited.invitation!.id)!.status];
+      InvitationStatus[
+        (await orgs(owner).listInvitations({ organizationSlug: slug, includeClosed: true })).invitations.find((i) => i.id === invited.invitation!.id)!.status
+      ];
     assert.equal(await status(byAdmin), "REVOKED", "a removed admin's invitation cannot bring anyone in");
     assert.equal(await status(byDemoted), "REVOKED", "a member cannot invite, so neither do their invitations");
     assert.equal(await status(adminByCoOwner), "REVOKED", "an admin cannot invite admins");
@@ -166,7 +178,9 @@ describe("organizations: invitations by email", () => {
     assert.equal(await status(byOwner), "PENDING");
     const alt = await t.signUp("alt9@example.com");
     await rejectsWith(orgs(alt).acceptInvitation({ token: byAdmin.token }), Code.FailedPrecondition);
-    const { events } = await t.client(ActivityService, { session: owner.token }).listOrganizationActivity({ organizationSlug: slug, action: "invitation.revoked", limit: 10 });
+    const { events } = await t
+      .client(ActivityService, { session: owner.token })
+      .listOrganizationActivity({ organizationSlug: slug, action: "invitation.revoked", limit: 10 });
     assert.deepEqual(events.map((e) => [e.details.email, e.details.reason]).sort(), [
       ["alt9@example.com", "inviter_left_organization"],
       ["boss9@example.com", "inviter_role_changed"],
@@ -195,7 +209,10 @@ describe("organizations: invitations by email", () => {
     const invited = await orgs(owner).inviteMember({ organizationSlug: slug, email: person.email, role: Role.MEMBER });
     const results = await Promise.allSettled([orgs(person).acceptInvitation({ token: invited.token }), orgs(person).acceptInvitation({ token: invited.token })]);
     assert.equal(results.filter((r) => r.status === "fulfilled").length, 1, JSON.stringify(results.map((r) => r.status)));
-    const [count] = await sql(`select count(*)::int as n from memberships m join organizations o on o.id = m.organization_id where o.slug = ? and m.user_id = ?`, [slug, person.userId]);
+    const [count] = await sql(`select count(*)::int as n from memberships m join organizations o on o.id = m.organization_id where o.slug = ? and m.user_id = ?`, [
+      slug,
+      person.userId,
+    ]);
     assert.equal(count.n, 1);
     // One account per address (in any case), so no second user can hold the same invitation.
     await rejectsWith(t.signUp("RACE5@example.com"), Code.AlreadyExists);

@@ -31,7 +31,10 @@ describe("organizations: create, list, get, rename, delete", () => {
       assert.equal(organization?.role, Role.OWNER);
       assert.match(organization!.id, /^[0-9a-f-]{36}$/);
       const { members } = await orgs(outsider).listMembers({ organizationSlug: "out-siders-2" });
-      assert.deepEqual(members.map((m) => [m.email, m.role]), [[outsider.email, Role.OWNER]]);
+      assert.deepEqual(
+        members.map((m) => [m.email, m.role]),
+        [[outsider.email, Role.OWNER]],
+      );
     });
 
     it("refuses slugs that break the pattern, naming the field", async () => {
@@ -71,15 +74,28 @@ describe("organizations: create, list, get, rename, delete", () => {
     it("lists only the caller's organizations, with the caller's role in each", async () => {
       await orgs(owner).createOrganization({ name: "Beta", slug: "beta" });
       const mine = await orgs(owner).listOrganizations({});
-      assert.deepEqual(mine.organizations.map((o) => [o.slug, o.role]), [["acme", Role.OWNER], ["beta", Role.OWNER]]);
+      assert.deepEqual(
+        mine.organizations.map((o) => [o.slug, o.role]),
+        [
+          ["acme", Role.OWNER],
+          ["beta", Role.OWNER],
+        ],
+      );
       const theirs = await orgs(member).listOrganizations({});
-      assert.deepEqual(theirs.organizations.map((o) => [o.slug, o.role]), [["acme", Role.MEMBER]]);
+      assert.deepEqual(
+        theirs.organizations.map((o) => [o.slug, o.role]),
+        [["acme", Role.MEMBER]],
+      );
       const alone = await t.signUp("alone@example.com");
       assert.deepEqual((await orgs(alone).listOrganizations({})).organizations, []);
     });
 
     it("gets an organization for any member, with its plan usage", async () => {
-      for (const [who, role] of [[owner, Role.OWNER], [admin, Role.ADMIN], [member, Role.MEMBER]] as const) {
+      for (const [who, role] of [
+        [owner, Role.OWNER],
+        [admin, Role.ADMIN],
+        [member, Role.MEMBER],
+      ] as const) {
         const res = await orgs(who).getOrganization({ organizationSlug: "acme" });
         assert.equal(res.organization?.slug, "acme");
         assert.equal(res.organization?.role, role);
@@ -136,7 +152,10 @@ describe("organizations: create, list, get, rename, delete", () => {
         const { organizations } = await orgs(who).listOrganizations({});
         assert.ok(!organizations.some((o) => o.slug === "acme"));
       }
-      const rows = await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from memberships m join organizations o on o.id = m.organization_id where o.slug = 'acme'`);
+      const rows = await t.orm.em
+        .fork()
+        .getConnection()
+        .execute(`select count(*)::int as n from memberships m join organizations o on o.id = m.organization_id where o.slug = 'acme'`);
       assert.equal(rows[0].n, 0);
       const again = await orgs(outsider).createOrganization({ name: "New Acme", slug: "acme" });
       assert.equal(again.organization?.role, Role.OWNER);

@@ -73,7 +73,10 @@ describe("organizations: grants and requests racing a removal", function () {
     for (let i = 0; i < 12; i++) {
       const member = await newMember();
       const { accessRequest } = await orgs(member).createAccessRequest({ ...acme, serverId: server, actions: allActions, reason: "" });
-      const decide = i % 2 ? orgs(admin).approveAccessRequest({ ...acme, requestId: accessRequest!.id, actions: [] }) : orgs(admin).denyAccessRequest({ ...acme, requestId: accessRequest!.id, reason: "no" });
+      const decide =
+        i % 2
+          ? orgs(admin).approveAccessRequest({ ...acme, requestId: accessRequest!.id, actions: [] })
+          : orgs(admin).denyAccessRequest({ ...acme, requestId: accessRequest!.id, reason: "no" });
       await race([decide, orgs(owner).removeMember({ ...acme, userId: member.userId })]);
       assert.equal(await grantsOf(member.userId), 0, `round ${i + 1}: the removed member kept a grant`);
     }
@@ -89,8 +92,12 @@ describe("organizations: grants and requests racing a removal", function () {
         orgs(owner).removeMember({ ...acme, userId: leaving.userId }),
       ]);
       const sql = t.orm.em.fork().getConnection();
-      const [keys] = await sql.execute(`select count(*)::int as n from api_keys where user_id = ? and organization_id is not null and revoked_at is null`, [leaving.userId]);
-      const [invites] = await sql.execute(`select count(*)::int as n from invitations where invited_by_id = ? and accepted_at is null and revoked_at is null`, [leaving.userId]);
+      const [keys] = await sql.execute(`select count(*)::int as n from api_keys where user_id = ? and organization_id is not null and revoked_at is null`, [
+        leaving.userId,
+      ]);
+      const [invites] = await sql.execute(`select count(*)::int as n from invitations where invited_by_id = ? and accepted_at is null and revoked_at is null`, [
+        leaving.userId,
+      ]);
       assert.deepEqual([keys.n, invites.n], [0, 0], `round ${i + 1}: something of the removed admin's still works`);
     }
     for (let i = 0; i < 8; i++) {
@@ -99,7 +106,10 @@ describe("organizations: grants and requests racing a removal", function () {
         orgs(member).createAccessRequest({ ...acme, serverId: server, actions: allActions, reason: "" }),
         orgs(owner).removeMember({ ...acme, userId: member.userId }),
       ]);
-      const [pending] = await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from access_requests where user_id = ? and status = 'pending'`, [member.userId]);
+      const [pending] = await t.orm.em
+        .fork()
+        .getConnection()
+        .execute(`select count(*)::int as n from access_requests where user_id = ? and status = 'pending'`, [member.userId]);
       assert.equal(pending.n, 0, `round ${i + 1}: a removed member's request is pending`);
     }
   });

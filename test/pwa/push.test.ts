@@ -105,7 +105,10 @@ describe("pwa: Web Push subscriptions and delivery", function () {
   it("delivers the test push, encrypted to the browser's keys and signed for the endpoint's origin", async () => {
     const s = await subscribe(alice, "Firefox on Linux");
     const { outcomes } = await pwa(alice).sendTestPush({});
-    assert.deepEqual(outcomes.map((o) => [o.subscriptionId, o.delivered, o.status, o.error, o.removed]), [[s.id, true, 201, "", false]]);
+    assert.deepEqual(
+      outcomes.map((o) => [o.subscriptionId, o.delivered, o.status, o.error, o.removed]),
+      [[s.id, true, 201, "", false]],
+    );
     const got = push.received.at(-1)!;
     assert.equal(got.path, new URL(s.endpoint).pathname);
     assert.equal(got.message.title, "Outpost");
@@ -126,9 +129,15 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     const b = await subscribe(alice);
     const before = push.received.length;
     const outcomes = await sendPushToUser(t.deps, alice.userId, { title: "Server down", body: "Survival is offline", url: "/app/o/acme/servers", tag: "server-1" });
-    assert.deepEqual(outcomes.map((o) => o.delivered), [true, true]);
+    assert.deepEqual(
+      outcomes.map((o) => o.delivered),
+      [true, true],
+    );
     assert.deepEqual(new Set(outcomes.map((o) => o.subscriptionId)), new Set([a.id, b.id]));
-    assert.deepEqual(push.received.slice(before).map((r) => r.message.title), ["Server down", "Server down"]);
+    assert.deepEqual(
+      push.received.slice(before).map((r) => r.message.title),
+      ["Server down", "Server down"],
+    );
     assert.deepEqual(await sendPushToUser(t.deps, bob.userId, { title: "x", body: "y" }), []);
     await assert.rejects(sendPushToUser(t.deps, alice.userId, { title: "big", body: "x".repeat(maxPushPayloadBytes) }), /at most/);
     for (const s of [a, b]) await pwa(alice).unsubscribe({ target: { case: "endpoint", value: s.endpoint } });
@@ -148,7 +157,10 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     assert.deepEqual([byId.get(expired.id)?.removed, byId.get(expired.id)?.status], [true, 404]);
     assert.deepEqual([byId.get(failing.id)?.removed, byId.get(failing.id)?.delivered, byId.get(failing.id)?.status], [false, false, 500]);
     assert.match(byId.get(failing.id)!.error, /500/);
-    assert.deepEqual((await pwa(alice).listSubscriptions({})).subscriptions.map((s) => s.id), [failing.id]);
+    assert.deepEqual(
+      (await pwa(alice).listSubscriptions({})).subscriptions.map((s) => s.id),
+      [failing.id],
+    );
     await pwa(alice).unsubscribe({ target: { case: "subscriptionId", value: failing.id } });
   });
 
@@ -158,7 +170,10 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     await rejectsWith(pwa(bob).unsubscribe({ target: { case: "subscriptionId", value: mine.id } }), Code.NotFound, "not_found");
     await rejectsWith(pwa(bob).unsubscribe({ target: { case: "endpoint", value: mine.endpoint } }), Code.NotFound, "not_found");
     assert.equal((await pwa(bob).sendTestPush({})).outcomes.length, 0);
-    assert.deepEqual((await pwa(alice).listSubscriptions({})).subscriptions.map((s) => s.id), [mine.id]);
+    assert.deepEqual(
+      (await pwa(alice).listSubscriptions({})).subscriptions.map((s) => s.id),
+      [mine.id],
+    );
     // The same browser subscribing while signed in as Bob: the endpoint is his now, not both.
     await pwa(bob).subscribe({ endpoint: mine.endpoint, keys: mine.keys.json });
     assert.deepEqual((await pwa(alice).listSubscriptions({})).subscriptions, []);
@@ -213,7 +228,10 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     await pwa(alice).unsubscribe({ target: { case: "subscriptionId", value: s.id } });
     const { events } = await t.client(ActivityService, { session: alice.token }).listMyActivity({ action: "push_subscription", limit: 200 });
     const ofThis = events.filter((e) => e.targetId === s.id).map((e) => [e.action, e.details.push_service]);
-    assert.deepEqual(ofThis, [["push_subscription.deleted", push.origin], ["push_subscription.created", push.origin]]);
+    assert.deepEqual(ofThis, [
+      ["push_subscription.deleted", push.origin],
+      ["push_subscription.created", push.origin],
+    ]);
   });
 
   it("refuses a subscription that is not https, has no keys, or keys that are not a P-256 point and a 16-byte secret", async () => {
@@ -238,7 +256,10 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     const strict = await startTestCore(testConfig, { database: t.database });
     try {
       await rejectsWith(strict.client(PwaService, { session: alice.token }).subscribe({ endpoint: good.endpoint, keys: good.keys.json }), Code.InvalidArgument);
-      await rejectsWith(strict.client(PwaService, { session: alice.token }).subscribe({ endpoint: "http://push.example.com/x", keys: good.keys.json }), Code.InvalidArgument);
+      await rejectsWith(
+        strict.client(PwaService, { session: alice.token }).subscribe({ endpoint: "http://push.example.com/x", keys: good.keys.json }),
+        Code.InvalidArgument,
+      );
     } finally {
       await strict.close();
     }
@@ -293,18 +314,25 @@ describe("pwa: Web Push subscriptions and delivery", function () {
     try {
       const kek = keyEncryptionKey(testKeyEncryptionKey);
       const sealed = seal(kek, ecdh.getPrivateKey(), "vapid");
-      await insertVapidKeyIfNone(fresh.deps.statements.on(fresh.orm.em.fork()), {
-        public_key: ecdh.getPublicKey().toString("base64url"),
-        private_key_ciphertext: sealed.ciphertext,
-        private_key_iv: sealed.iv,
-        private_key_tag: sealed.tag,
-        kek_id: sealed.kekId,
-      }, new Date());
+      await insertVapidKeyIfNone(
+        fresh.deps.statements.on(fresh.orm.em.fork()),
+        {
+          public_key: ecdh.getPublicKey().toString("base64url"),
+          private_key_ciphertext: sealed.ciphertext,
+          private_key_iv: sealed.iv,
+          private_key_tag: sealed.tag,
+          kek_id: sealed.kekId,
+        },
+        new Date(),
+      );
       const carol = await fresh.signUp("carol@example.com");
       const s = push.subscription();
       await fresh.client(PwaService, { session: carol.token }).subscribe({ endpoint: s.endpoint, keys: s.keys.json });
       const { outcomes } = await fresh.client(PwaService, { session: carol.token }).sendTestPush({});
-      assert.deepEqual(outcomes.map((o) => [o.delivered, o.status, o.error]), [[true, 201, ""]]);
+      assert.deepEqual(
+        outcomes.map((o) => [o.delivered, o.status, o.error]),
+        [[true, 201, ""]],
+      );
       assert.equal(push.received.at(-1)!.vapid.key, ecdh.getPublicKey().toString("base64url"));
       const pair = await fresh.deps.push.vapid.get(fresh.deps.statements.on(fresh.orm.em.fork()), new Date());
       assert.equal(Buffer.from(pair.privateKey, "base64url").length, 32);

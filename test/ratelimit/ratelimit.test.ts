@@ -115,15 +115,17 @@ describe("rate limits", () => {
       const pool = openCountPool(t.database.url);
       try {
         // Both of the pool's connections at once, so each is a new one.
-        const settings = await Promise.all([1, 2].map(async () => {
-          const client = await pool.connect();
-          try {
-            const { rows } = await client.query<{ setting: string; source: string }>("select setting, source from pg_settings where name = 'synchronous_commit'");
-            return `${rows[0].setting} (${rows[0].source})`;
-          } finally {
-            client.release();
-          }
-        }));
+        const settings = await Promise.all(
+          [1, 2].map(async () => {
+            const client = await pool.connect();
+            try {
+              const { rows } = await client.query<{ setting: string; source: string }>("select setting, source from pg_settings where name = 'synchronous_commit'");
+              return `${rows[0].setting} (${rows[0].source})`;
+            } finally {
+              client.release();
+            }
+          }),
+        );
         assert.deepEqual(settings, ["off (session)", "off (session)"]);
       } finally {
         await pool.end();
@@ -141,7 +143,10 @@ describe("rate limits", () => {
         await pool.query(`insert into rate_limits (key, points, expire) values ('sweep:ended', 1, 1000), ('sweep:at-cutoff', 1, 2000), ('sweep:open', 1, 3000)`);
         await deleteExpiredCounts(onConnection(pool), 2000);
         const { rows } = await pool.query<{ key: string }>(`select key from rate_limits where key like 'sweep:%' order by key`);
-        assert.deepEqual(rows.map((r) => r.key), ["sweep:at-cutoff", "sweep:open"]);
+        assert.deepEqual(
+          rows.map((r) => r.key),
+          ["sweep:at-cutoff", "sweep:open"],
+        );
       } finally {
         await pool.end();
       }
@@ -197,7 +202,8 @@ describe("rate limits", () => {
       assert.ok(info.retryAfterSeconds > 500 && info.retryAfterSeconds <= 600, `retry after ${info.retryAfterSeconds}`);
       assert.match(refused.rawMessage, /^too many unknown credentials from your address; try again in \d+ seconds$/);
       // From now on refused before the lookup and before its own count: the store gains nothing.
-      const counted = async () => (t.database.kind === "postgres" ? (await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from rate_limits`))[0].n : 0);
+      const counted = async () =>
+        t.database.kind === "postgres" ? (await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from rate_limits`))[0].n : 0;
       const before = await counted();
       for (let i = 0; i < 5; i++) await rejectsWith(from(randomKey()).getSession({}), Code.ResourceExhausted, "rate_limited");
       assert.equal(await counted(), before);
@@ -205,9 +211,10 @@ describe("rate limits", () => {
       assert.ok((await from(known).getSession({})).user?.email);
       await rejectsWith(from(fresh).getSession({}), Code.ResourceExhausted, "rate_limited");
       // Agents from that address too; other addresses are unaffected.
-      const agent = createClient(AgentService, t.core.transport([
-        (next) => (req) => (req.header.set(agentKeyHeader, `opa_${"y".repeat(40)}`), req.header.set(clientIpHeader, "198.51.100.77"), next(req)),
-      ]));
+      const agent = createClient(
+        AgentService,
+        t.core.transport([(next) => (req) => (req.header.set(agentKeyHeader, `opa_${"y".repeat(40)}`), req.header.set(clientIpHeader, "198.51.100.77"), next(req))]),
+      );
       const requests = createWritableIterable<MessageInitShape<typeof ConnectRequestSchema>>();
       const opened = async () => {
         for await (const response of agent.connect(requests)) void response;
@@ -217,17 +224,19 @@ describe("rate limits", () => {
       assert.ok((await from(fresh, "198.51.100.78").getSession({})).user?.email);
     });
 
-    onPostgresServer(() => it("shares one limit between instances on the same PostgreSQL database", async function () {
-      const key = await newApiKey();
-      const second = anotherInstance(limits);
-      assert.equal(second.rateLimits.store, "postgres");
-      const one = t.client(AuthService, { apiKey: key });
-      const two = second.client(AuthService, { [apiKeyHeader]: key });
-      for (let i = 0; i < 3; i++) await one.getSession({});
-      for (let i = 0; i < 2; i++) await two.getSession({});
-      await rejectsWith(two.getSession({}), Code.ResourceExhausted, "rate_limited");
-      await rejectsWith(one.getSession({}), Code.ResourceExhausted, "rate_limited");
-    }));
+    onPostgresServer(() =>
+      it("shares one limit between instances on the same PostgreSQL database", async function () {
+        const key = await newApiKey();
+        const second = anotherInstance(limits);
+        assert.equal(second.rateLimits.store, "postgres");
+        const one = t.client(AuthService, { apiKey: key });
+        const two = second.client(AuthService, { [apiKeyHeader]: key });
+        for (let i = 0; i < 3; i++) await one.getSession({});
+        for (let i = 0; i < 2; i++) await two.getSession({});
+        await rejectsWith(two.getSession({}), Code.ResourceExhausted, "rate_limited");
+        await rejectsWith(one.getSession({}), Code.ResourceExhausted, "rate_limited");
+      }),
+    );
 
     it("lets the key through again once the window has passed", async () => {
       const key = await newApiKey();
@@ -273,25 +282,26 @@ describe("rate limits", () => {
       assert.equal(after.consumed, rateLimits.store === "postgres" ? 0 : 13);
     });
 
-    onPostgresServer(() => it("shares writes on PostgreSQL: one for the first call, one for those that arrived meanwhile", async function () {
-      const writes: string[] = [];
-      const pool = new pg.Pool({ connectionString: t.database.url, max: 2 });
-      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-      pool.query = ((...args: unknown[]) => {
-        const text = typeof args[0] === "string" ? args[0] : (args[0] as { text: string }).text;
-        if (/rate_limits/.test(text)) writes.push(text);
-        return query(...args);
-      }) as typeof pool.query;
-      const rateLimits = createPostgresRateLimits(limits, pool);
-      closers.push(async () => {
-        await rateLimits.close();
-        await pool.end();
-      });
-      await burst(rateLimits.signInPerIp, "ip:198.51.100.99");
-      assert.equal(writes.length, 3, `writes: the first call's, the other 11 together's, the next call's (got ${writes.length})`);
-      const [row] = (await pool.query<{ points: number }>(`select points from rate_limits where key = 'sign_in_ip:ip:198.51.100.99'`)).rows;
-      assert.equal(row.points, 13);
-    }));
+    onPostgresServer(() =>
+      it("shares writes on PostgreSQL: one for the first call, one for those that arrived meanwhile", async function () {
+        const writes: string[] = [];
+        const pool = new pg.Pool({ connectionString: t.database.url, max: 2 });
+        const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+        pool.query = ((...args: unknown[]) => {
+          const text = typeof args[0] === "string" ? args[0] : (args[0] as { text: string }).text;
+          if (/rate_limits/.test(text)) writes.push(text);
+          return query(...args);
+        }) as typeof pool.query;
+        const rateLimits = createPostgresRateLimits(limits, pool);
+        closers.push(async () => {
+          await rateLimits.close();
+          await pool.end();
+        });
+        await burst(rateLimits.signInPerIp, "ip:198.51.100.99");
+        assert.equal(writes.length, 3, `writes: the first call's, the other 11 together's, the next call's (got ${writes.length})`);
+        const [row] = (await pool.query<{ points: number }>(`select points from rate_limits where key = 'sign_in_ip:ip:198.51.100.99'`)).rows;
+        assert.equal(row.points, 13);
+      }),
+    );
   });
-
 });

@@ -33,8 +33,7 @@ describe("rate limits: sign-in attempts per account and IP, per account, and per
   });
   after(() => t?.close());
 
-  const signInFrom = (ip: string, email: string, password: string) =>
-    t.client(IdentityService).signIn({ email, password, client: { ip, userAgent: "test" } });
+  const signInFrom = (ip: string, email: string, password: string) => t.client(IdentityService).signIn({ email, password, client: { ip, userAgent: "test" } });
 
   const password = "correct horse battery staple";
   let victim: { id: string; email: string };
@@ -147,9 +146,11 @@ describe("rate limits: sign-in attempts per account and IP, per account, and per
     assert.notEqual(rows[3].target_id, victim.id);
   });
 
-  onPostgresServer(() => it("keeps no email in clear in the shared store", async function () {
-    const rows = await t.orm.em.fork().getConnection().execute(`select key from rate_limits`);
-    assert.ok(rows.length > 0);
-    for (const { key } of rows) assert.doesNotMatch(key, /@/);
-  }));
+  onPostgresServer(() =>
+    it("keeps no email in clear in the shared store", async function () {
+      const rows = await t.orm.em.fork().getConnection().execute(`select key from rate_limits`);
+      assert.ok(rows.length > 0);
+      for (const { key } of rows) assert.doesNotMatch(key, /@/);
+    }),
+  );
 });

@@ -46,13 +46,19 @@ describe("rate limits: configuration, store choice and HTTP headers", () => {
         [{ RATE_LIMIT_PER_MINUTE: "0" }, /^RATE_LIMIT_PER_MINUTE must be a whole number from 1 to 1000000 \(got "0"\)$/],
         [{ SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN: "ten" }, /^SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN must be a whole number/],
         [{ SIGN_IN_ATTEMPTS_PER_15_MIN: "ten" }, /^SIGN_IN_ATTEMPTS_PER_15_MIN must be a whole number/],
-        [{ SIGN_IN_ATTEMPTS_PER_15_MIN: "5", SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN: "5" }, /^set SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN only: SIGN_IN_ATTEMPTS_PER_15_MIN is its old name/],
+        [
+          { SIGN_IN_ATTEMPTS_PER_15_MIN: "5", SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN: "5" },
+          /^set SIGN_IN_ATTEMPTS_PER_ACCOUNT_IP_PER_15_MIN only: SIGN_IN_ATTEMPTS_PER_15_MIN is its old name/,
+        ],
         [{ SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN: "-1" }, /^SIGN_IN_ATTEMPTS_PER_IP_PER_15_MIN must be a whole number/],
         [{ SIGN_IN_ATTEMPTS_PER_ACCOUNT_PER_HOUR: "0" }, /^SIGN_IN_ATTEMPTS_PER_ACCOUNT_PER_HOUR must be a whole number from 1 to 100000/],
         [{ SIGN_UPS_PER_IP_PER_HOUR: "1.5" }, /^SIGN_UPS_PER_IP_PER_HOUR must be a whole number from 1 to 100000/],
       ];
       for (const [env, message] of refuses) {
-        assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
+        assert.throws(
+          () => loadConfig(env),
+          (error: unknown) => error instanceof ConfigError && message.test(error.message),
+        );
       }
     });
 
@@ -77,39 +83,36 @@ describe("rate limits: configuration, store choice and HTTP headers", () => {
       }
     });
 
-    onPostgresServer(() => it("counts in the rate_limits table on a PostgreSQL server, which the migration made", async function () {
-      const database = await createTestDatabase();
-      try {
-        const runtime = await openRuntime(loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: "silent" }), silent, "serve");
+    onPostgresServer(() =>
+      it("counts in the rate_limits table on a PostgreSQL server, which the migration made", async function () {
+        const database = await createTestDatabase();
         try {
-          assert.equal(runtime.rateLimits.store, "postgres");
-          const auth = createClient(
-            AuthService,
-            runtime.core.transport([(next) => (req) => (req.header.set(clientIpHeader, "192.0.2.1"), next(req))]),
-          );
-          await assert.rejects(auth.getSession({}), (e: unknown) => ConnectError.from(e).code === Code.Unauthenticated);
-          const sql = runtime.orm.em.fork().getConnection();
-          assert.deepEqual(await sql.execute(`select key, points from rate_limits`), [{ key: "default:ip:192.0.2.1", points: 1 }]);
-          const columns = await sql.execute(
-            `select column_name, data_type from information_schema.columns where table_name = 'rate_limits' order by ordinal_position`,
-          );
-          assert.deepEqual(
-            columns.map((c) => `${c.column_name} ${c.data_type}`),
-            ["key character varying", "points integer", "expire bigint"],
-          );
-          // The library was told the table exists: it made none of its own.
-          const tables = await sql.execute(`select table_name from information_schema.tables where table_schema = 'public' order by 1`);
-          assert.deepEqual(
-            tables.map((r) => String(r.table_name)).filter((n) => /rate|rlflx|default|sign_in/.test(n)),
-            ["rate_limits"],
-          );
+          const runtime = await openRuntime(loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: "silent" }), silent, "serve");
+          try {
+            assert.equal(runtime.rateLimits.store, "postgres");
+            const auth = createClient(AuthService, runtime.core.transport([(next) => (req) => (req.header.set(clientIpHeader, "192.0.2.1"), next(req))]));
+            await assert.rejects(auth.getSession({}), (e: unknown) => ConnectError.from(e).code === Code.Unauthenticated);
+            const sql = runtime.orm.em.fork().getConnection();
+            assert.deepEqual(await sql.execute(`select key, points from rate_limits`), [{ key: "default:ip:192.0.2.1", points: 1 }]);
+            const columns = await sql.execute(`select column_name, data_type from information_schema.columns where table_name = 'rate_limits' order by ordinal_position`);
+            assert.deepEqual(
+              columns.map((c) => `${c.column_name} ${c.data_type}`),
+              ["key character varying", "points integer", "expire bigint"],
+            );
+            // The library was told the table exists: it made none of its own.
+            const tables = await sql.execute(`select table_name from information_schema.tables where table_schema = 'public' order by 1`);
+            assert.deepEqual(
+              tables.map((r) => String(r.table_name)).filter((n) => /rate|rlflx|default|sign_in/.test(n)),
+              ["rate_limits"],
+            );
+          } finally {
+            await runtime.close();
+          }
         } finally {
-          await runtime.close();
+          await database.drop();
         }
-      } finally {
-        await database.drop();
-      }
-    }));
+      }),
+    );
   });
 
   describe("client addresses", () => {
@@ -134,7 +137,7 @@ describe("rate limits: configuration, store choice and HTTP headers", () => {
       assert.deepEqual(rateLimitHeaders(limited(42)), {
         "Retry-After": "42",
         "RateLimit-Policy": '"default";q=600;w=60',
-        "RateLimit": '"default";r=0;t=42',
+        RateLimit: '"default";r=0;t=42',
       });
     });
 
@@ -151,7 +154,7 @@ describe("rate limits: configuration, store choice and HTTP headers", () => {
       assert.deepEqual(rateLimitHeaders(incoming), {
         "Retry-After": "7",
         "RateLimit-Policy": '"sign_in_account";q=10;w=900',
-        "RateLimit": '"sign_in_account";r=0;t=7',
+        RateLimit: '"sign_in_account";r=0;t=7',
       });
     });
 

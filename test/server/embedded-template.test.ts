@@ -60,7 +60,11 @@ describe("embedded database template", function () {
   });
 
   it("has been through exactly the migrations in core/db/migrations", () => {
-    assert.deepEqual(info.migrations, migrations.map((m) => m.name), `the template does not match the migrations; ${regenerate}`);
+    assert.deepEqual(
+      info.migrations,
+      migrations.map((m) => m.name),
+      `the template does not match the migrations; ${regenerate}`,
+    );
   });
 
   it("gives a first start the schema the migrations make, with no migration left to run", async () => {
@@ -72,7 +76,10 @@ describe("embedded database template", function () {
       assert.deepEqual(await migrated(fromTemplate.url), []);
       fresh = await startEmbeddedPostgres({ dataDir: undefined, port: 0 });
       assert.equal(fresh.origin, "initdb");
-      assert.deepEqual(await migrated(fresh.url), migrations.map((m) => m.name));
+      assert.deepEqual(
+        await migrated(fresh.url),
+        migrations.map((m) => m.name),
+      );
       const [expected, actual] = [await schemaOf(fresh.url), await schemaOf(fromTemplate.url)];
       assert.ok(expected.length > 50, "the reference schema has the service's tables");
       assert.deepEqual(actual, expected, `the template's schema differs from the migrations'; ${regenerate}`);

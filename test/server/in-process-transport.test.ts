@@ -79,7 +79,9 @@ describe("in-process transport", () => {
     // The package exports no package.json: find it above the entry point that resolves.
     const entry = createRequire(import.meta.url).resolve("@connectrpc/connect");
     const installed = (JSON.parse(readFileSync(join(entry.slice(0, entry.lastIndexOf("/dist/")), "package.json"), "utf8")) as { version: string }).version;
-    const pinned = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { dependencies: Record<string, string> }).dependencies["@connectrpc/connect"];
+    const pinned = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { dependencies: Record<string, string> }).dependencies[
+      "@connectrpc/connect"
+    ];
     assert.equal(pinned, connectVersionProven, "package.json pins @connectrpc/connect exactly to the release core/transport.ts was proven against");
     assert.equal(
       installed,
@@ -149,7 +151,10 @@ describe("in-process transport", () => {
   it("hands each side its own copy of the messages", async () => {
     await same(async (build) => {
       const kept = create(GetJwksResponseSchema, { keys: [{ kid: "kept" }] });
-      const client = createClient(KeysService, build((router) => router.service(KeysService, { getJwks: () => kept }), {}));
+      const client = createClient(
+        KeysService,
+        build((router) => router.service(KeysService, { getJwks: () => kept }), {}),
+      );
       const res = await client.getJwks({ issuer: Issuer.GAME });
       res.keys[0].kid = "changed by the caller";
       return { handlerStill: kept.keys[0].kid, same: res === kept };
@@ -277,7 +282,10 @@ describe("in-process transport", () => {
 
   it("answers unimplemented for a service it does not serve", async () => {
     await same(async (build) => {
-      const client = createClient(AuthService, build((router) => router.service(KeysService, {}), {}));
+      const client = createClient(
+        AuthService,
+        build((router) => router.service(KeysService, {}), {}),
+      );
       return client.getSession({}).then(
         () => "answered",
         (error) => describeError(error),

@@ -63,7 +63,9 @@ describe("request size: compression bombs and oversized bodies at /api/rpc", fun
       const { rss, peak } = memoryOf(serve.child.pid!);
       const grown = peak - before;
       if (grown < allowedGrowth) return answer;
-      tries.push(`peak RSS grew by ${(grown / mib).toFixed(0)} MiB (RSS before ${(before / mib).toFixed(0)} MiB, peak ${(peak / mib).toFixed(0)} MiB, RSS now ${(rss / mib).toFixed(0)} MiB)`);
+      tries.push(
+        `peak RSS grew by ${(grown / mib).toFixed(0)} MiB (RSS before ${(before / mib).toFixed(0)} MiB, peak ${(peak / mib).toFixed(0)} MiB, RSS now ${(rss / mib).toFixed(0)} MiB)`,
+      );
     }
     assert.fail(`${what}: ${tries.join("; then ")}`);
   };
@@ -79,10 +81,7 @@ describe("request size: compression bombs and oversized bodies at /api/rpc", fun
 
   it("refuses a declared Content-Length over the limit at once, without waiting for the body", async () => {
     const answer = await bounded("declared 1 GiB", () =>
-      Promise.race([
-        rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-length": String(gib) }),
-        sleep(20_000).then(() => undefined),
-      ]),
+      Promise.race([rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-length": String(gib) }), sleep(20_000).then(() => undefined)]),
     );
     assert.ok(answer, "the server waited for a body it should have refused by its declared length");
     assert.equal(answer.status, 413, answer.text);
@@ -90,22 +89,30 @@ describe("request size: compression bombs and oversized bodies at /api/rpc", fun
   });
 
   it("unary, gzip: 1 GiB of zeros in 1 MB with its Content-Length", async () => {
-    const answer = await bounded("unary gzip 1 GiB", async () => rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "gzip" }, gzipBomb(gib)));
+    const answer = await bounded("unary gzip 1 GiB", async () =>
+      rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "gzip" }, gzipBomb(gib)),
+    );
     assertRefused(answer);
   });
 
   it("unary, gzip: the same sent chunked, without a Content-Length", async () => {
-    const answer = await bounded("unary gzip 1 GiB chunked", async () => rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "gzip", "transfer-encoding": "chunked" }, gzipBomb(gib)));
+    const answer = await bounded("unary gzip 1 GiB chunked", async () =>
+      rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "gzip", "transfer-encoding": "chunked" }, gzipBomb(gib)),
+    );
     assertRefused(answer);
   });
 
   it("unary, gzip: 60 MiB of zeros in 62 KB, under the compressed limit", async () => {
-    const answer = await bounded("unary gzip 60 MiB", async () => rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "gzip" }, gzipBomb(60 * mib)));
+    const answer = await bounded("unary gzip 60 MiB", async () =>
+      rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "gzip" }, gzipBomb(60 * mib)),
+    );
     assertRefused(answer);
   });
 
   it("unary, brotli: 1 GiB of zeros in 2 KB", async () => {
-    const answer = await bounded("unary brotli 1 GiB", async () => rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "br" }, await brotliBomb(gib)));
+    const answer = await bounded("unary brotli 1 GiB", async () =>
+      rawRequest(serve.port, "POST", unaryPath, { ...unaryHeaders, "content-encoding": "br" }, await brotliBomb(gib)),
+    );
     assertRefused(answer);
   });
 

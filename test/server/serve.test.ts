@@ -92,7 +92,10 @@ describe("outpost serve and the operator CLI", function () {
     await h1.createOrganization({ name: "Acme", slug: "acme" });
     const h2 = createClient(OrganizationsService, rpc("2", key));
     const { organizations } = await h2.listOrganizations({});
-    assert.deepEqual(organizations.map((o) => o.slug), ["acme"]);
+    assert.deepEqual(
+      organizations.map((o) => o.slug),
+      ["acme"],
+    );
   });
 
   it("marks an address verified from the CLI, the way without SMTP; once, and only a known address", async () => {
@@ -159,6 +162,9 @@ describe("outpost serve and the operator CLI", function () {
     assert.equal(again.code, 0, again.stderr);
     const newKey = again.stdout.trim().split("\n").pop()!;
     const { organizations } = await createClient(OrganizationsService, rpc("1.1", newKey)).listOrganizations({});
-    assert.deepEqual(organizations.map((o) => o.slug), ["acme"]);
+    assert.deepEqual(
+      organizations.map((o) => o.slug),
+      ["acme"],
+    );
   });
 });

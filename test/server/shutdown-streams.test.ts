@@ -24,7 +24,11 @@ describe("a stopping Outpost and the dashboard's live console", function () {
     });
     const cookie = signUp.headers.get("set-cookie")!.split(";")[0];
     const api = async (path: string, body: unknown) => {
-      const res = await fetch(`${t!.baseUrl}/api/http/${path}`, { method: "POST", headers: { cookie, origin, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const res = await fetch(`${t!.baseUrl}/api/http/${path}`, {
+        method: "POST",
+        headers: { cookie, origin, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       assert.equal(res.status, 200);
       return (await res.json()) as { server: { id: string } };
     };

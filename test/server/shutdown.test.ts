@@ -99,7 +99,12 @@ describe("outpost serve: graceful shutdown", function () {
 
   it("goes unready, refuses new connections, finishes what is in flight, ends the streams with a reconnect hint and exits 0", async () => {
     assert.deepEqual(await attempt(`${baseUrl}/readyz`), { status: 200, body: JSON.stringify({ status: "ready" }) });
-    const inFlight = slowRequest(serve!.port, "/api/http/organizations/createOrganization", { "x-api-key": seeded.apiKey }, JSON.stringify({ name: "Late", slug: "late" }));
+    const inFlight = slowRequest(
+      serve!.port,
+      "/api/http/organizations/createOrganization",
+      { "x-api-key": seeded.apiKey },
+      JSON.stringify({ name: "Late", slug: "late" }),
+    );
     await inFlight.sent;
     const exited = new Promise<number | null>((resolve) => serve!.child.once("close", (code) => resolve(code)));
     serve!.child.kill("SIGTERM");
@@ -132,7 +137,11 @@ describe("outpost serve: graceful shutdown", function () {
     assert.equal(await exited, 0, serve!.output());
     assert.match(serve!.output(), /"msg":"Outpost stopped"/);
     // Off a terminal the log is JSON, one object a line; every request's line carries its id.
-    const lines = serve!.output().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
+    const lines = serve!
+      .output()
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line));
     const requests = lines.filter((line) => line.msg === "request");
     assert.ok(requests.length > 10);
     for (const line of requests) assert.match(line.requestId, /^[\w.-]{8,64}$/, JSON.stringify(line));

@@ -174,7 +174,10 @@ describe("tracing (OpenTelemetry over OTLP/HTTP)", function () {
       assert.ok(edge);
       assert.equal(edge.traceId, parentTraceId);
       assert.equal(edge.parentSpanId, parentSpanId);
-      assert.ok(collector.spans.some((s) => s.traceId === parentTraceId && s.parentSpanId === edge.spanId), "core's call joins it too");
+      assert.ok(
+        collector.spans.some((s) => s.traceId === parentTraceId && s.parentSpanId === edge.spanId),
+        "core's call joins it too",
+      );
       assert.equal(requestLine(output, "trace-test-parent").trace_id, parentTraceId);
     });
 
@@ -192,7 +195,10 @@ describe("tracing (OpenTelemetry over OTLP/HTTP)", function () {
     it("starts no trace for work outside a request (start-up, the periodic sweeps and key checks)", () => {
       // Start-up's own statements (migrations, the signing-key check) ran under no request.
       const roots = collector.spans.filter((s) => s.parentSpanId === "");
-      assert.ok(roots.every((s) => s.kind === 2), roots.map((s) => s.name).join(", "));
+      assert.ok(
+        roots.every((s) => s.kind === 2),
+        roots.map((s) => s.name).join(", "),
+      );
     });
   });
 

@@ -14,7 +14,10 @@ import { seedGameOAuth, type Seeded } from "../support/game-oauth.ts";
 import { startTestCore, testConfig, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 
-const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } } };
+const config = {
+  ...testConfig,
+  plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } },
+};
 
 /**
  * Console commands across instances on one PostgreSQL database: the call enters one instance, the
@@ -70,7 +73,10 @@ onPostgresServer(() =>
         assert.deepEqual([res.success, res.output, res.error], [true, ["[Server thread/INFO]: ran say hi from A"], ""]);
         assert.deepEqual(ran, ["say hi from A"]);
         const { events } = await seeded.api("GET", `activity/listOrganizationActivity?organizationSlug=acme&action=server.console_command`);
-        assert.deepEqual(events.map((e: { details: Record<string, string> }) => [e.details.command, e.details.outcome, e.details.requestId]), [["say hi from A", "ok", res.requestId]]);
+        assert.deepEqual(
+          events.map((e: { details: Record<string, string> }) => [e.details.command, e.details.outcome, e.details.requestId]),
+          [["say hi from A", "ok", res.requestId]],
+        );
       });
     });
 
@@ -86,7 +92,15 @@ onPostgresServer(() =>
         return { id: res.server!.id, key: res.agentKey };
       };
       const connect = async (key: string, core: TestCore, options: Partial<AgentOptions> = {}) => {
-        const agent = startAgent({ url: "http://in-process", key, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, reconnect: false, transport: core.core.transport(), ...options });
+        const agent = startAgent({
+          url: "http://in-process",
+          key,
+          game: Game.MINECRAFT,
+          playerAuth: PlayerAuth.ONLINE,
+          reconnect: false,
+          transport: core.core.transport(),
+          ...options,
+        });
         agents.push(agent);
         await agent.connected();
         return agent;

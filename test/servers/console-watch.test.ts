@@ -18,7 +18,10 @@ import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { allActions } from "../support/grants.ts";
 
-const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } } };
+const config = {
+  ...testConfig,
+  plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } },
+};
 
 interface OpenWatch {
   /** The next message (failing the test if the stream ends first). */
@@ -142,12 +145,16 @@ describe("servers: the live console", function () {
     for (const watch of open) await watch.next();
     const refused = await rejectsWith(openWatch(server.id).next(), Code.ResourceExhausted, "rate_limited");
     assert.match(refused.rawMessage, /10 live consoles open/);
-    await t.client(OrganizationsService, { session: owner.token }).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id, actions: allActions });
+    await t
+      .client(OrganizationsService, { session: owner.token })
+      .createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id, actions: allActions });
     assert.equal((await openWatch(server.id, member).next()).online, false, "another user has slots of their own");
     open[0].close();
     let reopened: WatchConsoleResponse | undefined;
     for (let i = 0; !reopened && i < 50; i++) {
-      reopened = await openWatch(server.id).next().catch(() => undefined);
+      reopened = await openWatch(server.id)
+        .next()
+        .catch(() => undefined);
       if (!reopened) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     assert.ok(reopened, "a closed console gives its slot back");

@@ -158,7 +158,10 @@ describe("servers: console commands", function () {
     assert.equal(noConsole.status, 409);
     assert.equal(noConsole.body.reason, "no_console");
     assert.match(noConsole.body.message, /cannot run console commands/);
-    assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["offline", "no_console"]);
+    assert.deepEqual(
+      (await consoleEvents(server.id)).map((e) => e.details.outcome),
+      ["offline", "no_console"],
+    );
   });
 
   it("refuses a command over 1,000 characters, with a control character, a line separator or a bidirectional control, or empty, with 400", async () => {
@@ -167,7 +170,18 @@ describe("servers: console commands", function () {
     await connect(server.key, { console: async (command) => (ran.push(command), echo!(command, new AbortController().signal)) });
     assert.equal((await execute(server.id, "x".repeat(1000))).status, 200, "1,000 characters is fine");
     assert.equal((await execute(server.id, "say héllo wörld ✓ 👍")).status, 200, "any printable text is fine");
-    const controls = ["say one\nop me", "say one\r", "say \u001b[2J", "say a\u2028op me", "say a\u2029b", "say a\u0085b", "say\ttab", "say \u0000", "say \u007f", "say \u009b2J"];
+    const controls = [
+      "say one\nop me",
+      "say one\r",
+      "say \u001b[2J",
+      "say a\u2028op me",
+      "say a\u2029b",
+      "say a\u0085b",
+      "say\ttab",
+      "say \u0000",
+      "say \u007f",
+      "say \u009b2J",
+    ];
     const bidi = ["say \u202eevil", "say a\u202ab", "say \u2066op\u2069", "say a\u200fb", "say a\u061cb"];
     for (const command of ["x".repeat(1001), ...controls, ...bidi, "", "   ", "/", "/  "]) {
       const res = await execute(server.id, command);
@@ -177,12 +191,22 @@ describe("servers: console commands", function () {
     // What the caller reads is words naming the field, never the rule's regular expression.
     const newline = await execute(server.id, "say one\nop me");
     assert.equal(newline.body.message, "command: must be one line, without control characters or bidirectional text controls");
-    assert.deepEqual(newline.body.details, [{ field: "command", message: "must be one line, without control characters or bidirectional text controls", rule: "string.one_line" }]);
+    assert.deepEqual(newline.body.details, [
+      { field: "command", message: "must be one line, without control characters or bidirectional text controls", rule: "string.one_line" },
+    ]);
     assert.equal((await execute(server.id, "   ")).body.message, "command: must hold something besides spaces");
-    assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["ok", "ok"], "bad input is no console command");
+    assert.deepEqual(
+      (await consoleEvents(server.id)).map((e) => e.details.outcome),
+      ["ok", "ok"],
+      "bad input is no console command",
+    );
     assert.deepEqual(ran, ["x".repeat(1000), "say héllo wörld ✓ 👍"]);
     for (const command of [...controls, ...bidi]) {
-      assert.throws(() => consoleCommandText(command), (error: DomainError) => error.reason === "invalid_argument", "core refuses it too, behind the contract");
+      assert.throws(
+        () => consoleCommandText(command),
+        (error: DomainError) => error.reason === "invalid_argument",
+        "core refuses it too, behind the contract",
+      );
     }
   });
 
@@ -198,7 +222,10 @@ describe("servers: console commands", function () {
     assert.equal(res.status, 504);
     assert.deepEqual([res.body.code, res.body.reason, res.body.message], ["deadline_exceeded", "agent_timeout", "the agent did not answer within 5 seconds"]);
     assert.ok(took >= 4_900 && took < 10_000, `answered after ${took} ms`);
-    assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["timeout"]);
+    assert.deepEqual(
+      (await consoleEvents(server.id)).map((e) => e.details.outcome),
+      ["timeout"],
+    );
   });
 
   it("an agent that goes away while a command waits: 409 at once", async () => {
@@ -212,7 +239,10 @@ describe("servers: console commands", function () {
     const res = await execute(server.id, "stop");
     assert.equal(res.status, 409);
     assert.deepEqual([res.body.reason, res.body.message], ["agent_offline", "the server's agent went offline before it answered"]);
-    assert.deepEqual((await consoleEvents(server.id)).map((e) => e.details.outcome), ["offline"]);
+    assert.deepEqual(
+      (await consoleEvents(server.id)).map((e) => e.details.outcome),
+      ["offline"],
+    );
   });
 
   it("cuts a long output to its newest lines and says how many were cut", async () => {

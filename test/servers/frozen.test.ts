@@ -19,7 +19,8 @@ import { command, createWorld, player, playAndConfirm, type World } from "../gam
 const limits = { gameOAuthClients: 5, notes: 5, assistantQueriesPerDay: 5, assistantToolActionsPerDay: 5, emailsPerHour: 30 };
 const plans = { free: { ...limits, servers: 3 }, small: { ...limits, servers: 2 }, large: { ...limits, servers: 4 } };
 const frozenAtTwo = "this server is frozen: the organization's plan allows 2 servers; raise the plan or delete servers to unfreeze it";
-const frozenInGame = "This server is frozen: the organization's plan allows 2 servers, so it cannot sign you in. (Server owner: raise the plan or delete servers in Outpost.)";
+const frozenInGame =
+  "This server is frozen: the organization's plan allows 2 servers, so it cannot sign you in. (Server owner: raise the plan or delete servers in Outpost.)";
 
 /**
  * An organization with more servers than its plan allows: the newest beyond the limit are frozen,
@@ -37,7 +38,15 @@ describe("servers: frozen beyond the plan's limit", function () {
   const setPlan = (plan: string) => w.t.client(AdminService, { session: admin }).setOrganizationPlan({ organizationSlug: "acme", plan });
   const frozenByName = async () => Object.fromEntries((await servers().listServers({ organizationSlug: "acme" })).servers.map((s) => [s.name, s.frozen]));
   const connect = (key: string, options: Partial<AgentOptions> & { core?: TestCore } = {}) => {
-    const agent = startAgent({ url: "http://in-process", key, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, reconnect: false, transport: (options.core ?? w.t).core.transport(), ...options });
+    const agent = startAgent({
+      url: "http://in-process",
+      key,
+      game: Game.MINECRAFT,
+      playerAuth: PlayerAuth.ONLINE,
+      reconnect: false,
+      transport: (options.core ?? w.t).core.transport(),
+      ...options,
+    });
     agents.push(agent);
     return agent;
   };
@@ -127,7 +136,14 @@ describe("servers: frozen beyond the plan's limit", function () {
     const newest = await w.createServer("Newest", { connect: false });
     const events: AgentEvent[] = [];
     const agent = startAgent(
-      { url: "http://in-process", key: newest.key, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, transport: w.t.core.transport(), backoff: { initialMs: 20, maxMs: 300 } },
+      {
+        url: "http://in-process",
+        key: newest.key,
+        game: Game.MINECRAFT,
+        playerAuth: PlayerAuth.ONLINE,
+        transport: w.t.core.transport(),
+        backoff: { initialMs: 20, maxMs: 300 },
+      },
       (e) => events.push(e),
     );
     agents.push(agent);
@@ -136,8 +152,13 @@ describe("servers: frozen beyond the plan's limit", function () {
     for (let i = 0; i < 100 && events.filter((e) => e.kind === "disconnected").length < 2; i++) await sleep(50);
     const waits = events.filter((e): e is Extract<AgentEvent, { kind: "disconnected" }> => e.kind === "disconnected");
     assert.ok(waits.length >= 2, "sent away, then refused again: it keeps trying");
-    for (const wait of waits) assert.deepEqual([Code[wait.error.code], wait.error.rawMessage, wait.retryInMs], ["FailedPrecondition", frozenAtTwo, 300], "at the slowest pace");
-    assert.equal(events.some((e) => e.kind === "stopped"), false, "a freeze does not stop it");
+    for (const wait of waits)
+      assert.deepEqual([Code[wait.error.code], wait.error.rawMessage, wait.retryInMs], ["FailedPrecondition", frozenAtTwo, 300], "at the slowest pace");
+    assert.equal(
+      events.some((e) => e.kind === "stopped"),
+      false,
+      "a freeze does not stop it",
+    );
     await setPlan("free");
     await agent.connected(5_000);
     assert.equal((await servers().getServer({ serverId: newest.id })).server!.online, true);
@@ -164,7 +185,10 @@ describe("servers: frozen beyond the plan's limit", function () {
     const [grant] = (await w.t.client(OrganizationsService, { session: member.token }).getCurrentMember({ organizationSlug: "acme" })).accessGrants;
     assert.equal(grant.uses, 0, "the grant still has both its uses for when the server is unfrozen");
     const { events } = await w.t.client(ActivityService, { session: w.session }).listOrganizationActivity({ organizationSlug: "acme", action: "server.console_command" });
-    assert.deepEqual(events.slice(0, 3).map((e) => e.details.outcome), ["frozen", "frozen", "frozen"]);
+    assert.deepEqual(
+      events.slice(0, 3).map((e) => e.details.outcome),
+      ["frozen", "frozen", "frozen"],
+    );
   });
 
   it("deleting an older server unfreezes the oldest frozen one first", async () => {
@@ -201,7 +225,9 @@ describe("servers: frozen beyond the plan's limit", function () {
     const steve = player("Steve");
     assert.deepEqual(await quiet.playCommand(steve, command(session)), { accepted: false, message: frozenInGame });
     assert.deepEqual(await quiet.confirm(steve), { accepted: false, message: frozenInGame });
-    const { events } = await w.t.client(ActivityService, { session: w.session }).listOrganizationActivity({ organizationSlug: "acme", action: "game_oauth.sign_in_refused" });
+    const { events } = await w.t
+      .client(ActivityService, { session: w.session })
+      .listOrganizationActivity({ organizationSlug: "acme", action: "game_oauth.sign_in_refused" });
     assert.equal(events[0].details.reason, "server_frozen");
     assert.equal(events[0].details.message, frozenInGame);
     await quiet.stop();

@@ -14,7 +14,10 @@ import { onPostgresServer } from "../support/database.ts";
 import { rejectsWith } from "../support/errors.ts";
 import { allActions } from "../support/grants.ts";
 
-const config = { ...testConfig, plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } } };
+const config = {
+  ...testConfig,
+  plans: { free: { servers: 50, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } },
+};
 const steve = { name: "Steve", uuid: "123e4567-e89b-12d3-a456-426614174000" };
 const alex = { name: "Alex", uuid: "223e4567-e89b-12d3-a456-426614174000" };
 const herobrine = { name: "Herobrine", uuid: "323e4567-e89b-12d3-a456-426614174000" };
@@ -58,7 +61,13 @@ describe("servers: players online", function () {
   const until = async (serverId: string, names: string[], core = t) => {
     for (let i = 0; i < 100; i++) {
       const players = await list(serverId, owner, core);
-      if (players.map((p) => p.name).sort().join() === [...names].sort().join()) return players;
+      if (
+        players
+          .map((p) => p.name)
+          .sort()
+          .join() === [...names].sort().join()
+      )
+        return players;
       await sleep(20);
     }
     assert.fail(`the players never became ${names.join(", ")}: ${JSON.stringify(await list(serverId, owner, core))}`);
@@ -156,8 +165,13 @@ describe("servers: players online", function () {
     await rejectsWith(servers(outsider).listPlayers({ serverId: server.id }), Code.NotFound, "not_found");
     await rejectsWith(servers(owner).listPlayers({ serverId: randomUUID() }), Code.NotFound, "not_found");
     await rejectsWith(servers(owner).listPlayers({ serverId: "not-a-uuid" }), Code.InvalidArgument);
-    await t.client(OrganizationsService, { session: owner.token }).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id, actions: allActions });
-    assert.deepEqual((await list(server.id, member)).map((p) => p.name), ["Steve"]);
+    await t
+      .client(OrganizationsService, { session: owner.token })
+      .createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: server.id, actions: allActions });
+    assert.deepEqual(
+      (await list(server.id, member)).map((p) => p.name),
+      ["Steve"],
+    );
   });
 
   onPostgresServer(() => {
@@ -179,7 +193,10 @@ describe("servers: players online", function () {
       await until(server.id, ["Herobrine"]);
       far.setPlayers([steve]);
       await sleep(200);
-      assert.deepEqual((await list(server.id)).map((p) => p.name), ["Herobrine"]);
+      assert.deepEqual(
+        (await list(server.id)).map((p) => p.name),
+        ["Herobrine"],
+      );
       assert.equal(await playerCount(server.id), 1);
     });
   });

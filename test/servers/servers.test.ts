@@ -67,16 +67,8 @@ describe("servers: create, list, get, rename, delete, agent keys", () => {
     });
 
     it("refuses a member (permission_denied) and a non-member (not_found)", async () => {
-      await rejectsWith(
-        servers(member).createServer({ organizationSlug: "acme", name: "Mine", game: Game.MINECRAFT }),
-        Code.PermissionDenied,
-        "permission_denied",
-      );
-      await rejectsWith(
-        servers(outsider).createServer({ organizationSlug: "acme", name: "Mine", game: Game.MINECRAFT }),
-        Code.NotFound,
-        "not_found",
-      );
+      await rejectsWith(servers(member).createServer({ organizationSlug: "acme", name: "Mine", game: Game.MINECRAFT }), Code.PermissionDenied, "permission_denied");
+      await rejectsWith(servers(outsider).createServer({ organizationSlug: "acme", name: "Mine", game: Game.MINECRAFT }), Code.NotFound, "not_found");
       assert.equal((await servers(owner).listServers({ organizationSlug: "acme" })).servers.length, 2);
     });
 
@@ -99,11 +91,7 @@ describe("servers: create, list, get, rename, delete, agent keys", () => {
       const usage = (await orgs(owner).getOrganization({ organizationSlug: "acme" })).usage;
       assert.equal(usage?.servers, 3);
       assert.equal(usage?.serverLimit, 3);
-      await rejectsWith(
-        servers(owner).createServer({ organizationSlug: "acme", name: "Fourth", game: Game.MINECRAFT }),
-        Code.FailedPrecondition,
-        "plan_limit_reached",
-      );
+      await rejectsWith(servers(owner).createServer({ organizationSlug: "acme", name: "Fourth", game: Game.MINECRAFT }), Code.FailedPrecondition, "plan_limit_reached");
       assert.equal((await servers(owner).listServers({ organizationSlug: "acme" })).servers.length, 3);
       // Another organization's usage does not count.
       await servers(outsider).createServer({ organizationSlug: "elsewhere", name: "Theirs", game: Game.HYTALE });
@@ -114,11 +102,7 @@ describe("servers: create, list, get, rename, delete, agent keys", () => {
       await servers(owner).deleteServer({ serverId: third.id });
       const again = await servers(owner).createServer({ organizationSlug: "acme", name: "Third again", game: Game.MINECRAFT });
       assert.equal(again.server?.name, "Third again");
-      await rejectsWith(
-        servers(admin).createServer({ organizationSlug: "acme", name: "Fourth", game: Game.MINECRAFT }),
-        Code.FailedPrecondition,
-        "plan_limit_reached",
-      );
+      await rejectsWith(servers(admin).createServer({ organizationSlug: "acme", name: "Fourth", game: Game.MINECRAFT }), Code.FailedPrecondition, "plan_limit_reached");
     });
 
     it("counts concurrent creations one after another: exactly the limit succeeds", async () => {
@@ -151,7 +135,10 @@ describe("servers: create, list, get, rename, delete, agent keys", () => {
     it("shows a member only the servers granted to them", async () => {
       await orgs(owner).createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: creative, actions: allActions });
       const { servers: list } = await servers(member).listServers({ organizationSlug: "acme" });
-      assert.deepEqual(list.map((s) => s.id), [creative]);
+      assert.deepEqual(
+        list.map((s) => s.id),
+        [creative],
+      );
       assert.equal((await servers(member).getServer({ serverId: creative })).server?.name, "Creative");
       await rejectsWith(servers(member).getServer({ serverId: survival }), Code.PermissionDenied, "permission_denied");
     });
@@ -204,7 +191,11 @@ describe("servers: create, list, get, rename, delete, agent keys", () => {
         assert.equal(created.rawMessage, oneLine, JSON.stringify(name));
       }
       assert.equal((await servers(owner).getServer({ serverId: survival })).server?.name, "Survival");
-      assert.equal((await servers(owner).updateServer({ serverId: survival, name: "שרת Survival" })).server?.name, "שרת Survival", "right-to-left names need no controls");
+      assert.equal(
+        (await servers(owner).updateServer({ serverId: survival, name: "שרת Survival" })).server?.name,
+        "שרת Survival",
+        "right-to-left names need no controls",
+      );
       await servers(owner).updateServer({ serverId: survival, name: "Survival" });
     });
 
@@ -230,7 +221,10 @@ describe("servers: create, list, get, rename, delete, agent keys", () => {
       assert.equal((await servers(member).listServers({ organizationSlug: "acme" })).servers.length, 2);
       await servers(admin).deleteServer({ serverId: survival });
       await rejectsWith(servers(owner).getServer({ serverId: survival }), Code.NotFound, "not_found");
-      assert.deepEqual((await servers(member).listServers({ organizationSlug: "acme" })).servers.map((s) => s.id), [creative]);
+      assert.deepEqual(
+        (await servers(member).listServers({ organizationSlug: "acme" })).servers.map((s) => s.id),
+        [creative],
+      );
       const grants = await sql(`select count(*)::int as n from access_grants where server_id = ?`, [survival]);
       assert.equal(grants[0].n, 0);
       await rejectsWith(servers(owner).deleteServer({ serverId: survival }), Code.NotFound, "not_found");
@@ -239,7 +233,10 @@ describe("servers: create, list, get, rename, delete, agent keys", () => {
     it("lets an owner delete a server", async () => {
       await servers(owner).deleteServer({ serverId: creative });
       assert.deepEqual((await servers(member).listServers({ organizationSlug: "acme" })).servers, []);
-      assert.deepEqual((await servers(owner).listServers({ organizationSlug: "acme" })).servers.map((s) => s.name), ["Third again"]);
+      assert.deepEqual(
+        (await servers(owner).listServers({ organizationSlug: "acme" })).servers.map((s) => s.name),
+        ["Third again"],
+      );
     });
 
     it("refuses anonymous callers", async () => {

@@ -40,7 +40,13 @@ export async function registerApp(t: TestOutpost, adminKey: string, redirectUris
   return { clientId: res.clientId, clientSecret: res.clientSecret };
 }
 
-const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const decode = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 /** The value of the hidden input `name` in a page. */
 export function hiddenField(html: string, name: string): string {

@@ -96,13 +96,7 @@ export interface StreamAnswer {
  * One message, compressed with `encoding`, on a Connect streaming call over h2c (as the agent's
  * stream arrives), then the request side closes. Resolves with how the response ended.
  */
-export function connectStreamCall(
-  port: number,
-  path: string,
-  headers: Record<string, string>,
-  encoding: "gzip" | "br",
-  compressed: Buffer,
-): Promise<StreamAnswer> {
+export function connectStreamCall(port: number, path: string, headers: Record<string, string>, encoding: "gzip" | "br", compressed: Buffer): Promise<StreamAnswer> {
   return new Promise((resolve, reject) => {
     const session = http2.connect(`http://127.0.0.1:${port}`);
     session.on("error", reject);
@@ -124,7 +118,7 @@ export function connectStreamCall(
       session.destroy();
       const body = Buffer.concat(chunks);
       let error: StreamAnswer["error"];
-      for (let at = 0; at + 5 <= body.length; ) {
+      for (let at = 0; at + 5 <= body.length;) {
         const flags = body.readUInt8(at);
         const length = body.readUInt32BE(at + 1);
         const data = body.subarray(at + 5, at + 5 + length);

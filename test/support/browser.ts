@@ -27,7 +27,16 @@ export async function docsScreenshot(page: Page, name: string): Promise<void> {
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }
 
@@ -54,7 +63,9 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
 export async function assertAccessible(page: Page, label: string): Promise<void> {
   const violations = await seriousViolations(page);
   assert.deepEqual(violations, [], `${label} (${page.viewportSize()?.width}px): ${JSON.stringify(violations, null, 1)}`);
-  const widths = await page.evaluate<{ scroll: number; client: number }>("({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })");
+  const widths = await page.evaluate<{ scroll: number; client: number }>(
+    "({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })",
+  );
   if (widths.scroll > widths.client) {
     const wide = await page.evaluate<string[]>(
       `[...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).slice(0, 8).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className ? "." + String(e.className).replace(/ /g, ".") : "") + " " + Math.round(e.getBoundingClientRect().right))`,

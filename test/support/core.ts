@@ -50,7 +50,10 @@ export class TestClock implements Clock {
 }
 
 export const testConfig: CoreConfig = {
-  plans: { free: { servers: 3, gameOAuthClients: 2, notes: 5, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 }, pro: { servers: 25, gameOAuthClients: 20, notes: 1000, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 } },
+  plans: {
+    free: { servers: 3, gameOAuthClients: 2, notes: 5, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 },
+    pro: { servers: 25, gameOAuthClients: 20, notes: 1000, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 },
+  },
   defaultPlan: "free",
   sessionTtlSeconds: 86_400,
   sessionIdleSeconds: 3 * 3600,
@@ -129,12 +132,7 @@ export interface TestCore {
 
 function credentialHeaders(credential: Credential): Interceptor[] {
   if (!credential) return [];
-  const headers =
-    "session" in credential
-      ? { [sessionHeader]: credential.session }
-      : "apiKey" in credential
-        ? { [apiKeyHeader]: credential.apiKey }
-        : credential.headers;
+  const headers = "session" in credential ? { [sessionHeader]: credential.session } : "apiKey" in credential ? { [apiKeyHeader]: credential.apiKey } : credential.headers;
   return [
     (next) => (req) => {
       for (const [name, value] of Object.entries(headers)) req.header.set(name, value);
@@ -166,7 +164,30 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const consoles = createConsoleRouter({ agents, bus, logger });
   const outbound = createOutboundSender({ allowLocal: false, ...options.outbound });
   const statements = createStatements(config.namedStatements);
-  const coreDeps = { orm, statements, activity: createActivityWriter(statements.on(orm.em.fork())), credentials: createCredentialStore({ statements, em: orm.em.fork(), clock, sessionIdleSeconds: config.sessionIdleSeconds }), config, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, loginCodes, knownDevices, watches: createWatchRegistry(), notifier: createNotifier({ bus, logger, push: pushThroughPwa(() => deps) }), metrics: options.metrics ?? createNoMetrics(), keyEncryptionKey: () => kek, outbound, mailer: createMailer(options.smtp), push: { subject: options.vapidSubject ?? "mailto:outpost@account.test", vapid: createVapidKeys(() => kek), post: options.pushPost ?? pushPostThrough(outbound) } };
+  const coreDeps = {
+    orm,
+    statements,
+    activity: createActivityWriter(statements.on(orm.em.fork())),
+    credentials: createCredentialStore({ statements, em: orm.em.fork(), clock, sessionIdleSeconds: config.sessionIdleSeconds }),
+    config,
+    clock,
+    logger,
+    rateLimits,
+    passwords,
+    signingKeys,
+    agents,
+    consoles,
+    events,
+    loginCodes,
+    knownDevices,
+    watches: createWatchRegistry(),
+    notifier: createNotifier({ bus, logger, push: pushThroughPwa(() => deps) }),
+    metrics: options.metrics ?? createNoMetrics(),
+    keyEncryptionKey: () => kek,
+    outbound,
+    mailer: createMailer(options.smtp),
+    push: { subject: options.vapidSubject ?? "mailto:outpost@account.test", vapid: createVapidKeys(() => kek), post: options.pushPost ?? pushPostThrough(outbound) },
+  };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
   const core = createCore(deps);

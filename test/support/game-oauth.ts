@@ -145,7 +145,12 @@ export async function openHostedPage(authorizationUrl: URL, pageOrigin = authori
   const cookie = page.headers.get("set-cookie")!.split(";")[0];
   const html = await page.text();
   const decode = (s: string) =>
-    s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+    s
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&lt;/g, "<")
+      .replace(/&gt;/g, ">")
+      .replace(/&amp;/g, "&");
   const session = /data-session="([^"]+)"/.exec(html)![1];
   const challenge = JSON.parse(decode(/data-challenge="([^"]+)"/.exec(html)![1]));
   const solution = await solveChallenge(challenge.challenge, challenge.salt, challenge.algorithm, challenge.maxnumber).promise;

@@ -35,7 +35,8 @@ export interface ModelStub {
   close(): Promise<void>;
 }
 
-const chunk = (delta: Json) => `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "stub", choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+const chunk = (delta: Json) =>
+  `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "stub", choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
 
 export async function startModelStub(): Promise<ModelStub> {
   const queue: Scripted[] = [];

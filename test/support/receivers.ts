@@ -100,7 +100,7 @@ export function discordWebhookErrors(body: unknown): FieldErrors | undefined {
   const errors: FieldErrors = {};
   const add = (path: string[], code: string, message: string) => {
     let node = errors;
-    for (const key of path) node = (node[key] ??= {} as FieldErrors);
+    for (const key of path) node = node[key] ??= {} as FieldErrors;
     (node._errors ??= []).push({ code, message });
   };
   const length = (value: unknown) => [...String(value)].length;
@@ -115,7 +115,8 @@ export function discordWebhookErrors(body: unknown): FieldErrors | undefined {
     } catch {
       return add(path, "URL_TYPE_INVALID_URL", "Not a well formed URL.");
     }
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") add(path, "URL_TYPE_INVALID_SCHEME", `Scheme "${parsed.protocol.slice(0, -1)}" is not supported. Scheme must be one of ('http', 'https').`);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+      add(path, "URL_TYPE_INVALID_SCHEME", `Scheme "${parsed.protocol.slice(0, -1)}" is not supported. Scheme must be one of ('http', 'https').`);
   };
   if (!body || typeof body !== "object" || Array.isArray(body)) {
     add([], "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType");
@@ -144,10 +145,18 @@ export function discordWebhookErrors(body: unknown): FieldErrors | undefined {
         if (embed.title !== undefined) text(at("title"), embed.title, 0, 256);
         if (embed.description !== undefined) text(at("description"), embed.description, 0, 4096);
         if (embed.url !== undefined) url(at("url"), embed.url);
-        if (embed.timestamp !== undefined && !(typeof embed.timestamp === "string" && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(embed.timestamp) && !Number.isNaN(Date.parse(embed.timestamp)))) {
+        if (
+          embed.timestamp !== undefined &&
+          !(
+            typeof embed.timestamp === "string" &&
+            /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(embed.timestamp) &&
+            !Number.isNaN(Date.parse(embed.timestamp))
+          )
+        ) {
           add(at("timestamp"), "DATE_TIME_TYPE_PARSE", "Could not parse the timestamp. Should be ISO8601.");
         }
-        if (embed.color !== undefined && !(Number.isInteger(embed.color) && (embed.color as number) >= 0 && (embed.color as number) <= 0xffffff)) add(at("color"), "NUMBER_TYPE_COERCE", "Value is not int.");
+        if (embed.color !== undefined && !(Number.isInteger(embed.color) && (embed.color as number) >= 0 && (embed.color as number) <= 0xffffff))
+          add(at("color"), "NUMBER_TYPE_COERCE", "Value is not int.");
         if (footer !== undefined) text(at("footer", "text"), footer.text, 1, 2048);
         if (author !== undefined) {
           text(at("author", "name"), author.name, 1, 256);
@@ -159,11 +168,12 @@ export function discordWebhookErrors(body: unknown): FieldErrors | undefined {
         }
         if (fields !== undefined) {
           if (!Array.isArray(fields) || fields.length > 25) add(at("fields"), "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.");
-          else fields.forEach((f, j) => {
-            text(at("fields", String(j), "name"), f.name, 1, 256);
-            text(at("fields", String(j), "value"), f.value, 1, 1024);
-            total += length(f.name ?? "") + length(f.value ?? "");
-          });
+          else
+            fields.forEach((f, j) => {
+              text(at("fields", String(j), "name"), f.name, 1, 256);
+              text(at("fields", String(j), "value"), f.value, 1, 1024);
+              total += length(f.name ?? "") + length(f.value ?? "");
+            });
         }
         total += length(embed.title ?? "") + length(embed.description ?? "") + length(footer?.text ?? "") + length(author?.name ?? "");
       });
@@ -241,9 +251,14 @@ export function mailText(raw: string): string {
   const body = rest.join("\r\n\r\n");
   const encoding = (mailHeader(head, "content-transfer-encoding") ?? "7bit").toLowerCase();
   const bytes =
-    encoding === "base64" ? Buffer.from(body.replace(/\s+/g, ""), "base64")
-    : encoding === "quoted-printable" ? Buffer.from(body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))), "latin1")
-    : Buffer.from(body, "utf8");
+    encoding === "base64"
+      ? Buffer.from(body.replace(/\s+/g, ""), "base64")
+      : encoding === "quoted-printable"
+        ? Buffer.from(
+            body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+            "latin1",
+          )
+        : Buffer.from(body, "utf8");
   return bytes.toString("utf8").replace(/\r\n/g, "\n");
 }
 
@@ -259,7 +274,10 @@ export function mailHeader(raw: string, name: string): string | undefined {
     .replace(/=\?([^?]+)\?([BQ])\?([^?]*)\?=/gi, (_, _charset: string, encoding: string, text: string) =>
       encoding.toUpperCase() === "B"
         ? Buffer.from(text, "base64").toString("utf8")
-        : Buffer.from(text.replace(/_/g, " ").replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))), "latin1").toString("utf8"),
+        : Buffer.from(
+            text.replace(/_/g, " ").replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+            "latin1",
+          ).toString("utf8"),
     );
 }
 

@@ -17,7 +17,16 @@ const { createMCServer } = require("flying-squid") as { createMCServer(settings:
 const defaults = require("flying-squid/config/default-settings.json") as object;
 
 const runs = JSON.parse(process.argv[2]) as Array<{ command: string; abortAfterMs?: number }>;
-const serv = createMCServer({ ...defaults, port: 0, host: "127.0.0.1", "online-mode": false, logging: false, noConsoleOutput: true, worldFolder: undefined, generation: { name: "superflat", options: {} } });
+const serv = createMCServer({
+  ...defaults,
+  port: 0,
+  host: "127.0.0.1",
+  "online-mode": false,
+  logging: false,
+  noConsoleOutput: true,
+  worldFolder: undefined,
+  generation: { name: "superflat", options: {} },
+});
 await serv.waitForReady(30_000);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -29,7 +38,9 @@ serv.commands.add({ base: "crash", info: "", usage: "/crash", action: () => Prom
 const live: string[] = [];
 const squidConsole = watchSquidConsole(serv, (line) => live.push(line));
 setTimeout(() => serv.info("a player did something"), 10);
-const results = await Promise.all(runs.map(({ command, abortAfterMs }) => squidConsole.run(command, abortAfterMs ? AbortSignal.timeout(abortAfterMs) : new AbortController().signal)));
+const results = await Promise.all(
+  runs.map(({ command, abortAfterMs }) => squidConsole.run(command, abortAfterMs ? AbortSignal.timeout(abortAfterMs) : new AbortController().signal)),
+);
 squidConsole.close();
 serv.info("after close");
 process.stdout.write(`\nresult: ${JSON.stringify({ results, live })}\n`);

@@ -13,7 +13,9 @@ export class Migration0005AgentPresence extends Migration {
   override name = "0005_agent_presence";
 
   override async up(): Promise<void> {
-    this.addSql(`alter table "servers" add column "player_auth" varchar(16) null, add column "agent_version" varchar(64) null, add column "agent_connection_id" uuid null, add column "presence_event" varchar(16) null;`);
+    this.addSql(
+      `alter table "servers" add column "player_auth" varchar(16) null, add column "agent_version" varchar(64) null, add column "agent_connection_id" uuid null, add column "presence_event" varchar(16) null;`,
+    );
     this.addSql(`alter table "servers" add constraint "servers_player_auth_check" check ("player_auth" in ('online', 'offline', 'insecure'));`);
     this.addSql(`alter table "servers" add constraint "servers_presence_event_check" check ("presence_event" in ('connected', 'disconnected'));`);
     this.addSql(`create index "servers_presence_idx" on "servers" ("last_seen_at") where "online" or "presence_event" = 'connected';`);

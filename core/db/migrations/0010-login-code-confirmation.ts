@@ -15,8 +15,12 @@ export class Migration0010LoginCodeConfirmation extends Migration {
 
   override async up(): Promise<void> {
     this.addSql(`update "hosted_authorizations" set "status" = 'expired' where "status" = 'pending';`);
-    this.addSql(`alter table "hosted_authorizations" add column "claimed_server_id" uuid null, add column "claimed_player_uuid" uuid null, add column "claimed_player_name" varchar(64) null, add column "claimed_at" timestamptz null, add column "claimed_until" timestamptz null;`);
-    this.addSql(`alter table "hosted_authorizations" add constraint "hosted_authorizations_claimed_server_id_foreign" foreign key ("claimed_server_id") references "servers" ("id") on delete set null;`);
+    this.addSql(
+      `alter table "hosted_authorizations" add column "claimed_server_id" uuid null, add column "claimed_player_uuid" uuid null, add column "claimed_player_name" varchar(64) null, add column "claimed_at" timestamptz null, add column "claimed_until" timestamptz null;`,
+    );
+    this.addSql(
+      `alter table "hosted_authorizations" add constraint "hosted_authorizations_claimed_server_id_foreign" foreign key ("claimed_server_id") references "servers" ("id") on delete set null;`,
+    );
     // A confirmation finds the player's claim on its server among the pending sessions.
     this.addSql(`create index "hosted_authorizations_claim_index" on "hosted_authorizations" ("claimed_server_id", "claimed_player_uuid") where "status" = 'pending';`);
   }

@@ -17,7 +17,11 @@ export class Migration0013RealGameServers extends Migration {
     this.addSql(`alter table "servers" drop constraint "servers_player_auth_check";`);
     this.addSql(`alter table "servers" add constraint "servers_player_auth_check" check ("player_auth" in ('online', 'offline', 'insecure', 'proxy'));`);
     this.addSql(`alter table "servers" add column "agent_console" boolean not null default false;`);
-    this.addSql(`create table "server_players" ("server_id" uuid not null, "uuid" uuid not null, "name" varchar(32) not null, "since" timestamptz not null, primary key ("server_id", "uuid"));`);
-    this.addSql(`alter table "server_players" add constraint "server_players_server_id_foreign" foreign key ("server_id") references "servers" ("id") on delete cascade;`);
+    this.addSql(
+      `create table "server_players" ("server_id" uuid not null, "uuid" uuid not null, "name" varchar(32) not null, "since" timestamptz not null, primary key ("server_id", "uuid"));`,
+    );
+    this.addSql(
+      `alter table "server_players" add constraint "server_players_server_id_foreign" foreign key ("server_id") references "servers" ("id") on delete cascade;`,
+    );
   }
 }

@@ -9,7 +9,9 @@ export class Migration0021Invitations extends Migration {
   override name = "0021_invitations";
 
   override async up(): Promise<void> {
-    this.addSql(`create table "invitations" ("id" uuid not null, "organization_id" uuid not null references "organizations" ("id") on delete cascade, "email" varchar(254) not null, "role" varchar(16) not null, "token_hash" varchar(64) not null, "invited_by_id" uuid null references "users" ("id") on delete set null, "created_at" timestamptz not null, "expires_at" timestamptz not null, "accepted_at" timestamptz null, "accepted_by_id" uuid null references "users" ("id") on delete set null, "revoked_at" timestamptz null, primary key ("id"));`);
+    this.addSql(
+      `create table "invitations" ("id" uuid not null, "organization_id" uuid not null references "organizations" ("id") on delete cascade, "email" varchar(254) not null, "role" varchar(16) not null, "token_hash" varchar(64) not null, "invited_by_id" uuid null references "users" ("id") on delete set null, "created_at" timestamptz not null, "expires_at" timestamptz not null, "accepted_at" timestamptz null, "accepted_by_id" uuid null references "users" ("id") on delete set null, "revoked_at" timestamptz null, primary key ("id"));`,
+    );
     this.addSql(`alter table "invitations" add constraint "invitations_token_hash_unique" unique ("token_hash");`);
     this.addSql(`create index "invitations_organization_email_index" on "invitations" ("organization_id", "email", "created_at");`);
     this.addSql(`alter table "api_keys" add column "organization_id" uuid null references "organizations" ("id") on delete cascade;`);

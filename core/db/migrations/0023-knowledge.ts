@@ -20,8 +20,12 @@ export class Migration0023Knowledge extends Migration {
             || setweight(to_tsvector('english'::regconfig, coalesce(array_to_string("tags", ' '), '')), 'B')
             || setweight(to_tsvector('english'::regconfig, coalesce("content", '')), 'C')
       $$;`);
-    this.addSql(`create table "notes" ("id" uuid not null, "organization_id" uuid not null, "server_id" uuid null, "title" varchar(200) not null, "content" text not null, "tags" text[] not null default '{}', "author_user_id" uuid null, "updated_by_user_id" uuid null, "version" int not null default 1, "created_at" timestamptz not null, "updated_at" timestamptz not null, "search_vector" tsvector generated always as (note_search_vector("title", "tags", "content")) stored, primary key ("id"));`);
-    this.addSql(`alter table "notes" add constraint "notes_organization_id_foreign" foreign key ("organization_id") references "organizations" ("id") on delete cascade;`);
+    this.addSql(
+      `create table "notes" ("id" uuid not null, "organization_id" uuid not null, "server_id" uuid null, "title" varchar(200) not null, "content" text not null, "tags" text[] not null default '{}', "author_user_id" uuid null, "updated_by_user_id" uuid null, "version" int not null default 1, "created_at" timestamptz not null, "updated_at" timestamptz not null, "search_vector" tsvector generated always as (note_search_vector("title", "tags", "content")) stored, primary key ("id"));`,
+    );
+    this.addSql(
+      `alter table "notes" add constraint "notes_organization_id_foreign" foreign key ("organization_id") references "organizations" ("id") on delete cascade;`,
+    );
     this.addSql(`alter table "notes" add constraint "notes_server_id_foreign" foreign key ("server_id") references "servers" ("id") on delete set null;`);
     this.addSql(`alter table "notes" add constraint "notes_author_user_id_foreign" foreign key ("author_user_id") references "users" ("id") on delete set null;`);
     this.addSql(`alter table "notes" add constraint "notes_updated_by_user_id_foreign" foreign key ("updated_by_user_id") references "users" ("id") on delete set null;`);

@@ -18,7 +18,10 @@ function redactUrlAsOf0025(raw: string): string {
   } catch {
     // Kept encoded.
   }
-  const tail = path.replace(/\/+$/, "").slice(-4).replace(/^[/…]+/, "");
+  const tail = path
+    .replace(/\/+$/, "")
+    .slice(-4)
+    .replace(/^[/…]+/, "");
   return `${url.protocol}//${url.host}/${tail ? `…${tail}` : ""}`;
 }
 
@@ -47,7 +50,10 @@ export class Migration0025Hardening extends Migration {
       `select "id", "details"->>'url' as "url" from "activity_events" where "action" like 'integration.%' and "details"->>'kind' = 'webhook' and "details"->>'url' is not null`,
     )) as Array<{ id: string; url: string }>;
     for (const event of events) {
-      await this.execute(`update "activity_events" set "details" = jsonb_set("details", '{url}', to_jsonb(?::text)) where "id" = ?`, [redactUrlAsOf0025(event.url), event.id]);
+      await this.execute(`update "activity_events" set "details" = jsonb_set("details", '{url}', to_jsonb(?::text)) where "id" = ?`, [
+        redactUrlAsOf0025(event.url),
+        event.id,
+      ]);
     }
   }
 }

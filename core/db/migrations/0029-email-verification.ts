@@ -16,10 +16,14 @@ export class Migration0029EmailVerification extends Migration {
 
   override async up(): Promise<void> {
     this.addSql(`alter table "users" add column "email_verified_at" timestamptz null;`);
-    this.addSql(`create table "email_verifications" ("id" uuid not null, "user_id" uuid not null references "users" ("id") on delete cascade, "email" varchar(254) not null, "token_hash" varchar(64) not null, "created_at" timestamptz not null, "expires_at" timestamptz not null, "used_at" timestamptz null, primary key ("id"));`);
+    this.addSql(
+      `create table "email_verifications" ("id" uuid not null, "user_id" uuid not null references "users" ("id") on delete cascade, "email" varchar(254) not null, "token_hash" varchar(64) not null, "created_at" timestamptz not null, "expires_at" timestamptz not null, "used_at" timestamptz null, primary key ("id"));`,
+    );
     this.addSql(`alter table "email_verifications" add constraint "email_verifications_token_hash_unique" unique ("token_hash");`);
     this.addSql(`create index "email_verifications_user_id_index" on "email_verifications" ("user_id", "created_at");`);
-    this.addSql(`create table "organization_emails" ("id" bigint generated always as identity, "organization_id" uuid not null references "organizations" ("id") on delete cascade, "sent_at" timestamptz not null, "recipients" int not null, primary key ("id"));`);
+    this.addSql(
+      `create table "organization_emails" ("id" bigint generated always as identity, "organization_id" uuid not null references "organizations" ("id") on delete cascade, "sent_at" timestamptz not null, "recipients" int not null, primary key ("id"));`,
+    );
     this.addSql(`create index "organization_emails_organization_sent_index" on "organization_emails" ("organization_id", "sent_at");`);
   }
 }

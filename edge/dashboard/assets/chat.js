@@ -63,7 +63,9 @@
         if (!text) text = item("assistant", "Assistant").appendChild(element("div", "chat-text", ""));
         text.textContent += data.text;
       },
-      message: function () { text = null; },
+      message: function () {
+        text = null;
+      },
       tool: function (data) {
         var li = text ? text.parentNode : item("assistant", "Assistant");
         li.appendChild(folded("Called " + data.name, data.arguments));
@@ -72,9 +74,15 @@
       result: function (data) {
         item("tool").appendChild(folded("Result of " + data.name + ": " + (statusWords[data.status] || "unknown"), data.content));
       },
-      confirm: function (data) { showConfirm(data); },
-      done: function (data) { say(data.awaitingConfirmation ? "The assistant waits for your answer." : "Answered."); },
-      failed: function (data) { say(data.message, true); }
+      confirm: function (data) {
+        showConfirm(data);
+      },
+      done: function (data) {
+        say(data.awaitingConfirmation ? "The assistant waits for your answer." : "Answered.");
+      },
+      failed: function (data) {
+        say(data.message, true);
+      },
     };
   }
 
@@ -115,10 +123,21 @@
       .then(function (response) {
         var type = response.headers.get("content-type") || "";
         if (type.indexOf("text/event-stream") === 0) return readEvents(response, handler());
-        return response.json().then(function (error) { say(error.message || "The assistant could not answer.", true); }, function () { say("The assistant could not answer (HTTP " + response.status + ").", true); });
+        return response.json().then(
+          function (error) {
+            say(error.message || "The assistant could not answer.", true);
+          },
+          function () {
+            say("The assistant could not answer (HTTP " + response.status + ").", true);
+          },
+        );
       })
-      .catch(function () { say("The connection was lost. Reload the page to see what was saved.", true); })
-      .then(function () { busy = false; });
+      .catch(function () {
+        say("The connection was lost. Reload the page to see what was saved.", true);
+      })
+      .then(function () {
+        busy = false;
+      });
   }
 
   function showConfirm(data) {
@@ -139,7 +158,10 @@
     var conversation = form.querySelector("input[name=conversationId]").value;
     var confirmUrl = form.action.replace(/\/assistant$/, "/assistant/c/" + encodeURIComponent(conversation) + "/confirm");
     var actions = element("div", "actions");
-    [["Allow", "yes", "btn danger"], ["Deny", "no", "btn ghost"]].forEach(function (choice) {
+    [
+      ["Allow", "yes", "btn danger"],
+      ["Deny", "no", "btn ghost"],
+    ].forEach(function (choice) {
       var button = element("button", choice[2], choice[0]);
       button.type = "button";
       button.addEventListener("click", function () {

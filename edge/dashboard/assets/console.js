@@ -36,7 +36,9 @@
     var placeholder = live.querySelector("[data-placeholder]");
     if (placeholder && (data.lines.length || data.dropped)) placeholder.remove();
     if (data.dropped) live.appendChild(element("div", "console-note", "… " + data.dropped + " lines not shown"));
-    data.lines.forEach(function (line) { live.appendChild(element("div", "console-line", line)); });
+    data.lines.forEach(function (line) {
+      live.appendChild(element("div", "console-line", line));
+    });
     if (!live.firstChild) live.appendChild(element("div", "console-note", "No output yet.")).setAttribute("data-placeholder", "");
     while (live.childNodes.length > maxLines) live.firstChild.remove();
     if (atBottom || replace) live.scrollTop = live.scrollHeight;
@@ -56,9 +58,15 @@
     if (source || refused || typeof EventSource !== "function") return;
     var stream = new EventSource(eventsUrl);
     source = stream;
-    stream.addEventListener("recent", function (event) { showLines(JSON.parse(event.data), true); });
-    stream.addEventListener("lines", function (event) { showLines(JSON.parse(event.data), false); });
-    stream.addEventListener("unavailable", function () { setState("The live output was interrupted. Reconnecting…"); });
+    stream.addEventListener("recent", function (event) {
+      showLines(JSON.parse(event.data), true);
+    });
+    stream.addEventListener("lines", function (event) {
+      showLines(JSON.parse(event.data), false);
+    });
+    stream.addEventListener("unavailable", function () {
+      setState("The live output was interrupted. Reconnecting…");
+    });
     stream.addEventListener("refused", function (event) {
       var message = JSON.parse(event.data).message;
       refused = true;
@@ -132,12 +140,16 @@
       .then(function (response) {
         var json = (response.headers.get("content-type") || "").indexOf("application/json") === 0;
         if (json) return response.json();
-        var message = response.redirected ? "You are signed out. Reload the page to sign in again."
-          : response.status === 403 ? "This form has expired. Reload the page and try again."
-          : "The command could not be sent (" + response.status + "). Reload the page and try again.";
+        var message = response.redirected
+          ? "You are signed out. Reload the page to sign in again."
+          : response.status === 403
+            ? "This form has expired. Reload the page and try again."
+            : "The command could not be sent (" + response.status + "). Reload the page and try again.";
         return { status: response.status, message: message };
       })
-      .catch(function () { return { status: 0, message: "The connection failed before the answer came. The command may still have run: watch the live output." }; })
+      .catch(function () {
+        return { status: 0, message: "The connection failed before the answer came. The command may still have run: watch the live output." };
+      })
       .then(function (answer) {
         addResult(command, answer);
         if (answer.success === true) input.value = "";
@@ -190,8 +202,12 @@
       if (count.textContent === shown) return;
       shown = count.textContent;
       fetch(playersUrl, { credentials: "same-origin", headers: { accept: "application/json" } })
-        .then(function (response) { return response.ok ? response.json() : null; })
-        .then(function (body) { if (body) drawPlayers(body.players); })
+        .then(function (response) {
+          return response.ok ? response.json() : null;
+        })
+        .then(function (body) {
+          if (body) drawPlayers(body.players);
+        })
         .catch(function () {});
     }).observe(count, { childList: true, characterData: true, subtree: true });
   }

@@ -10,7 +10,9 @@
   function announce(text) {
     if (!announcer) return;
     announcer.textContent = "";
-    window.setTimeout(function () { announcer.textContent = text; }, 50);
+    window.setTimeout(function () {
+      announcer.textContent = text;
+    }, 50);
   }
 
   // Copy buttons: <button data-copy="input-id">.
@@ -33,7 +35,9 @@
         var label = button.textContent;
         button.textContent = "Copied";
         announce("Copied to the clipboard.");
-        window.setTimeout(function () { button.textContent = label; }, 2000);
+        window.setTimeout(function () {
+          button.textContent = label;
+        }, 2000);
       },
       function () {
         input.select();
@@ -91,12 +95,20 @@
     var slug = document.getElementById(name.getAttribute("data-slug-source"));
     if (!slug) return;
     var edited = slug.value !== "";
-    slug.addEventListener("input", function () { edited = slug.value !== ""; });
+    slug.addEventListener("input", function () {
+      edited = slug.value !== "";
+    });
     name.addEventListener("input", function () {
       if (edited) return;
       slug.value = name.value
-        .normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
-        .replace(/['\u2019]/g, "").replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "");
+        .normalize("NFKD")
+        .replace(/[\u0300-\u036f]/g, "")
+        .toLowerCase()
+        .replace(/['\u2019]/g, "")
+        .replace(/[^a-z0-9]+/g, "-")
+        .replace(/^-+|-+$/g, "")
+        .slice(0, 40)
+        .replace(/-+$/, "");
     });
   });
 
@@ -144,12 +156,19 @@
       fetch(url, { credentials: "same-origin", headers: { accept: "application/json" } })
         .then(function (response) {
           // Signed out, or the organization or its servers are no longer the viewer's: stop asking.
-          if (response.status === 401 || response.status === 403 || response.status === 404) { stopped = true; return null; }
+          if (response.status === 401 || response.status === 403 || response.status === 404) {
+            stopped = true;
+            return null;
+          }
           return response.ok ? response.json() : null;
         })
-        .then(function (body) { if (body) body.servers.forEach(apply); })
+        .then(function (body) {
+          if (body) body.servers.forEach(apply);
+        })
         .catch(function () {})
-        .then(function () { if (!stopped) window.setTimeout(poll, 2000); });
+        .then(function () {
+          if (!stopped) window.setTimeout(poll, 2000);
+        });
     }
     document.querySelectorAll("[data-server-id]").forEach(function (row) {
       var status = row.querySelector('[data-field="status"]');

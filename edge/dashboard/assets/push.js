@@ -13,7 +13,9 @@
   var test = document.getElementById("push-test");
   var supported = window.isSecureContext && "serviceWorker" in navigator && "PushManager" in window && "Notification" in window;
 
-  function say(text) { status.textContent = text; }
+  function say(text) {
+    status.textContent = text;
+  }
 
   if (!supported) {
     say("This browser cannot receive push notifications.");
@@ -28,10 +30,15 @@
       init.body = JSON.stringify(body);
     }
     return fetch("/api/http/pwa/" + procedure, init).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (json) {
-        if (!response.ok) throw new Error(json.message || "Outpost answered " + response.status + ".");
-        return json;
-      });
+      return response
+        .json()
+        .catch(function () {
+          return {};
+        })
+        .then(function (json) {
+          if (!response.ok) throw new Error(json.message || "Outpost answered " + response.status + ".");
+          return json;
+        });
     });
   }
 
@@ -51,11 +58,15 @@
   }
 
   function registration() {
-    return navigator.serviceWorker.register("/app/sw.js", { scope: "/app/" }).then(function () { return navigator.serviceWorker.ready; });
+    return navigator.serviceWorker.register("/app/sw.js", { scope: "/app/" }).then(function () {
+      return navigator.serviceWorker.ready;
+    });
   }
 
   function known(endpoint) {
-    return [].some.call(document.querySelectorAll("tr[data-endpoint]"), function (row) { return row.getAttribute("data-endpoint") === endpoint; });
+    return [].some.call(document.querySelectorAll("tr[data-endpoint]"), function (row) {
+      return row.getAttribute("data-endpoint") === endpoint;
+    });
   }
 
   function show(on) {
@@ -81,20 +92,32 @@
         if (permission !== "granted") throw new Error("Notifications are blocked for this site in the browser's settings.");
         return Promise.all([registration(), api("getPushConfig")]);
       })
-      .then(function (both) { return subscribe(both[0], bytesOf(both[1].vapidPublicKey)); })
+      .then(function (both) {
+        return subscribe(both[0], bytesOf(both[1].vapidPublicKey));
+      })
       .then(function (subscription) {
         var json = subscription.toJSON();
-        return api("subscribe", { endpoint: json.endpoint, keys: { p256dh: json.keys.p256dh, auth: json.keys.auth }, userAgent: root.getAttribute("data-device") || undefined });
+        return api("subscribe", {
+          endpoint: json.endpoint,
+          keys: { p256dh: json.keys.p256dh, auth: json.keys.auth },
+          userAgent: root.getAttribute("data-device") || undefined,
+        });
       });
   }
 
   function turnOff() {
     return registration()
-      .then(function (reg) { return reg.pushManager.getSubscription(); })
+      .then(function (reg) {
+        return reg.pushManager.getSubscription();
+      })
       .then(function (subscription) {
         if (!subscription) return;
         // Already removed on Outpost's side (from another browser): the browser's end still goes.
-        return api("unsubscribe", { endpoint: subscription.endpoint }).catch(function () {}).then(function () { return subscription.unsubscribe(); });
+        return api("unsubscribe", { endpoint: subscription.endpoint })
+          .catch(function () {})
+          .then(function () {
+            return subscription.unsubscribe();
+          });
       });
   }
 
@@ -104,8 +127,13 @@
     test.disabled = true;
     say(wanted ? "Turning on…" : "Turning off…");
     (wanted ? turnOn() : turnOff()).then(
-      function () { show(wanted); },
-      function (error) { show(!wanted); say(error.message); },
+      function () {
+        show(wanted);
+      },
+      function (error) {
+        show(!wanted);
+        say(error.message);
+      },
     );
   });
 
@@ -115,17 +143,35 @@
     api("sendTestPush", {}).then(
       function (answer) {
         var outcomes = answer.outcomes || [];
-        var delivered = outcomes.filter(function (o) { return o.delivered; }).length;
-        var failed = outcomes.filter(function (o) { return !o.delivered; }).map(function (o) { return o.error; });
+        var delivered = outcomes.filter(function (o) {
+          return o.delivered;
+        }).length;
+        var failed = outcomes
+          .filter(function (o) {
+            return !o.delivered;
+          })
+          .map(function (o) {
+            return o.error;
+          });
         say("Sent to " + delivered + " of " + outcomes.length + " browsers." + (failed.length ? " Not delivered: " + failed.join("; ") : ""));
         test.disabled = false;
       },
-      function (error) { say(error.message); test.disabled = false; },
+      function (error) {
+        say(error.message);
+        test.disabled = false;
+      },
     );
   });
 
-  navigator.serviceWorker.getRegistration("/app/")
-    .then(function (reg) { return reg ? reg.pushManager.getSubscription() : null; })
-    .then(function (subscription) { show(Boolean(subscription) && known(subscription.endpoint) && Notification.permission === "granted"); })
-    .catch(function () { show(false); });
+  navigator.serviceWorker
+    .getRegistration("/app/")
+    .then(function (reg) {
+      return reg ? reg.pushManager.getSubscription() : null;
+    })
+    .then(function (subscription) {
+      show(Boolean(subscription) && known(subscription.endpoint) && Notification.permission === "granted");
+    })
+    .catch(function () {
+      show(false);
+    });
 })();

@@ -85,8 +85,17 @@
         source.close();
         expired();
       } else if (data.claim) {
-        say(liveStatus, data.claim.player_name + " on " + data.claim.server_name + " is confirming in game — sign in to " +
-          appName + " at " + appHost + ". If that is not you, close this page and start again from the app.");
+        say(
+          liveStatus,
+          data.claim.player_name +
+            " on " +
+            data.claim.server_name +
+            " is confirming in game — sign in to " +
+            appName +
+            " at " +
+            appHost +
+            ". If that is not you, close this page and start again from the app.",
+        );
         liveStatus.className = "status claimed";
       } else {
         say(liveStatus, "Waiting for the command on a game server…");
@@ -137,10 +146,15 @@
       say(checkStatus, "The browser check failed. Reload the page to try again.");
       return;
     }
-    var payload = btoa(JSON.stringify({
-      algorithm: challenge.algorithm, challenge: challenge.challenge, number: number,
-      salt: challenge.salt, signature: challenge.signature,
-    }));
+    var payload = btoa(
+      JSON.stringify({
+        algorithm: challenge.algorithm,
+        challenge: challenge.challenge,
+        number: number,
+        salt: challenge.salt,
+        signature: challenge.signature,
+      }),
+    );
     var response = await fetch("/oauth2/authorize/verify-challenge", {
       method: "POST",
       headers: { "content-type": "application/json" },

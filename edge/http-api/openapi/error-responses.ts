@@ -10,7 +10,12 @@ const errorResponses = {
   "400": {
     name: "BadRequest",
     text: "The input is invalid: a malformed body or parameter, an unknown field, or a validation rule. `details` names the fields.",
-    example: { code: "invalid_argument", status: 400, message: "validation failed", details: [{ field: "slug", message: "value length must be at least 3 characters", rule: "string.min_len" }] },
+    example: {
+      code: "invalid_argument",
+      status: 400,
+      message: "validation failed",
+      details: [{ field: "slug", message: "value length must be at least 3 characters", rule: "string.min_len" }],
+    },
   },
   "401": {
     name: "Unauthorized",

@@ -20,10 +20,7 @@ export const httpApiBasePath = "/api/http";
  * The tags and paths of the services that have an `http_router` option (the others are left
  * out), in the services' and methods' order. Fills `schemas` with every component they refer to.
  */
-export function describeServices(
-  schemas: MessageSchemas,
-  services: readonly DescService[],
-): Pick<OpenApiDocument, "tags" | "paths"> {
+export function describeServices(schemas: MessageSchemas, services: readonly DescService[]): Pick<OpenApiDocument, "tags" | "paths"> {
   const exposed = services
     .map((service) => ({ service, router: httpRouter(service) }))
     .filter((s): s is { service: DescService; router: string } => s.router !== undefined);

@@ -24,7 +24,10 @@ export function readComments(sourceInfo: Uint8Array | FileDescriptorSet | undefi
 
 /** A comment's text: the space after `//` dropped, wrapped lines joined (lists and blank lines kept). */
 function cleanComment(text: string): string {
-  const lines = text.replace(/\r\n?/g, "\n").split("\n").map((line) => (line.startsWith(" ") ? line.slice(1) : line));
+  const lines = text
+    .replace(/\r\n?/g, "\n")
+    .split("\n")
+    .map((line) => (line.startsWith(" ") ? line.slice(1) : line));
   return lines
     .join("\n")
     .trim()

@@ -41,7 +41,14 @@ describe("agent: a question left unanswered by a dropped connection", () => {
 
   it("is asked again on the next connection, and the player gets Outpost's answer", async () => {
     const outpost = restartingOutpost(2);
-    agent = startAgent({ url: "http://outpost.test", key: "opa_x", game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, transport: outpost.transport, backoff: { initialMs: 10, maxMs: 20 } });
+    agent = startAgent({
+      url: "http://outpost.test",
+      key: "opa_x",
+      game: Game.MINECRAFT,
+      playerAuth: PlayerAuth.ONLINE,
+      transport: outpost.transport,
+      backoff: { initialMs: 10, maxMs: 20 },
+    });
     const reply = await agent.playCommand(steve, "/outpost login ABCD-EFGH", 10_000);
     assert.deepEqual(reply, { accepted: true, message: "Signed in to Forum." });
     assert.deepEqual(
@@ -53,7 +60,14 @@ describe("agent: a question left unanswered by a dropped connection", () => {
 
   it("still fails once its time is up", async () => {
     const outpost = restartingOutpost(Infinity);
-    agent = startAgent({ url: "http://outpost.test", key: "opa_x", game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, transport: outpost.transport, backoff: { initialMs: 50, maxMs: 50 } });
+    agent = startAgent({
+      url: "http://outpost.test",
+      key: "opa_x",
+      game: Game.MINECRAFT,
+      playerAuth: PlayerAuth.ONLINE,
+      transport: outpost.transport,
+      backoff: { initialMs: 50, maxMs: 50 },
+    });
     await assert.rejects(agent.playCommand(steve, "/outpost login ABCD-EFGH", 300), /dropped before it answered|did not answer|not connected/);
     assert.ok(outpost.seen.length >= 2, "it was asked again meanwhile");
   });

@@ -32,7 +32,14 @@ describe("agent: the console's side of the contract", () => {
 
     it("turns a handler's exception into a failed result with its message", async () => {
       const { sent, send } = collector();
-      await answerConsoleCommand(async () => { throw new Error("stdin is closed"); }, command("list"), new AbortController().signal, send);
+      await answerConsoleCommand(
+        async () => {
+          throw new Error("stdin is closed");
+        },
+        command("list"),
+        new AbortController().signal,
+        send,
+      );
       assert.deepEqual(sent[0].value, { requestId: "r1", success: false, output: [], error: "stdin is closed" });
     });
 
@@ -109,7 +116,11 @@ describe("agent: the console's side of the contract", () => {
       await sleep(250);
       outlet.write(Array.from({ length: 1500 }, (_, i) => `l${i}`));
       await sleep(250);
-      assert.deepEqual(sent.map((m) => m.value.lines.length), [1], "the rest waits for the first to be taken");
+      assert.deepEqual(
+        sent.map((m) => m.value.lines.length),
+        [1],
+        "the rest waits for the first to be taken",
+      );
       for (let i = 0; i < 5; i++) {
         taken[i]();
         await sleep(0);
@@ -133,7 +144,10 @@ describe("agent: the console's side of the contract", () => {
       outlet.attach(send);
       outlet.write(["after"]);
       await sleep(250);
-      assert.deepEqual(sent.flatMap((m) => m.value.lines), ["after"]);
+      assert.deepEqual(
+        sent.flatMap((m) => m.value.lines),
+        ["after"],
+      );
       outlet.close();
     });
 
@@ -148,7 +162,10 @@ describe("agent: the console's side of the contract", () => {
       outlet.attach(send);
       outlet.write(["after"]);
       await sleep(250);
-      assert.deepEqual(sent.flatMap((m) => m.value.lines), ["after"]);
+      assert.deepEqual(
+        sent.flatMap((m) => m.value.lines),
+        ["after"],
+      );
       outlet.close();
     });
 

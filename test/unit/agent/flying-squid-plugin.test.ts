@@ -102,7 +102,10 @@ describe("agent: the flying-squid plugin, on a stand-in server", () => {
       first.leave();
       new FakePlayer("Alex", alexUuid).join(squid.events);
       await until(() => outpost.reported.at(-1)?.some((p) => p.name === "Alex"));
-      assert.deepEqual(outpost.reported.at(-1), [{ name: "Steve", uuid: steveUuid }, { name: "Alex", uuid: alexUuid }]);
+      assert.deepEqual(outpost.reported.at(-1), [
+        { name: "Steve", uuid: steveUuid },
+        { name: "Alex", uuid: alexUuid },
+      ]);
       second.leave();
       await until(() => outpost.reported.at(-1)?.length === 1);
       assert.deepEqual(outpost.reported.at(-1), [{ name: "Alex", uuid: alexUuid }]);
@@ -141,7 +144,9 @@ describe("agent: the flying-squid plugin, on a stand-in server", () => {
     const squid = squidWithPlugin(refusing);
     try {
       await until(() => squid.logs.err.length);
-      assert.deepEqual(squid.logs.err, ["[Outpost] Outpost refused the agent: this agent key is not valid; players cannot sign in here until the server restarts with a working key"]);
+      assert.deepEqual(squid.logs.err, [
+        "[Outpost] Outpost refused the agent: this agent key is not valid; players cannot sign in here until the server restarts with a working key",
+      ]);
       const steve = new FakePlayer("Steve", steveUuid).join(squid.events);
       await squid.type(steve, "login ABCD-1234");
       assert.deepEqual(steve.told, ["Signing in through Outpost is not available on this server right now."]);

@@ -42,7 +42,10 @@ describe("wrap's console line table", () => {
       assert.deepEqual(fabric, { ...paper, frame: "Fabric line" });
     }
     assert.deepEqual(readLogLine("[01:02:03 INFO]: Alex (formerly known as Steve) joined the game")?.event, { kind: "join", name: "Alex" });
-    assert.deepEqual(readLogLine("[01:02:03] [Server thread/INFO]: Steve[<ip address withheld>] logged in with entity id 7 at (1.0, 2.0, 3.0)")?.event, { kind: "join", name: "Steve" });
+    assert.deepEqual(readLogLine("[01:02:03] [Server thread/INFO]: Steve[<ip address withheld>] logged in with entity id 7 at (1.0, 2.0, 3.0)")?.event, {
+      kind: "join",
+      name: "Steve",
+    });
     for (const address of ["/[0:0:0:0:0:0:0:1]:5000", "/[2001:db8::1%eth0]:50123", "local:E:4b1f"]) {
       const line = `[01:02:03 INFO]: Steve[${address}] logged in with entity id 7 at ([world]1.0, 2.0, 3.0)`;
       assert.deepEqual(readLogLine(line)?.event, { kind: "join", name: "Steve" }, address);

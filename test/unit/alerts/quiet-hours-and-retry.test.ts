@@ -34,7 +34,10 @@ describe("alerts: quiet hours and retries", () => {
     const fail = { ok: false, retryable: true };
     const top = { ...defaultRetryPolicy, random: () => 0.999999 };
     const ceilings = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => verdict(top, fail, n, created, created).at.getTime() - created.getTime());
-    assert.deepEqual(ceilings.map((ms) => Math.round(ms / 1000)), [30, 60, 120, 240, 480, 960, 1920, 3600, 3600]);
+    assert.deepEqual(
+      ceilings.map((ms) => Math.round(ms / 1000)),
+      [30, 60, 120, 240, 480, 960, 1920, 3600, 3600],
+    );
     const none = { ...defaultRetryPolicy, random: () => 0 };
     assert.equal(verdict(none, fail, 3, created, created).at.getTime(), created.getTime(), "full jitter: anywhere from now");
     assert.equal(verdict(none, { ...fail, retryAfterSeconds: 120 }, 1, created, created).at.getTime(), at(120_000).getTime());

@@ -4,13 +4,22 @@ import { ConfigError, loadConfig } from "../../../server/config.ts";
 
 describe("configuration", () => {
   it("takes the metrics' listener, token and the shutdown's bounds", () => {
-    const config = loadConfig({ METRICS_PORT: "9100", METRICS_HOST: "0.0.0.0", METRICS_TOKEN: "0123456789abcdef", SHUTDOWN_TIMEOUT_MS: "30000", SHUTDOWN_DELAY_MS: "5000" });
+    const config = loadConfig({
+      METRICS_PORT: "9100",
+      METRICS_HOST: "0.0.0.0",
+      METRICS_TOKEN: "0123456789abcdef",
+      SHUTDOWN_TIMEOUT_MS: "30000",
+      SHUTDOWN_DELAY_MS: "5000",
+    });
     assert.deepEqual(config.metrics, { port: 9100, host: "0.0.0.0", token: "0123456789abcdef" });
     assert.deepEqual(config.shutdown, { timeoutMs: 30_000, delayMs: 5_000 });
   });
 
   it("never repeats a malformed METRICS_TOKEN, a secret, in its message", () => {
-    assert.throws(() => loadConfig({ METRICS_TOKEN: "secret value!" }), (error: Error) => !error.message.includes("secret value"));
+    assert.throws(
+      () => loadConfig({ METRICS_TOKEN: "secret value!" }),
+      (error: Error) => !error.message.includes("secret value"),
+    );
   });
 
   it("has working defaults for every variable", () => {
@@ -22,7 +31,14 @@ describe("configuration", () => {
     assert.equal(config.databaseUrl, undefined);
     assert.match(config.dataDir, /\/data$/);
     assert.deepEqual(config.plans.free, { servers: 3, gameOAuthClients: 2, notes: 50, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 });
-    assert.deepEqual(config.plans.pro, { servers: 25, gameOAuthClients: 20, notes: 1000, assistantQueriesPerDay: 1000, assistantToolActionsPerDay: 500, emailsPerHour: 30 });
+    assert.deepEqual(config.plans.pro, {
+      servers: 25,
+      gameOAuthClients: 20,
+      notes: 1000,
+      assistantQueriesPerDay: 1000,
+      assistantToolActionsPerDay: 500,
+      emailsPerHour: 30,
+    });
     assert.equal(config.defaultPlan, "free");
     assert.equal(config.sessionTtlSeconds, 30 * 86_400);
     assert.equal(config.sessionIdleSeconds, 72 * 3600);
@@ -81,7 +97,10 @@ describe("configuration", () => {
     [{ DEFAULT_PLAN: "__proto__" }, /^DEFAULT_PLAN must name a plan in PLANS/],
     [{ SESSION_TTL_DAYS: "0" }, /^SESSION_TTL_DAYS must be/],
     [{ SESSION_IDLE_HOURS: "0" }, /^SESSION_IDLE_HOURS must be a whole number from 1 to 8760 \(got "0"\)$/],
-    [{ KEY_ENCRYPTION_KEY: "not base64!" }, /^KEY_ENCRYPTION_KEY must be 32 random bytes in base64 \(44 characters\), e\.g\. from `openssl rand -base64 32` \(got 11 characters; a secret, so not shown\)$/],
+    [
+      { KEY_ENCRYPTION_KEY: "not base64!" },
+      /^KEY_ENCRYPTION_KEY must be 32 random bytes in base64 \(44 characters\), e\.g\. from `openssl rand -base64 32` \(got 11 characters; a secret, so not shown\)$/,
+    ],
     [{ KEY_ENCRYPTION_KEY: Buffer.alloc(16, 1).toString("base64") }, /^KEY_ENCRYPTION_KEY must be 32 random bytes/],
     [{ KEY_ENCRYPTION_KEY: Buffer.alloc(33, 1).toString("base64") }, /^KEY_ENCRYPTION_KEY must be 32 random bytes/],
     [{ SIGNING_KEY_ROTATION_DAYS: "0" }, /^SIGNING_KEY_ROTATION_DAYS must be a whole number from 1 to 365 \(got "0"\)$/],
@@ -89,7 +108,10 @@ describe("configuration", () => {
     [{ PASSWORD_HASH_CONCURRENCY: "0" }, /^PASSWORD_HASH_CONCURRENCY must be a whole number from 1 to 1024 \(got "0"\)$/],
     [{ PASSWORD_HASH_CONCURRENCY: "many" }, /^PASSWORD_HASH_CONCURRENCY must be a whole number/],
     [{ PASSWORD_HASH_QUEUE: "-1" }, /^PASSWORD_HASH_QUEUE must be a whole number from 0 to 100000/],
-    [{ TRUSTED_PROXIES: "proxy.internal" }, /^TRUSTED_PROXIES must be IP addresses and CIDR ranges separated by commas \("proxy\.internal": not an IP address or a CIDR range/],
+    [
+      { TRUSTED_PROXIES: "proxy.internal" },
+      /^TRUSTED_PROXIES must be IP addresses and CIDR ranges separated by commas \("proxy\.internal": not an IP address or a CIDR range/,
+    ],
     [{ TRUSTED_PROXIES: "10.0.0.1, 10.0.0.0/33" }, /^TRUSTED_PROXIES must be .* \("10\.0\.0\.0\/33": the prefix length must be from 0 to 32\)$/],
     [{ TRUSTED_PROXIES: "fd00::/129" }, /\("fd00::\/129": the prefix length must be from 0 to 128\)$/],
     [{ TRUSTED_PROXIES: "10.0.0.0/" }, /\("10\.0\.0\.0\/": the prefix length/],
@@ -113,13 +135,19 @@ describe("configuration", () => {
   ];
   for (const [env, message] of refuses) {
     it(`refuses ${JSON.stringify(env)} with a clear message`, () => {
-      assert.throws(() => loadConfig(env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
+      assert.throws(
+        () => loadConfig(env),
+        (error: unknown) => error instanceof ConfigError && message.test(error.message),
+      );
     });
   }
 
   it("never repeats a malformed KEY_ENCRYPTION_KEY, a secret, in its message", () => {
     const secret = "c2VjcmV0IHBhc3N3b3JkIG9mIHRoZSBvcGVyYXRvcg==";
-    assert.throws(() => loadConfig({ KEY_ENCRYPTION_KEY: secret }), (error: unknown) => error instanceof ConfigError && !error.message.includes(secret));
+    assert.throws(
+      () => loadConfig({ KEY_ENCRYPTION_KEY: secret }),
+      (error: unknown) => error instanceof ConfigError && !error.message.includes(secret),
+    );
   });
 
   it("accepts a KEY_ENCRYPTION_KEY of 32 bytes in base64 or base64url, and a rotation period", () => {
@@ -139,19 +167,30 @@ describe("configuration", () => {
     const config = loadConfig({ SMTP_URL: "smtps://outpost:hunter2@mail.example.com:465", ACCOUNT_BASE_URL: "https://outpost.example.com" });
     assert.deepEqual(config.smtp, { url: "smtps://outpost:hunter2@mail.example.com:465", from: "Outpost <outpost@outpost.example.com>" });
     assert.equal(loadConfig({ SMTP_URL: "smtp://mail.example.com:587", SMTP_FROM: "Alerts <alerts@example.com>" }).smtp?.from, "Alerts <alerts@example.com>");
-    assert.throws(() => loadConfig({ SMTP_URL: "http://outpost:hunter2@mail" }), (error: Error) => !error.message.includes("hunter2"));
+    assert.throws(
+      () => loadConfig({ SMTP_URL: "http://outpost:hunter2@mail" }),
+      (error: Error) => !error.message.includes("hunter2"),
+    );
   });
 
   it("takes the assistant's model endpoint; none by default; never repeats a malformed key", () => {
     assert.equal(loadConfig({}).assistantModel, undefined);
-    const config = loadConfig({ OCELOT_MODEL_URL: "http://127.0.0.1:11434/v1/", OCELOT_MODEL: "llama3.1", OCELOT_MODEL_API_KEY: "sk-local", OCELOT_MODEL_TIMEOUT_SECONDS: "5" });
+    const config = loadConfig({
+      OCELOT_MODEL_URL: "http://127.0.0.1:11434/v1/",
+      OCELOT_MODEL: "llama3.1",
+      OCELOT_MODEL_API_KEY: "sk-local",
+      OCELOT_MODEL_TIMEOUT_SECONDS: "5",
+    });
     assert.deepEqual({ ...config.assistantModel }, { url: "http://127.0.0.1:11434/v1", model: "llama3.1", apiKey: "sk-local", timeoutSeconds: 5 });
     assert.equal(loadConfig({ OCELOT_MODEL_URL: "https://models.example.com/v1", OCELOT_MODEL: "m" }).assistantModel?.timeoutSeconds, 60);
-    assert.throws(() => loadConfig({ OCELOT_MODEL_URL: "http://127.0.0.1/v1", OCELOT_MODEL: "m", OCELOT_MODEL_API_KEY: "secret with spaces" }), (error: Error) => {
-      assert.equal(error.name, "ConfigError");
-      assert.doesNotMatch(error.message, /secret with spaces/);
-      return true;
-    });
+    assert.throws(
+      () => loadConfig({ OCELOT_MODEL_URL: "http://127.0.0.1/v1", OCELOT_MODEL: "m", OCELOT_MODEL_API_KEY: "secret with spaces" }),
+      (error: Error) => {
+        assert.equal(error.name, "ConfigError");
+        assert.doesNotMatch(error.message, /secret with spaces/);
+        return true;
+      },
+    );
   });
 
   it("accepts custom plans and a PostgreSQL URL", () => {
@@ -161,8 +200,15 @@ describe("configuration", () => {
       DATABASE_URL: "postgresql://u@db:5432/outpost",
     });
     assert.deepEqual(Object.keys(config.plans), ["hobby"]);
-    assert.deepEqual(config.plans.hobby, { servers: 1, gameOAuthClients: 1, notes: 1000, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 }, "notes, the assistant's limits and the email cap may be left out (a plan written before they existed keeps working)");
-    const named = loadConfig({ PLANS: '{"hobby":{"servers":1,"gameOAuthClients":1,"notes":7,"assistantQueriesPerDay":7,"assistantToolActionsPerDay":3,"emailsPerHour":2}}', DEFAULT_PLAN: "hobby" });
+    assert.deepEqual(
+      config.plans.hobby,
+      { servers: 1, gameOAuthClients: 1, notes: 1000, assistantQueriesPerDay: 50, assistantToolActionsPerDay: 20, emailsPerHour: 30 },
+      "notes, the assistant's limits and the email cap may be left out (a plan written before they existed keeps working)",
+    );
+    const named = loadConfig({
+      PLANS: '{"hobby":{"servers":1,"gameOAuthClients":1,"notes":7,"assistantQueriesPerDay":7,"assistantToolActionsPerDay":3,"emailsPerHour":2}}',
+      DEFAULT_PLAN: "hobby",
+    });
     assert.deepEqual(named.plans.hobby, { servers: 1, gameOAuthClients: 1, notes: 7, assistantQueriesPerDay: 7, assistantToolActionsPerDay: 3, emailsPerHour: 2 });
     assert.equal(config.databaseUrl, "postgresql://u@db:5432/outpost");
   });

@@ -55,7 +55,10 @@ describe("gather: many callers' items in few batches", () => {
     await turn();
     assert.deepEqual(batches, [[1], [2, 3, 4], [5, 6, 7]]);
     held[2].finish();
-    assert.deepEqual(await Promise.all(answers), [1, 2, 3, 4, 5, 6, 7].map((i) => `result ${i}`));
+    assert.deepEqual(
+      await Promise.all(answers),
+      [1, 2, 3, 4, 5, 6, 7].map((i) => `result ${i}`),
+    );
   });
 
   it("fails the items of a failed batch with its error, and goes on with the next", async () => {
@@ -105,7 +108,10 @@ describe("gather: many callers' items in few batches", () => {
     held.slice(0).forEach((h, i) => i !== 1 && h.finish());
     await until(5);
     held[4].finish();
-    assert.deepEqual(await Promise.all(answers), [1, 2, 3, 4, 5].map((i) => `result ${i}`));
+    assert.deepEqual(
+      await Promise.all(answers),
+      [1, 2, 3, 4, 5].map((i) => `result ${i}`),
+    );
   });
 
   it("without stallMs, waits for a batch however long it takes", async () => {

@@ -118,10 +118,7 @@ describe("unit: grant terms", () => {
 
     it("refuses every action once expired, saying when it ended (the earlier end)", () => {
       const g = grant({ expiresAt: at(-1), durationSeconds: 60, firstUsedAt: at(-2 * minute) });
-      assert.equal(
-        grantRefusal(g, "view", now),
-        `your access grant to this server expired at ${at(-minute).toISOString()}; ask an owner or admin for a new one`,
-      );
+      assert.equal(grantRefusal(g, "view", now), `your access grant to this server expired at ${at(-minute).toISOString()}; ask an owner or admin for a new one`);
     });
 
     it("refuses every action once used up, saying how many uses it had, before looking at the action", () => {

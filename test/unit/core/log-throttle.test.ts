@@ -87,7 +87,10 @@ describe("unit: a throttled warning", () => {
       forged();
       clock.now += warnEveryMs - 1;
       dropped();
-      assert.deepEqual(records.map((r) => r.msg), ["forged", "dropped"]);
+      assert.deepEqual(
+        records.map((r) => r.msg),
+        ["forged", "dropped"],
+      );
       clock.now += 1;
       forged();
       dropped();

@@ -133,7 +133,10 @@ describe("one line: every display name, title and console command", () => {
       const rules = hasOption(field, fieldRules) ? stringRules(getOption(field, fieldRules)) : undefined;
       return !rules || !getExtension(rules, one_line);
     });
-    assert.deepEqual(without.map((f) => `${f.parent.typeName}.${f.name}`), []);
+    assert.deepEqual(
+      without.map((f) => `${f.parent.typeName}.${f.name}`),
+      [],
+    );
     assert.ok(named.length >= 20, `${named.length} fields`);
   });
 });
@@ -141,7 +144,8 @@ describe("one line: every display name, title and console command", () => {
 describe("one line: the contract's rule and contract/one-line.ts refuse the same characters", () => {
   it("agrees on every code point of the Basic Multilingual Plane's first 12,288 and on astral ones", () => {
     const validator = createContractValidator();
-    const probe = (text: string) => validator.validate(CreateServerRequestSchema, create(CreateServerRequestSchema, { organizationSlug: "acme", name: `a${text}b`, game: 1 })).kind === "valid";
+    const probe = (text: string) =>
+      validator.validate(CreateServerRequestSchema, create(CreateServerRequestSchema, { organizationSlug: "acme", name: `a${text}b`, game: 1 })).kind === "valid";
     const codePoints = [...Array.from({ length: 0x3000 }, (_, i) => i), 0xfeff, 0xfff9, 0x1f600, 0xe0001, 0x10ffff];
     const refused: number[] = [];
     for (const cp of codePoints) {

@@ -23,7 +23,10 @@ describe("dashboard: markdown", () => {
     assert.equal(md("# <img src=x onerror=alert(1)>"), "<h2>&lt;img src=x onerror=alert(1)&gt;</h2>\n");
     assert.equal(md("`<b>`"), "<p><code>&lt;b&gt;</code></p>\n");
     assert.equal(md('[x](https://a.example/?q="1"&r=2)'), '<p><a href="https://a.example/?q=&quot;1&quot;&amp;r=2" rel="noopener noreferrer nofollow">x</a></p>\n');
-    assert.equal(md("[rel](/app/o/acme) [frag](#top)"), '<p><a href="/app/o/acme" rel="noopener noreferrer nofollow">rel</a> <a href="#top" rel="noopener noreferrer nofollow">frag</a></p>\n');
+    assert.equal(
+      md("[rel](/app/o/acme) [frag](#top)"),
+      '<p><a href="/app/o/acme" rel="noopener noreferrer nofollow">rel</a> <a href="#top" rel="noopener noreferrer nofollow">frag</a></p>\n',
+    );
     assert.equal(md("[x](javascript:alert`1`)"), "<p>x</p>\n");
     for (const href of ["javascript:alert(1)", "JaVaScRiPt:alert(1)", " javascript:x", "data:text/html,<b>", "vbscript:x", "java\tscript:x", "file:///etc/passwd"]) {
       assert.equal(safeHref(href), false, href);
@@ -33,7 +36,19 @@ describe("dashboard: markdown", () => {
 
   it("renders 100,000 characters of unclosed delimiters, deep quotes and long heading tails quickly", () => {
     const n = 100_000;
-    for (const source of ["[".repeat(n), "[a".repeat(n / 2), "**a".repeat(n / 3), "_a".repeat(n / 2), "`".repeat(n), `# ${" ".repeat(n)}x`, `# x${" ".repeat(n)}`, ">".repeat(n), "- ".repeat(n / 2), "](".repeat(n / 2), `${"> ".repeat(n / 2)}x`]) {
+    for (const source of [
+      "[".repeat(n),
+      "[a".repeat(n / 2),
+      "**a".repeat(n / 3),
+      "_a".repeat(n / 2),
+      "`".repeat(n),
+      `# ${" ".repeat(n)}x`,
+      `# x${" ".repeat(n)}`,
+      ">".repeat(n),
+      "- ".repeat(n / 2),
+      "](".repeat(n / 2),
+      `${"> ".repeat(n / 2)}x`,
+    ]) {
       const started = performance.now();
       const out = md(source);
       const ms = performance.now() - started;

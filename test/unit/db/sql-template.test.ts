@@ -5,7 +5,8 @@ import { arrayOf, bytes, int, nullable, oneOf, row, RowShapeError, text, timesta
 
 describe("unit: the sql template", () => {
   it("keeps each value as a parameter, numbered in order", () => {
-    const id = "7f1c", now = new Date(0);
+    const id = "7f1c",
+      now = new Date(0);
     const q = sql`update grants set used_at = ${now} where id = ${id} and used_at is null`;
     assert.equal(q.text, "update grants set used_at = $1 where id = $2 and used_at is null");
     assert.deepEqual(q.values, [now, id]);
@@ -53,7 +54,10 @@ describe("unit: row decoders", () => {
   });
 
   it("names the column and what it found when a row is not what its query says", () => {
-    assert.throws(() => grant({ id: "g", uses: "many", expires_at: null, actions: [], status: "pending" }), (e: Error) => e instanceof RowShapeError && /column uses: expected a whole number, got the text "many"/.test(e.message));
+    assert.throws(
+      () => grant({ id: "g", uses: "many", expires_at: null, actions: [], status: "pending" }),
+      (e: Error) => e instanceof RowShapeError && /column uses: expected a whole number, got the text "many"/.test(e.message),
+    );
     assert.throws(() => grant({ id: "g", uses: 1, expires_at: null, actions: [], status: "lost" }), /column status: expected one of pending, accepted/);
     assert.throws(() => grant({ uses: 1, expires_at: null, actions: [], status: "pending" }), /column id: expected text, got undefined/);
   });

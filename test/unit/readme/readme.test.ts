@@ -32,7 +32,11 @@ describe("the README", () => {
   it("creates users without a password on the command line, and says how the password is given", () => {
     const creating = exampleLines.filter((line) => /user create/.test(line));
     assert.ok(creating.length > 0);
-    assert.deepEqual(creating.filter((line) => line.includes("--password")), [], "npm's banner and ps would show it");
+    assert.deepEqual(
+      creating.filter((line) => line.includes("--password")),
+      [],
+      "npm's banner and ps would show it",
+    );
     assert.match(section("First five minutes"), /asks for the password twice without echoing it/);
     assert.match(section("First five minutes"), /pipe it in instead: `printf '%s\\n' "\$PASSWORD" \| npm run outpost -- user create/);
   });

@@ -132,8 +132,14 @@ describe("unit: console lines kept within a size", () => {
 
     it("starts a new batch only when the next line would not fit", () => {
       const line = "x".repeat(8); // 10 bytes as JSON, 11 with its comma
-      assert.deepEqual(chunkLines([line, line, line], 2 + 3 * 11).map((c) => c.length), [3]);
-      assert.deepEqual(chunkLines([line, line, line], 2 + 3 * 11 - 1).map((c) => c.length), [2, 1]);
+      assert.deepEqual(
+        chunkLines([line, line, line], 2 + 3 * 11).map((c) => c.length),
+        [3],
+      );
+      assert.deepEqual(
+        chunkLines([line, line, line], 2 + 3 * 11 - 1).map((c) => c.length),
+        [2, 1],
+      );
     });
 
     it("cuts short a line too long for a batch of its own, and sends nothing for no lines", () => {

@@ -30,7 +30,10 @@ describe("unit: a console command's server", () => {
 
   it("refuses a row of another shape, naming the column, instead of passing undefined or text on as a boolean", () => {
     const fails = (bad: Record<string, unknown>, column: RegExp) =>
-      assert.throws(() => consoleServer({ server: bad }), (e: Error) => e instanceof RowShapeError && column.test(e.message));
+      assert.throws(
+        () => consoleServer({ server: bad }),
+        (e: Error) => e instanceof RowShapeError && column.test(e.message),
+      );
     fails({ ...server, agent_console: "t" }, /column server: column agent_console: expected a boolean/);
     fails({ ...server, online: undefined }, /column server: column online: expected a boolean, got undefined/);
     fails({ ...server, last_seen_at: "yesterday" }, /column last_seen_at: expected a timestamp/);
