@@ -16,7 +16,7 @@ import type { Clock, CoreConfig, CoreDeps } from "../../core/deps.ts";
 import { openRateLimits, type RateLimits } from "../../core/ratelimit/limits.ts";
 import { createSigningKeys, type SigningKeys } from "../../core/keys/signing-keys.ts";
 import { createSignerPool } from "../../core/keys/signer-pool.ts";
-import { derivedSecret, keyEncryptionKey } from "../../core/keys/key-encryption.ts";
+import { derivedSecret, keyEncryptionKey, type KeyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../../core/agents/connections.ts";
 import { createConsoleRouter } from "../../core/agents/console-router.ts";
 import type { LoginVerifier } from "../../core/game-oauth/login-verifier.ts";
@@ -141,7 +141,22 @@ function credentialHeaders(credential: Credential): Interceptor[] {
   ];
 }
 
-export async function startTestCore(suiteConfig: CoreConfig = testConfig, options: TestCoreOptions = {}): Promise<TestCore> {
+/** What core is built on: the database (migrated), the clock, the keys, the limits, the bus. */
+interface Foundation {
+  database: TestDatabase;
+  config: CoreConfig;
+  orm: Orm;
+  clock: TestClock;
+  rateLimits: RateLimits;
+  logger: CoreDeps["logger"];
+  kek: KeyEncryptionKey;
+  signer: ReturnType<typeof createSignerPool>;
+  signingKeys: SigningKeys;
+  agents: AgentConnections;
+  bus: Bus;
+}
+
+async function openFoundation(suiteConfig: CoreConfig, options: TestCoreOptions): Promise<Foundation> {
   const database = options.database ?? (await createTestDatabase());
   const config: CoreConfig = { ...suiteConfig, namedStatements: database.kind === "postgres" };
   const orm = await createOrm({ url: database.url, poolSize: database.kind === "embedded" ? 1 : 5 });
@@ -157,6 +172,12 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   const bus = database.kind === "postgres" ? createPostgresBus({ url: database.url, logger, key: () => derivedSecret(kek, busKeyPurpose) }) : createLocalBus();
   // Listening before the core serves, so a test's first cross-instance message is heard.
   await bus.ready;
+  return { database, config, orm, clock, rateLimits, logger, kek, signer, signingKeys, agents, bus };
+}
+
+/** Everything core is built from, on the foundation, as the server's composition builds it. */
+function assembleDeps(foundation: Foundation, options: TestCoreOptions): CoreDeps {
+  const { config, orm, clock, logger, kek, rateLimits, signingKeys, agents, bus } = foundation;
   const events = authorizationEvents(bus);
   const loginCodes = createLoginCodeHasher(() => derivedSecret(kek, loginCodeKeyPurpose));
   const passwords = createPasswords(options.passwordHashing ?? { concurrency: 4, queue: 1000 });
@@ -190,14 +211,26 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
   };
   const loginVerifier = options.loginVerifier ?? createGameLoginVerifier(coreDeps);
   const deps: CoreDeps = { ...coreDeps, loginVerifier };
-  const core = createCore(deps);
+  return deps;
+}
+
+/** Clients of core over its in-memory transport, one transport per credential. */
+function clientsOf(core: Core): TestCore["client"] {
   const transports = new Map<string, Transport>();
-  const client = <S extends DescService>(service: S, credential?: Credential) => {
+  return <S extends DescService>(service: S, credential?: Credential) => {
     const key = JSON.stringify(credential ?? null);
     let transport = transports.get(key);
     if (!transport) transports.set(key, (transport = core.transport(credentialHeaders(credential))));
     return createClient(service, transport);
   };
+}
+
+export async function startTestCore(suiteConfig: CoreConfig = testConfig, options: TestCoreOptions = {}): Promise<TestCore> {
+  const foundation = await openFoundation(suiteConfig, options);
+  const { orm, clock, database, rateLimits, signingKeys, agents, bus, signer } = foundation;
+  const deps = assembleDeps(foundation, options);
+  const core = createCore(deps);
+  const client = clientsOf(core);
   let counter = 0;
   return {
     orm,
@@ -208,7 +241,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
     signingKeys,
     agents,
     bus,
-    events,
+    events: deps.events,
     deps,
     client,
     async signUp(email, options = {}) {
@@ -221,7 +254,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
     },
     async close() {
       await agents.close();
-      await coreDeps.activity.flush();
+      await deps.activity.flush();
       await bus.close();
       await signer.close();
       await rateLimits.close();
