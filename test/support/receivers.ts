@@ -97,16 +97,40 @@ type FieldErrors = { [field: string]: FieldErrors } & { _errors?: Array<{ code: 
  * "roles", "users", "everyone".
  */
 export function discordWebhookErrors(body: unknown): FieldErrors | undefined {
+  const check = discordChecks();
+  if (!body || typeof body !== "object" || Array.isArray(body)) {
+    check.add([], "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType");
+    return check.errors;
+  }
+  const message = body as Record<string, unknown>;
+  checkMessage(check, message);
+  if (message.embeds !== undefined) checkEmbeds(check, message.embeds);
+  return Object.keys(check.errors).length ? check.errors : undefined;
+}
+
+/** Discord's error tree as it is built, and the checks of a field that add to it. */
+interface DiscordChecks {
+  errors: FieldErrors;
+  add(path: string[], code: string, message: string): void;
+  /** A string of `min` to `max` characters. */
+  text(path: string[], value: unknown, min: number, max: number): void;
+  /** An absolute http(s) URL. */
+  url(path: string[], value: unknown): void;
+}
+
+/** A length in characters (code points), as Discord counts. */
+const characters = (value: unknown) => [...String(value)].length;
+
+function discordChecks(): DiscordChecks {
   const errors: FieldErrors = {};
   const add = (path: string[], code: string, message: string) => {
     let node = errors;
     for (const key of path) node = node[key] ??= {} as FieldErrors;
     (node._errors ??= []).push({ code, message });
   };
-  const length = (value: unknown) => [...String(value)].length;
   const text = (path: string[], value: unknown, min: number, max: number) => {
     if (typeof value !== "string") return add(path, "BASE_TYPE_REQUIRED", "This field is required");
-    if (length(value) < min || length(value) > max) add(path, "BASE_TYPE_BAD_LENGTH", `Must be between ${min} and ${max} in length.`);
+    if (characters(value) < min || characters(value) > max) add(path, "BASE_TYPE_BAD_LENGTH", `Must be between ${min} and ${max} in length.`);
   };
   const url = (path: string[], value: unknown) => {
     let parsed: URL | undefined;
@@ -118,69 +142,75 @@ export function discordWebhookErrors(body: unknown): FieldErrors | undefined {
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
       add(path, "URL_TYPE_INVALID_SCHEME", `Scheme "${parsed.protocol.slice(0, -1)}" is not supported. Scheme must be one of ('http', 'https').`);
   };
-  if (!body || typeof body !== "object" || Array.isArray(body)) {
-    add([], "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType");
-    return errors;
-  }
-  const message = body as Record<string, unknown>;
+  return { errors, add, text, url };
+}
+
+/** The message's own fields: something to send, content, username, allowed_mentions. */
+function checkMessage(check: DiscordChecks, message: Record<string, unknown>): void {
   const embeds = message.embeds;
-  if (message.content === undefined && (!Array.isArray(embeds) || embeds.length === 0)) add([], "MESSAGE_EMPTY", "Cannot send an empty message");
-  if (message.content !== undefined) text(["content"], message.content, 0, 2000);
-  if (message.username !== undefined) text(["username"], message.username, 1, 80);
+  if (message.content === undefined && (!Array.isArray(embeds) || embeds.length === 0)) check.add([], "MESSAGE_EMPTY", "Cannot send an empty message");
+  if (message.content !== undefined) check.text(["content"], message.content, 0, 2000);
+  if (message.username !== undefined) check.text(["username"], message.username, 1, 80);
   const parse = (message.allowed_mentions as { parse?: unknown } | undefined)?.parse;
   if (parse !== undefined && (!Array.isArray(parse) || parse.some((p) => !["roles", "users", "everyone"].includes(p as string)))) {
-    add(["allowed_mentions", "parse"], "ENUM_TYPE_COERCE", "Value must be one of ('roles', 'users', 'everyone').");
+    check.add(["allowed_mentions", "parse"], "ENUM_TYPE_COERCE", "Value must be one of ('roles', 'users', 'everyone').");
   }
-  if (embeds !== undefined) {
-    if (!Array.isArray(embeds)) add(["embeds"], "BASE_TYPE_ARRAY", "Must be an array.");
-    else if (embeds.length > 10) add(["embeds"], "BASE_TYPE_MAX_LENGTH", "Must be 10 or fewer in length.");
-    else {
-      let total = 0;
-      embeds.forEach((raw, i) => {
-        const at = (...path: string[]) => ["embeds", String(i), ...path];
-        const embed = (raw ?? {}) as Record<string, unknown>;
-        const footer = embed.footer as Record<string, unknown> | undefined;
-        const author = embed.author as Record<string, unknown> | undefined;
-        const fields = embed.fields as Array<Record<string, unknown>> | undefined;
-        if (embed.title !== undefined) text(at("title"), embed.title, 0, 256);
-        if (embed.description !== undefined) text(at("description"), embed.description, 0, 4096);
-        if (embed.url !== undefined) url(at("url"), embed.url);
-        if (
-          embed.timestamp !== undefined &&
-          !(
-            typeof embed.timestamp === "string" &&
-            /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(embed.timestamp) &&
-            !Number.isNaN(Date.parse(embed.timestamp))
-          )
-        ) {
-          add(at("timestamp"), "DATE_TIME_TYPE_PARSE", "Could not parse the timestamp. Should be ISO8601.");
-        }
-        if (embed.color !== undefined && !(Number.isInteger(embed.color) && (embed.color as number) >= 0 && (embed.color as number) <= 0xffffff))
-          add(at("color"), "NUMBER_TYPE_COERCE", "Value is not int.");
-        if (footer !== undefined) text(at("footer", "text"), footer.text, 1, 2048);
-        if (author !== undefined) {
-          text(at("author", "name"), author.name, 1, 256);
-          if (author.url !== undefined) url(at("author", "url"), author.url);
-        }
-        for (const media of ["image", "thumbnail"]) {
-          const m = embed[media] as Record<string, unknown> | undefined;
-          if (m !== undefined && !String(m.url).startsWith("attachment://")) url(at(media, "url"), m.url);
-        }
-        if (fields !== undefined) {
-          if (!Array.isArray(fields) || fields.length > 25) add(at("fields"), "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.");
-          else
-            fields.forEach((f, j) => {
-              text(at("fields", String(j), "name"), f.name, 1, 256);
-              text(at("fields", String(j), "value"), f.value, 1, 1024);
-              total += length(f.name ?? "") + length(f.value ?? "");
-            });
-        }
-        total += length(embed.title ?? "") + length(embed.description ?? "") + length(footer?.text ?? "") + length(author?.name ?? "");
-      });
-      if (total > 6000) add(["embeds"], "BASE_TYPE_MAX_LENGTH", "Embed size exceeds maximum size of 6000");
-    }
+}
+
+/** At most 10 embeds, each checked, and at most 6,000 characters in all of them together. */
+function checkEmbeds(check: DiscordChecks, embeds: unknown): void {
+  if (!Array.isArray(embeds)) return check.add(["embeds"], "BASE_TYPE_ARRAY", "Must be an array.");
+  if (embeds.length > 10) return check.add(["embeds"], "BASE_TYPE_MAX_LENGTH", "Must be 10 or fewer in length.");
+  let total = 0;
+  embeds.forEach((raw, i) => {
+    total += checkEmbed(check, (raw ?? {}) as Record<string, unknown>, (...path) => ["embeds", String(i), ...path]);
+  });
+  if (total > 6000) check.add(["embeds"], "BASE_TYPE_MAX_LENGTH", "Embed size exceeds maximum size of 6000");
+}
+
+/** ISO 8601 with a time and a zone, as Discord parses an embed's timestamp. */
+function isIsoTimestamp(value: unknown): boolean {
+  return typeof value === "string" && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(value) && !Number.isNaN(Date.parse(value));
+}
+
+/** Checks one embed; returns the characters it counts toward the 6,000 of all embeds. */
+function checkEmbed(check: DiscordChecks, embed: Record<string, unknown>, at: (...path: string[]) => string[]): number {
+  const footer = embed.footer as Record<string, unknown> | undefined;
+  const author = embed.author as Record<string, unknown> | undefined;
+  if (embed.title !== undefined) check.text(at("title"), embed.title, 0, 256);
+  if (embed.description !== undefined) check.text(at("description"), embed.description, 0, 4096);
+  if (embed.url !== undefined) check.url(at("url"), embed.url);
+  if (embed.timestamp !== undefined && !isIsoTimestamp(embed.timestamp))
+    check.add(at("timestamp"), "DATE_TIME_TYPE_PARSE", "Could not parse the timestamp. Should be ISO8601.");
+  if (embed.color !== undefined && !(Number.isInteger(embed.color) && (embed.color as number) >= 0 && (embed.color as number) <= 0xffffff))
+    check.add(at("color"), "NUMBER_TYPE_COERCE", "Value is not int.");
+  if (footer !== undefined) check.text(at("footer", "text"), footer.text, 1, 2048);
+  if (author !== undefined) {
+    check.text(at("author", "name"), author.name, 1, 256);
+    if (author.url !== undefined) check.url(at("author", "url"), author.url);
   }
-  return Object.keys(errors).length ? errors : undefined;
+  for (const media of ["image", "thumbnail"]) {
+    const m = embed[media] as Record<string, unknown> | undefined;
+    if (m !== undefined && !String(m.url).startsWith("attachment://")) check.url(at(media, "url"), m.url);
+  }
+  const fields = checkFields(check, embed.fields as Array<Record<string, unknown>> | undefined, at);
+  return fields + characters(embed.title ?? "") + characters(embed.description ?? "") + characters(footer?.text ?? "") + characters(author?.name ?? "");
+}
+
+/** At most 25 fields, each with a name and a value; returns their characters. */
+function checkFields(check: DiscordChecks, fields: Array<Record<string, unknown>> | undefined, at: (...path: string[]) => string[]): number {
+  if (fields === undefined) return 0;
+  if (!Array.isArray(fields) || fields.length > 25) {
+    check.add(at("fields"), "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.");
+    return 0;
+  }
+  let total = 0;
+  fields.forEach((f, j) => {
+    check.text(at("fields", String(j), "name"), f.name, 1, 256);
+    check.text(at("fields", String(j), "value"), f.value, 1, 1024);
+    total += characters(f.name ?? "") + characters(f.value ?? "");
+  });
+  return total;
 }
 
 /**
