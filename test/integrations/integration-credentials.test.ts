@@ -12,7 +12,7 @@ import { startHttpReceiver, verifyStandardWebhook, type HttpReceiver } from "../
 /**
  * What integrations keep and how often they may be tried: credentials sealed under the KEK (and
  * re-sealed by its rotation), URLs that migration 0025 redacted, and the cap on a person's test
- * sends. Deliveries themselves: integrations.test.ts.
+ * sends. Deliveries themselves: integrations.test.ts and integration-targets.test.ts.
  */
 describe("integrations: stored credentials and test sends", () => {
   let t: TestCore;
