@@ -5,6 +5,8 @@
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { ConnectError } from "@connectrpc/connect";
+import type { ApiKey, Consent } from "../../gen/outpost/auth/v1/resources_pb.js";
+import type { ActivityEvent } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import { httpStatus, retryHeaders } from "../errors.ts";
 import { action, confirmed, done, noticeOf, page, render, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
@@ -36,16 +38,10 @@ interface Refused {
   password?: FormErrors;
 }
 
-async function securityPage(ctx: Context, v: Viewer, refused: Refused = {}, status = 200): Promise<void> {
-  const [{ sessions }, { apiKeys }, { consents: apps }, { events }, { subscriptions }] = await Promise.all([
-    v.core.auth.listSessions({}),
-    v.core.auth.listApiKeys({}),
-    v.core.auth.listConsents({}),
-    v.core.activity.listMyActivity({ limit: 20 }),
-    v.core.pwa.listSubscriptions({}),
-  ]);
-  const values = refused.apiKey?.values;
-  const errors = refused.apiKey?.errors;
+/** The "API keys" section: the caller's keys, each with its revoke button, and the form that creates one. */
+function apiKeysSection(v: Viewer, apiKeys: readonly ApiKey[], refused?: Refused["apiKey"]): Html {
+  const values = refused?.values;
+  const errors = refused?.errors;
   const keyRows = apiKeys.map(
     (k) =>
       html`<tr>
@@ -67,7 +63,49 @@ async function securityPage(ctx: Context, v: Viewer, refused: Refused = {}, stat
         </td>
       </tr>`,
   );
-  const consentSection: Html = apps.length
+  return html`<section aria-labelledby="keys-heading">
+    <h2 id="keys-heading">API keys</h2>
+    <p>An API key acts as you in the HTTP API (header <span class="mono">X-API-Key</span>), with your access only.</p>
+    ${
+      apiKeys.length
+        ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Your API keys">
+            <table>
+              <caption class="sr-only">
+                Your API keys
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Prefix</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col"><span class="sr-only">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                ${keyRows}
+              </tbody>
+            </table>
+          </div>`
+        : html`<p class="empty">No API keys.</p>`
+    }
+    <h3 id="create-key-heading">Create an API key</h3>
+    ${postForm(
+      `${securityPath}/api-keys`,
+      v.formToken,
+      html`${formAlert(errors, ["name", "expiry"])}
+        ${textField({ name: "name", label: "Key name", value: values?.name, required: true, maxlength: 64, hint: "What uses it, e.g. “deploy script”.", errors })}
+        ${selectField({ name: "expiry", label: "Expires", value: values?.expiry ?? "30", options: expiries, errors, apiField: "expiresInDays" })}
+        <div class="actions"><button type="submit" class="btn primary">Create API key</button></div>`,
+      html` class="panel stack" aria-labelledby="create-key-heading"`,
+    )}
+  </section>`;
+}
+
+/** The "Apps signed in with Outpost" section: the Account OAuth apps the person consented to, each revocable. */
+function consentsSection(v: Viewer, apps: readonly Consent[]): Html {
+  const consents: Html = apps.length
     ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Apps you let sign you in">
         <table>
           <caption class="sr-only">
@@ -105,6 +143,30 @@ async function securityPage(ctx: Context, v: Viewer, refused: Refused = {}, stat
         </table>
       </div>`
     : html`<p class="empty">You have not let any app sign you in with Outpost.</p>`;
+  return html`<section aria-labelledby="consents-heading">
+    <h2 id="consents-heading">Apps signed in with Outpost</h2>
+    ${consents}
+  </section>`;
+}
+
+/** The "Recent activity" section: the last 20 events done as the person. */
+function myActivitySection(events: readonly ActivityEvent[]): Html {
+  return html`<section aria-labelledby="my-activity-heading">
+    <h2 id="my-activity-heading">Recent activity of your account</h2>
+    <p>The last 20 things done as you — in the dashboard, through your API keys, or by signing in to apps.</p>
+    ${eventTable(events, "Recent activity of your account")}
+  </section>`;
+}
+
+/** The Security page, section by section; `refused` brings back a refused form with its values and errors. */
+async function securityPage(ctx: Context, v: Viewer, refused: Refused = {}, status = 200): Promise<void> {
+  const [{ sessions }, { apiKeys }, { consents: apps }, { events }, { subscriptions }] = await Promise.all([
+    v.core.auth.listSessions({}),
+    v.core.auth.listApiKeys({}),
+    v.core.auth.listConsents({}),
+    v.core.activity.listMyActivity({ limit: 20 }),
+    v.core.pwa.listSubscriptions({}),
+  ]);
   render(
     ctx,
     v,
@@ -115,54 +177,8 @@ async function securityPage(ctx: Context, v: Viewer, refused: Refused = {}, stat
       scripts: ["push.js"],
       lede: html`Signed in as ${v.user.name} (${v.user.email}).`,
       body: html`${emailSection(v.formToken, v.user)} ${passwordSection(v.formToken, refused.password)} ${sessionsSection(v.formToken, sessions)}
-        <section aria-labelledby="keys-heading">
-          <h2 id="keys-heading">API keys</h2>
-          <p>An API key acts as you in the HTTP API (header <span class="mono">X-API-Key</span>), with your access only.</p>
-          ${
-            apiKeys.length
-              ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Your API keys">
-                  <table>
-                    <caption class="sr-only">
-                      Your API keys
-                    </caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Name</th>
-                        <th scope="col">Prefix</th>
-                        <th scope="col">Created</th>
-                        <th scope="col">Expires</th>
-                        <th scope="col">Last used</th>
-                        <th scope="col"><span class="sr-only">Actions</span></th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${keyRows}
-                    </tbody>
-                  </table>
-                </div>`
-              : html`<p class="empty">No API keys.</p>`
-          }
-          <h3 id="create-key-heading">Create an API key</h3>
-          ${postForm(
-            `${securityPath}/api-keys`,
-            v.formToken,
-            html`${formAlert(errors, ["name", "expiry"])}
-              ${textField({ name: "name", label: "Key name", value: values?.name, required: true, maxlength: 64, hint: "What uses it, e.g. “deploy script”.", errors })}
-              ${selectField({ name: "expiry", label: "Expires", value: values?.expiry ?? "30", options: expiries, errors, apiField: "expiresInDays" })}
-              <div class="actions"><button type="submit" class="btn primary">Create API key</button></div>`,
-            html` class="panel stack" aria-labelledby="create-key-heading"`,
-          )}
-        </section>
-        ${pushSection(v.formToken, subscriptions, ctx.get("user-agent"))}
-        <section aria-labelledby="consents-heading">
-          <h2 id="consents-heading">Apps signed in with Outpost</h2>
-          ${consentSection}
-        </section>
-        <section aria-labelledby="my-activity-heading">
-          <h2 id="my-activity-heading">Recent activity of your account</h2>
-          <p>The last 20 things done as you — in the dashboard, through your API keys, or by signing in to apps.</p>
-          ${eventTable(events, "Recent activity of your account")}
-        </section>`,
+      ${apiKeysSection(v, apiKeys, refused.apiKey)} ${pushSection(v.formToken, subscriptions, ctx.get("user-agent"))} ${consentsSection(v, apps)}
+      ${myActivitySection(events)}`,
     },
     status,
   );

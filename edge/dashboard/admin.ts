@@ -208,110 +208,89 @@ function secretPage(ctx: Context, v: Viewer, c: { clientId: string; name: string
   });
 }
 
+const createClient: ActionHandler = async (ctx, v, form) => {
+  const values = valuesOf(form);
+  try {
+    const res = await v.core.admin.createAccountOAuthClient({
+      name: values.name,
+      redirectUris: lines(values.redirectUris),
+      skipConsent: values.skipConsent,
+      ...createOptions(values),
+    });
+    secretPage(ctx, v, { clientId: res.clientId, name: res.client?.name ?? values.name }, res.clientSecret, true);
+  } catch (error) {
+    await listPage(ctx, v, values, formErrorsOrThrow(error), 400);
+  }
+};
+
+const updateClient: ActionHandler = async (ctx, v, form) => {
+  const values = valuesOf(form);
+  try {
+    await v.core.admin.updateAccountOAuthClient({
+      clientId: ctx.params.clientId,
+      name: values.name,
+      redirectUris: { uris: lines(values.redirectUris) },
+      skipConsent: values.skipConsent,
+      ...updateOptions(values),
+    });
+    done(ctx, `${adminPath}/clients/${ctx.params.clientId}`, "client-updated");
+  } catch (error) {
+    if (hasCode(error, Code.NotFound)) throw error;
+    await clientPage(ctx, v, values, formErrorsOrThrow(error), 400);
+  }
+};
+
+/** The confirmation page of a destructive action on the client, until the form says confirmed. */
+function confirmedOnClient(ctx: Context, v: Viewer, form: URLSearchParams, question: { title: string; consequence: string; label: string }): boolean {
+  return confirmed(ctx, v, form, { ...question, cancel: `${adminPath}/clients/${ctx.params.clientId}` });
+}
+
+const rotateSecret: ActionHandler = async (ctx, v, form) => {
+  if (!confirmedOnClient(ctx, v, form, { title: "Rotate the client secret?", consequence: "The current secret stops working at once.", label: "Rotate secret" })) return;
+  const res = await v.core.admin.rotateAccountOAuthClientSecret({ clientId: ctx.params.clientId });
+  const { client } = await v.core.admin.getAccountOAuthClient({ clientId: res.clientId });
+  secretPage(ctx, v, { clientId: res.clientId, name: client?.name ?? res.clientId }, res.clientSecret, false);
+};
+
+const setDisabled =
+  (disabled: boolean): ActionHandler =>
+  async (ctx, v, form) => {
+    if (
+      disabled &&
+      !confirmedOnClient(ctx, v, form, { title: "Disable this client?", consequence: "It starts no new authorizations and exchanges no codes.", label: "Disable client" })
+    )
+      return;
+    await v.core.admin.updateAccountOAuthClient({ clientId: ctx.params.clientId, disabled });
+    done(ctx, `${adminPath}/clients/${ctx.params.clientId}`, disabled ? "client-disabled" : "client-enabled");
+  };
+
+const deleteClient: ActionHandler = async (ctx, v, form) => {
+  if (
+    !confirmedOnClient(ctx, v, form, {
+      title: "Delete this client?",
+      consequence: "Its consents, codes and tokens are deleted with it. This cannot be undone.",
+      label: "Delete client",
+    })
+  )
+    return;
+  await v.core.admin.deleteAccountOAuthClient({ clientId: ctx.params.clientId });
+  done(ctx, adminPath, "client-deleted");
+};
+
+/** Every admin route: each page and action checks the caller is a platform admin first. */
 export function adminRoutes(router: Router, deps: DashboardDeps): void {
   router.get(
     adminPath,
     adminPage(deps, (ctx, v) => listPage(ctx, v)),
   );
-
-  router.post(
-    `${adminPath}/clients`,
-    adminAction(deps, async (ctx, v, form) => {
-      const values = valuesOf(form);
-      try {
-        const res = await v.core.admin.createAccountOAuthClient({
-          name: values.name,
-          redirectUris: lines(values.redirectUris),
-          skipConsent: values.skipConsent,
-          ...createOptions(values),
-        });
-        secretPage(ctx, v, { clientId: res.clientId, name: res.client?.name ?? values.name }, res.clientSecret, true);
-      } catch (error) {
-        await listPage(ctx, v, values, formErrorsOrThrow(error), 400);
-      }
-    }),
-  );
-
+  router.post(`${adminPath}/clients`, adminAction(deps, createClient));
   router.get(
     `${adminPath}/clients/:clientId`,
     adminPage(deps, (ctx, v) => clientPage(ctx, v)),
   );
-
-  router.post(
-    `${adminPath}/clients/:clientId`,
-    adminAction(deps, async (ctx, v, form) => {
-      const values = valuesOf(form);
-      try {
-        await v.core.admin.updateAccountOAuthClient({
-          clientId: ctx.params.clientId,
-          name: values.name,
-          redirectUris: { uris: lines(values.redirectUris) },
-          skipConsent: values.skipConsent,
-          ...updateOptions(values),
-        });
-        done(ctx, `${adminPath}/clients/${ctx.params.clientId}`, "client-updated");
-      } catch (error) {
-        if (hasCode(error, Code.NotFound)) throw error;
-        await clientPage(ctx, v, values, formErrorsOrThrow(error), 400);
-      }
-    }),
-  );
-
-  router.post(
-    `${adminPath}/clients/:clientId/rotate-secret`,
-    adminAction(deps, async (ctx, v, form) => {
-      if (
-        !confirmed(ctx, v, form, {
-          title: "Rotate the client secret?",
-          consequence: "The current secret stops working at once.",
-          label: "Rotate secret",
-          cancel: `${adminPath}/clients/${ctx.params.clientId}`,
-        })
-      )
-        return;
-      const res = await v.core.admin.rotateAccountOAuthClientSecret({ clientId: ctx.params.clientId });
-      const { client } = await v.core.admin.getAccountOAuthClient({ clientId: res.clientId });
-      secretPage(ctx, v, { clientId: res.clientId, name: client?.name ?? res.clientId }, res.clientSecret, false);
-    }),
-  );
-
-  for (const [verb, disabled] of [
-    ["disable", true],
-    ["enable", false],
-  ] as const) {
-    router.post(
-      `${adminPath}/clients/:clientId/${verb}`,
-      adminAction(deps, async (ctx, v, form) => {
-        if (
-          disabled &&
-          !confirmed(ctx, v, form, {
-            title: "Disable this client?",
-            consequence: "It starts no new authorizations and exchanges no codes.",
-            label: "Disable client",
-            cancel: `${adminPath}/clients/${ctx.params.clientId}`,
-          })
-        )
-          return;
-        await v.core.admin.updateAccountOAuthClient({ clientId: ctx.params.clientId, disabled });
-        done(ctx, `${adminPath}/clients/${ctx.params.clientId}`, disabled ? "client-disabled" : "client-enabled");
-      }),
-    );
-  }
-
-  router.post(
-    `${adminPath}/clients/:clientId/delete`,
-    adminAction(deps, async (ctx, v, form) => {
-      if (
-        !confirmed(ctx, v, form, {
-          title: "Delete this client?",
-          consequence: "Its consents, codes and tokens are deleted with it. This cannot be undone.",
-          label: "Delete client",
-          cancel: `${adminPath}/clients/${ctx.params.clientId}`,
-        })
-      )
-        return;
-      await v.core.admin.deleteAccountOAuthClient({ clientId: ctx.params.clientId });
-      done(ctx, adminPath, "client-deleted");
-    }),
-  );
+  router.post(`${adminPath}/clients/:clientId`, adminAction(deps, updateClient));
+  router.post(`${adminPath}/clients/:clientId/rotate-secret`, adminAction(deps, rotateSecret));
+  router.post(`${adminPath}/clients/:clientId/disable`, adminAction(deps, setDisabled(true)));
+  router.post(`${adminPath}/clients/:clientId/enable`, adminAction(deps, setDisabled(false)));
+  router.post(`${adminPath}/clients/:clientId/delete`, adminAction(deps, deleteClient));
 }
