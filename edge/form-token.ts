@@ -34,5 +34,5 @@ export function formTokenMatches(ctx: Context, fields: Record<string, unknown>, 
 
 /** The hidden input that carries the token. */
 export function formTokenInput(token: string): Html {
-  return html`<input type="hidden" name="${formTokenField}" value="${token}" />`;
+  return html`<input type="hidden" name="${formTokenField}" value="${token}">`;
 }

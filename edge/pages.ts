@@ -55,11 +55,11 @@ export interface PageParts {
 /** The head's icon, stylesheet and script elements, one a line. */
 function headLinks(p: PageParts): Html[] {
   return [
-    ...(p.icon ? [html`<link rel="icon" href="${p.icon.href}" type="${p.icon.type}" />`] : []),
-    ...(p.manifest ? [html`<link rel="manifest" href="${p.manifest.href}" />`, html`<meta name="theme-color" content="${p.manifest.themeColor}" />`] : []),
-    ...p.stylesheets.map((href) => html`<link rel="stylesheet" href="${href}" />`),
+    ...(p.icon ? [html`<link rel="icon" href="${p.icon.href}" type="${p.icon.type}">`] : []),
+    ...(p.manifest ? [html`<link rel="manifest" href="${p.manifest.href}">`, html`<meta name="theme-color" content="${p.manifest.themeColor}">`] : []),
+    ...p.stylesheets.map((href) => html`<link rel="stylesheet" href="${href}">`),
     ...(p.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`),
-  ].map((element) => html`${element} `);
+  ].map((element) => html`${element}\n`);
 }
 
 /**
@@ -68,18 +68,18 @@ function headLinks(p: PageParts): Html[] {
  */
 export function page(p: PageParts): Html {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
-        <title>${p.title}</title>
-        ${headLinks(p)}
-      </head>
-      <body>
-        ${p.body}
-      </body>
-    </html> `;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${p.title}</title>
+${headLinks(p)}</head>
+<body>
+${p.body}
+</body>
+</html>
+`;
 }
 
 /** Headers of every page: no framing, strict CSP, nothing cached, no referrer. */

@@ -51,25 +51,24 @@ function pendingRequest(v: Viewer, org: Organization, r: AccessRequest, refused?
   const mine = refused?.requestId === r.id ? refused : undefined;
   const values = mine?.values ?? termsFromDraft(r.actions, r.constraints);
   return html`<article class="panel stack" aria-labelledby="req-${r.id}">
-    <h3 id="req-${r.id}">${r.userEmail} asks for ${r.serverName}</h3>
-    <p>${asked(r)}; asked ${when(r.createdAt)}.${r.reason ? html` Reason: “${r.reason}”` : ""}</p>
-    ${formAlert(mine?.errors, ["actions", "constraints", "reason"])}
-    ${postForm(
-      `${base}/approve`,
-      v.formToken,
-      html`${termsFields(values, mine?.values ? mine.errors : undefined, `approve-${r.id}`)}
-        <p class="hint">An approval may only remove actions or tighten limits. It replaces any grant the member has to this server.</p>
-        <div class="actions"><button type="submit" class="btn" aria-label="Approve ${r.userEmail}'s request for ${r.serverName}">Approve</button></div>`,
-      html` class="stack"`,
-    )}
-    ${postForm(
-      `${base}/deny`,
-      v.formToken,
-      html`${textField({ name: "reason", label: "Reason for denying", value: mine?.denyReason ?? "", required: true, maxlength: 500, id: `deny-${r.id}`, errors: mine?.denyReason !== undefined ? mine.errors : undefined })}
-        <div class="actions"><button type="submit" class="btn danger" aria-label="Deny ${r.userEmail}'s request for ${r.serverName}">Deny</button></div>`,
-      html` class="stack"`,
-    )}
-  </article>`;
+<h3 id="req-${r.id}">${r.userEmail} asks for ${r.serverName}</h3>
+<p>${asked(r)}; asked ${when(r.createdAt)}.${r.reason ? html` Reason: “${r.reason}”` : ""}</p>
+${formAlert(mine?.errors, ["actions", "constraints", "reason"])}
+${postForm(
+  `${base}/approve`,
+  v.formToken,
+  html`${termsFields(values, mine?.values ? mine.errors : undefined, `approve-${r.id}`)}<p class="hint">An approval may only remove actions or tighten limits. It replaces any grant the member has to this server.</p>
+<div class="actions"><button type="submit" class="btn" aria-label="Approve ${r.userEmail}'s request for ${r.serverName}">Approve</button></div>`,
+  html` class="stack"`,
+)}
+${postForm(
+  `${base}/deny`,
+  v.formToken,
+  html`${textField({ name: "reason", label: "Reason for denying", value: mine?.denyReason ?? "", required: true, maxlength: 500, id: `deny-${r.id}`, errors: mine?.denyReason !== undefined ? mine.errors : undefined })}
+<div class="actions"><button type="submit" class="btn danger" aria-label="Deny ${r.userEmail}'s request for ${r.serverName}">Deny</button></div>`,
+  html` class="stack"`,
+)}
+</article>`;
 }
 
 function requestRow(v: Viewer, org: Organization, r: AccessRequest, cancellable: boolean): Html {
@@ -85,39 +84,15 @@ function requestRow(v: Viewer, org: Organization, r: AccessRequest, cancellable:
         buttonClass: "danger small",
       })
     : "";
-  return html`<tr>
-    <td>${r.serverName}</td>
-    <td>${r.userEmail}</td>
-    <td>${asked(r)}</td>
-    <td>${statusNames[r.status]}</td>
-    <td>${decided}</td>
-    <td>${cancel}</td>
-  </tr>`;
+  return html`<tr><td>${r.serverName}</td><td>${r.userEmail}</td><td>${asked(r)}</td><td>${statusNames[r.status]}</td><td>${decided}</td><td>${cancel}</td></tr>`;
 }
 
 function requestTable(v: Viewer, org: Organization, requests: AccessRequest[], caption: string, own: boolean): Html {
   if (!requests.length) return html`<p class="empty">No requests.</p>`;
   const rows = requests.map((r) => requestRow(v, org, r, own && r.status === AccessRequestStatus.PENDING));
-  return html`<div class="table-wrap" role="region" tabindex="0" aria-label="${caption}">
-    <table>
-      <caption class="sr-only">
-        ${caption}
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Server</th>
-          <th scope="col">Member</th>
-          <th scope="col">Asked for</th>
-          <th scope="col">Status</th>
-          <th scope="col">Decided</th>
-          <th scope="col"><span class="sr-only">Actions</span></th>
-        </tr>
-      </thead>
-      <tbody>
-        ${rows}
-      </tbody>
-    </table>
-  </div>`;
+  return html`<div class="table-wrap" role="region" tabindex="0" aria-label="${caption}"><table><caption class="sr-only">${caption}</caption>
+<thead><tr><th scope="col">Server</th><th scope="col">Member</th><th scope="col">Asked for</th><th scope="col">Status</th><th scope="col">Decided</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+<tbody>${rows}</tbody></table></div>`;
 }
 
 async function managerBody(v: Viewer, org: Organization, refused?: Refused): Promise<Html> {
@@ -132,45 +107,25 @@ async function managerBody(v: Viewer, org: Organization, refused?: Refused): Pro
   const names = new Map(servers.map((s) => [s.id, s.name]));
   const grants = accessGrants.map(
     (g) =>
-      html`<tr>
-        <td>${emails.get(g.userId) ?? g.userId}</td>
-        <td><a href="${orgPath(org, `/servers/${g.serverId}`)}">${names.get(g.serverId) ?? g.serverId}</a></td>
-        <td>${grantSummary(g)}</td>
-      </tr>`,
+      html`<tr><td>${emails.get(g.userId) ?? g.userId}</td><td><a href="${orgPath(org, `/servers/${g.serverId}`)}">${names.get(g.serverId) ?? g.serverId}</a></td><td>${grantSummary(g)}</td></tr>`,
   );
   return html`<section class="stack" aria-labelledby="pending-heading">
-      <h2 id="pending-heading">Pending requests</h2>
-      ${pending.accessRequests.length ? pending.accessRequests.map((r) => pendingRequest(v, org, r, refused)) : html`<p class="empty">No request is waiting.</p>`}
-    </section>
-    <section class="panel stack" aria-labelledby="grants-heading">
-      <h2 id="grants-heading">Grants</h2>
-      <p class="hint">Grant or revoke on each server's page. Owners and admins need no grant.</p>
-      ${
-        grants.length
-          ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Grants">
-              <table>
-                <caption class="sr-only">
-                  Grants
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Member</th>
-                    <th scope="col">Server</th>
-                    <th scope="col">Access</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${grants}
-                </tbody>
-              </table>
-            </div>`
-          : html`<p class="empty">No member has a grant.</p>`
-      }
-    </section>
-    <section class="panel stack" aria-labelledby="recent-heading">
-      <h2 id="recent-heading">Recent requests</h2>
-      ${requestTable(v, org, recent.accessRequests, "Recent requests", false)}
-    </section>`;
+<h2 id="pending-heading">Pending requests</h2>
+${pending.accessRequests.length ? pending.accessRequests.map((r) => pendingRequest(v, org, r, refused)) : html`<p class="empty">No request is waiting.</p>`}
+</section>
+<section class="panel stack" aria-labelledby="grants-heading">
+<h2 id="grants-heading">Grants</h2>
+<p class="hint">Grant or revoke on each server's page. Owners and admins need no grant.</p>
+${
+  grants.length
+    ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Grants"><table><caption class="sr-only">Grants</caption><thead><tr><th scope="col">Member</th><th scope="col">Server</th><th scope="col">Access</th></tr></thead><tbody>${grants}</tbody></table></div>`
+    : html`<p class="empty">No member has a grant.</p>`
+}
+</section>
+<section class="panel stack" aria-labelledby="recent-heading">
+<h2 id="recent-heading">Recent requests</h2>
+${requestTable(v, org, recent.accessRequests, "Recent requests", false)}
+</section>`;
 }
 
 async function memberBody(v: Viewer, org: Organization, ask?: Required<TermsForm>): Promise<Html> {
@@ -184,36 +139,30 @@ async function memberBody(v: Viewer, org: Organization, ask?: Required<TermsForm
     (g) => html`<li><a href="${orgPath(org, `/servers/${g.serverId}`)}">${names.get(g.serverId) ?? "A server"}</a>: ${grantSummary(g)}</li>`,
   );
   return html`<section class="panel stack" aria-labelledby="my-grants-heading">
-      <h2 id="my-grants-heading">Your access</h2>
-      ${
-        grants.length
-          ? html`<ul class="list">
-              ${grants}
-            </ul>`
-          : html`<p class="empty">You have no grant yet.</p>`
-      }
-    </section>
-    <section class="panel stack" aria-labelledby="my-requests-heading">
-      <h2 id="my-requests-heading">Your requests</h2>
-      ${requestTable(v, org, accessRequests, "Your requests", true)}
-    </section>
-    <section class="panel stack" aria-labelledby="ask-heading">
-      <h2 id="ask-heading">Ask for more access</h2>
-      <p class="hint">For a server you cannot see yet, open the link an owner or admin gave you: its page has this form.</p>
-      ${
-        servers.length
-          ? postForm(
-              orgPath(org, "/access/request"),
-              v.formToken,
-              html`${formAlert(ask?.errors, ["serverId", "actions", "constraints", "reason"])}${selectField({ name: "serverId", label: "Server", options: servers.map((s) => ({ value: s.id, label: s.name })) })}
-                ${termsFields(ask?.values ?? defaultTerms, ask?.errors, "ask")}
-                ${textField({ name: "reason", label: "Why (up to 500 characters)", value: ask?.reason ?? "", maxlength: 500, errors: ask?.errors })}
-                <div class="actions"><button type="submit" class="btn">Request access</button></div>`,
-              html` class="stack"`,
-            )
-          : html`<p class="empty">You see no server yet.</p>`
-      }
-    </section>`;
+<h2 id="my-grants-heading">Your access</h2>
+${grants.length ? html`<ul class="list">${grants}</ul>` : html`<p class="empty">You have no grant yet.</p>`}
+</section>
+<section class="panel stack" aria-labelledby="my-requests-heading">
+<h2 id="my-requests-heading">Your requests</h2>
+${requestTable(v, org, accessRequests, "Your requests", true)}
+</section>
+<section class="panel stack" aria-labelledby="ask-heading">
+<h2 id="ask-heading">Ask for more access</h2>
+<p class="hint">For a server you cannot see yet, open the link an owner or admin gave you: its page has this form.</p>
+${
+  servers.length
+    ? postForm(
+        orgPath(org, "/access/request"),
+        v.formToken,
+        html`${formAlert(ask?.errors, ["serverId", "actions", "constraints", "reason"])}${selectField({ name: "serverId", label: "Server", options: servers.map((s) => ({ value: s.id, label: s.name })) })}
+${termsFields(ask?.values ?? defaultTerms, ask?.errors, "ask")}
+${textField({ name: "reason", label: "Why (up to 500 characters)", value: ask?.reason ?? "", maxlength: 500, errors: ask?.errors })}
+<div class="actions"><button type="submit" class="btn">Request access</button></div>`,
+        html` class="stack"`,
+      )
+    : html`<p class="empty">You see no server yet.</p>`
+}
+</section>`;
 }
 
 async function accessPage(ctx: Context, v: Viewer, state: { refused?: Refused; ask?: Required<TermsForm> } = {}, status = 200): Promise<void> {

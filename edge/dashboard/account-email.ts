@@ -21,7 +21,7 @@ export function resendVerificationForm(token: string, returnTo: string, label = 
   return postForm(
     resendPath,
     token,
-    html`<input type="hidden" name="return_to" value="${returnTo}" /><button type="submit" class="btn small">${label}</button>`,
+    html`<input type="hidden" name="return_to" value="${returnTo}"><button type="submit" class="btn small">${label}</button>`,
     html` class="inline"`,
   );
 }
@@ -29,23 +29,18 @@ export function resendVerificationForm(token: string, returnTo: string, label = 
 /** The Security page's section about the address. */
 export function emailSection(token: string, user: User): Html {
   return html`<section aria-labelledby="email-heading">
-    <h2 id="email-heading">Email address</h2>
-    <div class="panel stack">
-      <p><strong>${user.email}</strong> ${user.emailVerified ? html`<span class="badge">verified</span>` : unverifiedBadge}</p>
-      ${
-        user.emailVerified
-          ? html`<p class="hint">Invitations sent to this address can be accepted, and organizations may send their email alerts to it.</p>`
-          : html`<p>
-                Until you confirm it with the link mailed to it, you cannot accept invitations to organizations or receive their email alerts. Sign-in works either way.
-              </p>
-              ${resendVerificationForm(token, securityPath)}
-              <p class="hint">
-                Without an SMTP server, this Outpost cannot mail links: its operator can confirm your address with
-                <span class="mono">outpost user verify-email ${user.email}</span>.
-              </p>`
-      }
-    </div>
-  </section>`;
+<h2 id="email-heading">Email address</h2>
+<div class="panel stack">
+<p><strong>${user.email}</strong> ${user.emailVerified ? html`<span class="badge">verified</span>` : unverifiedBadge}</p>
+${
+  user.emailVerified
+    ? html`<p class="hint">Invitations sent to this address can be accepted, and organizations may send their email alerts to it.</p>`
+    : html`<p>Until you confirm it with the link mailed to it, you cannot accept invitations to organizations or receive their email alerts. Sign-in works either way.</p>
+${resendVerificationForm(token, securityPath)}
+<p class="hint">Without an SMTP server, this Outpost cannot mail links: its operator can confirm your address with <span class="mono">outpost user verify-email ${user.email}</span>.</p>`
+}
+</div>
+</section>`;
 }
 
 const resend: ActionHandler = async (ctx, v, form) => {
@@ -58,10 +53,7 @@ const resend: ActionHandler = async (ctx, v, form) => {
     {
       title: "The link was not sent",
       area: "security",
-      body: html`<div class="panel">
-        <p class="problem">The email to ${res.email} was not sent: ${res.emailError}</p>
-        <p><a href="${back}">Back</a></p>
-      </div>`,
+      body: html`<div class="panel"><p class="problem">The email to ${res.email} was not sent: ${res.emailError}</p><p><a href="${back}">Back</a></p></div>`,
     },
     502,
   );

@@ -96,15 +96,15 @@ export function optionFields(v: OptionValues, errors?: FormErrors): Html {
     checked: new Set(v.scopes),
     errors,
   })}
-  ${selectField({ name: "tokenEndpointAuthMethod", label: "Client authentication", value: v.authMethod, options: methods, errors })}
-  ${choiceGroup({
-    name: "requirePkce",
-    legend: "PKCE",
-    type: "checkbox",
-    options: [{ value: "yes", label: "Require PKCE (S256) on every sign-in" }],
-    checked: new Set(v.requirePkce ? ["yes"] : []),
-    errors,
-  })}
-  ${textField({ name: "uri", label: "Home page", type: "url", value: v.uri, maxlength: 2048, hint: "Optional. https, except on localhost.", errors })}
-  ${textArea({ name: "postLogoutRedirectUris", label: "Return URLs after logout", value: v.postLogoutRedirectUris, rows: 2, hint: "Optional, one per line, up to 16 (post_logout_redirect_uris): where the app's logout may return people to, matched exactly.", errors })}`;
+${selectField({ name: "tokenEndpointAuthMethod", label: "Client authentication", value: v.authMethod, options: methods, errors })}
+${choiceGroup({
+  name: "requirePkce",
+  legend: "PKCE",
+  type: "checkbox",
+  options: [{ value: "yes", label: "Require PKCE (S256) on every sign-in" }],
+  checked: new Set(v.requirePkce ? ["yes"] : []),
+  errors,
+})}
+${textField({ name: "uri", label: "Home page", type: "url", value: v.uri, maxlength: 2048, hint: "Optional. https, except on localhost.", errors })}
+${textArea({ name: "postLogoutRedirectUris", label: "Return URLs after logout", value: v.postLogoutRedirectUris, rows: 2, hint: "Optional, one per line, up to 16 (post_logout_redirect_uris): where the app's logout may return people to, matched exactly.", errors })}`;
 }

@@ -23,62 +23,36 @@ function pushService(endpoint: string): string {
 function subscriptionRows(token: string, subscriptions: readonly PushSubscription[]): Html {
   return html`${subscriptions.map((s) => {
     const name = s.userAgent || "A browser";
-    return html`<tr data-endpoint="${s.endpoint}">
-      <td>${name}</td>
-      <td class="mono">${pushService(s.endpoint)}</td>
-      <td>${when(s.createdAt)}</td>
-      <td>${when(s.lastSuccessAt, "Not yet")}</td>
-      <td class="row-actions">
-        ${dangerForm({
-          action: `${securityPath}/push/${s.id}/remove`,
-          token,
-          label: "Remove",
-          ariaLabel: `Remove ${name} from push notifications`,
-          confirm: `Stop push notifications to ${name}?`,
-          consequence: "That browser gets no more push notifications from Outpost until it is turned on there again.",
-          buttonClass: "danger small",
-        })}
-      </td>
-    </tr>`;
+    return html`<tr data-endpoint="${s.endpoint}"><td>${name}</td><td class="mono">${pushService(s.endpoint)}</td><td>${when(s.createdAt)}</td><td>${when(s.lastSuccessAt, "Not yet")}</td><td class="row-actions">${dangerForm(
+      {
+        action: `${securityPath}/push/${s.id}/remove`,
+        token,
+        label: "Remove",
+        ariaLabel: `Remove ${name} from push notifications`,
+        confirm: `Stop push notifications to ${name}?`,
+        consequence: "That browser gets no more push notifications from Outpost until it is turned on there again.",
+        buttonClass: "danger small",
+      },
+    )}</td></tr>`;
   })}`;
 }
 
 /** The section of the Security page; `userAgent` is this request's, to name this browser in the list. */
 export function pushSection(token: string, subscriptions: readonly PushSubscription[], userAgent: string): Html {
   return html`<section aria-labelledby="push-heading">
-    <h2 id="push-heading">Push notifications</h2>
-    <p>Outpost can notify this browser even when no Outpost page is open. Each browser is turned on separately.</p>
-    <div class="panel stack" data-push data-device="${deviceName(userAgent)}">
-      <div class="choice">
-        <input type="checkbox" id="push-toggle" disabled aria-describedby="push-status" /> <label for="push-toggle">Push notifications on this browser</label>
-        <p class="hint" id="push-status" role="status">This needs JavaScript and a browser that supports push notifications.</p>
-      </div>
-      <div class="actions"><button type="button" class="btn" id="push-test" disabled>Send a test notification</button></div>
-    </div>
-    ${
-      subscriptions.length
-        ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Browsers that receive push notifications">
-            <table>
-              <caption class="sr-only">
-                Browsers that receive push notifications
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Browser</th>
-                  <th scope="col">Push service</th>
-                  <th scope="col">Since</th>
-                  <th scope="col">Last delivered</th>
-                  <th scope="col"><span class="sr-only">Actions</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                ${subscriptionRows(token, subscriptions)}
-              </tbody>
-            </table>
-          </div>`
-        : html`<p class="empty">No browser receives push notifications from Outpost.</p>`
-    }
-  </section>`;
+<h2 id="push-heading">Push notifications</h2>
+<p>Outpost can notify this browser even when no Outpost page is open. Each browser is turned on separately.</p>
+<div class="panel stack" data-push data-device="${deviceName(userAgent)}">
+<div class="choice"><input type="checkbox" id="push-toggle" disabled aria-describedby="push-status"> <label for="push-toggle">Push notifications on this browser</label>
+<p class="hint" id="push-status" role="status">This needs JavaScript and a browser that supports push notifications.</p></div>
+<div class="actions"><button type="button" class="btn" id="push-test" disabled>Send a test notification</button></div>
+</div>
+${
+  subscriptions.length
+    ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Browsers that receive push notifications"><table><caption class="sr-only">Browsers that receive push notifications</caption><thead><tr><th scope="col">Browser</th><th scope="col">Push service</th><th scope="col">Since</th><th scope="col">Last delivered</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${subscriptionRows(token, subscriptions)}</tbody></table></div>`
+    : html`<p class="empty">No browser receives push notifications from Outpost.</p>`
+}
+</section>`;
 }
 
 export function pushRoutes(router: Router, deps: DashboardDeps): void {

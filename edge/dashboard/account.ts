@@ -44,118 +44,70 @@ function apiKeysSection(v: Viewer, apiKeys: readonly ApiKey[], refused?: Refused
   const errors = refused?.errors;
   const keyRows = apiKeys.map(
     (k) =>
-      html`<tr>
-        <td>${k.name}${k.organizationSlug ? html` <span class="badge" title="Works for this organization only">${k.organizationSlug}</span>` : ""}</td>
-        <td class="mono">${k.prefix}…</td>
-        <td>${when(k.createdAt)}</td>
-        <td>${when(k.expiresAt, "Never")}</td>
-        <td>${when(k.lastUsedAt, "Never")}</td>
-        <td class="row-actions">
-          ${dangerForm({
-            action: `${securityPath}/api-keys/${k.id}/revoke`,
-            token: v.formToken,
-            label: "Revoke",
-            ariaLabel: `Revoke key ${k.name}`,
-            confirm: `Revoke the API key "${k.name}"?`,
-            consequence: "Scripts using it get 401 from the next request on. This cannot be undone.",
-            buttonClass: "danger small",
-          })}
-        </td>
-      </tr>`,
+      html`<tr><td>${k.name}${k.organizationSlug ? html` <span class="badge" title="Works for this organization only">${k.organizationSlug}</span>` : ""}</td><td class="mono">${k.prefix}…</td><td>${when(k.createdAt)}</td><td>${when(k.expiresAt, "Never")}</td><td>${when(k.lastUsedAt, "Never")}</td><td class="row-actions">${dangerForm(
+        {
+          action: `${securityPath}/api-keys/${k.id}/revoke`,
+          token: v.formToken,
+          label: "Revoke",
+          ariaLabel: `Revoke key ${k.name}`,
+          confirm: `Revoke the API key "${k.name}"?`,
+          consequence: "Scripts using it get 401 from the next request on. This cannot be undone.",
+          buttonClass: "danger small",
+        },
+      )}</td></tr>`,
   );
   return html`<section aria-labelledby="keys-heading">
-    <h2 id="keys-heading">API keys</h2>
-    <p>An API key acts as you in the HTTP API (header <span class="mono">X-API-Key</span>), with your access only.</p>
-    ${
-      apiKeys.length
-        ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Your API keys">
-            <table>
-              <caption class="sr-only">
-                Your API keys
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col"><span class="sr-only">Actions</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                ${keyRows}
-              </tbody>
-            </table>
-          </div>`
-        : html`<p class="empty">No API keys.</p>`
-    }
-    <h3 id="create-key-heading">Create an API key</h3>
-    ${postForm(
-      `${securityPath}/api-keys`,
-      v.formToken,
-      html`${formAlert(errors, ["name", "expiry"])}
-        ${textField({ name: "name", label: "Key name", value: values?.name, required: true, maxlength: 64, hint: "What uses it, e.g. “deploy script”.", errors })}
-        ${selectField({ name: "expiry", label: "Expires", value: values?.expiry ?? "30", options: expiries, errors, apiField: "expiresInDays" })}
-        <div class="actions"><button type="submit" class="btn primary">Create API key</button></div>`,
-      html` class="panel stack" aria-labelledby="create-key-heading"`,
-    )}
-  </section>`;
+<h2 id="keys-heading">API keys</h2>
+<p>An API key acts as you in the HTTP API (header <span class="mono">X-API-Key</span>), with your access only.</p>
+${
+  apiKeys.length
+    ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Your API keys"><table><caption class="sr-only">Your API keys</caption><thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${keyRows}</tbody></table></div>`
+    : html`<p class="empty">No API keys.</p>`
+}
+<h3 id="create-key-heading">Create an API key</h3>
+${postForm(
+  `${securityPath}/api-keys`,
+  v.formToken,
+  html`${formAlert(errors, ["name", "expiry"])}
+${textField({ name: "name", label: "Key name", value: values?.name, required: true, maxlength: 64, hint: "What uses it, e.g. “deploy script”.", errors })}
+${selectField({ name: "expiry", label: "Expires", value: values?.expiry ?? "30", options: expiries, errors, apiField: "expiresInDays" })}
+<div class="actions"><button type="submit" class="btn primary">Create API key</button></div>`,
+  html` class="panel stack" aria-labelledby="create-key-heading"`,
+)}
+</section>`;
 }
 
 /** The "Apps signed in with Outpost" section: the Account OAuth apps the person consented to, each revocable. */
 function consentsSection(v: Viewer, apps: readonly Consent[]): Html {
   const consents: Html = apps.length
-    ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Apps you let sign you in">
-        <table>
-          <caption class="sr-only">
-            Apps you let sign you in
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">App</th>
-              <th scope="col">Can read</th>
-              <th scope="col">Since</th>
-              <th scope="col"><span class="sr-only">Actions</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            ${apps.map(
-              (a) =>
-                html`<tr>
-                  <td>${a.clientName} <span class="muted mono">${a.clientId}</span></td>
-                  <td>${a.scopes.join(", ")}</td>
-                  <td>${when(a.createdAt)}</td>
-                  <td class="row-actions">
-                    ${dangerForm({
-                      action: `${securityPath}/consents/${a.clientId}/revoke`,
-                      token: v.formToken,
-                      label: "Revoke",
-                      ariaLabel: `Revoke consent for ${a.clientName}`,
-                      confirm: `Revoke your consent to ${a.clientName}?`,
-                      consequence: "It asks for your consent again the next time you sign in to it, and the tokens it holds for you stop working at once.",
-                      buttonClass: "danger small",
-                    })}
-                  </td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </div>`
+    ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Apps you let sign you in"><table><caption class="sr-only">Apps you let sign you in</caption><thead><tr><th scope="col">App</th><th scope="col">Can read</th><th scope="col">Since</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${apps.map(
+        (a) =>
+          html`<tr><td>${a.clientName} <span class="muted mono">${a.clientId}</span></td><td>${a.scopes.join(", ")}</td><td>${when(a.createdAt)}</td><td class="row-actions">${dangerForm(
+            {
+              action: `${securityPath}/consents/${a.clientId}/revoke`,
+              token: v.formToken,
+              label: "Revoke",
+              ariaLabel: `Revoke consent for ${a.clientName}`,
+              confirm: `Revoke your consent to ${a.clientName}?`,
+              consequence: "It asks for your consent again the next time you sign in to it, and the tokens it holds for you stop working at once.",
+              buttonClass: "danger small",
+            },
+          )}</td></tr>`,
+      )}</tbody></table></div>`
     : html`<p class="empty">You have not let any app sign you in with Outpost.</p>`;
   return html`<section aria-labelledby="consents-heading">
-    <h2 id="consents-heading">Apps signed in with Outpost</h2>
-    ${consents}
-  </section>`;
+<h2 id="consents-heading">Apps signed in with Outpost</h2>
+${consents}
+</section>`;
 }
 
 /** The "Recent activity" section: the last 20 events done as the person. */
 function myActivitySection(events: readonly ActivityEvent[]): Html {
   return html`<section aria-labelledby="my-activity-heading">
-    <h2 id="my-activity-heading">Recent activity of your account</h2>
-    <p>The last 20 things done as you — in the dashboard, through your API keys, or by signing in to apps.</p>
-    ${eventTable(events, "Recent activity of your account")}
-  </section>`;
+<h2 id="my-activity-heading">Recent activity of your account</h2>
+<p>The last 20 things done as you — in the dashboard, through your API keys, or by signing in to apps.</p>
+${eventTable(events, "Recent activity of your account")}
+</section>`;
 }
 
 /** The Security page, section by section; `refused` brings back a refused form with its values and errors. */
@@ -176,9 +128,13 @@ async function securityPage(ctx: Context, v: Viewer, refused: Refused = {}, stat
       notice: noticeOf(ctx),
       scripts: ["push.js"],
       lede: html`Signed in as ${v.user.name} (${v.user.email}).`,
-      body: html`${emailSection(v.formToken, v.user)} ${passwordSection(v.formToken, refused.password)} ${sessionsSection(v.formToken, sessions)}
-      ${apiKeysSection(v, apiKeys, refused.apiKey)} ${pushSection(v.formToken, subscriptions, ctx.get("user-agent"))} ${consentsSection(v, apps)}
-      ${myActivitySection(events)}`,
+      body: html`${emailSection(v.formToken, v.user)}
+${passwordSection(v.formToken, refused.password)}
+${sessionsSection(v.formToken, sessions)}
+${apiKeysSection(v, apiKeys, refused.apiKey)}
+${pushSection(v.formToken, subscriptions, ctx.get("user-agent"))}
+${consentsSection(v, apps)}
+${myActivitySection(events)}`,
     },
     status,
   );
@@ -198,11 +154,11 @@ const createApiKey: ActionHandler = async (ctx, v, form) => {
       crumbs: [{ href: securityPath, label: "Security" }],
       lede: "Send it as the X-API-Key header. It acts as you, with your access.",
       body: html`<section class="panel stack reveal" aria-labelledby="key-heading">
-        <h2 id="key-heading">Your new API key</h2>
-        ${secretBlock("api-key", "API key", res.key, "It is shown only this once: Outpost keeps only a hash. If you lose it, revoke it and create another.")}
-        <p class="hint">Example: <span class="mono">curl -H "X-API-Key: $KEY" ${v.deps.accountBaseUrl.origin}/api/http/organizations/listOrganizations</span></p>
-        <div class="actions"><a class="btn primary" href="${securityPath}">Done</a></div>
-      </section>`,
+<h2 id="key-heading">Your new API key</h2>
+${secretBlock("api-key", "API key", res.key, "It is shown only this once: Outpost keeps only a hash. If you lose it, revoke it and create another.")}
+<p class="hint">Example: <span class="mono">curl -H "X-API-Key: $KEY" ${v.deps.accountBaseUrl.origin}/api/http/organizations/listOrganizations</span></p>
+<div class="actions"><a class="btn primary" href="${securityPath}">Done</a></div>
+</section>`,
     });
   } catch (error) {
     await securityPage(ctx, v, { apiKey: { values: { name, expiry }, errors: formErrorsOrThrow(error) } }, 400);

@@ -43,48 +43,24 @@ export interface EventTableOptions {
 
 function acknowledged(e: ActivityEvent, o: EventTableOptions): Html {
   const ack = e.acknowledgement;
-  if (ack) return html`${ack.email || ack.userId}<br /><span class="muted">${when(ack.acknowledgedAt)}</span>`;
+  if (ack) return html`${ack.email || ack.userId}<br><span class="muted">${when(ack.acknowledgedAt)}</span>`;
   return o.acknowledge ? o.acknowledge(e) : html`<span class="muted">—</span>`;
 }
 
 function row(e: ActivityEvent, o: EventTableOptions): Html {
   const server = e.serverId ? (o.serverNames?.get(e.serverId) ?? html`<span class="muted">deleted</span>`) : html`<span class="muted">—</span>`;
-  return html`<tr>
-    <td>${when(e.createdAt)}</td>
-    <td>${severity(e.severity)}</td>
-    <td>${kindLabel(e.kind)}</td>
-    <td class="mono">${e.action}</td>
-    <td>${actor(e)}</td>
-    ${o.serverNames ? html`<td>${server}</td>` : ""}
-    <td>${Object.entries(e.details).map(([k, val], i) => html`${i ? html`<br />` : ""}<span class="muted">${k}:</span> ${val}`)}</td>
-    ${o.serverNames ? html`<td>${acknowledged(e, o)}</td>` : ""}
-  </tr>`;
+  return html`<tr><td>${when(e.createdAt)}</td><td>${severity(e.severity)}</td><td>${kindLabel(e.kind)}</td><td class="mono">${e.action}</td><td>${actor(e)}</td>${
+    o.serverNames ? html`<td>${server}</td>` : ""
+  }<td>${Object.entries(e.details).map(([k, val], i) => html`${i ? html`<br>` : ""}<span class="muted">${k}:</span> ${val}`)}</td>${
+    o.serverNames ? html`<td>${acknowledged(e, o)}</td>` : ""
+  }</tr>`;
 }
 
 /** Events as a table, newest first, or a line saying there are none. */
 export function eventTable(events: readonly ActivityEvent[], label: string, o: EventTableOptions = {}): Html {
   if (!events.length) return html`<p class="empty">No activity matches.</p>`;
-  const head = html`<th scope="col">When</th>
-    <th scope="col">Severity</th>
-    <th scope="col">Kind</th>
-    <th scope="col">What</th>
-    <th scope="col">Who</th>
-    ${o.serverNames ? html`<th scope="col">Server</th>` : ""}
-    <th scope="col">Details</th>
-    ${o.serverNames ? html`<th scope="col">Acknowledged</th>` : ""}`;
-  return html`<div class="table-wrap" role="region" tabindex="0" aria-label="${label}">
-    <table class="activity">
-      <caption class="sr-only">
-        ${label}
-      </caption>
-      <thead>
-        <tr>
-          ${head}
-        </tr>
-      </thead>
-      <tbody>
-        ${events.map((e) => row(e, o))}
-      </tbody>
-    </table>
-  </div>`;
+  const head = html`<th scope="col">When</th><th scope="col">Severity</th><th scope="col">Kind</th><th scope="col">What</th><th scope="col">Who</th>${
+    o.serverNames ? html`<th scope="col">Server</th>` : ""
+  }<th scope="col">Details</th>${o.serverNames ? html`<th scope="col">Acknowledged</th>` : ""}`;
+  return html`<div class="table-wrap" role="region" tabindex="0" aria-label="${label}"><table class="activity"><caption class="sr-only">${label}</caption><thead><tr>${head}</tr></thead><tbody>${events.map((e) => row(e, o))}</tbody></table></div>`;
 }

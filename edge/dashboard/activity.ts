@@ -38,11 +38,11 @@ const pathOf = (base: string, q: URLSearchParams) => (q.size ? `${base}?${q}` : 
 
 function filterForm(base: string, view: View, servers: ReadonlyArray<{ id: string; name: string }>) {
   return html`<form method="get" action="${base}" class="panel filters" aria-label="Filter activity">
-    ${selectField({ name: "server", label: "Server", value: view.server, options: [{ value: "", label: "All servers" }, ...servers.map((s) => ({ value: s.id, label: s.name }))] })}
-    ${choiceGroup({ name: "kind", legend: "Kinds (none: all)", type: "checkbox", options: kindLabels.map((k) => ({ value: k.name, label: k.label })), checked: new Set(view.kinds.map((k) => k.name)) })}
-    ${choiceGroup({ name: "severity", legend: "Severities (none: all)", type: "checkbox", options: severityLabels.map((s) => ({ value: s.name, label: s.label })), checked: new Set(view.severities.map((s) => s.name)) })}
-    <div class="actions"><button type="submit" class="btn">Filter</button>${queryOf(view).size ? html` <a class="btn ghost" href="${base}">Clear</a>` : ""}</div>
-  </form>`;
+${selectField({ name: "server", label: "Server", value: view.server, options: [{ value: "", label: "All servers" }, ...servers.map((s) => ({ value: s.id, label: s.name }))] })}
+${choiceGroup({ name: "kind", legend: "Kinds (none: all)", type: "checkbox", options: kindLabels.map((k) => ({ value: k.name, label: k.label })), checked: new Set(view.kinds.map((k) => k.name)) })}
+${choiceGroup({ name: "severity", legend: "Severities (none: all)", type: "checkbox", options: severityLabels.map((s) => ({ value: s.name, label: s.label })), checked: new Set(view.severities.map((s) => s.name)) })}
+<div class="actions"><button type="submit" class="btn">Filter</button>${queryOf(view).size ? html` <a class="btn ghost" href="${base}">Clear</a>` : ""}</div>
+</form>`;
 }
 
 async function activityPage(ctx: Context, v: Viewer): Promise<void> {
@@ -65,13 +65,7 @@ async function activityPage(ctx: Context, v: Viewer): Promise<void> {
     postForm(
       `${base}/${e.id}/acknowledge`,
       v.formToken,
-      html`<input type="hidden" name="view" value="${here}" /><button
-          type="submit"
-          class="btn ghost"
-          aria-label="Acknowledge ${e.action} at ${e.createdAt ? timestampDate(e.createdAt).toISOString() : ""}"
-        >
-          Acknowledge
-        </button>`,
+      html`<input type="hidden" name="view" value="${here}"><button type="submit" class="btn ghost" aria-label="Acknowledge ${e.action} at ${e.createdAt ? timestampDate(e.createdAt).toISOString() : ""}">Acknowledge</button>`,
       html` class="inline"`,
     );
   const older = nextCursor ? pathOf(base, new URLSearchParams([...queryOf(view), ["cursor", nextCursor]])) : undefined;
@@ -82,10 +76,8 @@ async function activityPage(ctx: Context, v: Viewer): Promise<void> {
     notice: noticeOf(ctx),
     lede: "Every security-relevant change and event in the organization, newest first. Acknowledge what you have looked at.",
     body: html`${filterForm(base, view, servers)}
-      ${eventTable(events, `Activity of ${org.name}`, { serverNames: new Map(servers.map((s) => [s.id, s.name])), acknowledge })}
-      <p>
-        ${view.cursor ? html`<a class="btn ghost" href="${pathOf(base, queryOf(view))}">Newest events</a> ` : ""}${older ? html`<a class="btn ghost" href="${older}">Older events</a>` : ""}
-      </p>`,
+${eventTable(events, `Activity of ${org.name}`, { serverNames: new Map(servers.map((s) => [s.id, s.name])), acknowledge })}
+<p>${view.cursor ? html`<a class="btn ghost" href="${pathOf(base, queryOf(view))}">Newest events</a> ` : ""}${older ? html`<a class="btn ghost" href="${older}">Older events</a>` : ""}</p>`,
   });
 }
 

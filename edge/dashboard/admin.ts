@@ -50,17 +50,17 @@ const lines = (text: string) =>
 
 function clientFields(values: Values, errors?: FormErrors): Html {
   return html`${formAlert(errors, ["name", "redirectUris", "skipConsent", ...optionFieldNames])}
-  ${textField({ name: "name", label: "App name", value: values.name, required: true, maxlength: 80, hint: "Shown to people on the consent screen.", errors })}
-  ${textArea({ name: "redirectUris", label: "Redirect URIs", value: values.redirectUris, required: true, rows: 3, hint: "One per line, 1 to 16, matched exactly. https, except on localhost.", errors })}
-  ${choiceGroup({
-    name: "skipConsent",
-    legend: "Consent",
-    type: "checkbox",
-    options: [{ value: "yes", label: "First-party app: do not ask people for consent" }],
-    checked: new Set(values.skipConsent ? ["yes"] : []),
-    errors,
-  })}
-  ${optionFields(values, errors)}`;
+${textField({ name: "name", label: "App name", value: values.name, required: true, maxlength: 80, hint: "Shown to people on the consent screen.", errors })}
+${textArea({ name: "redirectUris", label: "Redirect URIs", value: values.redirectUris, required: true, rows: 3, hint: "One per line, 1 to 16, matched exactly. https, except on localhost.", errors })}
+${choiceGroup({
+  name: "skipConsent",
+  legend: "Consent",
+  type: "checkbox",
+  options: [{ value: "yes", label: "First-party app: do not ask people for consent" }],
+  checked: new Set(values.skipConsent ? ["yes"] : []),
+  errors,
+})}
+${optionFields(values, errors)}`;
 }
 
 /** The list, or a note when this core does not serve Account OAuth clients yet. */
@@ -75,47 +75,19 @@ async function listPage(ctx: Context, v: Viewer, values?: Values, errors?: FormE
       notice: noticeOf(ctx),
       lede: html`Account OAuth clients: apps that sign Outpost users in through the issuer at <span class="mono">${v.deps.accountBaseUrl.origin}/api/auth</span>.`,
       body: html`<h2 id="clients-heading">Account OAuth clients</h2>
-        ${
-          clients.length
-            ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Account OAuth clients">
-                <table>
-                  <caption class="sr-only">
-                    Account OAuth clients
-                  </caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Client ID</th>
-                      <th scope="col">State</th>
-                      <th scope="col">Created</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${clients.map(
-                      (c) =>
-                        html`<tr>
-                          <td><a href="${adminPath}/clients/${c.clientId}">${c.name}</a></td>
-                          <td class="mono">${c.clientId}</td>
-                          <td>${c.disabled ? html`<span class="status offline">Disabled</span>` : html`<span class="status online">Enabled</span>`}</td>
-                          <td>${when(c.createdAt)}</td>
-                        </tr>`,
-                    )}
-                  </tbody>
-                </table>
-              </div>`
-            : html`<p class="empty">No Account OAuth clients yet.</p>`
-        }
-        <h2 id="create-heading">Register an app</h2>
-        ${postForm(
-          `${adminPath}/clients`,
-          v.formToken,
-          html`${clientFields(values ?? { name: "", redirectUris: "", skipConsent: false, ...defaultOptionValues }, errors)}
-            <div class="actions"><button type="submit" class="btn primary">Create client</button></div>`,
-          html` class="panel stack" aria-labelledby="create-heading"`,
-        )}
-        <h2 id="platform-activity-heading">Platform activity</h2>
-        <p>The last 30 events that belong to no organization: accounts, Account OAuth clients and consents, signing keys, plans.</p>
-        ${eventTable(events, "Platform activity")}`,
+${
+  clients.length
+    ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Account OAuth clients"><table><caption class="sr-only">Account OAuth clients</caption><thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">State</th><th scope="col">Created</th></tr></thead><tbody>${clients.map(
+        (c) =>
+          html`<tr><td><a href="${adminPath}/clients/${c.clientId}">${c.name}</a></td><td class="mono">${c.clientId}</td><td>${c.disabled ? html`<span class="status offline">Disabled</span>` : html`<span class="status online">Enabled</span>`}</td><td>${when(c.createdAt)}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p class="empty">No Account OAuth clients yet.</p>`
+}
+<h2 id="create-heading">Register an app</h2>
+${postForm(`${adminPath}/clients`, v.formToken, html`${clientFields(values ?? { name: "", redirectUris: "", skipConsent: false, ...defaultOptionValues }, errors)}<div class="actions"><button type="submit" class="btn primary">Create client</button></div>`, html` class="panel stack" aria-labelledby="create-heading"`)}
+<h2 id="platform-activity-heading">Platform activity</h2>
+<p>The last 30 events that belong to no organization: accounts, Account OAuth clients and consents, signing keys, plans.</p>
+${eventTable(events, "Platform activity")}`,
     },
     status,
   );
@@ -135,60 +107,40 @@ async function clientPage(ctx: Context, v: Viewer, values?: Values, errors?: For
       crumbs: [{ href: adminPath, label: "Admin" }],
       lede: html`${c.disabled ? html`<span class="status offline">Disabled</span> ` : html`<span class="status online">Enabled</span> `}Created ${when(c.createdAt)}`,
       body: html`<section class="panel stack" aria-labelledby="connect-heading">
-          <h2 id="connect-heading">Connect the app</h2>
-          ${copyValue("client-id", "Client ID", c.clientId)} ${copyValue("issuer-url", "Issuer URL", `${v.deps.accountBaseUrl.origin}/api/auth`)}
-          <dl class="facts">
-            <div>
-              <dt>Client secret</dt>
-              <dd>${isPublic(c) ? "None: a public client" : html`<span class="mono">${c.clientSecretPrefix}…</span> (shown only when created or rotated)`}</dd>
-            </div>
-            <div>
-              <dt>Scopes</dt>
-              <dd class="mono">${c.allowedScopes.join(" ")}</dd>
-            </div>
-            ${
-              c.uri
-                ? html`<div>
-                    <dt>Home page</dt>
-                    <dd class="mono">${c.uri}</dd>
-                  </div>`
-                : ""
-            }
-          </dl>
-        </section>
-        <section class="panel stack" aria-labelledby="edit-heading">
-          <h2 id="edit-heading">Edit</h2>
-          ${postForm(
-            base,
-            v.formToken,
-            html`${clientFields(values ?? { name: c.name, redirectUris: c.redirectUris.join("\n"), skipConsent: c.skipConsent, ...optionValuesFrom(c) }, errors)}
-              <div class="actions"><button type="submit" class="btn primary">Save changes</button></div>`,
-            html` class="stack"`,
-          )}
-        </section>
-        <section class="panel stack" aria-labelledby="secret-heading">
-          <h2 id="secret-heading">Client secret</h2>
-          <p>Rotating replaces the secret: the current one stops working at once.</p>
-          ${dangerForm({ action: `${base}/rotate-secret`, token: v.formToken, label: "Rotate secret", confirm: `Rotate the secret of ${c.name}?`, consequence: "The current secret stops working at once." })}
-        </section>
-        <section class="panel stack danger-zone" aria-labelledby="state-heading">
-          <h2 id="state-heading">Disable or delete</h2>
-          <div class="actions">
-            ${
-              c.disabled
-                ? postForm(`${base}/enable`, v.formToken, html`<button type="submit" class="btn">Enable client</button>`, html` class="inline"`)
-                : dangerForm({
-                    action: `${base}/disable`,
-                    token: v.formToken,
-                    label: "Disable client",
-                    confirm: `Disable ${c.name}?`,
-                    consequence: "It starts no new authorizations and exchanges no codes.",
-                    buttonClass: "danger-outline",
-                  })
-            }
-            ${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete client", confirm: `Delete ${c.name}?`, consequence: "Its consents, codes and tokens are deleted with it. This cannot be undone." })}
-          </div>
-        </section>`,
+<h2 id="connect-heading">Connect the app</h2>
+${copyValue("client-id", "Client ID", c.clientId)}
+${copyValue("issuer-url", "Issuer URL", `${v.deps.accountBaseUrl.origin}/api/auth`)}
+<dl class="facts"><div><dt>Client secret</dt><dd>${
+        isPublic(c) ? "None: a public client" : html`<span class="mono">${c.clientSecretPrefix}…</span> (shown only when created or rotated)`
+      }</dd></div><div><dt>Scopes</dt><dd class="mono">${c.allowedScopes.join(" ")}</dd></div>${c.uri ? html`<div><dt>Home page</dt><dd class="mono">${c.uri}</dd></div>` : ""}</dl>
+</section>
+<section class="panel stack" aria-labelledby="edit-heading">
+<h2 id="edit-heading">Edit</h2>
+${postForm(base, v.formToken, html`${clientFields(values ?? { name: c.name, redirectUris: c.redirectUris.join("\n"), skipConsent: c.skipConsent, ...optionValuesFrom(c) }, errors)}<div class="actions"><button type="submit" class="btn primary">Save changes</button></div>`, html` class="stack"`)}
+</section>
+<section class="panel stack" aria-labelledby="secret-heading">
+<h2 id="secret-heading">Client secret</h2>
+<p>Rotating replaces the secret: the current one stops working at once.</p>
+${dangerForm({ action: `${base}/rotate-secret`, token: v.formToken, label: "Rotate secret", confirm: `Rotate the secret of ${c.name}?`, consequence: "The current secret stops working at once." })}
+</section>
+<section class="panel stack danger-zone" aria-labelledby="state-heading">
+<h2 id="state-heading">Disable or delete</h2>
+<div class="actions">
+${
+  c.disabled
+    ? postForm(`${base}/enable`, v.formToken, html`<button type="submit" class="btn">Enable client</button>`, html` class="inline"`)
+    : dangerForm({
+        action: `${base}/disable`,
+        token: v.formToken,
+        label: "Disable client",
+        confirm: `Disable ${c.name}?`,
+        consequence: "It starts no new authorizations and exchanges no codes.",
+        buttonClass: "danger-outline",
+      })
+}
+${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete client", confirm: `Delete ${c.name}?`, consequence: "Its consents, codes and tokens are deleted with it. This cannot be undone." })}
+</div>
+</section>`,
     },
     status,
   );
@@ -200,11 +152,11 @@ function secretPage(ctx: Context, v: Viewer, c: { clientId: string; name: string
     area: "admin",
     crumbs: [{ href: adminPath, label: "Admin" }],
     body: html`<section class="panel stack reveal" aria-labelledby="secret-heading">
-      <h2 id="secret-heading">Client credentials</h2>
-      ${copyValue("client-id", "Client ID", c.clientId)}
-      ${secret ? secretBlock("client-secret", "Client secret", secret, "It is shown only this once: Outpost keeps only a hash. If you lose it, rotate it.") : html`<p>A public client has no secret: it sends its client ID only, with PKCE S256.</p>`}
-      <div class="actions"><a class="btn primary" href="${adminPath}/clients/${c.clientId}">Go to the client</a></div>
-    </section>`,
+<h2 id="secret-heading">Client credentials</h2>
+${copyValue("client-id", "Client ID", c.clientId)}
+${secret ? secretBlock("client-secret", "Client secret", secret, "It is shown only this once: Outpost keeps only a hash. If you lose it, rotate it.") : html`<p>A public client has no secret: it sends its client ID only, with PKCE S256.</p>`}
+<div class="actions"><a class="btn primary" href="${adminPath}/clients/${c.clientId}">Go to the client</a></div>
+</section>`,
   });
 }
 

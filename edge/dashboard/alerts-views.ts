@@ -90,19 +90,17 @@ function ruleForm(v: Viewer, org: Organization, values: RuleValues, servers: Nam
   return postForm(
     orgPath(org, ruleId ? `/alerts/${ruleId}` : "/alerts"),
     v.formToken,
-    html`${formAlert(errors, [])} ${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, errors })}
-      ${selectField({ name: "serverId", label: "Server", value: values.serverId, options: [{ value: "", label: "Any server" }, ...servers.map((s) => ({ value: s.id, label: s.name }))], errors })}
-      ${choiceGroup({ name: "kinds", legend: "Kinds", type: "checkbox", options: kindOptions, checked: new Set(values.kinds), hint: "None ticked: every kind." })}
-      ${choiceGroup({ name: "severities", legend: "Severities", type: "checkbox", options: severityOptions, checked: new Set(values.severities), hint: "None ticked: every severity." })}
-      ${choiceGroup({ name: "integrationIds", legend: "Send to", type: "checkbox", options: [...integrations.map((i) => ({ value: i.id, label: i.name })), { value: "dashboard", label: "The dashboard (owners and admins)" }], checked: new Set([...values.integrationIds, ...(values.notifyDashboard ? ["dashboard"] : [])]) })}
-      ${textField({ name: "quietStart", label: "Quiet hours from (HH:MM)", value: values.quietStart, maxlength: 5, hint: "Optional: nothing is sent in the window; it is sent when the window ends." })}
-      ${textField({ name: "quietEnd", label: "Quiet hours until (HH:MM)", value: values.quietEnd, maxlength: 5 })}
-      ${textField({ name: "timeZone", label: "Time zone", value: values.timeZone, maxlength: 64, hint: "An IANA time zone, e.g. Europe/Paris." })}
-      ${textField({ name: "maxPerHour", label: "At most this many per hour to each target", value: values.maxPerHour, maxlength: 4, hint: "Past it, events are sent as one summary. Empty: 20." })}
-      <div class="actions">
-        <button type="submit" class="btn primary">${ruleId ? "Save alert rule" : "Add alert rule"}</button
-        >${ruleId ? html` <a class="btn" href="${orgPath(org, "/alerts")}">Cancel</a>` : ""}
-      </div>`,
+    html`${formAlert(errors, [])}
+${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, errors })}
+${selectField({ name: "serverId", label: "Server", value: values.serverId, options: [{ value: "", label: "Any server" }, ...servers.map((s) => ({ value: s.id, label: s.name }))], errors })}
+${choiceGroup({ name: "kinds", legend: "Kinds", type: "checkbox", options: kindOptions, checked: new Set(values.kinds), hint: "None ticked: every kind." })}
+${choiceGroup({ name: "severities", legend: "Severities", type: "checkbox", options: severityOptions, checked: new Set(values.severities), hint: "None ticked: every severity." })}
+${choiceGroup({ name: "integrationIds", legend: "Send to", type: "checkbox", options: [...integrations.map((i) => ({ value: i.id, label: i.name })), { value: "dashboard", label: "The dashboard (owners and admins)" }], checked: new Set([...values.integrationIds, ...(values.notifyDashboard ? ["dashboard"] : [])]) })}
+${textField({ name: "quietStart", label: "Quiet hours from (HH:MM)", value: values.quietStart, maxlength: 5, hint: "Optional: nothing is sent in the window; it is sent when the window ends." })}
+${textField({ name: "quietEnd", label: "Quiet hours until (HH:MM)", value: values.quietEnd, maxlength: 5 })}
+${textField({ name: "timeZone", label: "Time zone", value: values.timeZone, maxlength: 64, hint: "An IANA time zone, e.g. Europe/Paris." })}
+${textField({ name: "maxPerHour", label: "At most this many per hour to each target", value: values.maxPerHour, maxlength: 4, hint: "Past it, events are sent as one summary. Empty: 20." })}
+<div class="actions"><button type="submit" class="btn primary">${ruleId ? "Save alert rule" : "Add alert rule"}</button>${ruleId ? html` <a class="btn" href="${orgPath(org, "/alerts")}">Cancel</a>` : ""}</div>`,
     html` class="panel stack" aria-labelledby="${ruleId ? "edit-rule-heading" : "add-rule-heading"}"`,
   );
 }
@@ -148,7 +146,7 @@ export async function editRulePage(ctx: Context, v: Viewer, o: { values?: RuleVa
       section: "alerts",
       crumbs: [{ href: orgPath(org, "/alerts"), label: "Alerts" }],
       body: html`<h2 id="edit-rule-heading">The rule</h2>
-        ${ruleForm(v, org, o.values ?? ruleValues(rule), servers, integrations, o.errors, rule.id)}`,
+${ruleForm(v, org, o.values ?? ruleValues(rule), servers, integrations, o.errors, rule.id)}`,
     },
     status,
   );
@@ -161,17 +159,7 @@ export async function alertsPage(ctx: Context, v: Viewer, o: { values?: RuleValu
   const integrationNames = new Map(integrations.map((i) => [i.id, i.name]));
   const rows = rules.map(
     (r) =>
-      html`<tr>
-        <th scope="row">${r.spec!.name}</th>
-        <td>${matches(r, serverNames)}</td>
-        <td>${targets(r, integrationNames)}</td>
-        <td>${r.spec!.enabled ? html`<span class="status online">Enabled</span>` : html`<span class="status offline">Disabled</span>`}</td>
-        <td>${when(r.createdAt)}</td>
-        <td>
-          ${ruleActions(v, org, r)}
-          ${dangerForm({ action: orgPath(org, `/alerts/${r.id}/delete`), token: v.formToken, label: "Delete", ariaLabel: `Delete ${r.spec!.name}`, confirm: `Delete the alert rule ${r.spec!.name}?`, consequence: "Its deliveries not yet sent are dropped. This cannot be undone.", buttonClass: "danger small" })}
-        </td>
-      </tr>`,
+      html`<tr><th scope="row">${r.spec!.name}</th><td>${matches(r, serverNames)}</td><td>${targets(r, integrationNames)}</td><td>${r.spec!.enabled ? html`<span class="status online">Enabled</span>` : html`<span class="status offline">Disabled</span>`}</td><td>${when(r.createdAt)}</td><td>${ruleActions(v, org, r)} ${dangerForm({ action: orgPath(org, `/alerts/${r.id}/delete`), token: v.formToken, label: "Delete", ariaLabel: `Delete ${r.spec!.name}`, confirm: `Delete the alert rule ${r.spec!.name}?`, consequence: "Its deliveries not yet sent are dropped. This cannot be undone.", buttonClass: "danger small" })}</td></tr>`,
   );
   render(
     ctx,
@@ -183,31 +171,12 @@ export async function alertsPage(ctx: Context, v: Viewer, o: { values?: RuleValu
       notice: noticeOf(ctx),
       lede: html`Which events are sent where. <a href="${orgPath(org, "/alerts/deliveries")}">See the deliveries</a>.`,
       body: html`${
-          rules.length
-            ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Alert rules of ${org.name}">
-                <table>
-                  <caption class="sr-only">
-                    Alert rules of ${org.name}
-                  </caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Matches</th>
-                      <th scope="col">Sends to</th>
-                      <th scope="col">State</th>
-                      <th scope="col">Added</th>
-                      <th scope="col">Actions</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${rows}
-                  </tbody>
-                </table>
-              </div>`
-            : html`<p class="empty">No alert rules yet.</p>`
-        }
-        <h2 id="add-rule-heading">Add an alert rule</h2>
-        ${ruleForm(v, org, o.values ?? emptyRule, servers, integrations, o.errors)}`,
+        rules.length
+          ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Alert rules of ${org.name}"><table><caption class="sr-only">Alert rules of ${org.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">Matches</th><th scope="col">Sends to</th><th scope="col">State</th><th scope="col">Added</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></div>`
+          : html`<p class="empty">No alert rules yet.</p>`
+      }
+<h2 id="add-rule-heading">Add an alert rule</h2>
+${ruleForm(v, org, o.values ?? emptyRule, servers, integrations, o.errors)}`,
     },
     status,
   );
@@ -232,18 +201,7 @@ export async function deliveriesPage(ctx: Context, v: Viewer): Promise<void> {
   const integrationNames = new Map(integrations.map((i) => [i.id, i.name]));
   const rows = deliveries.map(
     (d) =>
-      html`<tr>
-        <td>${when(d.createdAt)}</td>
-        <th scope="row">${ruleNames.get(d.ruleId) ?? "—"}</th>
-        <td class="mono">${d.action}</td>
-        <td>${d.dashboard ? "Dashboard" : (integrationNames.get(d.integrationId) ?? "—")}</td>
-        <td>${statusNames[d.status] ?? "—"}</td>
-        <td>${String(d.attempts)}</td>
-        <td>${d.lastResponseStatus ? String(d.lastResponseStatus) : "—"}</td>
-        <td class="wrap">${d.lastError || "—"}</td>
-        <td>${when(d.nextAttemptAt)}</td>
-        <td>${when(d.deliveredAt)}</td>
-      </tr>`,
+      html`<tr><td>${when(d.createdAt)}</td><th scope="row">${ruleNames.get(d.ruleId) ?? "—"}</th><td class="mono">${d.action}</td><td>${d.dashboard ? "Dashboard" : (integrationNames.get(d.integrationId) ?? "—")}</td><td>${statusNames[d.status] ?? "—"}</td><td>${String(d.attempts)}</td><td>${d.lastResponseStatus ? String(d.lastResponseStatus) : "—"}</td><td class="wrap">${d.lastError || "—"}</td><td>${when(d.nextAttemptAt)}</td><td>${when(d.deliveredAt)}</td></tr>`,
   );
   render(ctx, v, {
     title: "Alert deliveries",
@@ -253,32 +211,9 @@ export async function deliveriesPage(ctx: Context, v: Viewer): Promise<void> {
     lede: "Each event an alert rule matched, for each place it is sent: newest first.",
     body: html`${
       deliveries.length
-        ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Alert deliveries of ${org.name}">
-            <table>
-              <caption class="sr-only">
-                Alert deliveries of ${org.name}
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Rule</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">To</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Last answer</th>
-                  <th scope="col">Last error</th>
-                  <th scope="col">Next try</th>
-                  <th scope="col">Delivered</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows}
-              </tbody>
-            </table>
-          </div>`
+        ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Alert deliveries of ${org.name}"><table><caption class="sr-only">Alert deliveries of ${org.name}</caption><thead><tr><th scope="col">When</th><th scope="col">Rule</th><th scope="col">Event</th><th scope="col">To</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Last error</th><th scope="col">Next try</th><th scope="col">Delivered</th></tr></thead><tbody>${rows}</tbody></table></div>`
         : html`<p class="empty">No deliveries yet.</p>`
     }
-    ${nextCursor ? html`<div class="actions"><a class="btn" href="${orgPath(org, `/alerts/deliveries?cursor=${encodeURIComponent(nextCursor)}`)}">Older deliveries</a></div>` : ""}`,
+${nextCursor ? html`<div class="actions"><a class="btn" href="${orgPath(org, `/alerts/deliveries?cursor=${encodeURIComponent(nextCursor)}`)}">Older deliveries</a></div>` : ""}`,
   });
 }

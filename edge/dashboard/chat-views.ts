@@ -25,30 +25,14 @@ const statusWords: Record<number, string> = {
 };
 
 function messageItem(m: ChatMessage): Html {
-  if (m.role === MessageRole.USER)
-    return html`<li class="chat-msg user">
-      <p class="chat-who">You</p>
-      <div class="chat-text">${m.content}</div>
-    </li>`;
+  if (m.role === MessageRole.USER) return html`<li class="chat-msg user"><p class="chat-who">You</p><div class="chat-text">${m.content}</div></li>`;
   if (m.role === MessageRole.TOOL) {
     if (m.toolStatus === ToolCallStatus.PENDING) return html``;
-    return html`<li class="chat-msg tool">
-      <details>
-        <summary>Result of ${m.toolName}: ${statusWords[m.toolStatus] ?? "unknown"}</summary>
-        <pre class="mono">${m.content}</pre>
-      </details>
-    </li>`;
+    return html`<li class="chat-msg tool"><details><summary>Result of ${m.toolName}: ${statusWords[m.toolStatus] ?? "unknown"}</summary><pre class="mono">${m.content}</pre></details></li>`;
   }
-  return html`<li class="chat-msg assistant">
-    <p class="chat-who">Assistant</p>
-    ${m.content ? html`<div class="chat-text">${m.content}</div>` : ""}${m.toolCalls.map(
-      (c) =>
-        html`<details class="chat-call">
-          <summary>Called ${c.name}</summary>
-          <pre class="mono">${c.arguments}</pre>
-        </details>`,
-    )}
-  </li>`;
+  return html`<li class="chat-msg assistant"><p class="chat-who">Assistant</p>${m.content ? html`<div class="chat-text">${m.content}</div>` : ""}${m.toolCalls.map(
+    (c) => html`<details class="chat-call"><summary>Called ${c.name}</summary><pre class="mono">${c.arguments}</pre></details>`,
+  )}</li>`;
 }
 
 /**
@@ -60,19 +44,17 @@ function confirmBlock(v: Viewer, org: Organization, got: GetConversationResponse
   const p = got.pending;
   if (!p) return html``;
   return html`<section class="chat-confirm panel" aria-labelledby="confirm-heading" data-chat-pending>
-    <h3 id="confirm-heading">Run this command on ${p.serverName ? html`<bdi>${p.serverName}</bdi>` : "the server"}?</h3>
-    <p>The assistant wants to run exactly this on the server's console:</p>
-    <pre class="mono chat-command"><bdi>${p.command}</bdi></pre>
-    ${postForm(
-      `${chatPath(org, got.conversation!.id)}/confirm`,
-      v.formToken,
-      html`<input type="hidden" name="toolCallId" value="${p.toolCallId}" />
-        <div class="actions">
-          <button type="submit" class="btn danger" name="allow" value="yes">Allow</button> <button type="submit" class="btn ghost" name="allow" value="no">Deny</button>
-        </div>`,
-      html` data-chat-confirm`,
-    )}
-  </section>`;
+<h3 id="confirm-heading">Run this command on ${p.serverName ? html`<bdi>${p.serverName}</bdi>` : "the server"}?</h3>
+<p>The assistant wants to run exactly this on the server's console:</p>
+<pre class="mono chat-command"><bdi>${p.command}</bdi></pre>
+${postForm(
+  `${chatPath(org, got.conversation!.id)}/confirm`,
+  v.formToken,
+  html`<input type="hidden" name="toolCallId" value="${p.toolCallId}">
+<div class="actions"><button type="submit" class="btn danger" name="allow" value="yes">Allow</button> <button type="submit" class="btn ghost" name="allow" value="no">Deny</button></div>`,
+  html` data-chat-confirm`,
+)}
+</section>`;
 }
 
 export interface ChatPageOptions {
@@ -93,24 +75,15 @@ export async function chatPage(ctx: Context, v: Viewer, o: ChatPageOptions = {},
   const openId = open?.conversation?.id;
   const banner = list.modelConfigured
     ? html``
-    : html`<div class="alert" role="alert">
-        <p>
-          <strong>No model is configured.</strong> The assistant cannot answer until this Outpost's operator sets <code>OCELOT_MODEL_URL</code> and
-          <code>OCELOT_MODEL</code> (an OpenAI-compatible endpoint, such as a local Ollama). Past conversations can still be read.
-        </p>
-      </div>`;
+    : html`<div class="alert" role="alert"><p><strong>No model is configured.</strong> The assistant cannot answer until this Outpost's operator sets <code>OCELOT_MODEL_URL</code> and <code>OCELOT_MODEL</code> (an OpenAI-compatible endpoint, such as a local Ollama). Past conversations can still be read.</p></div>`;
   const conversations = list.conversations.length
-    ? html`<ul class="chat-list">
-        ${list.conversations.map(
-          (c) =>
-            html`<li>
-              <a href="${chatPath(org, c.id)}" ${c.id === openId ? html` aria-current="page"` : ""}>${c.title}</a> <span class="muted">${when(c.updatedAt)}</span>
-            </li>`,
-        )}
-      </ul>`
+    ? html`<ul class="chat-list">${list.conversations.map(
+        (c) =>
+          html`<li><a href="${chatPath(org, c.id)}"${c.id === openId ? html` aria-current="page"` : ""}>${c.title}</a> <span class="muted">${when(c.updatedAt)}</span></li>`,
+      )}</ul>`
     : html`<p class="muted">No conversations yet.</p>`;
   const scope = open
-    ? html`<input type="hidden" name="conversationId" value="${openId}" />`
+    ? html`<input type="hidden" name="conversationId" value="${openId}">`
     : servers.servers.length
       ? selectField({
           name: "serverId",
@@ -127,33 +100,31 @@ export async function chatPage(ctx: Context, v: Viewer, o: ChatPageOptions = {},
       org,
       section: "assistant",
       notice: noticeOf(ctx),
-      lede: html`Ask Ocelot about your servers and notes. It acts with your permissions, and asks before it runs a command.
-        <a href="${orgPath(org, "/assistant/settings")}">Settings and usage</a>`,
+      lede: html`Ask Ocelot about your servers and notes. It acts with your permissions, and asks before it runs a command. <a href="${orgPath(org, "/assistant/settings")}">Settings and usage</a>`,
       scripts: ["chat.js"],
       body: html`${banner}
-        <div class="chat">
-          <nav class="chat-side" aria-labelledby="conversations-heading">
-            <h2 id="conversations-heading">Conversations</h2>
-            <p><a class="btn small" href="${chatPath(org)}">New conversation</a></p>
-            ${conversations}
-          </nav>
-          <section class="chat-main" aria-labelledby="chat-heading">
-            <h2 id="chat-heading">${open ? open.conversation!.title : "New conversation"}</h2>
-            ${open ? postForm(`${chatPath(org, openId)}/delete`, v.formToken, html`<button type="submit" class="btn small ghost">Delete conversation</button>`, html` class="inline"`) : ""}
-            <ol class="chat-log" id="chat-log">
-              ${(open?.messages ?? []).map(messageItem)}
-            </ol>
-            <div id="chat-confirm-slot">${open ? confirmBlock(v, org, open) : ""}</div>
-            <div id="chat-status" role="status" class="chat-status">${o.problem ? html`<p class="alert">${o.problem}</p>` : ""}</div>
-            ${postForm(
-              chatPath(org),
-              v.formToken,
-              html`${scope} ${textArea({ name: "content", label: "Your question", value: o.typed ?? "", rows: 3, required: true })}
-                <div class="actions"><button type="submit" class="btn">Send</button></div>`,
-              html` data-chat-form`,
-            )}
-          </section>
-        </div>`,
+<div class="chat">
+<nav class="chat-side" aria-labelledby="conversations-heading">
+<h2 id="conversations-heading">Conversations</h2>
+<p><a class="btn small" href="${chatPath(org)}">New conversation</a></p>
+${conversations}
+</nav>
+<section class="chat-main" aria-labelledby="chat-heading">
+<h2 id="chat-heading">${open ? open.conversation!.title : "New conversation"}</h2>
+${open ? postForm(`${chatPath(org, openId)}/delete`, v.formToken, html`<button type="submit" class="btn small ghost">Delete conversation</button>`, html` class="inline"`) : ""}
+<ol class="chat-log" id="chat-log">${(open?.messages ?? []).map(messageItem)}</ol>
+<div id="chat-confirm-slot">${open ? confirmBlock(v, org, open) : ""}</div>
+<div id="chat-status" role="status" class="chat-status">${o.problem ? html`<p class="alert">${o.problem}</p>` : ""}</div>
+${postForm(
+  chatPath(org),
+  v.formToken,
+  html`${scope}
+${textArea({ name: "content", label: "Your question", value: o.typed ?? "", rows: 3, required: true })}
+<div class="actions"><button type="submit" class="btn">Send</button></div>`,
+  html` data-chat-form`,
+)}
+</section>
+</div>`,
     },
     status,
   );

@@ -65,10 +65,7 @@ function resultEntry(o: ConsoleOutcome): Html {
   else if (!ran) body = html`<p class="alert" role="alert">${o.result?.error || "The agent did not run the command."}</p>`;
   else if (o.result?.output.length) body = html`<pre class="console-output">${o.result.output.join("\n")}</pre>`;
   else body = html`<p class="muted">No output.</p>`;
-  return html`<div class="console-result">
-    <p class="console-command"><span class="mono">› ${o.command}</span> ${badgeOf(o)}</p>
-    ${body}
-  </div>`;
+  return html`<div class="console-result"><p class="console-command"><span class="mono">› ${o.command}</span> ${badgeOf(o)}</p>${body}</div>`;
 }
 
 /** The console panel of server `s`, with the outcome of the command just posted (no script). */
@@ -76,53 +73,25 @@ export function consolePanel(v: Viewer, org: Organization, s: Server, outcome?: 
   const base = orgPath(org, `/servers/${s.id}`);
   const invalid = outcome?.problem?.status === 400;
   const describedBy = invalid ? "console-command-hint console-command-error" : "console-command-hint";
-  return html`<section
-    class="panel stack console"
-    aria-labelledby="console-heading"
-    data-console-events="${base}/console/events"
-    data-console-players="${base}/players"
-    data-console="${s.consoleAvailable ? "yes" : "no"}"
-  >
-    <h2 id="console-heading">Console</h2>
-    <p class="hint" id="console-state">${consoleState(s)}</p>
-    <h3 id="console-live-heading">Live output</h3>
-    <div id="console-live" class="console-log" role="log" aria-live="off" aria-labelledby="console-live-heading" tabindex="0">
-      <p class="console-note">The live output needs the page's script; the output of each command you run shows below.</p>
-    </div>
-    ${postForm(
-      `${base}/console`,
-      v.formToken,
-      html`<div class="field${invalid ? " invalid" : ""}">
-        <label for="console-command">Command</label>
-        <div class="command-row">
-          <input
-            id="console-command"
-            name="command"
-            type="text"
-            class="mono"
-            required
-            maxlength="1000"
-            autocomplete="off"
-            autocapitalize="off"
-            spellcheck="false"
-            value="${invalid ? outcome?.command : ""}"
-            aria-describedby="${describedBy}"
-            ${invalid ? html` aria-invalid="true"` : ""}
-          /><button type="submit" class="btn primary">Run</button>
-        </div>
-        <p class="hint" id="console-command-hint">
-          As typed on the server's console, such as <span class="mono">list</span> or <span class="mono">say Hello</span>; a leading <span class="mono">/</span> is
-          dropped.
-        </p>
-        ${invalid ? html`<p class="field-error" id="console-command-error">${outcome?.problem?.message}</p>` : ""}
-      </div>`,
-      html` class="console-form" data-console-form`,
-    )}
-    <h3 id="console-results-heading">Command output</h3>
-    <div id="console-results" class="console-results" aria-labelledby="console-results-heading" role="log" tabindex="0">
-      ${outcome && !invalid ? resultEntry(outcome) : html`<p class="muted" data-console-empty>Commands you run here show their output here.</p>`}
-    </div>
-  </section>`;
+  return html`<section class="panel stack console" aria-labelledby="console-heading" data-console-events="${base}/console/events" data-console-players="${base}/players" data-console="${s.consoleAvailable ? "yes" : "no"}">
+<h2 id="console-heading">Console</h2>
+<p class="hint" id="console-state">${consoleState(s)}</p>
+<h3 id="console-live-heading">Live output</h3>
+<div id="console-live" class="console-log" role="log" aria-live="off" aria-labelledby="console-live-heading" tabindex="0"><p class="console-note">The live output needs the page's script; the output of each command you run shows below.</p></div>
+${postForm(
+  `${base}/console`,
+  v.formToken,
+  html`<div class="field${invalid ? " invalid" : ""}">
+<label for="console-command">Command</label>
+<div class="command-row"><input id="console-command" name="command" type="text" class="mono" required maxlength="1000" autocomplete="off" autocapitalize="off" spellcheck="false" value="${invalid ? outcome?.command : ""}" aria-describedby="${describedBy}"${invalid ? html` aria-invalid="true"` : ""}><button type="submit" class="btn primary">Run</button></div>
+<p class="hint" id="console-command-hint">As typed on the server's console, such as <span class="mono">list</span> or <span class="mono">say Hello</span>; a leading <span class="mono">/</span> is dropped.</p>
+${invalid ? html`<p class="field-error" id="console-command-error">${outcome?.problem?.message}</p>` : ""}
+</div>`,
+  html` class="console-form" data-console-form`,
+)}
+<h3 id="console-results-heading">Command output</h3>
+<div id="console-results" class="console-results" aria-labelledby="console-results-heading" role="log" tabindex="0">${outcome && !invalid ? resultEntry(outcome) : html`<p class="muted" data-console-empty>Commands you run here show their output here.</p>`}</div>
+</section>`;
 }
 
 /** The players online on `s`, as its agent reports them; the page leaves them out when core refuses. */
@@ -134,40 +103,15 @@ export async function playersSection(v: Viewer, s: Server): Promise<Html> {
     if (!problemOf(error)) throw error;
     return html``;
   }
-  const rows = players.map(
-    (p) =>
-      html`<tr>
-        <td>${p.name}</td>
-        <td class="mono">${p.uuid}</td>
-        <td>${when(p.since)}</td>
-      </tr>`,
-  );
+  const rows = players.map((p) => html`<tr><td>${p.name}</td><td class="mono">${p.uuid}</td><td>${when(p.since)}</td></tr>`);
   return html`<section class="panel stack" aria-labelledby="players-heading">
-    <h2 id="players-heading">Players online</h2>
-    <div data-players-list data-label="Players online on ${s.name}">
-      ${
-        players.length
-          ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Players online on ${s.name}">
-              <table>
-                <caption class="sr-only">
-                  Players online on ${s.name}
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">UUID</th>
-                    <th scope="col">Online since</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${rows}
-                </tbody>
-              </table>
-            </div>`
-          : html`<p class="empty">${s.online ? "No one is online." : "The server is offline."}</p>`
-      }
-    </div>
-  </section>`;
+<h2 id="players-heading">Players online</h2>
+<div data-players-list data-label="Players online on ${s.name}">${
+    players.length
+      ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Players online on ${s.name}"><table><caption class="sr-only">Players online on ${s.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">UUID</th><th scope="col">Online since</th></tr></thead><tbody>${rows}</tbody></table></div>`
+      : html`<p class="empty">${s.online ? "No one is online." : "The server is offline."}</p>`
+  }</div>
+</section>`;
 }
 
 /** Runs `command` on server `serverId` as the viewer; a refusal the page can explain is an outcome. */

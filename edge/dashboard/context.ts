@@ -173,14 +173,14 @@ export function confirmed(
     title: o.title,
     org: o.org,
     body: html`<div class="panel confirm">
-      <p>${o.consequence}</p>
-      <form method="post" action="${ctx.path}">
-        <input type="hidden" name="${formTokenField}" value="${v.formToken}" />
-        <input type="hidden" name="confirmed" value="yes" />
-        ${fields.map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}" />`)}
-        <div class="actions"><button type="submit" class="btn danger">${o.label}</button> <a class="btn ghost" href="${o.cancel}">Cancel</a></div>
-      </form>
-    </div>`,
+<p>${o.consequence}</p>
+<form method="post" action="${ctx.path}">
+<input type="hidden" name="${formTokenField}" value="${v.formToken}">
+<input type="hidden" name="confirmed" value="yes">
+${fields.map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}">`)}
+<div class="actions"><button type="submit" class="btn danger">${o.label}</button> <a class="btn ghost" href="${o.cancel}">Cancel</a></div>
+</form>
+</div>`,
   });
   return false;
 }

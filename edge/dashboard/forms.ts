@@ -30,7 +30,7 @@ function describe(id: string, hint: string | undefined, errors: string[]): { ids
   return {
     ids,
     markup: html`${hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : ""}${
-      errors.length ? html`<p class="field-error" id="${id}-error">${errors.map((e, i) => html`${i ? html`<br />` : ""}${e}`)}</p>` : ""
+      errors.length ? html`<p class="field-error" id="${id}-error">${errors.map((e, i) => html`${i ? html`<br>` : ""}${e}`)}</p>` : ""
     }`,
   };
 }
@@ -44,20 +44,13 @@ export function textField(o: FieldOptions): Html {
   const errors = messages(o);
   const d = describe(id, o.hint, errors);
   return html`<div class="field${errors.length ? " invalid" : ""}">
-    <label for="${id}">${o.label}</label>
-    <input
-      id="${id}"
-      name="${o.name}"
-      type="${o.type ?? "text"}"
-      value="${o.value ?? ""}"
-      ${o.required ? html` required` : ""}${
-        o.autocomplete ? html` autocomplete="${o.autocomplete}"` : ""
-      }${o.maxlength ? html` maxlength="${o.maxlength}"` : ""}${d.ids ? html` aria-describedby="${d.ids}"` : ""}${
-        errors.length ? html` aria-invalid="true"` : ""
-      }${dataAttributes(o.data)}
-    />
-    ${d.markup}
-  </div>`;
+<label for="${id}">${o.label}</label>
+<input id="${id}" name="${o.name}" type="${o.type ?? "text"}" value="${o.value ?? ""}"${o.required ? html` required` : ""}${
+    o.autocomplete ? html` autocomplete="${o.autocomplete}"` : ""
+  }${o.maxlength ? html` maxlength="${o.maxlength}"` : ""}${d.ids ? html` aria-describedby="${d.ids}"` : ""}${
+    errors.length ? html` aria-invalid="true"` : ""
+  }${dataAttributes(o.data)}>
+${d.markup}</div>`;
 }
 
 export function textArea(o: FieldOptions & { rows?: number }): Html {
@@ -65,17 +58,11 @@ export function textArea(o: FieldOptions & { rows?: number }): Html {
   const errors = messages(o);
   const d = describe(id, o.hint, errors);
   return html`<div class="field${errors.length ? " invalid" : ""}">
-    <label for="${id}">${o.label}</label>
-    <textarea
-      id="${id}"
-      name="${o.name}"
-      rows="${o.rows ?? 3}"
-      spellcheck="false"
-      ${o.required ? html` required` : ""}${d.ids ? html` aria-describedby="${d.ids}"` : ""}${errors.length ? html` aria-invalid="true"` : ""}
-    >
-${o.value ?? ""}</textarea>
-    ${d.markup}
-  </div>`;
+<label for="${id}">${o.label}</label>
+<textarea id="${id}" name="${o.name}" rows="${o.rows ?? 3}" spellcheck="false"${o.required ? html` required` : ""}${
+    d.ids ? html` aria-describedby="${d.ids}"` : ""
+  }${errors.length ? html` aria-invalid="true"` : ""}>${o.value ?? ""}</textarea>
+${d.markup}</div>`;
 }
 
 export function selectField(o: FieldOptions & { options: ReadonlyArray<{ value: string; label: string }> }): Html {
@@ -83,12 +70,11 @@ export function selectField(o: FieldOptions & { options: ReadonlyArray<{ value: 
   const errors = messages(o);
   const d = describe(id, o.hint, errors);
   return html`<div class="field${errors.length ? " invalid" : ""}">
-    <label for="${id}">${o.label}</label>
-    <select id="${id}" name="${o.name}" ${d.ids ? html` aria-describedby="${d.ids}"` : ""}${errors.length ? html` aria-invalid="true"` : ""}>
-      ${o.options.map((opt) => html`<option value="${opt.value}" ${opt.value === o.value ? html` selected` : ""}>${opt.label}</option>`)}
-    </select>
-    ${d.markup}
-  </div>`;
+<label for="${id}">${o.label}</label>
+<select id="${id}" name="${o.name}"${d.ids ? html` aria-describedby="${d.ids}"` : ""}${errors.length ? html` aria-invalid="true"` : ""}>
+${o.options.map((opt) => html`<option value="${opt.value}"${opt.value === o.value ? html` selected` : ""}>${opt.label}</option>`)}
+</select>
+${d.markup}</div>`;
 }
 
 /** A group of radio buttons or checkboxes in a fieldset with a legend. */
@@ -106,23 +92,18 @@ export function choiceGroup(o: {
   const id = o.id ?? `f-${o.name}`;
   const errors = messages(o);
   const d = describe(id, o.hint, errors);
-  return html`<fieldset class="field choices${errors.length ? " invalid" : ""}" id="${id}" ${d.ids ? html` aria-describedby="${d.ids}"` : ""}>
-    <legend>${o.legend}</legend>
-    ${d.markup}
-    ${o.options.map(
-      (opt, i) =>
-        html`<div class="choice">
-          <input
-            type="${o.type}"
-            id="${id}-${i}"
-            name="${o.name}"
-            value="${opt.value}"
-            ${o.checked.has(opt.value) ? html` checked` : ""}${opt.hint ? html` aria-describedby="${id}-${i}-hint"` : ""}
-          />
-          <label for="${id}-${i}">${opt.label}</label>${opt.hint ? html`<p class="hint" id="${id}-${i}-hint">${opt.hint}</p>` : ""}
-        </div>`,
-    )}
-  </fieldset>`;
+  return html`<fieldset class="field choices${errors.length ? " invalid" : ""}" id="${id}"${d.ids ? html` aria-describedby="${d.ids}"` : ""}>
+<legend>${o.legend}</legend>
+${d.markup}
+${o.options.map(
+  (opt, i) =>
+    html`<div class="choice"><input type="${o.type}" id="${id}-${i}" name="${o.name}" value="${opt.value}"${
+      o.checked.has(opt.value) ? html` checked` : ""
+    }${opt.hint ? html` aria-describedby="${id}-${i}-hint"` : ""}> <label for="${id}-${i}">${opt.label}</label>${
+      opt.hint ? html`<p class="hint" id="${id}-${i}-hint">${opt.hint}</p>` : ""
+    }</div>`,
+)}
+</fieldset>`;
 }
 
 /** The messages that belong to no field, at the top of a form. */
@@ -136,20 +117,17 @@ export function formAlert(errors: FormErrors | undefined, knownFields: readonly 
   ];
   const count = Object.entries(errors.fields).filter(([f]) => knownFields.includes(f)).length;
   return html`<div class="alert" role="alert">
-    <p><strong>${count || stray.length ? "Please check the form." : ""}</strong></p>
-    ${
-      stray.length
-        ? html`<ul>
-            ${stray.map((m) => html`<li>${m}</li>`)}
-          </ul>`
-        : ""
-    }
-  </div>`;
+<p><strong>${count || stray.length ? "Please check the form." : ""}</strong></p>
+${stray.length ? html`<ul>${stray.map((m) => html`<li>${m}</li>`)}</ul>` : ""}
+</div>`;
 }
 
 /** `<form method="post">` with the anti-forgery token. */
 export function postForm(action: string, token: string, body: Html, attrs: Html = html``): Html {
-  return html`<form method="post" action="${action}" ${attrs}>${formTokenInput(token)} ${body}</form>`;
+  return html`<form method="post" action="${action}"${attrs}>
+${formTokenInput(token)}
+${body}
+</form>`;
 }
 
 /**
@@ -172,8 +150,8 @@ export function dangerForm(o: {
   return postForm(
     o.action,
     o.token,
-    html`${Object.entries(o.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
-      <button type="submit" class="btn ${o.buttonClass ?? "danger"}" ${o.ariaLabel ? html` aria-label="${o.ariaLabel}"` : ""}>${o.label}</button>`,
+    html`${Object.entries(o.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
+<button type="submit" class="btn ${o.buttonClass ?? "danger"}"${o.ariaLabel ? html` aria-label="${o.ariaLabel}"` : ""}>${o.label}</button>`,
     html` class="inline" data-confirm="${o.confirm}" data-consequence="${o.consequence}" data-confirm-label="${o.label}"`,
   );
 }

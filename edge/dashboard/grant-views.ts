@@ -52,8 +52,9 @@ const stateNames: Record<AccessGrantState, string> = {
 /** A grant's actions, constraints, uses and state. */
 export function grantSummary(g: AccessGrant): Html {
   const uses = g.constraints?.maxUses !== undefined ? `${g.uses} of ${g.constraints.maxUses} uses` : `${g.uses} uses`;
-  return html`<span class="badge">${stateNames[g.state]}</span> ${actionNames(g.actions)}
-    <span class="muted">(${constraintWords(g.constraints)}; ${uses}${g.firstUsedAt ? html`; first used ${when(g.firstUsedAt)}` : ""})</span>`;
+  return html`<span class="badge">${stateNames[g.state]}</span> ${actionNames(g.actions)} <span class="muted">(${constraintWords(g.constraints)}; ${uses}${
+    g.firstUsedAt ? html`; first used ${when(g.firstUsedAt)}` : ""
+  })</span>`;
 }
 
 /** What a grant form holds, as typed. */
@@ -114,32 +115,28 @@ export function termsOf(values: TermsValues, now: Date): Terms | FormErrors {
 /** The action checkboxes and the limit fields; `id` keeps several forms on one page apart. */
 export function termsFields(values: TermsValues, errors: FormErrors | undefined, id: string): Html {
   return html`${choiceGroup({
-      name: "actions",
-      legend: "Actions",
-      type: "checkbox",
-      options: actionLabels.map((a) => ({ value: a.value, label: a.label, hint: a.hint })),
-      checked: new Set(values.actions),
-      errors,
-      id: `${id}-actions`,
-    })}
-    <fieldset
-      class="field choices${errors?.fields.constraints ? " invalid" : ""}"
-      id="${id}-limits"
-      ${errors?.fields.constraints ? html` aria-describedby="${id}-limits-error"` : ""}
-    >
-      <legend>Limits (empty: none)</legend>
-      ${errors?.fields.constraints ? html`<p class="field-error" id="${id}-limits-error">${errors.fields.constraints.join(" ")}</p>` : ""}
-      ${values.expiresAt ? html`<input type="hidden" name="expiresAt" value="${values.expiresAt}" />` : ""}
-      ${textField({
-        name: "expiresInHours",
-        label: values.expiresAt ? "Expire sooner, in (hours)" : "Expires in (hours)",
-        value: values.expiresInHours,
-        id: `${id}-expires`,
-        hint: values.expiresAt ? `As asked, it expires ${values.expiresAt.slice(0, 16).replace("T", " ")} UTC.` : undefined,
-      })}
-      ${textField({ name: "maxUses", label: "Maximum uses (1 to 1,000,000)", value: values.maxUses, id: `${id}-uses`, hint: "A console command or opening the console is a use; viewing is not." })}
-      ${textField({ name: "durationMinutes", label: "Lasts after first use (minutes, 1 to 525,600)", value: values.durationMinutes, id: `${id}-duration` })}
-    </fieldset>`;
+    name: "actions",
+    legend: "Actions",
+    type: "checkbox",
+    options: actionLabels.map((a) => ({ value: a.value, label: a.label, hint: a.hint })),
+    checked: new Set(values.actions),
+    errors,
+    id: `${id}-actions`,
+  })}
+<fieldset class="field choices${errors?.fields.constraints ? " invalid" : ""}" id="${id}-limits"${errors?.fields.constraints ? html` aria-describedby="${id}-limits-error"` : ""}>
+<legend>Limits (empty: none)</legend>
+${errors?.fields.constraints ? html`<p class="field-error" id="${id}-limits-error">${errors.fields.constraints.join(" ")}</p>` : ""}
+${values.expiresAt ? html`<input type="hidden" name="expiresAt" value="${values.expiresAt}">` : ""}
+${textField({
+  name: "expiresInHours",
+  label: values.expiresAt ? "Expire sooner, in (hours)" : "Expires in (hours)",
+  value: values.expiresInHours,
+  id: `${id}-expires`,
+  hint: values.expiresAt ? `As asked, it expires ${values.expiresAt.slice(0, 16).replace("T", " ")} UTC.` : undefined,
+})}
+${textField({ name: "maxUses", label: "Maximum uses (1 to 1,000,000)", value: values.maxUses, id: `${id}-uses`, hint: "A console command or opening the console is a use; viewing is not." })}
+${textField({ name: "durationMinutes", label: "Lasts after first use (minutes, 1 to 525,600)", value: values.durationMinutes, id: `${id}-duration` })}
+</fieldset>`;
 }
 
 /** A refused grant or request form, back with what was typed. */

@@ -80,10 +80,7 @@ function errorPages(): Middleware {
         viewer,
         {
           title: titles[status] ?? "Something went wrong",
-          body: html`<div class="panel">
-            <p class="problem">${message}</p>
-            <p><a href="/app">Back to the dashboard</a></p>
-          </div>`,
+          body: html`<div class="panel"><p class="problem">${message}</p><p><a href="/app">Back to the dashboard</a></p></div>`,
         },
         status,
       );

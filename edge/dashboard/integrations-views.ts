@@ -40,52 +40,29 @@ function target(i: Integration): Html {
 function actions(v: Viewer, org: Organization, i: Integration): Html {
   const base = orgPath(org, `/integrations/${i.id}`);
   return html`<div class="actions">
-    <a class="btn small" href="${base}/edit" aria-label="Edit ${i.name}">Edit</a>
-    ${postForm(`${base}/test`, v.formToken, html`<button type="submit" class="btn small" aria-label="Send test to ${i.name}">Send test</button>`, html` class="inline"`)}
-    ${i.kind === IntegrationKind.WEBHOOK ? dangerForm({ action: `${base}/rotate-secret`, token: v.formToken, label: "Rotate secret", ariaLabel: `Rotate secret of ${i.name}`, confirm: `Rotate the signing secret of ${i.name}?`, consequence: "Deliveries are signed with the new secret at once; the receiver needs it to verify them.", buttonClass: "danger-outline small" }) : ""}
-    ${
-      i.enabled
-        ? postForm(`${base}/disable`, v.formToken, html`<button type="submit" class="btn small" aria-label="Disable ${i.name}">Disable</button>`, html` class="inline"`)
-        : postForm(`${base}/enable`, v.formToken, html`<button type="submit" class="btn small" aria-label="Enable ${i.name}">Enable</button>`, html` class="inline"`)
-    }
-    ${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete", ariaLabel: `Delete ${i.name}`, confirm: `Delete the integration ${i.name}?`, consequence: "Nothing more is sent to it. This cannot be undone.", buttonClass: "danger small" })}
-  </div>`;
+<a class="btn small" href="${base}/edit" aria-label="Edit ${i.name}">Edit</a>
+${postForm(`${base}/test`, v.formToken, html`<button type="submit" class="btn small" aria-label="Send test to ${i.name}">Send test</button>`, html` class="inline"`)}
+${i.kind === IntegrationKind.WEBHOOK ? dangerForm({ action: `${base}/rotate-secret`, token: v.formToken, label: "Rotate secret", ariaLabel: `Rotate secret of ${i.name}`, confirm: `Rotate the signing secret of ${i.name}?`, consequence: "Deliveries are signed with the new secret at once; the receiver needs it to verify them.", buttonClass: "danger-outline small" }) : ""}
+${
+  i.enabled
+    ? postForm(`${base}/disable`, v.formToken, html`<button type="submit" class="btn small" aria-label="Disable ${i.name}">Disable</button>`, html` class="inline"`)
+    : postForm(`${base}/enable`, v.formToken, html`<button type="submit" class="btn small" aria-label="Enable ${i.name}">Enable</button>`, html` class="inline"`)
+}
+${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete", ariaLabel: `Delete ${i.name}`, confirm: `Delete the integration ${i.name}?`, consequence: "Nothing more is sent to it. This cannot be undone.", buttonClass: "danger small" })}
+</div>`;
 }
 
 function testResult(name: string, r: TestIntegrationResponse): Html {
   return html`<section class="panel stack" aria-labelledby="test-heading" role="status">
-    <h2 id="test-heading">Test of ${name}: ${r.ok ? "delivered" : "failed"}</h2>
-    <dl class="facts">
-      <div>
-        <dt>Result</dt>
-        <dd>${r.ok ? html`<span class="status online">Delivered</span>` : html`<span class="status offline">Failed</span>`}</dd>
-      </div>
-      ${
-        r.httpStatus
-          ? html`<div>
-              <dt>HTTP status</dt>
-              <dd>${String(r.httpStatus)}</dd>
-            </div>`
-          : ""
-      }
-      ${
-        r.error
-          ? html`<div>
-              <dt>Error</dt>
-              <dd>${r.error}</dd>
-            </div>`
-          : ""
-      }
-      <div>
-        <dt>Message id</dt>
-        <dd class="mono">${r.messageId}</dd>
-      </div>
-      <div>
-        <dt>Took</dt>
-        <dd>${String(r.durationMs)} ms</dd>
-      </div>
-    </dl>
-  </section>`;
+<h2 id="test-heading">Test of ${name}: ${r.ok ? "delivered" : "failed"}</h2>
+<dl class="facts">
+<div><dt>Result</dt><dd>${r.ok ? html`<span class="status online">Delivered</span>` : html`<span class="status offline">Failed</span>`}</dd></div>
+${r.httpStatus ? html`<div><dt>HTTP status</dt><dd>${String(r.httpStatus)}</dd></div>` : ""}
+${r.error ? html`<div><dt>Error</dt><dd>${r.error}</dd></div>` : ""}
+<div><dt>Message id</dt><dd class="mono">${r.messageId}</dd></div>
+<div><dt>Took</dt><dd>${String(r.durationMs)} ms</dd></div>
+</dl>
+</section>`;
 }
 
 function addForm(v: Viewer, org: Organization, values: IntegrationValues, errors?: FormErrors): Html {
@@ -93,21 +70,21 @@ function addForm(v: Viewer, org: Organization, values: IntegrationValues, errors
     orgPath(org, "/integrations"),
     v.formToken,
     html`${formAlert(errors, fields)}
-      ${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, hint: "For you, e.g. “#ops on Discord”.", errors })}
-      ${selectField({
-        name: "kind",
-        label: "Kind",
-        value: values.kind,
-        options: [
-          { value: "discord", label: "Discord channel" },
-          { value: "webhook", label: "Webhook (signed JSON)" },
-          { value: "email", label: "Email" },
-        ],
-        errors,
-      })}
-      ${textField({ name: "url", label: "URL", type: "url", value: values.url, hint: "Discord: the channel's webhook URL. Webhook: your https endpoint. Not used for email.", errors })}
-      ${textArea({ name: "recipients", label: "Email recipients", value: values.recipients, rows: 3, hint: "Email only: one address per line, up to 10, each the verified address of a member of this organization.", errors })}
-      <div class="actions"><button type="submit" class="btn primary">Add integration</button></div>`,
+${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, hint: "For you, e.g. “#ops on Discord”.", errors })}
+${selectField({
+  name: "kind",
+  label: "Kind",
+  value: values.kind,
+  options: [
+    { value: "discord", label: "Discord channel" },
+    { value: "webhook", label: "Webhook (signed JSON)" },
+    { value: "email", label: "Email" },
+  ],
+  errors,
+})}
+${textField({ name: "url", label: "URL", type: "url", value: values.url, hint: "Discord: the channel's webhook URL. Webhook: your https endpoint. Not used for email.", errors })}
+${textArea({ name: "recipients", label: "Email recipients", value: values.recipients, rows: 3, hint: "Email only: one address per line, up to 10, each the verified address of a member of this organization.", errors })}
+<div class="actions"><button type="submit" class="btn primary">Add integration</button></div>`,
     html` class="panel stack" aria-labelledby="add-integration-heading"`,
   );
 }
@@ -122,14 +99,7 @@ export async function integrationsPage(
   const { integrations } = await v.core.integrations.listIntegrations({ organizationSlug: org.slug });
   const rows = integrations.map(
     (i) =>
-      html`<tr>
-        <th scope="row">${i.name}</th>
-        <td>${kindNames[i.kind] ?? "Unknown"}</td>
-        <td class="wrap">${target(i)}</td>
-        <td>${i.enabled ? html`<span class="status online">Enabled</span>` : html`<span class="status offline">Disabled</span>`}</td>
-        <td>${when(i.createdAt)}</td>
-        <td>${actions(v, org, i)}</td>
-      </tr>`,
+      html`<tr><th scope="row">${i.name}</th><td>${kindNames[i.kind] ?? "Unknown"}</td><td class="wrap">${target(i)}</td><td>${i.enabled ? html`<span class="status online">Enabled</span>` : html`<span class="status offline">Disabled</span>`}</td><td>${when(i.createdAt)}</td><td>${actions(v, org, i)}</td></tr>`,
   );
   render(
     ctx,
@@ -141,32 +111,13 @@ export async function integrationsPage(
       notice: noticeOf(ctx),
       lede: "Where Outpost sends messages: Discord channels, your own endpoints (signed webhooks) and email.",
       body: html`${o.tested ? testResult(o.tested.name, o.tested.result) : ""}
-        ${
-          integrations.length
-            ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Integrations of ${org.name}">
-                <table>
-                  <caption class="sr-only">
-                    Integrations of ${org.name}
-                  </caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Kind</th>
-                      <th scope="col">Sends to</th>
-                      <th scope="col">State</th>
-                      <th scope="col">Added</th>
-                      <th scope="col">Actions</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${rows}
-                  </tbody>
-                </table>
-              </div>`
-            : html`<p class="empty">No integrations yet.</p>`
-        }
-        <h2 id="add-integration-heading">Add an integration</h2>
-        ${addForm(v, org, o.values ?? { name: "", kind: "discord", url: "", recipients: "" }, o.errors)}`,
+${
+  integrations.length
+    ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Integrations of ${org.name}"><table><caption class="sr-only">Integrations of ${org.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Sends to</th><th scope="col">State</th><th scope="col">Added</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></div>`
+    : html`<p class="empty">No integrations yet.</p>`
+}
+<h2 id="add-integration-heading">Add an integration</h2>
+${addForm(v, org, o.values ?? { name: "", kind: "discord", url: "", recipients: "" }, o.errors)}`,
     },
     status,
   );
@@ -211,29 +162,28 @@ export async function editIntegrationPage(
       body: postForm(
         orgPath(org, `/integrations/${i.id}`),
         v.formToken,
-        html`${formAlert(o.errors, fields)} ${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, errors: o.errors })}
-          ${
-            email
-              ? textArea({
-                  name: "recipients",
-                  label: "Email recipients",
-                  value: values.recipients,
-                  rows: 3,
-                  hint: "One address per line, up to 10, each the verified address of a member of this organization.",
-                  errors: o.errors,
-                })
-              : textField({
-                  name: "url",
-                  label: "New URL",
-                  type: "url",
-                  value: values.url,
-                  hint: `Now: ${i.url} (shortened: it may hold a secret). Leave empty to keep it.`,
-                  errors: o.errors,
-                })
-          }
-          <div class="actions">
-            <button type="submit" class="btn primary">Save integration</button> <a class="btn" href="${orgPath(org, "/integrations")}">Cancel</a>
-          </div>`,
+        html`${formAlert(o.errors, fields)}
+${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, errors: o.errors })}
+${
+  email
+    ? textArea({
+        name: "recipients",
+        label: "Email recipients",
+        value: values.recipients,
+        rows: 3,
+        hint: "One address per line, up to 10, each the verified address of a member of this organization.",
+        errors: o.errors,
+      })
+    : textField({
+        name: "url",
+        label: "New URL",
+        type: "url",
+        value: values.url,
+        hint: `Now: ${i.url} (shortened: it may hold a secret). Leave empty to keep it.`,
+        errors: o.errors,
+      })
+}
+<div class="actions"><button type="submit" class="btn primary">Save integration</button> <a class="btn" href="${orgPath(org, "/integrations")}">Cancel</a></div>`,
         html` class="panel stack" aria-label="Edit ${i.name}"`,
       ),
     },
@@ -252,9 +202,9 @@ export function integrationSecretPage(ctx: Context, v: Viewer, org: Organization
       ? "Your endpoint checks each delivery's signature with this secret (docs/alerts.md shows how)."
       : "Deliveries are now signed with this secret; the previous one no longer verifies.",
     body: html`<section class="panel stack reveal" aria-labelledby="secret-heading">
-      <h2 id="secret-heading">Signing secret</h2>
-      ${secretBlock("signing-secret", "Signing secret", secret, "It is shown only this once. If you lose it, rotate it on the integrations page.")}
-      <div class="actions"><a class="btn primary" href="${orgPath(org, "/integrations")}">Back to integrations</a></div>
-    </section>`,
+<h2 id="secret-heading">Signing secret</h2>
+${secretBlock("signing-secret", "Signing secret", secret, "It is shown only this once. If you lose it, rotate it on the integrations page.")}
+<div class="actions"><a class="btn primary" href="${orgPath(org, "/integrations")}">Back to integrations</a></div>
+</section>`,
   });
 }

@@ -30,71 +30,42 @@ const roleByName: Record<string, Role> = { admin: Role.ADMIN, member: Role.MEMBE
 export function invitationsSection(v: Viewer, org: Organization, invitations: readonly Invitation[], refused?: InviteForm): Html {
   const rows = invitations.map(
     (i) =>
-      html`<tr>
-        <td>${i.email}</td>
-        <td>${roleName(i.role)}</td>
-        <td>${i.inviterEmail || html`<span class="muted">—</span>`}</td>
-        <td>${when(i.createdAt)}</td>
-        <td>${when(i.expiresAt)}</td>
-        <td class="row-actions">
-          ${dangerForm({
-            action: orgPath(org, `/invitations/${i.id}/revoke`),
-            token: v.formToken,
-            label: "Revoke",
-            ariaLabel: `Revoke the invitation of ${i.email}`,
-            confirm: `Revoke the invitation of ${i.email}?`,
-            consequence: "Its link stops working at once.",
-            buttonClass: "danger small",
-          })}
-        </td>
-      </tr>`,
+      html`<tr><td>${i.email}</td><td>${roleName(i.role)}</td><td>${i.inviterEmail || html`<span class="muted">—</span>`}</td><td>${when(i.createdAt)}</td><td>${when(i.expiresAt)}</td><td class="row-actions">${dangerForm(
+        {
+          action: orgPath(org, `/invitations/${i.id}/revoke`),
+          token: v.formToken,
+          label: "Revoke",
+          ariaLabel: `Revoke the invitation of ${i.email}`,
+          confirm: `Revoke the invitation of ${i.email}?`,
+          consequence: "Its link stops working at once.",
+          buttonClass: "danger small",
+        },
+      )}</td></tr>`,
   );
   const errors = refused?.errors;
   return html`<h2 id="invitations-heading">Pending invitations</h2>
-    ${
-      invitations.length
-        ? html`<div class="table-wrap" role="region" tabindex="0" aria-labelledby="invitations-heading">
-            <table>
-              <caption class="sr-only">
-                Pending invitations
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Email</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Invited by</th>
-                  <th scope="col">Sent</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col"><span class="sr-only">Actions</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows}
-              </tbody>
-            </table>
-          </div>`
-        : html`<p class="empty">No pending invitations.</p>`
-    }
-    <h2 id="invite-heading">Invite someone new</h2>
-    ${postForm(
-      orgPath(org, "/invitations"),
-      v.formToken,
-      html`${formAlert(errors, ["email", "role"])}
-        ${textField({ name: "email", id: "f-invite-email", label: "Address to invite", type: "email", value: refused?.values.email, required: true, autocomplete: "off", hint: "They need no account yet: the link lets them sign up with this address, and join once they confirm it. It works once, for 7 days.", errors })}
-        ${selectField({
-          name: "role",
-          id: "f-invite-role",
-          label: "Invited as",
-          value: refused?.values.role ?? "member",
-          options: [
-            { value: "member", label: "Member — sees granted servers" },
-            ...(org.role === Role.OWNER ? [{ value: "admin", label: "Admin — manages everything" }] : []),
-          ],
-          errors,
-        })}
-        <div class="actions"><button type="submit" class="btn primary">Send invitation</button></div>`,
-      html` class="panel stack" aria-labelledby="invite-heading"`,
-    )}`;
+${
+  invitations.length
+    ? html`<div class="table-wrap" role="region" tabindex="0" aria-labelledby="invitations-heading"><table><caption class="sr-only">Pending invitations</caption><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Sent</th><th scope="col">Expires</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${rows}</tbody></table></div>`
+    : html`<p class="empty">No pending invitations.</p>`
+}
+<h2 id="invite-heading">Invite someone new</h2>
+${postForm(
+  orgPath(org, "/invitations"),
+  v.formToken,
+  html`${formAlert(errors, ["email", "role"])}
+${textField({ name: "email", id: "f-invite-email", label: "Address to invite", type: "email", value: refused?.values.email, required: true, autocomplete: "off", hint: "They need no account yet: the link lets them sign up with this address, and join once they confirm it. It works once, for 7 days.", errors })}
+${selectField({
+  name: "role",
+  id: "f-invite-role",
+  label: "Invited as",
+  value: refused?.values.role ?? "member",
+  options: [{ value: "member", label: "Member — sees granted servers" }, ...(org.role === Role.OWNER ? [{ value: "admin", label: "Admin — manages everything" }] : [])],
+  errors,
+})}
+<div class="actions"><button type="submit" class="btn primary">Send invitation</button></div>`,
+  html` class="panel stack" aria-labelledby="invite-heading"`,
+)}`;
 }
 
 /** Renders the members page again with the invite form's refusal (organizations.ts provides it). */
@@ -116,10 +87,10 @@ export function invitationSentPage(
       ? html`The link was emailed to ${email}. You can also send it yourself.`
       : html`The email was not sent (${res.emailError}). Send the link to ${email} yourself.`,
     body: html`<section class="panel stack reveal" aria-labelledby="link-heading">
-      <h2 id="link-heading">Invitation link</h2>
-      ${secretBlock("invitation-link", "Link", res.link, "It is shown only this once: Outpost keeps only a hash. Whoever signs in with the invited address, once it is verified, can use it, once, within 7 days.")}
-      <div class="actions"><a class="btn primary" href="${orgPath(org, "/members")}">Done</a></div>
-    </section>`,
+<h2 id="link-heading">Invitation link</h2>
+${secretBlock("invitation-link", "Link", res.link, "It is shown only this once: Outpost keeps only a hash. Whoever signs in with the invited address, once it is verified, can use it, once, within 7 days.")}
+<div class="actions"><a class="btn primary" href="${orgPath(org, "/members")}">Done</a></div>
+</section>`,
   });
 }
 
@@ -167,26 +138,18 @@ async function acceptPage(ctx: Context, v: Viewer): Promise<void> {
     notice: noticeOf(ctx),
     lede: html`${inviter} invited you to join ${shown.organizationName} as ${role === "admin" ? "an admin" : "a member"}.`,
     body: problem
-      ? html`<div class="panel">
-          <p class="problem">${problem}</p>
-          <p><a href="/app">Back to the dashboard</a></p>
-        </div>`
+      ? html`<div class="panel"><p class="problem">${problem}</p><p><a href="/app">Back to the dashboard</a></p></div>`
       : !v.user.emailVerified
-        ? html`<div class="panel stack">
-            <p class="problem">
-              Confirm your address ${v.user.email} before you join: open the link Outpost mailed to it, then come back to this page. Without email, this Outpost's
-              operator can confirm it with <span class="mono">outpost user verify-email ${v.user.email}</span>.
-            </p>
-            ${resendVerificationForm(v.formToken, ctx.url, "Mail me a new link")}
-            <p><a href="/app">Not now</a></p>
-          </div>`
+        ? html`<div class="panel stack"><p class="problem">Confirm your address ${v.user.email} before you join: open the link Outpost mailed to it, then come back to this page. Without email, this Outpost's operator can confirm it with <span class="mono">outpost user verify-email ${v.user.email}</span>.</p>
+${resendVerificationForm(v.formToken, ctx.url, "Mail me a new link")}
+<p><a href="/app">Not now</a></p></div>`
         : html`<form method="post" action="${acceptPath}" class="panel stack" aria-labelledby="join-heading">
-            ${formTokenInput(v.formToken)}
-            <input type="hidden" name="token" value="${token}" />
-            <h2 id="join-heading">Join ${shown.organizationName} as ${role}</h2>
-            <p>The invitation expires ${when(shown.expiresAt)}.</p>
-            <div class="actions"><button type="submit" class="btn primary">Join ${shown.organizationName}</button> <a class="btn ghost" href="/app">Not now</a></div>
-          </form>`,
+${formTokenInput(v.formToken)}
+<input type="hidden" name="token" value="${token}">
+<h2 id="join-heading">Join ${shown.organizationName} as ${role}</h2>
+<p>The invitation expires ${when(shown.expiresAt)}.</p>
+<div class="actions"><button type="submit" class="btn primary">Join ${shown.organizationName}</button> <a class="btn ghost" href="/app">Not now</a></div>
+</form>`,
   });
 }
 

@@ -42,26 +42,25 @@ function snippet(parts: readonly SnippetPart[]): Html {
 
 function tagList(tags: readonly string[], org: Organization): Html {
   if (!tags.length) return html``;
-  return html`<ul class="tags" aria-label="Tags">
-    ${tags.map((t) => html`<li><a class="badge" href="${notePath(org)}?tag=${encodeURIComponent(t)}">${t}</a></li>`)}
-  </ul>`;
+  return html`<ul class="tags" aria-label="Tags">${tags.map((t) => html`<li><a class="badge" href="${notePath(org)}?tag=${encodeURIComponent(t)}">${t}</a></li>`)}</ul>`;
 }
 
 function byline(note: Note, servers: Map<string, string>): Html {
   const s = note.spec!;
   const about = s.serverId ? html`About ${servers.get(s.serverId) ?? "a server"} · ` : note.managersOnly ? html`Owners and admins only: its server was deleted · ` : "";
-  return html`<p class="muted">
-    ${about}By ${note.author?.name || "a former member"} · updated
-    ${when(note.updatedAt)}${note.updatedBy?.userId && note.updatedBy.userId !== note.author?.userId ? html` by ${note.updatedBy.name}` : ""} · version ${note.version}
-  </p>`;
+  return html`<p class="muted">${about}By ${note.author?.name || "a former member"} · updated ${when(note.updatedAt)}${
+    note.updatedBy?.userId && note.updatedBy.userId !== note.author?.userId ? html` by ${note.updatedBy.name}` : ""
+  } · version ${note.version}</p>`;
 }
 
 function summary(org: Organization, n: NoteSummary, servers: Map<string, string>): Html {
   const note = n.note!;
   return html`<li class="note-item">
-    <h2><a href="${notePath(org, note.id)}">${note.spec!.title}</a></h2>
-    ${byline(note, servers)} ${n.snippet.length ? snippet(n.snippet) : ""} ${tagList(note.spec!.tags, org)}
-  </li>`;
+<h2><a href="${notePath(org, note.id)}">${note.spec!.title}</a></h2>
+${byline(note, servers)}
+${n.snippet.length ? snippet(n.snippet) : ""}
+${tagList(note.spec!.tags, org)}
+</li>`;
 }
 
 export async function notesPage(ctx: Context, v: Viewer): Promise<void> {
@@ -84,23 +83,16 @@ export async function notesPage(ctx: Context, v: Viewer): Promise<void> {
       ? html`Notes and runbooks of ${org.name}. <a href="${notePath(org, "", "/new")}">Write a note</a>.`
       : html`Notes and runbooks of ${org.name}.`,
     body: html`<form method="get" action="${notePath(org)}" class="panel search-form" role="search" aria-label="Search notes">
-        <div class="field">
-          <label for="f-q">Search</label><input id="f-q" name="q" type="search" value="${search}" maxlength="200" aria-describedby="f-q-hint" />
-          <p class="hint" id="f-q-hint">Words, "a phrase", or -word to leave out.</p>
-        </div>
-        <div class="field"><label for="f-tag">Tag</label><input id="f-tag" name="tag" type="text" value="${tag}" maxlength="64" /></div>
-        <div class="actions">
-          <button type="submit" class="btn primary">Search</button>${search || tag ? html` <a class="btn ghost" href="${notePath(org)}">Clear</a>` : ""}
-        </div>
-      </form>
-      ${
-        notes.length
-          ? html`<ol class="notes" aria-label="${search ? "Best matches first" : "Newest first"}">
-              ${notes.map((n) => summary(org, n, serverNames))}
-            </ol>`
-          : html`<p class="empty">${search || tag ? "No notes match." : "No notes yet."}</p>`
-      }
-      ${nextCursor ? html`<div class="actions"><a class="btn" href="${notePath(org)}?${more.toString()}">More notes</a></div>` : ""}`,
+<div class="field"><label for="f-q">Search</label><input id="f-q" name="q" type="search" value="${search}" maxlength="200" aria-describedby="f-q-hint"><p class="hint" id="f-q-hint">Words, "a phrase", or -word to leave out.</p></div>
+<div class="field"><label for="f-tag">Tag</label><input id="f-tag" name="tag" type="text" value="${tag}" maxlength="64"></div>
+<div class="actions"><button type="submit" class="btn primary">Search</button>${search || tag ? html` <a class="btn ghost" href="${notePath(org)}">Clear</a>` : ""}</div>
+</form>
+${
+  notes.length
+    ? html`<ol class="notes" aria-label="${search ? "Best matches first" : "Newest first"}">${notes.map((n) => summary(org, n, serverNames))}</ol>`
+    : html`<p class="empty">${search || tag ? "No notes match." : "No notes yet."}</p>`
+}
+${nextCursor ? html`<div class="actions"><a class="btn" href="${notePath(org)}?${more.toString()}">More notes</a></div>` : ""}`,
   });
 }
 
@@ -112,10 +104,7 @@ export async function notePage(ctx: Context, v: Viewer): Promise<void> {
   ]);
   const n = note!;
   const actions = canManage(org.role)
-    ? html`<div class="actions">
-        <a class="btn" href="${notePath(org, n.id, "/edit")}">Edit</a>
-        ${dangerForm({ action: notePath(org, n.id, "/delete"), token: v.formToken, label: "Delete", ariaLabel: `Delete ${n.spec!.title}`, confirm: `Delete the note ${n.spec!.title}?`, consequence: "It is gone for everyone. This cannot be undone." })}
-      </div>`
+    ? html`<div class="actions"><a class="btn" href="${notePath(org, n.id, "/edit")}">Edit</a> ${dangerForm({ action: notePath(org, n.id, "/delete"), token: v.formToken, label: "Delete", ariaLabel: `Delete ${n.spec!.title}`, confirm: `Delete the note ${n.spec!.title}?`, consequence: "It is gone for everyone. This cannot be undone." })}</div>`
     : "";
   render(ctx, v, {
     title: n.spec!.title,
@@ -125,8 +114,8 @@ export async function notePage(ctx: Context, v: Viewer): Promise<void> {
     crumbs: [{ href: notePath(org), label: "Knowledge" }],
     lede: byline(n, new Map(servers.map((s) => [s.id, s.name]))),
     body: html`${tagList(n.spec!.tags, org)}
-      <article class="panel markdown">${renderMarkdown(n.spec!.content)}</article>
-      ${actions}`,
+<article class="panel markdown">${renderMarkdown(n.spec!.content)}</article>
+${actions}`,
   });
 }
 
@@ -148,36 +137,20 @@ export async function editPage(ctx: Context, v: Viewer, values: NoteValues, note
     noteId ? notePath(org, noteId) : notePath(org),
     v.formToken,
     html`${formAlert(extras.errors, fields)}
-      <input type="hidden" name="version" value="${String(values.version)}" />
-      ${textField({ name: "title", label: "Title", value: values.title, required: true, maxlength: 200, errors: extras.errors })}
-      ${textArea({ name: "content", label: "Content (Markdown)", value: values.content, rows: 16, hint: "Headings (#), lists (-, 1.), **bold**, *italic*, `code`, ``` code blocks, > quotes and [links](https://…). HTML is shown as text.", errors: extras.errors })}
-      ${textField({ name: "tags", label: "Tags", value: values.tags, maxlength: 1000, hint: "Separated by commas: a–z, 0–9 and -, at most 20.", errors: extras.errors })}
-      ${selectField({ name: "serverId", label: "Server", value: values.serverId, options: [{ value: "", label: "No server (every member sees it)" }, ...servers.map((s) => ({ value: s.id, label: s.name }))], errors: extras.errors, hint: "A note about a server is seen by those who see the server." })}
-      <div class="actions">
-        <button type="submit" name="intent" value="save" class="btn primary">${noteId ? "Save note" : "Create note"}</button>
-        <button type="submit" name="intent" value="preview" class="btn">Preview</button>
-        <a class="btn ghost" href="${noteId ? notePath(org, noteId) : notePath(org)}">Cancel</a>
-      </div>`,
+<input type="hidden" name="version" value="${String(values.version)}">
+${textField({ name: "title", label: "Title", value: values.title, required: true, maxlength: 200, errors: extras.errors })}
+${textArea({ name: "content", label: "Content (Markdown)", value: values.content, rows: 16, hint: "Headings (#), lists (-, 1.), **bold**, *italic*, `code`, ``` code blocks, > quotes and [links](https://…). HTML is shown as text.", errors: extras.errors })}
+${textField({ name: "tags", label: "Tags", value: values.tags, maxlength: 1000, hint: "Separated by commas: a–z, 0–9 and -, at most 20.", errors: extras.errors })}
+${selectField({ name: "serverId", label: "Server", value: values.serverId, options: [{ value: "", label: "No server (every member sees it)" }, ...servers.map((s) => ({ value: s.id, label: s.name }))], errors: extras.errors, hint: "A note about a server is seen by those who see the server." })}
+<div class="actions"><button type="submit" name="intent" value="save" class="btn primary">${noteId ? "Save note" : "Create note"}</button> <button type="submit" name="intent" value="preview" class="btn">Preview</button> <a class="btn ghost" href="${noteId ? notePath(org, noteId) : notePath(org)}">Cancel</a></div>`,
     html` class="panel stack" aria-label="${noteId ? "Edit note" : "New note"}"`,
   );
   const conflictBlock = conflict
-    ? html`<div class="alert" role="alert">
-          <p>
-            <strong>Someone else changed this note while you were editing it.</strong> It is now at version ${conflict.version} (by
-            ${conflict.updatedBy?.name || "someone"}, ${when(conflict.updatedAt)}). Your text is kept in the form; their version is below. Saving again replaces their
-            version with yours.
-          </p>
-        </div>
-        <section class="panel" aria-labelledby="theirs-heading">
-          <h2 id="theirs-heading">Their version: ${conflict.spec!.title}</h2>
-          <div class="markdown">${renderMarkdown(conflict.spec!.content)}</div>
-        </section>`
+    ? html`<div class="alert" role="alert"><p><strong>Someone else changed this note while you were editing it.</strong> It is now at version ${conflict.version} (by ${conflict.updatedBy?.name || "someone"}, ${when(conflict.updatedAt)}). Your text is kept in the form; their version is below. Saving again replaces their version with yours.</p></div>
+<section class="panel" aria-labelledby="theirs-heading"><h2 id="theirs-heading">Their version: ${conflict.spec!.title}</h2><div class="markdown">${renderMarkdown(conflict.spec!.content)}</div></section>`
     : "";
   const previewBlock = extras.preview
-    ? html`<section class="panel" aria-labelledby="preview-heading">
-        <h2 id="preview-heading">Preview: ${values.title || "(no title)"}</h2>
-        <div class="markdown">${renderMarkdown(values.content)}</div>
-      </section>`
+    ? html`<section class="panel" aria-labelledby="preview-heading"><h2 id="preview-heading">Preview: ${values.title || "(no title)"}</h2><div class="markdown">${renderMarkdown(values.content)}</div></section>`
     : "";
   render(
     ctx,

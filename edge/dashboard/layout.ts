@@ -106,13 +106,13 @@ function orgSwitcher(shell: Shell, org: Organization | undefined): Html {
   if (!shell.organizations.length) return html``;
   const current = org ?? shell.organizations.find((o) => o.slug === shell.lastOrg);
   return html`<form class="org-switch" method="get" action="/app/switch">
-    <label for="org-switch">Organization</label>
-    <select id="org-switch" name="org">
-      ${current ? "" : html`<option value="" selected>Choose…</option>`}
-      ${shell.organizations.map((o) => html`<option value="${o.slug}" ${current?.slug === o.slug ? html` selected` : ""}>${o.name}</option>`)}
-    </select>
-    <button type="submit" class="btn small">Switch</button>
-  </form>`;
+<label for="org-switch">Organization</label>
+<select id="org-switch" name="org">
+${current ? "" : html`<option value="" selected>Choose…</option>`}
+${shell.organizations.map((o) => html`<option value="${o.slug}"${current?.slug === o.slug ? html` selected` : ""}>${o.name}</option>`)}
+</select>
+<button type="submit" class="btn small">Switch</button>
+</form>`;
 }
 
 function orgTabs(org: Organization, section: Section | undefined): Html {
@@ -138,32 +138,27 @@ function orgTabs(org: Organization, section: Section | undefined): Html {
         ] as Array<[Section, string, string]>)),
   ];
   return html`<nav class="tabs" aria-label="${org.name}">
-    <ul>
-      ${tabs.map(([key, label, href]) => html`<li><a href="${href}" ${key === section ? html` aria-current="page"` : ""}>${label}</a></li>`)}
-    </ul>
-  </nav>`;
+<ul>${tabs.map(([key, label, href]) => html`<li><a href="${href}"${key === section ? html` aria-current="page"` : ""}>${label}</a></li>`)}</ul>
+</nav>`;
 }
 
 /** The notifications link with its unread count (a badge, and words for screen readers), kept live by dashboard.js (data-bell-events). */
 function bell(unread: number, current: Html | string): Html {
-  return html`<a href="/app/notifications" class="bell" data-bell-events="/app/notifications/events" ${current}
-    >Notifications<span class="badge count" data-unread aria-hidden="true" ${unread ? "" : html` hidden`}>${unread}</span
-    ><span class="sr-only" data-unread-words>${unread ? `, ${unread} unread` : ""}</span></a
-  >`;
+  return html`<a href="/app/notifications" class="bell" data-bell-events="/app/notifications/events"${current}>Notifications<span class="badge count" data-unread aria-hidden="true"${unread ? "" : html` hidden`}>${unread}</span><span class="sr-only" data-unread-words>${unread ? `, ${unread} unread` : ""}</span></a>`;
 }
 
 /** The top bar's account links; absent on pages shown before the person is known. */
 function accountNav(shell: Shell, area: PageOptions["area"]): Html {
   const current = (name: PageOptions["area"]) => (area === name ? html` aria-current="page"` : "");
   return html`<nav class="account-nav" aria-label="Account">
-    <ul>
-      <li><a href="/app/organizations" ${current("organizations")}>Organizations</a></li>
-      <li><a href="/app/account/security" ${current("security")}>Security</a></li>
-      <li>${bell(shell.unread, current("notifications"))}</li>
-      ${shell.user.platformAdmin ? html`<li><a href="/app/admin" ${current("admin")}>Admin</a></li>` : ""}
-      <li>${postForm("/sign-out", shell.formToken, html`<button type="submit" class="linklike">Sign out</button>`, html` class="inline"`)}</li>
-    </ul>
-  </nav>`;
+<ul>
+<li><a href="/app/organizations"${current("organizations")}>Organizations</a></li>
+<li><a href="/app/account/security"${current("security")}>Security</a></li>
+<li>${bell(shell.unread, current("notifications"))}</li>
+${shell.user.platformAdmin ? html`<li><a href="/app/admin"${current("admin")}>Admin</a></li>` : ""}
+<li>${postForm("/sign-out", shell.formToken, html`<button type="submit" class="linklike">Sign out</button>`, html` class="inline"`)}</li>
+</ul>
+</nav>`;
 }
 
 /** A whole page. `shell` is absent on pages shown before the person is known (errors). */
@@ -176,51 +171,41 @@ export function layout(shell: Shell | undefined, o: PageOptions): Html {
     stylesheets: [assets.href("dashboard.css")],
     scripts: ["dashboard.js", ...(o.scripts ?? [])].map((file) => assets.href(file)),
     body: html`<a class="skip-link" href="#main">Skip to content</a>
-      <header class="topbar">
-        <div class="topbar-inner">
-          <a class="brand" href="/app"><span class="logo" aria-hidden="true"></span>Outpost</a>
-          ${shell ? orgSwitcher(shell, o.org) : ""} ${shell ? accountNav(shell, o.area) : ""}
-        </div>
-        ${o.org ? orgTabs(o.org, o.section) : ""}
-      </header>
-      <main id="main" tabindex="-1">
-        ${
-          o.crumbs?.length
-            ? html`<nav class="crumbs" aria-label="Breadcrumb">
-                <ol>
-                  ${o.crumbs.map((c) => html`<li><a href="${c.href}">${c.label}</a></li>`)}
-                </ol>
-              </nav>`
-            : ""
-        }
-        ${notice ? html`<div class="notice" role="status">${notice}</div>` : ""}
-        <h1>${o.title}</h1>
-        ${o.lede ? html`<p class="lede">${o.lede}</p>` : ""} ${o.body}
-      </main>
-      <footer class="footer"><p>${shell ? html`Signed in as <strong>${shell.user.email}</strong>` : "Outpost"}</p></footer>
-      <div id="announcer" class="sr-only" aria-live="polite"></div>`,
+<header class="topbar">
+<div class="topbar-inner">
+<a class="brand" href="/app"><span class="logo" aria-hidden="true"></span>Outpost</a>
+${shell ? orgSwitcher(shell, o.org) : ""}
+${shell ? accountNav(shell, o.area) : ""}
+</div>
+${o.org ? orgTabs(o.org, o.section) : ""}
+</header>
+<main id="main" tabindex="-1">
+${o.crumbs?.length ? html`<nav class="crumbs" aria-label="Breadcrumb"><ol>${o.crumbs.map((c) => html`<li><a href="${c.href}">${c.label}</a></li>`)}</ol></nav>` : ""}
+${notice ? html`<div class="notice" role="status">${notice}</div>` : ""}
+<h1>${o.title}</h1>
+${o.lede ? html`<p class="lede">${o.lede}</p>` : ""}
+${o.body}
+</main>
+<footer class="footer"><p>${shell ? html`Signed in as <strong>${shell.user.email}</strong>` : "Outpost"}</p></footer>
+<div id="announcer" class="sr-only" aria-live="polite"></div>`,
   });
 }
 
 /** A secret shown once: read-only, with a copy button and the warning. */
 export function secretBlock(id: string, label: string, value: string, warning: string): Html {
   return html`<div class="secret">
-    <label for="${id}">${label}</label>
-    <div class="copy-row">
-      <input id="${id}" class="mono" type="text" readonly value="${value}" aria-describedby="${id}-warning" /><button type="button" class="btn" data-copy="${id}">
-        Copy
-      </button>
-    </div>
-    <p class="warning" id="${id}-warning"><strong>Copy it now.</strong> ${warning}</p>
-  </div>`;
+<label for="${id}">${label}</label>
+<div class="copy-row"><input id="${id}" class="mono" type="text" readonly value="${value}" aria-describedby="${id}-warning"><button type="button" class="btn" data-copy="${id}">Copy</button></div>
+<p class="warning" id="${id}-warning"><strong>Copy it now.</strong> ${warning}</p>
+</div>`;
 }
 
 /** A value to copy that is not secret (ids, URLs, commands). */
 export function copyValue(id: string, label: string, value: string): Html {
   return html`<div class="copy-field">
-    <label for="${id}">${label}</label>
-    <div class="copy-row"><input id="${id}" class="mono" type="text" readonly value="${value}" /><button type="button" class="btn" data-copy="${id}">Copy</button></div>
-  </div>`;
+<label for="${id}">${label}</label>
+<div class="copy-row"><input id="${id}" class="mono" type="text" readonly value="${value}"><button type="button" class="btn" data-copy="${id}">Copy</button></div>
+</div>`;
 }
 
 export function roleBadge(role: Role): Html {

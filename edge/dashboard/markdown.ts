@@ -101,7 +101,7 @@ export function renderMarkdown(source: string, depth = 0): Html {
       continue;
     }
     if (rule.test(line)) {
-      blocks.push(html`<hr />`);
+      blocks.push(html`<hr>`);
       i++;
       continue;
     }
@@ -112,15 +112,7 @@ export function renderMarkdown(source: string, depth = 0): Html {
       if (!pattern.test(lines[i] ?? "")) continue;
       const items: Html[] = [];
       while (i < lines.length && pattern.test(lines[i])) items.push(html`<li>${inline(pattern.exec(lines[i++])![1])}</li>`);
-      blocks.push(
-        ordered
-          ? html`<ol>
-              ${items}
-            </ol>`
-          : html`<ul>
-              ${items}
-            </ul>`,
-      );
+      blocks.push(ordered ? html`<ol>${items}</ol>` : html`<ul>${items}</ul>`);
     }
     if (quotes && i < lines.length && quote.test(lines[i])) {
       const quoted: string[] = [];
@@ -134,5 +126,5 @@ export function renderMarkdown(source: string, depth = 0): Html {
       blocks.push(html`<p>${inline(para.join("\n"))}</p>`);
     }
   }
-  return html`${blocks.map((b) => html`${b} `)}`;
+  return html`${blocks.map((b) => html`${b}\n`)}`;
 }

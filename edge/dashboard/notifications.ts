@@ -31,14 +31,14 @@ function item(n: Notification, token: string): Html {
     : postForm(
         `${notificationsPath}/read`,
         token,
-        html`<input type="hidden" name="id" value="${n.id}" /><button type="submit" class="btn small">Mark read<span class="sr-only">: ${n.title}</span></button>`,
+        html`<input type="hidden" name="id" value="${n.id}"><button type="submit" class="btn small">Mark read<span class="sr-only">: ${n.title}</span></button>`,
         html` class="inline"`,
       );
   return html`<li class="notification${n.readAt ? "" : " unread"}">
-    <p class="notification-title">${n.readAt ? "" : html`<span class="badge">New</span> `}${title}</p>
-    ${n.body ? html`<p>${n.body}</p>` : ""}
-    <div class="notification-meta muted">${when(n.createdAt)} ${mark}</div>
-  </li>`;
+<p class="notification-title">${n.readAt ? "" : html`<span class="badge">New</span> `}${title}</p>
+${n.body ? html`<p>${n.body}</p>` : ""}
+<div class="notification-meta muted">${when(n.createdAt)} ${mark}</div>
+</li>`;
 }
 
 async function notificationsPage(ctx: Context, v: Viewer): Promise<void> {
@@ -52,30 +52,22 @@ async function notificationsPage(ctx: Context, v: Viewer): Promise<void> {
     area: "notifications",
     notice: noticeOf(ctx),
     body: html`<section aria-labelledby="list-heading">
-        <h2 id="list-heading" class="sr-only">Your notifications</h2>
-        ${v.unread ? html`<div class="actions">${postForm(`${notificationsPath}/read-all`, v.formToken, html`<button type="submit" class="btn">Mark all read</button>`, html` class="inline"`)}</div>` : ""}
-        ${
-          list.notifications.length
-            ? html`<ul class="notifications">
-                ${list.notifications.map((n) => item(n, v.formToken))}
-              </ul>`
-            : html`<p class="empty">
-                ${cursor ? "No older notifications." : "Nothing yet. You are told here when someone adds you to an organization or changes your role, and when one of your API keys is about to expire."}
-              </p>`
-        }
-        ${list.nextCursor ? html`<p><a class="btn ghost" href="${notificationsPath}?cursor=${encodeURIComponent(list.nextCursor)}">Older notifications</a></p>` : ""}
-      </section>
-      <section aria-labelledby="prefs-heading">
-        <h2 id="prefs-heading">What you are told</h2>
-        ${postForm(
-          `${notificationsPath}/preferences`,
-          v.formToken,
-          html`${choiceGroup({ name: "show", legend: "Show in the dashboard", type: "checkbox", options, checked: shown, id: "pref-show", hint: "A kind you turn off is not kept at all." })}
-            ${choiceGroup({ name: "push", legend: "Also send to your browsers as push notifications", type: "checkbox", options, checked: pushed, id: "pref-push", hint: "Of the kinds shown in the dashboard, to the browsers where you turned push on." })}
-            <div class="actions"><button type="submit" class="btn primary">Save</button></div>`,
-          html` class="panel stack" aria-labelledby="prefs-heading"`,
-        )}
-      </section>`,
+<h2 id="list-heading" class="sr-only">Your notifications</h2>
+${v.unread ? html`<div class="actions">${postForm(`${notificationsPath}/read-all`, v.formToken, html`<button type="submit" class="btn">Mark all read</button>`, html` class="inline"`)}</div>` : ""}
+${list.notifications.length ? html`<ul class="notifications">${list.notifications.map((n) => item(n, v.formToken))}</ul>` : html`<p class="empty">${cursor ? "No older notifications." : "Nothing yet. You are told here when someone adds you to an organization or changes your role, and when one of your API keys is about to expire."}</p>`}
+${list.nextCursor ? html`<p><a class="btn ghost" href="${notificationsPath}?cursor=${encodeURIComponent(list.nextCursor)}">Older notifications</a></p>` : ""}
+</section>
+<section aria-labelledby="prefs-heading">
+<h2 id="prefs-heading">What you are told</h2>
+${postForm(
+  `${notificationsPath}/preferences`,
+  v.formToken,
+  html`${choiceGroup({ name: "show", legend: "Show in the dashboard", type: "checkbox", options, checked: shown, id: "pref-show", hint: "A kind you turn off is not kept at all." })}
+${choiceGroup({ name: "push", legend: "Also send to your browsers as push notifications", type: "checkbox", options, checked: pushed, id: "pref-push", hint: "Of the kinds shown in the dashboard, to the browsers where you turned push on." })}
+<div class="actions"><button type="submit" class="btn primary">Save</button></div>`,
+  html` class="panel stack" aria-labelledby="prefs-heading"`,
+)}
+</section>`,
   });
 }
 

@@ -22,11 +22,13 @@ function memberRow(v: Viewer, org: Organization, m: Member): Html {
       ? postForm(
           orgPath(org, `/members/${m.userId}/role`),
           v.formToken,
-          html`<label class="sr-only" for="role-${m.userId}">Role of ${m.email}</label
-            ><select id="role-${m.userId}" name="role">
-              ${[Role.OWNER, Role.ADMIN, Role.MEMBER].map((r) => html`<option value="${String(r)}" ${r === m.role ? html` selected` : ""}>${roleName(r)}</option>`)}
-            </select>
-            <button type="submit" class="btn small" aria-label="Save role of ${m.email}">Save</button>`,
+          html`<label class="sr-only" for="role-${m.userId}">Role of ${m.email}</label><select id="role-${m.userId}" name="role">${[
+            Role.OWNER,
+            Role.ADMIN,
+            Role.MEMBER,
+          ].map(
+            (r) => html`<option value="${String(r)}"${r === m.role ? html` selected` : ""}>${roleName(r)}</option>`,
+          )}</select> <button type="submit" class="btn small" aria-label="Save role of ${m.email}">Save</button>`,
           html` class="inline role-form"`,
         )
       : roleBadge(m.role);
@@ -47,36 +49,12 @@ function memberRow(v: Viewer, org: Organization, m: Member): Html {
     : self
       ? html` ${unverifiedBadge} ${resendVerificationForm(v.formToken, orgPath(org, "/members"), "Verify")}`
       : html` ${unverifiedBadge}`;
-  return html`<tr>
-    <td>${m.name}${self ? html` <span class="muted">(you)</span>` : ""}</td>
-    <td>${m.email}${verification}</td>
-    <td>${roleCell}</td>
-    <td>${when(m.createdAt)}</td>
-    <td class="row-actions">${remove}</td>
-  </tr>`;
+  return html`<tr><td>${m.name}${self ? html` <span class="muted">(you)</span>` : ""}</td><td>${m.email}${verification}</td><td>${roleCell}</td><td>${when(m.createdAt)}</td><td class="row-actions">${remove}</td></tr>`;
 }
 
 /** The members table. */
 function membersTable(v: Viewer, org: Organization, members: readonly Member[]): Html {
-  return html`<div class="table-wrap" role="region" tabindex="0" aria-label="Members of ${org.name}">
-    <table>
-      <caption class="sr-only">
-        Members of ${org.name}
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Email</th>
-          <th scope="col">Role</th>
-          <th scope="col">Joined</th>
-          <th scope="col"><span class="sr-only">Actions</span></th>
-        </tr>
-      </thead>
-      <tbody>
-        ${members.map((m) => memberRow(v, org, m))}
-      </tbody>
-    </table>
-  </div>`;
+  return html`<div class="table-wrap" role="region" tabindex="0" aria-label="Members of ${org.name}"><table><caption class="sr-only">Members of ${org.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Joined</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${members.map((m) => memberRow(v, org, m))}</tbody></table></div>`;
 }
 
 /** "Add someone you work with", for owners and admins; only an owner may add an admin. `refused` is the form as it was sent. */
@@ -84,21 +62,21 @@ function addMemberForm(v: Viewer, org: Organization, refused?: InviteForm): Html
   const { values, errors } = refused ?? {};
   const owner = org.role === Role.OWNER;
   return html`<h2 id="add-member-heading">Add someone you work with</h2>
-    ${postForm(
-      orgPath(org, "/members"),
-      v.formToken,
-      html`${formAlert(errors, ["email", "role"])}
-        ${textField({ name: "email", label: "Email", type: "email", value: values?.email, required: true, autocomplete: "off", hint: "Someone already in one of your organizations, with a verified address, joins at once. Anyone else is sent an invitation, as above.", errors })}
-        ${selectField({
-          name: "role",
-          label: "Role",
-          value: values?.role ?? "member",
-          options: [{ value: "member", label: "Member — sees granted servers" }, ...(owner ? [{ value: "admin", label: "Admin — manages everything" }] : [])],
-          errors,
-        })}
-        <div class="actions"><button type="submit" class="btn primary">Add member</button></div>`,
-      html` class="panel stack" aria-labelledby="add-member-heading"`,
-    )}`;
+${postForm(
+  orgPath(org, "/members"),
+  v.formToken,
+  html`${formAlert(errors, ["email", "role"])}
+${textField({ name: "email", label: "Email", type: "email", value: values?.email, required: true, autocomplete: "off", hint: "Someone already in one of your organizations, with a verified address, joins at once. Anyone else is sent an invitation, as above.", errors })}
+${selectField({
+  name: "role",
+  label: "Role",
+  value: values?.role ?? "member",
+  options: [{ value: "member", label: "Member — sees granted servers" }, ...(owner ? [{ value: "admin", label: "Admin — manages everything" }] : [])],
+  errors,
+})}
+<div class="actions"><button type="submit" class="btn primary">Add member</button></div>`,
+  html` class="panel stack" aria-labelledby="add-member-heading"`,
+)}`;
 }
 
 /** The members page; `refused` brings back the add or the invite form as it was sent, with its errors. */
@@ -118,8 +96,9 @@ async function membersPage(ctx: Context, v: Viewer, refused: { add?: InviteForm;
       section: "members",
       notice: noticeOf(ctx),
       lede: manage ? "Owners and admins see every server; members see the servers they are granted (on each server's page)." : "The people in this organization.",
-      body: html`${membersTable(v, org, members)} ${manage ? invitationsSection(v, org, invitations, refused.invite) : ""}
-      ${manage ? addMemberForm(v, org, refused.add) : ""}`,
+      body: html`${membersTable(v, org, members)}
+${manage ? invitationsSection(v, org, invitations, refused.invite) : ""}
+${manage ? addMemberForm(v, org, refused.add) : ""}`,
     },
     status,
   );

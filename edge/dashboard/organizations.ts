@@ -17,22 +17,16 @@ function createForm(v: Viewer, values: { name?: string; slug?: string } = {}, er
     "/app/organizations",
     v.formToken,
     html`${formAlert(errors, ["name", "slug"])}
-      ${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, errors, data: { "slug-source": "f-slug" } })}
-      ${textField({ name: "slug", label: "URL name (slug)", value: values.slug, hint: "Lower-case letters, digits and hyphens, 3 to 40 characters. Suggested from the name; leave empty to use the suggestion.", maxlength: 40, errors })}
-      <div class="actions"><button type="submit" class="btn primary">Create organization</button></div>`,
+${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, errors, data: { "slug-source": "f-slug" } })}
+${textField({ name: "slug", label: "URL name (slug)", value: values.slug, hint: "Lower-case letters, digits and hyphens, 3 to 40 characters. Suggested from the name; leave empty to use the suggestion.", maxlength: 40, errors })}
+<div class="actions"><button type="submit" class="btn primary">Create organization</button></div>`,
     html` class="panel stack" aria-labelledby="create-org-heading"`,
   );
 }
 
 function listPage(ctx: Context, v: Viewer, values?: { name?: string; slug?: string }, errors?: FormErrors, status = 200): void {
   const rows = v.organizations.map(
-    (o) =>
-      html`<tr>
-        <td><a href="${orgPath(o)}">${o.name}</a></td>
-        <td class="mono">${o.slug}</td>
-        <td>${roleBadge(o.role)}</td>
-        <td>${o.plan}</td>
-      </tr>`,
+    (o) => html`<tr><td><a href="${orgPath(o)}">${o.name}</a></td><td class="mono">${o.slug}</td><td>${roleBadge(o.role)}</td><td>${o.plan}</td></tr>`,
   );
   render(
     ctx,
@@ -45,29 +39,12 @@ function listPage(ctx: Context, v: Viewer, values?: { name?: string; slug?: stri
         ? "The organizations you belong to. Open one to manage its servers."
         : "You are not in an organization yet. Create one to add game servers.",
       body: html`${
-          v.organizations.length
-            ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Your organizations">
-                <table>
-                  <caption class="sr-only">
-                    Your organizations
-                  </caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Slug</th>
-                      <th scope="col">Your role</th>
-                      <th scope="col">Plan</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${rows}
-                  </tbody>
-                </table>
-              </div>`
-            : ""
-        }
-        <h2 id="create-org-heading">Create an organization</h2>
-        ${createForm(v, values, errors)}`,
+        v.organizations.length
+          ? html`<div class="table-wrap" role="region" tabindex="0" aria-label="Your organizations"><table><caption class="sr-only">Your organizations</caption><thead><tr><th scope="col">Name</th><th scope="col">Slug</th><th scope="col">Your role</th><th scope="col">Plan</th></tr></thead><tbody>${rows}</tbody></table></div>`
+          : ""
+      }
+<h2 id="create-org-heading">Create an organization</h2>
+${createForm(v, values, errors)}`,
     },
     status,
   );
@@ -82,9 +59,9 @@ async function overview(ctx: Context, v: Viewer): Promise<void> {
   ]);
   const meter = (label: string, used: number, limit: number, href: string | undefined) =>
     html`<div class="usage">
-      <p class="usage-label">${href ? html`<a href="${href}">${label}</a>` : label} <strong>${used}/${limit}</strong></p>
-      <progress max="${Math.max(1, limit)}" value="${Math.min(used, Math.max(1, limit))}" aria-hidden="true"></progress>
-    </div>`;
+<p class="usage-label">${href ? html`<a href="${href}">${label}</a>` : label} <strong>${used}/${limit}</strong></p>
+<progress max="${Math.max(1, limit)}" value="${Math.min(used, Math.max(1, limit))}" aria-hidden="true"></progress>
+</div>`;
   render(ctx, v, {
     title: org.name,
     org,
@@ -92,36 +69,36 @@ async function overview(ctx: Context, v: Viewer): Promise<void> {
     notice: noticeOf(ctx),
     lede: html`Slug <span class="mono">${org.slug}</span> · your role: ${roleName(org.role)} · created ${when(org.createdAt)}`,
     body: html`<section class="panel" aria-labelledby="plan-heading">
-        <h2 id="plan-heading">Plan: ${org.plan}</h2>
-        ${meter("Servers", usage?.servers ?? 0, usage?.serverLimit ?? 0, orgPath(org, "/servers"))}
-        ${meter("Game OAuth clients", usage?.gameOauthClients ?? 0, usage?.gameOauthClientLimit ?? 0, manage ? orgPath(org, "/clients") : undefined)}
-        ${meter("Knowledge notes", usage?.notes ?? 0, usage?.noteLimit ?? 0, orgPath(org, "/knowledge"))}
-        <p class="hint">A platform admin changes an organization's plan.</p>
-      </section>
-      ${
-        manage
-          ? html`<section class="panel stack" aria-labelledby="settings-heading">
-                <h2 id="settings-heading">Settings</h2>
-                ${postForm(
-                  orgPath(org, "/rename"),
-                  v.formToken,
-                  html`${textField({ name: "name", label: "Organization name", value: org.name, required: true, maxlength: 80, id: "f-org-name" })}
-                    <div class="actions"><button type="submit" class="btn">Rename</button></div>`,
-                  html` class="stack"`,
-                )}
-              </section>
-              ${organizationKeysSection(v, org, apiKeys)}`
-          : ""
-      }
-      ${
-        org.role === Role.OWNER
-          ? html`<section class="panel danger-zone" aria-labelledby="danger-heading">
-              <h2 id="danger-heading">Delete organization</h2>
-              <p>Deleting ${org.name} deletes its servers, grants and Game OAuth clients. This cannot be undone.</p>
-              ${dangerForm({ action: orgPath(org, "/delete"), token: v.formToken, label: "Delete organization", confirm: `Delete the organization "${org.name}"?`, consequence: "Its servers, grants and Game OAuth clients are deleted too. This cannot be undone." })}
-            </section>`
-          : ""
-      }`,
+<h2 id="plan-heading">Plan: ${org.plan}</h2>
+${meter("Servers", usage?.servers ?? 0, usage?.serverLimit ?? 0, orgPath(org, "/servers"))}
+${meter("Game OAuth clients", usage?.gameOauthClients ?? 0, usage?.gameOauthClientLimit ?? 0, manage ? orgPath(org, "/clients") : undefined)}
+${meter("Knowledge notes", usage?.notes ?? 0, usage?.noteLimit ?? 0, orgPath(org, "/knowledge"))}
+<p class="hint">A platform admin changes an organization's plan.</p>
+</section>
+${
+  manage
+    ? html`<section class="panel stack" aria-labelledby="settings-heading">
+<h2 id="settings-heading">Settings</h2>
+${postForm(
+  orgPath(org, "/rename"),
+  v.formToken,
+  html`${textField({ name: "name", label: "Organization name", value: org.name, required: true, maxlength: 80, id: "f-org-name" })}
+<div class="actions"><button type="submit" class="btn">Rename</button></div>`,
+  html` class="stack"`,
+)}
+</section>
+${organizationKeysSection(v, org, apiKeys)}`
+    : ""
+}
+${
+  org.role === Role.OWNER
+    ? html`<section class="panel danger-zone" aria-labelledby="danger-heading">
+<h2 id="danger-heading">Delete organization</h2>
+<p>Deleting ${org.name} deletes its servers, grants and Game OAuth clients. This cannot be undone.</p>
+${dangerForm({ action: orgPath(org, "/delete"), token: v.formToken, label: "Delete organization", confirm: `Delete the organization "${org.name}"?`, consequence: "Its servers, grants and Game OAuth clients are deleted too. This cannot be undone." })}
+</section>`
+    : ""
+}`,
   });
 }
 

@@ -79,10 +79,7 @@ export function pwaRoutes(router: Router): void {
       layout(undefined, {
         title: "You are offline",
         lede: "Outpost cannot be reached from this device right now.",
-        body: html`<div class="panel stack">
-          <p>Check your connection. The page you asked for opens again once Outpost answers.</p>
-          <p><a class="btn primary" href="/app">Try again</a></p>
-        </div>`,
+        body: html`<div class="panel stack"><p>Check your connection. The page you asked for opens again once Outpost answers.</p><p><a class="btn primary" href="/app">Try again</a></p></div>`,
       }),
       dashboardContentSecurityPolicy,
     );

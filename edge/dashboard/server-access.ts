@@ -31,50 +31,36 @@ export async function accessSection(v: Viewer, org: Organization, s: Server, ref
   const grants = accessGrants.map((g) => {
     const m = byId.get(g.userId);
     const who = m ? `${m.name} (${m.email})` : g.userId;
-    return html`<li>
-      <span><strong>${who}</strong>: ${grantSummary(g)}</span> ${dangerForm({
-        action: `${base}/grants/${g.userId}/revoke`,
-        token: v.formToken,
-        label: "Revoke",
-        ariaLabel: `Revoke access of ${m?.email ?? g.userId}`,
-        confirm: `Revoke ${m?.email ?? "this member"}'s access to ${s.name}?`,
-        consequence: revokeConsequence,
-        buttonClass: "danger small",
-      })}
-    </li>`;
+    return html`<li><span><strong>${who}</strong>: ${grantSummary(g)}</span> ${dangerForm({
+      action: `${base}/grants/${g.userId}/revoke`,
+      token: v.formToken,
+      label: "Revoke",
+      ariaLabel: `Revoke access of ${m?.email ?? g.userId}`,
+      confirm: `Revoke ${m?.email ?? "this member"}'s access to ${s.name}?`,
+      consequence: revokeConsequence,
+      buttonClass: "danger small",
+    })}</li>`;
   });
   return html`<section class="panel stack" aria-labelledby="access-heading">
-    <h2 id="access-heading">Member access</h2>
-    <p class="hint">
-      Owners and admins may do everything on this server. Members see it, and use its console, only as far as their grant allows. Requests are decided on the
-      <a href="${orgPath(org, "/access")}">Access</a> page.
-    </p>
-    ${
-      grants.length
-        ? html`<ul class="list">
-            ${grants}
-          </ul>`
-        : html`<p class="empty">No member has access to this server.</p>`
-    }
-    ${
-      candidates.length
-        ? postForm(
-            `${base}/grants`,
-            v.formToken,
-            html`${formAlert(refused?.errors, ["userId", "actions", "constraints"])}${selectField({
-                name: "userId",
-                label: "Give access to",
-                options: candidates.map((m) => ({ value: m.userId, label: `${m.name} (${m.email})` })),
-                errors: refused?.errors,
-              })}${termsFields(refused?.values ?? defaultTerms, refused?.errors, "grant")}
-              <div class="actions"><button type="submit" class="btn">Grant access</button></div>`,
-            html` class="stack"`,
-          )
-        : html`<p class="hint">
-            Every member with the Member role already has access, or there is none. Add members on the <a href="${orgPath(org, "/members")}">Members</a> page.
-          </p>`
-    }
-  </section>`;
+<h2 id="access-heading">Member access</h2>
+<p class="hint">Owners and admins may do everything on this server. Members see it, and use its console, only as far as their grant allows. Requests are decided on the <a href="${orgPath(org, "/access")}">Access</a> page.</p>
+${grants.length ? html`<ul class="list">${grants}</ul>` : html`<p class="empty">No member has access to this server.</p>`}
+${
+  candidates.length
+    ? postForm(
+        `${base}/grants`,
+        v.formToken,
+        html`${formAlert(refused?.errors, ["userId", "actions", "constraints"])}${selectField({
+          name: "userId",
+          label: "Give access to",
+          options: candidates.map((m) => ({ value: m.userId, label: `${m.name} (${m.email})` })),
+          errors: refused?.errors,
+        })}${termsFields(refused?.values ?? defaultTerms, refused?.errors, "grant")}<div class="actions"><button type="submit" class="btn">Grant access</button></div>`,
+        html` class="stack"`,
+      )
+    : html`<p class="hint">Every member with the Member role already has access, or there is none. Add members on the <a href="${orgPath(org, "/members")}">Members</a> page.</p>`
+}
+</section>`;
 }
 
 /** The form a member uses to ask for access to server `serverId`. */
@@ -83,8 +69,8 @@ function requestForm(v: Viewer, org: Organization, serverId: string, refused?: T
     orgPath(org, `/servers/${serverId}/request`),
     v.formToken,
     html`${formAlert(refused?.errors, ["actions", "constraints", "reason"])}${termsFields(refused?.values ?? defaultTerms, refused?.errors, "request")}
-      ${textArea({ name: "reason", label: "Why (for the owners and admins, up to 500 characters)", value: refused?.reason ?? "", maxlength: 500, errors: refused?.errors })}
-      <div class="actions"><button type="submit" class="btn">Request access</button></div>`,
+${textArea({ name: "reason", label: "Why (for the owners and admins, up to 500 characters)", value: refused?.reason ?? "", maxlength: 500, errors: refused?.errors })}
+<div class="actions"><button type="submit" class="btn">Request access</button></div>`,
     html` class="stack"`,
   );
 }
@@ -100,13 +86,11 @@ export function noAccessPage(ctx: Context, v: Viewer, org: Organization, serverI
       section: "servers",
       crumbs: [{ href: orgPath(org, "/servers"), label: "Servers" }],
       body: html`<section class="panel stack" aria-labelledby="request-heading">
-        <p class="problem">${why}</p>
-        <h2 id="request-heading">Ask for access</h2>
-        <p class="hint">
-          The organization's owners and admins are told, and you are told what they decide. Your requests are on the <a href="${orgPath(org, "/access")}">Access</a> page.
-        </p>
-        ${requestForm(v, org, serverId, refused)}
-      </section>`,
+<p class="problem">${why}</p>
+<h2 id="request-heading">Ask for access</h2>
+<p class="hint">The organization's owners and admins are told, and you are told what they decide. Your requests are on the <a href="${orgPath(org, "/access")}">Access</a> page.</p>
+${requestForm(v, org, serverId, refused)}
+</section>`,
     },
     status,
   );

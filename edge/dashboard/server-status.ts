@@ -39,27 +39,17 @@ export function frozenNote(servers: Server[], manage: boolean): Html {
   const what = manage
     ? "Raise the plan (ask a platform admin) or delete servers you no longer need; the oldest frozen server unfreezes first."
     : "An owner or admin of the organization can raise the plan or delete servers.";
-  return html`<div class="frozen-note" role="note" aria-labelledby="frozen-heading">
-    <h2 id="frozen-heading">${frozen.length === 1 ? "1 server is frozen" : `${frozen.length} servers are frozen`}</h2>
-    <p>
-      The organization has more servers than its plan allows, so the newest beyond the limit are frozen: they stay here with their settings, but their agents are refused,
-      players cannot sign in on them and their consoles do not run commands. Nothing was deleted.
-    </p>
-    <p>${what}</p>
-  </div>`;
+  return html`<div class="frozen-note" role="note" aria-labelledby="frozen-heading"><h2 id="frozen-heading">${frozen.length === 1 ? "1 server is frozen" : `${frozen.length} servers are frozen`}</h2>
+<p>The organization has more servers than its plan allows, so the newest beyond the limit are frozen: they stay here with their settings, but their agents are refused, players cannot sign in on them and their consoles do not run commands. Nothing was deleted.</p>
+<p>${what}</p></div>`;
 }
 
 /** On a frozen server's page: why, and what to do. */
 export function frozenSection(s: Server, manage: boolean): Html {
   if (!s.frozen) return html``;
-  return html`<section class="frozen-note" aria-labelledby="frozen-heading" data-field="frozen-reason">
-    <h2 id="frozen-heading"><span class="badge frozen">Frozen</span> This server is frozen</h2>
-    <p>${s.frozenReason.charAt(0).toUpperCase()}${s.frozenReason.slice(1)}.</p>
-    <p>
-      Its agent is refused and players cannot sign in on it; its console runs no commands.
-      ${manage ? "You can still rename it, regenerate its key, manage access or delete it." : "An owner or admin of the organization can raise the plan or delete servers."}
-    </p>
-  </section>`;
+  return html`<section class="frozen-note" aria-labelledby="frozen-heading" data-field="frozen-reason"><h2 id="frozen-heading"><span class="badge frozen">Frozen</span> This server is frozen</h2>
+<p>${s.frozenReason.charAt(0).toUpperCase()}${s.frozenReason.slice(1)}.</p>
+<p>Its agent is refused and players cannot sign in on it; its console runs no commands. ${manage ? "You can still rename it, regenerate its key, manage access or delete it." : "An owner or admin of the organization can raise the plan or delete servers."}</p></section>`;
 }
 
 /** How many players are online, or a dash while the server is offline. */
@@ -70,45 +60,18 @@ export function players(s: Server): Html {
 /** The server's facts; the page script keeps status, players and last seen current. */
 export function statusSection(org: Organization, s: Server): Html {
   return html`<section class="panel" aria-labelledby="status-heading" data-live-status="${orgPath(org, "/servers/status")}">
-    <h2 id="status-heading">Status</h2>
-    <dl class="facts" data-server-id="${s.id}" data-server-name="${s.name}">
-      <div>
-        <dt>Status</dt>
-        <dd>${statusBadge(s)}</dd>
-      </div>
-      <div>
-        <dt>Players online</dt>
-        <dd>${players(s)}</dd>
-      </div>
-      <div>
-        <dt>Game</dt>
-        <dd>${gameName(s.game)}</dd>
-      </div>
-      <div>
-        <dt>Last seen</dt>
-        <dd data-field="last-seen">${when(s.lastSeenAt, "Never")}</dd>
-      </div>
-      <div class="wide">
-        <dt>Sign-in</dt>
-        <dd>
-          ${trustBadge(s)}
-          <p class="hint" data-field="trust-detail">${playerTrust(s.playerAuth, s.signInAllowed).detail}</p>
-        </dd>
-      </div>
-      <div>
-        <dt>Agent</dt>
-        <dd>${s.agentVersion ? `outpost-agent ${s.agentVersion}` : "Never connected"}</dd>
-      </div>
-      <div>
-        <dt>Agent key</dt>
-        <dd class="mono">${s.agentKeyPrefix}…</dd>
-      </div>
-      <div>
-        <dt>Created</dt>
-        <dd>${when(s.createdAt)}</dd>
-      </div>
-    </dl>
-  </section>`;
+<h2 id="status-heading">Status</h2>
+<dl class="facts" data-server-id="${s.id}" data-server-name="${s.name}">
+<div><dt>Status</dt><dd>${statusBadge(s)}</dd></div>
+<div><dt>Players online</dt><dd>${players(s)}</dd></div>
+<div><dt>Game</dt><dd>${gameName(s.game)}</dd></div>
+<div><dt>Last seen</dt><dd data-field="last-seen">${when(s.lastSeenAt, "Never")}</dd></div>
+<div class="wide"><dt>Sign-in</dt><dd>${trustBadge(s)}<p class="hint" data-field="trust-detail">${playerTrust(s.playerAuth, s.signInAllowed).detail}</p></dd></div>
+<div><dt>Agent</dt><dd>${s.agentVersion ? `outpost-agent ${s.agentVersion}` : "Never connected"}</dd></div>
+<div><dt>Agent key</dt><dd class="mono">${s.agentKeyPrefix}…</dd></div>
+<div><dt>Created</dt><dd>${when(s.createdAt)}</dd></div>
+</dl>
+</section>`;
 }
 
 /**

@@ -32,19 +32,20 @@ function createForm(v: Viewer, org: Organization, values: { name?: string; game?
   return postForm(
     orgPath(org, "/servers"),
     v.formToken,
-    html`${formAlert(errors, ["name", "game"])} ${textField({ name: "name", label: "Server name", value: values.name, required: true, maxlength: 64, errors })}
-      ${choiceGroup({
-        name: "game",
-        legend: "Game",
-        type: "radio",
-        options: [
-          { value: "minecraft", label: "Minecraft" },
-          { value: "hytale", label: "Hytale" },
-        ],
-        checked: new Set([values.game ?? "minecraft"]),
-        errors,
-      })}
-      <div class="actions"><button type="submit" class="btn primary">Create server</button></div>`,
+    html`${formAlert(errors, ["name", "game"])}
+${textField({ name: "name", label: "Server name", value: values.name, required: true, maxlength: 64, errors })}
+${choiceGroup({
+  name: "game",
+  legend: "Game",
+  type: "radio",
+  options: [
+    { value: "minecraft", label: "Minecraft" },
+    { value: "hytale", label: "Hytale" },
+  ],
+  checked: new Set([values.game ?? "minecraft"]),
+  errors,
+})}
+<div class="actions"><button type="submit" class="btn primary">Create server</button></div>`,
     html` class="panel stack" aria-labelledby="create-server-heading"`,
   );
 }
@@ -55,14 +56,7 @@ async function listPage(ctx: Context, v: Viewer, values?: { name?: string; game?
   const manage = canManage(org.role);
   const rows = servers.map(
     (s) =>
-      html`<tr data-server-id="${s.id}" data-server-name="${s.name}">
-        <td><a href="${orgPath(org, `/servers/${s.id}`)}">${s.name}</a>${frozenBadge(s)}</td>
-        <td>${gameName(s.game)}</td>
-        <td>${statusBadge(s)}</td>
-        <td>${players(s)}</td>
-        <td>${trustBadge(s)}</td>
-        <td data-field="last-seen">${when(s.lastSeenAt, "Never")}</td>
-      </tr>`,
+      html`<tr data-server-id="${s.id}" data-server-name="${s.name}"><td><a href="${orgPath(org, `/servers/${s.id}`)}">${s.name}</a>${frozenBadge(s)}</td><td>${gameName(s.game)}</td><td>${statusBadge(s)}</td><td>${players(s)}</td><td>${trustBadge(s)}</td><td data-field="last-seen">${when(s.lastSeenAt, "Never")}</td></tr>`,
   );
   render(
     ctx,
@@ -75,36 +69,10 @@ async function listPage(ctx: Context, v: Viewer, values?: { name?: string; game?
       lede: manage ? "Every game server of the organization. Status and players update live." : "The servers you have been granted. Status and players update live.",
       body: html`${frozenNote(servers, manage)}${
         servers.length
-          ? html`<div class="table-wrap" data-live-status="${orgPath(org, "/servers/status")}" role="region" tabindex="0" aria-label="Servers of ${org.name}">
-              <table>
-                <caption class="sr-only">
-                  Servers of ${org.name}
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Game</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Players</th>
-                    <th scope="col">Sign-in</th>
-                    <th scope="col">Last seen</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${rows}
-                </tbody>
-              </table>
-            </div>`
-          : html`<p class="empty">
-              ${manage ? "No servers yet. Create the first one below." : "No servers are shared with you yet. Ask an owner or admin of the organization for access."}
-            </p>`
+          ? html`<div class="table-wrap" data-live-status="${orgPath(org, "/servers/status")}" role="region" tabindex="0" aria-label="Servers of ${org.name}"><table><caption class="sr-only">Servers of ${org.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">Game</th><th scope="col">Status</th><th scope="col">Players</th><th scope="col">Sign-in</th><th scope="col">Last seen</th></tr></thead><tbody>${rows}</tbody></table></div>`
+          : html`<p class="empty">${manage ? "No servers yet. Create the first one below." : "No servers are shared with you yet. Ask an owner or admin of the organization for access."}</p>`
       }
-      ${
-        manage
-          ? html`<h2 id="create-server-heading">Create a server</h2>
-              ${createForm(v, org, values, errors)}`
-          : ""
-      }`,
+${manage ? html`<h2 id="create-server-heading">Create a server</h2>${createForm(v, org, values, errors)}` : ""}`,
     },
     status,
   );
@@ -121,18 +89,12 @@ function keyPage(ctx: Context, v: Viewer, org: Organization, server: Server, key
       ? "Run the agent on the game server's machine with this key; the server turns online here as it connects."
       : "The old key stopped working; its agent was disconnected. Restart the agent with this key.",
     body: html`<section class="panel stack reveal" aria-labelledby="key-heading">
-      <h2 id="key-heading">Agent key</h2>
-      ${secretBlock("agent-key", "Agent key", key, "It is shown only this once: Outpost keeps only a hash. If you lose it, regenerate it on the server's page.")}
-      ${copyValue("agent-command", "Command to run the agent", agentCommand(v, server.game, key))}
-      <p class="hint">
-        Add <span class="mono">--auth offline</span> if the game server does not verify player accounts. Run <span class="mono">npx outpost-agent</span> without arguments
-        for its options.
-      </p>
-      <div class="actions">
-        <a class="btn primary" href="${orgPath(org, `/servers/${server.id}`)}">Go to the server</a>
-        <a class="btn ghost" href="${orgPath(org, "/servers")}">All servers</a>
-      </div>
-    </section>`,
+<h2 id="key-heading">Agent key</h2>
+${secretBlock("agent-key", "Agent key", key, "It is shown only this once: Outpost keeps only a hash. If you lose it, regenerate it on the server's page.")}
+${copyValue("agent-command", "Command to run the agent", agentCommand(v, server.game, key))}
+<p class="hint">Add <span class="mono">--auth offline</span> if the game server does not verify player accounts. Run <span class="mono">npx outpost-agent</span> without arguments for its options.</p>
+<div class="actions"><a class="btn primary" href="${orgPath(org, `/servers/${server.id}`)}">Go to the server</a> <a class="btn ghost" href="${orgPath(org, "/servers")}">All servers</a></div>
+</section>`,
   });
 }
 
@@ -141,29 +103,26 @@ function manageSections(v: Viewer, org: Organization, s: Server, state: ServerPa
   const base = orgPath(org, `/servers/${s.id}`);
   const rename = state.rename;
   return html`<section class="panel stack" aria-labelledby="rename-heading">
-      <h2 id="rename-heading">Rename</h2>
-      ${postForm(
-        `${base}/rename`,
-        v.formToken,
-        html`${formAlert(rename?.errors, ["name"])}${textField({ name: "name", label: "Server name", value: rename?.value ?? s.name, required: true, maxlength: 64, errors: rename?.errors })}
-          <div class="actions"><button type="submit" class="btn">Save name</button></div>`,
-        html` class="stack"`,
-      )}
-    </section>
-    <section class="panel stack" aria-labelledby="agent-heading">
-      <h2 id="agent-heading">Agent key</h2>
-      <p>
-        The key starting <span class="mono">${s.agentKeyPrefix}</span> connects this server's agent. Regenerate it if it leaked: the old key stops working and its agent
-        is disconnected at once.
-      </p>
-      ${dangerForm({ action: `${base}/regenerate-key`, token: v.formToken, label: "Regenerate agent key", confirm: `Regenerate the agent key of ${s.name}?`, consequence: "The current key stops working at once and the connected agent is disconnected." })}
-    </section>
-    ${grantsSection}
-    <section class="panel danger-zone" aria-labelledby="delete-heading">
-      <h2 id="delete-heading">Delete server</h2>
-      <p>Its grants go with it and its agent is disconnected. Game OAuth clients stop accepting sign-ins verified by it.</p>
-      ${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete server", confirm: `Delete the server "${s.name}"?`, consequence: "Its grants go with it and its agent is disconnected. This cannot be undone." })}
-    </section>`;
+<h2 id="rename-heading">Rename</h2>
+${postForm(
+  `${base}/rename`,
+  v.formToken,
+  html`${formAlert(rename?.errors, ["name"])}${textField({ name: "name", label: "Server name", value: rename?.value ?? s.name, required: true, maxlength: 64, errors: rename?.errors })}
+<div class="actions"><button type="submit" class="btn">Save name</button></div>`,
+  html` class="stack"`,
+)}
+</section>
+<section class="panel stack" aria-labelledby="agent-heading">
+<h2 id="agent-heading">Agent key</h2>
+<p>The key starting <span class="mono">${s.agentKeyPrefix}</span> connects this server's agent. Regenerate it if it leaked: the old key stops working and its agent is disconnected at once.</p>
+${dangerForm({ action: `${base}/regenerate-key`, token: v.formToken, label: "Regenerate agent key", confirm: `Regenerate the agent key of ${s.name}?`, consequence: "The current key stops working at once and the connected agent is disconnected." })}
+</section>
+${grantsSection}
+<section class="panel danger-zone" aria-labelledby="delete-heading">
+<h2 id="delete-heading">Delete server</h2>
+<p>Its grants go with it and its agent is disconnected. Game OAuth clients stop accepting sign-ins verified by it.</p>
+${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete server", confirm: `Delete the server "${s.name}"?`, consequence: "Its grants go with it and its agent is disconnected. This cannot be undone." })}
+</section>`;
 }
 
 const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
@@ -192,8 +151,10 @@ const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
       notice: noticeOf(ctx),
       crumbs: [{ href: orgPath(org, "/servers"), label: "Servers" }],
       scripts: ["console.js"],
-      body: html`${frozenSection(s, manage)}${statusSection(org, s)} ${playersPanel}
-      ${s.frozen ? "" : consoleAllowed ? consolePanel(v, org, s, state.console) : noConsolePanel(org, s)} ${manage ? manageSections(v, org, s, state, grantsSection) : ""}`,
+      body: html`${frozenSection(s, manage)}${statusSection(org, s)}
+${playersPanel}
+${s.frozen ? "" : consoleAllowed ? consolePanel(v, org, s, state.console) : noConsolePanel(org, s)}
+${manage ? manageSections(v, org, s, state, grantsSection) : ""}`,
     },
     status,
   );
@@ -208,9 +169,9 @@ async function memberMayUseConsole(v: Viewer, org: Organization, serverId: strin
 
 function noConsolePanel(org: Organization, s: Server): Html {
   return html`<section class="panel stack" aria-labelledby="console-heading">
-    <h2 id="console-heading">Console</h2>
-    <p class="hint">Your grant to this server does not include its console. <a href="${orgPath(org, `/servers/${s.id}/request`)}">Ask for more access</a>.</p>
-  </section>`;
+<h2 id="console-heading">Console</h2>
+<p class="hint">Your grant to this server does not include its console. <a href="${orgPath(org, `/servers/${s.id}/request`)}">Ask for more access</a>.</p>
+</section>`;
 }
 
 const games: Record<string, Game> = { minecraft: Game.MINECRAFT, hytale: Game.HYTALE };

@@ -18,7 +18,9 @@ function layout(title: string, body: Html, script: boolean): Html {
     title,
     stylesheets: [assets.href("hosted.css")],
     scripts: script ? [assets.href("hosted.js")] : [],
-    body: html`<main class="card">${body}</main>`,
+    body: html`<main class="card">
+${body}
+</main>`,
   });
 }
 
@@ -27,10 +29,8 @@ export function errorPage(error: string, description: string): Html {
   return layout(
     "Sign-in cannot start",
     html`<h1>This sign-in cannot start</h1>
-      <p class="problem" id="problem"><strong>${error}</strong>: ${description}</p>
-      <p>
-        The app that sent you here is not set up correctly for Outpost. You can close this page; the app's developers need to check its client and redirect address.
-      </p>`,
+<p class="problem" id="problem"><strong>${error}</strong>: ${description}</p>
+<p>The app that sent you here is not set up correctly for Outpost. You can close this page; the app's developers need to check its client and redirect address.</p>`,
     false,
   );
 }
@@ -54,14 +54,11 @@ export function errorRedirectPage({ error, description, redirectUri, href }: Err
   return layout(
     "Sign-in cannot start",
     html`<h1>This sign-in cannot start</h1>
-      <p class="problem" id="problem"><strong>${error}</strong>: ${description}</p>
-      <p>
-        The app that sent you here made a request Outpost cannot accept. Outpost has not verified who runs this app, so it does not send you back there by itself. The app
-        would be told about the problem at:
-      </p>
-      <p class="destination" id="destination">${host}</p>
-      <p><a class="button" id="continue" href="${href}" rel="noreferrer">Continue to ${host}</a></p>
-      <p class="muted">If you do not know this address, close this page instead.</p>`,
+<p class="problem" id="problem"><strong>${error}</strong>: ${description}</p>
+<p>The app that sent you here made a request Outpost cannot accept. Outpost has not verified who runs this app, so it does not send you back there by itself. The app would be told about the problem at:</p>
+<p class="destination" id="destination">${host}</p>
+<p><a class="button" id="continue" href="${href}" rel="noreferrer">Continue to ${host}</a></p>
+<p class="muted">If you do not know this address, close this page instead.</p>`,
     false,
   );
 }
@@ -80,14 +77,12 @@ function serversHtml(session: AuthorizationSession): Html {
   }
   const items = session.servers.map((s) => {
     const trust = playerTrust(s.playerAuth, s.signInAllowed);
-    return html`<li>
-      ${s.name} <span class="muted">(${gameName(s.game)}${s.online ? ", online" : ", offline"})</span><br /><span class="trust ${trust.tone}">${trust.label}</span>
-    </li> `;
+    return html`<li>${s.name} <span class="muted">(${gameName(s.game)}${s.online ? ", online" : ", offline"})</span><br><span class="trust ${trust.tone}">${trust.label}</span></li>
+`;
   });
   return html`<p>Run it on one of these servers:</p>
-    <ul class="servers">
-      ${items}
-    </ul>`;
+<ul class="servers">
+${items}</ul>`;
 }
 
 export interface HostedPageData {
@@ -106,38 +101,28 @@ export function hostedPage({ session, challenge, expiresAt }: HostedPageData): H
   return layout(
     `Sign in to ${session.clientName} with your game account`,
     html`<h1>Sign in to <span class="app">${name}</span></h1>
-      <p>${name} (at <strong>${host}</strong>) wants to know which game account is yours. Prove it by running a command on one of its game servers.</p>
-      <div
-        id="hosted"
-        data-session="${session.sessionId}"
-        data-challenge="${JSON.stringify(challenge)}"
-        data-expires-at="${expiresAt}"
-        data-app="${name}"
-        data-host="${host}"
-      >
-        <section id="check" aria-labelledby="check-title">
-          <h2 id="check-title">1. Browser check</h2>
-          <p id="check-status" role="status" aria-live="polite">Checking your browser…</p>
-          <noscript><p class="problem">This page needs JavaScript for its browser check and live status.</p></noscript>
-        </section>
-        <section id="code-step" aria-labelledby="code-title" hidden>
-          <h2 id="code-title">2. Run this command in game</h2>
-          <p>Your login code is <strong id="login-code" class="code"></strong>.</p>
-          <div class="command-row">
-            <label for="command" class="visually-hidden">Command to run in game</label>
-            <input id="command" class="command" type="text" readonly value="" aria-describedby="code-title" />
-            <button id="copy" type="button">Copy</button>
-          </div>
-          <p id="copy-status" class="muted" role="status" aria-live="polite"></p>
-          ${serversHtml(session)}
-          <p id="confirm-advice">
-            The game then asks you to confirm: <strong>Sign in to ${name} at ${host}?</strong> Type <code>/outpost confirm</code> only if you started this sign-in
-            yourself, on this page. If someone else gave you a login code or a command to type, do not confirm: they would be signed in to ${name} as you.
-          </p>
-          <p>This sign-in expires in <time id="countdown" datetime="${expiresAt}">10:00</time>.</p>
-        </section>
-        <p id="live-status" class="status" role="status" aria-live="polite">Keep this page open.</p>
-      </div>`,
+<p>${name} (at <strong>${host}</strong>) wants to know which game account is yours. Prove it by running a command on one of its game servers.</p>
+<div id="hosted" data-session="${session.sessionId}" data-challenge="${JSON.stringify(challenge)}" data-expires-at="${expiresAt}" data-app="${name}" data-host="${host}">
+<section id="check" aria-labelledby="check-title">
+<h2 id="check-title">1. Browser check</h2>
+<p id="check-status" role="status" aria-live="polite">Checking your browser…</p>
+<noscript><p class="problem">This page needs JavaScript for its browser check and live status.</p></noscript>
+</section>
+<section id="code-step" aria-labelledby="code-title" hidden>
+<h2 id="code-title">2. Run this command in game</h2>
+<p>Your login code is <strong id="login-code" class="code"></strong>.</p>
+<div class="command-row">
+<label for="command" class="visually-hidden">Command to run in game</label>
+<input id="command" class="command" type="text" readonly value="" aria-describedby="code-title">
+<button id="copy" type="button">Copy</button>
+</div>
+<p id="copy-status" class="muted" role="status" aria-live="polite"></p>
+${serversHtml(session)}
+<p id="confirm-advice">The game then asks you to confirm: <strong>Sign in to ${name} at ${host}?</strong> Type <code>/outpost confirm</code> only if you started this sign-in yourself, on this page. If someone else gave you a login code or a command to type, do not confirm: they would be signed in to ${name} as you.</p>
+<p>This sign-in expires in <time id="countdown" datetime="${expiresAt}">10:00</time>.</p>
+</section>
+<p id="live-status" class="status" role="status" aria-live="polite">Keep this page open.</p>
+</div>`,
     true,
   );
 }

@@ -116,11 +116,8 @@ export function createApiDocsPage(options: ApiDocsPageOptions = {}): ApiDocsPage
     icon: { href: href("favicon-32x32.png"), type: "image/png" },
     stylesheets: [href("swagger-ui.css"), href("docs.css")],
     scripts: [href("swagger-ui-bundle.js"), href("docs.js")],
-    body: html`<header class="outpost-docs-header">
-        <h1>Outpost HTTP API</h1>
-        <a href="${specUrl}">openapi.json</a>
-      </header>
-      <div id="swagger-ui" data-spec-url="${specUrl}"></div>`,
+    body: html`<header class="outpost-docs-header"><h1>Outpost HTTP API</h1><a href="${specUrl}">openapi.json</a></header>
+<div id="swagger-ui" data-spec-url="${specUrl}"></div>`,
   });
   const contentSecurityPolicy = [
     "default-src 'none'",
