@@ -47,8 +47,10 @@ export async function listDirectory(sandbox: FileSandbox, path: string, options:
   const directory = await sandbox.openDirectory(location.absolute, location.path);
   let entries: FileEntry[];
   try {
+    const under = (folder: string, name: string) => (folder ? `${folder}/${name}` : name);
+    // Hidden by the path asked for, or by where it really is (a listing through a symlinked folder).
     const names = (await readdir(directory.anchor).catch((error) => asFileError(error, location.path))).filter(
-      (name) => !sandbox.isHidden(location.path ? `${location.path}/${name}` : name),
+      (name) => !sandbox.isHidden(under(location.path, name)) && !sandbox.isHidden(under(location.real, name)),
     );
     entries = await describeAll(directory.anchor, names);
   } finally {

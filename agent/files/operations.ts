@@ -137,7 +137,7 @@ function existing(location: Location): Location {
  * come out from under the rule; deleted, the owner would destroy what they may not see.
  */
 async function refuseHiddenInside(sandbox: FileSandbox, location: Location): Promise<void> {
-  const pending: Array<[string, string]> = [[location.absolute, location.path]];
+  const pending: Array<[string, string]> = [[location.absolute, location.real]];
   for (let next = pending.pop(); next; next = pending.pop()) {
     const [absolute, relative] = next;
     const names = await readdir(absolute).catch((error) => (errnoCode(error) === "ENOENT" ? [] : asFileError(error, location.path)));

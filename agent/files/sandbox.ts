@@ -43,6 +43,11 @@ export interface Location {
   stats?: Stats;
   /** The entry is a symlink (leading to `absolute`). */
   link: boolean;
+  /**
+   * `absolute` relative to the root, `/`-separated: where `path` really is once symlinks are
+   * followed. The deny list applies to both, so a link does not unhide what it leads to.
+   */
+  real: string;
 }
 
 /** An opened directory, and the path under which its entries are reached without re-resolving it. */
@@ -107,14 +112,17 @@ export async function createFileSandbox(options: SandboxOptions): Promise<FileSa
     }
     const { segments, relative } = parseClientPath(path);
     if (isHidden(relative)) throw hidden(relative, access);
-    if (segments.length === 0) return { path: "", parent: root, name: "", absolute: root, stats: await stat(root), link: false };
+    if (segments.length === 0) return { path: "", parent: root, name: "", absolute: root, stats: await stat(root), link: false, real: "" };
     const name = segments[segments.length - 1];
     const parent = await realInside(join(root, ...segments.slice(0, -1)), relative, access);
     const entry = join(parent, name);
+    if (isHidden(relativeOf(entry))) throw hidden(relative, access);
     const entryStats = await lstat(entry).catch((error) => (errnoCode(error) === "ENOENT" ? undefined : asFileError(error, relative)));
-    if (!entryStats?.isSymbolicLink()) return { path: relative, parent, name, absolute: entry, stats: kindChecked(entryStats, relative), link: false };
+    if (!entryStats?.isSymbolicLink()) {
+      return { path: relative, parent, name, absolute: entry, stats: kindChecked(entryStats, relative), link: false, real: relativeOf(entry) };
+    }
     const target = await realInside(entry, relative, access);
-    return { path: relative, parent, name, absolute: target, stats: kindChecked(await stat(target), relative), link: true };
+    return { path: relative, parent, name, absolute: target, stats: kindChecked(await stat(target), relative), link: true, real: relativeOf(target) };
   }
 
   async function openChecked(absolute: string, path: string, flags: number, mode?: number): Promise<FileHandle> {

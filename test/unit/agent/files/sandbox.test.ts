@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, unlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { parseClientPath } from "../../../../agent/files/client-path.ts";
@@ -156,6 +156,25 @@ describe("agent files: the sandbox", () => {
     await refuses(operations.remove("config", { recursive: true }), "denied");
     await refuses(operations.remove("secrets", { recursive: true }), "denied");
     assert.equal((await operations.read("config/app.yml")).content.toString(), "a: 1");
+  });
+
+  it("hides what a symlink leads to when the deny list covers its real path", async () => {
+    files.put("config/app.yml", "a: 1");
+    files.put("config/db.key", "k");
+    symlinkSync("config", join(files.root, "cfg"));
+    symlinkSync("config/db.key", join(files.root, "db-link"));
+    const operations = createFileOperations(await files.sandbox({ deny: ["config/*.key"] }));
+    assert.deepEqual(
+      (await operations.list("cfg")).entries.map((entry) => entry.name),
+      ["app.yml"],
+    );
+    await refuses(operations.read("cfg/db.key"), "not_found");
+    await refuses(operations.read("db-link"), "not_found");
+    await refuses(operations.write("cfg/db.key", Buffer.from("x")), "denied");
+    await refuses(operations.remove("cfg/db.key"), "denied");
+    assert.equal((await operations.read("cfg/app.yml")).content.toString(), "a: 1");
+    await operations.remove("cfg/", { recursive: true });
+    assert.deepEqual(readdirSync(join(files.root, "config")).sort(), ["app.yml", "db.key"], "deleting the link leaves its target");
   });
 
   it("refuses a deny glob that could never match a client's path", async () => {
