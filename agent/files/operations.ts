@@ -1,0 +1,152 @@
+/**
+ * The files panel's operations on one server's directory, each through the sandbox: list, read,
+ * write, create a directory, move, delete. What reaches the disk is checked there; what comes back
+ * names the client's paths only. The stream's requests (a later step) call these and map a
+ * FileError's reason to their answer.
+ */
+import { constants } from "node:fs";
+import { lstat, mkdir, readdir, rename, rm, rmdir, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { FileError, asFileError, errnoCode } from "./file-error.ts";
+import { listDirectory, type DirectoryPage, type ListOptions } from "./list-directory.ts";
+import type { FileSandbox, Location } from "./sandbox.ts";
+import { sha256Hex, writeFileAtomically, type WriteContent, type WriteOptions, type WriteResult } from "./write-file.ts";
+
+/** What `servers/readFile` answers up to: larger files are for the download (5 MiB). */
+export const defaultReadLimit = 5 * 1024 * 1024;
+
+/** A file read whole. */
+export interface ReadResult {
+  path: string;
+  content: Buffer;
+  size: number;
+  sha256: string;
+  modifiedAt: Date;
+}
+
+export interface FileOperationsOptions {
+  /** The largest file `read` returns, in bytes (default 5 MiB). */
+  readLimit?: number;
+  /** Entries per listing page (default 1,000). */
+  pageSize?: number;
+  /** Tests only: how a write's bytes reach the temporary file. */
+  writeContent?: WriteContent;
+}
+
+/** The operations on the sandbox's directory (createFileOperations). */
+export interface FileOperations {
+  list(path: string, options?: ListOptions): Promise<DirectoryPage>;
+  read(path: string): Promise<ReadResult>;
+  write(path: string, content: Uint8Array, options?: WriteOptions): Promise<WriteResult>;
+  /** Creates one directory; its parent must exist. */
+  createDirectory(path: string): Promise<void>;
+  /** Moves or renames; refuses a `to` that exists unless `overwrite`. */
+  move(from: string, to: string, options?: { overwrite?: boolean }): Promise<void>;
+  /** Deletes a file or symlink (not its target), or a directory: an empty one, or any with `recursive`. */
+  remove(path: string, options?: { recursive?: boolean }): Promise<void>;
+}
+
+/** The file operations over `sandbox`, each refusing with a FileError. */
+export function createFileOperations(sandbox: FileSandbox, options: FileOperationsOptions = {}): FileOperations {
+  const readLimit = options.readLimit ?? defaultReadLimit;
+  return {
+    list: (path, listOptions) => listDirectory(sandbox, path, { pageSize: options.pageSize, ...listOptions }),
+    read: (path) => readFile(sandbox, path, readLimit),
+    write: (path, content, writeOptions) => writeFileAtomically(sandbox, path, content, writeOptions, options.writeContent),
+    createDirectory: (path) => createDirectory(sandbox, path),
+    move: (from, to, moveOptions) => move(sandbox, from, to, moveOptions?.overwrite ?? false),
+    remove: (path, removeOptions) => remove(sandbox, path, removeOptions?.recursive ?? false),
+  };
+}
+
+async function readFile(sandbox: FileSandbox, path: string, limit: number): Promise<ReadResult> {
+  const location = existing(await sandbox.locate(path, "read"));
+  if (!location.stats?.isFile()) throw new FileError("not_a_regular_file", `${JSON.stringify(location.path || ".")} is a directory`);
+  const handle = await sandbox.open(location, constants.O_RDONLY);
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw new FileError("not_a_regular_file", `${JSON.stringify(location.path)} is not a regular file`);
+    const tooLarge = () => new FileError("too_large", `${JSON.stringify(location.path)} is larger than ${limit} bytes; download it instead`);
+    if (stats.size > limit) throw tooLarge();
+    // One byte more than the limit: a file that grew since fstat is refused, not cut.
+    const buffer = Buffer.alloc(Math.min(stats.size, limit) + 1);
+    let length = 0;
+    for (let read = 1; read > 0 && length < buffer.length; length += read) {
+      ({ bytesRead: read } = await handle.read(buffer, length, buffer.length - length, null));
+    }
+    if (length > limit) throw tooLarge();
+    const content = buffer.subarray(0, length);
+    return { path: location.path, content, size: length, sha256: sha256Hex(content), modifiedAt: stats.mtime };
+  } finally {
+    await handle.close();
+  }
+}
+
+async function createDirectory(sandbox: FileSandbox, path: string): Promise<void> {
+  const location = await sandbox.locate(path, "write");
+  if (location.stats || location.link) throw new FileError("already_exists", `${JSON.stringify(location.path || ".")} already exists`);
+  const parent = await sandbox.openDirectory(location.parent, location.path);
+  try {
+    await mkdir(join(parent.anchor, location.name)).catch((error) => asFileError(error, location.path));
+  } finally {
+    await parent.handle.close();
+  }
+}
+
+async function move(sandbox: FileSandbox, from: string, to: string, overwrite: boolean): Promise<void> {
+  const source = existing(await sandbox.locate(from, "write"));
+  const target = await sandbox.locate(to, "write");
+  if (source.path === "" || target.path === "") throw new FileError("invalid_path", "the server's directory itself cannot be moved, nor replaced");
+  if (target.stats && !overwrite) throw new FileError("already_exists", `${JSON.stringify(target.path)} already exists; ask to overwrite it`);
+  if (!source.link && source.stats?.isDirectory()) await refuseHiddenInside(sandbox, source);
+  const [sourceParent, targetParent] = [await sandbox.openDirectory(source.parent, source.path), await sandbox.openDirectory(target.parent, target.path)];
+  try {
+    // The entry moves, not what a symlink leads to: the link keeps its target.
+    await rename(join(sourceParent.anchor, source.name), join(targetParent.anchor, target.name)).catch((error) => asFileError(error, source.path));
+  } finally {
+    await Promise.all([sourceParent.handle.close(), targetParent.handle.close()]);
+  }
+}
+
+async function remove(sandbox: FileSandbox, path: string, recursive: boolean): Promise<void> {
+  const location = existing(await sandbox.locate(path, "write"));
+  if (location.path === "") throw new FileError("invalid_path", "the server's directory itself cannot be deleted");
+  const directory = !location.link && location.stats?.isDirectory();
+  if (directory && recursive) await refuseHiddenInside(sandbox, location);
+  const parent = await sandbox.openDirectory(location.parent, location.path);
+  const entry = join(parent.anchor, location.name);
+  try {
+    if (!directory) await unlink(entry);
+    else if (recursive) await rm(entry, { recursive: true });
+    else await rmdir(entry);
+  } catch (error) {
+    asFileError(error, location.path);
+  } finally {
+    await parent.handle.close();
+  }
+}
+
+/** `location`, refused as missing when there is nothing there. */
+function existing(location: Location): Location {
+  if (!location.stats && !location.link) throw new FileError("not_found", `${JSON.stringify(location.path)} does not exist`);
+  return location;
+}
+
+/**
+ * Refuses to move or delete a directory that holds something the deny list hides: moved, it would
+ * come out from under the rule; deleted, the owner would destroy what they may not see.
+ */
+async function refuseHiddenInside(sandbox: FileSandbox, location: Location): Promise<void> {
+  const pending: Array<[string, string]> = [[location.absolute, location.real]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [absolute, relative] = next;
+    const names = await readdir(absolute).catch((error) => (errnoCode(error) === "ENOENT" ? [] : asFileError(error, location.path)));
+    for (const name of names) {
+      if (sandbox.isHidden(`${relative}/${name}`)) {
+        throw new FileError("denied", `${JSON.stringify(location.path)} holds something this server's deny list keeps out of reach; it is left as it is`);
+      }
+      const stats = await lstat(join(absolute, name)).catch(() => undefined);
+      if (stats?.isDirectory()) pending.push([join(absolute, name), `${relative}/${name}`]);
+    }
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Writing a file for the files panel: atomically, so that a crash, a full disk or a dropped
+ * connection mid-write leaves the old file whole (a temporary file beside it, written, synced and
+ * renamed over it, then the directory synced), and with `expectedSha256`, never over a version the
+ * editor did not see.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { open, rename, rm, type FileHandle } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { FileError, asFileError } from "./file-error.ts";
+import type { FileSandbox, Location } from "./sandbox.ts";
+
+export interface WriteOptions {
+  /** The sha256 (hex) of the version the caller read; if the file is now another (or gone), nothing is written. */
+  expectedSha256?: string;
+}
+
+/** What was written. */
+export interface WriteResult {
+  path: string;
+  size: number;
+  sha256: string;
+  modifiedAt: Date;
+}
+
+/** Writes all of `content` to an opened file; tests put one that fails midway in its place. */
+export type WriteContent = (handle: FileHandle, content: Uint8Array) => Promise<void>;
+
+const writeAll: WriteContent = async (handle, content) => {
+  await handle.writeFile(content);
+};
+
+/**
+ * Writes `content` to `path`, creating it or replacing it whole. Through a symlink inside the root,
+ * the file it leads to is written and the link kept. The new file keeps the old one's permissions.
+ */
+export async function writeFileAtomically(
+  sandbox: FileSandbox,
+  path: string,
+  content: Uint8Array,
+  options: WriteOptions = {},
+  writeContent: WriteContent = writeAll,
+): Promise<WriteResult> {
+  const location = await sandbox.locate(path, "write");
+  if (location.path === "" || location.stats?.isDirectory()) throw new FileError("not_a_regular_file", `${JSON.stringify(location.path || ".")} is a directory`);
+  if (options.expectedSha256 !== undefined) await checkExpected(sandbox, location, options.expectedSha256);
+  const directory = await sandbox.openDirectory(dirname(location.absolute), location.path);
+  const temporary = join(directory.anchor, `.outpost-${randomBytes(8).toString("hex")}.tmp`);
+  try {
+    const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, (location.stats?.mode ?? 0o644) & 0o777);
+    let modifiedAt: Date;
+    try {
+      await writeContent(handle, content);
+      await handle.sync();
+      modifiedAt = (await handle.stat()).mtime;
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, join(directory.anchor, basename(location.absolute)));
+    await directory.handle.sync();
+    return { path: location.path, size: content.byteLength, sha256: sha256Hex(content), modifiedAt };
+  } catch (error) {
+    await rm(temporary, { force: true });
+    return asFileError(error, location.path);
+  } finally {
+    await directory.handle.close();
+  }
+}
+
+/** Refuses with `edit_conflict` unless the file at `location` is the version whose sha256 is `expected`. */
+async function checkExpected(sandbox: FileSandbox, location: Location, expected: string): Promise<void> {
+  const current = location.stats ? await sha256OfFile(sandbox, location) : undefined;
+  if (current !== expected.toLowerCase()) {
+    const now = current ? `it is now ${current}` : "it no longer exists";
+    throw new FileError("edit_conflict", `${JSON.stringify(location.path)} changed since it was read (${now}); nothing was written`);
+  }
+}
+
+/** The sha256 (hex) of the regular file at `location`, read in chunks through the sandbox. */
+export async function sha256OfFile(sandbox: FileSandbox, location: Location): Promise<string> {
+  const handle = await sandbox.open(location, constants.O_RDONLY);
+  try {
+    if (!(await handle.stat()).isFile()) throw new FileError("not_a_regular_file", `${JSON.stringify(location.path)} is not a regular file`);
+    const hash = createHash("sha256");
+    const buffer = Buffer.alloc(64 * 1024);
+    for (let read = 1; read > 0;) {
+      ({ bytesRead: read } = await handle.read(buffer, 0, buffer.length, null));
+      hash.update(buffer.subarray(0, read));
+    }
+    return hash.digest("hex");
+  } finally {
+    await handle.close();
+  }
+}
+
+export const sha256Hex = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
