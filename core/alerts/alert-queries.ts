@@ -36,7 +36,11 @@ export async function countOrganizationIntegrations(query: SqlRunner, organizati
   return found?.n ?? 0;
 }
 
-/** A delivery's columns, each with its decoder. */
+/**
+ * A delivery's columns, each with its decoder. Statements name these columns rather than `d.*`:
+ * a named prepared statement's result columns are fixed, so a column a later migration adds would
+ * fail an older instance's statements during a rolling upgrade ("cached plan must not change result type").
+ */
 const deliveryFields = {
   id: text,
   rule_id: text,
@@ -70,7 +74,7 @@ export function claimDue(query: SqlRunner, now: Date, leaseUntil: Date, limit: n
           for update skip locked)
         update alert_deliveries d set next_attempt_at = ${leaseUntil}, lease_until = ${leaseUntil}
         from due where d.id = due.id
-        returning d.*`,
+        returning d.id, d.rule_id, d.organization_id, d.integration_id, d.event_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.lease_until, d.delivered_at, d.summary_id, d.created_at`,
     deliveryRow,
   );
 }
@@ -162,7 +166,8 @@ const listedRow = row({ ...deliveryFields, action: text });
 /** A page of the organization's deliveries, newest first (keyset on created_at, id), with each event's action. */
 export function listDeliveries(query: SqlRunner, page: DeliveryPage): Promise<Array<Row<typeof listedRow>>> {
   return query.rows(
-    sql`select d.*, e.action from alert_deliveries d join activity_events e on e.id = d.event_id
+    sql`select d.id, d.rule_id, d.organization_id, d.integration_id, d.event_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.lease_until, d.delivered_at, d.summary_id, d.created_at, e.action
+          from alert_deliveries d join activity_events e on e.id = d.event_id
          where d.organization_id = ${page.organizationId}
            ${page.ruleId === undefined ? empty : sql`and d.rule_id = ${page.ruleId}::uuid`}
            ${page.status === undefined ? empty : sql`and d.status = ${page.status}`}

@@ -85,7 +85,10 @@ export function defaultConfig(organizationId: string): ConfigRow {
 export async function readConfig(query: SqlRunner, organizationId: string, lock = false): Promise<ConfigRow> {
   if (lock) await query.run(sql`select 1 from ocelot_configs where organization_id = ${organizationId} for update`);
   const found = await query.one(
-    sql`select c.*, se.email as emergency_stop_by_email, sb.email as break_glass_by_email,
+    sql`select c.organization_id, c.enabled, c.console_read, c.console_command, c.players, c.knowledge_read, c.knowledge_write, c.server_lifecycle, c.files,
+               c.daily_query_cap, c.response_style, c.custom_instructions, c.emergency_stop, c.emergency_stop_by, c.emergency_stop_at,
+               c.break_glass, c.break_glass_by, c.break_glass_at, c.break_glass_expires_at, c.version, c.updated_at,
+               se.email as emergency_stop_by_email, sb.email as break_glass_by_email,
                coalesce(c.break_glass and c.break_glass_expires_at > now(), false) as break_glass_active
           from ocelot_configs c
           left join users se on se.id = c.emergency_stop_by
