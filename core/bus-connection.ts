@@ -10,6 +10,7 @@
 import pg from "pg";
 import type { Logger } from "pino";
 import { onConnection } from "./db/sql.ts";
+import { jobFailureLog } from "./log-throttle.ts";
 import { busChannel, listenToBus, pingBus } from "./bus-queries.ts";
 
 /** How long connecting, and each query on the connection, may take before it counts as lost. */
@@ -70,6 +71,7 @@ export function openBusConnection(url: string, logger: Logger, onNotification: (
   let ping: NodeJS.Timeout | undefined;
   let failures = 0;
   let closed = false;
+  const reconnectFailed = jobFailureLog(logger, "reconnecting the bus connection failed; retrying", "warn");
 
   function scheduleRetry() {
     if (closed || retry || connecting || client) return;
@@ -77,7 +79,7 @@ export function openBusConnection(url: string, logger: Logger, onNotification: (
     failures++;
     retry = setTimeout(() => {
       retry = undefined;
-      connect().catch((error) => logger.warn({ err: error, failures }, "reconnecting the bus connection failed; retrying"));
+      connect().catch((error) => reconnectFailed(error, { failures }));
     }, delay).unref();
   }
 

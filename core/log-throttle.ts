@@ -4,6 +4,7 @@
  * how many were left out since, so they tell the operator without flooding the log.
  */
 import type { Logger } from "pino";
+import { isDatabaseUnavailable } from "./db/unavailable.ts";
 
 /** How often one throttled warning may be logged. */
 export const warnEveryMs = 60_000;
@@ -21,5 +22,24 @@ export function throttledWarning(logger: Logger, message: string, everyMs = warn
     logger.warn({ ...fields, ...(skipped > 0 && { notLoggedSince: skipped }) }, message);
     lastAt = now;
     skipped = 0;
+  };
+}
+
+/**
+ * The log of a job that runs again by itself (a delivery round, the signing keys' re-read, the bus's
+ * reconnect, a readiness probe): while the database cannot be reached, its failure is one warning
+ * a minute (every call meanwhile is answered unavailable, and the error interceptor says so too),
+ * so an outage does not fill the log; any other failure is logged each time at `level`.
+ */
+export function jobFailureLog(
+  logger: Logger,
+  message: string,
+  level: "error" | "warn" = "error",
+  everyMs = warnEveryMs,
+): (error: unknown, fields?: Record<string, unknown>) => void {
+  const unreachable = throttledWarning(logger, `${message}: the database cannot be reached`, everyMs);
+  return (error, fields = {}) => {
+    if (isDatabaseUnavailable(error)) unreachable({ ...fields, err: error });
+    else logger[level]({ ...fields, err: error }, message);
   };
 }

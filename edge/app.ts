@@ -168,7 +168,8 @@ export function createEdgeApp(options: EdgeOptions): Koa {
         await options.ready();
         ctx.body = { status: "ready" };
       } catch (error) {
-        ctx.state.log.warn({ err: error }, "not ready");
+        // The composition's ready() logs why (once a minute while the database is away).
+        ctx.state.log.debug({ err: error }, "not ready");
         ctx.status = 503;
         ctx.body = { status: "unavailable" };
       }

@@ -11,6 +11,7 @@ import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { startExpiringKeyNotices } from "../core/notifications/expiring-keys.ts";
 import { createAlertWorker } from "../core/alerts/worker.ts";
+import { jobFailureLog } from "../core/log-throttle.ts";
 import { createEdgeApp } from "../edge/app.ts";
 import { createGameIssuerApp } from "../edge/game-issuer/app.ts";
 import { listenAll, type Listener } from "../edge/listen.ts";
@@ -44,6 +45,8 @@ export interface Outpost {
 function createApps(config: Config, logger: Logger, runtime: Runtime, lifecycle: { shutdown: AbortSignal; draining: () => boolean }) {
   const metrics = runtime.metrics!;
   const endpoint = { scrape: metrics.scrape, token: config.metrics.token };
+  // A proxy probes /readyz every few seconds: an outage is one warning a minute, not one a probe.
+  const notReady = jobFailureLog(logger, "not ready", "warn");
   const app = createEdgeApp({
     accountBaseUrl: config.accountBaseUrl,
     gameIssuerUrl: config.gameIssuerUrl,
@@ -54,7 +57,14 @@ function createApps(config: Config, logger: Logger, runtime: Runtime, lifecycle:
     metrics: { ...endpoint, request: metrics.request },
     shutdown: lifecycle.shutdown,
     draining: lifecycle.draining,
-    ready: async () => void (await runtime.orm.em.fork().getConnection().execute("select 1")),
+    ready: async () => {
+      try {
+        await runtime.orm.em.fork().getConnection().execute("select 1");
+      } catch (error) {
+        notReady(error);
+        throw error;
+      }
+    },
   });
   const gameIssuer = createGameIssuerApp({
     issuerUrl: config.gameIssuerUrl,
@@ -103,12 +113,14 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
     "Outpost is serving",
   );
   let rotating: Promise<unknown> = Promise.resolve();
+  const rotationFailed = jobFailureLog(logger, "scheduled signing-key rotation failed");
   const rotationTimer = setInterval(() => {
-    rotating = runtime.signingKeys.rotateDue().catch((error) => logger.error({ err: error }, "scheduled signing-key rotation failed"));
+    rotating = runtime.signingKeys.rotateDue().catch(rotationFailed);
   }, keyRotationCheckMs).unref();
   let refreshing: Promise<unknown> = Promise.resolve();
+  const refreshFailed = jobFailureLog(logger, "re-reading the signing keys failed", "warn");
   const refreshTimer = setInterval(() => {
-    refreshing = runtime.signingKeys.refresh().catch((error) => logger.warn({ err: error }, "re-reading the signing keys failed"));
+    refreshing = runtime.signingKeys.refresh().catch(refreshFailed);
   }, keyRefreshMs).unref();
   const presenceSweep = startPresenceSweep({ orm: runtime.orm, clock, logger });
   const flowCleanup = startFlowCleanup({ orm: runtime.orm, statements: runtime.deps.statements, clock, logger });

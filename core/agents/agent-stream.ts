@@ -12,6 +12,8 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { ConnectRequestSchema, type ConnectRequest } from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import type { AgentCaller } from "../context.ts";
 import type { AgentConnection } from "./connections.ts";
+import type { Logger } from "pino";
+import { jobFailureLog } from "../log-throttle.ts";
 import { markDisconnected, silenceLimitMs } from "./presence.ts";
 import { createConnectionConsole } from "./console.ts";
 import { createMessageHandler, type AgentStreamDeps, type Outgoing, type StreamSession } from "./stream-messages.ts";
@@ -73,6 +75,14 @@ function silenceWatch(connection: AgentConnection) {
   };
 }
 
+/** One failure log per logger (one per process): an outage fails every agent's disconnect at once. */
+const disconnectFailures = new WeakMap<Logger, ReturnType<typeof jobFailureLog>>();
+function disconnectFailed(logger: Logger) {
+  let log = disconnectFailures.get(logger);
+  if (!log) disconnectFailures.set(logger, (log = jobFailureLog(logger, "recording an agent's disconnect failed")));
+  return log;
+}
+
 /** The stream ended: it holds nothing any more, and once `handling` is done, a server it held goes offline. */
 async function endSession(deps: AgentStreamDeps, session: StreamSession, handling: Promise<void>): Promise<void> {
   session.detach?.();
@@ -81,7 +91,7 @@ async function endSession(deps: AgentStreamDeps, session: StreamSession, handlin
   if (session.playerAuth === undefined) return;
   const serverId = session.agent.server.id;
   const wentOffline = await markDisconnected(deps.statements.on(session.em), serverId, session.connection.id, deps.clock.now()).catch((error) => {
-    deps.logger.error({ err: error, serverId }, "recording an agent's disconnect failed");
+    disconnectFailed(deps.logger)(error, { serverId });
     return false;
   });
   if (wentOffline) deps.consoles.offline(serverId);

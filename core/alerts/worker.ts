@@ -15,6 +15,7 @@ import { Integration } from "../db/integration-entities.ts";
 import { claimDue, eventsById, type DeliveryRow } from "./alert-queries.ts";
 import { sendGroup, type Group, type SendDeps } from "./send.ts";
 import { defaultRetryPolicy, type RetryPolicy } from "./retry.ts";
+import { jobFailureLog } from "../log-throttle.ts";
 
 export interface AlertWorkerOptions extends Partial<RetryPolicy> {
   /** How long a claimed delivery is this instance's before another may take it (60 s). */
@@ -91,13 +92,14 @@ export function createAlertWorker(deps: AlertWorkerDeps, options: AlertWorkerOpt
     return rows.length;
   }
 
+  const roundFailed = jobFailureLog(deps.logger, "an alert delivery round failed");
   const tick = () => {
     if (stopped) return;
     round = (async () => {
       try {
         while (!stopped && (await runOnce()) >= batch);
       } catch (error) {
-        deps.logger.error({ err: error }, "an alert delivery round failed");
+        roundFailed(error);
       }
       if (!stopped) timer = setTimeout(tick, pollMs).unref();
     })();

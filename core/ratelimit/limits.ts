@@ -11,6 +11,7 @@ import { createLimiter, type Limiter } from "./limiter.ts";
 import { policiesFor, type RateLimitConfig, type RateLimitPolicy } from "./policies.ts";
 import { commitWithoutWaitingForDisk, deleteExpiredCounts } from "./ratelimit-queries.ts";
 import { onConnection } from "../db/sql.ts";
+import { jobFailureLog } from "../log-throttle.ts";
 import { connectionTimeoutMillis } from "../db/orm.ts";
 import type { PoolUse } from "../metrics.ts";
 
@@ -159,7 +160,9 @@ export function openCountPool(url: string, logger?: Logger): pg.Pool {
     },
   });
   // An idle connection that drops must not crash the process; the next query reports the failure.
-  pool.on("error", (error) => logger?.warn({ err: error }, "rate-limit database connection failed"));
+  // An outage drops every idle connection at once: one warning a minute, not one per connection.
+  const failed = logger && jobFailureLog(logger, "rate-limit database connection failed", "warn");
+  pool.on("error", (error) => failed?.(error));
   return pool;
 }
 

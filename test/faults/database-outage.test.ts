@@ -134,6 +134,7 @@ onPostgresServer(() =>
 
       await new Promise((r) => setTimeout(r, 1000));
       // PostgreSQL stops: its connections drop and new ones are refused.
+      const logAtOutage = serve.output().length;
       proxy.refuse(true);
       proxy.cut();
       const outageEnds = Date.now() + outageMs;
@@ -162,6 +163,7 @@ onPostgresServer(() =>
       }
 
       // PostgreSQL is back: within 5 s everything works again, by itself.
+      const outageLog = serve.output().slice(logAtOutage);
       proxy.refuse(false);
       const back = Date.now();
       const eventually = async (what: string, check: () => Promise<boolean>) => {
@@ -211,6 +213,21 @@ onPostgresServer(() =>
         "every rename answered 200 is on record",
       );
       assert.equal(new Set(renamed).size, renamed.length, "one activity event per rename");
+      // The outage is in the log a line or so per kind, not once per request, round or probe
+      // (docs/operations.md: one warning a minute).
+      const counts = new Map<string, number>();
+      for (const line of outageLog.split("\n")) {
+        if (!line.startsWith("{")) continue;
+        const record = JSON.parse(line) as { level: number; msg: string };
+        if (record.level >= 40) counts.set(record.msg, (counts.get(record.msg) ?? 0) + 1);
+      }
+      if (process.env.OUTAGE_LOG) console.log(outageLog);
+      assert.ok(counts.size > 0, "the outage is in the log");
+      assert.deepEqual(
+        [...counts].filter(([, count]) => count > 1),
+        [],
+        "each warning at most once during 10 s of outage",
+      );
       const inDoubt = renamed.filter((name) => renameAnswers.get(name) !== 200);
       assert.ok(
         inDoubt.length <= 1 && inDoubt.every((name) => renameAnswers.get(name) === 503),

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { pino } from "pino";
-import { throttledWarning, warnEveryMs } from "../../../core/log-throttle.ts";
+import { jobFailureLog, throttledWarning, warnEveryMs } from "../../../core/log-throttle.ts";
 
 /** A logger whose records the test reads back, as the JSON objects pino writes. */
 function recordingLogger() {
@@ -99,6 +99,50 @@ describe("unit: a throttled warning", () => {
         [
           ["forged", 1],
           ["dropped", 1],
+        ],
+      );
+    });
+  });
+});
+
+describe("unit: a job's failure log", () => {
+  /** What pg says when PostgreSQL is not there, and a failure of another kind. */
+  const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+  const broken = new TypeError("cannot read properties of undefined");
+
+  it("logs a failure to reach the database once a minute as a warning, whatever the job's level", () => {
+    withClock((clock) => {
+      const { logger, records } = recordingLogger();
+      const failed = jobFailureLog(logger, "an alert delivery round failed");
+      // A round every second for ten seconds of outage: one line.
+      for (let i = 0; i < 10; i++, clock.now += 1_000) failed(refused);
+      assert.deepEqual(
+        records.map((r) => [r.level, r.msg]),
+        [[40, "an alert delivery round failed: the database cannot be reached"]],
+      );
+      clock.now += warnEveryMs;
+      failed(refused, { failures: 3 });
+      assert.deepEqual(
+        records.slice(1).map((r) => [r.msg, r.notLoggedSince, r.failures]),
+        [["an alert delivery round failed: the database cannot be reached", 9, 3]],
+      );
+    });
+  });
+
+  it("logs any other failure each time, at the job's level, with its error", () => {
+    withClock(() => {
+      const { logger, records } = recordingLogger();
+      const failed = jobFailureLog(logger, "an alert delivery round failed");
+      const warned = jobFailureLog(logger, "re-reading the signing keys failed", "warn");
+      failed(broken);
+      failed(broken);
+      warned(broken);
+      assert.deepEqual(
+        records.map((r) => [r.level, r.msg, (r.err as { message: string }).message]),
+        [
+          [50, "an alert delivery round failed", broken.message],
+          [50, "an alert delivery round failed", broken.message],
+          [40, "re-reading the signing keys failed", broken.message],
         ],
       );
     });
