@@ -55,13 +55,13 @@ export interface Statements {
 type Execute = (text: string, values: unknown[]) => Promise<{ rows: unknown[]; count: number }>;
 
 /** Names a statement's text for a named prepared statement, or undefined to run it unnamed. */
-export interface Naming {
+interface Naming {
   nameOf(text: string): string | undefined;
   /** A named statement met a session it does not own: from now on every statement runs unnamed. */
   stop(code: string): void;
 }
 
-export const unnamed: Naming = { nameOf: () => undefined, stop: () => {} };
+const unnamed: Naming = { nameOf: () => undefined, stop: () => {} };
 
 /** Past this many distinct texts, new ones run unnamed: a statement's text varies with its values. */
 const maxNamed = 2_000;
@@ -155,7 +155,7 @@ interface TransactionContext {
   executeQuery(query: CompiledQuery): Promise<{ rows: unknown[]; numAffectedRows?: bigint }>;
 }
 
-export function runnerOn(em: EntityManager, naming: Naming, timeoutMs?: number): SqlRunner {
+function runnerOn(em: EntityManager, naming: Naming, timeoutMs?: number): SqlRunner {
   const driver = em.getDriver();
   const transaction = em.getTransactionContext<TransactionContext>();
   const execute: Execute = transaction
