@@ -57,6 +57,8 @@ const deliveryFields = {
   summary_id: nullable(text),
   created_at: timestamp,
 };
+/** {@link deliveryFields}' columns of `alert_deliveries d`. */
+const deliveryColumns = sql`d.id, d.rule_id, d.organization_id, d.integration_id, d.event_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.lease_until, d.delivered_at, d.summary_id, d.created_at`;
 const deliveryRow = row(deliveryFields);
 export type DeliveryRow = Row<typeof deliveryRow>;
 
@@ -74,7 +76,7 @@ export function claimDue(query: SqlRunner, now: Date, leaseUntil: Date, limit: n
           for update skip locked)
         update alert_deliveries d set next_attempt_at = ${leaseUntil}, lease_until = ${leaseUntil}
         from due where d.id = due.id
-        returning d.id, d.rule_id, d.organization_id, d.integration_id, d.event_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.lease_until, d.delivered_at, d.summary_id, d.created_at`,
+        returning ${deliveryColumns}`,
     deliveryRow,
   );
 }
@@ -166,7 +168,7 @@ const listedRow = row({ ...deliveryFields, action: text });
 /** A page of the organization's deliveries, newest first (keyset on created_at, id), with each event's action. */
 export function listDeliveries(query: SqlRunner, page: DeliveryPage): Promise<Array<Row<typeof listedRow>>> {
   return query.rows(
-    sql`select d.id, d.rule_id, d.organization_id, d.integration_id, d.event_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.lease_until, d.delivered_at, d.summary_id, d.created_at, e.action
+    sql`select ${deliveryColumns}, e.action
           from alert_deliveries d join activity_events e on e.id = d.event_id
          where d.organization_id = ${page.organizationId}
            ${page.ruleId === undefined ? empty : sql`and d.rule_id = ${page.ruleId}::uuid`}
