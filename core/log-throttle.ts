@@ -25,18 +25,16 @@ export function throttledWarning(logger: Logger, message: string, everyMs = warn
   };
 }
 
+/** Logs one failure of a job, with the fields that say which. */
+export type JobFailureLog = (error: unknown, fields?: Record<string, unknown>) => void;
+
 /**
  * The log of a job that runs again by itself (a delivery round, the signing keys' re-read, the bus's
  * reconnect, a readiness probe): while the database cannot be reached, its failure is one warning
  * a minute (every call meanwhile is answered unavailable, and the error interceptor says so too),
  * so an outage does not fill the log; any other failure is logged each time at `level`.
  */
-export function jobFailureLog(
-  logger: Logger,
-  message: string,
-  level: "error" | "warn" = "error",
-  everyMs = warnEveryMs,
-): (error: unknown, fields?: Record<string, unknown>) => void {
+export function jobFailureLog(logger: Logger, message: string, level: "error" | "warn" = "error", everyMs = warnEveryMs): JobFailureLog {
   const unreachable = throttledWarning(logger, `${message}: the database cannot be reached`, everyMs);
   return (error, fields = {}) => {
     if (isDatabaseUnavailable(error)) unreachable({ ...fields, err: error });

@@ -12,8 +12,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { ConnectRequestSchema, type ConnectRequest } from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import type { AgentCaller } from "../context.ts";
 import type { AgentConnection } from "./connections.ts";
-import type { Logger } from "pino";
-import { jobFailureLog } from "../log-throttle.ts";
+import type { JobFailureLog } from "../log-throttle.ts";
 import { markDisconnected, silenceLimitMs } from "./presence.ts";
 import { createConnectionConsole } from "./console.ts";
 import { createMessageHandler, type AgentStreamDeps, type Outgoing, type StreamSession } from "./stream-messages.ts";
@@ -29,6 +28,8 @@ export interface AgentStreamInput {
   signal: AbortSignal;
   /** Checks each message against the contract's rules (streams skip the validate interceptor). */
   check: (desc: DescMessage, message: Message) => void;
+  /** Logs a disconnect that could not be recorded: one for every stream, since an outage fails them all at once. */
+  disconnectFailed: JobFailureLog;
 }
 
 /** The stream's connection, as the registry and the console see it, and the outbox its messages leave by. */
@@ -75,23 +76,15 @@ function silenceWatch(connection: AgentConnection) {
   };
 }
 
-/** One failure log per logger (one per process): an outage fails every agent's disconnect at once. */
-const disconnectFailures = new WeakMap<Logger, ReturnType<typeof jobFailureLog>>();
-function disconnectFailed(logger: Logger) {
-  let log = disconnectFailures.get(logger);
-  if (!log) disconnectFailures.set(logger, (log = jobFailureLog(logger, "recording an agent's disconnect failed")));
-  return log;
-}
-
 /** The stream ended: it holds nothing any more, and once `handling` is done, a server it held goes offline. */
-async function endSession(deps: AgentStreamDeps, session: StreamSession, handling: Promise<void>): Promise<void> {
+async function endSession(deps: AgentStreamDeps, session: StreamSession, handling: Promise<void>, disconnectFailed: JobFailureLog): Promise<void> {
   session.detach?.();
   session.connection.console.close();
   await handling.catch(() => {});
   if (session.playerAuth === undefined) return;
   const serverId = session.agent.server.id;
   const wentOffline = await markDisconnected(deps.statements.on(session.em), serverId, session.connection.id, deps.clock.now()).catch((error) => {
-    disconnectFailed(deps.logger)(error, { serverId });
+    disconnectFailed(error, { serverId });
     return false;
   });
   if (wentOffline) deps.consoles.offline(serverId);
@@ -133,7 +126,7 @@ export async function* runAgentStream(deps: AgentStreamDeps, input: AgentStreamI
     silence.stop();
     signal.removeEventListener("abort", goneAway);
     state.ended = true;
-    await endSession(deps, session, handling);
+    await endSession(deps, session, handling, input.disconnectFailed);
     finish();
   }
 }
