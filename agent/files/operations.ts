@@ -4,13 +4,12 @@
  * names the client's paths only. The stream's requests (a later step) call these and map a
  * FileError's reason to their answer.
  */
-import { constants } from "node:fs";
 import { lstat, mkdir, readdir, rename, rm, rmdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { FileError, asFileError, errnoCode } from "./file-error.ts";
 import { listDirectory, type DirectoryPage, type ListOptions } from "./list-directory.ts";
 import type { FileSandbox, Location } from "./sandbox.ts";
-import { sha256Hex, writeFileAtomically, type WriteContent, type WriteOptions, type WriteResult } from "./write-file.ts";
+import { openRegularFile, sha256Hex, writeFileAtomically, type WriteContent, type WriteOptions, type WriteResult } from "./write-file.ts";
 
 /** What `servers/readFile` answers up to: larger files are for the download (5 MiB). */
 export const defaultReadLimit = 5 * 1024 * 1024;
@@ -62,10 +61,8 @@ export function createFileOperations(sandbox: FileSandbox, options: FileOperatio
 async function readFile(sandbox: FileSandbox, path: string, limit: number): Promise<ReadResult> {
   const location = existing(await sandbox.locate(path, "read"));
   if (!location.stats?.isFile()) throw new FileError("not_a_regular_file", `${JSON.stringify(location.path || ".")} is a directory`);
-  const handle = await sandbox.open(location, constants.O_RDONLY);
+  const { handle, stats } = await openRegularFile(sandbox, location);
   try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) throw new FileError("not_a_regular_file", `${JSON.stringify(location.path)} is not a regular file`);
     const tooLarge = () => new FileError("too_large", `${JSON.stringify(location.path)} is larger than ${limit} bytes; download it instead`);
     if (stats.size > limit) throw tooLarge();
     // One byte more than the limit: a file that grew since fstat is refused, not cut.

@@ -5,7 +5,7 @@
  * editor did not see.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { constants } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { FileError, asFileError } from "./file-error.ts";
@@ -77,11 +77,22 @@ async function checkExpected(sandbox: FileSandbox, location: Location, expected:
   }
 }
 
+/**
+ * Opens the file at `location` to read, refusing what is not a regular file once opened (where a
+ * check before the open could have been raced); the caller closes the handle.
+ */
+export async function openRegularFile(sandbox: FileSandbox, location: Location): Promise<{ handle: FileHandle; stats: Stats }> {
+  const handle = await sandbox.open(location, constants.O_RDONLY);
+  const stats = await handle.stat().catch(async (error) => (await handle.close(), Promise.reject(error)));
+  if (stats.isFile()) return { handle, stats };
+  await handle.close();
+  throw new FileError("not_a_regular_file", `${JSON.stringify(location.path)} is not a regular file`);
+}
+
 /** The sha256 (hex) of the regular file at `location`, read in chunks through the sandbox. */
 export async function sha256OfFile(sandbox: FileSandbox, location: Location): Promise<string> {
-  const handle = await sandbox.open(location, constants.O_RDONLY);
+  const { handle } = await openRegularFile(sandbox, location);
   try {
-    if (!(await handle.stat()).isFile()) throw new FileError("not_a_regular_file", `${JSON.stringify(location.path)} is not a regular file`);
     const hash = createHash("sha256");
     const buffer = Buffer.alloc(64 * 1024);
     for (let read = 1; read > 0;) {
