@@ -211,8 +211,12 @@ describe("game issuer: the hosted page in headless Chromium, end to end", functi
     const page = await context.newPage();
     try {
       const url = `${t.gameIssuerUrl}/oauth2/authorize?${new URLSearchParams({ response_type: "code", client_id: seeded.clientId, redirect_uri: app.redirectUri, state: "st-r" })}`;
+      // The page's own stream has begun (its headers follow core's first message, so its watch is
+      // registered) before the other one opens: the status text alone can come before it.
+      const pageStream = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith("/oauth2/authorize/events") && r.status() === 200, { timeout: 30_000 });
       await page.goto(url);
       await page.getByRole("status").filter({ hasText: "Waiting for the command on a game server" }).waitFor({ timeout: 30_000 });
+      await pageStream;
       const session = (await page.locator("#hosted").getAttribute("data-session"))!;
       const binding = (await context.cookies(t.gameIssuerUrl)).find((c) => c.name === "outpost_game_binding")!;
       const abort = new AbortController();
