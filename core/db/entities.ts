@@ -120,6 +120,8 @@ export const Server = defineEntity({
     playerAuth: p.string().length(16).nullable(),
     /** Whether the agent that last said Hello can run console commands. */
     agentConsole: p.boolean().default(false),
+    /** What the agent that last said Hello lets Outpost do with the server's files: "off" | "read-only" | "on". */
+    agentFiles: p.string().length(16).default("off"),
     agentVersion: p.string().length(64).nullable(),
     /** The agent stream that last said Hello: only it may take the server offline. */
     agentConnectionId: p.uuid().nullable(),

@@ -26,6 +26,7 @@ import { Migration0026Chat } from "./0026-chat.ts";
 import { Migration0027NotesOfDeletedServers } from "./0027-notes-of-deleted-servers.ts";
 import { Migration0028AlertMatchPerStatement } from "./0028-alert-match-per-statement.ts";
 import { Migration0029EmailVerification } from "./0029-email-verification.ts";
+import { Migration0030Files } from "./0030-files.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -57,4 +58,5 @@ export const migrations = [
   { name: "0027_notes_of_deleted_servers", class: Migration0027NotesOfDeletedServers },
   { name: "0028_alert_match_per_statement", class: Migration0028AlertMatchPerStatement },
   { name: "0029_email_verification", class: Migration0029EmailVerification },
+  { name: "0030_files", class: Migration0030Files },
 ];

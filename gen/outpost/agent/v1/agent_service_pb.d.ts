@@ -4,7 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { Game, PlayerAuth } from "../../servers/v1/resources_pb.js";
+import type { FileEntry, FilesMode, Game, PlayerAuth } from "../../servers/v1/resources_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file outpost/agent/v1/agent_service.proto.
@@ -63,6 +64,12 @@ export declare type ConnectRequest = Message<"outpost.agent.v1.ConnectRequest"> 
      */
     value: ConsoleOutput;
     case: "consoleOutput";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileResult file_result = 8;
+     */
+    value: FileResult;
+    case: "fileResult";
   } | { case: undefined; value?: undefined };
 };
 
@@ -105,6 +112,12 @@ export declare type ConnectResponse = Message<"outpost.agent.v1.ConnectResponse"
      */
     value: ConsoleCommand;
     case: "consoleCommand";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest file_request = 5;
+     */
+    value: FileRequest;
+    case: "fileRequest";
   } | { case: undefined; value?: undefined };
 };
 
@@ -145,6 +158,14 @@ export declare type Hello = Message<"outpost.agent.v1.Hello"> & {
    * @generated from field: bool console = 4;
    */
   console: boolean;
+
+  /**
+   * What the agent lets Outpost do with the server's files (FileRequest); unspecified (an agent
+   * older than files) is off.
+   *
+   * @generated from field: outpost.servers.v1.FilesMode files = 5;
+   */
+  files: FilesMode;
 };
 
 /**
@@ -553,6 +574,411 @@ export declare type ConsoleOutput = Message<"outpost.agent.v1.ConsoleOutput"> & 
 export declare const ConsoleOutputSchema: GenMessage<ConsoleOutput>;
 
 /**
+ * One operation on the server's files, for the files procedures (servers/listFiles and the rest).
+ * Paths are relative to the server's directory, "/"-separated, "" for the directory itself.
+ *
+ * @generated from message outpost.agent.v1.FileRequest
+ */
+export declare type FileRequest = Message<"outpost.agent.v1.FileRequest"> & {
+  /**
+   * Chosen by core; the FileResult carries it back.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * How long core waits for the FileResult.
+   *
+   * @generated from field: uint32 timeout_ms = 2;
+   */
+  timeoutMs: number;
+
+  /**
+   * @generated from oneof outpost.agent.v1.FileRequest.operation
+   */
+  operation: {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.ListFiles list = 3;
+     */
+    value: FileRequest_ListFiles;
+    case: "list";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.ReadFile read = 4;
+     */
+    value: FileRequest_ReadFile;
+    case: "read";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.WriteFile write = 5;
+     */
+    value: FileRequest_WriteFile;
+    case: "write";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.CreateDirectory create_directory = 6;
+     */
+    value: FileRequest_CreateDirectory;
+    case: "createDirectory";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.MoveFile move = 7;
+     */
+    value: FileRequest_MoveFile;
+    case: "move";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.DeleteFile delete = 8;
+     */
+    value: FileRequest_DeleteFile;
+    case: "delete";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.
+ * Use `create(FileRequestSchema)` to create a new message.
+ */
+export declare const FileRequestSchema: GenMessage<FileRequest>;
+
+/**
+ * A directory's entries, sorted (directories first, then by name), a page at a time.
+ *
+ * @generated from message outpost.agent.v1.FileRequest.ListFiles
+ */
+export declare type FileRequest_ListFiles = Message<"outpost.agent.v1.FileRequest.ListFiles"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * A previous page's next_cursor; empty for the first page.
+   *
+   * @generated from field: string cursor = 2;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.ListFiles.
+ * Use `create(FileRequest_ListFilesSchema)` to create a new message.
+ */
+export declare const FileRequest_ListFilesSchema: GenMessage<FileRequest_ListFiles>;
+
+/**
+ * A file's whole content, up to the agent's read limit (5 MiB).
+ *
+ * @generated from message outpost.agent.v1.FileRequest.ReadFile
+ */
+export declare type FileRequest_ReadFile = Message<"outpost.agent.v1.FileRequest.ReadFile"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.ReadFile.
+ * Use `create(FileRequest_ReadFileSchema)` to create a new message.
+ */
+export declare const FileRequest_ReadFileSchema: GenMessage<FileRequest_ReadFile>;
+
+/**
+ * Replaces (or creates) a file atomically: a temporary file beside it, synced, renamed over it.
+ *
+ * @generated from message outpost.agent.v1.FileRequest.WriteFile
+ */
+export declare type FileRequest_WriteFile = Message<"outpost.agent.v1.FileRequest.WriteFile"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: bytes content = 2;
+   */
+  content: Uint8Array;
+
+  /**
+   * The sha256 (hex) of the version the caller read: when the file is now another, or gone,
+   * nothing is written (edit_conflict).
+   *
+   * @generated from field: optional string expected_sha256 = 3;
+   */
+  expectedSha256?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.WriteFile.
+ * Use `create(FileRequest_WriteFileSchema)` to create a new message.
+ */
+export declare const FileRequest_WriteFileSchema: GenMessage<FileRequest_WriteFile>;
+
+/**
+ * One directory, whose parent exists.
+ *
+ * @generated from message outpost.agent.v1.FileRequest.CreateDirectory
+ */
+export declare type FileRequest_CreateDirectory = Message<"outpost.agent.v1.FileRequest.CreateDirectory"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.CreateDirectory.
+ * Use `create(FileRequest_CreateDirectorySchema)` to create a new message.
+ */
+export declare const FileRequest_CreateDirectorySchema: GenMessage<FileRequest_CreateDirectory>;
+
+/**
+ * Moves or renames an entry (a symlink moves as itself).
+ *
+ * @generated from message outpost.agent.v1.FileRequest.MoveFile
+ */
+export declare type FileRequest_MoveFile = Message<"outpost.agent.v1.FileRequest.MoveFile"> & {
+  /**
+   * @generated from field: string from = 1;
+   */
+  from: string;
+
+  /**
+   * @generated from field: string to = 2;
+   */
+  to: string;
+
+  /**
+   * Replace an entry at `to`; otherwise one there is already_exists.
+   *
+   * @generated from field: bool overwrite = 3;
+   */
+  overwrite: boolean;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.MoveFile.
+ * Use `create(FileRequest_MoveFileSchema)` to create a new message.
+ */
+export declare const FileRequest_MoveFileSchema: GenMessage<FileRequest_MoveFile>;
+
+/**
+ * Deletes a file or symlink, or a directory: an empty one, or any with `recursive`.
+ *
+ * @generated from message outpost.agent.v1.FileRequest.DeleteFile
+ */
+export declare type FileRequest_DeleteFile = Message<"outpost.agent.v1.FileRequest.DeleteFile"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: bool recursive = 2;
+   */
+  recursive: boolean;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.DeleteFile.
+ * Use `create(FileRequest_DeleteFileSchema)` to create a new message.
+ */
+export declare const FileRequest_DeleteFileSchema: GenMessage<FileRequest_DeleteFile>;
+
+/**
+ * The answer to a FileRequest: what the operation gave, or why it was refused.
+ *
+ * @generated from message outpost.agent.v1.FileResult
+ */
+export declare type FileResult = Message<"outpost.agent.v1.FileResult"> & {
+  /**
+   * The FileRequest's request_id.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * @generated from oneof outpost.agent.v1.FileResult.result
+   */
+  result: {
+    /**
+     * @generated from field: outpost.agent.v1.FileFailure failure = 2;
+     */
+    value: FileFailure;
+    case: "failure";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileResult.Listing listing = 3;
+     */
+    value: FileResult_Listing;
+    case: "listing";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileResult.Content content = 4;
+     */
+    value: FileResult_Content;
+    case: "content";
+  } | {
+    /**
+     * A write's result: the file as written.
+     *
+     * @generated from field: outpost.agent.v1.FileResult.Written written = 5;
+     */
+    value: FileResult_Written;
+    case: "written";
+  } | {
+    /**
+     * A directory made, an entry moved or deleted.
+     *
+     * @generated from field: outpost.agent.v1.FileResult.Done done = 6;
+     */
+    value: FileResult_Done;
+    case: "done";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileResult.
+ * Use `create(FileResultSchema)` to create a new message.
+ */
+export declare const FileResultSchema: GenMessage<FileResult>;
+
+/**
+ * @generated from message outpost.agent.v1.FileResult.Listing
+ */
+export declare type FileResult_Listing = Message<"outpost.agent.v1.FileResult.Listing"> & {
+  /**
+   * The directory, normalized.
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: repeated outpost.servers.v1.FileEntry entries = 2;
+   */
+  entries: FileEntry[];
+
+  /**
+   * Asks for the next page; empty on the last.
+   *
+   * @generated from field: string next_cursor = 3;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileResult.Listing.
+ * Use `create(FileResult_ListingSchema)` to create a new message.
+ */
+export declare const FileResult_ListingSchema: GenMessage<FileResult_Listing>;
+
+/**
+ * @generated from message outpost.agent.v1.FileResult.Content
+ */
+export declare type FileResult_Content = Message<"outpost.agent.v1.FileResult.Content"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: bytes content = 2;
+   */
+  content: Uint8Array;
+
+  /**
+   * Its sha256, hex.
+   *
+   * @generated from field: string sha256 = 3;
+   */
+  sha256: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp modified_at = 4;
+   */
+  modifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileResult.Content.
+ * Use `create(FileResult_ContentSchema)` to create a new message.
+ */
+export declare const FileResult_ContentSchema: GenMessage<FileResult_Content>;
+
+/**
+ * @generated from message outpost.agent.v1.FileResult.Written
+ */
+export declare type FileResult_Written = Message<"outpost.agent.v1.FileResult.Written"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: uint64 size = 2;
+   */
+  size: bigint;
+
+  /**
+   * @generated from field: string sha256 = 3;
+   */
+  sha256: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp modified_at = 4;
+   */
+  modifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileResult.Written.
+ * Use `create(FileResult_WrittenSchema)` to create a new message.
+ */
+export declare const FileResult_WrittenSchema: GenMessage<FileResult_Written>;
+
+/**
+ * @generated from message outpost.agent.v1.FileResult.Done
+ */
+export declare type FileResult_Done = Message<"outpost.agent.v1.FileResult.Done"> & {
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileResult.Done.
+ * Use `create(FileResult_DoneSchema)` to create a new message.
+ */
+export declare const FileResult_DoneSchema: GenMessage<FileResult_Done>;
+
+/**
+ * Why the agent refused a file operation: its reason, one of invalid_path, outside_root,
+ * not_found, denied, not_a_regular_file, not_a_directory, already_exists, directory_not_empty,
+ * read_only, files_off, too_large, invalid_cursor, edit_conflict, failed (anything else, e.g. a
+ * full disk); and what to tell the caller.
+ *
+ * @generated from message outpost.agent.v1.FileFailure
+ */
+export declare type FileFailure = Message<"outpost.agent.v1.FileFailure"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileFailure.
+ * Use `create(FileFailureSchema)` to create a new message.
+ */
+export declare const FileFailureSchema: GenMessage<FileFailure>;
+
+/**
  * The game-server agent's line to core. The agent dials out with its server's agent key (the
  * x-outpost-agent-key header, nothing else) and keeps one stream open while it runs: the server is
  * online exactly while that stream is, and core learns of a disconnect within seconds. Never part
@@ -576,6 +1002,11 @@ export declare const AgentService: GenService<{
    * sends it ConsoleCommands (from servers/executeConsoleCommand), each answered with one
    * ConsoleResult, and the agent may stream the console's output as ConsoleOutput for the
    * dashboard's live console.
+   *
+   * An agent that serves the server's files says how far in Hello (`files`, as its operator set
+   * it); core then sends it FileRequests (from the servers/…File procedures), each answered with
+   * one FileResult. The agent checks every path itself (the server's directory is its root; it
+   * follows nothing out of it), whatever core allowed.
    *
    * @generated from rpc outpost.agent.v1.AgentService.Connect
    */

@@ -266,6 +266,16 @@ export declare type GrantConstraints = Message<"outpost.organizations.v1.GrantCo
    * @generated from field: optional int32 duration_seconds = 3;
    */
   durationSeconds?: number | undefined;
+
+  /**
+   * Where the file actions reach: paths under the server's directory, each a file or folder
+   * ("plugins/Essentials" covers it and everything in it) or a glob ("plugins/*.jar",
+   * "config/**\/*.yml"); empty: the whole directory. Applies to SERVER_ACTION_FILES_READ and
+   * _WRITE only. An approval may only keep or narrow them (each of its paths within one asked for).
+   *
+   * @generated from field: repeated string file_paths = 4;
+   */
+  filePaths: string[];
 };
 
 /**
@@ -610,6 +620,22 @@ export enum ServerAction {
    * @generated from enum value: SERVER_ACTION_SIGN_IN_VERIFICATION = 5;
    */
   SIGN_IN_VERIFICATION = 5,
+
+  /**
+   * List and read the server's files (servers/listFiles, readFile), within the grant's
+   * constraints.file_paths.
+   *
+   * @generated from enum value: SERVER_ACTION_FILES_READ = 6;
+   */
+  FILES_READ = 6,
+
+  /**
+   * Change them (writeFile, createDirectory, moveFile, deleteFile), within the same paths; implies
+   * SERVER_ACTION_FILES_READ.
+   *
+   * @generated from enum value: SERVER_ACTION_FILES_WRITE = 7;
+   */
+  FILES_WRITE = 7,
 }
 
 /**

@@ -119,6 +119,14 @@ export declare type Server = Message<"outpost.servers.v1.Server"> & {
    * @generated from field: string frozen_reason = 15;
    */
   frozenReason: string;
+
+  /**
+   * What the agent lets Outpost do with the server's files, as its operator set it (`outpost-agent
+   * wrap --files`); FILES_MODE_OFF when no agent ever connected or it serves no files.
+   *
+   * @generated from field: outpost.servers.v1.FilesMode files = 16;
+   */
+  files: FilesMode;
 };
 
 /**
@@ -126,6 +134,41 @@ export declare type Server = Message<"outpost.servers.v1.Server"> & {
  * Use `create(ServerSchema)` to create a new message.
  */
 export declare const ServerSchema: GenMessage<Server>;
+
+/**
+ * One entry of a directory listing.
+ *
+ * @generated from message outpost.servers.v1.FileEntry
+ */
+export declare type FileEntry = Message<"outpost.servers.v1.FileEntry"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: outpost.servers.v1.FileType type = 2;
+   */
+  type: FileType;
+
+  /**
+   * In bytes (a symlink's is the length of its target's path).
+   *
+   * @generated from field: uint64 size = 3;
+   */
+  size: bigint;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp modified_at = 4;
+   */
+  modifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.FileEntry.
+ * Use `create(FileEntrySchema)` to create a new message.
+ */
+export declare const FileEntrySchema: GenMessage<FileEntry>;
 
 /**
  * A player online on a game server, as its agent reports them.
@@ -232,4 +275,78 @@ export enum PlayerAuth {
  * Describes the enum outpost.servers.v1.PlayerAuth.
  */
 export declare const PlayerAuthSchema: GenEnum<PlayerAuth>;
+
+/**
+ * What a server's agent lets Outpost do in the server's directory: the machine's operator decides
+ * (`outpost-agent wrap --files on|read-only|off`), and no grant can reach past it.
+ *
+ * @generated from enum outpost.servers.v1.FilesMode
+ */
+export enum FilesMode {
+  /**
+   * @generated from enum value: FILES_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * No files: the files procedures answer failed_precondition (reason files_off).
+   *
+   * @generated from enum value: FILES_MODE_OFF = 1;
+   */
+  OFF = 1,
+
+  /**
+   * Listing and reading only: writes answer permission_denied (reason read_only).
+   *
+   * @generated from enum value: FILES_MODE_READ_ONLY = 2;
+   */
+  READ_ONLY = 2,
+
+  /**
+   * Listing, reading and writing.
+   *
+   * @generated from enum value: FILES_MODE_ON = 3;
+   */
+  ON = 3,
+}
+
+/**
+ * Describes the enum outpost.servers.v1.FilesMode.
+ */
+export declare const FilesModeSchema: GenEnum<FilesMode>;
+
+/**
+ * What an entry of a server's directory is. Devices, FIFOs and sockets are never listed.
+ *
+ * @generated from enum outpost.servers.v1.FileType
+ */
+export enum FileType {
+  /**
+   * @generated from enum value: FILE_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: FILE_TYPE_FILE = 1;
+   */
+  FILE = 1,
+
+  /**
+   * @generated from enum value: FILE_TYPE_DIRECTORY = 2;
+   */
+  DIRECTORY = 2,
+
+  /**
+   * A symbolic link, listed as itself (the agent follows one only while it stays inside the
+   * server's directory).
+   *
+   * @generated from enum value: FILE_TYPE_SYMLINK = 3;
+   */
+  SYMLINK = 3,
+}
+
+/**
+ * Describes the enum outpost.servers.v1.FileType.
+ */
+export declare const FileTypeSchema: GenEnum<FileType>;
 

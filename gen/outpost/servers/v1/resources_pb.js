@@ -9,7 +9,7 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file outpost/servers/v1/resources.proto.
  */
 export const file_outpost_servers_v1_resources = /*@__PURE__*/
-  fileDesc("CiJvdXRwb3N0L3NlcnZlcnMvdjEvcmVzb3VyY2VzLnByb3RvEhJvdXRwb3N0LnNlcnZlcnMudjEirAMKBlNlcnZlchIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRImCgRnYW1lGAQgASgOMhgub3V0cG9zdC5zZXJ2ZXJzLnYxLkdhbWUSDgoGb25saW5lGAUgASgIEjAKDGxhc3Rfc2Vlbl9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoQYWdlbnRfa2V5X3ByZWZpeBgHIAEoCRIUCgxwbGF5ZXJfY291bnQYCCABKAUSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoLcGxheWVyX2F1dGgYCiABKA4yHi5vdXRwb3N0LnNlcnZlcnMudjEuUGxheWVyQXV0aBIVCg1hZ2VudF92ZXJzaW9uGAsgASgJEhcKD3NpZ25faW5fYWxsb3dlZBgMIAEoCBIZChFjb25zb2xlX2F2YWlsYWJsZRgNIAEoCBIOCgZmcm96ZW4YDiABKAgSFQoNZnJvemVuX3JlYXNvbhgPIAEoCSJVCgxPbmxpbmVQbGF5ZXISDAoEdXVpZBgBIAEoCRIMCgRuYW1lGAIgASgJEikKBXNpbmNlGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCpBCgRHYW1lEhQKEEdBTUVfVU5TUEVDSUZJRUQQABISCg5HQU1FX01JTkVDUkFGVBABEg8KC0dBTUVfSFlUQUxFEAIqiwEKClBsYXllckF1dGgSGwoXUExBWUVSX0FVVEhfVU5TUEVDSUZJRUQQABIWChJQTEFZRVJfQVVUSF9PTkxJTkUQARIXChNQTEFZRVJfQVVUSF9PRkZMSU5FEAISGAoUUExBWUVSX0FVVEhfSU5TRUNVUkUQAxIVChFQTEFZRVJfQVVUSF9QUk9YWRAEYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CiJvdXRwb3N0L3NlcnZlcnMvdjEvcmVzb3VyY2VzLnByb3RvEhJvdXRwb3N0LnNlcnZlcnMudjEi2gMKBlNlcnZlchIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRImCgRnYW1lGAQgASgOMhgub3V0cG9zdC5zZXJ2ZXJzLnYxLkdhbWUSDgoGb25saW5lGAUgASgIEjAKDGxhc3Rfc2Vlbl9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoQYWdlbnRfa2V5X3ByZWZpeBgHIAEoCRIUCgxwbGF5ZXJfY291bnQYCCABKAUSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoLcGxheWVyX2F1dGgYCiABKA4yHi5vdXRwb3N0LnNlcnZlcnMudjEuUGxheWVyQXV0aBIVCg1hZ2VudF92ZXJzaW9uGAsgASgJEhcKD3NpZ25faW5fYWxsb3dlZBgMIAEoCBIZChFjb25zb2xlX2F2YWlsYWJsZRgNIAEoCBIOCgZmcm96ZW4YDiABKAgSFQoNZnJvemVuX3JlYXNvbhgPIAEoCRIsCgVmaWxlcxgQIAEoDjIdLm91dHBvc3Quc2VydmVycy52MS5GaWxlc01vZGUihAEKCUZpbGVFbnRyeRIMCgRuYW1lGAEgASgJEioKBHR5cGUYAiABKA4yHC5vdXRwb3N0LnNlcnZlcnMudjEuRmlsZVR5cGUSDAoEc2l6ZRgDIAEoBBIvCgttb2RpZmllZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVQoMT25saW5lUGxheWVyEgwKBHV1aWQYASABKAkSDAoEbmFtZRgCIAEoCRIpCgVzaW5jZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqQQoER2FtZRIUChBHQU1FX1VOU1BFQ0lGSUVEEAASEgoOR0FNRV9NSU5FQ1JBRlQQARIPCgtHQU1FX0hZVEFMRRACKosBCgpQbGF5ZXJBdXRoEhsKF1BMQVlFUl9BVVRIX1VOU1BFQ0lGSUVEEAASFgoSUExBWUVSX0FVVEhfT05MSU5FEAESFwoTUExBWUVSX0FVVEhfT0ZGTElORRACEhgKFFBMQVlFUl9BVVRIX0lOU0VDVVJFEAMSFQoRUExBWUVSX0FVVEhfUFJPWFkQBCpoCglGaWxlc01vZGUSGgoWRklMRVNfTU9ERV9VTlNQRUNJRklFRBAAEhIKDkZJTEVTX01PREVfT0ZGEAESGAoURklMRVNfTU9ERV9SRUFEX09OTFkQAhIRCg1GSUxFU19NT0RFX09OEAMqaQoIRmlsZVR5cGUSGQoVRklMRV9UWVBFX1VOU1BFQ0lGSUVEEAASEgoORklMRV9UWVBFX0ZJTEUQARIXChNGSUxFX1RZUEVfRElSRUNUT1JZEAISFQoRRklMRV9UWVBFX1NZTUxJTksQA2IGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * Describes the message outpost.servers.v1.Server.
@@ -19,11 +19,18 @@ export const ServerSchema = /*@__PURE__*/
   messageDesc(file_outpost_servers_v1_resources, 0);
 
 /**
+ * Describes the message outpost.servers.v1.FileEntry.
+ * Use `create(FileEntrySchema)` to create a new message.
+ */
+export const FileEntrySchema = /*@__PURE__*/
+  messageDesc(file_outpost_servers_v1_resources, 1);
+
+/**
  * Describes the message outpost.servers.v1.OnlinePlayer.
  * Use `create(OnlinePlayerSchema)` to create a new message.
  */
 export const OnlinePlayerSchema = /*@__PURE__*/
-  messageDesc(file_outpost_servers_v1_resources, 1);
+  messageDesc(file_outpost_servers_v1_resources, 2);
 
 /**
  * Describes the enum outpost.servers.v1.Game.
@@ -52,4 +59,33 @@ export const PlayerAuthSchema = /*@__PURE__*/
  */
 export const PlayerAuth = /*@__PURE__*/
   tsEnum(PlayerAuthSchema);
+
+/**
+ * Describes the enum outpost.servers.v1.FilesMode.
+ */
+export const FilesModeSchema = /*@__PURE__*/
+  enumDesc(file_outpost_servers_v1_resources, 2);
+
+/**
+ * What a server's agent lets Outpost do in the server's directory: the machine's operator decides
+ * (`outpost-agent wrap --files on|read-only|off`), and no grant can reach past it.
+ *
+ * @generated from enum outpost.servers.v1.FilesMode
+ */
+export const FilesMode = /*@__PURE__*/
+  tsEnum(FilesModeSchema);
+
+/**
+ * Describes the enum outpost.servers.v1.FileType.
+ */
+export const FileTypeSchema = /*@__PURE__*/
+  enumDesc(file_outpost_servers_v1_resources, 3);
+
+/**
+ * What an entry of a server's directory is. Devices, FIFOs and sockets are never listed.
+ *
+ * @generated from enum outpost.servers.v1.FileType
+ */
+export const FileType = /*@__PURE__*/
+  tsEnum(FileTypeSchema);
 

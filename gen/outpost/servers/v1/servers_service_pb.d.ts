@@ -4,7 +4,9 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { Game, OnlinePlayer, Server } from "./resources_pb.js";
+import type { FileEntry, Game, OnlinePlayer, Server } from "./resources_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { AccessRequest, ServerAction } from "../../organizations/v1/resources_pb.js";
 
 /**
  * Describes the file outpost/servers/v1/servers_service.proto.
@@ -485,6 +487,515 @@ export declare type WatchConsoleResponse = Message<"outpost.servers.v1.WatchCons
 export declare const WatchConsoleResponseSchema: GenMessage<WatchConsoleResponse>;
 
 /**
+ * @generated from message outpost.servers.v1.ListFilesRequest
+ */
+export declare type ListFilesRequest = Message<"outpost.servers.v1.ListFilesRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * The directory; "" for the server's directory.
+   *
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * A previous page's next_cursor.
+   *
+   * @generated from field: optional string cursor = 3;
+   */
+  cursor?: string | undefined;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ListFilesRequest.
+ * Use `create(ListFilesRequestSchema)` to create a new message.
+ */
+export declare const ListFilesRequestSchema: GenMessage<ListFilesRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.ListFilesResponse
+ */
+export declare type ListFilesResponse = Message<"outpost.servers.v1.ListFilesResponse"> & {
+  /**
+   * The directory, normalized ("" for the server's directory).
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: repeated outpost.servers.v1.FileEntry entries = 2;
+   */
+  entries: FileEntry[];
+
+  /**
+   * Asks for the next page; empty on the last.
+   *
+   * @generated from field: string next_cursor = 3;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ListFilesResponse.
+ * Use `create(ListFilesResponseSchema)` to create a new message.
+ */
+export declare const ListFilesResponseSchema: GenMessage<ListFilesResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.ReadFileRequest
+ */
+export declare type ReadFileRequest = Message<"outpost.servers.v1.ReadFileRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ReadFileRequest.
+ * Use `create(ReadFileRequestSchema)` to create a new message.
+ */
+export declare const ReadFileRequestSchema: GenMessage<ReadFileRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.ReadFileResponse
+ */
+export declare type ReadFileResponse = Message<"outpost.servers.v1.ReadFileResponse"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * The content: as it is for UTF-8 text, else base64 (see encoding).
+   *
+   * @generated from field: string content = 2;
+   */
+  content: string;
+
+  /**
+   * "utf8" or "base64".
+   *
+   * @generated from field: string encoding = 3;
+   */
+  encoding: string;
+
+  /**
+   * @generated from field: uint64 size = 4;
+   */
+  size: bigint;
+
+  /**
+   * The content's sha256, hex: give it to writeFile as expected_sha256.
+   *
+   * @generated from field: string sha256 = 5;
+   */
+  sha256: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp modified_at = 6;
+   */
+  modifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ReadFileResponse.
+ * Use `create(ReadFileResponseSchema)` to create a new message.
+ */
+export declare const ReadFileResponseSchema: GenMessage<ReadFileResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.WriteFileRequest
+ */
+export declare type WriteFileRequest = Message<"outpost.servers.v1.WriteFileRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * The new content: text, or base64 with encoding "base64"; at most 5 MiB once decoded.
+   *
+   * @generated from field: string content = 3;
+   */
+  content: string;
+
+  /**
+   * "utf8" (the default) or "base64".
+   *
+   * @generated from field: optional string encoding = 4;
+   */
+  encoding?: string | undefined;
+
+  /**
+   * The sha256 (hex) of the version the caller read (readFile's sha256): when the file has changed
+   * since, or is gone, nothing is written (edit_conflict, 409).
+   *
+   * @generated from field: optional string expected_sha256 = 5;
+   */
+  expectedSha256?: string | undefined;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.WriteFileRequest.
+ * Use `create(WriteFileRequestSchema)` to create a new message.
+ */
+export declare const WriteFileRequestSchema: GenMessage<WriteFileRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.WriteFileResponse
+ */
+export declare type WriteFileResponse = Message<"outpost.servers.v1.WriteFileResponse"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: uint64 size = 2;
+   */
+  size: bigint;
+
+  /**
+   * @generated from field: string sha256 = 3;
+   */
+  sha256: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp modified_at = 4;
+   */
+  modifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.WriteFileResponse.
+ * Use `create(WriteFileResponseSchema)` to create a new message.
+ */
+export declare const WriteFileResponseSchema: GenMessage<WriteFileResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.CreateDirectoryRequest
+ */
+export declare type CreateDirectoryRequest = Message<"outpost.servers.v1.CreateDirectoryRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.CreateDirectoryRequest.
+ * Use `create(CreateDirectoryRequestSchema)` to create a new message.
+ */
+export declare const CreateDirectoryRequestSchema: GenMessage<CreateDirectoryRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.CreateDirectoryResponse
+ */
+export declare type CreateDirectoryResponse = Message<"outpost.servers.v1.CreateDirectoryResponse"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.CreateDirectoryResponse.
+ * Use `create(CreateDirectoryResponseSchema)` to create a new message.
+ */
+export declare const CreateDirectoryResponseSchema: GenMessage<CreateDirectoryResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.MoveFileRequest
+ */
+export declare type MoveFileRequest = Message<"outpost.servers.v1.MoveFileRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: string from = 2;
+   */
+  from: string;
+
+  /**
+   * @generated from field: string to = 3;
+   */
+  to: string;
+
+  /**
+   * Replace an entry at `to` (otherwise it is already_exists, 409).
+   *
+   * @generated from field: optional bool overwrite = 4;
+   */
+  overwrite?: boolean | undefined;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.MoveFileRequest.
+ * Use `create(MoveFileRequestSchema)` to create a new message.
+ */
+export declare const MoveFileRequestSchema: GenMessage<MoveFileRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.MoveFileResponse
+ */
+export declare type MoveFileResponse = Message<"outpost.servers.v1.MoveFileResponse"> & {
+  /**
+   * @generated from field: string from = 1;
+   */
+  from: string;
+
+  /**
+   * @generated from field: string to = 2;
+   */
+  to: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.MoveFileResponse.
+ * Use `create(MoveFileResponseSchema)` to create a new message.
+ */
+export declare const MoveFileResponseSchema: GenMessage<MoveFileResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.DeleteFileRequest
+ */
+export declare type DeleteFileRequest = Message<"outpost.servers.v1.DeleteFileRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * Delete a directory with everything in it (otherwise only an empty one: directory_not_empty, 409).
+   *
+   * @generated from field: optional bool recursive = 3;
+   */
+  recursive?: boolean | undefined;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.DeleteFileRequest.
+ * Use `create(DeleteFileRequestSchema)` to create a new message.
+ */
+export declare const DeleteFileRequestSchema: GenMessage<DeleteFileRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.DeleteFileResponse
+ */
+export declare type DeleteFileResponse = Message<"outpost.servers.v1.DeleteFileResponse"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.DeleteFileResponse.
+ * Use `create(DeleteFileResponseSchema)` to create a new message.
+ */
+export declare const DeleteFileResponseSchema: GenMessage<DeleteFileResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.CreateFileAccessRequestRequest
+ */
+export declare type CreateFileAccessRequestRequest = Message<"outpost.servers.v1.CreateFileAccessRequestRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * SERVER_ACTION_FILES_READ and/or SERVER_ACTION_FILES_WRITE.
+   *
+   * @generated from field: repeated outpost.organizations.v1.ServerAction actions = 2;
+   */
+  actions: ServerAction[];
+
+  /**
+   * The path asked for: a file, a folder, or a glob such as "plugins/Essentials/**".
+   *
+   * @generated from field: string primary_path = 3;
+   */
+  primaryPath: string;
+
+  /**
+   * A second path, when the work needs two (e.g. a plugin's jar and its folder).
+   *
+   * @generated from field: optional string secondary_path = 4;
+   */
+  secondaryPath?: string | undefined;
+
+  /**
+   * Why (up to 500 characters).
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.CreateFileAccessRequestRequest.
+ * Use `create(CreateFileAccessRequestRequestSchema)` to create a new message.
+ */
+export declare const CreateFileAccessRequestRequestSchema: GenMessage<CreateFileAccessRequestRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.CreateFileAccessRequestResponse
+ */
+export declare type CreateFileAccessRequestResponse = Message<"outpost.servers.v1.CreateFileAccessRequestResponse"> & {
+  /**
+   * @generated from field: outpost.organizations.v1.AccessRequest access_request = 1;
+   */
+  accessRequest?: AccessRequest | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.CreateFileAccessRequestResponse.
+ * Use `create(CreateFileAccessRequestResponseSchema)` to create a new message.
+ */
+export declare const CreateFileAccessRequestResponseSchema: GenMessage<CreateFileAccessRequestResponse>;
+
+/**
  * Game servers of an organization. Owners and admins see and manage all of them; a member sees
  * the servers granted to them.
  *
@@ -588,6 +1099,88 @@ export declare const ServersService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchConsoleRequestSchema;
     output: typeof WatchConsoleResponseSchema;
+  },
+  /**
+   * The files procedures work in the server's directory through its agent, as far as the agent's
+   * operator allows (Server.files) and the caller's access reaches: owners and admins everywhere,
+   * a member with a grant's SERVER_ACTION_FILES_READ / SERVER_ACTION_FILES_WRITE under its
+   * constraints.file_paths. Paths are relative to the server's directory, "/"-separated ("" or
+   * "." for the directory itself). Refusals carry a reason: invalid_path / outside_root (400),
+   * denied / read_only (403), not_found (404), files_off / not_a_directory / not_a_regular_file /
+   * already_exists / directory_not_empty / edit_conflict (409), too_large (413), and those of the
+   * console (agent_offline 409, agent_timeout 504, server_frozen 409). Every change is an activity
+   * event with the path, size and hashes, never the content.
+   *
+   * A directory's entries (directories first, then by name), 1,000 a page.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.ListFiles
+   */
+  listFiles: {
+    methodKind: "unary";
+    input: typeof ListFilesRequestSchema;
+    output: typeof ListFilesResponseSchema;
+  },
+  /**
+   * A file's content, up to 5 MiB: UTF-8 text as it is, anything else in base64.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.ReadFile
+   */
+  readFile: {
+    methodKind: "unary";
+    input: typeof ReadFileRequestSchema;
+    output: typeof ReadFileResponseSchema;
+  },
+  /**
+   * Writes a file whole, atomically (a crash mid-write leaves the old one); with expected_sha256,
+   * never over a version the caller did not read (edit_conflict, 409).
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.WriteFile
+   */
+  writeFile: {
+    methodKind: "unary";
+    input: typeof WriteFileRequestSchema;
+    output: typeof WriteFileResponseSchema;
+  },
+  /**
+   * Makes one directory; its parent must exist.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.CreateDirectory
+   */
+  createDirectory: {
+    methodKind: "unary";
+    input: typeof CreateDirectoryRequestSchema;
+    output: typeof CreateDirectoryResponseSchema;
+  },
+  /**
+   * Moves or renames a file or directory; the caller needs write access at both paths.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.MoveFile
+   */
+  moveFile: {
+    methodKind: "unary";
+    input: typeof MoveFileRequestSchema;
+    output: typeof MoveFileResponseSchema;
+  },
+  /**
+   * Deletes a file, or a directory: an empty one, or any with `recursive`.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.DeleteFile
+   */
+  deleteFile: {
+    methodKind: "unary";
+    input: typeof DeleteFileRequestSchema;
+    output: typeof DeleteFileResponseSchema;
+  },
+  /**
+   * Asks the owners and admins for access to files: an access request (organizations/
+   * listAccessRequests) for the file actions at one or two paths, approved or denied as any other.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.CreateFileAccessRequest
+   */
+  createFileAccessRequest: {
+    methodKind: "unary";
+    input: typeof CreateFileAccessRequestRequestSchema;
+    output: typeof CreateFileAccessRequestResponseSchema;
   },
 }>;
 
