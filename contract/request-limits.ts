@@ -5,6 +5,7 @@
  */
 import { AgentService } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { KnowledgeService } from "../gen/outpost/knowledge/v1/knowledge_service_pb.js";
+import { ServersService } from "../gen/outpost/servers/v1/servers_service_pb.js";
 
 /**
  * Any message but the agent's. The largest the contract allows is a Game OAuth or Account OAuth
@@ -17,11 +18,17 @@ export const messageMaxBytes = 64 * 1024;
 export const maxPlayersPerMessage = 5000;
 
 /**
- * One message on the agent's stream. The largest is Players with 5,000 players, each a UUID (36
- * characters) and a name of at most 32 characters, 4 UTF-8 bytes each at worst: 172 bytes a player
- * in binary (860 KB), 186 in JSON (`{"uuid":"…","name":"…"},`, 930 KB).
+ * One message on the agent's stream. The largest is a FileResult with a file's content, up to
+ * 5 MiB: 5 MiB in binary, 6.7 MiB in JSON (base64), plus its path and hash. (Next, Players with
+ * 5,000 players, each a UUID and a name of at most 32 characters: under 1 MB either way.)
  */
-export const agentMessageMaxBytes = 1024 * 1024;
+export const agentMessageMaxBytes = 8 * 1024 * 1024;
+
+/**
+ * servers/writeFile: up to 5 MiB of content, as text or base64 (6.7 MiB), which JSON may escape
+ * further (a quote or backslash takes two bytes; most control characters six).
+ */
+export const fileWriteMessageMaxBytes = 16 * 1024 * 1024;
 
 /**
  * One message of the knowledge service: a note's content is up to 100,000 characters, 4 UTF-8
@@ -32,9 +39,10 @@ export const noteMessageMaxBytes = 512 * 1024;
 /** Every Connect and gRPC message on a stream, and a gRPC unary one, has a 5-byte envelope. */
 export const envelopeBytes = 5;
 
-/** The largest message a service of the contract takes, by its full name. */
-export function rpcMessageMaxBytes(serviceTypeName: string): number {
+/** The largest message a procedure of the contract takes, by its service's full name and its method's name. */
+export function rpcMessageMaxBytes(serviceTypeName: string, methodName = ""): number {
   if (serviceTypeName === AgentService.typeName) return agentMessageMaxBytes;
+  if (serviceTypeName === ServersService.typeName && methodName === ServersService.method.writeFile.name) return fileWriteMessageMaxBytes;
   return serviceTypeName === KnowledgeService.typeName ? noteMessageMaxBytes : messageMaxBytes;
 }
 
@@ -43,6 +51,6 @@ export function rpcMessageMaxBytes(serviceTypeName: string): number {
  * envelope (a stream without a declared length is bounded per message as it is read).
  */
 export function rpcBodyMaxBytes(procedurePath: string): number {
-  const service = procedurePath.split("/").at(-2) ?? "";
-  return rpcMessageMaxBytes(service) + envelopeBytes;
+  const [service = "", method = ""] = procedurePath.split("/").slice(-2);
+  return rpcMessageMaxBytes(service, method) + envelopeBytes;
 }

@@ -11,6 +11,7 @@ import {
   type Organization as OrganizationMessage,
 } from "../gen/outpost/organizations/v1/resources_pb.js";
 import {
+  FilesMode,
   Game,
   OnlinePlayerSchema,
   PlayerAuth,
@@ -120,6 +121,14 @@ export const playerAuthModes: Readonly<Record<string, PlayerAuth>> = {
   proxy: PlayerAuth.PROXY,
 };
 
+/** What an agent lets Outpost do with its server's files, as stored (servers.agent_files) and in the contract. */
+const filesModes: Record<string, FilesMode> = { off: FilesMode.OFF, "read-only": FilesMode.READ_ONLY, on: FilesMode.ON };
+
+/** The stored name of Hello's files mode; unspecified (an agent older than files) is off. */
+export function filesModeName(mode: FilesMode): string {
+  return Object.keys(filesModes).find((name) => filesModes[name] === mode) ?? "off";
+}
+
 /**
  * The server as readers see it at `now`: an agent silent for too long means offline; whether it
  * can sign players in as the deployment's trust settings decide.
@@ -141,6 +150,7 @@ export function serverToProto(server: Server, now: Date, settings: TrustSettings
     agentVersion: server.agentVersion ?? "",
     signInAllowed: signInAllowed(server.playerAuth, settings),
     consoleAvailable: online && server.agentConsole,
+    files: online ? filesModes[server.agentFiles] ?? FilesMode.OFF : FilesMode.OFF,
     frozen: freeze !== undefined,
     frozenReason: freeze ? frozenReason(freeze) : "",
   });

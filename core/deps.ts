@@ -1,3 +1,4 @@
+import type { FileRouter } from "./agents/file-router.ts";
 import type { Notifier } from "./notifications/notify.ts";
 import type { Logger } from "pino";
 import type { Orm } from "./db/orm.ts";
@@ -109,6 +110,8 @@ export interface CoreDeps {
   agents: AgentConnections;
   /** Console commands to the stream that holds the server, here or on another instance. */
   consoles: ConsoleRouter;
+  /** File operations to the stream that holds the server, here or on another instance. */
+  files: FileRouter;
   /** Decides the code of an in-game `/outpost login` (the Game OAuth issuer's side). */
   loginVerifier: LoginVerifier;
   /** Hosted sign-in sessions' changes, across instances (LISTEN/NOTIFY) or in this process. */

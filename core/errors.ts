@@ -53,6 +53,28 @@ export const domainErrors = {
   no_console: Code.FailedPrecondition,
   /** The server's agent did not answer in time. */
   agent_timeout: Code.DeadlineExceeded,
+  /** A path in a server's directory that no file system should read (a control character, a backslash, an empty segment). */
+  invalid_path: Code.InvalidArgument,
+  /** A path that leads out of the server's directory (`..`, absolute, a symlink out): refused, never followed. */
+  outside_root: Code.InvalidArgument,
+  /** The agent's operator serves no files (`wrap --files off`, or an agent older than files). */
+  files_off: Code.FailedPrecondition,
+  /** The agent's operator allows reading only (`wrap --files read-only`). */
+  read_only: Code.PermissionDenied,
+  /** The path is on the agent operator's deny list (`wrap --files-deny`): writes are refused; reads see nothing there. */
+  denied: Code.PermissionDenied,
+  /** The operation needs a file, and the path is a directory, a device or the like. */
+  not_a_regular_file: Code.FailedPrecondition,
+  /** The operation needs a directory, and the path is a file. */
+  not_a_directory: Code.FailedPrecondition,
+  /** Something is already at the path (create a directory, move without overwrite). */
+  already_exists: Code.AlreadyExists,
+  /** Deleting a directory that is not empty, without `recursive`. */
+  directory_not_empty: Code.FailedPrecondition,
+  /** The file changed since the caller read it (writeFile's expected_sha256): nothing was written. */
+  edit_conflict: Code.Aborted,
+  /** The file is larger than readFile answers (5 MiB); the edge answers 413. Download it instead. */
+  too_large: Code.FailedPrecondition,
   rate_limited: Code.ResourceExhausted,
   /** Too much work of one kind is under way (password hashing); retry shortly. */
   server_busy: Code.ResourceExhausted,

@@ -5,6 +5,7 @@
  * arrive (edge/body.ts, Connect's readMaxBytes) for bodies sent without a declared length.
  */
 import type { Context, Middleware } from "koa";
+import { fileWriteMessageMaxBytes } from "../contract/request-limits.ts";
 
 /** The largest body any edge reader takes: the HTTP API's JSON and the dashboard's forms. */
 export const maxBodyBytes = 64 * 1024;
@@ -17,8 +18,12 @@ export const noteBodyMaxBytes = 1280 * 1024;
 
 const notePaths = /^(\/api\/http\/knowledge\/|\/app\/o\/[^/]+\/knowledge(\/|$))/;
 
+/** servers/writeFile's JSON: a file of up to 5 MiB, as the contract allows it (contract/request-limits.ts). */
+const fileWritePath = "/api/http/servers/writeFile";
+
 /** The largest body the edge's own readers take at `path` (forms and the HTTP API's JSON). */
 export function edgeBodyMaxBytes(path: string): number {
+  if (path === fileWritePath) return fileWriteMessageMaxBytes;
   return notePaths.test(path) ? noteBodyMaxBytes : maxBodyBytes;
 }
 

@@ -58,6 +58,9 @@ export interface ErrorBody {
   requestId?: string;
 }
 
+/** Domain reasons whose HTTP status says more than their Connect code's: a file too large to answer inline is a 413. */
+const reasonStatuses: Partial<Record<string, number>> = { too_large: 413 };
+
 /**
  * The JSON body for an error. A 5xx says only that the request failed, with the request id to
  * find the rest in the log; unless it is a domain error (it has a reason, and its message is
@@ -66,8 +69,8 @@ export interface ErrorBody {
 export function errorBody(error: unknown, requestId: string): ErrorBody {
   if (error instanceof HttpError) return { code: error.code, status: error.status, message: error.message };
   const connectError = ConnectError.from(error);
-  const status = httpStatus(connectError.code);
   const [info] = connectError.findDetails(ErrorInfoSchema);
+  const status = (info?.reason && reasonStatuses[info.reason]) || httpStatus(connectError.code);
   if (status >= 500 && !info?.reason) {
     return { code: codeName(connectError.code), status, message: "the request failed; quote the request id when reporting it", requestId };
   }

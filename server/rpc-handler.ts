@@ -39,11 +39,15 @@ function limitedRouter(router: ConnectRouter): ConnectRouter {
       return router.handlers;
     },
     service(service, implementation, options) {
-      router.service(service, implementation, { readMaxBytes: rpcMessageMaxBytes(service.typeName), ...options });
+      // A procedure at a time: a few take larger messages than the rest of their service (writeFile).
+      for (const method of service.methods) {
+        const impl = (implementation as Record<string, unknown>)[method.localName];
+        router.rpc(method, impl as never, { readMaxBytes: rpcMessageMaxBytes(service.typeName, method.name), ...options });
+      }
       return limited;
     },
     rpc(method, implementation, options) {
-      router.rpc(method, implementation, { readMaxBytes: rpcMessageMaxBytes(method.parent.typeName), ...options });
+      router.rpc(method, implementation, { readMaxBytes: rpcMessageMaxBytes(method.parent.typeName, method.name), ...options });
       return limited;
     },
   };
@@ -58,7 +62,7 @@ export function createRpcHandler(routes: (router: ConnectRouter) => void, interc
       // A binary message that does not parse is the caller's invalid_argument (rpc-malformed.ts).
       const { handlers } = router;
       handlers.forEach((handler, i) => {
-        handlers[i] = malformedIsInvalid(handler, acceptCompression, rpcMessageMaxBytes(handler.service.typeName));
+        handlers[i] = malformedIsInvalid(handler, acceptCompression, rpcMessageMaxBytes(handler.service.typeName, handler.method.name));
       });
     },
     interceptors,

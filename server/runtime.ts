@@ -15,6 +15,7 @@ import { createSigningKeys, type SigningKeys } from "../core/keys/signing-keys.t
 import { createSignerPool, type SignerPool } from "../core/keys/signer-pool.ts";
 import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
+import { createFileRouter } from "../core/agents/file-router.ts";
 import { createConsoleRouter } from "../core/agents/console-router.ts";
 import { createWatchRegistry } from "../core/game-oauth/watches.ts";
 import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
@@ -97,7 +98,7 @@ function coreConfig(config: Config, database: Database): CoreDeps["config"] {
 
 type CoreParts = Pick<
   CoreDeps,
-  "orm" | "statements" | "clock" | "logger" | "rateLimits" | "passwords" | "signingKeys" | "agents" | "consoles" | "events" | "metrics" | "notifier"
+  "orm" | "statements" | "clock" | "logger" | "rateLimits" | "passwords" | "signingKeys" | "agents" | "consoles" | "files" | "events" | "metrics" | "notifier"
 >;
 
 /** Core's dependencies: the parts the runtime opened, and what is built from the KEK or per process. */
@@ -181,10 +182,11 @@ export async function openRuntime(config: Config, logger: Logger, mode: "serve" 
     const events = authorizationEvents(bus);
     const agents = createAgentConnections();
     const consoles = createConsoleRouter({ agents, bus, logger });
+    const files = createFileRouter({ agents, bus, logger, query: statements.on(orm.em.fork()) });
     const metrics = mode === "serve" ? await openMetrics(orm, agents, bus, rateLimits) : undefined;
     // Push needs core's deps, which need the notifier: it reads them when it first sends.
     const notifier = createNotifier({ bus, logger, push: pushThroughPwa(() => deps) });
-    const parts = { orm, statements, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, events, notifier, metrics: metrics ?? createNoMetrics() };
+    const parts = { orm, statements, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, files, events, notifier, metrics: metrics ?? createNoMetrics() };
     const deps = (opened.deps = coreDepsOf(config, database, parts, keyEncryptionKey));
     return {
       database,

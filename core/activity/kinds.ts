@@ -6,7 +6,7 @@
  * before the columns existed from a copy of this table; a new action needs only a line here.
  *
  * Kinds: `status` (a server's agent came or went), `access` (who may do what in an organization
- * or on the platform), `player_admin` (acting on a game server: console commands), `oauth`
+ * or on the platform), `player_admin` (acting on a game server: console commands, changes to its files), `oauth`
  * (both issuers' sign-ins, consents and clients), `security` (refusals, lockouts, code reuse,
  * keys and secrets), `account` (a user's own sign-ins, sessions and API keys), `configuration`
  * (organizations and servers made, renamed, deleted, their plan).
@@ -42,6 +42,10 @@ const table = {
   "server.agent_disconnected": ["status", "warning"],
   "server.agent_key_regenerated": ["security", "warning"],
   "server.console_command": ["player_admin", "info"],
+  "server.file_written": ["player_admin", "info"],
+  "server.directory_created": ["player_admin", "info"],
+  "server.file_moved": ["player_admin", "info"],
+  "server.file_deleted": ["player_admin", "warning"],
   "server.created": ["configuration", "info"],
   "server.renamed": ["configuration", "info"],
   "server.deleted": ["configuration", "warning"],

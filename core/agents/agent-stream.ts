@@ -15,6 +15,7 @@ import type { AgentConnection } from "./connections.ts";
 import type { JobFailureLog } from "../log-throttle.ts";
 import { markDisconnected, silenceLimitMs } from "./presence.ts";
 import { createConnectionConsole } from "./console.ts";
+import { createConnectionFiles } from "./file-router.ts";
 import { createMessageHandler, type AgentStreamDeps, type Outgoing, type StreamSession } from "./stream-messages.ts";
 
 export type { AgentStreamDeps } from "./stream-messages.ts";
@@ -46,6 +47,7 @@ function openConnection(serverId: string) {
     holding: false,
     players: [],
     console: createConnectionConsole((message) => send(message)),
+    files: createConnectionFiles((message) => send(message)),
     end(error) {
       if (state.ended) return;
       state.ended = true;
@@ -55,6 +57,7 @@ function openConnection(serverId: string) {
       outbox.close();
       // Commands waiting for this agent fail now, not at their timeout.
       connection.console.close();
+      connection.files.close();
     },
     // Replaced by runAgentStream, which knows the message under way.
     drain: (error) => connection.end(error),
@@ -80,6 +83,7 @@ function silenceWatch(connection: AgentConnection) {
 async function endSession(deps: AgentStreamDeps, session: StreamSession, handling: Promise<void>, disconnectFailed: JobFailureLog): Promise<void> {
   session.detach?.();
   session.connection.console.close();
+  session.connection.files.close();
   await handling.catch(() => {});
   if (session.playerAuth === undefined) return;
   const serverId = session.agent.server.id;

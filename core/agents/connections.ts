@@ -5,6 +5,7 @@
  * on other instances learn the same facts from the database at their next heartbeat.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { ConnectionFiles } from "./file-router.ts";
 import type { ConnectionConsole } from "./console.ts";
 
 export interface OnlinePlayer {
@@ -22,6 +23,8 @@ export interface AgentConnection {
   players: readonly OnlinePlayer[];
   /** Its console: commands waiting for their answers, recent output. */
   readonly console: ConnectionConsole;
+  /** Its file operations waiting for their FileResults (core/agents/file-router.ts asks). */
+  readonly files: ConnectionFiles;
   /** Ends the stream with this error, which the agent receives. */
   end(error: unknown): void;
   /**

@@ -9,7 +9,8 @@
 import type { Logger } from "pino";
 import type { Bus } from "../bus.ts";
 import type { AgentConnection, AgentConnections } from "./connections.ts";
-import { ConsoleUnanswered, type ConsoleAnswer } from "./console.ts";
+import type { ConsoleAnswer } from "./console.ts";
+import { AgentUnanswered } from "./answer-waits.ts";
 import { answerBudgetBytes, cutToBytes, fitLines, jsonBytes } from "./console-lines.ts";
 import { createConsoleFeed, type ConsoleFeed } from "./console-feed.ts";
 import { createWatchSlots, type WatchSlots } from "../watch-slots.ts";
@@ -29,7 +30,7 @@ export interface ConsoleTarget {
 export interface ConsoleRouter extends Omit<ConsoleFeed, "attach"> {
   /**
    * Runs `command` on the target stream's console and resolves with the agent's answer, cut to
-   * fit {@link answerBudgetBytes}; rejects {@link ConsoleUnanswered} when the stream is gone or
+   * fit {@link answerBudgetBytes}; rejects {@link AgentUnanswered} when the stream is gone or
    * ends first ("offline"), no answer comes within `timeoutMs` ("timeout"), or too many
    * commands wait for that agent ("busy").
    */
@@ -51,7 +52,7 @@ interface RemoteCommand {
 }
 
 /** What comes back: the answer, or why there is none. */
-type RemoteResult = { answer: ConsoleAnswer } | { unanswered: ConsoleUnanswered["outcome"]; sent: boolean };
+type RemoteResult = { answer: ConsoleAnswer } | { unanswered: AgentUnanswered["outcome"]; sent: boolean };
 
 const commandTopic = (connectionId: string) => `console-command:${connectionId}`;
 const resultTopic = (requestId: string) => `console-result:${requestId}`;
@@ -73,7 +74,7 @@ function parseResult(payload: string): RemoteResult | undefined {
       return { answer: { success: answer.success, output: answer.output, error: typeof answer.error === "string" ? answer.error : "" } };
     }
     if (typeof value.unanswered === "string" && outcomes.has(value.unanswered))
-      return { unanswered: value.unanswered as ConsoleUnanswered["outcome"], sent: value.sent !== false };
+      return { unanswered: value.unanswered as AgentUnanswered["outcome"], sent: value.sent !== false };
   } catch {
     // Not ours, or damaged: as if nothing came.
   }
@@ -105,7 +106,7 @@ export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; 
     try {
       result = { answer: fitAnswer(await connection.console.run(remote.requestId, remote.command, remote.timeoutMs)) };
     } catch (error) {
-      if (!(error instanceof ConsoleUnanswered)) throw error;
+      if (!(error instanceof AgentUnanswered)) throw error;
       result = { unanswered: error.outcome, sent: error.sent };
     }
     await bus.publish(resultTopic(remote.requestId), JSON.stringify(result));
@@ -120,11 +121,11 @@ export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; 
         then();
       };
       // The holding instance's stream times out as well; this is the bound if it never answers.
-      const timer = setTimeout(() => done(() => reject(new ConsoleUnanswered("timeout"))), remote.timeoutMs);
+      const timer = setTimeout(() => done(() => reject(new AgentUnanswered("timeout"))), remote.timeoutMs);
       const unsubscribe = bus.subscribe(resultTopic(remote.requestId), (payload) => {
         const result = parseResult(payload);
         if (!result) return;
-        done(() => ("answer" in result ? resolve(result.answer) : reject(new ConsoleUnanswered(result.unanswered, result.sent))));
+        done(() => ("answer" in result ? resolve(result.answer) : reject(new AgentUnanswered(result.unanswered, result.sent))));
       });
       bus.publish(commandTopic(target.connectionId), JSON.stringify(remote)).catch((error) => done(() => reject(error)));
     });
@@ -135,7 +136,7 @@ export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; 
       const local = deps.agents.holding(target.connectionId);
       if (local) return fitAnswer(await local.console.run(requestId, command, timeoutMs));
       // One process: a stream not here is no stream.
-      if (!bus.shared) throw new ConsoleUnanswered("offline", false);
+      if (!bus.shared) throw new AgentUnanswered("offline", false);
       return fitAnswer(await executeRemote(target, { requestId, command, timeoutMs }));
     },
     attach(connection) {

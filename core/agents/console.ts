@@ -6,6 +6,7 @@
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ConnectResponseSchema, ConsoleOutput, ConsoleResult } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import { createAnswerWaits } from "./answer-waits.ts";
 
 /** How long a console command waits for the agent's answer (told to the agent as timeout_ms). */
 export const consoleTimeoutMs = 5_000;
@@ -24,24 +25,10 @@ export interface ConsoleAnswer {
   error: string;
 }
 
-/** Why a command got no answer: the stream ended, it took too long, or too many were waiting. */
-export class ConsoleUnanswered extends Error {
-  readonly outcome: "offline" | "timeout" | "busy";
-  /** Whether the command went to the agent before this (false: it cannot have run). */
-  readonly sent: boolean;
-
-  constructor(outcome: "offline" | "timeout" | "busy", sent = true) {
-    super(`console command unanswered: ${outcome}`);
-    this.name = "ConsoleUnanswered";
-    this.outcome = outcome;
-    this.sent = sent;
-  }
-}
-
 type Send = (message: MessageInitShape<typeof ConnectResponseSchema>["message"]) => void;
 
 export interface ConnectionConsole {
-  /** Sends the command and resolves with its ConsoleResult; rejects {@link ConsoleUnanswered}. */
+  /** Sends the command and resolves with its ConsoleResult; rejects {@link AgentUnanswered}. */
   run(requestId: string, command: string, timeoutMs: number): Promise<ConsoleAnswer>;
   /** A ConsoleResult arrived: answers its command; one for no waiting command is ignored. */
   answered(result: ConsoleResult): void;
@@ -53,36 +40,16 @@ export interface ConnectionConsole {
   close(): void;
 }
 
-interface Waiting {
-  resolve(answer: ConsoleAnswer): void;
-  reject(error: ConsoleUnanswered): void;
-}
-
 export function createConnectionConsole(send: Send): ConnectionConsole {
-  const waiting = new Map<string, Waiting>();
+  const waits = createAnswerWaits<ConsoleAnswer>(maxWaitingCommands);
   let lines: string[] = [];
-  let closed = false;
 
   return {
     run(requestId, command, timeoutMs) {
-      if (closed) return Promise.reject(new ConsoleUnanswered("offline", false));
-      if (waiting.size >= maxWaitingCommands || waiting.has(requestId)) return Promise.reject(new ConsoleUnanswered("busy", false));
-      return new Promise<ConsoleAnswer>((resolve, reject) => {
-        const timer = setTimeout(() => settle(() => reject(new ConsoleUnanswered("timeout"))), timeoutMs);
-        const settle = (then: () => void) => {
-          clearTimeout(timer);
-          waiting.delete(requestId);
-          then();
-        };
-        waiting.set(requestId, {
-          resolve: (answer) => settle(() => resolve(answer)),
-          reject: (error) => settle(() => reject(error)),
-        });
-        send({ case: "consoleCommand", value: { requestId, command, timeoutMs } });
-      });
+      return waits.ask(requestId, timeoutMs, () => send({ case: "consoleCommand", value: { requestId, command, timeoutMs } }));
     },
     answered(result) {
-      waiting.get(result.requestId)?.resolve({ success: result.success, output: result.output, error: result.success ? "" : result.error });
+      waits.answer(result.requestId, { success: result.success, output: result.output, error: result.success ? "" : result.error });
     },
     printed(output) {
       lines.push(...output.lines);
@@ -91,9 +58,6 @@ export function createConnectionConsole(send: Send): ConnectionConsole {
     recent() {
       return [...lines];
     },
-    close() {
-      closed = true;
-      for (const entry of [...waiting.values()]) entry.reject(new ConsoleUnanswered("offline"));
-    },
+    close: () => waits.close(),
   };
 }

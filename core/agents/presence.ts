@@ -54,6 +54,8 @@ export interface HelloFacts {
   agentVersion: string;
   /** The agent can run console commands. */
   console: boolean;
+  /** What the agent lets Outpost do with the server's files: "off" | "read-only" | "on". */
+  files: string;
 }
 
 /**
@@ -72,6 +74,7 @@ export async function markConnected(em: EntityManager, agent: AgentCaller, conne
       playerAuth: hello.playerAuth,
       agentVersion: hello.agentVersion || null,
       console: hello.console,
+      files: hello.files,
       now,
     });
     if (!row) return false;

@@ -7,7 +7,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConfirmCommand_Decision, type ConnectRequest, type ConnectResponseSchema } from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import { PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
-import { gameFromProto, playerAuthModes } from "../convert.ts";
+import { filesModeName, gameFromProto, playerAuthModes } from "../convert.ts";
 import type { AgentCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
@@ -22,7 +22,7 @@ type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequ
 
 export type AgentStreamDeps = Pick<
   CoreDeps,
-  "clock" | "logger" | "agents" | "consoles" | "rateLimits" | "loginVerifier" | "config" | "metrics" | "statements" | "orm" | "activity"
+  "clock" | "logger" | "agents" | "consoles" | "files" | "rateLimits" | "loginVerifier" | "config" | "metrics" | "statements" | "orm" | "activity"
 >;
 
 /** What the handlers share with the stream that reads the messages. */
@@ -37,7 +37,7 @@ export interface StreamSession {
   ended(): boolean;
   /** The agent's player authentication, set by Hello. */
   playerAuth?: string;
-  /** Set while the stream holds its server: console commands from other instances reach it. */
+  /** Set while the stream holds its server: console commands and file operations from other instances reach it. */
   detach?: () => void;
 }
 
@@ -57,14 +57,19 @@ async function hello(deps: AgentStreamDeps, session: StreamSession, value: Incom
   // A frozen server's agent is refused, with why: the server stays offline until it is unfrozen.
   requireNotFrozen(await serverFreeze(deps.statements.on(session.em), deps.config, server.id));
   const auth = playerAuthNames[value.playerAuth]!;
-  const facts = { playerAuth: auth, agentVersion: value.agentVersion, console: value.console };
+  const facts = { playerAuth: auth, agentVersion: value.agentVersion, console: value.console, files: filesModeName(value.files) };
   if (!(await markConnected(session.em, agent, connection.id, facts, deps.clock.now()))) throw revoked();
   session.playerAuth = auth;
   // Ended meanwhile: it records its end (Hello is on record), but must not hold the server now,
   // which would end a newer stream and attach to the consoles after its detach ran.
   if (session.ended()) return;
   deps.agents.hold(connection);
-  session.detach = deps.consoles.attach(connection);
+  const detachConsole = deps.consoles.attach(connection);
+  const detachFiles = deps.files.attach(connection);
+  session.detach = () => {
+    detachConsole();
+    detachFiles();
+  };
   session.send({
     case: "welcome",
     value: { serverId: server.id, serverName: server.name, organizationSlug: server.organizationSlug, heartbeatSeconds },
@@ -117,6 +122,8 @@ export function createMessageHandler(deps: AgentStreamDeps, session: StreamSessi
         return loginCommand(deps, session, playerAuth, message);
       case "consoleResult":
         return connection.console.answered(message.value);
+      case "fileResult":
+        return connection.files.answered(message.value);
       case "consoleOutput":
         connection.console.printed(message.value);
         return deps.consoles.printed(serverId, message.value.lines, message.value.dropped);

@@ -24,7 +24,8 @@ import type { Db } from "../db/sql.ts";
 import { bool, nullable, row, text, timestamp } from "../db/rows.ts";
 import { DomainError, fail, fieldFail } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
-import { consoleTimeoutMs, ConsoleUnanswered, type ConsoleAnswer } from "../agents/console.ts";
+import { consoleTimeoutMs, type ConsoleAnswer } from "../agents/console.ts";
+import { AgentUnanswered } from "../agents/answer-waits.ts";
 import { Server } from "../db/entities.ts";
 import { consoleCommandProblem } from "../../contract/console-command.ts";
 
@@ -60,7 +61,7 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   const use = { action: "console_command" as const, now: deps.clock.now(), plans: deps.config.plans };
   const onRecord = refusalsOnRecord(db, deps.activity, caller, req.serverId, { requestId, command });
   const judged = await onRecord(() => judgeServerRow(db.query, caller, req, use, serverScope(ctx)));
-  const server = consoleServer(judged.row);
+  const server = agentServer(judged.row);
   const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(deps.activity, caller, server, { requestId, command, outcome, error });
 
   let outcome: ConsoleOutcome | undefined;
@@ -74,7 +75,7 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
     try {
       answer = await deps.consoles.execute({ serverId: server.id, connectionId: server.agentConnectionId! }, requestId, command, consoleTimeoutMs);
     } catch (error) {
-      if (!(error instanceof ConsoleUnanswered)) throw error;
+      if (!(error instanceof AgentUnanswered)) throw error;
       outcome = error.outcome;
       sent = error.sent;
       // Turned away before the agent got it (its stream just ended, or too many waiting): it cannot have run.
@@ -91,18 +92,20 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   return create(ExecuteConsoleCommandResponseSchema, { requestId, success: answer.success, output: answer.output, error });
 }
 
-/** What a console command reads of its server. */
-interface ConsoleServer {
+/** What a console command or a file operation reads of its server: where its agent is, and what it can do. */
+export interface AgentServer {
   id: string;
   organizationId: string;
   online: boolean;
   lastSeenAt: Date | null;
   agentConnectionId: string | null;
   agentConsole: boolean;
+  /** "off" | "read-only" | "on": what the agent lets Outpost do with the server's files. */
+  agentFiles: string;
 }
 
-/** The columns a command needs of judgeServerRow's `row_to_json(s)` (its times arrive as text). */
-const consoleServerRow = row({
+/** The columns a command or file operation needs of judgeServerRow's `row_to_json(s)` (its times arrive as text). */
+const agentServerRow = row({
   server: row({
     id: text,
     organization_id: text,
@@ -110,12 +113,13 @@ const consoleServerRow = row({
     last_seen_at: nullable(timestamp),
     agent_connection_id: nullable(text),
     agent_console: bool,
+    agent_files: text,
   }),
 });
 
-/** The server's columns a command needs, decoded from judgeServerRow's row; a row of another shape fails here, by column. */
-export function consoleServer(access: Pick<ServerAccessRow, "server">): ConsoleServer {
-  const { server: s } = consoleServerRow(access);
+/** The server's columns a command or file operation needs, decoded from judgeServerRow's row; a row of another shape fails here, by column. */
+export function agentServer(access: Pick<ServerAccessRow, "server">): AgentServer {
+  const { server: s } = agentServerRow(access);
   return {
     id: s.id,
     organizationId: s.organization_id,
@@ -123,6 +127,7 @@ export function consoleServer(access: Pick<ServerAccessRow, "server">): ConsoleS
     lastSeenAt: s.last_seen_at,
     agentConnectionId: s.agent_connection_id,
     agentConsole: s.agent_console,
+    agentFiles: s.agent_files,
   };
 }
 
@@ -164,7 +169,7 @@ function refusalsOnRecord(db: Db, activity: ActivityWriter, caller: UserCaller, 
 function recordConsoleCommand(
   activity: ActivityWriter,
   caller: UserCaller,
-  server: Pick<ConsoleServer, "id" | "organizationId">,
+  server: Pick<AgentServer, "id" | "organizationId">,
   facts: { requestId: string; command: string; outcome: ConsoleOutcome; error: string },
 ): Promise<void> {
   return activity.append(caller, {

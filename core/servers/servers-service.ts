@@ -18,6 +18,7 @@ import { gameFromProto, serverToProto } from "../convert.ts";
 import { issueSecret } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
 import { liveMethods } from "./live-methods.ts";
+import { createDirectory, deleteFile, listFiles, moveFile, readFile, writeFile } from "./file-methods.ts";
 import { accessFreeze, frozenSet, recordFreezeChange } from "./frozen.ts";
 import { lockOrganizationPlan } from "./frozen-queries.ts";
 
@@ -25,10 +26,10 @@ type ServersImpl = ServiceImpl<typeof ServersService>;
 
 /**
  * ServersService: the servers as records (this file), what stops their agent keys working, and
- * what their agents report and run (live-methods.ts).
+ * what their agents report and run (live-methods.ts), and their files (file-methods.ts).
  */
 export function createServersService(deps: CoreDeps): ServersImpl {
-  return { ...recordMethods(deps), ...keyEndingMethods(deps), ...liveMethods(deps) };
+  return { ...recordMethods(deps), ...keyEndingMethods(deps), ...liveMethods(deps), ...fileMethods(deps) };
 }
 
 /** Creating, listing, reading and renaming servers. */
@@ -160,5 +161,17 @@ function keyEndingMethods(deps: CoreDeps): Pick<ServersImpl, "deleteServer" | "r
       agents.endServer(req.serverId, fail("unauthenticated", "the agent key was regenerated; run the agent with the new key"));
       return response;
     },
+  };
+}
+
+/** The server's files, through its agent (file-methods.ts). */
+function fileMethods(deps: CoreDeps): Pick<ServersImpl, "listFiles" | "readFile" | "writeFile" | "createDirectory" | "moveFile" | "deleteFile"> {
+  return {
+    listFiles: (req, ctx) => listFiles(deps, req, ctx),
+    readFile: (req, ctx) => readFile(deps, req, ctx),
+    writeFile: (req, ctx) => writeFile(deps, req, ctx),
+    createDirectory: (req, ctx) => createDirectory(deps, req, ctx),
+    moveFile: (req, ctx) => moveFile(deps, req, ctx),
+    deleteFile: (req, ctx) => deleteFile(deps, req, ctx),
   };
 }

@@ -64,6 +64,7 @@ describe("rate limits", () => {
       signingKeys: t.signingKeys,
       agents: t.agents,
       consoles: t.deps.consoles,
+      files: t.deps.files,
       loginVerifier: createNoSignInVerifier(),
       events: t.events,
       loginCodes: t.deps.loginCodes,

@@ -19,6 +19,7 @@ import { createSignerPool } from "../../core/keys/signer-pool.ts";
 import { derivedSecret, keyEncryptionKey, type KeyEncryptionKey } from "../../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../../core/agents/connections.ts";
 import { createConsoleRouter } from "../../core/agents/console-router.ts";
+import { createFileRouter } from "../../core/agents/file-router.ts";
 import type { LoginVerifier } from "../../core/game-oauth/login-verifier.ts";
 import { createGameLoginVerifier } from "../../core/game-oauth/game-login-verifier.ts";
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../../core/game-oauth/login-codes.ts";
@@ -198,6 +199,7 @@ function assembleDeps(foundation: Foundation, options: TestCoreOptions): CoreDep
     signingKeys,
     agents,
     consoles,
+    files: createFileRouter({ agents, bus, logger, query: statements.on(orm.em.fork()) }),
     events,
     loginCodes,
     knownDevices,

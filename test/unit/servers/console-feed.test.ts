@@ -26,6 +26,7 @@ function connection(id: string, recent: string[]): AgentConnection {
     holding: true,
     players: [],
     console: { recent: () => recent } as AgentConnection["console"],
+    files: {} as AgentConnection["files"],
     end() {},
     drain() {},
     finished: Promise.resolve(),

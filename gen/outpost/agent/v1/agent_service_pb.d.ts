@@ -756,6 +756,14 @@ export declare type FileRequest_MoveFile = Message<"outpost.agent.v1.FileRequest
    * @generated from field: bool overwrite = 3;
    */
   overwrite: boolean;
+
+  /**
+   * Refuse to move a directory (not_a_regular_file): the caller's access reaches the two paths
+   * but not everything a directory there could hold.
+   *
+   * @generated from field: bool files_only = 4;
+   */
+  filesOnly: boolean;
 };
 
 /**

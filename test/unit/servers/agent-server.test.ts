@@ -1,9 +1,9 @@
-/** The server a console command reads, decoded from the access check's row_to_json (issue 28: no untyped cast). */
+/** The server a console command or a file operation reads, decoded from the access check's row_to_json (issue 28: no untyped cast). */
 import assert from "node:assert/strict";
-import { consoleServer } from "../../../core/servers/console-methods.ts";
+import { agentServer } from "../../../core/servers/console-methods.ts";
 import { RowShapeError } from "../../../core/db/rows.ts";
 
-describe("unit: a console command's server", () => {
+describe("unit: the server a console command or a file operation reads", () => {
   // As row_to_json(s) writes a servers row: times as text with microseconds, every column present.
   const server = {
     id: "7c0f3f7e-7a41-4d1e-9b51-3f0d7c6e2a10",
@@ -13,25 +13,27 @@ describe("unit: a console command's server", () => {
     last_seen_at: "2026-11-29T03:00:00.123456+00:00",
     agent_connection_id: "c1",
     agent_console: true,
+    agent_files: "read-only",
     agent_key_hash: "not read",
   };
 
-  it("reads the columns a command needs, its last heartbeat as a Date", () => {
-    assert.deepEqual(consoleServer({ server }), {
+  it("reads the columns a command or file operation needs, its last heartbeat as a Date", () => {
+    assert.deepEqual(agentServer({ server }), {
       id: server.id,
       organizationId: server.organization_id,
       online: true,
       lastSeenAt: new Date("2026-11-29T03:00:00.123Z"),
       agentConnectionId: "c1",
       agentConsole: true,
+      agentFiles: "read-only",
     });
-    assert.equal(consoleServer({ server: { ...server, last_seen_at: null, agent_connection_id: null } }).lastSeenAt, null);
+    assert.equal(agentServer({ server: { ...server, last_seen_at: null, agent_connection_id: null } }).lastSeenAt, null);
   });
 
   it("refuses a row of another shape, naming the column, instead of passing undefined or text on as a boolean", () => {
     const fails = (bad: Record<string, unknown>, column: RegExp) =>
       assert.throws(
-        () => consoleServer({ server: bad }),
+        () => agentServer({ server: bad }),
         (e: Error) => e instanceof RowShapeError && column.test(e.message),
       );
     fails({ ...server, agent_console: "t" }, /column server: column agent_console: expected a boolean/);

@@ -1,0 +1,63 @@
+/**
+ * What core asks one agent stream and waits for by request id (a console command's ConsoleResult,
+ * a file operation's FileResult): each ask waits at most its timeout; when the stream ends, every
+ * ask still waiting fails at once, never hangs; and only so many may wait at once per stream.
+ */
+
+/** Why an ask got no answer: the stream ended, it took too long, or too many were waiting. */
+export class AgentUnanswered extends Error {
+  readonly outcome: "offline" | "timeout" | "busy";
+  /** Whether the ask went to the agent before this (false: it cannot have been acted on). */
+  readonly sent: boolean;
+
+  constructor(outcome: "offline" | "timeout" | "busy", sent = true) {
+    super(`the agent did not answer: ${outcome}`);
+    this.name = "AgentUnanswered";
+    this.outcome = outcome;
+    this.sent = sent;
+  }
+}
+
+export interface AnswerWaits<T> {
+  /**
+   * Calls `send` and resolves with the answer to `requestId`; rejects {@link AgentUnanswered}
+   * when the stream has ended or ends first, no answer comes within `timeoutMs`, or `limit` asks
+   * already wait (or this id does).
+   */
+  ask(requestId: string, timeoutMs: number, send: () => void): Promise<T>;
+  /** An answer arrived: settles its ask; one for no waiting ask is ignored. */
+  answer(requestId: string, value: T): void;
+  /** The stream ended: every waiting ask fails with "offline", and so does any later one. */
+  close(): void;
+}
+
+export function createAnswerWaits<T>(limit: number): AnswerWaits<T> {
+  const waiting = new Map<string, { resolve(value: T): void; reject(error: AgentUnanswered): void }>();
+  let closed = false;
+  return {
+    ask(requestId, timeoutMs, send) {
+      if (closed) return Promise.reject(new AgentUnanswered("offline", false));
+      if (waiting.size >= limit || waiting.has(requestId)) return Promise.reject(new AgentUnanswered("busy", false));
+      return new Promise<T>((resolve, reject) => {
+        const timer = setTimeout(() => settle(() => reject(new AgentUnanswered("timeout"))), timeoutMs);
+        const settle = (then: () => void) => {
+          clearTimeout(timer);
+          waiting.delete(requestId);
+          then();
+        };
+        waiting.set(requestId, {
+          resolve: (value) => settle(() => resolve(value)),
+          reject: (error) => settle(() => reject(error)),
+        });
+        send();
+      });
+    },
+    answer(requestId, value) {
+      waiting.get(requestId)?.resolve(value);
+    },
+    close() {
+      closed = true;
+      for (const entry of [...waiting.values()]) entry.reject(new AgentUnanswered("offline"));
+    },
+  };
+}
