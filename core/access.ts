@@ -247,6 +247,7 @@ export function grantFacts(row: GrantRow): GrantFacts {
     expiresAt: row.expires_at,
     maxUses: row.max_uses,
     durationSeconds: row.duration_seconds,
+    filePaths: row.file_paths,
     uses: row.uses,
     firstUsedAt: row.first_used_at,
   };

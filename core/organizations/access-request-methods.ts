@@ -155,7 +155,7 @@ const approveAccessRequest =
       const draft = requestTerms(request);
       const limits = req.constraints
         ? limitsFromProto(req.constraints, now)
-        : { expiresAt: draft.expiresAt, maxUses: draft.maxUses, durationSeconds: draft.durationSeconds };
+        : { expiresAt: draft.expiresAt, maxUses: draft.maxUses, durationSeconds: draft.durationSeconds, filePaths: draft.filePaths };
       const terms = { actions: req.actions.length ? actionsFromProto(req.actions) : draft.actions, ...limits };
       const widened = wideningProblem(draft, terms);
       if (widened) throw fieldFail([{ field: widened.field, message: `an approval may only narrow a request: ${widened.message}` }]);
