@@ -21,6 +21,7 @@ import {
   type ServerAccessRow,
 } from "./access-queries.ts";
 import { grantRefusal, type GrantFacts, type ServerAction } from "./grant-rules.ts";
+import { everywhereAccess, filePathAccess, type FilePathAccess } from "./file-paths.ts";
 import { appendActivity } from "./activity/record.ts";
 import { freezeOf, requireNotFrozen } from "./servers/frozen.ts";
 import { configuredPlan } from "./plans.ts";
@@ -251,6 +252,17 @@ export function grantFacts(row: GrantRow): GrantFacts {
     uses: row.uses,
     firstUsedAt: row.first_used_at,
   };
+}
+
+/**
+ * Where the caller's file actions reach on a server judged for one of them: everywhere for an
+ * owner or admin; for a member, their grant's file_paths (everywhere when it names none).
+ * Whether they may read or write files at all was judged already ({@link judgeServerRow}).
+ */
+export function fileAccessOf(judged: JudgedServer): FilePathAccess {
+  if (isManager(judged.row.role)) return everywhereAccess;
+  if (!judged.grant) throw fail("permission_denied", "you have no access to this server; ask an owner or admin for a grant");
+  return filePathAccess(judged.grant.file_paths);
 }
 
 /** The member's grant that allows `use`, or its refusal. */
