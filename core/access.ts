@@ -214,6 +214,15 @@ export async function requireServerManager(db: Db, caller: UserCaller, address: 
 }
 
 /**
+ * The addressed server's row for any member of its organization, grant or not: for a call that
+ * asks for access to the server rather than using it (servers/createFileAccessRequest). Outside
+ * the organization the server is not found, as for every call about a server.
+ */
+export function requireServerMembership(query: SqlRunner, caller: UserCaller, address: ServerAddress): Promise<ServerAccessRow> {
+  return loadServerAccess(query, caller, address, undefined);
+}
+
+/**
  * The caller's access to the addressed server, the one way every check on a server reads it: a
  * server outside the caller's organizations, outside an organization key's, or outside the
  * organization the address names is not found. A call's {@link ServerScope} for this server, read

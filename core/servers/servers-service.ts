@@ -18,17 +18,19 @@ import { gameFromProto, serverToProto } from "../convert.ts";
 import { issueSecret } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
 import { liveMethods } from "./live-methods.ts";
+import { fileAccessRequestMethods } from "./file-access-request.ts";
 import { accessFreeze, frozenSet, recordFreezeChange } from "./frozen.ts";
 import { lockOrganizationPlan } from "./frozen-queries.ts";
 
 type ServersImpl = ServiceImpl<typeof ServersService>;
 
 /**
- * ServersService: the servers as records (this file), what stops their agent keys working, and
- * what their agents report and run (live-methods.ts).
+ * ServersService: the servers as records (this file), what stops their agent keys working, what
+ * their agents report and run (live-methods.ts), and members' requests for file access
+ * (file-access-request.ts).
  */
 export function createServersService(deps: CoreDeps): ServersImpl {
-  return { ...recordMethods(deps), ...keyEndingMethods(deps), ...liveMethods(deps) };
+  return { ...recordMethods(deps), ...keyEndingMethods(deps), ...liveMethods(deps), ...fileAccessRequestMethods(deps) };
 }
 
 /** Creating, listing, reading and renaming servers. */
