@@ -21,7 +21,11 @@ const invisibles = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 export interface FilePathAccess {
   /** Whether it reaches every path (an owner or admin, or a grant without file paths). */
   readonly everywhere: boolean;
-  /** Whether the file actions may touch `path` (a normalized client path, "" for the server's directory). */
+  /**
+   * Whether the file actions may touch `path`: a normalized client path, "" for the server's
+   * directory. A path that is not normalized (a ".", ".." or empty segment, a leading or trailing
+   * "/", a backslash) is refused rather than read, so normalize before asking.
+   */
   allows(path: string): boolean;
   /**
    * Whether the member may list `directory`: it is allowed, or it lies on the way to a selector
@@ -62,6 +66,9 @@ function compile(text: string): Selector {
 }
 
 const segmentsOf = (path: string) => (path === "" ? [] : path.split("/"));
+
+/** Whether `path` is as the agent normalizes one: anything else could name another place than its text. */
+const normalized = (path: string) => path === "" || (!path.includes("\\") && path.split("/").every((name) => name !== "" && name !== "." && name !== ".."));
 const segmentMatches = (name: string, segment: string, glob: boolean) => (glob ? posix.matchesGlob(name, segment) : name === segment);
 
 function covers(s: Selector, path: string): boolean {
@@ -89,8 +96,8 @@ function leadsTo(s: Selector, directory: string): boolean {
 export function filePathAccess(selectors: readonly string[]): FilePathAccess {
   if (!selectors.length) return everywhereAccess;
   const compiled = selectors.map(compile);
-  const allows = (path: string) => compiled.some((s) => covers(s, path));
-  const reaches = (directory: string) => allows(directory) || compiled.some((s) => leadsTo(s, directory));
+  const allows = (path: string) => normalized(path) && compiled.some((s) => covers(s, path));
+  const reaches = (directory: string) => normalized(directory) && (allows(directory) || compiled.some((s) => leadsTo(s, directory)));
   return {
     everywhere: false,
     allows,

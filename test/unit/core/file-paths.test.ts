@@ -94,6 +94,19 @@ describe("unit: file paths of a grant", () => {
       });
     });
 
+    it("refuses a path that is not normalized instead of reading it", () => {
+      allowed(["plugins/Essentials"], {
+        "plugins/Essentials/../../server.properties": false,
+        "plugins/Essentials/./config.yml": false,
+        "plugins/Essentials//config.yml": false,
+        "/plugins/Essentials": false,
+        "plugins/Essentials/": false,
+        "plugins/Essentials\\config.yml": false,
+      });
+      allowed(["**"], { "../outside": false, ".": false });
+      reached(["plugins/Essentials"], { "plugins/Essentials/..": false, "plugins/": false, ".": false });
+    });
+
     it("lets a ** inside a folder glob span any number of names", () => {
       allowed(["worlds/**/region/**"], {
         "worlds/region": true,
