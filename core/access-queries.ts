@@ -11,6 +11,8 @@ const grantColumns = {
   duration_seconds: nullable(int),
   uses: int,
   first_used_at: nullable(timestamp),
+  /** Where its file actions reach (core/file-paths.ts); empty: everywhere. */
+  file_paths: arrayOf(text),
 };
 const grantRow = row(grantColumns);
 
@@ -86,7 +88,7 @@ export async function markGrantFirstUse(query: SqlRunner, grantId: string, now: 
 
 /** A grant as it is now, after a spend lost a race. */
 export function findGrant(query: SqlRunner, grantId: string): Promise<GrantRow | undefined> {
-  return query.one(sql`select id, actions, expires_at, max_uses, duration_seconds, uses, first_used_at from access_grants where id = ${grantId}`, grantRow);
+  return query.one(sql`select id, actions, expires_at, max_uses, duration_seconds, uses, first_used_at, file_paths from access_grants where id = ${grantId}`, grantRow);
 }
 
 const serverIdRow = row({ server_id: text });

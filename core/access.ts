@@ -21,6 +21,7 @@ import {
   type ServerAccessRow,
 } from "./access-queries.ts";
 import { grantRefusal, type GrantFacts, type ServerAction } from "./grant-rules.ts";
+import { everywhereAccess, filePathAccess, type FilePathAccess } from "./file-paths.ts";
 import { appendActivity } from "./activity/record.ts";
 import { freezeOf, requireNotFrozen } from "./servers/frozen.ts";
 import { configuredPlan } from "./plans.ts";
@@ -213,6 +214,15 @@ export async function requireServerManager(db: Db, caller: UserCaller, address: 
 }
 
 /**
+ * The addressed server's row for any member of its organization, grant or not: for a call that
+ * asks for access to the server rather than using it (servers/createFileAccessRequest). Outside
+ * the organization the server is not found, as for every call about a server.
+ */
+export function requireServerMembership(query: SqlRunner, caller: UserCaller, address: ServerAddress): Promise<ServerAccessRow> {
+  return loadServerAccess(query, caller, address, undefined);
+}
+
+/**
  * The caller's access to the addressed server, the one way every check on a server reads it: a
  * server outside the caller's organizations, outside an organization key's, or outside the
  * organization the address names is not found. A call's {@link ServerScope} for this server, read
@@ -247,9 +257,21 @@ export function grantFacts(row: GrantRow): GrantFacts {
     expiresAt: row.expires_at,
     maxUses: row.max_uses,
     durationSeconds: row.duration_seconds,
+    filePaths: row.file_paths,
     uses: row.uses,
     firstUsedAt: row.first_used_at,
   };
+}
+
+/**
+ * Where the caller's file actions reach on a server judged for one of them: everywhere for an
+ * owner or admin; for a member, their grant's file_paths (everywhere when it names none).
+ * Whether they may read or write files at all was judged already ({@link judgeServerRow}).
+ */
+export function fileAccessOf(judged: JudgedServer): FilePathAccess {
+  if (isManager(judged.row.role)) return everywhereAccess;
+  if (!judged.grant) throw fail("permission_denied", "you have no access to this server; ask an owner or admin for a grant");
+  return filePathAccess(judged.grant.file_paths);
 }
 
 /** The member's grant that allows `use`, or its refusal. */

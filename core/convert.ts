@@ -84,6 +84,7 @@ export function accessGrantToProto(grant: AccessGrant, now: Date): AccessGrantMe
     expiresAt: grant.expiresAt ?? null,
     maxUses: grant.maxUses ?? null,
     durationSeconds: grant.durationSeconds ?? null,
+    filePaths: grant.filePaths ?? [],
     uses: grant.uses ?? 0,
     firstUsedAt: grant.firstUsedAt ?? null,
   };

@@ -7,10 +7,11 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { AccessGrantState, GrantConstraintsSchema, ServerAction as ActionEnum, type GrantConstraints } from "../gen/outpost/organizations/v1/resources_pb.js";
-import { fieldFail } from "./errors.ts";
+import { fieldFail, type FieldProblem } from "./errors.ts";
+import { parseFileSelector, selectorWithin } from "./file-paths.ts";
 
-/** Every action, in the order they are stored and shown. Every one implies "view". */
-export const serverActions = ["view", "console_read", "console_command", "manage_players", "sign_in_verification"] as const;
+/** Every action, in the order they are stored and shown. Every one implies "view"; "files_write" implies "files_read". */
+export const serverActions = ["view", "console_read", "console_command", "manage_players", "sign_in_verification", "files_read", "files_write"] as const;
 export type ServerAction = (typeof serverActions)[number];
 
 const toEnum: Record<ServerAction, ActionEnum> = {
@@ -19,22 +20,30 @@ const toEnum: Record<ServerAction, ActionEnum> = {
   console_command: ActionEnum.CONSOLE_COMMAND,
   manage_players: ActionEnum.MANAGE_PLAYERS,
   sign_in_verification: ActionEnum.SIGN_IN_VERIFICATION,
+  files_read: ActionEnum.FILES_READ,
+  files_write: ActionEnum.FILES_WRITE,
 };
 
-/** Stored form of the actions a request names (validation refused UNSPECIFIED), with "view" added. */
+/** Actions that another implies besides "view", and which: changing files needs reading them. */
+const impliedBy: Partial<Record<ServerAction, ServerAction>> = { files_read: "files_write" };
+
+/** Stored form of the actions a request names (validation refused UNSPECIFIED), with "view" (and what else they imply) added. */
 export function actionsFromProto(actions: readonly ActionEnum[]): ServerAction[] {
-  return serverActions.filter((a) => a === "view" || actions.includes(toEnum[a]));
+  const asked = (a: ServerAction) => actions.includes(toEnum[a]);
+  return serverActions.filter((a) => a === "view" || asked(a) || (impliedBy[a] !== undefined && asked(impliedBy[a])));
 }
 
 export function actionsToProto(actions: readonly string[]): ActionEnum[] {
   return serverActions.filter((a) => actions.includes(a)).map((a) => toEnum[a]);
 }
 
-/** A grant's (or a request's) constraints; null does not limit. */
+/** A grant's (or a request's) constraints; null (for file paths: none) does not limit. */
 export interface GrantLimits {
   expiresAt: Date | null;
   maxUses: number | null;
   durationSeconds: number | null;
+  /** Where the file actions reach: stored selectors (core/file-paths.ts); empty: everywhere. */
+  filePaths: string[];
 }
 
 /** A grant as the rules read it. */
@@ -76,13 +85,27 @@ export const stateToProto: Record<GrantStateName, AccessGrantState> = {
 };
 
 /**
- * The constraints of a create or approve call, checked where protovalidate cannot (it does not
- * know the service's clock): an expiry must be in the future. Ranges are the proto's.
+ * The constraints of a create or approve call, checked where protovalidate cannot: an expiry must
+ * be in the future (it does not know the service's clock), and each file path must be a selector
+ * (core/file-paths.ts `parseFileSelector`), stored normalized and once. Ranges are the proto's.
  */
 export function limitsFromProto(c: GrantConstraints | undefined, now: Date): GrantLimits {
   const expiresAt = c?.expiresAt ? timestampDate(c.expiresAt) : null;
   if (expiresAt && expiresAt <= now) throw fieldFail([{ field: "constraints", message: "expires_at must be in the future" }]);
-  return { expiresAt, maxUses: c?.maxUses ?? null, durationSeconds: c?.durationSeconds ?? null };
+  return { expiresAt, maxUses: c?.maxUses ?? null, durationSeconds: c?.durationSeconds ?? null, filePaths: filePathsFromProto(c?.filePaths ?? []) };
+}
+
+/** The selectors of `file_paths`, or every problem with them, on the field `constraints`. */
+export function filePathsFromProto(paths: readonly string[]): string[] {
+  const selectors: string[] = [];
+  const problems: FieldProblem[] = [];
+  paths.forEach((text, i) => {
+    const parsed = parseFileSelector(text);
+    if ("problem" in parsed) problems.push({ field: "constraints", message: `file_paths[${i}] ${JSON.stringify(text)} ${parsed.problem}` });
+    else if (!selectors.includes(parsed.selector)) selectors.push(parsed.selector);
+  });
+  if (problems.length) throw fieldFail(problems);
+  return selectors;
 }
 
 /** The terms a grant or a request asks for: its actions (view implied) and its limits. */
@@ -95,12 +118,14 @@ export function limitsToProto(g: GrantLimits): GrantConstraints {
     expiresAt: g.expiresAt ? timestampFromDate(g.expiresAt) : undefined,
     maxUses: g.maxUses ?? undefined,
     durationSeconds: g.durationSeconds ?? undefined,
+    filePaths: g.filePaths,
   });
 }
 
 /**
  * Why `narrowed` asks for more than `draft` (an approver may only remove actions and tighten
- * constraints), and which request field says so; undefined when it does not.
+ * constraints: each file path within one asked for, any when none were), and which request field
+ * says so; undefined when it does not.
  */
 export function wideningProblem(
   draft: GrantLimits & { actions: readonly string[] },
@@ -118,5 +143,10 @@ export function wideningProblem(
   if (draft.durationSeconds !== null && (narrowed.durationSeconds === null || narrowed.durationSeconds > draft.durationSeconds)) {
     return constraints(`the request asked for at most ${draft.durationSeconds} seconds after first use; an approval may only keep or shorten that`);
   }
+  if (!draft.filePaths.length) return undefined;
+  const asked = draft.filePaths.join(", ");
+  if (!narrowed.filePaths.length) return constraints(`the request asked for files at ${asked} only; an approval may only keep or narrow those paths`);
+  const outside = narrowed.filePaths.find((path) => !draft.filePaths.some((wide) => selectorWithin(path, wide)));
+  if (outside !== undefined) return constraints(`the file path ${JSON.stringify(outside)} is not within one the request asked for (${asked})`);
   return undefined;
 }

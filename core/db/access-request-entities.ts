@@ -19,6 +19,8 @@ export const AccessRequest = defineEntity({
     expiresAt: p.datetime().nullable(),
     maxUses: p.integer().nullable(),
     durationSeconds: p.integer().nullable(),
+    /** The file paths asked for (core/file-paths.ts selectors); empty: everywhere. */
+    filePaths: p.array(),
     reason: p.string().length(500).default(""),
     /** "pending" | "approved" | "denied" | "cancelled"; one pending per member and server. */
     status: p.string().length(16),

@@ -165,6 +165,8 @@ export const AccessGrant = defineEntity({
     maxUses: p.integer().nullable(),
     /** How long it lasts after `firstUsedAt`. */
     durationSeconds: p.integer().nullable(),
+    /** Where its file actions reach: selectors under the server's directory (core/file-paths.ts); empty: everywhere. */
+    filePaths: p.array(),
     uses: p.integer().default(0),
     /** Its first use of any action, viewing included. */
     firstUsedAt: p.datetime().nullable(),

@@ -67,6 +67,7 @@ export async function writeGrant(
       ...(terms.expiresAt && { expiresAt: terms.expiresAt.toISOString() }),
       ...(terms.maxUses !== null && { maxUses: String(terms.maxUses) }),
       ...(terms.durationSeconds !== null && { durationSeconds: String(terms.durationSeconds) }),
+      ...(terms.filePaths.length > 0 && { filePaths: terms.filePaths.join(", ") }),
     },
   });
   await tx.flush();

@@ -17,6 +17,7 @@ import {
   ListAccessRequestsResponseSchema,
   OrganizationsService,
 } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import type { AccessRequest as AccessRequestMessage } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { Server } from "../db/entities.ts";
 import { AccessRequest } from "../db/access-request-entities.ts";
 import { entityManager, requireUser, type UserCaller } from "../context.ts";
@@ -29,12 +30,12 @@ import { actionsFromProto, limitsFromProto, termsFromProto, wideningProblem } fr
 import { keepNotification, notifyManagers, type Kept } from "../notifications/notify.ts";
 import { decodeCursor, encodeCursor } from "../page-cursor.ts";
 import { recordInOrganization } from "./organization-activity.ts";
-import { writeGrant } from "./access-grant-methods.ts";
+import { writeGrant, type GrantTerms } from "./access-grant-methods.ts";
 import { accessRequestToProto, requestStatusFromProto, requestTerms, requestsPath } from "./access-request-terms.ts";
 
 type Impl = ServiceImpl<typeof OrganizationsService>;
 type RequestMethods = Pick<Impl, "createAccessRequest" | "listAccessRequests" | "approveAccessRequest" | "denyAccessRequest" | "cancelAccessRequest">;
-type RequestDeps = Pick<CoreDeps, "clock" | "notifier" | "statements">;
+export type RequestDeps = Pick<CoreDeps, "clock" | "notifier" | "statements">;
 
 const defaultPageSize = 30;
 
@@ -80,43 +81,64 @@ function decide(tx: EntityManager, caller: UserCaller, access: OrganizationAcces
   });
 }
 
+/** What a member asks for: a grant to a server of the organization, on these terms, and why. */
+export interface AccessAsked {
+  organizationSlug: string;
+  serverId: string;
+  terms: GrantTerms;
+  reason: string;
+}
+
+/**
+ * A member's request for a grant, the one way organizations/createAccessRequest and
+ * servers/createFileAccessRequest make it: members only (owners and admins act on every server
+ * already), one pending per member and server, recorded as access_request.created, and every
+ * owner and admin told once it is committed.
+ */
+export async function submitAccessRequest(deps: RequestDeps, em: EntityManager, caller: UserCaller, asked: AccessAsked, now: Date): Promise<AccessRequestMessage> {
+  const { terms } = asked;
+  let kept: (Kept | undefined)[] = [];
+  const shown = await em.transactional(async (tx) => {
+    const access = await holdMember(tx, caller, asked.organizationSlug);
+    if (isManager(access.role)) throw fail("failed_precondition", "owners and admins may act on every server already; requests are for members");
+    const server = await tx.findOne(Server, { id: asked.serverId, organization: access.organization.id });
+    if (!server) throw fail("not_found", "server not found");
+    if (await tx.count(AccessRequest, { server: server.id, user: caller.user.id, status: "pending" })) {
+      throw fail("request_pending", "you already have a pending request for this server; cancel it to ask again");
+    }
+    const request = tx.create(AccessRequest, { organization: access.organization, server, user: caller.user.id, ...terms, reason: asked.reason, status: "pending" });
+    const files = terms.filePaths.join(", ");
+    recordInOrganization(tx, caller, access, {
+      action: "access_request.created",
+      targetType: "server",
+      targetId: server.id,
+      serverId: server.id,
+      details: { server: server.name, actions: terms.actions.join(","), ...(files && { filePaths: files }) },
+    });
+    await tx.flush();
+    const notice = {
+      kind: "access_request" as const,
+      title: `${caller.user.email} asks for access to ${server.name}`,
+      body: `Actions: ${terms.actions.join(", ")}.${files ? ` Files: ${files}.` : ""}${asked.reason ? ` Reason: ${asked.reason}` : ""}`,
+      link: requestsPath(access),
+      organizationId: access.organization.id,
+    };
+    kept = await notifyManagers(deps.statements.on(tx), notice, now);
+    await tx.populate(request, ["user", "server"]);
+    return accessRequestToProto(request);
+  });
+  deps.notifier.announce(kept);
+  return shown;
+}
+
 const createAccessRequest =
   (deps: RequestDeps): Impl["createAccessRequest"] =>
   async (req, ctx) => {
     const caller = requireUser(ctx);
     const now = deps.clock.now();
-    const terms = termsFromProto(req, now);
-    let kept: (Kept | undefined)[] = [];
-    const response = await entityManager(ctx).transactional(async (tx) => {
-      const access = await holdMember(tx, caller, req.organizationSlug);
-      if (isManager(access.role)) throw fail("failed_precondition", "owners and admins may act on every server already; requests are for members");
-      const server = await tx.findOne(Server, { id: req.serverId, organization: access.organization.id });
-      if (!server) throw fail("not_found", "server not found");
-      if (await tx.count(AccessRequest, { server: server.id, user: caller.user.id, status: "pending" })) {
-        throw fail("request_pending", "you already have a pending request for this server; cancel it to ask again");
-      }
-      const request = tx.create(AccessRequest, { organization: access.organization, server, user: caller.user.id, ...terms, reason: req.reason, status: "pending" });
-      recordInOrganization(tx, caller, access, {
-        action: "access_request.created",
-        targetType: "server",
-        targetId: server.id,
-        serverId: server.id,
-        details: { server: server.name, actions: terms.actions.join(",") },
-      });
-      await tx.flush();
-      const notice = {
-        kind: "access_request" as const,
-        title: `${caller.user.email} asks for access to ${server.name}`,
-        body: `Actions: ${terms.actions.join(", ")}.${req.reason ? ` Reason: ${req.reason}` : ""}`,
-        link: requestsPath(access),
-        organizationId: access.organization.id,
-      };
-      kept = await notifyManagers(deps.statements.on(tx), notice, now);
-      await tx.populate(request, ["user", "server"]);
-      return create(CreateAccessRequestResponseSchema, { accessRequest: accessRequestToProto(request) });
-    });
-    deps.notifier.announce(kept);
-    return response;
+    const asked = { organizationSlug: req.organizationSlug, serverId: req.serverId, terms: termsFromProto(req, now), reason: req.reason };
+    const accessRequest = await submitAccessRequest(deps, entityManager(ctx), caller, asked, now);
+    return create(CreateAccessRequestResponseSchema, { accessRequest });
   };
 
 const listAccessRequests: Impl["listAccessRequests"] = async (req, ctx) => {
@@ -155,7 +177,7 @@ const approveAccessRequest =
       const draft = requestTerms(request);
       const limits = req.constraints
         ? limitsFromProto(req.constraints, now)
-        : { expiresAt: draft.expiresAt, maxUses: draft.maxUses, durationSeconds: draft.durationSeconds };
+        : { expiresAt: draft.expiresAt, maxUses: draft.maxUses, durationSeconds: draft.durationSeconds, filePaths: draft.filePaths };
       const terms = { actions: req.actions.length ? actionsFromProto(req.actions) : draft.actions, ...limits };
       const widened = wideningProblem(draft, terms);
       if (widened) throw fieldFail([{ field: widened.field, message: `an approval may only narrow a request: ${widened.message}` }]);

@@ -25,7 +25,13 @@ export const requestsPath = (access: OrganizationAccess) => orgLink(access.organ
 
 /** The grant the request asks for. */
 export function requestTerms(request: AccessRequest): GrantTerms {
-  return { actions: request.actions, expiresAt: request.expiresAt ?? null, maxUses: request.maxUses ?? null, durationSeconds: request.durationSeconds ?? null };
+  return {
+    actions: request.actions,
+    expiresAt: request.expiresAt ?? null,
+    maxUses: request.maxUses ?? null,
+    durationSeconds: request.durationSeconds ?? null,
+    filePaths: request.filePaths ?? [],
+  };
 }
 
 /** With its user and server loaded. */

@@ -19,17 +19,19 @@ import { issueSecret } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
 import { liveMethods } from "./live-methods.ts";
 import { createDirectory, deleteFile, listFiles, moveFile, readFile, writeFile } from "./file-methods.ts";
+import { fileAccessRequestMethods } from "./file-access-request.ts";
 import { accessFreeze, frozenSet, recordFreezeChange } from "./frozen.ts";
 import { lockOrganizationPlan } from "./frozen-queries.ts";
 
 type ServersImpl = ServiceImpl<typeof ServersService>;
 
 /**
- * ServersService: the servers as records (this file), what stops their agent keys working, and
- * what their agents report and run (live-methods.ts), and their files (file-methods.ts).
+ * ServersService: the servers as records (this file), what stops their agent keys working, what
+ * their agents report and run (live-methods.ts), their files (file-methods.ts), and members'
+ * requests for file access (file-access-request.ts).
  */
 export function createServersService(deps: CoreDeps): ServersImpl {
-  return { ...recordMethods(deps), ...keyEndingMethods(deps), ...liveMethods(deps), ...fileMethods(deps) };
+  return { ...recordMethods(deps), ...keyEndingMethods(deps), ...liveMethods(deps), ...fileMethods(deps), ...fileAccessRequestMethods(deps) };
 }
 
 /** Creating, listing, reading and renaming servers. */

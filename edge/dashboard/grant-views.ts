@@ -8,7 +8,7 @@ import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { AccessGrantState, GrantConstraintsSchema, ServerAction, type AccessGrant, type GrantConstraints } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { utcText, when } from "./format.ts";
-import { choiceGroup, textField } from "./forms.ts";
+import { choiceGroup, textArea, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 
 const actionLabels: ReadonlyArray<{ action: ServerAction; value: string; label: string; hint: string }> = [
@@ -21,6 +21,13 @@ const actionLabels: ReadonlyArray<{ action: ServerAction; value: string; label: 
     value: "sign_in_verification",
     label: "Sign-in activity",
     hint: "See the server's Game OAuth sign-in activity (not shown anywhere yet).",
+  },
+  { action: ServerAction.FILES_READ, value: "files_read", label: "Read files", hint: "List and read the server's files, within the file paths below." },
+  {
+    action: ServerAction.FILES_WRITE,
+    value: "files_write",
+    label: "Change files",
+    hint: "Write, create, move and delete files within the file paths below; includes reading them.",
   },
 ];
 
@@ -38,6 +45,7 @@ export function constraintWords(c: GrantConstraints | undefined): string {
     c?.expiresAt ? `expires ${utcText(timestampDate(c.expiresAt))}` : "",
     c?.maxUses !== undefined ? `at most ${c.maxUses} uses` : "",
     c?.durationSeconds !== undefined ? `${Math.round(c.durationSeconds / 60)} min after first use` : "",
+    c?.filePaths.length ? `files: ${c.filePaths.join(", ")}` : "",
   ].filter(Boolean);
   return parts.length ? parts.join(" · ") : "no limits";
 }
@@ -65,9 +73,11 @@ export interface TermsValues {
   expiresInHours: string;
   maxUses: string;
   durationMinutes: string;
+  /** The file paths, one a line. */
+  filePaths: string;
 }
 
-export const defaultTerms: TermsValues = { actions: ["view"], expiresInHours: "", maxUses: "", durationMinutes: "" };
+export const defaultTerms: TermsValues = { actions: ["view"], expiresInHours: "", maxUses: "", durationMinutes: "", filePaths: "" };
 
 /** An approval's form, filled in with what the request asked for. */
 export function termsFromDraft(actions: readonly ServerAction[], c: GrantConstraints | undefined): TermsValues {
@@ -77,6 +87,7 @@ export function termsFromDraft(actions: readonly ServerAction[], c: GrantConstra
     expiresInHours: "",
     maxUses: c?.maxUses === undefined ? "" : String(c.maxUses),
     durationMinutes: c?.durationSeconds === undefined ? "" : String(c.durationSeconds / 60),
+    filePaths: (c?.filePaths ?? []).join("\n"),
   };
 }
 
@@ -87,6 +98,7 @@ export function termsValuesOf(form: URLSearchParams): TermsValues {
     expiresInHours: (form.get("expiresInHours") ?? "").trim(),
     maxUses: (form.get("maxUses") ?? "").trim(),
     durationMinutes: (form.get("durationMinutes") ?? "").trim(),
+    filePaths: form.get("filePaths") ?? "",
   };
 }
 
@@ -108,6 +120,10 @@ export function termsOf(values: TermsValues, now: Date): Terms | FormErrors {
       expiresAt: hours !== undefined ? timestampFromDate(new Date(now.getTime() + hours * 3_600_000)) : kept && timestampFromDate(kept),
       maxUses: maxUses === undefined ? undefined : Math.round(maxUses),
       durationSeconds: minutes === undefined ? undefined : Math.round(minutes * 60),
+      filePaths: values.filePaths
+        .split(/\r?\n/)
+        .map((line) => line.trim())
+        .filter(Boolean),
     }),
   };
 }
@@ -136,6 +152,13 @@ ${textField({
 })}
 ${textField({ name: "maxUses", label: "Maximum uses (1 to 1,000,000)", value: values.maxUses, id: `${id}-uses`, hint: "A console command or opening the console is a use; viewing is not." })}
 ${textField({ name: "durationMinutes", label: "Lasts after first use (minutes, 1 to 525,600)", value: values.durationMinutes, id: `${id}-duration` })}
+${textArea({
+  name: "filePaths",
+  label: "File paths (one a line; empty: every file)",
+  value: values.filePaths,
+  id: `${id}-files`,
+  hint: "For reading and changing files only. A folder covers everything in it (plugins/Essentials); globs work too (plugins/*.jar).",
+})}
 </fieldset>`;
 }
 

@@ -64,7 +64,8 @@ describe("dashboard: access grants and requests", function () {
     await api("organizations/createOrganization", { name: "Acme", slug: "acme" });
     const invited = await api("organizations/addMember", { organizationSlug: "acme", email: "mo@example.com", role: "member" });
     const moId = await acceptOnOutpost(t, "mo@example.com", invited.token);
-    for (const name of ["Survival", "Lobby"]) servers[name] = (await api("servers/createServer", { organizationSlug: "acme", name, game: "minecraft" })).server.id;
+    for (const name of ["Survival", "Lobby", "Files"])
+      servers[name] = (await api("servers/createServer", { organizationSlug: "acme", name, game: "minecraft" })).server.id;
     await api("organizations/createAccessGrant", { organizationSlug: "acme", userId: moId, serverId: servers.Survival, actions: ["view"] });
     browser = await launchChromium();
     ownerContext = await browser.newContext({ viewport: desktop });
@@ -140,6 +141,22 @@ describe("dashboard: access grants and requests", function () {
     await member.reload();
     await member.getByRole("row", { name: /Survival.*Denied.*not during the event/ }).waitFor();
     await check(member, "member-access-decided");
+  });
+
+  it("an owner grants file actions within file paths, and a path that is not one is refused on the form", async () => {
+    const owner = await signIn(ownerContext, "olive@example.com", `/app/o/acme/servers/${servers.Files}`);
+    await owner.getByRole("checkbox", { name: "Change files" }).check();
+    await owner.getByLabel(/^File paths/).fill("plugins/Essentials/\n/etc");
+    await owner.getByRole("button", { name: "Grant access" }).click();
+    await owner
+      .getByText(/file_paths\[1\] "\/etc" must be relative to the server's directory/)
+      .first()
+      .waitFor();
+    await check(owner, "server-access-files-refused");
+    await owner.getByLabel(/^File paths/).fill("plugins/Essentials/\nplugins/*.jar");
+    await owner.getByRole("button", { name: "Grant access" }).click();
+    await owner.getByText("Access granted").waitFor();
+    await owner.getByText(/read files, change files \(files: plugins\/Essentials, plugins\/\*\.jar;/).waitFor();
   });
 
   it("the server page shows each grant's actions, limits and state", async () => {

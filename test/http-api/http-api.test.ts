@@ -141,7 +141,7 @@ describe("http api: routing, shapes, statuses and credentials", () => {
       assert.equal(me.body.role, "member");
       assert.deepEqual(
         me.body.accessGrants.map((g: Json) => [g.serverId, g.state, g.actions.length]),
-        [[serverId, "active", 5]],
+        [[serverId, "active", allActionNames.length]],
       );
       const asked = await api("POST", "organizations/createAccessRequest", {
         key: memberKey(),

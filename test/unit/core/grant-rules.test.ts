@@ -37,10 +37,11 @@ const grant = (over: Partial<GrantFacts> = {}): GrantFacts => ({
   expiresAt: null,
   maxUses: null,
   durationSeconds: null,
+  filePaths: [],
   ...over,
 });
 
-const noLimits: GrantLimits = { expiresAt: null, maxUses: null, durationSeconds: null };
+const noLimits: GrantLimits = { expiresAt: null, maxUses: null, durationSeconds: null, filePaths: [] };
 
 describe("unit: grant terms", () => {
   describe("actions", () => {
@@ -57,6 +58,12 @@ describe("unit: grant terms", () => {
     it("shows stored actions in the one order and leaves out a name it does not know", () => {
       assert.deepEqual(actionsToProto(["manage_players", "view", "shutdown"]), [ServerAction.VIEW, ServerAction.MANAGE_PLAYERS]);
       assert.deepEqual(actionsFromProto(actionsToProto(serverActions)), [...serverActions]);
+    });
+
+    it("adds files_read to files_write, and nothing to files_read", () => {
+      assert.deepEqual(actionsFromProto([ServerAction.FILES_WRITE]), ["view", "files_read", "files_write"]);
+      assert.deepEqual(actionsFromProto([ServerAction.FILES_READ]), ["view", "files_read"]);
+      assert.deepEqual(actionsToProto(["view", "files_read", "files_write"]), [ServerAction.VIEW, ServerAction.FILES_READ, ServerAction.FILES_WRITE]);
     });
   });
 
@@ -137,7 +144,24 @@ describe("unit: grant terms", () => {
 
     it("take the limits as given, with a future expiry", () => {
       const c = create(GrantConstraintsSchema, { expiresAt: timestampFromDate(at(1000)), maxUses: 5, durationSeconds: 600 });
-      assert.deepEqual(limitsFromProto(c, now), { expiresAt: at(1000), maxUses: 5, durationSeconds: 600 });
+      assert.deepEqual(limitsFromProto(c, now), { expiresAt: at(1000), maxUses: 5, durationSeconds: 600, filePaths: [] });
+    });
+
+    it("keep file paths normalized (a trailing / dropped) and once each", () => {
+      const c = create(GrantConstraintsSchema, { filePaths: ["plugins/Essentials/", "plugins/*.jar", "plugins/Essentials"] });
+      assert.deepEqual(limitsFromProto(c, now).filePaths, ["plugins/Essentials", "plugins/*.jar"]);
+    });
+
+    it("refuse file paths that are not selectors, naming each, as field problems of constraints", () => {
+      const c = create(GrantConstraintsSchema, { filePaths: ["ok", "/etc", "a/../b"] });
+      assert.throws(
+        () => limitsFromProto(c, now),
+        (e: unknown) =>
+          e instanceof DomainError &&
+          e.reason === "invalid_argument" &&
+          e.message ===
+            `constraints: file_paths[1] "/etc" must be relative to the server's directory, without a leading /; constraints: file_paths[2] "a/../b" has a "." or ".." segment`,
+      );
     });
 
     it("refuse an expiry that is now or past, as a field problem of constraints", () => {
@@ -157,23 +181,24 @@ describe("unit: grant terms", () => {
         expiresAt: null,
         maxUses: 2,
         durationSeconds: null,
+        filePaths: [],
       });
     });
 
     it("go back to the contract as they came, and no limit as an absent field", () => {
-      const back = limitsToProto({ expiresAt: at(1000), maxUses: 7, durationSeconds: 60 });
-      assert.deepEqual([timestampDate(back.expiresAt!), back.maxUses, back.durationSeconds], [at(1000), 7, 60]);
+      const back = limitsToProto({ expiresAt: at(1000), maxUses: 7, durationSeconds: 60, filePaths: ["plugins"] });
+      assert.deepEqual([timestampDate(back.expiresAt!), back.maxUses, back.durationSeconds, back.filePaths], [at(1000), 7, 60, ["plugins"]]);
       const none = limitsToProto(noLimits);
-      assert.deepEqual([none.expiresAt, none.maxUses, none.durationSeconds], [undefined, undefined, undefined]);
+      assert.deepEqual([none.expiresAt, none.maxUses, none.durationSeconds, none.filePaths], [undefined, undefined, undefined, []]);
     });
   });
 
   describe("an approval narrowing a request", () => {
-    const draft = { actions: ["view", "console_read", "console_command"], expiresAt: at(3600_000), maxUses: 10, durationSeconds: 600 };
+    const draft = { actions: ["view", "console_read", "console_command"], expiresAt: at(3600_000), maxUses: 10, durationSeconds: 600, filePaths: [] };
 
     it("may keep it as it is, remove actions and tighten every limit", () => {
       assert.equal(wideningProblem(draft, draft), undefined);
-      assert.equal(wideningProblem(draft, { actions: ["view"], expiresAt: at(1000), maxUses: 1, durationSeconds: 60 }), undefined);
+      assert.equal(wideningProblem(draft, { actions: ["view"], expiresAt: at(1000), maxUses: 1, durationSeconds: 60, filePaths: [] }), undefined);
     });
 
     it("may not add an action, and says which, before anything else", () => {
@@ -203,7 +228,21 @@ describe("unit: grant terms", () => {
 
     it("may add a limit the request did not have", () => {
       const open = { actions: ["view"], ...noLimits };
-      assert.equal(wideningProblem(open, { actions: ["view"], expiresAt: at(1000), maxUses: 3, durationSeconds: 60 }), undefined);
+      assert.equal(wideningProblem(open, { actions: ["view"], expiresAt: at(1000), maxUses: 3, durationSeconds: 60, filePaths: ["plugins"] }), undefined);
+    });
+
+    it("may keep or narrow the file paths asked for, never widen or drop them", () => {
+      const files = { actions: ["view", "files_read", "files_write"], ...noLimits, filePaths: ["plugins/Essentials", "plugins/*.jar"] };
+      assert.equal(wideningProblem(files, files), undefined);
+      assert.equal(wideningProblem(files, { ...files, actions: ["view", "files_read"], filePaths: ["plugins/Essentials/config.yml"] }), undefined);
+      assert.deepEqual(wideningProblem(files, { ...files, filePaths: ["plugins/Essentials", "plugins"] }), {
+        field: "constraints",
+        message: `the file path "plugins" is not within one the request asked for (plugins/Essentials, plugins/*.jar)`,
+      });
+      assert.deepEqual(wideningProblem(files, { ...files, filePaths: [] }), {
+        field: "constraints",
+        message: "the request asked for files at plugins/Essentials, plugins/*.jar only; an approval may only keep or narrow those paths",
+      });
     });
   });
 });
