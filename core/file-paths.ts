@@ -28,6 +28,12 @@ export interface FilePathAccess {
    */
   allows(path: string): boolean;
   /**
+   * Whether the file actions may touch `path` and everything a folder there could hold: what moving
+   * or deleting a folder with its contents needs. A folder selector ("plugins/Essentials",
+   * "plugins/Essentials/**") covers all under it; a file glob ("plugins/*.jar") does not.
+   */
+  allowsAllUnder(path: string): boolean;
+  /**
    * Whether the member may list `directory`: it is allowed, or it lies on the way to a selector
    * ("" and "plugins" lead to "plugins/Essentials/**"), so they can browse down to what they hold.
    */
@@ -40,6 +46,7 @@ export interface FilePathAccess {
 export const everywhereAccess: FilePathAccess = Object.freeze({
   everywhere: true,
   allows: () => true,
+  allowsAllUnder: () => true,
   reaches: () => true,
   visibleEntry: () => true,
 });
@@ -101,6 +108,7 @@ export function filePathAccess(selectors: readonly string[]): FilePathAccess {
   return {
     everywhere: false,
     allows,
+    allowsAllUnder: (path) => normalized(path) && compiled.some((s) => s.subtree && covers(s, path)),
     reaches,
     visibleEntry: (directory, name, isDirectory) => {
       const path = directory === "" ? name : `${directory}/${name}`;

@@ -192,9 +192,8 @@ export function listFiles(deps: FileDeps, req: ListFilesRequest, ctx: HandlerCon
   return runFileCall(deps, req, ctx, { access: "read", paths: [path], browsing: true, operation: { case: "list", value: { path, cursor: req.cursor ?? "" } } }).then(
     (outcome) => {
       const listing = resultOf(outcome, "listing");
-      const under = (name: string) => (listing.path ? `${listing.path}/${name}` : name);
       // A member sees what their grant reaches, and the folders on the way to it.
-      const entries = listing.entries.filter((entry) => outcome.access.visibleEntry(listing.path, under(entry.name), entry.type === FileType.DIRECTORY));
+      const entries = listing.entries.filter((entry) => outcome.access.visibleEntry(listing.path, entry.name, entry.type === FileType.DIRECTORY));
       return create(ListFilesResponseSchema, { path: listing.path, entries, nextCursor: listing.nextCursor });
     },
   );
@@ -239,21 +238,12 @@ export async function createDirectory(deps: FileDeps, req: CreateDirectoryReques
   return create(CreateDirectoryResponseSchema, { path });
 }
 
-/**
- * Whether the caller's access reaches everything a directory at `path` could hold, not only the
- * path: a prefix ("plugins/Essentials") or "dir/**" does; "plugins/*.jar" reaches a jar but not
- * what a folder named like one holds. A probe two levels down of a name no entry has.
- */
-function reachesEverythingUnder(access: FileOutcome["access"], path: string): boolean {
-  return access.allows(`${path}/\u0000/\u0000`);
-}
-
 export async function moveFile(deps: FileDeps, req: MoveFileRequest, ctx: HandlerContext) {
   const [from, to] = [filePath(req.from), filePath(req.to)];
   // A folder moves with all it holds: where the access reaches the two paths only, files alone move.
   const operation = (access: FileOutcome["access"]): FileOperation => ({
     case: "move",
-    value: { from, to, overwrite: req.overwrite ?? false, filesOnly: !(reachesEverythingUnder(access, from) && reachesEverythingUnder(access, to)) },
+    value: { from, to, overwrite: req.overwrite ?? false, filesOnly: !(access.allowsAllUnder(from) && access.allowsAllUnder(to)) },
   });
   const outcome = await runFileCall(deps, req, ctx, { access: "write", paths: [from, to], operation });
   resultOf(outcome, "done");
@@ -265,7 +255,7 @@ export async function deleteFile(deps: FileDeps, req: DeleteFileRequest, ctx: Ha
   const path = filePath(req.path);
   const recursive = req.recursive ?? false;
   const operation = (access: FileOutcome["access"]): FileOperation => {
-    if (recursive && !reachesEverythingUnder(access, path)) {
+    if (recursive && !access.allowsAllUnder(path)) {
       throw fail("permission_denied", `your access grant to this server does not reach everything under ${JSON.stringify(path)}, so it cannot be deleted with all it holds`);
     }
     return { case: "delete", value: { path, recursive } };
