@@ -4,9 +4,10 @@
  * imports the other's. client.ts re-exports them: it is the library's entry.
  */
 import type { ConnectError, Transport } from "@connectrpc/connect";
-import type { Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
+import type { FileRequest, Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import type { Game, PlayerAuth } from "../gen/outpost/servers/v1/resources_pb.js";
 import type { ConsoleHandler } from "./console.ts";
+import type { FilesMode } from "./files/sandbox.ts";
 
 /** Where Outpost is, what the server is, and how the agent behaves. */
 export interface AgentOptions {
@@ -31,6 +32,23 @@ export interface AgentOptions {
    */
   console?: ConsoleHandler;
 }
+
+/** What of the server's directory the agent serves; the operator's choice (`wrap --root --files --files-deny`). */
+export interface AgentFilesOptions {
+  /**
+   * The server's directory: every path Outpost sends is relative to it, and nothing outside it is
+   * ever reached. Should it not open as a directory when the agent starts, files are off and a
+   * `fileError` event says why.
+   */
+  root: string;
+  /** Default "on"; "read-only" lists and reads only; "off" serves nothing, as no `files` at all. */
+  mode?: FilesMode;
+  /** Globs relative to the root that Outpost never sees or changes, e.g. `secrets/**`. */
+  deny?: string[];
+}
+
+/** One of the file operations Outpost asks for (FileRequest's `operation`). */
+export type FileOperationName = NonNullable<FileRequest["operation"]["case"]>;
 
 /** What the agent tells whoever started it about its connection (startAgent's `onEvent`). */
 export type AgentEvent =
