@@ -17,6 +17,7 @@ import { Code, type ConnectError } from "@connectrpc/connect";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, commandProblem, maxPlayers, playerProblem, startAgent, type Agent, type AgentEvent, type AgentOptions, type Player } from "./client.ts";
 import { watchSquidConsole, type SquidConsoleServer } from "./flying-squid-console.ts";
+import { describeFileError } from "./files/requests.ts";
 
 /** A player as flying-squid has them; `username` and `uuid` are set once they have logged in. */
 export interface SquidPlayer {
@@ -145,6 +146,8 @@ function logEvent(serv: SquidServer, url: string, link: Link, event: AgentEvent)
   } else if (event.kind === "disconnected") {
     link.state = "disconnected";
     serv.warn(`[Outpost] disconnected (${visibleLine(event.error.rawMessage)}); reconnecting in ${(event.retryInMs / 1000).toFixed(1)} s`);
+  } else if (event.kind === "fileError") {
+    serv.warn(`[Outpost] ${visibleLine(describeFileError(event.error, event.operation))}`);
   } else if (event.error) {
     link.state = "refused";
     serv.err(`[Outpost] ${describeRefusal(event.error, url)}; players cannot sign in here until the server restarts with a working key`);

@@ -31,6 +31,11 @@ export interface AgentOptions {
    * tells Outpost it has no console, and such calls are refused there.
    */
   console?: ConsoleHandler;
+  /**
+   * The server's files, for the dashboard's files panel. Without it the agent serves none and says
+   * so in Hello (files off), and Outpost refuses the files procedures for this server.
+   */
+  files?: AgentFilesOptions;
 }
 
 /** What of the server's directory the agent serves; the operator's choice (`wrap --root --files --files-deny`). */
@@ -55,4 +60,11 @@ export type AgentEvent =
   | { kind: "connected"; welcome: Welcome }
   | { kind: "disconnected"; error: ConnectError; retryInMs: number }
   /** Stopped for good: by the agent's `stop()` (no error) or refused (the error). */
-  | { kind: "stopped"; error?: ConnectError };
+  | { kind: "stopped"; error?: ConnectError }
+  /**
+   * Something went wrong with the files that no refusal explains: an operation failed on the machine
+   * (a full disk, a permission the agent lacks; Outpost was told only that it failed), Outpost sent
+   * a request that cannot be answered, or, without `operation`, the files root cannot be served
+   * (files are then off). The error may name real paths: it is for the operator, never for Outpost.
+   */
+  | { kind: "fileError"; error: Error; operation?: FileOperationName };

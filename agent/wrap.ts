@@ -17,6 +17,7 @@ import { isFrozen, startAgent, type Agent, type AgentEvent, type AgentOptions } 
 import { plainLine, readLogLine } from "./log-formats.ts";
 import { readLines } from "./output-lines.ts";
 import { createConsoleRunner } from "./wrap-console.ts";
+import { describeFileError } from "./files/requests.ts";
 import { createPlayersSession, refusedMessage, unreachableMessage, type PlayersSession } from "./wrap-players.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { handleStopSignals } from "./wrap-signals.ts";
@@ -50,6 +51,7 @@ export async function wrap(options: WrapOptions): Promise<number> {
   let outpost: "connected" | "away" | "refused" = "away";
   const runner = createConsoleRunner(server.writeLine, (command) => note(`Outpost runs a console command: ${visibleLine(command)}`));
   const agent = startAgent({ ...options.agent, console: runner.handler }, (event) => {
+    if (event.kind === "fileError") return note(visibleLine(describeFileError(event.error, event.operation)));
     outpost = event.kind === "connected" ? "connected" : event.kind === "stopped" && event.error ? "refused" : "away";
     describeEvent(event, url, note);
   });
@@ -86,7 +88,7 @@ function describeEvent(event: AgentEvent, url: string, note: (message: string) =
         ? `cannot reach Outpost at ${url}`
         : "lost Outpost";
     note(`${why} (${visibleLine(event.error.rawMessage)}); trying again in ${(event.retryInMs / 1000).toFixed(1)} s. The game server keeps running.`);
-  } else if (event.error) {
+  } else if (event.kind === "stopped" && event.error) {
     note(refusalNotice(event.error));
   }
 }
