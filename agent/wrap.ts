@@ -3,7 +3,8 @@
  * agent. The operator's terminal keeps working (their lines go to the server's console, its output
  * is shown unchanged; the agent's own messages go to stderr as "[outpost] …"). The console output
  * tells the agent who joins and leaves and who types /outpost (log-formats.ts); answers go back
- * in game with tellraw; Outpost's console commands are written to the console too.
+ * in game with tellraw; Outpost's console commands are written to the console too. The server's
+ * directory is served to the files panel as the operator allows (`--root`, `--files`, `--files-deny`).
  *
  * The game comes first: the server starts whether or not Outpost can be reached, keeps running
  * while the agent reconnects, and keeps running without Outpost when Outpost refuses the agent (a
@@ -41,6 +42,7 @@ export async function wrap(options: WrapOptions): Promise<number> {
   const note = options.note ?? defaultNote;
   const url = options.agent.url;
   note(`starting the server: ${options.command.join(" ")}`);
+  note(filesNotice(options.agent.files));
   const server = startServerProcess(options.command);
   // Should the agent be killed outright, this is how the operator finds the server (docs/servers.md).
   if (server.child.pid !== undefined) note(`the server is process ${server.child.pid}, in a process group of its own`);
@@ -91,6 +93,14 @@ function describeEvent(event: AgentEvent, url: string, note: (message: string) =
   } else if (event.kind === "stopped" && event.error) {
     note(refusalNotice(event.error));
   }
+}
+
+/** What the files panel may do here, said once at start so that the operator sees what they allowed. */
+export function filesNotice(files: AgentOptions["files"]): string {
+  const mode = files ? (files.mode ?? "on") : "off";
+  if (!files || mode === "off") return "files: off (Outpost's files panel cannot reach this server's directory)";
+  const deny = files.deny?.length ? `, except ${files.deny.join(", ")}` : "";
+  return `files: ${mode === "on" ? "on (list, read and change)" : "read-only (list and read)"} in ${files.root}${deny}`;
 }
 
 /** Loud, because nothing else will tell the operator that sign-ins stopped working. */
