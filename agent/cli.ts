@@ -6,12 +6,11 @@
  * signed in (or stopped), 1 refused in game, 2 usage, 3 Outpost unreachable or refusing the
  * agent, 4 waiting for the player's confirmation.
  */
-import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
-import { PlayerAuth, commandProblem, playerProblem, startAgent, type AgentEvent, type AgentOptions, type Player } from "./client.ts";
+import { commandProblem, playerProblem, startAgent, type AgentEvent, type Player } from "./client.ts";
+import { UsageError, agentOptions, connectionOptions, parse, parseWrapArgs } from "./cli-options.ts";
 import { defaultAuth } from "./server-properties.ts";
 import { wrap } from "./wrap.ts";
 import { secretPrefixes } from "../contract/secrets.ts";
@@ -19,14 +18,19 @@ import { visibleLine } from "../contract/one-line.ts";
 
 const usage = `usage: outpost-agent <command>
 
-  wrap --url URL --key KEY [--game minecraft] [--auth online|offline|proxy] [--grace-seconds N] -- <server command>
+  wrap --url URL --key KEY [--game minecraft] [--auth online|offline|proxy] [--grace-seconds N]
+       [--root DIR] [--files on|read-only|off] [--files-deny GLOB]... -- <server command>
       runs a Minecraft server (Paper, Spigot, Purpur; vanilla, Fabric for players online) as its child
       and is its agent, e.g. -- java -Xmx4G -jar paper.jar nogui. This terminal stays the
       server's console; players sign in with /outpost; Outpost's console commands reach it.
       Ctrl-C or SIGTERM writes "stop", then kills the server after --grace-seconds (default 30);
       exits with the server's exit status. --auth defaults to ./server.properties' online-mode.
       The server starts even when Outpost cannot be reached (the agent keeps trying) or refuses
-      the key (said loudly; the server runs without Outpost). See docs/servers.md.
+      the key (said loudly; the server runs without Outpost).
+      Outpost's files panel reaches the directory --root (default: this one, where the server
+      runs) and nothing outside it: --files on (the default) lists, reads and changes files,
+      read-only only lists and reads, off serves none. Each --files-deny GLOB, relative to the
+      root (e.g. --files-deny 'secrets/**'), is never shown or changed. See docs/servers.md.
   run --url URL --key KEY [--game minecraft|hytale] [--auth online|offline|insecure]
       a simulated game-server console; each line of input is one of
         <player-name> <player-uuid> <command text>   a player runs a command; prints the reply
@@ -46,8 +50,6 @@ the same player on the same server within 60 s).`;
 
 const exit = { accepted: 0, refused: 1, usage: 2, unreachable: 3, confirming: 4 } as const;
 
-class UsageError extends Error {}
-
 class AgentFailure extends Error {}
 
 /**
@@ -57,43 +59,6 @@ class AgentFailure extends Error {}
  */
 const say = (line: string) => console.log(visibleLine(line));
 const complain = (line: string) => console.error(visibleLine(line));
-
-const games: Record<string, Game> = { minecraft: Game.MINECRAFT, hytale: Game.HYTALE };
-const auths: Record<string, PlayerAuth> = { online: PlayerAuth.ONLINE, proxy: PlayerAuth.PROXY, offline: PlayerAuth.OFFLINE, insecure: PlayerAuth.INSECURE };
-
-const agentVersion = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
-
-const connectionOptions = {
-  url: { type: "string" },
-  key: { type: "string" },
-  game: { type: "string", default: "minecraft" },
-  auth: { type: "string", default: "online" },
-} as const;
-
-function choice<T>(table: Record<string, T>, value: string, flag: string): T {
-  if (!(value in table)) throw new UsageError(`${flag} must be one of ${Object.keys(table).join(", ")} (got "${value}")`);
-  return table[value];
-}
-
-function agentOptions(values: { url?: string; key?: string; game: string; auth: string }): AgentOptions {
-  if (!values.url) throw new UsageError("--url is required");
-  let url: URL;
-  try {
-    url = new URL(values.url);
-  } catch {
-    throw new UsageError(`--url must be an http or https URL (got "${values.url}")`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--url must be an http or https URL (got "${values.url}")`);
-  const key = values.key ?? process.env.OUTPOST_AGENT_KEY;
-  if (!key) throw new UsageError("--key (or OUTPOST_AGENT_KEY) is required");
-  return {
-    url: url.origin,
-    key,
-    game: choice(games, values.game, "--game"),
-    playerAuth: choice(auths, values.auth, "--auth"),
-    agentVersion,
-  };
-}
 
 /** One line about why the agent could not work with Outpost. */
 function describe(error: unknown, url: string): string {
@@ -193,34 +158,17 @@ async function simulate(args: string[]): Promise<number> {
   }
 }
 
-/** `wrap`: the agent's options before `--`, the server command after it. */
+/** `wrap`: the agent's options before `--`, the server command after it; the server runs here. */
 async function wrapServer(args: string[]): Promise<number> {
-  const split = args.indexOf("--");
-  const command = split < 0 ? [] : args.slice(split + 1);
-  if (!command.length) throw new UsageError("the server command is required, after --: -- java -jar paper.jar nogui");
-  const wrapOptions = { ...connectionOptions, auth: { type: "string" }, "grace-seconds": { type: "string", default: "30" } } as const;
-  const { values } = parse(() => parseArgs({ args: args.slice(0, split), options: wrapOptions, strict: true }));
-  if (values.game !== "minecraft") throw new UsageError(`wrap reads Minecraft server consoles only (--game minecraft, got "${values.game}")`);
-  const graceSeconds = Number(values["grace-seconds"]);
-  if (!/^\d+$/.test(values["grace-seconds"]) || graceSeconds > 3600)
-    throw new UsageError(`--grace-seconds must be a whole number of seconds up to 3600 (got "${values["grace-seconds"]}")`);
+  const { values, command, graceSeconds, files } = parseWrapArgs(args, process.cwd());
   let auth = values.auth;
   if (auth === undefined) {
     const chosen = defaultAuth(process.cwd());
     auth = chosen.auth;
     console.error(`[outpost] --auth ${auth}: ${chosen.reason} (behind an authenticating proxy? pass --auth proxy)`);
   }
-  const agent = agentOptions({ ...values, auth });
+  const agent = { ...agentOptions({ ...values, auth }), files };
   return wrap({ agent, command, graceSeconds });
-}
-
-/** parseArgs, its complaints as usage errors. */
-function parse<T>(parseArgsCall: () => T): T {
-  try {
-    return parseArgsCall();
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
 }
 
 async function main(argv: string[]): Promise<number> {

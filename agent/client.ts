@@ -2,11 +2,13 @@
  * The game-server agent's connection to Outpost: it dials out to `<url>/api/rpc` over HTTP/2 with
  * the server's agent key, says what the server is, keeps the stream alive with heartbeats, reports
  * the players online and plays in-game commands (a login code, then the player's confirmation when
- * Outpost asks for it), and reconnects after a drop with exponential
- * backoff and jitter. A refusal (a key that does not work, the wrong game) stops it instead:
- * trying again would not help — except a frozen server's (its organization's plan is below its
- * server count), which ends when the plan is raised: then it keeps trying, at the slowest pace. One connection is connection.ts; the questions Outpost answers by
- * request id are requests.ts; the options and events, options.ts. Imports only the contract, never core.
+ * Outpost asks for it), serves the server's files when its operator lets it (files/), and
+ * reconnects after a drop with exponential backoff and jitter. A refusal (a key that does not
+ * work, the wrong game) stops it instead: trying again would not help — except a frozen server's
+ * (its organization's plan is below its server count), which ends when the plan is raised: then
+ * it keeps trying, at the slowest pace. One connection is connection.ts; the questions Outpost
+ * answers by request id are requests.ts; the options and events, options.ts. Imports only the
+ * contract, never core.
  */
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -16,6 +18,7 @@ import { ErrorInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
 import { openConnection, type Connection, type ConnectionDeps, type Live } from "./connection.ts";
 import type { AgentEvent, AgentOptions } from "./options.ts";
 import { createConsoleOutlet } from "./console.ts";
+import { openServedFiles } from "./files/requests.ts";
 import { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
 import { ConnectionDropped, createPendingRequests, type AgentMessage, type Reply } from "./requests.ts";
 
@@ -23,7 +26,8 @@ export { PlayerAuth };
 export type { ConsoleHandler, ConsoleRun } from "./console.ts";
 export { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
 export type { Confirmation, Reply } from "./requests.ts";
-export type { AgentEvent, AgentOptions } from "./options.ts";
+export type { AgentEvent, AgentFilesOptions, AgentOptions, FileOperationName } from "./options.ts";
+export type { FilesMode } from "./files/sandbox.ts";
 
 export interface Agent {
   /** The Welcome of the current connection, once there is one; rejects if the agent stops first. */
@@ -87,6 +91,7 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
     options,
     players: () => state.players,
     consoleOutlet,
+    files: openServedFiles(options.files, (error) => emit({ kind: "fileError", error })),
     requests,
     setLive: (live) => (state.live = live),
     emit,

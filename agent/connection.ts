@@ -2,14 +2,15 @@
  * One connection of the agent to Outpost, from Hello to its end: heartbeats at the pace Welcome
  * asks, a silence limit (three heartbeats) after which the connection counts as dead, the players
  * reported again, and Outpost's messages handed on (replies to their requests, console commands
- * to the console handler). client.ts reconnects around it.
+ * to the console handler, file requests to the files). client.ts reconnects around it.
  */
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
-import type { AgentService, ConnectResponse, Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
+import type { AgentService, ConnectResponse, FileRequest, Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { agentKeyHeader } from "../contract/credentials.ts";
 import type { AgentEvent, AgentOptions } from "./options.ts";
 import { answerConsoleCommand, type ConsoleOutlet } from "./console.ts";
+import { createFileRequests, filesModeOnWire, type ServedFiles } from "./files/requests.ts";
 import type { Player } from "./players.ts";
 import { ConnectionDropped, type AgentMessage, type PendingRequests } from "./requests.ts";
 
@@ -26,6 +27,8 @@ export interface ConnectionDeps {
   /** The players online now, reported once welcomed. */
   players(): Player[];
   consoleOutlet: ConsoleOutlet;
+  /** The files the agent serves, opened once for every connection (Hello waits for them). */
+  files: Promise<ServedFiles>;
   requests: PendingRequests;
   /** The connection was welcomed (`live`) or has ended (`undefined`). */
   setLive(live: Live | undefined): void;
@@ -81,7 +84,12 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
     deps.consoleOutlet.attach(sendWaiting);
     deps.emit({ kind: "connected", welcome: value });
   };
-  send({ case: "hello", value: { game: options.game, playerAuth: options.playerAuth, agentVersion: options.agentVersion ?? "", console: !!options.console } });
+  const files = await deps.files;
+  const fileRequests = createFileRequests(files, (error, operation) => deps.emit({ kind: "fileError", error, operation }));
+  /** A result for a connection that ended meanwhile goes nowhere: `send` drops it. */
+  const answerFileRequest = (request: FileRequest) => void fileRequests.answer(request).then((result) => result && send({ case: "fileResult", value: result }));
+  const { game, playerAuth } = options;
+  send({ case: "hello", value: { game, playerAuth, agentVersion: options.agentVersion ?? "", console: !!options.console, files: filesModeOnWire(files.mode) } });
   try {
     heard();
     const responses = deps.client.connect(requests, { signal: abort.signal, headers: { [agentKeyHeader]: options.key } });
@@ -91,6 +99,7 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
       if (message.case === "welcome") welcome(message.value);
       else if (message.case === "loginReply") deps.requests.answer(message.value);
       else if (message.case === "consoleCommand") void answerConsoleCommand(options.console, message.value, abort.signal, send);
+      else if (message.case === "fileRequest") answerFileRequest(message.value);
     }
     if (!deps.stopping()) throw new ConnectError("Outpost closed the connection", Code.Unavailable);
   } catch (error) {
@@ -100,6 +109,7 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
     clearInterval(heartbeat);
     clearTimeout(silence);
     deps.consoleOutlet.attach(undefined);
+    fileRequests.close();
     deps.setLive(undefined);
     requests.close();
     deps.requests.failAll(new ConnectionDropped());

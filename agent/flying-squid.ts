@@ -2,7 +2,8 @@
  * The Outpost agent inside a flying-squid server (a Minecraft server in JavaScript): a plugin that
  * keeps the agent's stream to Outpost while the server runs, makes `/outpost` a real command
  * (`/outpost login <CODE>`, `/outpost confirm`, `/outpost cancel`) whose reply the player sees in
- * chat, reports the players online, and lets Outpost run console commands and follow the console.
+ * chat, reports the players online, lets Outpost run console commands and follow the console, and,
+ * given a `files.root`, serves the server's directory to the files panel.
  *
  * flying-squid is no dependency of Outpost: the plugin uses only the server object it is given,
  * described below by the few members it touches. Two ways to add it:
@@ -15,8 +16,20 @@ import { visibleLine } from "../contract/one-line.ts";
 import { readFileSync } from "node:fs";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
-import { PlayerAuth, commandProblem, maxPlayers, playerProblem, startAgent, type Agent, type AgentEvent, type AgentOptions, type Player } from "./client.ts";
+import {
+  PlayerAuth,
+  commandProblem,
+  maxPlayers,
+  playerProblem,
+  startAgent,
+  type Agent,
+  type AgentEvent,
+  type AgentFilesOptions,
+  type AgentOptions,
+  type Player,
+} from "./client.ts";
 import { watchSquidConsole, type SquidConsoleServer } from "./flying-squid-console.ts";
+import { describeFileError } from "./files/requests.ts";
 
 /** A player as flying-squid has them; `username` and `uuid` are set once they have logged in. */
 export interface SquidPlayer {
@@ -61,6 +74,13 @@ export interface OutpostPluginOptions {
   playerAuth?: PlayerAuth;
   /** Let Outpost run console commands and follow the console (default true). */
   console?: boolean;
+  /**
+   * Serve the server's directory to Outpost's files panel: `root` (the directory; nothing outside it
+   * is reached), `mode` ("on", the default, "read-only" or "off") and `deny` (globs relative to the
+   * root that Outpost never sees or changes). Default: no files. flying-squid is a library inside
+   * someone's program, whose working directory need not be the server's, so the operator names it.
+   */
+  files?: AgentFilesOptions;
   /** Any other agent option (a transport, the backoff); `url`, `key` and the rest above win. */
   agent?: Partial<AgentOptions>;
 }
@@ -80,7 +100,8 @@ export function outpostPlugin(options: OutpostPluginOptions): SquidPlugin {
 /**
  * The `plugins` setting's form: flying-squid loads this module by its path and calls `server`
  * with the plugin's settings as `this.settings`: `{ url, key, playerAuth?: "online" | "proxy" |
- * "offline" | "insecure", console?: boolean }`; the key may come from OUTPOST_AGENT_KEY instead.
+ * "offline" | "insecure", console?: boolean, files?: { root, mode?, deny? } }`; the key may come
+ * from OUTPOST_AGENT_KEY instead.
  */
 export function server(this: { settings?: Record<string, unknown> }, serv: SquidServer, settings: SquidSettings): void {
   attachOutpost(serv, settings, optionsFromSettings(this.settings ?? {}));
@@ -89,13 +110,34 @@ export function server(this: { settings?: Record<string, unknown> }, serv: Squid
 const playerAuthNames: Record<string, PlayerAuth> = { online: PlayerAuth.ONLINE, proxy: PlayerAuth.PROXY, offline: PlayerAuth.OFFLINE, insecure: PlayerAuth.INSECURE };
 
 export function optionsFromSettings(settings: Record<string, unknown>): OutpostPluginOptions {
-  const { url, key = process.env.OUTPOST_AGENT_KEY, playerAuth, console: withConsole } = settings;
+  const { url, key = process.env.OUTPOST_AGENT_KEY, playerAuth, console: withConsole, files } = settings;
   if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new Error(`the Outpost plugin needs "url", Outpost's http(s) address (got ${JSON.stringify(url)})`);
   if (typeof key !== "string" || !key) throw new Error('the Outpost plugin needs "key", the server\'s agent key (or OUTPOST_AGENT_KEY)');
   if (playerAuth !== undefined && !(typeof playerAuth === "string" && playerAuth in playerAuthNames)) {
     throw new Error(`the Outpost plugin's "playerAuth" is one of ${Object.keys(playerAuthNames).join(", ")} (got ${JSON.stringify(playerAuth)})`);
   }
-  return { url, key, playerAuth: playerAuth === undefined ? undefined : playerAuthNames[playerAuth as string], console: withConsole !== false };
+  return {
+    url,
+    key,
+    playerAuth: playerAuth === undefined ? undefined : playerAuthNames[playerAuth as string],
+    console: withConsole !== false,
+    files: files === undefined ? undefined : filesFromSettings(files),
+  };
+}
+
+const filesModes = ["on", "read-only", "off"];
+
+/** The `files` setting, checked as the command line's flags are: a mistake stops the server at start, not a request later. */
+function filesFromSettings(files: unknown): AgentFilesOptions {
+  const { root, mode, deny } = (typeof files === "object" && files !== null ? files : {}) as Record<string, unknown>;
+  if (typeof root !== "string" || !root) throw new Error(`the Outpost plugin's "files" needs "root", the server's directory (got ${JSON.stringify(files)})`);
+  if (mode !== undefined && !filesModes.includes(mode as string)) {
+    throw new Error(`the Outpost plugin's "files.mode" is one of ${filesModes.join(", ")} (got ${JSON.stringify(mode)})`);
+  }
+  if (deny !== undefined && !(Array.isArray(deny) && deny.every((glob) => typeof glob === "string"))) {
+    throw new Error(`the Outpost plugin's "files.deny" is a list of globs (got ${JSON.stringify(deny)})`);
+  }
+  return { root, mode: mode as AgentFilesOptions["mode"], deny: deny as string[] | undefined };
 }
 
 /** ONLINE when flying-squid authenticates players with Mojang (its default), else OFFLINE. */
@@ -119,6 +161,7 @@ function attachOutpost(serv: SquidServer, settings: SquidSettings, options: Outp
       playerAuth: options.playerAuth ?? defaultPlayerAuth(settings),
       agentVersion: options.agent?.agentVersion ?? `${packageVersion} flying-squid`,
       console: squidConsole?.run,
+      files: options.files ?? options.agent?.files,
     },
     (event) => logEvent(serv, options.url, link, event),
   );
@@ -145,6 +188,8 @@ function logEvent(serv: SquidServer, url: string, link: Link, event: AgentEvent)
   } else if (event.kind === "disconnected") {
     link.state = "disconnected";
     serv.warn(`[Outpost] disconnected (${visibleLine(event.error.rawMessage)}); reconnecting in ${(event.retryInMs / 1000).toFixed(1)} s`);
+  } else if (event.kind === "fileError") {
+    serv.warn(`[Outpost] ${visibleLine(describeFileError(event.error, event.operation))}`);
   } else if (event.error) {
     link.state = "refused";
     serv.err(`[Outpost] ${describeRefusal(event.error, url)}; players cannot sign in here until the server restarts with a working key`);

@@ -3,7 +3,8 @@
  * agent. The operator's terminal keeps working (their lines go to the server's console, its output
  * is shown unchanged; the agent's own messages go to stderr as "[outpost] …"). The console output
  * tells the agent who joins and leaves and who types /outpost (log-formats.ts); answers go back
- * in game with tellraw; Outpost's console commands are written to the console too.
+ * in game with tellraw; Outpost's console commands are written to the console too. The server's
+ * directory is served to the files panel as the operator allows (`--root`, `--files`, `--files-deny`).
  *
  * The game comes first: the server starts whether or not Outpost can be reached, keeps running
  * while the agent reconnects, and keeps running without Outpost when Outpost refuses the agent (a
@@ -17,6 +18,7 @@ import { isFrozen, startAgent, type Agent, type AgentEvent, type AgentOptions } 
 import { plainLine, readLogLine } from "./log-formats.ts";
 import { readLines } from "./output-lines.ts";
 import { createConsoleRunner } from "./wrap-console.ts";
+import { describeFileError } from "./files/requests.ts";
 import { createPlayersSession, refusedMessage, unreachableMessage, type PlayersSession } from "./wrap-players.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { handleStopSignals } from "./wrap-signals.ts";
@@ -40,6 +42,7 @@ export async function wrap(options: WrapOptions): Promise<number> {
   const note = options.note ?? defaultNote;
   const url = options.agent.url;
   note(`starting the server: ${options.command.join(" ")}`);
+  note(filesNotice(options.agent.files));
   const server = startServerProcess(options.command);
   // Should the agent be killed outright, this is how the operator finds the server (docs/servers.md).
   if (server.child.pid !== undefined) note(`the server is process ${server.child.pid}, in a process group of its own`);
@@ -50,6 +53,7 @@ export async function wrap(options: WrapOptions): Promise<number> {
   let outpost: "connected" | "away" | "refused" = "away";
   const runner = createConsoleRunner(server.writeLine, (command) => note(`Outpost runs a console command: ${visibleLine(command)}`));
   const agent = startAgent({ ...options.agent, console: runner.handler }, (event) => {
+    if (event.kind === "fileError") return note(visibleLine(describeFileError(event.error, event.operation)));
     outpost = event.kind === "connected" ? "connected" : event.kind === "stopped" && event.error ? "refused" : "away";
     describeEvent(event, url, note);
   });
@@ -86,9 +90,17 @@ function describeEvent(event: AgentEvent, url: string, note: (message: string) =
         ? `cannot reach Outpost at ${url}`
         : "lost Outpost";
     note(`${why} (${visibleLine(event.error.rawMessage)}); trying again in ${(event.retryInMs / 1000).toFixed(1)} s. The game server keeps running.`);
-  } else if (event.error) {
+  } else if (event.kind === "stopped" && event.error) {
     note(refusalNotice(event.error));
   }
+}
+
+/** What the files panel may do here, said once at start so that the operator sees what they allowed. */
+export function filesNotice(files: AgentOptions["files"]): string {
+  const mode = files ? (files.mode ?? "on") : "off";
+  if (!files || mode === "off") return "files: off (Outpost's files panel cannot reach this server's directory)";
+  const deny = files.deny?.length ? `, except ${files.deny.join(", ")}` : "";
+  return `files: ${mode === "on" ? "on (list, read and change)" : "read-only (list and read)"} in ${files.root}${deny}`;
 }
 
 /** Loud, because nothing else will tell the operator that sign-ins stopped working. */

@@ -86,7 +86,7 @@ export async function createFileSandbox(options: SandboxOptions): Promise<FileSa
   const rootStats = await stat(root);
   if (!rootStats.isDirectory()) throw new Error(`the files root ${options.root} is not a directory`);
   const mode = options.mode ?? "on";
-  const deny = (options.deny ?? []).map(checkGlob);
+  const deny = (options.deny ?? []).map(checkDenyGlob);
   const isHidden = (relative: string) => hiddenBy(deny, relative);
   const inside = (real: string) => real === root || real.startsWith(root.endsWith(sep) ? root : root + sep);
   const relativeOf = (real: string) =>
@@ -182,8 +182,8 @@ function hidden(path: string, access: Access): FileError {
   return new FileError("denied", `${JSON.stringify(path)} is on this server's deny list: its operator keeps it out of reach`);
 }
 
-/** An operator's glob, refused at start when it could never match a client's path. */
-function checkGlob(glob: string): string {
+/** An operator's glob, refused at start when it could never match a client's path (and by `wrap --files-deny` before that). */
+export function checkDenyGlob(glob: string): string {
   const trimmed = glob.replace(/^\.\//, "");
   if (!trimmed || trimmed.startsWith("/") || trimmed.includes("\\")) {
     throw new Error(`--files-deny ${JSON.stringify(glob)}: a glob is relative to the server's directory and uses /`);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -145,5 +145,21 @@ describe("outpost-agent wrap around a game server", function () {
     await wrapped.waitFor(/\[outpost\] --auth offline: server\.properties says online-mode=false/);
     await wrapped.waitFor(/Done \(/);
     assert.equal(await wrapped.stop(), 0);
+  });
+
+  it("says at start which of the server's files Outpost may reach, and refuses a --root that is no directory before starting the server", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "outpost-wrap-"));
+    mkdirSync(join(cwd, "world"));
+    const unreachable = `http://127.0.0.1:${await freePort()}`;
+    const files = ["--root", "world", "--files", "read-only", "--files-deny", "secrets/**"];
+    const wrapped = wrap("opa_unused", ["--format", "paper"], { url: unreachable, extra: ["--auth", "online", ...files], cwd });
+    await wrapped.waitFor(/\[outpost\] files: read-only \(list and read\) in .*\/world, except secrets\/\*\*\n/);
+    await wrapped.waitFor(/Done \(/);
+    assert.equal(await wrapped.stop(), 0);
+
+    const refused = wrap("opa_unused", ["--format", "paper"], { url: unreachable, extra: ["--auth", "online", "--root", "missing"], cwd });
+    assert.equal(await refused.exited, 2);
+    assert.match(refused.output(), /error: --root .*\/missing does not exist\n/);
+    assert.doesNotMatch(refused.output(), /starting the server/);
   });
 });

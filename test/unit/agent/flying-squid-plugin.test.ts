@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError, createRouterTransport, type Transport } from "@connectrpc/connect";
 import { AgentService } from "../../../gen/outpost/agent/v1/agent_service_pb.js";
-import { outpostPlugin, type SquidPlayer, type SquidServer } from "../../../agent/flying-squid.ts";
+import { optionsFromSettings, outpostPlugin, type OutpostPluginOptions, type SquidPlayer, type SquidServer } from "../../../agent/flying-squid.ts";
+import { FilesMode } from "../../../gen/outpost/servers/v1/resources_pb.js";
 import type { Player } from "../../../agent/client.ts";
 
 /** A flying-squid player: `chat` throws once they left, as flying-squid's does on a closed client. */
@@ -35,7 +39,7 @@ class FakePlayer extends EventEmitter implements SquidPlayer {
 type Command = Parameters<SquidServer["commands"]["add"]>[0];
 
 /** The few members of a flying-squid server the plugin uses, with the plugin added (no console). */
-function squidWithPlugin(transport: Transport) {
+function squidWithPlugin(transport: Transport, files?: OutpostPluginOptions["files"]) {
   const events = new EventEmitter();
   const logs = { info: [] as string[], warn: [] as string[], err: [] as string[] };
   let outpost: Command | undefined;
@@ -48,7 +52,7 @@ function squidWithPlugin(transport: Transport) {
     on: (event: string, listener: (player: FakePlayer) => void) => events.on(event, listener),
     once: (event: string, listener: () => void) => events.once(event, listener),
   } as unknown as SquidServer;
-  outpostPlugin({ url: "http://outpost.test", key: "opa_test", console: false, agent: { transport } }).server(serv, { "online-mode": false });
+  outpostPlugin({ url: "http://outpost.test", key: "opa_test", console: false, files, agent: { transport } }).server(serv, { "online-mode": false });
   return {
     events,
     logs,
@@ -61,11 +65,14 @@ function squidWithPlugin(transport: Transport) {
 /** Outpost, as far as the agent's stream goes: it welcomes, records the players, answers commands. */
 function fakeOutpost(answer: () => Promise<{ accepted: boolean; message: string }> = async () => ({ accepted: false, message: "No." })) {
   const reported: Player[][] = [];
+  /** Hello's `files` of each connection. */
+  const filesModes: FilesMode[] = [];
   const transport = createRouterTransport(({ service }) => {
     service(AgentService, {
       async *connect(requests) {
         for await (const { message } of requests) {
           if (message.case === "hello") {
+            filesModes.push(message.value.files);
             yield { message: { case: "welcome", value: { serverId: "s1", serverName: "Survival", organizationSlug: "acme", heartbeatSeconds: 30 } } };
           } else if (message.case === "players") {
             reported.push(message.value.players.map(({ name, uuid }) => ({ name, uuid })));
@@ -76,7 +83,7 @@ function fakeOutpost(answer: () => Promise<{ accepted: boolean; message: string 
       },
     });
   });
-  return { transport, reported };
+  return { transport, reported, filesModes };
 }
 
 /** Waits until `check` holds (the agent talks to Outpost asynchronously). */
@@ -153,5 +160,33 @@ describe("agent: the flying-squid plugin, on a stand-in server", () => {
     } finally {
       squid.close();
     }
+  });
+
+  it("serves the server's files only when given a root, and warns when that root does not open", async () => {
+    const base = mkdtempSync(join(tmpdir(), "outpost-squid-files-"));
+    const outpost = fakeOutpost();
+    const squids = [squidWithPlugin(outpost.transport), squidWithPlugin(outpost.transport, { root: base, mode: "read-only" })];
+    const broken = squidWithPlugin(outpost.transport, { root: join(base, "gone") });
+    try {
+      await until(() => outpost.filesModes.length === 3);
+      assert.deepEqual([...outpost.filesModes].sort(), [FilesMode.OFF, FilesMode.OFF, FilesMode.READ_ONLY]);
+      assert.match(broken.logs.warn.join("\n"), /\[Outpost\] files are off: the files root .*gone cannot be served/);
+    } finally {
+      for (const squid of [...squids, broken]) squid.close();
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it("reads files from the plugins setting as the command line reads its flags", () => {
+    const settings = { url: "http://outpost.test", key: "opa_test" };
+    assert.equal(optionsFromSettings(settings).files, undefined);
+    assert.deepEqual(optionsFromSettings({ ...settings, files: { root: "/srv/squid", mode: "read-only", deny: ["secrets/**"] } }).files, {
+      root: "/srv/squid",
+      mode: "read-only",
+      deny: ["secrets/**"],
+    });
+    assert.throws(() => optionsFromSettings({ ...settings, files: { mode: "on" } }), /"files" needs "root"/);
+    assert.throws(() => optionsFromSettings({ ...settings, files: { root: "/srv/squid", mode: "rw" } }), /"files.mode" is one of on, read-only, off/);
+    assert.throws(() => optionsFromSettings({ ...settings, files: { root: "/srv/squid", deny: "secrets/**" } }), /"files.deny" is a list of globs/);
   });
 });

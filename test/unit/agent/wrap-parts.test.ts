@@ -1,4 +1,9 @@
 import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { UsageError, parseWrapArgs } from "../../../agent/cli-options.ts";
+import { filesNotice } from "../../../agent/wrap.ts";
 import type { Player, Reply } from "../../../agent/client.ts";
 import { busyMessage, createPlayersSession, unknownAccountMessage, unreachableMessage } from "../../../agent/wrap-players.ts";
 import { createConsoleRunner, quietMs } from "../../../agent/wrap-console.ts";
@@ -258,5 +263,59 @@ describe("wrap's stop signals", () => {
   it("stops on a hangup only when stdin is a terminal, the one that hung up", () => {
     assert.deepEqual(stopSignals({ isTTY: true }), ["SIGINT", "SIGTERM", "SIGHUP"]);
     assert.deepEqual(stopSignals({}), ["SIGINT", "SIGTERM"]);
+  });
+});
+
+describe("wrap's command line", () => {
+  let cwd: string;
+  beforeEach(() => {
+    cwd = mkdtempSync(join(tmpdir(), "outpost-wrap-args-"));
+    mkdirSync(join(cwd, "world"));
+    writeFileSync(join(cwd, "eula.txt"), "eula=true\n");
+  });
+  afterEach(() => rmSync(cwd, { recursive: true, force: true }));
+
+  const connection = ["--url", "http://localhost:3000", "--key", "opa_x"];
+  const wrapArgs = (...flags: string[]) => parseWrapArgs([...connection, ...flags, "--", "java", "-jar", "paper.jar", "nogui"], cwd);
+  const usageError = (flags: string[], message: RegExp) =>
+    assert.throws(
+      () => wrapArgs(...flags),
+      (error: Error) => error instanceof UsageError && message.test(error.message),
+    );
+
+  it("serves the directory the server runs in, files on and nothing denied, by default", () => {
+    const args = wrapArgs();
+    assert.deepEqual(args.files, { root: cwd, mode: "on", deny: [] });
+    assert.deepEqual(args.command, ["java", "-jar", "paper.jar", "nogui"]);
+    assert.equal(args.graceSeconds, 30);
+    assert.equal(args.values.auth, undefined);
+  });
+
+  it("takes --root (made absolute against the server's directory), --files and each --files-deny", () => {
+    assert.deepEqual(wrapArgs("--root", "world", "--files", "read-only", "--files-deny", "secrets/**", "--files-deny", "*.key").files, {
+      root: join(cwd, "world"),
+      mode: "read-only",
+      deny: ["secrets/**", "*.key"],
+    });
+    assert.deepEqual(wrapArgs("--root", join(cwd, "world")).files?.root, join(cwd, "world"));
+    assert.equal(wrapArgs("--files", "off").files, undefined);
+    assert.equal(wrapArgs("--files", "off", "--root", "missing").files, undefined, "with files off the root is not looked at");
+  });
+
+  it("refuses a root that is missing or no directory, an unknown mode and a deny glob that could never match, before anything starts", () => {
+    usageError(["--root", "missing"], /^--root .*missing does not exist$/);
+    usageError(["--root", "eula.txt"], /^--root .*eula\.txt is not a directory$/);
+    usageError(["--files", "rw"], /^--files must be one of on, read-only, off \(got "rw"\)$/);
+    usageError(["--files-deny", "/etc/**"], /--files-deny "\/etc\/\*\*": a glob is relative to the server's directory and uses \//);
+    usageError(["--root"], /--root/);
+  });
+
+  it("tells the operator at start what the files panel may do", () => {
+    assert.equal(filesNotice(undefined), "files: off (Outpost's files panel cannot reach this server's directory)");
+    assert.equal(filesNotice({ root: "/srv/mc", deny: [] }), "files: on (list, read and change) in /srv/mc");
+    assert.equal(
+      filesNotice({ root: "/srv/mc", mode: "read-only", deny: ["secrets/**", "*.key"] }),
+      "files: read-only (list and read) in /srv/mc, except secrets/**, *.key",
+    );
   });
 });
