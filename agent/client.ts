@@ -81,7 +81,8 @@ interface AgentState {
 }
 
 export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) => void = () => {}): Agent {
-  const transport = options.transport ?? createConnectTransport({ baseUrl: new URL("/api/rpc", options.url).toString(), httpVersion: "2" });
+  // Binary: a file's bytes travel as they are, not as base64 in JSON.
+  const transport = options.transport ?? createConnectTransport({ baseUrl: new URL("/api/rpc", options.url).toString(), httpVersion: "2", useBinaryFormat: true });
   const state: AgentState = { players: [], stopping: false, listeners: new Set([onEvent]) };
   const emit = (event: AgentEvent) => state.listeners.forEach((listener) => listener(event));
   const consoleOutlet = createConsoleOutlet();

@@ -39,8 +39,11 @@ export interface FileOperations {
   write(path: string, content: Uint8Array, options?: WriteOptions): Promise<WriteResult>;
   /** Creates one directory; its parent must exist. */
   createDirectory(path: string): Promise<void>;
-  /** Moves or renames; refuses a `to` that exists unless `overwrite`. */
-  move(from: string, to: string, options?: { overwrite?: boolean }): Promise<void>;
+  /**
+   * Moves or renames; refuses a `to` that exists unless `overwrite`, and a folder with
+   * `filesOnly` (the caller's access reaches the two paths but not all a folder could hold).
+   */
+  move(from: string, to: string, options?: { overwrite?: boolean; filesOnly?: boolean }): Promise<void>;
   /** Deletes a file or symlink (not its target), or a directory: an empty one, or any with `recursive`. */
   remove(path: string, options?: { recursive?: boolean }): Promise<void>;
 }
@@ -53,7 +56,7 @@ export function createFileOperations(sandbox: FileSandbox, options: FileOperatio
     read: (path) => readFile(sandbox, path, readLimit),
     write: (path, content, writeOptions) => writeFileAtomically(sandbox, path, content, writeOptions, options.writeContent),
     createDirectory: (path) => createDirectory(sandbox, path),
-    move: (from, to, moveOptions) => move(sandbox, from, to, moveOptions?.overwrite ?? false),
+    move: (from, to, moveOptions) => move(sandbox, from, to, moveOptions?.overwrite ?? false, moveOptions?.filesOnly ?? false),
     remove: (path, removeOptions) => remove(sandbox, path, removeOptions?.recursive ?? false),
   };
 }
@@ -90,8 +93,11 @@ async function createDirectory(sandbox: FileSandbox, path: string): Promise<void
   }
 }
 
-async function move(sandbox: FileSandbox, from: string, to: string, overwrite: boolean): Promise<void> {
+async function move(sandbox: FileSandbox, from: string, to: string, overwrite: boolean, filesOnly: boolean): Promise<void> {
   const source = existing(await sandbox.locate(from, "write"));
+  if (filesOnly && !source.link && source.stats?.isDirectory()) {
+    throw new FileError("not_a_regular_file", `${JSON.stringify(source.path)} is a folder; moving it needs access to everything it holds`);
+  }
   const target = await sandbox.locate(to, "write");
   if (source.path === "" || target.path === "") throw new FileError("invalid_path", "the server's directory itself cannot be moved, nor replaced");
   if (target.stats && !overwrite) throw new FileError("already_exists", `${JSON.stringify(target.path)} already exists; ask to overwrite it`);

@@ -14,7 +14,7 @@ import type { AgentFilesOptions, FileOperationName } from "../options.ts";
 import { FileError, errnoCode } from "./file-error.ts";
 import type { FileEntry } from "./list-directory.ts";
 import { createFileOperations, type FileOperations } from "./operations.ts";
-import { createFileSandbox, type FilesMode } from "./sandbox.ts";
+import { confinedSandbox, createFileSandbox, type FilesMode } from "./sandbox.ts";
 
 export type FileResultInit = MessageInitShape<typeof FileResultSchema>;
 type FileFailureInit = MessageInitShape<typeof FileFailureSchema>;
@@ -27,6 +27,8 @@ export type FileErrorListener = (error: Error, operation?: FileOperationName) =>
 export interface ServedFiles {
   mode: FilesMode;
   operations?: FileOperations;
+  /** The same for a confined request (a caller whose access reaches some paths only): no symlink followed. */
+  confined?: FileOperations;
 }
 
 /** The contract's bounds on a FileResult (agent_service.proto). */
@@ -43,7 +45,7 @@ export async function openServedFiles(options: AgentFilesOptions | undefined, on
   if (!options || mode === "off") return { mode: "off" };
   try {
     const sandbox = await createFileSandbox({ root: options.root, mode, deny: options.deny });
-    return { mode, operations: createFileOperations(sandbox) };
+    return { mode, operations: createFileOperations(sandbox), confined: createFileOperations(confinedSandbox(sandbox)) };
   } catch (error) {
     report(onError, new Error(`files are off: the files root ${options.root} cannot be served: ${(error as Error).message}`, { cause: error }));
     return { mode: "off" };
@@ -70,10 +72,11 @@ export function filesModeOnWire(mode: FilesMode): WireFilesMode {
 export async function answerFileRequest(files: ServedFiles, request: FileRequest, onError: FileErrorListener): Promise<FileResultInit> {
   const { requestId, operation } = request;
   try {
-    if (!files.operations) {
+    const operations = request.confined ? files.confined : files.operations;
+    if (!operations) {
       throw new FileError("files_off", "files are off on this server: its operator started the agent without them (--files off)");
     }
-    return { requestId, result: await perform(files.operations, operation) };
+    return { requestId, result: await perform(operations, operation) };
   } catch (error) {
     return { requestId, result: { case: "failure", value: failureOf(error, operation.case, onError) } };
   }
@@ -103,7 +106,7 @@ async function perform(operations: FileOperations, operation: FileRequest["opera
       await operations.createDirectory(operation.value.path);
       return done;
     case "move":
-      await operations.move(operation.value.from, operation.value.to, { overwrite: operation.value.overwrite });
+      await operations.move(operation.value.from, operation.value.to, { overwrite: operation.value.overwrite, filesOnly: operation.value.filesOnly });
       return done;
     case "delete":
       await operations.remove(operation.value.path, { recursive: operation.value.recursive });

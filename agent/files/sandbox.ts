@@ -211,3 +211,21 @@ function hiddenBy(deny: string[], relative: string): boolean {
 
 /** A leading dot in each segment as a character globs match like any other. */
 const undotted = (path: string) => path.replace(/(^|\/)\./g, "$1\u0001");
+
+/**
+ * The sandbox for a caller whose access reaches only some paths, checked by Outpost against the
+ * paths as written: a path that leads elsewhere through a symlink (in it, or at its end) is refused
+ * as `denied`, since where it really is may lie outside what the caller was allowed.
+ */
+export function confinedSandbox(sandbox: FileSandbox): FileSandbox {
+  return {
+    ...sandbox,
+    async locate(path, access) {
+      const location = await sandbox.locate(path, access);
+      if (location.link || location.real !== location.path) {
+        throw new FileError("denied", `${JSON.stringify(location.path)} is reached through a symlink, which your access to this server's files does not follow`);
+      }
+      return location;
+    },
+  };
+}

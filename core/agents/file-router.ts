@@ -25,8 +25,11 @@ export const fileTimeoutMs = 30_000;
 /** Rows of calls older than this are left over from an instance that died mid-call, and swept. */
 const staleCallMs = 2 * 60_000;
 
-/** One file operation, as core builds it (the request id and timeout are the router's). */
+/** One file operation, as core builds it. */
 export type FileOperation = MessageInitShape<typeof FileRequestSchema>["operation"];
+
+/** A FileRequest but for its id and timeout, which are the router's: the operation, and whether the caller is confined. */
+export type FileCall = Pick<MessageInitShape<typeof FileRequestSchema>, "operation" | "confined">;
 
 export interface FileTarget {
   serverId: string;
@@ -40,7 +43,7 @@ export interface FileRouter {
    * be a refusal: `result.case === "failure"`); rejects {@link AgentUnanswered} when the stream
    * is gone or ends first, no answer comes in time, or too many operations wait for that agent.
    */
-  execute(target: FileTarget, requestId: string, operation: FileOperation, timeoutMs?: number): Promise<FileResult>;
+  execute(target: FileTarget, requestId: string, call: FileCall, timeoutMs?: number): Promise<FileResult>;
   /** The stream holds its server now: operations from other instances reach it, until the returned detach. */
   attach(connection: AgentConnection): () => void;
 }
@@ -71,7 +74,7 @@ const resultRow = row({ result: nullable(bytes) });
 /** One agent stream's side of file operations: each sent as a FileRequest and waiting for its FileResult. */
 export interface ConnectionFiles {
   /** Sends the operation and resolves with the agent's FileResult; rejects {@link AgentUnanswered}. */
-  run(requestId: string, operation: FileOperation, timeoutMs: number): Promise<FileResult>;
+  run(requestId: string, call: FileCall, timeoutMs: number): Promise<FileResult>;
   /** A FileResult arrived: answers its operation; one for no waiting operation is ignored. */
   answered(result: FileResult): void;
   /** The stream ended: every waiting operation fails with "offline", and so does any later one. */
@@ -81,7 +84,7 @@ export interface ConnectionFiles {
 export function createConnectionFiles(send: (message: MessageInitShape<typeof ConnectResponseSchema>["message"]) => void): ConnectionFiles {
   const waits = createAnswerWaits<FileResult>(maxWaitingFileCalls);
   return {
-    run: (requestId, operation, timeoutMs) => waits.ask(requestId, timeoutMs, () => send({ case: "fileRequest", value: { requestId, timeoutMs, operation } })),
+    run: (requestId, call, timeoutMs) => waits.ask(requestId, timeoutMs, () => send({ case: "fileRequest", value: { ...call, requestId, timeoutMs } })),
     answered: (result) => waits.answer(result.requestId, result),
     close: () => waits.close(),
   };
@@ -97,7 +100,7 @@ export function createFileRouter(deps: { agents: AgentConnections; bus: Bus; log
     const request = fromBinary(FileRequestSchema, found.request);
     let outcome: RemoteOutcome;
     try {
-      const result = await connection.files.run(request.requestId, request.operation, Math.min(request.timeoutMs, fileTimeoutMs));
+      const result = await connection.files.run(request.requestId, request, Math.min(request.timeoutMs, fileTimeoutMs));
       await query.run(sql`update agent_file_calls set result = ${Buffer.from(toBinary(FileResultSchema, result))} where id = ${payload}`);
       outcome = { done: true };
     } catch (error) {
@@ -108,8 +111,8 @@ export function createFileRouter(deps: { agents: AgentConnections; bus: Bus; log
   }
 
   /** On the instance the call reached: stages the request, wakes the holder, and reads the result it wrote. */
-  async function executeRemote(target: FileTarget, requestId: string, operation: FileOperation, timeoutMs: number): Promise<FileResult> {
-    const request = toBinary(FileRequestSchema, create(FileRequestSchema, { requestId, timeoutMs, operation }));
+  async function executeRemote(target: FileTarget, requestId: string, call: FileCall, timeoutMs: number): Promise<FileResult> {
+    const request = toBinary(FileRequestSchema, create(FileRequestSchema, { ...call, requestId, timeoutMs }));
     await query.run(sql`delete from agent_file_calls where created_at < ${new Date(Date.now() - staleCallMs)}`);
     await query.run(
       sql`insert into agent_file_calls (id, connection_id, request, created_at) values (${requestId}, ${target.connectionId}, ${Buffer.from(request)}, ${new Date()})`,
@@ -142,12 +145,12 @@ export function createFileRouter(deps: { agents: AgentConnections; bus: Bus; log
   }
 
   return {
-    async execute(target, requestId, operation, timeoutMs = fileTimeoutMs) {
+    async execute(target, requestId, call, timeoutMs = fileTimeoutMs) {
       const local = deps.agents.holding(target.connectionId);
-      if (local) return local.files.run(requestId, operation, timeoutMs);
+      if (local) return local.files.run(requestId, call, timeoutMs);
       // One process: a stream not here is no stream.
       if (!bus.shared) throw new AgentUnanswered("offline", false);
-      return executeRemote(target, requestId, operation, timeoutMs);
+      return executeRemote(target, requestId, call, timeoutMs);
     },
     attach(connection) {
       return bus.subscribe(callTopic(connection.id), (payload) => {

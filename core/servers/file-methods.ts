@@ -121,7 +121,7 @@ async function runFileCall(deps: FileDeps, address: ServerAddress, ctx: HandlerC
   await spendServerUse(db.query, caller, judged, use);
   let result: FileResult;
   try {
-    result = await deps.files.execute({ serverId: server.id, connectionId: server.agentConnectionId }, randomUUID(), operation, fileTimeoutMs);
+    result = await deps.files.execute({ serverId: server.id, connectionId: server.agentConnectionId }, randomUUID(), { operation, confined: !access.everywhere }, fileTimeoutMs);
   } catch (error) {
     if (!(error instanceof AgentUnanswered)) throw error;
     // Turned away before the agent got it: nothing can have changed.

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code } from "@connectrpc/connect";
@@ -130,6 +130,28 @@ onPostgresServer(() =>
         assert.ok(res.output.at(-1)!.startsWith("199: "), "the newest line");
         const local = await servers(b).executeConsoleCommand({ serverId: server.id, command: "dump" });
         assert.deepEqual(local.output, res.output, "the same answer on the instance that holds the stream");
+      });
+
+      it("reads and writes a file of several MiB through the agent on B from A (the bytes cross in a row, not on the bus)", async () => {
+        const server = await createServer("Files far");
+        const root = mkdtempSync(join(tmpdir(), "outpost-files-far-"));
+        try {
+          const content = randomBytes(3 * 1024 * 1024);
+          writeFileSync(join(root, "world.dat"), content);
+          await connect(server.key, b, { files: { root } });
+          const read = await servers(a).readFile({ serverId: server.id, path: "world.dat" });
+          assert.deepEqual([read.encoding, Buffer.from(read.content, "base64").equals(content)], ["base64", true]);
+          const written = await servers(a).writeFile({ serverId: server.id, path: "notes.txt", content: "é".repeat(1_000_000), expectedSha256: undefined });
+          assert.equal(written.size, 2_000_000n);
+          assert.equal(readFileSync(join(root, "notes.txt"), "utf8"), "é".repeat(1_000_000));
+          const listed = await servers(a).listFiles({ serverId: server.id, path: "" });
+          assert.deepEqual(listed.entries.map((e) => e.name), ["notes.txt", "world.dat"]);
+          await rejectsWith(servers(a).readFile({ serverId: server.id, path: "missing" }), Code.NotFound, "not_found");
+          const left = await a.orm.em.fork().getConnection().execute("select count(*)::int as n from agent_file_calls");
+          assert.equal(left[0].n, 0, "each call's row is gone once answered");
+        } finally {
+          rmSync(root, { recursive: true, force: true });
+        }
       });
 
       it("a slow agent on B: deadline_exceeded on A", async () => {

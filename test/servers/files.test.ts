@@ -82,7 +82,8 @@ describe("servers: files through the agent", function () {
   };
 
   before(async () => {
-    t = await startTestOutpost({ PLANS: '{"free":{"servers":50,"gameOAuthClients":2}}' });
+    // The fuzz makes over a thousand calls in seconds: past the default 600 a minute.
+    t = await startTestOutpost({ PLANS: '{"free":{"servers":50,"gameOAuthClients":2}}', RATE_LIMIT_PER_MINUTE: "100000" });
     ownerKey = await account("owner@example.com");
     await ok("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" });
     memberKey = await account("member@example.com");
@@ -262,5 +263,28 @@ describe("servers: files through the agent", function () {
     }
     assert.equal(readFileSync(join(server.root, "server.properties"), "utf8"), "a=b\n");
     assert.ok(existsSync(join(server.root, "plugins/Other/config.yml")));
+
+    // A symlink inside the granted folder leads elsewhere in the directory: not for this member.
+    symlinkSync("../../server.properties", join(server.root, "plugins/Essentials/link.properties"));
+    assert.deepEqual(refused(await get("readFile", { serverId: server.id, path: "plugins/Essentials/link.properties" }, memberKey)), [403, "denied"]);
+    const owners = await ok("GET", `servers/readFile?serverId=${server.id}&path=plugins/Essentials/link.properties`);
+    assert.equal(owners.content, "a=b\n", "an owner reaches everything inside, through links too");
+  });
+
+  it("moves a folder for a member only when the grant reaches all it holds", async () => {
+    const server = await wrapped("Jars", { "plugins/Old.jar": "jar", "plugins/Folder.jar/secret.yml": "inside" });
+    await ok("POST", "organizations/createAccessGrant", {
+      organizationSlug: "acme",
+      userId: memberId,
+      serverId: server.id,
+      actions: ["files_write"],
+      constraints: { filePaths: ["plugins/*.jar"] },
+    });
+    await ok("POST", "servers/moveFile", { serverId: server.id, from: "plugins/Old.jar", to: "plugins/Old.jar.disabled.jar" }, memberKey);
+    assert.ok(existsSync(join(server.root, "plugins/Old.jar.disabled.jar")));
+    const folder = await call("POST", "servers/moveFile", { serverId: server.id, from: "plugins/Folder.jar", to: "plugins/Moved.jar" }, memberKey);
+    assert.deepEqual(refused(folder), [409, "not_a_regular_file"]);
+    assert.deepEqual(refused(await call("POST", "servers/deleteFile", { serverId: server.id, path: "plugins/Folder.jar", recursive: true }, memberKey)), [403, "permission_denied"]);
+    assert.ok(existsSync(join(server.root, "plugins/Folder.jar/secret.yml")));
   });
 });

@@ -595,6 +595,15 @@ export declare type FileRequest = Message<"outpost.agent.v1.FileRequest"> & {
   timeoutMs: number;
 
   /**
+   * The caller's access reaches only some paths (a member's grant with file paths), which core
+   * checked against the paths as written: follow no symlink on the way (a link could lead to
+   * another place in the directory), refusing with `denied`.
+   *
+   * @generated from field: bool confined = 9;
+   */
+  confined: boolean;
+
+  /**
    * @generated from oneof outpost.agent.v1.FileRequest.operation
    */
   operation: {
@@ -963,8 +972,8 @@ export declare const FileResult_DoneSchema: GenMessage<FileResult_Done>;
 /**
  * Why the agent refused a file operation: its reason, one of invalid_path, outside_root,
  * not_found, denied, not_a_regular_file, not_a_directory, already_exists, directory_not_empty,
- * read_only, files_off, too_large, invalid_cursor, edit_conflict, failed (anything else, e.g. a
- * full disk); and what to tell the caller.
+ * read_only, files_off, too_large, invalid_cursor, edit_conflict, busy (too many operations wait;
+ * this one did not run), failed (anything else, e.g. a full disk); and what to tell the caller.
  *
  * @generated from message outpost.agent.v1.FileFailure
  */
