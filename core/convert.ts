@@ -151,7 +151,7 @@ export function serverToProto(server: Server, now: Date, settings: TrustSettings
     agentVersion: server.agentVersion ?? "",
     signInAllowed: signInAllowed(server.playerAuth, settings),
     consoleAvailable: online && server.agentConsole,
-    files: online ? filesModes[server.agentFiles] ?? FilesMode.OFF : FilesMode.OFF,
+    files: online ? (filesModes[server.agentFiles] ?? FilesMode.OFF) : FilesMode.OFF,
     frozen: freeze !== undefined,
     frozenReason: freeze ? frozenReason(freeze) : "",
   });

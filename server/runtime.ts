@@ -186,7 +186,21 @@ export async function openRuntime(config: Config, logger: Logger, mode: "serve" 
     const metrics = mode === "serve" ? await openMetrics(orm, agents, bus, rateLimits) : undefined;
     // Push needs core's deps, which need the notifier: it reads them when it first sends.
     const notifier = createNotifier({ bus, logger, push: pushThroughPwa(() => deps) });
-    const parts = { orm, statements, clock, logger, rateLimits, passwords, signingKeys, agents, consoles, files, events, notifier, metrics: metrics ?? createNoMetrics() };
+    const parts = {
+      orm,
+      statements,
+      clock,
+      logger,
+      rateLimits,
+      passwords,
+      signingKeys,
+      agents,
+      consoles,
+      files,
+      events,
+      notifier,
+      metrics: metrics ?? createNoMetrics(),
+    };
     const deps = (opened.deps = coreDepsOf(config, database, parts, keyEncryptionKey));
     return {
       database,

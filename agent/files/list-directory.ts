@@ -1,13 +1,14 @@
 /**
  * A directory's entries for the files panel: what `servers/listFiles` shows, sorted the way a file
  * browser reads (folders first, then by name), and paged so that a 10,000-entry `world/` folder
- * does not travel in one message. Entries the deny list hides are not there at all.
+ * does not travel in one message. Entries the deny list hides, and those no path could name, are not there at all.
  */
 import type { Stats } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { FileError, asFileError, errnoCode } from "./file-error.ts";
 import type { FileSandbox } from "./sandbox.ts";
+import { parseClientPath } from "./client-path.ts";
 
 /** One entry of a listing. Devices, FIFOs and sockets are left out: nothing can be done with them here. */
 export interface FileEntry {
@@ -50,7 +51,7 @@ export async function listDirectory(sandbox: FileSandbox, path: string, options:
     const under = (folder: string, name: string) => (folder ? `${folder}/${name}` : name);
     // Hidden by the path asked for, or by where it really is (a listing through a symlinked folder).
     const names = (await readdir(directory.anchor).catch((error) => asFileError(error, location.path))).filter(
-      (name) => !sandbox.isHidden(under(location.path, name)) && !sandbox.isHidden(under(location.real, name)),
+      (name) => addressable(name) && !sandbox.isHidden(under(location.path, name)) && !sandbox.isHidden(under(location.real, name)),
     );
     entries = await describeAll(directory.anchor, names);
   } finally {
@@ -61,6 +62,18 @@ export async function listDirectory(sandbox: FileSandbox, path: string, options:
   const page = from < 0 ? [] : entries.slice(from, from + pageSize);
   const more = from >= 0 && from + pageSize < entries.length;
   return { path: location.path, entries: page, nextCursor: more ? encodeCursor(page[page.length - 1]) : undefined };
+}
+
+/**
+ * Whether a client could name this entry in a path: one the path check refuses (a control or
+ * invisible character, only dots) is left out of listings, as nothing could be done with it.
+ */
+function addressable(name: string): boolean {
+  try {
+    return parseClientPath(name).relative === name;
+  } catch {
+    return false;
+  }
 }
 
 /** The entries named `names` in the opened directory, in batches (a big folder is not 10,000 calls at once). */

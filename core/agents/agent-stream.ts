@@ -15,7 +15,7 @@ import type { AgentConnection } from "./connections.ts";
 import type { JobFailureLog } from "../log-throttle.ts";
 import { markDisconnected, silenceLimitMs } from "./presence.ts";
 import { createConnectionConsole } from "./console.ts";
-import { createConnectionFiles } from "./file-router.ts";
+import { createConnectionFiles } from "./connection-files.ts";
 import { createMessageHandler, type AgentStreamDeps, type Outgoing, type StreamSession } from "./stream-messages.ts";
 
 export type { AgentStreamDeps } from "./stream-messages.ts";

@@ -5,7 +5,7 @@
  * on other instances learn the same facts from the database at their next heartbeat.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { ConnectionFiles } from "./file-router.ts";
+import type { ConnectionFiles } from "./connection-files.ts";
 import type { ConnectionConsole } from "./console.ts";
 
 export interface OnlinePlayer {

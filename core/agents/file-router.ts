@@ -7,29 +7,21 @@
  * result, and the caller reads it and deletes the row. One router per process, built by the
  * composition root.
  */
-import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
-import { FileRequestSchema, FileResultSchema, type ConnectResponseSchema, type FileResult } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import { FileRequestSchema, FileResultSchema, type FileResult } from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import type { Bus } from "../bus.ts";
 import { sql, type SqlRunner } from "../db/sql.ts";
 import { bytes, nullable, row } from "../db/rows.ts";
-import { AgentUnanswered, createAnswerWaits } from "./answer-waits.ts";
+import { AgentUnanswered } from "./answer-waits.ts";
+import type { FileCall } from "./connection-files.ts";
 import type { AgentConnection, AgentConnections } from "./connections.ts";
-
-/** File operations that may wait for one agent's answers at once; past it, one is refused (busy). */
-export const maxWaitingFileCalls = 16;
 
 /** How long a file operation waits for the agent (told to it as timeout_ms). */
 export const fileTimeoutMs = 30_000;
 
 /** Rows of calls older than this are left over from an instance that died mid-call, and swept. */
 const staleCallMs = 2 * 60_000;
-
-/** One file operation, as core builds it. */
-export type FileOperation = MessageInitShape<typeof FileRequestSchema>["operation"];
-
-/** A FileRequest but for its id and timeout, which are the router's: the operation, and whether the caller is confined. */
-export type FileCall = Pick<MessageInitShape<typeof FileRequestSchema>, "operation" | "confined">;
 
 export interface FileTarget {
   serverId: string;
@@ -70,25 +62,6 @@ function parseOutcome(payload: string): RemoteOutcome | undefined {
 
 const requestRow = row({ request: bytes });
 const resultRow = row({ result: nullable(bytes) });
-
-/** One agent stream's side of file operations: each sent as a FileRequest and waiting for its FileResult. */
-export interface ConnectionFiles {
-  /** Sends the operation and resolves with the agent's FileResult; rejects {@link AgentUnanswered}. */
-  run(requestId: string, call: FileCall, timeoutMs: number): Promise<FileResult>;
-  /** A FileResult arrived: answers its operation; one for no waiting operation is ignored. */
-  answered(result: FileResult): void;
-  /** The stream ended: every waiting operation fails with "offline", and so does any later one. */
-  close(): void;
-}
-
-export function createConnectionFiles(send: (message: MessageInitShape<typeof ConnectResponseSchema>["message"]) => void): ConnectionFiles {
-  const waits = createAnswerWaits<FileResult>(maxWaitingFileCalls);
-  return {
-    run: (requestId, call, timeoutMs) => waits.ask(requestId, timeoutMs, () => send({ case: "fileRequest", value: { ...call, requestId, timeoutMs } })),
-    answered: (result) => waits.answer(result.requestId, result),
-    close: () => waits.close(),
-  };
-}
 
 export function createFileRouter(deps: { agents: AgentConnections; bus: Bus; logger: Logger; query: SqlRunner }): FileRouter {
   const { bus, query } = deps;

@@ -42,7 +42,8 @@ import type { ActivityAction } from "../activity/kinds.ts";
 import { DomainError, domainErrors, fail, type DomainErrorReason } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
 import { AgentUnanswered } from "../agents/answer-waits.ts";
-import { fileTimeoutMs, type FileOperation } from "../agents/file-router.ts";
+import { fileTimeoutMs } from "../agents/file-router.ts";
+import type { FileOperation } from "../agents/connection-files.ts";
 import { agentServer, type AgentServer } from "./console-methods.ts";
 
 type FileDeps = Pick<CoreDeps, "activity" | "clock" | "config" | "files" | "statements">;
@@ -104,7 +105,12 @@ interface FileOutcome {
 async function runFileCall(deps: FileDeps, address: ServerAddress, ctx: HandlerContext, call: FileCall): Promise<FileOutcome> {
   const caller = requireUser(ctx);
   const db = deps.statements.db(entityManager(ctx));
-  const use = { action: call.access === "read" ? ("files_read" as const) : ("files_write" as const), now: deps.clock.now(), plans: deps.config.plans, spend: call.access === "write" };
+  const use = {
+    action: call.access === "read" ? ("files_read" as const) : ("files_write" as const),
+    now: deps.clock.now(),
+    plans: deps.config.plans,
+    spend: call.access === "write",
+  };
   const judged = await judgeServerRow(db.query, caller, address, use, serverScope(ctx));
   const access = fileAccessOf(judged);
   for (const path of call.paths) {
@@ -121,7 +127,12 @@ async function runFileCall(deps: FileDeps, address: ServerAddress, ctx: HandlerC
   await spendServerUse(db.query, caller, judged, use);
   let result: FileResult;
   try {
-    result = await deps.files.execute({ serverId: server.id, connectionId: server.agentConnectionId }, randomUUID(), { operation, confined: !access.everywhere }, fileTimeoutMs);
+    result = await deps.files.execute(
+      { serverId: server.id, connectionId: server.agentConnectionId },
+      randomUUID(),
+      { operation, confined: !access.everywhere },
+      fileTimeoutMs,
+    );
   } catch (error) {
     if (!(error instanceof AgentUnanswered)) throw error;
     // Turned away before the agent got it: nothing can have changed.
@@ -182,7 +193,7 @@ function contentBytes(content: string, encoding: string | undefined): Buffer {
   if (encoding !== "base64") return Buffer.from(content, "utf8");
   const compact = content.replace(/\s+/g, "");
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 !== 0) {
-    throw fail("invalid_argument", "content is not valid base64 (encoding is \"base64\")");
+    throw fail("invalid_argument", 'content is not valid base64 (encoding is "base64")');
   }
   return Buffer.from(compact, "base64");
 }
@@ -227,7 +238,12 @@ export async function writeFile(deps: FileDeps, req: WriteFileRequest, ctx: Hand
     sha256: written.sha256,
     ...(req.expectedSha256 && { previousSha256: req.expectedSha256 }),
   });
-  return create(WriteFileResponseSchema, { path: written.path, size: written.size, sha256: written.sha256, modifiedAt: written.modifiedAt ?? timestampFromDate(deps.clock.now()) });
+  return create(WriteFileResponseSchema, {
+    path: written.path,
+    size: written.size,
+    sha256: written.sha256,
+    modifiedAt: written.modifiedAt ?? timestampFromDate(deps.clock.now()),
+  });
 }
 
 export async function createDirectory(deps: FileDeps, req: CreateDirectoryRequest, ctx: HandlerContext) {
@@ -256,7 +272,10 @@ export async function deleteFile(deps: FileDeps, req: DeleteFileRequest, ctx: Ha
   const recursive = req.recursive ?? false;
   const operation = (access: FileOutcome["access"]): FileOperation => {
     if (recursive && !access.allowsAllUnder(path)) {
-      throw fail("permission_denied", `your access grant to this server does not reach everything under ${JSON.stringify(path)}, so it cannot be deleted with all it holds`);
+      throw fail(
+        "permission_denied",
+        `your access grant to this server does not reach everything under ${JSON.stringify(path)}, so it cannot be deleted with all it holds`,
+      );
     }
     return { case: "delete", value: { path, recursive } };
   };
@@ -265,4 +284,3 @@ export async function deleteFile(deps: FileDeps, req: DeleteFileRequest, ctx: Ha
   await recordChange(deps, outcome, "server.file_deleted", { path, ...(req.recursive && { recursive: "true" }) });
   return create(DeleteFileResponseSchema, { path });
 }
-

@@ -145,7 +145,10 @@ onPostgresServer(() =>
           assert.equal(written.size, 2_000_000n);
           assert.equal(readFileSync(join(root, "notes.txt"), "utf8"), "é".repeat(1_000_000));
           const listed = await servers(a).listFiles({ serverId: server.id, path: "" });
-          assert.deepEqual(listed.entries.map((e) => e.name), ["notes.txt", "world.dat"]);
+          assert.deepEqual(
+            listed.entries.map((e) => e.name),
+            ["notes.txt", "world.dat"],
+          );
           await rejectsWith(servers(a).readFile({ serverId: server.id, path: "missing" }), Code.NotFound, "not_found");
           const left = await a.orm.em.fork().getConnection().execute("select count(*)::int as n from agent_file_calls");
           assert.equal(left[0].n, 0, "each call's row is gone once answered");

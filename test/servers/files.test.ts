@@ -99,19 +99,27 @@ describe("servers: files through the agent", function () {
 
   it("browses, reads, edits with a conflict check, and each change is on disk and on record (never its content)", async () => {
     const properties = "motd=A Minecraft Server\nmax-players=20\n";
-    const server = await wrapped("Files", {
-      "server.properties": properties,
-      "plugins/Essentials/config.yml": "spawn: true\n",
-      "world/level.dat": Buffer.from([0x1f, 0x8b, 0, 1, 2]),
-      "secrets/token.txt": "do not show",
-    }, ["--files-deny", "secrets/**"]);
+    const server = await wrapped(
+      "Files",
+      {
+        "server.properties": properties,
+        "plugins/Essentials/config.yml": "spawn: true\n",
+        "world/level.dat": Buffer.from([0x1f, 0x8b, 0, 1, 2]),
+        "secrets/token.txt": "do not show",
+      },
+      ["--files-deny", "secrets/**"],
+    );
     const { server: shown } = await ok("GET", `servers/getServer?serverId=${server.id}`);
     assert.equal(shown.files, "on");
 
     const root = await ok("GET", `servers/listFiles?serverId=${server.id}&path=`);
     assert.deepEqual(
       root.entries.map((e: Json) => [e.name, e.type]),
-      [["plugins", "directory"], ["world", "directory"], ["server.properties", "file"]],
+      [
+        ["plugins", "directory"],
+        ["world", "directory"],
+        ["server.properties", "file"],
+      ],
       "directories first, then files, by name; the denied folder is not there",
     );
     assert.equal(root.entries[2].size, String(Buffer.byteLength(properties)));
@@ -134,14 +142,20 @@ describe("servers: files through the agent", function () {
     const bytes = Buffer.from([0, 255, 10, 13]);
     await ok("POST", "servers/writeFile", { serverId: server.id, path: "world/data.bin", content: bytes.toString("base64"), encoding: "base64" });
     assert.deepEqual(readFileSync(join(server.root, "world/data.bin")), bytes);
-    assert.deepEqual(refused(await call("POST", "servers/writeFile", { serverId: server.id, path: "x.bin", content: "not base64!", encoding: "base64" })), [400, "invalid_argument"]);
+    assert.deepEqual(refused(await call("POST", "servers/writeFile", { serverId: server.id, path: "x.bin", content: "not base64!", encoding: "base64" })), [
+      400,
+      "invalid_argument",
+    ]);
 
     await ok("POST", "servers/createDirectory", { serverId: server.id, path: "plugins/New" });
     assert.ok(existsSync(join(server.root, "plugins/New")));
     assert.deepEqual(refused(await call("POST", "servers/createDirectory", { serverId: server.id, path: "plugins/New" })), [409, "already_exists"]);
     await ok("POST", "servers/moveFile", { serverId: server.id, from: "plugins/Essentials/config.yml", to: "plugins/New/config.yml" });
     assert.equal(readFileSync(join(server.root, "plugins/New/config.yml"), "utf8"), "spawn: true\n");
-    assert.deepEqual(refused(await call("POST", "servers/moveFile", { serverId: server.id, from: "server.properties", to: "plugins/New/config.yml" })), [409, "already_exists"]);
+    assert.deepEqual(refused(await call("POST", "servers/moveFile", { serverId: server.id, from: "server.properties", to: "plugins/New/config.yml" })), [
+      409,
+      "already_exists",
+    ]);
     assert.deepEqual(refused(await call("POST", "servers/deleteFile", { serverId: server.id, path: "plugins/New" })), [409, "directory_not_empty"]);
     await ok("POST", "servers/deleteFile", { serverId: server.id, path: "plugins/New", recursive: true });
     assert.ok(!existsSync(join(server.root, "plugins/New")));
@@ -205,7 +219,11 @@ describe("servers: files through the agent", function () {
     assert.equal(readFileSync(canary, "utf8"), "outside the server's directory");
     assert.equal(readFileSync(join(server.root, "server.properties"), "utf8"), "a=b\n", "not moved over, not written");
     // A lone surrogate in a query string arrives as U+FFFD, a name that may exist: not found, inside.
-    assert.deepEqual([...statuses.keys()].filter((status) => status !== 400 && status !== 404), [], "each refused as a bad path, or not found inside");
+    assert.deepEqual(
+      [...statuses.keys()].filter((status) => status !== 400 && status !== 404),
+      [],
+      "each refused as a bad path, or not found inside",
+    );
     assert.ok((statuses.get(400) ?? 0) > paths.length * 4, "nearly all refused as bad paths");
   });
 
@@ -243,12 +261,18 @@ describe("servers: files through the agent", function () {
       actions: ["files_write"],
       constraints: { filePaths: ["plugins/Essentials/**"] },
     });
-    const names = async (path: string) => (await ok("GET", `servers/listFiles?serverId=${server.id}&path=${path}`, undefined, memberKey)).entries.map((e: Json) => e.name);
+    const names = async (path: string) =>
+      (await ok("GET", `servers/listFiles?serverId=${server.id}&path=${path}`, undefined, memberKey)).entries.map((e: Json) => e.name);
     assert.deepEqual(await names(""), ["plugins"], "only the way to the granted folder");
     assert.deepEqual(await names("plugins"), ["Essentials"]);
     assert.deepEqual(await names("plugins/Essentials"), ["config.yml"]);
     const file = await ok("GET", `servers/readFile?serverId=${server.id}&path=plugins/Essentials/config.yml`, undefined, memberKey);
-    await ok("POST", "servers/writeFile", { serverId: server.id, path: "plugins/Essentials/config.yml", content: "spawn: false\n", expectedSha256: file.sha256 }, memberKey);
+    await ok(
+      "POST",
+      "servers/writeFile",
+      { serverId: server.id, path: "plugins/Essentials/config.yml", content: "spawn: false\n", expectedSha256: file.sha256 },
+      memberKey,
+    );
     assert.equal(readFileSync(join(server.root, "plugins/Essentials/config.yml"), "utf8"), "spawn: false\n");
 
     for (const res of [
@@ -284,7 +308,10 @@ describe("servers: files through the agent", function () {
     assert.ok(existsSync(join(server.root, "plugins/Old.jar.disabled.jar")));
     const folder = await call("POST", "servers/moveFile", { serverId: server.id, from: "plugins/Folder.jar", to: "plugins/Moved.jar" }, memberKey);
     assert.deepEqual(refused(folder), [409, "not_a_regular_file"]);
-    assert.deepEqual(refused(await call("POST", "servers/deleteFile", { serverId: server.id, path: "plugins/Folder.jar", recursive: true }, memberKey)), [403, "permission_denied"]);
+    assert.deepEqual(refused(await call("POST", "servers/deleteFile", { serverId: server.id, path: "plugins/Folder.jar", recursive: true }, memberKey)), [
+      403,
+      "permission_denied",
+    ]);
     assert.ok(existsSync(join(server.root, "plugins/Folder.jar/secret.yml")));
   });
 });

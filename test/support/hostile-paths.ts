@@ -36,4 +36,3 @@ export function hostilePaths(canary: string): string[] {
   paths.add("./plugins");
   return [...paths];
 }
-

@@ -33,7 +33,8 @@ export function scalarSchema(type: ScalarType): JsonSchema {
       return { type: "string", format: "int64", pattern: "^-?[0-9]+$" };
     case ScalarType.UINT64:
     case ScalarType.FIXED64:
-      return { type: "string", format: "uint64", pattern: "^[0-9]+$" };
+      // No format: OpenAPI's registry names none for an unsigned 64-bit integer; the pattern says it.
+      return { type: "string", pattern: "^[0-9]+$" };
   }
 }
 

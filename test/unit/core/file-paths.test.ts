@@ -53,9 +53,15 @@ describe("unit: file paths of a grant", () => {
 
     it("reaches all a folder holds only through a folder selector, never a file glob (moving or deleting a folder with its contents)", () => {
       const folder = filePathAccess(["plugins/Essentials"]);
-      assert.deepEqual(["plugins/Essentials", "plugins/Essentials/userdata", "plugins", ""].map((p) => folder.allowsAllUnder(p)), [true, true, false, false]);
+      assert.deepEqual(
+        ["plugins/Essentials", "plugins/Essentials/userdata", "plugins", ""].map((p) => folder.allowsAllUnder(p)),
+        [true, true, false, false],
+      );
       const subtree = filePathAccess(["plugins/Essentials/**"]);
-      assert.deepEqual(["plugins/Essentials", "plugins/Essentials/a/b"].map((p) => subtree.allowsAllUnder(p)), [true, true]);
+      assert.deepEqual(
+        ["plugins/Essentials", "plugins/Essentials/a/b"].map((p) => subtree.allowsAllUnder(p)),
+        [true, true],
+      );
       const jars = filePathAccess(["plugins/*.jar"]);
       assert.equal(jars.allows("plugins/Old.jar"), true);
       assert.equal(jars.allowsAllUnder("plugins/Old.jar"), false, "a folder named like a jar could hold anything");

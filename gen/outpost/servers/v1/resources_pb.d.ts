@@ -136,7 +136,8 @@ export declare type Server = Message<"outpost.servers.v1.Server"> & {
 export declare const ServerSchema: GenMessage<Server>;
 
 /**
- * One entry of a directory listing.
+ * One entry of a directory listing. Entries whose names no path could address (a control or
+ * invisible character, only dots) are not listed.
  *
  * @generated from message outpost.servers.v1.FileEntry
  */

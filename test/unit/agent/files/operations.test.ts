@@ -34,6 +34,16 @@ describe("agent files: operations", () => {
     await refuses((await operations()).list("missing"), "not_found");
   });
 
+  it("leaves out of a listing the entries no path could name (a line break, an invisible character, only dots)", async () => {
+    files.put("ok.txt", "x");
+    for (const name of ["line\nbreak.txt", "zero\u200bwidth.txt", "...", "esc\u001b.txt"]) files.put(name, "x");
+    const page = await (await operations()).list("");
+    assert.deepEqual(
+      page.entries.map((entry) => entry.name),
+      ["ok.txt"],
+    );
+  });
+
   it("pages past 1,000 entries by a cursor, each entry once", async () => {
     mkdirSync(join(files.root, "world"));
     for (let i = 0; i < 2500; i++) writeFileSync(join(files.root, "world", `r.${i}.mca`), "");
@@ -148,6 +158,9 @@ describe("agent files: operations", () => {
     await refuses(move.move("missing", "x"), "not_found");
     await refuses(move.move("b.txt", "nowhere/b.txt"), "not_found");
     await refuses(move.move("", "x"), "invalid_path");
+    await refuses(move.move("renamed", "elsewhere", { filesOnly: true }), "not_a_regular_file");
+    await move.move("b.txt", "c.txt", { filesOnly: true });
+    assert.equal(readFileSync(join(files.root, "c.txt"), "utf8"), "a");
   });
 
   it("deletes a file, a symlink (not its target), and a folder only when empty or recursive", async () => {

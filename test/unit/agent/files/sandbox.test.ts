@@ -5,6 +5,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { parseClientPath } from "../../../../agent/files/client-path.ts";
 import { createFileOperations } from "../../../../agent/files/operations.ts";
+import { confinedSandbox } from "../../../../agent/files/sandbox.ts";
 import { refuses, useFilesFixture } from "./files-fixture.ts";
 
 describe("agent files: the sandbox", () => {
@@ -76,6 +77,21 @@ describe("agent files: the sandbox", () => {
     }
     await refuses(operations.list("escape"), "outside_root");
     await refuses(operations.remove("escape/canary.txt"), "outside_root");
+  });
+
+  it("confined (a caller whose grant names paths) follows no symlink, inside the root or not, at the end or on the way", async () => {
+    files.put("plugins/Essentials/config.yml", "a: 1\n");
+    files.put("server.properties", "rcon.password=secret\n");
+    symlinkSync("../../server.properties", join(files.root, "plugins/Essentials/link.properties"));
+    symlinkSync("Essentials", join(files.root, "plugins/Alias"));
+    const confined = createFileOperations(confinedSandbox(await files.sandbox()));
+    assert.equal((await confined.read("plugins/Essentials/config.yml")).content.toString(), "a: 1\n");
+    await refuses(confined.read("plugins/Essentials/link.properties"), "denied");
+    await refuses(confined.write("plugins/Essentials/link.properties", Buffer.from("x")), "denied");
+    await refuses(confined.read("plugins/Alias/config.yml"), "denied");
+    await refuses(confined.list("plugins/Alias"), "denied");
+    const open = createFileOperations(await files.sandbox());
+    assert.equal((await open.read("plugins/Alias/config.yml")).content.toString(), "a: 1\n", "unconfined, a link inside the root is followed");
   });
 
   it("refuses FIFOs, sockets and devices", async () => {
