@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { FileEntry, FilesMode, Game, PlayerAuth } from "../../servers/v1/resources_pb.js";
+import type { FileEntry, FileMatch, FilesMode, FileVersion, Game, PlayerAuth, Plugin } from "../../servers/v1/resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
@@ -642,6 +642,54 @@ export declare type FileRequest = Message<"outpost.agent.v1.FileRequest"> & {
      */
     value: FileRequest_DeleteFile;
     case: "delete";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.ReadRange read_range = 10;
+     */
+    value: FileRequest_ReadRange;
+    case: "readRange";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.UploadChunk upload_chunk = 11;
+     */
+    value: FileRequest_UploadChunk;
+    case: "uploadChunk";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.AbortUpload abort_upload = 12;
+     */
+    value: FileRequest_AbortUpload;
+    case: "abortUpload";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.ListHistory list_history = 13;
+     */
+    value: FileRequest_ListHistory;
+    case: "listHistory";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.RestoreVersion restore_version = 14;
+     */
+    value: FileRequest_RestoreVersion;
+    case: "restoreVersion";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.ListPlugins list_plugins = 15;
+     */
+    value: FileRequest_ListPlugins;
+    case: "listPlugins";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.SetPluginEnabled set_plugin_enabled = 16;
+     */
+    value: FileRequest_SetPluginEnabled;
+    case: "setPluginEnabled";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileRequest.SearchFiles search = 17;
+     */
+    value: FileRequest_SearchFiles;
+    case: "search";
   } | { case: undefined; value?: undefined };
 };
 
@@ -805,6 +853,221 @@ export declare type FileRequest_DeleteFile = Message<"outpost.agent.v1.FileReque
 export declare const FileRequest_DeleteFileSchema: GenMessage<FileRequest_DeleteFile>;
 
 /**
+ * A piece of a file of any size, for a download: `length` bytes (at most 1 MiB) from `offset`.
+ * A download asks for one piece after another, so neither side holds more than one.
+ *
+ * @generated from message outpost.agent.v1.FileRequest.ReadRange
+ */
+export declare type FileRequest_ReadRange = Message<"outpost.agent.v1.FileRequest.ReadRange"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: uint64 offset = 2;
+   */
+  offset: bigint;
+
+  /**
+   * @generated from field: uint32 length = 3;
+   */
+  length: number;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.ReadRange.
+ * Use `create(FileRequest_ReadRangeSchema)` to create a new message.
+ */
+export declare const FileRequest_ReadRangeSchema: GenMessage<FileRequest_ReadRange>;
+
+/**
+ * A piece of an upload, in order from offset 0. The agent writes the pieces to a temporary file
+ * beside `path` and, with `last`, syncs it and renames it over `path` (atomically, as a write).
+ * An upload left without pieces for a minute is dropped, its temporary file deleted.
+ *
+ * @generated from message outpost.agent.v1.FileRequest.UploadChunk
+ */
+export declare type FileRequest_UploadChunk = Message<"outpost.agent.v1.FileRequest.UploadChunk"> & {
+  /**
+   * Chosen by core, the same for every piece of one upload.
+   *
+   * @generated from field: string upload_id = 1;
+   */
+  uploadId: string;
+
+  /**
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * @generated from field: uint64 offset = 3;
+   */
+  offset: bigint;
+
+  /**
+   * @generated from field: bytes data = 4;
+   */
+  data: Uint8Array;
+
+  /**
+   * @generated from field: bool last = 5;
+   */
+  last: boolean;
+
+  /**
+   * With `last`: the sha256 (hex) of the version the caller replaces, as a write's.
+   *
+   * @generated from field: optional string expected_sha256 = 6;
+   */
+  expectedSha256?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.UploadChunk.
+ * Use `create(FileRequest_UploadChunkSchema)` to create a new message.
+ */
+export declare const FileRequest_UploadChunkSchema: GenMessage<FileRequest_UploadChunk>;
+
+/**
+ * Drops an upload: its temporary file is deleted, `path` untouched.
+ *
+ * @generated from message outpost.agent.v1.FileRequest.AbortUpload
+ */
+export declare type FileRequest_AbortUpload = Message<"outpost.agent.v1.FileRequest.AbortUpload"> & {
+  /**
+   * @generated from field: string upload_id = 1;
+   */
+  uploadId: string;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.AbortUpload.
+ * Use `create(FileRequest_AbortUploadSchema)` to create a new message.
+ */
+export declare const FileRequest_AbortUploadSchema: GenMessage<FileRequest_AbortUpload>;
+
+/**
+ * The versions of `path` the agent kept as Outpost replaced or deleted it (newest first).
+ *
+ * @generated from message outpost.agent.v1.FileRequest.ListHistory
+ */
+export declare type FileRequest_ListHistory = Message<"outpost.agent.v1.FileRequest.ListHistory"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.ListHistory.
+ * Use `create(FileRequest_ListHistorySchema)` to create a new message.
+ */
+export declare const FileRequest_ListHistorySchema: GenMessage<FileRequest_ListHistory>;
+
+/**
+ * Writes a kept version back over `path` (keeping the current one as a version in turn).
+ *
+ * @generated from message outpost.agent.v1.FileRequest.RestoreVersion
+ */
+export declare type FileRequest_RestoreVersion = Message<"outpost.agent.v1.FileRequest.RestoreVersion"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: string version_id = 2;
+   */
+  versionId: string;
+
+  /**
+   * @generated from field: optional string expected_sha256 = 3;
+   */
+  expectedSha256?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.RestoreVersion.
+ * Use `create(FileRequest_RestoreVersionSchema)` to create a new message.
+ */
+export declare const FileRequest_RestoreVersionSchema: GenMessage<FileRequest_RestoreVersion>;
+
+/**
+ * The server's plugins (plugins/*.jar, *.jar.disabled) and mods (mods/*.jar), as their jars
+ * describe themselves.
+ *
+ * @generated from message outpost.agent.v1.FileRequest.ListPlugins
+ */
+export declare type FileRequest_ListPlugins = Message<"outpost.agent.v1.FileRequest.ListPlugins"> & {
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.ListPlugins.
+ * Use `create(FileRequest_ListPluginsSchema)` to create a new message.
+ */
+export declare const FileRequest_ListPluginsSchema: GenMessage<FileRequest_ListPlugins>;
+
+/**
+ * Enables or disables one plugin or mod by renaming its jar (".jar" <-> ".jar.disabled").
+ *
+ * @generated from message outpost.agent.v1.FileRequest.SetPluginEnabled
+ */
+export declare type FileRequest_SetPluginEnabled = Message<"outpost.agent.v1.FileRequest.SetPluginEnabled"> & {
+  /**
+   * The jar's name in plugins/ or mods/ as ListPlugins gave it, e.g. "plugins/EssentialsX.jar".
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: bool enabled = 2;
+   */
+  enabled: boolean;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.SetPluginEnabled.
+ * Use `create(FileRequest_SetPluginEnabledSchema)` to create a new message.
+ */
+export declare const FileRequest_SetPluginEnabledSchema: GenMessage<FileRequest_SetPluginEnabled>;
+
+/**
+ * Lines holding `query` in the text files under `path`, bounded by `max_results` and the bytes read.
+ *
+ * @generated from message outpost.agent.v1.FileRequest.SearchFiles
+ */
+export declare type FileRequest_SearchFiles = Message<"outpost.agent.v1.FileRequest.SearchFiles"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: string query = 2;
+   */
+  query: string;
+
+  /**
+   * @generated from field: uint32 max_results = 3;
+   */
+  maxResults: number;
+
+  /**
+   * @generated from field: bool case_sensitive = 4;
+   */
+  caseSensitive: boolean;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileRequest.SearchFiles.
+ * Use `create(FileRequest_SearchFilesSchema)` to create a new message.
+ */
+export declare const FileRequest_SearchFilesSchema: GenMessage<FileRequest_SearchFiles>;
+
+/**
  * The answer to a FileRequest: what the operation gave, or why it was refused.
  *
  * @generated from message outpost.agent.v1.FileResult
@@ -848,12 +1111,44 @@ export declare type FileResult = Message<"outpost.agent.v1.FileResult"> & {
     case: "written";
   } | {
     /**
-     * A directory made, an entry moved or deleted.
+     * A directory made, an entry moved or deleted, an upload's piece taken.
      *
      * @generated from field: outpost.agent.v1.FileResult.Done done = 6;
      */
     value: FileResult_Done;
     case: "done";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileResult.Range range = 7;
+     */
+    value: FileResult_Range;
+    case: "range";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileResult.History history = 8;
+     */
+    value: FileResult_History;
+    case: "history";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileResult.Plugins plugins = 9;
+     */
+    value: FileResult_Plugins;
+    case: "plugins";
+  } | {
+    /**
+     * A plugin enabled or disabled: as it is now.
+     *
+     * @generated from field: outpost.servers.v1.Plugin plugin = 10;
+     */
+    value: Plugin;
+    case: "plugin";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.FileResult.Matches matches = 11;
+     */
+    value: FileResult_Matches;
+    case: "matches";
   } | { case: undefined; value?: undefined };
 };
 
@@ -862,6 +1157,94 @@ export declare type FileResult = Message<"outpost.agent.v1.FileResult"> & {
  * Use `create(FileResultSchema)` to create a new message.
  */
 export declare const FileResultSchema: GenMessage<FileResult>;
+
+/**
+ * @generated from message outpost.agent.v1.FileResult.Range
+ */
+export declare type FileResult_Range = Message<"outpost.agent.v1.FileResult.Range"> & {
+  /**
+   * @generated from field: bytes data = 1;
+   */
+  data: Uint8Array;
+
+  /**
+   * @generated from field: uint64 offset = 2;
+   */
+  offset: bigint;
+
+  /**
+   * The whole file's size and modification time when read: a download stops if they change.
+   *
+   * @generated from field: uint64 size = 3;
+   */
+  size: bigint;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp modified_at = 4;
+   */
+  modifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileResult.Range.
+ * Use `create(FileResult_RangeSchema)` to create a new message.
+ */
+export declare const FileResult_RangeSchema: GenMessage<FileResult_Range>;
+
+/**
+ * @generated from message outpost.agent.v1.FileResult.History
+ */
+export declare type FileResult_History = Message<"outpost.agent.v1.FileResult.History"> & {
+  /**
+   * @generated from field: repeated outpost.servers.v1.FileVersion versions = 1;
+   */
+  versions: FileVersion[];
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileResult.History.
+ * Use `create(FileResult_HistorySchema)` to create a new message.
+ */
+export declare const FileResult_HistorySchema: GenMessage<FileResult_History>;
+
+/**
+ * @generated from message outpost.agent.v1.FileResult.Plugins
+ */
+export declare type FileResult_Plugins = Message<"outpost.agent.v1.FileResult.Plugins"> & {
+  /**
+   * @generated from field: repeated outpost.servers.v1.Plugin plugins = 1;
+   */
+  plugins: Plugin[];
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileResult.Plugins.
+ * Use `create(FileResult_PluginsSchema)` to create a new message.
+ */
+export declare const FileResult_PluginsSchema: GenMessage<FileResult_Plugins>;
+
+/**
+ * @generated from message outpost.agent.v1.FileResult.Matches
+ */
+export declare type FileResult_Matches = Message<"outpost.agent.v1.FileResult.Matches"> & {
+  /**
+   * @generated from field: repeated outpost.servers.v1.FileMatch matches = 1;
+   */
+  matches: FileMatch[];
+
+  /**
+   * More matched than max_results, or the search stopped at its bound of bytes read.
+   *
+   * @generated from field: bool truncated = 2;
+   */
+  truncated: boolean;
+};
+
+/**
+ * Describes the message outpost.agent.v1.FileResult.Matches.
+ * Use `create(FileResult_MatchesSchema)` to create a new message.
+ */
+export declare const FileResult_MatchesSchema: GenMessage<FileResult_Matches>;
 
 /**
  * @generated from message outpost.agent.v1.FileResult.Listing

@@ -202,6 +202,157 @@ export declare type OnlinePlayer = Message<"outpost.servers.v1.OnlinePlayer"> & 
 export declare const OnlinePlayerSchema: GenMessage<OnlinePlayer>;
 
 /**
+ * A version of a file the agent kept when Outpost replaced or deleted it (servers/listFileHistory).
+ *
+ * @generated from message outpost.servers.v1.FileVersion
+ */
+export declare type FileVersion = Message<"outpost.servers.v1.FileVersion"> & {
+  /**
+   * Names the version for servers/restoreFileVersion.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: uint64 size = 2;
+   */
+  size: bigint;
+
+  /**
+   * @generated from field: string sha256 = 3;
+   */
+  sha256: string;
+
+  /**
+   * When the version was set aside (it was current until then).
+   *
+   * @generated from field: google.protobuf.Timestamp saved_at = 4;
+   */
+  savedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.FileVersion.
+ * Use `create(FileVersionSchema)` to create a new message.
+ */
+export declare const FileVersionSchema: GenMessage<FileVersion>;
+
+/**
+ * A plugin or mod, as its jar describes itself (plugin.yml, paper-plugin.yml, fabric.mod.json).
+ *
+ * @generated from message outpost.servers.v1.Plugin
+ */
+export declare type Plugin = Message<"outpost.servers.v1.Plugin"> & {
+  /**
+   * Where its jar is: "plugins/EssentialsX.jar", "plugins/Old.jar.disabled", "mods/lithium.jar".
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * Its name as it declares it; the jar's file name when it declares none.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string version = 3;
+   */
+  version: string;
+
+  /**
+   * @generated from field: repeated string authors = 4;
+   */
+  authors: string[];
+
+  /**
+   * @generated from field: string description = 5;
+   */
+  description: string;
+
+  /**
+   * The game API it targets (plugin.yml's api-version), or the Minecraft versions a mod depends on.
+   *
+   * @generated from field: string api_version = 6;
+   */
+  apiVersion: string;
+
+  /**
+   * "bukkit" (plugin.yml), "paper" (paper-plugin.yml), "fabric" (fabric.mod.json), or "" when the
+   * jar says nothing the agent can read.
+   *
+   * @generated from field: string loader = 7;
+   */
+  loader: string;
+
+  /**
+   * @generated from field: uint64 size = 8;
+   */
+  size: bigint;
+
+  /**
+   * False for a jar renamed ".jar.disabled".
+   *
+   * @generated from field: bool enabled = 9;
+   */
+  enabled: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp modified_at = 10;
+   */
+  modifiedAt?: Timestamp | undefined;
+
+  /**
+   * Why the jar could not be read (not a zip, no description), when it could not; the rest is then
+   * what its file name says.
+   *
+   * @generated from field: string problem = 11;
+   */
+  problem: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.Plugin.
+ * Use `create(PluginSchema)` to create a new message.
+ */
+export declare const PluginSchema: GenMessage<Plugin>;
+
+/**
+ * One line that matched a search (servers/searchFiles).
+ *
+ * @generated from message outpost.servers.v1.FileMatch
+ */
+export declare type FileMatch = Message<"outpost.servers.v1.FileMatch"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * 1-based.
+   *
+   * @generated from field: uint32 line_number = 2;
+   */
+  lineNumber: number;
+
+  /**
+   * The line, cut to 500 characters.
+   *
+   * @generated from field: string line = 3;
+   */
+  line: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.FileMatch.
+ * Use `create(FileMatchSchema)` to create a new message.
+ */
+export declare const FileMatchSchema: GenMessage<FileMatch>;
+
+/**
  * The game a server runs.
  *
  * @generated from enum outpost.servers.v1.Game

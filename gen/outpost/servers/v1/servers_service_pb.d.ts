@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { FileEntry, Game, OnlinePlayer, Server } from "./resources_pb.js";
+import type { FileEntry, FileMatch, FileVersion, Game, OnlinePlayer, Plugin, Server } from "./resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { AccessRequest, ServerAction } from "../../organizations/v1/resources_pb.js";
 
@@ -996,6 +996,538 @@ export declare type CreateFileAccessRequestResponse = Message<"outpost.servers.v
 export declare const CreateFileAccessRequestResponseSchema: GenMessage<CreateFileAccessRequestResponse>;
 
 /**
+ * @generated from message outpost.servers.v1.DownloadFileRequest
+ */
+export declare type DownloadFileRequest = Message<"outpost.servers.v1.DownloadFileRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.DownloadFileRequest.
+ * Use `create(DownloadFileRequestSchema)` to create a new message.
+ */
+export declare const DownloadFileRequestSchema: GenMessage<DownloadFileRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.DownloadFileResponse
+ */
+export declare type DownloadFileResponse = Message<"outpost.servers.v1.DownloadFileResponse"> & {
+  /**
+   * @generated from oneof outpost.servers.v1.DownloadFileResponse.part
+   */
+  part: {
+    /**
+     * First: what is being sent.
+     *
+     * @generated from field: outpost.servers.v1.DownloadHeader header = 1;
+     */
+    value: DownloadHeader;
+    case: "header";
+  } | {
+    /**
+     * Then the bytes, in order, a piece a message.
+     *
+     * @generated from field: bytes data = 2;
+     */
+    value: Uint8Array;
+    case: "data";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message outpost.servers.v1.DownloadFileResponse.
+ * Use `create(DownloadFileResponseSchema)` to create a new message.
+ */
+export declare const DownloadFileResponseSchema: GenMessage<DownloadFileResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.DownloadHeader
+ */
+export declare type DownloadHeader = Message<"outpost.servers.v1.DownloadHeader"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: uint64 size = 2;
+   */
+  size: bigint;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp modified_at = 3;
+   */
+  modifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.DownloadHeader.
+ * Use `create(DownloadHeaderSchema)` to create a new message.
+ */
+export declare const DownloadHeaderSchema: GenMessage<DownloadHeader>;
+
+/**
+ * @generated from message outpost.servers.v1.UploadFileRequest
+ */
+export declare type UploadFileRequest = Message<"outpost.servers.v1.UploadFileRequest"> & {
+  /**
+   * @generated from oneof outpost.servers.v1.UploadFileRequest.part
+   */
+  part: {
+    /**
+     * First, and only first: where the bytes go.
+     *
+     * @generated from field: outpost.servers.v1.UploadHeader header = 1;
+     */
+    value: UploadHeader;
+    case: "header";
+  } | {
+    /**
+     * Then the bytes, in order, at most 1 MiB a message.
+     *
+     * @generated from field: bytes data = 2;
+     */
+    value: Uint8Array;
+    case: "data";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message outpost.servers.v1.UploadFileRequest.
+ * Use `create(UploadFileRequestSchema)` to create a new message.
+ */
+export declare const UploadFileRequestSchema: GenMessage<UploadFileRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.UploadHeader
+ */
+export declare type UploadHeader = Message<"outpost.servers.v1.UploadHeader"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * The sha256 (hex) of the version the caller replaces: when the file is another by the end,
+   * nothing is written (edit_conflict).
+   *
+   * @generated from field: optional string expected_sha256 = 3;
+   */
+  expectedSha256?: string | undefined;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.UploadHeader.
+ * Use `create(UploadHeaderSchema)` to create a new message.
+ */
+export declare const UploadHeaderSchema: GenMessage<UploadHeader>;
+
+/**
+ * @generated from message outpost.servers.v1.UploadFileResponse
+ */
+export declare type UploadFileResponse = Message<"outpost.servers.v1.UploadFileResponse"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: uint64 size = 2;
+   */
+  size: bigint;
+
+  /**
+   * @generated from field: string sha256 = 3;
+   */
+  sha256: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp modified_at = 4;
+   */
+  modifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.UploadFileResponse.
+ * Use `create(UploadFileResponseSchema)` to create a new message.
+ */
+export declare const UploadFileResponseSchema: GenMessage<UploadFileResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.ListFileHistoryRequest
+ */
+export declare type ListFileHistoryRequest = Message<"outpost.servers.v1.ListFileHistoryRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ListFileHistoryRequest.
+ * Use `create(ListFileHistoryRequestSchema)` to create a new message.
+ */
+export declare const ListFileHistoryRequestSchema: GenMessage<ListFileHistoryRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.ListFileHistoryResponse
+ */
+export declare type ListFileHistoryResponse = Message<"outpost.servers.v1.ListFileHistoryResponse"> & {
+  /**
+   * @generated from field: repeated outpost.servers.v1.FileVersion versions = 1;
+   */
+  versions: FileVersion[];
+};
+
+/**
+ * Describes the message outpost.servers.v1.ListFileHistoryResponse.
+ * Use `create(ListFileHistoryResponseSchema)` to create a new message.
+ */
+export declare const ListFileHistoryResponseSchema: GenMessage<ListFileHistoryResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.RestoreFileVersionRequest
+ */
+export declare type RestoreFileVersionRequest = Message<"outpost.servers.v1.RestoreFileVersionRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * A version's id from listFileHistory.
+   *
+   * @generated from field: string version_id = 3;
+   */
+  versionId: string;
+
+  /**
+   * The sha256 of the current version the caller means to replace (edit_conflict when it changed).
+   *
+   * @generated from field: optional string expected_sha256 = 4;
+   */
+  expectedSha256?: string | undefined;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.RestoreFileVersionRequest.
+ * Use `create(RestoreFileVersionRequestSchema)` to create a new message.
+ */
+export declare const RestoreFileVersionRequestSchema: GenMessage<RestoreFileVersionRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.RestoreFileVersionResponse
+ */
+export declare type RestoreFileVersionResponse = Message<"outpost.servers.v1.RestoreFileVersionResponse"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: uint64 size = 2;
+   */
+  size: bigint;
+
+  /**
+   * @generated from field: string sha256 = 3;
+   */
+  sha256: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp modified_at = 4;
+   */
+  modifiedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.RestoreFileVersionResponse.
+ * Use `create(RestoreFileVersionResponseSchema)` to create a new message.
+ */
+export declare const RestoreFileVersionResponseSchema: GenMessage<RestoreFileVersionResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.ListPluginsRequest
+ */
+export declare type ListPluginsRequest = Message<"outpost.servers.v1.ListPluginsRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ListPluginsRequest.
+ * Use `create(ListPluginsRequestSchema)` to create a new message.
+ */
+export declare const ListPluginsRequestSchema: GenMessage<ListPluginsRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.ListPluginsResponse
+ */
+export declare type ListPluginsResponse = Message<"outpost.servers.v1.ListPluginsResponse"> & {
+  /**
+   * @generated from field: repeated outpost.servers.v1.Plugin plugins = 1;
+   */
+  plugins: Plugin[];
+};
+
+/**
+ * Describes the message outpost.servers.v1.ListPluginsResponse.
+ * Use `create(ListPluginsResponseSchema)` to create a new message.
+ */
+export declare const ListPluginsResponseSchema: GenMessage<ListPluginsResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.SetPluginEnabledRequest
+ */
+export declare type SetPluginEnabledRequest = Message<"outpost.servers.v1.SetPluginEnabledRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * The plugin's path as listPlugins gives it, e.g. "plugins/EssentialsX.jar".
+   *
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * @generated from field: bool enabled = 3;
+   */
+  enabled: boolean;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.SetPluginEnabledRequest.
+ * Use `create(SetPluginEnabledRequestSchema)` to create a new message.
+ */
+export declare const SetPluginEnabledRequestSchema: GenMessage<SetPluginEnabledRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.SetPluginEnabledResponse
+ */
+export declare type SetPluginEnabledResponse = Message<"outpost.servers.v1.SetPluginEnabledResponse"> & {
+  /**
+   * @generated from field: outpost.servers.v1.Plugin plugin = 1;
+   */
+  plugin?: Plugin | undefined;
+
+  /**
+   * The game server loads plugins at start: the change takes effect at its next restart.
+   *
+   * @generated from field: bool restart_required = 2;
+   */
+  restartRequired: boolean;
+};
+
+/**
+ * Describes the message outpost.servers.v1.SetPluginEnabledResponse.
+ * Use `create(SetPluginEnabledResponseSchema)` to create a new message.
+ */
+export declare const SetPluginEnabledResponseSchema: GenMessage<SetPluginEnabledResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.SearchFilesRequest
+ */
+export declare type SearchFilesRequest = Message<"outpost.servers.v1.SearchFilesRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * The folder to search under; "" for the whole directory.
+   *
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * @generated from field: string query = 3;
+   */
+  query: string;
+
+  /**
+   * At most this many lines (default 100, at most 1,000).
+   *
+   * @generated from field: optional uint32 max_results = 4;
+   */
+  maxResults?: number | undefined;
+
+  /**
+   * @generated from field: optional bool case_sensitive = 5;
+   */
+  caseSensitive?: boolean | undefined;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.SearchFilesRequest.
+ * Use `create(SearchFilesRequestSchema)` to create a new message.
+ */
+export declare const SearchFilesRequestSchema: GenMessage<SearchFilesRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.SearchFilesResponse
+ */
+export declare type SearchFilesResponse = Message<"outpost.servers.v1.SearchFilesResponse"> & {
+  /**
+   * @generated from field: repeated outpost.servers.v1.FileMatch matches = 1;
+   */
+  matches: FileMatch[];
+
+  /**
+   * More lines matched than max_results, or the search stopped at its bound of bytes read.
+   *
+   * @generated from field: bool truncated = 2;
+   */
+  truncated: boolean;
+};
+
+/**
+ * Describes the message outpost.servers.v1.SearchFilesResponse.
+ * Use `create(SearchFilesResponseSchema)` to create a new message.
+ */
+export declare const SearchFilesResponseSchema: GenMessage<SearchFilesResponse>;
+
+/**
  * Game servers of an organization. Owners and admins see and manage all of them; a member sees
  * the servers granted to them.
  *
@@ -1181,6 +1713,82 @@ export declare const ServersService: GenService<{
     methodKind: "unary";
     input: typeof CreateFileAccessRequestRequestSchema;
     output: typeof CreateFileAccessRequestResponseSchema;
+  },
+  /**
+   * A file of any size (up to the deployment's limit, 1 GiB by default), streamed in pieces: first
+   * its size and time, then its bytes. Served over HTTP as GET /api/http/servers/downloadFile
+   * (raw bytes); a stream, so not a generated HTTP API route.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.DownloadFile
+   */
+  downloadFile: {
+    methodKind: "server_streaming";
+    input: typeof DownloadFileRequestSchema;
+    output: typeof DownloadFileResponseSchema;
+  },
+  /**
+   * A file of any size written from pieces: the first message names it, the rest carry its bytes,
+   * in order. Written atomically once whole, as writeFile. Served over HTTP as PUT
+   * /api/http/servers/uploadFile (a raw body); a stream, so not a generated HTTP API route.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.UploadFile
+   */
+  uploadFile: {
+    methodKind: "client_streaming";
+    input: typeof UploadFileRequestSchema;
+    output: typeof UploadFileResponseSchema;
+  },
+  /**
+   * The versions of a file the agent kept as Outpost replaced or deleted it, newest first.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.ListFileHistory
+   */
+  listFileHistory: {
+    methodKind: "unary";
+    input: typeof ListFileHistoryRequestSchema;
+    output: typeof ListFileHistoryResponseSchema;
+  },
+  /**
+   * Writes a kept version back (the current one is kept as a version in turn); files_write.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.RestoreFileVersion
+   */
+  restoreFileVersion: {
+    methodKind: "unary";
+    input: typeof RestoreFileVersionRequestSchema;
+    output: typeof RestoreFileVersionResponseSchema;
+  },
+  /**
+   * The server's plugins and mods as their jars describe themselves (files_read on plugins/ and mods/).
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.ListPlugins
+   */
+  listPlugins: {
+    methodKind: "unary";
+    input: typeof ListPluginsRequestSchema;
+    output: typeof ListPluginsResponseSchema;
+  },
+  /**
+   * Enables or disables a plugin or mod by renaming its jar; the game server loads the change at
+   * its next start (restart_required). Installing one is an upload into plugins/ or mods/.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.SetPluginEnabled
+   */
+  setPluginEnabled: {
+    methodKind: "unary";
+    input: typeof SetPluginEnabledRequestSchema;
+    output: typeof SetPluginEnabledResponseSchema;
+  },
+  /**
+   * Lines holding a text in the files under a folder (files_read there), bounded: at most
+   * max_results lines (default 100), from at most 20 MiB of text files, skipping binary ones.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.SearchFiles
+   */
+  searchFiles: {
+    methodKind: "unary";
+    input: typeof SearchFilesRequestSchema;
+    output: typeof SearchFilesResponseSchema;
   },
 }>;
 
