@@ -132,6 +132,14 @@ const operationWords: Record<FileOperationName, string> = {
   createDirectory: "new directory",
   move: "move",
   delete: "deletion",
+  readRange: "download",
+  uploadChunk: "upload",
+  abortUpload: "upload",
+  listHistory: "history",
+  restoreVersion: "restore",
+  listPlugins: "plugin listing",
+  setPluginEnabled: "plugin change",
+  search: "search",
 };
 
 /**

@@ -46,7 +46,7 @@ import { fileTimeoutMs } from "../agents/file-router.ts";
 import type { FileOperation } from "../agents/connection-files.ts";
 import { agentServer, type AgentServer } from "./console-methods.ts";
 
-type FileDeps = Pick<CoreDeps, "activity" | "clock" | "config" | "files" | "statements">;
+export type FileDeps = Pick<CoreDeps, "activity" | "clock" | "config" | "files" | "statements">;
 
 /** The most bytes writeFile takes (the agent's readFile limit too: what is written can be read back). */
 export const maxFileBytes = 5 * 1024 * 1024;
@@ -78,7 +78,7 @@ export function filePath(text: string): string {
 }
 
 /** What one call does: read or change, at which paths, and the operation the agent runs. */
-interface FileCall {
+export interface FileCall {
   access: "read" | "write";
   /** The normalized paths the call touches; each must be within the caller's grant. */
   paths: string[];
@@ -94,7 +94,7 @@ type Answer = Exclude<FileResult["result"], { case: "failure" } | { case: undefi
 type AnswerValues = { [A in Answer as A["case"]]: A["value"] };
 
 /** What a call gave, and whom it was for. */
-interface FileOutcome {
+export interface FileOutcome {
   caller: UserCaller;
   server: AgentServer;
   result: Answer;
@@ -102,7 +102,7 @@ interface FileOutcome {
 }
 
 /** Runs one call through the three checks, and answers the agent's result or its refusal. */
-async function runFileCall(deps: FileDeps, address: ServerAddress, ctx: HandlerContext, call: FileCall): Promise<FileOutcome> {
+export async function runFileCall(deps: FileDeps, address: ServerAddress, ctx: HandlerContext, call: FileCall): Promise<FileOutcome> {
   const caller = requireUser(ctx);
   const db = deps.statements.db(entityManager(ctx));
   const use = {
@@ -159,14 +159,14 @@ function agentRefusal(reason: string, message: string): DomainError {
 }
 
 /** The answer of the operation `expected`, or a failure: an agent that answers a read with a listing is broken. */
-function resultOf<C extends keyof AnswerValues>(outcome: FileOutcome, expected: C): AnswerValues[C] {
+export function resultOf<C extends keyof AnswerValues>(outcome: FileOutcome, expected: C): AnswerValues[C] {
   const answer = outcome.result;
   if (answer.case !== expected) throw fail("failed_precondition", `the server's agent answered with ${answer.case}, not ${expected}`);
   return answer.value as AnswerValues[C];
 }
 
 /** A change on record: who, which server, the action, and its facts (paths, sizes, hashes). */
-function recordChange(deps: FileDeps, outcome: FileOutcome, action: ActivityAction, details: Record<string, string>): Promise<void> {
+export function recordChange(deps: FileDeps, outcome: FileOutcome, action: ActivityAction, details: Record<string, string>): Promise<void> {
   return deps.activity.append(outcome.caller, {
     organizationId: outcome.server.organizationId,
     action,
