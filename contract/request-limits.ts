@@ -30,6 +30,9 @@ export const agentMessageMaxBytes = 8 * 1024 * 1024;
  */
 export const fileWriteMessageMaxBytes = 16 * 1024 * 1024;
 
+/** servers/uploadFile: each message of its stream, a piece of at most 1 MiB (in JSON, base64: 1.4 MiB). */
+export const uploadMessageMaxBytes = 2 * 1024 * 1024;
+
 /**
  * One message of the knowledge service: a note's content is up to 100,000 characters, 4 UTF-8
  * bytes each at worst (400 KB in binary or JSON), beside a title of 200 and 20 tags.
@@ -43,6 +46,7 @@ export const envelopeBytes = 5;
 export function rpcMessageMaxBytes(serviceTypeName: string, methodName = ""): number {
   if (serviceTypeName === AgentService.typeName) return agentMessageMaxBytes;
   if (serviceTypeName === ServersService.typeName && methodName === ServersService.method.writeFile.name) return fileWriteMessageMaxBytes;
+  if (serviceTypeName === ServersService.typeName && methodName === ServersService.method.uploadFile.name) return uploadMessageMaxBytes;
   return serviceTypeName === KnowledgeService.typeName ? noteMessageMaxBytes : messageMaxBytes;
 }
 

@@ -58,6 +58,8 @@ export interface CoreConfig {
    * sign players in, as online and proxy servers do (ALLOW_INSECURE_GAME_SERVERS; development).
    */
   allowInsecureGameServers: boolean;
+  /** The largest file servers/downloadFile sends and uploadFile takes, in bytes (FILE_TRANSFER_MAX_MB). */
+  fileTransferMaxBytes: number;
   /** The Game OAuth issuer identifier (GAME_ISSUER_URL, an origin without a trailing slash). */
   gameIssuerUrl: string;
   /** The Account OAuth issuer identifier (ACCOUNT_BASE_URL's origin + "/api/auth"). */

@@ -20,6 +20,7 @@ import { createAccountRoutes } from "./account-routes.ts";
 import { createAccountIssuer } from "./account-issuer/issuer.ts";
 import { accountAssets } from "./account-pages/pages.ts";
 import { createHttpApi } from "./http-api/router.ts";
+import { createFileTransfers, uploadPath } from "./http-api/transfers.ts";
 import { createCoreCalls } from "./core-calls.ts";
 import { createOpenApiDocument } from "./http-api/openapi.ts";
 import { apiDocs } from "./http-api/docs.ts";
@@ -50,6 +51,8 @@ export interface EdgeOptions {
   metrics?: EdgeMetrics;
   /** Aborted when the instance shuts down: server-sent event streams end with a reconnect hint. */
   shutdown?: AbortSignal;
+  /** The largest upload's body (FILE_TRANSFER_MAX_MB; default 1 GiB): a larger declared one is refused before it is read. */
+  fileTransferMaxBytes?: number;
 }
 
 export interface EdgeMetrics extends RequestMetrics {
@@ -108,9 +111,9 @@ const rpcPaths = new Set(services.flatMap((service) => service.methods.map((meth
  * 413 for a declared body over the route's limit: one Connect message at /api/rpc (in Connect's
  * error shape, so its clients read the code), the largest form or JSON body elsewhere.
  */
-function bodyLimits(): Middleware {
+function bodyLimits(uploadMaxBytes: number): Middleware {
   return refuseOversizedBodies(
-    (ctx) => (isRpc(ctx) ? rpcBodyMaxBytes(ctx.path) : edgeBodyMaxBytes(ctx.path)),
+    (ctx) => (isRpc(ctx) ? rpcBodyMaxBytes(ctx.path) : ctx.path === uploadPath ? uploadMaxBytes : edgeBodyMaxBytes(ctx.path)),
     (ctx, message) => {
       ctx.body = isRpc(ctx) ? { code: "resource_exhausted", message } : { code: "payload_too_large", status: 413, message };
     },
@@ -145,7 +148,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
   app.use(requestLog(options.logger, { server: "account", metrics: options.metrics }));
   app.use(clientAddressMiddleware(options.trustedProxies ?? noProxies));
   app.use(securityHeaders());
-  app.use(bodyLimits());
+  app.use(bodyLimits(options.fileTransferMaxBytes ?? 1024 * 1024 * 1024));
   app.use(jsonErrors());
   app.use(crossOriginProtection(options.accountBaseUrl.origin, secureCookies));
   app.use(connectRpc(options.rpcHandler, secureCookies));
@@ -194,12 +197,9 @@ export function createEdgeApp(options: EdgeOptions): Koa {
     sourceInfo: readFileSync(new URL("../gen/outpost.binpb", import.meta.url)),
   });
   app.use(apiDocs({ document }));
-  app.use(
-    createHttpApi({
-      calls: createCoreCalls({ transport: options.transport, secureCookies }),
-      errorHeaders: retryHeaders,
-    }),
-  );
+  const calls = createCoreCalls({ transport: options.transport, secureCookies });
+  app.use(createFileTransfers({ calls, errorHeaders: retryHeaders }));
+  app.use(createHttpApi({ calls, errorHeaders: retryHeaders }));
   app.use(accountRoutes.routes());
   app.use(accountRoutes.allowedMethods());
   app.use(createDashboard(options));

@@ -57,6 +57,7 @@ function createApps(config: Config, logger: Logger, runtime: Runtime, lifecycle:
     metrics: { ...endpoint, request: metrics.request },
     shutdown: lifecycle.shutdown,
     draining: lifecycle.draining,
+    fileTransferMaxBytes: config.fileTransferMaxBytes,
     ready: async () => {
       try {
         await runtime.orm.em.fork().getConnection().execute("select 1");

@@ -189,6 +189,12 @@ export const variables = {
     doc: "days a signing key stays current; checked at start and hourly. Keys rotate next → current → previous, all three in the JWKS; the one leaving `previous` is deleted",
     deployment: `${sameEverywhere}; any one of them rotates, under a lock`,
   },
+  FILE_TRANSFER_MAX_MB: {
+    parse: wholeNumber(1, 1048576),
+    default: "1024",
+    doc: "the largest file, in MiB, that `servers/downloadFile` sends and `servers/uploadFile` takes (streamed in pieces through Outpost and the agent, so memory stays bounded whatever the size). `servers/readFile` and `writeFile` stay at 5 MiB",
+    deployment: "the same on every instance",
+  },
   ALLOW_INSECURE_REDIRECT_URIS: {
     parse: trueOrFalse,
     default: "false",

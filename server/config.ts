@@ -45,6 +45,8 @@ export interface Config {
   keyEncryptionKey: Buffer | undefined;
   /** Days a signing key stays current before the scheduled rotation replaces it. */
   signingKeyRotationDays: number;
+  /** The largest file downloadFile sends and uploadFile takes, in bytes (FILE_TRANSFER_MAX_MB). */
+  fileTransferMaxBytes: number;
   /** OAuth redirect URIs may use http on any host, not only on loopback (local development). */
   allowInsecureRedirectUris: boolean;
   /** Game servers that cannot prove who their players are (offline mode) may sign players in (development). */
@@ -194,6 +196,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     trustedProxies: Object.freeze({ entries: readVariable(env, "TRUSTED_PROXIES"), header: readVariable(env, "TRUSTED_PROXY_HEADER") }),
     keyEncryptionKey: readVariable(env, "KEY_ENCRYPTION_KEY"),
     signingKeyRotationDays: readVariable(env, "SIGNING_KEY_ROTATION_DAYS"),
+    fileTransferMaxBytes: readVariable(env, "FILE_TRANSFER_MAX_MB") * 1024 * 1024,
     metrics: metrics(env),
     shutdown: shutdown(env),
     tracing: tracing(env),

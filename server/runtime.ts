@@ -88,6 +88,7 @@ function coreConfig(config: Config, database: Database): CoreDeps["config"] {
     rateLimits: config.rateLimits,
     allowInsecureRedirectUris: config.allowInsecureRedirectUris,
     allowInsecureGameServers: config.allowInsecureGameServers,
+    fileTransferMaxBytes: config.fileTransferMaxBytes,
     gameIssuerUrl: config.gameIssuerUrl.origin,
     accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),
     accountBaseUrl: config.accountBaseUrl.origin,

@@ -27,7 +27,9 @@ export type FileErrorReason =
   /** A listing's cursor that this agent did not give. */
   | "invalid_cursor"
   /** The file is no longer the version the caller read (`expectedSha256`). */
-  | "edit_conflict";
+  | "edit_conflict"
+  /** Too much under way (file operations waiting, uploads at once): nothing was done; try again shortly. */
+  | "busy";
 
 /** A refusal with its reason; anything else a file operation throws is an internal error. */
 export class FileError extends Error {
@@ -80,6 +82,7 @@ export function asFileError(error: unknown, path: string): never {
     too_large: "is too large",
     invalid_cursor: "was listed with a cursor this agent did not give",
     edit_conflict: "changed since it was read",
+    busy: "could not be reached: too much is under way",
   };
   throw new FileError(reason, `${JSON.stringify(path || ".")} ${words[reason]}`, { cause: error });
 }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { FileError, asFileError, errnoCode } from "./file-error.ts";
 import { listDirectory, type DirectoryPage, type ListOptions } from "./list-directory.ts";
 import type { FileSandbox, Location } from "./sandbox.ts";
+import { createUploads, readRange, type Range, type UploadOptions, type Uploads } from "./transfers.ts";
 import { openRegularFile, sha256Hex, writeFileAtomically, type WriteContent, type WriteOptions, type WriteResult } from "./write-file.ts";
 
 /** What `servers/readFile` answers up to: larger files are for the download (5 MiB). */
@@ -30,6 +31,8 @@ export interface FileOperationsOptions {
   pageSize?: number;
   /** Tests only: how a write's bytes reach the temporary file. */
   writeContent?: WriteContent;
+  /** Bounds of uploads (transfers.ts). */
+  uploads?: UploadOptions;
 }
 
 /** The operations on the sandbox's directory (createFileOperations). */
@@ -46,6 +49,10 @@ export interface FileOperations {
   move(from: string, to: string, options?: { overwrite?: boolean; filesOnly?: boolean }): Promise<void>;
   /** Deletes a file or symlink (not its target), or a directory: an empty one, or any with `recursive`. */
   remove(path: string, options?: { recursive?: boolean }): Promise<void>;
+  /** A piece of a file of any size, for a download (transfers.ts). */
+  readRange(path: string, offset: number, length: number): Promise<Range>;
+  /** The uploads under way through these operations (transfers.ts). */
+  readonly uploads: Uploads;
 }
 
 /** The file operations over `sandbox`, each refusing with a FileError. */
@@ -58,6 +65,8 @@ export function createFileOperations(sandbox: FileSandbox, options: FileOperatio
     createDirectory: (path) => createDirectory(sandbox, path),
     move: (from, to, moveOptions) => move(sandbox, from, to, moveOptions?.overwrite ?? false, moveOptions?.filesOnly ?? false),
     remove: (path, removeOptions) => remove(sandbox, path, removeOptions?.recursive ?? false),
+    readRange: (path, offset, length) => readRange(sandbox, path, offset, length),
+    uploads: createUploads(sandbox, options.uploads),
   };
 }
 

@@ -14,6 +14,7 @@ import type { AgentFilesOptions, FileOperationName } from "../options.ts";
 import { FileError, errnoCode } from "./file-error.ts";
 import type { FileEntry } from "./list-directory.ts";
 import { createFileOperations, type FileOperations } from "./operations.ts";
+import type { WriteResult } from "./write-file.ts";
 import { confinedSandbox, createFileSandbox, type FilesMode } from "./sandbox.ts";
 
 export type FileResultInit = MessageInitShape<typeof FileResultSchema>;
@@ -98,9 +99,7 @@ async function perform(operations: FileOperations, operation: FileRequest["opera
     }
     case "write": {
       const { path, content, expectedSha256 } = operation.value;
-      const written = await operations.write(path, content, expectedSha256 === undefined ? {} : { expectedSha256 });
-      const { sha256, modifiedAt } = written;
-      return { case: "written", value: { path: written.path, size: BigInt(written.size), sha256, modifiedAt: timestampFromDate(modifiedAt) } };
+      return writtenOnWire(await operations.write(path, content, expectedSha256 === undefined ? {} : { expectedSha256 }));
     }
     case "createDirectory":
       await operations.createDirectory(operation.value.path);
@@ -111,6 +110,19 @@ async function perform(operations: FileOperations, operation: FileRequest["opera
     case "delete":
       await operations.remove(operation.value.path, { recursive: operation.value.recursive });
       return done;
+    case "readRange": {
+      const { path, offset, length } = operation.value;
+      const range = await operations.readRange(path, Number(offset), length);
+      return { case: "range", value: { data: range.data, offset: BigInt(range.offset), size: BigInt(range.size), modifiedAt: timestampFromDate(range.modifiedAt) } };
+    }
+    case "uploadChunk": {
+      const { uploadId, path, offset, data, last, expectedSha256 } = operation.value;
+      const written = await operations.uploads.piece({ uploadId, path, offset: Number(offset), data, last, expectedSha256 });
+      return written ? writtenOnWire(written) : done;
+    }
+    case "abortUpload":
+      await operations.uploads.abort(operation.value.uploadId);
+      return done;
     default:
       // A newer Outpost's operation, which this agent cannot know.
       throw new UnknownOperation();
@@ -118,6 +130,11 @@ async function perform(operations: FileOperations, operation: FileRequest["opera
 }
 
 class UnknownOperation extends Error {}
+
+/** A file as written (a write, an upload's last piece), as the FileResult says it. */
+function writtenOnWire(written: WriteResult): Result {
+  return { case: "written", value: { path: written.path, size: BigInt(written.size), sha256: written.sha256, modifiedAt: timestampFromDate(written.modifiedAt) } };
+}
 
 const fileTypes: Record<FileEntry["type"], FileType> = { file: FileType.FILE, directory: FileType.DIRECTORY, symlink: FileType.SYMLINK };
 

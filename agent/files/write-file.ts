@@ -27,14 +27,90 @@ export interface WriteResult {
 /** Writes all of `content` to an opened file; tests put one that fails midway in its place. */
 export type WriteContent = (handle: FileHandle, content: Uint8Array) => Promise<void>;
 
+/** Writes all of it at the handle's position: successive calls append. */
 const writeAll: WriteContent = async (handle, content) => {
   await handle.writeFile(content);
 };
 
 /**
- * Writes `content` to `path`, creating it or replacing it whole. Through a symlink inside the root,
+ * A file being written whole, atomically: bytes go to a temporary file beside the target (same
+ * directory, so the rename stays on one file system) as they come, and `commit` syncs it, checks
+ * `expectedSha256` against the file as it is then, and renames it over the target. Until then the
+ * target is untouched; `abort` (or a failed commit) deletes the temporary file. A write is one
+ * append; an upload is one per piece, however large the file.
+ */
+export interface AtomicWrite {
+  /** Where the file goes, as the sandbox found it when the write began. */
+  readonly location: Location;
+  /** Bytes written so far. */
+  readonly size: number;
+  append(bytes: Uint8Array): Promise<void>;
+  commit(): Promise<WriteResult>;
+  abort(): Promise<void>;
+}
+
+/**
+ * Begins writing `path` whole (creating it or replacing it). Through a symlink inside the root,
  * the file it leads to is written and the link kept. The new file keeps the old one's permissions.
  */
+export async function beginAtomicWrite(sandbox: FileSandbox, path: string, options: WriteOptions = {}, writeContent: WriteContent = writeAll): Promise<AtomicWrite> {
+  const location = await sandbox.locate(path, "write");
+  if (location.path === "" || location.stats?.isDirectory()) throw new FileError("not_a_regular_file", `${JSON.stringify(location.path || ".")} is a directory`);
+  const directory = await sandbox.openDirectory(dirname(location.absolute), location.path);
+  const temporary = join(directory.anchor, `.outpost-${randomBytes(8).toString("hex")}.tmp`);
+  let handle: FileHandle;
+  try {
+    handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, (location.stats?.mode ?? 0o644) & 0o777);
+  } catch (error) {
+    await directory.handle.close();
+    return asFileError(error, location.path);
+  }
+  const hash = createHash("sha256");
+  let size = 0;
+  let finished = false;
+  const finish = async (keep: boolean) => {
+    finished = true;
+    await handle.close().catch(() => {});
+    if (!keep) await rm(temporary, { force: true });
+    await directory.handle.close().catch(() => {});
+  };
+  return {
+    location,
+    get size() {
+      return size;
+    },
+    async append(bytes) {
+      if (finished) throw new FileError("not_found", `the write of ${JSON.stringify(location.path)} has ended`);
+      try {
+        await writeContent(handle, bytes);
+      } catch (error) {
+        await finish(false);
+        return asFileError(error, location.path);
+      }
+      hash.update(bytes);
+      size += bytes.byteLength;
+    },
+    async commit() {
+      if (finished) throw new FileError("not_found", `the write of ${JSON.stringify(location.path)} has ended`);
+      try {
+        await handle.sync();
+        const modifiedAt = (await handle.stat()).mtime;
+        // Checked last, just before the rename: the version the caller saw must still be there.
+        if (options.expectedSha256 !== undefined) await checkExpected(sandbox, await sandbox.locate(path, "write"), options.expectedSha256);
+        await rename(temporary, join(directory.anchor, basename(location.absolute)));
+        await directory.handle.sync();
+        await finish(true);
+        return { path: location.path, size, sha256: hash.digest("hex"), modifiedAt };
+      } catch (error) {
+        await finish(false);
+        return asFileError(error, location.path);
+      }
+    },
+    abort: () => (finished ? Promise.resolve() : finish(false)),
+  };
+}
+
+/** Writes `content` to `path` whole, atomically (see {@link beginAtomicWrite}). */
 export async function writeFileAtomically(
   sandbox: FileSandbox,
   path: string,
@@ -42,30 +118,9 @@ export async function writeFileAtomically(
   options: WriteOptions = {},
   writeContent: WriteContent = writeAll,
 ): Promise<WriteResult> {
-  const location = await sandbox.locate(path, "write");
-  if (location.path === "" || location.stats?.isDirectory()) throw new FileError("not_a_regular_file", `${JSON.stringify(location.path || ".")} is a directory`);
-  if (options.expectedSha256 !== undefined) await checkExpected(sandbox, location, options.expectedSha256);
-  const directory = await sandbox.openDirectory(dirname(location.absolute), location.path);
-  const temporary = join(directory.anchor, `.outpost-${randomBytes(8).toString("hex")}.tmp`);
-  try {
-    const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, (location.stats?.mode ?? 0o644) & 0o777);
-    let modifiedAt: Date;
-    try {
-      await writeContent(handle, content);
-      await handle.sync();
-      modifiedAt = (await handle.stat()).mtime;
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, join(directory.anchor, basename(location.absolute)));
-    await directory.handle.sync();
-    return { path: location.path, size: content.byteLength, sha256: sha256Hex(content), modifiedAt };
-  } catch (error) {
-    await rm(temporary, { force: true });
-    return asFileError(error, location.path);
-  } finally {
-    await directory.handle.close();
-  }
+  const write = await beginAtomicWrite(sandbox, path, options, writeContent);
+  await write.append(content);
+  return write.commit();
 }
 
 /** Refuses with `edit_conflict` unless the file at `location` is the version whose sha256 is `expected`. */

@@ -93,21 +93,22 @@ export function createMessageCheck(): (desc: DescMessage, message: Message) => v
 }
 
 /**
- * Checks every unary request, and the one request of a server-streaming call, with
- * {@link createMessageCheck}, so that no handler sees input its contract forbids. A client or
- * bidirectional stream's messages arrive while the call runs: its handler checks them.
+ * Checks every unary request, the one request of a server-streaming call and each message of a
+ * client-streaming one (an upload's pieces) as it arrives, with {@link createMessageCheck}, so
+ * that no handler sees input its contract forbids. A bidirectional stream's handler checks its
+ * messages itself (the agent's stream, which answers a bad one by ending).
  */
 export function createValidateInterceptor(): Interceptor {
   const check = createMessageCheck();
   return (next) => async (req) => {
     if (!req.stream) check(req.method.input, req.message);
-    else if (req.method.methodKind === "server_streaming") return next({ ...req, message: checkedFirst(req.message, (m) => check(req.method.input, m)) });
+    else if (req.method.methodKind !== "bidi_streaming") return next({ ...req, message: checkedEach(req.message, (m) => check(req.method.input, m)) });
     return next(req);
   };
 }
 
-/** The request stream of a server-streaming call, its one message checked before the handler reads it. */
-async function* checkedFirst<T>(messages: AsyncIterable<T>, check: (message: T) => void): AsyncIterable<T> {
+/** A call's request stream, each message checked before the handler reads it. */
+async function* checkedEach<T>(messages: AsyncIterable<T>, check: (message: T) => void): AsyncIterable<T> {
   for await (const message of messages) {
     check(message);
     yield message;

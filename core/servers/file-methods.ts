@@ -89,7 +89,7 @@ export interface FileCall {
 }
 
 /** What the agent answers an operation that it did. */
-type Answer = Exclude<FileResult["result"], { case: "failure" } | { case: undefined }>;
+export type Answer = Exclude<FileResult["result"], { case: "failure" } | { case: undefined }>;
 
 type AnswerValues = { [A in Answer as A["case"]]: A["value"] };
 
@@ -101,8 +101,29 @@ export interface FileOutcome {
   access: FilePathAccess;
 }
 
-/** Runs one call through the three checks, and answers the agent's result or its refusal. */
-export async function runFileCall(deps: FileDeps, address: ServerAddress, ctx: HandlerContext, call: FileCall): Promise<FileOutcome> {
+/**
+ * A caller's way to one server's files once the three checks passed: each `send` runs one
+ * operation on the agent and answers its result, or throws its refusal. A transfer sends many.
+ */
+export interface FileSession {
+  caller: UserCaller;
+  server: AgentServer;
+  access: FilePathAccess;
+  /** The call's operation, made once the caller's access was known (before anything was spent). */
+  operation?: FileOperation;
+  send(operation: FileOperation): Promise<Answer>;
+}
+
+/**
+ * The checks of a call (see the module's comment) and the grant's use it spends (a change spends
+ * one, once, however many operations follow); `paths` must all be within the caller's access.
+ */
+export async function openFileSession(
+  deps: FileDeps,
+  address: ServerAddress,
+  ctx: HandlerContext,
+  call: Omit<FileCall, "operation"> & Partial<Pick<FileCall, "operation">>,
+): Promise<FileSession> {
   const caller = requireUser(ctx);
   const db = deps.statements.db(entityManager(ctx));
   const use = {
@@ -125,23 +146,31 @@ export async function runFileCall(deps: FileDeps, address: ServerAddress, ctx: H
   }
   if (call.access === "write" && server.agentFiles !== "on") throw fail("read_only", "the server's agent allows reading files only (`--files read-only`)");
   await spendServerUse(db.query, caller, judged, use);
-  let result: FileResult;
-  try {
-    result = await deps.files.execute(
-      { serverId: server.id, connectionId: server.agentConnectionId },
-      randomUUID(),
-      { operation, confined: !access.everywhere },
-      fileTimeoutMs,
-    );
-  } catch (error) {
-    if (!(error instanceof AgentUnanswered)) throw error;
-    // Turned away before the agent got it: nothing can have changed.
-    if (!error.sent) await returnServerUse(db.query, judged, use);
-    throw unanswered(error);
-  }
-  if (result.result.case === "failure") throw agentRefusal(result.result.value.reason, result.result.value.message);
-  if (!result.result.case) throw fail("failed_precondition", "the server's agent gave an empty answer");
-  return { caller, server, result: result.result as Answer, access };
+  const target = { serverId: server.id, connectionId: server.agentConnectionId };
+  let sentAny = false;
+  const send = async (operation: FileOperation): Promise<Answer> => {
+    let result: FileResult;
+    try {
+      result = await deps.files.execute(target, randomUUID(), { operation, confined: !access.everywhere }, fileTimeoutMs);
+      sentAny = true;
+    } catch (error) {
+      if (!(error instanceof AgentUnanswered)) throw error;
+      // Turned away before the agent got anything: nothing can have changed.
+      if (!error.sent && !sentAny) await returnServerUse(db.query, judged, use);
+      sentAny ||= error.sent;
+      throw unanswered(error);
+    }
+    if (result.result.case === "failure") throw agentRefusal(result.result.value.reason, result.result.value.message);
+    if (!result.result.case) throw fail("failed_precondition", "the server's agent gave an empty answer");
+    return result.result as Answer;
+  };
+  return { caller, server, access, operation, send };
+}
+
+/** Runs one call through the three checks, and answers the agent's result or its refusal. */
+export async function runFileCall(deps: FileDeps, address: ServerAddress, ctx: HandlerContext, call: FileCall): Promise<FileOutcome> {
+  const session = await openFileSession(deps, address, ctx, call);
+  return { caller: session.caller, server: session.server, access: session.access, result: await session.send(session.operation!) };
 }
 
 function unanswered(error: AgentUnanswered): DomainError {

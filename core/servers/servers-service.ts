@@ -19,6 +19,7 @@ import { issueSecret } from "../../contract/secrets.ts";
 import { fail } from "../errors.ts";
 import { liveMethods } from "./live-methods.ts";
 import { createDirectory, deleteFile, listFiles, moveFile, readFile, writeFile } from "./file-methods.ts";
+import { downloadFile, uploadFile } from "./transfer-methods.ts";
 import { fileAccessRequestMethods } from "./file-access-request.ts";
 import { accessFreeze, frozenSet, recordFreezeChange } from "./frozen.ts";
 import { lockOrganizationPlan } from "./frozen-queries.ts";
@@ -167,7 +168,9 @@ function keyEndingMethods(deps: CoreDeps): Pick<ServersImpl, "deleteServer" | "r
 }
 
 /** The server's files, through its agent (file-methods.ts). */
-function fileMethods(deps: CoreDeps): Pick<ServersImpl, "listFiles" | "readFile" | "writeFile" | "createDirectory" | "moveFile" | "deleteFile"> {
+function fileMethods(
+  deps: CoreDeps,
+): Pick<ServersImpl, "listFiles" | "readFile" | "writeFile" | "createDirectory" | "moveFile" | "deleteFile" | "downloadFile" | "uploadFile"> {
   return {
     listFiles: (req, ctx) => listFiles(deps, req, ctx),
     readFile: (req, ctx) => readFile(deps, req, ctx),
@@ -175,5 +178,7 @@ function fileMethods(deps: CoreDeps): Pick<ServersImpl, "listFiles" | "readFile"
     createDirectory: (req, ctx) => createDirectory(deps, req, ctx),
     moveFile: (req, ctx) => moveFile(deps, req, ctx),
     deleteFile: (req, ctx) => deleteFile(deps, req, ctx),
+    downloadFile: (req, ctx) => downloadFile(deps, req, ctx),
+    uploadFile: (requests, ctx) => uploadFile(deps, requests, ctx),
   };
 }

@@ -7,7 +7,7 @@
 import type { DescMethod, DescMethodUnary, DescService, JsonValue } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { Middleware } from "koa";
+import type { Context, Middleware } from "koa";
 import { secretPrefixes } from "../../contract/secrets.ts";
 import { httpResponseField, httpRouter, services } from "../../contract/services.ts";
 import { errorBody, HttpError, jsonName, violationDetails, isUnexplainedFailure } from "../errors.ts";
@@ -87,7 +87,7 @@ const credentialParams = /^(api[-_]?key|key|x-api-key|token|access[-_]?token|ses
 /** The secrets that authenticate a caller (of the HTTP API or an agent), whose prefix in a URL is refused. */
 const credentialPrefixes = [secretPrefixes.apiKey, secretPrefixes.session, secretPrefixes.agentKey];
 
-function refuseCredentialsInUrl(params: URLSearchParams): void {
+export function refuseCredentialsInUrl(params: URLSearchParams): void {
   for (const [name, value] of params) {
     if (credentialParams.test(name) || credentialPrefixes.some((prefix) => value.startsWith(prefix))) {
       throw new ConnectError("credentials are not accepted in the URL; send the API key in the X-API-Key header", Code.Unauthenticated);
@@ -155,13 +155,18 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
     } catch (error) {
       // A client that went away is answered by no one, and its call's cancellation is no failure.
       if (gone?.aborted) return;
-      const body = errorBody(error, ctx.state.requestId);
-      if (isUnexplainedFailure(error)) ctx.state.log.error({ err: error }, "HTTP API request failed");
-      const details = violationDetails(error);
-      const headers = { ...(error instanceof HttpError ? error.headers : {}), ...options.errorHeaders?.(error) };
-      for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
-      ctx.status = body.status;
-      ctx.body = details ? { ...body, details } : body;
+      answerApiError(ctx, error, options.errorHeaders);
     }
   };
+}
+
+/** An HTTP API error as every route answers it: its status, JSON body and field details, logged when it is Outpost's own fault. */
+export function answerApiError(ctx: Context, error: unknown, errorHeaders?: HttpApiOptions["errorHeaders"]): void {
+  const body = errorBody(error, ctx.state.requestId);
+  if (isUnexplainedFailure(error)) ctx.state.log.error({ err: error }, "HTTP API request failed");
+  const details = violationDetails(error);
+  const headers = { ...(error instanceof HttpError ? error.headers : {}), ...errorHeaders?.(error) };
+  for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+  ctx.status = body.status;
+  ctx.body = details ? { ...body, details } : body;
 }

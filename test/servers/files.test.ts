@@ -1,18 +1,11 @@
 import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
-import { startAgentProcess, type AgentProcess } from "../support/agent.ts";
-import { verifyEmail } from "../support/fixtures.ts";
 import { hostilePaths } from "../support/hostile-paths.ts";
+import { refused, useFilesSetting, type Json } from "./files-fixture.ts";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the HTTP API, read field by field
-type Json = any;
-
-const origin = "http://localhost:3000";
 const sha256 = (content: string | Buffer) => createHash("sha256").update(content).digest("hex");
 
 /**
@@ -22,80 +15,7 @@ const sha256 = (content: string | Buffer) => createHash("sha256").update(content
  */
 describe("servers: files through the agent", function () {
   this.timeout(120_000);
-  let t: TestOutpost;
-  let ownerKey: string;
-  let memberKey: string;
-  let memberId: string;
-  const running: AgentProcess[] = [];
-  const dirs: string[] = [];
-
-  const account = async (email: string) => {
-    const signUp = await fetch(`${t.baseUrl}/sign-up`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin },
-      body: JSON.stringify({ email, password: "a long password", name: email.split("@")[0] }),
-    });
-    assert.equal(signUp.status, 201);
-    const session = signUp.headers.get("set-cookie")!.split(";")[0];
-    const created = await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
-      method: "POST",
-      headers: { cookie: session, origin, "content-type": "application/json" },
-      body: JSON.stringify({ name: "tests", expiresInDays: 30 }),
-    });
-    return ((await created.json()) as Json).key as string;
-  };
-  const call = async (method: "GET" | "POST", path: string, body?: unknown, key = ownerKey) => {
-    const res = await fetch(`${t.baseUrl}/api/http/${path}`, {
-      method,
-      headers: { "x-api-key": key, ...(body ? { "content-type": "application/json" } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
-  };
-  const ok = async (method: "GET" | "POST", path: string, body?: unknown, key = ownerKey) => {
-    const res = await call(method, path, body, key);
-    assert.equal(res.status, 200, `${path}: ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
-  const get = (procedure: string, params: Record<string, string>, key = ownerKey) => call("GET", `servers/${procedure}?${new URLSearchParams(params)}`, undefined, key);
-  const refused = (res: { status: number; body: Json }) => [res.status, res.body?.reason];
-
-  /** A server, and `outpost-agent wrap` around the stand-in in a directory holding `files`. */
-  const wrapped = async (name: string, files: Record<string, string | Buffer>, extra: string[] = []) => {
-    const { server, agentKey } = await ok("POST", "servers/createServer", { organizationSlug: "acme", name, game: "minecraft" });
-    const base = mkdtempSync(join(tmpdir(), "outpost-files-"));
-    dirs.push(base);
-    const root = join(base, "server");
-    mkdirSync(root);
-    writeFileSync(join(base, "canary.txt"), "outside the server's directory");
-    for (const [path, content] of Object.entries(files)) {
-      mkdirSync(join(root, path, ".."), { recursive: true });
-      writeFileSync(join(root, path), content);
-    }
-    const standIn = new URL("../agent/fixtures/stand-in-server.ts", import.meta.url).pathname;
-    const args = ["wrap", "--url", t.baseUrl, "--key", agentKey, "--auth", "online", ...extra, "--", process.execPath, standIn, "--format", "paper"];
-    const agent = startAgentProcess(args, {}, root);
-    running.push(agent);
-    await agent.waitFor(/\[outpost\] connected to Outpost/);
-    return { id: server.id as string, root, base, agent };
-  };
-
-  before(async () => {
-    // The fuzz makes over a thousand calls in seconds: past the default 600 a minute.
-    t = await startTestOutpost({ PLANS: '{"free":{"servers":50,"gameOAuthClients":2}}', RATE_LIMIT_PER_MINUTE: "100000" });
-    ownerKey = await account("owner@example.com");
-    await ok("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" });
-    memberKey = await account("member@example.com");
-    await verifyEmail(t, "member@example.com");
-    const { token } = await ok("POST", "organizations/addMember", { organizationSlug: "acme", email: "member@example.com", role: "member" });
-    memberId = (await ok("POST", "organizations/acceptInvitation", { token }, memberKey)).member.userId;
-  });
-  after(async () => {
-    await Promise.all(running.map((agent) => agent.stop("SIGKILL")));
-    await t?.close();
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
+  const { call, ok, get, wrapped, grant, memberKey: member } = useFilesSetting();
 
   it("browses, reads, edits with a conflict check, and each change is on disk and on record (never its content)", async () => {
     const properties = "motd=A Minecraft Server\nmax-players=20\n";
@@ -253,35 +173,28 @@ describe("servers: files through the agent", function () {
       "plugins/Other/config.yml": "other\n",
       "plugins/Essentials.jar": "jar",
     });
-    assert.deepEqual(refused(await get("readFile", { serverId: server.id, path: "plugins/Essentials/config.yml" }, memberKey)), [403, "permission_denied"]);
-    await ok("POST", "organizations/createAccessGrant", {
-      organizationSlug: "acme",
-      userId: memberId,
-      serverId: server.id,
-      actions: ["files_write"],
-      constraints: { filePaths: ["plugins/Essentials/**"] },
-    });
-    const names = async (path: string) =>
-      (await ok("GET", `servers/listFiles?serverId=${server.id}&path=${path}`, undefined, memberKey)).entries.map((e: Json) => e.name);
+    assert.deepEqual(refused(await get("readFile", { serverId: server.id, path: "plugins/Essentials/config.yml" }, member())), [403, "permission_denied"]);
+    await grant(server.id, ["files_write"], ["plugins/Essentials/**"]);
+    const names = async (path: string) => (await ok("GET", `servers/listFiles?serverId=${server.id}&path=${path}`, undefined, member())).entries.map((e: Json) => e.name);
     assert.deepEqual(await names(""), ["plugins"], "only the way to the granted folder");
     assert.deepEqual(await names("plugins"), ["Essentials"]);
     assert.deepEqual(await names("plugins/Essentials"), ["config.yml"]);
-    const file = await ok("GET", `servers/readFile?serverId=${server.id}&path=plugins/Essentials/config.yml`, undefined, memberKey);
+    const file = await ok("GET", `servers/readFile?serverId=${server.id}&path=plugins/Essentials/config.yml`, undefined, member());
     await ok(
       "POST",
       "servers/writeFile",
       { serverId: server.id, path: "plugins/Essentials/config.yml", content: "spawn: false\n", expectedSha256: file.sha256 },
-      memberKey,
+      member(),
     );
     assert.equal(readFileSync(join(server.root, "plugins/Essentials/config.yml"), "utf8"), "spawn: false\n");
 
     for (const res of [
-      await get("readFile", { serverId: server.id, path: "server.properties" }, memberKey),
-      await get("readFile", { serverId: server.id, path: "plugins/Other/config.yml" }, memberKey),
-      await get("listFiles", { serverId: server.id, path: "plugins/Other" }, memberKey),
-      await call("POST", "servers/writeFile", { serverId: server.id, path: "server.properties", content: "x" }, memberKey),
-      await call("POST", "servers/moveFile", { serverId: server.id, from: "plugins/Essentials/config.yml", to: "server.properties", overwrite: true }, memberKey),
-      await call("POST", "servers/deleteFile", { serverId: server.id, path: "plugins", recursive: true }, memberKey),
+      await get("readFile", { serverId: server.id, path: "server.properties" }, member()),
+      await get("readFile", { serverId: server.id, path: "plugins/Other/config.yml" }, member()),
+      await get("listFiles", { serverId: server.id, path: "plugins/Other" }, member()),
+      await call("POST", "servers/writeFile", { serverId: server.id, path: "server.properties", content: "x" }, member()),
+      await call("POST", "servers/moveFile", { serverId: server.id, from: "plugins/Essentials/config.yml", to: "server.properties", overwrite: true }, member()),
+      await call("POST", "servers/deleteFile", { serverId: server.id, path: "plugins", recursive: true }, member()),
     ]) {
       assert.deepEqual(refused(res), [403, "permission_denied"], JSON.stringify(res.body));
     }
@@ -290,25 +203,19 @@ describe("servers: files through the agent", function () {
 
     // A symlink inside the granted folder leads elsewhere in the directory: not for this member.
     symlinkSync("../../server.properties", join(server.root, "plugins/Essentials/link.properties"));
-    assert.deepEqual(refused(await get("readFile", { serverId: server.id, path: "plugins/Essentials/link.properties" }, memberKey)), [403, "denied"]);
+    assert.deepEqual(refused(await get("readFile", { serverId: server.id, path: "plugins/Essentials/link.properties" }, member())), [403, "denied"]);
     const owners = await ok("GET", `servers/readFile?serverId=${server.id}&path=plugins/Essentials/link.properties`);
     assert.equal(owners.content, "a=b\n", "an owner reaches everything inside, through links too");
   });
 
   it("moves a folder for a member only when the grant reaches all it holds", async () => {
     const server = await wrapped("Jars", { "plugins/Old.jar": "jar", "plugins/Folder.jar/secret.yml": "inside" });
-    await ok("POST", "organizations/createAccessGrant", {
-      organizationSlug: "acme",
-      userId: memberId,
-      serverId: server.id,
-      actions: ["files_write"],
-      constraints: { filePaths: ["plugins/*.jar"] },
-    });
-    await ok("POST", "servers/moveFile", { serverId: server.id, from: "plugins/Old.jar", to: "plugins/Old.jar.disabled.jar" }, memberKey);
+    await grant(server.id, ["files_write"], ["plugins/*.jar"]);
+    await ok("POST", "servers/moveFile", { serverId: server.id, from: "plugins/Old.jar", to: "plugins/Old.jar.disabled.jar" }, member());
     assert.ok(existsSync(join(server.root, "plugins/Old.jar.disabled.jar")));
-    const folder = await call("POST", "servers/moveFile", { serverId: server.id, from: "plugins/Folder.jar", to: "plugins/Moved.jar" }, memberKey);
+    const folder = await call("POST", "servers/moveFile", { serverId: server.id, from: "plugins/Folder.jar", to: "plugins/Moved.jar" }, member());
     assert.deepEqual(refused(folder), [409, "not_a_regular_file"]);
-    assert.deepEqual(refused(await call("POST", "servers/deleteFile", { serverId: server.id, path: "plugins/Folder.jar", recursive: true }, memberKey)), [
+    assert.deepEqual(refused(await call("POST", "servers/deleteFile", { serverId: server.id, path: "plugins/Folder.jar", recursive: true }, member())), [
       403,
       "permission_denied",
     ]);
