@@ -15,16 +15,16 @@ export const serverUrl = "https://outpost.example";
 
 export const exposed = services.filter((s) => httpRouter(s) !== undefined);
 
-export function operations(doc: OpenApiDocument): Array<{ path: string; method: "get" | "post"; operation: OpenApiOperation }> {
+export function operations(doc: OpenApiDocument): Array<{ path: string; method: "get" | "post" | "put"; operation: OpenApiOperation }> {
   return Object.entries(doc.paths).flatMap(([path, item]) =>
-    (["get", "post"] as const).filter((m) => item[m]).map((method) => ({ path, method, operation: item[method]! })),
+    (["get", "post", "put"] as const).filter((m) => item[m]).map((method) => ({ path, method, operation: item[method]! })),
   );
 }
 
 export function operation(doc: OpenApiDocument, path: string): OpenApiOperation {
   const item = doc.paths[path];
   assert.ok(item, `no path ${path}`);
-  const found = item.get ?? item.post;
+  const found = item.get ?? item.post ?? item.put;
   assert.ok(found);
   return found;
 }

@@ -12,6 +12,8 @@ import { createOpenApiDocument, type JsonSchema } from "../../edge/http-api/open
 import { deref, exposed, operation, operations, schemaChecker, schemaOf, serverUrl, version } from "./openapi-helpers.ts";
 
 describe("http api: openapi document", function () {
+  /** The raw-bytes routes (a file's bytes, not JSON), beside the generated procedures. */
+  const transfers = new Set(["servers.downloadFile", "servers.uploadFile"]);
   this.timeout(30_000);
   const doc = createOpenApiDocument({ serverUrl, version });
 
@@ -44,8 +46,11 @@ describe("http api: openapi document", function () {
     assert.equal(JSON.stringify(createOpenApiDocument({ serverUrl, version })), JSON.stringify(doc));
   });
 
-  it("has every method of every exposed service, with GET for queries and POST for the rest", () => {
-    const expected = new Map<string, "get" | "post">();
+  it("has every method of every exposed service, with GET for queries and POST for the rest, and the transfers' raw-bytes routes", () => {
+    const expected = new Map<string, "get" | "post" | "put">([
+      ["/api/http/servers/downloadFile", "get"],
+      ["/api/http/servers/uploadFile", "put"],
+    ]);
     for (const service of exposed) {
       for (const method of service.methods) {
         if (method.methodKind !== "unary") continue;
@@ -66,6 +71,14 @@ describe("http api: openapi document", function () {
         assert.ok(op.summary.length > 0);
       }
     }
+    const upload = doc.paths["/api/http/servers/uploadFile"].put!;
+    assert.deepEqual(Object.keys(upload.requestBody!.content), ["application/octet-stream"]);
+    assert.deepEqual(
+      upload.parameters!.map((p) => p.name),
+      ["serverId", "path", "expectedSha256", "organizationId", "organizationSlug"],
+    );
+    const download = doc.paths["/api/http/servers/downloadFile"].get!;
+    assert.deepEqual(Object.keys((download.responses["200"] as { content: object }).content), ["application/octet-stream"]);
     // The contract's public names.
     assert.ok(doc.paths["/api/http/auth/getSession"].get);
     assert.ok(doc.paths["/api/http/auth/createApiKey"].post);
@@ -100,6 +113,7 @@ describe("http api: openapi document", function () {
 
   it("gives GET queries one query parameter per request field, and POSTs a JSON body", () => {
     for (const { method, operation: op } of operations(doc)) {
+      if (transfers.has(op.operationId)) continue; // raw bytes: checked in "has every method…"
       if (method === "get") {
         assert.equal(op.requestBody, undefined);
       } else {
@@ -161,7 +175,8 @@ describe("http api: openapi document", function () {
   it("lists 400, 401, 403, 404, 409, 429 and 500 with the error schema on every operation", () => {
     const check = schemaChecker(doc);
     for (const { method, operation: op } of operations(doc)) {
-      const statuses = ["200", "400", "401", "403", "404", "409", "429", "500", ...(method === "post" ? ["413", "415"] : [])];
+      const extra = transfers.has(op.operationId) ? ["413"] : method === "post" ? ["413", "415"] : [];
+      const statuses = ["200", "400", "401", "403", "404", "409", "429", "500", ...extra];
       assert.deepEqual(Object.keys(op.responses).sort(), statuses.sort(), op.operationId);
       for (const status of statuses.filter((s) => s !== "200")) {
         const response = deref(doc, op.responses[status] as { $ref: string }) as unknown as {

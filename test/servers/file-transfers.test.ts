@@ -17,7 +17,7 @@ describe("servers: file downloads and uploads through the agent", function () {
   const { ok, wrapped, grant } = setting;
   const url = (route: string, params: Record<string, string>) => `${setting.outpost().baseUrl}/api/http/servers/${route}?${new URLSearchParams(params)}`;
   const download = (params: Record<string, string>, key = setting.ownerKey()) => fetch(url("downloadFile", params), { headers: { "x-api-key": key } });
-  const upload = (params: Record<string, string>, body: BodyInit, key = setting.ownerKey()) =>
+  const upload = (params: Record<string, string>, body: Uint8Array, key = setting.ownerKey()) =>
     fetch(url("uploadFile", params), { method: "PUT", headers: { "x-api-key": key, "content-type": "application/octet-stream" }, body, duplex: "half" } as RequestInit);
   const answer = async (res: Response) => ({ status: res.status, body: (await res.json()) as Json });
 

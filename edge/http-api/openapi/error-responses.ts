@@ -63,9 +63,11 @@ const errorStatuses = {
   query: ["400", "401", "403", "404", "409", "429", "500"],
   // Only a body can be too large or of the wrong media type.
   mutation: ["400", "401", "403", "404", "409", "413", "415", "429", "500"],
+  // A transfer's raw bytes: a file larger than the deployment takes (413) either way, any media type.
+  transfer: ["400", "401", "403", "404", "409", "413", "429", "500"],
 } as const satisfies { [kind: string]: ReadonlyArray<keyof typeof errorResponses> };
 
-/** The error answers of a read-only (GET) or other (POST) operation, as $refs to the shared responses. */
+/** The error answers of a read-only (GET), other (POST) or transfer operation, as $refs to the shared responses. */
 export function errorResponseRefs(kind: keyof typeof errorStatuses): { [status: string]: { $ref: string } } {
   return Object.fromEntries(errorStatuses[kind].map((status) => [status, { $ref: `#/components/responses/${errorResponses[status].name}` }]));
 }

@@ -25,7 +25,8 @@ export interface OpenApiOperation {
   description?: string;
   deprecated?: boolean;
   parameters?: OpenApiParameter[];
-  requestBody?: { required: boolean; content: { "application/json": { schema: JsonSchema } } };
+  /** A JSON body; a transfer's raw bytes (uploadFile) are application/octet-stream. */
+  requestBody?: { required: boolean; content: { [mediaType: string]: { schema: JsonSchema } } };
   responses: { [status: string]: unknown };
   /** The Connect procedure behind the operation, e.g. "outpost.servers.v1.ServersService/ListServers". */
   "x-connect-procedure": string;
@@ -38,7 +39,7 @@ export interface OpenApiDocument {
   servers: Array<{ url: string }>;
   security: Array<{ [scheme: string]: string[] }>;
   tags: Array<{ name: string; description?: string }>;
-  paths: { [path: string]: { get?: OpenApiOperation; post?: OpenApiOperation } };
+  paths: { [path: string]: { get?: OpenApiOperation; post?: OpenApiOperation; put?: OpenApiOperation } };
   components: {
     schemas: { [name: string]: JsonSchema };
     responses: { [name: string]: unknown };

@@ -2,9 +2,10 @@
  * Tags, paths and operations: every service with an `http_router` option is a tag, every unary
  * method an operation at /api/http/<router>/<procedure>. NO_SIDE_EFFECTS methods are GETs whose
  * request fields are query parameters; every other method is a POST whose JSON body is the request
- * message. Nothing here is written per procedure: a new RPC method appears with no code.
+ * message. Nothing here is written per procedure: a new RPC method appears with no code. Streams
+ * are not part of the API, but for transfers (a header, then bytes), which are raw-bytes routes.
  */
-import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
+import { ScalarType, type DescMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { httpResponseField, httpRouter } from "../../../contract/services.ts";
 import { codeList, joinText } from "./descriptions.ts";
@@ -38,8 +39,54 @@ export function describeServices(schemas: MessageSchemas, services: readonly Des
       const operation = describeMethod(schemas, router, method, query);
       paths[`${httpApiBasePath}/${router}/${method.localName}`] = query ? { get: operation } : { post: operation };
     }
+    for (const method of service.methods) {
+      const raw = describeRawBytes(schemas, router, method);
+      if (raw) paths[`${httpApiBasePath}/${router}/${method.localName}`] = raw;
+    }
   }
   return { tags, paths };
+}
+
+/** The `header` message of a transfer's stream: a `part` oneof of a header message and `data` bytes. */
+function transferHeader(desc: DescMessage): DescMessage | undefined {
+  const header = desc.fields.find((f) => f.name === "header");
+  const data = desc.fields.find((f) => f.name === "data");
+  if (header?.fieldKind !== "message" || data?.fieldKind !== "scalar" || data.scalar !== ScalarType.BYTES) return undefined;
+  return header.message;
+}
+
+/**
+ * The raw-bytes routes that stand for a transfer's stream (edge/http-api/transfers.ts): a
+ * server-streaming method whose messages are a header and then bytes is a GET answering the bytes
+ * (application/octet-stream); a client-streaming one whose messages are the same is a PUT taking
+ * them as its body, its header's fields in the query. Other streams are not part of the HTTP API.
+ */
+function describeRawBytes(schemas: MessageSchemas, router: string, method: DescMethod): OpenApiDocument["paths"][string] | undefined {
+  const download = method.methodKind === "server_streaming" && transferHeader(method.output);
+  const upload = method.methodKind === "client_streaming" && transferHeader(method.input);
+  if (!download && !upload) return undefined;
+  const operation: OpenApiOperation = {
+    operationId: `${router}.${method.localName}`,
+    tags: [router],
+    summary: words(method.name),
+    responses: {},
+    "x-connect-procedure": `${method.parent.typeName}/${method.name}`,
+  };
+  const description = schemas.comment(`r:${method.parent.typeName}.${method.name}`);
+  if (description) operation.description = description;
+  const { parameters } = queryParameters(schemas, download ? method.input : (upload as DescMessage));
+  if (parameters.length) operation.parameters = parameters;
+  const bytes = { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } };
+  if (download) {
+    operation.responses["200"] = { description: "The file's bytes (Content-Disposition names it).", content: bytes };
+    Object.assign(operation.responses, errorResponseRefs("transfer"));
+    return { get: operation };
+  }
+  operation.requestBody = { required: true, content: bytes };
+  schemas.collectOutputs(method.output);
+  operation.responses["200"] = { description: "Success.", content: { "application/json": { schema: responseSchema(schemas, method) } } };
+  Object.assign(operation.responses, errorResponseRefs("transfer"));
+  return { put: operation };
 }
 
 /** One method's operation: a GET with query parameters when `query`, else a POST with a body. */
