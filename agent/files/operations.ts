@@ -1,13 +1,14 @@
 /**
  * The files panel's operations on one server's directory, each through the sandbox: list, read,
- * write, create a directory, move, delete. What reaches the disk is checked there; what comes back
- * names the client's paths only. The stream's requests (a later step) call these and map a
- * FileError's reason to their answer.
+ * write, create a directory, move, delete, and the plugins panel's (plugins.ts). What reaches the
+ * disk is checked there; what comes back names the client's paths only. The stream's requests (a
+ * later step) call these and map a FileError's reason to their answer.
  */
 import { lstat, mkdir, readdir, rename, rm, rmdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { FileError, asFileError, errnoCode } from "./file-error.ts";
 import { listDirectory, type DirectoryPage, type ListOptions } from "./list-directory.ts";
+import { listPlugins, setPluginEnabled, type PluginInfo } from "./plugins.ts";
 import type { FileSandbox, Location } from "./sandbox.ts";
 import { openRegularFile, sha256Hex, writeFileAtomically, type WriteContent, type WriteOptions, type WriteResult } from "./write-file.ts";
 
@@ -46,6 +47,10 @@ export interface FileOperations {
   move(from: string, to: string, options?: { overwrite?: boolean; filesOnly?: boolean }): Promise<void>;
   /** Deletes a file or symlink (not its target), or a directory: an empty one, or any with `recursive`. */
   remove(path: string, options?: { recursive?: boolean }): Promise<void>;
+  /** The jars of plugins/ and mods/ as they describe themselves, sorted by path. */
+  listPlugins(): Promise<PluginInfo[]>;
+  /** Renames a jar `X.jar` ↔ `X.jar.disabled`; answers it as it is now. */
+  setPluginEnabled(path: string, enabled: boolean): Promise<PluginInfo>;
 }
 
 /** The file operations over `sandbox`, each refusing with a FileError. */
@@ -58,6 +63,8 @@ export function createFileOperations(sandbox: FileSandbox, options: FileOperatio
     createDirectory: (path) => createDirectory(sandbox, path),
     move: (from, to, moveOptions) => move(sandbox, from, to, moveOptions?.overwrite ?? false, moveOptions?.filesOnly ?? false),
     remove: (path, removeOptions) => remove(sandbox, path, removeOptions?.recursive ?? false),
+    listPlugins: () => listPlugins(sandbox),
+    setPluginEnabled: (path, enabled) => setPluginEnabled(sandbox, path, enabled),
   };
 }
 
