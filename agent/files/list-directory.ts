@@ -68,7 +68,7 @@ export async function listDirectory(sandbox: FileSandbox, path: string, options:
  * Whether a client could name this entry in a path: one the path check refuses (a control or
  * invisible character, only dots) is left out of listings, as nothing could be done with it.
  */
-function addressable(name: string): boolean {
+export function addressable(name: string): boolean {
   try {
     return parseClientPath(name).relative === name;
   } catch {

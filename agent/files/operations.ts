@@ -1,13 +1,14 @@
 /**
  * The files panel's operations on one server's directory, each through the sandbox: list, read,
- * write, create a directory, move, delete. What reaches the disk is checked there; what comes back
- * names the client's paths only. The stream's requests (a later step) call these and map a
- * FileError's reason to their answer.
+ * write, create a directory, move, delete, and the plugins panel's (plugins.ts). What reaches the
+ * disk is checked there; what comes back names the client's paths only. The stream's requests (a
+ * later step) call these and map a FileError's reason to their answer.
  */
 import { lstat, mkdir, readdir, rename, rm, rmdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { FileError, asFileError, errnoCode } from "./file-error.ts";
 import { listDirectory, type DirectoryPage, type ListOptions } from "./list-directory.ts";
+import { listPlugins, setPluginEnabled, type PluginInfo } from "./plugins.ts";
 import type { FileSandbox, Location } from "./sandbox.ts";
 import { createUploads, readRange, type Range, type UploadOptions, type Uploads } from "./transfers.ts";
 import { openRegularFile, sha256Hex, writeFileAtomically, type WriteContent, type WriteOptions, type WriteResult } from "./write-file.ts";
@@ -53,6 +54,10 @@ export interface FileOperations {
   readRange(path: string, offset: number, length: number): Promise<Range>;
   /** The uploads under way through these operations (transfers.ts). */
   readonly uploads: Uploads;
+  /** The jars of plugins/ and mods/ as they describe themselves, sorted by path. */
+  listPlugins(): Promise<PluginInfo[]>;
+  /** Renames a jar `X.jar` ↔ `X.jar.disabled`; answers it as it is now. */
+  setPluginEnabled(path: string, enabled: boolean): Promise<PluginInfo>;
 }
 
 /** The file operations over `sandbox`, each refusing with a FileError. */
@@ -67,6 +72,8 @@ export function createFileOperations(sandbox: FileSandbox, options: FileOperatio
     remove: (path, removeOptions) => remove(sandbox, path, removeOptions?.recursive ?? false),
     readRange: (path, offset, length) => readRange(sandbox, path, offset, length),
     uploads: createUploads(sandbox, options.uploads),
+    listPlugins: () => listPlugins(sandbox),
+    setPluginEnabled: (path, enabled) => setPluginEnabled(sandbox, path, enabled),
   };
 }
 

@@ -15,6 +15,7 @@ import { FileError, errnoCode } from "./file-error.ts";
 import type { FileEntry } from "./list-directory.ts";
 import { createFileOperations, type FileOperations } from "./operations.ts";
 import type { WriteResult } from "./write-file.ts";
+import type { PluginInfo } from "./plugins.ts";
 import { confinedSandbox, createFileSandbox, type FilesMode } from "./sandbox.ts";
 
 export type FileResultInit = MessageInitShape<typeof FileResultSchema>;
@@ -123,6 +124,10 @@ async function perform(operations: FileOperations, operation: FileRequest["opera
     case "abortUpload":
       await operations.uploads.abort(operation.value.uploadId);
       return done;
+    case "listPlugins":
+      return { case: "plugins", value: { plugins: (await operations.listPlugins()).map(pluginOnWire) } };
+    case "setPluginEnabled":
+      return { case: "plugin", value: pluginOnWire(await operations.setPluginEnabled(operation.value.path, operation.value.enabled)) };
     default:
       // A newer Outpost's operation, which this agent cannot know.
       throw new UnknownOperation();
@@ -140,6 +145,10 @@ const fileTypes: Record<FileEntry["type"], FileType> = { file: FileType.FILE, di
 
 function entryOnWire(entry: FileEntry) {
   return { name: entry.name, type: fileTypes[entry.type], size: BigInt(entry.size), modifiedAt: timestampFromDate(entry.modifiedAt) };
+}
+
+function pluginOnWire(plugin: PluginInfo) {
+  return { ...plugin, size: BigInt(plugin.size), modifiedAt: timestampFromDate(plugin.modifiedAt), problem: plugin.problem ?? "" };
 }
 
 const operationWords: Record<FileOperationName, string> = {

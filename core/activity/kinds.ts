@@ -46,6 +46,8 @@ const table = {
   "server.directory_created": ["player_admin", "info"],
   "server.file_moved": ["player_admin", "info"],
   "server.file_deleted": ["player_admin", "warning"],
+  "server.plugin_enabled": ["player_admin", "info"],
+  "server.plugin_disabled": ["player_admin", "info"],
   "server.created": ["configuration", "info"],
   "server.renamed": ["configuration", "info"],
   "server.deleted": ["configuration", "warning"],

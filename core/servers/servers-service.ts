@@ -21,6 +21,7 @@ import { liveMethods } from "./live-methods.ts";
 import { createDirectory, deleteFile, listFiles, moveFile, readFile, writeFile } from "./file-methods.ts";
 import { downloadFile, uploadFile } from "./transfer-methods.ts";
 import { fileAccessRequestMethods } from "./file-access-request.ts";
+import { pluginMethods } from "./plugin-methods.ts";
 import { accessFreeze, frozenSet, recordFreezeChange } from "./frozen.ts";
 import { lockOrganizationPlan } from "./frozen-queries.ts";
 
@@ -28,11 +29,11 @@ type ServersImpl = ServiceImpl<typeof ServersService>;
 
 /**
  * ServersService: the servers as records (this file), what stops their agent keys working, what
- * their agents report and run (live-methods.ts), their files (file-methods.ts), and members'
- * requests for file access (file-access-request.ts).
+ * their agents report and run (live-methods.ts), their files (file-methods.ts), their plugins
+ * (plugin-methods.ts), and members' requests for file access (file-access-request.ts).
  */
 export function createServersService(deps: CoreDeps): ServersImpl {
-  return { ...recordMethods(deps), ...keyEndingMethods(deps), ...liveMethods(deps), ...fileMethods(deps), ...fileAccessRequestMethods(deps) };
+  return { ...recordMethods(deps), ...keyEndingMethods(deps), ...liveMethods(deps), ...fileMethods(deps), ...fileAccessRequestMethods(deps), ...pluginMethods(deps) };
 }
 
 /** Creating, listing, reading and renaming servers. */
