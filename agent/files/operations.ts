@@ -1,14 +1,15 @@
 /**
  * The files panel's operations on one server's directory, each through the sandbox: list, read,
- * write, create a directory, move, delete. What reaches the disk is checked there; what comes back
- * names the client's paths only. The stream's requests (a later step) call these and map a
- * FileError's reason to their answer.
+ * write, create a directory, move, delete, search. What reaches the disk is checked there; what
+ * comes back names the client's paths only. The stream's requests (requests.ts) call these and map
+ * a FileError's reason to their answer.
  */
 import { lstat, mkdir, readdir, rename, rm, rmdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { FileError, asFileError, errnoCode } from "./file-error.ts";
 import { listDirectory, type DirectoryPage, type ListOptions } from "./list-directory.ts";
 import type { FileSandbox, Location } from "./sandbox.ts";
+import { searchFiles, type SearchOptions, type SearchResult } from "./search.ts";
 import { openRegularFile, sha256Hex, writeFileAtomically, type WriteContent, type WriteOptions, type WriteResult } from "./write-file.ts";
 
 /** What `servers/readFile` answers up to: larger files are for the download (5 MiB). */
@@ -30,6 +31,8 @@ export interface FileOperationsOptions {
   pageSize?: number;
   /** Tests only: how a write's bytes reach the temporary file. */
   writeContent?: WriteContent;
+  /** A search's bounds (search.ts has the defaults). */
+  search?: Omit<SearchOptions, "maxResults" | "caseSensitive">;
 }
 
 /** The operations on the sandbox's directory (createFileOperations). */
@@ -46,6 +49,8 @@ export interface FileOperations {
   move(from: string, to: string, options?: { overwrite?: boolean; filesOnly?: boolean }): Promise<void>;
   /** Deletes a file or symlink (not its target), or a directory: an empty one, or any with `recursive`. */
   remove(path: string, options?: { recursive?: boolean }): Promise<void>;
+  /** Lines holding `query` in the text files under the folder `path`, within the search's bounds. */
+  search(path: string, query: string, options?: SearchOptions): Promise<SearchResult>;
 }
 
 /** The file operations over `sandbox`, each refusing with a FileError. */
@@ -58,6 +63,7 @@ export function createFileOperations(sandbox: FileSandbox, options: FileOperatio
     createDirectory: (path) => createDirectory(sandbox, path),
     move: (from, to, moveOptions) => move(sandbox, from, to, moveOptions?.overwrite ?? false, moveOptions?.filesOnly ?? false),
     remove: (path, removeOptions) => remove(sandbox, path, removeOptions?.recursive ?? false),
+    search: (path, query, searchOptions) => searchFiles(sandbox, path, query, { ...options.search, ...searchOptions }),
   };
 }
 

@@ -111,6 +111,10 @@ async function perform(operations: FileOperations, operation: FileRequest["opera
     case "delete":
       await operations.remove(operation.value.path, { recursive: operation.value.recursive });
       return done;
+    case "search": {
+      const { path, query, maxResults, caseSensitive } = operation.value;
+      return { case: "matches", value: await operations.search(path, query, { maxResults, caseSensitive }) };
+    }
     default:
       // A newer Outpost's operation, which this agent cannot know.
       throw new UnknownOperation();
