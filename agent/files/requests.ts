@@ -12,9 +12,11 @@ import type { FileFailureSchema, FileRequest, FileResultSchema } from "../../gen
 import { FileType, FilesMode as WireFilesMode } from "../../gen/outpost/servers/v1/resources_pb.js";
 import type { AgentFilesOptions, FileOperationName } from "../options.ts";
 import { FileError, errnoCode } from "./file-error.ts";
+import { createFileHistory } from "./history.ts";
 import type { FileEntry } from "./list-directory.ts";
 import { createFileOperations, type FileOperations } from "./operations.ts";
 import { confinedSandbox, createFileSandbox, type FilesMode } from "./sandbox.ts";
+import type { WriteResult } from "./write-file.ts";
 
 export type FileResultInit = MessageInitShape<typeof FileResultSchema>;
 type FileFailureInit = MessageInitShape<typeof FileFailureSchema>;
@@ -45,7 +47,9 @@ export async function openServedFiles(options: AgentFilesOptions | undefined, on
   if (!options || mode === "off") return { mode: "off" };
   try {
     const sandbox = await createFileSandbox({ root: options.root, mode, deny: options.deny });
-    return { mode, operations: createFileOperations(sandbox), confined: createFileOperations(confinedSandbox(sandbox)) };
+    // One history for the directory, whichever operations change it.
+    const history = createFileHistory(sandbox.root);
+    return { mode, operations: createFileOperations(sandbox, { history }), confined: createFileOperations(confinedSandbox(sandbox), { history }) };
   } catch (error) {
     report(onError, new Error(`files are off: the files root ${options.root} cannot be served: ${(error as Error).message}`, { cause: error }));
     return { mode: "off" };
@@ -98,9 +102,7 @@ async function perform(operations: FileOperations, operation: FileRequest["opera
     }
     case "write": {
       const { path, content, expectedSha256 } = operation.value;
-      const written = await operations.write(path, content, expectedSha256 === undefined ? {} : { expectedSha256 });
-      const { sha256, modifiedAt } = written;
-      return { case: "written", value: { path: written.path, size: BigInt(written.size), sha256, modifiedAt: timestampFromDate(modifiedAt) } };
+      return writtenOnWire(await operations.write(path, content, expectedSha256 === undefined ? {} : { expectedSha256 }));
     }
     case "createDirectory":
       await operations.createDirectory(operation.value.path);
@@ -111,6 +113,14 @@ async function perform(operations: FileOperations, operation: FileRequest["opera
     case "delete":
       await operations.remove(operation.value.path, { recursive: operation.value.recursive });
       return done;
+    case "listHistory": {
+      const versions = await operations.history(operation.value.path);
+      return { case: "history", value: { versions: versions.map((v) => ({ id: v.id, size: BigInt(v.size), sha256: v.sha256, savedAt: timestampFromDate(v.savedAt) })) } };
+    }
+    case "restoreVersion": {
+      const { path, versionId, expectedSha256 } = operation.value;
+      return writtenOnWire(await operations.restore(path, versionId, expectedSha256 === undefined ? {} : { expectedSha256 }));
+    }
     case "search": {
       const { path, query, maxResults, caseSensitive } = operation.value;
       return { case: "matches", value: await operations.search(path, query, { maxResults, caseSensitive }) };
@@ -122,6 +132,11 @@ async function perform(operations: FileOperations, operation: FileRequest["opera
 }
 
 class UnknownOperation extends Error {}
+
+function writtenOnWire(written: WriteResult): Result {
+  const { path, size, sha256, modifiedAt } = written;
+  return { case: "written", value: { path, size: BigInt(size), sha256, modifiedAt: timestampFromDate(modifiedAt) } };
+}
 
 const fileTypes: Record<FileEntry["type"], FileType> = { file: FileType.FILE, directory: FileType.DIRECTORY, symlink: FileType.SYMLINK };
 

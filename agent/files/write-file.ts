@@ -27,6 +27,18 @@ export interface WriteResult {
 /** Writes all of `content` to an opened file; tests put one that fails midway in its place. */
 export type WriteContent = (handle: FileHandle, content: Uint8Array) => Promise<void>;
 
+/** What runs inside a write besides the caller's options: the operations' wiring, not the caller's choice. */
+export interface WriteSteps {
+  /** Tests only: how the bytes reach the temporary file. */
+  writeContent?: WriteContent;
+  /**
+   * Renames the new file, once written and synced, over an existing regular file: given where that
+   * file is and the rename, it keeps the file (FileHistory.keep) and then renames. A failure leaves
+   * the old file as it was and nothing written.
+   */
+  keep?: (replaced: Location, rename: () => Promise<void>) => Promise<void>;
+}
+
 const writeAll: WriteContent = async (handle, content) => {
   await handle.writeFile(content);
 };
@@ -40,8 +52,9 @@ export async function writeFileAtomically(
   path: string,
   content: Uint8Array,
   options: WriteOptions = {},
-  writeContent: WriteContent = writeAll,
+  steps: WriteSteps = {},
 ): Promise<WriteResult> {
+  const writeContent = steps.writeContent ?? writeAll;
   const location = await sandbox.locate(path, "write");
   if (location.path === "" || location.stats?.isDirectory()) throw new FileError("not_a_regular_file", `${JSON.stringify(location.path || ".")} is a directory`);
   if (options.expectedSha256 !== undefined) await checkExpected(sandbox, location, options.expectedSha256);
@@ -57,7 +70,8 @@ export async function writeFileAtomically(
     } finally {
       await handle.close();
     }
-    await rename(temporary, join(directory.anchor, basename(location.absolute)));
+    const replace = () => rename(temporary, join(directory.anchor, basename(location.absolute)));
+    await (location.stats?.isFile() && steps.keep ? steps.keep(location, replace) : replace());
     await directory.handle.sync();
     return { path: location.path, size: content.byteLength, sha256: sha256Hex(content), modifiedAt };
   } catch (error) {
