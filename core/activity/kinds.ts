@@ -46,6 +46,7 @@ const table = {
   "server.directory_created": ["player_admin", "info"],
   "server.file_moved": ["player_admin", "info"],
   "server.file_deleted": ["player_admin", "warning"],
+  "server.file_restored": ["player_admin", "info"],
   "server.created": ["configuration", "info"],
   "server.renamed": ["configuration", "info"],
   "server.deleted": ["configuration", "warning"],

@@ -20,6 +20,7 @@ import { fail } from "../errors.ts";
 import { liveMethods } from "./live-methods.ts";
 import { createDirectory, deleteFile, listFiles, moveFile, readFile, writeFile } from "./file-methods.ts";
 import { fileAccessRequestMethods } from "./file-access-request.ts";
+import { historyMethods } from "./history-methods.ts";
 import { accessFreeze, frozenSet, recordFreezeChange } from "./frozen.ts";
 import { lockOrganizationPlan } from "./frozen-queries.ts";
 
@@ -27,11 +28,18 @@ type ServersImpl = ServiceImpl<typeof ServersService>;
 
 /**
  * ServersService: the servers as records (this file), what stops their agent keys working, what
- * their agents report and run (live-methods.ts), their files (file-methods.ts), and members'
- * requests for file access (file-access-request.ts).
+ * their agents report and run (live-methods.ts), their files (file-methods.ts), a file's history
+ * (history-methods.ts), and members' requests for file access (file-access-request.ts).
  */
 export function createServersService(deps: CoreDeps): ServersImpl {
-  return { ...recordMethods(deps), ...keyEndingMethods(deps), ...liveMethods(deps), ...fileMethods(deps), ...fileAccessRequestMethods(deps) };
+  return {
+    ...recordMethods(deps),
+    ...keyEndingMethods(deps),
+    ...liveMethods(deps),
+    ...fileMethods(deps),
+    ...historyMethods(deps),
+    ...fileAccessRequestMethods(deps),
+  };
 }
 
 /** Creating, listing, reading and renaming servers. */
