@@ -21,6 +21,7 @@ import { liveMethods } from "./live-methods.ts";
 import { createDirectory, deleteFile, listFiles, moveFile, readFile, writeFile } from "./file-methods.ts";
 import { fileAccessRequestMethods } from "./file-access-request.ts";
 import { historyMethods } from "./history-methods.ts";
+import { searchMethods } from "./search-methods.ts";
 import { accessFreeze, frozenSet, recordFreezeChange } from "./frozen.ts";
 import { lockOrganizationPlan } from "./frozen-queries.ts";
 
@@ -29,7 +30,8 @@ type ServersImpl = ServiceImpl<typeof ServersService>;
 /**
  * ServersService: the servers as records (this file), what stops their agent keys working, what
  * their agents report and run (live-methods.ts), their files (file-methods.ts), a file's history
- * (history-methods.ts), and members' requests for file access (file-access-request.ts).
+ * (history-methods.ts), search (search-methods.ts), and members' requests for file access
+ * (file-access-request.ts).
  */
 export function createServersService(deps: CoreDeps): ServersImpl {
   return {
@@ -38,6 +40,7 @@ export function createServersService(deps: CoreDeps): ServersImpl {
     ...liveMethods(deps),
     ...fileMethods(deps),
     ...historyMethods(deps),
+    ...searchMethods(deps),
     ...fileAccessRequestMethods(deps),
   };
 }
