@@ -1,16 +1,20 @@
 /**
  * The files panel's operations on one server's directory, each through the sandbox: list, read,
- * write, create a directory, move, delete, and the plugins panel's (plugins.ts). What reaches the
- * disk is checked there; what comes back names the client's paths only. The stream's requests (a
- * later step) call these and map a FileError's reason to their answer.
+ * write, create a directory, move, delete, a file's history and restoring from it, search,
+ * downloads and uploads a piece at a time (transfers.ts) and the plugins panel's (plugins.ts). What
+ * reaches the disk is checked there; what comes back names the client's paths only. The stream's
+ * requests (requests.ts) call these and map a FileError's reason to their answer. Whatever replaces
+ * or deletes a file keeps it in the history first (history.ts).
  */
 import { lstat, mkdir, readdir, rename, rm, rmdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { FileError, asFileError, errnoCode } from "./file-error.ts";
+import { createFileHistory, type FileHistory, type KeptVersion } from "./history.ts";
 import { listDirectory, type DirectoryPage, type ListOptions } from "./list-directory.ts";
 import { listPlugins, setPluginEnabled, type PluginInfo } from "./plugins.ts";
 import type { FileSandbox, Location } from "./sandbox.ts";
 import { createUploads, readRange, type Range, type UploadOptions, type Uploads } from "./transfers.ts";
+import { searchFiles, type SearchOptions, type SearchResult } from "./search.ts";
 import { openRegularFile, sha256Hex, writeFileAtomically, type WriteContent, type WriteOptions, type WriteResult } from "./write-file.ts";
 
 /** What `servers/readFile` answers up to: larger files are for the download (5 MiB). */
@@ -34,6 +38,13 @@ export interface FileOperationsOptions {
   writeContent?: WriteContent;
   /** Bounds of uploads (transfers.ts). */
   uploads?: UploadOptions;
+  /**
+   * The directory's history, shared by every FileOperations over it (openServedFiles makes one for
+   * the plain and the confined operations); default: one of these operations' own, with its default bounds.
+   */
+  history?: FileHistory;
+  /** A search's bounds (search.ts has the defaults). */
+  search?: Omit<SearchOptions, "maxResults" | "caseSensitive">;
 }
 
 /** The operations on the sandbox's directory (createFileOperations). */
@@ -58,24 +69,38 @@ export interface FileOperations {
   listPlugins(): Promise<PluginInfo[]>;
   /** Renames a jar `X.jar` ↔ `X.jar.disabled`; answers it as it is now. */
   setPluginEnabled(path: string, enabled: boolean): Promise<PluginInfo>;
+  /** The versions of `path` kept as Outpost replaced or deleted it, newest first. */
+  history(path: string): Promise<KeptVersion[]>;
+  /** Writes a kept version back over `path`, keeping the current file as a version in turn. */
+  restore(path: string, versionId: string, options?: WriteOptions): Promise<WriteResult>;
+  /** Lines holding `query` in the text files under the folder `path`, within the search's bounds. */
+  search(path: string, query: string, options?: SearchOptions): Promise<SearchResult>;
 }
 
 /** The file operations over `sandbox`, each refusing with a FileError. */
 export function createFileOperations(sandbox: FileSandbox, options: FileOperationsOptions = {}): FileOperations {
   const readLimit = options.readLimit ?? defaultReadLimit;
+  const history = options.history ?? createFileHistory(sandbox.root);
+  const keep: Keep = (location, change) => history.keep(sandbox, location, change);
   return {
     list: (path, listOptions) => listDirectory(sandbox, path, { pageSize: options.pageSize, ...listOptions }),
     read: (path) => readFile(sandbox, path, readLimit),
-    write: (path, content, writeOptions) => writeFileAtomically(sandbox, path, content, writeOptions, options.writeContent),
+    write: (path, content, writeOptions) => writeFileAtomically(sandbox, path, content, writeOptions, { writeContent: options.writeContent, keep }),
     createDirectory: (path) => createDirectory(sandbox, path),
-    move: (from, to, moveOptions) => move(sandbox, from, to, moveOptions?.overwrite ?? false, moveOptions?.filesOnly ?? false),
-    remove: (path, removeOptions) => remove(sandbox, path, removeOptions?.recursive ?? false),
+    move: (from, to, moveOptions) => move(sandbox, from, to, moveOptions?.overwrite ?? false, moveOptions?.filesOnly ?? false, keep),
+    remove: (path, removeOptions) => remove(sandbox, path, removeOptions?.recursive ?? false, keep),
+    history: (path) => history.list(sandbox, path),
+    restore: (path, versionId, restoreOptions) => history.restore(sandbox, path, versionId, restoreOptions),
+    search: (path, query, searchOptions) => searchFiles(sandbox, path, query, { ...options.search, ...searchOptions }),
     readRange: (path, offset, length) => readRange(sandbox, path, offset, length),
-    uploads: createUploads(sandbox, options.uploads),
+    uploads: createUploads(sandbox, options.uploads, { keep }),
     listPlugins: () => listPlugins(sandbox),
     setPluginEnabled: (path, enabled) => setPluginEnabled(sandbox, path, enabled),
   };
 }
+
+/** Keeps the file at a location in the history, then runs the change that replaces or deletes it (FileHistory.keep). */
+type Keep = (location: Location, change: () => Promise<void>) => Promise<void>;
 
 async function readFile(sandbox: FileSandbox, path: string, limit: number): Promise<ReadResult> {
   const location = existing(await sandbox.locate(path, "read"));
@@ -109,7 +134,7 @@ async function createDirectory(sandbox: FileSandbox, path: string): Promise<void
   }
 }
 
-async function move(sandbox: FileSandbox, from: string, to: string, overwrite: boolean, filesOnly: boolean): Promise<void> {
+async function move(sandbox: FileSandbox, from: string, to: string, overwrite: boolean, filesOnly: boolean, keep: Keep): Promise<void> {
   const source = existing(await sandbox.locate(from, "write"));
   if (filesOnly && !source.link && source.stats?.isDirectory()) {
     throw new FileError("not_a_regular_file", `${JSON.stringify(source.path)} is a folder; moving it needs access to everything it holds`);
@@ -121,13 +146,15 @@ async function move(sandbox: FileSandbox, from: string, to: string, overwrite: b
   const [sourceParent, targetParent] = [await sandbox.openDirectory(source.parent, source.path), await sandbox.openDirectory(target.parent, target.path)];
   try {
     // The entry moves, not what a symlink leads to: the link keeps its target.
-    await rename(join(sourceParent.anchor, source.name), join(targetParent.anchor, target.name)).catch((error) => asFileError(error, source.path));
+    const moveEntry = () => rename(join(sourceParent.anchor, source.name), join(targetParent.anchor, target.name));
+    // A file moved over is kept first; a symlink moved over is replaced itself, not what it leads to.
+    await (target.link ? moveEntry() : keep(target, moveEntry)).catch((error) => asFileError(error, source.path));
   } finally {
     await Promise.all([sourceParent.handle.close(), targetParent.handle.close()]);
   }
 }
 
-async function remove(sandbox: FileSandbox, path: string, recursive: boolean): Promise<void> {
+async function remove(sandbox: FileSandbox, path: string, recursive: boolean, keep: Keep): Promise<void> {
   const location = existing(await sandbox.locate(path, "write"));
   if (location.path === "") throw new FileError("invalid_path", "the server's directory itself cannot be deleted");
   const directory = !location.link && location.stats?.isDirectory();
@@ -135,7 +162,8 @@ async function remove(sandbox: FileSandbox, path: string, recursive: boolean): P
   const parent = await sandbox.openDirectory(location.parent, location.path);
   const entry = join(parent.anchor, location.name);
   try {
-    if (!directory) await unlink(entry);
+    // A file's bytes are kept; a symlink's target stays, and a folder is not kept (history.ts).
+    if (!directory) await (location.link ? unlink(entry) : keep(location, () => unlink(entry)));
     else if (recursive) await rm(entry, { recursive: true });
     else await rmdir(entry);
   } catch (error) {

@@ -12,6 +12,7 @@ import type { FileFailureSchema, FileRequest, FileResultSchema } from "../../gen
 import { FileType, FilesMode as WireFilesMode } from "../../gen/outpost/servers/v1/resources_pb.js";
 import type { AgentFilesOptions, FileOperationName } from "../options.ts";
 import { FileError, errnoCode } from "./file-error.ts";
+import { createFileHistory } from "./history.ts";
 import type { FileEntry } from "./list-directory.ts";
 import { createFileOperations, type FileOperations } from "./operations.ts";
 import type { WriteResult } from "./write-file.ts";
@@ -47,7 +48,9 @@ export async function openServedFiles(options: AgentFilesOptions | undefined, on
   if (!options || mode === "off") return { mode: "off" };
   try {
     const sandbox = await createFileSandbox({ root: options.root, mode, deny: options.deny });
-    return { mode, operations: createFileOperations(sandbox), confined: createFileOperations(confinedSandbox(sandbox)) };
+    // One history for the directory, whichever operations change it.
+    const history = createFileHistory(sandbox.root);
+    return { mode, operations: createFileOperations(sandbox, { history }), confined: createFileOperations(confinedSandbox(sandbox), { history }) };
   } catch (error) {
     report(onError, new Error(`files are off: the files root ${options.root} cannot be served: ${(error as Error).message}`, { cause: error }));
     return { mode: "off" };
@@ -128,6 +131,18 @@ async function perform(operations: FileOperations, operation: FileRequest["opera
       return { case: "plugins", value: { plugins: (await operations.listPlugins()).map(pluginOnWire) } };
     case "setPluginEnabled":
       return { case: "plugin", value: pluginOnWire(await operations.setPluginEnabled(operation.value.path, operation.value.enabled)) };
+    case "listHistory": {
+      const versions = await operations.history(operation.value.path);
+      return { case: "history", value: { versions: versions.map((v) => ({ id: v.id, size: BigInt(v.size), sha256: v.sha256, savedAt: timestampFromDate(v.savedAt) })) } };
+    }
+    case "restoreVersion": {
+      const { path, versionId, expectedSha256 } = operation.value;
+      return writtenOnWire(await operations.restore(path, versionId, expectedSha256 === undefined ? {} : { expectedSha256 }));
+    }
+    case "search": {
+      const { path, query, maxResults, caseSensitive } = operation.value;
+      return { case: "matches", value: await operations.search(path, query, { maxResults, caseSensitive }) };
+    }
     default:
       // A newer Outpost's operation, which this agent cannot know.
       throw new UnknownOperation();

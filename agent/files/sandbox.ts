@@ -64,7 +64,10 @@ export interface FileSandbox {
   readonly mode: FilesMode;
   /** Checks `path` for `access` and finds what is there; refuses with a FileError. */
   locate(path: string, access: Access): Promise<Location>;
-  /** Whether the deny list hides `relative` (a `/`-separated path under the root) or a folder above it. */
+  /**
+   * Whether `relative` (a `/`-separated path under the root) is out of clients' reach: the agent's
+   * own folder (`.outpost/`), or what the deny list hides, or under a folder it hides.
+   */
   isHidden(relative: string): boolean;
   /**
    * Opens `location.absolute` without following a symlink at its end and verifies that what was
@@ -78,6 +81,16 @@ export interface FileSandbox {
 const procFd = process.platform === "linux";
 
 /**
+ * The folder at the root where the agent keeps its own files (the files' history, history.ts).
+ * Always hidden, whatever the deny list says: no client lists, reads, writes, moves or deletes what
+ * is there, so a kept version is what was replaced and nothing else. Matched without regard to case,
+ * as a case-insensitive file system would open it.
+ */
+export const agentFolder = ".outpost";
+
+const isAgentOwn = (relative: string) => relative.split("/", 1)[0].toLowerCase() === agentFolder;
+
+/**
  * The sandbox of `options.root`. The root's real path is taken once, here: a root that is itself a
  * symlink is followed this once, by the operator's choice; nothing under it ever is out of it.
  */
@@ -87,7 +100,7 @@ export async function createFileSandbox(options: SandboxOptions): Promise<FileSa
   if (!rootStats.isDirectory()) throw new Error(`the files root ${options.root} is not a directory`);
   const mode = options.mode ?? "on";
   const deny = (options.deny ?? []).map(checkDenyGlob);
-  const isHidden = (relative: string) => hiddenBy(deny, relative);
+  const isHidden = (relative: string) => isAgentOwn(relative) || hiddenBy(deny, relative);
   const inside = (real: string) => real === root || real.startsWith(root.endsWith(sep) ? root : root + sep);
   const relativeOf = (real: string) =>
     real === root
@@ -176,9 +189,10 @@ function kindChecked(stats: Stats | undefined, path: string): Stats | undefined 
   throw new FileError("not_a_regular_file", `${JSON.stringify(path)} is a device, FIFO or socket, which the files panel does not open`);
 }
 
-/** A hidden path reads as missing; a write to one says the deny list covers it (nothing about what is there). */
+/** A hidden path reads as missing; a write to one says why it is refused (nothing about what is there). */
 function hidden(path: string, access: Access): FileError {
   if (access === "read") return new FileError("not_found", `${JSON.stringify(path)} does not exist`);
+  if (isAgentOwn(path)) return new FileError("denied", `${JSON.stringify(path)} is where the agent keeps the files' history; it is out of reach`);
   return new FileError("denied", `${JSON.stringify(path)} is on this server's deny list: its operator keeps it out of reach`);
 }
 

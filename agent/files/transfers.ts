@@ -9,7 +9,7 @@
  */
 import { FileError } from "./file-error.ts";
 import type { FileSandbox } from "./sandbox.ts";
-import { beginAtomicWrite, openRegularFile, type AtomicWrite, type WriteResult } from "./write-file.ts";
+import { beginAtomicWrite, openRegularFile, type AtomicWrite, type WriteResult, type WriteSteps } from "./write-file.ts";
 
 /** The largest piece a download reads, or an upload takes, at once. */
 export const maxPieceBytes = 1024 * 1024;
@@ -78,7 +78,7 @@ interface Under {
   busy: boolean;
 }
 
-export function createUploads(sandbox: FileSandbox, options: UploadOptions = {}): Uploads {
+export function createUploads(sandbox: FileSandbox, options: UploadOptions = {}, steps: Pick<WriteSteps, "keep"> = {}): Uploads {
   const { idleMs = 60_000, maxUploads = 8, maxBytes = 1024 * 1024 * 1024 } = options;
   const under = new Map<string, Under>();
 
@@ -94,7 +94,7 @@ export function createUploads(sandbox: FileSandbox, options: UploadOptions = {})
     if (piece.offset !== 0)
       throw new FileError("not_found", `no upload ${JSON.stringify(piece.uploadId)} is under way (it was dropped after a minute without pieces); start again`);
     if (under.size >= maxUploads) throw new FileError("busy", `${maxUploads} uploads are under way on this server; try again when one ends`);
-    const write = await beginAtomicWrite(sandbox, piece.path, { expectedSha256: piece.expectedSha256 });
+    const write = await beginAtomicWrite(sandbox, piece.path, { expectedSha256: piece.expectedSha256 }, steps);
     // Unref'd: an upload left behind does not keep a stopping agent alive.
     const upload: Under = { path: piece.path, write, busy: false, timer: setTimeout(() => void drop(piece.uploadId), idleMs).unref() };
     under.set(piece.uploadId, upload);

@@ -27,6 +27,18 @@ export interface WriteResult {
 /** Writes all of `content` to an opened file; tests put one that fails midway in its place. */
 export type WriteContent = (handle: FileHandle, content: Uint8Array) => Promise<void>;
 
+/** What runs inside a write besides the caller's options: the operations' wiring, not the caller's choice. */
+export interface WriteSteps {
+  /** Tests only: how the bytes reach the temporary file. */
+  writeContent?: WriteContent;
+  /**
+   * Renames the new file, once written and synced, over an existing regular file: given where that
+   * file is and the rename, it keeps the file (FileHistory.keep) and then renames. A failure leaves
+   * the old file as it was and nothing written.
+   */
+  keep?: (replaced: Location, rename: () => Promise<void>) => Promise<void>;
+}
+
 /** Writes all of it at the handle's position: successive calls append. */
 const writeAll: WriteContent = async (handle, content) => {
   await handle.writeFile(content);
@@ -53,7 +65,8 @@ export interface AtomicWrite {
  * Begins writing `path` whole (creating it or replacing it). Through a symlink inside the root,
  * the file it leads to is written and the link kept. The new file keeps the old one's permissions.
  */
-export async function beginAtomicWrite(sandbox: FileSandbox, path: string, options: WriteOptions = {}, writeContent: WriteContent = writeAll): Promise<AtomicWrite> {
+export async function beginAtomicWrite(sandbox: FileSandbox, path: string, options: WriteOptions = {}, steps: WriteSteps = {}): Promise<AtomicWrite> {
+  const writeContent = steps.writeContent ?? writeAll;
   const location = await sandbox.locate(path, "write");
   if (location.path === "" || location.stats?.isDirectory()) throw new FileError("not_a_regular_file", `${JSON.stringify(location.path || ".")} is a directory`);
   const directory = await sandbox.openDirectory(dirname(location.absolute), location.path);
@@ -96,8 +109,11 @@ export async function beginAtomicWrite(sandbox: FileSandbox, path: string, optio
         await handle.sync();
         const modifiedAt = (await handle.stat()).mtime;
         // Checked last, just before the rename: the version the caller saw must still be there.
-        if (options.expectedSha256 !== undefined) await checkExpected(sandbox, await sandbox.locate(path, "write"), options.expectedSha256);
-        await rename(temporary, join(directory.anchor, basename(location.absolute)));
+        const current = await sandbox.locate(path, "write");
+        if (options.expectedSha256 !== undefined) await checkExpected(sandbox, current, options.expectedSha256);
+        const replace = () => rename(temporary, join(directory.anchor, basename(location.absolute)));
+        // The version replaced is kept first (history.ts), when the operations keep versions.
+        await (current.stats?.isFile() && steps.keep ? steps.keep(current, replace) : replace());
         await directory.handle.sync();
         await finish(true);
         return { path: location.path, size, sha256: hash.digest("hex"), modifiedAt };
@@ -116,9 +132,9 @@ export async function writeFileAtomically(
   path: string,
   content: Uint8Array,
   options: WriteOptions = {},
-  writeContent: WriteContent = writeAll,
+  steps: WriteSteps = {},
 ): Promise<WriteResult> {
-  const write = await beginAtomicWrite(sandbox, path, options, writeContent);
+  const write = await beginAtomicWrite(sandbox, path, options, steps);
   await write.append(content);
   return write.commit();
 }

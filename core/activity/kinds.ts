@@ -48,6 +48,7 @@ const table = {
   "server.file_deleted": ["player_admin", "warning"],
   "server.plugin_enabled": ["player_admin", "info"],
   "server.plugin_disabled": ["player_admin", "info"],
+  "server.file_restored": ["player_admin", "info"],
   "server.created": ["configuration", "info"],
   "server.renamed": ["configuration", "info"],
   "server.deleted": ["configuration", "warning"],

@@ -22,6 +22,8 @@ import { createDirectory, deleteFile, listFiles, moveFile, readFile, writeFile }
 import { downloadFile, uploadFile } from "./transfer-methods.ts";
 import { fileAccessRequestMethods } from "./file-access-request.ts";
 import { pluginMethods } from "./plugin-methods.ts";
+import { historyMethods } from "./history-methods.ts";
+import { searchMethods } from "./search-methods.ts";
 import { accessFreeze, frozenSet, recordFreezeChange } from "./frozen.ts";
 import { lockOrganizationPlan } from "./frozen-queries.ts";
 
@@ -29,11 +31,21 @@ type ServersImpl = ServiceImpl<typeof ServersService>;
 
 /**
  * ServersService: the servers as records (this file), what stops their agent keys working, what
- * their agents report and run (live-methods.ts), their files (file-methods.ts), their plugins
- * (plugin-methods.ts), and members' requests for file access (file-access-request.ts).
+ * their agents report and run (live-methods.ts), their files (file-methods.ts, transfer-methods.ts),
+ * a file's history (history-methods.ts), search (search-methods.ts), plugins (plugin-methods.ts),
+ * and members' requests for file access (file-access-request.ts).
  */
 export function createServersService(deps: CoreDeps): ServersImpl {
-  return { ...recordMethods(deps), ...keyEndingMethods(deps), ...liveMethods(deps), ...fileMethods(deps), ...fileAccessRequestMethods(deps), ...pluginMethods(deps) };
+  return {
+    ...recordMethods(deps),
+    ...keyEndingMethods(deps),
+    ...liveMethods(deps),
+    ...fileMethods(deps),
+    ...historyMethods(deps),
+    ...searchMethods(deps),
+    ...pluginMethods(deps),
+    ...fileAccessRequestMethods(deps),
+  };
 }
 
 /** Creating, listing, reading and renaming servers. */

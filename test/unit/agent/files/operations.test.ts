@@ -102,7 +102,7 @@ describe("agent files: operations", () => {
     assert.equal(readFileSync(join(files.root, "server.properties"), "utf8"), "motd=new\n");
     assert.equal(statSync(join(files.root, "server.properties")).mode & 0o777, 0o600);
     await write.write("plugins-new.txt", Buffer.from("fresh"));
-    assert.deepEqual(readdirSync(files.root).sort(), ["plugins-new.txt", "server.properties"]);
+    assert.deepEqual(readdirSync(files.root).sort(), [".outpost", "plugins-new.txt", "server.properties"], "no temporary file; the old version in the history");
     await refuses(write.write("missing-dir/x.txt", Buffer.from("x")), "not_found");
     await refuses(write.write("", Buffer.from("x")), "not_a_regular_file");
   });
@@ -175,7 +175,7 @@ describe("agent files: operations", () => {
     assert.ok(existsSync(join(files.root, "full/x.txt")));
     await refuses(remove.remove("full"), "directory_not_empty");
     await remove.remove("full", { recursive: true });
-    assert.deepEqual(readdirSync(files.root), []);
+    assert.deepEqual(readdirSync(files.root), [".outpost"], "a.txt kept in the history");
     await refuses(remove.remove("a.txt"), "not_found");
     await refuses(remove.remove(""), "invalid_path");
   });

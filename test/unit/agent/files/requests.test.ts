@@ -9,7 +9,9 @@ import {
   type FileFailureSchema,
   type FileRequest,
   type FileResult_ContentSchema,
+  type FileResult_HistorySchema,
   type FileResult_ListingSchema,
+  type FileResult_MatchesSchema,
   type FileResult_WrittenSchema,
 } from "../../../../gen/outpost/agent/v1/agent_service_pb.js";
 import { FileType, FilesMode } from "../../../../gen/outpost/servers/v1/resources_pb.js";
@@ -30,6 +32,8 @@ interface ResultValues {
   listing: MessageInitShape<typeof FileResult_ListingSchema>;
   content: MessageInitShape<typeof FileResult_ContentSchema>;
   written: MessageInitShape<typeof FileResult_WrittenSchema>;
+  history: MessageInitShape<typeof FileResult_HistorySchema>;
+  matches: MessageInitShape<typeof FileResult_MatchesSchema>;
   done: object;
 }
 
@@ -116,6 +120,29 @@ describe("agent files: answering FileRequests", () => {
     assert.ok(existsSync(join(files.root, "backups/eula.txt")) && !existsSync(join(files.root, "eula.txt")));
     assert.deepEqual(await answer({ case: "delete", value: { path: "backups", recursive: true } }), done);
     assert.ok(!existsSync(join(files.root, "backups")));
+    assert.deepEqual(log.heard, []);
+  });
+
+  it("answers a file's history, a restore and a search; plain and confined requests keep one history", async () => {
+    files.put("plugins/config.yml", "motd: one\n");
+    const log = errorLog();
+    const on = await openServedFiles({ root: files.root }, log.onError);
+    const answer = (operation: Parameters<typeof request>[0], confined = false) =>
+      answerFileRequest(on, create(FileRequestSchema, { requestId: "r1", timeoutMs: 30_000, confined, operation }), log.onError);
+    resultAs(await answer({ case: "write", value: { path: "plugins/config.yml", content: Buffer.from("motd: two\n") } }, true), "written");
+    const history = resultAs(await answer({ case: "listHistory", value: { path: "plugins/config.yml" } }), "history");
+    assert.equal(history.versions?.length, 1, "the confined write's version is in the one history");
+    const [version] = history.versions!;
+    assert.deepEqual([version.size, version.sha256], [10n, sha256("motd: one\n")]);
+    assert.ok(version.savedAt && version.id);
+
+    const restored = resultAs(await answer({ case: "restoreVersion", value: { path: "plugins/config.yml", versionId: version.id! } }), "written");
+    assert.deepEqual([restored.path, restored.size, restored.sha256], ["plugins/config.yml", 10n, sha256("motd: one\n")]);
+    assert.equal(readFileSync(join(files.root, "plugins/config.yml"), "utf8"), "motd: one\n");
+    assert.equal(failure(await answer({ case: "restoreVersion", value: { path: "plugins/config.yml", versionId: ".." } })).reason, "not_found");
+
+    const matches = resultAs(await answer({ case: "search", value: { path: "", query: "MOTD", maxResults: 0, caseSensitive: false } }), "matches");
+    assert.deepEqual(matches, { matches: [{ path: "plugins/config.yml", lineNumber: 1, line: "motd: one" }], truncated: false });
     assert.deepEqual(log.heard, []);
   });
 
