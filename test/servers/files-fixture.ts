@@ -18,6 +18,23 @@ export type Json = any;
 
 const origin = "http://localhost:3000";
 
+/** Signs `email` up at `baseUrl` and makes an API key with the session: the key. */
+async function account(baseUrl: string, email: string): Promise<string> {
+  const signUp = await fetch(`${baseUrl}/sign-up`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin },
+    body: JSON.stringify({ email, password: "a long password", name: email.split("@")[0] }),
+  });
+  assert.equal(signUp.status, 201);
+  const session = signUp.headers.get("set-cookie")!.split(";")[0];
+  const created = await fetch(`${baseUrl}/api/http/auth/createApiKey`, {
+    method: "POST",
+    headers: { cookie: session, origin, "content-type": "application/json" },
+    body: JSON.stringify({ name: "tests", expiresInDays: 30 }),
+  });
+  return ((await created.json()) as Json).key as string;
+}
+
 /** Starts the setting in the calling suite's `before` and ends it in its `after`; the helpers use it. */
 export function useFilesSetting() {
   let t: TestOutpost;
@@ -27,21 +44,6 @@ export function useFilesSetting() {
   const running: AgentProcess[] = [];
   const dirs: string[] = [];
 
-  const account = async (email: string) => {
-    const signUp = await fetch(`${t.baseUrl}/sign-up`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin },
-      body: JSON.stringify({ email, password: "a long password", name: email.split("@")[0] }),
-    });
-    assert.equal(signUp.status, 201);
-    const session = signUp.headers.get("set-cookie")!.split(";")[0];
-    const created = await fetch(`${t.baseUrl}/api/http/auth/createApiKey`, {
-      method: "POST",
-      headers: { cookie: session, origin, "content-type": "application/json" },
-      body: JSON.stringify({ name: "tests", expiresInDays: 30 }),
-    });
-    return ((await created.json()) as Json).key as string;
-  };
   /** One call of the HTTP API with the owner's key (or `key`): its status and parsed body. */
   const call = async (method: "GET" | "POST", path: string, body?: unknown, key = ownerKey) => {
     const res = await fetch(`${t.baseUrl}/api/http/${path}`, {
@@ -86,9 +88,9 @@ export function useFilesSetting() {
 
   before(async () => {
     t = await startTestOutpost({ PLANS: '{"free":{"servers":50,"gameOAuthClients":2}}', RATE_LIMIT_PER_MINUTE: "100000" });
-    ownerKey = await account("owner@example.com");
+    ownerKey = await account(t.baseUrl, "owner@example.com");
     await ok("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" });
-    memberKey = await account("member@example.com");
+    memberKey = await account(t.baseUrl, "member@example.com");
     await verifyEmail(t, "member@example.com");
     const { token } = await ok("POST", "organizations/addMember", { organizationSlug: "acme", email: "member@example.com", role: "member" });
     memberId = (await ok("POST", "organizations/acceptInvitation", { token }, memberKey)).member.userId;
