@@ -8,7 +8,7 @@ import { Membership, Organization, Server } from "./db/entities.ts";
 import type { ServerScope, UserCaller } from "./context.ts";
 import { inTransaction, sql, type Db, type SqlRunner } from "./db/sql.ts";
 import type { CoreConfig, PlanLimits } from "./deps.ts";
-import { fail } from "./errors.ts";
+import { fail, type DomainError } from "./errors.ts";
 import { isManager, type Role } from "./roles.ts";
 import {
   findGrant,
@@ -272,6 +272,16 @@ export function fileAccessOf(judged: JudgedServer): FilePathAccess {
   if (isManager(judged.row.role)) return everywhereAccess;
   if (!judged.grant) throw fail("permission_denied", "you have no access to this server; ask an owner or admin for a grant");
   return filePathAccess(judged.grant.file_paths);
+}
+
+/**
+ * Why a file path is out of the caller's reach, or nothing: a file (or a folder changed whole)
+ * must be within their file paths; a folder they browse or search may also lead to them. The one
+ * rule for the files procedures and the assistant's files tools alike.
+ */
+export function filePathRefusal(access: FilePathAccess, path: string, folder = false): DomainError | undefined {
+  if (folder ? access.reaches(path) : access.allows(path)) return undefined;
+  return fail("permission_denied", `your access grant to this server does not reach ${JSON.stringify(path || ".")}; ask an owner or admin for it`);
 }
 
 /** The member's grant that allows `use`, or its refusal. */

@@ -12,6 +12,7 @@ import {
   type PendingToolCall,
 } from "../../gen/outpost/chat/v1/chat_service_pb.js";
 import type { ConversationRow, MessageRow, ToolStatus } from "./conversation-queries.ts";
+import type { CallPreview } from "./tool-definition.ts";
 
 const roles = { user: MessageRole.USER, assistant: MessageRole.ASSISTANT, tool: MessageRole.TOOL } as const;
 const statuses: Record<ToolStatus, ToolCallStatus> = {
@@ -52,16 +53,21 @@ export function messageToProto(row: MessageRow): ChatMessage {
 export interface PendingContent {
   server_id: string;
   server_name: string;
+  /** The call's summary: a command as it runs; for a file edit, its path (shown in `preview`). */
   command: string;
+  /** A file edit's diff and the versions it is bound to. */
+  preview?: CallPreview;
 }
 
 export function pendingToProto(row: MessageRow): PendingToolCall {
   const facts = JSON.parse(row.content) as { pending: PendingContent };
+  const edit = facts.pending.preview?.file_edit;
   return create(PendingToolCallSchema, {
     toolCallId: row.tool_call_id ?? "",
     toolName: row.tool_name ?? "",
     serverId: facts.pending.server_id,
     serverName: facts.pending.server_name,
-    command: facts.pending.command,
+    command: edit ? "" : facts.pending.command,
+    fileEdit: edit && { path: edit.path, sha256: edit.sha256, diff: edit.diff, linesAdded: edit.lines_added, linesRemoved: edit.lines_removed },
   });
 }

@@ -40,7 +40,8 @@ import {
 } from "./conversation-queries.ts";
 import { conversationToProto, messageToProto, pendingToProto, type PendingContent } from "./chat-proto.ts";
 import { continueTurn, inConversation, notConfigured, releaseToken, runAuthorized, settle, type ChatEventInit, type Emit, type TurnEnv } from "./turn.ts";
-import { chatTools, type ChatTool, type ParsedCall } from "./chat-tools.ts";
+import { chatTools } from "./chat-tools.ts";
+import type { ChatTool, ParsedCall } from "./tool-definition.ts";
 import { resultContent } from "./prompt.ts";
 
 type Impl = ServiceImpl<typeof ChatService>;
@@ -200,7 +201,8 @@ async function decide(deps: CoreDeps, ctx: HandlerContext, req: Decision, emit: 
 /**
  * The pending call as it will run, only if that is exactly what the person was shown: the model's
  * call with the row's id (the one of them: ids are unique in a conversation since uniqueCallIds,
- * but not in conversations stored before) parses to the stored command on the stored server.
+ * but not in conversations stored before) parses to the stored command on the stored server; a
+ * call shown with a preview (a file edit's diff) runs bound to that preview.
  */
 function shownCall(tool: ChatTool, row: MessageRow, history: readonly MessageRow[], scope: string | null): ParsedCall | undefined {
   const shown = (JSON.parse(row.content) as { pending: PendingContent }).pending;
@@ -208,7 +210,9 @@ function shownCall(tool: ChatTool, row: MessageRow, history: readonly MessageRow
   if (calls.length !== 1) return undefined;
   try {
     const parsed = tool.parse(JSON.parse(calls[0].function.arguments) as Record<string, unknown>, scope);
-    return parsed.summary === shown.command && (parsed.serverId ?? "") === shown.server_id ? parsed : undefined;
+    if (parsed.summary !== shown.command || (parsed.serverId ?? "") !== shown.server_id) return undefined;
+    if (!tool.preview) return parsed;
+    return shown.preview ? { ...parsed, preview: shown.preview } : undefined;
   } catch {
     return undefined;
   }

@@ -1,80 +1,24 @@
 /**
  * The tools the model may call, as it sees them (names without dots, JSON Schema arguments), each
- * tied to a tool of the gate's catalogue (core/ocelot/tools.ts). `parse` checks the model's
- * arguments and says what the call will do (the summary the gate records and, for a command, the
- * text a person confirms: exactly what runs); `run` does it with the caller's own access and
- * returns data for the model. Nothing here decides permissions: the gate does, before `run`.
+ * tied to a tool of the gate's catalogue (core/ocelot/tools.ts); the files tools are in
+ * file-tools.ts. `parse` checks the model's arguments and says what the call will do (the summary
+ * the gate records and, for a command, the text a person confirms: exactly what runs); `run` does
+ * it with the caller's own access and returns data for the model. Nothing here decides
+ * permissions: the gate does, before `run`.
  */
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext } from "@connectrpc/connect";
 import { ExecuteConsoleCommandRequestSchema } from "../../gen/outpost/servers/v1/servers_service_pb.js";
-import { accessibleServers, requireServer, visibleServerIds, type OrganizationAccess } from "../access.ts";
-import type { UserCaller } from "../context.ts";
-import type { CoreDeps } from "../deps.ts";
-import type { Db } from "../db/sql.ts";
+import { accessibleServers, requireServer, visibleServerIds } from "../access.ts";
 import { fail } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
 import { storedPlayers } from "../agents/players.ts";
 import { searchNotes } from "../knowledge/search.ts";
 import { findNote } from "../knowledge/note-queries.ts";
 import { consoleCommandText, executeConsoleCommand } from "../servers/console-methods.ts";
-import type { ToolName } from "../ocelot/tools.ts";
 import type { ModelTool } from "./model.ts";
 import { isUuid } from "../../contract/uuid.ts";
-
-export interface ToolEnv {
-  deps: CoreDeps;
-  /** The chat call's context: the same caller and database as the person's own calls. */
-  ctx: HandlerContext;
-  db: Db;
-  caller: UserCaller;
-  access: OrganizationAccess;
-}
-
-export interface ParsedCall {
-  serverId?: string;
-  /** What the call does, for people (the gate's arguments summary; the command verbatim). */
-  summary: string;
-  input: Record<string, string | number>;
-}
-
-export interface ChatTool {
-  name: string;
-  gateTool: ToolName;
-  description: string;
-  parameters: Record<string, unknown>;
-  parse(args: Record<string, unknown>, scopeServerId: string | null): ParsedCall;
-  run(env: ToolEnv, call: ParsedCall): Promise<unknown>;
-}
-
-function text(args: Record<string, unknown>, name: string, max: number): string {
-  const value = args[name];
-  if (typeof value !== "string" || !value.trim()) throw fail("invalid_argument", `${name}: a non-empty string is needed`);
-  if (value.length > max) throw fail("invalid_argument", `${name}: at most ${max} characters`);
-  return value;
-}
-
-function count(args: Record<string, unknown>, name: string, fallback: number, max: number): number {
-  const value = args[name];
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw fail("invalid_argument", `${name}: a whole number from 1 to ${max}`);
-  return Math.min(value, max);
-}
-
-/** The server a server tool acts on: the conversation's, or the one named in an organization's conversation. */
-function serverOf(args: Record<string, unknown>, scope: string | null): string {
-  const named = args.server_id;
-  if (scope) {
-    if (named !== undefined && named !== scope)
-      throw fail("invalid_argument", "server_id: this conversation is about one server only; use its id or leave server_id out");
-    return scope;
-  }
-  if (typeof named !== "string" || !isUuid(named))
-    throw fail("invalid_argument", "server_id: the id of one of the organization's servers is needed (servers_list gives them)");
-  return named.toLowerCase();
-}
-
-const serverParam = { server_id: { type: "string", description: "The server's id (from servers_list); may be left out in a conversation about one server." } };
+import { count, serverOf, serverParam, text, type ChatTool } from "./tool-definition.ts";
+import { fileTools } from "./file-tools.ts";
 
 const catalogue: ChatTool[] = [
   {
@@ -197,7 +141,7 @@ const catalogue: ChatTool[] = [
   },
 ];
 
-export const chatTools: ReadonlyMap<string, ChatTool> = new Map(catalogue.map((t) => [t.name, t]));
+export const chatTools: ReadonlyMap<string, ChatTool> = new Map([...catalogue, ...fileTools].map((t) => [t.name, t]));
 
 /** The tool as offered to the model. */
 export function offered(tool: ChatTool): ModelTool {

@@ -27,7 +27,8 @@ import { readConfig, type ConfigRow } from "../ocelot/ocelot-queries.ts";
 import { targetsServer, tools as gateTools } from "../ocelot/tools.ts";
 import { appendMessage, findConversation, listMessages, settleToolMessage, type ConversationRow, type MessageRow, type NewMessage } from "./conversation-queries.ts";
 import { askModel, type ModelToolCall } from "./model.ts";
-import { chatTools, offered, type ChatTool, type ParsedCall } from "./chat-tools.ts";
+import { chatTools, offered } from "./chat-tools.ts";
+import type { ChatTool, ParsedCall, ToolEnv } from "./tool-definition.ts";
 import { historyMessages, resultContent, systemPrompt } from "./prompt.ts";
 import { messageToProto, pendingToProto, type PendingContent } from "./chat-proto.ts";
 
@@ -181,6 +182,7 @@ async function handleCall(env: TurnEnv, call: ModelToolCall, overLimit: boolean,
         organizationSlug: env.slug,
         tool: tool.gateTool,
         serverId: parsed.serverId,
+        path: parsed.path,
         conversationId: env.conversation.id,
         argumentsSummary: parsed.summary.slice(0, 1000),
       });
@@ -203,15 +205,45 @@ async function handleCall(env: TurnEnv, call: ModelToolCall, overLimit: boolean,
     }
     return undefined;
   }
+  const previewed = await withPreview(env, tool, call.id, parsed, authorization.executionToken, emit);
+  if (!previewed) return undefined;
+  parsed = previewed;
   if (authorization.requiresConfirmation) {
     const server = parsed.serverId ? await entityManager(env.ctx).findOne(Server, { id: parsed.serverId }) : null;
-    const pending: PendingContent = { server_id: parsed.serverId ?? "", server_name: server?.name ?? "", command: parsed.summary };
+    const pending: PendingContent = {
+      server_id: parsed.serverId ?? "",
+      server_name: server?.name ?? "",
+      command: parsed.summary,
+      ...(parsed.preview && { preview: parsed.preview }),
+    };
     return append(env, { ...base, toolStatus: "pending", content: JSON.stringify({ status: "pending", pending }), executionToken: authorization.executionToken });
   }
   const row = await append(env, { ...base, ...(await runAuthorized(env, tool, parsed, authorization.executionToken)) });
   emit({ event: { case: "toolResult", value: messageToProto(row) } });
   return undefined;
 }
+
+/**
+ * The call with what its person is shown besides its summary (a file edit's diff), found with the
+ * caller's access once the gate allowed it; the call then runs bound to it. One that cannot be
+ * shown (the file gone or binary, the change too large to show) is stored as failed and its token
+ * released (its quota back): nothing was changed.
+ */
+async function withPreview(env: TurnEnv, tool: ChatTool, callId: string, parsed: ParsedCall, token: string, emit: Emit): Promise<ParsedCall | undefined> {
+  if (!tool.preview) return parsed;
+  try {
+    return { ...parsed, preview: await tool.preview(toolEnv(env), parsed) };
+  } catch (error) {
+    await releaseToken(env, tool.gateTool, token);
+    if (!(error instanceof DomainError)) throw error;
+    const row = await append(env, { role: "tool", toolCallId: callId, toolName: tool.name, toolStatus: "failed", content: resultContent("failed", error.message) });
+    emit({ event: { case: "toolResult", value: messageToProto(row) } });
+    return undefined;
+  }
+}
+
+/** What a tool runs with: the chat call's caller, context and database. */
+const toolEnv = (env: TurnEnv): ToolEnv => ({ deps: env.deps, ctx: env.ctx, db: env.deps.statements.db(entityManager(env.ctx)), caller: env.caller, access: env.access });
 
 function parseArguments(text: string): Record<string, unknown> {
   try {
@@ -232,7 +264,7 @@ function parseArguments(text: string): Record<string, unknown> {
 export async function runAuthorized(env: TurnEnv, tool: ChatTool, parsed: ParsedCall, token: string): Promise<{ toolStatus: "succeeded" | "failed"; content: string }> {
   let outcome: { toolStatus: "succeeded" | "failed"; content: string };
   try {
-    const result = await tool.run({ deps: env.deps, ctx: env.ctx, db: env.deps.statements.db(entityManager(env.ctx)), caller: env.caller, access: env.access }, parsed);
+    const result = await tool.run(toolEnv(env), parsed);
     const failed = typeof result === "object" && result !== null && (result as { success?: boolean }).success === false;
     outcome = { toolStatus: failed ? "failed" : "succeeded", content: resultContent(failed ? "failed" : "succeeded", result) };
   } catch (error) {

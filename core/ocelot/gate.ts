@@ -16,7 +16,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { hashSecret, issueSecret } from "../../contract/secrets.ts";
-import { planLimits, requireMember, judgeServerRow, type OrganizationAccess } from "../access.ts";
+import { fileAccessOf, filePathRefusal, planLimits, requireMember, judgeServerRow, type OrganizationAccess } from "../access.ts";
 import type { UserCaller } from "../context.ts";
 import type { Db } from "../db/sql.ts";
 import type { CoreConfig, CoreDeps } from "../deps.ts";
@@ -38,6 +38,8 @@ export interface ToolRequest {
   organizationSlug: string;
   tool: string;
   serverId?: string;
+  /** A files tool's path, normalized (core/servers/file-methods.ts filePath); without it, the server alone is judged. */
+  path?: string;
 }
 
 export interface Judgement {
@@ -68,9 +70,10 @@ export function switchRefusal(config: ConfigRow, spec?: ToolSpec): DomainError |
 
 /**
  * Whether the caller may do what the tool does: the server's access rule for tools on a server
- * (the one call of judgeServerRow the gate makes, naming the tool's server action), their role
- * for the others. A server outside the organization is not_found; a frozen one refuses what its
- * console would (server_frozen, thrown as the console throws it), and allows only viewing.
+ * (the one call of judgeServerRow the gate makes, naming the tool's server action) and, for a
+ * files tool given a path, the file paths rule of the files procedures; their role for the
+ * others. A server outside the organization is not_found; a frozen one refuses what its console
+ * would (server_frozen, thrown as the console throws it), and allows only viewing.
  */
 async function callerMay(
   db: Db,
@@ -78,7 +81,7 @@ async function callerMay(
   caller: UserCaller,
   access: OrganizationAccess,
   spec: ToolSpec,
-  serverId: string | undefined,
+  req: ToolRequest,
   now: Date,
 ): Promise<DomainError | undefined> {
   if ("role" in spec.access) {
@@ -86,7 +89,9 @@ async function callerMay(
   }
   try {
     // Judging spends none of a grant's uses nor starts its duration: running the tool does, through the server's own path.
-    await judgeServerRow(db.query, caller, { serverId: serverId!, organizationId: access.organization.id }, { action: spec.access.server, now, plans: config.plans });
+    const address = { serverId: req.serverId!, organizationId: access.organization.id };
+    const judged = await judgeServerRow(db.query, caller, address, { action: spec.access.server, now, plans: config.plans });
+    if ("path" in spec.access && req.path !== undefined) return filePathRefusal(fileAccessOf(judged), req.path, spec.access.path === "folder");
   } catch (error) {
     if (error instanceof DomainError && error.reason === "permission_denied") return error;
     throw error;
@@ -130,7 +135,7 @@ export async function judgeWith(
   const requiresConfirmation = spec.confirm && !row.break_glass_active;
   const judged = { access, spec, config: row, requiresConfirmation };
   // Break-glass is read by the database's clock (in readConfig); grants are written and read by the service's (core/access.ts).
-  const refusal = switchRefusal(row, spec) ?? (await callerMay(db, config, caller, access, spec, req.serverId, deps.clock.now()));
+  const refusal = switchRefusal(row, spec) ?? (await callerMay(db, config, caller, access, spec, req, deps.clock.now()));
   if (refusal) return { ...judged, refusal };
   const cap = toolActionCap(config, access);
   if (checkQuota && (await todaysUsage(db.query, access.organization.id)).tool_actions + spec.weight > cap)

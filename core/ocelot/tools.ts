@@ -6,15 +6,20 @@
  * more than the person asking could. The gate (gate.ts) reads nothing else about a tool.
  */
 
-/** The families of tools, as OcelotConfig's ToolFamilies names them. `server_lifecycle` and `files` have no tools yet. */
+/** The families of tools, as OcelotConfig's ToolFamilies names them. `server_lifecycle` has no tools yet. */
 export const toolFamilies = ["console_read", "console_command", "players", "knowledge_read", "knowledge_write", "server_lifecycle", "files"] as const;
 export type ToolFamily = (typeof toolFamilies)[number];
 
 /**
  * What the caller must be allowed: an action on the tool's server (the names of the per-action
- * server grants), or a role in the organization for tools that target none.
+ * server grants), or a role in the organization for tools that target none. A files tool names a
+ * path too, which must be within the caller's file paths as the files procedures judge them: a
+ * `file` the grant allows, or a `folder` the grant reaches (searched, it shows only what it allows).
  */
-export type ToolAccess = { server: "view" | "console_read" | "console_command" | "manage_players" } | { role: "member" | "manager" };
+export type ToolAccess =
+  | { server: "view" | "console_read" | "console_command" | "manage_players" }
+  | { server: "files_read" | "files_write"; path: "file" | "folder" }
+  | { role: "member" | "manager" };
 
 export interface ToolSpec {
   family: ToolFamily;
@@ -33,6 +38,9 @@ const catalogue = {
   "knowledge.read": { family: "knowledge_read", weight: 1, confirm: false, access: { role: "member" } },
   "servers.list": { family: "players", weight: 1, confirm: false, access: { role: "member" } },
   "knowledge.write": { family: "knowledge_write", weight: 1, confirm: false, access: { role: "manager" } },
+  "files.read": { family: "files", weight: 1, confirm: false, access: { server: "files_read", path: "file" } },
+  "files.search": { family: "files", weight: 1, confirm: false, access: { server: "files_read", path: "folder" } },
+  "files.write": { family: "files", weight: 2, confirm: true, access: { server: "files_write", path: "file" } },
 } as const satisfies Record<string, ToolSpec>;
 
 export type ToolName = keyof typeof catalogue;

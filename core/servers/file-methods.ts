@@ -37,7 +37,7 @@ import { ClientPathError, parseClientPath } from "../../contract/file-path.ts";
 import { entityManager, requireUser, serverScope, type UserCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import type { FilePathAccess } from "../file-paths.ts";
-import { fileAccessOf, judgeServerRow, returnServerUse, spendServerUse, type ServerAddress } from "../access.ts";
+import { fileAccessOf, filePathRefusal, judgeServerRow, returnServerUse, spendServerUse, type ServerAddress } from "../access.ts";
 import type { ActivityAction } from "../activity/kinds.ts";
 import { DomainError, domainErrors, fail, type DomainErrorReason } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
@@ -135,8 +135,8 @@ export async function openFileSession(
   const judged = await judgeServerRow(db.query, caller, address, use, serverScope(ctx));
   const access = fileAccessOf(judged);
   for (const path of call.paths) {
-    const reached = call.browsing ? access.reaches(path) : access.allows(path);
-    if (!reached) throw fail("permission_denied", `your access grant to this server does not reach ${JSON.stringify(path || ".")}; ask an owner or admin for it`);
+    const refusal = filePathRefusal(access, path, call.browsing);
+    if (refusal) throw refusal;
   }
   const operation = typeof call.operation === "function" ? call.operation(access) : call.operation;
   const server = agentServer(judged.row);

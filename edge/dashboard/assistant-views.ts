@@ -21,7 +21,7 @@ export const familyFields = [
   ["knowledgeRead", "Search the organization's notes"],
   ["knowledgeWrite", "Write notes (owners and admins only)"],
   ["serverLifecycle", "Start, stop and restart servers (reserved: no tool yet)"],
-  ["files", "Server files (reserved: no tool yet)"],
+  ["files", "Read, search and change server files (each change confirmed by a person)"],
 ] as const;
 
 export type FamilyField = (typeof familyFields)[number][0];

@@ -1,11 +1,13 @@
 /**
  * The assistant's chat page: the person's conversations, the one open with its messages (the
  * tools the model called and their results, folded), a command waiting for confirmation shown
- * verbatim with Allow and Deny, and the question form. Plain forms: without script a question
- * posts and the page comes back with the whole answer; chat.js streams it instead.
+ * verbatim (a file change as its diff) with Allow and Deny, and the question form. Plain forms:
+ * without script a question posts and the page comes back with the whole answer; chat.js
+ * streams it instead.
  */
 import type { Context } from "koa";
-import { MessageRole, ToolCallStatus, type ChatMessage, type GetConversationResponse } from "../../gen/outpost/chat/v1/chat_service_pb.js";
+import { MessageRole, ToolCallStatus, type ChatMessage, type GetConversationResponse, type PendingToolCall } from "../../gen/outpost/chat/v1/chat_service_pb.js";
+import { visibleLine } from "../../contract/one-line.ts";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { noticeOf, orgOf, render, type Viewer } from "./context.ts";
 import { when } from "./format.ts";
@@ -36,17 +38,49 @@ function messageItem(m: ChatMessage): Html {
 }
 
 /**
- * The command the model proposes, for a person to allow or deny. It is shown verbatim and isolated
- * (`<bdi>`, as is the server's name), so right-to-left text in it cannot reorder the words around
- * it; the contract refuses bidirectional controls in a command, so none can reorder it inside.
+ * A diff's lines as a person reads them: each line's controls and bidirectional controls shown as
+ * escapes (a file may hold any), so that what is shown is what changes, and `kind` to mark the
+ * file names, hunks, and added and removed lines. chat.js renders the same lines from the event
+ * chat.ts sends.
+ */
+export function diffLines(diff: string): Array<{ kind: "head" | "hunk" | "add" | "del" | "same"; text: string }> {
+  let inHunk = false;
+  return diff
+    .replace(/\n$/, "")
+    .split("\n")
+    .map((line) => {
+      inHunk ||= line.startsWith("@@");
+      const kind = !inHunk ? "head" : line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "same";
+      return { kind, text: visibleLine(line) };
+    });
+}
+
+/** What the model proposes, as it will run: a command verbatim, or a file's change as its diff. */
+function proposal(p: PendingToolCall): Html {
+  const on = p.serverName ? html`<bdi>${p.serverName}</bdi>` : "the server";
+  const edit = p.fileEdit;
+  if (!edit) {
+    return html`<h3 id="confirm-heading">Run this command on ${on}?</h3>
+<p>The assistant wants to run exactly this on the server's console:</p>
+<pre class="mono chat-command"><bdi>${p.command}</bdi></pre>`;
+  }
+  const lines = diffLines(edit.diff).map((l) => html`<span class="diff-${l.kind}">${l.text}</span>\n`);
+  return html`<h3 id="confirm-heading">Change <bdi class="mono">${visibleLine(edit.path)}</bdi> on ${on}?</h3>
+<p>The assistant wants to make exactly this change (${edit.linesAdded} lines added, ${edit.linesRemoved} removed). It is written only if the file is still as it was read.</p>
+<pre class="mono chat-command chat-diff">${lines}</pre>`;
+}
+
+/**
+ * The command or file change the model proposes, for a person to allow or deny. A command is
+ * shown verbatim and isolated (`<bdi>`, as is the server's name), so right-to-left text in it
+ * cannot reorder the words around it; the contract refuses bidirectional controls in a command, so
+ * none can reorder it inside. A file's content may hold them: its diff shows them as escapes.
  */
 function confirmBlock(v: Viewer, org: Organization, got: GetConversationResponse): Html {
   const p = got.pending;
   if (!p) return html``;
   return html`<section class="chat-confirm panel" aria-labelledby="confirm-heading" data-chat-pending>
-<h3 id="confirm-heading">Run this command on ${p.serverName ? html`<bdi>${p.serverName}</bdi>` : "the server"}?</h3>
-<p>The assistant wants to run exactly this on the server's console:</p>
-<pre class="mono chat-command"><bdi>${p.command}</bdi></pre>
+${proposal(p)}
 ${postForm(
   `${chatPath(org, got.conversation!.id)}/confirm`,
   v.formToken,

@@ -1,5 +1,6 @@
 /**
- * The assistant's chat, the routes: read a conversation, ask, allow or deny a command, delete.
+ * The assistant's chat, the routes: read a conversation, ask, allow or deny a command or a file
+ * change, delete.
  * Asking and confirming are plain forms: posted by the browser, core's SendMessage or
  * ConfirmToolCall waits for the whole answer and the page comes back with it; posted by chat.js
  * (Accept: text/event-stream), the same form answers with server-sent events relayed from core's
@@ -15,7 +16,8 @@ import { action, done, orgOf, page, type ActionHandler, type DashboardDeps, type
 import { httpStatus } from "../errors.ts";
 import { answerError, relayStream } from "../event-streams.ts";
 import { untilClientGone } from "../core-calls.ts";
-import { chatPage, chatPath } from "./chat-views.ts";
+import { chatPage, chatPath, diffLines } from "./chat-views.ts";
+import { visibleLine } from "../../contract/one-line.ts";
 
 function wantsEvents(ctx: Context): boolean {
   return ctx.accepts("html", "text/event-stream") === "text/event-stream";
@@ -42,8 +44,11 @@ function eventData(org: string, event: ChatEvent["event"]): [string, unknown] | 
       return ["result", { name: event.value.toolName, status: event.value.toolStatus, content: event.value.content }];
     case "assistantMessage":
       return ["message", { content: event.value.content, toolCalls: event.value.toolCalls.length }];
-    case "confirmationRequired":
-      return ["confirm", { toolCallId: event.value.toolCallId, serverName: event.value.serverName, command: event.value.command }];
+    case "confirmationRequired": {
+      const { toolCallId, serverName, command, fileEdit } = event.value;
+      const edit = fileEdit && { path: visibleLine(fileEdit.path), added: fileEdit.linesAdded, removed: fileEdit.linesRemoved, lines: diffLines(fileEdit.diff) };
+      return ["confirm", { toolCallId, serverName, command, ...(edit && { fileEdit: edit }) }];
+    }
     case "done":
       return ["done", { awaitingConfirmation: event.value === TurnStatus.AWAITING_CONFIRMATION }];
     default:

@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
@@ -13,8 +16,9 @@ const password = "correct horse battery staple";
 
 /**
  * The assistant's chat page in Chromium, under axe, against a whole Outpost, a real agent and a
- * stand-in model: the answer streams in, a command waits for Allow and runs on the agent; without
- * script the form still answers; with no model the page says so.
+ * stand-in model: the answer streams in, a command waits for Allow and runs on the agent, a file
+ * change waits as its diff and is written on Allow; without script the form still answers; with
+ * no model the page says so.
  */
 describe("dashboard: the assistant's chat", function () {
   this.timeout(120_000);
@@ -26,6 +30,7 @@ describe("dashboard: the assistant's chat", function () {
   let agent: Agent;
   let serverId: string;
   const ran: string[] = [];
+  const root = mkdtempSync(join(tmpdir(), "outpost-chat-page-"));
 
   async function check(on: Page = page): Promise<void> {
     await assertAccessible(on, on.url());
@@ -66,7 +71,7 @@ describe("dashboard: the assistant's chat", function () {
     const { config } = await api("ocelot/updateOcelotConfig", {
       organizationSlug: "acme",
       version: 0,
-      settings: { enabled: true, tools: { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true }, responseStyle: "concise" },
+      settings: { enabled: true, tools: { consoleRead: true, consoleCommand: true, players: true, knowledgeRead: true, files: true }, responseStyle: "concise" },
     });
     assert.equal(config.settings.tools.consoleCommand, true);
     agent = startAgent({
@@ -75,6 +80,7 @@ describe("dashboard: the assistant's chat", function () {
       game: Game.MINECRAFT,
       playerAuth: PlayerAuth.ONLINE,
       backoff: { initialMs: 100, maxMs: 500 },
+      files: { root },
       console: async (command) => {
         ran.push(command);
         return { success: true, output: [`[Server] ${command}`] };
@@ -92,6 +98,7 @@ describe("dashboard: the assistant's chat", function () {
     await agent?.stop();
     await t?.close();
     await stub?.close();
+    rmSync(root, { recursive: true, force: true });
   });
 
   it("streams an answer, asks before a command and runs it on Allow", async () => {
@@ -152,6 +159,40 @@ describe("dashboard: the assistant's chat", function () {
     await page.locator(".chat-msg.assistant .chat-text").filter({ hasText: "It was refused." }).waitFor();
     assert.equal(await page.locator(".chat-confirm").count(), 0, "nothing to allow");
     assert.ok(!ran.some((command) => command.includes("\u202e")));
+  });
+
+  it("shows a file change as its diff, a control in it made visible, streamed and reloaded, and writes it on Allow", async () => {
+    writeFileSync(join(root, "server.properties"), "motd=A Minecraft Server\nmax-players=20\n");
+    await page.goto(`${t.baseUrl}/app/o/acme/assistant`);
+    const edited = "motd=\u202eevil\nmax-players=40\n";
+    stub.script({
+      text: ["Changing it."],
+      toolCalls: [{ id: "call_edit", name: "propose_file_edit", arguments: { server_id: serverId, path: "server.properties", content: edited } }],
+    });
+    await page.getByLabel("Your question").fill("Forty players");
+    await page.getByRole("button", { name: "Send" }).click();
+    const shown = async () => {
+      const diff = page.locator(".chat-confirm .chat-diff");
+      await diff.waitFor();
+      assert.equal(
+        await diff.textContent(),
+        "--- a/server.properties\n+++ b/server.properties\n@@ -1,2 +1,2 @@\n-motd=A Minecraft Server\n-max-players=20\n+motd=\\u202eevil\n+max-players=40\n",
+        "every line as it changes, the right-to-left override as its escape",
+      );
+      assert.deepEqual([await page.locator(".chat-diff .diff-add").count(), await page.locator(".chat-diff .diff-del").count()], [2, 2]);
+      assert.equal(await page.locator(".chat-confirm h3 > bdi").first().textContent(), "server.properties");
+    };
+    await shown();
+    await page.waitForURL((u) => u.pathname.startsWith("/app/o/acme/assistant/c/"));
+    await check();
+    await page.reload();
+    await shown();
+    assert.equal(readFileSync(join(root, "server.properties"), "utf8"), "motd=A Minecraft Server\nmax-players=20\n", "nothing written before Allow");
+
+    stub.script({ text: ["Changed."] });
+    await page.getByRole("button", { name: "Allow" }).click();
+    await page.locator(".chat-msg.assistant .chat-text").filter({ hasText: "Changed." }).waitFor();
+    assert.equal(readFileSync(join(root, "server.properties"), "utf8"), edited);
   });
 
   it("says so when no model is configured, and still shows the conversations", async () => {

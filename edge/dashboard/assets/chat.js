@@ -2,7 +2,8 @@
 // file the question form posts and the page comes back with the whole answer; with it, the same
 // form is posted with fetch (Accept: text/event-stream) and the answer streams in: its text as it
 // is written, the tools the assistant calls and their results, and a command it wants to run,
-// shown verbatim with Allow and Deny. Everything from the server is put in as text, never HTML.
+// shown verbatim, or a file change, shown as its diff, with Allow and Deny. Everything from the
+// server is put in as text, never HTML.
 "use strict";
 
 (function () {
@@ -140,20 +141,50 @@
       });
   }
 
+  // A file change as its diff: the lines as the server made them visible (chat-views.ts diffLines), added and removed ones marked.
+  function diffBlock(edit) {
+    var pre = element("pre", "mono chat-command chat-diff");
+    edit.lines.forEach(function (line) {
+      pre.appendChild(element("span", "diff-" + line.kind, line.text));
+      pre.appendChild(document.createTextNode("\n"));
+    });
+    return pre;
+  }
+
   function showConfirm(data) {
     var section = element("section", "chat-confirm panel");
     section.setAttribute("aria-labelledby", "confirm-heading");
-    // The server's name and the command are isolated (<bdi>), as the page renders them.
-    var heading = element("h3", "", "Run this command on ");
+    var edit = data.fileEdit;
+    // The server's name, the command and the file's path are isolated (<bdi>), as the page renders them.
+    var heading = element("h3", "", edit ? "Change " : "Run this command on ");
+    if (edit) {
+      heading.appendChild(element("bdi", "mono", edit.path));
+      heading.appendChild(document.createTextNode(" on "));
+    }
     if (data.serverName) heading.appendChild(element("bdi", "", data.serverName));
     else heading.appendChild(document.createTextNode("the server"));
     heading.appendChild(document.createTextNode("?"));
     heading.id = "confirm-heading";
     section.appendChild(heading);
-    section.appendChild(element("p", "", "The assistant wants to run exactly this on the server's console:"));
-    var command = element("pre", "mono chat-command");
-    command.appendChild(element("bdi", "", data.command));
-    section.appendChild(command);
+    if (edit) {
+      section.appendChild(
+        element(
+          "p",
+          "",
+          "The assistant wants to make exactly this change (" +
+            edit.added +
+            " lines added, " +
+            edit.removed +
+            " removed). It is written only if the file is still as it was read.",
+        ),
+      );
+      section.appendChild(diffBlock(edit));
+    } else {
+      section.appendChild(element("p", "", "The assistant wants to run exactly this on the server's console:"));
+      var command = element("pre", "mono chat-command");
+      command.appendChild(element("bdi", "", data.command));
+      section.appendChild(command);
+    }
     var token = form.querySelector("input[name=form_token]").value;
     var conversation = form.querySelector("input[name=conversationId]").value;
     var confirmUrl = form.action.replace(/\/assistant$/, "/assistant/c/" + encodeURIComponent(conversation) + "/confirm");

@@ -183,11 +183,19 @@ export declare type PendingToolCall = Message<"outpost.chat.v1.PendingToolCall">
   serverName: string;
 
   /**
-   * Exactly what will run (for console_command: the command as it is sent to the console).
+   * Exactly what will run (for console_command: the command as it is sent to the console); empty
+   * for a file edit, which is in file_edit.
    *
    * @generated from field: string command = 5;
    */
   command: string;
+
+  /**
+   * For propose_file_edit: the change exactly as it will be written.
+   *
+   * @generated from field: outpost.chat.v1.PendingFileEdit file_edit = 6;
+   */
+  fileEdit?: PendingFileEdit | undefined;
 };
 
 /**
@@ -195,6 +203,53 @@ export declare type PendingToolCall = Message<"outpost.chat.v1.PendingToolCall">
  * Use `create(PendingToolCallSchema)` to create a new message.
  */
 export declare const PendingToolCallSchema: GenMessage<PendingToolCall>;
+
+/**
+ * A change to a text file, for a person to allow: the line diff from the version read to what
+ * will be written. Allowed, it is written only over that version (sha256): a file changed
+ * meanwhile is not written, and the call says so.
+ *
+ * @generated from message outpost.chat.v1.PendingFileEdit
+ */
+export declare type PendingFileEdit = Message<"outpost.chat.v1.PendingFileEdit"> & {
+  /**
+   * Relative to the server's directory.
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * The version the diff was made from (readFile's sha256).
+   *
+   * @generated from field: string sha256 = 2;
+   */
+  sha256: string;
+
+  /**
+   * The unified diff (--- a/<path>, +++ b/<path>, 3 lines of context), whole: a change whose diff
+   * would be longer than 20,000 characters is not proposed.
+   *
+   * @generated from field: string diff = 3;
+   */
+  diff: string;
+
+  /**
+   * @generated from field: uint32 lines_added = 4;
+   */
+  linesAdded: number;
+
+  /**
+   * @generated from field: uint32 lines_removed = 5;
+   */
+  linesRemoved: number;
+};
+
+/**
+ * Describes the message outpost.chat.v1.PendingFileEdit.
+ * Use `create(PendingFileEditSchema)` to create a new message.
+ */
+export declare const PendingFileEditSchema: GenMessage<PendingFileEdit>;
 
 /**
  * One step of an answer, as StreamMessage and StreamConfirmToolCall give them.

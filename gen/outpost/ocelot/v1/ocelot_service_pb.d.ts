@@ -190,7 +190,8 @@ export declare type PreflightToolActionRequest = Message<"outpost.ocelot.v1.Pref
 
   /**
    * A tool of the catalogue (docs/ocelot.md): "console.read", "console.command", "players.list",
-   * "knowledge.search", "knowledge.read", "servers.list", "knowledge.write".
+   * "knowledge.search", "knowledge.read", "servers.list", "knowledge.write", "files.read",
+   * "files.search", "files.write" (judged on the server; a path is judged when the tool runs).
    *
    * @generated from field: string tool = 2;
    */

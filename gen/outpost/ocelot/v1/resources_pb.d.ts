@@ -62,7 +62,8 @@ export declare type ToolFamilies = Message<"outpost.ocelot.v1.ToolFamilies"> & {
   serverLifecycle: boolean;
 
   /**
-   * Reserved: reading and writing a server's files. No tool uses it yet (see server_lifecycle).
+   * Reading, searching and changing a server's files (files_read, files_write and the file paths
+   * of a member's grant apply); each change needs a person's confirmation unless break-glass is on.
    *
    * @generated from field: bool files = 7;
    */
