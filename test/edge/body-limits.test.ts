@@ -94,7 +94,7 @@ describe("request size: the limits fit the contract, and every listener refuses 
       ],
       [
         "/api/rpc/outpost.agent.v1.AgentService/Connect",
-        2 * 1024 * 1024,
+        9 * 1024 * 1024,
         { "content-type": "application/connect+proto" },
         t.outpost.port,
         (b) => assert.equal(b.code, "resource_exhausted"),
