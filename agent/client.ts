@@ -11,7 +11,8 @@
  * contract, never core.
  */
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import type { Http2Session } from "node:http2";
+import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { AgentService, ConfirmCommand_Decision, type Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { PlayerAuth } from "../gen/outpost/servers/v1/resources_pb.js";
 import { ErrorInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
@@ -80,9 +81,37 @@ interface AgentState {
   listeners: Set<(event: AgentEvent) => void>;
 }
 
+/** The HTTP/2 flow-control windows the agent grants Outpost: per stream, and per connection (Outpost's edge grants the same). */
+const streamWindow = 2 * 1024 * 1024;
+const sessionWindow = 4 * 1024 * 1024;
+
+/**
+ * HTTP/2 sessions whose windows are a file piece's size and twice that, not HTTP/2's 64 KiB, so
+ * that a 1 MiB piece of an upload arrives without sixteen round trips of window updates. The
+ * connection's window is set on the session once it exists, which http2.connect's options cannot.
+ */
+class WideWindowSessions extends Http2SessionManager {
+  private readonly widened = new WeakSet<Http2Session>();
+
+  override async request(...args: Parameters<Http2SessionManager["request"]>) {
+    const stream = await super.request(...args);
+    const session = stream.session;
+    if (session && !this.widened.has(session)) {
+      this.widened.add(session);
+      session.setLocalWindowSize(sessionWindow);
+    }
+    return stream;
+  }
+}
+
+/** The agent's line to Outpost: HTTP/2 (h2c on a plain http URL), binary, so a file's bytes travel as they are, not as base64 in JSON. */
+function agentTransport(baseUrl: string) {
+  const sessionManager = new WideWindowSessions(baseUrl, undefined, { settings: { initialWindowSize: streamWindow } });
+  return createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true, sessionManager });
+}
+
 export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) => void = () => {}): Agent {
-  // Binary: a file's bytes travel as they are, not as base64 in JSON.
-  const transport = options.transport ?? createConnectTransport({ baseUrl: new URL("/api/rpc", options.url).toString(), httpVersion: "2", useBinaryFormat: true });
+  const transport = options.transport ?? agentTransport(new URL("/api/rpc", options.url).toString());
   const state: AgentState = { players: [], stopping: false, listeners: new Set([onEvent]) };
   const emit = (event: AgentEvent) => state.listeners.forEach((listener) => listener(event));
   const consoleOutlet = createConsoleOutlet();

@@ -52,6 +52,10 @@ export const protocolDetectionMs = 10_000;
  */
 export const http2IdleMs = 120_000;
 
+/** The HTTP/2 flow-control windows this side grants a peer: per stream, and per connection (agent/client.ts grants the same). */
+export const http2StreamWindow = 2 * 1024 * 1024;
+export const http2SessionWindow = 4 * 1024 * 1024;
+
 /**
  * Reads a new connection's first bytes and hands it over once they tell HTTP/2 (the preface) from
  * HTTP/1.1; a connection that does not tell within `detectionMs` is closed.
@@ -103,14 +107,18 @@ export async function listen(handler: Handler, port: number, host: string, optio
     handler(req, res);
   });
   // At most 128 streams at once per connection (Node's default is 2^32 - 1); each stream's body is
-  // flow-controlled, and a session buffers at most maxSessionMemory (10 MB) in all.
-  const h2 = http2.createServer({ settings: { maxConcurrentStreams: 128 } }, (req, res) => {
+  // flow-controlled, and a session buffers at most maxSessionMemory (10 MB) in all. The windows
+  // (what a peer may send before it waits for us to read it) are a file piece's size and twice
+  // that, not HTTP/2's 64 KiB: an agent sends a 1 MiB piece of a download without waiting on
+  // sixteen round trips of window updates, which under load cost more than the bytes.
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams: 128, initialWindowSize: http2StreamWindow } }, (req, res) => {
     endStreamWithResponse(req);
     handler(req, res);
   });
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (session) => {
     sessions.add(session);
+    session.setLocalWindowSize(http2SessionWindow);
     session.on("close", () => sessions.delete(session));
     // GOAWAY, then the connection ends once its streams have (a quiet one still finishes).
     session.setTimeout(idleMs, () => session.close());
