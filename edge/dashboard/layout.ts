@@ -12,6 +12,7 @@ export const assets = new AssetSet("/app/assets/", new URL("./assets/", import.m
   "console.js",
   "push.js",
   "chat.js",
+  "files.js",
   "editor.js",
   "favicon.svg",
   "icon-192.png",
@@ -83,6 +84,14 @@ export const notices: Record<string, string> = {
   "sessions-revoked": "Every other session is revoked: those browsers are signed out.",
   "preferences-saved": "Notification preferences saved.",
   "push-removed": "That browser gets no more push notifications.",
+  "file-saved": "File saved.",
+  "file-uploaded": "Uploaded.",
+  "folder-created": "Folder created.",
+  "file-moved": "Moved.",
+  "file-deleted": "Deleted.",
+  "version-restored": "Version restored: the one it replaced is kept in the history.",
+  "plugin-enabled": "Plugin enabled: the server loads it at its next restart.",
+  "plugin-disabled": "Plugin disabled: the server stops loading it at its next restart.",
 };
 
 export type Section = "overview" | "servers" | "knowledge" | "clients" | "integrations" | "alerts" | "assistant" | "members" | "access" | "activity";
