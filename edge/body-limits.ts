@@ -21,9 +21,24 @@ const notePaths = /^(\/api\/http\/knowledge\/|\/app\/o\/[^/]+\/knowledge(\/|$))/
 /** servers/writeFile's JSON: a file of up to 5 MiB, as the contract allows it (contract/request-limits.ts). */
 const fileWritePath = "/api/http/servers/writeFile";
 
+/**
+ * The dashboard's editor form: a file of up to 5 MiB, each byte percent-encoded (3 bytes) at worst
+ * and each line break sent as CRLF (a textarea's), beside its path and hash.
+ */
+export const fileSaveFormMaxBytes = 5 * 1024 * 1024 * 3 * 2 + maxBodyBytes;
+
+const fileSavePath = /^\/app\/o\/[^/]+\/servers\/[^/]+\/files\/save$/;
+
+/** The dashboard's upload form: one file of up to 1 GiB (as the HTTP API's upload takes), in a multipart body. */
+export const fileUploadFormMaxBytes = 1024 * 1024 * 1024 + 1024 * 1024;
+
+const fileUploadPath = /^\/app\/o\/[^/]+\/servers\/[^/]+\/files\/upload$/;
+
 /** The largest body the edge's own readers take at `path` (forms and the HTTP API's JSON). */
 export function edgeBodyMaxBytes(path: string): number {
   if (path === fileWritePath) return fileWriteMessageMaxBytes;
+  if (fileSavePath.test(path)) return fileSaveFormMaxBytes;
+  if (fileUploadPath.test(path)) return fileUploadFormMaxBytes;
   return notePaths.test(path) ? noteBodyMaxBytes : maxBodyBytes;
 }
 

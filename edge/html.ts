@@ -36,6 +36,15 @@ export class Html {
   toString(): string {
     return this.#markup;
   }
+
+  /**
+   * A script element of JSON data: the one fragment not written with `html`, whose escaping would
+   * break it (a script element's text is never decoded). Its text is {@link scriptJson}'s, which
+   * leaves no `<` in it, and `type` is one of two fixed words.
+   */
+  static jsonScript(type: "importmap" | "application/json", value: unknown): Html {
+    return new Html(`<script type="${type}">${scriptJson(value)}</script>`);
+  }
 }
 
 /**
@@ -59,4 +68,18 @@ function render(value: HtmlValue): string {
  */
 export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Html {
   return Html.fromTemplate(strings, values);
+}
+
+/**
+ * JSON as the text of a `<script>` element (an import map): `<`, `>`, `&` and the line separators
+ * as JSON escapes, so that no value can end the element or open a comment in it. The text is what
+ * the page's CSP hashes: exactly what {@link jsonScript} writes.
+ */
+export function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** `<script type="…">` holding `value` as {@link scriptJson} writes it: data for a script, never markup. */
+export function jsonScript(type: "importmap" | "application/json", value: unknown): Html {
+  return Html.jsonScript(type, value);
 }

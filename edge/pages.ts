@@ -1,8 +1,9 @@
 /**
  * What every server-rendered page of Outpost shares: the document around its content (one `page`
- * layout), the headers (strict CSP with no inline script or style, no framing, nothing cached) and
- * static assets served from memory with a content hash, so pages link `…/file?v=<hash>` and
- * browsers cache them for good. Markup is written with `html` (edge/html.ts), which escapes.
+ * layout), the headers (strict CSP with no inline script or style but what a page's own policy
+ * names, the file editor's import map and style element; no framing, nothing cached) and static
+ * assets served from memory with a content hash, so pages link `…/file?v=<hash>` and browsers
+ * cache them for good. Markup is written with `html` (edge/html.ts), which escapes.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -29,6 +30,15 @@ export const pageContentSecurityPolicy = [
 export const dashboardContentSecurityPolicy = `${pageContentSecurityPolicy}; manifest-src 'self'; worker-src 'self'`;
 
 /**
+ * `policy` with inline scripts of these hashes ("sha256-…") allowed too: a page's import map, which
+ * browsers take only inline. A hash rather than a nonce: the map is the same on every page.
+ */
+export function allowScriptHashes(policy: string, hashes: readonly string[]): string {
+  if (!hashes.length) return policy;
+  return policy.replace("script-src 'self'", `script-src 'self' ${hashes.map((h) => `'${h}'`).join(" ")}`);
+}
+
+/**
  * For pages whose form may end, through redirects, at another site (sign-in and consent go back to
  * the app that asked): browsers apply `form-action` to every redirect after a form submission, so
  * it is left out; everything else stays as strict.
@@ -45,6 +55,10 @@ export interface PageParts {
   stylesheets: readonly string[];
   /** Script URLs, loaded deferred in this order (no inline script: the CSP forbids it). */
   scripts?: readonly string[];
+  /** ES module URLs (deferred too), after the import map that resolves their bare imports. */
+  modules?: readonly string[];
+  /** An import map (`jsonScript("importmap", …)`): inline, so the page's CSP must allow its hash ({@link allowScriptHashes}). */
+  importMap?: Html;
   icon?: { href: string; type: string };
   /** The web app manifest (the dashboard, an installable app) and the browser UI's colour with it. */
   manifest?: { href: string; themeColor: string };
@@ -58,7 +72,9 @@ function headLinks(p: PageParts): Html[] {
     ...(p.icon ? [html`<link rel="icon" href="${p.icon.href}" type="${p.icon.type}">`] : []),
     ...(p.manifest ? [html`<link rel="manifest" href="${p.manifest.href}">`, html`<meta name="theme-color" content="${p.manifest.themeColor}">`] : []),
     ...p.stylesheets.map((href) => html`<link rel="stylesheet" href="${href}">`),
+    ...(p.importMap ? [p.importMap] : []),
     ...(p.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`),
+    ...(p.modules ?? []).map((src) => html`<script type="module" src="${src}"></script>`),
   ].map((element) => html`${element}\n`);
 }
 
@@ -148,16 +164,20 @@ const contentTypes: Record<string, string> = {
   ico: "image/x-icon",
 };
 
-/** Static files under `base` (a directory URL ending in "/"), by name, read once at start-up. */
+/**
+ * Static files served under `path` by name, read once at start-up: each a name under `base` (a
+ * directory URL ending in "/"), or a name and the file it is read from (a package's module).
+ */
 export class AssetSet {
   readonly #assets: ReadonlyMap<string, Asset>;
   readonly path: string;
 
-  constructor(path: string, base: URL, files: readonly string[]) {
+  constructor(path: string, base: URL, files: ReadonlyArray<string | readonly [name: string, from: URL]>) {
     this.path = path;
     this.#assets = new Map(
-      files.map((file) => {
-        const body = readFileSync(new URL(file, base));
+      files.map((entry) => {
+        const [file, from] = typeof entry === "string" ? [entry, new URL(entry, base)] : entry;
+        const body = readFileSync(from);
         const type = contentTypes[file.slice(file.lastIndexOf(".") + 1)] ?? "application/octet-stream";
         return [file, { contentType: type, body, hash: createHash("sha256").update(body).digest("base64url").slice(0, 12) }];
       }),

@@ -16,6 +16,7 @@ import { coreFor, hasCode, type Core } from "./core.ts";
 import { layout, type PageOptions, type Shell } from "./layout.ts";
 import { html } from "../html.ts";
 import { canManage } from "./format.ts";
+import type { EditorModules } from "./editor-modules.ts";
 
 /** Remembers the organization last opened, so /app returns to it. */
 export const lastOrgCookie = "outpost_org";
@@ -29,6 +30,8 @@ export interface DashboardDeps {
   secureCookies: boolean;
   /** Aborted when the instance shuts down: live consoles end with a reconnect hint. */
   shutdown?: AbortSignal;
+  /** The file editor's modules and the CSP of its pages. */
+  editor: EditorModules;
 }
 
 export interface Viewer extends Shell {
@@ -52,7 +55,7 @@ export function signInRedirect(ctx: Context): void {
 }
 
 /** The viewer of this request, or undefined after redirecting to sign in. */
-async function loadViewer(ctx: Context, deps: DashboardDeps): Promise<Viewer | undefined> {
+export async function loadViewer(ctx: Context, deps: DashboardDeps): Promise<Viewer | undefined> {
   const token = readSessionCookie(ctx.req.headers, deps.secureCookies);
   if (!token) {
     signInRedirect(ctx);
@@ -104,7 +107,7 @@ export function managedOrgOf(v: Viewer, slug: string, what: string): Organizatio
 }
 
 export function render(ctx: Context, v: Viewer | undefined, options: PageOptions, status = 200): void {
-  sendPage(ctx, status, layout(v, options), dashboardContentSecurityPolicy);
+  sendPage(ctx, status, layout(v, options), options.policy ?? dashboardContentSecurityPolicy);
 }
 
 export type PageHandler = (ctx: Context, v: Viewer) => Promise<void> | void;

@@ -51,3 +51,17 @@ export function suggestSlug(name: string): string {
     .replace(/-+$/, "");
   return slug;
 }
+
+/** A size in bytes as people read it: "512 bytes", "1.5 KiB", "20 MiB". */
+export function byteSize(size: bigint | number): string {
+  const n = Number(size);
+  if (n < 1024) return n === 1 ? "1 byte" : `${n} bytes`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let value = n / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value < 10 ? value.toFixed(1).replace(/\.0$/, "") : Math.round(value)} ${units[unit]}`;
+}

@@ -13,6 +13,7 @@ import { createCoreCalls } from "../core-calls.ts";
 import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { page, PageError, render, signInRedirect, type DashboardDeps, type Viewer } from "./context.ts";
 import { assets } from "./layout.ts";
+import { createEditorModules, vendorPath } from "./editor-modules.ts";
 import { html } from "../html.ts";
 import { organizationRoutes } from "./organizations.ts";
 import { orgPath } from "./paths.ts";
@@ -97,6 +98,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
     gameIssuerUrl: options.gameIssuerUrl,
     secureCookies,
     shutdown: options.shutdown,
+    editor: createEditorModules(),
   };
   const router = new Router();
   pwaRoutes(router);
@@ -124,6 +126,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
   const routes = router.routes() as unknown as Middleware;
   const methods = router.allowedMethods() as unknown as Middleware;
   const serveAssets = assets.middleware();
+  const serveVendor = deps.editor.assets.middleware();
   const errors = errorPages();
   const notFound = page(deps, () => {
     throw new PageError(404, "There is no page at this address.");
@@ -133,6 +136,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
     if (ctx.path === "/" && (ctx.method === "GET" || ctx.method === "HEAD")) return ctx.redirect("/app");
     if (ctx.path !== "/app" && !ctx.path.startsWith("/app/")) return next();
     if (ctx.path.startsWith(assets.path)) return serveAssets(ctx, next);
+    if (ctx.path.startsWith(vendorPath)) return serveVendor(ctx, next);
     await errors(ctx, async () => {
       await routes(ctx, async () => {
         await methods(ctx, async () => {

@@ -12,6 +12,8 @@ export const assets = new AssetSet("/app/assets/", new URL("./assets/", import.m
   "console.js",
   "push.js",
   "chat.js",
+  "files.js",
+  "editor.js",
   "favicon.svg",
   "icon-192.png",
   "icon-512.png",
@@ -82,6 +84,14 @@ export const notices: Record<string, string> = {
   "sessions-revoked": "Every other session is revoked: those browsers are signed out.",
   "preferences-saved": "Notification preferences saved.",
   "push-removed": "That browser gets no more push notifications.",
+  "file-saved": "File saved.",
+  "file-uploaded": "Uploaded.",
+  "folder-created": "Folder created.",
+  "file-moved": "Moved.",
+  "file-deleted": "Deleted.",
+  "version-restored": "Version restored: the one it replaced is kept in the history.",
+  "plugin-enabled": "Plugin enabled: the server loads it at its next restart.",
+  "plugin-disabled": "Plugin disabled: the server stops loading it at its next restart.",
 };
 
 export type Section = "overview" | "servers" | "knowledge" | "clients" | "integrations" | "alerts" | "assistant" | "members" | "access" | "activity";
@@ -100,6 +110,10 @@ export interface PageOptions {
   crumbs?: ReadonlyArray<{ href: string; label: string }>;
   /** Scripts of this page besides dashboard.js (assets, e.g. "console.js"). */
   scripts?: readonly string[];
+  /** ES modules of this page (assets, e.g. "editor.js"), with the import map that resolves their imports. */
+  modules?: { files: readonly string[]; importMap: Html };
+  /** The page's Content-Security-Policy, when not the dashboard's (one that allows its import map). */
+  policy?: string;
 }
 
 function orgSwitcher(shell: Shell, org: Organization | undefined): Html {
@@ -170,6 +184,8 @@ export function layout(shell: Shell | undefined, o: PageOptions): Html {
     manifest: { href: manifestPath, themeColor },
     stylesheets: [assets.href("dashboard.css")],
     scripts: ["dashboard.js", ...(o.scripts ?? [])].map((file) => assets.href(file)),
+    modules: o.modules?.files.map((file) => assets.href(file)),
+    importMap: o.modules?.importMap,
     body: html`<a class="skip-link" href="#main">Skip to content</a>
 <header class="topbar">
 <div class="topbar-inner">

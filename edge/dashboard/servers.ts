@@ -1,8 +1,8 @@
 /**
  * Servers: the list with live status (server-status.ts, which the page script polls every 2 s) and
  * whether each can sign players in, creation with the agent key and the command to run shown
- * once, and each server's page: its players and console (console.ts), rename, the agent key,
- * members' access grants (server-access.ts), delete.
+ * once, and each server's page: its players and console (console.ts), its files (files.ts and
+ * beside it), rename, the agent key, members' access grants (server-access.ts), delete.
  */
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
@@ -20,6 +20,12 @@ import { accessRoutes, accessSection, noAccessPage } from "./server-access.ts";
 import { consolePanel, consoleRoutes, playersSection } from "./console.ts";
 import type { ServerPage, ServerPageState } from "./server-page.ts";
 import { consoleEventRoutes } from "./console-events.ts";
+import { fileRoutes } from "./files.ts";
+import { filesPanel } from "./files-views.ts";
+import { editorRoutes } from "./file-editor.ts";
+import { uploadRoutes } from "./file-upload.ts";
+import { historyRoutes } from "./file-history.ts";
+import { pluginRoutes } from "./plugins.ts";
 import { frozenBadge, frozenNote, frozenSection, liveStatus, players, statusBadge, statusSection, trustBadge } from "./server-status.ts";
 
 /** The exact command that runs the agent for a server with this key. */
@@ -136,11 +142,12 @@ const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
     if (!hasCode(error, Code.PermissionDenied) || manage) throw error;
     return noAccessPage(ctx, v, org, ctx.params.id, (error as ConnectError).rawMessage);
   }
-  const [playersPanel, grantsSection, consoleAllowed] = await Promise.all([
+  const [playersPanel, grantsSection, granted] = await Promise.all([
     playersSection(v, s),
     manage ? accessSection(v, org, s, state.grant) : html``,
-    manage || memberMayUseConsole(v, org, s.id),
+    manage ? undefined : grantedActions(v, org, s.id),
   ]);
+  const may = (...actions: ServerAction[]) => !granted || actions.some((a) => granted.has(a));
   render(
     ctx,
     v,
@@ -153,18 +160,18 @@ const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
       scripts: ["console.js"],
       body: html`${frozenSection(s, manage)}${statusSection(org, s)}
 ${playersPanel}
-${s.frozen ? "" : consoleAllowed ? consolePanel(v, org, s, state.console) : noConsolePanel(org, s)}
+${s.frozen ? "" : may(ServerAction.CONSOLE_READ, ServerAction.CONSOLE_COMMAND) ? consolePanel(v, org, s, state.console) : noConsolePanel(org, s)}
+${may(ServerAction.FILES_READ, ServerAction.FILES_WRITE) ? filesPanel(org, s) : ""}
 ${manage ? manageSections(v, org, s, state, grantsSection) : ""}`,
     },
     status,
   );
 };
 
-/** Whether the member's grant to the server includes the console (reading or commands). */
-async function memberMayUseConsole(v: Viewer, org: Organization, serverId: string): Promise<boolean> {
+/** What the member's grant to the server includes (the console, its files). */
+async function grantedActions(v: Viewer, org: Organization, serverId: string): Promise<Set<ServerAction>> {
   const { accessGrants } = await v.core.organizations.getCurrentMember({ organizationSlug: org.slug });
-  const console = [ServerAction.CONSOLE_READ, ServerAction.CONSOLE_COMMAND];
-  return accessGrants.some((g) => g.serverId === serverId && g.actions.some((a) => console.includes(a)));
+  return new Set(accessGrants.filter((g) => g.serverId === serverId).flatMap((g) => g.actions));
 }
 
 function noConsolePanel(org: Organization, s: Server): Html {
@@ -253,4 +260,9 @@ export function serverRoutes(router: Router, deps: DashboardDeps): void {
   accessRoutes(router, deps, serverPage);
   consoleRoutes(router, deps, serverPage);
   consoleEventRoutes(router, deps);
+  fileRoutes(router, deps);
+  editorRoutes(router, deps);
+  uploadRoutes(router, deps);
+  historyRoutes(router, deps);
+  pluginRoutes(router, deps);
 }

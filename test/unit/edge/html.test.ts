@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { html, Html } from "../../../edge/html.ts";
+import { html, Html, jsonScript, scriptJson } from "../../../edge/html.ts";
 import { page } from "../../../edge/pages.ts";
 
 const text = (fragment: Html) => fragment.toString();
@@ -71,5 +71,34 @@ describe("html: the one template every page is written with", () => {
     assert.ok(out.includes("<body>\n<main>&lt;hi&gt;</main>\n</body>"));
     assert.equal(out.match(/<script/g)?.length, 1, "no inline script: only the linked one");
     assert.ok(!out.includes("<style"));
+  });
+});
+
+describe("page: an import map before the scripts, and modules after them", () => {
+  it("puts the import map first among the scripts, so that it applies to every module", () => {
+    const out = page({
+      title: "t",
+      stylesheets: [],
+      scripts: ["/a.js"],
+      modules: ["/m.js"],
+      importMap: jsonScript("importmap", { imports: { x: "/x.js" } }),
+      body: html``,
+    }).toString();
+    const map = out.indexOf('<script type="importmap">');
+    assert.ok(
+      map > 0 && map < out.indexOf('<script src="/a.js" defer>') && out.indexOf('<script src="/a.js" defer>') < out.indexOf('<script type="module" src="/m.js">'),
+    );
+  });
+});
+
+describe("jsonScript: JSON data in a script element", () => {
+  it("escapes what could end the element or open a comment, and stays the same JSON", () => {
+    const value = { text: "</script><script>alert(1)</script><!-- & \u2028" };
+    const out = jsonScript("importmap", value).toString();
+    assert.ok(out.startsWith('<script type="importmap">') && out.endsWith("</script>"));
+    const inner = out.slice('<script type="importmap">'.length, -"</script>".length);
+    assert.equal(inner, scriptJson(value));
+    assert.doesNotMatch(inner, /[<>&\u2028]/);
+    assert.deepEqual(JSON.parse(inner), value);
   });
 });
