@@ -107,7 +107,9 @@ class WideWindowSessions extends Http2SessionManager {
 /** The agent's line to Outpost: HTTP/2 (h2c on a plain http URL), binary, so a file's bytes travel as they are, not as base64 in JSON. */
 function agentTransport(baseUrl: string) {
   const sessionManager = new WideWindowSessions(baseUrl, undefined, { settings: { initialWindowSize: streamWindow } });
-  return createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true, sessionManager });
+  // No compression either way: a file's pieces are mostly compressed already (jars, worlds), and
+  // gzip of a 1 MiB piece costs more than sending it on loopback or a LAN.
+  return createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true, sessionManager, acceptCompression: [] });
 }
 
 export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) => void = () => {}): Agent {

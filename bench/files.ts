@@ -86,7 +86,9 @@ try {
     const timer = setTimeout(() => reject(new Error(`the agent did not connect:\n${agentOutput}`)), 20_000);
     const onData = (chunk: Buffer) => {
       agentOutput += chunk;
-      if (agentOutput.includes("connected to Outpost")) (clearTimeout(timer), resolve());
+      if (!agentOutput.includes("connected to Outpost")) return;
+      clearTimeout(timer);
+      resolve();
     };
     agent!.stdout!.on("data", onData);
     agent!.stderr!.on("data", onData);
@@ -138,8 +140,12 @@ try {
   const growth = (name: "outpost" | "agent") => (after[name].peak - before[name].rss) / mib;
   const verdict = (met: boolean) => (met ? "met" : "NOT MET");
   console.log(`\nfiles through Outpost and the agent (wrap), loopback, PostgreSQL, a ${fileMb} MiB file\n`);
-  console.log(`download: ${mbps(downloadSeconds).toFixed(1)} MB/s (${downloadSeconds.toFixed(2)} s), target ≥ ${targetMbPerSecond}: ${verdict(mbps(downloadSeconds) >= targetMbPerSecond)}`);
-  console.log(`upload:   ${mbps(uploadSeconds).toFixed(1)} MB/s (${uploadSeconds.toFixed(2)} s), target ≥ ${targetMbPerSecond}: ${verdict(mbps(uploadSeconds) >= targetMbPerSecond)}`);
+  console.log(
+    `download: ${mbps(downloadSeconds).toFixed(1)} MB/s (${downloadSeconds.toFixed(2)} s), target ≥ ${targetMbPerSecond}: ${verdict(mbps(downloadSeconds) >= targetMbPerSecond)}`,
+  );
+  console.log(
+    `upload:   ${mbps(uploadSeconds).toFixed(1)} MB/s (${uploadSeconds.toFixed(2)} s), target ≥ ${targetMbPerSecond}: ${verdict(mbps(uploadSeconds) >= targetMbPerSecond)}`,
+  );
   for (const name of ["outpost", "agent"] as const) {
     console.log(
       `${name} RSS: ${(before[name].rss / mib).toFixed(0)} MiB before, peak ${(after[name].peak / mib).toFixed(0)} MiB: growth ${growth(name).toFixed(1)} MiB, target ≤ ${targetGrowthMib}: ${verdict(growth(name) <= targetGrowthMib)}`,

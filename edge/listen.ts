@@ -94,7 +94,9 @@ export async function listen(handler: Handler, port: number, host: string, optio
   // HTTP/1.1 connections and their requests in flight. The HTTP server never listens itself, so
   // its own tracking (closeIdleConnections) knows none of them: a close ends the idle ones here.
   const h1Connections = new Map<net.Socket, number>();
-  const h1 = http.createServer({ keepAliveTimeout: 5000, requestTimeout: 60_000 }, (req, res) => {
+  // A request may take up to 30 minutes to arrive whole: an upload of 1 GiB over a slow link
+  // (servers/uploadFile). Every other body is at most a few MiB; headers still have 60 s.
+  const h1 = http.createServer({ keepAliveTimeout: 5000, headersTimeout: 60_000, requestTimeout: 30 * 60_000 }, (req, res) => {
     const socket = req.socket;
     h1Connections.set(socket, (h1Connections.get(socket) ?? 0) + 1);
     res.once("close", () => {
