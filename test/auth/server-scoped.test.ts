@@ -59,7 +59,19 @@ describe("auth: a call about one server reads its access with the credential", (
     // A procedure added here must check the server's access first and outside a transaction: the
     // row is read before the call starts and is not the transaction's (core/access.ts).
     const marked = services.flatMap((service) => service.methods.filter(serverScoped).map((method) => `${service.name}.${method.name}`));
-    const files = ["CreateDirectory", "DeleteFile", "ListFileHistory", "ListFiles", "ListPlugins", "MoveFile", "ReadFile", "RestoreFileVersion", "SearchFiles", "SetPluginEnabled", "WriteFile"];
+    const files = [
+      "CreateDirectory",
+      "DeleteFile",
+      "ListFileHistory",
+      "ListFiles",
+      "ListPlugins",
+      "MoveFile",
+      "ReadFile",
+      "RestoreFileVersion",
+      "SearchFiles",
+      "SetPluginEnabled",
+      "WriteFile",
+    ];
     const expected = ["ExecuteConsoleCommand", "GetServer", "ListPlayers", ...files].map((name) => `ServersService.${name}`);
     assert.deepEqual(marked.sort(), expected.sort());
   });
