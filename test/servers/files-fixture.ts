@@ -6,34 +6,14 @@
  * directly to check what really happened on disk.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { startTestOutpost, type TestOutpost } from "../support/outpost.ts";
-import { startAgentProcess, type AgentProcess } from "../support/agent.ts";
+import type { AgentProcess } from "../support/agent.ts";
+import { accountKey, startWrappedServer } from "../support/wrapped-server.ts";
 import { verifyEmail } from "../support/fixtures.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the HTTP API, read field by field
 export type Json = any;
-
-const origin = "http://localhost:3000";
-
-/** Signs `email` up at `baseUrl` and makes an API key with the session: the key. */
-async function account(baseUrl: string, email: string): Promise<string> {
-  const signUp = await fetch(`${baseUrl}/sign-up`, {
-    method: "POST",
-    headers: { "content-type": "application/json", origin },
-    body: JSON.stringify({ email, password: "a long password", name: email.split("@")[0] }),
-  });
-  assert.equal(signUp.status, 201);
-  const session = signUp.headers.get("set-cookie")!.split(";")[0];
-  const created = await fetch(`${baseUrl}/api/http/auth/createApiKey`, {
-    method: "POST",
-    headers: { cookie: session, origin, "content-type": "application/json" },
-    body: JSON.stringify({ name: "tests", expiresInDays: 30 }),
-  });
-  return ((await created.json()) as Json).key as string;
-}
 
 /** Starts the setting in the calling suite's `before` and ends it in its `after`; the helpers use it. */
 export function useFilesSetting() {
@@ -66,21 +46,10 @@ export function useFilesSetting() {
   /** A server, and `outpost-agent wrap` around the stand-in in a directory holding `files` (with `extra` flags). */
   const wrapped = async (name: string, files: Record<string, string | Buffer>, extra: string[] = []) => {
     const { server, agentKey } = await ok("POST", "servers/createServer", { organizationSlug: "acme", name, game: "minecraft" });
-    const base = mkdtempSync(join(tmpdir(), "outpost-files-"));
-    dirs.push(base);
-    const root = join(base, "server");
-    mkdirSync(root);
-    writeFileSync(join(base, "canary.txt"), "outside the server's directory");
-    for (const [path, content] of Object.entries(files)) {
-      mkdirSync(join(root, path, ".."), { recursive: true });
-      writeFileSync(join(root, path), content);
-    }
-    const standIn = new URL("../agent/fixtures/stand-in-server.ts", import.meta.url).pathname;
-    const args = ["wrap", "--url", t.baseUrl, "--key", agentKey, "--auth", "online", ...extra, "--", process.execPath, standIn, "--format", "paper"];
-    const agent = startAgentProcess(args, {}, root);
-    running.push(agent);
-    await agent.waitFor(/\[outpost\] connected to Outpost/);
-    return { id: server.id as string, root, base, agent };
+    const started = await startWrappedServer(t.baseUrl, agentKey, files, extra);
+    dirs.push(started.base);
+    running.push(started.agent);
+    return { id: server.id as string, ...started };
   };
   /** Gives the member a grant to the server with these actions and file paths. */
   const grant = (serverId: string, actions: string[], filePaths: string[]) =>
@@ -88,9 +57,9 @@ export function useFilesSetting() {
 
   before(async () => {
     t = await startTestOutpost({ PLANS: '{"free":{"servers":50,"gameOAuthClients":2}}', RATE_LIMIT_PER_MINUTE: "100000" });
-    ownerKey = await account(t.baseUrl, "owner@example.com");
+    ownerKey = await accountKey(t.baseUrl, "owner@example.com");
     await ok("POST", "organizations/createOrganization", { name: "Acme", slug: "acme" });
-    memberKey = await account(t.baseUrl, "member@example.com");
+    memberKey = await accountKey(t.baseUrl, "member@example.com");
     await verifyEmail(t, "member@example.com");
     const { token } = await ok("POST", "organizations/addMember", { organizationSlug: "acme", email: "member@example.com", role: "member" });
     memberId = (await ok("POST", "organizations/acceptInvitation", { token }, memberKey)).member.userId;
