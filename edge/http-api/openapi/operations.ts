@@ -65,13 +65,7 @@ function describeRawBytes(schemas: MessageSchemas, router: string, method: DescM
   const download = method.methodKind === "server_streaming" && transferHeader(method.output);
   const upload = method.methodKind === "client_streaming" && transferHeader(method.input);
   if (!download && !upload) return undefined;
-  const operation: OpenApiOperation = {
-    operationId: `${router}.${method.localName}`,
-    tags: [router],
-    summary: words(method.name),
-    responses: {},
-    "x-connect-procedure": `${method.parent.typeName}/${method.name}`,
-  };
+  const operation = operationOf(router, method);
   const description = schemas.comment(`r:${method.parent.typeName}.${method.name}`);
   if (description) operation.description = description;
   const { parameters } = queryParameters(schemas, download ? method.input : (upload as DescMessage));
@@ -89,9 +83,9 @@ function describeRawBytes(schemas: MessageSchemas, router: string, method: DescM
   return { put: operation };
 }
 
-/** One method's operation: a GET with query parameters when `query`, else a POST with a body. */
-function describeMethod(schemas: MessageSchemas, router: string, method: DescMethod, query: boolean): OpenApiOperation {
-  const operation: OpenApiOperation = {
+/** The part of a method's operation that every kind shares: its names, tag and summary. */
+function operationOf(router: string, method: DescMethod): OpenApiOperation {
+  return {
     operationId: `${router}.${method.localName}`,
     tags: [router],
     // The name in words: short, and the same with or without comments; the comment describes.
@@ -99,6 +93,11 @@ function describeMethod(schemas: MessageSchemas, router: string, method: DescMet
     responses: {},
     "x-connect-procedure": `${method.parent.typeName}/${method.name}`,
   };
+}
+
+/** One method's operation: a GET with query parameters when `query`, else a POST with a body. */
+function describeMethod(schemas: MessageSchemas, router: string, method: DescMethod, query: boolean): OpenApiOperation {
+  const operation = operationOf(router, method);
   let description = schemas.comment(`r:${method.parent.typeName}.${method.name}`);
   if (query) {
     const { parameters, skipped } = queryParameters(schemas, method.input);
