@@ -131,14 +131,3 @@ export function useFilesSetting() {
 
   return { outpost: () => t, state, api, ok, newContext, signIn, check };
 }
-
-/**
- * Whether this Outpost has servers/uploadFile and the raw transfer routes (other branches of issue
- * 29 bring them): until then the steps that need them are skipped, and say so.
- */
-export async function transfersAvailable(baseUrl: string): Promise<{ upload: boolean; download: boolean }> {
-  const upload = await fetch(`${baseUrl}/api/http/servers/uploadFile`, { method: "PUT", body: "" });
-  const download = await fetch(`${baseUrl}/api/http/servers/downloadFile`);
-  // Without a credential a route that exists says 401; one that does not, 404.
-  return { upload: upload.status !== 404, download: download.status !== 404 };
-}

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
-import { transfersAvailable, useFilesSetting, type Json } from "./files-fixture.ts";
+import { useFilesSetting } from "./files-fixture.ts";
 
 /** The page's form token, for requests made beside the browser with its cookies. */
 const formToken = (page: Page) => page.locator('input[name="form_token"]').first().inputValue();
@@ -164,14 +164,8 @@ describe("dashboard: a server's files, without script, for a member, and the rou
       { name: "path", value: "world" },
       { ...file, filename: "ok.txt", value: "fine\n" },
     ]);
-    if ((await transfersAvailable(outpost().baseUrl)).upload) {
-      assert.equal(sent.status(), 303);
-      assert.equal(onDisk("world/ok.txt"), "fine\n");
-    } else {
-      // servers/uploadFile comes with another branch of issue 29: until then core says it cannot yet.
-      assert.equal(sent.status(), 501);
-      assert.match(await sent.text(), /This Outpost cannot do that yet/);
-    }
+    assert.equal(sent.status(), 303);
+    assert.equal(onDisk("world/ok.txt"), "fine\n");
     await page.close();
   });
 
@@ -191,18 +185,29 @@ describe("dashboard: a server's files, without script, for a member, and the rou
     await page.close();
   });
 
-  it("the history and plugins pages call their procedures (or say this Outpost cannot yet)", async () => {
-    const page = await signIn(owner, "olive@example.com", `${state.base}/files/history?path=server.properties`);
-    await page.getByRole("heading", { name: 'History of "server.properties"' }).waitFor();
-    const history: Json = await ok("GET", `servers/listFileHistory?serverId=${state.serverId}&path=server.properties`).catch(() => undefined);
-    if (history) await page.getByRole("region", { name: "Kept versions" }).or(page.getByText("No earlier versions are kept.")).waitFor();
-    else await page.getByText("This Outpost cannot do that yet").waitFor();
+  it("the history page lists the kept versions and restores one; the plugins page lists the jars", async () => {
+    const path = "server.properties";
+    const before = onDisk(path);
+    const read = await ok("GET", `servers/readFile?serverId=${state.serverId}&path=${path}`);
+    await ok("POST", "servers/writeFile", { serverId: state.serverId, path, content: "motd=changed\n", expectedSha256: read.sha256 });
+    const page = await signIn(owner, "olive@example.com", `${state.base}/files/history?path=${path}`);
+    await page.getByRole("heading", { name: `History of "${path}"` }).waitFor();
+    await page.getByRole("region", { name: "Kept versions" }).waitFor();
+    await page
+      .getByRole("button", { name: /^Restore the version set aside/ })
+      .first()
+      .click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByText(`Restore this version of "${path}"?`).waitFor();
+    await dialog.getByRole("button", { name: "Restore" }).click();
+    for (let i = 0; onDisk(path) !== before; i++) {
+      assert.ok(i < 100, "the version kept before the write is back");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
 
     await page.goto(`${outpost().baseUrl}${state.base}/plugins`);
     await page.getByRole("heading", { name: "Plugins and mods", level: 1 }).waitFor();
-    const plugins: Json = await ok("GET", `servers/listPlugins?serverId=${state.serverId}`).catch(() => undefined);
-    if (plugins) await page.getByRole("region", { name: "Plugins and mods of Survival" }).or(page.getByText("No plugins or mods are installed.")).waitFor();
-    else await page.getByText("This Outpost cannot do that yet").waitFor();
+    await page.getByRole("region", { name: "Plugins and mods of Survival" }).or(page.getByText("No plugins or mods are installed.")).waitFor();
     await check(page, "the plugins page");
     await page.close();
   });
