@@ -3,6 +3,7 @@
  * a file operation's FileResult): each ask waits at most its timeout; when the stream ends, every
  * ask still waiting fails at once, never hangs; and only so many may wait at once per stream.
  */
+import { DomainError, fail } from "../errors.ts";
 
 /** Why an ask got no answer: the stream ended, it took too long, or too many were waiting. */
 export class AgentUnanswered extends Error {
@@ -60,4 +61,15 @@ export function createAnswerWaits<T>(limit: number): AnswerWaits<T> {
       for (const entry of [...waiting.values()]) entry.reject(new AgentUnanswered("offline"));
     },
   };
+}
+
+/**
+ * What a caller hears of an ask its agent did not answer: `agent_offline` (409; "before it
+ * answered" when it was sent, so it may have been acted on), `agent_timeout` (504) after
+ * `timeoutMs`, `server_busy` (429) when too many of `what` ("console commands") were waiting.
+ */
+export function unansweredRefusal(outcome: AgentUnanswered["outcome"], sent: boolean, timeoutMs: number, what: string): DomainError {
+  if (outcome === "timeout") return new DomainError("agent_timeout", `the agent did not answer within ${timeoutMs / 1000} seconds`);
+  if (outcome === "busy") return new DomainError("server_busy", `too many ${what} are waiting for this server's agent; try again in a moment`);
+  return fail("agent_offline", sent ? "the server's agent went offline before it answered" : "the server's agent is offline");
 }

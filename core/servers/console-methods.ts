@@ -25,19 +25,17 @@ import { bool, nullable, row, text, timestamp } from "../db/rows.ts";
 import { DomainError, fail, fieldFail } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
 import { consoleTimeoutMs, type ConsoleAnswer } from "../agents/console.ts";
-import { AgentUnanswered } from "../agents/answer-waits.ts";
+import { AgentUnanswered, unansweredRefusal } from "../agents/answer-waits.ts";
 import { Server } from "../db/entities.ts";
 import { consoleCommandProblem } from "../../contract/console-command.ts";
 
 export type ConsoleOutcome = "ok" | "failed" | "denied" | "frozen" | "offline" | "no_console" | "timeout" | "busy";
 
-const refusals: Record<Exclude<ConsoleOutcome, "ok" | "failed" | "denied" | "frozen">, (sent: boolean) => DomainError> = {
-  offline: (sent) => fail("agent_offline", sent ? "the server's agent went offline before it answered" : "the server's agent is offline"),
-  no_console: () =>
-    fail("no_console", "the server's agent cannot run console commands (it connected without a console; `outpost-agent wrap` and the flying-squid plugin have one)"),
-  timeout: () => new DomainError("agent_timeout", `the agent did not answer within ${consoleTimeoutMs / 1000} seconds`),
-  busy: () => new DomainError("server_busy", "too many console commands are waiting for this server's agent; try again in a moment"),
-};
+/** Why a command did not run, or may have run unanswered, in the caller's words. */
+function refusalOf(outcome: "offline" | "no_console" | "timeout" | "busy", sent: boolean): DomainError {
+  if (outcome !== "no_console") return unansweredRefusal(outcome, sent, consoleTimeoutMs, "console commands");
+  return fail("no_console", "the server's agent cannot run console commands (it connected without a console; `outpost-agent wrap` and the flying-squid plugin have one)");
+}
 
 /**
  * The command as the console takes it: one leading "/" dropped. The contract refused control
@@ -83,7 +81,7 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
     }
   }
   if (!answer) {
-    const refusal = refusals[outcome as keyof typeof refusals](sent);
+    const refusal = refusalOf(outcome as Parameters<typeof refusalOf>[0], sent);
     await record(outcome!, refusal.message);
     throw refusal;
   }

@@ -41,7 +41,7 @@ import { fileAccessOf, filePathRefusal, judgeServerRow, returnServerUse, spendSe
 import type { ActivityAction } from "../activity/kinds.ts";
 import { DomainError, domainErrors, fail, type DomainErrorReason } from "../errors.ts";
 import { isOnline } from "../agents/presence.ts";
-import { AgentUnanswered } from "../agents/answer-waits.ts";
+import { AgentUnanswered, unansweredRefusal } from "../agents/answer-waits.ts";
 import { fileTimeoutMs } from "../agents/file-router.ts";
 import type { FileOperation } from "../agents/connection-files.ts";
 import { agentServer, type AgentServer } from "./console-methods.ts";
@@ -158,7 +158,7 @@ export async function openFileSession(
       // Turned away before the agent got anything: nothing can have changed.
       if (!error.sent && !sentAny) await returnServerUse(db.query, judged, use);
       sentAny ||= error.sent;
-      throw unanswered(error);
+      throw unansweredRefusal(error.outcome, error.sent, fileTimeoutMs, "file operations");
     }
     if (result.result.case === "failure") throw agentRefusal(result.result.value.reason, result.result.value.message);
     if (!result.result.case) throw fail("failed_precondition", "the server's agent gave an empty answer");
@@ -173,12 +173,6 @@ export async function runFileCall(deps: FileDeps, address: ServerAddress, ctx: H
   return { caller: session.caller, server: session.server, access: session.access, result: await session.send(session.operation!) };
 }
 
-function unanswered(error: AgentUnanswered): DomainError {
-  if (error.outcome === "timeout") return new DomainError("agent_timeout", `the agent did not answer within ${fileTimeoutMs / 1000} seconds`);
-  if (error.outcome === "busy") return new DomainError("server_busy", "too many file operations are waiting for this server's agent; try again in a moment");
-  return fail("agent_offline", error.sent ? "the server's agent went offline before it answered" : "the server's agent is offline");
-}
-
 /** The agent's refusal as the caller hears it: by its reason when it is one of the contract's. */
 function agentRefusal(reason: string, message: string): DomainError {
   const text = message || reason;
@@ -188,14 +182,14 @@ function agentRefusal(reason: string, message: string): DomainError {
 }
 
 /** The answer of the operation `expected`, or a failure: an agent that answers a read with a listing is broken. */
-export function resultOf<C extends keyof AnswerValues>(outcome: FileOutcome, expected: C): AnswerValues[C] {
+export function resultOf<C extends keyof AnswerValues>(outcome: Pick<FileOutcome, "result">, expected: C): AnswerValues[C] {
   const answer = outcome.result;
   if (answer.case !== expected) throw fail("failed_precondition", `the server's agent answered with ${answer.case}, not ${expected}`);
   return answer.value as AnswerValues[C];
 }
 
 /** A change on record: who, which server, the action, and its facts (paths, sizes, hashes). */
-export function recordChange(deps: FileDeps, outcome: FileOutcome, action: ActivityAction, details: Record<string, string>): Promise<void> {
+export function recordChange(deps: FileDeps, outcome: Pick<FileOutcome, "caller" | "server">, action: ActivityAction, details: Record<string, string>): Promise<void> {
   return deps.activity.append(outcome.caller, {
     organizationId: outcome.server.organizationId,
     action,

@@ -20,23 +20,16 @@ import {
   type UploadHeader,
 } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { fail } from "../errors.ts";
-import { filePath, openFileSession, recordChange, type FileDeps, type FileSession } from "./file-methods.ts";
+import { filePath, openFileSession, recordChange, resultOf, type FileDeps } from "./file-methods.ts";
 
 /** The piece a download asks for, and the most an upload sends at once. */
 export const pieceBytes = 1024 * 1024;
-
-/** The session's answer to one operation, or a failure when the agent answered another kind. */
-async function expect<C extends "range" | "done" | "written">(session: FileSession, operation: Parameters<FileSession["send"]>[0], expected: C) {
-  const answer = await session.send(operation);
-  if (answer.case !== expected) throw fail("failed_precondition", `the server's agent answered with ${answer.case}, not ${expected}`);
-  return answer.value as Extract<typeof answer, { case: C }>["value"];
-}
 
 /** The file's bytes: a header first (its size and time), then a piece a message. */
 export async function* downloadFile(deps: FileDeps, req: DownloadFileRequest, ctx: HandlerContext): AsyncGenerator<DownloadFileResponse> {
   const path = filePath(req.path);
   const session = await openFileSession(deps, req, ctx, { access: "read", paths: [path] });
-  const read = (offset: bigint) => expect(session, { case: "readRange", value: { path, offset, length: pieceBytes } }, "range");
+  const read = async (offset: bigint) => resultOf({ result: await session.send({ case: "readRange", value: { path, offset, length: pieceBytes } }) }, "range");
   let piece = await read(0n);
   if (piece.size > BigInt(deps.config.fileTransferMaxBytes)) {
     throw fail("too_large", `${JSON.stringify(path)} is larger than this deployment sends (${deps.config.fileTransferMaxBytes} bytes)`);
@@ -86,10 +79,8 @@ export async function uploadFile(deps: FileDeps, requests: AsyncIterable<UploadF
       }
       held = data;
     }
-    const answer = await send(held ?? new Uint8Array(), true);
-    if (answer.case !== "written") throw fail("failed_precondition", `the server's agent answered with ${answer.case}, not written`);
-    const written = answer.value;
-    await recordChange(deps, { ...session, result: answer }, "server.file_written", {
+    const written = resultOf({ result: await send(held ?? new Uint8Array(), true) }, "written");
+    await recordChange(deps, session, "server.file_written", {
       path: written.path,
       size: String(written.size),
       sha256: written.sha256,
