@@ -20,13 +20,13 @@ import { createAccountRoutes } from "./account-routes.ts";
 import { createAccountIssuer } from "./account-issuer/issuer.ts";
 import { accountAssets } from "./account-pages/pages.ts";
 import { createHttpApi } from "./http-api/router.ts";
-import { createFileTransfers, uploadPath } from "./http-api/transfers.ts";
+import { createFileTransfers } from "./http-api/transfers.ts";
 import { createCoreCalls } from "./core-calls.ts";
 import { createOpenApiDocument } from "./http-api/openapi.ts";
 import { apiDocs } from "./http-api/docs.ts";
 import { readFileSync } from "node:fs";
 import { createDashboard } from "./dashboard/index.ts";
-import { edgeBodyMaxBytes, refuseOversizedBodies } from "./body-limits.ts";
+import { defaultFileTransferMaxBytes, edgeBodyMaxBytes, refuseOversizedBodies, uploadBodyMaxBytes } from "./body-limits.ts";
 import { clientAddressMiddleware, noProxies, type TrustedProxies } from "./client-address.ts";
 import { rpcBodyMaxBytes } from "../contract/request-limits.ts";
 
@@ -113,7 +113,7 @@ const rpcPaths = new Set(services.flatMap((service) => service.methods.map((meth
  */
 function bodyLimits(uploadMaxBytes: number): Middleware {
   return refuseOversizedBodies(
-    (ctx) => (isRpc(ctx) ? rpcBodyMaxBytes(ctx.path) : ctx.path === uploadPath ? uploadMaxBytes : edgeBodyMaxBytes(ctx.path)),
+    (ctx) => (isRpc(ctx) ? rpcBodyMaxBytes(ctx.path) : (uploadBodyMaxBytes(ctx.path, uploadMaxBytes) ?? edgeBodyMaxBytes(ctx.path))),
     (ctx, message) => {
       ctx.body = isRpc(ctx) ? { code: "resource_exhausted", message } : { code: "payload_too_large", status: 413, message };
     },
@@ -148,7 +148,7 @@ export function createEdgeApp(options: EdgeOptions): Koa {
   app.use(requestLog(options.logger, { server: "account", metrics: options.metrics }));
   app.use(clientAddressMiddleware(options.trustedProxies ?? noProxies));
   app.use(securityHeaders());
-  app.use(bodyLimits(options.fileTransferMaxBytes ?? 1024 * 1024 * 1024));
+  app.use(bodyLimits(options.fileTransferMaxBytes ?? defaultFileTransferMaxBytes));
   app.use(jsonErrors());
   app.use(crossOriginProtection(options.accountBaseUrl.origin, secureCookies));
   app.use(connectRpc(options.rpcHandler, secureCookies));

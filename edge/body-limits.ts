@@ -29,16 +29,26 @@ export const fileSaveFormMaxBytes = 5 * 1024 * 1024 * 3 * 2 + maxBodyBytes;
 
 const fileSavePath = /^\/app\/o\/[^/]+\/servers\/[^/]+\/files\/save$/;
 
-/** The dashboard's upload form: one file of up to 1 GiB (as the HTTP API's upload takes), in a multipart body. */
-export const fileUploadFormMaxBytes = 1024 * 1024 * 1024 + 1024 * 1024;
+/** FILE_TRANSFER_MAX_MB's default: the largest file an upload takes, by the HTTP API or the dashboard's form. */
+export const defaultFileTransferMaxBytes = 1024 * 1024 * 1024;
 
-const fileUploadPath = /^\/app\/o\/[^/]+\/servers\/[^/]+\/files\/upload$/;
+/** What the multipart form around an uploaded file may add to it (its fields, boundaries and headers). */
+const uploadFormSlackBytes = 1024 * 1024;
+
+const uploadPaths = /^(\/api\/http\/servers\/uploadFile|\/app\/o\/[^/]+\/servers\/[^/]+\/files\/upload)$/;
+
+/**
+ * The largest body an upload route takes (the HTTP API's PUT servers/uploadFile, the dashboard's
+ * upload form), or undefined for any other path: a file of up to `fileMaxBytes`, and the form's own.
+ */
+export function uploadBodyMaxBytes(path: string, fileMaxBytes: number): number | undefined {
+  return uploadPaths.test(path) ? fileMaxBytes + uploadFormSlackBytes : undefined;
+}
 
 /** The largest body the edge's own readers take at `path` (forms and the HTTP API's JSON). */
 export function edgeBodyMaxBytes(path: string): number {
   if (path === fileWritePath) return fileWriteMessageMaxBytes;
   if (fileSavePath.test(path)) return fileSaveFormMaxBytes;
-  if (fileUploadPath.test(path)) return fileUploadFormMaxBytes;
   return notePaths.test(path) ? noteBodyMaxBytes : maxBodyBytes;
 }
 

@@ -32,6 +32,8 @@ export interface DashboardDeps {
   shutdown?: AbortSignal;
   /** The file editor's modules and the CSP of its pages. */
   editor: EditorModules;
+  /** The largest file the upload form takes (FILE_TRANSFER_MAX_MB). */
+  fileTransferMaxBytes: number;
 }
 
 export interface Viewer extends Shell {

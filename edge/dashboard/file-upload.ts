@@ -10,49 +10,13 @@ import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import type { Readable } from "node:stream";
 import busboy from "busboy";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { UploadFileRequestSchema, UploadFileResponse } from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import type { UploadFileResponse } from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { uploadMessages } from "../upload-pieces.ts";
 import { mediaType } from "../body.ts";
 import { formTokenField, formTokenMatches } from "../form-token.ts";
 import { done, loadViewer, orgOf, PageError, type DashboardDeps, type Viewer } from "./context.ts";
 import { childPath, fileProblemOrThrow, folderHref, type FileProblem } from "./files-context.ts";
 import { filesPage } from "./files.ts";
-
-/** The largest piece of a file in one message (the contract's bytes.max_len). */
-export const uploadPieceBytes = 1024 * 1024;
-
-/** The largest file the form takes (as the HTTP API's upload). */
-export const maxUploadBytes = 1024 * 1024 * 1024;
-
-type UploadMessage = MessageInitShape<typeof UploadFileRequestSchema>;
-
-/** The bytes of `source` in pieces of at most `max` bytes, as few as it allows (holding one piece at most). */
-export async function* pieces(source: AsyncIterable<Uint8Array>, max = uploadPieceBytes): AsyncGenerator<Uint8Array> {
-  let pending: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of source) {
-    let rest = chunk;
-    while (size + rest.length >= max) {
-      const take = max - size;
-      pending.push(rest.subarray(0, take));
-      yield Buffer.concat(pending);
-      pending = [];
-      size = 0;
-      rest = rest.subarray(take);
-    }
-    if (rest.length) {
-      pending.push(rest);
-      size += rest.length;
-    }
-  }
-  if (size) yield Buffer.concat(pending);
-}
-
-/** servers/uploadFile's stream: first the header, then the bytes. */
-export async function* uploadMessages(header: { serverId: string; path: string }, bytes: AsyncIterable<Uint8Array>): AsyncGenerator<UploadMessage> {
-  yield { part: { case: "header", value: header } };
-  for await (const piece of pieces(bytes)) yield { part: { case: "data", value: piece } };
-}
 
 /** A file cut short at the size limit: never written as a shorter file. */
 class UploadTooLarge extends Error {}
@@ -61,7 +25,7 @@ class UploadTooLarge extends Error {}
 async function* partBytes(file: Readable & { truncated?: boolean }): AsyncGenerator<Uint8Array> {
   try {
     for await (const chunk of file.iterator({ destroyOnReturn: false })) yield chunk as Uint8Array;
-    if (file.truncated) throw new UploadTooLarge("the file is larger than 1 GiB");
+    if (file.truncated) throw new UploadTooLarge("the file is larger than this Outpost takes");
   } finally {
     file.resume();
   }
@@ -76,7 +40,12 @@ function fileName(sent: string): string {
 type Outcome = { kind: "forged" } | { kind: "signed-out" } | { kind: "answered"; v: Viewer; folder: string; response?: UploadFileResponse; problem?: FileProblem };
 
 const noFile: FileProblem = { status: 400, reason: "invalid_argument", message: "Choose a file to upload." };
-const tooLarge: FileProblem = { status: 413, reason: "too_large", message: "The file is larger than 1 GiB, the most an upload takes." };
+/** The file was larger than the deployment takes (FILE_TRANSFER_MAX_MB). */
+const tooLarge = (maxBytes: number): FileProblem => ({
+  status: 413,
+  reason: "too_large",
+  message: `The file is larger than ${Math.floor(maxBytes / (1024 * 1024))} MiB, the most an upload takes.`,
+});
 
 /** The file part: the fields before it decide whether it goes to core at all. */
 async function sendPart(ctx: Context, deps: DashboardDeps, fields: Map<string, string>, file: Readable & { truncated?: boolean }, sent: string): Promise<Outcome> {
@@ -101,7 +70,7 @@ async function sendPart(ctx: Context, deps: DashboardDeps, fields: Map<string, s
     return { kind: "answered", v, folder, response };
   } catch (error) {
     file.resume();
-    return { kind: "answered", v, folder, problem: file.truncated || error instanceof UploadTooLarge ? tooLarge : fileProblemOrThrow(error) };
+    return { kind: "answered", v, folder, problem: file.truncated || error instanceof UploadTooLarge ? tooLarge(deps.fileTransferMaxBytes) : fileProblemOrThrow(error) };
   }
 }
 
@@ -109,7 +78,7 @@ async function sendPart(ctx: Context, deps: DashboardDeps, fields: Map<string, s
 function readUpload(ctx: Context, deps: DashboardDeps): Promise<{ fields: Map<string, string>; outcome?: Outcome }> {
   let parser: ReturnType<typeof busboy>;
   try {
-    parser = busboy({ headers: ctx.req.headers, limits: { files: 1, fields: 4, parts: 6, fieldSize: 8 * 1024, fileSize: maxUploadBytes } });
+    parser = busboy({ headers: ctx.req.headers, limits: { files: 1, fields: 4, parts: 6, fieldSize: 8 * 1024, fileSize: deps.fileTransferMaxBytes } });
   } catch {
     throw new PageError(400, "This upload could not be read: it is not a multipart form.");
   }

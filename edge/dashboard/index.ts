@@ -4,6 +4,7 @@
  * confirmation dialogs and live server status. It talks to core only through Connect clients on
  * the edge's transport, as the signed-in person (the session cookie), and owns no state.
  */
+import { defaultFileTransferMaxBytes } from "../body-limits.ts";
 import type { Context, Middleware } from "koa";
 import type { Transport } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -39,6 +40,8 @@ export interface DashboardOptions {
   gameIssuerUrl?: URL;
   /** Aborted when the instance shuts down (live consoles end with a reconnect hint). */
   shutdown?: AbortSignal;
+  /** The largest file the upload form takes (FILE_TRANSFER_MAX_MB; default 1 GiB), as the HTTP API's upload. */
+  fileTransferMaxBytes?: number;
 }
 
 const titles: Record<number, string> = {
@@ -99,6 +102,7 @@ export function createDashboard(options: DashboardOptions): Middleware {
     secureCookies,
     shutdown: options.shutdown,
     editor: createEditorModules(),
+    fileTransferMaxBytes: options.fileTransferMaxBytes ?? defaultFileTransferMaxBytes,
   };
   const router = new Router();
   pwaRoutes(router);

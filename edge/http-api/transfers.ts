@@ -3,33 +3,26 @@
  * - `GET /api/http/servers/downloadFile?serverId=…&path=…` answers the file's bytes
  *   (application/octet-stream, Content-Disposition), streamed from core's DownloadFile;
  * - `PUT /api/http/servers/uploadFile?serverId=…&path=…[&expectedSha256=…]` takes the raw body
- *   and streams it to core's UploadFile in pieces of 1 MiB, answering the file as written (JSON).
+ *   and streams it to core's UploadFile in pieces of 1 MiB (upload-pieces.ts), answering the file
+ *   as written (JSON).
  * Both hold at most a piece at a time whatever the file's size: the response is written as core
  * yields, and the body is read only as core asks for more. Authentication, errors and their
  * statuses are the HTTP API's (router.ts); the OpenAPI document describes both (openapi/).
  */
 import { Readable } from "node:stream";
-import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Context, Middleware } from "koa";
-import {
-  ServersService,
-  UploadFileRequestSchema,
-  UploadFileResponseSchema,
-  UploadHeaderSchema,
-  type UploadFileRequest,
-} from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { ServersService, UploadFileResponseSchema, UploadHeaderSchema } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { HttpError } from "../errors.ts";
 import { untilClientGone, type CoreCalls } from "../core-calls.ts";
+import { uploadMessages } from "../upload-pieces.ts";
 import { messageFromApiJson, messageToApiJson } from "./json.ts";
 import { queryToJson } from "./query.ts";
 import { answerApiError, httpApiPrefix, refuseCredentialsInUrl, type HttpApiOptions } from "./router.ts";
 
 export const downloadPath = `${httpApiPrefix}servers/downloadFile`;
 export const uploadPath = `${httpApiPrefix}servers/uploadFile`;
-
-/** The most bytes an upload's message carries (core's UploadFile takes pieces of up to 1 MiB). */
-const pieceBytes = 1024 * 1024;
 
 /** A route's query as its request message: the same names and checks as a generated GET's. */
 function queryInput<D extends DescMessage>(ctx: Context, desc: D): MessageShape<D> {
@@ -73,32 +66,10 @@ async function download(ctx: Context, calls: CoreCalls): Promise<void> {
   ctx.body = body;
 }
 
-/** The body as UploadFile's messages: the header, then the bytes in pieces of {@link pieceBytes}, read only as core asks. */
-async function* uploadMessages(ctx: Context, header: UploadFileRequest): AsyncGenerator<UploadFileRequest> {
-  yield header;
-  let held: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    for (let at = 0; at < chunk.length;) {
-      const part = chunk.subarray(at, at + pieceBytes - size);
-      held.push(part);
-      size += part.length;
-      at += part.length;
-      if (size === pieceBytes) {
-        yield create(UploadFileRequestSchema, { part: { case: "data", value: Buffer.concat(held) } });
-        held = [];
-        size = 0;
-      }
-    }
-  }
-  if (size) yield create(UploadFileRequestSchema, { part: { case: "data", value: Buffer.concat(held) } });
-}
-
 async function upload(ctx: Context, calls: CoreCalls): Promise<void> {
-  const input = queryInput(ctx, UploadHeaderSchema);
-  const header = create(UploadFileRequestSchema, { part: { case: "header", value: input } });
+  const header = queryInput(ctx, UploadHeaderSchema);
   const gone = untilClientGone(ctx);
-  const response = await calls.client(ctx, ServersService).uploadFile(uploadMessages(ctx, header), { signal: gone });
+  const response = await calls.client(ctx, ServersService).uploadFile(uploadMessages(header, ctx.req), { signal: gone });
   ctx.status = 200;
   ctx.body = messageToApiJson(UploadFileResponseSchema, response);
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { pieces, uploadMessages, uploadPieceBytes } from "../../../edge/dashboard/file-upload.ts";
+import { pieces, uploadMessages, uploadPieceBytes } from "../../../edge/upload-pieces.ts";
 
 async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
