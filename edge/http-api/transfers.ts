@@ -41,6 +41,9 @@ export function contentDisposition(path: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
+/** The bytes as a Buffer over the same memory (Buffer.from of a Uint8Array would copy them). */
+const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
 async function download(ctx: Context, calls: CoreCalls): Promise<void> {
   const input = queryInput(ctx, ServersService.method.downloadFile.input);
   const gone = untilClientGone(ctx);
@@ -57,7 +60,7 @@ async function download(ctx: Context, calls: CoreCalls): Promise<void> {
   const body = Readable.from(
     (async function* () {
       for (let next = await stream.next(); !next.done; next = await stream.next()) {
-        if (next.value.part.case === "data") yield Buffer.from(next.value.part.value);
+        if (next.value.part.case === "data") yield asBuffer(next.value.part.value);
       }
     })(),
   );

@@ -100,6 +100,32 @@ describe("servers: file downloads and uploads through the agent", function () {
     assert.ok(!existsSync(join(server.root, "plugins/Huge.jar")));
   });
 
+  it("an upload whose caller goes away midway leaves the old file whole and no temporary file", async () => {
+    const server = await wrapped("Abandoned", { "plugins/Kept.jar": "the old jar" });
+    const leftovers = () => readdirSync(join(server.root, "plugins")).filter((name) => name !== "Kept.jar");
+    const until = async (holds: () => boolean) => {
+      for (let i = 0; i < 150 && !holds(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    const req = request(url("uploadFile", { serverId: server.id, path: "plugins/Kept.jar" }), {
+      method: "PUT",
+      headers: { "x-api-key": setting.ownerKey(), "content-length": String(8 * 1024 * 1024) },
+    });
+    req.on("error", () => {});
+    let answered: number | undefined;
+    req.on("response", (res) => (answered = res.statusCode));
+    req.write(Buffer.alloc(3 * 1024 * 1024, 7));
+    // The agent is writing the first pieces into its temporary file when the caller goes away.
+    await until(() => leftovers().length > 0);
+    assert.equal(leftovers().length, 1, "the agent's temporary file, while the upload runs");
+    req.destroy();
+    await until(() => leftovers().length === 0);
+    assert.deepEqual(leftovers(), [], "the agent dropped its temporary file");
+    assert.equal(answered, undefined);
+    assert.equal(readFileSync(join(server.root, "plugins/Kept.jar"), "utf8"), "the old jar");
+    const after = await answer(await upload({ serverId: server.id, path: "plugins/Kept.jar" }, Buffer.from("new jar")));
+    assert.equal(after.status, 200, JSON.stringify(after.body));
+  });
+
   it("a download of a file that changes midway stops short instead of mixing versions", async () => {
     const big = Buffer.alloc(8 * 1024 * 1024, 1);
     const server = await wrapped("Changing", { "big.bin": big });
