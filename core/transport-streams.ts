@@ -25,6 +25,9 @@ export async function serveStream(serverInterceptors: Interceptor[], spec: Metho
     responseHeader: { [headerContentType]: contentTypeStreamProto },
   });
   const output = transformInvokeImplementation(spec, context, serverInterceptors)(failingOnAbort(req.message, req.signal))[Symbol.asyncIterator]();
+  // A caller that goes away ends the handler's generator where it waits (its `finally` runs), as
+  // Connect's handler does when the response cannot be written.
+  req.signal.addEventListener("abort", () => void output.return?.(undefined).catch(() => {}), { once: true });
   const trailer = new Headers();
   const ended = (error: unknown): ConnectError => {
     context.abort(error);

@@ -26,7 +26,11 @@
  * - a streamed message is the sender's own object, not a copy: neither side changes a message it
  *   sent or received (none does);
  * - the handler runs only as far as the caller reads (a message at a time), where HTTP would let
- *   it run a few messages ahead into its buffers.
+ *   it run a few messages ahead into its buffers;
+ * - a caller that aborts also ends the handler's generator where it waits (its `finally` runs),
+ *   where the router transport leaves it suspended;
+ * - once the call is aborted, the handler's reads of its request messages fail with the reason
+ *   rather than end, as a cut HTTP body does (an upload cut short is never taken as whole).
  *
  * Calls with a timeout take the router transport itself, where deadlines behave as Connect
  * implements them. The one thing a unary response lacks is the `content-length` header of the

@@ -9,7 +9,7 @@ import { Code, ConnectError, createClient, type ConnectRouter, type HandlerConte
 import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { GameOAuthService, WatchAuthorizationResponseSchema } from "../../gen/outpost/gameoauth/v1/game_oauth_service_pb.js";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
-import { describeError, headersOf, same } from "./transport-conformance.ts";
+import { describeError, headersOf, same, transports, type Build } from "./transport-conformance.ts";
 
 describe("in-process transport: streams", () => {
   /** A server stream's handler that records what it saw and ends as `end` says. */
@@ -105,8 +105,13 @@ describe("in-process transport: streams", () => {
   });
 
   it("aborts the handler's signal when the caller aborts, and leaves it be when the caller only stops reading", async () => {
+    // The one difference, by design: a caller that aborts also ends the handler's generator where
+    // it waits, so its `finally` runs; the router transport leaves it suspended.
+    const ended = new Map<Build, string[]>();
     const seen = await same(async (build) => {
       const log: string[] = [];
+      const finished: string[] = [];
+      ended.set(build, finished);
       const client = createClient(
         GameOAuthService,
         build(
@@ -114,9 +119,13 @@ describe("in-process transport: streams", () => {
             router.service(GameOAuthService, {
               async *watchAuthorization(req, ctx: HandlerContext) {
                 ctx.signal.addEventListener("abort", () => log.push(`${req.sessionId}: aborted, ${Code[ConnectError.from(ctx.signal.reason).code]}`));
-                for (;;) {
-                  yield create(WatchAuthorizationResponseSchema, {});
-                  await sleep(5);
+                try {
+                  for (;;) {
+                    yield create(WatchAuthorizationResponseSchema, {});
+                    await sleep(5);
+                  }
+                } finally {
+                  finished.push(`${req.sessionId}: handler ended`);
                 }
               },
             }),
@@ -132,10 +141,13 @@ describe("in-process transport: streams", () => {
         () => "ended",
         (error) => Code[ConnectError.from(error).code],
       );
-      for (let i = 0; i < 50 && !log.length; i++) await sleep(10);
+      const inProcess = build === transports[1][1];
+      for (let i = 0; i < 50 && (!log.length || (inProcess && !finished.length)); i++) await sleep(10);
       await sleep(20);
       return { read, aborted, log };
     });
     assert.deepEqual(seen, { read: 2, aborted: "Canceled", log: ["aborted: aborted, Canceled"] });
+    assert.deepEqual(ended.get(transports[1][1]), ["aborted: handler ended"]);
+    assert.deepEqual(ended.get(transports[0][1]), []);
   });
 });

@@ -8,7 +8,7 @@ import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
 import { createInProcessTransport, type InProcessTransportOptions } from "../../core/transport.ts";
 
 export type Build = (routes: (router: ConnectRouter) => void, options: InProcessTransportOptions) => Transport;
-const transports: Array<[string, Build]> = [
+export const transports: Array<[string, Build]> = [
   ["router transport", (routes, options) => createRouterTransport(routes, options)],
   ["in-process transport", (routes, options) => createInProcessTransport(routes, options)],
 ];
