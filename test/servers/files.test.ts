@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, promises as fsp, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { hostilePaths } from "../support/hostile-paths.ts";
@@ -15,7 +15,8 @@ const sha256 = (content: string | Buffer) => createHash("sha256").update(content
  */
 describe("servers: files through the agent", function () {
   this.timeout(120_000);
-  const { call, ok, get, wrapped, grant, memberKey: member } = useFilesSetting();
+  const setting = useFilesSetting();
+  const { call, ok, get, wrapped, grant, memberKey: member } = setting;
 
   it("browses, reads, edits with a conflict check, and each change is on disk and on record (never its content)", async () => {
     const properties = "motd=A Minecraft Server\nmax-players=20\n";
@@ -145,6 +146,47 @@ describe("servers: files through the agent", function () {
       "each refused as a bad path, or not found inside",
     );
     assert.ok((statuses.get(400) ?? 0) > paths.length * 4, "nearly all refused as bad paths");
+  });
+
+  it("never follows a symlink swapped in between its check and its open, whatever the timing", async () => {
+    const server = await wrapped("Swapped", { "swap.txt": "inside" });
+    const canary = join(server.base, "canary.txt");
+    const [asLink, asFile, target] = [join(server.base, "swap-link"), join(server.base, "swap-file"), join(server.root, "swap.txt")];
+    // The test swaps swap.txt between a file and a symlink out of the directory as fast as it can
+    // (each rename atomic), while the agent reads, downloads and writes it through Outpost.
+    let swapping = true;
+    let swaps = 0;
+    const swapper = (async () => {
+      while (swapping) {
+        await fsp.symlink(canary, asLink);
+        await fsp.rename(asLink, target);
+        await fsp.writeFile(asFile, "inside");
+        await fsp.rename(asFile, target);
+        swaps++;
+      }
+    })();
+    const outcomes = new Map<string, number>();
+    try {
+      for (let round = 0; round < 100; round++) {
+        const [read, download, write] = await Promise.all([
+          get("readFile", { serverId: server.id, path: "swap.txt" }),
+          fetch(`${setting.outpost().baseUrl}/api/http/servers/downloadFile?${new URLSearchParams({ serverId: server.id, path: "swap.txt" })}`, {
+            headers: { "x-api-key": setting.ownerKey() },
+          }).then(async (res) => ({ status: res.status, text: await res.text() })),
+          call("POST", "servers/writeFile", { serverId: server.id, path: "swap.txt", content: "pwned" }),
+        ]);
+        assert.ok(read.status === 200 ? read.body.content === "inside" || read.body.content === "pwned" : refused(read)[1] === "outside_root", JSON.stringify(read));
+        assert.ok(download.status === 200 ? ["inside", "pwned"].includes(download.text) : JSON.parse(download.text).reason === "outside_root", download.text);
+        assert.ok([200, 400].includes(write.status), JSON.stringify(write));
+        for (const outcome of [`read ${read.status}`, `download ${download.status}`, `write ${write.status}`]) outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      }
+    } finally {
+      swapping = false;
+      await swapper;
+    }
+    assert.equal(readFileSync(canary, "utf8"), "outside the server's directory", "never written through the link");
+    assert.ok(swaps > 100, `${swaps} swaps`);
+    assert.ok(outcomes.get("read 400"), `some reads met the link: ${JSON.stringify([...outcomes])}`);
   });
 
   it("keeps to what the operator allows: read-only refuses writes, off serves nothing, an offline agent is 409", async () => {
