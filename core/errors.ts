@@ -47,12 +47,16 @@ export const domainErrors = {
   failed_precondition: Code.FailedPrecondition,
   /** The caller's email address is not verified yet (accepting an invitation needs it). */
   email_unverified: Code.FailedPrecondition,
-  /** The server's agent is not connected, or went away before it answered. */
+  /** The server's agent is not connected (what was asked never reached it). */
   agent_offline: Code.FailedPrecondition,
   /** The server's agent cannot run console commands. */
   no_console: Code.FailedPrecondition,
-  /** The server's agent did not answer in time. */
-  agent_timeout: Code.DeadlineExceeded,
+  /**
+   * What was asked reached the server's agent and no answer came (too slow, or the agent went
+   * away first): it may have been done. A console command's outcome is settled later
+   * (servers/getConsoleCommand).
+   */
+  outcome_unknown: Code.DeadlineExceeded,
   /** A path in a server's directory that no file system should read (a control character, a backslash, an empty segment). */
   invalid_path: Code.InvalidArgument,
   /** A path that leads out of the server's directory (`..`, absolute, a symlink out): refused, never followed. */

@@ -64,12 +64,14 @@ export function createAnswerWaits<T>(limit: number): AnswerWaits<T> {
 }
 
 /**
- * What a caller hears of an ask its agent did not answer: `agent_offline` (409; "before it
- * answered" when it was sent, so it may have been acted on), `agent_timeout` (504) after
- * `timeoutMs`, `server_busy` (429) when too many of `what` ("console commands") were waiting.
+ * What a caller hears of an ask its agent did not answer: `outcome_unknown` (504) when it was
+ * sent (after `timeoutMs`, or the agent went away first), so it may have been acted on, and
+ * `unknown` says so in `what`'s words; `agent_offline` (409) when it never reached the agent;
+ * `server_busy` (429) when too many of `what` were waiting.
  */
-export function unansweredRefusal(outcome: AgentUnanswered["outcome"], sent: boolean, timeoutMs: number, what: string): DomainError {
-  if (outcome === "timeout") return new DomainError("agent_timeout", `the agent did not answer within ${timeoutMs / 1000} seconds`);
-  if (outcome === "busy") return new DomainError("server_busy", `too many ${what} are waiting for this server's agent; try again in a moment`);
-  return fail("agent_offline", sent ? "the server's agent went offline before it answered" : "the server's agent is offline");
+export function unansweredRefusal(outcome: AgentUnanswered["outcome"], sent: boolean, timeoutMs: number, what: { many: string; unknown: string }): DomainError {
+  if (outcome === "busy") return new DomainError("server_busy", `too many ${what.many} are waiting for this server's agent; try again in a moment`);
+  if (outcome === "timeout") return new DomainError("outcome_unknown", `the agent did not answer within ${timeoutMs / 1000} seconds: ${what.unknown}`);
+  if (sent) return new DomainError("outcome_unknown", `the server's agent went offline before it answered: ${what.unknown}`);
+  return fail("agent_offline", "the server's agent is offline");
 }

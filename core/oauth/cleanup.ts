@@ -2,12 +2,14 @@
  * Deletes what the two issuers' flows no longer need, an hour after it expired: Game OAuth's
  * hosted sessions (their codes and those codes' tokens go with them) and access tokens; Account
  * OAuth's authorization requests, codes (their tokens, expired 15 minutes after the exchange,
- * go with them) and access tokens. Idempotent, so instances may run it at once.
+ * go with them) and access tokens. Also the records of console commands past their 30 days.
+ * Idempotent, so instances may run it at once.
  */
 import type { Logger } from "pino";
 import type { Clock, CoreDeps } from "../deps.ts";
 import { deleteExpiredGameFlowRows } from "../game-oauth/game-oauth-queries.ts";
 import { deleteExpiredAccountFlowRows } from "../account-oauth/account-oauth-queries.ts";
+import { deleteOldCommands } from "../servers/console-command-queries.ts";
 
 export const cleanupEveryMs = 10 * 60_000;
 const keepMs = 60 * 60_000;
@@ -19,6 +21,7 @@ export async function deleteExpiredFlowRows(db: Db, now: Date): Promise<void> {
   const before = new Date(now.getTime() - keepMs);
   await deleteExpiredGameFlowRows(query, before);
   await deleteExpiredAccountFlowRows(query, before);
+  await deleteOldCommands(query, now);
 }
 
 /** Runs {@link deleteExpiredFlowRows} every {@link cleanupEveryMs} (unref'd) until `stop`. */

@@ -4,8 +4,17 @@
  * Owners and admins may use any server's console; a member needs a live grant with the
  * console_command action, and each command sent to the agent spends one of its uses (one the
  * agent never got — offline, no console, its stream ending at that moment, or too many commands
- * waiting — spends none; one sent whose agent then goes silent does, as it may have run). Every call the caller was allowed to make is an activity
- * event, refusals included, with its outcome; so is a member's refused by their grant (`denied`).
+ * waiting — spends none; one sent whose agent then goes silent does, as it may have run).
+ *
+ * What really happened is kept (console-command-queries.ts): a command is recorded as pending
+ * before it is sent, and one that cannot be recorded is not sent (the database's error answers
+ * the call, unavailable, and nothing ran). Its answer settles the record; an answer that cannot
+ * be recorded still reaches the caller (it ran: a retry would run it again), and the record stays
+ * pending. A command sent and not answered is `outcome_unknown`, never "offline" or "timeout" as
+ * if it had not run, and its record stays pending; servers/getConsoleCommand reads it.
+ *
+ * Every call the caller was allowed to make is an activity event, refusals included, with its
+ * outcome (`unknown` for one not answered); so is a member's refused by their grant (`denied`).
  */
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
@@ -27,13 +36,20 @@ import { isOnline } from "../agents/presence.ts";
 import { consoleTimeoutMs, type ConsoleAnswer } from "../agents/console.ts";
 import { AgentUnanswered, unansweredRefusal } from "../agents/answer-waits.ts";
 import { Server } from "../db/entities.ts";
+import { recordPendingCommand, settleCommand } from "./console-command-queries.ts";
 import { consoleCommandProblem } from "../../contract/console-command.ts";
 
-export type ConsoleOutcome = "ok" | "failed" | "denied" | "frozen" | "offline" | "no_console" | "timeout" | "busy";
+export type ConsoleOutcome = "ok" | "failed" | "denied" | "frozen" | "offline" | "no_console" | "unknown" | "busy";
+
+/** How an unanswered command is told (answer-waits.ts). */
+const commandUnanswered = (requestId: string) => ({
+  many: "console commands",
+  unknown: `the command may have run; servers/getConsoleCommand with request_id ${requestId} tells once its outcome is known`,
+});
 
 /** Why a command did not run, or may have run unanswered, in the caller's words. */
-function refusalOf(outcome: "offline" | "no_console" | "timeout" | "busy", sent: boolean): DomainError {
-  if (outcome !== "no_console") return unansweredRefusal(outcome, sent, consoleTimeoutMs, "console commands");
+function refusalOf(outcome: "offline" | "no_console" | "timeout" | "busy", sent: boolean, requestId: string): DomainError {
+  if (outcome !== "no_console") return unansweredRefusal(outcome, sent, consoleTimeoutMs, commandUnanswered(requestId));
   return fail("no_console", "the server's agent cannot run console commands (it connected without a console; `outpost-agent wrap` and the flying-squid plugin have one)");
 }
 
@@ -62,13 +78,15 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   const server = agentServer(judged.row);
   const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(deps.activity, caller, server, { requestId, command, outcome, error });
 
-  let outcome: ConsoleOutcome | undefined;
+  let outcome: ConsoleOutcome | "timeout" | undefined;
   if (!isOnline(server, use.now) || !server.agentConnectionId) outcome = "offline";
   else if (!server.agentConsole) outcome = "no_console";
   let answer: ConsoleAnswer | undefined;
   let sent = false;
   if (!outcome) {
     await onRecord(() => spendServerUse(db.query, caller, judged, use));
+    // On record before it is sent: if this fails, the call fails and the command was never sent.
+    await recordPendingCommand(db.query, { requestId, serverId: server.id, userId: caller.user.id, command, sentAt: deps.clock.now() });
     sent = true;
     try {
       answer = await deps.consoles.execute({ serverId: server.id, connectionId: server.agentConnectionId! }, requestId, command, consoleTimeoutMs);
@@ -77,17 +95,51 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
       outcome = error.outcome;
       sent = error.sent;
       // Turned away before the agent got it (its stream just ended, or too many waiting): it cannot have run.
-      if (!sent) await returnServerUse(db.query, judged, use);
+      if (!sent) {
+        await returnServerUse(db.query, judged, use);
+        await settleCommand(db.query, requestId, { status: "not_sent", error: refusalOf(outcome, false, requestId).message, at: deps.clock.now() });
+      }
     }
   }
   if (!answer) {
-    const refusal = refusalOf(outcome as Parameters<typeof refusalOf>[0], sent);
-    await record(outcome!, refusal.message);
+    const refusal = refusalOf(outcome as Parameters<typeof refusalOf>[0], sent, requestId);
+    // Sent and unanswered, the caller must hear "unknown" even if the log cannot take it now.
+    if (!sent) await record(outcome as ConsoleOutcome, refusal.message);
+    else
+      await record("unknown", refusal.message).catch((error) =>
+        deps.logger.warn({ err: error, requestId }, "an unanswered console command could not be put in the activity log"),
+      );
     throw refusal;
   }
   const error = answer.success ? "" : answer.error || "the agent could not run the command";
-  await record(answer.success ? "ok" : "failed", error);
+  await settleAnswered(deps, db, { caller, server, requestId, command, answer, error });
   return create(ExecuteConsoleCommandResponseSchema, { requestId, success: answer.success, output: answer.output, error });
+}
+
+/**
+ * Settles an answered command's record and puts it in the activity log. The command ran (or the
+ * agent refused it): when the database cannot take that now, the caller still gets the answer —
+ * told to retry, they would run it again — and the record stays pending.
+ */
+async function settleAnswered(
+  deps: ConsoleDeps,
+  db: Db,
+  c: { caller: UserCaller; server: AgentServer; requestId: string; command: string; answer: ConsoleAnswer; error: string },
+): Promise<void> {
+  try {
+    await settleCommand(db.query, c.requestId, { status: c.answer.success ? "ran" : "failed", output: c.answer.output, error: c.error, at: deps.clock.now() });
+    await recordConsoleCommand(deps.activity, c.caller, c.server, {
+      requestId: c.requestId,
+      command: c.command,
+      outcome: c.answer.success ? "ok" : "failed",
+      error: c.error,
+    });
+  } catch (error) {
+    deps.logger.warn(
+      { err: error, requestId: c.requestId, serverId: c.server.id },
+      "a console command was answered but its outcome could not be recorded; its record stays pending",
+    );
+  }
 }
 
 /** What a console command or a file operation reads of its server: where its agent is, and what it can do. */

@@ -118,6 +118,9 @@ export interface FileSession {
  * The checks of a call (see the module's comment) and the grant's use it spends (a change spends
  * one, once, however many operations follow); `paths` must all be within the caller's access.
  */
+/** How an unanswered file operation is told (answer-waits.ts). */
+const fileUnanswered = { many: "file operations", unknown: "a change it asked for may or may not have been made; look before trying again" };
+
 export async function openFileSession(
   deps: FileDeps,
   address: ServerAddress,
@@ -158,7 +161,7 @@ export async function openFileSession(
       // Turned away before the agent got anything: nothing can have changed.
       if (!error.sent && !sentAny) await returnServerUse(db.query, judged, use);
       sentAny ||= error.sent;
-      throw unansweredRefusal(error.outcome, error.sent, fileTimeoutMs, "file operations");
+      throw unansweredRefusal(error.outcome, error.sent, fileTimeoutMs, fileUnanswered);
     }
     if (result.result.case === "failure") throw agentRefusal(result.result.value.reason, result.result.value.message);
     if (!result.result.case) throw fail("failed_precondition", "the server's agent gave an empty answer");

@@ -30,7 +30,7 @@ function problemOf(error: unknown): ConsoleOutcome["problem"] {
     case Code.FailedPrecondition:
       return problem(`The server cannot run commands now: ${error.rawMessage}.`);
     case Code.DeadlineExceeded:
-      return problem("The server did not answer in time. The command may still have run: watch the live output.");
+      return problem("No answer came from the server (too slow, or its agent went away). The command may have run: watch the live output.");
     case Code.PermissionDenied:
       return problem("You may not use this server's console. Ask an owner or admin of the organization for access.");
     case Code.NotFound:

@@ -85,7 +85,7 @@ describe("dashboard: a server's console, its players and whether it signs player
     await busy.getByText("the console is busy").waitFor();
 
     const hang = await run(page, "hang");
-    await hang.getByText(/did not answer in time/).waitFor({ timeout: 30_000 });
+    await hang.getByText(/No answer came from the server/).waitFor({ timeout: 30_000 });
     await hang.getByText("No answer", { exact: true }).waitFor();
     // The connection fails before the answer comes: the command may have run, so not "Refused" either.
     await page.route("**/console", (route) => route.abort("connectionreset"));
@@ -144,7 +144,7 @@ describe("dashboard: a server's console, its players and whether it signs player
     await check(page, "console output without script");
     assert.equal(await post("hang"), 504);
     const unanswered = page.getByRole("log", { name: "Command output" }).locator(".console-result");
-    await unanswered.getByText(/did not answer in time/).waitFor();
+    await unanswered.getByText(/No answer came from the server/).waitFor();
     assert.equal(await unanswered.locator(".status").textContent(), "No answer");
     assert.equal(await post("x".repeat(1001)), 400);
     const field = page.getByLabel("Command", { exact: true });

@@ -27,6 +27,7 @@ import { Migration0027NotesOfDeletedServers } from "./0027-notes-of-deleted-serv
 import { Migration0028AlertMatchPerStatement } from "./0028-alert-match-per-statement.ts";
 import { Migration0029EmailVerification } from "./0029-email-verification.ts";
 import { Migration0030Files } from "./0030-files.ts";
+import { Migration0031ConsoleCommands } from "./0031-console-commands.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -59,4 +60,5 @@ export const migrations = [
   { name: "0028_alert_match_per_statement", class: Migration0028AlertMatchPerStatement },
   { name: "0029_email_verification", class: Migration0029EmailVerification },
   { name: "0030_files", class: Migration0030Files },
+  { name: "0031_console_commands", class: Migration0031ConsoleCommands },
 ];

@@ -2,7 +2,7 @@
 // @generated from file outpost/servers/v1/servers_service.proto (package outpost.servers.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { FileEntry, FileMatch, FileVersion, Game, OnlinePlayer, Plugin, Server } from "./resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
@@ -373,6 +373,122 @@ export declare type ExecuteConsoleCommandResponse = Message<"outpost.servers.v1.
  * Use `create(ExecuteConsoleCommandResponseSchema)` to create a new message.
  */
 export declare const ExecuteConsoleCommandResponseSchema: GenMessage<ExecuteConsoleCommandResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.GetConsoleCommandRequest
+ */
+export declare type GetConsoleCommandRequest = Message<"outpost.servers.v1.GetConsoleCommandRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * The request_id of ExecuteConsoleCommand's answer, or of its outcome_unknown error.
+   *
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.GetConsoleCommandRequest.
+ * Use `create(GetConsoleCommandRequestSchema)` to create a new message.
+ */
+export declare const GetConsoleCommandRequestSchema: GenMessage<GetConsoleCommandRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.GetConsoleCommandResponse
+ */
+export declare type GetConsoleCommandResponse = Message<"outpost.servers.v1.GetConsoleCommandResponse"> & {
+  /**
+   * @generated from field: outpost.servers.v1.ConsoleCommand command = 1;
+   */
+  command?: ConsoleCommand | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.GetConsoleCommandResponse.
+ * Use `create(GetConsoleCommandResponseSchema)` to create a new message.
+ */
+export declare const GetConsoleCommandResponseSchema: GenMessage<GetConsoleCommandResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.ConsoleCommand
+ */
+export declare type ConsoleCommand = Message<"outpost.servers.v1.ConsoleCommand"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * As it was sent (without a leading "/").
+   *
+   * @generated from field: string command = 2;
+   */
+  command: string;
+
+  /**
+   * @generated from field: outpost.servers.v1.ConsoleCommandStatus status = 3;
+   */
+  status: ConsoleCommandStatus;
+
+  /**
+   * The console lines that followed it, once it ran.
+   *
+   * @generated from field: repeated string output = 4;
+   */
+  output: string[];
+
+  /**
+   * Why it did not run (failed, not sent).
+   *
+   * @generated from field: string error = 5;
+   */
+  error: string;
+
+  /**
+   * Who sent it.
+   *
+   * @generated from field: string user_id = 6;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp sent_at = 7;
+   */
+  sentAt?: Timestamp | undefined;
+
+  /**
+   * When its outcome became known; unset while pending.
+   *
+   * @generated from field: google.protobuf.Timestamp settled_at = 8;
+   */
+  settledAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ConsoleCommand.
+ * Use `create(ConsoleCommandSchema)` to create a new message.
+ */
+export declare const ConsoleCommandSchema: GenMessage<ConsoleCommand>;
 
 /**
  * @generated from message outpost.servers.v1.ListPlayersRequest
@@ -1528,6 +1644,51 @@ export declare type SearchFilesResponse = Message<"outpost.servers.v1.SearchFile
 export declare const SearchFilesResponseSchema: GenMessage<SearchFilesResponse>;
 
 /**
+ * What became of a console command sent to a server's agent.
+ *
+ * @generated from enum outpost.servers.v1.ConsoleCommandStatus
+ */
+export enum ConsoleCommandStatus {
+  /**
+   * @generated from enum value: CONSOLE_COMMAND_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Sent, and no answer yet: it may have run.
+   *
+   * @generated from enum value: CONSOLE_COMMAND_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * It ran on the console (output has what followed it).
+   *
+   * @generated from enum value: CONSOLE_COMMAND_STATUS_RAN = 2;
+   */
+  RAN = 2,
+
+  /**
+   * The agent got it and could not run it (error says why).
+   *
+   * @generated from enum value: CONSOLE_COMMAND_STATUS_FAILED = 3;
+   */
+  FAILED = 3,
+
+  /**
+   * It never reached the agent: it did not run.
+   *
+   * @generated from enum value: CONSOLE_COMMAND_STATUS_NOT_SENT = 4;
+   */
+  NOT_SENT = 4,
+}
+
+/**
+ * Describes the enum outpost.servers.v1.ConsoleCommandStatus.
+ */
+export declare const ConsoleCommandStatusSchema: GenEnum<ConsoleCommandStatus>;
+
+/**
  * Game servers of an organization. Owners and admins see and manage all of them; a member sees
  * the servers granted to them.
  *
@@ -1598,9 +1759,12 @@ export declare const ServersService: GenService<{
   /**
    * Runs a command on the game server's console through its agent and returns the output lines
    * that followed it (owners and admins, or members granted the server). Every call is an activity
-   * event. failed_precondition (409) when the server is frozen (reason server_frozen, see
-   * Server.frozen), or its agent is offline or has no console; deadline_exceeded (504) when the
-   * agent does not answer in time.
+   * event, and every command sent is recorded (as pending) before it is sent: one that cannot be
+   * recorded is not sent (unavailable, 503, and it did not run). failed_precondition (409) when
+   * the server is frozen (reason server_frozen, see Server.frozen), or its agent is offline or has
+   * no console; deadline_exceeded (504, reason outcome_unknown) when the command was sent and no
+   * answer came (too slow, or the agent went away first): it may have run, and
+   * GetConsoleCommand tells once it is known.
    *
    * @generated from rpc outpost.servers.v1.ServersService.ExecuteConsoleCommand
    */
@@ -1608,6 +1772,18 @@ export declare const ServersService: GenService<{
     methodKind: "unary";
     input: typeof ExecuteConsoleCommandRequestSchema;
     output: typeof ExecuteConsoleCommandResponseSchema;
+  },
+  /**
+   * A console command sent to the server's agent, by the request_id its call answered with (or
+   * its outcome_unknown error named): pending until its outcome is known, then what it gave.
+   * Same access as reading the console (console_read); not_found for a command of another server.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.GetConsoleCommand
+   */
+  getConsoleCommand: {
+    methodKind: "unary";
+    input: typeof GetConsoleCommandRequestSchema;
+    output: typeof GetConsoleCommandResponseSchema;
   },
   /**
    * The players online now, as the server's agent reports them (empty when it is offline).
@@ -1640,7 +1816,8 @@ export declare const ServersService: GenService<{
    * "." for the directory itself). Refusals carry a reason: invalid_path / outside_root (400),
    * denied / read_only (403), not_found (404), files_off / not_a_directory / not_a_regular_file /
    * already_exists / directory_not_empty / edit_conflict (409), too_large (413), and those of the
-   * console (agent_offline 409, agent_timeout 504, server_frozen 409). Every change is an activity
+   * console (agent_offline 409, outcome_unknown 504 when the agent got it and no answer came: a
+   * change may or may not have been made, server_frozen 409). Every change is an activity
    * event with the path, size and hashes, never the content.
    *
    * A directory's entries (directories first, then by name), 1,000 a page.
