@@ -10,6 +10,7 @@
  * answers by request id are requests.ts; the options and events, options.ts. Imports only the
  * contract, never core.
  */
+import { createConsoleMemory } from "./console-memory.ts";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import type { Http2Session } from "node:http2";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
@@ -123,6 +124,7 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
     options,
     players: () => state.players,
     consoleOutlet,
+    consoleMemory: createConsoleMemory(),
     files: openServedFiles(options.files, (error) => emit({ kind: "fileError", error })),
     requests,
     setLive: (live) => (state.live = live),

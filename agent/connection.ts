@@ -10,6 +10,7 @@ import type { AgentService, ConnectResponse, FileRequest, Welcome } from "../gen
 import { agentKeyHeader } from "../contract/credentials.ts";
 import type { AgentEvent, AgentOptions } from "./options.ts";
 import { answerConsoleCommand, type ConsoleOutlet } from "./console.ts";
+import type { ConsoleMemory } from "./console-memory.ts";
 import { createFileRequests, filesModeOnWire, type ServedFiles } from "./files/requests.ts";
 import type { Player } from "./players.ts";
 import { ConnectionDropped, type AgentMessage, type PendingRequests } from "./requests.ts";
@@ -27,6 +28,8 @@ export interface ConnectionDeps {
   /** The players online now, reported once welcomed. */
   players(): Player[];
   consoleOutlet: ConsoleOutlet;
+  /** The console commands of this run, and their results (console-memory.ts). */
+  consoleMemory: ConsoleMemory;
   /** The files the agent serves, opened once for every connection (Hello waits for them). */
   files: Promise<ServedFiles>;
   requests: PendingRequests;
@@ -82,6 +85,7 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
     const players = deps.players();
     if (players.length) send({ case: "players", value: { players } });
     deps.consoleOutlet.attach(sendWaiting);
+    deps.consoleMemory.attach(send);
     deps.emit({ kind: "connected", welcome: value });
   };
   const files = await deps.files;
@@ -89,7 +93,19 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
   /** A result for a connection that ended meanwhile goes nowhere: `send` drops it. */
   const answerFileRequest = (request: FileRequest) => void fileRequests.answer(request).then((result) => result && send({ case: "fileResult", value: result }));
   const { game, playerAuth } = options;
-  send({ case: "hello", value: { game, playerAuth, agentVersion: options.agentVersion ?? "", console: !!options.console, files: filesModeOnWire(files.mode) } });
+  const hello = {
+    game,
+    playerAuth,
+    agentVersion: options.agentVersion ?? "",
+    console: !!options.console,
+    files: filesModeOnWire(files.mode),
+    bootId: deps.consoleMemory.bootId,
+  };
+  send({ case: "hello", value: hello });
+  /** A command's result goes to the memory, which sends it on whichever connection is live when it ends. */
+  const toMemory = (message: AgentMessage) => {
+    if (message?.case === "consoleResult") deps.consoleMemory.answered({ ...message.value, requestId: message.value.requestId ?? "" });
+  };
   try {
     heard();
     const responses = deps.client.connect(requests, { signal: abort.signal, headers: { [agentKeyHeader]: options.key } });
@@ -98,8 +114,10 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
       const { message } = response as ConnectResponse;
       if (message.case === "welcome") welcome(message.value);
       else if (message.case === "loginReply") deps.requests.answer(message.value);
-      else if (message.case === "consoleCommand") void answerConsoleCommand(options.console, message.value, abort.signal, send);
-      else if (message.case === "fileRequest") answerFileRequest(message.value);
+      else if (message.case === "consoleCommand") {
+        deps.consoleMemory.received(message.value.requestId);
+        void answerConsoleCommand(options.console, message.value, abort.signal, toMemory);
+      } else if (message.case === "fileRequest") answerFileRequest(message.value);
     }
     if (!deps.stopping()) throw new ConnectError("Outpost closed the connection", Code.Unavailable);
   } catch (error) {
@@ -109,6 +127,7 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
     clearInterval(heartbeat);
     clearTimeout(silence);
     deps.consoleOutlet.attach(undefined);
+    deps.consoleMemory.attach(undefined);
     fileRequests.close();
     deps.setLive(undefined);
     requests.close();

@@ -26,8 +26,8 @@ export interface AnswerWaits<T> {
    * already wait (or this id does).
    */
   ask(requestId: string, timeoutMs: number, send: () => void): Promise<T>;
-  /** An answer arrived: settles its ask; one for no waiting ask is ignored. */
-  answer(requestId: string, value: T): void;
+  /** An answer arrived: settles its ask; false (and nothing else) when no ask waits for it. */
+  answer(requestId: string, value: T): boolean;
   /** The stream ended: every waiting ask fails with "offline", and so does any later one. */
   close(): void;
 }
@@ -54,7 +54,9 @@ export function createAnswerWaits<T>(limit: number): AnswerWaits<T> {
       });
     },
     answer(requestId, value) {
-      waiting.get(requestId)?.resolve(value);
+      const waiter = waiting.get(requestId);
+      waiter?.resolve(value);
+      return waiter !== undefined;
     },
     close() {
       closed = true;

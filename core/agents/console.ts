@@ -30,8 +30,8 @@ type Send = (message: MessageInitShape<typeof ConnectResponseSchema>["message"])
 export interface ConnectionConsole {
   /** Sends the command and resolves with its ConsoleResult; rejects {@link AgentUnanswered}. */
   run(requestId: string, command: string, timeoutMs: number): Promise<ConsoleAnswer>;
-  /** A ConsoleResult arrived: answers its command; one for no waiting command is ignored. */
-  answered(result: ConsoleResult): void;
+  /** A ConsoleResult arrived: answers its command; false when no command of this stream waits for it. */
+  answered(result: ConsoleResult): boolean;
   /** A ConsoleOutput arrived: kept among the recent lines. */
   printed(output: ConsoleOutput): void;
   /** The last {@link recentLinesKept} lines, oldest first. */
@@ -49,7 +49,7 @@ export function createConnectionConsole(send: Send): ConnectionConsole {
       return waits.ask(requestId, timeoutMs, () => send({ case: "consoleCommand", value: { requestId, command, timeoutMs } }));
     },
     answered(result) {
-      waits.answer(result.requestId, { success: result.success, output: result.output, error: result.success ? "" : result.error });
+      return waits.answer(result.requestId, { success: result.success, output: result.output, error: result.success ? "" : result.error });
     },
     printed(output) {
       lines.push(...output.lines);

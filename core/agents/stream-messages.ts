@@ -3,6 +3,7 @@
  * (agent-stream.ts reads them): Hello first, which makes the stream hold its server, then players,
  * heartbeats, in-game commands to answer, and the console's results and output.
  */
+import { settleNeverReceivedCommands, settleReported } from "./console-settle.ts";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConfirmCommand_Decision, type ConnectRequest, type ConnectResponseSchema } from "../../gen/outpost/agent/v1/agent_service_pb.js";
@@ -37,6 +38,8 @@ export interface StreamSession {
   ended(): boolean;
   /** The agent's player authentication, set by Hello. */
   playerAuth?: string;
+  /** The agent's run, as its Hello named it. */
+  bootId?: string;
   /** Set while the stream holds its server: console commands and file operations from other instances reach it. */
   detach?: () => void;
 }
@@ -57,9 +60,10 @@ async function hello(deps: AgentStreamDeps, session: StreamSession, value: Incom
   // A frozen server's agent is refused, with why: the server stays offline until it is unfrozen.
   requireNotFrozen(await serverFreeze(deps.statements.on(session.em), deps.config, server.id));
   const auth = playerAuthNames[value.playerAuth]!;
-  const facts = { playerAuth: auth, agentVersion: value.agentVersion, console: value.console, files: filesModeName(value.files) };
+  const facts = { playerAuth: auth, agentVersion: value.agentVersion, console: value.console, files: filesModeName(value.files), bootId: value.bootId ?? null };
   if (!(await markConnected(session.em, agent, connection.id, facts, deps.clock.now()))) throw revoked();
   session.playerAuth = auth;
+  session.bootId = value.bootId;
   // Ended meanwhile: it records its end (Hello is on record), but must not hold the server now,
   // which would end a newer stream and attach to the consoles after its detach ran.
   if (session.ended()) return;
@@ -121,7 +125,11 @@ export function createMessageHandler(deps: AgentStreamDeps, session: StreamSessi
       case "confirmCommand":
         return loginCommand(deps, session, playerAuth, message);
       case "consoleResult":
-        return connection.console.answered(message.value);
+        // One nobody waits for (late, or sent again on a new connection) settles its record.
+        if (connection.console.answered(message.value)) return;
+        return settleReported(deps, session.agent.server, message.value);
+      case "consoleReceived":
+        return settleNeverReceivedCommands(deps, session.agent.server, { connectionId: connection.id, bootId: session.bootId }, message.value);
       case "fileResult":
         return connection.files.answered(message.value);
       case "consoleOutput":

@@ -125,6 +125,8 @@ export const Server = defineEntity({
     agentVersion: p.string().length(64).nullable(),
     /** The agent stream that last said Hello: only it may take the server offline. */
     agentConnectionId: p.uuid().nullable(),
+    /** The run of the agent that last said Hello (Hello.boot_id); null for an agent that names none. */
+    agentBootId: p.uuid().nullable(),
     /** The last presence event in the activity log: "connected" | "disconnected". */
     presenceEvent: p.string().length(16).nullable(),
     createdAt: createdAt(),

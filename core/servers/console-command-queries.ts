@@ -19,27 +19,59 @@ export interface PendingCommand {
   serverId: string;
   userId: string;
   command: string;
+  /** The stream it is sent on, and the agent's run behind it (null: the agent names none). */
+  connectionId: string;
+  agentBootId: string | null;
   sentAt: Date;
 }
 
 /** The command's record, pending; before it is sent. Fails (and the command must not be sent) when it cannot be written. */
 export async function recordPendingCommand(query: SqlRunner, c: PendingCommand): Promise<void> {
   await query.run(
-    sql`insert into console_commands (request_id, server_id, user_id, command, status, sent_at) values (${c.requestId}, ${c.serverId}, ${c.userId}, ${c.command}, 'pending', ${c.sentAt})`,
+    sql`insert into console_commands (request_id, server_id, user_id, command, status, connection_id, agent_boot_id, sent_at)
+        values (${c.requestId}, ${c.serverId}, ${c.userId}, ${c.command}, 'pending', ${c.connectionId}, ${c.agentBootId}, ${c.sentAt})`,
   );
 }
 
-/** Settles a pending record; true when it was pending (and now is not). */
-export async function settleCommand(
-  query: SqlRunner,
-  requestId: string,
-  outcome: { status: SettledStatus; output?: string[]; error?: string; at: Date },
-): Promise<boolean> {
-  const changed = await query.run(
+export interface Outcome {
+  status: SettledStatus;
+  output?: string[];
+  error?: string;
+  at: Date;
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Settles the server's pending record of `requestId`; the command, when it was pending (and now
+ * is not). An id that is no request id of ours (an agent's report may hold anything) settles nothing.
+ */
+export async function settleCommand(query: SqlRunner, serverId: string, requestId: string, outcome: Outcome): Promise<string | undefined> {
+  if (!uuidPattern.test(requestId)) return undefined;
+  const settled = await query.one(
     sql`update console_commands set status = ${outcome.status}, output = ${outcome.output ? JSON.stringify(outcome.output) : null}::jsonb, error = ${outcome.error || null}, settled_at = ${outcome.at}
-        where request_id = ${requestId} and status = 'pending'`,
+        where request_id = ${requestId} and server_id = ${serverId} and status = 'pending' returning command`,
+    row({ command: text }),
   );
-  return changed > 0;
+  return settled?.command;
+}
+
+/**
+ * Settles as never received the server's pending records sent to an earlier stream of the agent's
+ * run `bootId` whose request ids the agent, which remembers every command of that run, does not
+ * hold; the settled ones (request id and command).
+ */
+export function settleNeverReceived(
+  query: SqlRunner,
+  f: { serverId: string; bootId: string; connectionId: string; received: string[]; error: string; at: Date },
+): Promise<Array<{ request_id: string; command: string }>> {
+  return query.rows(
+    sql`update console_commands set status = 'not_sent', error = ${f.error}, settled_at = ${f.at}
+        where server_id = ${f.serverId} and status = 'pending' and agent_boot_id = ${f.bootId} and connection_id <> ${f.connectionId}
+          and not (request_id::text = any(${f.received}::text[]))
+        returning request_id, command`,
+    row({ request_id: text, command: text }),
+  );
 }
 
 const commandRow = row({

@@ -86,7 +86,15 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   if (!outcome) {
     await onRecord(() => spendServerUse(db.query, caller, judged, use));
     // On record before it is sent: if this fails, the call fails and the command was never sent.
-    await recordPendingCommand(db.query, { requestId, serverId: server.id, userId: caller.user.id, command, sentAt: deps.clock.now() });
+    await recordPendingCommand(db.query, {
+      requestId,
+      serverId: server.id,
+      userId: caller.user.id,
+      command,
+      connectionId: server.agentConnectionId!,
+      agentBootId: server.agentBootId,
+      sentAt: deps.clock.now(),
+    });
     sent = true;
     try {
       answer = await deps.consoles.execute({ serverId: server.id, connectionId: server.agentConnectionId! }, requestId, command, consoleTimeoutMs);
@@ -97,7 +105,7 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
       // Turned away before the agent got it (its stream just ended, or too many waiting): it cannot have run.
       if (!sent) {
         await returnServerUse(db.query, judged, use);
-        await settleCommand(db.query, requestId, { status: "not_sent", error: refusalOf(outcome, false, requestId).message, at: deps.clock.now() });
+        await settleCommand(db.query, server.id, requestId, { status: "not_sent", error: refusalOf(outcome, false, requestId).message, at: deps.clock.now() });
       }
     }
   }
@@ -127,7 +135,12 @@ async function settleAnswered(
   c: { caller: UserCaller; server: AgentServer; requestId: string; command: string; answer: ConsoleAnswer; error: string },
 ): Promise<void> {
   try {
-    await settleCommand(db.query, c.requestId, { status: c.answer.success ? "ran" : "failed", output: c.answer.output, error: c.error, at: deps.clock.now() });
+    await settleCommand(db.query, c.server.id, c.requestId, {
+      status: c.answer.success ? "ran" : "failed",
+      output: c.answer.output,
+      error: c.error,
+      at: deps.clock.now(),
+    });
     await recordConsoleCommand(deps.activity, c.caller, c.server, {
       requestId: c.requestId,
       command: c.command,
@@ -149,6 +162,8 @@ export interface AgentServer {
   online: boolean;
   lastSeenAt: Date | null;
   agentConnectionId: string | null;
+  /** The run of the agent that last said Hello, when it named one. */
+  agentBootId: string | null;
   agentConsole: boolean;
   /** "off" | "read-only" | "on": what the agent lets Outpost do with the server's files. */
   agentFiles: string;
@@ -162,6 +177,7 @@ const agentServerRow = row({
     online: bool,
     last_seen_at: nullable(timestamp),
     agent_connection_id: nullable(text),
+    agent_boot_id: nullable(text),
     agent_console: bool,
     agent_files: text,
   }),
@@ -176,6 +192,7 @@ export function agentServer(access: Pick<ServerAccessRow, "server">): AgentServe
     online: s.online,
     lastSeenAt: s.last_seen_at,
     agentConnectionId: s.agent_connection_id,
+    agentBootId: s.agent_boot_id,
     agentConsole: s.agent_console,
     agentFiles: s.agent_files,
   };

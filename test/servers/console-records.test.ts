@@ -1,16 +1,42 @@
 import assert from "node:assert/strict";
-import { useConsoleSetting } from "./console-fixture.ts";
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ConnectError, Code } from "@connectrpc/connect";
+import { useConsoleSetting, type Json } from "./console-fixture.ts";
 
 /**
  * What really happened to a console command, whatever fails: it is recorded (pending) before it
  * is sent, and none is sent that could not be; an answer settles it, one the database cannot
  * take still reaches its caller; a command sent and not answered is outcome_unknown, its record
- * pending; servers/getConsoleCommand reads the record.
+ * pending until the agent's report settles it (its late answer, the results it sends again on
+ * its next connection, the commands of its run it never got); servers/getConsoleCommand reads it.
  */
 describe("servers: console commands on record", function () {
   this.timeout(60_000);
   const setting = useConsoleSetting();
   const { api, execute, createServer, connect, echo, consoleEvents } = setting;
+  const sql = (query: string, params: unknown[] = []) => setting.t().outpost.runtime.orm.em.fork().getConnection().execute(query, params);
+  const recordOf = async (serverId: string, requestId: string) =>
+    (await api("GET", `servers/getConsoleCommand?serverId=${serverId}&requestId=${requestId}`)).command as Json;
+  /** The record once it is no longer pending (the agent's report is asynchronous), within 5 s. */
+  const settled = async (serverId: string, requestId: string) => {
+    for (let i = 0; i < 100; i++) {
+      const record = await recordOf(serverId, requestId);
+      if (record.status !== "pending") return record;
+      await sleep(50);
+    }
+    return recordOf(serverId, requestId);
+  };
+  const settledEvents = async (serverId: string) => {
+    const { events } = await api("GET", `activity/listOrganizationActivity?organizationSlug=acme&serverId=${serverId}&action=server.console_command_settled`);
+    return (events as Json[]).map((e) => [e.actor.kind ?? e.actorKind, e.details.command, e.details.outcome]);
+  };
+  /** Ends the server's agent stream from Outpost's side (as a draining instance does); the agent reconnects. */
+  const dropStream = async (serverId: string) => {
+    const [{ agent_connection_id: connectionId }] = await sql("select agent_connection_id from servers where id = ?", [serverId]);
+    setting.t().outpost.runtime.agents.holding(connectionId)!.end(new ConnectError("dropped by the test", Code.Unavailable));
+    return connectionId as string;
+  };
 
   it("sends no command it cannot record first: the database's failure answers 503, and the agent never gets it", async () => {
     const server = await createServer("Unrecorded");
@@ -96,5 +122,67 @@ describe("servers: console commands on record", function () {
       (await consoleEvents(server.id)).map((e) => e.details.outcome),
       ["unknown"],
     );
+  });
+
+  it("settles a command whose answer came after its caller was told outcome_unknown: ran, with its output", async () => {
+    const server = await createServer("Late");
+    await connect(server.key, { console: (command) => sleep(5_600).then(() => ({ success: true, output: [`> ${command}`, "late"] })) });
+    const res = await execute(server.id, "save-all");
+    assert.deepEqual([res.status, res.body.reason], [504, "outcome_unknown"]);
+    const requestId = /request_id (\S+) tells/.exec(res.body.message)![1];
+    const record = await settled(server.id, requestId);
+    assert.deepEqual([record.status, record.output], ["ran", ["> save-all", "late"]]);
+    assert.deepEqual(await settledEvents(server.id), [["agent", "save-all", "ran"]]);
+  });
+
+  it("settles a command that ran while the agent's stream dropped, from the result the agent sends again on its next connection", async () => {
+    const server = await createServer("Dropped");
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await connect(server.key, {
+      reconnect: true,
+      backoff: { initialMs: 50, maxMs: 100 },
+      console: async (command) => (await held, { success: true, output: [`> ${command}`, "given"] }),
+    });
+    const call = execute(server.id, "give steve diamond 1");
+    await sleep(200);
+    await dropStream(server.id);
+    const res = await call;
+    assert.deepEqual([res.status, res.body.reason], [504, "outcome_unknown"], "the stream ended before the answer: it may have run");
+    const requestId = /request_id (\S+) tells/.exec(res.body.message)![1];
+    release();
+    const record = await settled(server.id, requestId);
+    assert.deepEqual([record.status, record.output], ["ran", ["> give steve diamond 1", "given"]]);
+  });
+
+  it("settles as not sent a command of the agent's run it never got, and leaves another run's pending", async () => {
+    const server = await createServer("Lost");
+    await connect(server.key, { reconnect: true, backoff: { initialMs: 50, maxMs: 100 }, console: echo });
+    const first = await execute(server.id, "list");
+    assert.equal(first.status, 200);
+    const [{ agent_connection_id: connectionId, agent_boot_id: bootId, owner }] = await sql(
+      "select s.agent_connection_id, s.agent_boot_id, c.user_id as owner from servers s join console_commands c on c.server_id = s.id where s.id = ?",
+      [server.id],
+    );
+    assert.ok(bootId, "the agent named its run");
+    // Two records on the first stream the agent never got (lost on the way), one of another run.
+    const lost = randomUUID();
+    const otherRun = randomUUID();
+    for (const [id, boot] of [
+      [lost, bootId],
+      [otherRun, randomUUID()],
+    ]) {
+      await sql(
+        "insert into console_commands (request_id, server_id, user_id, command, status, connection_id, agent_boot_id, sent_at) values (?, ?, ?, 'op griefer', 'pending', ?, ?, now())",
+        [id, server.id, owner, connectionId, boot],
+      );
+    }
+    await dropStream(server.id);
+    const record = await settled(server.id, lost);
+    assert.equal(record.status, "not_sent");
+    assert.match(record.error, /never received/);
+    assert.equal((await recordOf(server.id, otherRun)).status, "pending", "another run's: this one cannot say");
+    assert.equal((await recordOf(server.id, first.body.requestId)).status, "ran", "a command it got is not touched");
+    assert.deepEqual(await settledEvents(server.id), [["agent", "op griefer", "not_sent"]]);
   });
 });

@@ -12,6 +12,7 @@ describe("unit: the server a console command or a file operation reads", () => {
     online: true,
     last_seen_at: "2026-11-29T03:00:00.123456+00:00",
     agent_connection_id: "c1",
+    agent_boot_id: "5d1e0c2b-8a3f-4f6e-9b7d-2c4a6e8f0a1b",
     agent_console: true,
     agent_files: "read-only",
     agent_key_hash: "not read",
@@ -24,10 +25,12 @@ describe("unit: the server a console command or a file operation reads", () => {
       online: true,
       lastSeenAt: new Date("2026-11-29T03:00:00.123Z"),
       agentConnectionId: "c1",
+      agentBootId: "5d1e0c2b-8a3f-4f6e-9b7d-2c4a6e8f0a1b",
       agentConsole: true,
       agentFiles: "read-only",
     });
     assert.equal(agentServer({ server: { ...server, last_seen_at: null, agent_connection_id: null } }).lastSeenAt, null);
+    assert.equal(agentServer({ server: { ...server, agent_boot_id: null } }).agentBootId, null, "an agent that names no run");
   });
 
   it("refuses a row of another shape, naming the column, instead of passing undefined or text on as a boolean", () => {

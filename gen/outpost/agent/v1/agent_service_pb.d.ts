@@ -70,6 +70,12 @@ export declare type ConnectRequest = Message<"outpost.agent.v1.ConnectRequest"> 
      */
     value: FileResult;
     case: "fileResult";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.ConsoleReceived console_received = 9;
+     */
+    value: ConsoleReceived;
+    case: "consoleReceived";
   } | { case: undefined; value?: undefined };
 };
 
@@ -166,6 +172,14 @@ export declare type Hello = Message<"outpost.agent.v1.Hello"> & {
    * @generated from field: outpost.servers.v1.FilesMode files = 5;
    */
   files: FilesMode;
+
+  /**
+   * Names this run of the agent (a new one each time its process starts): the console commands
+   * core sends are recorded with it, so that ConsoleReceived can tell which it never got.
+   *
+   * @generated from field: optional string boot_id = 6;
+   */
+  bootId?: string | undefined;
 };
 
 /**
@@ -506,7 +520,43 @@ export declare type ConsoleCommand = Message<"outpost.agent.v1.ConsoleCommand"> 
 export declare const ConsoleCommandSchema: GenMessage<ConsoleCommand>;
 
 /**
- * The answer to a ConsoleCommand.
+ * What the agent remembers of the console commands it got in this run (Hello.boot_id), sent once
+ * on each connection after Welcome, after the ConsoleResults it re-sends (those of its last
+ * commands, whether or not a connection took them before): core settles the records still
+ * pending from them, and, when `complete`, those of this run never received as not sent.
+ *
+ * @generated from message outpost.agent.v1.ConsoleReceived
+ */
+export declare type ConsoleReceived = Message<"outpost.agent.v1.ConsoleReceived"> & {
+  /**
+   * @generated from field: string boot_id = 1;
+   */
+  bootId: string;
+
+  /**
+   * The request_ids of the commands it got in this run, the newest last.
+   *
+   * @generated from field: repeated string request_ids = 2;
+   */
+  requestIds: string[];
+
+  /**
+   * True when request_ids holds every command of this run (none forgotten to stay within 1,000).
+   *
+   * @generated from field: bool complete = 3;
+   */
+  complete: boolean;
+};
+
+/**
+ * Describes the message outpost.agent.v1.ConsoleReceived.
+ * Use `create(ConsoleReceivedSchema)` to create a new message.
+ */
+export declare const ConsoleReceivedSchema: GenMessage<ConsoleReceived>;
+
+/**
+ * The answer to a ConsoleCommand; sent again on a later connection if that one may not have
+ * taken it (core ignores one whose command is settled, or not this server's).
  *
  * @generated from message outpost.agent.v1.ConsoleResult
  */
