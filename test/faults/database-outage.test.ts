@@ -7,7 +7,9 @@
  * While it is down every request is answered promptly, 503 with Retry-After (never a hang, never a
  * 500), and /readyz says so. Within 5 s of its return everything works again by itself: the API,
  * readiness and the agent's server, online. Nothing is lost or done twice: each authorization code
- * gives tokens at most once, and every rename that was answered 200 is in the activity log.
+ * gives tokens at most once, and every rename that was answered 200 is in the activity log. Console
+ * commands sent all along run only when they are on record first (a 503 ran nothing), and each
+ * that ran is settled as ran once the agent is back.
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -87,7 +89,16 @@ onPostgresServer(() =>
     it("answers 503 with Retry-After while it is down, recovers within 5 s, and loses nothing", async () => {
       await ok("organizations/createOrganization", { name: "Ops", slug: "ops" });
       const { server, agentKey } = await ok("servers/createServer", { organizationSlug: "ops", name: "Survival", game: "minecraft" });
-      agent = startAgent({ url: base, key: agentKey, game: Game.MINECRAFT, playerAuth: PlayerAuth.ONLINE, heartbeatMs: 500, backoff: { initialMs: 100, maxMs: 1000 } });
+      const ran: string[] = [];
+      agent = startAgent({
+        url: base,
+        key: agentKey,
+        game: Game.MINECRAFT,
+        playerAuth: PlayerAuth.ONLINE,
+        heartbeatMs: 500,
+        backoff: { initialMs: 100, maxMs: 1000 },
+        console: async (command) => (ran.push(command), { success: true, output: [`done: ${command}`] }),
+      });
       await agent.connected(10_000);
 
       // Authorization codes of a first-party Account OAuth client, minted before the outage.
@@ -116,6 +127,14 @@ onPostgresServer(() =>
           answers.push(answer);
           renameAnswers.set(`Survival ${i}`, answer.status);
           await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      const commands = new Map<string, Answer>();
+      const consoleLoad = (async () => {
+        for (let i = 0; loading; i++) {
+          const command = `say outage-${i}`;
+          commands.set(command, await api("servers/executeConsoleCommand", { serverId: server.id, command }));
+          await new Promise((r) => setTimeout(r, 150));
         }
       })();
       const exchanges = (async () => {
@@ -180,7 +199,28 @@ onPostgresServer(() =>
       });
       await new Promise((r) => setTimeout(r, 1000));
       loading = false;
-      await Promise.all([renames, exchanges]);
+      await Promise.all([renames, exchanges, consoleLoad]);
+
+      // No console command ran without its record: a 503 ran nothing, and each that ran is settled
+      // as ran (its answer recorded, or sent again by the agent on its new connection).
+      assert.ok(
+        [...commands.values()].some((a) => a.status === 503),
+        "commands met the outage",
+      );
+      for (const [command, answer] of commands) {
+        const got = ran.filter((c) => c === command).length;
+        assert.ok(got <= 1, `${command} ran ${got} times`);
+        if (answer.status === 503) assert.equal(got, 0, `${command} was answered 503 and ran`);
+        if (got === 0) continue;
+        assert.ok(answer.status === 200 || answer.body.reason === "outcome_unknown", `${command} ran: ${answer.status} ${JSON.stringify(answer.body)}`);
+        const requestId = answer.body.requestId ?? /request_id (\S+) tells/.exec(answer.body.message)?.[1];
+        let record: Json;
+        for (let i = 0; i < 50 && record?.status !== "ran"; i++) {
+          record = (await ok(`servers/getConsoleCommand?serverId=${server.id}&requestId=${requestId}`)).command;
+          if (record.status !== "ran") await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.equal(record.status, "ran", `${command}: ${JSON.stringify(record)}`);
+      }
 
       // Every answer under load was a success or an explained 503 (never a 500, never a hang), …
       for (const answer of answers) {
