@@ -4,6 +4,7 @@
  * UsageError, which the CLI prints with its usage and exit code 2: it is found before the game
  * server starts, not at Outpost's first request.
  */
+import { restartModes, type RestartMode } from "./restart-policy.ts";
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -68,6 +69,8 @@ export interface WrapArgs {
   /** The server command, after `--`. */
   command: string[];
   graceSeconds: number;
+  /** `--restart` and `--restart-delay-seconds`: what to do when the server ends by itself. */
+  restart: { mode: RestartMode; firstDelayMs: number };
   /** What of the server's directory the agent serves; undefined with `--files off`. */
   files?: AgentFilesOptions;
 }
@@ -76,6 +79,8 @@ const wrapOptions = {
   ...connectionOptions,
   auth: { type: "string" },
   "grace-seconds": { type: "string", default: "30" },
+  restart: { type: "string", default: "on-crash" },
+  "restart-delay-seconds": { type: "string", default: "5" },
   root: { type: "string" },
   files: { type: "string", default: "on" },
   "files-deny": { type: "string", multiple: true },
@@ -93,7 +98,11 @@ export function parseWrapArgs(args: string[], cwd: string): WrapArgs {
     throw new UsageError(`--grace-seconds must be a whole number of seconds up to 3600 (got "${values["grace-seconds"]}")`);
   const { url, key, game, auth } = values;
   const files = filesOptions(choice(filesModes, values.files, "--files"), values.root, values["files-deny"] ?? [], cwd);
-  return { values: { url, key, game, auth }, command, graceSeconds, files };
+  const mode = choice(Object.fromEntries(restartModes.map((m) => [m, m])) as Record<string, RestartMode>, values.restart, "--restart");
+  const delay = Number(values["restart-delay-seconds"]);
+  if (!/^\d+(\.\d+)?$/.test(values["restart-delay-seconds"]) || delay <= 0 || delay > 300)
+    throw new UsageError(`--restart-delay-seconds must be a number of seconds above 0, up to 300 (got "${values["restart-delay-seconds"]}")`);
+  return { values: { url, key, game, auth }, command, graceSeconds, restart: { mode, firstDelayMs: delay * 1000 }, files };
 }
 
 /**

@@ -19,12 +19,16 @@ import { visibleLine } from "../contract/one-line.ts";
 const usage = `usage: outpost-agent <command>
 
   wrap --url URL --key KEY [--game minecraft] [--auth online|offline|proxy] [--grace-seconds N]
+       [--restart on-crash|always|never] [--restart-delay-seconds N]
        [--root DIR] [--files on|read-only|off] [--files-deny GLOB]... -- <server command>
       runs a Minecraft server (Paper, Spigot, Purpur; vanilla, Fabric for players online) as its child
       and is its agent, e.g. -- java -Xmx4G -jar paper.jar nogui. This terminal stays the
       server's console; players sign in with /outpost; Outpost's console commands reach it.
       Ctrl-C or SIGTERM writes "stop", then kills the server after --grace-seconds (default 30);
-      exits with the server's exit status. --auth defaults to ./server.properties' online-mode.
+      exits with the server's exit status. A server that crashes is started again (--restart
+      on-crash, the default; always: whenever it ends by itself; never: the agent exits with it)
+      after --restart-delay-seconds (default 5), doubling to 5 minutes; the fifth end within ten
+      minutes is a crash loop, and it is not started again. --auth defaults to ./server.properties' online-mode.
       The server starts even when Outpost cannot be reached (the agent keeps trying) or refuses
       the key (said loudly; the server runs without Outpost).
       Outpost's files panel reaches the directory --root (default: this one, where the server
@@ -160,7 +164,7 @@ async function simulate(args: string[]): Promise<number> {
 
 /** `wrap`: the agent's options before `--`, the server command after it; the server runs here. */
 async function wrapServer(args: string[]): Promise<number> {
-  const { values, command, graceSeconds, files } = parseWrapArgs(args, process.cwd());
+  const { values, command, graceSeconds, restart, files } = parseWrapArgs(args, process.cwd());
   let auth = values.auth;
   if (auth === undefined) {
     const chosen = defaultAuth(process.cwd());
@@ -168,7 +172,7 @@ async function wrapServer(args: string[]): Promise<number> {
     console.error(`[outpost] --auth ${auth}: ${chosen.reason} (behind an authenticating proxy? pass --auth proxy)`);
   }
   const agent = { ...agentOptions({ ...values, auth }), files };
-  return wrap({ agent, command, graceSeconds });
+  return wrap({ agent, command, graceSeconds, restart });
 }
 
 async function main(argv: string[]): Promise<number> {

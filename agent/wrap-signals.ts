@@ -25,6 +25,11 @@ export interface Stopper {
   onSignal(signal: NodeJS.Signals): void;
   /** Whether a signal asked the server to stop. */
   requested(): boolean;
+  /**
+   * Resolves true when a stop signal arrives (at once if one did), false after `ms` without one
+   * (never, without `ms`): the wait between a crash and the restart, or after a crash loop.
+   */
+  untilRequested(ms?: number): Promise<boolean>;
   /** Cancels the kill after the grace period (the server has exited). */
   dispose(): void;
 }
@@ -38,9 +43,19 @@ export function createStopper(
 ): Stopper {
   let first: { signal: NodeJS.Signals; at: number } | undefined;
   let killTimer: NodeJS.Timeout | undefined;
+  const waiters = new Set<() => void>();
+  const request = (signal: NodeJS.Signals) => {
+    first = { signal, at: now() };
+    for (const wake of waiters) wake();
+  };
   return {
     onSignal(signal) {
-      if (!server.running()) return; // Already ending: the agent exits with the server's status.
+      if (!server.running()) {
+        // Between a crash and its restart, or after a crash loop: nothing to stop but the agent.
+        if (!first && waiters.size) note(`${signal}: the server is not running; stopping the agent`);
+        if (!first) request(signal);
+        return; // Otherwise already ending: the agent exits with the server's status.
+      }
       if (first) {
         if (signal === first.signal && now() - first.at < repeatWindowMs) {
           return note(`${signal} again within a second: taken as the same one; the server is still stopping`);
@@ -48,7 +63,7 @@ export function createStopper(
         note(`${signal} again: killing the server now`);
         return server.kill();
       }
-      first = { signal, at: now() };
+      request(signal);
       if (!server.writeLine("stop")) return server.kill();
       note(`${signal}: stopping the server (sent "stop"; it is killed if still running in ${graceSeconds} s, or at once on another ${signal} a second or more from now)`);
       killTimer = setTimeout(() => {
@@ -57,12 +72,25 @@ export function createStopper(
       }, graceSeconds * 1000);
     },
     requested: () => first !== undefined,
+    untilRequested(ms) {
+      if (first) return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const timer = ms === undefined ? undefined : setTimeout(() => done(false), ms);
+        const wake = () => done(true);
+        const done = (requested: boolean) => {
+          clearTimeout(timer);
+          waiters.delete(wake);
+          resolve(requested);
+        };
+        waiters.add(wake);
+      });
+    },
     dispose: () => clearTimeout(killTimer),
   };
 }
 
 /** Listens for the stop signals on this process (and for a SIGHUP to ignore, when it is not one). */
-export function handleStopSignals(server: ServerProcess, graceSeconds: number, note: (message: string) => void): Stopper {
+export function handleStopSignals(server: Pick<ServerProcess, "running" | "writeLine" | "kill">, graceSeconds: number, note: (message: string) => void): Stopper {
   const stopper = createStopper(server, graceSeconds, note);
   const signals = stopSignals(process.stdin);
   for (const signal of signals) process.on(signal, stopper.onSignal);

@@ -8,9 +8,10 @@
  *
  * The game comes first: the server starts whether or not Outpost can be reached, keeps running
  * while the agent reconnects, and keeps running without Outpost when Outpost refuses the agent (a
- * wrong key: said loudly; restart the agent to try again). Ctrl-C or SIGTERM writes `stop` and
- * kills the server only after the grace period (wrap-signals.ts); the agent exits with the
- * server's exit status.
+ * wrong key: said loudly; restart the agent to try again). A server that crashes is started again
+ * (`--restart`, restart-policy.ts), after a delay that grows, until a crash loop; the agent stays
+ * connected meanwhile. Ctrl-C or SIGTERM writes `stop` and kills the server only after the grace
+ * period (wrap-signals.ts); the agent exits with the server's last exit status.
  */
 import { createInterface } from "node:readline";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -20,7 +21,8 @@ import { readLines } from "./output-lines.ts";
 import { createConsoleRunner } from "./wrap-console.ts";
 import { describeFileError } from "./files/requests.ts";
 import { createPlayersSession, refusedMessage, unreachableMessage, type PlayersSession } from "./wrap-players.ts";
-import { startServerProcess, type ServerProcess } from "./server-process.ts";
+import { startServerProcess, type ServerExit, type ServerProcess } from "./server-process.ts";
+import { createRestartPolicy, restartDefaults, type RestartPolicyOptions } from "./restart-policy.ts";
 import { handleStopSignals } from "./wrap-signals.ts";
 import { visibleLine } from "../contract/one-line.ts";
 
@@ -31,27 +33,34 @@ export interface WrapOptions {
   command: string[];
   /** How long the server has to stop after `stop` before it is killed. */
   graceSeconds: number;
+  /** What to do when the server ends by itself (default: restart it when it crashed). */
+  restart?: Omit<RestartPolicyOptions, "now">;
   /** Where the operator reads the agent's messages (default: stderr). */
   note?: (message: string) => void;
 }
 
 const defaultNote = (message: string) => void process.stderr.write(`[outpost] ${message}\n`);
 
-/** Runs the server to its end and resolves with its exit status, the agent's own. */
+/** The server process running now, if any: what the console, the players and the signals write to. */
+function createCurrentServer(): Pick<ServerProcess, "writeLine" | "kill" | "running"> & { set(server: ServerProcess | undefined): void } {
+  let current: ServerProcess | undefined;
+  return {
+    set: (server) => void (current = server),
+    writeLine: (line) => current?.writeLine(line) ?? false,
+    kill: (signal) => current?.kill(signal),
+    running: () => current?.running() ?? false,
+  };
+}
+
+/** Runs the server, again after each crash as `--restart` says, and resolves with its last exit status, the agent's own. */
 export async function wrap(options: WrapOptions): Promise<number> {
   const note = options.note ?? defaultNote;
   const url = options.agent.url;
-  note(`starting the server: ${options.command.join(" ")}`);
   note(filesNotice(options.agent.files));
-  const server = startServerProcess(options.command);
-  // Should the agent be killed outright, this is how the operator finds the server (docs/servers.md).
-  if (server.child.pid !== undefined) note(`the server is process ${server.child.pid}, in a process group of its own`);
-  // Should the agent itself fail, the server is not left behind: SIGTERM lets Java save and stop.
-  const killOnExit = () => server.kill("SIGTERM");
-  process.once("exit", killOnExit);
+  const current = createCurrentServer();
 
   let outpost: "connected" | "away" | "refused" = "away";
-  const runner = createConsoleRunner(server.writeLine, (command) => note(`Outpost runs a console command: ${visibleLine(command)}`));
+  const runner = createConsoleRunner(current.writeLine, (command) => note(`Outpost runs a console command: ${visibleLine(command)}`));
   const agent = startAgent({ ...options.agent, console: runner.handler }, (event) => {
     if (event.kind === "fileError") return note(visibleLine(describeFileError(event.error, event.operation)));
     outpost = event.kind === "connected" ? "connected" : event.kind === "stopped" && event.error ? "refused" : "away";
@@ -59,20 +68,68 @@ export async function wrap(options: WrapOptions): Promise<number> {
   });
   agent.stopped.catch(() => {});
   const outpostAway = () => (outpost === "connected" ? undefined : outpost === "refused" ? refusedMessage : unreachableMessage);
-  const players = createPlayersSession({ agent, outpostAway, command: (line) => void server.writeLine(line), note });
+  const stdin = passOperatorInput(current, note);
+  const stopper = handleStopSignals(current, options.graceSeconds, note);
+  const policy = createRestartPolicy(options.restart ?? { mode: "on-crash" });
 
-  readServerOutput(server, agent, players, runner.line, note);
-  const stdin = passOperatorInput(server);
-  const stopOnSignals = handleStopSignals(server, options.graceSeconds, note);
-
-  const exit = await server.exited;
-  stopOnSignals.dispose();
+  let status: number;
+  for (;;) {
+    const exit = await runOnce(options.command, { agent, current, note, collect: runner.line, outpostAway });
+    status = exit.status;
+    if (stopper.requested()) {
+      note(`the server stopped (${exit.how})`);
+      break;
+    }
+    const decision = policy.decide(exit.status);
+    if (decision.kind === "exit") {
+      note(`the server exited (${exit.how}); stopping the agent`);
+      break;
+    }
+    if (decision.kind === "restart") {
+      note(`the server ended (${exit.how}); starting it again in ${decision.delayMs / 1000} s (end ${decision.ends} of ${restartDefaults.loopEnds} within ten minutes)`);
+      if (await stopper.untilRequested(decision.delayMs)) break;
+      continue;
+    }
+    note(
+      `the server ended (${exit.how}), the ${decision.ends}th time within ten minutes: a crash loop, so it is not started again. ` +
+        "The agent stays connected; Ctrl-C or SIGTERM ends it.",
+    );
+    await stopper.untilRequested();
+    break;
+  }
+  stopper.dispose();
   stdin.close();
-  if (stopOnSignals.requested()) note(`the server stopped (${exit.how})`);
-  else note(`the server exited (${exit.how}); stopping the agent`);
-  process.off("exit", killOnExit);
   await agent.stop();
-  return exit.status;
+  return status;
+}
+
+interface RunDeps {
+  agent: Agent;
+  current: ReturnType<typeof createCurrentServer>;
+  note: (message: string) => void;
+  collect: (line: string) => void;
+  outpostAway: () => string | undefined;
+}
+
+/** Starts the server once and resolves when it has exited: its output read, its players reported, until then. */
+async function runOnce(command: string[], deps: RunDeps): Promise<ServerExit> {
+  const { agent, current, note } = deps;
+  note(`starting the server: ${command.join(" ")}`);
+  const server = startServerProcess(command);
+  // Should the agent be killed outright, this is how the operator finds the server (docs/servers.md).
+  if (server.child.pid !== undefined) note(`the server is process ${server.child.pid}, in a process group of its own`);
+  // Should the agent itself fail, the server is not left behind: SIGTERM lets Java save and stop.
+  const killOnExit = () => server.kill("SIGTERM");
+  process.once("exit", killOnExit);
+  current.set(server);
+  const players = createPlayersSession({ agent, outpostAway: deps.outpostAway, command: (line) => void server.writeLine(line), note });
+  readServerOutput(server, agent, players, deps.collect, note);
+  const exit = await server.exited;
+  current.set(undefined);
+  process.off("exit", killOnExit);
+  // Its players left with it.
+  agent.setPlayers([]);
+  return exit;
 }
 
 /**
@@ -138,10 +195,12 @@ function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersS
   readLines(child.stderr!, ({ text }) => live(text));
 }
 
-/** The operator's terminal: each line they type goes to the server's console, whole. */
-function passOperatorInput(server: ServerProcess): { close(): void } {
+/** The operator's terminal: each line they type goes to the server's console, whole (none while it is not running). */
+function passOperatorInput(server: Pick<ServerProcess, "writeLine">, note: (message: string) => void): { close(): void } {
   const input = createInterface({ input: process.stdin, terminal: false });
   // Without a terminal (systemd, docker without -i) stdin ends at once: the server keeps running.
-  input.on("line", (line) => void server.writeLine(line));
+  input.on("line", (line) => {
+    if (!server.writeLine(line)) note("the server is not running: that line went nowhere");
+  });
   return { close: () => input.close() };
 }

@@ -20,9 +20,9 @@ describe("outpost-agent wrap around a game server", function () {
   this.timeout(120_000);
   const { outpost, createServer, eventually, wrap, connected, play } = useWrapSetting();
 
-  it("exits with the server's status when the server crashes, and the server goes offline", async () => {
+  it("with --restart never, exits with the server's status when the server crashes, and the server goes offline", async () => {
     const server = await createServer("Crashing");
-    const wrapped = wrap(server.key, ["--format", "paper"]);
+    const wrapped = wrap(server.key, ["--format", "paper"], { extra: ["--auth", "online", "--restart", "never"] });
     await connected(wrapped);
     await eventually(server.id, (s) => s.online);
     wrapped.send("crash 3");
@@ -30,6 +30,33 @@ describe("outpost-agent wrap around a game server", function () {
     assert.match(wrapped.output(), /java\.lang\.IllegalStateException: a stand-in crash/);
     assert.match(wrapped.output(), /\[outpost\] the server exited \(exit code 3\); stopping the agent/);
     await eventually(server.id, (s) => !s.online);
+  });
+
+  it("starts a crashed server again after a growing delay, stays connected meanwhile, and gives up after five crashes in ten minutes", async () => {
+    const server = await createServer("Restarting");
+    const wrapped = wrap(server.key, ["--format", "paper"], { extra: ["--auth", "online", "--restart-delay-seconds", "0.2"] });
+    await connected(wrapped);
+    const pids = [Number((await wrapped.waitFor(/stand-in pid (\d+)/))[1])];
+    for (let crash = 1; crash <= 4; crash++) {
+      const since = wrapped.output().length;
+      wrapped.send(`crash ${crash + 1}`);
+      const delay = (0.2 * 2 ** (crash - 1)).toString();
+      await wrapped.waitFor(new RegExp(`\\[outpost\\] the server ended \\(exit code ${crash + 1}\\); starting it again in ${delay} s \\(end ${crash} of 5`), since);
+      pids.push(Number((await wrapped.waitFor(/stand-in pid (\d+)/, since))[1]));
+    }
+    assert.equal(new Set(pids).size, 5, "a new server process each time");
+    // It runs again: the console answers, and the server is online all along.
+    const since = wrapped.output().length;
+    wrapped.send("say back again");
+    await wrapped.waitFor(/stdin> say back again/, since);
+    await eventually(server.id, (s) => s.online);
+    wrapped.send("crash 9");
+    await wrapped.waitFor(/the server ended \(exit code 9\), the 5th time within ten minutes: a crash loop, so it is not started again/, since);
+    await sleep(1_000);
+    assert.doesNotMatch(wrapped.output().slice(since), /starting the server/, "not started again");
+    assert.equal((await eventually(server.id, (s) => s.online)).online, true, "the agent stays connected");
+    assert.equal(await wrapped.stop("SIGTERM"), 9, "ended with the server's last status");
+    assert.match(wrapped.output(), /SIGTERM: the server is not running; stopping the agent/);
   });
 
   it("stops the server with `stop` on SIGTERM and exits with its status; kills it after the grace period", async () => {
