@@ -15,7 +15,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import type { Http2Session } from "node:http2";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { AgentService, ConfirmCommand_Decision, type Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
-import { PlayerAuth } from "../gen/outpost/servers/v1/resources_pb.js";
+import { GameState, PlayerAuth } from "../gen/outpost/servers/v1/resources_pb.js";
 import { ErrorInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
 import { openConnection, type Connection, type ConnectionDeps, type Live } from "./connection.ts";
 import type { AgentEvent, AgentOptions } from "./options.ts";
@@ -24,7 +24,7 @@ import { openServedFiles } from "./files/requests.ts";
 import { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
 import { ConnectionDropped, createPendingRequests, type AgentMessage, type Reply } from "./requests.ts";
 
-export { PlayerAuth };
+export { GameState, PlayerAuth };
 export type { ConsoleHandler, ConsoleRun } from "./console.ts";
 export { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
 export type { Confirmation, Reply } from "./requests.ts";
@@ -40,6 +40,11 @@ export interface Agent {
    * the stream over it, and reconnecting could not help.
    */
   setPlayers(players: Player[]): void;
+  /**
+   * The game server's process changed state (for an agent that runs it), with how in words (one
+   * line, at most 200 characters): sent now when connected, and after each reconnect.
+   */
+  setGameState(state: GameState, detail?: string): void;
   /** Plays a command as `player` and resolves with what Outpost tells them. */
   playCommand(player: Player, text: string, timeoutMs?: number): Promise<Reply>;
   /**
@@ -71,6 +76,8 @@ export function backoffMs(attempt: number, initialMs: number, maxMs: number): nu
 
 /** What the agent knows between connections. */
 interface AgentState {
+  /** The game's state as last set, sent again after each reconnect. */
+  gameState?: { state: GameState; detail: string };
   players: Player[];
   /** The welcomed connection, while there is one. */
   live?: Live;
@@ -123,6 +130,7 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
     client: createClient(AgentService, transport),
     options,
     players: () => state.players,
+    gameState: () => state.gameState,
     consoleOutlet,
     consoleMemory: createConsoleMemory(),
     files: openServedFiles(options.files, (error) => emit({ kind: "fileError", error })),
@@ -181,6 +189,10 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
     confirm: (player, timeoutMs = 15_000) => answer(player, ConfirmCommand_Decision.CONFIRM, timeoutMs),
     cancel: (player, timeoutMs = 15_000) => answer(player, ConfirmCommand_Decision.CANCEL, timeoutMs),
     consoleOutput: (lines) => consoleOutlet.write(lines),
+    setGameState(gameState, detail = "") {
+      state.gameState = { state: gameState, detail: detail.length > 200 ? `${detail.slice(0, 199)}…` : detail };
+      state.live?.send({ case: "gameState", value: state.gameState });
+    },
     stop: () => stopAgent(state, stopped),
   };
 }

@@ -13,6 +13,7 @@ import { answerConsoleCommand, type ConsoleOutlet } from "./console.ts";
 import type { ConsoleMemory } from "./console-memory.ts";
 import { createFileRequests, filesModeOnWire, type ServedFiles } from "./files/requests.ts";
 import type { Player } from "./players.ts";
+import type { GameState } from "../gen/outpost/servers/v1/resources_pb.js";
 import { ConnectionDropped, type AgentMessage, type PendingRequests } from "./requests.ts";
 
 /** A welcomed connection: what Outpost said, and how to send on it. */
@@ -27,6 +28,8 @@ export interface ConnectionDeps {
   options: AgentOptions;
   /** The players online now, reported once welcomed. */
   players(): Player[];
+  /** The game's state, reported once welcomed (none for an agent that does not run the server). */
+  gameState(): { state: GameState; detail: string } | undefined;
   consoleOutlet: ConsoleOutlet;
   /** The console commands of this run, and their results (console-memory.ts). */
   consoleMemory: ConsoleMemory;
@@ -84,6 +87,8 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
     deps.setLive({ welcome: value, send });
     const players = deps.players();
     if (players.length) send({ case: "players", value: { players } });
+    const gameState = deps.gameState();
+    if (gameState) send({ case: "gameState", value: gameState });
     deps.consoleOutlet.attach(sendWaiting);
     deps.consoleMemory.attach(send);
     deps.emit({ kind: "connected", welcome: value });

@@ -14,7 +14,9 @@ export type LogEvent =
   | { kind: "join"; name: string }
   | { kind: "leave"; name: string }
   /** A player ran a command; `text` as typed, with its leading slash. */
-  | { kind: "command"; name: string; text: string };
+  | { kind: "command"; name: string; text: string }
+  /** The server has started and takes players. */
+  | { kind: "ready" };
 
 export interface LogFormat {
   name: string;
@@ -43,23 +45,32 @@ export const logFormats: readonly LogFormat[] = [
     name: "Paper, Spigot, Purpur line",
     kind: "frame",
     pattern: /^\[(?<time>\d{2}:\d{2}:\d{2}) (?<level>[A-Z]+)\]: (?<message>.*)$/,
-    example: '[12:34:56 INFO]: Done (5.123s)! For help, type "help"',
+    example: "[12:34:56 INFO]: Starting minecraft server version 1.21.4",
     meaning: "The frame of every line of a Bukkit-family server; only INFO messages are read.",
   },
   {
     name: "Vanilla line",
     kind: "frame",
     pattern: /^\[(?<time>\d{2}:\d{2}:\d{2})\] \[(?<thread>[^\]]+)\/(?<level>[A-Z]+)\]: (?<message>.*)$/,
-    example: '[12:34:56] [Server thread/INFO]: Done (2.345s)! For help, type "help"',
+    example: "[12:34:56] [Server thread/INFO]: Starting minecraft server version 1.21.4",
     meaning: "The frame of every line of the vanilla server; only INFO messages are read, and the thread is checked where a message names one.",
   },
   {
     name: "Fabric line",
     kind: "frame",
     pattern: /^\[(?<time>\d{2}:\d{2}:\d{2})\] \[(?<thread>[^\]]+)\/(?<level>[A-Z]+)\] \(Minecraft\) (?<message>.*)$/,
-    example: '[12:34:56] [Server thread/INFO] (Minecraft) Done (3.456s)! For help, type "help"',
+    example: "[12:34:56] [Server thread/INFO] (Minecraft) Starting minecraft server version 1.21.4",
     meaning:
       "The frame of the game's own lines on a Fabric server (a mod's lines name the mod's logger instead of Minecraft, and are not read); as for vanilla, only INFO messages are read and the thread is checked.",
+  },
+  {
+    name: "Server ready",
+    kind: "message",
+    pattern: /^Done \((?<seconds>\d+(?:\.\d+)?)s\)! For help, type "help"/,
+    thread: /^Server thread$/,
+    example: '[12:34:56 INFO]: Done (5.123s)! For help, type "help"',
+    meaning: "The server has started and takes players: its state in Outpost becomes running.",
+    event: () => ({ kind: "ready" }),
   },
   {
     name: "Player's UUID",

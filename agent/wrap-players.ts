@@ -139,7 +139,7 @@ export function createPlayersSession(deps: PlayersDeps): PlayersSession {
       else if (event.kind === "leave") {
         relay.forget(event.name);
         roster.leave(event.name);
-      } else relay.command(event.name, event.text);
+      } else if (event.kind === "command") relay.command(event.name, event.text);
     },
   };
 }

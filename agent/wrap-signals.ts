@@ -90,8 +90,21 @@ export function createStopper(
 }
 
 /** Listens for the stop signals on this process (and for a SIGHUP to ignore, when it is not one). */
-export function handleStopSignals(server: Pick<ServerProcess, "running" | "writeLine" | "kill">, graceSeconds: number, note: (message: string) => void): Stopper {
-  const stopper = createStopper(server, graceSeconds, note);
+export function handleStopSignals(
+  server: Pick<ServerProcess, "running" | "writeLine" | "kill">,
+  graceSeconds: number,
+  note: (message: string) => void,
+  onStopping: () => void = () => {},
+): Stopper {
+  const created = createStopper(server, graceSeconds, note);
+  const stopper: Stopper = {
+    ...created,
+    onSignal(signal) {
+      const first = !created.requested() && server.running();
+      created.onSignal(signal);
+      if (first) onStopping();
+    },
+  };
   const signals = stopSignals(process.stdin);
   for (const signal of signals) process.on(signal, stopper.onSignal);
   if (!signals.includes("SIGHUP")) {

@@ -15,7 +15,7 @@
  */
 import { createInterface } from "node:readline";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { isFrozen, startAgent, type Agent, type AgentEvent, type AgentOptions } from "./client.ts";
+import { GameState, isFrozen, startAgent, type Agent, type AgentEvent, type AgentOptions } from "./client.ts";
 import { plainLine, readLogLine } from "./log-formats.ts";
 import { readLines } from "./output-lines.ts";
 import { createConsoleRunner } from "./wrap-console.ts";
@@ -69,27 +69,32 @@ export async function wrap(options: WrapOptions): Promise<number> {
   agent.stopped.catch(() => {});
   const outpostAway = () => (outpost === "connected" ? undefined : outpost === "refused" ? refusedMessage : unreachableMessage);
   const stdin = passOperatorInput(current, note);
-  const stopper = handleStopSignals(current, options.graceSeconds, note);
+  const stopper = handleStopSignals(current, options.graceSeconds, note, () => agent.setGameState(GameState.STOPPING));
   const policy = createRestartPolicy(options.restart ?? { mode: "on-crash" });
 
   let status: number;
   for (;;) {
     const exit = await runOnce(options.command, { agent, current, note, collect: runner.line, outpostAway });
     status = exit.status;
+    const ended = exit.status === 0 ? GameState.STOPPED : GameState.CRASHED;
     if (stopper.requested()) {
+      agent.setGameState(GameState.STOPPED, exit.how);
       note(`the server stopped (${exit.how})`);
       break;
     }
     const decision = policy.decide(exit.status);
     if (decision.kind === "exit") {
+      agent.setGameState(ended, exit.how);
       note(`the server exited (${exit.how}); stopping the agent`);
       break;
     }
     if (decision.kind === "restart") {
+      agent.setGameState(ended, `${exit.how}; starting it again in ${decision.delayMs / 1000} s`);
       note(`the server ended (${exit.how}); starting it again in ${decision.delayMs / 1000} s (end ${decision.ends} of ${restartDefaults.loopEnds} within ten minutes)`);
       if (await stopper.untilRequested(decision.delayMs)) break;
       continue;
     }
+    agent.setGameState(ended, `${exit.how}, the ${decision.ends}th time within ten minutes: a crash loop, not started again`);
     note(
       `the server ended (${exit.how}), the ${decision.ends}th time within ten minutes: a crash loop, so it is not started again. ` +
         "The agent stays connected; Ctrl-C or SIGTERM ends it.",
@@ -122,6 +127,7 @@ async function runOnce(command: string[], deps: RunDeps): Promise<ServerExit> {
   const killOnExit = () => server.kill("SIGTERM");
   process.once("exit", killOnExit);
   current.set(server);
+  agent.setGameState(GameState.STARTING);
   const players = createPlayersSession({ agent, outpostAway: deps.outpostAway, command: (line) => void server.writeLine(line), note });
   readServerOutput(server, agent, players, deps.collect, note);
   const exit = await server.exited;
@@ -186,6 +192,7 @@ function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersS
     collect(plainLine(raw));
     const understood = whole ? readLogLine(raw) : undefined;
     if (!understood) return;
+    if (understood.event.kind === "ready") return agent.setGameState(GameState.RUNNING);
     try {
       players.handle(understood.event);
     } catch (error) {

@@ -1,4 +1,5 @@
 /** Entities to the contract's messages. */
+import { gameStates } from "./agents/game-state.ts";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ApiKeySchema, UserSchema, type ApiKey as ApiKeyMessage, type User as UserMessage } from "../gen/outpost/auth/v1/resources_pb.js";
@@ -12,6 +13,7 @@ import {
 } from "../gen/outpost/organizations/v1/resources_pb.js";
 import {
   FilesMode,
+  GameState,
   Game,
   OnlinePlayerSchema,
   PlayerAuth,
@@ -152,6 +154,8 @@ export function serverToProto(server: Server, now: Date, settings: TrustSettings
     signInAllowed: signInAllowed(server.playerAuth, settings),
     consoleAvailable: online && server.agentConsole,
     files: online ? (filesModes[server.agentFiles] ?? FilesMode.OFF) : FilesMode.OFF,
+    gameState: online && server.gameState ? (gameStates[server.gameState] ?? GameState.UNSPECIFIED) : GameState.UNSPECIFIED,
+    gameStateDetail: online && server.gameState ? (server.gameStateDetail ?? "") : "",
     frozen: freeze !== undefined,
     frozenReason: freeze ? frozenReason(freeze) : "",
   });

@@ -39,6 +39,8 @@ const prefixed = <P extends string>(prefix: P) =>
 
 const table = {
   "server.agent_connected": ["status", "info"],
+  "server.game_state_changed": ["status", "info"],
+  "server.game_crashed": ["status", "warning"],
   "server.agent_disconnected": ["status", "warning"],
   "server.agent_key_regenerated": ["security", "warning"],
   "server.console_command": ["player_admin", "info"],

@@ -3,6 +3,7 @@
  * (agent-stream.ts reads them): Hello first, which makes the stream hold its server, then players,
  * heartbeats, in-game commands to answer, and the console's results and output.
  */
+import { gameStateChanged } from "./game-state.ts";
 import { settleNeverReceivedCommands, settleReported } from "./console-settle.ts";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -128,6 +129,8 @@ export function createMessageHandler(deps: AgentStreamDeps, session: StreamSessi
         // One nobody waits for (late, or sent again on a new connection) settles its record.
         if (connection.console.answered(message.value)) return;
         return settleReported(deps, session.agent.server, message.value);
+      case "gameState":
+        return gameStateChanged(deps, session.agent.server, connection.id, message.value);
       case "consoleReceived":
         return settleNeverReceivedCommands(deps, session.agent.server, { connectionId: connection.id, bootId: session.bootId }, message.value);
       case "fileResult":

@@ -127,6 +127,10 @@ export const Server = defineEntity({
     agentConnectionId: p.uuid().nullable(),
     /** The run of the agent that last said Hello (Hello.boot_id); null for an agent that names none. */
     agentBootId: p.uuid().nullable(),
+    /** The game's own state as the agent that runs it reported it ("starting" … "crashed"); null when none did. */
+    gameState: p.string().length(16).nullable(),
+    gameStateDetail: p.string().length(200).nullable(),
+    gameStateAt: p.datetime().nullable(),
     /** The last presence event in the activity log: "connected" | "disconnected". */
     presenceEvent: p.string().length(16).nullable(),
     createdAt: createdAt(),

@@ -7,7 +7,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { readSessionCookie } from "../cookies.ts";
 import { errorBody, isUnexplainedFailure } from "../errors.ts";
-import type { Server } from "../../gen/outpost/servers/v1/resources_pb.js";
+import { GameState, type Server } from "../../gen/outpost/servers/v1/resources_pb.js";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { playerTrust } from "../player-trust.ts";
 import type { DashboardDeps } from "./context.ts";
@@ -57,6 +57,20 @@ export function players(s: Server): Html {
   return html`<span data-field="players">${s.online ? String(s.playerCount) : "—"}</span>`;
 }
 
+/** What the agent that runs the server's process says of it (wrap), with how it came to that; nothing for one that does not. */
+function gameStateFact(s: Server): Html {
+  const name = {
+    [GameState.STARTING]: "Starting",
+    [GameState.RUNNING]: "Running",
+    [GameState.STOPPING]: "Stopping",
+    [GameState.STOPPED]: "Stopped",
+    [GameState.CRASHED]: "Crashed",
+  }[s.gameState as Exclude<GameState, GameState.UNSPECIFIED>];
+  if (!name) return html``;
+  const badge = s.gameState === GameState.RUNNING ? "online" : "offline";
+  return html`<div class="wide"><dt>Server process</dt><dd><span class="status ${badge}" data-field="game-state">${name}</span>${s.gameStateDetail ? html` <span class="hint">${s.gameStateDetail}</span>` : html``}</dd></div>`;
+}
+
 /** The server's facts; the page script keeps status, players and last seen current. */
 export function statusSection(org: Organization, s: Server): Html {
   return html`<section class="panel" aria-labelledby="status-heading" data-live-status="${orgPath(org, "/servers/status")}">
@@ -65,6 +79,7 @@ export function statusSection(org: Organization, s: Server): Html {
 <div><dt>Status</dt><dd>${statusBadge(s)}</dd></div>
 <div><dt>Players online</dt><dd>${players(s)}</dd></div>
 <div><dt>Game</dt><dd>${gameName(s.game)}</dd></div>
+${gameStateFact(s)}
 <div><dt>Last seen</dt><dd data-field="last-seen">${when(s.lastSeenAt, "Never")}</dd></div>
 <div class="wide"><dt>Sign-in</dt><dd>${trustBadge(s)}<p class="hint" data-field="trust-detail">${playerTrust(s.playerAuth, s.signInAllowed).detail}</p></dd></div>
 <div><dt>Agent</dt><dd>${s.agentVersion ? `outpost-agent ${s.agentVersion}` : "Never connected"}</dd></div>

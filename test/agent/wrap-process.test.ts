@@ -9,6 +9,9 @@ import { refusedMessage, unreachableMessage } from "../../agent/wrap-players.ts"
 import { repeatWindowMs } from "../../agent/wrap-signals.ts";
 import { useWrapSetting } from "./wrap-fixture.ts";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
 const noSignIn = "No sign-in is waiting for that code. Check it on the sign-in page, or start again from the app.";
 
 /**
@@ -18,7 +21,7 @@ const noSignIn = "No sign-in is waiting for that code. Check it on the sign-in p
  */
 describe("outpost-agent wrap around a game server", function () {
   this.timeout(120_000);
-  const { outpost, createServer, eventually, wrap, connected, play } = useWrapSetting();
+  const { outpost, seeded, createServer, eventually, wrap, connected, play } = useWrapSetting();
 
   it("with --restart never, exits with the server's status when the server crashes, and the server goes offline", async () => {
     const server = await createServer("Crashing");
@@ -37,12 +40,14 @@ describe("outpost-agent wrap around a game server", function () {
     const wrapped = wrap(server.key, ["--format", "paper"], { extra: ["--auth", "online", "--restart-delay-seconds", "0.2"] });
     await connected(wrapped);
     const pids = [Number((await wrapped.waitFor(/stand-in pid (\d+)/))[1])];
+    await eventually(server.id, (s) => s.gameState === "running");
     for (let crash = 1; crash <= 4; crash++) {
       const since = wrapped.output().length;
       wrapped.send(`crash ${crash + 1}`);
       const delay = (0.2 * 2 ** (crash - 1)).toString();
       await wrapped.waitFor(new RegExp(`\\[outpost\\] the server ended \\(exit code ${crash + 1}\\); starting it again in ${delay} s \\(end ${crash} of 5`), since);
       pids.push(Number((await wrapped.waitFor(/stand-in pid (\d+)/, since))[1]));
+      if (crash === 1) await eventually(server.id, (s) => s.gameState === "running");
     }
     assert.equal(new Set(pids).size, 5, "a new server process each time");
     // It runs again: the console answers, and the server is online all along.
@@ -54,7 +59,17 @@ describe("outpost-agent wrap around a game server", function () {
     await wrapped.waitFor(/the server ended \(exit code 9\), the 5th time within ten minutes: a crash loop, so it is not started again/, since);
     await sleep(1_000);
     assert.doesNotMatch(wrapped.output().slice(since), /starting the server/, "not started again");
-    assert.equal((await eventually(server.id, (s) => s.online)).online, true, "the agent stays connected");
+    const crashed = await eventually(server.id, (s) => s.gameState === "crashed");
+    assert.equal(crashed.online, true, "the agent stays connected");
+    assert.equal(crashed.gameStateDetail, "exit code 9, the 5th time within ten minutes: a crash loop, not started again");
+    const { events } = await seeded().api("GET", `activity/listOrganizationActivity?organizationSlug=acme&serverId=${server.id}&action=server.game_crashed`);
+    assert.deepEqual((events as Json[]).map((e) => e.details.detail).reverse(), [
+      "exit code 2; starting it again in 0.2 s",
+      "exit code 3; starting it again in 0.4 s",
+      "exit code 4; starting it again in 0.8 s",
+      "exit code 5; starting it again in 1.6 s",
+      "exit code 9, the 5th time within ten minutes: a crash loop, not started again",
+    ]);
     assert.equal(await wrapped.stop("SIGTERM"), 9, "ended with the server's last status");
     assert.match(wrapped.output(), /SIGTERM: the server is not running; stopping the agent/);
   });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { desktop, steve, alex, useConsoleSetting } from "./console-fixture.ts";
+import { GameState } from "../../agent/client.ts";
 
 /**
  * A server's console on its dashboard page, in headless Chromium against a whole Outpost with real
@@ -21,10 +22,14 @@ describe("dashboard: a server's console, its players and whether it signs player
     assert.equal(await trust("Cracked").textContent(), "Offline mode — sign-in refused");
     await check(page, "servers with sign-in trust");
 
+    // An agent that runs the server's process says how it is doing (wrap does; this one is told to).
+    agents[2].setGameState(GameState.CRASHED, "exit code 3; starting it again in 10 s");
     await page.getByRole("link", { name: "Cracked" }).click();
     const facts = page.locator("dl.facts");
     await facts.getByText("Offline mode — sign-in refused").waitFor();
     assert.match(await facts.innerText(), /cannot prove who a player is/);
+    for (let i = 0; i < 50 && !(await facts.innerText()).includes("Crashed"); i++) await page.reload();
+    assert.match(await facts.innerText(), /Server process\s+Crashed exit code 3; starting it again in 10 s/i);
     await page.close();
   });
 

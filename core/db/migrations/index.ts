@@ -28,6 +28,7 @@ import { Migration0028AlertMatchPerStatement } from "./0028-alert-match-per-stat
 import { Migration0029EmailVerification } from "./0029-email-verification.ts";
 import { Migration0030Files } from "./0030-files.ts";
 import { Migration0031ConsoleCommands } from "./0031-console-commands.ts";
+import { Migration0032GameState } from "./0032-game-state.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -61,4 +62,5 @@ export const migrations = [
   { name: "0029_email_verification", class: Migration0029EmailVerification },
   { name: "0030_files", class: Migration0030Files },
   { name: "0031_console_commands", class: Migration0031ConsoleCommands },
+  { name: "0032_game_state", class: Migration0032GameState },
 ];

@@ -8,6 +8,7 @@ const steve = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
 
 /** What each message entry's example means. */
 const expected: Record<string, unknown> = {
+  "Server ready": { kind: "ready" },
   "Player's UUID": { kind: "uuid", name: "Steve", uuid: steve },
   "Player joined": { kind: "join", name: "Steve" },
   "Player logged in": { kind: "join", name: "Steve" },

@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { FileEntry, FileMatch, FilesMode, FileVersion, Game, PlayerAuth, Plugin } from "../../servers/v1/resources_pb.js";
+import type { FileEntry, FileMatch, FilesMode, FileVersion, Game, GameState, PlayerAuth, Plugin } from "../../servers/v1/resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
@@ -76,6 +76,12 @@ export declare type ConnectRequest = Message<"outpost.agent.v1.ConnectRequest"> 
      */
     value: ConsoleReceived;
     case: "consoleReceived";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.GameStateChanged game_state = 10;
+     */
+    value: GameStateChanged;
+    case: "gameState";
   } | { case: undefined; value?: undefined };
 };
 
@@ -518,6 +524,30 @@ export declare type ConsoleCommand = Message<"outpost.agent.v1.ConsoleCommand"> 
  * Use `create(ConsoleCommandSchema)` to create a new message.
  */
 export declare const ConsoleCommandSchema: GenMessage<ConsoleCommand>;
+
+/**
+ * The game server's process changed state (an agent that runs it: wrap), and how; sent after
+ * Welcome with the state it is in, and on each change.
+ *
+ * @generated from message outpost.agent.v1.GameStateChanged
+ */
+export declare type GameStateChanged = Message<"outpost.agent.v1.GameStateChanged"> & {
+  /**
+   * @generated from field: outpost.servers.v1.GameState state = 1;
+   */
+  state: GameState;
+
+  /**
+   * @generated from field: string detail = 2;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message outpost.agent.v1.GameStateChanged.
+ * Use `create(GameStateChangedSchema)` to create a new message.
+ */
+export declare const GameStateChangedSchema: GenMessage<GameStateChanged>;
 
 /**
  * What the agent remembers of the console commands it got in this run (Hello.boot_id), sent once

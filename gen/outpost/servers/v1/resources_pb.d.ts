@@ -127,6 +127,22 @@ export declare type Server = Message<"outpost.servers.v1.Server"> & {
    * @generated from field: outpost.servers.v1.FilesMode files = 16;
    */
   files: FilesMode;
+
+  /**
+   * The game server's own state, as an agent that runs it (`outpost-agent wrap`) reports it;
+   * unspecified when its agent is offline or does not run the server's process.
+   *
+   * @generated from field: outpost.servers.v1.GameState game_state = 17;
+   */
+  gameState: GameState;
+
+  /**
+   * How it came to that state, in words from the agent, e.g. "exit code 3; starting it again in
+   * 10 s" or "exit code 1, the 5th time within ten minutes: a crash loop"; "" when unspecified.
+   *
+   * @generated from field: string game_state_detail = 18;
+   */
+  gameStateDetail: string;
 };
 
 /**
@@ -427,6 +443,56 @@ export enum PlayerAuth {
  * Describes the enum outpost.servers.v1.PlayerAuth.
  */
 export declare const PlayerAuthSchema: GenEnum<PlayerAuth>;
+
+/**
+ * The game server's process, as an agent that runs it reports it.
+ *
+ * @generated from enum outpost.servers.v1.GameState
+ */
+export enum GameState {
+  /**
+   * @generated from enum value: GAME_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Started, and not yet ready for players (the console has not said "Done").
+   *
+   * @generated from enum value: GAME_STATE_STARTING = 1;
+   */
+  STARTING = 1,
+
+  /**
+   * @generated from enum value: GAME_STATE_RUNNING = 2;
+   */
+  RUNNING = 2,
+
+  /**
+   * Asked to stop, and still running.
+   *
+   * @generated from enum value: GAME_STATE_STOPPING = 3;
+   */
+  STOPPING = 3,
+
+  /**
+   * Ended as asked, or by itself with status 0.
+   *
+   * @generated from enum value: GAME_STATE_STOPPED = 4;
+   */
+  STOPPED = 4,
+
+  /**
+   * Ended by itself with another status; the agent may start it again (the detail says).
+   *
+   * @generated from enum value: GAME_STATE_CRASHED = 5;
+   */
+  CRASHED = 5,
+}
+
+/**
+ * Describes the enum outpost.servers.v1.GameState.
+ */
+export declare const GameStateSchema: GenEnum<GameState>;
 
 /**
  * What a server's agent lets Outpost do in the server's directory: the machine's operator decides
