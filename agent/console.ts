@@ -34,9 +34,11 @@ export const consoleLimits = { linesPerMessage: 200, lineChars: 4096, errorChars
 const flushEveryMs = 100;
 const maxBufferedLines = 1000;
 
-/** A line as the contract takes it: no trailing newline, at most {@link consoleLimits.lineChars}. */
+/** A line as the contract takes it: no trailing newline, no NUL, at most {@link consoleLimits.lineChars}. */
 export function consoleLine(line: string): string {
-  const trimmed = line.replace(/[\r\n]+$/, "");
+  // Outpost refuses a NUL in any text (the whole message, and the stream with it): a console that
+  // prints one shows U+FFFD instead.
+  const trimmed = line.replace(/[\r\n]+$/, "").replace(/\u0000/g, "\uFFFD");
   return trimmed.length > consoleLimits.lineChars ? trimmed.slice(0, consoleLimits.lineChars - 1) + "…" : trimmed;
 }
 
@@ -66,7 +68,7 @@ export async function answerConsoleCommand(handler: ConsoleHandler | undefined, 
     }
   }
   const output = run.output.slice(-consoleLimits.linesPerMessage).map(consoleLine);
-  const error = (run.error ?? "").slice(0, consoleLimits.errorChars);
+  const error = (run.error ?? "").replace(/\u0000/g, "\uFFFD").slice(0, consoleLimits.errorChars);
   send({ case: "consoleResult", value: { requestId, success: run.success, output, error: run.success ? "" : error } });
 }
 

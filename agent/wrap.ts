@@ -57,6 +57,8 @@ export async function wrap(options: WrapOptions): Promise<number> {
   const note = options.note ?? defaultNote;
   const url = options.agent.url;
   note(filesNotice(options.agent.files));
+  // Whoever reads the agent's output may go away (a closed pipe); the server keeps running.
+  for (const out of [process.stdout, process.stderr]) out.on("error", () => {});
   const current = createCurrentServer();
 
   let outpost: "connected" | "away" | "refused" = "away";
@@ -74,7 +76,7 @@ export async function wrap(options: WrapOptions): Promise<number> {
 
   let status: number;
   for (;;) {
-    const exit = await runOnce(options.command, { agent, current, note, collect: runner.line, outpostAway });
+    const exit = await runOnce(options.command, { agent, current, note, collect: runner.line, outpostAway, stopping: stopper.requested });
     status = exit.status;
     const ended = exit.status === 0 ? GameState.STOPPED : GameState.CRASHED;
     if (stopper.requested()) {
@@ -91,7 +93,10 @@ export async function wrap(options: WrapOptions): Promise<number> {
     if (decision.kind === "restart") {
       agent.setGameState(ended, `${exit.how}; starting it again in ${decision.delayMs / 1000} s`);
       note(`the server ended (${exit.how}); starting it again in ${decision.delayMs / 1000} s (end ${decision.ends} of ${restartDefaults.loopEnds} within ten minutes)`);
-      if (await stopper.untilRequested(decision.delayMs)) break;
+      if (await stopper.untilRequested(decision.delayMs)) {
+        agent.setGameState(GameState.STOPPED, `${exit.how}; not started again: the agent was stopped`);
+        break;
+      }
       continue;
     }
     agent.setGameState(ended, `${exit.how}, the ${decision.ends}th time within ten minutes: a crash loop, not started again`);
@@ -100,6 +105,7 @@ export async function wrap(options: WrapOptions): Promise<number> {
         "The agent stays connected; Ctrl-C or SIGTERM ends it.",
     );
     await stopper.untilRequested();
+    agent.setGameState(GameState.STOPPED, `${exit.how}; the agent was stopped after the crash loop`);
     break;
   }
   stopper.dispose();
@@ -110,6 +116,8 @@ export async function wrap(options: WrapOptions): Promise<number> {
 
 interface RunDeps {
   agent: Agent;
+  /** A stop was asked for: the server stays "stopping" whatever its console says next. */
+  stopping: () => boolean;
   current: ReturnType<typeof createCurrentServer>;
   note: (message: string) => void;
   collect: (line: string) => void;
@@ -129,7 +137,7 @@ async function runOnce(command: string[], deps: RunDeps): Promise<ServerExit> {
   current.set(server);
   agent.setGameState(GameState.STARTING);
   const players = createPlayersSession({ agent, outpostAway: deps.outpostAway, command: (line) => void server.writeLine(line), note });
-  readServerOutput(server, agent, players, deps.collect, note);
+  readServerOutput(server, agent, players, deps.collect, note, deps.stopping);
   const exit = await server.exited;
   current.set(undefined);
   process.off("exit", killOnExit);
@@ -180,10 +188,15 @@ export function refusalNotice(error: ConnectError): string {
  * where the game logs (Java's stderr goes there too, through the game's logger), is also the
  * output of the console command being run, and its whole lines are read for players.
  */
-function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersSession, collect: (line: string) => void, note: (message: string) => void): void {
+function readServerOutput(
+  server: ServerProcess,
+  agent: Agent,
+  players: PlayersSession,
+  collect: (line: string) => void,
+  note: (message: string) => void,
+  stopping: () => boolean,
+): void {
   const { child } = server;
-  // Whoever reads the agent's output may go away (a closed pipe); the server keeps running.
-  for (const out of [process.stdout, process.stderr]) out.on("error", () => {});
   child.stdout!.pipe(process.stdout);
   child.stderr!.pipe(process.stderr);
   const live = (raw: string) => agent.consoleOutput([plainLine(raw)]);
@@ -192,7 +205,7 @@ function readServerOutput(server: ServerProcess, agent: Agent, players: PlayersS
     collect(plainLine(raw));
     const understood = whole ? readLogLine(raw) : undefined;
     if (!understood) return;
-    if (understood.event.kind === "ready") return agent.setGameState(GameState.RUNNING);
+    if (understood.event.kind === "ready") return void (stopping() || agent.setGameState(GameState.RUNNING));
     try {
       players.handle(understood.event);
     } catch (error) {

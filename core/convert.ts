@@ -139,6 +139,8 @@ export function filesModeName(mode: FilesMode): string {
 /** The server as the API shows it; `freeze` says whether it is frozen (core/servers/frozen.ts). */
 export function serverToProto(server: Server, now: Date, settings: TrustSettings, freeze?: Freeze): ServerMessage {
   const online = isOnline(server, now);
+  // The state holds while the stream that reported it holds the server.
+  const gameStateShown = online && !!server.gameState && server.gameStateConnectionId === server.agentConnectionId;
   return create(ServerSchema, {
     id: server.id,
     organizationId: server.organization.id,
@@ -154,8 +156,8 @@ export function serverToProto(server: Server, now: Date, settings: TrustSettings
     signInAllowed: signInAllowed(server.playerAuth, settings),
     consoleAvailable: online && server.agentConsole,
     files: online ? (filesModes[server.agentFiles] ?? FilesMode.OFF) : FilesMode.OFF,
-    gameState: online && server.gameState ? (gameStates[server.gameState] ?? GameState.UNSPECIFIED) : GameState.UNSPECIFIED,
-    gameStateDetail: online && server.gameState ? (server.gameStateDetail ?? "") : "",
+    gameState: gameStateShown ? (gameStates[server.gameState!] ?? GameState.UNSPECIFIED) : GameState.UNSPECIFIED,
+    gameStateDetail: gameStateShown ? (server.gameStateDetail ?? "") : "",
     frozen: freeze !== undefined,
     frozenReason: freeze ? frozenReason(freeze) : "",
   });

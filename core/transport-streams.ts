@@ -38,7 +38,7 @@ export async function serveStream(serverInterceptors: Interceptor[], spec: Metho
   };
   let first: IteratorResult<unknown>;
   try {
-    first = await output.next();
+    first = await untilAborted(output.next(), req.signal);
   } catch (error) {
     first = { done: true, value: ended(error) };
   }
@@ -51,7 +51,7 @@ export async function serveStream(serverInterceptors: Interceptor[], spec: Metho
         if (next.done) break;
         yield next.value;
         try {
-          next = await output.next();
+          next = await untilAborted(output.next(), req.signal);
         } catch (error) {
           next = { done: true, value: ended(error) };
         }

@@ -30,8 +30,7 @@ export function markServerConnected(query: SqlRunner, f: ConnectedFacts): Promis
   return query.one(
     sql`with old as (select id, presence_event from servers where id = ${f.serverId} and agent_key_hash = ${f.agentKeyHash} for update)
         update servers s set online = true, last_seen_at = ${f.now}, player_count = 0, player_auth = ${f.playerAuth}, agent_version = ${f.agentVersion},
-                             agent_console = ${f.console}, agent_files = ${f.files}, agent_connection_id = ${f.connectionId}, agent_boot_id = ${f.bootId},
-                             game_state = null, game_state_detail = null, game_state_at = null, presence_event = 'connected'
+                             agent_console = ${f.console}, agent_files = ${f.files}, agent_connection_id = ${f.connectionId}, agent_boot_id = ${f.bootId}, presence_event = 'connected'
           from old where s.id = old.id returning old.presence_event as previous`,
     connectedRow,
   );
@@ -127,7 +126,7 @@ export function listPlayers(query: SqlRunner, serverId: string): Promise<PlayerR
   return query.rows(sql`select uuid, name, since from server_players where server_id = ${serverId} order by since, name, uuid`, playerRow);
 }
 
-const gameStateRow = row({ previous: nullable(text) });
+const gameStateRow = row({ previous: nullable(text), previous_detail: nullable(text) });
 
 /**
  * The game's state as the stream that holds the server reports it; the state before, or undefined
@@ -138,9 +137,9 @@ export function markGameState(
   f: { serverId: string; connectionId: string; state: string; detail: string; now: Date },
 ): Promise<Row<typeof gameStateRow> | undefined> {
   return query.one(
-    sql`with old as (select id, game_state from servers where id = ${f.serverId} and agent_connection_id = ${f.connectionId} for update)
-        update servers s set game_state = ${f.state}, game_state_detail = ${f.detail || null}, game_state_at = ${f.now}
-          from old where s.id = old.id returning old.game_state as previous`,
+    sql`with old as (select id, game_state, game_state_detail from servers where id = ${f.serverId} and agent_connection_id = ${f.connectionId} for update)
+        update servers s set game_state = ${f.state}, game_state_detail = ${f.detail || null}, game_state_at = ${f.now}, game_state_connection_id = ${f.connectionId}
+          from old where s.id = old.id returning old.game_state as previous, old.game_state_detail as previous_detail`,
     gameStateRow,
   );
 }

@@ -54,6 +54,9 @@ interface RemoteCommand {
 /** What comes back: the answer, or why there is none. */
 type RemoteResult = { answer: ConsoleAnswer } | { unanswered: AgentUnanswered["outcome"]; sent: boolean };
 
+/** How much longer the calling instance waits than the holding one, which answers within the timeout. */
+const remoteMarginMs = 1_000;
+
 const commandTopic = (connectionId: string) => `console-command:${connectionId}`;
 const resultTopic = (requestId: string) => `console-result:${requestId}`;
 const outcomes = new Set<string>(["offline", "timeout", "busy"]);
@@ -120,8 +123,9 @@ export function createConsoleRouter(deps: { agents: AgentConnections; bus: Bus; 
         unsubscribe();
         then();
       };
-      // The holding instance's stream times out as well; this is the bound if it never answers.
-      const timer = setTimeout(() => done(() => reject(new AgentUnanswered("timeout"))), remote.timeoutMs);
+      // The holding instance's stream times out as well, and then says so (or gives an answer that
+      // came just in time): this is the bound should it never answer, a little later than its own.
+      const timer = setTimeout(() => done(() => reject(new AgentUnanswered("timeout"))), remote.timeoutMs + remoteMarginMs);
       const unsubscribe = bus.subscribe(resultTopic(remote.requestId), (payload) => {
         const result = parseResult(payload);
         if (!result) return;

@@ -7,7 +7,7 @@
  */
 import type { ConsoleReceived, ConsoleResult } from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import type { CoreDeps } from "../deps.ts";
-import { settleCommand, settleNeverReceived } from "../servers/console-command-queries.ts";
+import { settleCommand, settleNeverReceived, storable } from "../servers/console-command-queries.ts";
 
 type SettleDeps = Pick<CoreDeps, "activity" | "clock" | "orm" | "statements">;
 
@@ -32,16 +32,16 @@ function recordSettled(deps: SettleDeps, server: SettledServer, facts: { request
 /** A ConsoleResult no call waits for: its pending record, if it is this server's, settled from it. */
 export async function settleReported(deps: SettleDeps, server: SettledServer, result: ConsoleResult): Promise<void> {
   const query = deps.statements.on(deps.orm.em.fork());
-  const error = result.success ? "" : result.error || "the agent could not run the command";
-  const outcome = { status: result.success ? ("ran" as const) : ("failed" as const), output: result.output, error, at: deps.clock.now() };
+  const error = result.success ? "" : storable(result.error) || "the agent could not run the command";
+  const outcome = { status: result.success ? ("ran" as const) : ("failed" as const), output: result.output.map(storable), error, at: deps.clock.now() };
   const command = await settleCommand(query, server.id, result.requestId, outcome);
   if (command !== undefined) await recordSettled(deps, server, { requestId: result.requestId, command, outcome: outcome.status, error });
 }
 
 /**
- * The agent's ConsoleReceived: when it is of the run this stream's Hello named and complete, the
- * server's pending records of that run sent on earlier streams and not among those it got are
- * settled as not sent. The streams before this one have ended (the agent opens one at a time),
+ * The agent's ConsoleReceived: when it is of the run this stream's Hello named, the server's
+ * pending records of that run sent on earlier streams and not among those it got are settled as
+ * not sent (when it has forgotten some, only those sent after the oldest it remembers). The streams before this one have ended (the agent opens one at a time),
  * so nothing sent on them can still reach it.
  */
 export async function settleNeverReceivedCommands(
@@ -50,13 +50,14 @@ export async function settleNeverReceivedCommands(
   stream: { connectionId: string; bootId: string | undefined },
   report: ConsoleReceived,
 ): Promise<void> {
-  if (!report.complete || !stream.bootId || report.bootId !== stream.bootId) return;
+  if (!stream.bootId || report.bootId !== stream.bootId) return;
   const query = deps.statements.on(deps.orm.em.fork());
   const settled = await settleNeverReceived(query, {
     serverId: server.id,
     bootId: report.bootId,
     connectionId: stream.connectionId,
     received: report.requestIds,
+    complete: report.complete,
     error: neverReceived,
     at: deps.clock.now(),
   });

@@ -1,7 +1,8 @@
 /**
  * The game server's own state as an agent that runs it reports it (GameStateChanged): kept on the
  * server's row for getServer and listServers, and each change an activity event by the agent — a
- * crash a warning (`server.game_crashed`), any other change `server.game_state_changed`.
+ * crash a warning (`server.game_crashed`), any other change `server.game_state_changed`. What the
+ * agent sends again on each new connection is no change.
  */
 import type { GameStateChanged } from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import { GameState } from "../../gen/outpost/servers/v1/resources_pb.js";
@@ -30,7 +31,8 @@ export async function gameStateChanged(
   if (!state) return;
   const query = deps.statements.on(deps.orm.em.fork());
   const marked = await markGameState(query, { serverId: server.id, connectionId, state, detail: changed.detail, now: deps.clock.now() });
-  if (!marked) return;
+  // The same state again (sent after a reconnect, to any instance): nothing changed.
+  if (!marked || (marked.previous === state && (marked.previous_detail ?? "") === changed.detail)) return;
   await deps.activity.append("agent", {
     organizationId: server.organizationId,
     action: state === "crashed" ? "server.game_crashed" : "server.game_state_changed",

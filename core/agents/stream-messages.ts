@@ -107,6 +107,19 @@ async function loginCommand(deps: AgentStreamDeps, session: StreamSession, playe
   }
 }
 
+/**
+ * A settle from the agent's report that failed (the database away) is logged, not the stream's end:
+ * the agent sends the report again on its next connection, and ending this one would only make it
+ * reconnect sooner into the same failure.
+ */
+async function unlessFailed(deps: AgentStreamDeps, settling: Promise<void>): Promise<void> {
+  try {
+    await settling;
+  } catch (error) {
+    deps.logger.warn({ err: error }, "settling console commands from an agent's report failed; its next connection reports them again");
+  }
+}
+
 /** Handles one message of the agent's; a throw ends the stream with that error. */
 export function createMessageHandler(deps: AgentStreamDeps, session: StreamSession): (request: ConnectRequest) => Promise<void> {
   const { connection } = session;
@@ -128,11 +141,11 @@ export function createMessageHandler(deps: AgentStreamDeps, session: StreamSessi
       case "consoleResult":
         // One nobody waits for (late, or sent again on a new connection) settles its record.
         if (connection.console.answered(message.value)) return;
-        return settleReported(deps, session.agent.server, message.value);
+        return unlessFailed(deps, settleReported(deps, session.agent.server, message.value));
       case "gameState":
         return gameStateChanged(deps, session.agent.server, connection.id, message.value);
       case "consoleReceived":
-        return settleNeverReceivedCommands(deps, session.agent.server, { connectionId: connection.id, bootId: session.bootId }, message.value);
+        return unlessFailed(deps, settleNeverReceivedCommands(deps, session.agent.server, { connectionId: connection.id, bootId: session.bootId }, message.value));
       case "fileResult":
         return connection.files.answered(message.value);
       case "consoleOutput":

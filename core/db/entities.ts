@@ -131,6 +131,8 @@ export const Server = defineEntity({
     gameState: p.string().length(16).nullable(),
     gameStateDetail: p.string().length(200).nullable(),
     gameStateAt: p.datetime().nullable(),
+    /** The stream that reported it: the state holds only while that stream holds the server. */
+    gameStateConnectionId: p.uuid().nullable(),
     /** The last presence event in the activity log: "connected" | "disconnected". */
     presenceEvent: p.string().length(16).nullable(),
     createdAt: createdAt(),

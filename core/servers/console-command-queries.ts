@@ -42,6 +42,12 @@ export interface Outcome {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A request id of ours, as an agent's report may name anything. */
+export const isRequestId = (id: string) => uuidPattern.test(id);
+
+/** Text as PostgreSQL keeps it: no NUL, which a console may print and neither text nor jsonb takes. */
+export const storable = (text: string) => text.replace(/\u0000/g, "\uFFFD");
+
 /**
  * Settles the server's pending record of `requestId`; the command, when it was pending (and now
  * is not). An id that is no request id of ours (an agent's report may hold anything) settles nothing.
@@ -49,7 +55,8 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export async function settleCommand(query: SqlRunner, serverId: string, requestId: string, outcome: Outcome): Promise<string | undefined> {
   if (!uuidPattern.test(requestId)) return undefined;
   const settled = await query.one(
-    sql`update console_commands set status = ${outcome.status}, output = ${outcome.output ? JSON.stringify(outcome.output) : null}::jsonb, error = ${outcome.error || null}, settled_at = ${outcome.at}
+    sql`update console_commands set status = ${outcome.status}, output = ${outcome.output ? JSON.stringify(outcome.output.map(storable)) : null}::jsonb,
+                                    error = ${outcome.error ? storable(outcome.error) : null}, settled_at = ${outcome.at}
         where request_id = ${requestId} and server_id = ${serverId} and status = 'pending' returning command`,
     row({ command: text }),
   );
@@ -58,17 +65,22 @@ export async function settleCommand(query: SqlRunner, serverId: string, requestI
 
 /**
  * Settles as never received the server's pending records sent to an earlier stream of the agent's
- * run `bootId` whose request ids the agent, which remembers every command of that run, does not
- * hold; the settled ones (request id and command).
+ * run `bootId` whose request ids the agent does not hold: all of the run's when it remembers every
+ * command of it (`complete`), else those sent more than a second after the oldest it remembers
+ * (commands reach it in the order they are sent, and it forgets the oldest first); the settled
+ * ones (request id and command).
  */
 export function settleNeverReceived(
   query: SqlRunner,
-  f: { serverId: string; bootId: string; connectionId: string; received: string[]; error: string; at: Date },
+  f: { serverId: string; bootId: string; connectionId: string; received: string[]; complete: boolean; error: string; at: Date },
 ): Promise<Array<{ request_id: string; command: string }>> {
+  const ids = f.received.filter(isRequestId);
+  const oldest = ids[0] ?? null;
   return query.rows(
     sql`update console_commands set status = 'not_sent', error = ${f.error}, settled_at = ${f.at}
         where server_id = ${f.serverId} and status = 'pending' and agent_boot_id = ${f.bootId} and connection_id <> ${f.connectionId}
-          and not (request_id::text = any(${f.received}::text[]))
+          and not (request_id::text = any(${ids}::text[]))
+          and (${f.complete}::boolean or sent_at > (select o.sent_at + interval '1 second' from console_commands o where o.request_id::text = ${oldest} and o.server_id = ${f.serverId}))
         returning request_id, command`,
     row({ request_id: text, command: text }),
   );

@@ -84,8 +84,8 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   let answer: ConsoleAnswer | undefined;
   let sent = false;
   if (!outcome) {
-    await onRecord(() => spendServerUse(db.query, caller, judged, use));
-    // On record before it is sent: if this fails, the call fails and the command was never sent.
+    // On record before it is sent (and before a grant's use is spent on it): if this fails, the
+    // call fails, nothing was spent and the command was never sent.
     await recordPendingCommand(db.query, {
       requestId,
       serverId: server.id,
@@ -95,6 +95,13 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
       agentBootId: server.agentBootId,
       sentAt: deps.clock.now(),
     });
+    try {
+      await onRecord(() => spendServerUse(db.query, caller, judged, use));
+    } catch (error) {
+      // Refused by the grant (used up meanwhile): never sent.
+      await settleCommand(db.query, server.id, requestId, { status: "not_sent", error: (error as Error).message, at: deps.clock.now() }).catch(() => {});
+      throw error;
+    }
     sent = true;
     try {
       answer = await deps.consoles.execute({ serverId: server.id, connectionId: server.agentConnectionId! }, requestId, command, consoleTimeoutMs);

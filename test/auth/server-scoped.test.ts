@@ -72,7 +72,7 @@ describe("auth: a call about one server reads its access with the credential", (
       "SetPluginEnabled",
       "WriteFile",
     ];
-    const expected = ["ExecuteConsoleCommand", "GetServer", "ListPlayers", ...files].map((name) => `ServersService.${name}`);
+    const expected = ["ExecuteConsoleCommand", "GetConsoleCommand", "GetServer", "ListPlayers", ...files].map((name) => `ServersService.${name}`);
     assert.deepEqual(marked.sort(), expected.sort());
   });
 

@@ -150,4 +150,41 @@ describe("in-process transport: streams", () => {
     assert.deepEqual(ended.get(transports[1][1]), ["aborted: handler ended"]);
     assert.deepEqual(ended.get(transports[0][1]), []);
   });
+
+  it("answers a caller that aborts while the handler is slow to yield at once, not when the handler yields", async () => {
+    await same(async (build) => {
+      const client = createClient(
+        GameOAuthService,
+        build(
+          (router) =>
+            router.service(GameOAuthService, {
+              async *watchAuthorization() {
+                await sleep(1_500);
+                yield create(WatchAuthorizationResponseSchema, {});
+                await sleep(1_500);
+                yield create(WatchAuthorizationResponseSchema, {});
+              },
+            }),
+          {},
+        ),
+      );
+      const outcomes: string[] = [];
+      for (const abortAfterFirst of [false, true]) {
+        const controller = new AbortController();
+        const started = Date.now();
+        if (!abortAfterFirst) setTimeout(() => controller.abort(), 50);
+        const outcome = await (async () => {
+          for await (const _ of client.watchAuthorization({}, { signal: controller.signal })) {
+            if (abortAfterFirst) setTimeout(() => controller.abort(), 50);
+          }
+        })().then(
+          () => "ended",
+          (error) => Code[ConnectError.from(error).code],
+        );
+        const waited = Date.now() - started - (abortAfterFirst ? 1_500 : 0);
+        outcomes.push(`${outcome} ${waited < 1_000 ? "promptly" : `after ${waited} ms`}`);
+      }
+      return outcomes;
+    });
+  });
 });

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConnectError, Code } from "@connectrpc/connect";
 import { useConsoleSetting, type Json } from "./console-fixture.ts";
+import { settleNeverReceived } from "../../core/servers/console-command-queries.ts";
 
 /**
  * What really happened to a console command, whatever fails: it is recorded (pending) before it
@@ -184,5 +185,55 @@ describe("servers: console commands on record", function () {
     assert.equal((await recordOf(server.id, otherRun)).status, "pending", "another run's: this one cannot say");
     assert.equal((await recordOf(server.id, first.body.requestId)).status, "ran", "a command it got is not touched");
     assert.deepEqual(await settledEvents(server.id), [["agent", "op griefer", "not_sent"]]);
+  });
+
+  it("when the agent has forgotten the oldest commands of its run, settles only those sent after the oldest it remembers", async () => {
+    const server = await createServer("Forgetful");
+    await connect(server.key, { console: echo });
+    const [{ user_id: owner }] = await sql("select id as user_id from users where email = 'owner@example.com'");
+    const boot = randomUUID();
+    const at = (seconds: number) => new Date(Date.UTC(2026, 10, 29, 12, 0, seconds));
+    const [before, remembered, lostAfter] = [randomUUID(), randomUUID(), randomUUID()];
+    for (const [id, seconds] of [
+      [before, 0],
+      [remembered, 10],
+      [lostAfter, 20],
+    ] as const) {
+      await sql(
+        "insert into console_commands (request_id, server_id, user_id, command, status, connection_id, agent_boot_id, sent_at) values (?, ?, ?, 'list', 'pending', ?, ?, ?)",
+        [id, server.id, owner, randomUUID(), boot, at(seconds)],
+      );
+    }
+    const runtime = setting.t().outpost.runtime;
+    const settle = (complete: boolean) =>
+      settleNeverReceived(runtime.deps.statements.on(runtime.orm.em.fork()), {
+        serverId: server.id,
+        bootId: boot,
+        connectionId: randomUUID(),
+        received: [remembered, "not an id"],
+        complete,
+        error: "never received",
+        at: new Date(),
+      });
+    assert.deepEqual(
+      (await settle(false)).map((r) => r.request_id),
+      [lostAfter],
+      "one sent before the oldest it remembers may have been forgotten: left pending",
+    );
+    assert.equal((await recordOf(server.id, before)).status, "pending");
+    assert.deepEqual(
+      (await settle(true)).map((r) => r.request_id),
+      [before],
+    );
+  });
+
+  it("keeps a NUL the console printed as U+FFFD, and the agent's stream up", async () => {
+    const server = await createServer("Nul");
+    await connect(server.key, { console: async () => ({ success: true, output: ["a\u0000b"] }) });
+    const res = await execute(server.id, "list");
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.output, ["a\uFFFDb"]);
+    assert.deepEqual((await recordOf(server.id, res.body.requestId)).output, ["a\uFFFDb"]);
+    assert.equal((await execute(server.id, "list")).status, 200);
   });
 });

@@ -571,7 +571,8 @@ export declare type ConsoleReceived = Message<"outpost.agent.v1.ConsoleReceived"
   requestIds: string[];
 
   /**
-   * True when request_ids holds every command of this run (none forgotten to stay within 1,000).
+   * True when request_ids holds every command of this run (none forgotten to stay within 1,000);
+   * when false, core settles only commands sent after the oldest request_id it holds.
    *
    * @generated from field: bool complete = 3;
    */
