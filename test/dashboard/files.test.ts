@@ -204,6 +204,9 @@ describe("dashboard: a server's files, without script, for a member, and the rou
       assert.ok(i < 100, "the version kept before the write is back");
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    // The restore's answer brings the page to the editor, saying so: only then go on (a navigation
+    // started before it ends would be cut short by it).
+    await page.waitForURL(/notice=version-restored/);
 
     await page.goto(`${outpost().baseUrl}${state.base}/plugins`);
     await page.getByRole("heading", { name: "Plugins and mods", level: 1 }).waitFor();
