@@ -109,7 +109,7 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
   send({ case: "hello", value: hello });
   /** A command's result goes to the memory, which sends it on whichever connection is live when it ends. */
   const toMemory = (message: AgentMessage) => {
-    if (message?.case === "consoleResult") deps.consoleMemory.answered({ ...message.value, requestId: message.value.requestId ?? "" });
+    if (message?.case === "consoleResult") deps.consoleMemory.answered(message.value);
   };
   try {
     heard();

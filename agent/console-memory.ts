@@ -17,7 +17,7 @@ export const rememberedCommands = 1000;
 export const rememberedResults = 100;
 export const resentWithinMs = 10 * 60_000;
 
-type Result = MessageInitShape<typeof ConsoleResultSchema> & { requestId: string };
+type Result = MessageInitShape<typeof ConsoleResultSchema>;
 
 export interface ConsoleMemory {
   /** Names this run (Hello.boot_id). */

@@ -34,11 +34,15 @@ export const consoleLimits = { linesPerMessage: 200, lineChars: 4096, errorChars
 const flushEveryMs = 100;
 const maxBufferedLines = 1000;
 
+/**
+ * Outpost refuses a NUL in any text (the whole message, and the agent's stream with it): what a
+ * console prints with one shows U+FFFD in its place.
+ */
+const withoutNul = (text: string) => text.replace(/\u0000/g, "\uFFFD");
+
 /** A line as the contract takes it: no trailing newline, no NUL, at most {@link consoleLimits.lineChars}. */
 export function consoleLine(line: string): string {
-  // Outpost refuses a NUL in any text (the whole message, and the stream with it): a console that
-  // prints one shows U+FFFD instead.
-  const trimmed = line.replace(/[\r\n]+$/, "").replace(/\u0000/g, "\uFFFD");
+  const trimmed = withoutNul(line.replace(/[\r\n]+$/, ""));
   return trimmed.length > consoleLimits.lineChars ? trimmed.slice(0, consoleLimits.lineChars - 1) + "…" : trimmed;
 }
 
@@ -68,7 +72,7 @@ export async function answerConsoleCommand(handler: ConsoleHandler | undefined, 
     }
   }
   const output = run.output.slice(-consoleLimits.linesPerMessage).map(consoleLine);
-  const error = (run.error ?? "").replace(/\u0000/g, "\uFFFD").slice(0, consoleLimits.errorChars);
+  const error = withoutNul(run.error ?? "").slice(0, consoleLimits.errorChars);
   send({ case: "consoleResult", value: { requestId, success: run.success, output, error: run.success ? "" : error } });
 }
 

@@ -7,7 +7,8 @@
  */
 import type { ConsoleReceived, ConsoleResult } from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import type { CoreDeps } from "../deps.ts";
-import { settleCommand, settleNeverReceived, storable } from "../servers/console-command-queries.ts";
+import { answeredOutcome, settleCommand, settleNeverReceived } from "../servers/console-command-queries.ts";
+import { recordConsoleCommand } from "../servers/console-methods.ts";
 
 type SettleDeps = Pick<CoreDeps, "activity" | "clock" | "orm" | "statements">;
 
@@ -16,26 +17,16 @@ interface SettledServer {
   organizationId: string;
 }
 
+const settledAction = "server.console_command_settled";
 const neverReceived = "the agent never received it (it reported every command of its run, and not this one)";
-
-function recordSettled(deps: SettleDeps, server: SettledServer, facts: { requestId: string; command: string; outcome: string; error?: string }): Promise<void> {
-  return deps.activity.append("agent", {
-    organizationId: server.organizationId,
-    action: "server.console_command_settled",
-    targetType: "server",
-    targetId: server.id,
-    serverId: server.id,
-    details: { requestId: facts.requestId, command: facts.command, outcome: facts.outcome, ...(facts.error && { error: facts.error }) },
-  });
-}
 
 /** A ConsoleResult no call waits for: its pending record, if it is this server's, settled from it. */
 export async function settleReported(deps: SettleDeps, server: SettledServer, result: ConsoleResult): Promise<void> {
   const query = deps.statements.on(deps.orm.em.fork());
-  const error = result.success ? "" : storable(result.error) || "the agent could not run the command";
-  const outcome = { status: result.success ? ("ran" as const) : ("failed" as const), output: result.output.map(storable), error, at: deps.clock.now() };
+  const outcome = answeredOutcome(result, deps.clock.now());
   const command = await settleCommand(query, server.id, result.requestId, outcome);
-  if (command !== undefined) await recordSettled(deps, server, { requestId: result.requestId, command, outcome: outcome.status, error });
+  if (command === undefined) return;
+  await recordConsoleCommand(deps.activity, "agent", server, { requestId: result.requestId, command, outcome: outcome.status, error: outcome.error }, settledAction);
 }
 
 /**
@@ -61,5 +52,7 @@ export async function settleNeverReceivedCommands(
     error: neverReceived,
     at: deps.clock.now(),
   });
-  for (const s of settled) await recordSettled(deps, server, { requestId: s.request_id, command: s.command, outcome: "not_sent", error: neverReceived });
+  for (const s of settled) {
+    await recordConsoleCommand(deps.activity, "agent", server, { requestId: s.request_id, command: s.command, outcome: "not_sent", error: neverReceived }, settledAction);
+  }
 }

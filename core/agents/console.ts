@@ -4,7 +4,6 @@
  * small ring, which a live console starts from). A command waits at most its timeout; when the
  * stream ends, every command still waiting fails at once, never hangs.
  */
-import { storable } from "../servers/console-command-queries.ts";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ConnectResponseSchema, ConsoleOutput, ConsoleResult } from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import { createAnswerWaits } from "./answer-waits.ts";
@@ -50,8 +49,7 @@ export function createConnectionConsole(send: Send): ConnectionConsole {
       return waits.ask(requestId, timeoutMs, () => send({ case: "consoleCommand", value: { requestId, command, timeoutMs } }));
     },
     answered(result) {
-      // A console may print NUL, which the database takes nowhere (the record, the activity log).
-      return waits.answer(result.requestId, { success: result.success, output: result.output.map(storable), error: result.success ? "" : storable(result.error) });
+      return waits.answer(result.requestId, { success: result.success, output: result.output, error: result.success ? "" : result.error });
     },
     printed(output) {
       lines.push(...output.lines);

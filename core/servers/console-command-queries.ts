@@ -8,6 +8,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ConsoleCommandSchema, ConsoleCommandStatus, type ConsoleCommand } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { sql, type SqlRunner } from "../db/sql.ts";
 import { arrayOf, nullable, oneOf, row, text, timestamp, type Row } from "../db/rows.ts";
+import { isUuid } from "../../contract/uuid.ts";
 
 /** How long a command's record is kept (the activity log keeps its event longer). */
 export const consoleCommandsKeptMs = 30 * 24 * 60 * 60_000;
@@ -40,23 +41,21 @@ export interface Outcome {
   at: Date;
 }
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** A request id of ours, as an agent's report may name anything. */
-export const isRequestId = (id: string) => uuidPattern.test(id);
-
-/** Text as PostgreSQL keeps it: no NUL, which a console may print and neither text nor jsonb takes. */
-export const storable = (text: string) => text.replace(/\u0000/g, "\uFFFD");
+/** What an agent answered, as the record's outcome: ran with its output, or failed with why. */
+export function answeredOutcome(answer: { success: boolean; output: string[]; error: string }, at: Date): Outcome & { error: string } {
+  if (answer.success) return { status: "ran", output: answer.output, error: "", at };
+  return { status: "failed", output: answer.output, error: answer.error || "the agent could not run the command", at };
+}
 
 /**
  * Settles the server's pending record of `requestId`; the command, when it was pending (and now
  * is not). An id that is no request id of ours (an agent's report may hold anything) settles nothing.
  */
 export async function settleCommand(query: SqlRunner, serverId: string, requestId: string, outcome: Outcome): Promise<string | undefined> {
-  if (!uuidPattern.test(requestId)) return undefined;
+  if (!isUuid(requestId)) return undefined;
   const settled = await query.one(
-    sql`update console_commands set status = ${outcome.status}, output = ${outcome.output ? JSON.stringify(outcome.output.map(storable)) : null}::jsonb,
-                                    error = ${outcome.error ? storable(outcome.error) : null}, settled_at = ${outcome.at}
+    sql`update console_commands set status = ${outcome.status}, output = ${outcome.output ? JSON.stringify(outcome.output) : null}::jsonb,
+                                    error = ${outcome.error || null}, settled_at = ${outcome.at}
         where request_id = ${requestId} and server_id = ${serverId} and status = 'pending' returning command`,
     row({ command: text }),
   );
@@ -74,7 +73,7 @@ export function settleNeverReceived(
   query: SqlRunner,
   f: { serverId: string; bootId: string; connectionId: string; received: string[]; complete: boolean; error: string; at: Date },
 ): Promise<Array<{ request_id: string; command: string }>> {
-  const ids = f.received.filter(isRequestId);
+  const ids = f.received.filter(isUuid);
   const oldest = ids[0] ?? null;
   return query.rows(
     sql`update console_commands set status = 'not_sent', error = ${f.error}, settled_at = ${f.at}

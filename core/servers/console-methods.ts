@@ -36,7 +36,7 @@ import { isOnline } from "../agents/presence.ts";
 import { consoleTimeoutMs, type ConsoleAnswer } from "../agents/console.ts";
 import { AgentUnanswered, unansweredRefusal } from "../agents/answer-waits.ts";
 import { Server } from "../db/entities.ts";
-import { recordPendingCommand, settleCommand } from "./console-command-queries.ts";
+import { answeredOutcome, recordPendingCommand, settleCommand, type SettledStatus } from "./console-command-queries.ts";
 import { consoleCommandProblem } from "../../contract/console-command.ts";
 
 export type ConsoleOutcome = "ok" | "failed" | "denied" | "frozen" | "offline" | "no_console" | "unknown" | "busy";
@@ -126,9 +126,9 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
       );
     throw refusal;
   }
-  const error = answer.success ? "" : answer.error || "the agent could not run the command";
-  await settleAnswered(deps, db, { caller, server, requestId, command, answer, error });
-  return create(ExecuteConsoleCommandResponseSchema, { requestId, success: answer.success, output: answer.output, error });
+  const answered = answeredOutcome(answer, deps.clock.now());
+  await settleAnswered(deps, db, { caller, server, requestId, command, outcome: answered });
+  return create(ExecuteConsoleCommandResponseSchema, { requestId, success: answer.success, output: answer.output, error: answered.error });
 }
 
 /**
@@ -139,20 +139,15 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
 async function settleAnswered(
   deps: ConsoleDeps,
   db: Db,
-  c: { caller: UserCaller; server: AgentServer; requestId: string; command: string; answer: ConsoleAnswer; error: string },
+  c: { caller: UserCaller; server: AgentServer; requestId: string; command: string; outcome: ReturnType<typeof answeredOutcome> },
 ): Promise<void> {
   try {
-    await settleCommand(db.query, c.server.id, c.requestId, {
-      status: c.answer.success ? "ran" : "failed",
-      output: c.answer.output,
-      error: c.error,
-      at: deps.clock.now(),
-    });
+    await settleCommand(db.query, c.server.id, c.requestId, c.outcome);
     await recordConsoleCommand(deps.activity, c.caller, c.server, {
       requestId: c.requestId,
       command: c.command,
-      outcome: c.answer.success ? "ok" : "failed",
-      error: c.error,
+      outcome: c.outcome.status === "ran" ? "ok" : "failed",
+      error: c.outcome.error,
     });
   } catch (error) {
     deps.logger.warn(
@@ -238,17 +233,19 @@ function refusalsOnRecord(db: Db, activity: ActivityWriter, caller: UserCaller, 
 
 /**
  * The activity event of one console command, written at once (the call may still fail after it),
- * with other commands' events of the same moment.
+ * with other commands' events of the same moment: the caller's, or the agent's when its report
+ * settles a command later (`server.console_command_settled`, outcome ran, failed or not_sent).
  */
-function recordConsoleCommand(
+export function recordConsoleCommand(
   activity: ActivityWriter,
-  caller: UserCaller,
+  actor: Parameters<ActivityWriter["append"]>[0],
   server: Pick<AgentServer, "id" | "organizationId">,
-  facts: { requestId: string; command: string; outcome: ConsoleOutcome; error: string },
+  facts: { requestId: string; command: string; outcome: ConsoleOutcome | SettledStatus; error: string },
+  action: "server.console_command" | "server.console_command_settled" = "server.console_command",
 ): Promise<void> {
-  return activity.append(caller, {
+  return activity.append(actor, {
     organizationId: server.organizationId,
-    action: "server.console_command",
+    action,
     targetType: "server",
     targetId: server.id,
     serverId: server.id,
