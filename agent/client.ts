@@ -14,17 +14,19 @@ import { createConsoleMemory } from "./console-memory.ts";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import type { Http2Session } from "node:http2";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
-import { AgentService, ConfirmCommand_Decision, type Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
+import { AgentService, ConfirmCommand_Decision, GameStateChanged_Cause, type Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { GameState, PlayerAuth } from "../gen/outpost/servers/v1/resources_pb.js";
 import { ErrorInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
-import { openConnection, type Connection, type ConnectionDeps, type Live } from "./connection.ts";
+import { openConnection, type Connection, type ConnectionDeps, type GameStateReport, type Live } from "./connection.ts";
+import { stateDetail } from "./lifecycle.ts";
 import type { AgentEvent, AgentOptions } from "./options.ts";
 import { createConsoleOutlet } from "./console.ts";
 import { openServedFiles } from "./files/requests.ts";
 import { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
 import { ConnectionDropped, createPendingRequests, type AgentMessage, type Reply } from "./requests.ts";
 
-export { GameState, PlayerAuth };
+export { GameState, GameStateChanged_Cause, PlayerAuth };
+export { LifecycleAction, type LifecycleHandler, type LifecycleOutcome } from "./lifecycle.ts";
 export type { ConsoleHandler, ConsoleRun } from "./console.ts";
 export { commandProblem, maxPlayers, playerProblem, type Player } from "./players.ts";
 export type { Confirmation, Reply } from "./requests.ts";
@@ -42,9 +44,10 @@ export interface Agent {
   setPlayers(players: Player[]): void;
   /**
    * The game server's process changed state (for an agent that runs it), with how in words (one
-   * line, at most 200 characters): sent now when connected, and after each reconnect.
+   * line, cut to 200 characters) and what caused it (the request id of Outpost's LifecycleRequest
+   * with CAUSE_OUTPOST): sent now when connected, and after each reconnect.
    */
-  setGameState(state: GameState, detail?: string): void;
+  setGameState(state: GameState, detail?: string, cause?: { cause: GameStateChanged_Cause; requestId?: string }): void;
   /** Plays a command as `player` and resolves with what Outpost tells them. */
   playCommand(player: Player, text: string, timeoutMs?: number): Promise<Reply>;
   /**
@@ -77,7 +80,7 @@ export function backoffMs(attempt: number, initialMs: number, maxMs: number): nu
 /** What the agent knows between connections. */
 interface AgentState {
   /** The game's state as last set, sent again after each reconnect. */
-  gameState?: { state: GameState; detail: string };
+  gameState?: GameStateReport;
   players: Player[];
   /** The welcomed connection, while there is one. */
   live?: Live;
@@ -189,8 +192,8 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
     confirm: (player, timeoutMs = 15_000) => answer(player, ConfirmCommand_Decision.CONFIRM, timeoutMs),
     cancel: (player, timeoutMs = 15_000) => answer(player, ConfirmCommand_Decision.CANCEL, timeoutMs),
     consoleOutput: (lines) => consoleOutlet.write(lines),
-    setGameState(gameState, detail = "") {
-      state.gameState = { state: gameState, detail: detail.length > 200 ? `${detail.slice(0, 199)}…` : detail };
+    setGameState(gameState, detail = "", cause) {
+      state.gameState = { state: gameState, detail: stateDetail(detail), cause: cause?.cause, requestId: cause?.requestId };
       state.live?.send({ case: "gameState", value: state.gameState });
     },
     stop: () => stopAgent(state, stopped),

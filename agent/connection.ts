@@ -2,19 +2,23 @@
  * One connection of the agent to Outpost, from Hello to its end: heartbeats at the pace Welcome
  * asks, a silence limit (three heartbeats) after which the connection counts as dead, the players
  * reported again, and Outpost's messages handed on (replies to their requests, console commands
- * to the console handler, file requests to the files). client.ts reconnects around it.
+ * to the console handler, file requests to the files, lifecycle requests to the lifecycle handler). client.ts reconnects around it.
  */
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { createWritableIterable } from "@connectrpc/connect/protocol";
-import type { AgentService, ConnectResponse, FileRequest, Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { AgentService, ConnectResponse, FileRequest, GameStateChangedSchema, Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import { agentKeyHeader } from "../contract/credentials.ts";
 import type { AgentEvent, AgentOptions } from "./options.ts";
 import { answerConsoleCommand, type ConsoleOutlet } from "./console.ts";
 import type { ConsoleMemory } from "./console-memory.ts";
 import { createFileRequests, filesModeOnWire, type ServedFiles } from "./files/requests.ts";
 import type { Player } from "./players.ts";
-import type { GameState } from "../gen/outpost/servers/v1/resources_pb.js";
+import { answerLifecycleRequest } from "./lifecycle.ts";
 import { ConnectionDropped, type AgentMessage, type PendingRequests } from "./requests.ts";
+
+/** The game's state as the agent reports it (GameStateChanged). */
+export type GameStateReport = Omit<MessageInitShape<typeof GameStateChangedSchema>, "$typeName">;
 
 /** A welcomed connection: what Outpost said, and how to send on it. */
 export interface Live {
@@ -29,7 +33,7 @@ export interface ConnectionDeps {
   /** The players online now, reported once welcomed. */
   players(): Player[];
   /** The game's state, reported once welcomed (none for an agent that does not run the server). */
-  gameState(): { state: GameState; detail: string } | undefined;
+  gameState(): GameStateReport | undefined;
   consoleOutlet: ConsoleOutlet;
   /** The console commands of this run, and their results (console-memory.ts). */
   consoleMemory: ConsoleMemory;
@@ -105,6 +109,7 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
     console: !!options.console,
     files: filesModeOnWire(files.mode),
     bootId: deps.consoleMemory.bootId,
+    lifecycle: !!options.lifecycle,
   };
   send({ case: "hello", value: hello });
   /** A command's result goes to the memory, which sends it on whichever connection is live when it ends. */
@@ -123,6 +128,7 @@ async function run(deps: ConnectionDeps, abort: AbortController, requests: Reque
         deps.consoleMemory.received(message.value.requestId);
         void answerConsoleCommand(options.console, message.value, abort.signal, toMemory);
       } else if (message.case === "fileRequest") answerFileRequest(message.value);
+      else if (message.case === "lifecycleRequest") void answerLifecycleRequest(options.lifecycle, message.value, send);
     }
     if (!deps.stopping()) throw new ConnectError("Outpost closed the connection", Code.Unavailable);
   } catch (error) {

@@ -7,6 +7,7 @@ import type { ConnectError, Transport } from "@connectrpc/connect";
 import type { FileRequest, Welcome } from "../gen/outpost/agent/v1/agent_service_pb.js";
 import type { Game, PlayerAuth } from "../gen/outpost/servers/v1/resources_pb.js";
 import type { ConsoleHandler } from "./console.ts";
+import type { LifecycleHandler } from "./lifecycle.ts";
 import type { FilesMode } from "./files/sandbox.ts";
 
 /** Where Outpost is, what the server is, and how the agent behaves. */
@@ -31,6 +32,12 @@ export interface AgentOptions {
    * tells Outpost it has no console, and such calls are refused there.
    */
   console?: ConsoleHandler;
+  /**
+   * Starts, stops, restarts and kills the game server's process as Outpost asks
+   * (servers/startServer …), for an agent that runs it. Without it the agent tells Outpost it does
+   * not, and such calls are refused there.
+   */
+  lifecycle?: LifecycleHandler;
   /**
    * The server's files, for the dashboard's files panel. Without it the agent serves none and says
    * so in Hello (files off), and Outpost refuses the files procedures for this server.

@@ -27,7 +27,13 @@ export type RestartDecision = { kind: "exit" } | { kind: "restart"; delayMs: num
 
 export const restartDefaults = { firstDelayMs: 5_000, maxDelayMs: 300_000, loopEnds: 5, windowMs: 600_000 } as const;
 
-export function createRestartPolicy(options: RestartPolicyOptions): { decide(exitStatus: number): RestartDecision } {
+export interface RestartPolicy {
+  decide(exitStatus: number): RestartDecision;
+  /** Forgets the ends counted so far: the server was started again by hand (from Outpost). */
+  reset(): void;
+}
+
+export function createRestartPolicy(options: RestartPolicyOptions): RestartPolicy {
   const { mode, now = () => performance.now() } = options;
   const { firstDelayMs, maxDelayMs, loopEnds, windowMs } = { ...restartDefaults, ...options };
   let ends: number[] = [];
@@ -39,5 +45,6 @@ export function createRestartPolicy(options: RestartPolicyOptions): { decide(exi
       if (ends.length >= loopEnds) return { kind: "crash-loop", ends: ends.length };
       return { kind: "restart", delayMs: Math.min(firstDelayMs * 2 ** (ends.length - 1), maxDelayMs), ends: ends.length };
     },
+    reset: () => void (ends = []),
   };
 }

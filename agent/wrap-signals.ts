@@ -27,9 +27,10 @@ export interface Stopper {
   requested(): boolean;
   /**
    * Resolves true when a stop signal arrives (at once if one did), false after `ms` without one
-   * (never, without `ms`): the wait between a crash and the restart, or after a crash loop.
+   * (never, without `ms`) or when `cancel` aborts: the wait between a crash and the restart, or
+   * while the server is stopped.
    */
-  untilRequested(ms?: number): Promise<boolean>;
+  untilRequested(ms?: number, cancel?: AbortSignal): Promise<boolean>;
   /** Cancels the kill after the grace period (the server has exited). */
   dispose(): void;
 }
@@ -72,17 +73,21 @@ export function createStopper(
       }, graceSeconds * 1000);
     },
     requested: () => first !== undefined,
-    untilRequested(ms) {
+    untilRequested(ms, cancel) {
       if (first) return Promise.resolve(true);
+      if (cancel?.aborted) return Promise.resolve(false);
       return new Promise((resolve) => {
         const timer = ms === undefined ? undefined : setTimeout(() => done(false), ms);
         const wake = () => done(true);
+        const cancelled = () => done(false);
         const done = (requested: boolean) => {
           clearTimeout(timer);
           waiters.delete(wake);
+          cancel?.removeEventListener("abort", cancelled);
           resolve(requested);
         };
         waiters.add(wake);
+        cancel?.addEventListener("abort", cancelled, { once: true });
       });
     },
     dispose: () => clearTimeout(killTimer),

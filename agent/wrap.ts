@@ -10,20 +10,23 @@
  * while the agent reconnects, and keeps running without Outpost when Outpost refuses the agent (a
  * wrong key: said loudly; restart the agent to try again). A server that crashes is started again
  * (`--restart`, restart-policy.ts), after a delay that grows, until a crash loop; the agent stays
- * connected meanwhile. Ctrl-C or SIGTERM writes `stop` and kills the server only after the grace
- * period (wrap-signals.ts); the agent exits with the server's last exit status.
+ * connected meanwhile. Outpost can start, stop, restart and kill it (wrap-lifecycle.ts); a server
+ * stopped from Outpost, or given up on after a crash loop, leaves the agent connected until
+ * Outpost starts it again. Ctrl-C or SIGTERM writes `stop` and kills the server only after the
+ * grace period (wrap-signals.ts); the agent exits with the server's last exit status.
  */
 import { createInterface } from "node:readline";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { GameState, isFrozen, startAgent, type Agent, type AgentEvent, type AgentOptions } from "./client.ts";
+import { GameState, GameStateChanged_Cause, isFrozen, startAgent, type Agent, type AgentEvent, type AgentOptions, type LifecycleHandler } from "./client.ts";
 import { plainLine, readLogLine } from "./log-formats.ts";
 import { readLines } from "./output-lines.ts";
 import { createConsoleRunner } from "./wrap-console.ts";
 import { describeFileError } from "./files/requests.ts";
 import { createPlayersSession, refusedMessage, unreachableMessage, type PlayersSession } from "./wrap-players.ts";
 import { startServerProcess, type ServerExit, type ServerProcess } from "./server-process.ts";
-import { createRestartPolicy, restartDefaults, type RestartPolicyOptions } from "./restart-policy.ts";
-import { handleStopSignals } from "./wrap-signals.ts";
+import { createRestartPolicy, restartDefaults, type RestartPolicy, type RestartPolicyOptions } from "./restart-policy.ts";
+import { handleStopSignals, type Stopper } from "./wrap-signals.ts";
+import { createWrapLifecycle, notStartedAgain, outpostCause, type Cause, type WrapLifecycle, type WrapLifecycleDeps } from "./wrap-lifecycle.ts";
 import { visibleLine } from "../contract/one-line.ts";
 
 export interface WrapOptions {
@@ -41,18 +44,35 @@ export interface WrapOptions {
 
 const defaultNote = (message: string) => void process.stderr.write(`[outpost] ${message}\n`);
 
-/** The server process running now, if any: what the console, the players and the signals write to. */
-function createCurrentServer(): Pick<ServerProcess, "writeLine" | "kill" | "running"> & { set(server: ServerProcess | undefined): void } {
+/** The server process running now, if any: what the console, the players, the signals and Outpost's requests act on. */
+function createCurrentServer(): Pick<ServerProcess, "writeLine" | "kill" | "running"> & { set(server: ServerProcess | undefined): void; exited(): Promise<unknown> } {
   let current: ServerProcess | undefined;
   return {
     set: (server) => void (current = server),
     writeLine: (line) => current?.writeLine(line) ?? false,
     kill: (signal) => current?.kill(signal),
     running: () => current?.running() ?? false,
+    exited: () => current?.exited ?? Promise.resolve(),
   };
 }
 
-/** Runs the server, again after each crash as `--restart` says, and resolves with its last exit status, the agent's own. */
+/** The game's state as reported to Outpost, and the last one, which a request that changes nothing answers with. */
+function createGameReport(agent: Pick<Agent, "setGameState">): Pick<WrapLifecycleDeps, "report" | "current"> {
+  let last = { state: GameState.UNSPECIFIED, detail: "" };
+  return {
+    report(state, detail, cause) {
+      last = { state, detail };
+      agent.setGameState(state, detail, cause);
+    },
+    current: () => last,
+  };
+}
+
+const byOperator: Cause = { cause: GameStateChanged_Cause.OPERATOR };
+const byGame: Cause = { cause: GameStateChanged_Cause.GAME };
+const byPolicy: Cause = { cause: GameStateChanged_Cause.RESTART_POLICY };
+
+/** Runs the server, again after each crash as `--restart` says and as Outpost asks, and resolves with its last exit status, the agent's own. */
 export async function wrap(options: WrapOptions): Promise<number> {
   const note = options.note ?? defaultNote;
   const url = options.agent.url;
@@ -63,7 +83,9 @@ export async function wrap(options: WrapOptions): Promise<number> {
 
   let outpost: "connected" | "away" | "refused" = "away";
   const runner = createConsoleRunner(current.writeLine, (command) => note(`Outpost runs a console command: ${visibleLine(command)}`));
-  const agent = startAgent({ ...options.agent, console: runner.handler }, (event) => {
+  // Outpost's requests reach the lifecycle made below, once the agent is connected.
+  const requests: LifecycleHandler = (...args) => lifecycle.handler(...args);
+  const agent = startAgent({ ...options.agent, console: runner.handler, lifecycle: requests }, (event) => {
     if (event.kind === "fileError") return note(visibleLine(describeFileError(event.error, event.operation)));
     outpost = event.kind === "connected" ? "connected" : event.kind === "stopped" && event.error ? "refused" : "away";
     describeEvent(event, url, note);
@@ -71,42 +93,20 @@ export async function wrap(options: WrapOptions): Promise<number> {
   agent.stopped.catch(() => {});
   const outpostAway = () => (outpost === "connected" ? undefined : outpost === "refused" ? refusedMessage : unreachableMessage);
   const stdin = passOperatorInput(current, note);
-  const stopper = handleStopSignals(current, options.graceSeconds, note, () => agent.setGameState(GameState.STOPPING));
+  const game = createGameReport(agent);
+  const stopper = handleStopSignals(current, options.graceSeconds, note, () => game.report(GameState.STOPPING, "", byOperator));
+  const lifecycle = createWrapLifecycle({ server: current, graceSeconds: options.graceSeconds, stopper, note, ...game });
   const policy = createRestartPolicy(options.restart ?? { mode: "on-crash" });
 
-  let status: number;
-  for (;;) {
-    const exit = await runOnce(options.command, { agent, current, note, collect: runner.line, outpostAway, stopping: stopper.requested });
+  const run: RunDeps = { agent, current, note, collect: runner.line, outpostAway, game, lifecycle, stopper, policy };
+  let status = 0;
+  for (let cause = byOperator; ;) {
+    lifecycle.started();
+    const exit = await runOnce(options.command, run, cause);
     status = exit.status;
-    const ended = exit.status === 0 ? GameState.STOPPED : GameState.CRASHED;
-    if (stopper.requested()) {
-      agent.setGameState(GameState.STOPPED, exit.how);
-      note(`the server stopped (${exit.how})`);
-      break;
-    }
-    const decision = policy.decide(exit.status);
-    if (decision.kind === "exit") {
-      agent.setGameState(ended, exit.how);
-      note(`the server exited (${exit.how}); stopping the agent`);
-      break;
-    }
-    if (decision.kind === "restart") {
-      agent.setGameState(ended, `${exit.how}; starting it again in ${decision.delayMs / 1000} s`);
-      note(`the server ended (${exit.how}); starting it again in ${decision.delayMs / 1000} s (end ${decision.ends} of ${restartDefaults.loopEnds} within ten minutes)`);
-      if (await stopper.untilRequested(decision.delayMs)) {
-        agent.setGameState(GameState.STOPPED, `${exit.how}; not started again: the agent was stopped`);
-        break;
-      }
-      continue;
-    }
-    agent.setGameState(ended, `${exit.how}, the ${decision.ends}th time within ten minutes: a crash loop, not started again`);
-    note(
-      `the server ended (${exit.how}), the ${decision.ends}th time within ten minutes: a crash loop, so it is not started again. ` +
-        "The agent stays connected; Ctrl-C or SIGTERM ends it.",
-    );
-    await stopper.untilRequested();
-    agent.setGameState(GameState.STOPPED, `${exit.how}; the agent was stopped after the crash loop`);
-    break;
+    const next = await afterExit(exit, run);
+    if (!next) break;
+    cause = next;
   }
   stopper.dispose();
   stdin.close();
@@ -116,16 +116,74 @@ export async function wrap(options: WrapOptions): Promise<number> {
 
 interface RunDeps {
   agent: Agent;
-  /** A stop was asked for: the server stays "stopping" whatever its console says next. */
-  stopping: () => boolean;
   current: ReturnType<typeof createCurrentServer>;
   note: (message: string) => void;
   collect: (line: string) => void;
   outpostAway: () => string | undefined;
+  game: ReturnType<typeof createGameReport>;
+  lifecycle: WrapLifecycle;
+  stopper: Stopper;
+  policy: RestartPolicy;
+}
+
+/** What follows the server's end: why it starts again, or undefined when the agent ends. */
+async function afterExit(exit: ServerExit, deps: RunDeps): Promise<Cause | undefined> {
+  const { game, lifecycle, note } = deps;
+  const intent = lifecycle.takeIntent();
+  if (deps.stopper.requested()) {
+    game.report(GameState.STOPPED, exit.how, byOperator);
+    note(`the server stopped (${exit.how})`);
+    return undefined;
+  }
+  if (intent?.action === "restart") {
+    game.report(GameState.STOPPED, `${exit.how}; restarting, as Outpost asked`, outpostCause(intent.requestId));
+    note(`the server stopped (${exit.how}); starting it again, as Outpost asked`);
+    return outpostCause(intent.requestId);
+  }
+  if (intent) {
+    const how = intent.action === "kill" ? "killed" : "stopped";
+    game.report(GameState.STOPPED, `${exit.how}; ${how} from Outpost`, outpostCause(intent.requestId));
+    note(`the server was ${how} from Outpost (${exit.how}); the agent stays connected, and Outpost can start it again`);
+    return untilStarted(deps);
+  }
+  const ended = exit.status === 0 ? GameState.STOPPED : GameState.CRASHED;
+  const decision = deps.policy.decide(exit.status);
+  if (decision.kind === "exit") {
+    game.report(ended, exit.how, byGame);
+    note(`the server exited (${exit.how}); stopping the agent`);
+    return undefined;
+  }
+  if (decision.kind === "restart") {
+    game.report(ended, `${exit.how}; starting it again in ${decision.delayMs / 1000} s`, byPolicy);
+    note(`the server ended (${exit.how}); starting it again in ${decision.delayMs / 1000} s (end ${decision.ends} of ${restartDefaults.loopEnds} within ten minutes)`);
+    const wake = await lifecycle.idle(decision.delayMs);
+    if (wake.kind === "timeout") return byPolicy;
+    if (wake.kind === "start") return outpostCause(wake.requestId);
+    if (wake.kind === "signal") return void game.report(GameState.STOPPED, `${exit.how}; not started again: the agent was stopped`, byOperator);
+    game.report(GameState.STOPPED, notStartedAgain, outpostCause(wake.requestId));
+    return untilStarted(deps);
+  }
+  game.report(ended, `${exit.how}, the ${decision.ends}th time within ten minutes: a crash loop, not started again`, byPolicy);
+  note(
+    `the server ended (${exit.how}), the ${decision.ends}th time within ten minutes: a crash loop, so it is not started again. ` +
+      "The agent stays connected (Outpost can start the server again); Ctrl-C or SIGTERM ends it.",
+  );
+  return untilStarted(deps, `${exit.how}; the agent was stopped after the crash loop`);
+}
+
+/** The server stays stopped until Outpost starts it (a new count of crashes then) or the operator stops the agent. */
+async function untilStarted(deps: RunDeps, stoppedDetail?: string): Promise<Cause | undefined> {
+  const wake = await deps.lifecycle.idle();
+  if (wake.kind === "start") {
+    deps.policy.reset();
+    return outpostCause(wake.requestId);
+  }
+  if (stoppedDetail) deps.game.report(GameState.STOPPED, stoppedDetail, byOperator);
+  return undefined;
 }
 
 /** Starts the server once and resolves when it has exited: its output read, its players reported, until then. */
-async function runOnce(command: string[], deps: RunDeps): Promise<ServerExit> {
+async function runOnce(command: string[], deps: RunDeps, cause: Cause): Promise<ServerExit> {
   const { agent, current, note } = deps;
   note(`starting the server: ${command.join(" ")}`);
   const server = startServerProcess(command);
@@ -135,9 +193,10 @@ async function runOnce(command: string[], deps: RunDeps): Promise<ServerExit> {
   const killOnExit = () => server.kill("SIGTERM");
   process.once("exit", killOnExit);
   current.set(server);
-  agent.setGameState(GameState.STARTING);
+  deps.game.report(GameState.STARTING, "", cause);
   const players = createPlayersSession({ agent, outpostAway: deps.outpostAway, command: (line) => void server.writeLine(line), note });
-  readServerOutput(server, agent, players, deps.collect, note, deps.stopping);
+  const stopping = () => deps.stopper.requested() || deps.lifecycle.stopping();
+  readServerOutput(server, { ...deps, players, stopping });
   const exit = await server.exited;
   current.set(undefined);
   process.off("exit", killOnExit);
@@ -190,12 +249,9 @@ export function refusalNotice(error: ConnectError): string {
  */
 function readServerOutput(
   server: ServerProcess,
-  agent: Agent,
-  players: PlayersSession,
-  collect: (line: string) => void,
-  note: (message: string) => void,
-  stopping: () => boolean,
+  deps: Pick<RunDeps, "agent" | "collect" | "note" | "game"> & { players: PlayersSession; stopping: () => boolean },
 ): void {
+  const { agent, players, collect, note, stopping } = deps;
   const { child } = server;
   child.stdout!.pipe(process.stdout);
   child.stderr!.pipe(process.stderr);
@@ -205,7 +261,7 @@ function readServerOutput(
     collect(plainLine(raw));
     const understood = whole ? readLogLine(raw) : undefined;
     if (!understood) return;
-    if (understood.event.kind === "ready") return void (stopping() || agent.setGameState(GameState.RUNNING));
+    if (understood.event.kind === "ready") return void (stopping() || deps.game.report(GameState.RUNNING, "", byGame));
     try {
       players.handle(understood.event);
     } catch (error) {

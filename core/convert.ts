@@ -158,6 +158,7 @@ export function serverToProto(server: Server, now: Date, settings: TrustSettings
     files: online ? (filesModes[server.agentFiles] ?? FilesMode.OFF) : FilesMode.OFF,
     gameState: gameStateShown ? (gameStates[server.gameState!] ?? GameState.UNSPECIFIED) : GameState.UNSPECIFIED,
     gameStateDetail: gameStateShown ? (server.gameStateDetail ?? "") : "",
+    lifecycleAvailable: online && server.agentLifecycle,
     frozen: freeze !== undefined,
     frozenReason: freeze ? frozenReason(freeze) : "",
   });

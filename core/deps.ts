@@ -1,4 +1,5 @@
 import type { FileRouter } from "./agents/file-router.ts";
+import type { LifecycleRouter } from "./agents/lifecycle-router.ts";
 import type { Notifier } from "./notifications/notify.ts";
 import type { Logger } from "pino";
 import type { Orm } from "./db/orm.ts";
@@ -114,6 +115,8 @@ export interface CoreDeps {
   consoles: ConsoleRouter;
   /** File operations to the stream that holds the server, here or on another instance. */
   files: FileRouter;
+  /** Start, stop, restart and kill to the stream that holds the server, here or on another instance. */
+  lifecycles: LifecycleRouter;
   /** Decides the code of an in-game `/outpost login` (the Game OAuth issuer's side). */
   loginVerifier: LoginVerifier;
   /** Hosted sign-in sessions' changes, across instances (LISTEN/NOTIFY) or in this process. */

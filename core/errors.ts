@@ -51,6 +51,10 @@ export const domainErrors = {
   agent_offline: Code.FailedPrecondition,
   /** The server's agent cannot run console commands. */
   no_console: Code.FailedPrecondition,
+  /** The server's agent does not run the server's process (start, stop, restart, kill need `outpost-agent wrap`). */
+  no_lifecycle: Code.FailedPrecondition,
+  /** The server's agent would not act on a lifecycle request (its operator is stopping it). */
+  agent_refused: Code.FailedPrecondition,
   /**
    * What was asked reached the server's agent and no answer came (too slow, or the agent went
    * away first): it may have been done. A console command's outcome is settled later

@@ -11,7 +11,7 @@ import { fieldFail, type FieldProblem } from "./errors.ts";
 import { parseFileSelector, selectorWithin } from "./file-paths.ts";
 
 /** Every action, in the order they are stored and shown. Every one implies "view"; "files_write" implies "files_read". */
-export const serverActions = ["view", "console_read", "console_command", "manage_players", "sign_in_verification", "files_read", "files_write"] as const;
+export const serverActions = ["view", "console_read", "console_command", "manage_players", "sign_in_verification", "files_read", "files_write", "lifecycle"] as const;
 export type ServerAction = (typeof serverActions)[number];
 
 const toEnum: Record<ServerAction, ActionEnum> = {
@@ -22,6 +22,7 @@ const toEnum: Record<ServerAction, ActionEnum> = {
   sign_in_verification: ActionEnum.SIGN_IN_VERIFICATION,
   files_read: ActionEnum.FILES_READ,
   files_write: ActionEnum.FILES_WRITE,
+  lifecycle: ActionEnum.LIFECYCLE,
 };
 
 /** Actions that another implies besides "view", and which: changing files needs reading them. */

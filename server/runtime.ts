@@ -16,6 +16,7 @@ import { createSignerPool, type SignerPool } from "../core/keys/signer-pool.ts";
 import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryption.ts";
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
 import { createFileRouter } from "../core/agents/file-router.ts";
+import { createLifecycleRouter } from "../core/agents/lifecycle-router.ts";
 import { createConsoleRouter } from "../core/agents/console-router.ts";
 import { createWatchRegistry } from "../core/game-oauth/watches.ts";
 import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
@@ -99,7 +100,20 @@ function coreConfig(config: Config, database: Database): CoreDeps["config"] {
 
 type CoreParts = Pick<
   CoreDeps,
-  "orm" | "statements" | "clock" | "logger" | "rateLimits" | "passwords" | "signingKeys" | "agents" | "consoles" | "files" | "events" | "metrics" | "notifier"
+  | "orm"
+  | "statements"
+  | "clock"
+  | "logger"
+  | "rateLimits"
+  | "passwords"
+  | "signingKeys"
+  | "agents"
+  | "consoles"
+  | "files"
+  | "lifecycles"
+  | "events"
+  | "metrics"
+  | "notifier"
 >;
 
 /** Core's dependencies: the parts the runtime opened, and what is built from the KEK or per process. */
@@ -184,6 +198,7 @@ export async function openRuntime(config: Config, logger: Logger, mode: "serve" 
     const agents = createAgentConnections();
     const consoles = createConsoleRouter({ agents, bus, logger });
     const files = createFileRouter({ agents, bus, logger, query: statements.on(orm.em.fork()) });
+    const lifecycles = createLifecycleRouter({ agents, bus, logger });
     const metrics = mode === "serve" ? await openMetrics(orm, agents, bus, rateLimits) : undefined;
     // Push needs core's deps, which need the notifier: it reads them when it first sends.
     const notifier = createNotifier({ bus, logger, push: pushThroughPwa(() => deps) });
@@ -198,6 +213,7 @@ export async function openRuntime(config: Config, logger: Logger, mode: "serve" 
       agents,
       consoles,
       files,
+      lifecycles,
       events,
       notifier,
       metrics: metrics ?? createNoMetrics(),

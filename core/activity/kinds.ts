@@ -45,6 +45,7 @@ const table = {
   "server.agent_key_regenerated": ["security", "warning"],
   "server.console_command": ["player_admin", "info"],
   "server.console_command_settled": ["player_admin", "info"],
+  "server.lifecycle": ["player_admin", "info"],
   "server.file_written": ["player_admin", "info"],
   "server.directory_created": ["player_admin", "info"],
   "server.file_moved": ["player_admin", "info"],

@@ -16,6 +16,7 @@ export interface ConnectedFacts {
   agentVersion: string | null;
   console: boolean;
   files: string;
+  lifecycle: boolean;
   bootId: string | null;
   now: Date;
 }
@@ -30,7 +31,7 @@ export function markServerConnected(query: SqlRunner, f: ConnectedFacts): Promis
   return query.one(
     sql`with old as (select id, presence_event from servers where id = ${f.serverId} and agent_key_hash = ${f.agentKeyHash} for update)
         update servers s set online = true, last_seen_at = ${f.now}, player_count = 0, player_auth = ${f.playerAuth}, agent_version = ${f.agentVersion},
-                             agent_console = ${f.console}, agent_files = ${f.files}, agent_connection_id = ${f.connectionId}, agent_boot_id = ${f.bootId}, presence_event = 'connected'
+                             agent_console = ${f.console}, agent_files = ${f.files}, agent_lifecycle = ${f.lifecycle}, agent_connection_id = ${f.connectionId}, agent_boot_id = ${f.bootId}, presence_event = 'connected'
           from old where s.id = old.id returning old.presence_event as previous`,
     connectedRow,
   );

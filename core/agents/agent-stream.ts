@@ -16,6 +16,7 @@ import type { JobFailureLog } from "../log-throttle.ts";
 import { markDisconnected, silenceLimitMs } from "./presence.ts";
 import { createConnectionConsole } from "./console.ts";
 import { createConnectionFiles } from "./connection-files.ts";
+import { createConnectionLifecycle } from "./connection-lifecycle.ts";
 import { createMessageHandler, type AgentStreamDeps, type Outgoing, type StreamSession } from "./stream-messages.ts";
 
 export type { AgentStreamDeps } from "./stream-messages.ts";
@@ -48,6 +49,7 @@ function openConnection(serverId: string) {
     players: [],
     console: createConnectionConsole((message) => send(message)),
     files: createConnectionFiles((message) => send(message)),
+    lifecycle: createConnectionLifecycle((message) => send(message)),
     end(error) {
       if (state.ended) return;
       state.ended = true;
@@ -58,6 +60,7 @@ function openConnection(serverId: string) {
       // Commands waiting for this agent fail now, not at their timeout.
       connection.console.close();
       connection.files.close();
+      connection.lifecycle.close();
     },
     // Replaced by runAgentStream, which knows the message under way.
     drain: (error) => connection.end(error),
@@ -84,6 +87,7 @@ async function endSession(deps: AgentStreamDeps, session: StreamSession, handlin
   session.detach?.();
   session.connection.console.close();
   session.connection.files.close();
+  session.connection.lifecycle.close();
   await handling.catch(() => {});
   if (session.playerAuth === undefined) return;
   const serverId = session.agent.server.id;

@@ -7,6 +7,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { ConnectionFiles } from "./connection-files.ts";
 import type { ConnectionConsole } from "./console.ts";
+import type { ConnectionLifecycle } from "./connection-lifecycle.ts";
 
 export interface OnlinePlayer {
   uuid: string;
@@ -25,6 +26,8 @@ export interface AgentConnection {
   readonly console: ConnectionConsole;
   /** Its file operations waiting for their FileResults (core/agents/file-router.ts asks). */
   readonly files: ConnectionFiles;
+  /** Its lifecycle requests waiting for their LifecycleResults (core/agents/lifecycle.ts asks). */
+  readonly lifecycle: ConnectionLifecycle;
   /** Ends the stream with this error, which the agent receives. */
   end(error: unknown): void;
   /**

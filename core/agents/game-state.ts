@@ -1,10 +1,12 @@
 /**
  * The game server's own state as an agent that runs it reports it (GameStateChanged): kept on the
  * server's row for getServer and listServers, and each change an activity event by the agent — a
- * crash a warning (`server.game_crashed`), any other change `server.game_state_changed`. What the
- * agent sends again on each new connection is no change.
+ * crash a warning (`server.game_crashed`), any other change `server.game_state_changed` — with
+ * what caused it: the game, the restart policy, the agent's operator, or Outpost (then the request
+ * id of the `server.lifecycle` event that says who asked). What the agent sends again on each new
+ * connection is no change.
  */
-import type { GameStateChanged } from "../../gen/outpost/agent/v1/agent_service_pb.js";
+import { GameStateChanged_Cause, type GameStateChanged } from "../../gen/outpost/agent/v1/agent_service_pb.js";
 import { GameState } from "../../gen/outpost/servers/v1/resources_pb.js";
 import type { CoreDeps } from "../deps.ts";
 import { markGameState } from "./agent-queries.ts";
@@ -18,6 +20,17 @@ export const gameStates: Record<string, GameState> = {
   crashed: GameState.CRASHED,
 };
 const namesOf = new Map(Object.entries(gameStates).map(([name, state]) => [state, name]));
+
+/** What brought a change about, as its event says. */
+const causes: Partial<Record<GameStateChanged_Cause, string>> = {
+  [GameStateChanged_Cause.GAME]: "game",
+  [GameStateChanged_Cause.RESTART_POLICY]: "restart_policy",
+  [GameStateChanged_Cause.OUTPOST]: "outpost",
+  [GameStateChanged_Cause.OPERATOR]: "operator",
+};
+
+/** The stored name of a state; undefined for unspecified. */
+export const gameStateName = (state: GameState): string | undefined => namesOf.get(state);
 
 type GameStateDeps = Pick<CoreDeps, "activity" | "clock" | "orm" | "statements">;
 
@@ -39,6 +52,13 @@ export async function gameStateChanged(
     targetType: "server",
     targetId: server.id,
     serverId: server.id,
-    details: { from: marked.previous ?? "unknown", to: state, ...(changed.detail && { detail: changed.detail }) },
+    details: {
+      from: marked.previous ?? "unknown",
+      to: state,
+      ...(changed.detail && { detail: changed.detail }),
+      ...(causes[changed.cause] && { cause: causes[changed.cause] }),
+      // The lifecycle call whose `server.lifecycle` event says who asked and why.
+      ...(changed.cause === GameStateChanged_Cause.OUTPOST && changed.requestId && { requestId: changed.requestId }),
+    },
   });
 }

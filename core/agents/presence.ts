@@ -56,6 +56,8 @@ export interface HelloFacts {
   console: boolean;
   /** What the agent lets Outpost do with the server's files: "off" | "read-only" | "on". */
   files: string;
+  /** The agent runs the server's process and takes lifecycle requests. */
+  lifecycle: boolean;
   /** This run of the agent (Hello.boot_id), when it names one. */
   bootId: string | null;
 }
@@ -77,6 +79,7 @@ export async function markConnected(em: EntityManager, agent: AgentCaller, conne
       agentVersion: hello.agentVersion || null,
       console: hello.console,
       files: hello.files,
+      lifecycle: hello.lifecycle,
       bootId: hello.bootId,
       now,
     });

@@ -24,7 +24,7 @@ type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequ
 
 export type AgentStreamDeps = Pick<
   CoreDeps,
-  "clock" | "logger" | "agents" | "consoles" | "files" | "rateLimits" | "loginVerifier" | "config" | "metrics" | "statements" | "orm" | "activity"
+  "clock" | "logger" | "agents" | "consoles" | "files" | "lifecycles" | "rateLimits" | "loginVerifier" | "config" | "metrics" | "statements" | "orm" | "activity"
 >;
 
 /** What the handlers share with the stream that reads the messages. */
@@ -61,7 +61,14 @@ async function hello(deps: AgentStreamDeps, session: StreamSession, value: Incom
   // A frozen server's agent is refused, with why: the server stays offline until it is unfrozen.
   requireNotFrozen(await serverFreeze(deps.statements.on(session.em), deps.config, server.id));
   const auth = playerAuthNames[value.playerAuth]!;
-  const facts = { playerAuth: auth, agentVersion: value.agentVersion, console: value.console, files: filesModeName(value.files), bootId: value.bootId ?? null };
+  const facts = {
+    playerAuth: auth,
+    agentVersion: value.agentVersion,
+    console: value.console,
+    files: filesModeName(value.files),
+    lifecycle: value.lifecycle,
+    bootId: value.bootId ?? null,
+  };
   if (!(await markConnected(session.em, agent, connection.id, facts, deps.clock.now()))) throw revoked();
   session.playerAuth = auth;
   session.bootId = value.bootId;
@@ -71,9 +78,11 @@ async function hello(deps: AgentStreamDeps, session: StreamSession, value: Incom
   deps.agents.hold(connection);
   const detachConsole = deps.consoles.attach(connection);
   const detachFiles = deps.files.attach(connection);
+  const detachLifecycle = deps.lifecycles.attach(connection);
   session.detach = () => {
     detachConsole();
     detachFiles();
+    detachLifecycle();
   };
   session.send({
     case: "welcome",
@@ -148,6 +157,8 @@ export function createMessageHandler(deps: AgentStreamDeps, session: StreamSessi
         return unlessFailed(deps, settleNeverReceivedCommands(deps, session.agent.server, { connectionId: connection.id, bootId: session.bootId }, message.value));
       case "fileResult":
         return connection.files.answered(message.value);
+      case "lifecycleResult":
+        return connection.lifecycle.answered(message.value);
       case "consoleOutput":
         connection.console.printed(message.value);
         return deps.consoles.printed(serverId, message.value.lines, message.value.dropped);

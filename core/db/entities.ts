@@ -122,6 +122,8 @@ export const Server = defineEntity({
     agentConsole: p.boolean().default(false),
     /** What the agent that last said Hello lets Outpost do with the server's files: "off" | "read-only" | "on". */
     agentFiles: p.string().length(16).default("off"),
+    /** Whether the agent that last said Hello runs the server's process (start, stop, restart, kill). */
+    agentLifecycle: p.boolean().default(false),
     agentVersion: p.string().length(64).nullable(),
     /** The agent stream that last said Hello: only it may take the server offline. */
     agentConnectionId: p.uuid().nullable(),

@@ -73,7 +73,9 @@ export async function executeConsoleCommand(deps: ConsoleDeps, req: ExecuteConso
   const db = deps.statements.db(entityManager(ctx));
   const requestId = randomUUID();
   const use = { action: "console_command" as const, now: deps.clock.now(), plans: deps.config.plans };
-  const onRecord = refusalsOnRecord(db, deps.activity, caller, req.serverId, { requestId, command });
+  const onRecord = refusalsOnRecord(db, req.serverId, (server, outcome, error) =>
+    recordConsoleCommand(deps.activity, caller, server, { requestId, command, outcome, error }),
+  );
   const judged = await onRecord(() => judgeServerRow(db.query, caller, req, use, serverScope(ctx)));
   const server = agentServer(judged.row);
   const record = (outcome: ConsoleOutcome, error = "") => recordConsoleCommand(deps.activity, caller, server, { requestId, command, outcome, error });
@@ -167,6 +169,8 @@ export interface AgentServer {
   /** The run of the agent that last said Hello, when it named one. */
   agentBootId: string | null;
   agentConsole: boolean;
+  /** The agent runs the server's process (start, stop, restart, kill). */
+  agentLifecycle: boolean;
   /** "off" | "read-only" | "on": what the agent lets Outpost do with the server's files. */
   agentFiles: string;
 }
@@ -181,6 +185,7 @@ const agentServerRow = row({
     agent_connection_id: nullable(text),
     agent_boot_id: nullable(text),
     agent_console: bool,
+    agent_lifecycle: bool,
     agent_files: text,
   }),
 });
@@ -196,21 +201,26 @@ export function agentServer(access: Pick<ServerAccessRow, "server">): AgentServe
     agentConnectionId: s.agent_connection_id,
     agentBootId: s.agent_boot_id,
     agentConsole: s.agent_console,
+    agentLifecycle: s.agent_lifecycle,
     agentFiles: s.agent_files,
   };
 }
 
 /** The access refusals that are on record, with their outcome. */
-const refusedOutcomes: Partial<Record<string, ConsoleOutcome>> = { permission_denied: "denied", server_frozen: "frozen" };
+const refusedOutcomes: Partial<Record<string, "denied" | "frozen">> = { permission_denied: "denied", server_frozen: "frozen" };
 
 /**
  * Runs a step of the access check (judging, then spending the grant's use) and puts its refusal
- * on record: a member of the server's organization whose grant does not allow the command (none,
- * expired, used up — by a concurrent command too —, without console_command) tried one
+ * on record with `record`: a member of the server's organization whose grant does not allow the
+ * call (none, expired, used up — by a concurrent call too —, without the action) tried one
  * (`denied`), as did anyone on a frozen server (`frozen`, spending no use). For anyone else the
  * server does not exist, and nothing is recorded.
  */
-function refusalsOnRecord(db: Db, activity: ActivityWriter, caller: UserCaller, serverId: string, facts: { requestId: string; command: string }) {
+export function refusalsOnRecord(
+  db: Db,
+  serverId: string,
+  record: (server: Pick<AgentServer, "id" | "organizationId">, outcome: "denied" | "frozen", error: string) => Promise<void>,
+) {
   return async <T>(step: () => Promise<T>): Promise<T> => {
     try {
       return await step();
@@ -218,13 +228,7 @@ function refusalsOnRecord(db: Db, activity: ActivityWriter, caller: UserCaller, 
       const outcome = error instanceof DomainError ? refusedOutcomes[error.reason] : undefined;
       if (outcome) {
         const server = await db.em.findOne(Server, { id: serverId });
-        if (server)
-          await recordConsoleCommand(
-            activity,
-            caller,
-            { id: server.id, organizationId: server.organization.id },
-            { ...facts, outcome, error: (error as DomainError).message },
-          );
+        if (server) await record({ id: server.id, organizationId: server.organization.id }, outcome, (error as DomainError).message);
       }
       throw error;
     }

@@ -24,6 +24,7 @@ import { fileAccessRequestMethods } from "./file-access-request.ts";
 import { pluginMethods } from "./plugin-methods.ts";
 import { historyMethods } from "./history-methods.ts";
 import { searchMethods } from "./search-methods.ts";
+import { lifecycleMethods } from "./lifecycle-methods.ts";
 import { accessFreeze, frozenSet, recordFreezeChange } from "./frozen.ts";
 import { lockOrganizationPlan } from "./frozen-queries.ts";
 
@@ -33,7 +34,8 @@ type ServersImpl = ServiceImpl<typeof ServersService>;
  * ServersService: the servers as records (this file), what stops their agent keys working, what
  * their agents report and run (live-methods.ts), their files (file-methods.ts, transfer-methods.ts),
  * a file's history (history-methods.ts), search (search-methods.ts), plugins (plugin-methods.ts),
- * and members' requests for file access (file-access-request.ts).
+ * members' requests for file access (file-access-request.ts), and starting and stopping the game
+ * server's process (lifecycle-methods.ts).
  */
 export function createServersService(deps: CoreDeps): ServersImpl {
   return {
@@ -45,6 +47,7 @@ export function createServersService(deps: CoreDeps): ServersImpl {
     ...searchMethods(deps),
     ...pluginMethods(deps),
     ...fileAccessRequestMethods(deps),
+    ...lifecycleMethods(deps),
   };
 }
 

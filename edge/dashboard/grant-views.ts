@@ -29,6 +29,7 @@ const actionLabels: ReadonlyArray<{ action: ServerAction; value: string; label: 
     label: "Change files",
     hint: "Write, create, move and delete files within the file paths below; includes reading them.",
   },
+  { action: ServerAction.LIFECYCLE, value: "lifecycle", label: "Start and stop", hint: "Start, stop, restart and kill the server. Each counts as a use." },
 ];
 
 /** The actions, in words. */

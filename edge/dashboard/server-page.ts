@@ -21,6 +21,8 @@ export interface ServerPageState {
   rename?: { errors: FormErrors; value: string };
   grant?: TermsForm;
   console?: ConsoleOutcome;
+  /** Why a start, stop, restart or kill was refused (lifecycle.ts). */
+  lifecycle?: string;
 }
 
 /** Draws the server's page (of the server in `ctx.params`) with `state`, answering with `status`. */

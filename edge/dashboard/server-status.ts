@@ -57,18 +57,26 @@ export function players(s: Server): Html {
   return html`<span data-field="players">${s.online ? String(s.playerCount) : "—"}</span>`;
 }
 
-/** What the agent that runs the server's process says of it (wrap), with how it came to that; nothing for one that does not. */
-function gameStateFact(s: Server): Html {
-  const name = {
+/** The game's state in words and as a badge's tone, with how it came to it; undefined when its agent reports none. */
+export function gameStateWords(s: Server): { label: string; tone: "online" | "offline"; detail: string } | undefined {
+  const label = {
     [GameState.STARTING]: "Starting",
     [GameState.RUNNING]: "Running",
     [GameState.STOPPING]: "Stopping",
     [GameState.STOPPED]: "Stopped",
     [GameState.CRASHED]: "Crashed",
   }[s.gameState as Exclude<GameState, GameState.UNSPECIFIED>];
-  if (!name) return html``;
-  const badge = s.gameState === GameState.RUNNING ? "online" : "offline";
-  return html`<div class="wide"><dt>Server process</dt><dd><span class="status ${badge}" data-field="game-state">${name}</span>${s.gameStateDetail ? html` <span class="hint">${s.gameStateDetail}</span>` : html``}</dd></div>`;
+  return label ? { label, tone: s.gameState === GameState.RUNNING ? "online" : "offline", detail: s.gameStateDetail } : undefined;
+}
+
+/**
+ * What the agent that runs the server's process says of it (wrap), with how it came to that;
+ * nothing for one that does not. The page script keeps it current.
+ */
+function gameStateFact(s: Server): Html {
+  const words = gameStateWords(s);
+  if (!words && !s.lifecycleAvailable) return html``;
+  return html`<div class="wide"><dt>Server process</dt><dd><span class="status ${words?.tone ?? "offline"}" data-field="game-state">${words?.label ?? "Unknown"}</span> <span class="hint" data-field="game-state-detail">${words?.detail ?? ""}</span></dd></div>`;
 }
 
 /** The server's facts; the page script keeps status, players and last seen current. */
@@ -106,6 +114,7 @@ export async function liveStatus(ctx: Context, deps: DashboardDeps): Promise<voi
         playerCount: s.playerCount,
         trust: playerTrust(s.playerAuth, s.signInAllowed),
         lastSeenAt: s.lastSeenAt ? timestampDate(s.lastSeenAt).toISOString() : null,
+        gameState: gameStateWords(s) ?? null,
       })),
     };
   } catch (error) {

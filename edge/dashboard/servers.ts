@@ -26,6 +26,7 @@ import { editorRoutes } from "./file-editor.ts";
 import { uploadRoutes } from "./file-upload.ts";
 import { historyRoutes } from "./file-history.ts";
 import { pluginRoutes } from "./plugins.ts";
+import { lifecyclePanel, lifecycleRoutes } from "./lifecycle.ts";
 import { frozenBadge, frozenNote, frozenSection, liveStatus, players, statusBadge, statusSection, trustBadge } from "./server-status.ts";
 
 /** The exact command that runs the agent for a server with this key. */
@@ -161,6 +162,7 @@ const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
       body: html`${frozenSection(s, manage)}${statusSection(org, s)}
 ${playersPanel}
 ${s.frozen ? "" : may(ServerAction.CONSOLE_READ, ServerAction.CONSOLE_COMMAND) ? consolePanel(v, org, s, state.console) : noConsolePanel(org, s)}
+${!s.frozen && may(ServerAction.LIFECYCLE) ? lifecyclePanel(v, org, s, state.lifecycle) : ""}
 ${may(ServerAction.FILES_READ, ServerAction.FILES_WRITE) ? filesPanel(org, s) : ""}
 ${manage ? manageSections(v, org, s, state, grantsSection) : ""}`,
     },
@@ -259,6 +261,7 @@ export function serverRoutes(router: Router, deps: DashboardDeps): void {
   router.post("/app/o/:slug/servers/:id/delete", action(deps, deleteServer));
   accessRoutes(router, deps, serverPage);
   consoleRoutes(router, deps, serverPage);
+  lifecycleRoutes(router, deps, serverPage);
   consoleEventRoutes(router, deps);
   fileRoutes(router, deps);
   editorRoutes(router, deps);

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startAgentProcess, type AgentProcess } from "../support/agent.ts";
+import { freePort } from "../support/outpost.ts";
 import { seedGameOAuth, startCallbackServer, type CallbackServer, type Seeded } from "../support/game-oauth.ts";
 import { startRestartableOutpost, type RestartableOutpost } from "../support/restartable-outpost.ts";
 
@@ -19,8 +20,12 @@ export type Json = any;
 
 const standIn = fileURLToPath(new URL("./fixtures/stand-in-server.ts", import.meta.url));
 
-/** Starts the setting in the calling suite's `before` and ends it in its `after`; the helpers use it. */
-export function useWrapSetting() {
+/**
+ * Starts the setting in the calling suite's `before` and ends it in its `after`; the helpers use it.
+ * With `dashboard`, Outpost's ACCOUNT_BASE_URL is where it listens, so that a browser can use its
+ * dashboard (the owner signs in as owner@example.com with "a long password").
+ */
+export function useWrapSetting(options: { dashboard?: boolean } = {}) {
   let outpost: RestartableOutpost;
   let callback: CallbackServer;
   let seeded: Seeded;
@@ -29,8 +34,10 @@ export function useWrapSetting() {
 
   before(async () => {
     callback = await startCallbackServer();
-    outpost = await startRestartableOutpost({ PLANS: '{"free":{"servers":20,"gameOAuthClients":2}}' });
-    seeded = await seedGameOAuth(outpost.baseUrl, [callback.redirectUri]);
+    const port = options.dashboard ? await freePort() : undefined;
+    const dashboard: Record<string, string> = port ? { PORT: String(port), ACCOUNT_BASE_URL: `http://127.0.0.1:${port}` } : {};
+    outpost = await startRestartableOutpost({ PLANS: '{"free":{"servers":20,"gameOAuthClients":2}}', ...dashboard });
+    seeded = await seedGameOAuth(outpost.baseUrl, [callback.redirectUri], "owner@example.com", dashboard.ACCOUNT_BASE_URL);
   });
   after(async () => {
     await Promise.all(running.map((wrapped) => wrapped.stop("SIGKILL")));

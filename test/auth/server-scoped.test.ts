@@ -72,7 +72,8 @@ describe("auth: a call about one server reads its access with the credential", (
       "SetPluginEnabled",
       "WriteFile",
     ];
-    const expected = ["ExecuteConsoleCommand", "GetConsoleCommand", "GetServer", "ListPlayers", ...files].map((name) => `ServersService.${name}`);
+    const lifecycle = ["StartServer", "StopServer", "RestartServer", "KillServer"];
+    const expected = ["ExecuteConsoleCommand", "GetConsoleCommand", "GetServer", "ListPlayers", ...files, ...lifecycle].map((name) => `ServersService.${name}`);
     assert.deepEqual(marked.sort(), expected.sort());
   });
 

@@ -65,6 +65,7 @@ describe("rate limits", () => {
       agents: t.agents,
       consoles: t.deps.consoles,
       files: t.deps.files,
+      lifecycles: t.deps.lifecycles,
       loginVerifier: createNoSignInVerifier(),
       events: t.events,
       loginCodes: t.deps.loginCodes,

@@ -20,6 +20,7 @@ import { derivedSecret, keyEncryptionKey, type KeyEncryptionKey } from "../../co
 import { createAgentConnections, type AgentConnections } from "../../core/agents/connections.ts";
 import { createConsoleRouter } from "../../core/agents/console-router.ts";
 import { createFileRouter } from "../../core/agents/file-router.ts";
+import { createLifecycleRouter } from "../../core/agents/lifecycle-router.ts";
 import type { LoginVerifier } from "../../core/game-oauth/login-verifier.ts";
 import { createGameLoginVerifier } from "../../core/game-oauth/game-login-verifier.ts";
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../../core/game-oauth/login-codes.ts";
@@ -201,6 +202,7 @@ function assembleDeps(foundation: Foundation, options: TestCoreOptions): CoreDep
     agents,
     consoles,
     files: createFileRouter({ agents, bus, logger, query: statements.on(orm.em.fork()) }),
+    lifecycles: createLifecycleRouter({ agents, bus, logger }),
     events,
     loginCodes,
     knownDevices,

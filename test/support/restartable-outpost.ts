@@ -42,7 +42,7 @@ export async function startRestartableOutpost(env: Record<string, string> = {}):
   });
   let outpost: Outpost | undefined;
   const restartable: RestartableOutpost = {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://127.0.0.1:${config.port}`,
     gameIssuerUrl: `http://127.0.0.1:${gamePort}`,
     current: () => outpost,
     async start() {

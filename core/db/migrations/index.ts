@@ -29,6 +29,7 @@ import { Migration0029EmailVerification } from "./0029-email-verification.ts";
 import { Migration0030Files } from "./0030-files.ts";
 import { Migration0031ConsoleCommands } from "./0031-console-commands.ts";
 import { Migration0032GameState } from "./0032-game-state.ts";
+import { Migration0033Lifecycle } from "./0033-lifecycle.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -63,4 +64,5 @@ export const migrations = [
   { name: "0030_files", class: Migration0030Files },
   { name: "0031_console_commands", class: Migration0031ConsoleCommands },
   { name: "0032_game_state", class: Migration0032GameState },
+  { name: "0033_lifecycle", class: Migration0033Lifecycle },
 ];

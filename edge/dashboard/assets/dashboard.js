@@ -137,6 +137,13 @@
         }
         var trustDetail = row.querySelector('[data-field="trust-detail"]');
         if (trustDetail && server.trust) trustDetail.textContent = server.trust.detail;
+        var game = row.querySelector('[data-field="game-state"]');
+        if (game) {
+          game.textContent = server.gameState ? server.gameState.label : "Unknown";
+          game.className = "status " + (server.gameState ? server.gameState.tone : "offline");
+        }
+        var gameDetail = row.querySelector('[data-field="game-state-detail"]');
+        if (gameDetail) gameDetail.textContent = server.gameState ? server.gameState.detail : "";
         var seen = row.querySelector('[data-field="last-seen"]');
         if (seen && server.lastSeenAt) {
           var time = document.createElement("time");
@@ -146,7 +153,10 @@
         }
       });
       var before = known[server.id];
+      var gameLabel = server.gameState ? server.gameState.label : "";
+      var gameBefore = before && before.gameState ? before.gameState.label : "";
       if (before && before.online !== server.online) announce(server.name + " is " + (server.online ? "online" : "offline") + ".");
+      else if (before && gameLabel && gameBefore !== gameLabel) announce(server.name + ": " + gameLabel.toLowerCase() + ".");
       else if (before && server.online && before.playerCount !== server.playerCount) announce(server.name + ": " + server.playerCount + " players online.");
       known[server.id] = server;
     }

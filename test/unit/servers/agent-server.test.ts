@@ -14,6 +14,7 @@ describe("unit: the server a console command or a file operation reads", () => {
     agent_connection_id: "c1",
     agent_boot_id: "5d1e0c2b-8a3f-4f6e-9b7d-2c4a6e8f0a1b",
     agent_console: true,
+    agent_lifecycle: false,
     agent_files: "read-only",
     agent_key_hash: "not read",
   };
@@ -27,6 +28,7 @@ describe("unit: the server a console command or a file operation reads", () => {
       agentConnectionId: "c1",
       agentBootId: "5d1e0c2b-8a3f-4f6e-9b7d-2c4a6e8f0a1b",
       agentConsole: true,
+      agentLifecycle: false,
       agentFiles: "read-only",
     });
     assert.equal(agentServer({ server: { ...server, last_seen_at: null, agent_connection_id: null } }).lastSeenAt, null);

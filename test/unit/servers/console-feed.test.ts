@@ -27,6 +27,7 @@ function connection(id: string, recent: string[]): AgentConnection {
     players: [],
     console: { recent: () => recent } as AgentConnection["console"],
     files: {} as AgentConnection["files"],
+    lifecycle: {} as AgentConnection["lifecycle"],
     end() {},
     drain() {},
     finished: Promise.resolve(),

@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { FileEntry, FileMatch, FilesMode, FileVersion, Game, GameState, PlayerAuth, Plugin } from "../../servers/v1/resources_pb.js";
+import type { FileEntry, FileMatch, FilesMode, FileVersion, Game, GameState, LifecycleAction, PlayerAuth, Plugin } from "../../servers/v1/resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
@@ -82,6 +82,12 @@ export declare type ConnectRequest = Message<"outpost.agent.v1.ConnectRequest"> 
      */
     value: GameStateChanged;
     case: "gameState";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.LifecycleResult lifecycle_result = 11;
+     */
+    value: LifecycleResult;
+    case: "lifecycleResult";
   } | { case: undefined; value?: undefined };
 };
 
@@ -130,6 +136,12 @@ export declare type ConnectResponse = Message<"outpost.agent.v1.ConnectResponse"
      */
     value: FileRequest;
     case: "fileRequest";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.LifecycleRequest lifecycle_request = 6;
+     */
+    value: LifecycleRequest;
+    case: "lifecycleRequest";
   } | { case: undefined; value?: undefined };
 };
 
@@ -186,6 +198,13 @@ export declare type Hello = Message<"outpost.agent.v1.Hello"> & {
    * @generated from field: optional string boot_id = 6;
    */
   bootId?: string | undefined;
+
+  /**
+   * True when the agent runs the game server's process and takes LifecycleRequests (wrap).
+   *
+   * @generated from field: bool lifecycle = 7;
+   */
+  lifecycle: boolean;
 };
 
 /**
@@ -541,6 +560,20 @@ export declare type GameStateChanged = Message<"outpost.agent.v1.GameStateChange
    * @generated from field: string detail = 2;
    */
   detail: string;
+
+  /**
+   * What brought the change about.
+   *
+   * @generated from field: outpost.agent.v1.GameStateChanged.Cause cause = 3;
+   */
+  cause: GameStateChanged_Cause;
+
+  /**
+   * With CAUSE_OUTPOST: the LifecycleRequest's request_id.
+   *
+   * @generated from field: string request_id = 4;
+   */
+  requestId: string;
 };
 
 /**
@@ -548,6 +581,134 @@ export declare type GameStateChanged = Message<"outpost.agent.v1.GameStateChange
  * Use `create(GameStateChangedSchema)` to create a new message.
  */
 export declare const GameStateChangedSchema: GenMessage<GameStateChanged>;
+
+/**
+ * @generated from enum outpost.agent.v1.GameStateChanged.Cause
+ */
+export enum GameStateChanged_Cause {
+  /**
+   * Not said (an older agent).
+   *
+   * @generated from enum value: CAUSE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The game itself: it printed that it is ready, or ended by itself.
+   *
+   * @generated from enum value: CAUSE_GAME = 1;
+   */
+  GAME = 1,
+
+  /**
+   * The agent's restart policy (`wrap --restart`): a crash restarted, or a crash loop given up on.
+   *
+   * @generated from enum value: CAUSE_RESTART_POLICY = 2;
+   */
+  RESTART_POLICY = 2,
+
+  /**
+   * Outpost's LifecycleRequest (request_id names it).
+   *
+   * @generated from enum value: CAUSE_OUTPOST = 3;
+   */
+  OUTPOST = 3,
+
+  /**
+   * The agent's operator: Ctrl-C or SIGTERM on the agent.
+   *
+   * @generated from enum value: CAUSE_OPERATOR = 4;
+   */
+  OPERATOR = 4,
+}
+
+/**
+ * Describes the enum outpost.agent.v1.GameStateChanged.Cause.
+ */
+export declare const GameStateChanged_CauseSchema: GenEnum<GameStateChanged_Cause>;
+
+/**
+ * Start, stop, restart or kill the game server's process (an agent whose Hello said `lifecycle`).
+ *
+ * @generated from message outpost.agent.v1.LifecycleRequest
+ */
+export declare type LifecycleRequest = Message<"outpost.agent.v1.LifecycleRequest"> & {
+  /**
+   * Chosen by core; the LifecycleResult carries it back.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: outpost.servers.v1.LifecycleAction action = 2;
+   */
+  action: LifecycleAction;
+
+  /**
+   * Who asked and why, for the agent's output, e.g. "ada@example.com: nightly restart".
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message outpost.agent.v1.LifecycleRequest.
+ * Use `create(LifecycleRequestSchema)` to create a new message.
+ */
+export declare const LifecycleRequestSchema: GenMessage<LifecycleRequest>;
+
+/**
+ * What the agent did with a LifecycleRequest, once it has acted (see servers/startServer).
+ *
+ * @generated from message outpost.agent.v1.LifecycleResult
+ */
+export declare type LifecycleResult = Message<"outpost.agent.v1.LifecycleResult"> & {
+  /**
+   * The LifecycleRequest's request_id.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * False when the agent would not act (error says why, e.g. its operator is stopping it).
+   *
+   * @generated from field: bool success = 2;
+   */
+  success: boolean;
+
+  /**
+   * @generated from field: string error = 3;
+   */
+  error: string;
+
+  /**
+   * The game's state now, and how.
+   *
+   * @generated from field: outpost.servers.v1.GameState state = 4;
+   */
+  state: GameState;
+
+  /**
+   * @generated from field: string detail = 5;
+   */
+  detail: string;
+
+  /**
+   * False when the server already was as asked.
+   *
+   * @generated from field: bool changed = 6;
+   */
+  changed: boolean;
+};
+
+/**
+ * Describes the message outpost.agent.v1.LifecycleResult.
+ * Use `create(LifecycleResultSchema)` to create a new message.
+ */
+export declare const LifecycleResultSchema: GenMessage<LifecycleResult>;
 
 /**
  * What the agent remembers of the console commands it got in this run (Hello.boot_id), sent once

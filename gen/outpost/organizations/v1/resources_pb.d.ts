@@ -636,6 +636,14 @@ export enum ServerAction {
    * @generated from enum value: SERVER_ACTION_FILES_WRITE = 7;
    */
   FILES_WRITE = 7,
+
+  /**
+   * Start, stop, restart and kill the server's process (servers/startServer, stopServer,
+   * restartServer, killServer).
+   *
+   * @generated from enum value: SERVER_ACTION_LIFECYCLE = 8;
+   */
+  LIFECYCLE = 8,
 }
 
 /**

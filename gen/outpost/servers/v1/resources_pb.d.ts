@@ -143,6 +143,14 @@ export declare type Server = Message<"outpost.servers.v1.Server"> & {
    * @generated from field: string game_state_detail = 18;
    */
   gameStateDetail: string;
+
+  /**
+   * True when its agent runs the server's process and takes start, stop, restart and kill from
+   * Outpost (`outpost-agent wrap`; the flying-squid plugin runs inside the server and does not).
+   *
+   * @generated from field: bool lifecycle_available = 19;
+   */
+  lifecycleAvailable: boolean;
 };
 
 /**
@@ -493,6 +501,52 @@ export enum GameState {
  * Describes the enum outpost.servers.v1.GameState.
  */
 export declare const GameStateSchema: GenEnum<GameState>;
+
+/**
+ * What Outpost asks of the game server's process (servers/startServer, stopServer, restartServer,
+ * killServer).
+ *
+ * @generated from enum outpost.servers.v1.LifecycleAction
+ */
+export enum LifecycleAction {
+  /**
+   * @generated from enum value: LIFECYCLE_ACTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Start it when it is not running (stopped, crashed, or waiting to be started again).
+   *
+   * @generated from enum value: LIFECYCLE_ACTION_START = 1;
+   */
+  START = 1,
+
+  /**
+   * Write `stop` to its console and kill it if it has not ended within the agent's grace period.
+   *
+   * @generated from enum value: LIFECYCLE_ACTION_STOP = 2;
+   */
+  STOP = 2,
+
+  /**
+   * Stop it as STOP does, then start it again; start it when it is not running.
+   *
+   * @generated from enum value: LIFECYCLE_ACTION_RESTART = 3;
+   */
+  RESTART = 3,
+
+  /**
+   * End its whole process tree at once (SIGKILL): what the world had not saved is lost.
+   *
+   * @generated from enum value: LIFECYCLE_ACTION_KILL = 4;
+   */
+  KILL = 4,
+}
+
+/**
+ * Describes the enum outpost.servers.v1.LifecycleAction.
+ */
+export declare const LifecycleActionSchema: GenEnum<LifecycleAction>;
 
 /**
  * What a server's agent lets Outpost do in the server's directory: the machine's operator decides

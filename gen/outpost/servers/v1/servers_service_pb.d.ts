@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { FileEntry, FileMatch, FileVersion, Game, OnlinePlayer, Plugin, Server } from "./resources_pb.js";
+import type { FileEntry, FileMatch, FileVersion, Game, GameState, OnlinePlayer, Plugin, Server } from "./resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { AccessRequest, ServerAction } from "../../organizations/v1/resources_pb.js";
 
@@ -1644,6 +1644,318 @@ export declare type SearchFilesResponse = Message<"outpost.servers.v1.SearchFile
 export declare const SearchFilesResponseSchema: GenMessage<SearchFilesResponse>;
 
 /**
+ * @generated from message outpost.servers.v1.StartServerRequest
+ */
+export declare type StartServerRequest = Message<"outpost.servers.v1.StartServerRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * Why, for the activity log and the agent's output (one line, optional).
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.StartServerRequest.
+ * Use `create(StartServerRequestSchema)` to create a new message.
+ */
+export declare const StartServerRequestSchema: GenMessage<StartServerRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.StartServerResponse
+ */
+export declare type StartServerResponse = Message<"outpost.servers.v1.StartServerResponse"> & {
+  /**
+   * Identifies this call in the activity log and the agent's output.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The game's state once the agent acted (see the lifecycle procedures).
+   *
+   * @generated from field: outpost.servers.v1.GameState game_state = 2;
+   */
+  gameState: GameState;
+
+  /**
+   * How, in the agent's words, e.g. "stop sent; killed if still running in 30 s".
+   *
+   * @generated from field: string game_state_detail = 3;
+   */
+  gameStateDetail: string;
+
+  /**
+   * False when the server already was as asked, and nothing was done.
+   *
+   * @generated from field: bool changed = 4;
+   */
+  changed: boolean;
+};
+
+/**
+ * Describes the message outpost.servers.v1.StartServerResponse.
+ * Use `create(StartServerResponseSchema)` to create a new message.
+ */
+export declare const StartServerResponseSchema: GenMessage<StartServerResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.StopServerRequest
+ */
+export declare type StopServerRequest = Message<"outpost.servers.v1.StopServerRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * Why, for the activity log and the agent's output (one line, optional).
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.StopServerRequest.
+ * Use `create(StopServerRequestSchema)` to create a new message.
+ */
+export declare const StopServerRequestSchema: GenMessage<StopServerRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.StopServerResponse
+ */
+export declare type StopServerResponse = Message<"outpost.servers.v1.StopServerResponse"> & {
+  /**
+   * Identifies this call in the activity log and the agent's output.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The game's state once the agent acted (see the lifecycle procedures).
+   *
+   * @generated from field: outpost.servers.v1.GameState game_state = 2;
+   */
+  gameState: GameState;
+
+  /**
+   * How, in the agent's words, e.g. "stop sent; killed if still running in 30 s".
+   *
+   * @generated from field: string game_state_detail = 3;
+   */
+  gameStateDetail: string;
+
+  /**
+   * False when the server already was as asked, and nothing was done.
+   *
+   * @generated from field: bool changed = 4;
+   */
+  changed: boolean;
+};
+
+/**
+ * Describes the message outpost.servers.v1.StopServerResponse.
+ * Use `create(StopServerResponseSchema)` to create a new message.
+ */
+export declare const StopServerResponseSchema: GenMessage<StopServerResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.RestartServerRequest
+ */
+export declare type RestartServerRequest = Message<"outpost.servers.v1.RestartServerRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * Why, for the activity log and the agent's output (one line, optional).
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.RestartServerRequest.
+ * Use `create(RestartServerRequestSchema)` to create a new message.
+ */
+export declare const RestartServerRequestSchema: GenMessage<RestartServerRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.RestartServerResponse
+ */
+export declare type RestartServerResponse = Message<"outpost.servers.v1.RestartServerResponse"> & {
+  /**
+   * Identifies this call in the activity log and the agent's output.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The game's state once the agent acted (see the lifecycle procedures).
+   *
+   * @generated from field: outpost.servers.v1.GameState game_state = 2;
+   */
+  gameState: GameState;
+
+  /**
+   * How, in the agent's words, e.g. "stop sent; killed if still running in 30 s".
+   *
+   * @generated from field: string game_state_detail = 3;
+   */
+  gameStateDetail: string;
+
+  /**
+   * False when the server already was as asked, and nothing was done.
+   *
+   * @generated from field: bool changed = 4;
+   */
+  changed: boolean;
+};
+
+/**
+ * Describes the message outpost.servers.v1.RestartServerResponse.
+ * Use `create(RestartServerResponseSchema)` to create a new message.
+ */
+export declare const RestartServerResponseSchema: GenMessage<RestartServerResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.KillServerRequest
+ */
+export declare type KillServerRequest = Message<"outpost.servers.v1.KillServerRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * Why, for the activity log and the agent's output (one line, optional).
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.KillServerRequest.
+ * Use `create(KillServerRequestSchema)` to create a new message.
+ */
+export declare const KillServerRequestSchema: GenMessage<KillServerRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.KillServerResponse
+ */
+export declare type KillServerResponse = Message<"outpost.servers.v1.KillServerResponse"> & {
+  /**
+   * Identifies this call in the activity log and the agent's output.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The game's state once the agent acted (see the lifecycle procedures).
+   *
+   * @generated from field: outpost.servers.v1.GameState game_state = 2;
+   */
+  gameState: GameState;
+
+  /**
+   * How, in the agent's words, e.g. "stop sent; killed if still running in 30 s".
+   *
+   * @generated from field: string game_state_detail = 3;
+   */
+  gameStateDetail: string;
+
+  /**
+   * False when the server already was as asked, and nothing was done.
+   *
+   * @generated from field: bool changed = 4;
+   */
+  changed: boolean;
+};
+
+/**
+ * Describes the message outpost.servers.v1.KillServerResponse.
+ * Use `create(KillServerResponseSchema)` to create a new message.
+ */
+export declare const KillServerResponseSchema: GenMessage<KillServerResponse>;
+
+/**
  * What became of a console command sent to a server's agent.
  *
  * @generated from enum outpost.servers.v1.ConsoleCommandStatus
@@ -1807,6 +2119,61 @@ export declare const ServersService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchConsoleRequestSchema;
     output: typeof WatchConsoleResponseSchema;
+  },
+  /**
+   * The lifecycle procedures act on the game server's process through an agent that runs it
+   * (Server.lifecycle_available: `outpost-agent wrap`), and answer with the game's state once the
+   * agent has acted: STARTING after a start, STOPPING after a stop or a restart (the server is
+   * saving; getServer's game_state, or the `server.game_state_changed` events, follow it to
+   * STOPPED and, for a restart, back to STARTING and RUNNING), STOPPED after a kill. A server
+   * already as asked (start while running, stop or kill while stopped) is no error: `changed` is
+   * false. A server stopped from Outpost keeps its agent connected, so that it can be started
+   * again. Owners and admins may; a member needs a grant's SERVER_ACTION_LIFECYCLE (each call
+   * spends a use). Refusals: failed_precondition with reason agent_offline, no_lifecycle (the
+   * agent does not run the process), agent_refused (the agent would not: its operator is stopping
+   * it) or server_frozen; outcome_unknown (504) when the agent got it and did not answer. Each call is a
+   * `server.lifecycle` activity event with who, why (`reason`) and the outcome.
+   *
+   * Starts the server's process when it is not running, or at once when it waits to be started
+   * again after a crash.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.StartServer
+   */
+  startServer: {
+    methodKind: "unary";
+    input: typeof StartServerRequestSchema;
+    output: typeof StartServerResponseSchema;
+  },
+  /**
+   * Writes `stop` to the console; the agent kills the process if it has not ended within its
+   * grace period (`wrap --grace-seconds`). Cancels a restart waiting after a crash.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.StopServer
+   */
+  stopServer: {
+    methodKind: "unary";
+    input: typeof StopServerRequestSchema;
+    output: typeof StopServerResponseSchema;
+  },
+  /**
+   * Stops the server as StopServer does, then starts it again; starts it when it is not running.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.RestartServer
+   */
+  restartServer: {
+    methodKind: "unary";
+    input: typeof RestartServerRequestSchema;
+    output: typeof RestartServerResponseSchema;
+  },
+  /**
+   * Kills the server's whole process tree at once (what the world had not saved is lost).
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.KillServer
+   */
+  killServer: {
+    methodKind: "unary";
+    input: typeof KillServerRequestSchema;
+    output: typeof KillServerResponseSchema;
   },
   /**
    * The files procedures work in the server's directory through its agent, as far as the agent's

@@ -1,0 +1,153 @@
+import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+import { useWrapSetting, type Json } from "./wrap-fixture.ts";
+
+/**
+ * Start, stop, restart and kill from Outpost (servers/startServer …) acting on the real
+ * `outpost-agent wrap` process around a stand-in game server that prints Paper's lines: what the
+ * process does, the game's state Outpost shows, the agent staying connected while the server is
+ * stopped, and the crash policy's waits that a request cuts short. Who may, and every refusal:
+ * test/servers/lifecycle.test.ts.
+ */
+describe("outpost-agent wrap: start, stop, restart and kill from Outpost", function () {
+  this.timeout(120_000);
+  const { seeded, createServer, eventually, wrap, connected } = useWrapSetting();
+  const act = (action: string, serverId: string, reason?: string) => seeded().api("POST", `servers/${action}Server`, { serverId, ...(reason && { reason }) });
+  const pidAfter = async (wrapped: ReturnType<typeof wrap>, since: number) => Number((await wrapped.waitFor(/stand-in pid (\d+)/, since))[1]);
+  const changes = async (serverId: string): Promise<Json[]> =>
+    (await seeded().api("GET", `activity/listOrganizationActivity?organizationSlug=acme&serverId=${serverId}&action=server.game_state_changed`)).events.reverse();
+
+  it("stops the server and keeps the agent connected, starts it again, restarts it as a new process, and says when nothing changed", async () => {
+    const server = await createServer("Lifecycle");
+    const wrapped = wrap(server.key, ["--format", "paper"]);
+    await connected(wrapped);
+    const first = await pidAfter(wrapped, 0);
+    await eventually(server.id, (s) => s.gameState === "running" && s.lifecycleAvailable);
+
+    let since = wrapped.output().length;
+    const stopped = await act("stop", server.id, "backup");
+    assert.deepEqual([stopped.gameState, stopped.changed], ["stopping", true]);
+    assert.match(stopped.gameStateDetail, /^stop sent; killed if still running in 30 s/);
+    await wrapped.waitFor(/\[outpost\] Outpost asks to stop the server \(owner@example\.com: backup\): sent "stop"/, since);
+    await wrapped.waitFor(/stdin> stop\n/, since);
+    await wrapped.waitFor(/\[outpost\] the server was stopped from Outpost \(exit code 0\); the agent stays connected/, since);
+    const down = await eventually(server.id, (s) => s.gameState === "stopped");
+    assert.equal(down.online, true, "the agent stays connected");
+    assert.equal(down.gameStateDetail, "exit code 0; stopped from Outpost");
+    const again = await act("stop", server.id);
+    assert.deepEqual([again.gameState, again.changed], ["stopped", false]);
+
+    since = wrapped.output().length;
+    const started = await act("start", server.id);
+    assert.deepEqual([started.gameState, started.changed], ["starting", true]);
+    const second = await pidAfter(wrapped, since);
+    assert.notEqual(second, first);
+    await eventually(server.id, (s) => s.gameState === "running");
+    assert.deepEqual([(await act("start", server.id)).changed], [false], "already running");
+
+    since = wrapped.output().length;
+    const restarted = await act("restart", server.id, "lag");
+    assert.deepEqual([restarted.gameState, restarted.changed], ["stopping", true]);
+    await wrapped.waitFor(/\[outpost\] the server stopped \(exit code 0\); starting it again, as Outpost asked/, since);
+    const third = await pidAfter(wrapped, since);
+    assert.ok(third !== second && third !== first, "a new process");
+    await eventually(server.id, (s) => s.gameState === "running");
+
+    // Each change names its cause, and the lifecycle call that asked for it.
+    const log = await changes(server.id);
+    const byOutpost = log.filter((e) => e.details.cause === "outpost").map((e) => [e.details.to, e.details.requestId]);
+    assert.deepEqual(byOutpost, [
+      ["stopping", stopped.requestId],
+      ["stopped", stopped.requestId],
+      ["starting", started.requestId],
+      ["stopping", restarted.requestId],
+      ["stopped", restarted.requestId],
+      ["starting", restarted.requestId],
+    ]);
+    assert.deepEqual(
+      log.filter((e) => e.details.to === "running").map((e) => e.details.cause),
+      ["game", "game", "game"],
+    );
+    assert.equal(await wrapped.stop("SIGTERM"), 0);
+  });
+
+  it("kills a hung server at once, and kills one that ignores `stop` after the grace period", async () => {
+    const server = await createServer("Hung");
+    const wrapped = wrap(server.key, ["--format", "paper", "--ignore-stop"], { extra: ["--auth", "online", "--grace-seconds", "1"] });
+    await connected(wrapped);
+    await eventually(server.id, (s) => s.gameState === "running");
+
+    let since = wrapped.output().length;
+    await act("stop", server.id);
+    await wrapped.waitFor(/\[outpost\] the server did not stop within 1 s: killing it/, since);
+    await wrapped.waitFor(/\[outpost\] the server was stopped from Outpost \(signal SIGKILL\)/, since);
+    await eventually(server.id, (s) => s.gameState === "stopped");
+
+    since = wrapped.output().length;
+    await act("start", server.id);
+    await pidAfter(wrapped, since);
+    await eventually(server.id, (s) => s.gameState === "running");
+    const killed = await act("kill", server.id, "stuck");
+    assert.deepEqual([killed.gameState, killed.gameStateDetail, killed.changed], ["stopped", "killed from Outpost", true]);
+    assert.doesNotMatch(wrapped.output().slice(since), /did not stop within/, "no grace period");
+    const after = await eventually(server.id, (s) => s.gameState === "stopped");
+    assert.equal(after.gameStateDetail, "signal SIGKILL; killed from Outpost");
+    assert.equal(after.online, true);
+    // The agent ends with the server's last status when its operator stops it.
+    assert.equal(await wrapped.stop("SIGTERM"), 128 + 9);
+  });
+
+  it("a stop cancels a restart that waits after a crash, and a start cuts the wait short", async () => {
+    const server = await createServer("Crashy");
+    const wrapped = wrap(server.key, ["--format", "paper"], { extra: ["--auth", "online", "--restart-delay-seconds", "5"] });
+    await connected(wrapped);
+    await eventually(server.id, (s) => s.gameState === "running");
+
+    let since = wrapped.output().length;
+    wrapped.send("crash 3");
+    await wrapped.waitFor(/starting it again in 5 s/, since);
+    const cancelled = await act("stop", server.id);
+    assert.deepEqual([cancelled.gameState, cancelled.gameStateDetail, cancelled.changed], ["stopped", "not started again: stopped from Outpost", true]);
+    await sleep(5_500);
+    assert.doesNotMatch(wrapped.output().slice(since), /starting the server/, "the waiting restart was cancelled");
+    assert.equal((await eventually(server.id, (s) => s.gameState === "stopped")).online, true);
+
+    // A start from Outpost does not wait for the crash policy's delay.
+    since = wrapped.output().length;
+    await act("start", server.id);
+    await pidAfter(wrapped, since);
+    await eventually(server.id, (s) => s.gameState === "running");
+    since = wrapped.output().length;
+    wrapped.send("crash 4");
+    await wrapped.waitFor(/starting it again in 5 s \(end 1 of 5/, since);
+    const now = await act("start", server.id, "now please");
+    assert.deepEqual([now.gameState, now.changed], ["starting", true]);
+    await pidAfter(wrapped, since);
+    await eventually(server.id, (s) => s.gameState === "running");
+    assert.equal(await wrapped.stop("SIGTERM"), 0);
+  });
+
+  it("starts a server given up on after a crash loop, with a new count of crashes", async () => {
+    const server = await createServer("Looping");
+    const wrapped = wrap(server.key, ["--format", "paper"], { extra: ["--auth", "online", "--restart-delay-seconds", "0.05"] });
+    await connected(wrapped);
+    let since = 0;
+    for (let crash = 1; crash <= 5; crash++) {
+      await pidAfter(wrapped, since);
+      since = wrapped.output().length;
+      wrapped.send(`crash ${crash + 1}`);
+    }
+    await wrapped.waitFor(/a crash loop, so it is not started again\. The agent stays connected \(Outpost can start the server again\)/, since);
+    await eventually(server.id, (s) => s.gameState === "crashed");
+    assert.equal((await act("stop", server.id)).changed, false, "nothing waits to be cancelled");
+
+    since = wrapped.output().length;
+    const started = await act("start", server.id);
+    assert.deepEqual([started.gameState, started.changed], ["starting", true]);
+    await pidAfter(wrapped, since);
+    since = wrapped.output().length;
+    wrapped.send("crash 7");
+    await wrapped.waitFor(/the server ended \(exit code 7\); starting it again in 0\.05 s \(end 1 of 5/, since);
+    assert.equal(await wrapped.stop("SIGTERM"), 7);
+  });
+});

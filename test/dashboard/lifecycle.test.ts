@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import type { Browser, Page } from "playwright-core";
+import { assertAccessible, launchChromium } from "../support/browser.ts";
+import { useWrapSetting } from "../agent/wrap-fixture.ts";
+
+/**
+ * Start and stop on a server's dashboard page, in headless Chromium against a whole Outpost and the
+ * real `outpost-agent wrap` around a stand-in game server: the owner stops it (confirming first),
+ * watches the page say so without reloading, and starts it again; the panel passes axe; a server
+ * whose agent does not run its process shows no panel.
+ */
+describe("dashboard: start and stop a server", function () {
+  this.timeout(120_000);
+  const { outpost, createServer, eventually, wrap, connected } = useWrapSetting({ dashboard: true });
+  let browser: Browser;
+  const errors: string[] = [];
+
+  before(async () => {
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  async function signIn(path: string): Promise<Page> {
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    page.setDefaultTimeout(15_000);
+    page.on("pageerror", (e) => errors.push(`page error: ${e}`));
+    await page.goto(`${outpost().baseUrl}${path}`);
+    await page.getByLabel("Email").fill("owner@example.com");
+    await page.getByLabel("Password").fill("a long password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((u) => u.pathname === path);
+    return page;
+  }
+
+  it("stops the server after asking, shows it stopped as it happens, and starts it again", async () => {
+    const server = await createServer("Dashboard SMP");
+    const wrapped = wrap(server.key, ["--format", "paper"]);
+    await connected(wrapped);
+    await eventually(server.id, (s) => s.gameState === "running");
+    const page = await signIn(`/app/o/acme/servers/${server.id}`);
+    const state = page.locator('[data-field="game-state"]');
+    assert.equal(await state.textContent(), "Running");
+    const panel = page.getByRole("region", { name: "Start and stop" });
+    await assertAccessible(page, "server with start and stop");
+
+    let since = wrapped.output().length;
+    await panel.getByRole("button", { name: "Stop", exact: true }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByText("It saves and stops; players are disconnected.").waitFor();
+    await dialog.getByRole("button", { name: "Stop", exact: true }).click();
+    await page.waitForURL(/notice=server-stopping/);
+    await page.getByRole("status").getByText("The server is stopping: it saves first.").waitFor();
+    await wrapped.waitFor(/stdin> stop\n/, since);
+    // The page follows the game's state by itself (the live status poll), and says the detail.
+    await page.locator('[data-field="game-state"]', { hasText: "Stopped" }).waitFor();
+    assert.equal(await page.locator('[data-field="game-state-detail"]').textContent(), "exit code 0; stopped from Outpost");
+    assert.match((await page.locator('[data-field="status"]').first().textContent()) ?? "", /Online/, "the agent stays connected");
+
+    since = wrapped.output().length;
+    await panel.getByRole("button", { name: "Start", exact: true }).click();
+    await page.waitForURL(/notice=server-starting/);
+    await wrapped.waitFor(/stand-in pid \d+/, since);
+    await page.locator('[data-field="game-state"]', { hasText: "Running" }).waitFor();
+
+    await panel.getByRole("button", { name: "Start", exact: true }).click();
+    await page.getByRole("status").getByText("Nothing to do: the server already was as asked.").waitFor();
+    await assertAccessible(page, "server started again");
+    assert.deepEqual(errors, []);
+    await page.context().close();
+    assert.equal(await wrapped.stop("SIGTERM"), 0);
+  });
+
+  it("says why when the agent is gone, and shows no panel for a server whose agent does not run its process", async () => {
+    const server = await createServer("Gone SMP");
+    const wrapped = wrap(server.key, ["--format", "paper"]);
+    await connected(wrapped);
+    await eventually(server.id, (s) => s.gameState === "running");
+    const page = await signIn(`/app/o/acme/servers/${server.id}`);
+    const panel = page.getByRole("region", { name: "Start and stop" });
+    await panel.waitFor();
+    // The agent goes away while the page is open: the request finds it offline.
+    await wrapped.stop("SIGKILL");
+    await eventually(server.id, (s) => !s.online);
+    await panel.getByRole("button", { name: "Start", exact: true }).click();
+    await page
+      .getByRole("alert")
+      .getByText(/The server's agent cannot do that now: the server's agent is offline/)
+      .waitFor();
+    await assertAccessible(page, "start refused");
+
+    const never = await createServer("Plugin SMP");
+    await page.goto(`${outpost().baseUrl}/app/o/acme/servers/${never.id}`);
+    await page.getByRole("heading", { name: "Plugin SMP" }).waitFor();
+    assert.equal(await page.getByRole("region", { name: "Start and stop" }).count(), 0);
+    assert.deepEqual(errors, []);
+    await page.context().close();
+  });
+});
