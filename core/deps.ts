@@ -61,6 +61,8 @@ export interface CoreConfig {
   allowInsecureGameServers: boolean;
   /** The largest file servers/downloadFile sends and uploadFile takes, in bytes (FILE_TRANSFER_MAX_MB). */
   fileTransferMaxBytes: number;
+  /** How late a server schedule's missed run may still start (SCHEDULE_GRACE_SECONDS). */
+  scheduleGraceSeconds: number;
   /** The Game OAuth issuer identifier (GAME_ISSUER_URL, an origin without a trailing slash). */
   gameIssuerUrl: string;
   /** The Account OAuth issuer identifier (ACCOUNT_BASE_URL's origin + "/api/auth"). */

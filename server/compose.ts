@@ -10,6 +10,7 @@ import { startPresenceSweep } from "../core/agents/presence.ts";
 import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { startExpiringKeyNotices } from "../core/notifications/expiring-keys.ts";
+import { startScheduleRunner } from "../core/servers/schedule-runner.ts";
 import { createAlertWorker } from "../core/alerts/worker.ts";
 import { jobFailureLog } from "../core/log-throttle.ts";
 import { createEdgeApp } from "../edge/app.ts";
@@ -127,6 +128,7 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
   const flowCleanup = startFlowCleanup({ orm: runtime.orm, statements: runtime.deps.statements, clock, logger });
   const claimSweep = startClaimSweep({ orm: runtime.orm, clock, logger, events: runtime.events });
   const keyNotices = startExpiringKeyNotices({ orm: runtime.orm, statements: runtime.deps.statements, notifier: runtime.deps.notifier, clock, logger });
+  const schedules = startScheduleRunner({ ...runtime.deps, clock, logger });
   const alertWorker = createAlertWorker({ ...runtime.deps, clock, logger });
   alertWorker.start();
   let stopping: Promise<void> | undefined;
@@ -156,6 +158,7 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
           flowCleanup.stop(),
           claimSweep.stop(),
           keyNotices.stop(),
+          schedules.stop(),
           alertWorker.stop(),
         ]);
         await Promise.all([rotating, refreshing]);

@@ -195,6 +195,12 @@ export const variables = {
     doc: "the largest file, in MiB, that `servers/downloadFile` sends and `servers/uploadFile` takes (streamed in pieces through Outpost and the agent, so memory stays bounded whatever the size). `servers/readFile` and `writeFile` stay at 5 MiB",
     deployment: "the same on every instance",
   },
+  SCHEDULE_GRACE_SECONDS: {
+    parse: wholeNumber(0, 86400),
+    default: "600",
+    doc: "how late a server schedule's run may start when no instance was up at its time (it then runs once, late); a run missed by more is skipped. Both are recorded (`servers/listScheduleRuns`)",
+    deployment: "the same on every instance",
+  },
   ALLOW_INSECURE_REDIRECT_URIS: {
     parse: trueOrFalse,
     default: "false",

@@ -47,6 +47,8 @@ export interface Config {
   signingKeyRotationDays: number;
   /** The largest file downloadFile sends and uploadFile takes, in bytes (FILE_TRANSFER_MAX_MB). */
   fileTransferMaxBytes: number;
+  /** How late a schedule's missed run may still start (SCHEDULE_GRACE_SECONDS). */
+  scheduleGraceSeconds: number;
   /** OAuth redirect URIs may use http on any host, not only on loopback (local development). */
   allowInsecureRedirectUris: boolean;
   /** Game servers that cannot prove who their players are (offline mode) may sign players in (development). */
@@ -197,6 +199,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     keyEncryptionKey: readVariable(env, "KEY_ENCRYPTION_KEY"),
     signingKeyRotationDays: readVariable(env, "SIGNING_KEY_ROTATION_DAYS"),
     fileTransferMaxBytes: readVariable(env, "FILE_TRANSFER_MAX_MB") * 1024 * 1024,
+    scheduleGraceSeconds: readVariable(env, "SCHEDULE_GRACE_SECONDS"),
     metrics: metrics(env),
     shutdown: shutdown(env),
     tracing: tracing(env),

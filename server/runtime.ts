@@ -90,6 +90,7 @@ function coreConfig(config: Config, database: Database): CoreDeps["config"] {
     allowInsecureRedirectUris: config.allowInsecureRedirectUris,
     allowInsecureGameServers: config.allowInsecureGameServers,
     fileTransferMaxBytes: config.fileTransferMaxBytes,
+    scheduleGraceSeconds: config.scheduleGraceSeconds,
     gameIssuerUrl: config.gameIssuerUrl.origin,
     accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),
     accountBaseUrl: config.accountBaseUrl.origin,

@@ -25,6 +25,7 @@ import { pluginMethods } from "./plugin-methods.ts";
 import { historyMethods } from "./history-methods.ts";
 import { searchMethods } from "./search-methods.ts";
 import { lifecycleMethods } from "./lifecycle-methods.ts";
+import { scheduleMethods } from "./schedule-methods.ts";
 import { accessFreeze, frozenSet, recordFreezeChange } from "./frozen.ts";
 import { lockOrganizationPlan } from "./frozen-queries.ts";
 
@@ -35,7 +36,7 @@ type ServersImpl = ServiceImpl<typeof ServersService>;
  * their agents report and run (live-methods.ts), their files (file-methods.ts, transfer-methods.ts),
  * a file's history (history-methods.ts), search (search-methods.ts), plugins (plugin-methods.ts),
  * members' requests for file access (file-access-request.ts), and starting and stopping the game
- * server's process (lifecycle-methods.ts).
+ * server's process (lifecycle-methods.ts), and its schedules (schedule-methods.ts).
  */
 export function createServersService(deps: CoreDeps): ServersImpl {
   return {
@@ -48,6 +49,7 @@ export function createServersService(deps: CoreDeps): ServersImpl {
     ...pluginMethods(deps),
     ...fileAccessRequestMethods(deps),
     ...lifecycleMethods(deps),
+    ...scheduleMethods(deps),
   };
 }
 

@@ -151,3 +151,53 @@ describe("outpost-agent wrap: start, stop, restart and kill from Outpost", funct
     assert.equal(await wrapped.stop("SIGTERM"), 7);
   });
 });
+
+describe("outpost-agent wrap: a schedule restarts the server at its time, and a run missed while Outpost was down runs once when it is back", function () {
+  this.timeout(120_000);
+  const { outpost, seeded, createServer, eventually, wrap, connected } = useWrapSetting();
+  const sql = (text: string) => outpost().current()!.runtime.orm.em.fork().getConnection().execute(text);
+
+  it("restarts the real server from a schedule, and runs the latest missed time once after Outpost's restart, the older ones recorded as skipped", async () => {
+    const server = await createServer("Scheduled");
+    const wrapped = wrap(server.key, ["--format", "paper"]);
+    await connected(wrapped);
+    await eventually(server.id, (s) => s.gameState === "running");
+    const create = (name: string, enabled: boolean) =>
+      seeded().api("POST", "servers/createSchedule", { serverId: server.id, name, cron: "* * * * *", timeZone: "UTC", action: "restart", enabled });
+    const { schedule } = await create("Every minute", true);
+    // Its time has come (as if a minute had passed): the runner, looking every 5 s, restarts the server.
+    let since = wrapped.output().length;
+    await sql(`update server_schedules set next_run_at = date_trunc('minute', now()) where id = '${schedule.id}'`);
+    await wrapped.waitFor(/\[outpost\] Outpost asks to restart the server \(schedule "Every minute"\)/, since);
+    await wrapped.waitFor(/stand-in pid \d+/, since);
+    await eventually(server.id, (s) => s.gameState === "running");
+    await seeded().api("POST", "servers/updateSchedule", {
+      scheduleId: schedule.id,
+      name: "Every minute",
+      cron: "* * * * *",
+      timeZone: "UTC",
+      action: "restart",
+      enabled: false,
+    });
+
+    // Another schedule's times pass while Outpost is down, three of them; once it is back (and the
+    // agent with it), the latest runs once.
+    const { schedule: missed } = await create("While down", false);
+    since = wrapped.output().length;
+    await sql(`update server_schedules set enabled = true, next_run_at = date_trunc('minute', now()) - interval '3 minutes' where id = '${missed.id}'`);
+    await outpost().stop();
+    await outpost().start();
+    await wrapped.waitFor(/\[outpost\] Outpost asks to restart the server \(schedule "While down"\)/, since);
+    await eventually(server.id, (s) => s.gameState === "running");
+    const { runs } = await seeded().api("GET", `servers/listScheduleRuns?scheduleId=${missed.id}`);
+    assert.deepEqual(
+      runs.map((r: Json) => [r.outcome, r.manual]),
+      [
+        ["ok", false],
+        ["skipped", false],
+      ],
+    );
+    assert.match(runs[1].detail, /^missed: no Outpost instance was up at .* \(and 2 later times\)$/);
+    assert.equal(await wrapped.stop("SIGTERM"), 0);
+  });
+});

@@ -75,6 +75,7 @@ export const testConfig: CoreConfig = {
   allowInsecureRedirectUris: false,
   allowInsecureGameServers: false,
   fileTransferMaxBytes: 1024 * 1024 * 1024,
+  scheduleGraceSeconds: 600,
   gameIssuerUrl: "http://game.test",
   accountIssuerUrl: "http://account.test/api/auth",
   accountBaseUrl: "http://account.test",

@@ -30,6 +30,7 @@ import { Migration0030Files } from "./0030-files.ts";
 import { Migration0031ConsoleCommands } from "./0031-console-commands.ts";
 import { Migration0032GameState } from "./0032-game-state.ts";
 import { Migration0033Lifecycle } from "./0033-lifecycle.ts";
+import { Migration0034Schedules } from "./0034-schedules.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -65,4 +66,5 @@ export const migrations = [
   { name: "0031_console_commands", class: Migration0031ConsoleCommands },
   { name: "0032_game_state", class: Migration0032GameState },
   { name: "0033_lifecycle", class: Migration0033Lifecycle },
+  { name: "0034_schedules", class: Migration0034Schedules },
 ];

@@ -1956,6 +1956,477 @@ export declare type KillServerResponse = Message<"outpost.servers.v1.KillServerR
 export declare const KillServerResponseSchema: GenMessage<KillServerResponse>;
 
 /**
+ * @generated from message outpost.servers.v1.ListSchedulesRequest
+ */
+export declare type ListSchedulesRequest = Message<"outpost.servers.v1.ListSchedulesRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ListSchedulesRequest.
+ * Use `create(ListSchedulesRequestSchema)` to create a new message.
+ */
+export declare const ListSchedulesRequestSchema: GenMessage<ListSchedulesRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.ListSchedulesResponse
+ */
+export declare type ListSchedulesResponse = Message<"outpost.servers.v1.ListSchedulesResponse"> & {
+  /**
+   * @generated from field: repeated outpost.servers.v1.Schedule schedules = 1;
+   */
+  schedules: Schedule[];
+};
+
+/**
+ * Describes the message outpost.servers.v1.ListSchedulesResponse.
+ * Use `create(ListSchedulesResponseSchema)` to create a new message.
+ */
+export declare const ListSchedulesResponseSchema: GenMessage<ListSchedulesResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.CreateScheduleRequest
+ */
+export declare type CreateScheduleRequest = Message<"outpost.servers.v1.CreateScheduleRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * Its name, e.g. "Nightly restart".
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Five fields: minute hour day-of-month month day-of-week, e.g. "0 4 * * *" (04:00 daily).
+   *
+   * @generated from field: string cron = 3;
+   */
+  cron: string;
+
+  /**
+   * An IANA time zone the cron expression is read in, e.g. "Europe/Berlin" or "UTC".
+   *
+   * @generated from field: string time_zone = 4;
+   */
+  timeZone: string;
+
+  /**
+   * @generated from field: outpost.servers.v1.ScheduleAction action = 5;
+   */
+  action: ScheduleAction;
+
+  /**
+   * The command (SCHEDULE_ACTION_COMMAND, without a leading "/") or the message
+   * (SCHEDULE_ACTION_BROADCAST); empty for the others.
+   *
+   * @generated from field: string text = 6;
+   */
+  text: string;
+
+  /**
+   * For a restart or stop: warn the players this many minutes before, e.g. [10, 5, 1].
+   *
+   * @generated from field: repeated uint32 warning_minutes = 7;
+   */
+  warningMinutes: number[];
+
+  /**
+   * @generated from field: bool enabled = 8;
+   */
+  enabled: boolean;
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.CreateScheduleRequest.
+ * Use `create(CreateScheduleRequestSchema)` to create a new message.
+ */
+export declare const CreateScheduleRequestSchema: GenMessage<CreateScheduleRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.CreateScheduleResponse
+ */
+export declare type CreateScheduleResponse = Message<"outpost.servers.v1.CreateScheduleResponse"> & {
+  /**
+   * @generated from field: outpost.servers.v1.Schedule schedule = 1;
+   */
+  schedule?: Schedule | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.CreateScheduleResponse.
+ * Use `create(CreateScheduleResponseSchema)` to create a new message.
+ */
+export declare const CreateScheduleResponseSchema: GenMessage<CreateScheduleResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.UpdateScheduleRequest
+ */
+export declare type UpdateScheduleRequest = Message<"outpost.servers.v1.UpdateScheduleRequest"> & {
+  /**
+   * @generated from field: string schedule_id = 1;
+   */
+  scheduleId: string;
+
+  /**
+   * Its name, e.g. "Nightly restart".
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Five fields: minute hour day-of-month month day-of-week, e.g. "0 4 * * *" (04:00 daily).
+   *
+   * @generated from field: string cron = 3;
+   */
+  cron: string;
+
+  /**
+   * An IANA time zone the cron expression is read in, e.g. "Europe/Berlin" or "UTC".
+   *
+   * @generated from field: string time_zone = 4;
+   */
+  timeZone: string;
+
+  /**
+   * @generated from field: outpost.servers.v1.ScheduleAction action = 5;
+   */
+  action: ScheduleAction;
+
+  /**
+   * The command (SCHEDULE_ACTION_COMMAND, without a leading "/") or the message
+   * (SCHEDULE_ACTION_BROADCAST); empty for the others.
+   *
+   * @generated from field: string text = 6;
+   */
+  text: string;
+
+  /**
+   * For a restart or stop: warn the players this many minutes before, e.g. [10, 5, 1].
+   *
+   * @generated from field: repeated uint32 warning_minutes = 7;
+   */
+  warningMinutes: number[];
+
+  /**
+   * @generated from field: bool enabled = 8;
+   */
+  enabled: boolean;
+};
+
+/**
+ * Describes the message outpost.servers.v1.UpdateScheduleRequest.
+ * Use `create(UpdateScheduleRequestSchema)` to create a new message.
+ */
+export declare const UpdateScheduleRequestSchema: GenMessage<UpdateScheduleRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.UpdateScheduleResponse
+ */
+export declare type UpdateScheduleResponse = Message<"outpost.servers.v1.UpdateScheduleResponse"> & {
+  /**
+   * @generated from field: outpost.servers.v1.Schedule schedule = 1;
+   */
+  schedule?: Schedule | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.UpdateScheduleResponse.
+ * Use `create(UpdateScheduleResponseSchema)` to create a new message.
+ */
+export declare const UpdateScheduleResponseSchema: GenMessage<UpdateScheduleResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.DeleteScheduleRequest
+ */
+export declare type DeleteScheduleRequest = Message<"outpost.servers.v1.DeleteScheduleRequest"> & {
+  /**
+   * @generated from field: string schedule_id = 1;
+   */
+  scheduleId: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.DeleteScheduleRequest.
+ * Use `create(DeleteScheduleRequestSchema)` to create a new message.
+ */
+export declare const DeleteScheduleRequestSchema: GenMessage<DeleteScheduleRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.DeleteScheduleResponse
+ */
+export declare type DeleteScheduleResponse = Message<"outpost.servers.v1.DeleteScheduleResponse"> & {
+};
+
+/**
+ * Describes the message outpost.servers.v1.DeleteScheduleResponse.
+ * Use `create(DeleteScheduleResponseSchema)` to create a new message.
+ */
+export declare const DeleteScheduleResponseSchema: GenMessage<DeleteScheduleResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.RunScheduleNowRequest
+ */
+export declare type RunScheduleNowRequest = Message<"outpost.servers.v1.RunScheduleNowRequest"> & {
+  /**
+   * @generated from field: string schedule_id = 1;
+   */
+  scheduleId: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.RunScheduleNowRequest.
+ * Use `create(RunScheduleNowRequestSchema)` to create a new message.
+ */
+export declare const RunScheduleNowRequestSchema: GenMessage<RunScheduleNowRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.RunScheduleNowResponse
+ */
+export declare type RunScheduleNowResponse = Message<"outpost.servers.v1.RunScheduleNowResponse"> & {
+  /**
+   * @generated from field: outpost.servers.v1.ScheduleRun run = 1;
+   */
+  run?: ScheduleRun | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.RunScheduleNowResponse.
+ * Use `create(RunScheduleNowResponseSchema)` to create a new message.
+ */
+export declare const RunScheduleNowResponseSchema: GenMessage<RunScheduleNowResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.ListScheduleRunsRequest
+ */
+export declare type ListScheduleRunsRequest = Message<"outpost.servers.v1.ListScheduleRunsRequest"> & {
+  /**
+   * @generated from field: string schedule_id = 1;
+   */
+  scheduleId: string;
+
+  /**
+   * From a previous page's next_cursor.
+   *
+   * @generated from field: string cursor = 2;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ListScheduleRunsRequest.
+ * Use `create(ListScheduleRunsRequestSchema)` to create a new message.
+ */
+export declare const ListScheduleRunsRequestSchema: GenMessage<ListScheduleRunsRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.ListScheduleRunsResponse
+ */
+export declare type ListScheduleRunsResponse = Message<"outpost.servers.v1.ListScheduleRunsResponse"> & {
+  /**
+   * @generated from field: repeated outpost.servers.v1.ScheduleRun runs = 1;
+   */
+  runs: ScheduleRun[];
+
+  /**
+   * Set when there are more; pass as cursor.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ListScheduleRunsResponse.
+ * Use `create(ListScheduleRunsResponseSchema)` to create a new message.
+ */
+export declare const ListScheduleRunsResponseSchema: GenMessage<ListScheduleRunsResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.Schedule
+ */
+export declare type Schedule = Message<"outpost.servers.v1.Schedule"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string server_id = 2;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * Five fields, read in time_zone.
+   *
+   * @generated from field: string cron = 4;
+   */
+  cron: string;
+
+  /**
+   * @generated from field: string time_zone = 5;
+   */
+  timeZone: string;
+
+  /**
+   * @generated from field: outpost.servers.v1.ScheduleAction action = 6;
+   */
+  action: ScheduleAction;
+
+  /**
+   * The command or the message, for those actions.
+   *
+   * @generated from field: string text = 7;
+   */
+  text: string;
+
+  /**
+   * Minutes before a restart or stop when the players are warned.
+   *
+   * @generated from field: repeated uint32 warning_minutes = 8;
+   */
+  warningMinutes: number[];
+
+  /**
+   * @generated from field: bool enabled = 9;
+   */
+  enabled: boolean;
+
+  /**
+   * When it runs next, up to five times, in order; empty when disabled.
+   *
+   * @generated from field: repeated google.protobuf.Timestamp next_runs = 10;
+   */
+  nextRuns: Timestamp[];
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 11;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 12;
+   */
+  updatedAt?: Timestamp | undefined;
+
+  /**
+   * Its latest run, if any.
+   *
+   * @generated from field: outpost.servers.v1.ScheduleRun last_run = 13;
+   */
+  lastRun?: ScheduleRun | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.Schedule.
+ * Use `create(ScheduleSchema)` to create a new message.
+ */
+export declare const ScheduleSchema: GenMessage<Schedule>;
+
+/**
+ * @generated from message outpost.servers.v1.ScheduleRun
+ */
+export declare type ScheduleRun = Message<"outpost.servers.v1.ScheduleRun"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string schedule_id = 2;
+   */
+  scheduleId: string;
+
+  /**
+   * The time it was due; for a run started by hand (manual), when it was asked.
+   *
+   * @generated from field: google.protobuf.Timestamp scheduled_for = 3;
+   */
+  scheduledFor?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp started_at = 4;
+   */
+  startedAt?: Timestamp | undefined;
+
+  /**
+   * Unset while it runs.
+   *
+   * @generated from field: google.protobuf.Timestamp finished_at = 5;
+   */
+  finishedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: outpost.servers.v1.ScheduleRunOutcome outcome = 6;
+   */
+  outcome: ScheduleRunOutcome;
+
+  /**
+   * What happened, in words: the game's state after a restart, a command's output, why it failed.
+   *
+   * @generated from field: string detail = 7;
+   */
+  detail: string;
+
+  /**
+   * Started by RunScheduleNow.
+   *
+   * @generated from field: bool manual = 8;
+   */
+  manual: boolean;
+};
+
+/**
+ * Describes the message outpost.servers.v1.ScheduleRun.
+ * Use `create(ScheduleRunSchema)` to create a new message.
+ */
+export declare const ScheduleRunSchema: GenMessage<ScheduleRun>;
+
+/**
  * What became of a console command sent to a server's agent.
  *
  * @generated from enum outpost.servers.v1.ConsoleCommandStatus
@@ -1999,6 +2470,95 @@ export enum ConsoleCommandStatus {
  * Describes the enum outpost.servers.v1.ConsoleCommandStatus.
  */
 export declare const ConsoleCommandStatusSchema: GenEnum<ConsoleCommandStatus>;
+
+/**
+ * What a schedule does at its times.
+ *
+ * @generated from enum outpost.servers.v1.ScheduleAction
+ */
+export enum ScheduleAction {
+  /**
+   * @generated from enum value: SCHEDULE_ACTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SCHEDULE_ACTION_RESTART = 1;
+   */
+  RESTART = 1,
+
+  /**
+   * @generated from enum value: SCHEDULE_ACTION_STOP = 2;
+   */
+  STOP = 2,
+
+  /**
+   * @generated from enum value: SCHEDULE_ACTION_START = 3;
+   */
+  START = 3,
+
+  /**
+   * Runs `text` on the console.
+   *
+   * @generated from enum value: SCHEDULE_ACTION_COMMAND = 4;
+   */
+  COMMAND = 4,
+
+  /**
+   * Says `text` in game (`say`).
+   *
+   * @generated from enum value: SCHEDULE_ACTION_BROADCAST = 5;
+   */
+  BROADCAST = 5,
+}
+
+/**
+ * Describes the enum outpost.servers.v1.ScheduleAction.
+ */
+export declare const ScheduleActionSchema: GenEnum<ScheduleAction>;
+
+/**
+ * How a schedule's run went.
+ *
+ * @generated from enum outpost.servers.v1.ScheduleRunOutcome
+ */
+export enum ScheduleRunOutcome {
+  /**
+   * @generated from enum value: SCHEDULE_RUN_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Under way (or its instance stopped before it ended).
+   *
+   * @generated from enum value: SCHEDULE_RUN_OUTCOME_RUNNING = 1;
+   */
+  RUNNING = 1,
+
+  /**
+   * @generated from enum value: SCHEDULE_RUN_OUTCOME_OK = 2;
+   */
+  OK = 2,
+
+  /**
+   * The action could not be done (detail says why: the agent offline, a refusal, no answer).
+   *
+   * @generated from enum value: SCHEDULE_RUN_OUTCOME_FAILED = 3;
+   */
+  FAILED = 3,
+
+  /**
+   * Missed while no instance was up, and later than the grace period allows: not run.
+   *
+   * @generated from enum value: SCHEDULE_RUN_OUTCOME_SKIPPED = 4;
+   */
+  SKIPPED = 4,
+}
+
+/**
+ * Describes the enum outpost.servers.v1.ScheduleRunOutcome.
+ */
+export declare const ScheduleRunOutcomeSchema: GenEnum<ScheduleRunOutcome>;
 
 /**
  * Game servers of an organization. Owners and admins see and manage all of them; a member sees
@@ -2174,6 +2734,73 @@ export declare const ServersService: GenService<{
     methodKind: "unary";
     input: typeof KillServerRequestSchema;
     output: typeof KillServerResponseSchema;
+  },
+  /**
+   * Schedules run an action on the server at the times of a cron expression in a time zone:
+   * restart, stop or start it (as the lifecycle procedures do), run a console command, or
+   * broadcast a message in game (`say`). A restart or stop can warn the players first, minutes
+   * before (warning_minutes, sent with `say`). Each run happens once across Outpost's instances;
+   * a run missed while no instance was up runs once when one starts if it is at most
+   * SCHEDULE_GRACE_SECONDS late (default 600), else it is skipped — either way it is recorded
+   * (ListScheduleRuns). Owners and admins manage them; each change and run is an activity event.
+   *
+   * The server's schedules, with their next five run times.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.ListSchedules
+   */
+  listSchedules: {
+    methodKind: "unary";
+    input: typeof ListSchedulesRequestSchema;
+    output: typeof ListSchedulesResponseSchema;
+  },
+  /**
+   * invalid_argument for a cron expression other than five fields (minute hour day month
+   * weekday), an unknown time zone, or a command or broadcast without text.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.CreateSchedule
+   */
+  createSchedule: {
+    methodKind: "unary";
+    input: typeof CreateScheduleRequestSchema;
+    output: typeof CreateScheduleResponseSchema;
+  },
+  /**
+   * Replaces every field of the schedule.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.UpdateSchedule
+   */
+  updateSchedule: {
+    methodKind: "unary";
+    input: typeof UpdateScheduleRequestSchema;
+    output: typeof UpdateScheduleResponseSchema;
+  },
+  /**
+   * @generated from rpc outpost.servers.v1.ServersService.DeleteSchedule
+   */
+  deleteSchedule: {
+    methodKind: "unary";
+    input: typeof DeleteScheduleRequestSchema;
+    output: typeof DeleteScheduleResponseSchema;
+  },
+  /**
+   * Runs the schedule's action now, without warnings, besides its times; answers with the run.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.RunScheduleNow
+   */
+  runScheduleNow: {
+    methodKind: "unary";
+    input: typeof RunScheduleNowRequestSchema;
+    output: typeof RunScheduleNowResponseSchema;
+  },
+  /**
+   * The schedule's runs by the time each was for, newest first, 100 a page.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.ListScheduleRuns
+   */
+  listScheduleRuns: {
+    methodKind: "unary";
+    input: typeof ListScheduleRunsRequestSchema;
+    output: typeof ListScheduleRunsResponseSchema;
   },
   /**
    * The files procedures work in the server's directory through its agent, as far as the agent's
