@@ -27,6 +27,7 @@ import { uploadRoutes } from "./file-upload.ts";
 import { historyRoutes } from "./file-history.ts";
 import { pluginRoutes } from "./plugins.ts";
 import { lifecyclePanel, lifecycleRoutes } from "./lifecycle.ts";
+import { scheduleRoutes, schedulesLink } from "./schedules.ts";
 import { frozenBadge, frozenNote, frozenSection, liveStatus, players, statusBadge, statusSection, trustBadge } from "./server-status.ts";
 
 /** The exact command that runs the agent for a server with this key. */
@@ -124,6 +125,7 @@ ${postForm(
 <p>The key starting <span class="mono">${s.agentKeyPrefix}</span> connects this server's agent. Regenerate it if it leaked: the old key stops working and its agent is disconnected at once.</p>
 ${dangerForm({ action: `${base}/regenerate-key`, token: v.formToken, label: "Regenerate agent key", confirm: `Regenerate the agent key of ${s.name}?`, consequence: "The current key stops working at once and the connected agent is disconnected." })}
 </section>
+${schedulesLink(org, s.id)}
 ${grantsSection}
 <section class="panel danger-zone" aria-labelledby="delete-heading">
 <h2 id="delete-heading">Delete server</h2>
@@ -262,6 +264,7 @@ export function serverRoutes(router: Router, deps: DashboardDeps): void {
   accessRoutes(router, deps, serverPage);
   consoleRoutes(router, deps, serverPage);
   lifecycleRoutes(router, deps, serverPage);
+  scheduleRoutes(router, deps);
   consoleEventRoutes(router, deps);
   fileRoutes(router, deps);
   editorRoutes(router, deps);
