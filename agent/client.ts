@@ -48,6 +48,11 @@ export interface Agent {
    * with CAUSE_OUTPOST): sent now when connected, and after each reconnect.
    */
   setGameState(state: GameState, detail?: string, cause?: { cause: GameStateChanged_Cause; requestId?: string }): void;
+  /**
+   * How the server is doing (an agent that runs it: every 10 s): sent now when connected, dropped
+   * otherwise. Players default to those last reported.
+   */
+  reportStats(sample: StatsReport): void;
   /** Plays a command as `player` and resolves with what Outpost tells them. */
   playCommand(player: Player, text: string, timeoutMs?: number): Promise<Reply>;
   /**
@@ -66,6 +71,16 @@ export interface Agent {
   stop(): Promise<void>;
   /** Settles when the agent stops: resolves after {@link stop}, rejects with a refusal. */
   readonly stopped: Promise<void>;
+}
+
+/** A sample of how the server is doing; a figure not measured is left out. */
+export interface StatsReport {
+  cpuPercent?: number;
+  memoryBytes?: bigint;
+  players?: number;
+  tps?: number;
+  mspt?: number;
+  diskBytes?: bigint;
 }
 
 /** Errors after which reconnecting cannot help: the key, the game or the contract is wrong. */
@@ -195,6 +210,9 @@ export function startAgent(options: AgentOptions, onEvent: (event: AgentEvent) =
     setGameState(gameState, detail = "", cause) {
       state.gameState = { state: gameState, detail: stateDetail(detail), cause: cause?.cause, requestId: cause?.requestId };
       state.live?.send({ case: "gameState", value: state.gameState });
+    },
+    reportStats(sample) {
+      state.live?.send({ case: "stats", value: { players: state.players.length, ...sample } });
     },
     stop: () => stopAgent(state, stopped),
   };

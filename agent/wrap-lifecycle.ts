@@ -45,7 +45,7 @@ export interface WrapLifecycleDeps {
 
 export interface WrapLifecycle {
   handler: LifecycleHandler;
-  /** The loop started the server: requests act on its process. */
+  /** The loop started the server's process: requests act on it (one asked just before, at once). */
   started(): void;
   /** What Outpost asked of the process that has just exited, if anything (asked once). */
   takeIntent(): Intent | undefined;
@@ -77,23 +77,27 @@ function changed(deps: WrapLifecycleDeps, state: GameState, detail: string, requ
   return { state, detail, changed: true };
 }
 
-/** Stop or restart the running server: `stop`, then a kill after the grace period; a stop under way changes its mind. */
-function stop(deps: WrapLifecycleDeps, r: Requests, action: "stop" | "restart", requestId: string, reason: string): LifecycleOutcome {
+/** Writes `stop` to the running server, and kills it if it is still running after the grace period. */
+function sendStop(deps: WrapLifecycleDeps, r: Requests): void {
   const { server, note, graceSeconds } = deps;
+  if (!server.writeLine("stop")) return server.kill();
+  clearTimeout(r.killTimer);
+  r.killTimer = setTimeout(() => {
+    note(`the server did not stop within ${graceSeconds} s: killing it`);
+    server.kill();
+  }, graceSeconds * 1000);
+}
+
+/** Stop or restart the running server: `stop`, then a kill after the grace period; one under way (a stop, a kill) changes its mind. */
+function stop(deps: WrapLifecycleDeps, r: Requests, action: "stop" | "restart", requestId: string, reason: string): LifecycleOutcome {
   const then = action === "restart" ? "to be started again" : "not to be started again";
-  if (r.intent?.action === "kill" || r.intent?.action === action) return unchanged(deps);
+  if (r.intent?.action === action) return unchanged(deps);
   const already = r.intent;
   r.intent = { action, requestId };
-  if (already) return changed(deps, GameState.STOPPING, `stopping; ${then}`, requestId);
-  note(`Outpost asks to ${action} the server (${reason}): sent "stop"; it is killed if still running in ${graceSeconds} s`);
-  if (!server.writeLine("stop")) server.kill();
-  else {
-    r.killTimer = setTimeout(() => {
-      note(`the server did not stop within ${graceSeconds} s: killing it`);
-      server.kill();
-    }, graceSeconds * 1000);
-  }
-  return changed(deps, GameState.STOPPING, `stop sent; killed if still running in ${graceSeconds} s; ${then}`, requestId);
+  if (already) return changed(deps, GameState.STOPPING, `${already.action === "kill" ? "being killed" : "stopping"}; ${then}`, requestId);
+  deps.note(`Outpost asks to ${action} the server (${reason}): sent "stop"; it is killed if still running in ${deps.graceSeconds} s`);
+  sendStop(deps, r);
+  return changed(deps, GameState.STOPPING, `stop sent; killed if still running in ${deps.graceSeconds} s; ${then}`, requestId);
 }
 
 /** Kill the running server's process group, and answer once it has ended (or {@link killAnswerMs} passed). */
@@ -101,9 +105,12 @@ async function kill(deps: WrapLifecycleDeps, r: Requests, requestId: string, rea
   if (r.intent?.action === "kill") return unchanged(deps);
   r.intent = { action: "kill", requestId };
   deps.note(`Outpost asks to kill the server (${reason}): killing it now`);
+  changed(deps, GameState.STOPPING, "killed; ending", requestId);
   deps.server.kill();
-  const ended = await Promise.race([deps.server.exited().then(() => true), sleep(killAnswerMs, false)]);
-  return ended ? { state: GameState.STOPPED, detail: "killed from Outpost", changed: true } : changed(deps, GameState.STOPPING, "killed; not ended yet", requestId);
+  const gaveUp = new AbortController();
+  const ended = await Promise.race([deps.server.exited().then(() => true), sleep(killAnswerMs, false, { signal: gaveUp.signal }).catch(() => false)]);
+  gaveUp.abort();
+  return ended ? { state: GameState.STOPPED, detail: "killed from Outpost", changed: true } : { ...deps.current(), changed: true };
 }
 
 /** A request while the server is not running: start it, or cancel a restart that waits. */
@@ -125,9 +132,8 @@ export function createWrapLifecycle(deps: WrapLifecycleDeps): WrapLifecycle {
     if (deps.stopper.requested()) throw new Error("its operator is stopping the agent");
     if (r.waiting) return whileWaiting(deps, r.waiting, action, requestId, reason);
     if (action === LifecycleAction.START) {
-      if (r.intent?.action !== "stop") return unchanged(deps);
-      r.intent = { action: "restart", requestId };
-      return changed(deps, GameState.STOPPING, "stopping; to be started again", requestId);
+      if (r.intent?.action !== "stop" && r.intent?.action !== "kill") return unchanged(deps);
+      return stop(deps, r, "restart", requestId, reason);
     }
     if (action === LifecycleAction.KILL) return kill(deps, r, requestId, reason);
     return stop(deps, r, action === LifecycleAction.STOP ? "stop" : "restart", requestId, reason);
@@ -135,7 +141,11 @@ export function createWrapLifecycle(deps: WrapLifecycleDeps): WrapLifecycle {
 
   return {
     handler,
-    started: () => void (r.intent = undefined),
+    started() {
+      // Asked between a start and the process (two requests at once): done to the new process.
+      if (r.intent?.action === "kill") deps.server.kill();
+      else if (r.intent) sendStop(deps, r);
+    },
     takeIntent() {
       clearTimeout(r.killTimer);
       const taken = r.intent;

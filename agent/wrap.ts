@@ -101,7 +101,6 @@ export async function wrap(options: WrapOptions): Promise<number> {
   const run: RunDeps = { agent, current, note, collect: runner.line, outpostAway, game, lifecycle, stopper, policy };
   let status = 0;
   for (let cause = byOperator; ;) {
-    lifecycle.started();
     const exit = await runOnce(options.command, run, cause);
     status = exit.status;
     const next = await afterExit(exit, run);
@@ -194,6 +193,7 @@ async function runOnce(command: string[], deps: RunDeps, cause: Cause): Promise<
   process.once("exit", killOnExit);
   current.set(server);
   deps.game.report(GameState.STARTING, "", cause);
+  deps.lifecycle.started();
   const players = createPlayersSession({ agent, outpostAway: deps.outpostAway, command: (line) => void server.writeLine(line), note });
   const stopping = () => deps.stopper.requested() || deps.lifecycle.stopping();
   readServerOutput(server, { ...deps, players, stopping });

@@ -1,5 +1,7 @@
 import type { FileRouter } from "./agents/file-router.ts";
 import type { LifecycleRouter } from "./agents/lifecycle-router.ts";
+import type { StatsIngest } from "./stats/ingest.ts";
+import type { StatsRetention } from "./stats/partitions.ts";
 import type { Notifier } from "./notifications/notify.ts";
 import type { Logger } from "pino";
 import type { Orm } from "./db/orm.ts";
@@ -63,6 +65,8 @@ export interface CoreConfig {
   fileTransferMaxBytes: number;
   /** How late a server schedule's missed run may still start (SCHEDULE_GRACE_SECONDS). */
   scheduleGraceSeconds: number;
+  /** How long server statistics are kept, at each resolution. */
+  statsRetention: StatsRetention;
   /** The Game OAuth issuer identifier (GAME_ISSUER_URL, an origin without a trailing slash). */
   gameIssuerUrl: string;
   /** The Account OAuth issuer identifier (ACCOUNT_BASE_URL's origin + "/api/auth"). */
@@ -119,6 +123,8 @@ export interface CoreDeps {
   files: FileRouter;
   /** Start, stop, restart and kill to the stream that holds the server, here or on another instance. */
   lifecycles: LifecycleRouter;
+  /** The samples agents send, written in batches. */
+  stats: StatsIngest;
   /** Decides the code of an in-game `/outpost login` (the Game OAuth issuer's side). */
   loginVerifier: LoginVerifier;
   /** Hosted sign-in sessions' changes, across instances (LISTEN/NOTIFY) or in this process. */

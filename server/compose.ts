@@ -11,6 +11,7 @@ import { startClaimSweep } from "../core/game-oauth/login-claims.ts";
 import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { startExpiringKeyNotices } from "../core/notifications/expiring-keys.ts";
 import { startScheduleRunner } from "../core/servers/schedule-runner.ts";
+import { startStatsFolding } from "../core/stats/rollup.ts";
 import { createAlertWorker } from "../core/alerts/worker.ts";
 import { jobFailureLog } from "../core/log-throttle.ts";
 import { createEdgeApp } from "../edge/app.ts";
@@ -129,6 +130,7 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
   const claimSweep = startClaimSweep({ orm: runtime.orm, clock, logger, events: runtime.events });
   const keyNotices = startExpiringKeyNotices({ orm: runtime.orm, statements: runtime.deps.statements, notifier: runtime.deps.notifier, clock, logger });
   const schedules = startScheduleRunner({ ...runtime.deps, clock, logger });
+  const statsFolding = startStatsFolding({ orm: runtime.orm, clock, logger, retention: config.statsRetention });
   const alertWorker = createAlertWorker({ ...runtime.deps, clock, logger });
   alertWorker.start();
   let stopping: Promise<void> | undefined;
@@ -159,6 +161,7 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
           claimSweep.stop(),
           keyNotices.stop(),
           schedules.stop(),
+          statsFolding.stop(),
           alertWorker.stop(),
         ]);
         await Promise.all([rotating, refreshing]);

@@ -196,9 +196,27 @@ export const variables = {
     deployment: "the same on every instance",
   },
   SCHEDULE_GRACE_SECONDS: {
-    parse: wholeNumber(0, 86400),
+    parse: wholeNumber(60, 86400),
     default: "600",
     doc: "how late a server schedule's run may start when no instance was up at its time (it then runs once, late); a run missed by more is skipped. Both are recorded (`servers/listScheduleRuns`)",
+    deployment: "the same on every instance",
+  },
+  STATS_RAW_HOURS: {
+    parse: wholeNumber(1, 720),
+    default: "48",
+    doc: "hours the agents' 10-second samples (CPU, memory, players, TPS) are kept; older ones go by dropping a day's partition",
+    deployment: "the same on every instance",
+  },
+  STATS_MINUTE_DAYS: {
+    parse: wholeNumber(1, 366),
+    default: "14",
+    doc: "days the 1-minute rollups of those samples are kept",
+    deployment: "the same on every instance",
+  },
+  STATS_QUARTER_DAYS: {
+    parse: wholeNumber(1, 3660),
+    default: "365",
+    doc: "days the 15-minute rollups are kept (a month's partition goes once all of it is older)",
     deployment: "the same on every instance",
   },
   ALLOW_INSECURE_REDIRECT_URIS: {

@@ -49,6 +49,8 @@ export interface Config {
   fileTransferMaxBytes: number;
   /** How late a schedule's missed run may still start (SCHEDULE_GRACE_SECONDS). */
   scheduleGraceSeconds: number;
+  /** How long server statistics are kept, at each resolution (STATS_RAW_HOURS, STATS_MINUTE_DAYS, STATS_QUARTER_DAYS). */
+  statsRetention: Readonly<{ rawHours: number; minuteDays: number; quarterDays: number }>;
   /** OAuth redirect URIs may use http on any host, not only on loopback (local development). */
   allowInsecureRedirectUris: boolean;
   /** Game servers that cannot prove who their players are (offline mode) may sign players in (development). */
@@ -200,6 +202,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     signingKeyRotationDays: readVariable(env, "SIGNING_KEY_ROTATION_DAYS"),
     fileTransferMaxBytes: readVariable(env, "FILE_TRANSFER_MAX_MB") * 1024 * 1024,
     scheduleGraceSeconds: readVariable(env, "SCHEDULE_GRACE_SECONDS"),
+    statsRetention: {
+      rawHours: readVariable(env, "STATS_RAW_HOURS"),
+      minuteDays: readVariable(env, "STATS_MINUTE_DAYS"),
+      quarterDays: readVariable(env, "STATS_QUARTER_DAYS"),
+    },
     metrics: metrics(env),
     shutdown: shutdown(env),
     tracing: tracing(env),

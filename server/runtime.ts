@@ -17,6 +17,7 @@ import { derivedSecret, type KeyEncryptionKey } from "../core/keys/key-encryptio
 import { createAgentConnections, type AgentConnections } from "../core/agents/connections.ts";
 import { createFileRouter } from "../core/agents/file-router.ts";
 import { createLifecycleRouter } from "../core/agents/lifecycle-router.ts";
+import { createStatsIngest } from "../core/stats/ingest.ts";
 import { createConsoleRouter } from "../core/agents/console-router.ts";
 import { createWatchRegistry } from "../core/game-oauth/watches.ts";
 import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
@@ -91,6 +92,7 @@ function coreConfig(config: Config, database: Database): CoreDeps["config"] {
     allowInsecureGameServers: config.allowInsecureGameServers,
     fileTransferMaxBytes: config.fileTransferMaxBytes,
     scheduleGraceSeconds: config.scheduleGraceSeconds,
+    statsRetention: config.statsRetention,
     gameIssuerUrl: config.gameIssuerUrl.origin,
     accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),
     accountBaseUrl: config.accountBaseUrl.origin,
@@ -112,6 +114,7 @@ type CoreParts = Pick<
   | "consoles"
   | "files"
   | "lifecycles"
+  | "stats"
   | "events"
   | "metrics"
   | "notifier"
@@ -154,6 +157,7 @@ interface Opened {
 
 async function closeOpened(opened: Opened): Promise<void> {
   opened.clock?.stop();
+  await opened.deps?.stats.close();
   await opened.deps?.activity.flush();
   await opened.bus?.close();
   await opened.signer?.close();
@@ -200,6 +204,7 @@ export async function openRuntime(config: Config, logger: Logger, mode: "serve" 
     const consoles = createConsoleRouter({ agents, bus, logger });
     const files = createFileRouter({ agents, bus, logger, query: statements.on(orm.em.fork()) });
     const lifecycles = createLifecycleRouter({ agents, bus, logger });
+    const stats = createStatsIngest({ query: statements.on(orm.em.fork()), clock, logger });
     const metrics = mode === "serve" ? await openMetrics(orm, agents, bus, rateLimits) : undefined;
     // Push needs core's deps, which need the notifier: it reads them when it first sends.
     const notifier = createNotifier({ bus, logger, push: pushThroughPwa(() => deps) });
@@ -215,6 +220,7 @@ export async function openRuntime(config: Config, logger: Logger, mode: "serve" 
       consoles,
       files,
       lifecycles,
+      stats,
       events,
       notifier,
       metrics: metrics ?? createNoMetrics(),

@@ -24,7 +24,20 @@ type Incoming<C extends ConnectRequest["message"]["case"]> = Extract<ConnectRequ
 
 export type AgentStreamDeps = Pick<
   CoreDeps,
-  "clock" | "logger" | "agents" | "consoles" | "files" | "lifecycles" | "rateLimits" | "loginVerifier" | "config" | "metrics" | "statements" | "orm" | "activity"
+  | "clock"
+  | "logger"
+  | "agents"
+  | "consoles"
+  | "files"
+  | "lifecycles"
+  | "stats"
+  | "rateLimits"
+  | "loginVerifier"
+  | "config"
+  | "metrics"
+  | "statements"
+  | "orm"
+  | "activity"
 >;
 
 /** What the handlers share with the stream that reads the messages. */
@@ -159,6 +172,8 @@ export function createMessageHandler(deps: AgentStreamDeps, session: StreamSessi
         return connection.files.answered(message.value);
       case "lifecycleResult":
         return connection.lifecycle.answered(message.value);
+      case "stats":
+        return deps.stats.add(serverId, message.value);
       case "consoleOutput":
         connection.console.printed(message.value);
         return deps.consoles.printed(serverId, message.value.lines, message.value.dropped);

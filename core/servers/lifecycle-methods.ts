@@ -114,7 +114,8 @@ async function runLifecycle(deps: LifecycleDeps, action: LifecycleAction, req: L
     if (!answer.success) throw fail("agent_refused", `the server's agent would not: ${answer.error}`);
   } catch (error) {
     const unanswered = error instanceof AgentUnanswered ? error : undefined;
-    if (!unanswered?.sent) await returnServerUse(db.query, judged, use);
+    // Only a request that never reached the agent gives the use back; one it refused reached it.
+    if (unanswered && !unanswered.sent) await returnServerUse(db.query, judged, use);
     const refusal = unanswered
       ? unansweredRefusal(unanswered.outcome, unanswered.sent, lifecycleTimeoutMs, {
           many: "lifecycle requests",

@@ -44,6 +44,9 @@ import { runSchedule, timesOf, type ScheduleDeps } from "./schedule-runner.ts";
 
 type ServersImpl = ServiceImpl<typeof ServersService>;
 
+/** The most schedules one server has: each is looked at every few seconds by every instance. */
+export const maxSchedulesPerServer = 20;
+
 const actionNames: Record<ScheduleActionName, ScheduleAction> = {
   restart: ScheduleAction.RESTART,
   stop: ScheduleAction.STOP,
@@ -140,6 +143,9 @@ export function scheduleMethods(
       const db = dbOf(ctx);
       const access = await requireServerManager(db, caller, req);
       const terms = termsOf(req);
+      if ((await serverSchedules(db.query, req.serverId)).length >= maxSchedulesPerServer) {
+        throw fail("failed_precondition", `a server has at most ${maxSchedulesPerServer} schedules; delete one first`);
+      }
       const now = deps.clock.now();
       const created = (await insertSchedule(db.query, {
         organizationId: access.organization.id,
@@ -173,7 +179,7 @@ export function scheduleMethods(
     async runScheduleNow(req, ctx) {
       const caller = requireUser(ctx);
       const found = await managedSchedule(dbOf(ctx), caller, req.scheduleId);
-      const run = await runSchedule(deps, found, deps.clock.now(), caller);
+      const run = await runSchedule(deps, found, caller);
       return create(RunScheduleNowResponseSchema, { run: run ? runToProto(run) : undefined });
     },
     async listScheduleRuns(req, ctx) {

@@ -75,15 +75,22 @@ export async function deleteSchedule(query: SqlRunner, id: string): Promise<void
   await query.run(sql`delete from server_schedules where id = ${id}`);
 }
 
-/** Enabled schedules with a run or a warning due by `now` (warnings reach an hour ahead). */
+/** Enabled schedules with a run due by `now`, or a warning not yet sent whose time has come. */
 export function dueSchedules(query: SqlRunner, now: Date, limit: number): Promise<ScheduleRow[]> {
-  const horizon = new Date(now.getTime() + 60 * 60_000);
-  return query.rows(sql`select * from server_schedules where enabled and next_run_at <= ${horizon} order by next_run_at limit ${limit}`, scheduleRow);
+  return query.rows(
+    sql`select * from server_schedules s where enabled and (next_run_at <= ${now} or (next_run_at <= ${new Date(now.getTime() + 60 * 60_000)} and exists (
+          select 1 from unnest(s.warning_minutes) w where (s.warned_minutes is null or w < s.warned_minutes) and s.next_run_at - make_interval(mins => w) <= ${now})))
+        order by next_run_at limit ${limit}`,
+    scheduleRow,
+  );
 }
 
-/** Takes the run due at `due` by moving the schedule on to `next`; false when another instance took it (or the schedule changed). */
-export async function takeDue(query: SqlRunner, id: string, due: Date, next: Date | null): Promise<boolean> {
-  return (await query.run(sql`update server_schedules set next_run_at = ${next}, warned_minutes = null where id = ${id} and enabled and next_run_at = ${due}`)) === 1;
+/** Takes the run due at `due` by moving the schedule on to `next`: the row as it is now, or undefined when another instance took it (or the schedule changed). */
+export function takeDue(query: SqlRunner, id: string, due: Date, next: Date | null): Promise<ScheduleRow | undefined> {
+  return query.one(
+    sql`update server_schedules set next_run_at = ${next}, warned_minutes = null where id = ${id} and enabled and next_run_at = ${due} returning *`,
+    scheduleRow,
+  );
 }
 
 /** Takes the warning `minutes` before the run at `due`; false when another instance took it (or one as small). */

@@ -53,15 +53,17 @@ export function checkTerms(terms: ScheduleTerms): ScheduleTerms {
     }
   }
   const text = terms.text.trim();
-  if ((terms.action === "command" || terms.action === "broadcast") && !text) {
+  if ((terms.action === "command" || terms.action === "broadcast") && !(terms.action === "command" ? consoleText(text) : text).trim()) {
     problems.push({ field: "text", message: terms.action === "command" ? "the command to run is needed" : "the message to broadcast is needed" });
   }
   if (problems.length) throw fieldFail(problems);
   const warns = terms.action === "restart" || terms.action === "stop";
   const warningMinutes = warns ? [...new Set(terms.warningMinutes)].sort((a, b) => b - a) : [];
-  const command = terms.action === "command" && text.startsWith("/") ? text.slice(1) : text;
-  return { ...terms, name: terms.name.trim(), cron, text: terms.action === "command" || terms.action === "broadcast" ? command : "", warningMinutes };
+  return { ...terms, name: terms.name.trim(), cron, text: terms.action === "command" || terms.action === "broadcast" ? text : "", warningMinutes };
 }
+
+/** A command as the console takes it: one leading "/" dropped (as servers/executeConsoleCommand does). */
+export const consoleText = (command: string) => (command.startsWith("/") ? command.slice(1) : command);
 
 /** The next `n` times strictly after `after`. */
 export function nextRuns(terms: Pick<ScheduleTerms, "cron" | "timeZone">, after: Date, n: number): Date[] {
@@ -104,9 +106,10 @@ export function settleDue(
   return { skipped: { first: due, count: missedBefore + 1 }, next: nextRun(terms, now) };
 }
 
-/** How many times from `from` (included) to `to` (excluded), counting at most 10,000. */
+/** How many times from `from` (included) to `to` (excluded), counting at most 1,000 (one cron read, stepped). */
 function countRuns(terms: Pick<ScheduleTerms, "cron" | "timeZone">, from: Date, to: Date): number {
+  const cron = cronOf(terms.cron, terms.timeZone);
   let count = 0;
-  for (let at: Date | null = from; at && at < to && count < 10_000; at = nextRun(terms, at)) count++;
+  for (let at: Date | null = from; at && at < to && count < 1_000; at = cron.nextRun(at)) count++;
   return count;
 }

@@ -11,13 +11,14 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { LifecycleAction } from "../../gen/outpost/servers/v1/resources_pb.js";
 import type { CoreDeps } from "../deps.ts";
-import { sql, type SqlRunner } from "../db/sql.ts";
+import { inTransaction, sql, type SqlRunner } from "../db/sql.ts";
+import { jobFailureLog, type JobFailureLog } from "../log-throttle.ts";
 import { bool, nullable, row, text, timestamp } from "../db/rows.ts";
 import { isOnline } from "../agents/presence.ts";
 import { AgentUnanswered } from "../agents/answer-waits.ts";
 import { consoleTimeoutMs } from "../agents/console.ts";
 import { gameStateName } from "../agents/game-state.ts";
-import { dueWarning, settleDue, type ScheduleActionName } from "./schedule-rules.ts";
+import { consoleText, dueWarning, settleDue, type ScheduleActionName } from "./schedule-rules.ts";
 import { dueSchedules, finishRun, insertRun, takeDue, takeWarning, type RunOutcome, type RunRow, type ScheduleRow } from "./schedule-queries.ts";
 
 export type ScheduleDeps = Pick<CoreDeps, "activity" | "clock" | "config" | "consoles" | "lifecycles" | "logger" | "orm" | "statements">;
@@ -28,7 +29,7 @@ export const timesOf = (s: ScheduleRow) => ({ cron: s.cron, timeZone: s.time_zon
 /** How often each instance looks for due runs. */
 export const scheduleTickMs = 5_000;
 /** Schedules looked at per tick (the most overdue first). */
-const perTick = 200;
+const perTick = 1_000;
 
 const lifecycleOf: Partial<Record<ScheduleActionName, LifecycleAction>> = { restart: LifecycleAction.RESTART, stop: LifecycleAction.STOP, start: LifecycleAction.START };
 
@@ -61,7 +62,7 @@ export async function doScheduleAction(deps: ScheduleDeps, s: ScheduleRow, runId
       return { outcome: "ok", detail: answer.changed ? `${state}${answer.detail ? `: ${answer.detail}` : ""}` : `nothing to do: already ${state}` };
     }
     if (!server.agent_console) return { outcome: "failed", detail: "the server's agent has no console" };
-    const command = s.action === "broadcast" ? `say ${s.text}` : s.text;
+    const command = s.action === "broadcast" ? `say ${s.text}` : consoleText(s.text);
     const answer = await deps.consoles.execute({ serverId: s.server_id, connectionId }, runId, command, consoleTimeoutMs);
     return answer.success ? { outcome: "ok", detail: answer.output.join("\n") } : { outcome: "failed", detail: answer.error };
   } catch (error) {
@@ -94,16 +95,53 @@ async function recordRun(deps: ScheduleDeps, s: ScheduleRow, run: RunRow, actor:
 /** Who a run's event names: the system for a run at its time, the person for one they started. */
 type Actor = Parameters<ScheduleDeps["activity"]["append"]>[0];
 
-/** Starts a run (recorded as running), does the action and records how it went. */
-export async function runSchedule(deps: ScheduleDeps, s: ScheduleRow, scheduledFor: Date, by?: Actor): Promise<RunRow | undefined> {
-  const manual = by !== undefined;
-  const started = await insertRun(query(deps), { scheduleId: s.id, serverId: s.server_id, scheduledFor, manual, outcome: "running", detail: "", now: deps.clock.now() });
-  if (!started) return undefined; // Another instance took it.
+/** Does the action of a run recorded as running, and records how it went. */
+async function completeRun(deps: ScheduleDeps, s: ScheduleRow, started: RunRow, by?: Actor): Promise<RunRow> {
   const done = await doScheduleAction(deps, s, started.id).catch((error: Error) => ({ outcome: "failed" as const, detail: `Outpost failed: ${error.message}` }));
   const finished = (await finishRun(query(deps), started.id, done.outcome, done.detail.slice(0, 1000), deps.clock.now())) ?? started;
   await recordRun(deps, s, finished, by);
   return finished;
 }
+
+/** A run by hand, now, in the name of `by`: recorded as running, done, and recorded as it went. */
+export async function runSchedule(deps: ScheduleDeps, s: ScheduleRow, by: Actor): Promise<RunRow | undefined> {
+  const started = await insertRun(query(deps), {
+    scheduleId: s.id,
+    serverId: s.server_id,
+    scheduledFor: deps.clock.now(),
+    manual: true,
+    outcome: "running",
+    detail: "",
+    now: deps.clock.now(),
+  });
+  return started && completeRun(deps, s, started, by);
+}
+
+/**
+ * Takes the run due at `due`, in one transaction: moves the schedule on (the row as it is now is
+ * what runs), records the times skipped and the run as running. Undefined when another instance
+ * took it or the schedule changed.
+ */
+async function takeRun(deps: ScheduleDeps, s: ScheduleRow, due: Date, settled: ReturnType<typeof settleDue>, now: Date) {
+  return deps.orm.em.fork().transactional(async (tx) => {
+    const q = inTransaction(tx);
+    const fresh = await takeDue(q, s.id, due, settled.next);
+    if (!fresh) return undefined;
+    const base = { scheduleId: s.id, serverId: s.server_id, manual: false, now };
+    let skipped: RunRow | undefined;
+    if (settled.skipped) {
+      const { first, count } = settled.skipped;
+      const later = count > 1 ? `, and ${count - 1 >= 999 ? "999 or more" : count - 1} later time${count > 2 ? "s" : ""}` : "";
+      const detail = `missed: not run at ${first.toISOString()}${later} (no Outpost instance was up, or the server's agent stayed offline)`;
+      skipped = await insertRun(q, { ...base, scheduledFor: first, outcome: "skipped", detail });
+    }
+    const started = settled.run && (await insertRun(q, { ...base, scheduledFor: settled.run, outcome: "running", detail: "" }));
+    return { fresh, skipped, started };
+  });
+}
+
+/** Runs still "running" this long after they started were left by an instance that stopped. */
+const abandonedAfterMs = 10 * 60_000;
 
 /** The warning's words, e.g. "Server restarting in 5 minutes". */
 export function warningText(action: ScheduleActionName, minutes: number): string {
@@ -129,32 +167,42 @@ async function handle(deps: ScheduleDeps, s: ScheduleRow, now: Date): Promise<vo
   const settled = settleDue(timesOf(s), due, now, graceMs);
   // A run whose agent is not connected (yet: agents reconnect after an instance starts) waits for
   // it, up to the grace period; then it runs and fails, said so.
-  if (settled.run && now.getTime() - settled.run.getTime() < graceMs && !(await connectedAgent(deps, s.server_id))) return;
-  if (!(await takeDue(query(deps), s.id, due, settled.next))) return;
-  if (settled.skipped) {
-    const { first, count } = settled.skipped;
-    const detail = `missed: no Outpost instance was up at ${first.toISOString()}${count > 1 ? ` (and ${count - 1} later time${count > 2 ? "s" : ""})` : ""}`;
-    const skipped = await insertRun(query(deps), { scheduleId: s.id, serverId: s.server_id, scheduledFor: first, manual: false, outcome: "skipped", detail, now });
-    if (skipped) await recordRun(deps, s, skipped);
-  }
-  if (settled.run) await runSchedule(deps, s, settled.run);
+  if (now.getTime() - due.getTime() < graceMs && !(await connectedAgent(deps, s.server_id))) return;
+  const taken = await takeRun(deps, s, due, settled, now);
+  if (!taken) return;
+  if (taken.skipped) await recordRun(deps, taken.fresh, taken.skipped);
+  if (taken.started) await completeRun(deps, taken.fresh, taken.started);
 }
 
-/** One look for what is due, by this instance; each schedule's failure is logged, not the others' end. */
-export async function runDueSchedules(deps: ScheduleDeps): Promise<void> {
+/** One look for what is due, by this instance; each schedule's failure is logged (`failed`), not the others' end. */
+export async function runDueSchedules(deps: ScheduleDeps, failed: JobFailureLog = jobFailureLog(deps.logger, "running a server schedule failed")): Promise<void> {
   const now = deps.clock.now();
+  await query(deps).run(
+    sql`update schedule_runs set outcome = 'failed', detail = 'the Outpost instance running it stopped before it ended: it may have been done', finished_at = ${now}
+        where outcome = 'running' and started_at < ${new Date(now.getTime() - abandonedAfterMs)}`,
+  );
   const due = await dueSchedules(query(deps), now, perTick);
-  await Promise.all(due.map((s) => handle(deps, s, now).catch((error) => deps.logger.error({ err: error, scheduleId: s.id }, "running a server schedule failed"))));
+  await Promise.all(due.map((s) => handle(deps, s, now).catch((error) => failed(error, { scheduleId: s.id }))));
 }
 
 /** Looks for due runs now and every `everyMs` (unref'd) until `stop`, which waits for the look under way. */
 export function startScheduleRunner(deps: ScheduleDeps & { logger: Logger }, everyMs = scheduleTickMs): { stop(): Promise<void> } {
-  const look = () => runDueSchedules(deps).catch((error) => deps.logger.error({ err: error }, "looking for due server schedules failed"));
   let stopped = false;
-  // The first look is at once (a run missed while no instance was up is due now); each next one after the last.
+  let busy = false;
+  // While the database is away, each is one warning a minute (log-throttle.ts), not one a tick.
+  const lookFailed = jobFailureLog(deps.logger, "looking for due server schedules failed");
+  const runFailed = jobFailureLog(deps.logger, "running a server schedule failed");
+  const look = () => {
+    busy = true;
+    return runDueSchedules(deps, runFailed)
+      .catch(lookFailed)
+      .finally(() => (busy = false));
+  };
+  // The first look is at once (a run missed while no instance was up is due now); a tick that
+  // comes while a look is under way (a slow agent) is skipped, not queued.
   let running: Promise<void> = look();
   const tick = () => {
-    running = running.then(() => (stopped ? undefined : look()));
+    if (!stopped && !busy) running = look();
   };
   const timer = setInterval(tick, everyMs).unref();
   return {

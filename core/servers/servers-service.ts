@@ -26,6 +26,7 @@ import { historyMethods } from "./history-methods.ts";
 import { searchMethods } from "./search-methods.ts";
 import { lifecycleMethods } from "./lifecycle-methods.ts";
 import { scheduleMethods } from "./schedule-methods.ts";
+import { statsMethods } from "./stats-methods.ts";
 import { accessFreeze, frozenSet, recordFreezeChange } from "./frozen.ts";
 import { lockOrganizationPlan } from "./frozen-queries.ts";
 
@@ -50,6 +51,7 @@ export function createServersService(deps: CoreDeps): ServersImpl {
     ...fileAccessRequestMethods(deps),
     ...lifecycleMethods(deps),
     ...scheduleMethods(deps),
+    ...statsMethods(deps),
   };
 }
 

@@ -57,7 +57,7 @@ function inZone(date: Date, timeZone: string): Html {
 
 function whatItDoes(s: Schedule): string {
   const label = actions.find((a) => a.action === s.action)?.label ?? "—";
-  const text = s.action === ScheduleAction.COMMAND ? `: /${s.text}` : s.action === ScheduleAction.BROADCAST ? `: “${s.text}”` : "";
+  const text = s.action === ScheduleAction.COMMAND ? `: /${s.text.replace(/^\//, "")}` : s.action === ScheduleAction.BROADCAST ? `: “${s.text}”` : "";
   const warn = s.warningMinutes.length ? `, warning ${s.warningMinutes.join(", ")} min before` : "";
   return `${label}${text}${warn}`;
 }

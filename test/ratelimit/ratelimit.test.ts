@@ -66,6 +66,7 @@ describe("rate limits", () => {
       consoles: t.deps.consoles,
       files: t.deps.files,
       lifecycles: t.deps.lifecycles,
+      stats: t.deps.stats,
       loginVerifier: createNoSignInVerifier(),
       events: t.events,
       loginCodes: t.deps.loginCodes,

@@ -156,7 +156,7 @@ describe("servers: schedules", function () {
     const [late, skipped] = await runs(schedule!.id);
     assert.deepEqual([late.outcome, timestampDate(late.scheduledFor!).getTime()], [ScheduleRunOutcome.OK, minute], "the latest time, run once");
     assert.deepEqual([skipped.outcome, timestampDate(skipped.scheduledFor!).getTime()], [ScheduleRunOutcome.SKIPPED, minute - 3 * 60_000]);
-    assert.match(skipped.detail, /^missed: no Outpost instance was up at .* \(and 2 later times\)$/);
+    assert.match(skipped.detail, /^missed: not run at .*, and 2 later times \(no Outpost instance was up, or the server's agent stayed offline\)$/);
 
     // A yearly run missed by months is beyond the grace period: skipped, and the next is next year's.
     const { schedule: yearly } = await servers().createSchedule({ serverId, ...terms, name: "New year", cron: "0 0 1 1 *", timeZone: "UTC" });
@@ -169,6 +169,25 @@ describe("servers: schedules", function () {
     assert.equal(timestampDate(next).toISOString(), new Date(Date.UTC(lastNewYear.getUTCFullYear() + 1, 0, 1)).toISOString());
     const { events } = await t.client(ActivityService, { session }).listOrganizationActivity({ organizationSlug: "acme", serverId, action: "server.schedule_skipped" });
     assert.equal(events.length, 2);
+  });
+
+  it("waits for an agent that is not connected up to the grace period after its time, then runs and says the agent is offline", async () => {
+    const serverId = await connectedServer("Away");
+    const { schedule } = await servers().createSchedule({ serverId, ...terms, cron: "* * * * *", action: ScheduleAction.BROADCAST, text: "hi" });
+    await Promise.all(agents.splice(0).map((a) => a.stop()));
+    const minute = Math.floor(t.clock.now().getTime() / 60_000) * 60_000;
+    await dueAt(schedule!.id, new Date(minute));
+    await runDueSchedules(t.deps);
+    assert.deepEqual(await runs(schedule!.id), [], "it waits for the agent");
+    // Past the grace period after the time it was due: it goes ahead, and fails for want of the agent.
+    const due = new Date(minute - 11 * 60_000);
+    await dueAt(schedule!.id, due);
+    await runDueSchedules(t.deps);
+    const [failed, skipped] = await runs(schedule!.id);
+    assert.deepEqual([failed.outcome, failed.detail], [ScheduleRunOutcome.FAILED, "the server's agent is offline"]);
+    assert.equal(timestampDate(skipped.scheduledFor!).getTime(), due.getTime());
+    const [next] = (await servers().listSchedules({ serverId })).schedules[0].nextRuns;
+    assert.ok(timestampDate(next) > t.clock.now(), "moved on");
   });
 
   it("runs a schedule by hand at once, in the name of the person, and says why a run failed", async () => {

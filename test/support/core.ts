@@ -21,6 +21,8 @@ import { createAgentConnections, type AgentConnections } from "../../core/agents
 import { createConsoleRouter } from "../../core/agents/console-router.ts";
 import { createFileRouter } from "../../core/agents/file-router.ts";
 import { createLifecycleRouter } from "../../core/agents/lifecycle-router.ts";
+import { createStatsIngest } from "../../core/stats/ingest.ts";
+import { defaultRetention } from "../../core/stats/partitions.ts";
 import type { LoginVerifier } from "../../core/game-oauth/login-verifier.ts";
 import { createGameLoginVerifier } from "../../core/game-oauth/game-login-verifier.ts";
 import { createLoginCodeHasher, loginCodeKeyPurpose } from "../../core/game-oauth/login-codes.ts";
@@ -76,6 +78,7 @@ export const testConfig: CoreConfig = {
   allowInsecureGameServers: false,
   fileTransferMaxBytes: 1024 * 1024 * 1024,
   scheduleGraceSeconds: 600,
+  statsRetention: defaultRetention,
   gameIssuerUrl: "http://game.test",
   accountIssuerUrl: "http://account.test/api/auth",
   accountBaseUrl: "http://account.test",
@@ -204,6 +207,7 @@ function assembleDeps(foundation: Foundation, options: TestCoreOptions): CoreDep
     consoles,
     files: createFileRouter({ agents, bus, logger, query: statements.on(orm.em.fork()) }),
     lifecycles: createLifecycleRouter({ agents, bus, logger }),
+    stats: createStatsIngest({ query: statements.on(orm.em.fork()), clock, logger }),
     events,
     loginCodes,
     knownDevices,
@@ -260,6 +264,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
     },
     async close() {
       await agents.close();
+      await deps.stats.close();
       await deps.activity.flush();
       await bus.close();
       await signer.close();

@@ -31,6 +31,7 @@ import { Migration0031ConsoleCommands } from "./0031-console-commands.ts";
 import { Migration0032GameState } from "./0032-game-state.ts";
 import { Migration0033Lifecycle } from "./0033-lifecycle.ts";
 import { Migration0034Schedules } from "./0034-schedules.ts";
+import { Migration0035ServerStats } from "./0035-server-stats.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -67,4 +68,5 @@ export const migrations = [
   { name: "0032_game_state", class: Migration0032GameState },
   { name: "0033_lifecycle", class: Migration0033Lifecycle },
   { name: "0034_schedules", class: Migration0034Schedules },
+  { name: "0035_server_stats", class: Migration0035ServerStats },
 ];

@@ -17,9 +17,10 @@ describe("unit: schedule rules", () => {
     enabled: true,
   };
 
-  it("tidies the terms: one space between fields, warnings largest first and once, no text for a restart, a command's slash dropped", () => {
+  it("tidies the terms: one space between fields, warnings largest first and once, no text for a restart, a command kept as typed", () => {
     assert.deepEqual(checkTerms(terms), { ...terms, name: "Nightly", cron: "0 4 * * *", text: "", warningMinutes: [10, 5, 1] });
-    assert.deepEqual(checkTerms({ ...terms, action: "command", text: "/save-all" }).text, "save-all");
+    // Its one leading slash is dropped when it runs, as the console does; kept, an edit sends it back unchanged.
+    assert.deepEqual(checkTerms({ ...terms, action: "command", text: "//wand" }).text, "//wand");
     assert.deepEqual(checkTerms({ ...terms, action: "broadcast", text: "hi" }).warningMinutes, [], "warnings are for a restart or stop");
   });
 
@@ -36,6 +37,7 @@ describe("unit: schedule rules", () => {
     assert.match(problems({ timeZone: "Europe/Atlantis" }), /not a time zone/);
     assert.match(problems({ cron: "0 25 * * *" }), /not a cron expression/);
     assert.match(problems({ action: "command", text: "  " }), /the command to run is needed/);
+    assert.match(problems({ action: "command", text: "/" }), /the command to run is needed/, "a slash alone is no command");
     assert.equal(problems({}), "");
   });
 

@@ -88,6 +88,12 @@ export declare type ConnectRequest = Message<"outpost.agent.v1.ConnectRequest"> 
      */
     value: LifecycleResult;
     case: "lifecycleResult";
+  } | {
+    /**
+     * @generated from field: outpost.agent.v1.StatsSample stats = 12;
+     */
+    value: StatsSample;
+    case: "stats";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1619,6 +1625,62 @@ export declare type FileFailure = Message<"outpost.agent.v1.FileFailure"> & {
  * Use `create(FileFailureSchema)` to create a new message.
  */
 export declare const FileFailureSchema: GenMessage<FileFailure>;
+
+/**
+ * How the game server is doing, sampled by the agent every 10 s (wrap: its process tree); core
+ * keeps it with the time it arrived (servers/getServerStats). A field the agent cannot measure is
+ * absent.
+ *
+ * @generated from message outpost.agent.v1.StatsSample
+ */
+export declare type StatsSample = Message<"outpost.agent.v1.StatsSample"> & {
+  /**
+   * CPU time of the server's processes over the last interval, in percent of one core (200 is two
+   * cores busy).
+   *
+   * @generated from field: optional double cpu_percent = 1;
+   */
+  cpuPercent?: number | undefined;
+
+  /**
+   * Resident memory of the server's processes.
+   *
+   * @generated from field: optional uint64 memory_bytes = 2;
+   */
+  memoryBytes?: bigint | undefined;
+
+  /**
+   * Players online.
+   *
+   * @generated from field: optional uint32 players = 3;
+   */
+  players?: number | undefined;
+
+  /**
+   * Ticks per second (20 is full speed), and milliseconds per tick, where the server tells.
+   *
+   * @generated from field: optional double tps = 4;
+   */
+  tps?: number | undefined;
+
+  /**
+   * @generated from field: optional double mspt = 5;
+   */
+  mspt?: number | undefined;
+
+  /**
+   * Bytes used under the server's directory (measured every 5 minutes; absent in between).
+   *
+   * @generated from field: optional uint64 disk_bytes = 6;
+   */
+  diskBytes?: bigint | undefined;
+};
+
+/**
+ * Describes the message outpost.agent.v1.StatsSample.
+ * Use `create(StatsSampleSchema)` to create a new message.
+ */
+export declare const StatsSampleSchema: GenMessage<StatsSample>;
 
 /**
  * The game-server agent's line to core. The agent dials out with its server's agent key (the

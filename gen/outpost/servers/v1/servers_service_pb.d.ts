@@ -2039,7 +2039,7 @@ export declare type CreateScheduleRequest = Message<"outpost.servers.v1.CreateSc
   action: ScheduleAction;
 
   /**
-   * The command (SCHEDULE_ACTION_COMMAND, without a leading "/") or the message
+   * The command (SCHEDULE_ACTION_COMMAND; one leading "/" is dropped when it runs) or the message
    * (SCHEDULE_ACTION_BROADCAST); empty for the others.
    *
    * @generated from field: string text = 6;
@@ -2427,6 +2427,145 @@ export declare type ScheduleRun = Message<"outpost.servers.v1.ScheduleRun"> & {
 export declare const ScheduleRunSchema: GenMessage<ScheduleRun>;
 
 /**
+ * @generated from message outpost.servers.v1.GetServerStatsRequest
+ */
+export declare type GetServerStatsRequest = Message<"outpost.servers.v1.GetServerStatsRequest"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp from = 2;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp to = 3;
+   */
+  to?: Timestamp | undefined;
+
+  /**
+   * The width of a point; 0 chooses one for about 300 points. At least 10.
+   *
+   * @generated from field: uint32 step_seconds = 4;
+   */
+  stepSeconds: number;
+
+  /**
+   * The metrics wanted; none: all.
+   *
+   * @generated from field: repeated outpost.servers.v1.StatsMetric metrics = 5;
+   */
+  metrics: StatsMetric[];
+
+  /**
+   * Optional: the server's organization by id, for scripts that name the organization on every
+   * call. Given, it must be the server's organization, else the answer is not_found, as for an
+   * unknown server.
+   *
+   * @generated from field: optional string organization_id = 14;
+   */
+  organizationId?: string | undefined;
+
+  /**
+   * Optional: the server's organization by slug; given, it must be the server's, as organization_id.
+   *
+   * @generated from field: optional string organization_slug = 15;
+   */
+  organizationSlug?: string | undefined;
+};
+
+/**
+ * Describes the message outpost.servers.v1.GetServerStatsRequest.
+ * Use `create(GetServerStatsRequestSchema)` to create a new message.
+ */
+export declare const GetServerStatsRequestSchema: GenMessage<GetServerStatsRequest>;
+
+/**
+ * @generated from message outpost.servers.v1.GetServerStatsResponse
+ */
+export declare type GetServerStatsResponse = Message<"outpost.servers.v1.GetServerStatsResponse"> & {
+  /**
+   * The width of each point.
+   *
+   * @generated from field: uint32 step_seconds = 1;
+   */
+  stepSeconds: number;
+
+  /**
+   * Where the points come from: "samples" (10 s), "1m" or "15m" (rollups).
+   *
+   * @generated from field: string resolution = 2;
+   */
+  resolution: string;
+
+  /**
+   * @generated from field: repeated outpost.servers.v1.StatsSeries series = 3;
+   */
+  series: StatsSeries[];
+};
+
+/**
+ * Describes the message outpost.servers.v1.GetServerStatsResponse.
+ * Use `create(GetServerStatsResponseSchema)` to create a new message.
+ */
+export declare const GetServerStatsResponseSchema: GenMessage<GetServerStatsResponse>;
+
+/**
+ * @generated from message outpost.servers.v1.StatsSeries
+ */
+export declare type StatsSeries = Message<"outpost.servers.v1.StatsSeries"> & {
+  /**
+   * @generated from field: outpost.servers.v1.StatsMetric metric = 1;
+   */
+  metric: StatsMetric;
+
+  /**
+   * @generated from field: repeated outpost.servers.v1.StatsPoint points = 2;
+   */
+  points: StatsPoint[];
+};
+
+/**
+ * Describes the message outpost.servers.v1.StatsSeries.
+ * Use `create(StatsSeriesSchema)` to create a new message.
+ */
+export declare const StatsSeriesSchema: GenMessage<StatsSeries>;
+
+/**
+ * @generated from message outpost.servers.v1.StatsPoint
+ */
+export declare type StatsPoint = Message<"outpost.servers.v1.StatsPoint"> & {
+  /**
+   * The step's start.
+   *
+   * @generated from field: google.protobuf.Timestamp at = 1;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * The average over the step.
+   *
+   * @generated from field: double value = 2;
+   */
+  value: number;
+
+  /**
+   * The worst within it.
+   *
+   * @generated from field: double worst = 3;
+   */
+  worst: number;
+};
+
+/**
+ * Describes the message outpost.servers.v1.StatsPoint.
+ * Use `create(StatsPointSchema)` to create a new message.
+ */
+export declare const StatsPointSchema: GenMessage<StatsPoint>;
+
+/**
  * What became of a console command sent to a server's agent.
  *
  * @generated from enum outpost.servers.v1.ConsoleCommandStatus
@@ -2559,6 +2698,63 @@ export enum ScheduleRunOutcome {
  * Describes the enum outpost.servers.v1.ScheduleRunOutcome.
  */
 export declare const ScheduleRunOutcomeSchema: GenEnum<ScheduleRunOutcome>;
+
+/**
+ * What a server's agent measures.
+ *
+ * @generated from enum outpost.servers.v1.StatsMetric
+ */
+export enum StatsMetric {
+  /**
+   * @generated from enum value: STATS_METRIC_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Percent of one core.
+   *
+   * @generated from enum value: STATS_METRIC_CPU = 1;
+   */
+  CPU = 1,
+
+  /**
+   * Resident memory, bytes.
+   *
+   * @generated from enum value: STATS_METRIC_MEMORY = 2;
+   */
+  MEMORY = 2,
+
+  /**
+   * @generated from enum value: STATS_METRIC_PLAYERS = 3;
+   */
+  PLAYERS = 3,
+
+  /**
+   * Ticks per second; its worst is the lowest.
+   *
+   * @generated from enum value: STATS_METRIC_TPS = 4;
+   */
+  TPS = 4,
+
+  /**
+   * Milliseconds per tick.
+   *
+   * @generated from enum value: STATS_METRIC_MSPT = 5;
+   */
+  MSPT = 5,
+
+  /**
+   * Bytes under the server's directory.
+   *
+   * @generated from enum value: STATS_METRIC_DISK = 6;
+   */
+  DISK = 6,
+}
+
+/**
+ * Describes the enum outpost.servers.v1.StatsMetric.
+ */
+export declare const StatsMetricSchema: GenEnum<StatsMetric>;
 
 /**
  * Game servers of an organization. Owners and admins see and manage all of them; a member sees
@@ -2736,6 +2932,21 @@ export declare const ServersService: GenService<{
     output: typeof KillServerResponseSchema;
   },
   /**
+   * How the server has been doing between `from` and `to`: for each metric asked (all when none),
+   * a point per step with the step's average and its worst (the highest CPU, memory, MSPT and
+   * players; the lowest TPS), from the agent's 10-second samples, or from their 1-minute or
+   * 15-minute rollups when the range needs (step_seconds, 0: chosen for about 300 points). Steps
+   * with no sample have no point. invalid_argument when `to` is not after `from`, or for more than
+   * 2,000 points. Same access as getServer.
+   *
+   * @generated from rpc outpost.servers.v1.ServersService.GetServerStats
+   */
+  getServerStats: {
+    methodKind: "unary";
+    input: typeof GetServerStatsRequestSchema;
+    output: typeof GetServerStatsResponseSchema;
+  },
+  /**
    * Schedules run an action on the server at the times of a cron expression in a time zone:
    * restart, stop or start it (as the lifecycle procedures do), run a console command, or
    * broadcast a message in game (`say`). A restart or stop can warn the players first, minutes
@@ -2755,7 +2966,8 @@ export declare const ServersService: GenService<{
   },
   /**
    * invalid_argument for a cron expression other than five fields (minute hour day month
-   * weekday), an unknown time zone, or a command or broadcast without text.
+   * weekday), an unknown time zone, or a command or broadcast without text; failed_precondition
+   * past 20 schedules on the server.
    *
    * @generated from rpc outpost.servers.v1.ServersService.CreateSchedule
    */

@@ -1,0 +1,88 @@
+/**
+ * A server's figures over a range, at the resolution the range needs: the samples themselves for
+ * steps under a minute while they are kept, the 1-minute rollups while they are kept, the
+ * 15-minute rollups for older ranges. Each step's point is the average over it,
+ * weighted by samples, and its worst.
+ */
+import { sql, Sql, type SqlRunner } from "../db/sql.ts";
+import { float, nullable, row, timestamp } from "../db/rows.ts";
+import { fieldFail } from "../errors.ts";
+import type { StatsRetention } from "./partitions.ts";
+
+export const metrics = ["cpu", "memory", "players", "tps", "mspt", "disk"] as const;
+export type MetricName = (typeof metrics)[number];
+
+/** How each metric is read from the samples and from a rollup: the average and the worst. */
+const columns: Record<MetricName, { raw: [string, string]; rolled: [string, string] }> = {
+  cpu: { raw: ["avg(cpu)", "max(cpu)"], rolled: ["sum(cpu_avg * samples) / nullif(sum(case when cpu_avg is null then 0 else samples end), 0)", "max(cpu_max)"] },
+  memory: {
+    raw: ["avg(memory)", "max(memory)"],
+    rolled: ["sum(memory_avg * samples) / nullif(sum(case when memory_avg is null then 0 else samples end), 0)", "max(memory_max)"],
+  },
+  players: {
+    raw: ["avg(players)", "max(players)"],
+    rolled: ["sum(players_avg * samples) / nullif(sum(case when players_avg is null then 0 else samples end), 0)", "max(players_max)"],
+  },
+  tps: { raw: ["avg(tps)", "min(tps)"], rolled: ["sum(tps_avg * samples) / nullif(sum(case when tps_avg is null then 0 else samples end), 0)", "min(tps_min)"] },
+  mspt: { raw: ["avg(mspt)", "max(mspt)"], rolled: ["sum(mspt_avg * samples) / nullif(sum(case when mspt_avg is null then 0 else samples end), 0)", "max(mspt_max)"] },
+  disk: { raw: ["max(disk)", "max(disk)"], rolled: ["max(disk_max)", "max(disk_max)"] },
+};
+
+export const maxPoints = 2_000;
+const niceSteps = [10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+
+export type Resolution = "samples" | "1m" | "15m";
+
+/** The step (seconds) and the table a range is read at. */
+export function resolutionFor(from: Date, to: Date, stepSeconds: number, now: Date, retention: StatsRetention): { step: number; resolution: Resolution } {
+  const rangeSeconds = (to.getTime() - from.getTime()) / 1000;
+  if (!(rangeSeconds > 0)) throw fieldFail([{ field: "to", message: "must be after from" }]);
+  let step = stepSeconds > 0 ? Math.max(10, stepSeconds) : (niceSteps.find((s) => rangeSeconds / s <= 300) ?? 86400);
+  const age = (now.getTime() - from.getTime()) / 1000;
+  let resolution: Resolution = "15m";
+  if (step < 60 && age <= retention.rawHours * 3600) resolution = "samples";
+  // Within their days the minute rollups serve any coarser step too: they hold the quarter hour under way.
+  else if (age <= retention.minuteDays * 86400) resolution = "1m";
+  // A rollup has no finer points than its own.
+  step = Math.max(step, resolution === "1m" ? 60 : resolution === "15m" ? 900 : 10);
+  if (rangeSeconds / step > maxPoints) throw fieldFail([{ field: "step_seconds", message: `gives more than ${maxPoints} points for this range; use a larger step` }]);
+  return { step, resolution };
+}
+
+const pointRow = row({ at: timestamp, value: nullable(float), worst: nullable(float) });
+
+export interface SeriesPoint {
+  at: Date;
+  value: number;
+  worst: number;
+}
+
+/** Each metric's points: a step with no figure for it has none. */
+export async function readSeries(
+  query: SqlRunner,
+  o: { serverId: string; from: Date; to: Date; step: number; resolution: Resolution; metrics: readonly MetricName[] },
+): Promise<Map<MetricName, SeriesPoint[]>> {
+  const table = o.resolution === "samples" ? "server_samples" : o.resolution === "1m" ? "server_stats_1m" : "server_stats_15m";
+  const time = o.resolution === "samples" ? "at" : "bucket";
+  const out = new Map<MetricName, SeriesPoint[]>();
+  for (const metric of o.metrics) {
+    const [value, worst] = o.resolution === "samples" ? columns[metric].raw : columns[metric].rolled;
+    // Column expressions and table names are this module's own text; the values are parameters.
+    const select = new Sql(
+      [
+        `select date_bin(make_interval(secs => `,
+        `), ${time}, timestamptz 'epoch') as at, (${value})::float8 as value, (${worst})::float8 as worst from ${table} where server_id = `,
+        ` and ${time} >= `,
+        ` and ${time} < `,
+        ` group by 1 order by 1`,
+      ],
+      [o.step, o.serverId, o.from, o.to],
+    );
+    const rows = await query.rows(sql`${select}`, pointRow);
+    out.set(
+      metric,
+      rows.filter((r) => r.value !== null && r.worst !== null).map((r) => ({ at: r.at, value: r.value!, worst: r.worst! })),
+    );
+  }
+  return out;
+}
