@@ -73,6 +73,8 @@ export interface WrapArgs {
   restart: { mode: RestartMode; firstDelayMs: number };
   /** What of the server's directory the agent serves; undefined with `--files off`. */
   files?: AgentFilesOptions;
+  /** `--stats-seconds`: how often the server's CPU, memory and players are sampled for Outpost. */
+  statsEveryMs: number;
 }
 
 const wrapOptions = {
@@ -84,6 +86,7 @@ const wrapOptions = {
   root: { type: "string" },
   files: { type: "string", default: "on" },
   "files-deny": { type: "string", multiple: true },
+  "stats-seconds": { type: "string", default: "10" },
 } as const;
 
 /** `wrap`'s flags before `--` and the server command after it; `cwd` is where the server will run. */
@@ -102,7 +105,10 @@ export function parseWrapArgs(args: string[], cwd: string): WrapArgs {
   const delay = Number(values["restart-delay-seconds"]);
   if (!/^\d+(\.\d+)?$/.test(values["restart-delay-seconds"]) || delay <= 0 || delay > 300)
     throw new UsageError(`--restart-delay-seconds must be a number of seconds above 0, up to 300 (got "${values["restart-delay-seconds"]}")`);
-  return { values: { url, key, game, auth }, command, graceSeconds, restart: { mode, firstDelayMs: delay * 1000 }, files };
+  const stats = Number(values["stats-seconds"]);
+  if (!/^\d+(\.\d+)?$/.test(values["stats-seconds"]) || stats < 0.5 || stats > 3600)
+    throw new UsageError(`--stats-seconds must be a number of seconds from 0.5 to 3600 (got "${values["stats-seconds"]}")`);
+  return { values: { url, key, game, auth }, command, graceSeconds, restart: { mode, firstDelayMs: delay * 1000 }, files, statsEveryMs: stats * 1000 };
 }
 
 /**

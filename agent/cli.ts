@@ -19,7 +19,7 @@ import { visibleLine } from "../contract/one-line.ts";
 const usage = `usage: outpost-agent <command>
 
   wrap --url URL --key KEY [--game minecraft] [--auth online|offline|proxy] [--grace-seconds N]
-       [--restart on-crash|always|never] [--restart-delay-seconds N]
+       [--restart on-crash|always|never] [--restart-delay-seconds N] [--stats-seconds N]
        [--root DIR] [--files on|read-only|off] [--files-deny GLOB]... -- <server command>
       runs a Minecraft server (Paper, Spigot, Purpur; vanilla, Fabric for players online) as its child
       and is its agent, e.g. -- java -Xmx4G -jar paper.jar nogui. This terminal stays the
@@ -34,7 +34,8 @@ const usage = `usage: outpost-agent <command>
       Outpost's files panel reaches the directory --root (default: this one, where the server
       runs) and nothing outside it: --files on (the default) lists, reads and changes files,
       read-only only lists and reads, off serves none. Each --files-deny GLOB, relative to the
-      root (e.g. --files-deny 'secrets/**'), is never shown or changed. See docs/servers.md.
+      root (e.g. --files-deny 'secrets/**'), is never shown or changed. The server's CPU,
+      memory and players go to Outpost's charts every --stats-seconds (default 10). See docs/servers.md.
   run --url URL --key KEY [--game minecraft|hytale] [--auth online|offline|insecure]
       a simulated game-server console; each line of input is one of
         <player-name> <player-uuid> <command text>   a player runs a command; prints the reply
@@ -164,7 +165,7 @@ async function simulate(args: string[]): Promise<number> {
 
 /** `wrap`: the agent's options before `--`, the server command after it; the server runs here. */
 async function wrapServer(args: string[]): Promise<number> {
-  const { values, command, graceSeconds, restart, files } = parseWrapArgs(args, process.cwd());
+  const { values, command, graceSeconds, restart, files, statsEveryMs } = parseWrapArgs(args, process.cwd());
   let auth = values.auth;
   if (auth === undefined) {
     const chosen = defaultAuth(process.cwd());
@@ -172,7 +173,7 @@ async function wrapServer(args: string[]): Promise<number> {
     console.error(`[outpost] --auth ${auth}: ${chosen.reason} (behind an authenticating proxy? pass --auth proxy)`);
   }
   const agent = { ...agentOptions({ ...values, auth }), files };
-  return wrap({ agent, command, graceSeconds, restart });
+  return wrap({ agent, command, graceSeconds, restart, statsEveryMs });
 }
 
 async function main(argv: string[]): Promise<number> {

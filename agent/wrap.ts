@@ -26,6 +26,7 @@ import { createPlayersSession, refusedMessage, unreachableMessage, type PlayersS
 import { startServerProcess, type ServerExit, type ServerProcess } from "./server-process.ts";
 import { createRestartPolicy, restartDefaults, type RestartPolicy, type RestartPolicyOptions } from "./restart-policy.ts";
 import { handleStopSignals, type Stopper } from "./wrap-signals.ts";
+import { startStatsSampler } from "./stats-sampler.ts";
 import { createWrapLifecycle, notStartedAgain, outpostCause, type Cause, type WrapLifecycle, type WrapLifecycleDeps } from "./wrap-lifecycle.ts";
 import { visibleLine } from "../contract/one-line.ts";
 
@@ -38,6 +39,8 @@ export interface WrapOptions {
   graceSeconds: number;
   /** What to do when the server ends by itself (default: restart it when it crashed). */
   restart?: Omit<RestartPolicyOptions, "now">;
+  /** How often the server is sampled for Outpost's charts (default 10 s). */
+  statsEveryMs?: number;
   /** Where the operator reads the agent's messages (default: stderr). */
   note?: (message: string) => void;
 }
@@ -45,7 +48,12 @@ export interface WrapOptions {
 const defaultNote = (message: string) => void process.stderr.write(`[outpost] ${message}\n`);
 
 /** The server process running now, if any: what the console, the players, the signals and Outpost's requests act on. */
-function createCurrentServer(): Pick<ServerProcess, "writeLine" | "kill" | "running"> & { set(server: ServerProcess | undefined): void; exited(): Promise<unknown> } {
+function createCurrentServer(): Pick<ServerProcess, "writeLine" | "kill" | "running"> & {
+  set(server: ServerProcess | undefined): void;
+  exited(): Promise<unknown>;
+  /** Its process group, while it runs. */
+  group(): number | undefined;
+} {
   let current: ServerProcess | undefined;
   return {
     set: (server) => void (current = server),
@@ -53,6 +61,7 @@ function createCurrentServer(): Pick<ServerProcess, "writeLine" | "kill" | "runn
     kill: (signal) => current?.kill(signal),
     running: () => current?.running() ?? false,
     exited: () => current?.exited ?? Promise.resolve(),
+    group: () => (current?.running() ? current.child.pid : undefined),
   };
 }
 
@@ -98,6 +107,12 @@ export async function wrap(options: WrapOptions): Promise<number> {
   const lifecycle = createWrapLifecycle({ server: current, graceSeconds: options.graceSeconds, stopper, note, ...game });
   const policy = createRestartPolicy(options.restart ?? { mode: "on-crash" });
 
+  const sampler = startStatsSampler({
+    group: () => current.group(),
+    root: options.agent.files?.root ?? process.cwd(),
+    everyMs: options.statsEveryMs ?? 10_000,
+    report: (sample) => agent.reportStats(sample),
+  });
   const run: RunDeps = { agent, current, note, collect: runner.line, outpostAway, game, lifecycle, stopper, policy };
   let status = 0;
   for (let cause = byOperator; ;) {
@@ -107,6 +122,7 @@ export async function wrap(options: WrapOptions): Promise<number> {
     if (!next) break;
     cause = next;
   }
+  sampler.stop();
   stopper.dispose();
   stdin.close();
   await agent.stop();

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { useWrapSetting, type Json } from "./wrap-fixture.ts";
@@ -198,6 +199,43 @@ describe("outpost-agent wrap: a schedule restarts the server at its time, and a 
       ],
     );
     assert.match(runs[1].detail, /^missed: not run at .*, and 2 later times \(no Outpost instance was up, or the server's agent stayed offline\)$/);
+    assert.equal(await wrapped.stop("SIGTERM"), 0);
+  });
+});
+
+describe("outpost-agent wrap: the server's figures in Outpost", function () {
+  this.timeout(120_000);
+  const { seeded, createServer, eventually, wrap, connected } = useWrapSetting();
+
+  it("samples the server's process group (CPU, memory), its players and its directory, and Outpost answers them by getServerStats", async () => {
+    const server = await createServer("Measured");
+    const wrapped = wrap(server.key, ["--format", "paper"], { extra: ["--auth", "online", "--stats-seconds", "0.5"] });
+    await connected(wrapped);
+    await eventually(server.id, (s) => s.gameState === "running");
+    wrapped.send(`player join Steve ${randomUUID()}`);
+    await eventually(server.id, (s) => s.playerCount === 1);
+    const from = new Date(Date.now() - 60_000).toISOString();
+    let answer: Json;
+    for (let i = 0; ; i++) {
+      const to = new Date(Date.now() + 60_000).toISOString();
+      answer = await seeded().api("GET", `servers/getServerStats?serverId=${server.id}&from=${from}&to=${to}&stepSeconds=10`);
+      const points = (metric: string) => answer.series.find((s: Json) => s.metric === metric)?.points ?? [];
+      if (points("players").some((p: Json) => p.worst === 1) && points("cpu").length) break;
+      assert.ok(i < 60, `no figures yet: ${JSON.stringify(answer)}`);
+      await sleep(250);
+    }
+    const series = Object.fromEntries(answer.series.map((s: Json) => [s.metric, s.points]));
+    assert.equal(answer.resolution, "samples");
+    assert.ok(
+      series.memory.every((p: Json) => p.value > 1_000_000),
+      "the stand-in's resident memory: a Node process, over a megabyte",
+    );
+    assert.ok(
+      series.cpu.every((p: Json) => p.value >= 0 && p.worst < 400),
+      "CPU in percent of one core",
+    );
+    assert.ok(series.disk.length >= 1, "the directory, measured at start");
+    assert.deepEqual(series.tps, [], "not sampled yet");
     assert.equal(await wrapped.stop("SIGTERM"), 0);
   });
 });

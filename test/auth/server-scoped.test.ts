@@ -73,7 +73,9 @@ describe("auth: a call about one server reads its access with the credential", (
       "WriteFile",
     ];
     const lifecycle = ["StartServer", "StopServer", "RestartServer", "KillServer"];
-    const expected = ["ExecuteConsoleCommand", "GetConsoleCommand", "GetServer", "ListPlayers", ...files, ...lifecycle].map((name) => `ServersService.${name}`);
+    const expected = ["ExecuteConsoleCommand", "GetConsoleCommand", "GetServer", "GetServerStats", "ListPlayers", ...files, ...lifecycle].map(
+      (name) => `ServersService.${name}`,
+    );
     assert.deepEqual(marked.sort(), expected.sort());
   });
 
