@@ -28,7 +28,7 @@ const columns: Record<MetricName, { raw: [string, string]; rolled: [string, stri
   disk: { raw: ["max(disk)", "max(disk)"], rolled: ["max(disk_max)", "max(disk_max)"] },
 };
 
-export const maxPoints = 2_000;
+export const maxPoints = 3_000;
 const niceSteps = [10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
 
 export type Resolution = "samples" | "1m" | "15m";
@@ -49,40 +49,53 @@ export function resolutionFor(from: Date, to: Date, stepSeconds: number, now: Da
   return { step, resolution };
 }
 
-const pointRow = row({ at: timestamp, value: nullable(float), worst: nullable(float) });
-
 export interface SeriesPoint {
   at: Date;
   value: number;
   worst: number;
 }
 
-/** Each metric's points: a step with no figure for it has none. */
+/** Each metric's points, read in one statement: a step with no figure for a metric has no point of it. */
 export async function readSeries(
   query: SqlRunner,
   o: { serverId: string; from: Date; to: Date; step: number; resolution: Resolution; metrics: readonly MetricName[] },
 ): Promise<Map<MetricName, SeriesPoint[]>> {
   const table = o.resolution === "samples" ? "server_samples" : o.resolution === "1m" ? "server_stats_1m" : "server_stats_15m";
   const time = o.resolution === "samples" ? "at" : "bucket";
+  // Column expressions and table names are this module's own text; the values are parameters.
+  const picked = o.metrics.map((m, i) => {
+    const [value, worst] = o.resolution === "samples" ? columns[m].raw : columns[m].rolled;
+    return `(${value})::float8 as v${i}, (${worst})::float8 as w${i}`;
+  });
+  const select = new Sql(
+    [
+      `select date_bin(make_interval(secs => `,
+      `), ${time}, timestamptz 'epoch') as at, ${picked.join(", ")} from ${table} where server_id = `,
+      ` and ${time} >= `,
+      ` and ${time} < `,
+      ` group by 1 order by 1`,
+    ],
+    [o.step, o.serverId, o.from, o.to],
+  );
+  const decode = row({
+    at: timestamp,
+    ...Object.fromEntries(
+      o.metrics.flatMap((_, i) => [
+        [`v${i}`, nullable(float)],
+        [`w${i}`, nullable(float)],
+      ]),
+    ),
+  });
+  const rows = (await query.rows(sql`${select}`, decode)) as Array<Record<string, number | null> & { at: Date }>;
   const out = new Map<MetricName, SeriesPoint[]>();
-  for (const metric of o.metrics) {
-    const [value, worst] = o.resolution === "samples" ? columns[metric].raw : columns[metric].rolled;
-    // Column expressions and table names are this module's own text; the values are parameters.
-    const select = new Sql(
-      [
-        `select date_bin(make_interval(secs => `,
-        `), ${time}, timestamptz 'epoch') as at, (${value})::float8 as value, (${worst})::float8 as worst from ${table} where server_id = `,
-        ` and ${time} >= `,
-        ` and ${time} < `,
-        ` group by 1 order by 1`,
-      ],
-      [o.step, o.serverId, o.from, o.to],
-    );
-    const rows = await query.rows(sql`${select}`, pointRow);
-    out.set(
-      metric,
-      rows.filter((r) => r.value !== null && r.worst !== null).map((r) => ({ at: r.at, value: r.value!, worst: r.worst! })),
-    );
-  }
+  o.metrics.forEach((m, i) => {
+    const points: SeriesPoint[] = [];
+    for (const r of rows) {
+      const value = r[`v${i}`];
+      const worst = r[`w${i}`];
+      if (value !== null && worst !== null) points.push({ at: r.at, value, worst });
+    }
+    out.set(m, points);
+  });
   return out;
 }

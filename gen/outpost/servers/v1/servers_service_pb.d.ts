@@ -2937,7 +2937,7 @@ export declare const ServersService: GenService<{
    * players; the lowest TPS), from the agent's 10-second samples, or from their 1-minute or
    * 15-minute rollups when the range needs (step_seconds, 0: chosen for about 300 points). Steps
    * with no sample have no point. invalid_argument when `to` is not after `from`, or for more than
-   * 2,000 points. Same access as getServer.
+   * 3,000 points (30 days at 15 minutes is 2,880). Same access as getServer.
    *
    * @generated from rpc outpost.servers.v1.ServersService.GetServerStats
    */
