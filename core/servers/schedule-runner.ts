@@ -156,7 +156,7 @@ async function handle(deps: ScheduleDeps, s: ScheduleRow, now: Date): Promise<vo
     if (minutes === undefined || !(await takeWarning(query(deps), s.id, due, minutes))) return;
     // A warning an instance comes to long after its time (none was up) would mislead: it is dropped.
     if (due.getTime() - now.getTime() < (minutes - 1) * 60_000) return;
-    const server = await query(deps).one(sql`select agent_connection_id from servers where id = ${s.server_id} and online`, row({ agent_connection_id: nullable(text) }));
+    const server = await connectedAgent(deps, s.server_id);
     if (!server?.agent_connection_id) return;
     await deps.consoles
       .execute({ serverId: s.server_id, connectionId: server.agent_connection_id }, randomUUID(), warningText(s.action, minutes), consoleTimeoutMs)
