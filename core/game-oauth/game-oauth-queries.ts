@@ -3,7 +3,7 @@
  * authorization_codes, access_tokens), with the shared checks as fragments, and the hosted sessions as the
  * browser's page opens and reads them. The in-game steps' SQL is in sign-in-queries.ts.
  */
-import { sql, type SqlRunner } from "../db/sql.ts";
+import { sql, type Sql, type SqlRunner } from "../db/sql.ts";
 import { arrayOf, bool, int, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
 import { exchangeRow, type TokenQueries } from "../oauth/token-queries.ts";
 import { clientAuthentication, codeCheckResults } from "../oauth/exchange-checks.ts";
@@ -186,8 +186,53 @@ export function verifierServers(query: SqlRunner, clientUuid: string): Promise<V
   );
 }
 
-/** Deletes Game OAuth's flow rows that expired before `before`: access tokens, and hosted sessions (their codes and those codes' tokens go with them). */
+/**
+ * Deletes Game OAuth's flow rows that expired before `before`: access tokens, and hosted sessions
+ * (their codes and those codes' tokens go with them), which the same statement first adds to
+ * their client's sign-ins of the day each started (a session deleted by another instance at once
+ * is not returned here, so none is counted twice).
+ */
 export async function deleteExpiredGameFlowRows(query: SqlRunner, before: Date): Promise<void> {
   await query.run(sql`delete from access_tokens where expires_at < ${before}`);
-  await query.run(sql`delete from hosted_authorizations where expires_at < ${before}`);
+  await query.run(
+    sql`with gone as (delete from hosted_authorizations where expires_at < ${before} returning id, game_oauth_client_id, created_at, status)
+        insert into game_oauth_client_days as d (game_oauth_client_id, day, started, signed_in, exchanged)
+        select game_oauth_client_id, ${utcDay(sql`created_at`)}, count(*), count(*) filter (where status = 'completed'), count(*) filter (where ${exchanged(sql`gone.id`)})
+          from gone group by 1, 2
+        on conflict (game_oauth_client_id, day) do update
+          set started = d.started + excluded.started, signed_in = d.signed_in + excluded.signed_in, exchanged = d.exchanged + excluded.exchanged`,
+  );
+}
+
+/** The UTC day of a timestamp column. */
+const utcDay = (column: Sql) => sql`(${column} at time zone 'UTC')::date`;
+
+/** Whether the hosted session's code was exchanged for tokens. */
+const exchanged = (sessionId: Sql) => sql`exists (select 1 from authorization_codes c where c.hosted_authorization_id = ${sessionId} and c.consumed_at is not null)`;
+
+export interface ClientDay {
+  day: string;
+  started: number;
+  signedIn: number;
+  exchanged: number;
+}
+
+/**
+ * A client's sign-ins per UTC day from `first` to `last` (YYYY-MM-DD, both included), by the day
+ * each started: the days already counted, plus the sessions not yet deleted. Days without any
+ * are left out.
+ */
+export function clientSignInDays(query: SqlRunner, clientUuid: string, first: string, last: string): Promise<ClientDay[]> {
+  return query
+    .rows(
+      sql`select to_char(day, 'YYYY-MM-DD') as day, sum(started)::int as started, sum(signed_in)::int as signed_in, sum(exchanged)::int as exchanged from (
+          select day, started, signed_in, exchanged from game_oauth_client_days
+           where game_oauth_client_id = ${clientUuid} and day between ${first}::date and ${last}::date
+          union all
+          select ${utcDay(sql`h.created_at`)}, 1, (h.status = 'completed')::int, (${exchanged(sql`h.id`)})::int from hosted_authorizations h
+           where h.game_oauth_client_id = ${clientUuid} and ${utcDay(sql`h.created_at`)} between ${first}::date and ${last}::date
+        ) counted group by day order by day`,
+      row({ day: text, started: int, signed_in: int, exchanged: int }),
+    )
+    .then((rows) => rows.map((r) => ({ day: r.day, started: r.started, signedIn: r.signed_in, exchanged: r.exchanged })));
 }

@@ -105,7 +105,7 @@ interface ClientAccess extends OrganizationAccess {
  * A client the caller may manage. Outside its organization it does not exist; within it, the
  * organization's rule for managers applies. `lock` takes the client's row for the transaction.
  */
-async function requireClientManager(em: EntityManager, caller: UserCaller, clientId: string, lock = false): Promise<ClientAccess> {
+export async function requireClientManager(em: EntityManager, caller: UserCaller, clientId: string, lock = false): Promise<ClientAccess> {
   const notFound = () => fail("not_found", "Game OAuth client not found");
   const found = await em.findOne(GameOAuthClient, { clientId }, { populate: ["organization"] });
   if (!found) throw notFound();

@@ -3,6 +3,7 @@
  * server access grants (access-grant-methods.ts) and requests for them (access-request-methods.ts),
  * and their Game OAuth clients (game-oauth-clients.ts).
  */
+import { organizationStatsMethods } from "./organization-stats.ts";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import {
@@ -134,6 +135,7 @@ export function createOrganizationsService(deps: CoreDeps): ServiceImpl<typeof O
     ...accessRequestMethods(deps),
     ...invitationMethods(deps),
     ...organizationApiKeyMethods(deps),
+    ...organizationStatsMethods(deps),
     createOrganization: createOrganization(deps),
     listOrganizations,
     getOrganization: getOrganization(deps),

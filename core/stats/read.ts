@@ -5,7 +5,7 @@
  * weighted by samples, and its worst.
  */
 import { sql, Sql, type SqlRunner } from "../db/sql.ts";
-import { float, nullable, row, timestamp } from "../db/rows.ts";
+import { float, nullable, row, text, timestamp } from "../db/rows.ts";
 import { fieldFail } from "../errors.ts";
 import type { StatsRetention } from "./partitions.ts";
 
@@ -60,8 +60,7 @@ export async function readSeries(
   query: SqlRunner,
   o: { serverId: string; from: Date; to: Date; step: number; resolution: Resolution; metrics: readonly MetricName[] },
 ): Promise<Map<MetricName, SeriesPoint[]>> {
-  const table = o.resolution === "samples" ? "server_samples" : o.resolution === "1m" ? "server_stats_1m" : "server_stats_15m";
-  const time = o.resolution === "samples" ? "at" : "bucket";
+  const { table, time } = source(o.resolution);
   // Column expressions and table names are this module's own text; the values are parameters.
   const picked = o.metrics.map((m, i) => {
     const [value, worst] = o.resolution === "samples" ? columns[m].raw : columns[m].rolled;
@@ -98,4 +97,55 @@ export async function readSeries(
     out.set(m, points);
   });
   return out;
+}
+
+/** The table and time column a resolution is read from (the names are this module's own text). */
+function source(resolution: Resolution): { table: string; time: string } {
+  if (resolution === "samples") return { table: "server_samples", time: "at" };
+  return { table: resolution === "1m" ? "server_stats_1m" : "server_stats_15m", time: "bucket" };
+}
+
+/**
+ * Players of several servers, per step and server, in one statement: each server's average and
+ * peak within the step, for the servers that reported in it.
+ */
+export async function readPlayersByServer(
+  query: SqlRunner,
+  o: { serverIds: readonly string[]; from: Date; to: Date; step: number; resolution: Resolution },
+): Promise<Map<string, SeriesPoint[]>> {
+  const { table, time } = source(o.resolution);
+  const [value, worst] = o.resolution === "samples" ? columns.players.raw : columns.players.rolled;
+  const select = new Sql(
+    [
+      `select date_bin(make_interval(secs => `,
+      `), ${time}, timestamptz 'epoch') as at, server_id, (${value})::float8 as v, (${worst})::float8 as w from ${table} where server_id = any(`,
+      `::uuid[]) and ${time} >= `,
+      ` and ${time} < `,
+      ` group by 1, 2 order by 1`,
+    ],
+    [o.step, o.serverIds, o.from, o.to],
+  );
+  const rows = await query.rows(sql`${select}`, row({ at: timestamp, server_id: text, v: nullable(float), w: nullable(float) }));
+  const out = new Map<string, SeriesPoint[]>();
+  for (const r of rows) {
+    if (r.v === null || r.w === null) continue;
+    const points = out.get(r.server_id) ?? [];
+    points.push({ at: r.at, value: r.v, worst: r.w });
+    out.set(r.server_id, points);
+  }
+  return out;
+}
+
+/** The sum of several servers' series per step: their averages, and their peaks (at most this many at once). */
+export function sumSeries(series: Iterable<SeriesPoint[]>): SeriesPoint[] {
+  const byTime = new Map<number, SeriesPoint>();
+  for (const points of series) {
+    for (const p of points) {
+      const sum = byTime.get(p.at.getTime()) ?? { at: p.at, value: 0, worst: 0 };
+      sum.value += p.value;
+      sum.worst += p.worst;
+      byTime.set(p.at.getTime(), sum);
+    }
+  }
+  return [...byTime.values()].sort((a, b) => a.at.getTime() - b.at.getTime());
 }

@@ -1,3 +1,4 @@
+import { Code } from "@connectrpc/connect";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createLocalJWKSet, jwtVerify } from "jose";
@@ -7,7 +8,7 @@ import type { ExchangeCodeRequest } from "../../gen/outpost/gameoauth/v1/game_oa
 import type { TokenSet } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import type { Agent } from "../../agent/client.ts";
 import { deleteExpiredFlowRows } from "../../core/oauth/cleanup.ts";
-import { oauthOutcome } from "../support/errors.ts";
+import { oauthOutcome, rejectsWith } from "../support/errors.ts";
 import { codeOf, createWorld, pkce, playAndConfirm, player, redirectUri, type World } from "./fixture.ts";
 
 type Request = Omit<Partial<ExchangeCodeRequest>, "$typeName" | "$unknown">;
@@ -249,5 +250,43 @@ describe("Game OAuth: token exchange and userinfo", function () {
     assert.equal(await oauthOutcome(userInfo(live.accessToken)), "ok");
     assert.equal(await oauthOutcome(userInfo(old.accessToken)), "invalid_token");
     assert.ok((await count("game_accounts")) > 0, "game accounts (and their sub) stay");
+  });
+
+  it("counts a client's sign-ins per UTC day (started, signed in, exchanged) and keeps the counts when the cleanup deletes the sessions", async () => {
+    const app = await w.createClient({ name: "Counted" });
+    const db = () => w.t.orm.em.fork().getConnection();
+    const code = await signIn({ clientId: app.clientId });
+    const exchanged = await w.oauth().exchangeCode({ clientId: app.clientId, clientSecret: app.clientSecret, grantType: "authorization_code", redirectUri, code });
+    tokensOf(exchanged);
+    await signIn({ clientId: app.clientId });
+    await w.start({ clientId: app.clientId });
+    const organizations = w.t.client(OrganizationsService, { session: w.session });
+    const stats = async () =>
+      (await organizations.getGameOAuthClientStats({ clientId: app.clientId, days: 3 })).days.map((d) => [d.day, d.started, d.signedIn, d.exchanged]);
+    const before = await stats();
+    const today = Date.parse(`${before[2][0]}T00:00:00Z`);
+    assert.deepEqual(
+      before.map((d) => d[0]),
+      [2, 1, 0].map((n) => new Date(today - n * 86_400_000).toISOString().slice(0, 10)),
+      "every day of the range, oldest first",
+    );
+    const sum = (days: typeof before) => [1, 2, 3].map((i) => days.reduce((n, d) => n + (d[i] as number), 0));
+    assert.deepEqual(sum(before), [3, 2, 1]);
+    assert.equal(await organizations.getGameOAuthClientStats({ clientId: app.clientId }).then((r) => r.days.length), 30);
+
+    await db().execute(
+      `update hosted_authorizations h set expires_at = expires_at - interval '2 hours' from game_oauth_clients c where c.id = h.game_oauth_client_id and c.client_id = ?`,
+      [app.clientId],
+    );
+    await Promise.all([deleteExpiredFlowRows(w.t.deps, w.t.clock.now()), deleteExpiredFlowRows(w.t.deps, w.t.clock.now())]);
+    const left = await db().execute(
+      `select count(*)::int as n from hosted_authorizations h join game_oauth_clients c on c.id = h.game_oauth_client_id where c.client_id = ?`,
+      [app.clientId],
+    );
+    assert.equal(left[0].n, 0, "the sessions are gone");
+    assert.deepEqual(await stats(), before, "their counts are kept, once each although two instances cleaned up at once");
+
+    const stranger = await w.t.signUp("stranger@example.com");
+    await rejectsWith(w.t.client(OrganizationsService, { session: stranger.token }).getGameOAuthClientStats({ clientId: app.clientId }), Code.NotFound);
   });
 });

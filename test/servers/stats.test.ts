@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { OrganizationsService } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
+import { Role, ServerAction } from "../../gen/outpost/organizations/v1/resources_pb.js";
+import { joinOrganization } from "../support/fixtures.ts";
 import { ServersService, StatsMetric } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { Game, PlayerAuth } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { startAgent, type Agent } from "../../agent/client.ts";
@@ -158,5 +160,58 @@ describe("servers: statistics", function () {
     assert.ok(!dropped.some((name) => name.startsWith("server_stats_1m_p") && name.endsWith(day)), "the minute rollups of that day are kept (14 days)");
     const left = await t.orm.em.fork().getConnection().execute(`select count(*)::int as n from server_samples where at = ?`, [old]);
     assert.equal(left[0].n, 0);
+  });
+
+  it("adds up players across the organization's servers the caller can see, each server's series beside", async () => {
+    const orgs = t.client(OrganizationsService, { session });
+    const other = (await servers().createServer({ organizationSlug: "acme", name: "Creative", game: Game.MINECRAFT })).server!.id;
+    const base = new Date(Math.floor((t.clock.now().getTime() - 2 * 3600_000) / minute) * minute);
+    await ensurePartitions(query(), base);
+    const sample = (id: string, at: number, players: number) => ({
+      serverId: id,
+      at: new Date(base.getTime() + at),
+      cpu: null,
+      memory: null,
+      players,
+      tps: null,
+      mspt: null,
+      disk: null,
+    });
+    // Two minutes: Survival 2 then 4 players, Creative 1 then 3 (and 5 at the end of the first).
+    await insertSamples(query(), [sample(serverId, 0, 2), sample(serverId, minute, 4), sample(other, 0, 1), sample(other, 30_000, 5), sample(other, minute, 3)]);
+    await t.orm.em.fork().getConnection().execute(`delete from stats_rollups`);
+    await rollUp(query(), t.clock.now(), defaultRetention);
+    const range = { from: timestampFromDate(base), to: timestampFromDate(new Date(base.getTime() + 2 * minute)), stepSeconds: 60 };
+    const all = await orgs.getOrganizationStats({ organizationSlug: "acme", ...range });
+    assert.equal(all.stepSeconds, 60);
+    assert.deepEqual(
+      all.players.map((p) => [timestampDate(p.at!).getTime() - base.getTime(), p.value, p.worst]),
+      [
+        [0, 5, 7],
+        [minute, 7, 7],
+      ],
+      "the sum of the averages, and of the peaks",
+    );
+    const byServer = new Map(all.servers.map((s) => [s.serverId, s.players.map((p) => p.value)]));
+    assert.deepEqual(byServer.get(serverId), [2, 4]);
+    assert.deepEqual(byServer.get(other), [3, 3]);
+
+    const member = await t.signUp("member@example.com");
+    await joinOrganization(t, { token: session }, "acme", member, Role.MEMBER);
+    await orgs.createAccessGrant({ organizationSlug: "acme", userId: member.userId, serverId: other, actions: [ServerAction.VIEW] });
+    const granted = await t.client(OrganizationsService, { session: member.token }).getOrganizationStats({ organizationSlug: "acme", ...range });
+    assert.deepEqual(
+      granted.servers.map((s) => s.serverId),
+      [other],
+      "a member sees only the servers granted",
+    );
+    assert.deepEqual(
+      granted.players.map((p) => p.value),
+      [3, 3],
+    );
+    await rejectsWith(
+      t.client(OrganizationsService, { session: (await t.signUp("outsider@example.com")).token }).getOrganizationStats({ organizationSlug: "acme", ...range }),
+      Code.NotFound,
+    );
   });
 });

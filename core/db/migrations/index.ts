@@ -32,6 +32,7 @@ import { Migration0032GameState } from "./0032-game-state.ts";
 import { Migration0033Lifecycle } from "./0033-lifecycle.ts";
 import { Migration0034Schedules } from "./0034-schedules.ts";
 import { Migration0035ServerStats } from "./0035-server-stats.ts";
+import { Migration0036ClientSignInDays } from "./0036-client-sign-in-days.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -69,4 +70,5 @@ export const migrations = [
   { name: "0033_lifecycle", class: Migration0033Lifecycle },
   { name: "0034_schedules", class: Migration0034Schedules },
   { name: "0035_server_stats", class: Migration0035ServerStats },
+  { name: "0036_client_sign_in_days", class: Migration0036ClientSignInDays },
 ];

@@ -7,6 +7,7 @@ import type { Message } from "@bufbuild/protobuf";
 import type { AccessGrant, AccessRequest, AccessRequestStatus, GameOAuthClient, GrantConstraints, Invitation, InvitationStatus, Member, Organization, PlanUsage, Role, ServerAction, VerifierPolicy } from "./resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { ApiKey } from "../../auth/v1/resources_pb.js";
+import type { StatsPoint } from "../../stats/v1/stats_pb.js";
 
 /**
  * Describes the file outpost/organizations/v1/organizations_service.proto.
@@ -1608,6 +1609,180 @@ export declare type RevokeOrganizationApiKeyResponse = Message<"outpost.organiza
 export declare const RevokeOrganizationApiKeyResponseSchema: GenMessage<RevokeOrganizationApiKeyResponse>;
 
 /**
+ * @generated from message outpost.organizations.v1.GetGameOAuthClientStatsRequest
+ */
+export declare type GetGameOAuthClientStatsRequest = Message<"outpost.organizations.v1.GetGameOAuthClientStatsRequest"> & {
+  /**
+   * @generated from field: string client_id = 1;
+   */
+  clientId: string;
+
+  /**
+   * How many days, ending today (UTC); 0: 30.
+   *
+   * @generated from field: uint32 days = 2;
+   */
+  days: number;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GetGameOAuthClientStatsRequest.
+ * Use `create(GetGameOAuthClientStatsRequestSchema)` to create a new message.
+ */
+export declare const GetGameOAuthClientStatsRequestSchema: GenMessage<GetGameOAuthClientStatsRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.GetGameOAuthClientStatsResponse
+ */
+export declare type GetGameOAuthClientStatsResponse = Message<"outpost.organizations.v1.GetGameOAuthClientStatsResponse"> & {
+  /**
+   * @generated from field: repeated outpost.organizations.v1.GameOAuthClientDay days = 1;
+   */
+  days: GameOAuthClientDay[];
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GetGameOAuthClientStatsResponse.
+ * Use `create(GetGameOAuthClientStatsResponseSchema)` to create a new message.
+ */
+export declare const GetGameOAuthClientStatsResponseSchema: GenMessage<GetGameOAuthClientStatsResponse>;
+
+/**
+ * One UTC day of a Game OAuth client's sign-ins, counted by the day each started.
+ *
+ * @generated from message outpost.organizations.v1.GameOAuthClientDay
+ */
+export declare type GameOAuthClientDay = Message<"outpost.organizations.v1.GameOAuthClientDay"> & {
+  /**
+   * YYYY-MM-DD.
+   *
+   * @generated from field: string day = 1;
+   */
+  day: string;
+
+  /**
+   * Sign-in pages opened (authorization requests accepted).
+   *
+   * @generated from field: uint32 started = 2;
+   */
+  started: number;
+
+  /**
+   * Completed by a player in game: the browser went back to the app with a code.
+   *
+   * @generated from field: uint32 signed_in = 3;
+   */
+  signedIn: number;
+
+  /**
+   * Codes the app exchanged for tokens.
+   *
+   * @generated from field: uint32 exchanged = 4;
+   */
+  exchanged: number;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GameOAuthClientDay.
+ * Use `create(GameOAuthClientDaySchema)` to create a new message.
+ */
+export declare const GameOAuthClientDaySchema: GenMessage<GameOAuthClientDay>;
+
+/**
+ * @generated from message outpost.organizations.v1.GetOrganizationStatsRequest
+ */
+export declare type GetOrganizationStatsRequest = Message<"outpost.organizations.v1.GetOrganizationStatsRequest"> & {
+  /**
+   * @generated from field: string organization_slug = 1;
+   */
+  organizationSlug: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp from = 2;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp to = 3;
+   */
+  to?: Timestamp | undefined;
+
+  /**
+   * The width of a point; 0 chooses one for about 300 points. At least 10.
+   *
+   * @generated from field: uint32 step_seconds = 4;
+   */
+  stepSeconds: number;
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GetOrganizationStatsRequest.
+ * Use `create(GetOrganizationStatsRequestSchema)` to create a new message.
+ */
+export declare const GetOrganizationStatsRequestSchema: GenMessage<GetOrganizationStatsRequest>;
+
+/**
+ * @generated from message outpost.organizations.v1.GetOrganizationStatsResponse
+ */
+export declare type GetOrganizationStatsResponse = Message<"outpost.organizations.v1.GetOrganizationStatsResponse"> & {
+  /**
+   * The width of each point.
+   *
+   * @generated from field: uint32 step_seconds = 1;
+   */
+  stepSeconds: number;
+
+  /**
+   * Where the points come from: "samples" (10 s), "1m" or "15m" (rollups).
+   *
+   * @generated from field: string resolution = 2;
+   */
+  resolution: string;
+
+  /**
+   * Players online across the servers: each point's value is the sum of the servers' averages
+   * over the step, its worst the sum of their peaks (so at most this many at once).
+   *
+   * @generated from field: repeated outpost.stats.v1.StatsPoint players = 3;
+   */
+  players: StatsPoint[];
+
+  /**
+   * Each server's players, for the servers that reported in the range.
+   *
+   * @generated from field: repeated outpost.organizations.v1.ServerPlayers servers = 4;
+   */
+  servers: ServerPlayers[];
+};
+
+/**
+ * Describes the message outpost.organizations.v1.GetOrganizationStatsResponse.
+ * Use `create(GetOrganizationStatsResponseSchema)` to create a new message.
+ */
+export declare const GetOrganizationStatsResponseSchema: GenMessage<GetOrganizationStatsResponse>;
+
+/**
+ * @generated from message outpost.organizations.v1.ServerPlayers
+ */
+export declare type ServerPlayers = Message<"outpost.organizations.v1.ServerPlayers"> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: repeated outpost.stats.v1.StatsPoint players = 2;
+   */
+  players: StatsPoint[];
+};
+
+/**
+ * Describes the message outpost.organizations.v1.ServerPlayers.
+ * Use `create(ServerPlayersSchema)` to create a new message.
+ */
+export declare const ServerPlayersSchema: GenMessage<ServerPlayers>;
+
+/**
  * Organizations, their members and the members' server grants.
  *
  * @generated from service outpost.organizations.v1.OrganizationsService
@@ -1772,6 +1947,18 @@ export declare const OrganizationsService: GenService<{
     output: typeof GetGameOAuthClientResponseSchema;
   },
   /**
+   * A Game OAuth client's sign-ins per day (UTC, oldest first, every day of the range even when
+   * none): how many started, how many a player completed in game, how many the app exchanged for
+   * tokens (owner or admin).
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.GetGameOAuthClientStats
+   */
+  getGameOAuthClientStats: {
+    methodKind: "unary";
+    input: typeof GetGameOAuthClientStatsRequestSchema;
+    output: typeof GetGameOAuthClientStatsResponseSchema;
+  },
+  /**
    * Changes the fields that are given and leaves the others (owner or admin). Disabling stops new
    * sign-ins and code exchanges; tokens already issued stay valid until they expire.
    *
@@ -1928,6 +2115,17 @@ export declare const OrganizationsService: GenService<{
     methodKind: "unary";
     input: typeof AcceptInvitationRequestSchema;
     output: typeof AcceptInvitationResponseSchema;
+  },
+  /**
+   * Players online across the organization's servers that the caller can see, over a range at the
+   * resolution it needs (as servers/getServerStats), with each server's own series.
+   *
+   * @generated from rpc outpost.organizations.v1.OrganizationsService.GetOrganizationStats
+   */
+  getOrganizationStats: {
+    methodKind: "unary";
+    input: typeof GetOrganizationStatsRequestSchema;
+    output: typeof GetOrganizationStatsResponseSchema;
   },
   /**
    * Creates an API key confined to this organization (owner or admin, signed in with a session).

@@ -7,6 +7,7 @@ import type { Message } from "@bufbuild/protobuf";
 import type { FileEntry, FileMatch, FileVersion, Game, GameState, OnlinePlayer, Plugin, Server } from "./resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { AccessRequest, ServerAction } from "../../organizations/v1/resources_pb.js";
+import type { StatsPoint } from "../../stats/v1/stats_pb.js";
 
 /**
  * Describes the file outpost/servers/v1/servers_service.proto.
@@ -2522,7 +2523,7 @@ export declare type StatsSeries = Message<"outpost.servers.v1.StatsSeries"> & {
   metric: StatsMetric;
 
   /**
-   * @generated from field: repeated outpost.servers.v1.StatsPoint points = 2;
+   * @generated from field: repeated outpost.stats.v1.StatsPoint points = 2;
    */
   points: StatsPoint[];
 };
@@ -2532,38 +2533,6 @@ export declare type StatsSeries = Message<"outpost.servers.v1.StatsSeries"> & {
  * Use `create(StatsSeriesSchema)` to create a new message.
  */
 export declare const StatsSeriesSchema: GenMessage<StatsSeries>;
-
-/**
- * @generated from message outpost.servers.v1.StatsPoint
- */
-export declare type StatsPoint = Message<"outpost.servers.v1.StatsPoint"> & {
-  /**
-   * The step's start.
-   *
-   * @generated from field: google.protobuf.Timestamp at = 1;
-   */
-  at?: Timestamp | undefined;
-
-  /**
-   * The average over the step.
-   *
-   * @generated from field: double value = 2;
-   */
-  value: number;
-
-  /**
-   * The worst within it.
-   *
-   * @generated from field: double worst = 3;
-   */
-  worst: number;
-};
-
-/**
- * Describes the message outpost.servers.v1.StatsPoint.
- * Use `create(StatsPointSchema)` to create a new message.
- */
-export declare const StatsPointSchema: GenMessage<StatsPoint>;
 
 /**
  * What became of a console command sent to a server's agent.
