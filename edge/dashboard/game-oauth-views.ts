@@ -11,7 +11,9 @@ import type { FormErrors } from "./core.ts";
 import { gameName, policyName, when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, textArea, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
-import { copyValue, secretBlock } from "./layout.ts";
+import { chartAssets, copyValue, secretBlock } from "./layout.ts";
+import { chartFigure } from "./charts.ts";
+import type { GameOAuthClientDay } from "../../gen/outpost/organizations/v1/organizations_service_pb.js";
 import { orgPath } from "./paths.ts";
 
 /** The client form's values as typed (kept when a form comes back refused). */
@@ -185,9 +187,10 @@ ${dangerForm({ action: `${base}/delete`, token: v.formToken, label: "Delete clie
 
 export async function clientPage(ctx: Context, v: Viewer, values?: ClientValues, errors?: FormErrors, status = 200): Promise<void> {
   const org = managed(v, ctx.params.slug);
-  const [{ client }, { servers }] = await Promise.all([
+  const [{ client }, { servers }, { days }] = await Promise.all([
     v.core.organizations.getGameOAuthClient({ clientId: ctx.params.clientId }),
     v.core.servers.listServers({ organizationSlug: org.slug }),
+    v.core.organizations.getGameOAuthClientStats({ clientId: ctx.params.clientId, days: 30 }),
   ]);
   const c = client!;
   const base = orgPath(org, `/clients/${c.clientId}`);
@@ -213,7 +216,9 @@ export async function clientPage(ctx: Context, v: Viewer, values?: ClientValues,
       notice: noticeOf(ctx),
       crumbs: [{ href: orgPath(org, "/clients"), label: "Game OAuth clients" }],
       lede: html`${c.disabled ? html`<span class="status offline">Disabled</span> ` : html`<span class="status online">Enabled</span> `}Created ${when(c.createdAt)}`,
+      ...chartAssets,
       body: html`${connectSection(v, c, servers)}
+${signInsSection(days)}
 ${manageSections(v, c, base, form)}`,
     },
     status,
@@ -238,4 +243,31 @@ ${urls ? copyValue("issuer-url", "Issuer URL", urls.issuer) : ""}
 <div class="actions"><a class="btn primary" href="${orgPath(org, `/clients/${c.clientId}`)}">Go to the client</a></div>
 </section>`,
   });
+}
+
+/** Sign-ins per day over the last 30 days, as a chart with its table. */
+function signInsSection(days: readonly GameOAuthClientDay[]): Html {
+  const total = (pick: (d: GameOAuthClientDay) => number) => days.reduce((n, d) => n + pick(d), 0);
+  const [started, signedIn, exchanged] = [total((d) => d.started), total((d) => d.signedIn), total((d) => d.exchanged)];
+  const share = started ? ` (${Math.round((signedIn / started) * 100)} % of those started)` : "";
+  const summary = started
+    ? `Over the last 30 days ${started} sign-ins started, ${signedIn} were completed in game${share} and ${exchanged} exchanged by the app for tokens.`
+    : "No sign-ins started in the last 30 days.";
+  return html`<section class="panel stack" aria-labelledby="sign-ins-heading">
+<h2 id="sign-ins-heading">Sign-ins</h2>
+${chartFigure({
+  id: "chart-sign-ins",
+  title: "Sign-ins per day",
+  unit: "count",
+  days: true,
+  times: days.map((d) => Date.parse(`${d.day}T00:00:00Z`)),
+  lines: [
+    { label: "Started", values: days.map((d) => d.started) },
+    { label: "Signed in", values: days.map((d) => d.signedIn) },
+    { label: "Exchanged", values: days.map((d) => d.exchanged) },
+  ],
+  summary,
+  span: [Date.parse(`${days[0].day}T00:00:00Z`), Date.parse(`${days[days.length - 1].day}T00:00:00Z`)],
+})}
+</section>`;
 }

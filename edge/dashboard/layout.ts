@@ -14,11 +14,17 @@ export const assets = new AssetSet("/app/assets/", new URL("./assets/", import.m
   "chat.js",
   "files.js",
   "editor.js",
+  "charts.js",
+  ["uPlot.iife.min.js", new URL(import.meta.resolve("uplot/dist/uPlot.iife.min.js"))],
+  ["uPlot.min.css", new URL(import.meta.resolve("uplot/dist/uPlot.min.css"))],
   "favicon.svg",
   "icon-192.png",
   "icon-512.png",
   "icon-maskable-512.png",
 ]);
+
+/** What a page with charts (charts.ts) adds to its scripts and styles. */
+export const chartAssets = { scripts: ["uPlot.iife.min.js", "charts.js"], styles: ["uPlot.min.css"] } as const;
 
 /** The web app manifest's path (edge/dashboard/pwa.ts serves it) and the browser UI's colour. */
 export const manifestPath = "/app/manifest.webmanifest";
@@ -120,6 +126,8 @@ export interface PageOptions {
   crumbs?: ReadonlyArray<{ href: string; label: string }>;
   /** Scripts of this page besides dashboard.js (assets, e.g. "console.js"). */
   scripts?: readonly string[];
+  /** Stylesheets of this page besides dashboard.css (assets). */
+  styles?: readonly string[];
   /** ES modules of this page (assets, e.g. "editor.js"), with the import map that resolves their imports. */
   modules?: { files: readonly string[]; importMap: Html };
   /** The page's Content-Security-Policy, when not the dashboard's (one that allows its import map). */
@@ -192,7 +200,7 @@ export function layout(shell: Shell | undefined, o: PageOptions): Html {
     title: `${o.title}${o.org ? ` · ${o.org.name}` : ""} · Outpost`,
     icon: { href: assets.href("favicon.svg"), type: "image/svg+xml" },
     manifest: { href: manifestPath, themeColor },
-    stylesheets: [assets.href("dashboard.css")],
+    stylesheets: [...(o.styles ?? []), "dashboard.css"].map((file) => assets.href(file)),
     scripts: ["dashboard.js", ...(o.scripts ?? [])].map((file) => assets.href(file)),
     modules: o.modules?.files.map((file) => assets.href(file)),
     importMap: o.modules?.importMap,

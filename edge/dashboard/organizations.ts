@@ -7,7 +7,8 @@ import { allMessages, formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { canManage, roleName, suggestSlug, when } from "./format.ts";
 import { dangerForm, formAlert, postForm, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
-import { roleBadge } from "./layout.ts";
+import { chartAssets, roleBadge } from "./layout.ts";
+import { organizationPlayersPanel } from "./server-charts.ts";
 import { memberRoutes } from "./organization-members.ts";
 import { organizationKeyRoutes, organizationKeysSection } from "./organization-keys.ts";
 import { orgPath } from "./paths.ts";
@@ -53,9 +54,10 @@ ${createForm(v, values, errors)}`,
 async function overview(ctx: Context, v: Viewer): Promise<void> {
   const org = orgOf(v, ctx.params.slug);
   const manage = canManage(org.role);
-  const [{ usage }, { apiKeys }] = await Promise.all([
+  const [{ usage }, { apiKeys }, players] = await Promise.all([
     v.core.organizations.getOrganization({ organizationSlug: org.slug }),
     manage ? v.core.organizations.listOrganizationApiKeys({ organizationSlug: org.slug }) : { apiKeys: [] },
+    organizationPlayersPanel(v, org),
   ]);
   const meter = (label: string, used: number, limit: number, href: string | undefined) =>
     html`<div class="usage">
@@ -67,6 +69,7 @@ async function overview(ctx: Context, v: Viewer): Promise<void> {
     org,
     section: "overview",
     notice: noticeOf(ctx),
+    ...chartAssets,
     lede: html`Slug <span class="mono">${org.slug}</span> · your role: ${roleName(org.role)} · created ${when(org.createdAt)}`,
     body: html`<section class="panel" aria-labelledby="plan-heading">
 <h2 id="plan-heading">Plan: ${org.plan}</h2>
@@ -75,6 +78,7 @@ ${meter("Game OAuth clients", usage?.gameOauthClients ?? 0, usage?.gameOauthClie
 ${meter("Knowledge notes", usage?.notes ?? 0, usage?.noteLimit ?? 0, orgPath(org, "/knowledge"))}
 <p class="hint">A platform admin changes an organization's plan.</p>
 </section>
+${players}
 ${
   manage
     ? html`<section class="panel stack" aria-labelledby="settings-heading">

@@ -14,7 +14,8 @@ import { formErrorsOrThrow, hasCode, type FormErrors } from "./core.ts";
 import { canManage, gameFlag, gameName, when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, postForm, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
-import { copyValue, secretBlock } from "./layout.ts";
+import { chartAssets, copyValue, secretBlock } from "./layout.ts";
+import { playerTrends, rangeOf, serverChartRoutes, statsPanel } from "./server-charts.ts";
 import { orgPath } from "./paths.ts";
 import { accessRoutes, accessSection, noAccessPage } from "./server-access.ts";
 import { consolePanel, consoleRoutes, playersSection } from "./console.ts";
@@ -60,11 +61,11 @@ ${choiceGroup({
 
 async function listPage(ctx: Context, v: Viewer, values?: { name?: string; game?: string }, errors?: FormErrors, status = 200): Promise<void> {
   const org = orgOf(v, ctx.params.slug);
-  const { servers } = await v.core.servers.listServers({ organizationSlug: org.slug });
+  const [{ servers }, trends] = await Promise.all([v.core.servers.listServers({ organizationSlug: org.slug }), playerTrends(v, org)]);
   const manage = canManage(org.role);
   const rows = servers.map(
     (s) =>
-      html`<tr data-server-id="${s.id}" data-server-name="${s.name}"><td><a href="${orgPath(org, `/servers/${s.id}`)}">${s.name}</a>${frozenBadge(s)}</td><td>${gameName(s.game)}</td><td>${statusBadge(s)}</td><td>${players(s)}</td><td>${trustBadge(s)}</td><td data-field="last-seen">${when(s.lastSeenAt, "Never")}</td></tr>`,
+      html`<tr data-server-id="${s.id}" data-server-name="${s.name}"><td><a href="${orgPath(org, `/servers/${s.id}`)}">${s.name}</a>${frozenBadge(s)}</td><td>${gameName(s.game)}</td><td>${statusBadge(s)}</td><td>${players(s)}</td><td>${trends(s)}</td><td>${trustBadge(s)}</td><td data-field="last-seen">${when(s.lastSeenAt, "Never")}</td></tr>`,
   );
   render(
     ctx,
@@ -77,7 +78,7 @@ async function listPage(ctx: Context, v: Viewer, values?: { name?: string; game?
       lede: manage ? "Every game server of the organization. Status and players update live." : "The servers you have been granted. Status and players update live.",
       body: html`${frozenNote(servers, manage)}${
         servers.length
-          ? html`<div class="table-wrap" data-live-status="${orgPath(org, "/servers/status")}" role="region" tabindex="0" aria-label="Servers of ${org.name}"><table><caption class="sr-only">Servers of ${org.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">Game</th><th scope="col">Status</th><th scope="col">Players</th><th scope="col">Sign-in</th><th scope="col">Last seen</th></tr></thead><tbody>${rows}</tbody></table></div>`
+          ? html`<div class="table-wrap" data-live-status="${orgPath(org, "/servers/status")}" role="region" tabindex="0" aria-label="Servers of ${org.name}"><table><caption class="sr-only">Servers of ${org.name}</caption><thead><tr><th scope="col">Name</th><th scope="col">Game</th><th scope="col">Status</th><th scope="col">Players</th><th scope="col">Last day</th><th scope="col">Sign-in</th><th scope="col">Last seen</th></tr></thead><tbody>${rows}</tbody></table></div>`
           : html`<p class="empty">${manage ? "No servers yet. Create the first one below." : "No servers are shared with you yet. Ask an owner or admin of the organization for access."}</p>`
       }
 ${manage ? html`<h2 id="create-server-heading">Create a server</h2>${createForm(v, org, values, errors)}` : ""}`,
@@ -145,8 +146,9 @@ const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
     if (!hasCode(error, Code.PermissionDenied) || manage) throw error;
     return noAccessPage(ctx, v, org, ctx.params.id, (error as ConnectError).rawMessage);
   }
-  const [playersPanel, grantsSection, granted] = await Promise.all([
+  const [playersPanel, chartsPanel, grantsSection, granted] = await Promise.all([
     playersSection(v, s),
+    statsPanel(v, org, s, rangeOf(ctx)),
     manage ? accessSection(v, org, s, state.grant) : html``,
     manage ? undefined : grantedActions(v, org, s.id),
   ]);
@@ -160,9 +162,11 @@ const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
       section: "servers",
       notice: noticeOf(ctx),
       crumbs: [{ href: orgPath(org, "/servers"), label: "Servers" }],
-      scripts: ["console.js"],
+      scripts: ["console.js", ...chartAssets.scripts],
+      styles: chartAssets.styles,
       body: html`${frozenSection(s, manage)}${statusSection(org, s)}
 ${playersPanel}
+${chartsPanel}
 ${s.frozen ? "" : may(ServerAction.CONSOLE_READ, ServerAction.CONSOLE_COMMAND) ? consolePanel(v, org, s, state.console) : noConsolePanel(org, s)}
 ${!s.frozen && may(ServerAction.LIFECYCLE) ? lifecyclePanel(v, org, s, state.lifecycle) : ""}
 ${may(ServerAction.FILES_READ, ServerAction.FILES_WRITE) ? filesPanel(org, s) : ""}
@@ -265,6 +269,7 @@ export function serverRoutes(router: Router, deps: DashboardDeps): void {
   consoleRoutes(router, deps, serverPage);
   lifecycleRoutes(router, deps, serverPage);
   scheduleRoutes(router, deps);
+  serverChartRoutes(router, deps);
   consoleEventRoutes(router, deps);
   fileRoutes(router, deps);
   editorRoutes(router, deps);
