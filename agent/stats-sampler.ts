@@ -2,7 +2,7 @@
  * How the wrapped server is doing, sampled for Outpost's charts (StatsSample) every 10 s: the CPU
  * time and resident memory of its process group (the server and whatever it started), read from
  * Linux's /proc, and every 5 minutes the bytes under its directory. Elsewhere than Linux only the
- * players and the disk are reported. TPS and MSPT are not sampled yet.
+ * players and the disk are reported. TPS and MSPT come from the server itself (game-timing.ts).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
@@ -61,7 +61,14 @@ export async function diskUsage(root: string): Promise<number> {
 }
 
 /** Samples the running server every `everyMs` and hands each sample to `report`, until `stop`. */
-export function startStatsSampler(o: { group: () => number | undefined; root: string; everyMs: number; report: (sample: StatsReport) => void }): { stop(): void } {
+export function startStatsSampler(o: {
+  group: () => number | undefined;
+  root: string;
+  everyMs: number;
+  report: (sample: StatsReport) => void;
+  /** The game's own figures, where it tells them. */
+  timing?: () => Pick<StatsReport, "tps" | "mspt">;
+}): { stop(): void } {
   let last: { pgid: number; cpuSeconds: number; at: number } | undefined;
   let diskAt = 0;
   let disk: number | undefined;
@@ -74,7 +81,7 @@ export function startStatsSampler(o: { group: () => number | undefined; root: st
       disk = await diskUsage(o.root);
     } else disk = undefined;
     const usage = groupUsage(pgid);
-    const report: StatsReport = {};
+    const report: StatsReport = { ...o.timing?.() };
     if (usage) {
       report.memoryBytes = BigInt(usage.memoryBytes);
       if (last && last.pgid === pgid && now > last.at) report.cpuPercent = Math.max(0, ((usage.cpuSeconds - last.cpuSeconds) / ((now - last.at) / 1000)) * 100);

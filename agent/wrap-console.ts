@@ -18,6 +18,10 @@ const maxLines = 200;
 export interface ConsoleRunner {
   /** Runs one command from Outpost; see {@link ConsoleHandler}. */
   handler: ConsoleHandler;
+  /** Runs one command of the agent's own (game-timing.ts), in turn with Outpost's, not announced to the operator. */
+  probe: ConsoleHandler;
+  /** Whether the lines printed now are collected for a probe. */
+  probing(): boolean;
   /** Takes one line the console printed (plain text). */
   line(text: string): void;
 }
@@ -29,8 +33,9 @@ export interface ConsoleRunner {
 export function createConsoleRunner(write: (line: string) => boolean, announce: (command: string) => void): ConsoleRunner {
   let queue: Promise<unknown> = Promise.resolve();
   let collect: ((text: string) => void) | undefined;
+  let probing = false;
 
-  function runOne(command: string, signal: AbortSignal): Promise<ConsoleRun> {
+  function runOne(command: string, signal: AbortSignal, own: boolean): Promise<ConsoleRun> {
     if (signal.aborted) return Promise.resolve({ success: false, output: [], error: "the console was busy with earlier commands until Outpost stopped waiting" });
     // Whatever Outpost sent, nothing but one line of text reaches the server's stdin.
     const problem = consoleCommandProblem(command);
@@ -42,6 +47,7 @@ export function createConsoleRunner(write: (line: string) => boolean, announce: 
         clearTimeout(quiet);
         signal.removeEventListener("abort", finish);
         collect = undefined;
+        probing = false;
         resolve({ success: true, output });
       };
       collect = (text) => {
@@ -54,18 +60,25 @@ export function createConsoleRunner(write: (line: string) => boolean, announce: 
         collect = undefined;
         return resolve({ success: false, output: [], error: "the game server is not running" });
       }
-      announce(command);
+      probing = own;
+      if (!own) announce(command);
       // The first line may be long in coming (a lagging server): the quiet window starts with it.
       signal.addEventListener("abort", finish, { once: true });
     });
   }
 
-  return {
-    handler(command, signal) {
-      const run = queue.then(() => runOne(command, signal));
+  const enqueue =
+    (own: boolean): ConsoleHandler =>
+    (command, signal) => {
+      const run = queue.then(() => runOne(command, signal, own));
       queue = run.catch(() => {});
       return run;
-    },
+    };
+
+  return {
+    handler: enqueue(false),
+    probe: enqueue(true),
+    probing: () => probing,
     line(text) {
       collect?.(text);
     },

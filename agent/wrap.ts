@@ -16,8 +16,8 @@
  * grace period (wrap-signals.ts); the agent exits with the server's last exit status.
  */
 import { createInterface } from "node:readline";
-import { Code, ConnectError } from "@connectrpc/connect";
-import { GameState, GameStateChanged_Cause, isFrozen, startAgent, type Agent, type AgentEvent, type AgentOptions, type LifecycleHandler } from "./client.ts";
+import { GameState, GameStateChanged_Cause, startAgent, type Agent, type AgentOptions, type LifecycleHandler } from "./client.ts";
+import { describeEvent, filesNotice } from "./wrap-notices.ts";
 import { plainLine, readLogLine } from "./log-formats.ts";
 import { readLines } from "./output-lines.ts";
 import { createConsoleRunner } from "./wrap-console.ts";
@@ -27,6 +27,7 @@ import { startServerProcess, type ServerExit, type ServerProcess } from "./serve
 import { createRestartPolicy, restartDefaults, type RestartPolicy, type RestartPolicyOptions } from "./restart-policy.ts";
 import { handleStopSignals, type Stopper } from "./wrap-signals.ts";
 import { startStatsSampler } from "./stats-sampler.ts";
+import { createGameTiming, isTimingAnswer } from "./game-timing.ts";
 import { createWrapLifecycle, notStartedAgain, outpostCause, type Cause, type WrapLifecycle, type WrapLifecycleDeps } from "./wrap-lifecycle.ts";
 import { visibleLine } from "../contract/one-line.ts";
 
@@ -107,13 +108,16 @@ export async function wrap(options: WrapOptions): Promise<number> {
   const lifecycle = createWrapLifecycle({ server: current, graceSeconds: options.graceSeconds, stopper, note, ...game });
   const policy = createRestartPolicy(options.restart ?? { mode: "on-crash" });
 
+  const timing = createGameTiming({ probe: runner.probe, runningGroup: () => (game.current().state === GameState.RUNNING ? current.group() : undefined) });
   const sampler = startStatsSampler({
     group: () => current.group(),
     root: options.agent.files?.root ?? process.cwd(),
     everyMs: options.statsEveryMs ?? 10_000,
     report: (sample) => agent.reportStats(sample),
+    timing: () => timing.sample(),
   });
-  const run: RunDeps = { agent, current, note, collect: runner.line, outpostAway, game, lifecycle, stopper, policy };
+  const hidden = (line: string) => runner.probing() && isTimingAnswer(line);
+  const run: RunDeps = { agent, current, note, collect: runner.line, hidden, outpostAway, game, lifecycle, stopper, policy };
   let status = 0;
   for (let cause = byOperator; ;) {
     const exit = await runOnce(options.command, run, cause);
@@ -134,6 +138,8 @@ interface RunDeps {
   current: ReturnType<typeof createCurrentServer>;
   note: (message: string) => void;
   collect: (line: string) => void;
+  /** A line kept out of Outpost's live console (the agent's own command's answer). */
+  hidden: (line: string) => boolean;
   outpostAway: () => string | undefined;
   game: ReturnType<typeof createGameReport>;
   lifecycle: WrapLifecycle;
@@ -222,56 +228,22 @@ async function runOnce(command: string[], deps: RunDeps, cause: Cause): Promise<
 }
 
 /**
- * The agent's connection, as the operator reads it. What Outpost sent (the server's name, an
- * error) is shown with its control and bidirectional characters as escapes (contract/one-line.ts).
- */
-function describeEvent(event: AgentEvent, url: string, note: (message: string) => void): void {
-  if (event.kind === "connected") {
-    const { serverName, organizationSlug } = event.welcome;
-    note(`connected to Outpost at ${url}: server "${visibleLine(serverName)}" of ${visibleLine(organizationSlug)}`);
-  } else if (event.kind === "disconnected") {
-    const why = isFrozen(event.error)
-      ? "Outpost holds this server frozen (raise the organization's plan or delete servers to unfreeze it)"
-      : event.error.code === Code.Unavailable || event.error.code === Code.DeadlineExceeded
-        ? `cannot reach Outpost at ${url}`
-        : "lost Outpost";
-    note(`${why} (${visibleLine(event.error.rawMessage)}); trying again in ${(event.retryInMs / 1000).toFixed(1)} s. The game server keeps running.`);
-  } else if (event.kind === "stopped" && event.error) {
-    note(refusalNotice(event.error));
-  }
-}
-
-/** What the files panel may do here, said once at start so that the operator sees what they allowed. */
-export function filesNotice(files: AgentOptions["files"]): string {
-  const mode = files ? (files.mode ?? "on") : "off";
-  if (!files || mode === "off") return "files: off (Outpost's files panel cannot reach this server's directory)";
-  const deny = files.deny?.length ? `, except ${files.deny.join(", ")}` : "";
-  return `files: ${mode === "on" ? "on (list, read and change)" : "read-only (list and read)"} in ${files.root}${deny}`;
-}
-
-/** Loud, because nothing else will tell the operator that sign-ins stopped working. */
-export function refusalNotice(error: ConnectError): string {
-  return [
-    `OUTPOST REFUSED THIS AGENT: ${visibleLine(error.rawMessage)}`,
-    "The game server keeps running, but without Outpost: players cannot sign in and the dashboard cannot reach its console.",
-    "Check the agent key (--key or OUTPOST_AGENT_KEY) and --auth, then restart the agent.",
-  ].join("\n[outpost] ");
-}
-
-/**
  * The server's stdout and stderr: shown unchanged and streamed to Outpost's live console. Stdout,
  * where the game logs (Java's stderr goes there too, through the game's logger), is also the
  * output of the console command being run, and its whole lines are read for players.
  */
 function readServerOutput(
   server: ServerProcess,
-  deps: Pick<RunDeps, "agent" | "collect" | "note" | "game"> & { players: PlayersSession; stopping: () => boolean },
+  deps: Pick<RunDeps, "agent" | "collect" | "hidden" | "note" | "game"> & { players: PlayersSession; stopping: () => boolean },
 ): void {
-  const { agent, players, collect, note, stopping } = deps;
+  const { agent, players, collect, hidden, note, stopping } = deps;
   const { child } = server;
   child.stdout!.pipe(process.stdout);
   child.stderr!.pipe(process.stderr);
-  const live = (raw: string) => agent.consoleOutput([plainLine(raw)]);
+  const live = (raw: string) => {
+    const line = plainLine(raw);
+    if (!hidden(line)) agent.consoleOutput([line]);
+  };
   readLines(child.stdout!, ({ text: raw, whole }) => {
     live(raw);
     collect(plainLine(raw));

@@ -1,6 +1,10 @@
 import { randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { apiKeyHeader } from "../../contract/credentials.ts";
 import { useWrapSetting, type Json } from "./wrap-fixture.ts";
 
 /**
@@ -206,9 +210,9 @@ describe("outpost-agent wrap: a schedule restarts the server at its time, and a 
 
 describe("outpost-agent wrap: the server's figures in Outpost", function () {
   this.timeout(120_000);
-  const { seeded, createServer, eventually, wrap, connected } = useWrapSetting();
+  const { outpost, seeded, createServer, eventually, wrap, connected } = useWrapSetting();
 
-  it("samples the server's process group (CPU, memory), its players and its directory, and Outpost answers them by getServerStats", async () => {
+  it("samples the server's process group (CPU, memory), its players, its directory and Paper's TPS and MSPT (kept out of the live console), and Outpost answers them by getServerStats", async () => {
     const server = await createServer("Measured");
     const wrapped = wrap(server.key, ["--format", "paper"], { extra: ["--auth", "online", "--stats-seconds", "0.5"] });
     await connected(wrapped);
@@ -221,7 +225,7 @@ describe("outpost-agent wrap: the server's figures in Outpost", function () {
       const to = new Date(Date.now() + 60_000).toISOString();
       answer = await seeded().api("GET", `servers/getServerStats?serverId=${server.id}&from=${from}&to=${to}&stepSeconds=10`);
       const points = (metric: string) => answer.series.find((s: Json) => s.metric === metric)?.points ?? [];
-      if (points("players").some((p: Json) => p.worst === 1) && points("cpu").length) break;
+      if (points("players").some((p: Json) => p.worst === 1) && points("cpu").length && points("tps").length && points("mspt").length) break;
       assert.ok(i < 60, `no figures yet: ${JSON.stringify(answer)}`);
       await sleep(250);
     }
@@ -236,7 +240,36 @@ describe("outpost-agent wrap: the server's figures in Outpost", function () {
       "CPU in percent of one core",
     );
     assert.ok(series.disk.length >= 1, "the directory, measured at start");
-    assert.deepEqual(series.tps, [], "not sampled yet");
+    assert.ok(
+      series.tps.every((p: Json) => p.value === 20 && p.worst === 20),
+      "Paper's tps answer: 20.0",
+    );
+    assert.ok(
+      series.mspt.every((p: Json) => p.value === 1.5),
+      "Paper's mspt answer: the 1-minute average",
+    );
+    const output = wrapped.output();
+    assert.match(output, /stdin> tps\n/, "asked once, as the console's own command");
+    assert.equal(output.match(/stdin> tps\n/g)!.length, 1, "at most once a minute");
+    assert.doesNotMatch(output, /Outpost runs a console command: tps/, "not announced as Outpost's");
+    // The answers stay out of the live console that Outpost keeps.
+    const servers = createClient(
+      ServersService,
+      createConnectTransport({
+        baseUrl: `${outpost().baseUrl}/api/rpc`,
+        httpVersion: "1.1",
+        interceptors: [(next) => (req) => (req.header.set(apiKeyHeader, seeded().apiKey), next(req))],
+      }),
+    );
+    const abort = new AbortController();
+    const first = await servers.watchConsole({ serverId: server.id }, { signal: abort.signal })[Symbol.asyncIterator]().next();
+    abort.abort();
+    const recent: string[] = first.done ? [] : first.value.lines;
+    assert.ok(
+      recent.some((line) => /Steve joined the game/.test(line)),
+      `the recent lines: ${recent.join("\n")}`,
+    );
+    assert.ok(!recent.some((line) => /TPS from last|Server tick times|◴/.test(line)), `no answer of tps or mspt: ${recent.join("\n")}`);
     assert.equal(await wrapped.stop("SIGTERM"), 0);
   });
 });

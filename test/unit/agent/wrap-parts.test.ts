@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { UsageError, parseWrapArgs } from "../../../agent/cli-options.ts";
-import { filesNotice } from "../../../agent/wrap.ts";
+import { filesNotice } from "../../../agent/wrap-notices.ts";
 import type { Player, Reply } from "../../../agent/client.ts";
 import { busyMessage, createPlayersSession, unknownAccountMessage, unreachableMessage } from "../../../agent/wrap-players.ts";
 import { createConsoleRunner, quietMs } from "../../../agent/wrap-console.ts";
