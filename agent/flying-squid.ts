@@ -2,8 +2,9 @@
  * The Outpost agent inside a flying-squid server (a Minecraft server in JavaScript): a plugin that
  * keeps the agent's stream to Outpost while the server runs, makes `/outpost` a real command
  * (`/outpost login <CODE>`, `/outpost confirm`, `/outpost cancel`) whose reply the player sees in
- * chat, reports the players online, lets Outpost run console commands and follow the console, and,
- * given a `files.root`, serves the server's directory to the files panel.
+ * chat, reports the players online and how the server is doing (flying-squid-stats.ts), lets
+ * Outpost run console commands and follow the console, and, given a `files.root`, serves the
+ * server's directory to the files panel.
  *
  * flying-squid is no dependency of Outpost: the plugin uses only the server object it is given,
  * described below by the few members it touches. Two ways to add it:
@@ -30,6 +31,7 @@ import {
 } from "./client.ts";
 import { watchSquidConsole, type SquidConsoleServer } from "./flying-squid-console.ts";
 import { describeFileError } from "./files/requests.ts";
+import { sampleSquid, type SquidTicks } from "./flying-squid-stats.ts";
 
 /** A player as flying-squid has them; `username` and `uuid` are set once they have logged in. */
 export interface SquidPlayer {
@@ -48,12 +50,13 @@ interface SquidCommand {
 }
 
 /** What the plugin uses of a flying-squid server (its MCServer). */
-export interface SquidServer extends SquidConsoleServer {
+export interface SquidServer extends SquidConsoleServer, Omit<SquidTicks, "on"> {
   warn(message: string): void;
   commands: SquidConsoleServer["commands"] & { add(command: SquidCommand): unknown };
   players?: SquidPlayer[];
   on(event: "newPlayer", listener: (player: SquidPlayer) => void): unknown;
   on(event: "close", listener: () => void): unknown;
+  on(event: "tick", listener: () => void): unknown;
 }
 
 /** flying-squid's settings (createMCServer's options), of which the plugin reads one. */
@@ -81,6 +84,8 @@ export interface OutpostPluginOptions {
    * someone's program, whose working directory need not be the server's, so the operator names it.
    */
   files?: AgentFilesOptions;
+  /** How often the server is sampled for Outpost's charts (default 10 s). */
+  statsEveryMs?: number;
   /** Any other agent option (a transport, the backoff); `url`, `key` and the rest above win. */
   agent?: Partial<AgentOptions>;
 }
@@ -174,7 +179,14 @@ function attachOutpost(serv: SquidServer, settings: SquidSettings, options: Outp
     action: (params, ctx) => playOutpostCommand(serv, agent, link, ctx.player!, params),
   });
   reportPlayers(serv, agent);
+  const files = options.files ?? options.agent?.files;
+  const sampler = sampleSquid(serv, {
+    everyMs: options.statsEveryMs ?? 10_000,
+    root: files && files.mode !== "off" ? files.root : undefined,
+    report: (s) => agent.reportStats(s),
+  });
   serv.on("close", () => {
+    sampler.stop();
     squidConsole?.close();
     void agent.stop();
   });

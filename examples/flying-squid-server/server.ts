@@ -38,7 +38,9 @@ const serv = flyingSquid.createMCServer({
   logging: false,
   worldFolder: undefined,
 });
-serv.addPlugin("outpost", outpostPlugin(options));
+// OUTPOST_STATS_SECONDS: how often the plugin samples the server for Outpost's charts (10).
+const statsSeconds = Number(process.env.OUTPOST_STATS_SECONDS ?? 10);
+serv.addPlugin("outpost", outpostPlugin({ ...options, statsEveryMs: statsSeconds * 1000 }));
 
 // flying-squid's console puts the terminal in raw mode, where Ctrl-C is a keystroke that only
 // closes the console. Make it the signal it usually is, for this process and whatever started it

@@ -42,7 +42,7 @@ describe("agent: the flying-squid plugin on a real Minecraft server, end to end"
     // An offline-mode server signs players in only where the deployment allows insecure game servers.
     t = await startTestOutpost({ ALLOW_INSECURE_GAME_SERVERS: "true" });
     seeded = await seedGameOAuth(t.baseUrl, [app.redirectUri]);
-    squid = await startSquid({ OUTPOST_URL: t.baseUrl, OUTPOST_AGENT_KEY: seeded.agentKey });
+    squid = await startSquid({ OUTPOST_URL: t.baseUrl, OUTPOST_AGENT_KEY: seeded.agentKey, OUTPOST_STATS_SECONDS: "1" });
     await squid.waitFor(/\[Outpost\] connected to .*: server "Survival" of acme/);
     browser = await launchChromium();
   });
@@ -125,6 +125,37 @@ describe("agent: the flying-squid plugin on a real Minecraft server, end to end"
       assert.deepEqual([unknown.success, unknown.output], [true, ["[ERROR]: Command not found"]]);
     } finally {
       await alex.quit();
+    }
+  });
+
+  it("reports how the server is doing: TPS from its tick loop, MSPT, CPU and memory of its process", async () => {
+    const from = new Date(Date.now() - 60_000).toISOString();
+    for (let i = 0; ; i++) {
+      const to = new Date(Date.now() + 60_000).toISOString();
+      const answer = await seeded.api(
+        "GET",
+        `servers/getServerStats?serverId=${seeded.serverId}&from=${from}&to=${to}&stepSeconds=10&metrics=tps&metrics=mspt&metrics=memory&metrics=cpu`,
+      );
+      const series = Object.fromEntries(answer.series.map((x: { metric: string; points: unknown[] }) => [x.metric, x.points])) as Record<
+        string,
+        Array<{ value: number; worst: number }>
+      >;
+      if (["tps", "mspt", "memory", "cpu"].every((m) => series[m]?.length)) {
+        // A tick every 50 ms: about 20 a second on an idle server, never more.
+        assert.ok(
+          series.tps.every((p) => p.value > 5 && p.value <= 20),
+          JSON.stringify(series.tps),
+        );
+        assert.ok(
+          series.mspt.every((p) => p.value >= 0 && p.value < 50),
+          JSON.stringify(series.mspt),
+        );
+        assert.ok(series.memory.every((p) => p.value > 10_000_000));
+        assert.ok(series.cpu.every((p) => p.value >= 0));
+        break;
+      }
+      assert.ok(i < 60, `no figures yet: ${JSON.stringify(answer)}`);
+      await new Promise((r) => setTimeout(r, 250));
     }
   });
 
