@@ -19,6 +19,7 @@ import type { ModelTool } from "./model.ts";
 import { isUuid } from "../../contract/uuid.ts";
 import { count, serverOf, serverParam, text, type ChatTool } from "./tool-definition.ts";
 import { fileTools } from "./file-tools.ts";
+import { serverTools } from "./server-tools.ts";
 
 const catalogue: ChatTool[] = [
   {
@@ -141,7 +142,7 @@ const catalogue: ChatTool[] = [
   },
 ];
 
-export const chatTools: ReadonlyMap<string, ChatTool> = new Map([...catalogue, ...fileTools].map((t) => [t.name, t]));
+export const chatTools: ReadonlyMap<string, ChatTool> = new Map([...catalogue, ...fileTools, ...serverTools].map((t) => [t.name, t]));
 
 /** The tool as offered to the model. */
 export function offered(tool: ChatTool): ModelTool {

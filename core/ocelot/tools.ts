@@ -6,7 +6,7 @@
  * more than the person asking could. The gate (gate.ts) reads nothing else about a tool.
  */
 
-/** The families of tools, as OcelotConfig's ToolFamilies names them. `server_lifecycle` has no tools yet. */
+/** The families of tools, as OcelotConfig's ToolFamilies names them. */
 export const toolFamilies = ["console_read", "console_command", "players", "knowledge_read", "knowledge_write", "server_lifecycle", "files"] as const;
 export type ToolFamily = (typeof toolFamilies)[number];
 
@@ -17,7 +17,7 @@ export type ToolFamily = (typeof toolFamilies)[number];
  * `file` the grant allows, or a `folder` the grant reaches (searched, it shows only what it allows).
  */
 export type ToolAccess =
-  | { server: "view" | "console_read" | "console_command" | "manage_players" }
+  | { server: "view" | "console_read" | "console_command" | "manage_players" | "lifecycle" }
   | { server: "files_read" | "files_write"; path: "file" | "folder" }
   | { role: "member" | "manager" };
 
@@ -41,6 +41,8 @@ const catalogue = {
   "files.read": { family: "files", weight: 1, confirm: false, access: { server: "files_read", path: "file" } },
   "files.search": { family: "files", weight: 1, confirm: false, access: { server: "files_read", path: "folder" } },
   "files.write": { family: "files", weight: 2, confirm: true, access: { server: "files_write", path: "file" } },
+  "servers.stats": { family: "players", weight: 1, confirm: false, access: { server: "view" } },
+  "servers.restart": { family: "server_lifecycle", weight: 2, confirm: true, access: { server: "lifecycle" } },
 } as const satisfies Record<string, ToolSpec>;
 
 export type ToolName = keyof typeof catalogue;

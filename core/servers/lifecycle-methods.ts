@@ -91,7 +91,8 @@ const refusalOutcomes: Partial<Record<string, LifecycleOutcome>> = { agent_offli
 /** What the four requests share. */
 type LifecycleCall = Pick<StartServerRequest, "serverId" | "reason" | "organizationId" | "organizationSlug">;
 
-async function runLifecycle(deps: LifecycleDeps, action: LifecycleAction, req: LifecycleCall, ctx: HandlerContext) {
+/** One lifecycle request as its procedure (and the assistant's restart_server) runs it. */
+export async function runLifecycle(deps: LifecycleDeps, action: LifecycleAction, req: LifecycleCall, ctx: HandlerContext) {
   const caller = requireUser(ctx);
   const db = deps.statements.db(entityManager(ctx));
   const facts: LifecycleFacts = { requestId: randomUUID(), action, reason: req.reason.trim() };

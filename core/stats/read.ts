@@ -33,14 +33,17 @@ const niceSteps = [10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 2160
 
 export type Resolution = "samples" | "1m" | "15m";
 
-/** The step (seconds) and the table a range is read at. */
-export function resolutionFor(from: Date, to: Date, stepSeconds: number, now: Date, retention: StatsRetention): { step: number; resolution: Resolution } {
+/**
+ * The step (seconds) and the table a range is read at. `fresh` reads the samples whenever they are
+ * still kept, whatever the step: up to the last one, where a rollup lags a minute or two behind.
+ */
+export function resolutionFor(from: Date, to: Date, stepSeconds: number, now: Date, retention: StatsRetention, fresh = false): { step: number; resolution: Resolution } {
   const rangeSeconds = (to.getTime() - from.getTime()) / 1000;
   if (!(rangeSeconds > 0)) throw fieldFail([{ field: "to", message: "must be after from" }]);
   let step = stepSeconds > 0 ? Math.max(10, stepSeconds) : (niceSteps.find((s) => rangeSeconds / s <= 300) ?? 86400);
   const age = (now.getTime() - from.getTime()) / 1000;
   let resolution: Resolution = "15m";
-  if (step < 60 && age <= retention.rawHours * 3600) resolution = "samples";
+  if ((step < 60 || fresh) && age <= retention.rawHours * 3600) resolution = "samples";
   // Within their days the minute rollups serve any coarser step too: they hold the quarter hour under way.
   else if (age <= retention.minuteDays * 86400) resolution = "1m";
   // A rollup has no finer points than its own.

@@ -13,14 +13,14 @@ import { choiceGroup, formAlert, postForm, selectField, textArea, textField } fr
 import { html, type Html } from "../html.ts";
 import { orgPath } from "./paths.ts";
 
-/** The tool families with their labels, in the order shown; the reserved ones say so. */
+/** The tool families with their labels, in the order shown. */
 export const familyFields = [
   ["consoleRead", "Read server consoles"],
   ["consoleCommand", "Run console commands (each one confirmed by a person)"],
   ["players", "List online players"],
   ["knowledgeRead", "Search the organization's notes"],
   ["knowledgeWrite", "Write notes (owners and admins only)"],
-  ["serverLifecycle", "Start, stop and restart servers (reserved: no tool yet)"],
+  ["serverLifecycle", "Restart servers (each restart asks you first)"],
   ["files", "Read, search and change server files (each change confirmed by a person)"],
 ] as const;
 

@@ -12,7 +12,7 @@ import { offeredTools, type Json, type ModelStub } from "../support/model-stub.t
 import { startChatFixture, type ChatFixture } from "./fixture.ts";
 import { freePort } from "../support/outpost.ts";
 
-const allTools = ["console_command", "console_read", "knowledge_read", "knowledge_search", "players_list", "servers_list"];
+const allTools = ["console_command", "console_read", "knowledge_read", "knowledge_search", "players_list", "server_stats", "servers_list"];
 
 /**
  * The assistant's conversations against a stand-in model that scripts the answers and tool calls

@@ -54,8 +54,8 @@ export declare type ToolFamilies = Message<"outpost.ocelot.v1.ToolFamilies"> & {
   knowledgeWrite: boolean;
 
   /**
-   * Reserved: starting, stopping and restarting servers. No tool uses it yet; the flag is kept so
-   * an organization's choice is already recorded when such tools arrive.
+   * Restarting servers (restart_server: the lifecycle grant action applies; each restart needs a
+   * person's confirmation unless break-glass is on).
    *
    * @generated from field: bool server_lifecycle = 6;
    */
