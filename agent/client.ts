@@ -81,6 +81,7 @@ export interface StatsReport {
   tps?: number;
   mspt?: number;
   diskBytes?: bigint;
+  memoryLimitBytes?: bigint;
 }
 
 /** Errors after which reconnecting cannot help: the key, the game or the contract is wrong. */

@@ -3,11 +3,12 @@
  * its tick loop (the `tick` events within the window, per second), MSPT as the time its tick
  * listeners take (from a listener put before all others to one added after them: the plugins
  * loaded later are not measured), CPU and resident memory of the process it runs in (flying-squid
- * is a library inside someone's program, so the whole process is what there is to measure), and,
+ * is a library inside someone's program, so the whole process is what there is to measure; its
+ * limit the container's or the machine's memory), and,
  * with `files.root`, the bytes under the server's directory every 5 minutes.
  */
 import type { StatsReport } from "./client.ts";
-import { diskUsage } from "./stats-sampler.ts";
+import { diskUsage, memoryLimit, repeatSampling } from "./stats-sampler.ts";
 
 /** The part of a flying-squid server the sampler listens to. */
 export interface SquidTicks {
@@ -31,9 +32,9 @@ export function sampleSquid(serv: SquidTicks, o: { everyMs: number; root?: strin
   serv.prependListener?.("tick", first);
   serv.on("tick", last);
 
+  const limit = memoryLimit();
   let window = { at: performance.now(), cpu: process.cpuUsage() };
   let diskAt = -Infinity;
-  let busy = false;
   const sample = async () => {
     const now = performance.now();
     const seconds = (now - window.at) / 1000;
@@ -41,6 +42,7 @@ export function sampleSquid(serv: SquidTicks, o: { everyMs: number; root?: strin
     const report: StatsReport = {
       cpuPercent: ((cpu.user + cpu.system) / 1e6 / seconds) * 100,
       memoryBytes: BigInt(process.memoryUsage.rss()),
+      memoryLimitBytes: BigInt(limit),
     };
     if (ticks > 0) {
       report.tps = Math.min(20, ticks / seconds);
@@ -55,15 +57,10 @@ export function sampleSquid(serv: SquidTicks, o: { everyMs: number; root?: strin
     }
     o.report(report);
   };
-  const timer = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    void sample().finally(() => (busy = false));
-  }, o.everyMs);
-  timer.unref();
+  const sampling = repeatSampling(sample, o.everyMs);
   return {
     stop() {
-      clearInterval(timer);
+      sampling.stop();
       serv.removeListener?.("tick", first);
       serv.removeListener?.("tick", last);
     },

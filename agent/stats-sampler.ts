@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { totalmem } from "node:os";
 import type { StatsReport } from "./client.ts";
 
 /** Linux's clock ticks per second (USER_HZ) and page size on the machines this runs on. */
@@ -42,6 +43,27 @@ export function groupUsage(pgid: number): { cpuSeconds: number; memoryBytes: num
   return { cpuSeconds: ticks / ticksPerSecond, memoryBytes: pages * pageBytes };
 }
 
+const units: Record<string, number> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
+
+/**
+ * The most memory the server may use: the JVM's -Xmx in its command (its heap; the process's
+ * resident memory runs somewhat above it), else the cgroup's limit (a container's), else the
+ * machine's memory.
+ */
+export function memoryLimit(command: readonly string[] = []): number {
+  for (const arg of command) {
+    const xmx = /^-Xmx(\d+)([kKmMgGtT]?)$/.exec(arg);
+    if (xmx) return Number(xmx[1]) * units[xmx[2].toLowerCase()];
+  }
+  try {
+    const cgroup = readFileSync("/sys/fs/cgroup/memory.max", "utf8").trim();
+    if (/^\d+$/.test(cgroup)) return Math.min(Number(cgroup), totalmem());
+  } catch {
+    // No cgroup v2 limit to read.
+  }
+  return totalmem();
+}
+
 /** The bytes of the files under `root` (symbolic links not followed), counting at most {@link maxEntries}. */
 export async function diskUsage(root: string): Promise<number> {
   let bytes = 0;
@@ -68,6 +90,8 @@ export function startStatsSampler(o: {
   report: (sample: StatsReport) => void;
   /** The game's own figures, where it tells them. */
   timing?: () => Pick<StatsReport, "tps" | "mspt">;
+  /** The most memory the server may use ({@link memoryLimit}). */
+  memoryLimitBytes?: number;
 }): { stop(): void } {
   let last: { pgid: number; cpuSeconds: number; at: number } | undefined;
   let diskAt = 0;
@@ -81,7 +105,7 @@ export function startStatsSampler(o: {
       disk = await diskUsage(o.root);
     } else disk = undefined;
     const usage = groupUsage(pgid);
-    const report: StatsReport = { ...o.timing?.() };
+    const report: StatsReport = { ...o.timing?.(), ...(o.memoryLimitBytes && { memoryLimitBytes: BigInt(o.memoryLimitBytes) }) };
     if (usage) {
       report.memoryBytes = BigInt(usage.memoryBytes);
       if (last && last.pgid === pgid && now > last.at) report.cpuPercent = Math.max(0, ((usage.cpuSeconds - last.cpuSeconds) / ((now - last.at) / 1000)) * 100);
@@ -90,12 +114,17 @@ export function startStatsSampler(o: {
     if (disk !== undefined) report.diskBytes = BigInt(disk);
     o.report(report);
   };
+  return repeatSampling(sample, o.everyMs);
+}
+
+/** Runs `sample` every `everyMs` (unref'd), skipping a turn while the last one still runs, until `stop`. */
+export function repeatSampling(sample: () => Promise<void>, everyMs: number): { stop(): void } {
   let busy = false;
   const timer = setInterval(() => {
     if (busy) return;
     busy = true;
     void sample().finally(() => (busy = false));
-  }, o.everyMs);
+  }, everyMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };
 }

@@ -26,7 +26,7 @@ import { createPlayersSession, refusedMessage, unreachableMessage, type PlayersS
 import { startServerProcess, type ServerExit, type ServerProcess } from "./server-process.ts";
 import { createRestartPolicy, restartDefaults, type RestartPolicy, type RestartPolicyOptions } from "./restart-policy.ts";
 import { handleStopSignals, type Stopper } from "./wrap-signals.ts";
-import { startStatsSampler } from "./stats-sampler.ts";
+import { memoryLimit, startStatsSampler } from "./stats-sampler.ts";
 import { createGameTiming, isTimingAnswer } from "./game-timing.ts";
 import { createWrapLifecycle, notStartedAgain, outpostCause, type Cause, type WrapLifecycle, type WrapLifecycleDeps } from "./wrap-lifecycle.ts";
 import { visibleLine } from "../contract/one-line.ts";
@@ -115,6 +115,7 @@ export async function wrap(options: WrapOptions): Promise<number> {
     everyMs: options.statsEveryMs ?? 10_000,
     report: (sample) => agent.reportStats(sample),
     timing: () => timing.sample(),
+    memoryLimitBytes: memoryLimit(options.command),
   });
   const hidden = (line: string) => runner.probing() && isTimingAnswer(line);
   const run: RunDeps = { agent, current, note, collect: runner.line, hidden, outpostAway, game, lifecycle, stopper, policy };

@@ -12,6 +12,7 @@ import { startFlowCleanup } from "../core/oauth/cleanup.ts";
 import { startExpiringKeyNotices } from "../core/notifications/expiring-keys.ts";
 import { startScheduleRunner } from "../core/servers/schedule-runner.ts";
 import { startStatsFolding } from "../core/stats/rollup.ts";
+import { startThresholdChecks } from "../core/alerts/thresholds.ts";
 import { createAlertWorker } from "../core/alerts/worker.ts";
 import { jobFailureLog } from "../core/log-throttle.ts";
 import { createEdgeApp } from "../edge/app.ts";
@@ -131,6 +132,7 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
   const keyNotices = startExpiringKeyNotices({ orm: runtime.orm, statements: runtime.deps.statements, notifier: runtime.deps.notifier, clock, logger });
   const schedules = startScheduleRunner({ ...runtime.deps, clock, logger });
   const statsFolding = startStatsFolding({ orm: runtime.orm, clock, logger, retention: config.statsRetention });
+  const thresholds = startThresholdChecks({ orm: runtime.orm, clock, logger });
   const alertWorker = createAlertWorker({ ...runtime.deps, clock, logger });
   alertWorker.start();
   let stopping: Promise<void> | undefined;
@@ -162,6 +164,7 @@ export async function startOutpost(config: Config, logger: Logger, localClock: C
           keyNotices.stop(),
           schedules.stop(),
           statsFolding.stop(),
+          thresholds.stop(),
           alertWorker.stop(),
         ]);
         await Promise.all([rotating, refreshing]);

@@ -40,6 +40,8 @@ const prefixed = <P extends string>(prefix: P) =>
 const table = {
   "server.agent_connected": ["status", "info"],
   "server.game_state_changed": ["status", "info"],
+  "server.threshold_crossed": ["status", "warning"],
+  "server.threshold_cleared": ["status", "info"],
   "server.game_crashed": ["status", "warning"],
   "server.agent_disconnected": ["status", "warning"],
   "server.agent_key_regenerated": ["security", "warning"],

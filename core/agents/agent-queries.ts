@@ -144,3 +144,8 @@ export function markGameState(
     gameStateRow,
   );
 }
+
+/** The memory limit the server's agent reported (for alert thresholds on memory). */
+export async function storeMemoryLimit(query: SqlRunner, serverId: string, bytes: bigint): Promise<void> {
+  await query.run(sql`update servers set memory_limit_bytes = ${String(bytes)} where id = ${serverId}`);
+}

@@ -16,6 +16,7 @@ import { fail } from "../errors.ts";
 import { supersededError, type AgentConnection } from "./connections.ts";
 import { heartbeatSeconds, markAlive, markConnected } from "./presence.ts";
 import { distinctPlayers, replacePlayers } from "./players.ts";
+import { storeMemoryLimit } from "./agent-queries.ts";
 import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
 import { frozenError, requireNotFrozen, serverFreeze } from "../servers/frozen.ts";
 
@@ -146,6 +147,8 @@ async function unlessFailed(deps: AgentStreamDeps, settling: Promise<void>): Pro
 export function createMessageHandler(deps: AgentStreamDeps, session: StreamSession): (request: ConnectRequest) => Promise<void> {
   const { connection } = session;
   const serverId = session.agent.server.id;
+  /** The memory limit last stored from this stream's samples. */
+  let memoryLimit: bigint | undefined;
   return async ({ message }) => {
     if (message.case === "hello") return hello(deps, session, message.value);
     const { playerAuth } = session;
@@ -172,8 +175,16 @@ export function createMessageHandler(deps: AgentStreamDeps, session: StreamSessi
         return connection.files.answered(message.value);
       case "lifecycleResult":
         return connection.lifecycle.answered(message.value);
-      case "stats":
-        return deps.stats.add(serverId, message.value);
+      case "stats": {
+        deps.stats.add(serverId, message.value);
+        const limit = message.value.memoryLimitBytes;
+        if (limit === undefined || limit === memoryLimit) return;
+        memoryLimit = limit;
+        // For the memory threshold (core/alerts/thresholds.ts); lost, the next connection sends it again.
+        return storeMemoryLimit(deps.statements.on(session.em), serverId, limit).catch((error) =>
+          deps.logger.warn({ err: error }, "a server's memory limit could not be stored"),
+        );
+      }
       case "consoleOutput":
         connection.console.printed(message.value);
         return deps.consoles.printed(serverId, message.value.lines, message.value.dropped);

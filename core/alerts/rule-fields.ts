@@ -6,13 +6,14 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
-import { AlertRuleSchema, type AlertRule as AlertRuleProto, type AlertRuleSpec } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
+import { AlertCondition, AlertRuleSchema, type AlertRule as AlertRuleProto, type AlertRuleSpec } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
 import type { AlertRule } from "../db/alert-entities.ts";
 import { Server } from "../db/entities.ts";
 import { inTransaction } from "../db/sql.ts";
 import { fieldFail } from "../errors.ts";
 import { countOrganizationIntegrations } from "./alert-queries.ts";
 import { isTimeZone } from "./quiet-hours.ts";
+import type { Condition, Threshold } from "./thresholds.ts";
 
 /** The hourly cap when a rule names none. */
 export const defaultMaxPerHour = 20;
@@ -31,6 +32,35 @@ export interface RuleColumns {
   quietEnd: string | null;
   quietTimeZone: string | null;
   maxPerHour: number;
+  threshold: Threshold | null;
+}
+
+/** What each condition takes: a value within this range (none: 0), and minutes (or none). */
+const conditionRules: Record<Condition, { value?: [number, number]; minutes: boolean }> = {
+  tps_below: { value: [0.1, 20], minutes: true },
+  memory_above_percent: { value: [1, 100], minutes: true },
+  crash_loop: { minutes: false },
+  stopped_unexpectedly: { minutes: false },
+  no_samples: { minutes: true },
+};
+
+/** The threshold's columns, or its refusal by field. */
+function checkThreshold(spec: AlertRuleSpec): Threshold | null {
+  const t = spec.threshold;
+  if (!t) return null;
+  if (spec.kinds.length || spec.severities.length) {
+    throw fieldFail([{ field: "spec.kinds", message: "a rule with a threshold matches its own events only: leave kinds and severities empty" }]);
+  }
+  const condition = nameOf(AlertCondition, t.condition) as Condition;
+  const rules = conditionRules[condition];
+  const [low, high] = rules.value ?? [0, 0];
+  if (rules.value ? t.value < low || t.value > high : t.value !== 0) {
+    throw fieldFail([{ field: "spec.threshold.value", message: rules.value ? `must be from ${low} to ${high} for ${condition}` : `must be 0 for ${condition}` }]);
+  }
+  if (rules.minutes ? t.minutes < 1 : t.minutes !== 0) {
+    throw fieldFail([{ field: "spec.threshold.minutes", message: rules.minutes ? `must be from 1 to 1440 for ${condition}` : `must be 0 for ${condition}` }]);
+  }
+  return { condition, value: t.value, minutes: t.minutes };
 }
 
 /** Checks `spec` against the organization and returns the rule's columns and integration ids. */
@@ -47,9 +77,11 @@ export async function checkSpec(tx: EntityManager, organizationId: string, spec:
   if (ids.length && (await countOrganizationIntegrations(inTransaction(tx), organizationId, ids)) !== ids.length) {
     throw fieldFail([{ field: "spec.integration_ids", message: "every id must be an integration of the organization" }]);
   }
+  const threshold = checkThreshold(spec);
   return {
     integrationIds: ids,
     columns: {
+      threshold,
       name: spec.name,
       enabled: spec.enabled,
       serverId: spec.serverId ?? null,
@@ -78,6 +110,7 @@ export function ruleToProto(row: AlertRule, integrationIds: readonly string[]): 
       notifyDashboard: row.notifyDashboard,
       quietHours: row.quietStart && row.quietEnd && row.quietTimeZone ? { start: row.quietStart, end: row.quietEnd, timeZone: row.quietTimeZone } : undefined,
       maxDeliveriesPerHour: row.maxPerHour,
+      threshold: row.threshold ? { condition: valueOf(AlertCondition, row.threshold.condition), value: row.threshold.value, minutes: row.threshold.minutes } : undefined,
     },
     createdAt: timestampFromDate(row.createdAt),
     updatedAt: timestampFromDate(row.updatedAt),

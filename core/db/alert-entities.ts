@@ -29,6 +29,8 @@ export const AlertRule = defineEntity({
     quietEnd: p.string().length(5).nullable(),
     quietTimeZone: p.string().length(64).nullable(),
     maxPerHour: p.integer().default(20),
+    /** A condition on its servers instead of matching events (core/alerts/thresholds.ts); null: none. */
+    threshold: p.json<{ condition: string; value: number; minutes: number }>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()),
   },

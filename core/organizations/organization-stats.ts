@@ -5,7 +5,7 @@
  * admins, counted by core/game-oauth/game-oauth-queries.ts).
  */
 import { create } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
   GetGameOAuthClientStatsResponseSchema,
@@ -16,15 +16,13 @@ import { Server } from "../db/entities.ts";
 import { entityManager, requireUser } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { requireMember, visibleServerIds } from "../access.ts";
-import { readPlayersByServer, resolutionFor, sumSeries, type SeriesPoint } from "../stats/read.ts";
+import { readPlayersByServer, resolutionFor, sumSeries, toColumns } from "../stats/read.ts";
 import { clientSignInDays } from "../game-oauth/game-oauth-queries.ts";
 import { requireClientManager } from "./game-oauth-clients.ts";
 
 type Methods = Pick<ServiceImpl<typeof OrganizationsService>, "getOrganizationStats" | "getGameOAuthClientStats">;
 
 const dayMs = 86_400_000;
-
-const points = (series: readonly SeriesPoint[]) => series.map((p) => ({ at: timestampFromDate(p.at), value: p.value, worst: p.worst }));
 
 export function organizationStatsMethods(deps: Pick<CoreDeps, "clock" | "config" | "statements">): Methods {
   return {
@@ -43,8 +41,8 @@ export function organizationStatsMethods(deps: Pick<CoreDeps, "clock" | "config"
       return create(GetOrganizationStatsResponseSchema, {
         stepSeconds: step,
         resolution,
-        players: points(sumSeries(byServer.values())),
-        servers: [...byServer].map(([serverId, series]) => ({ serverId, players: points(series) })),
+        players: toColumns(sumSeries(byServer.values())),
+        servers: [...byServer].map(([serverId, series]) => ({ serverId, players: toColumns(series) })),
       });
     },
 

@@ -3,13 +3,13 @@
  * read at the resolution the range needs (core/stats/read.ts).
  */
 import { create } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GetServerStatsResponseSchema, StatsMetric, type ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { entityManager, requireUser, serverScope } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { judgeServerRow } from "../access.ts";
-import { metrics, readSeries, resolutionFor, type MetricName } from "../stats/read.ts";
+import { metrics, readSeries, resolutionFor, toColumns, type MetricName } from "../stats/read.ts";
 
 const toEnum: Record<MetricName, StatsMetric> = {
   cpu: StatsMetric.CPU,
@@ -36,7 +36,7 @@ export function statsMethods(deps: Pick<CoreDeps, "clock" | "config" | "statemen
         resolution,
         series: wanted.map((m) => ({
           metric: toEnum[m],
-          points: (series.get(m) ?? []).map((p) => ({ at: timestampFromDate(p.at), value: p.value, worst: p.worst })),
+          points: toColumns(series.get(m) ?? []),
         })),
       });
     },

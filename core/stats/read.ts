@@ -139,6 +139,11 @@ export async function readPlayersByServer(
   return out;
 }
 
+/** A series column by column (StatsColumns), as the API answers it. */
+export function toColumns(points: readonly SeriesPoint[]): { atSeconds: number[]; values: number[]; worst: number[] } {
+  return { atSeconds: points.map((p) => p.at.getTime() / 1000), values: points.map((p) => p.value), worst: points.map((p) => p.worst) };
+}
+
 /** The sum of several servers' series per step: their averages, and their peaks (at most this many at once). */
 export function sumSeries(series: Iterable<SeriesPoint[]>): SeriesPoint[] {
   const byTime = new Map<number, SeriesPoint>();

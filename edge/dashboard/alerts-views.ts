@@ -4,7 +4,7 @@
  * they post are handled in alerts.ts.
  */
 import type { Context } from "koa";
-import { AlertDeliveryStatus, type AlertRule } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
+import { AlertCondition, AlertDeliveryStatus, type AlertRule, type AlertThreshold } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { managedOrgOf, oneOf, noticeOf, render, type Viewer } from "./context.ts";
@@ -26,6 +26,10 @@ export interface RuleValues {
   quietEnd: string;
   timeZone: string;
   maxPerHour: string;
+  /** A threshold's condition ("" for a rule on events), its value and minutes as typed. */
+  condition: string;
+  thresholdValue: string;
+  minutes: string;
 }
 
 export const emptyRule: RuleValues = {
@@ -39,7 +43,36 @@ export const emptyRule: RuleValues = {
   quietEnd: "",
   timeZone: "",
   maxPerHour: "",
+  condition: "",
+  thresholdValue: "",
+  minutes: "",
 };
+
+/** What a threshold watches, as the form offers it and the rules list says it. */
+export const conditionOptions = [
+  { value: "", label: "Events (the kinds and severities below)" },
+  { value: "tps_below", label: "TPS below a value" },
+  { value: "memory_above_percent", label: "Memory above a percent of its limit" },
+  { value: "crash_loop", label: "A crash loop" },
+  { value: "stopped_unexpectedly", label: "The server crashed" },
+  { value: "no_samples", label: "No samples from the server" },
+];
+
+function thresholdWords(t: AlertThreshold): string {
+  const minutes = `for ${t.minutes} min`;
+  switch (t.condition) {
+    case AlertCondition.TPS_BELOW:
+      return `TPS below ${t.value} ${minutes}`;
+    case AlertCondition.MEMORY_ABOVE_PERCENT:
+      return `memory above ${t.value} % of its limit ${minutes}`;
+    case AlertCondition.CRASH_LOOP:
+      return "a crash loop";
+    case AlertCondition.STOPPED_UNEXPECTEDLY:
+      return "the server crashed";
+    default:
+      return `no samples ${minutes}`;
+  }
+}
 
 const kindOptions = Object.entries(ActivityKind)
   .filter(([k, v]) => typeof v === "number" && v !== 0 && isNaN(Number(k)))
@@ -53,6 +86,7 @@ export function managedAlerts(v: Viewer, slug: string): Organization {
 
 function matches(rule: AlertRule, servers: Map<string, string>): string {
   const s = rule.spec!;
+  if (s.threshold) return [thresholdWords(s.threshold), s.serverId ? `server ${servers.get(s.serverId) ?? s.serverId}` : "any server"].join(" · ");
   const parts = [
     s.kinds.length ? s.kinds.map((k) => ActivityKind[k].toLowerCase()).join(", ") : "every kind",
     s.severities.length ? s.severities.map((x) => ActivitySeverity[x].toLowerCase()).join(", ") : "every severity",
@@ -80,6 +114,9 @@ export function ruleValues(rule: AlertRule): RuleValues {
     quietEnd: s.quietHours?.end ?? "",
     timeZone: s.quietHours?.timeZone ?? "",
     maxPerHour: s.maxDeliveriesPerHour ? String(s.maxDeliveriesPerHour) : "",
+    condition: s.threshold ? AlertCondition[s.threshold.condition].toLowerCase() : "",
+    thresholdValue: s.threshold?.value ? String(s.threshold.value) : "",
+    minutes: s.threshold?.minutes ? String(s.threshold.minutes) : "",
   };
 }
 
@@ -93,6 +130,9 @@ function ruleForm(v: Viewer, org: Organization, values: RuleValues, servers: Nam
     html`${formAlert(errors, [])}
 ${textField({ name: "name", label: "Name", value: values.name, required: true, maxlength: 80, errors })}
 ${selectField({ name: "serverId", label: "Server", value: values.serverId, options: [{ value: "", label: "Any server" }, ...servers.map((s) => ({ value: s.id, label: s.name }))], errors })}
+${selectField({ name: "condition", label: "Watch", value: values.condition, options: conditionOptions, errors })}
+${textField({ name: "thresholdValue", label: "Value (TPS, or percent of the memory limit)", value: values.thresholdValue, maxlength: 6, hint: "For TPS below and memory above only." })}
+${textField({ name: "minutes", label: "For how many minutes", value: values.minutes, maxlength: 4, hint: "For TPS, memory and no samples: how long it must hold (1 to 1440). The rule sends once when it starts to hold and once when it stops." })}
 ${choiceGroup({ name: "kinds", legend: "Kinds", type: "checkbox", options: kindOptions, checked: new Set(values.kinds), hint: "None ticked: every kind." })}
 ${choiceGroup({ name: "severities", legend: "Severities", type: "checkbox", options: severityOptions, checked: new Set(values.severities), hint: "None ticked: every severity." })}
 ${choiceGroup({ name: "integrationIds", legend: "Send to", type: "checkbox", options: [...integrations.map((i) => ({ value: i.id, label: i.name })), { value: "dashboard", label: "The dashboard (owners and admins)" }], checked: new Set([...values.integrationIds, ...(values.notifyDashboard ? ["dashboard"] : [])]) })}

@@ -4,6 +4,7 @@
  */
 import type { Router } from "@koa/router";
 import { ActivityKind, ActivitySeverity } from "../../gen/outpost/activity/v1/activity_service_pb.js";
+import { AlertCondition } from "../../gen/outpost/alerts/v1/alerts_service_pb.js";
 import { action, confirmed, done, page, type ActionHandler, type DashboardDeps } from "./context.ts";
 import { allMessages, formErrorsOrThrow, type FormErrors } from "./core.ts";
 import { orgPath } from "./paths.ts";
@@ -23,6 +24,9 @@ function readRuleForm(form: URLSearchParams): RuleValues {
     quietEnd: (form.get("quietEnd") ?? "").trim(),
     timeZone: (form.get("timeZone") ?? "").trim(),
     maxPerHour: (form.get("maxPerHour") ?? "").trim(),
+    condition: form.get("condition") ?? "",
+    thresholdValue: (form.get("thresholdValue") ?? "").trim(),
+    minutes: (form.get("minutes") ?? "").trim(),
   };
 }
 
@@ -46,6 +50,14 @@ function specOf(values: RuleValues, enabled: boolean) {
     notifyDashboard: values.notifyDashboard,
     quietHours: quiet ? { start: values.quietStart, end: values.quietEnd, timeZone: values.timeZone } : undefined,
     maxDeliveriesPerHour: values.maxPerHour ? Math.trunc(Number(values.maxPerHour)) || -1 : 0,
+    threshold: values.condition
+      ? {
+          condition: enumValue(AlertCondition, values.condition),
+          // Text that is no number goes out of range: core says what the field takes.
+          value: values.thresholdValue ? Number(values.thresholdValue.replace(",", ".")) || -1 : 0,
+          minutes: values.minutes ? Math.min(Math.max(Math.trunc(Number(values.minutes)) || 1_000_000, 0), 1_000_000) : 0,
+        }
+      : undefined,
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
-import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import type { Server } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { StatsMetric, type StatsSeries } from "../../gen/outpost/servers/v1/servers_service_pb.js";
@@ -45,14 +45,12 @@ const charted: ReadonlyArray<{ metric: StatsMetric; title: string; unit: Unit; w
 ];
 
 function chartOf(series: StatsSeries | undefined, c: (typeof charted)[number], over: string, span: readonly [number, number]): Chart {
-  const points = series?.points ?? [];
-  const values = points.map((p) => p.value);
-  const worst = points.map((p) => p.worst);
+  const { atSeconds = [], values = [], worst = [] } = series?.points ?? {};
   return {
     id: `chart-${StatsMetric[c.metric].toLowerCase()}`,
     title: c.title,
     unit: c.unit,
-    times: points.map((p) => timestampDate(p.at!).getTime()),
+    times: atSeconds.map((s) => s * 1000),
     lines: [
       { label: "Average", values },
       { label: c.worst, values: worst, faint: true },
@@ -109,13 +107,12 @@ export async function organizationPlayersPanel(v: Viewer, org: Organization): Pr
     from: timestampFromDate(new Date(now - 86_400_000)),
     to: timestampFromDate(new Date(now)),
   });
-  const values = res.players.map((p) => p.value);
-  const worst = res.players.map((p) => p.worst);
+  const { atSeconds = [], values = [], worst = [] } = res.players ?? {};
   const chart = chartFigure({
     id: "chart-organization-players",
     title: "Players online across servers",
     unit: "count",
-    times: res.players.map((p) => timestampDate(p.at!).getTime()),
+    times: atSeconds.map((s) => s * 1000),
     lines: [
       { label: "Average", values },
       { label: "Peak (at most)", values: worst, faint: true },
@@ -146,7 +143,7 @@ export async function playerTrends(v: Viewer, org: Organization): Promise<(s: Se
   const byServer = new Map(
     res.servers.map((x) => {
       const values = new Array<number>(steps).fill(0);
-      for (const p of x.players) values[Math.round((timestampDate(p.at!).getTime() - first) / stepMs)] = p.value;
+      x.players?.atSeconds.forEach((at, i) => (values[Math.round((at * 1000 - first) / stepMs)] = x.players!.values[i]));
       return [x.serverId, values];
     }),
   );

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { seriesOf } from "../support/stats.ts";
 import type { Browser } from "playwright-core";
 import * as oidc from "openid-client";
 import { startTestOutpost, freePort, type TestOutpost } from "../support/outpost.ts";
@@ -136,10 +137,7 @@ describe("agent: the flying-squid plugin on a real Minecraft server, end to end"
         "GET",
         `servers/getServerStats?serverId=${seeded.serverId}&from=${from}&to=${to}&stepSeconds=10&metrics=tps&metrics=mspt&metrics=memory&metrics=cpu`,
       );
-      const series = Object.fromEntries(answer.series.map((x: { metric: string; points: unknown[] }) => [x.metric, x.points])) as Record<
-        string,
-        Array<{ value: number; worst: number }>
-      >;
+      const series = seriesOf(answer);
       if (["tps", "mspt", "memory", "cpu"].every((m) => series[m]?.length)) {
         // A tick every 50 ms: about 20 a second on an idle server, never more.
         assert.ok(

@@ -6,6 +6,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.js";
 import { apiKeyHeader } from "../../contract/credentials.ts";
 import { useWrapSetting, type Json } from "./wrap-fixture.ts";
+import { seriesOf } from "../support/stats.ts";
 
 /**
  * Start, stop, restart and kill from Outpost (servers/startServer …) acting on the real
@@ -224,12 +225,12 @@ describe("outpost-agent wrap: the server's figures in Outpost", function () {
     for (let i = 0; ; i++) {
       const to = new Date(Date.now() + 60_000).toISOString();
       answer = await seeded().api("GET", `servers/getServerStats?serverId=${server.id}&from=${from}&to=${to}&stepSeconds=10`);
-      const points = (metric: string) => answer.series.find((s: Json) => s.metric === metric)?.points ?? [];
-      if (points("players").some((p: Json) => p.worst === 1) && points("cpu").length && points("tps").length && points("mspt").length) break;
+      const points = (metric: string) => seriesOf(answer)[metric] ?? [];
+      if (points("players").some((p) => p.worst === 1) && points("cpu").length && points("tps").length && points("mspt").length) break;
       assert.ok(i < 60, `no figures yet: ${JSON.stringify(answer)}`);
       await sleep(250);
     }
-    const series = Object.fromEntries(answer.series.map((s: Json) => [s.metric, s.points]));
+    const series = seriesOf(answer);
     assert.equal(answer.resolution, "samples");
     assert.ok(
       series.memory.every((p: Json) => p.value > 1_000_000),

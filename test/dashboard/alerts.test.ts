@@ -121,4 +121,23 @@ describe("dashboard: alerts", function () {
     await page.getByText("Alert rule deleted.").waitFor();
     await page.getByText("No alert rules yet.").waitFor();
   });
+
+  it("adds a threshold rule: a value out of range comes back with its message, and the list says what it watches", async () => {
+    await page.getByRole("navigation", { name: "Acme" }).getByRole("link", { name: "Alerts" }).click();
+    await page.getByLabel("Name", { exact: true }).fill("Lag");
+    await page.getByLabel("Watch").selectOption("tps_below");
+    await page.getByLabel("Value (TPS, or percent of the memory limit)").fill("25");
+    await page.getByLabel("For how many minutes").fill("5");
+    await page.getByRole("checkbox", { name: "The dashboard (owners and admins)" }).check();
+    await page.getByRole("button", { name: "Add alert rule" }).click();
+    await page.getByText("must be from 0.1 to 20 for tps_below").waitFor();
+    assert.equal(await page.getByLabel("Watch").inputValue(), "tps_below", "what was chosen is kept");
+    await page.getByLabel("Value (TPS, or percent of the memory limit)").fill("15");
+    await page.getByRole("button", { name: "Add alert rule" }).click();
+    await page.getByText("Alert rule added").waitFor();
+    await page.getByRole("row", { name: /Lag/ }).getByText("TPS below 15 for 5 min · any server").waitFor();
+    await check();
+    await page.getByRole("link", { name: "Edit Lag" }).click();
+    assert.deepEqual([await page.getByLabel("Watch").inputValue(), await page.getByLabel("For how many minutes").inputValue()], ["tps_below", "5"]);
+  });
 });

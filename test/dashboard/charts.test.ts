@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import type { Browser, Page } from "playwright-core";
-import { assertAccessible, launchChromium } from "../support/browser.ts";
+import { assertAccessible, launchChromium, signedInPage } from "../support/browser.ts";
 import { useWrapSetting } from "../agent/wrap-fixture.ts";
 import { rollUp } from "../../core/stats/rollup.ts";
-import type { Json } from "../support/model-stub.ts";
+import { seriesOf } from "../support/stats.ts";
 
 /**
  * Charts, in headless Chromium against a whole Outpost and the real `outpost-agent wrap` sampling a
@@ -26,18 +26,7 @@ describe("dashboard: charts", function () {
     await browser?.close();
   });
 
-  async function signIn(path: string, clock = false): Promise<Page> {
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.setDefaultTimeout(15_000);
-    page.on("pageerror", (e) => errors.push(`page error: ${e}`));
-    if (clock) await page.clock.install();
-    await page.goto(`${outpost().baseUrl}${path}`);
-    await page.getByLabel("Email").fill("owner@example.com");
-    await page.getByLabel("Password").fill("a long password");
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForURL((u) => u.pathname === path);
-    return page;
-  }
+  const signIn = (path: string, clock = false): Promise<Page> => signedInPage(browser, outpost().baseUrl, path, errors, { clock, height: 900 });
 
   /** Waits until the agent's samples say `players` players. */
   async function sampled(serverId: string, players: number): Promise<void> {
@@ -45,7 +34,7 @@ describe("dashboard: charts", function () {
       const from = new Date(Date.now() - 3600_000).toISOString();
       const to = new Date(Date.now() + 60_000).toISOString();
       const answer = await seeded().api("GET", `servers/getServerStats?serverId=${serverId}&from=${from}&to=${to}&metrics=players`);
-      if (answer.series[0].points.some((p: Json) => p.worst === players)) return;
+      if (seriesOf(answer).players.some((p) => p.worst === players)) return;
       assert.ok(i < 80, `no sample of ${players} players yet`);
       await new Promise((r) => setTimeout(r, 250));
     }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
-import { assertAccessible, launchChromium } from "../support/browser.ts";
+import { assertAccessible, launchChromium, signedInPage } from "../support/browser.ts";
 import { useWrapSetting } from "../agent/wrap-fixture.ts";
 
 /**
@@ -23,17 +23,7 @@ describe("dashboard: start and stop a server", function () {
     await browser?.close();
   });
 
-  async function signIn(path: string): Promise<Page> {
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    page.setDefaultTimeout(15_000);
-    page.on("pageerror", (e) => errors.push(`page error: ${e}`));
-    await page.goto(`${outpost().baseUrl}${path}`);
-    await page.getByLabel("Email").fill("owner@example.com");
-    await page.getByLabel("Password").fill("a long password");
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForURL((u) => u.pathname === path);
-    return page;
-  }
+  const signIn = (path: string): Promise<Page> => signedInPage(browser, outpost().baseUrl, path, errors);
 
   it("stops the server after asking, shows it stopped as it happens, and starts it again", async () => {
     const server = await createServer("Dashboard SMP");

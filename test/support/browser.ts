@@ -73,3 +73,21 @@ export async function assertAccessible(page: Page, label: string): Promise<void>
     assert.fail(`${label}: the page scrolls sideways (${widths.scroll} > ${widths.client}): ${wide.join(", ")}`);
   }
 }
+
+/**
+ * A new page signed in to the dashboard at `baseUrl` as the wrap fixture's owner (owner@example.com),
+ * landed on `path`; page errors go to `errors`. With `clock`, the page's timers run on Playwright's
+ * clock (page.clock.runFor moves them).
+ */
+export async function signedInPage(browser: Browser, baseUrl: string, path: string, errors: string[], o: { clock?: boolean; height?: number } = {}): Promise<Page> {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: o.height ?? 800 } })).newPage();
+  page.setDefaultTimeout(15_000);
+  page.on("pageerror", (e) => errors.push(`page error: ${e}`));
+  if (o.clock) await page.clock.install();
+  await page.goto(`${baseUrl}${path}`);
+  await page.getByLabel("Email").fill("owner@example.com");
+  await page.getByLabel("Password").fill("a long password");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((u) => u.pathname === path);
+  return page;
+}

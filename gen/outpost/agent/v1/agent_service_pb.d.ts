@@ -1674,6 +1674,14 @@ export declare type StatsSample = Message<"outpost.agent.v1.StatsSample"> & {
    * @generated from field: optional uint64 disk_bytes = 6;
    */
   diskBytes?: bigint | undefined;
+
+  /**
+   * The most memory the server may use: the JVM's -Xmx, else the container's limit, else the
+   * machine's memory (for alert thresholds on memory; Outpost stores it when it changes).
+   *
+   * @generated from field: optional uint64 memory_limit_bytes = 7;
+   */
+  memoryLimitBytes?: bigint | undefined;
 };
 
 /**

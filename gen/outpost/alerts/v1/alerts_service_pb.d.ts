@@ -44,6 +44,41 @@ export declare type QuietHours = Message<"outpost.alerts.v1.QuietHours"> & {
 export declare const QuietHoursSchema: GenMessage<QuietHours>;
 
 /**
+ * A condition on each server a rule covers, checked every minute. The rule sends once when it
+ * starts to hold on a server (event server.threshold_crossed, a warning) and once when it stops
+ * (server.threshold_cleared); such a rule matches those events of its own only, and other rules
+ * do not match them.
+ *
+ * @generated from message outpost.alerts.v1.AlertThreshold
+ */
+export declare type AlertThreshold = Message<"outpost.alerts.v1.AlertThreshold"> & {
+  /**
+   * @generated from field: outpost.alerts.v1.AlertCondition condition = 1;
+   */
+  condition: AlertCondition;
+
+  /**
+   * TPS_BELOW: the TPS (0–20); MEMORY_ABOVE_PERCENT: the percent (1–100). The others: 0.
+   *
+   * @generated from field: double value = 2;
+   */
+  value: number;
+
+  /**
+   * TPS_BELOW, MEMORY_ABOVE_PERCENT, NO_SAMPLES: for how long, 1–1440 minutes. The others: 0.
+   *
+   * @generated from field: uint32 minutes = 3;
+   */
+  minutes: number;
+};
+
+/**
+ * Describes the message outpost.alerts.v1.AlertThreshold.
+ * Use `create(AlertThresholdSchema)` to create a new message.
+ */
+export declare const AlertThresholdSchema: GenMessage<AlertThreshold>;
+
+/**
  * What a rule matches and where it sends.
  *
  * @generated from message outpost.alerts.v1.AlertRuleSpec
@@ -106,6 +141,14 @@ export declare type AlertRuleSpec = Message<"outpost.alerts.v1.AlertRuleSpec"> &
    * @generated from field: int32 max_deliveries_per_hour = 9;
    */
   maxDeliveriesPerHour: number;
+
+  /**
+   * A condition on the rule's server (or each server of the organization) instead of events:
+   * kinds and severities must then be empty.
+   *
+   * @generated from field: optional outpost.alerts.v1.AlertThreshold threshold = 10;
+   */
+  threshold?: AlertThreshold | undefined;
 };
 
 /**
@@ -449,6 +492,59 @@ export declare type ListAlertDeliveriesResponse = Message<"outpost.alerts.v1.Lis
  * Use `create(ListAlertDeliveriesResponseSchema)` to create a new message.
  */
 export declare const ListAlertDeliveriesResponseSchema: GenMessage<ListAlertDeliveriesResponse>;
+
+/**
+ * What a threshold watches on a server (AlertThreshold).
+ *
+ * @generated from enum outpost.alerts.v1.AlertCondition
+ */
+export enum AlertCondition {
+  /**
+   * @generated from enum value: ALERT_CONDITION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Every sample of the last `minutes` minutes reported a TPS below `value`.
+   *
+   * @generated from enum value: ALERT_CONDITION_TPS_BELOW = 1;
+   */
+  TPS_BELOW = 1,
+
+  /**
+   * Every sample of the last `minutes` minutes reported resident memory above `value` percent of
+   * the server's memory limit (the agent's: -Xmx, else the container's limit, else the machine's).
+   *
+   * @generated from enum value: ALERT_CONDITION_MEMORY_ABOVE_PERCENT = 2;
+   */
+  MEMORY_ABOVE_PERCENT = 2,
+
+  /**
+   * The server's process ended too often in ten minutes, and its agent stopped starting it.
+   *
+   * @generated from enum value: ALERT_CONDITION_CRASH_LOOP = 3;
+   */
+  CRASH_LOOP = 3,
+
+  /**
+   * The server's process ended by itself with a failure (crashed), whether or not it restarts.
+   *
+   * @generated from enum value: ALERT_CONDITION_STOPPED_UNEXPECTEDLY = 4;
+   */
+  STOPPED_UNEXPECTEDLY = 4,
+
+  /**
+   * The server sent samples within the last two days, but none for `minutes` minutes.
+   *
+   * @generated from enum value: ALERT_CONDITION_NO_SAMPLES = 5;
+   */
+  NO_SAMPLES = 5,
+}
+
+/**
+ * Describes the enum outpost.alerts.v1.AlertCondition.
+ */
+export declare const AlertConditionSchema: GenEnum<AlertCondition>;
 
 /**
  * @generated from enum outpost.alerts.v1.AlertDeliveryStatus

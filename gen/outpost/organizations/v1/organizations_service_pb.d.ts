@@ -7,7 +7,7 @@ import type { Message } from "@bufbuild/protobuf";
 import type { AccessGrant, AccessRequest, AccessRequestStatus, GameOAuthClient, GrantConstraints, Invitation, InvitationStatus, Member, Organization, PlanUsage, Role, ServerAction, VerifierPolicy } from "./resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { ApiKey } from "../../auth/v1/resources_pb.js";
-import type { StatsPoint } from "../../stats/v1/stats_pb.js";
+import type { StatsColumns } from "../../stats/v1/stats_pb.js";
 
 /**
  * Describes the file outpost/organizations/v1/organizations_service.proto.
@@ -1743,9 +1743,9 @@ export declare type GetOrganizationStatsResponse = Message<"outpost.organization
    * Players online across the servers: each point's value is the sum of the servers' averages
    * over the step, its worst the sum of their peaks (so at most this many at once).
    *
-   * @generated from field: repeated outpost.stats.v1.StatsPoint players = 3;
+   * @generated from field: outpost.stats.v1.StatsColumns players = 3;
    */
-  players: StatsPoint[];
+  players?: StatsColumns | undefined;
 
   /**
    * Each server's players, for the servers that reported in the range.
@@ -1771,9 +1771,9 @@ export declare type ServerPlayers = Message<"outpost.organizations.v1.ServerPlay
   serverId: string;
 
   /**
-   * @generated from field: repeated outpost.stats.v1.StatsPoint players = 2;
+   * @generated from field: outpost.stats.v1.StatsColumns players = 2;
    */
-  players: StatsPoint[];
+  players?: StatsColumns | undefined;
 };
 
 /**

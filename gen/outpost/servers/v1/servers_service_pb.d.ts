@@ -7,7 +7,7 @@ import type { Message } from "@bufbuild/protobuf";
 import type { FileEntry, FileMatch, FileVersion, Game, GameState, OnlinePlayer, Plugin, Server } from "./resources_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { AccessRequest, ServerAction } from "../../organizations/v1/resources_pb.js";
-import type { StatsPoint } from "../../stats/v1/stats_pb.js";
+import type { StatsColumns } from "../../stats/v1/stats_pb.js";
 
 /**
  * Describes the file outpost/servers/v1/servers_service.proto.
@@ -2523,9 +2523,9 @@ export declare type StatsSeries = Message<"outpost.servers.v1.StatsSeries"> & {
   metric: StatsMetric;
 
   /**
-   * @generated from field: repeated outpost.stats.v1.StatsPoint points = 2;
+   * @generated from field: outpost.stats.v1.StatsColumns points = 2;
    */
-  points: StatsPoint[];
+  points?: StatsColumns | undefined;
 };
 
 /**

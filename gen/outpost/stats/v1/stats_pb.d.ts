@@ -4,7 +4,6 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file outpost/stats/v1/stats.proto.
@@ -12,36 +11,39 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 export declare const file_outpost_stats_v1_stats: GenFile;
 
 /**
- * One step of a statistic (servers/getServerStats, organizations/getOrganizationStats).
+ * A statistic's points column by column, as charting libraries take them: point i is the step
+ * that starts at at_seconds[i], with its average values[i] and its worst worst[i] (the lowest
+ * TPS, the highest of the others). A step without a figure has no point. (servers/getServerStats,
+ * organizations/getOrganizationStats)
  *
- * @generated from message outpost.stats.v1.StatsPoint
+ * @generated from message outpost.stats.v1.StatsColumns
  */
-export declare type StatsPoint = Message<"outpost.stats.v1.StatsPoint"> & {
+export declare type StatsColumns = Message<"outpost.stats.v1.StatsColumns"> & {
   /**
-   * The step's start.
+   * Each step's start, seconds since the epoch (UTC).
    *
-   * @generated from field: google.protobuf.Timestamp at = 1;
+   * @generated from field: repeated uint32 at_seconds = 1;
    */
-  at?: Timestamp | undefined;
+  atSeconds: number[];
 
   /**
    * The average over the step.
    *
-   * @generated from field: double value = 2;
+   * @generated from field: repeated double values = 2;
    */
-  value: number;
+  values: number[];
 
   /**
-   * The worst within it (the lowest TPS, the highest of the others).
+   * The worst within it.
    *
-   * @generated from field: double worst = 3;
+   * @generated from field: repeated double worst = 3;
    */
-  worst: number;
+  worst: number[];
 };
 
 /**
- * Describes the message outpost.stats.v1.StatsPoint.
- * Use `create(StatsPointSchema)` to create a new message.
+ * Describes the message outpost.stats.v1.StatsColumns.
+ * Use `create(StatsColumnsSchema)` to create a new message.
  */
-export declare const StatsPointSchema: GenMessage<StatsPoint>;
+export declare const StatsColumnsSchema: GenMessage<StatsColumns>;
 

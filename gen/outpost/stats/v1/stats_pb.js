@@ -3,18 +3,17 @@
 /* eslint-disable */
 
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file outpost/stats/v1/stats.proto.
  */
 export const file_outpost_stats_v1_stats = /*@__PURE__*/
-  fileDesc("ChxvdXRwb3N0L3N0YXRzL3YxL3N0YXRzLnByb3RvEhBvdXRwb3N0LnN0YXRzLnYxIlIKClN0YXRzUG9pbnQSJgoCYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBXZhbHVlGAIgASgBEg0KBXdvcnN0GAMgASgBYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChxvdXRwb3N0L3N0YXRzL3YxL3N0YXRzLnByb3RvEhBvdXRwb3N0LnN0YXRzLnYxIkEKDFN0YXRzQ29sdW1ucxISCgphdF9zZWNvbmRzGAEgAygNEg4KBnZhbHVlcxgCIAMoARINCgV3b3JzdBgDIAMoAWIGcHJvdG8z");
 
 /**
- * Describes the message outpost.stats.v1.StatsPoint.
- * Use `create(StatsPointSchema)` to create a new message.
+ * Describes the message outpost.stats.v1.StatsColumns.
+ * Use `create(StatsColumnsSchema)` to create a new message.
  */
-export const StatsPointSchema = /*@__PURE__*/
+export const StatsColumnsSchema = /*@__PURE__*/
   messageDesc(file_outpost_stats_v1_stats, 0);
 
