@@ -7,6 +7,7 @@ import { ServersService } from "../../gen/outpost/servers/v1/servers_service_pb.
 import { apiKeyHeader } from "../../contract/credentials.ts";
 import { useWrapSetting, type Json } from "./wrap-fixture.ts";
 import { seriesOf } from "../support/stats.ts";
+import { rollUp } from "../../core/stats/rollup.ts";
 
 /**
  * Start, stop, restart and kill from Outpost (servers/startServer …) acting on the real
@@ -249,6 +250,16 @@ describe("outpost-agent wrap: the server's figures in Outpost", function () {
       series.mspt.every((p: Json) => p.value === 1.5),
       "Paper's mspt answer: the 1-minute average",
     );
+    // Folded into minutes (now, rather than at the next minute's fold), the same figures come from the rollups.
+    const runtime = outpost().current()!.runtime;
+    await rollUp(runtime.deps.statements.on(runtime.orm.em.fork()), new Date(Date.now() + 90_000), runtime.deps.config.statsRetention);
+    const to = new Date(Date.now() + 60_000).toISOString();
+    const minutes = await seeded().api("GET", `servers/getServerStats?serverId=${server.id}&from=${from}&to=${to}&stepSeconds=60`);
+    assert.equal(minutes.resolution, "1m");
+    const folded = seriesOf(minutes);
+    assert.ok(folded.tps.length >= 1 && folded.tps.every((p) => p.value === 20 && p.worst === 20), JSON.stringify(folded.tps));
+    assert.ok(folded.players.some((p) => p.worst === 1));
+    assert.ok(folded.memory.every((p) => p.value > 1_000_000));
     const output = wrapped.output();
     assert.match(output, /stdin> tps\n/, "asked once, as the console's own command");
     assert.equal(output.match(/stdin> tps\n/g)!.length, 1, "at most once a minute");
