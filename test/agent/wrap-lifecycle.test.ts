@@ -8,6 +8,7 @@ import { apiKeyHeader } from "../../contract/credentials.ts";
 import { useWrapSetting, type Json } from "./wrap-fixture.ts";
 import { seriesOf } from "../support/stats.ts";
 import { rollUp } from "../../core/stats/rollup.ts";
+import { runDueSchedules } from "../../core/servers/schedule-runner.ts";
 
 /**
  * Start, stop, restart and kill from Outpost (servers/startServer …) acting on the real
@@ -172,12 +173,30 @@ describe("outpost-agent wrap: a schedule restarts the server at its time, and a 
     const create = (name: string, enabled: boolean) =>
       seeded().api("POST", "servers/createSchedule", { serverId: server.id, name, cron: "* * * * *", timeZone: "UTC", action: "restart", enabled });
     const { schedule } = await create("Every minute", true);
+    // On PostgreSQL a second instance is up, and both look at once besides their own 5 s ticks.
+    const second = process.env.DATABASE_URL ? await outpost().another() : undefined;
     // Its time has come (as if a minute had passed): the runner, looking every 5 s, restarts the server.
     let since = wrapped.output().length;
     await sql(`update server_schedules set next_run_at = date_trunc('minute', now()) where id = '${schedule.id}'`);
+    if (second) await Promise.all([outpost().current()!, second].map((instance) => runDueSchedules(instance.runtime.deps)));
     await wrapped.waitFor(/\[outpost\] Outpost asks to restart the server \(schedule "Every minute"\)/, since);
     await wrapped.waitFor(/stand-in pid \d+/, since);
     await eventually(server.id, (s) => s.gameState === "running");
+    const once = await seeded().api("GET", `servers/listScheduleRuns?scheduleId=${schedule.id}`);
+    assert.deepEqual(
+      once.runs.map((r: Json) => r.outcome),
+      ["ok"],
+      "one run",
+    );
+    assert.equal(
+      wrapped
+        .output()
+        .slice(since)
+        .match(/Outpost asks to restart the server/g)?.length,
+      1,
+      "one restart",
+    );
+    await second?.stop();
     await seeded().api("POST", "servers/updateSchedule", {
       scheduleId: schedule.id,
       name: "Every minute",

@@ -20,6 +20,8 @@ export interface RestartableOutpost {
   current(): Outpost | undefined;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Another instance on the same PostgreSQL database (a PostgreSQL server only), on ports of its own; closed with this one. */
+  another(): Promise<Outpost>;
   close(): Promise<void>;
 }
 
@@ -41,6 +43,7 @@ export async function startRestartableOutpost(env: Record<string, string> = {}):
     ...env,
   });
   let outpost: Outpost | undefined;
+  const others = new Set<Outpost>();
   const restartable: RestartableOutpost = {
     baseUrl: `http://127.0.0.1:${config.port}`,
     gameIssuerUrl: `http://127.0.0.1:${gamePort}`,
@@ -52,7 +55,17 @@ export async function startRestartableOutpost(env: Record<string, string> = {}):
       await outpost?.stop();
       outpost = undefined;
     },
+    async another() {
+      if (!database) throw new Error("another instance needs a PostgreSQL server (DATABASE_URL)");
+      const [otherPort, otherGamePort] = [await freePort(), await freePort()];
+      const other = await startOutpost({ ...config, port: otherPort, gamePort: otherGamePort }, pino({ level: "silent" }));
+      // Stopped once, by the test or at close.
+      const handle: Outpost = { ...other, stop: async () => void (others.delete(handle) && (await other.stop())) };
+      others.add(handle);
+      return handle;
+    },
     async close() {
+      await Promise.all([...others].map((o) => o.stop()));
       await restartable.stop();
       await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
