@@ -84,7 +84,7 @@ const env: Record<string, string> = {
   GAME_PORT: String(gamePort),
   GAME_ISSUER_URL: `http://127.0.0.1:${gamePort}`,
   PLANS: `{"free":{"servers":${agentCount + 10},"gameOAuthClients":2}}`,
-  RATE_LIMIT_PER_MINUTE: "10000000",
+  RATE_LIMIT_PER_MINUTE: "1000000",
   DATABASE_POOL_SIZE: String(poolSize),
 };
 const url = `http://127.0.0.1:${port}`;
