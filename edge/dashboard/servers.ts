@@ -148,7 +148,7 @@ const serverPage: ServerPage = async (ctx, v, state = {}, status = 200) => {
   }
   const [playersPanel, chartsPanel, grantsSection, granted] = await Promise.all([
     playersSection(v, s),
-    statsPanel(v, org, s, rangeOf(ctx)),
+    statsPanel(v, org, s.id, rangeOf(ctx)),
     manage ? accessSection(v, org, s, state.grant) : html``,
     manage ? undefined : grantedActions(v, org, s.id),
   ]);
