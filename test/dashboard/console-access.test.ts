@@ -160,7 +160,8 @@ describe("dashboard: a server's console, its players and whether it signs player
       await page
         .getByRole("log", { name: "Live output" })
         .getByText("The live output is off: you have 10 live consoles open; close one and try again (by reloading this page).")
-        .waitFor();
+        // The server's page draws its charts too: under CI's load its scripts take longer than the default 10 s.
+        .waitFor({ timeout: 30_000 });
       await page.close();
     } finally {
       for (const abort of held) abort.abort();
