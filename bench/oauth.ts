@@ -14,7 +14,8 @@
  *     /oauth2/authorize/events receiving the redirect URL.
  *  d) the Account OAuth issuer (ACCOUNT_BASE_URL/api/auth), the same engine's other configuration:
  *     codes minted by a signed-in user's authorizations to a first-party (skipConsent) client, then
- *     exchanged like (a), and userinfo like (b).
+ *     exchanged like (a), and userinfo like (b); then its token endpoint again for a client of each
+ *     other ID token algorithm (ES256, EdDSA), printed per algorithm.
  *
  *  e) for scale, the issue's yardstick rebuilt (bench/reference-server.ts: Koa + pg, one consume,
  *     one insert, one RS256 signature) measured like (a) once Outpost has stopped, so an absolute
@@ -37,7 +38,8 @@
  * BENCH_SIGNINS (latency sign-ins, default 300), BENCH_LATENCY_CONCURRENCY (default 1: this process
  * solves the proof of work synchronously, which would stall the other sign-ins' readers),
  * BENCH_SECONDS (userinfo, default 10), BENCH_CONNECTIONS (default 50), BENCH_CPU_PROF=dir (runs
- * the server with --cpu-prof into that directory).
+ * the server with --cpu-prof into that directory), BENCH_ALGS (the other ID token algorithms measured,
+ * default "ES256,EdDSA"; "" for none).
  */
 import { createServer } from "node:net";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
@@ -61,6 +63,7 @@ const latencySignIns = Number(process.env.BENCH_SIGNINS ?? 300);
 const latencyConcurrency = Number(process.env.BENCH_LATENCY_CONCURRENCY ?? 1);
 const cpuProfDir = process.env.BENCH_CPU_PROF;
 const withReference = process.env.BENCH_REFERENCE !== "0";
+const otherAlgs = (process.env.BENCH_ALGS ?? "ES256,EdDSA").split(",").filter(Boolean);
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -190,6 +193,22 @@ try {
     "GET /api/auth/…/userinfo (one token)",
   );
 
+  // The token figure per ID token algorithm: Account OAuth clients alike but for it (their codes are the quickest to mint).
+  const perAlg = [{ alg: "RS256", rate: accountOk / accountSeconds, cpu: cpuPerRequest(0, accountCpuMs, accountOk) }];
+  for (const alg of otherAlgs) {
+    const algClient = await api("admin/createAccountOAuthClient", {
+      name: `Bench ${alg} app`,
+      redirectUris: [redirectUri],
+      skipConsent: true,
+      idTokenSignedResponseAlg: alg,
+    });
+    const authorize = authorizeUrl(`${bench.baseUrl}/api/auth/oauth2/authorize`, algClient.clientId, "openid profile email");
+    const codes = (count: number) => inParallel(count, mintConcurrency, () => accountCode(authorize, sessionCookie));
+    const endpoint = { ...accountToken, authorization: basicAuth(algClient.clientId, algClient.clientSecret) };
+    const run = await tokenBatches(settings, codes, endpoint, (batch, count) => `POST /api/auth/…/token ${alg} batch ${batch} (${count})`);
+    perAlg.push({ alg, rate: run.ok / run.seconds, cpu: cpuPerRequest(0, run.cpuMs, run.ok) });
+  }
+
   const generatorCpu = (rows: Figures[]) => Math.round(rows.reduce((t, r) => t + (r.generatorCpuMicros ?? 0), 0) / rows.length);
   console.log(`\nGame OAuth issuer, loopback, PostgreSQL, ${connections} connections`);
   console.log(
@@ -230,6 +249,8 @@ try {
   console.log(
     `userinfo: ${accountUserinfo.requestsPerSecond.toFixed(0)} requests/s, p50 ${accountUserinfo.p50} ms, p99 ${accountUserinfo.p99} ms; Outpost's CPU ${accountUserinfoCpu} per request`,
   );
+  console.log(`\nAccount OAuth token endpoint by the client's ID token algorithm`);
+  for (const { alg, rate, cpu } of perAlg) console.log(`  ${alg.padEnd(6)} ${rate.toFixed(0)} exchanges/s; Outpost's CPU ${cpu} per exchange`);
 } catch (error) {
   // Said before the agents stop: their dropped connections would otherwise end the process first.
   console.error("bench:oauth failed:", error);

@@ -207,9 +207,11 @@ async function keysRotate(config: Config, logger: Logger, args: string[]): Promi
   } else {
     console.log(`rotated the ${issuer} issuer's signing keys`);
   }
-  console.log(`current ${res.currentKid}`);
-  console.log(`next ${res.nextKid}`);
-  if (!o.purge) console.log(`previous ${res.previousKid}`);
+  for (const keys of res.algorithms) {
+    console.log(`${keys.alg} current ${keys.currentKid}`);
+    console.log(`${keys.alg} next ${keys.nextKid}`);
+    if (!o.purge) console.log(`${keys.alg} previous ${keys.previousKid}`);
+  }
 }
 
 /** One case per command, each a function above. */

@@ -14,7 +14,8 @@ import { deleteExpiredRefreshTokens } from "./refresh-queries.ts";
  * Account OAuth's clients as the shared checks read a client (core/oauth/exchange-checks.ts): its
  * registered token_endpoint_auth_method, and whether it must use PKCE.
  */
-export const accountClients = sql`(select id, client_id, name, secret_hash, disabled, token_endpoint_auth_method as auth_method, require_pkce, allowed_scopes
+export const accountClients = sql`(select id, client_id, name, secret_hash, disabled, token_endpoint_auth_method as auth_method, require_pkce, allowed_scopes,
+                                           id_token_signed_response_alg
                                       from oauth_provider_clients)`;
 
 /** An exchange's row: a consumed code with what the account claims need (the user and the granted scopes). */
@@ -34,7 +35,7 @@ export const accountTokenQueries: TokenQueries<AccountCodeRow, AccountReusedRow,
   exchange: (query, p) =>
     query.one(
       sql`with client as (
-            select cl.id, cl.secret_hash, cl.auth_method, cl.require_pkce, ${clientAuthentication(p)} as authenticated
+            select cl.id, cl.secret_hash, cl.auth_method, cl.require_pkce, cl.id_token_signed_response_alg, ${clientAuthentication(p)} as authenticated
               from ${accountClients} cl where cl.client_id = ${p.clientId}
           ), consumed as (
             update account_authorization_codes set consumed_at = ${p.now}
@@ -50,6 +51,7 @@ export const accountTokenQueries: TokenQueries<AccountCodeRow, AccountReusedRow,
               from checked c where true = all(c.checks)
           )
           select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.authenticated as client_authenticated,
+                 cl.id_token_signed_response_alg as client_id_token_alg,
                  (select row_to_json(k) from (select c.id, c.nonce, c.auth_time, c.checks, c.user_id, c.scopes, u.name, u.email, u.email_verified_at is not null as email_verified
                                                 from checked c join users u on u.id = c.user_id) k) as code
             from client cl`,

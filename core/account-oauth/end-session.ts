@@ -18,6 +18,7 @@ import { recordActivity } from "../activity/record.ts";
 import { appendQuery } from "../oauth/authorization-request.ts";
 import { redirectUriMatches } from "../oauth/redirect-uris.ts";
 import { findLogoutClient } from "./account-oauth-queries.ts";
+import { signingAlgs } from "../db/signing-key-entities.ts";
 
 type Deps = Pick<CoreDeps, "signingKeys" | "statements" | "config">;
 
@@ -43,7 +44,7 @@ const pageError = (description: string): EndSessionOutcome => ({ case: "pageErro
 /** The user and app an ID token of this issuer names, or null for anything else. Expiry is not checked. */
 async function verifyHint(deps: Deps, hint: string): Promise<{ sub: string; aud: string } | null> {
   try {
-    const { payload } = await compactVerify(hint, createLocalJWKSet(await deps.signingKeys.jwks("account")), { algorithms: ["RS256"] });
+    const { payload } = await compactVerify(hint, createLocalJWKSet(await deps.signingKeys.jwks("account")), { algorithms: [...signingAlgs] });
     const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
     if (claims.iss !== deps.config.accountIssuerUrl || typeof claims.sub !== "string" || typeof claims.aud !== "string") return null;
     return { sub: claims.sub, aud: claims.aud };

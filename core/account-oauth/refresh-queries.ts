@@ -5,7 +5,8 @@
  * family is checked against, so one issued concurrently with the revocation dies with it.
  */
 import { sql, type SqlRunner } from "../db/sql.ts";
-import { arrayOf, bool, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
+import { arrayOf, bool, nullable, oneOf, row, text, timestamp, type Row } from "../db/rows.ts";
+import { signingAlgs } from "../db/signing-key-entities.ts";
 import { clientAuthentication, type PresentedClient } from "../oauth/exchange-checks.ts";
 import { refreshCheckResults, type RefreshCheckParams } from "./refresh-checks.ts";
 
@@ -43,6 +44,8 @@ const rotateRow = row({
   client_secret_hash: text,
   /** `clientAuthentication` (core/oauth/exchange-checks.ts) held. */
   client_authenticated: bool,
+  /** How the client's ID tokens are signed. */
+  client_id_token_alg: oneOf(...signingAlgs),
   token: nullable(
     row({
       authorization_code_id: text,
@@ -71,8 +74,8 @@ export type RotateRow = Row<typeof rotateRow>;
 export function rotateRefreshToken(query: SqlRunner, p: RotateParams): Promise<RotateRow | undefined> {
   return query.one(
     sql`with client as (
-          select cl.id, cl.secret_hash, cl.allowed_scopes, ${clientAuthentication(p)} as authenticated
-            from (select id, secret_hash, disabled, token_endpoint_auth_method as auth_method, allowed_scopes
+          select cl.id, cl.secret_hash, cl.allowed_scopes, cl.id_token_signed_response_alg, ${clientAuthentication(p)} as authenticated
+            from (select id, secret_hash, disabled, token_endpoint_auth_method as auth_method, allowed_scopes, id_token_signed_response_alg
                     from oauth_provider_clients where client_id = ${p.clientId}) cl
         ), presented as (
           select r.*, ${refreshCheckResults(p)} as checks
@@ -98,6 +101,7 @@ export function rotateRefreshToken(query: SqlRunner, p: RotateParams): Promise<R
             from rotated r
         )
         select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.authenticated as client_authenticated,
+               cl.id_token_signed_response_alg as client_id_token_alg,
                (select row_to_json(k) from (
                   select r.authorization_code_id, pc.client_id as public_client_id, pc.name as client_name, r.user_id, r.scopes, r.auth_time,
                          u.name, u.email, u.email_verified_at is not null as email_verified, r.checks, r.family_alive, exists (select 1 from rotated) as rotated

@@ -117,7 +117,15 @@ export async function refreshGrant(deps: Deps, em: EntityManager, input: Refresh
   const profile = accountTokenProfile(deps.config);
   const claims = claimsOf({ user_id: token.user_id, scopes: granted, name: token.name, email: token.email, email_verified: token.email_verified });
   const idToken = granted.includes("openid")
-    ? await signIdToken(profile, deps, { clientId: input.clientId, now, authTime: token.auth_time, nonce: null, accessToken: accessToken.value, claims })
+    ? await signIdToken(profile, deps, {
+        clientId: input.clientId,
+        alg: result.client_id_token_alg,
+        now,
+        authTime: token.auth_time,
+        nonce: null,
+        accessToken: accessToken.value,
+        claims,
+      })
     : "";
   return { accessToken: accessToken.value, idToken, scope: granted.join(" "), refreshToken: next.value };
 }

@@ -27,8 +27,10 @@ import { fail } from "../errors.ts";
 import { requirePlatformAdmin } from "../access.ts";
 import {
   applyDisabled,
+  applyIdTokenAlg,
   applyNameAndRedirectUris,
   commonClientFields,
+  idTokenAlgOf,
   issueClientSecret,
   normalizeRedirectUris,
   replaceClientSecret,
@@ -91,6 +93,7 @@ const createAccountOAuthClient =
         redirectUris,
         skipConsent: req.skipConsent ?? false,
         disabled: req.disabled ?? false,
+        idTokenSignedResponseAlg: idTokenAlgOf(req.idTokenSignedResponseAlg),
         ...options,
         ...secret.columns,
         createdBy: caller.user.id,
@@ -104,6 +107,7 @@ const createAccountOAuthClient =
         requirePkce: String(options.requirePkce),
         uri: options.uri ?? "",
         postLogoutRedirectUris: options.postLogoutRedirectUris.join(" "),
+        idTokenSignedResponseAlg: client.idTokenSignedResponseAlg,
         ...(!isPublic && { secretPrefix: client.secretPrefix }),
       });
       await tx.flush();
@@ -155,6 +159,7 @@ const updateAccountOAuthClient =
       const client = await findClient(tx, req.clientId, true);
       const changed: Record<string, string> = {};
       applyNameAndRedirectUris(client, { name: req.name, redirectUris }, changed);
+      applyIdTokenAlg(client, req.idTokenSignedResponseAlg, changed);
       if (req.skipConsent !== undefined && req.skipConsent !== client.skipConsent) {
         client.skipConsent = req.skipConsent;
         changed.skipConsent = String(req.skipConsent);

@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
 import { Organization, Server } from "./entities.ts";
+import type { SigningAlg } from "./signing-key-entities.ts";
 
 export const GameOAuthClient = defineEntity({
   name: "GameOAuthClient",
@@ -19,6 +20,8 @@ export const GameOAuthClient = defineEntity({
     redirectUris: p.json<string[]>(),
     /** "any_server" | "selected_servers" */
     verifierPolicy: p.string().length(32),
+    /** How its ID tokens are signed: "RS256", "ES256" or "EdDSA" (migration 0038). */
+    idTokenSignedResponseAlg: p.string().length(8).$type<SigningAlg>().default("RS256"),
     secretHash: p.string().length(64),
     secretPrefix: p.string().length(16),
     disabled: p.boolean().default(false),

@@ -1,6 +1,7 @@
 /**
- * The issuers' signing keys (issues 4 and 5): RS256, one row per key, at most one key per issuer
- * and stage (a unique index, so no race can publish two). A key leaves `previous` by being
+ * The issuers' signing keys (issues 4, 5 and 31): one row per key, a set per issuer and algorithm
+ * (RS256, ES256, EdDSA), at most one key per issuer, algorithm and stage (a unique index, so no
+ * race can publish two). A key leaves `previous` by being
  * deleted: every token it signed expired long before (tokens live minutes, a stage lasts days),
  * and a private key that no longer signs or verifies anything is safest destroyed. Rotations stay
  * in the activity log with their kids.
@@ -16,12 +17,17 @@ export const stages = ["next", "current", "previous"] as const;
 /** `current` signs; `next` and `previous` are published so verifiers with a cached JWKS keep working. */
 export type Stage = (typeof stages)[number];
 
-/** The public half of an RSA key, as RFC 7517 writes it. */
-export interface RsaPublicJwk {
-  kty: "RSA";
-  n: string;
-  e: string;
-}
+/**
+ * The JWS algorithms an issuer signs ID tokens with, each with its own keys: RSASSA-PKCS1-v1_5
+ * with SHA-256 over RSA 2048 (every client's default), ECDSA P-256 with SHA-256, and Ed25519.
+ */
+export const signingAlgs = ["RS256", "ES256", "EdDSA"] as const;
+export type SigningAlg = (typeof signingAlgs)[number];
+
+export const isSigningAlg = (value: string): value is SigningAlg => (signingAlgs as readonly string[]).includes(value);
+
+/** The public half of a key, as RFC 7517 (RSA, EC) and RFC 8037 (OKP) write it. */
+export type PublicKeyMembers = { kty: "RSA"; n: string; e: string } | { kty: "EC"; crv: "P-256"; x: string; y: string } | { kty: "OKP"; crv: "Ed25519"; x: string };
 
 export const SigningKey = defineEntity({
   name: "SigningKey",
@@ -35,7 +41,8 @@ export const SigningKey = defineEntity({
     /** The RFC 7638 thumbprint of the public key. */
     kid: p.string().length(64).unique(),
     stage: p.string().length(16).$type<Stage>(),
-    publicJwk: p.json<RsaPublicJwk>(),
+    alg: p.string().length(8).$type<SigningAlg>().default("RS256"),
+    publicJwk: p.json<PublicKeyMembers>(),
     /** The PKCS #8 private key, AES-256-GCM under the KEK; with its IV and tag. */
     privateKeyCiphertext: p.blob(),
     privateKeyIv: p.blob(),
@@ -46,7 +53,7 @@ export const SigningKey = defineEntity({
     /** When it became `current`; null while `next`. */
     activatedAt: p.datetime().nullable(),
   },
-  uniques: [{ properties: ["issuer", "stage"], name: "signing_keys_issuer_stage_unique" }],
+  uniques: [{ properties: ["issuer", "alg", "stage"], name: "signing_keys_issuer_alg_stage_unique" }],
 });
 export type SigningKey = InferEntity<typeof SigningKey>;
 

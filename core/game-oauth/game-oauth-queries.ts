@@ -13,7 +13,8 @@ import { serverRank } from "../servers/frozen-queries.ts";
  * Game OAuth's clients as the shared checks read a client (core/oauth/exchange-checks.ts): each
  * authenticates with its secret by either method, and none has to use PKCE.
  */
-export const gameClients = sql`(select id, client_id, secret_hash, disabled, 'client_secret_basic_or_post'::text as auth_method, false as require_pkce
+export const gameClients = sql`(select id, client_id, secret_hash, disabled, 'client_secret_basic_or_post'::text as auth_method, false as require_pkce,
+                                        id_token_signed_response_alg
                                    from game_oauth_clients)`;
 
 /** An exchange's row: a consumed code with what the game claims need (the game account, its organization and server). */
@@ -40,7 +41,7 @@ export const gameTokenQueries: TokenQueries<GameCodeRow, GameReusedRow, GameUser
   exchange: (query, p) =>
     query.one(
       sql`with client as (
-            select cl.id, cl.secret_hash, cl.auth_method, cl.require_pkce, ${clientAuthentication(p)} as authenticated
+            select cl.id, cl.secret_hash, cl.auth_method, cl.require_pkce, cl.id_token_signed_response_alg, ${clientAuthentication(p)} as authenticated
               from ${gameClients} cl where cl.client_id = ${p.clientId}
           ), consumed as (
             update authorization_codes set consumed_at = ${p.now}
@@ -56,6 +57,7 @@ export const gameTokenQueries: TokenQueries<GameCodeRow, GameReusedRow, GameUser
               from checked c where true = all(c.checks)
           )
           select cl.id as client_row_id, cl.secret_hash as client_secret_hash, cl.authenticated as client_authenticated,
+                 cl.id_token_signed_response_alg as client_id_token_alg,
                  (select row_to_json(k) from (select c.id, c.nonce, c.auth_time, c.checks, c.organization_id, c.server_id, a.sub, a.name, a.game, a.account_uuid
                                                 from checked c join game_accounts a on a.id = c.game_account_id) k) as code
             from client cl`,

@@ -5,6 +5,7 @@ import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { KeyEncryptionError } from "./key-encryption.ts";
 import type { Issuer } from "./signing-keys.ts";
+import { signingAlgs } from "../db/signing-key-entities.ts";
 
 function issuerOf(issuer: IssuerProto): Issuer {
   switch (issuer) {
@@ -31,12 +32,14 @@ export function createKeysService({ signingKeys }: CoreDeps): ServiceImpl<typeof
     async rotateKeys(req) {
       try {
         const issuer = issuerOf(req.issuer);
-        const stages = req.purge ? await signingKeys.purge(issuer) : { ...(await signingKeys.rotate(issuer)), withdrawn: [] };
+        const { stages, withdrawn } = req.purge ? await signingKeys.purge(issuer) : { stages: await signingKeys.rotate(issuer), withdrawn: [] };
+        const { RS256 } = stages;
         return create(RotateKeysResponseSchema, {
-          currentKid: stages.current,
-          nextKid: stages.next,
-          previousKid: stages.previous ?? "",
-          withdrawnKids: stages.withdrawn,
+          currentKid: RS256.current,
+          nextKid: RS256.next,
+          previousKid: RS256.previous ?? "",
+          withdrawnKids: withdrawn,
+          algorithms: signingAlgs.map((alg) => ({ alg, currentKid: stages[alg].current, nextKid: stages[alg].next, previousKid: stages[alg].previous ?? "" })),
         });
       } catch (error) {
         if (error instanceof KeyEncryptionError) throw fail("failed_precondition", error.message);

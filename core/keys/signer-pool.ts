@@ -1,5 +1,5 @@
 /**
- * RSA signatures on threads of their own, one per core: the token endpoint signs on every exchange,
+ * Signatures (RSA above all, the costly kind) on threads of their own, one per core: the token endpoint signs on every exchange,
  * and on libuv's shared thread pool that work both competed with password hashing (argon2 runs
  * there too, so a burst of sign-ins held up every token) and, at four threads on two cores, took
  * the event loop's core away from it. Measured with `npm run bench:oauth` on this 2-core machine.
@@ -16,7 +16,7 @@ import type { SignJob, SignResult } from "./sign-worker.ts";
 const keysKept = 8;
 
 export interface SignerPool {
-  /** The base64url RSASSA-PKCS1-v1_5 SHA-256 signature of `input` under `key`. */
+  /** The base64url JWS signature of `input` under `key`, by its kind (RS256, ES256 or EdDSA). */
   sign(kid: string, key: KeyObject, input: string): Promise<string>;
   /** Ends the threads; a later sign starts them again. */
   close(): Promise<void>;

@@ -11,7 +11,10 @@
  * that may be compromised) cannot wait that long: serving instances call `refresh` every few
  * seconds, which compares the stored kids with the cached ones.
  *
- * A token is a compact JWS (RFC 7515 §7.1) whose RSA signature the signer pool's threads compute
+ * Each issuer has a key set per algorithm (RS256, ES256, EdDSA; a client chooses the one of its ID
+ * tokens), rotated together and all published.
+ *
+ * A token is a compact JWS (RFC 7515 §7.1) whose signature the signer pool's threads compute
  * (core/keys/signer-pool.ts), off the event loop. It is written here rather than with jose's
  * SignJWT over WebCrypto because the token endpoint signs on every exchange: measured here, that
  * path cost the event loop about 70 µs per token against about 30 µs for this one (tests verify
@@ -22,24 +25,31 @@ import type { JWTHeaderParameters, JWTPayload } from "jose";
 import type { Logger } from "pino";
 import type { Orm } from "../db/orm.ts";
 import type { Clock } from "../clock.ts";
-import { issuers, type Issuer, type SigningKey } from "../db/signing-key-entities.ts";
+import { issuers, signingAlgs, type Issuer, type PublicKeyMembers, type SigningAlg, type SigningKey } from "../db/signing-key-entities.ts";
 import { assertSealedWith, open, type KeyEncryptionKey } from "./key-encryption.ts";
 import type { SignerPool } from "./signer-pool.ts";
-import { findKeys, generateKey, insertFirstKeys, purgeKeys, sealLabel, shiftStages, withIssuerLock, type IssuerKeys, type KeyStages } from "./signing-key-store.ts";
+import {
+  allKeys,
+  findKeys,
+  generateKey,
+  generateKeys,
+  insertFirstKeys,
+  missingAlgs,
+  purgeKeys,
+  sealLabel,
+  shiftStages,
+  withIssuerLock,
+  type IssuerKeys,
+  type StagesByAlg,
+} from "./signing-key-store.ts";
 
-export type { Issuer, KeyStages };
+export type { Issuer, SigningAlg, StagesByAlg };
+export type { KeyStages } from "./signing-key-store.ts";
 
 export const defaultCacheTtlMs = 60_000;
 
 /** A public key as the JWKS publishes it: no private member (`d`, `p`, `q`, `dp`, `dq`, `qi`) ever. */
-export interface PublicJwk {
-  kty: "RSA";
-  n: string;
-  e: string;
-  kid: string;
-  use: "sig";
-  alg: "RS256";
-}
+export type PublicJwk = PublicKeyMembers & { kid: string; use: "sig"; alg: SigningAlg };
 
 export interface Jwks {
   keys: PublicJwk[];
@@ -49,18 +59,18 @@ export interface Jwks {
 export type HeaderExtras = Omit<JWTHeaderParameters, "alg" | "kid" | "b64" | "crit">;
 
 export interface SigningKeys {
-  /** A compact RS256 JWS of `payload` (claims as given) under the issuer's current key. */
-  sign(issuer: Issuer, payload: JWTPayload, header?: HeaderExtras): Promise<string>;
-  /** The issuer's public keys: current, next and previous (once there is one). */
+  /** A compact JWS of `payload` (claims as given) under the issuer's current key of `alg` (default RS256). */
+  sign(issuer: Issuer, payload: JWTPayload, header?: HeaderExtras, alg?: SigningAlg): Promise<string>;
+  /** The issuer's public keys: per algorithm, current, next and previous (once there is one). */
   jwks(issuer: Issuer): Promise<Jwks>;
-  /** Rotates now: previous ← current, current ← next, next ← a new key. Returns the new stages. */
-  rotate(issuer: Issuer): Promise<KeyStages>;
+  /** Rotates every algorithm's keys now: previous ← current, current ← next, next ← a new key. Returns the new stages. */
+  rotate(issuer: Issuer): Promise<StagesByAlg>;
   /**
    * Withdraws all of the issuer's keys (a key may be compromised) and makes a fresh current and
    * next. They leave this instance's JWKS at once, and other instances' at their next
    * {@link SigningKeys.refresh}. Returns the new stages and the kids withdrawn.
    */
-  purge(issuer: Issuer): Promise<KeyStages & { withdrawn: string[] }>;
+  purge(issuer: Issuer): Promise<{ stages: StagesByAlg; withdrawn: string[] }>;
   /**
    * Drops each cached issuer whose stored kids changed (another instance or the CLI rotated or
    * purged), so the next JWKS and signature read them again. One small query per cached issuer.
@@ -87,12 +97,16 @@ export interface SigningKeysDeps {
   signer: SignerPool;
 }
 
+/** An algorithm's current key: its kid, and its private half unsealed on first use. */
+interface CurrentKey {
+  kid: string;
+  privateKey: () => Promise<KeyObject>;
+}
+
 interface Cached {
   loadedAt: number;
   jwks: Jwks;
-  currentKid: string;
-  /** The current key, unsealed on first use. */
-  signingKey: () => Promise<KeyObject>;
+  current: Record<SigningAlg, CurrentKey>;
 }
 
 /** A read in flight, or done (`value`). */
@@ -106,11 +120,11 @@ const stageOrder = ["current", "next", "previous"] as const;
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
 
 function publicJwk(key: SigningKey): PublicJwk {
-  return { kty: "RSA", n: key.publicJwk.n, e: key.publicJwk.e, kid: key.kid, use: "sig", alg: "RS256" };
+  return { ...key.publicJwk, kid: key.kid, use: "sig", alg: key.alg };
 }
 
 function assertAllSealedWith(kek: KeyEncryptionKey, issuer: Issuer, keys: IssuerKeys): void {
-  for (const key of Object.values(keys)) assertSealedWith(kek, key.kekId, `the ${issuer} issuer's signing keys were`);
+  for (const key of allKeys(keys)) assertSealedWith(kek, key.kekId, `the ${issuer} issuer's signing keys were`);
 }
 
 /** `make`'s promise, made once; made again after a failure. */
@@ -123,17 +137,24 @@ function memo<T>(make: () => Promise<T>): () => Promise<T> {
     }));
 }
 
-/** The issuer's keys, making the first two on first use. */
+/**
+ * The issuer's keys, making each algorithm's first two on first use (an issuer from before
+ * ES256 and EdDSA gets theirs then, beside its RS256 keys).
+ */
 async function keysOf({ orm, clock, logger, keyEncryptionKey }: SigningKeysDeps, issuer: Issuer): Promise<IssuerKeys> {
   const keys = await findKeys(orm.em.fork(), issuer);
-  if (keys.current && keys.next) return keys;
+  const missing = missingAlgs(keys);
+  if (!missing.length) return keys;
   const kek = keyEncryptionKey();
-  const fresh = await Promise.all([generateKey(kek, issuer), generateKey(kek, issuer)]);
+  const fresh = await Promise.all(missing.map(async (alg) => [await generateKey(kek, issuer, alg), await generateKey(kek, issuer, alg)] as const));
   return withIssuerLock(orm.em, issuer, async (tx, locked) => {
-    if (locked.current && locked.next) return locked; // another caller made them meanwhile
-    const stages = await insertFirstKeys(tx, issuer, fresh, clock.now());
-    logger.info({ issuer, ...stages }, "signing keys created");
-    return findKeys(tx, issuer);
+    const stillMissing = missingAlgs(locked); // another caller may have made some meanwhile
+    for (const pair of fresh) {
+      if (!stillMissing.includes(pair[0].alg)) continue;
+      const stages = await insertFirstKeys(tx, issuer, [pair[0], pair[1]], clock.now());
+      logger.info({ issuer, alg: pair[0].alg, ...stages }, "signing keys created");
+    }
+    return stillMissing.length ? findKeys(tx, issuer) : locked;
   });
 }
 
@@ -150,31 +171,38 @@ function unsealer(kek: () => KeyEncryptionKey, issuer: Issuer, current: SigningK
   });
 }
 
+/** The issuer's keys in JWKS order: by algorithm (RS256 first), then current, next, previous. */
+const inJwksOrder = (keys: IssuerKeys): SigningKey[] => signingAlgs.flatMap((alg) => stageOrder.flatMap((stage) => keys[alg][stage] ?? []));
+
 /** Reads the issuer's keys for the cache; an unchanged current key keeps the one `before` unsealed. */
 async function load(deps: SigningKeysDeps, issuer: Issuer, before: Cached | undefined): Promise<Cached> {
   const loadedAt = deps.clock.now().getTime();
   const keys = await keysOf(deps, issuer);
-  const current = keys.current!;
-  const signingKey = before?.currentKid === current.kid ? before.signingKey : unsealer(deps.keyEncryptionKey, issuer, current);
-  const jwks = { keys: stageOrder.flatMap((stage) => keys[stage] ?? []).map(publicJwk) };
-  return { loadedAt, jwks, currentKid: current.kid, signingKey };
+  const current = {} as Record<SigningAlg, CurrentKey>;
+  for (const alg of signingAlgs) {
+    const key = keys[alg].current!;
+    const kept = before?.current[alg];
+    current[alg] = kept?.kid === key.kid ? kept : { kid: key.kid, privateKey: unsealer(deps.keyEncryptionKey, issuer, key) };
+  }
+  return { loadedAt, jwks: { keys: inJwksOrder(keys).map(publicJwk) }, current };
 }
 
 /** The kids the issuer's keys have in the database, in JWKS order. */
 async function storedKids(orm: Orm, issuer: Issuer): Promise<string> {
-  const stored = await findKeys(orm.em.fork(), issuer);
-  return stageOrder.flatMap((stage) => stored[stage]?.kid ?? []).join();
+  return inJwksOrder(await findKeys(orm.em.fork(), issuer))
+    .map((key) => key.kid)
+    .join();
 }
 
-/** Shifts the issuer's stages (previous ← current ← next ← a new key) if `due` says so under the issuer's lock. */
+/** Shifts the issuer's stages (previous ← current ← next ← a new key, per algorithm) if `due` says so under the issuer's lock. */
 async function shiftIfDue(deps: SigningKeysDeps, issuer: Issuer, trigger: "scheduled" | "on_demand", due: (keys: IssuerKeys) => boolean) {
   const kek = deps.keyEncryptionKey();
-  const fresh = await generateKey(kek, issuer);
+  const fresh = await generateKeys(kek, issuer);
   const stages = await withIssuerLock(deps.orm.em, issuer, async (tx, keys) => {
     assertAllSealedWith(kek, issuer, keys);
     return due(keys) ? shiftStages(tx, issuer, keys, fresh, deps.clock.now(), trigger) : undefined;
   });
-  if (stages) deps.logger.info({ issuer, trigger, ...stages }, "signing keys rotated");
+  if (stages) deps.logger.info({ issuer, trigger, stages }, "signing keys rotated");
   return stages;
 }
 
@@ -206,11 +234,11 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
   }
 
   return {
-    async sign(issuer, payload, header = {}) {
-      const keys = await cached(issuer);
-      const key = await keys.signingKey();
-      const input = `${base64url({ ...header, alg: "RS256", kid: keys.currentKid })}.${base64url(payload)}`;
-      return `${input}.${await deps.signer.sign(keys.currentKid, key, input)}`;
+    async sign(issuer, payload, header = {}, alg = "RS256") {
+      const current = (await cached(issuer)).current[alg];
+      const key = await current.privateKey();
+      const input = `${base64url({ ...header, alg, kid: current.kid })}.${base64url(payload)}`;
+      return `${input}.${await deps.signer.sign(current.kid, key, input)}`;
     },
 
     async jwks(issuer) {
@@ -225,12 +253,12 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
 
     async purge(issuer) {
       const kek = deps.keyEncryptionKey();
-      const fresh = await Promise.all([generateKey(kek, issuer), generateKey(kek, issuer)]);
+      const fresh = await Promise.all([generateKeys(kek, issuer), generateKeys(kek, issuer)]);
       // The KEK is not checked against the old keys: they are being thrown away, perhaps because
       // the old KEK is what leaked.
       const result = await withIssuerLock(orm.em, issuer, (tx, keys) => purgeKeys(tx, issuer, keys, fresh, clock.now()));
       cache.delete(issuer);
-      logger.info({ issuer, current: result.current, next: result.next, withdrawn: result.withdrawn }, "signing keys purged");
+      logger.info({ issuer, stages: result.stages, withdrawn: result.withdrawn }, "signing keys purged");
       return result;
     },
 
@@ -244,7 +272,12 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
 
     async rotateDue() {
       const kek = deps.keyEncryptionKey();
-      const isDue = (keys: IssuerKeys) => !!keys.current?.activatedAt && clock.now().getTime() - keys.current.activatedAt.getTime() >= rotationMs;
+      // The algorithms rotate together; an algorithm made later (its keys younger) goes along.
+      const isDue = (keys: IssuerKeys) =>
+        signingAlgs.some((alg) => {
+          const activatedAt = keys[alg].current?.activatedAt;
+          return !!activatedAt && clock.now().getTime() - activatedAt.getTime() >= rotationMs;
+        });
       const rotated: Issuer[] = [];
       for (const issuer of issuers) {
         const keys = await findKeys(orm.em.fork(), issuer);

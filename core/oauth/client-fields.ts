@@ -12,6 +12,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { UserCaller } from "../context.ts";
 import { recordActivity } from "../activity/record.ts";
 import type { ClientVerb } from "../activity/kinds.ts";
+import { isSigningAlg, type SigningAlg } from "../db/signing-key-entities.ts";
 
 /** The columns every OAuth client row has. */
 export interface OAuthClientRow {
@@ -22,6 +23,7 @@ export interface OAuthClientRow {
   createdAt: Date;
   secretHash: string;
   secretPrefix: string;
+  idTokenSignedResponseAlg: SigningAlg;
 }
 
 /** The secret kinds that are client secrets. */
@@ -78,6 +80,7 @@ export function commonClientFields(client: OAuthClientRow): {
   disabled: boolean;
   createdAt: Timestamp;
   clientSecretPrefix: string;
+  idTokenSignedResponseAlg: string;
 } {
   return {
     clientId: client.clientId,
@@ -86,7 +89,24 @@ export function commonClientFields(client: OAuthClientRow): {
     disabled: client.disabled,
     createdAt: timestampFromDate(client.createdAt),
     clientSecretPrefix: client.secretPrefix,
+    idTokenSignedResponseAlg: client.idTokenSignedResponseAlg,
   };
+}
+
+/** The algorithm of a new client's ID tokens: the request's (the contract allows only known ones), or RS256. */
+export function idTokenAlgOf(requested: string | undefined): SigningAlg {
+  if (requested === undefined) return "RS256";
+  if (!isSigningAlg(requested)) throw fieldFail([{ field: "id_token_signed_response_alg", message: "must be RS256, ES256 or EdDSA" }]);
+  return requested;
+}
+
+/** Sets the ID tokens' algorithm if given and different, noting it in `changed` for the activity log. */
+export function applyIdTokenAlg(client: OAuthClientRow, requested: string | undefined, changed: Record<string, string>): void {
+  if (requested === undefined) return;
+  const alg = idTokenAlgOf(requested);
+  if (alg === client.idTokenSignedResponseAlg) return;
+  client.idTokenSignedResponseAlg = alg;
+  changed.idTokenSignedResponseAlg = alg;
 }
 
 export const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);

@@ -19,7 +19,7 @@ import { firstFailedCheck, type PresentedClient } from "./exchange-checks.ts";
 import { oauthFail, type OAuthFailure } from "./oauth-failure.ts";
 import { ClientAuthMethod, TokenSetSchema, type TokenSet } from "../../gen/outpost/oauth/v1/oauth_pb.js";
 import type { CoreDeps } from "../deps.ts";
-import type { Issuer } from "../keys/signing-keys.ts";
+import type { Issuer, SigningAlg } from "../keys/signing-keys.ts";
 import { hashesMatch, hashSecret, issueSecret, type SecretKind } from "../../contract/secrets.ts";
 import { recordActivity, type ActivityFacts } from "../activity/record.ts";
 
@@ -120,9 +120,14 @@ function malformedExchange(input: ExchangeInput): OAuthFailure | undefined {
   return undefined;
 }
 
-/** at_hash: the left half of SHA-256 of the access token, base64url (OpenID Connect Core 3.1.3.6). */
-export function atHash(accessToken: string): string {
-  return hash("sha256", accessToken, "buffer").subarray(0, 16).toString("base64url");
+/**
+ * at_hash: the left half of the access token's hash, base64url (OpenID Connect Core 3.1.3.6), by
+ * the hash of the ID token's algorithm: SHA-256 for RS256 and ES256, SHA-512 for EdDSA over
+ * Ed25519 (as the OpenID Connect errata and other issuers take it).
+ */
+export function atHash(accessToken: string, alg: SigningAlg = "RS256"): string {
+  const digest = hash(alg === "EdDSA" ? "sha512" : "sha256", accessToken, "buffer");
+  return digest.subarray(0, digest.length / 2).toString("base64url");
 }
 
 export interface Exchanged {
@@ -190,6 +195,7 @@ export async function exchangeCode<Code extends ConsumedCode, Reused, Info, Clai
   const refreshToken = await profile.refreshTokenFor?.(query, code, now);
   const idToken = await signIdToken(profile, deps, {
     clientId: input.clientId,
+    alg: result.client_id_token_alg,
     now,
     authTime: code.auth_time,
     nonce: code.nonce,
@@ -199,11 +205,11 @@ export async function exchangeCode<Code extends ConsumedCode, Reused, Info, Clai
   return { accessToken: accessToken.value, idToken, scope: profile.scope(code), ...(refreshToken && { refreshToken }) };
 }
 
-/** One RS256 ID token for `claims`, bound to the access token issued with it (at_hash). */
+/** One ID token for `claims`, signed with the client's algorithm, bound to the access token issued with it (at_hash). */
 export async function signIdToken<Claims>(
   profile: Pick<TokenProfile<ConsumedCode, unknown, unknown, Claims>, "keys" | "issuerUrl" | "jwtClaims">,
   deps: Pick<CoreDeps, "signingKeys">,
-  t: { clientId: string; now: Date; authTime: Date; nonce: string | null; accessToken: string; claims: Claims },
+  t: { clientId: string; alg: SigningAlg; now: Date; authTime: Date; nonce: string | null; accessToken: string; claims: Claims },
 ): Promise<string> {
   const iat = Math.floor(t.now.getTime() / 1000);
   return deps.signingKeys.sign(
@@ -215,10 +221,11 @@ export async function signIdToken<Claims>(
       iat,
       auth_time: Math.floor(t.authTime.getTime() / 1000),
       ...(t.nonce ? { nonce: t.nonce } : {}),
-      at_hash: atHash(t.accessToken),
+      at_hash: atHash(t.accessToken, t.alg),
       ...profile.jwtClaims(t.claims),
     },
     { typ: "JWT" },
+    t.alg,
   );
 }
 

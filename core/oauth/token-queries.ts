@@ -5,7 +5,8 @@
  * shared checks of exchange-checks.ts as fragments, and the row an exchange answers.
  */
 import type { SqlRunner } from "../db/sql.ts";
-import { arrayOf, bool, nullable, row, text, timestamp, type Decode } from "../db/rows.ts";
+import { arrayOf, bool, nullable, oneOf, row, text, timestamp, type Decode } from "../db/rows.ts";
+import { signingAlgs, type SigningAlg } from "../db/signing-key-entities.ts";
 import type { CodeCheckParams, PresentedClient } from "./exchange-checks.ts";
 
 /** What every consumed code carries to the engine, whichever issuer's table it comes from. */
@@ -29,6 +30,8 @@ export function exchangeRow<S extends Record<string, Decode<unknown>>>(issuerCol
     client_secret_hash: text,
     /** `clientAuthentication` (exchange-checks.ts) held. */
     client_authenticated: bool,
+    /** How the client's ID tokens are signed. */
+    client_id_token_alg: oneOf(...signingAlgs),
     code: nullable(row({ id: text, nonce: nullable(text), auth_time: timestamp, checks: arrayOf(bool), ...issuerColumns })),
   });
 }
@@ -38,6 +41,7 @@ export interface ExchangeRow<Code extends ConsumedCode> {
   client_row_id: string;
   client_secret_hash: string;
   client_authenticated: boolean;
+  client_id_token_alg: SigningAlg;
   code: Code | null;
 }
 

@@ -26,8 +26,10 @@ import { DomainError, fail, fieldFail } from "../errors.ts";
 import { requireManager, reservePlanCapacity, type OrganizationAccess } from "../access.ts";
 import {
   applyDisabled,
+  applyIdTokenAlg,
   applyNameAndRedirectUris,
   commonClientFields,
+  idTokenAlgOf,
   issueClientSecret,
   normalizeRedirectUris,
   replaceClientSecret,
@@ -141,6 +143,7 @@ const createGameOAuthClient =
         name: req.name,
         redirectUris,
         verifierPolicy: policy,
+        idTokenSignedResponseAlg: idTokenAlgOf(req.idTokenSignedResponseAlg),
         ...secret.columns,
       });
       for (const server of serverIds) tx.create(GameOAuthClientServer, { client, server });
@@ -148,6 +151,7 @@ const createGameOAuthClient =
         redirectUris: redirectUris.join(" "),
         verifierPolicy: policy,
         allowedServerIds: serverIds.join(" "),
+        idTokenSignedResponseAlg: client.idTokenSignedResponseAlg,
         secretPrefix: client.secretPrefix,
       });
       await tx.flush();
@@ -187,6 +191,7 @@ const updateGameOAuthClient =
 
       const changed: Record<string, string> = {};
       applyNameAndRedirectUris(client, { name: req.name, redirectUris }, changed);
+      applyIdTokenAlg(client, req.idTokenSignedResponseAlg, changed);
       if (policy !== client.verifierPolicy) {
         client.verifierPolicy = policy;
         changed.verifierPolicy = policy;

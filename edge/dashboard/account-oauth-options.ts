@@ -1,11 +1,11 @@
 /**
  * The Account OAuth client options on the admin pages (issue 16): allowed scopes, how the client
- * authenticates, PKCE, home page and post-logout redirect URIs — the form fields, reading them back
+ * authenticates, PKCE, home page, post-logout redirect URIs and the ID tokens' algorithm — the form fields, reading them back
  * from a form, and what the create and update calls take.
  */
 import { TokenEndpointAuthMethod, type AccountOAuthClient } from "../../gen/outpost/admin/v1/admin_service_pb.js";
 import type { FormErrors } from "./core.ts";
-import { choiceGroup, selectField, textArea, textField } from "./forms.ts";
+import { choiceGroup, idTokenAlgField, selectField, textArea, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 
 export interface OptionValues {
@@ -14,9 +14,10 @@ export interface OptionValues {
   requirePkce: boolean;
   uri: string;
   postLogoutRedirectUris: string;
+  idTokenAlg: string;
 }
 
-export const optionFieldNames = ["allowedScopes", "tokenEndpointAuthMethod", "requirePkce", "uri", "postLogoutRedirectUris"];
+export const optionFieldNames = ["allowedScopes", "tokenEndpointAuthMethod", "requirePkce", "uri", "postLogoutRedirectUris", "idTokenSignedResponseAlg"];
 
 const methods: ReadonlyArray<{ value: string; label: string; method: TokenEndpointAuthMethod }> = [
   {
@@ -47,6 +48,7 @@ export const defaultOptionValues: OptionValues = {
   requirePkce: false,
   uri: "",
   postLogoutRedirectUris: "",
+  idTokenAlg: "RS256",
 };
 
 export function optionValuesOf(form: URLSearchParams): OptionValues {
@@ -56,6 +58,7 @@ export function optionValuesOf(form: URLSearchParams): OptionValues {
     requirePkce: form.get("requirePkce") === "yes",
     uri: (form.get("uri") ?? "").trim(),
     postLogoutRedirectUris: form.get("postLogoutRedirectUris") ?? "",
+    idTokenAlg: form.get("idTokenSignedResponseAlg") ?? "RS256",
   };
 }
 
@@ -66,6 +69,7 @@ export function optionValuesFrom(c: AccountOAuthClient): OptionValues {
     requirePkce: c.requirePkce,
     uri: c.uri,
     postLogoutRedirectUris: c.postLogoutRedirectUris.join("\n"),
+    idTokenAlg: c.idTokenSignedResponseAlg,
   };
 }
 
@@ -77,6 +81,7 @@ export function createOptions(v: OptionValues) {
     requirePkce: v.requirePkce,
     uri: v.uri,
     postLogoutRedirectUris: lines(v.postLogoutRedirectUris),
+    idTokenSignedResponseAlg: v.idTokenAlg,
   };
 }
 
@@ -106,5 +111,6 @@ ${choiceGroup({
   errors,
 })}
 ${textField({ name: "uri", label: "Home page", type: "url", value: v.uri, maxlength: 2048, hint: "Optional. https, except on localhost.", errors })}
+${idTokenAlgField(v.idTokenAlg, errors)}
 ${textArea({ name: "postLogoutRedirectUris", label: "Return URLs after logout", value: v.postLogoutRedirectUris, rows: 2, hint: "Optional, one per line, up to 16 (post_logout_redirect_uris): where the app's logout may return people to, matched exactly.", errors })}`;
 }

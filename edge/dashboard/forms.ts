@@ -155,3 +155,19 @@ export function dangerForm(o: {
     html` class="inline" data-confirm="${o.confirm}" data-consequence="${o.consequence}" data-confirm-label="${o.label}"`,
   );
 }
+
+/** How an OAuth client's ID tokens are signed: the same choice on both issuers' client forms. */
+export function idTokenAlgField(value: string, errors?: FormErrors): Html {
+  return selectField({
+    name: "idTokenSignedResponseAlg",
+    label: "ID token signing algorithm",
+    value,
+    options: [
+      { value: "RS256", label: "RS256 (RSA): every OpenID Connect library checks it" },
+      { value: "ES256", label: "ES256 (ECDSA P-256): shorter tokens" },
+      { value: "EdDSA", label: "EdDSA (Ed25519): shorter tokens, fastest to check" },
+    ],
+    hint: "Your app's library must expect the same (id_token_signed_response_alg).",
+    errors,
+  });
+}

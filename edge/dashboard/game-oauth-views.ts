@@ -9,7 +9,7 @@ import type { Server } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { managedOrgOf, noticeOf, render, type Viewer } from "./context.ts";
 import type { FormErrors } from "./core.ts";
 import { gameName, policyName, when } from "./format.ts";
-import { choiceGroup, dangerForm, formAlert, postForm, textArea, textField } from "./forms.ts";
+import { choiceGroup, dangerForm, formAlert, idTokenAlgField, postForm, textArea, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 import { chartAssets, copyValue, secretBlock } from "./layout.ts";
 import { chartFigure } from "./charts.ts";
@@ -22,9 +22,10 @@ export interface ClientValues {
   redirectUris: string;
   policy: string;
   servers: string[];
+  idTokenAlg: string;
 }
 
-const fields = ["name", "redirectUris", "verifierPolicy", "allowedServerIds"];
+const fields = ["name", "redirectUris", "verifierPolicy", "allowedServerIds", "idTokenSignedResponseAlg"];
 
 /** The organization of the URL, when the viewer may manage its clients (owner or admin); else a 403 page. */
 export function managed(v: Viewer, slug: string): Organization {
@@ -66,7 +67,8 @@ ${
         errors,
       })
     : html`<p class="hint">The organization has no servers yet; “Only selected servers” needs at least one.</p>`
-}`;
+}
+${idTokenAlgField(values.idTokenAlg, errors)}`;
 }
 
 export async function listPage(ctx: Context, v: Viewer, values?: ClientValues, errors?: FormErrors, status = 200): Promise<void> {
@@ -97,7 +99,7 @@ export async function listPage(ctx: Context, v: Viewer, values?: ClientValues, e
 ${postForm(
   orgPath(org, "/clients"),
   v.formToken,
-  html`${clientFields(servers, values ?? { name: "", redirectUris: "", policy: "any_server", servers: [] }, errors)}
+  html`${clientFields(servers, values ?? { name: "", redirectUris: "", policy: "any_server", servers: [], idTokenAlg: "RS256" }, errors)}
 <div class="actions"><button type="submit" class="btn primary">Create client</button></div>`,
   html` class="panel stack" aria-labelledby="create-client-heading"`,
 )}`,
@@ -114,9 +116,11 @@ function issuerUrls(v: Viewer): { issuer: string; discovery: string } | undefine
 
 function snippet(v: Viewer, c: GameOAuthClient): string {
   const issuer = issuerUrls(v)?.issuer ?? "<GAME_ISSUER_URL>";
+  const alg = c.idTokenSignedResponseAlg;
+  const metadata = alg === "RS256" ? "process.env.CLIENT_SECRET" : `{ client_secret: process.env.CLIENT_SECRET, id_token_signed_response_alg: "${alg}" }`;
   return `import * as oidc from "openid-client";
 
-const config = await oidc.discovery(new URL("${issuer}"), "${c.clientId}", process.env.CLIENT_SECRET);
+const config = await oidc.discovery(new URL("${issuer}"), "${c.clientId}", ${metadata});
 const verifier = oidc.randomPKCECodeVerifier();
 const url = oidc.buildAuthorizationUrl(config, {
   redirect_uri: "${c.redirectUris[0] ?? "https://app.example.com/callback"}",
@@ -144,6 +148,7 @@ ${urls ? copyValue("discovery-url", "Discovery URL", urls.discovery) : ""}
 <div><dt>Verifier policy</dt><dd>${policyName(c.verifierPolicy)}${
     c.verifierPolicy === VerifierPolicy.SELECTED_SERVERS ? html`: ${c.allowedServerIds.map((id, i) => html`${i ? ", " : ""}${byId.get(id)?.name ?? id}`)}` : ""
   }</dd></div>
+<div><dt>ID tokens signed with</dt><dd class="mono">${c.idTokenSignedResponseAlg}</dd></div>
 <div><dt>Redirect URIs</dt><dd><ul class="plain">${c.redirectUris.map((u) => html`<li class="mono">${u}</li>`)}</ul></dd></div>
 </dl>
 <details class="snippet"><summary>How to integrate</summary>
@@ -199,6 +204,7 @@ export async function clientPage(ctx: Context, v: Viewer, values?: ClientValues,
     redirectUris: c.redirectUris.join("\n"),
     policy: c.verifierPolicy === VerifierPolicy.SELECTED_SERVERS ? "selected_servers" : "any_server",
     servers: c.allowedServerIds,
+    idTokenAlg: c.idTokenSignedResponseAlg,
   };
   const form = postForm(
     base,

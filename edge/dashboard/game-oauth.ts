@@ -22,6 +22,7 @@ function readClientForm(form: URLSearchParams): { values: ClientValues; policy: 
     redirectUris: form.get("redirectUris") ?? "",
     policy: form.get("verifierPolicy") ?? "any_server",
     servers: form.getAll("allowedServerIds"),
+    idTokenAlg: form.get("idTokenSignedResponseAlg") ?? "RS256",
   };
   const redirectUris = values.redirectUris
     .split(/\r?\n/)
@@ -40,6 +41,7 @@ const createClient: ActionHandler = async (ctx, v, form) => {
       redirectUris,
       verifierPolicy: policy,
       allowedServerIds: policy === VerifierPolicy.SELECTED_SERVERS ? values.servers : [],
+      idTokenSignedResponseAlg: values.idTokenAlg,
     });
     secretPage(ctx, v, org, res.client!, res.clientSecret, true);
   } catch (error) {
@@ -57,6 +59,7 @@ const updateClient: ActionHandler = async (ctx, v, form) => {
       redirectUris: { uris: redirectUris },
       verifierPolicy: policy,
       ...(policy === VerifierPolicy.SELECTED_SERVERS && { allowedServerIds: { ids: values.servers } }),
+      idTokenSignedResponseAlg: values.idTokenAlg,
     });
     done(ctx, orgPath(org, `/clients/${ctx.params.clientId}`), "client-updated");
   } catch (error) {

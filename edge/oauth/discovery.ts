@@ -5,7 +5,7 @@
  */
 import type { Context } from "koa";
 import type { Client } from "@connectrpc/connect";
-import type { Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
+import type { Issuer, Jwk, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
 
 export interface IssuerMetadata {
   /** The issuer identifier, exactly as tokens carry it in `iss`. */
@@ -38,7 +38,7 @@ export function discoveryDocument(metadata: IssuerMetadata) {
     token_endpoint_auth_methods_supported: [...metadata.authMethods],
     revocation_endpoint_auth_methods_supported: [...metadata.authMethods],
     introspection_endpoint_auth_methods_supported: metadata.authMethods.filter((m) => m !== "none"),
-    id_token_signing_alg_values_supported: ["RS256"],
+    id_token_signing_alg_values_supported: ["RS256", "ES256", "EdDSA"],
     subject_types_supported: ["public"],
     claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", ...metadata.claims],
     authorization_response_iss_parameter_supported: true,
@@ -56,10 +56,17 @@ export function createDiscoveryHandler(document: ReturnType<typeof discoveryDocu
   return (ctx: Context): void => publicJson(ctx, document, 3600);
 }
 
+/** A key as RFC 7517 writes it: the members its kind has (an RSA key has no crv, an EC key no n). */
+function jwkMembers(key: Jwk): Record<string, string> {
+  const { kty, kid, use, alg, n, e, crv, x, y } = key;
+  const members: Record<string, string> = kty === "RSA" ? { n, e } : kty === "EC" ? { crv, x, y } : { crv, x };
+  return { kty, ...members, kid, use, alg };
+}
+
 /** Short-lived, so a verifier picks up the next key well before it signs anything. */
 export function createJwksHandler(keys: (ctx: Context) => Client<typeof KeysService>, issuer: Issuer) {
   return async (ctx: Context): Promise<void> => {
     const jwks = await keys(ctx).getJwks({ issuer });
-    publicJson(ctx, { keys: jwks.keys.map(({ kty, n, e, kid, use, alg }) => ({ kty, n, e, kid, use, alg })) }, 300);
+    publicJson(ctx, { keys: jwks.keys.map(jwkMembers) }, 300);
   };
 }

@@ -65,7 +65,10 @@ describe("Account OAuth issuer", function () {
       const account = (await (await fetch(`${issuer}/jwks`)).json()) as { keys: Array<{ kid: string; alg: string }> };
       const game = (await (await fetch(`${t.gameIssuerUrl}/oauth2/jwks`)).json()) as { keys: Array<{ kid: string }> };
       assert.equal(account.keys.length >= 2, true);
-      assert.ok(account.keys.every((k) => k.alg === "RS256"));
+      assert.deepEqual(
+        account.keys.map((k) => k.alg),
+        ["RS256", "RS256", "ES256", "ES256", "EdDSA", "EdDSA"],
+      );
       const gameKids = new Set(game.keys.map((k) => k.kid));
       assert.ok(account.keys.every((k) => !gameKids.has(k.kid)));
     });

@@ -4,6 +4,7 @@
  * scopes, the token endpoint auth method (a public client with PKCE S256), require_pkce, disabled.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import * as oidc from "openid-client";
 import { startListeningOutpost, type TestOutpost } from "../support/outpost.ts";
 import { adminApiKey, apiPost, FormBrowser, registerApp } from "../support/account-oauth.ts";
@@ -162,6 +163,58 @@ describe("Account OAuth client options", function () {
     const email = await authorize(oidc.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: "openid email", state: "s" }));
     assert.equal(email.searchParams.get("error"), "invalid_scope");
     assert.equal(email.searchParams.get("state"), "s");
+  });
+
+  for (const alg of ["ES256", "EdDSA"] as const) {
+    it(`a client registered for ${alg} ID tokens signs in with openid-client checking the signature against the JWKS, also after a refresh`, async () => {
+      const discovery = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as {
+        id_token_signing_alg_values_supported: string[];
+        jwks_uri: string;
+      };
+      assert.deepEqual(discovery.id_token_signing_alg_values_supported, ["RS256", "ES256", "EdDSA"]);
+      const app = await registerApp(t, adminKey, [redirectUri], { idTokenSignedResponseAlg: alg, allowedScopes: { scopes: ["openid", "offline_access"] } });
+      const shown = await fetch(`${t.baseUrl}/api/http/admin/getAccountOAuthClient?clientId=${app.clientId}`, { headers: { "x-api-key": adminKey } });
+      assert.equal(((await shown.json()) as { client: { idTokenSignedResponseAlg: string } }).client.idTokenSignedResponseAlg, alg);
+      const config = await oidc.discovery(new URL(issuer), app.clientId, { id_token_signed_response_alg: alg }, oidc.ClientSecretBasic(app.clientSecret), {
+        execute: [oidc.allowInsecureRequests, oidc.enableNonRepudiationChecks],
+      });
+      const verifier = oidc.randomPKCECodeVerifier();
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: redirectUri,
+        scope: "openid offline_access",
+        prompt: "consent",
+        nonce: "n-1",
+        state: "s",
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: "S256",
+      });
+      const tokens = await oidc.authorizationCodeGrant(config, await authorize(url), { pkceCodeVerifier: verifier, expectedState: "s", expectedNonce: "n-1" });
+      const header = JSON.parse(Buffer.from(tokens.id_token!.split(".")[0], "base64url").toString()) as { alg: string; kid: string };
+      assert.equal(header.alg, alg);
+      const jwks = (await (await fetch(discovery.jwks_uri)).json()) as { keys: Array<{ kid: string; alg: string }> };
+      assert.equal(jwks.keys.find((key) => key.kid === header.kid)?.alg, alg, "signed with a published key of that algorithm");
+      const hash = alg === "EdDSA" ? "sha512" : "sha256";
+      const digest = createHash(hash).update(tokens.access_token).digest();
+      assert.equal(tokens.claims()!.at_hash, digest.subarray(0, digest.length / 2).toString("base64url"));
+      const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+      assert.equal(JSON.parse(Buffer.from(refreshed.id_token!.split(".")[0], "base64url").toString()).alg, alg);
+      // A relying party that registered RS256 refuses it: the token's algorithm is the registration's.
+      const expectingRsa = await oidc.discovery(new URL(issuer), app.clientId, { id_token_signed_response_alg: "RS256" }, oidc.ClientSecretBasic(app.clientSecret), {
+        execute: [oidc.allowInsecureRequests],
+      });
+      await assert.rejects(oidc.refreshTokenGrant(expectingRsa, refreshed.refresh_token!), (error: Error) => /unexpected JWT "alg"/.test(String(error.cause)));
+    });
+  }
+
+  it("moves a client to another algorithm and back, refusing one Outpost has no keys for", async () => {
+    const app = await registerApp(t, adminKey, [redirectUri]);
+    const updated = await apiPost(t, adminKey, "admin/updateAccountOAuthClient", { clientId: app.clientId, idTokenSignedResponseAlg: "EdDSA" });
+    assert.equal(updated.client.idTokenSignedResponseAlg, "EdDSA");
+    for (const alg of ["HS256", "none", "RS512", "eddsa"]) {
+      const res = await createClient({ idTokenSignedResponseAlg: alg });
+      assert.equal(res.status, 400, alg);
+      assert.match(((await res.json()) as { message: string }).message, /id_token_signed_response_alg: must be in list \[RS256, ES256, EdDSA\]/);
+    }
   });
 
   it("a disabled client is refused at authorize and token, and its access tokens at userinfo", async () => {

@@ -76,6 +76,7 @@ describe("http api: admin's Account OAuth clients", () => {
         requirePkce: false,
         uri: "",
         postLogoutRedirectUris: [],
+        idTokenSignedResponseAlg: "RS256",
       },
     );
     const list = await api("GET", "admin/listAccountOAuthClients", { key: adminKey });

@@ -89,7 +89,7 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
     assert.deepEqual(doc.scopes_supported, ["openid", "profile"]);
     assert.deepEqual(doc.code_challenge_methods_supported, ["S256", "plain"]);
     assert.deepEqual(doc.token_endpoint_auth_methods_supported, ["client_secret_basic", "client_secret_post"]);
-    assert.deepEqual(doc.id_token_signing_alg_values_supported, ["RS256"]);
+    assert.deepEqual(doc.id_token_signing_alg_values_supported, ["RS256", "ES256", "EdDSA"]);
     assert.deepEqual(doc.subject_types_supported, ["public"]);
     assert.deepEqual(doc.claims_supported, [
       "sub",
@@ -119,8 +119,14 @@ describe("game issuer: discovery, JWKS and the whole sign-in on a running Outpos
     const jwks = (await res.json()) as Json;
     const keys = createClient(KeysService, t.outpost.runtime.core.transport());
     const expected = await keys.getJwks({ issuer: Issuer.GAME });
-    assert.ok(expected.keys.length >= 1);
-    assert.deepEqual(jwks, { keys: expected.keys.map(({ kty, n, e, kid, use, alg }) => ({ kty, n, e, kid, use, alg })) });
+    assert.deepEqual(
+      expected.keys.map((key) => key.alg),
+      ["RS256", "RS256", "ES256", "ES256", "EdDSA", "EdDSA"],
+    );
+    // Each key with the members of its kind only (RFC 7517, RFC 8037).
+    const members = (key: (typeof expected.keys)[number]) =>
+      key.kty === "RSA" ? { n: key.n, e: key.e } : key.kty === "EC" ? { crv: key.crv, x: key.x, y: key.y } : { crv: key.crv, x: key.x };
+    assert.deepEqual(jwks, { keys: expected.keys.map((key) => ({ kty: key.kty, ...members(key), kid: key.kid, use: key.use, alg: key.alg })) });
   });
 
   /** One sign-in, as openid-client and a player see it; returns the callback URL. */

@@ -43,6 +43,7 @@ describe("http api: organizations' Game OAuth clients", () => {
         disabled: false,
         createdAt: "string",
         clientSecretPrefix: clientSecret.slice(0, 12),
+        idTokenSignedResponseAlg: "RS256",
       },
     );
     const list = await api("GET", "organizations/listGameOAuthClients?organizationSlug=acme");

@@ -79,12 +79,12 @@ describe("keys: rotating KEY_ENCRYPTION_KEY", function () {
 
     const rotated = await runCli(["keys", "rotate-kek"], { ...env, NEW_KEY_ENCRYPTION_KEY: next });
     assert.equal(rotated.code, 0, rotated.stderr);
-    assert.match(rotated.stdout, /^re-encrypted 4 signing keys from key-encryption key \S+ to \S+$/m);
+    assert.match(rotated.stdout, /^re-encrypted 12 signing keys from key-encryption key \S+ to \S+$/m);
     assert.match(rotated.stdout, /start Outpost with KEY_ENCRYPTION_KEY set to the new key/);
 
     const again = await runCli(["keys", "rotate-kek"], { ...env, NEW_KEY_ENCRYPTION_KEY: next });
     assert.equal(again.code, 0, again.stderr);
-    assert.match(again.stdout, /every signing key \(4\) is already under key-encryption key/);
+    assert.match(again.stdout, /every signing key \(12\) is already under key-encryption key/);
 
     assert.match(await refusal(env), /encrypted with key-encryption key \S+, but KEY_ENCRYPTION_KEY is \S+/);
 
@@ -100,7 +100,7 @@ describe("keys: rotating KEY_ENCRYPTION_KEY", function () {
       const events = await runtime.orm.em.fork().getConnection().execute("select actor_kind, details from activity_events where action = 'key_encryption_key.rotated'");
       assert.equal(events.length, 1, "one event, from the run that changed something");
       assert.equal(events[0].actor_kind, "system");
-      assert.equal(events[0].details.resealed, "4");
+      assert.equal(events[0].details.resealed, "12");
     } finally {
       await runtime.close();
     }
@@ -136,7 +136,7 @@ describe("keys: rotating KEY_ENCRYPTION_KEY", function () {
     writeFileSync(file, `${next}\n`, { mode: 0o600 });
     const rotated = await runCli(["keys", "rotate-kek", "--new-key-file", file], embedded);
     assert.equal(rotated.code, 0, rotated.stderr);
-    assert.match(rotated.stdout, /^re-encrypted 4 signing keys/m);
+    assert.match(rotated.stdout, /^re-encrypted 12 signing keys/m);
     assert.match(rotated.stdout, /key-encryption-key now holds the new key/);
     assert.equal(readFileSync(join(dir, keyEncryptionKeyFile), "utf8").trim(), next);
     assert.deepEqual(await servedKeys(embedded), before);

@@ -21,11 +21,11 @@ describe("outpost keys rotate", function () {
     await t.deps.signingKeys.jwks("account");
   });
   after(() => t?.close());
-  /** The kid in each stage, from the database. */
-  const stored = async (issuer: string) =>
+  /** The kid in each stage of the algorithm's keys, from the database. */
+  const stored = async (issuer: string, alg = "RS256") =>
     Object.fromEntries(
       (
-        (await t.orm.em.fork().getConnection().execute(`select stage, kid from signing_keys where issuer = ? order by stage`, [issuer])) as Array<{
+        (await t.orm.em.fork().getConnection().execute(`select stage, kid from signing_keys where issuer = ? and alg = ? order by stage`, [issuer, alg])) as Array<{
           stage: string;
           kid: string;
         }>
@@ -42,7 +42,7 @@ describe("outpost keys rotate", function () {
   });
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it("rotates an issuer's keys and prints the new stages' kids", async () => {
+  it("rotates an issuer's keys of each algorithm and prints the new stages' kids", async () => {
     const before = await stored("game");
     const res = await runCli(["keys", "rotate", "--issuer", "game"], env);
     assert.equal(res.code, 0, res.stderr);
@@ -50,11 +50,17 @@ describe("outpost keys rotate", function () {
     assert.equal(after.previous, before.current);
     assert.equal(after.current, before.next);
     assert.ok(![before.current, before.next, before.previous].includes(after.next));
-    assert.equal(res.stdout, `rotated the game issuer's signing keys\ncurrent ${after.current}\nnext ${after.next}\nprevious ${after.previous}\n`);
+    const lines = [`rotated the game issuer's signing keys`];
+    for (const alg of ["RS256", "ES256", "EdDSA"]) {
+      const keys = await stored("game", alg);
+      lines.push(`${alg} current ${keys.current}`, `${alg} next ${keys.next}`, `${alg} previous ${keys.previous}`);
+    }
+    assert.equal(res.stdout, `${lines.join("\n")}\n`);
   });
 
   it("--purge withdraws every key of the issuer and prints the withdrawn and new kids", async () => {
     const before = await stored("account");
+    const beforeAll = await Promise.all(["ES256", "EdDSA"].map((alg) => stored("account", alg)));
     const res = await runCli(["keys", "rotate", "--issuer", "account", "--purge"], env);
     assert.equal(res.code, 0, res.stderr);
     const after = await stored("account");
@@ -63,8 +69,9 @@ describe("outpost keys rotate", function () {
     assert.ok(!withdrawn.includes(after.current) && !withdrawn.includes(after.next));
     const lines = res.stdout.trim().split("\n");
     assert.equal(lines[0], "purged the account issuer's signing keys; tokens they signed no longer verify");
-    assert.deepEqual(new Set(lines[1].split(" ").slice(1)), new Set(withdrawn));
-    assert.deepEqual(lines.slice(2), [`current ${after.current}`, `next ${after.next}`]);
+    assert.deepEqual(new Set(lines[1].split(" ").slice(1)), new Set([...withdrawn, ...beforeAll.flatMap((keys) => Object.values(keys))]));
+    assert.deepEqual(lines.slice(2, 4), [`RS256 current ${after.current}`, `RS256 next ${after.next}`]);
+    assert.equal(lines.length, 2 + 3 * 2, "current and next of each algorithm");
   });
 
   it("refuses an unknown issuer, and a missing one, as usage mistakes", async () => {

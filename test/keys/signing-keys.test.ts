@@ -5,19 +5,19 @@ import { toJson } from "@bufbuild/protobuf";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from "jose";
 import { pino } from "pino";
 import { GetJwksResponseSchema, Issuer, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
-import { createSigningKeys, type Issuer as IssuerName, type Jwks } from "../../core/keys/signing-keys.ts";
+import { createSigningKeys, type Issuer as IssuerName, type Jwks, type SigningAlg } from "../../core/keys/signing-keys.ts";
 import { keyEncryptionKey, KeyEncryptionError, open } from "../../core/keys/key-encryption.ts";
 import { sealLabel } from "../../core/keys/signing-key-store.ts";
 import { createSignerPool } from "../../core/keys/signer-pool.ts";
 import { startTestCore, testConfig, testKeyEncryptionKey, type TestCore } from "../support/core.ts";
 import { rejectsWith } from "../support/errors.ts";
 
-const privateMembers = ["d", "p", "q", "dp", "dq", "qi"];
 const day = 86_400_000;
 
 interface KeyRow {
   issuer: string;
   kid: string;
+  alg: string;
   stage: string;
   private_key_ciphertext: Buffer;
   private_key_iv: Buffer;
@@ -26,23 +26,26 @@ interface KeyRow {
 }
 
 /** Verifies `token` against `jwks` as a relying party would; resolves to the kid it was signed with. */
-async function verify(token: string, jwks: Jwks): Promise<string> {
-  const { protectedHeader } = await jwtVerify(token, createLocalJWKSet(jwks as JSONWebKeySet), { algorithms: ["RS256"] });
+async function verify(token: string, jwks: Jwks, alg: SigningAlg = "RS256"): Promise<string> {
+  const { protectedHeader } = await jwtVerify(token, createLocalJWKSet(jwks as JSONWebKeySet), { algorithms: [alg] });
   return protectedHeader.kid!;
 }
 
-function kids(jwks: Jwks): string[] {
-  return jwks.keys.map((key) => key.kid);
+/** The kids of the JWKS's keys of `alg` (RS256 unless told), in its order. */
+function kids(jwks: Jwks, alg: SigningAlg = "RS256"): string[] {
+  return jwks.keys.filter((key) => key.alg === alg).map((key) => key.kid);
 }
+
+const allKids = (jwks: Jwks) => jwks.keys.map((key) => key.kid);
 
 describe("signing keys", () => {
   let t: TestCore;
   let other: TestCore; // a second instance on the same database
   const signer = createSignerPool(1);
   const sql = <T = KeyRow>(query: string, params: unknown[] = []) => t.orm.em.fork().getConnection().execute<T[]>(query, params);
-  const keyRows = (issuer: string) => sql(`select * from signing_keys where issuer = ? order by stage`, [issuer]);
+  const keyRows = (issuer: string, alg: SigningAlg = "RS256") => sql(`select * from signing_keys where issuer = ? and alg = ? order by stage`, [issuer, alg]);
   /** The kid in each stage, from the database (another instance's rotation is not in this one's cache yet). */
-  const stored = async (issuer: string) => Object.fromEntries((await keyRows(issuer)).map((r) => [r.stage, r.kid]));
+  const stored = async (issuer: string, alg: SigningAlg = "RS256") => Object.fromEntries((await keyRows(issuer, alg)).map((r) => [r.stage, r.kid]));
 
   /** Another instance's view of the keys: its own cache, the same database and KEK. */
   const anotherInstance = () =>
@@ -65,31 +68,15 @@ describe("signing keys", () => {
     await t?.close();
   });
 
-  it("gives an issuer a current and a next key on first use, once, even when two instances ask at once", async () => {
+  it("gives an issuer a current and a next key of each algorithm on first use, once, even when two instances ask at once", async () => {
     const [a, b] = await Promise.all([t.signingKeys.jwks("account"), other.signingKeys.jwks("account")]);
-    assert.deepEqual(kids(a), kids(b));
-    assert.equal(a.keys.length, 2);
-    const rows = await keyRows("account");
-    assert.deepEqual(rows.map((r) => r.stage).sort(), ["current", "next"]);
-  });
-
-  it("publishes next and current with kid, use and alg, and no private member", async () => {
-    const jwks = await t.signingKeys.jwks("game");
-    assert.equal(jwks.keys.length, 2);
-    const [current, next] = jwks.keys;
-    const rows = await keyRows("game");
-    assert.equal(current.kid, rows.find((r) => r.stage === "current")!.kid);
-    assert.equal(next.kid, rows.find((r) => r.stage === "next")!.kid);
-    for (const key of jwks.keys) {
-      assert.deepEqual(Object.keys(key).sort(), ["alg", "e", "kid", "kty", "n", "use"]);
-      assert.equal(key.kty, "RSA");
-      assert.equal(key.use, "sig");
-      assert.equal(key.alg, "RS256");
-      assert.equal(key.e, "AQAB");
-      assert.equal(Buffer.from(key.n, "base64url").length, 256, "RSA 2048");
-      for (const member of privateMembers) assert.ok(!(member in key), `no "${member}"`);
-    }
-    assert.ok(!/"(d|p|q|dp|dq|qi)"/.test(JSON.stringify(jwks)));
+    assert.deepEqual(allKids(a), allKids(b));
+    assert.deepEqual(
+      a.keys.map((key) => key.alg),
+      ["RS256", "RS256", "ES256", "ES256", "EdDSA", "EdDSA"],
+    );
+    const rows = await sql(`select * from signing_keys where issuer = 'account'`);
+    assert.deepEqual(rows.map((r) => `${r.alg} ${r.stage}`).sort(), ["ES256 current", "ES256 next", "EdDSA current", "EdDSA next", "RS256 current", "RS256 next"]);
   });
 
   it("signs RS256 with the current key, claims as given and header extras kept", async () => {
@@ -107,7 +94,8 @@ describe("signing keys", () => {
   it("keeps tokens verifiable across a rotation, whether the verifier's JWKS is from before or after it", async () => {
     const jwksBefore = await t.signingKeys.jwks("game");
     const tokenBefore = await t.signingKeys.sign("game", { sub: "before" });
-    const stages = await t.signingKeys.rotate("game");
+    const rotated = await t.signingKeys.rotate("game");
+    const stages = rotated.RS256;
     const tokenAfter = await t.signingKeys.sign("game", { sub: "after" });
     const jwksAfter = await t.signingKeys.jwks("game");
 
@@ -120,13 +108,18 @@ describe("signing keys", () => {
     assert.equal(await verify(tokenAfter, jwksAfter), stages.current);
     // The verifier cached the JWKS before the rotation: the new signing key was already in it, as next.
     assert.equal(await verify(tokenAfter, jwksBefore), stages.current);
+    // Every algorithm rotated alike.
+    for (const alg of ["ES256", "EdDSA"] as const) {
+      assert.deepEqual(kids(jwksAfter, alg), [rotated[alg].current, rotated[alg].next, rotated[alg].previous]);
+      assert.equal(rotated[alg].current, kids(jwksBefore, alg)[1]);
+    }
   });
 
   it("drops the oldest key at the next rotation: three keys, one per stage", async () => {
     const before = await t.signingKeys.jwks("game");
-    const stages = await t.signingKeys.rotate("game");
+    const stages = (await t.signingKeys.rotate("game")).RS256;
     const after = await t.signingKeys.jwks("game");
-    assert.equal(after.keys.length, 3);
+    assert.equal(after.keys.length, 9);
     assert.ok(!kids(after).includes(before.keys[2].kid), "the old previous is gone");
     assert.deepEqual((await keyRows("game")).map((r) => [r.stage, r.kid]).sort(), [
       ["current", stages.current],
@@ -134,9 +127,9 @@ describe("signing keys", () => {
       ["previous", stages.previous],
     ]);
     const [event] = await sql<{ details: Record<string, string> }>(
-      `select details from activity_events where action = 'signing_keys.rotated' order by created_at desc limit 1`,
+      `select details from activity_events where action = 'signing_keys.rotated' and details->>'alg' = 'RS256' order by created_at desc limit 1`,
     );
-    assert.deepEqual(event.details, { ...stages, retired: before.keys[2].kid, trigger: "on_demand" });
+    assert.deepEqual(event.details, { alg: "RS256", ...stages, retired: before.keys[2].kid, trigger: "on_demand" });
   });
 
   it("keeps the issuers' keys apart: a game token does not verify with the account JWKS", async () => {
@@ -151,7 +144,7 @@ describe("signing keys", () => {
 
   it("lets two instances rotate at once without forking the stages", async () => {
     const before = await t.signingKeys.jwks("game");
-    const [a, b] = await Promise.all([t.signingKeys.rotate("game"), other.signingKeys.rotate("game")]);
+    const [a, b] = (await Promise.all([t.signingKeys.rotate("game"), other.signingKeys.rotate("game")])).map((stages) => stages.RS256);
     const [first, second] = a.current === before.keys[1].kid ? [a, b] : [b, a];
     // They took turns: the second rotated what the first left.
     assert.equal(first.current, before.keys[1].kid);
@@ -165,7 +158,7 @@ describe("signing keys", () => {
   it("while another instance's cache lags a rotation, its tokens still verify; the cache refreshes", async () => {
     const lagging = anotherInstance();
     const old = await lagging.sign("game", { sub: "lag" });
-    const stages = await t.signingKeys.rotate("game");
+    const stages = (await t.signingKeys.rotate("game")).RS256;
     const stale = await lagging.sign("game", { sub: "lag" });
     assert.equal(await verify(stale, await t.signingKeys.jwks("game")), stages.previous);
     assert.equal(await verify(old, await t.signingKeys.jwks("game")), stages.previous);
@@ -176,46 +169,50 @@ describe("signing keys", () => {
   it("purges a compromised issuer's keys: all leave the JWKS at once, tokens they signed stop verifying, and the purge is logged", async () => {
     const lagging = anotherInstance();
     await t.signingKeys.rotate("game"); // so there is a previous key too
-    const before = kids(await t.signingKeys.jwks("game"));
-    assert.equal(before.length, 3);
+    const before = allKids(await t.signingKeys.jwks("game"));
+    assert.equal(before.length, 9);
     const leaked = await t.signingKeys.sign("game", { sub: "leaked" });
-    assert.deepEqual(kids(await lagging.jwks("game")), before, "another instance has them cached");
+    assert.deepEqual(allKids(await lagging.jwks("game")), before, "another instance has them cached");
 
-    const purged = await t.signingKeys.purge("game");
-    assert.deepEqual(new Set(purged.withdrawn), new Set(before));
+    const result = await t.signingKeys.purge("game");
+    const purged = result.stages.RS256;
+    assert.deepEqual(new Set(result.withdrawn), new Set(before));
     assert.equal(purged.previous, null);
     const after = await t.signingKeys.jwks("game");
     assert.deepEqual(kids(after), [purged.current, purged.next], "no withdrawn key stays published, not even as previous");
-    assert.ok(!before.some((kid) => kids(after).includes(kid)));
+    assert.equal(after.keys.length, 6, "a fresh current and next of each algorithm");
+    assert.ok(!before.some((kid) => allKids(after).includes(kid)));
     await assert.rejects(verify(leaked, after), /no applicable key found|JWKSNoMatchingKey/i);
     assert.equal(await verify(await t.signingKeys.sign("game", { sub: "new" }), after), purged.current);
     assert.deepEqual(Object.keys(await stored("game")).sort(), ["current", "next"]);
+    assert.deepEqual(Object.keys(await stored("game", "EdDSA")).sort(), ["current", "next"]);
 
     // The other instance drops them at its next refresh, well before its cache's minute.
     await lagging.refresh();
     assert.deepEqual(kids(await lagging.jwks("game")), [purged.current, purged.next]);
     assert.equal(await verify(await lagging.sign("game", { sub: "other" }), after), purged.current);
 
-    const [event] = await sql<{ action: string; details: { withdrawn: string } }>(
+    const events = await sql<{ action: string; details: { withdrawn: string } }>(
       `select action, details from activity_events where action = 'signing_keys.purged' and target_id = 'game'`,
     );
-    assert.deepEqual(new Set(event.details.withdrawn.split(" ")), new Set(before));
+    assert.equal(events.length, 3, "one per algorithm");
+    assert.deepEqual(new Set(events.flatMap((event) => event.details.withdrawn.split(" "))), new Set(before));
   });
 
   it("refresh keeps a cache whose kids did not change (it reads kids, not whole keys, to decide)", async () => {
     const cachedBefore = await t.signingKeys.jwks("account");
     // Marks the stored current key without changing its kid: only a re-read would show the mark.
-    await sql(`update signing_keys set public_jwk = jsonb_set(public_jwk, '{e}', '"marked"') where issuer = 'account' and stage = 'current'`);
+    await sql(`update signing_keys set public_jwk = jsonb_set(public_jwk, '{e}', '"marked"') where issuer = 'account' and alg = 'RS256' and stage = 'current'`);
     try {
       await t.signingKeys.refresh();
       assert.deepEqual(await t.signingKeys.jwks("account"), cachedBefore, "still the cached keys");
       t.clock.advance(61_000);
       assert.ok(
-        (await t.signingKeys.jwks("account")).keys.some((key) => key.e === "marked"),
+        (await t.signingKeys.jwks("account")).keys.some((key) => key.kty === "RSA" && key.e === "marked"),
         "the mark shows once the cache is re-read",
       );
     } finally {
-      await sql(`update signing_keys set public_jwk = jsonb_set(public_jwk, '{e}', '"AQAB"') where issuer = 'account' and stage = 'current'`);
+      await sql(`update signing_keys set public_jwk = jsonb_set(public_jwk, '{e}', '"AQAB"') where issuer = 'account' and alg = 'RS256' and stage = 'current'`);
       t.clock.advance(61_000);
     }
   });
@@ -236,8 +233,9 @@ describe("signing keys", () => {
         // And it is the private half of the published key.
         const privateKey = createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" });
         const publicJwk = createPublicKey(privateKey).export({ format: "jwk" });
-        const [{ public_jwk }] = await sql<{ public_jwk: { n: string } }>(`select public_jwk from signing_keys where kid = ?`, [row.kid]);
-        assert.equal(publicJwk.n, public_jwk.n);
+        const [{ public_jwk }] = await sql<{ public_jwk: { n?: string; x?: string } }>(`select public_jwk from signing_keys where kid = ?`, [row.kid]);
+        assert.equal(publicJwk.n ?? publicJwk.x, public_jwk.n ?? public_jwk.x);
+        assert.ok(publicJwk.n ?? publicJwk.x);
         // Bound to its issuer and kid: the same bytes under another label do not open.
         assert.throws(() => open(kek, sealed, sealLabel("account", "elsewhere")), KeyEncryptionError);
       }
@@ -249,20 +247,20 @@ describe("signing keys", () => {
         const clear = /encrypted with key-encryption key \S+, but KEY_ENCRYPTION_KEY is \S+; start Outpost with the KEY_ENCRYPTION_KEY the keys were created with/;
         await assert.rejects(wrong.signingKeys.sign("game", { sub: "x" }), (error: unknown) => error instanceof KeyEncryptionError && clear.test(error.message));
         await assert.rejects(wrong.signingKeys.rotateDue(), (error: unknown) => error instanceof KeyEncryptionError && clear.test(error.message));
-        const before = kids(await t.signingKeys.jwks("game"));
+        const before = allKids(await t.signingKeys.jwks("game"));
         const refused = await rejectsWith(wrong.client(KeysService).rotateKeys({ issuer: Issuer.GAME }), Code.FailedPrecondition, "failed_precondition");
         assert.match(refused.rawMessage, clear);
-        const rows = await keyRows("game");
+        const rows = await sql(`select * from signing_keys where issuer = 'game'`);
         assert.deepEqual(rows.map((r) => r.kid).sort(), [...before].sort(), "nothing rotated");
         // The public keys need no KEK.
-        assert.deepEqual(kids(await wrong.signingKeys.jwks("game")), before);
+        assert.deepEqual(allKids(await wrong.signingKeys.jwks("game")), before);
       } finally {
         await wrong.close();
       }
     });
 
     it("refuses a private key altered in the database", async () => {
-      const [row] = await sql(`select * from signing_keys where issuer = 'account' and stage = 'current'`);
+      const [row] = await sql(`select * from signing_keys where issuer = 'account' and alg = 'RS256' and stage = 'current'`);
       const altered = Buffer.from(row.private_key_ciphertext);
       altered[10] ^= 1;
       await sql(`update signing_keys set private_key_ciphertext = ? where kid = ?`, [altered, row.kid]);
@@ -295,7 +293,7 @@ describe("signing keys", () => {
       const [{ count }] = await sql<{ count: string }>(
         `select count(*) from activity_events where action = 'signing_keys.rotated' and details->>'trigger' = 'scheduled'`,
       );
-      assert.equal(Number(count), 2);
+      assert.equal(Number(count), 6, "both issuers, each algorithm");
     });
 
     it("leaves an issuer without keys alone (its keys come with first use)", async () => {
@@ -322,7 +320,12 @@ describe("signing keys", () => {
       const res = await t.client(KeysService).rotateKeys({ issuer: Issuer.ACCOUNT });
       assert.equal(res.previousKid, before.current);
       assert.equal(res.currentKid, before.next);
-      assert.deepEqual(kids(await t.signingKeys.jwks("account")), [res.currentKid, res.nextKid, res.previousKid]);
+      const jwks = await t.signingKeys.jwks("account");
+      assert.deepEqual(kids(jwks), [res.currentKid, res.nextKid, res.previousKid]);
+      assert.deepEqual(
+        res.algorithms.map((keys) => [keys.alg, keys.currentKid, keys.nextKid, keys.previousKid]),
+        (["RS256", "ES256", "EdDSA"] as const).map((alg) => [alg, ...kids(jwks, alg)]),
+      );
     });
 
     it("refuses an unspecified issuer", async () => {

@@ -261,6 +261,7 @@ describe("organizations: Game OAuth clients", () => {
         redirectUris: callback,
         verifierPolicy: "any_server",
         allowedServerIds: "",
+        idTokenSignedResponseAlg: "RS256",
         secretPrefix: clientSecret.slice(0, 12),
       });
       assert.deepEqual(updated.details, {

@@ -227,11 +227,14 @@ export interface AppSignIn {
 
 /**
  * An app starting a Game OAuth sign-in, as openid-client does it: discovery from the issuer,
- * client_secret_basic, PKCE S256, a state and a nonce; `url` is where it sends the browser.
+ * client_secret_basic, PKCE S256, a state and a nonce; `url` is where it sends the browser. With
+ * `idTokenAlg`, the app registered that ID token algorithm and checks each ID token's signature
+ * against the JWKS (openid-client's non-repudiation checks).
  */
-export async function appSignIn(issuer: string, seeded: Pick<Seeded, "clientId" | "clientSecret">, redirectUri: string): Promise<AppSignIn> {
-  const config = await oidc.discovery(new URL(issuer), seeded.clientId, undefined, oidc.ClientSecretBasic(seeded.clientSecret), {
-    execute: [oidc.allowInsecureRequests],
+export async function appSignIn(issuer: string, seeded: Pick<Seeded, "clientId" | "clientSecret">, redirectUri: string, idTokenAlg?: string): Promise<AppSignIn> {
+  const metadata = idTokenAlg ? { id_token_signed_response_alg: idTokenAlg } : undefined;
+  const config = await oidc.discovery(new URL(issuer), seeded.clientId, metadata, oidc.ClientSecretBasic(seeded.clientSecret), {
+    execute: [oidc.allowInsecureRequests, ...(idTokenAlg ? [oidc.enableNonRepudiationChecks] : [])],
   });
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();

@@ -34,6 +34,7 @@ import { Migration0034Schedules } from "./0034-schedules.ts";
 import { Migration0035ServerStats } from "./0035-server-stats.ts";
 import { Migration0036ClientSignInDays } from "./0036-client-sign-in-days.ts";
 import { Migration0037AlertThresholds } from "./0037-alert-thresholds.ts";
+import { Migration0038SigningAlgorithms } from "./0038-signing-algorithms.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -73,4 +74,5 @@ export const migrations = [
   { name: "0035_server_stats", class: Migration0035ServerStats },
   { name: "0036_client_sign_in_days", class: Migration0036ClientSignInDays },
   { name: "0037_alert_thresholds", class: Migration0037AlertThresholds },
+  { name: "0038_signing_algorithms", class: Migration0038SigningAlgorithms },
 ];

@@ -337,6 +337,14 @@ export declare type AccountOAuthClient = Message<"outpost.admin.v1.AccountOAuthC
    * @generated from field: repeated string post_logout_redirect_uris = 12;
    */
   postLogoutRedirectUris: string[];
+
+  /**
+   * How the client's ID tokens are signed: "RS256" (the default), "ES256" or "EdDSA" (Ed25519),
+   * as OpenID Connect Dynamic Registration names it. The issuer's JWKS has keys of each.
+   *
+   * @generated from field: string id_token_signed_response_alg = 13;
+   */
+  idTokenSignedResponseAlg: string;
 };
 
 /**
@@ -440,6 +448,14 @@ export declare type CreateAccountOAuthClientRequest = Message<"outpost.admin.v1.
    * @generated from field: repeated string post_logout_redirect_uris = 9;
    */
   postLogoutRedirectUris: string[];
+
+  /**
+   * How the client's ID tokens are signed: "RS256" (when not given), "ES256" or "EdDSA" (Ed25519),
+   * as OpenID Connect Dynamic Registration names it. The issuer's JWKS has keys of each.
+   *
+   * @generated from field: optional string id_token_signed_response_alg = 10;
+   */
+  idTokenSignedResponseAlg?: string | undefined;
 };
 
 /**
@@ -616,6 +632,14 @@ export declare type UpdateAccountOAuthClientRequest = Message<"outpost.admin.v1.
    * @generated from field: outpost.admin.v1.PostLogoutRedirectUriList post_logout_redirect_uris = 10;
    */
   postLogoutRedirectUris?: PostLogoutRedirectUriList | undefined;
+
+  /**
+   * How the client's ID tokens are signed: "RS256", "ES256" or "EdDSA" (Ed25519),
+   * as OpenID Connect Dynamic Registration names it. The issuer's JWKS has keys of each.
+   *
+   * @generated from field: optional string id_token_signed_response_alg = 11;
+   */
+  idTokenSignedResponseAlg?: string | undefined;
 };
 
 /**

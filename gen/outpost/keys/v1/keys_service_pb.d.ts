@@ -11,27 +11,28 @@ import type { Message } from "@bufbuild/protobuf";
 export declare const file_outpost_keys_v1_keys_service: GenFile;
 
 /**
- * One public key, as RFC 7517 writes it. Never holds private members.
+ * One public key, as RFC 7517 (RSA, EC) and RFC 8037 (OKP) write it. Never holds private
+ * members. Only the members of its kind are set.
  *
  * @generated from message outpost.keys.v1.Jwk
  */
 export declare type Jwk = Message<"outpost.keys.v1.Jwk"> & {
   /**
-   * Always "RSA".
+   * "RSA" (alg RS256), "EC" (ES256) or "OKP" (EdDSA).
    *
    * @generated from field: string kty = 1;
    */
   kty: string;
 
   /**
-   * The modulus, base64url.
+   * RSA: the modulus, base64url.
    *
    * @generated from field: string n = 2;
    */
   n: string;
 
   /**
-   * The public exponent, base64url.
+   * RSA: the public exponent, base64url.
    *
    * @generated from field: string e = 3;
    */
@@ -50,11 +51,32 @@ export declare type Jwk = Message<"outpost.keys.v1.Jwk"> & {
   use: string;
 
   /**
-   * Always "RS256".
+   * "RS256", "ES256" or "EdDSA".
    *
    * @generated from field: string alg = 6;
    */
   alg: string;
+
+  /**
+   * EC: "P-256"; OKP: "Ed25519".
+   *
+   * @generated from field: string crv = 7;
+   */
+  crv: string;
+
+  /**
+   * EC and OKP: the public point's x (the whole public key for Ed25519), base64url.
+   *
+   * @generated from field: string x = 8;
+   */
+  x: string;
+
+  /**
+   * EC: the public point's y, base64url.
+   *
+   * @generated from field: string y = 9;
+   */
+  y: string;
 };
 
 /**
@@ -122,7 +144,8 @@ export declare type RotateKeysRequest = Message<"outpost.keys.v1.RotateKeysReque
 export declare const RotateKeysRequestSchema: GenMessage<RotateKeysRequest>;
 
 /**
- * The key ids in each stage after the rotation.
+ * The key ids in each stage after the rotation: the RS256 keys' in the first three fields, every
+ * algorithm's in `algorithms` (they rotate together).
  *
  * @generated from message outpost.keys.v1.RotateKeysResponse
  */
@@ -145,11 +168,16 @@ export declare type RotateKeysResponse = Message<"outpost.keys.v1.RotateKeysResp
   previousKid: string;
 
   /**
-   * The keys a purge withdrew from the JWKS.
+   * The keys a purge withdrew from the JWKS, of every algorithm.
    *
    * @generated from field: repeated string withdrawn_kids = 4;
    */
   withdrawnKids: string[];
+
+  /**
+   * @generated from field: repeated outpost.keys.v1.AlgorithmKeys algorithms = 5;
+   */
+  algorithms: AlgorithmKeys[];
 };
 
 /**
@@ -157,6 +185,43 @@ export declare type RotateKeysResponse = Message<"outpost.keys.v1.RotateKeysResp
  * Use `create(RotateKeysResponseSchema)` to create a new message.
  */
 export declare const RotateKeysResponseSchema: GenMessage<RotateKeysResponse>;
+
+/**
+ * One algorithm's key ids by stage.
+ *
+ * @generated from message outpost.keys.v1.AlgorithmKeys
+ */
+export declare type AlgorithmKeys = Message<"outpost.keys.v1.AlgorithmKeys"> & {
+  /**
+   * "RS256", "ES256" or "EdDSA".
+   *
+   * @generated from field: string alg = 1;
+   */
+  alg: string;
+
+  /**
+   * @generated from field: string current_kid = 2;
+   */
+  currentKid: string;
+
+  /**
+   * @generated from field: string next_kid = 3;
+   */
+  nextKid: string;
+
+  /**
+   * Empty after a purge.
+   *
+   * @generated from field: string previous_kid = 4;
+   */
+  previousKid: string;
+};
+
+/**
+ * Describes the message outpost.keys.v1.AlgorithmKeys.
+ * Use `create(AlgorithmKeysSchema)` to create a new message.
+ */
+export declare const AlgorithmKeysSchema: GenMessage<AlgorithmKeys>;
 
 /**
  * Which OpenID Connect issuer. The two share no keys.

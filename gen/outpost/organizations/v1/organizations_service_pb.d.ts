@@ -548,6 +548,14 @@ export declare type CreateGameOAuthClientRequest = Message<"outpost.organization
    * @generated from field: repeated string allowed_server_ids = 5;
    */
   allowedServerIds: string[];
+
+  /**
+   * How the client's ID tokens are signed: "RS256" (when not given), "ES256" or "EdDSA" (Ed25519),
+   * as OpenID Connect Dynamic Registration names it. The issuer's JWKS has keys of each.
+   *
+   * @generated from field: optional string id_token_signed_response_alg = 6;
+   */
+  idTokenSignedResponseAlg?: string | undefined;
 };
 
 /**
@@ -720,6 +728,14 @@ export declare type UpdateGameOAuthClientRequest = Message<"outpost.organization
    * @generated from field: optional bool disabled = 6;
    */
   disabled?: boolean | undefined;
+
+  /**
+   * How the client's ID tokens are signed: "RS256", "ES256" or "EdDSA" (Ed25519),
+   * as OpenID Connect Dynamic Registration names it. The issuer's JWKS has keys of each.
+   *
+   * @generated from field: optional string id_token_signed_response_alg = 7;
+   */
+  idTokenSignedResponseAlg?: string | undefined;
 };
 
 /**

@@ -451,6 +451,14 @@ export declare type GameOAuthClient = Message<"outpost.organizations.v1.GameOAut
    * @generated from field: string client_secret_prefix = 8;
    */
   clientSecretPrefix: string;
+
+  /**
+   * How the client's ID tokens are signed: "RS256" (the default), "ES256" or "EdDSA" (Ed25519),
+   * as OpenID Connect Dynamic Registration names it. The issuer's JWKS has keys of each.
+   *
+   * @generated from field: string id_token_signed_response_alg = 9;
+   */
+  idTokenSignedResponseAlg: string;
 };
 
 /**
