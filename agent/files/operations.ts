@@ -8,6 +8,7 @@
  */
 import { lstat, mkdir, readdir, rename, rm, rmdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { createPieceCollector } from "../../contract/piece-collector.ts";
 import { FileError, asFileError, errnoCode } from "./file-error.ts";
 import { createFileHistory, type FileHistory, type KeptVersion } from "./history.ts";
 import { listDirectory, type DirectoryPage, type ListOptions } from "./list-directory.ts";
@@ -82,6 +83,7 @@ export function createFileOperations(sandbox: FileSandbox, options: FileOperatio
   const readLimit = options.readLimit ?? defaultReadLimit;
   const history = options.history ?? createFileHistory(sandbox.root);
   const keep: Keep = (location, change) => history.keep(sandbox, location, change);
+  const collect = createPieceCollector();
   return {
     list: (path, listOptions) => listDirectory(sandbox, path, { pageSize: options.pageSize, ...listOptions }),
     read: (path) => readFile(sandbox, path, readLimit),
@@ -92,7 +94,10 @@ export function createFileOperations(sandbox: FileSandbox, options: FileOperatio
     history: (path) => history.list(sandbox, path),
     restore: (path, versionId, restoreOptions) => history.restore(sandbox, path, versionId, restoreOptions),
     search: (path, query, searchOptions) => searchFiles(sandbox, path, query, { ...options.search, ...searchOptions }),
-    readRange: (path, offset, length) => readRange(sandbox, path, offset, length),
+    readRange: async (path, offset, length) => {
+      collect(length);
+      return readRange(sandbox, path, offset, length);
+    },
     uploads: createUploads(sandbox, options.uploads, { keep }),
     listPlugins: () => listPlugins(sandbox),
     setPluginEnabled: (path, enabled) => setPluginEnabled(sandbox, path, enabled),

@@ -7,6 +7,7 @@
  *   atomic write) and renames it over the target with the last; an upload left without pieces for
  *   a while is dropped, its temporary file deleted, so a caller that went away leaves nothing.
  */
+import { createPieceCollector } from "../../contract/piece-collector.ts";
 import { FileError } from "./file-error.ts";
 import type { FileSandbox } from "./sandbox.ts";
 import { beginAtomicWrite, openRegularFile, type AtomicWrite, type WriteResult, type WriteSteps } from "./write-file.ts";
@@ -81,6 +82,7 @@ interface Under {
 export function createUploads(sandbox: FileSandbox, options: UploadOptions = {}, steps: Pick<WriteSteps, "keep"> = {}): Uploads {
   const { idleMs = 60_000, maxUploads = 8, maxBytes = 1024 * 1024 * 1024 } = options;
   const under = new Map<string, Under>();
+  const collect = createPieceCollector();
 
   const drop = async (uploadId: string) => {
     const upload = under.get(uploadId);
@@ -114,6 +116,7 @@ export function createUploads(sandbox: FileSandbox, options: UploadOptions = {},
       }
       upload.busy = true;
       upload.timer.refresh();
+      collect(piece.data.byteLength);
       try {
         await upload.write.append(piece.data);
         if (!piece.last) return undefined;

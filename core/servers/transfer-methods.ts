@@ -19,6 +19,7 @@ import {
   type UploadFileResponse,
   type UploadHeader,
 } from "../../gen/outpost/servers/v1/servers_service_pb.js";
+import { createPieceCollector } from "../../contract/piece-collector.ts";
 import { fail } from "../errors.ts";
 import { filePath, openFileSession, recordChange, resultOf, type FileDeps } from "./file-methods.ts";
 
@@ -36,9 +37,11 @@ export async function* downloadFile(deps: FileDeps, req: DownloadFileRequest, ct
   }
   const { size, modifiedAt } = piece;
   yield create(DownloadFileResponseSchema, { part: { case: "header", value: { path, size, modifiedAt } } });
+  const collect = createPieceCollector();
   let offset = 0n;
   for (;;) {
     if (piece.data.length) yield create(DownloadFileResponseSchema, { part: { case: "data", value: piece.data } });
+    collect(piece.data.length);
     offset += BigInt(piece.data.length);
     if (offset >= size) return;
     if (piece.data.length === 0) throw fail("failed_precondition", `${JSON.stringify(path)} ended early (it shrank while being read)`);
@@ -65,6 +68,7 @@ export async function uploadFile(deps: FileDeps, requests: AsyncIterable<UploadF
   const limit = deps.config.fileTransferMaxBytes;
   let offset = 0n;
   let held: Uint8Array | undefined;
+  const collect = createPieceCollector();
   const send = (data: Uint8Array, last: boolean) =>
     session.send({ case: "uploadChunk", value: { uploadId, path, offset, data, last, expectedSha256: last ? header.expectedSha256 : undefined } });
   try {
@@ -76,6 +80,7 @@ export async function uploadFile(deps: FileDeps, requests: AsyncIterable<UploadF
       if (held) {
         await send(held, false);
         offset += BigInt(held.length);
+        collect(held.length);
       }
       held = data;
     }
