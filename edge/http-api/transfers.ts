@@ -63,6 +63,7 @@ async function download(ctx: Context, calls: CoreCalls): Promise<void> {
         if (next.value.part.case === "data") yield asBuffer(next.value.part.value);
       }
     })(),
+    { highWaterMark: 1 },
   );
   // A failure midway ends the connection short of Content-Length: the client sees it did not get it all.
   body.on("error", (error: unknown) => ctx.state.log?.warn({ err: error }, "a download ended early"));
