@@ -16,7 +16,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 /** How many bytes of pieces pass between two young-generation collections. */
-export const collectEveryBytes = 4 * 1024 * 1024;
+export const collectEveryBytes = 2 * 1024 * 1024;
 
 type Gc = (options: { type: "minor"; execution: "sync" }) => void;
 

@@ -19,7 +19,7 @@ async function youngCollectionsDuring(run: () => void): Promise<number> {
 
 /** A transfer's spent buffers freed while young, every few MiB of pieces (docs/operations.md, Performance). */
 describe("contract: a transfer's piece collector", () => {
-  it("collects V8's young generation once per 4 MiB of pieces, not per piece", async () => {
+  it("collects V8's young generation once per 2 MiB of pieces, not per piece", async () => {
     const collect = createPieceCollector();
     const piece = 1024 * 1024;
     const collections = await youngCollectionsDuring(() => {
