@@ -1,6 +1,7 @@
 import type { FileRouter } from "./agents/file-router.ts";
 import type { LifecycleRouter } from "./agents/lifecycle-router.ts";
 import type { StatsIngest } from "./stats/ingest.ts";
+import type { Heartbeats } from "./agents/heartbeats.ts";
 import type { StatsRetention } from "./stats/partitions.ts";
 import type { Notifier } from "./notifications/notify.ts";
 import type { Logger } from "pino";
@@ -125,6 +126,8 @@ export interface CoreDeps {
   lifecycles: LifecycleRouter;
   /** The samples agents send, written in batches. */
   stats: StatsIngest;
+  /** Agents' heartbeats, written in batches (core/agents/heartbeats.ts). */
+  heartbeats: Heartbeats;
   /** Decides the code of an in-game `/outpost login` (the Game OAuth issuer's side). */
   loginVerifier: LoginVerifier;
   /** Hosted sign-in sessions' changes, across instances (LISTEN/NOTIFY) or in this process. */

@@ -18,6 +18,7 @@ import { createAgentConnections, type AgentConnections } from "../core/agents/co
 import { createFileRouter } from "../core/agents/file-router.ts";
 import { createLifecycleRouter } from "../core/agents/lifecycle-router.ts";
 import { createStatsIngest } from "../core/stats/ingest.ts";
+import { createHeartbeats } from "../core/agents/heartbeats.ts";
 import { createConsoleRouter } from "../core/agents/console-router.ts";
 import { createWatchRegistry } from "../core/game-oauth/watches.ts";
 import { createGameLoginVerifier } from "../core/game-oauth/game-login-verifier.ts";
@@ -115,6 +116,7 @@ type CoreParts = Pick<
   | "files"
   | "lifecycles"
   | "stats"
+  | "heartbeats"
   | "events"
   | "metrics"
   | "notifier"
@@ -158,6 +160,7 @@ interface Opened {
 async function closeOpened(opened: Opened): Promise<void> {
   opened.clock?.stop();
   await opened.deps?.stats.close();
+  await opened.deps?.heartbeats.close();
   await opened.deps?.activity.flush();
   await opened.bus?.close();
   await opened.signer?.close();
@@ -205,6 +208,7 @@ export async function openRuntime(config: Config, logger: Logger, mode: "serve" 
     const files = createFileRouter({ agents, bus, logger, query: statements.on(orm.em.fork()) });
     const lifecycles = createLifecycleRouter({ agents, bus, logger });
     const stats = createStatsIngest({ query: statements.on(orm.em.fork()), clock, logger });
+    const heartbeats = createHeartbeats({ query: statements.on(orm.em.fork()), clock });
     const metrics = mode === "serve" ? await openMetrics(orm, agents, bus, rateLimits) : undefined;
     // Push needs core's deps, which need the notifier: it reads them when it first sends.
     const notifier = createNotifier({ bus, logger, push: pushThroughPwa(() => deps) });
@@ -221,6 +225,7 @@ export async function openRuntime(config: Config, logger: Logger, mode: "serve" 
       files,
       lifecycles,
       stats,
+      heartbeats,
       events,
       notifier,
       metrics: metrics ?? createNoMetrics(),

@@ -4,9 +4,8 @@
  * holds the server (`agent_connection_id`), so a stream that was taken over changes nothing.
  */
 import { sql, type SqlRunner } from "../db/sql.ts";
-import { int, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
+import { bool, int, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
 import type { OnlinePlayer } from "./connections.ts";
-import { serverRank } from "../servers/frozen-queries.ts";
 
 export interface ConnectedFacts {
   serverId: string;
@@ -41,25 +40,52 @@ export async function clearPlayers(query: SqlRunner, serverId: string): Promise<
   await query.run(sql`delete from server_players where server_id = ${serverId}`);
 }
 
-const seenRow = row({ rank: int, plan: text });
-
-/**
- * A heartbeat of the stream that holds the server with a key that still works: the server's rank
- * and its organization's plan (whether it is frozen now: core/servers/frozen.ts); undefined otherwise.
- */
-export function markServerSeen(query: SqlRunner, serverId: string, agentKeyHash: string, connectionId: string, now: Date): Promise<Row<typeof seenRow> | undefined> {
-  return query.one(
-    sql`update servers s set last_seen_at = ${now}, online = true
-         where id = ${serverId} and agent_key_hash = ${agentKeyHash} and agent_connection_id = ${connectionId}
-        returning ${serverRank(sql`s`)} as rank, (select o.plan from organizations o where o.id = s.organization_id) as plan`,
-    seenRow,
-  );
+/** A heartbeat to write: the server, the key its stream authenticated with, the stream. */
+export interface Beat {
+  serverId: string;
+  agentKeyHash: string;
+  connectionId: string;
 }
 
-/** Whether the key still belongs to the server. */
-export async function serverHoldsKey(query: SqlRunner, serverId: string, agentKeyHash: string): Promise<boolean> {
-  const found = await query.one(sql`select id from servers where id = ${serverId} and agent_key_hash = ${agentKeyHash}`, row({ id: text }));
-  return found !== undefined;
+/**
+ * What a heartbeat found, in the order of the beats: `seen` when the stream still holds the server
+ * with a key that works (then the server's rank among its organization's servers and the plan, to
+ * tell whether it is frozen: core/servers/frozen.ts); otherwise whether the key still belongs to the
+ * server (another stream took it over) or not (the key was regenerated or the server deleted).
+ */
+const beatRow = row({ seen: bool, holds_key: bool, rank: nullable(int), plan: nullable(text) });
+export type BeatRow = Row<typeof beatRow>;
+
+/**
+ * Heartbeats of many streams in one statement: moves `last_seen_at` of each server whose stream
+ * still holds it, and ranks the servers of the organizations concerned once (a window over their
+ * servers, instead of a count of older servers per heartbeat). No two beats may be the same
+ * (server, key, stream): the row would be updated once, for one of them.
+ */
+export function markServersSeen(query: SqlRunner, beats: readonly Beat[], now: Date): Promise<BeatRow[]> {
+  const col = <K extends keyof Beat>(k: K) => beats.map((b) => b[k]);
+  return query.rows(
+    sql`with beat as (
+          select * from unnest(${col("serverId")}::uuid[], ${col("agentKeyHash")}::text[], ${col("connectionId")}::uuid[])
+                   with ordinality as b(server_id, key_hash, connection_id, n)
+        ), seen as (
+          update servers s set last_seen_at = ${now}, online = true
+            from beat b
+           where s.id = b.server_id and s.agent_key_hash = b.key_hash and s.agent_connection_id = b.connection_id
+          returning b.n, s.id, s.organization_id
+        ), ranked as (
+          select id, row_number() over (partition by organization_id order by created_at, id)::int as rank
+            from servers where organization_id in (select organization_id from seen)
+        )
+        select se.id is not null as seen, exists (select 1 from servers h where h.id = b.server_id and h.agent_key_hash = b.key_hash) as holds_key,
+               r.rank, o.plan
+          from beat b
+          left join seen se on se.n = b.n
+          left join ranked r on r.id = se.id
+          left join organizations o on o.id = se.organization_id
+         order by b.n`,
+    beatRow,
+  );
 }
 
 /** The server goes offline with its players, if this stream still holds it; true when it did. */

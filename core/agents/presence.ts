@@ -18,15 +18,7 @@ import type { Clock, CoreConfig } from "../deps.ts";
 import { freezeOf, type Freeze } from "../servers/frozen.ts";
 import { recordActivity } from "../activity/record.ts";
 import { inTransaction, type SqlRunner } from "../db/sql.ts";
-import {
-  clearPlayers,
-  markServerConnected,
-  markServerGone,
-  markServerSeen,
-  markSilentServersDisconnected,
-  serverHoldsKey,
-  takeStaleServersOffline,
-} from "./agent-queries.ts";
+import { clearPlayers, markServerConnected, markServerGone, markSilentServersDisconnected, takeStaleServersOffline, type BeatRow } from "./agent-queries.ts";
 
 /** How often an agent sends a heartbeat (told to it in Welcome). */
 export const heartbeatSeconds = 10;
@@ -100,21 +92,14 @@ export async function markConnected(em: EntityManager, agent: AgentCaller, conne
 }
 
 /**
- * A heartbeat: the server is seen now, if the stream still holds it with a key that still works.
- * Otherwise says why not: the key was regenerated or the server deleted ("revoked"), or another
- * stream said Hello since ("superseded"). A server that became frozen meanwhile (its plan lowered
- * on another instance, or PLANS changed) gets its freeze, and its stream ends.
+ * Where a heartbeat (core/agents/heartbeats.ts) left its stream: "ok" when it still holds the
+ * server with a key that works; otherwise why the stream ends — the key was regenerated or the
+ * server deleted ("revoked"), another stream said Hello since ("superseded"), or the server became
+ * frozen meanwhile (its plan lowered on another instance, or PLANS changed).
  */
-export async function markAlive(
-  query: SqlRunner,
-  config: Pick<CoreConfig, "plans">,
-  agent: AgentCaller,
-  connectionId: string,
-  now: Date,
-): Promise<"ok" | "revoked" | "superseded" | Freeze> {
-  const seen = await markServerSeen(query, agent.server.id, agent.keyHash, connectionId, now);
-  if (seen) return freezeOf(config, seen.plan, seen.rank) ?? "ok";
-  return (await serverHoldsKey(query, agent.server.id, agent.keyHash)) ? "superseded" : "revoked";
+export function beatState(config: Pick<CoreConfig, "plans">, found: BeatRow): "ok" | "revoked" | "superseded" | Freeze {
+  if (found.seen) return freezeOf(config, found.plan!, found.rank!) ?? "ok";
+  return found.holds_key ? "superseded" : "revoked";
 }
 
 /**

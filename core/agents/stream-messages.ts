@@ -14,7 +14,7 @@ import type { AgentCaller } from "../context.ts";
 import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { supersededError, type AgentConnection } from "./connections.ts";
-import { heartbeatSeconds, markAlive, markConnected } from "./presence.ts";
+import { beatState, heartbeatSeconds, markConnected } from "./presence.ts";
 import { distinctPlayers, replacePlayers } from "./players.ts";
 import { storeMemoryLimit } from "./agent-queries.ts";
 import { answerConfirmCommand, answerLoginCommand } from "./answer-login.ts";
@@ -32,6 +32,7 @@ export type AgentStreamDeps = Pick<
   | "files"
   | "lifecycles"
   | "stats"
+  | "heartbeats"
   | "rateLimits"
   | "loginVerifier"
   | "config"
@@ -105,7 +106,7 @@ async function hello(deps: AgentStreamDeps, session: StreamSession, value: Incom
 }
 
 async function heartbeat(deps: AgentStreamDeps, session: StreamSession): Promise<void> {
-  const state = await markAlive(deps.statements.on(session.em), deps.config, session.agent, session.connection.id, deps.clock.now());
+  const state = beatState(deps.config, await deps.heartbeats.beat(session.agent, session.connection.id));
   if (state === "revoked") throw revoked();
   if (state === "superseded") throw supersededError();
   if (state !== "ok") throw frozenError(state);

@@ -67,6 +67,7 @@ describe("rate limits", () => {
       files: t.deps.files,
       lifecycles: t.deps.lifecycles,
       stats: t.deps.stats,
+      heartbeats: t.deps.heartbeats,
       loginVerifier: createNoSignInVerifier(),
       events: t.events,
       loginCodes: t.deps.loginCodes,

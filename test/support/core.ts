@@ -22,6 +22,7 @@ import { createConsoleRouter } from "../../core/agents/console-router.ts";
 import { createFileRouter } from "../../core/agents/file-router.ts";
 import { createLifecycleRouter } from "../../core/agents/lifecycle-router.ts";
 import { createStatsIngest } from "../../core/stats/ingest.ts";
+import { createHeartbeats } from "../../core/agents/heartbeats.ts";
 import { defaultRetention } from "../../core/stats/partitions.ts";
 import type { LoginVerifier } from "../../core/game-oauth/login-verifier.ts";
 import { createGameLoginVerifier } from "../../core/game-oauth/game-login-verifier.ts";
@@ -208,6 +209,7 @@ function assembleDeps(foundation: Foundation, options: TestCoreOptions): CoreDep
     files: createFileRouter({ agents, bus, logger, query: statements.on(orm.em.fork()) }),
     lifecycles: createLifecycleRouter({ agents, bus, logger }),
     stats: createStatsIngest({ query: statements.on(orm.em.fork()), clock, logger }),
+    heartbeats: createHeartbeats({ query: statements.on(orm.em.fork()), clock }),
     events,
     loginCodes,
     knownDevices,
@@ -265,6 +267,7 @@ export async function startTestCore(suiteConfig: CoreConfig = testConfig, option
     async close() {
       await agents.close();
       await deps.stats.close();
+      await deps.heartbeats.close();
       await deps.activity.flush();
       await bus.close();
       await signer.close();
