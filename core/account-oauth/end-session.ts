@@ -18,7 +18,7 @@ import { recordActivity } from "../activity/record.ts";
 import { appendQuery } from "../oauth/authorization-request.ts";
 import { redirectUriMatches } from "../oauth/redirect-uris.ts";
 import { findLogoutClient } from "./account-oauth-queries.ts";
-import { signingAlgs } from "../db/signing-key-entities.ts";
+import { signingAlgs } from "../../contract/issuers.ts";
 
 type Deps = Pick<CoreDeps, "signingKeys" | "statements" | "config">;
 

@@ -6,7 +6,7 @@
  */
 import { sql, type SqlRunner } from "../db/sql.ts";
 import { arrayOf, bool, nullable, oneOf, row, text, timestamp, type Row } from "../db/rows.ts";
-import { signingAlgs } from "../db/signing-key-entities.ts";
+import { signingAlgs } from "../../contract/issuers.ts";
 import { clientAuthentication, type PresentedClient } from "../oauth/exchange-checks.ts";
 import { refreshCheckResults, type RefreshCheckParams } from "./refresh-checks.ts";
 

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
 import { User } from "./entities.ts";
-import type { SigningAlg } from "./signing-key-entities.ts";
+import { defaultSigningAlg, type SigningAlg } from "../../contract/issuers.ts";
 
 export const AccountOAuthClient = defineEntity({
   name: "AccountOAuthClient",
@@ -31,7 +31,7 @@ export const AccountOAuthClient = defineEntity({
     /** Every authorization request must carry a PKCE S256 challenge. */
     requirePkce: p.boolean().default(false),
     /** How its ID tokens are signed: "RS256", "ES256" or "EdDSA" (migration 0038). */
-    idTokenSignedResponseAlg: p.string().length(8).$type<SigningAlg>().default("RS256"),
+    idTokenSignedResponseAlg: p.string().length(8).$type<SigningAlg>().default(defaultSigningAlg),
     /** The app's home page. */
     uri: p.string().length(2048).nullable(),
     /** Where RP-initiated logout may return the browser (normalized as redirect URIs, 0 to 16). */

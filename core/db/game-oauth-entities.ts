@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
 import { Organization, Server } from "./entities.ts";
-import type { SigningAlg } from "./signing-key-entities.ts";
+import { defaultSigningAlg, type SigningAlg } from "../../contract/issuers.ts";
 
 export const GameOAuthClient = defineEntity({
   name: "GameOAuthClient",
@@ -21,7 +21,7 @@ export const GameOAuthClient = defineEntity({
     /** "any_server" | "selected_servers" */
     verifierPolicy: p.string().length(32),
     /** How its ID tokens are signed: "RS256", "ES256" or "EdDSA" (migration 0038). */
-    idTokenSignedResponseAlg: p.string().length(8).$type<SigningAlg>().default("RS256"),
+    idTokenSignedResponseAlg: p.string().length(8).$type<SigningAlg>().default(defaultSigningAlg),
     secretHash: p.string().length(64),
     secretPrefix: p.string().length(16),
     disabled: p.boolean().default(false),

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
+import { defaultSigningAlg, type SigningAlg } from "../../contract/issuers.ts";
 
 export const issuers = ["game", "account"] as const;
 /** Which OpenID Connect issuer a key signs for; the two share no keys. */
@@ -16,15 +17,6 @@ export type Issuer = (typeof issuers)[number];
 export const stages = ["next", "current", "previous"] as const;
 /** `current` signs; `next` and `previous` are published so verifiers with a cached JWKS keep working. */
 export type Stage = (typeof stages)[number];
-
-/**
- * The JWS algorithms an issuer signs ID tokens with, each with its own keys: RSASSA-PKCS1-v1_5
- * with SHA-256 over RSA 2048 (every client's default), ECDSA P-256 with SHA-256, and Ed25519.
- */
-export const signingAlgs = ["RS256", "ES256", "EdDSA"] as const;
-export type SigningAlg = (typeof signingAlgs)[number];
-
-export const isSigningAlg = (value: string): value is SigningAlg => (signingAlgs as readonly string[]).includes(value);
 
 /** The public half of a key, as RFC 7517 (RSA, EC) and RFC 8037 (OKP) write it. */
 export type PublicKeyMembers = { kty: "RSA"; n: string; e: string } | { kty: "EC"; crv: "P-256"; x: string; y: string } | { kty: "OKP"; crv: "Ed25519"; x: string };
@@ -41,7 +33,7 @@ export const SigningKey = defineEntity({
     /** The RFC 7638 thumbprint of the public key. */
     kid: p.string().length(64).unique(),
     stage: p.string().length(16).$type<Stage>(),
-    alg: p.string().length(8).$type<SigningAlg>().default("RS256"),
+    alg: p.string().length(8).$type<SigningAlg>().default(defaultSigningAlg),
     publicJwk: p.json<PublicKeyMembers>(),
     /** The PKCS #8 private key, AES-256-GCM under the KEK; with its IV and tag. */
     privateKeyCiphertext: p.blob(),

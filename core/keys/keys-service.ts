@@ -5,7 +5,7 @@ import type { CoreDeps } from "../deps.ts";
 import { fail } from "../errors.ts";
 import { KeyEncryptionError } from "./key-encryption.ts";
 import type { Issuer } from "./signing-keys.ts";
-import { signingAlgs } from "../db/signing-key-entities.ts";
+import { signingAlgs } from "../../contract/issuers.ts";
 
 function issuerOf(issuer: IssuerProto): Issuer {
   switch (issuer) {

@@ -7,7 +7,8 @@ import { generateKeyPair, randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import { calculateJwkThumbprint } from "jose";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { SigningKey, signingAlgs, type Issuer, type PublicKeyMembers, type SigningAlg, type Stage } from "../db/signing-key-entities.ts";
+import { SigningKey, type Issuer, type PublicKeyMembers, type Stage } from "../db/signing-key-entities.ts";
+import { signingAlgs, type SigningAlg } from "../../contract/issuers.ts";
 import { recordActivity } from "../activity/record.ts";
 import { seal, type KeyEncryptionKey, type SealedKey } from "./key-encryption.ts";
 import { inTransaction } from "../db/sql.ts";
@@ -68,7 +69,7 @@ function publicMembers(jwk: Record<string, unknown>): PublicKeyMembers {
 }
 
 /** A new key for `alg` (RSA 2048, P-256 or Ed25519), its kid the RFC 7638 thumbprint, sealed under the KEK. */
-export async function generateKey(kek: KeyEncryptionKey, issuer: Issuer, alg: SigningAlg = "RS256"): Promise<FreshKey> {
+export async function generateKey(kek: KeyEncryptionKey, issuer: Issuer, alg: SigningAlg): Promise<FreshKey> {
   const { publicKey, privateKey } = await generatePairFor(alg);
   const publicJwk = publicMembers(publicKey.export({ format: "jwk" }) as Record<string, unknown>);
   const kid = await calculateJwkThumbprint(publicJwk, "sha256");

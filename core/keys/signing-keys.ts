@@ -25,7 +25,8 @@ import type { JWTHeaderParameters, JWTPayload } from "jose";
 import type { Logger } from "pino";
 import type { Orm } from "../db/orm.ts";
 import type { Clock } from "../clock.ts";
-import { issuers, signingAlgs, type Issuer, type PublicKeyMembers, type SigningAlg, type SigningKey } from "../db/signing-key-entities.ts";
+import { issuers, type Issuer, type PublicKeyMembers, type SigningKey } from "../db/signing-key-entities.ts";
+import { defaultSigningAlg, signingAlgs, type SigningAlg } from "../../contract/issuers.ts";
 import { assertSealedWith, open, type KeyEncryptionKey } from "./key-encryption.ts";
 import type { SignerPool } from "./signer-pool.ts";
 import {
@@ -234,7 +235,7 @@ export function createSigningKeys(deps: SigningKeysDeps): SigningKeys {
   }
 
   return {
-    async sign(issuer, payload, header = {}, alg = "RS256") {
+    async sign(issuer, payload, header = {}, alg = defaultSigningAlg) {
       const current = (await cached(issuer)).current[alg];
       const key = await current.privateKey();
       const input = `${base64url({ ...header, alg, kid: current.kid })}.${base64url(payload)}`;

@@ -12,7 +12,7 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import type { UserCaller } from "../context.ts";
 import { recordActivity } from "../activity/record.ts";
 import type { ClientVerb } from "../activity/kinds.ts";
-import { isSigningAlg, type SigningAlg } from "../db/signing-key-entities.ts";
+import { defaultSigningAlg, isSigningAlg, type SigningAlg } from "../../contract/issuers.ts";
 
 /** The columns every OAuth client row has. */
 export interface OAuthClientRow {
@@ -95,7 +95,7 @@ export function commonClientFields(client: OAuthClientRow): {
 
 /** The algorithm of a new client's ID tokens: the request's (the contract allows only known ones), or RS256. */
 export function idTokenAlgOf(requested: string | undefined): SigningAlg {
-  if (requested === undefined) return "RS256";
+  if (requested === undefined) return defaultSigningAlg;
   if (!isSigningAlg(requested)) throw fieldFail([{ field: "id_token_signed_response_alg", message: "must be RS256, ES256 or EdDSA" }]);
   return requested;
 }

@@ -125,7 +125,7 @@ function malformedExchange(input: ExchangeInput): OAuthFailure | undefined {
  * the hash of the ID token's algorithm: SHA-256 for RS256 and ES256, SHA-512 for EdDSA over
  * Ed25519 (as the OpenID Connect errata and other issuers take it).
  */
-export function atHash(accessToken: string, alg: SigningAlg = "RS256"): string {
+export function atHash(accessToken: string, alg: SigningAlg): string {
   const digest = hash(alg === "EdDSA" ? "sha512" : "sha256", accessToken, "buffer");
   return digest.subarray(0, digest.length / 2).toString("base64url");
 }

@@ -6,7 +6,7 @@
  */
 import type { SqlRunner } from "../db/sql.ts";
 import { arrayOf, bool, nullable, oneOf, row, text, timestamp, type Decode } from "../db/rows.ts";
-import { signingAlgs, type SigningAlg } from "../db/signing-key-entities.ts";
+import { signingAlgs, type SigningAlg } from "../../contract/issuers.ts";
 import type { CodeCheckParams, PresentedClient } from "./exchange-checks.ts";
 
 /** What every consumed code carries to the engine, whichever issuer's table it comes from. */

@@ -5,6 +5,7 @@
  */
 import { TokenEndpointAuthMethod, type AccountOAuthClient } from "../../gen/outpost/admin/v1/admin_service_pb.js";
 import type { FormErrors } from "./core.ts";
+import { defaultSigningAlg } from "../../contract/issuers.ts";
 import { choiceGroup, idTokenAlgField, selectField, textArea, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
 
@@ -48,7 +49,7 @@ export const defaultOptionValues: OptionValues = {
   requirePkce: false,
   uri: "",
   postLogoutRedirectUris: "",
-  idTokenAlg: "RS256",
+  idTokenAlg: defaultSigningAlg,
 };
 
 export function optionValuesOf(form: URLSearchParams): OptionValues {
@@ -58,7 +59,7 @@ export function optionValuesOf(form: URLSearchParams): OptionValues {
     requirePkce: form.get("requirePkce") === "yes",
     uri: (form.get("uri") ?? "").trim(),
     postLogoutRedirectUris: form.get("postLogoutRedirectUris") ?? "",
-    idTokenAlg: form.get("idTokenSignedResponseAlg") ?? "RS256",
+    idTokenAlg: form.get("idTokenSignedResponseAlg") ?? defaultSigningAlg,
   };
 }
 

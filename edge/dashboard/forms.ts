@@ -2,6 +2,7 @@
 import { formTokenInput } from "../form-token.ts";
 import { html, type Html } from "../html.ts";
 import type { FormErrors } from "./core.ts";
+import { signingAlgs, type SigningAlg } from "../../contract/issuers.ts";
 
 export interface FieldOptions {
   /** The input's name (and the API field whose messages it shows, unless `apiField`). */
@@ -156,17 +157,19 @@ export function dangerForm(o: {
   );
 }
 
+const signingAlgLabels: Record<SigningAlg, string> = {
+  RS256: "RS256 (RSA): every OpenID Connect library checks it",
+  ES256: "ES256 (ECDSA P-256): shorter tokens",
+  EdDSA: "EdDSA (Ed25519): shorter tokens, fastest to check",
+};
+
 /** How an OAuth client's ID tokens are signed: the same choice on both issuers' client forms. */
 export function idTokenAlgField(value: string, errors?: FormErrors): Html {
   return selectField({
     name: "idTokenSignedResponseAlg",
     label: "ID token signing algorithm",
     value,
-    options: [
-      { value: "RS256", label: "RS256 (RSA): every OpenID Connect library checks it" },
-      { value: "ES256", label: "ES256 (ECDSA P-256): shorter tokens" },
-      { value: "EdDSA", label: "EdDSA (Ed25519): shorter tokens, fastest to check" },
-    ],
+    options: signingAlgs.map((alg) => ({ value: alg, label: signingAlgLabels[alg] })),
     hint: "Your app's library must expect the same (id_token_signed_response_alg).",
     errors,
   });

@@ -8,6 +8,7 @@ import { VerifierPolicy, type GameOAuthClient, type Organization } from "../../g
 import type { Server } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { managedOrgOf, noticeOf, render, type Viewer } from "./context.ts";
 import type { FormErrors } from "./core.ts";
+import { defaultSigningAlg } from "../../contract/issuers.ts";
 import { gameName, policyName, when } from "./format.ts";
 import { choiceGroup, dangerForm, formAlert, idTokenAlgField, postForm, textArea, textField } from "./forms.ts";
 import { html, type Html } from "../html.ts";
@@ -99,7 +100,7 @@ export async function listPage(ctx: Context, v: Viewer, values?: ClientValues, e
 ${postForm(
   orgPath(org, "/clients"),
   v.formToken,
-  html`${clientFields(servers, values ?? { name: "", redirectUris: "", policy: "any_server", servers: [], idTokenAlg: "RS256" }, errors)}
+  html`${clientFields(servers, values ?? { name: "", redirectUris: "", policy: "any_server", servers: [], idTokenAlg: defaultSigningAlg }, errors)}
 <div class="actions"><button type="submit" class="btn primary">Create client</button></div>`,
   html` class="panel stack" aria-labelledby="create-client-heading"`,
 )}`,
@@ -117,7 +118,7 @@ function issuerUrls(v: Viewer): { issuer: string; discovery: string } | undefine
 function snippet(v: Viewer, c: GameOAuthClient): string {
   const issuer = issuerUrls(v)?.issuer ?? "<GAME_ISSUER_URL>";
   const alg = c.idTokenSignedResponseAlg;
-  const metadata = alg === "RS256" ? "process.env.CLIENT_SECRET" : `{ client_secret: process.env.CLIENT_SECRET, id_token_signed_response_alg: "${alg}" }`;
+  const metadata = alg === defaultSigningAlg ? "process.env.CLIENT_SECRET" : `{ client_secret: process.env.CLIENT_SECRET, id_token_signed_response_alg: "${alg}" }`;
   return `import * as oidc from "openid-client";
 
 const config = await oidc.discovery(new URL("${issuer}"), "${c.clientId}", ${metadata});

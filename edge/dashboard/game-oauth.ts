@@ -10,6 +10,7 @@ import { Code } from "@connectrpc/connect";
 import { VerifierPolicy } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { action, confirmed, done, page, type ActionHandler, type DashboardDeps, type Viewer } from "./context.ts";
 import { formErrorsOrThrow, hasCode } from "./core.ts";
+import { defaultSigningAlg } from "../../contract/issuers.ts";
 import { orgPath } from "./paths.ts";
 import { clientPage, listPage, managed, secretPage, type ClientValues } from "./game-oauth-views.ts";
 
@@ -22,7 +23,7 @@ function readClientForm(form: URLSearchParams): { values: ClientValues; policy: 
     redirectUris: form.get("redirectUris") ?? "",
     policy: form.get("verifierPolicy") ?? "any_server",
     servers: form.getAll("allowedServerIds"),
-    idTokenAlg: form.get("idTokenSignedResponseAlg") ?? "RS256",
+    idTokenAlg: form.get("idTokenSignedResponseAlg") ?? defaultSigningAlg,
   };
   const redirectUris = values.redirectUris
     .split(/\r?\n/)

@@ -6,6 +6,7 @@
 import type { Context } from "koa";
 import type { Client } from "@connectrpc/connect";
 import type { Issuer, Jwk, KeysService } from "../../gen/outpost/keys/v1/keys_service_pb.js";
+import { signingAlgs } from "../../contract/issuers.ts";
 
 export interface IssuerMetadata {
   /** The issuer identifier, exactly as tokens carry it in `iss`. */
@@ -38,7 +39,7 @@ export function discoveryDocument(metadata: IssuerMetadata) {
     token_endpoint_auth_methods_supported: [...metadata.authMethods],
     revocation_endpoint_auth_methods_supported: [...metadata.authMethods],
     introspection_endpoint_auth_methods_supported: metadata.authMethods.filter((m) => m !== "none"),
-    id_token_signing_alg_values_supported: ["RS256", "ES256", "EdDSA"],
+    id_token_signing_alg_values_supported: [...signingAlgs],
     subject_types_supported: ["public"],
     claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", ...metadata.claims],
     authorization_response_iss_parameter_supported: true,
