@@ -32,3 +32,12 @@ export const clientIpHeader = "x-outpost-client-ip";
  * core's log line about a failure names the request the person quotes.
  */
 export const requestIdHeader = "x-request-id";
+
+/**
+ * A mutation's idempotency key, chosen by the caller (1–255 printable ASCII characters): a retry
+ * with the same key gets the first request's answer instead of running again (core/idempotency).
+ */
+export const idempotencyKeyHeader = "idempotency-key";
+
+/** Set on an answer that is a replay of an earlier request's with the same idempotency key. */
+export const idempotentReplayedHeader = "idempotent-replayed";

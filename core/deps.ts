@@ -82,6 +82,18 @@ export interface CoreConfig {
   namedStatements: boolean;
   /** The assistant's model (OCELOT_MODEL_*); undefined: none configured, so chat answers nothing. */
   assistantModel?: AssistantModelConfig;
+  /** How a retry waits for the first request with its idempotency key (tests shorten it); defaults otherwise. */
+  idempotency?: IdempotencyOptions;
+}
+
+/** How retries with an idempotency key wait (core/idempotency/idempotency-interceptor.ts). */
+export interface IdempotencyOptions {
+  /** How long a retry waits for the first request with its key to finish (default 10 s; IDEMPOTENCY_WAIT_MS). */
+  waitMs?: number;
+  /** How often it looks (default 25 ms). */
+  pollMs?: number;
+  /** A claim running longer than this was abandoned (its instance stopped): its retries get outcome_unknown (default 10 min). */
+  abandonedAfterMs?: number;
 }
 
 /** An OpenAI-compatible chat-completions endpoint the operator chose (core/chat/model.ts). */

@@ -90,6 +90,10 @@ export const domainErrors = {
   database_unavailable: Code.Unavailable,
   /** The assistant's model endpoint refused, failed or did not answer in time (core/chat/model.ts). */
   model_unavailable: Code.Unavailable,
+  /** The Idempotency-Key was already used by this caller for a different procedure or request (HTTP 422). */
+  idempotency_key_reused: Code.InvalidArgument,
+  /** The first request with this Idempotency-Key is still running (HTTP 409); a retry in a moment gets its answer. */
+  idempotency_key_in_flight: Code.Aborted,
   /** The caller went away before the answer was done. */
   cancelled: Code.Canceled,
 } as const;

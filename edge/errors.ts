@@ -1,39 +1,16 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { ErrorInfoSchema, RetryInfoSchema } from "../gen/outpost/errors/v1/errors_pb.js";
+import { codeHttpStatus, connectCodeName, failureHttpStatus } from "../contract/http-status.ts";
 
-/** The HTTP status for each Connect code, as the HTTP API and the account endpoints answer. */
+/** The HTTP status for each Connect code, as the HTTP API and the account endpoints answer (contract/http-status.ts). */
 export function httpStatus(code: Code): number {
-  switch (code) {
-    case Code.InvalidArgument:
-    case Code.OutOfRange:
-      return 400;
-    case Code.Unauthenticated:
-      return 401;
-    case Code.PermissionDenied:
-      return 403;
-    case Code.NotFound:
-      return 404;
-    case Code.AlreadyExists:
-    case Code.FailedPrecondition:
-    case Code.Aborted:
-      return 409;
-    case Code.ResourceExhausted:
-      return 429;
-    case Code.Unimplemented:
-      return 501;
-    case Code.Unavailable:
-      return 503;
-    case Code.DeadlineExceeded:
-      return 504;
-    default:
-      return 500;
-  }
+  return codeHttpStatus(connectCodeName(code));
 }
 
 /** snake_case name of a Connect code, as in the Connect protocol ("invalid_argument"). */
 export function codeName(code: Code): string {
-  return Code[code].replace(/[A-Z]/g, (c, i) => (i ? "_" : "") + c.toLowerCase());
+  return connectCodeName(code);
 }
 
 /** An answer decided by the edge itself, for statuses without a Connect code (405, 413, 415). */
@@ -58,9 +35,6 @@ export interface ErrorBody {
   requestId?: string;
 }
 
-/** Domain reasons whose HTTP status says more than their Connect code's: a file too large to answer inline is a 413. */
-const reasonStatuses: Partial<Record<string, number>> = { too_large: 413 };
-
 /**
  * The JSON body for an error. A 5xx says only that the request failed, with the request id to
  * find the rest in the log; unless it is a domain error (it has a reason, and its message is
@@ -70,7 +44,7 @@ export function errorBody(error: unknown, requestId: string): ErrorBody {
   if (error instanceof HttpError) return { code: error.code, status: error.status, message: error.message };
   const connectError = ConnectError.from(error);
   const [info] = connectError.findDetails(ErrorInfoSchema);
-  const status = (info?.reason && reasonStatuses[info.reason]) || httpStatus(connectError.code);
+  const status = failureHttpStatus(codeName(connectError.code), info?.reason);
   if (status >= 500 && !info?.reason) {
     return { code: codeName(connectError.code), status, message: "the request failed; quote the request id when reporting it", requestId };
   }

@@ -201,6 +201,12 @@ export const variables = {
     doc: "how late a server schedule's run may start when no instance was up at its time (it then runs once, late); a run missed by more is skipped. Both are recorded (`servers/listScheduleRuns`)",
     deployment: "the same on every instance",
   },
+  IDEMPOTENCY_WAIT_MS: {
+    parse: wholeNumber(0, 60000),
+    default: "10000",
+    doc: "how long, in milliseconds, a retry with an `Idempotency-Key` waits for the first request with that key to finish before it is answered 409 `idempotency_key_in_flight`",
+    deployment: "the same on every instance",
+  },
   STATS_RAW_HOURS: {
     parse: wholeNumber(1, 720),
     default: "48",

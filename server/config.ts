@@ -49,6 +49,8 @@ export interface Config {
   fileTransferMaxBytes: number;
   /** How late a schedule's missed run may still start (SCHEDULE_GRACE_SECONDS). */
   scheduleGraceSeconds: number;
+  /** How long a retry waits for the first request with its idempotency key (IDEMPOTENCY_WAIT_MS). */
+  idempotencyWaitMs: number;
   /** How long server statistics are kept, at each resolution (STATS_RAW_HOURS, STATS_MINUTE_DAYS, STATS_QUARTER_DAYS). */
   statsRetention: Readonly<{ rawHours: number; minuteDays: number; quarterDays: number }>;
   /** OAuth redirect URIs may use http on any host, not only on loopback (local development). */
@@ -202,6 +204,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     signingKeyRotationDays: readVariable(env, "SIGNING_KEY_ROTATION_DAYS"),
     fileTransferMaxBytes: readVariable(env, "FILE_TRANSFER_MAX_MB") * 1024 * 1024,
     scheduleGraceSeconds: readVariable(env, "SCHEDULE_GRACE_SECONDS"),
+    idempotencyWaitMs: readVariable(env, "IDEMPOTENCY_WAIT_MS"),
     statsRetention: {
       rawHours: readVariable(env, "STATS_RAW_HOURS"),
       minuteDays: readVariable(env, "STATS_MINUTE_DAYS"),

@@ -93,6 +93,7 @@ function coreConfig(config: Config, database: Database): CoreDeps["config"] {
     allowInsecureGameServers: config.allowInsecureGameServers,
     fileTransferMaxBytes: config.fileTransferMaxBytes,
     scheduleGraceSeconds: config.scheduleGraceSeconds,
+    idempotency: { waitMs: config.idempotencyWaitMs },
     statsRetention: config.statsRetention,
     gameIssuerUrl: config.gameIssuerUrl.origin,
     accountIssuerUrl: accountIssuerUrl(config.accountBaseUrl),

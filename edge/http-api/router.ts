@@ -9,6 +9,7 @@ import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Context, Middleware } from "koa";
 import { secretPrefixes } from "../../contract/secrets.ts";
+import { idempotencyKeyHeader, idempotentReplayedHeader } from "../../contract/credentials.ts";
 import { httpResponseField, httpRouter, services } from "../../contract/services.ts";
 import { errorBody, HttpError, jsonName, violationDetails, isUnexplainedFailure } from "../errors.ts";
 import { untilClientGone, type CoreCalls } from "../core-calls.ts";
@@ -108,6 +109,13 @@ function apiInput(procedure: Procedure, json: JsonValue) {
   }
 }
 
+/** A mutation's Idempotency-Key, passed on to core (core/idempotency), which ignores it on queries. */
+function idempotencyHeaders(ctx: Context): Headers | undefined {
+  // Present but empty is passed on too: core refuses it rather than running without a key.
+  const key = ctx.req.headers[idempotencyKeyHeader];
+  return typeof key === "string" ? new Headers({ [idempotencyKeyHeader]: key }) : undefined;
+}
+
 export interface HttpApiOptions {
   /** Core, called as the request's caller (its session cookie or X-API-Key). */
   calls: CoreCalls;
@@ -148,8 +156,9 @@ export function createHttpApi(options: HttpApiOptions): Middleware {
       );
       // A POST may wait on something slow (the assistant's model): the client going away ends it.
       gone = procedure.httpMethod === "POST" ? untilClientGone(ctx) : undefined;
-      const response = await options.calls.transport(ctx).unary(procedure.method, gone, undefined, undefined, input);
+      const response = await options.calls.transport(ctx).unary(procedure.method, gone, undefined, idempotencyHeaders(ctx), input);
       const json = messageToApiJson(procedure.method.output, response.message);
+      if (response.header.get(idempotentReplayedHeader)) ctx.set("Idempotent-Replayed", "true");
       ctx.status = 200;
       ctx.body = procedure.responseField ? (json as { [key: string]: JsonValue })[procedure.responseField] : json;
     } catch (error) {
@@ -166,6 +175,7 @@ export function answerApiError(ctx: Context, error: unknown, errorHeaders?: Http
   if (isUnexplainedFailure(error)) ctx.state.log.error({ err: error }, "HTTP API request failed");
   const details = violationDetails(error);
   const headers = { ...(error instanceof HttpError ? error.headers : {}), ...errorHeaders?.(error) };
+  if (error instanceof ConnectError && error.metadata.get(idempotentReplayedHeader)) headers["Idempotent-Replayed"] = "true";
   for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
   ctx.status = body.status;
   ctx.body = details ? { ...body, details } : body;

@@ -9,7 +9,11 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { httpRouter, services } from "../../contract/services.ts";
 import { IdentityService } from "../../gen/outpost/identity/v1/identity_service_pb.js";
 import { createOpenApiDocument, type JsonSchema } from "../../edge/http-api/openapi.ts";
+import type { OpenApiOperation, OpenApiParameter } from "../../edge/http-api/openapi/openapi-types.ts";
 import { deref, exposed, operation, operations, schemaChecker, schemaOf, serverUrl, version } from "./openapi-helpers.ts";
+
+/** An operation's own parameters (its query's), without the shared ones it refers to. */
+const queryParameters = (op: OpenApiOperation) => (op.parameters ?? []).filter((p): p is OpenApiParameter => !("$ref" in p));
 
 describe("http api: openapi document", function () {
   /** The raw-bytes routes (a file's bytes, not JSON), beside the generated procedures. */
@@ -27,7 +31,7 @@ describe("http api: openapi document", function () {
     const check = schemaChecker(doc);
     for (const name of Object.keys(doc.components.schemas)) check({ $ref: `#/components/schemas/${name}` }, null);
     for (const { operation } of operations(doc)) {
-      for (const parameter of operation.parameters ?? []) check(parameter.schema, null);
+      for (const parameter of queryParameters(operation)) check(parameter.schema, null);
     }
   });
 
@@ -74,7 +78,7 @@ describe("http api: openapi document", function () {
     const upload = doc.paths["/api/http/servers/uploadFile"].put!;
     assert.deepEqual(Object.keys(upload.requestBody!.content), ["application/octet-stream"]);
     assert.deepEqual(
-      upload.parameters!.map((p) => p.name),
+      queryParameters(upload).map((p) => p.name),
       ["serverId", "path", "expectedSha256", "organizationId", "organizationSlug"],
     );
     const download = doc.paths["/api/http/servers/downloadFile"].get!;
@@ -117,12 +121,14 @@ describe("http api: openapi document", function () {
       if (method === "get") {
         assert.equal(op.requestBody, undefined);
       } else {
-        assert.equal(op.parameters, undefined);
+        // Every POST takes an Idempotency-Key header, and no query parameter.
+        assert.deepEqual(op.parameters, [{ $ref: "#/components/parameters/IdempotencyKey" }], op.operationId);
         assert.ok(op.requestBody?.content["application/json"].schema);
+        assert.deepEqual(op.responses["422"], { $ref: "#/components/responses/UnprocessableEntity" }, op.operationId);
       }
     }
     const activity = operation(doc, "/api/http/activity/listOrganizationActivity");
-    const params = new Map((activity.parameters ?? []).map((p) => [p.name, p]));
+    const params = new Map(queryParameters(activity).map((p) => [p.name, p]));
     assert.deepEqual([...params.keys()], ["organizationSlug", "serverId", "action", "limit", "before", "kind", "severity", "cursor"]);
     assert.ok([...params.values()].every((p) => p.in === "query"));
     assert.equal(params.get("organizationSlug")!.required, true);
@@ -147,7 +153,7 @@ describe("http api: openapi document", function () {
     ]);
     assert.deepEqual((params.get("severity")!.schema.items as { enum: string[] }).enum, ["info", "warning", "error"]);
     assert.deepEqual(
-      operation(doc, "/api/http/servers/listServers").parameters?.map((p) => [p.name, p.required]),
+      queryParameters(operation(doc, "/api/http/servers/listServers")).map((p) => [p.name, p.required]),
       [["organizationSlug", true]],
     );
     assert.equal(operation(doc, "/api/http/auth/getSession").parameters, undefined);
@@ -172,10 +178,10 @@ describe("http api: openapi document", function () {
     for (const { operation: op } of operations(doc)) assert.equal((op as { security?: unknown }).security, undefined, `${op.operationId} overrides security`);
   });
 
-  it("lists 400, 401, 403, 404, 409, 429 and 500 with the error schema on every operation", () => {
+  it("lists 400, 401, 403, 404, 409, 429 and 500 with the error schema on every operation (and 413, 415, 422 on POSTs)", () => {
     const check = schemaChecker(doc);
     for (const { method, operation: op } of operations(doc)) {
-      const extra = transfers.has(op.operationId) ? ["413"] : method === "post" ? ["413", "415"] : [];
+      const extra = transfers.has(op.operationId) ? ["413"] : method === "post" ? ["413", "415", "422"] : [];
       const statuses = ["200", "400", "401", "403", "404", "409", "429", "500", ...extra];
       assert.deepEqual(Object.keys(op.responses).sort(), statuses.sort(), op.operationId);
       for (const status of statuses.filter((s) => s !== "200")) {

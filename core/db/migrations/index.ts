@@ -35,6 +35,7 @@ import { Migration0035ServerStats } from "./0035-server-stats.ts";
 import { Migration0036ClientSignInDays } from "./0036-client-sign-in-days.ts";
 import { Migration0037AlertThresholds } from "./0037-alert-thresholds.ts";
 import { Migration0038SigningAlgorithms } from "./0038-signing-algorithms.ts";
+import { Migration0039IdempotencyKeys } from "./0039-idempotency-keys.ts";
 
 /** Every migration, in order. Append; never edit one that has shipped. */
 export const migrations = [
@@ -75,4 +76,5 @@ export const migrations = [
   { name: "0036_client_sign_in_days", class: Migration0036ClientSignInDays },
   { name: "0037_alert_thresholds", class: Migration0037AlertThresholds },
   { name: "0038_signing_algorithms", class: Migration0038SigningAlgorithms },
+  { name: "0039_idempotency_keys", class: Migration0039IdempotencyKeys },
 ];

@@ -34,7 +34,7 @@ const errorResponses = {
   },
   "409": {
     name: "Conflict",
-    text: "The resource's state does not allow it (already exists, the last owner, a plan limit: `reason` says which).",
+    text: "The resource's state does not allow it (already exists, the last owner, a plan limit, the first request with this `Idempotency-Key` still running: `reason` says which).",
     example: { code: "failed_precondition", status: 409, message: "the plan allows 3 servers", reason: "plan_limit_reached" },
   },
   "413": {
@@ -46,6 +46,11 @@ const errorResponses = {
     name: "UnsupportedMediaType",
     text: "The body is not sent as `application/json`.",
     example: { code: "unsupported_media_type", status: 415, message: "send the input as a JSON object with Content-Type: application/json" },
+  },
+  "422": {
+    name: "UnprocessableEntity",
+    text: "The `Idempotency-Key` was used before, by the same caller, for a different procedure or body. Use a new key for a new request.",
+    example: { code: "invalid_argument", status: 422, message: "this Idempotency-Key was used for a different request", reason: "idempotency_key_reused" },
   },
   "429": {
     name: "TooManyRequests",
@@ -62,7 +67,7 @@ const errorResponses = {
 const errorStatuses = {
   query: ["400", "401", "403", "404", "409", "429", "500"],
   // Only a body can be too large or of the wrong media type.
-  mutation: ["400", "401", "403", "404", "409", "413", "415", "429", "500"],
+  mutation: ["400", "401", "403", "404", "409", "413", "415", "422", "429", "500"],
   // A transfer's raw bytes: a file larger than the deployment takes (413) either way, any media type.
   transfer: ["400", "401", "403", "404", "409", "413", "429", "500"],
 } as const satisfies { [kind: string]: ReadonlyArray<keyof typeof errorResponses> };
@@ -121,10 +126,21 @@ export function fixedComponents(sessionCookieName: string): OpenApiDocument["com
       },
     ]),
   );
+  const parameters = {
+    IdempotencyKey: {
+      name: "Idempotency-Key",
+      in: "header",
+      required: false,
+      description:
+        "1 to 255 printable ASCII characters, chosen by the caller (a UUID, or an id of its own such as a purchase id). A retry within 24 hours with the same key, by the same user, gets the first request's answer (status and body, with `Idempotent-Replayed: true`) without running it again; the same key with a different procedure or body is 422 `idempotency_key_reused`; while the first is still running, a retry waits for it, up to 10 s, then gets 409 `idempotency_key_in_flight`. A request refused before it acted (invalid input, no access, the agent offline) does not keep its key.",
+      schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7e]+$" },
+    },
+  };
   return {
     schemas,
     responses,
     headers,
+    parameters,
     securitySchemes: {
       apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: `A user API key (\`${secretPrefixes.apiKey}…\`), acting with its user's access.` },
       session: {

@@ -24,7 +24,8 @@ export interface OpenApiOperation {
   summary: string;
   description?: string;
   deprecated?: boolean;
-  parameters?: OpenApiParameter[];
+  /** Query parameters, or a $ref to a shared one (the Idempotency-Key header of every POST). */
+  parameters?: Array<OpenApiParameter | { $ref: string }>;
   /** A JSON body; a transfer's raw bytes (uploadFile) are application/octet-stream. */
   requestBody?: { required: boolean; content: { [mediaType: string]: { schema: JsonSchema } } };
   responses: { [status: string]: unknown };
@@ -44,6 +45,7 @@ export interface OpenApiDocument {
     schemas: { [name: string]: JsonSchema };
     responses: { [name: string]: unknown };
     headers: { [name: string]: unknown };
+    parameters: { [name: string]: unknown };
     securitySchemes: { [name: string]: unknown };
   };
 }

@@ -104,6 +104,7 @@ function describeMethod(schemas: MessageSchemas, router: string, method: DescMet
     if (parameters.length) operation.parameters = parameters;
     if (skipped.length) description = joinText(description, `Not settable in a query string: ${codeList(skipped)}.`);
   } else {
+    operation.parameters = [{ $ref: "#/components/parameters/IdempotencyKey" }];
     const schema = schemas.messageRef(method.input, "request");
     const hasRequired = method.input.fields.some((f) => requiredInRequest(f, fieldRules(f)));
     operation.requestBody = { required: hasRequired, content: { "application/json": { schema } } };
