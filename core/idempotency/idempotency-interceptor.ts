@@ -22,6 +22,7 @@ import type { CoreDeps, IdempotencyOptions } from "../deps.ts";
 import { DomainError, fail } from "../errors.ts";
 import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import type { SqlRunner } from "../db/sql.ts";
+import { openFromBytes, sealToBytes } from "../keys/key-encryption.ts";
 import { abandonClaim, claimKey, completeClaim, forgetClaim, readClaim, type ClaimRow, type StoredError } from "./idempotency-queries.ts";
 
 /** 1–255 characters, each printable ASCII (a space included; the header's ends are trimmed). */
@@ -30,7 +31,7 @@ const validKey = /^[\x20-\x7e]{1,255}$/;
 /** Codes of failures after which the request may have acted: kept and replayed, never run again. */
 const outcomeUnknownCodes = new Set([Code.DeadlineExceeded, Code.Canceled, Code.Internal, Code.Unknown, Code.DataLoss]);
 
-type Deps = Pick<CoreDeps, "orm" | "statements" | "clock">;
+type Deps = Pick<CoreDeps, "orm" | "statements" | "clock" | "keyEncryptionKey">;
 
 export function createIdempotencyInterceptor(deps: Deps, options: IdempotencyOptions = {}): Interceptor {
   const { waitMs = 10_000, pollMs = 25, abandonedAfterMs = 10 * 60_000 } = options;
@@ -54,7 +55,7 @@ export function createIdempotencyInterceptor(deps: Deps, options: IdempotencyOpt
       if (claim.procedure !== procedure || !claim.request_hash.equals(requestHash)) {
         throw fail("idempotency_key_reused", "this Idempotency-Key was used for a different request; use a new key for a new request");
       }
-      if (claim.completed_at) return replay(req, claim);
+      if (claim.completed_at) return replay(req, claim, () => openFromBytes(deps.keyEncryptionKey(), claim.response!, sealLabel(userId, key), "the kept answer of an idempotency key"));
       if (claim.created_at.getTime() < deps.clock.now().getTime() - abandonedAfterMs) {
         const before = new Date(deps.clock.now().getTime() - abandonedAfterMs);
         await abandonClaim(query, userId, key, before, abandonedError, deps.clock.now());
@@ -92,7 +93,9 @@ async function runClaimed(query: SqlRunner, userId: string, key: string, run: ()
     else await forgetClaim(query, userId, key).catch(() => {});
     throw error;
   }
-  await completeClaim(query, userId, key, { response: toBinary(res.method.output, res.message) }, deps.clock.now());
+  // Sealed: an answer may hold a secret shown once (a new API key, a server's agent key).
+  const response = sealToBytes(deps.keyEncryptionKey(), toBinary(res.method.output, res.message), sealLabel(userId, key));
+  await completeClaim(query, userId, key, { response }, deps.clock.now());
   return res;
 }
 
@@ -112,8 +115,11 @@ function detailOf(error: ConnectError, i: number): StoredError["details"][number
   return { type: detail.type, value: Buffer.from(detail.value).toString("base64") };
 }
 
+/** What a kept answer is sealed to: its row, so it opens nowhere else. */
+const sealLabel = (userId: string, key: string) => `idempotency key ${userId} ${key}`;
+
 /** The first request's answer, again. */
-function replay(req: UnaryRequest, claim: ClaimRow): UnaryResponse {
+function replay(req: UnaryRequest, claim: ClaimRow, openResponse: () => Uint8Array): UnaryResponse {
   const header = new Headers({ [idempotentReplayedHeader]: "true" });
   if (claim.error) {
     const stored = claim.error as StoredError;
@@ -122,6 +128,6 @@ function replay(req: UnaryRequest, claim: ClaimRow): UnaryResponse {
     error.details.push(...stored.details.map((d) => ({ type: d.type, value: new Uint8Array(Buffer.from(d.value, "base64")) })));
     throw error;
   }
-  const message = fromBinary(req.method.output, claim.response!);
+  const message = fromBinary(req.method.output, openResponse());
   return { stream: false, service: req.service, method: req.method, header, message, trailer: new Headers() } as UnaryResponse;
 }

@@ -87,3 +87,15 @@ export function open(kek: KeyEncryptionKey, sealed: SealedKey, label: string, wh
     throw new KeyEncryptionError(`${what} ${label} does not decrypt with key-encryption key ${kek.id}: it was altered in the database`);
   }
 }
+
+/** {@link seal} into one value to store: the KEK's id (16 characters), the IV, the tag, then the ciphertext. */
+export function sealToBytes(kek: KeyEncryptionKey, plaintext: Uint8Array, label: string): Buffer {
+  const sealed = seal(kek, Buffer.from(plaintext), label);
+  return Buffer.concat([Buffer.from(sealed.kekId, "latin1"), sealed.iv, sealed.tag, sealed.ciphertext]);
+}
+
+/** {@link open} of what {@link sealToBytes} gave. */
+export function openFromBytes(kek: KeyEncryptionKey, bytes: Buffer, label: string, what: string): Buffer {
+  const sealed = { kekId: bytes.subarray(0, 16).toString("latin1"), iv: bytes.subarray(16, 28), tag: bytes.subarray(28, 44), ciphertext: bytes.subarray(44) };
+  return open(kek, sealed, label, what);
+}

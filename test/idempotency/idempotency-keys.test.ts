@@ -121,6 +121,18 @@ describe("idempotency keys: a retried mutation runs once", function () {
     assert.deepEqual(retried.body, created.body);
   });
 
+  it("replays an answer holding a secret (a new server's agent key), which is sealed at rest", async () => {
+    const body = { organizationSlug: "acme", name: "Creative", game: "minecraft" };
+    const created = await post("servers/createServer", body, "server-1");
+    assert.equal(created.status, 200);
+    const retried = await post("servers/createServer", body, "server-1");
+    assert.deepEqual([retried.status, retried.replayed], [200, true]);
+    assert.equal(retried.body.agentKey, created.body.agentKey);
+    assert.equal((await rows(`select 1 from servers where name = 'Creative'`)).length, 1);
+    const [kept] = await rows(`select response from idempotency_keys where key = 'server-1'`);
+    assert.ok(!Buffer.from(kept.response).includes(Buffer.from(created.body.agentKey)), "the agent key is stored in the clear");
+  });
+
   it("refuses a key that is empty, too long or not printable ASCII, before anything runs", async () => {
     const ranBefore = ran.length;
     for (const bad of ["", "k".repeat(256), "schlüssel"]) {

@@ -5,7 +5,9 @@ import { Migration } from "@mikro-orm/migrations";
  * before it runs, keyed by its caller (the user) and the key, and its answer is kept beside the
  * claim: a retry with the same key gets that answer instead of running again, on any instance.
  * `request_hash` (SHA-256 of the procedure and its request) tells a retry from another request
- * reusing the key; `completed_at` null is a request still running. Rows go after 24 hours.
+ * reusing the key; `completed_at` null is a request still running. `response` is sealed under the
+ * key-encryption key (an answer may hold a secret shown once: a new API key, an agent key).
+ * Rows go after 24 hours.
  */
 export class Migration0039IdempotencyKeys extends Migration {
   override name = "0039_idempotency_keys";
