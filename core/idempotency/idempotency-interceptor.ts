@@ -55,7 +55,8 @@ export function createIdempotencyInterceptor(deps: Deps, options: IdempotencyOpt
       if (claim.procedure !== procedure || !claim.request_hash.equals(requestHash)) {
         throw fail("idempotency_key_reused", "this Idempotency-Key was used for a different request; use a new key for a new request");
       }
-      if (claim.completed_at) return replay(req, claim, () => openFromBytes(deps.keyEncryptionKey(), claim.response!, sealLabel(userId, key), "the kept answer of an idempotency key"));
+      if (claim.completed_at)
+        return replay(req, claim, () => openFromBytes(deps.keyEncryptionKey(), claim.response!, sealLabel(userId, key), "the kept answer of an idempotency key"));
       if (claim.created_at.getTime() < deps.clock.now().getTime() - abandonedAfterMs) {
         const before = new Date(deps.clock.now().getTime() - abandonedAfterMs);
         await abandonClaim(query, userId, key, before, abandonedError, deps.clock.now());
