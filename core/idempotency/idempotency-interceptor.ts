@@ -122,6 +122,10 @@ const sealLabel = (userId: string, key: string) => `idempotency key ${userId} ${
 /** The first request's answer, again. */
 function replay(req: UnaryRequest, claim: ClaimRow, openResponse: () => Uint8Array): UnaryResponse {
   const header = new Headers({ [idempotentReplayedHeader]: "true" });
+  // A handler's answer carries the protocol's headers, which Connect writes as they are; a unary
+  // answer's content type is its request's (JSON or binary), so a replay takes it from there.
+  const contentType = req.header.get("content-type");
+  if (contentType) header.set("content-type", contentType);
   if (claim.error) {
     const stored = claim.error as StoredError;
     const error = new ConnectError(stored.message, stored.code, header);

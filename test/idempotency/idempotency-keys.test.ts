@@ -166,6 +166,8 @@ describe("idempotency keys: a retried mutation runs once", function () {
     const [a, b] = await Promise.all([call("say rpc"), call("say rpc")]);
     assert.equal(a.status, 200);
     assert.equal(b.status, 200);
+    // Connect clients read the answer by its content type: the replay has the first's.
+    assert.equal(b.headers.get("content-type"), a.headers.get("content-type"));
     assert.deepEqual(await a.json(), await b.json());
     assert.equal(ran.length, ranBefore + 1);
     const reused = await call("say something else");
