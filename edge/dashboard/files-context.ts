@@ -8,7 +8,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { ServerAction, type Organization } from "../../gen/outpost/organizations/v1/resources_pb.js";
 import { FilesMode, type Server } from "../../gen/outpost/servers/v1/resources_pb.js";
 import { ErrorInfoSchema } from "../../gen/outpost/errors/v1/errors_pb.js";
-import { httpStatus, isUnexplainedFailure } from "../errors.ts";
+import { isUnexplainedFailure } from "../errors.ts";
+import { connectCodeName, failureHttpStatus } from "../../contract/http-status.ts";
 import { orgOf, type Viewer } from "./context.ts";
 import { canManage } from "./format.ts";
 import { html, type Html } from "../html.ts";
@@ -102,9 +103,6 @@ export interface FileProblem {
   message: string;
 }
 
-/** Domain reasons whose HTTP status says more than their code's (as the HTTP API answers them). */
-const reasonStatuses: Record<string, number> = { too_large: 413 };
-
 /**
  * Core's refusal of a files call, to show on the page; undefined for what the page cannot explain
  * (signed out, an unexplained failure), which the caller throws again for the error pages.
@@ -114,7 +112,7 @@ export function fileProblem(error: unknown): FileProblem | undefined {
   if (error.code === Code.Unimplemented) return { status: 501, reason: "unimplemented", message: "This Outpost cannot do that yet: it needs a newer version." };
   if (isUnexplainedFailure(error)) return undefined;
   const reason = error.findDetails(ErrorInfoSchema)[0]?.reason ?? "";
-  const status = reasonStatuses[reason] ?? httpStatus(error.code);
+  const status = failureHttpStatus(connectCodeName(error.code), reason);
   const text = error.rawMessage;
   return { status, reason, message: `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? "" : "."}` };
 }
