@@ -3,7 +3,7 @@
  * API gives the same failure, and what the error's details say (the domain reason, the fields a
  * validation refused, when to try again), so a script branches on fields, never on message text.
  */
-import { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { ErrorInfoSchema, RetryInfoSchema } from "../../../gen/outpost/errors/v1/errors_pb.js";
 import { connectCodeName, failureHttpStatus } from "../../../contract/http-status.ts";
@@ -57,6 +57,11 @@ export class OutpostError extends Error {
   static from(error: unknown): OutpostError {
     if (error instanceof OutpostError) return error;
     const connectError = ConnectError.from(error);
+    if (unreachable(connectError)) {
+      // As Connect's own servers name it: the request may never have arrived, or its answer was
+      // lost on the way back. Retried like an outage, so a mutation only with an idempotency key.
+      return new OutpostError(`Outpost could not be reached: ${connectError.rawMessage}`, { code: "unavailable", cause: error });
+    }
     const code = connectCodeName(connectError.code);
     const reason = connectError.findDetails(ErrorInfoSchema)[0]?.reason || undefined;
     return new OutpostError(connectError.rawMessage, {
@@ -69,6 +74,14 @@ export class OutpostError extends Error {
       cause: error,
     });
   }
+}
+
+/**
+ * A call that got no answer at all: fetch itself failed (a refused or reset connection, DNS, TLS),
+ * which fetch reports as a TypeError in every runtime ("fetch failed", "Failed to fetch", …).
+ */
+function unreachable(error: ConnectError): boolean {
+  return error.code === Code.Unknown && error.cause instanceof TypeError;
 }
 
 /** A proto field name as the API spells it (lowerCamelCase), as the HTTP API names fields in its errors. */

@@ -25,6 +25,7 @@ async function failure(promise: Promise<unknown>): Promise<OutpostError> {
 describe("@outpost/client against a real Outpost", () => {
   let t: TestOutpost;
   let client: OutpostClient;
+  let ownerKey: string;
   let serverId: string;
   let agentKey: string;
   const agents: Agent[] = [];
@@ -32,7 +33,8 @@ describe("@outpost/client against a real Outpost", () => {
   before(async () => {
     // Room for the servers whose creation the paging case lists as activity.
     t = await startTestOutpost({ PLANS: '{"free":{"servers":10,"gameOAuthClients":2}}' });
-    client = createOutpostClient({ baseUrl: t.baseUrl, apiKey: await adminApiKey(t, "owner@example.com") });
+    ownerKey = await adminApiKey(t, "owner@example.com");
+    client = createOutpostClient({ baseUrl: t.baseUrl, apiKey: ownerKey });
     await client.organizations.createOrganization({ name: "Acme", slug: "acme" });
     const created = await client.servers.createServer({ organizationSlug: "acme", name: "Survival", game: Game.MINECRAFT });
     serverId = created.server!.id;
@@ -106,13 +108,36 @@ describe("@outpost/client against a real Outpost", () => {
     assert.deepEqual(ran, ["say hi"]);
   });
 
-  // Pending: over /api/rpc a replayed answer comes without Content-Type (core/idempotency's replay
-  // answers with headers of its own), which Connect clients refuse ("unsupported content type
-  // null"). The HTTP API's replays are fine. To run once core sets it.
   it("answers the same mutation sent again with the same key with the first answer, without running it again", async () => {
     const { server } = await client.servers.createServer({ organizationSlug: "acme", name: "Once", game: Game.MINECRAFT }, { idempotencyKey: "create-once" });
     const again = await client.servers.createServer({ organizationSlug: "acme", name: "Once", game: Game.MINECRAFT }, { idempotencyKey: "create-once" });
     assert.equal(again.server?.id, server?.id);
+  });
+
+  it("retries a mutation whose answer was lost on the way back with its key: Outpost ran it once, and the retry gets its answer", async () => {
+    let attempts = 0;
+    // The first answer is lost after Outpost has run the call, as a connection reset would lose it.
+    const losing: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (++attempts > 1) return res;
+      await res.arrayBuffer();
+      throw new TypeError("fetch failed");
+    };
+    const flaky = createOutpostClient({ baseUrl: t.baseUrl, apiKey: ownerKey, fetch: losing });
+    const { server } = await flaky.servers.createServer({ organizationSlug: "acme", name: "Lost answer", game: Game.MINECRAFT });
+    assert.equal(attempts, 2);
+    assert.equal(server?.name, "Lost answer");
+    const { servers } = await client.servers.listServers({ organizationSlug: "acme" });
+    assert.deepEqual(
+      servers.filter((s) => s.name === "Lost answer").map((s) => s.id),
+      [server?.id],
+    );
+    // Without retries (and so without a key of the client's own), the loss is the caller's to handle.
+    attempts = 0;
+    const once = createOutpostClient({ baseUrl: t.baseUrl, apiKey: ownerKey, fetch: losing, retry: { maxAttempts: 1 } });
+    const lost = await failure(once.servers.createServer({ organizationSlug: "acme", name: "Lost once", game: Game.MINECRAFT }));
+    assert.deepEqual([lost.code, lost.status], ["unavailable", 503]);
+    assert.match(lost.message, /could not be reached/);
   });
 
   it("passes a server stream through as an async iterable", async () => {
