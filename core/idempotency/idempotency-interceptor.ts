@@ -31,7 +31,7 @@ const validKey = /^[\x20-\x7e]{1,255}$/;
 /** Codes of failures after which the request may have acted: kept and replayed, never run again. */
 const outcomeUnknownCodes = new Set([Code.DeadlineExceeded, Code.Canceled, Code.Internal, Code.Unknown, Code.DataLoss]);
 
-type Deps = Pick<CoreDeps, "orm" | "statements" | "clock" | "keyEncryptionKey">;
+type Deps = Pick<CoreDeps, "orm" | "statements" | "clock" | "keyEncryptionKey" | "logger">;
 
 export function createIdempotencyInterceptor(deps: Deps, options: IdempotencyOptions = {}): Interceptor {
   const { waitMs = 10_000, pollMs = 25, abandonedAfterMs = 10 * 60_000 } = options;
@@ -96,7 +96,13 @@ async function runClaimed(query: SqlRunner, userId: string, key: string, run: ()
   }
   // Sealed: an answer may hold a secret shown once (a new API key, a server's agent key).
   const response = sealToBytes(deps.keyEncryptionKey(), toBinary(res.method.output, res.message), sealLabel(userId, key));
-  await completeClaim(query, userId, key, { response }, deps.clock.now());
+  try {
+    await completeClaim(query, userId, key, { response }, deps.clock.now());
+  } catch (error) {
+    // It was done, so its caller gets the answer; the claim stays running, and its retries are
+    // told the outcome is unknown once it is abandoned, never run again.
+    deps.logger.warn({ err: error, procedure: `${res.service.typeName}/${res.method.name}` }, "an idempotency key's answer could not be kept");
+  }
   return res;
 }
 

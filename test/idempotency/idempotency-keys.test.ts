@@ -194,6 +194,25 @@ describe("idempotency keys: a retried mutation runs once", function () {
     assert.deepEqual([again.status, again.replayed], [504, true]);
   });
 
+  it("answers a request whose answer cannot be kept, and never runs it again for a retry", async () => {
+    // The database refuses to keep this one key's answer (as a failing connection would).
+    await rows(`create function refuse_kept_answer() returns trigger language plpgsql as $$
+                begin raise exception 'refused for the test'; end $$`);
+    await rows(`create trigger refuse_kept_answer before update on idempotency_keys for each row
+                when (new.key = 'unkept-1' and new.response is not null) execute function refuse_kept_answer()`);
+    const ranBefore = ran.length;
+    const answered = await post("servers/executeConsoleCommand", { serverId, command: "say unkept" }, "unkept-1");
+    assert.equal(answered.status, 200);
+    assert.equal(answered.body.success, true);
+    assert.equal(ran.length, ranBefore + 1);
+    // Its claim stays running; once abandoned, a retry is told the outcome is unknown.
+    await rows(`update idempotency_keys set created_at = created_at - interval '11 minutes' where key = 'unkept-1'`);
+    const retried = await post("servers/executeConsoleCommand", { serverId, command: "say unkept" }, "unkept-1");
+    assert.deepEqual([retried.status, retried.body.reason], [504, "outcome_unknown"]);
+    assert.equal(ran.length, ranBefore + 1);
+    await rows(`drop trigger refuse_kept_answer on idempotency_keys`);
+  });
+
   it("sweeps keys after 24 hours", async () => {
     const { deleteExpiredFlowRows } = await import("../../core/oauth/cleanup.ts");
     const before = (await rows(`select count(*)::int as n from idempotency_keys`))[0].n;
