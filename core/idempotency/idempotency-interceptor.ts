@@ -23,7 +23,7 @@ import { DomainError, fail } from "../errors.ts";
 import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import type { SqlRunner } from "../db/sql.ts";
 import { openFromBytes, sealToBytes } from "../keys/key-encryption.ts";
-import { abandonClaim, claimKey, completeClaim, forgetClaim, readClaim, type ClaimRow, type StoredError } from "./idempotency-queries.ts";
+import { abandonClaim, claimKey, completeClaim, forgetClaim, readClaim, type ClaimRow, type KeyOwner, type StoredError } from "./idempotency-queries.ts";
 
 /** 1–255 characters, each printable ASCII (a space included; the header's ends are trimmed). */
 const validKey = /^[\x20-\x7e]{1,255}$/;
@@ -42,30 +42,34 @@ export function createIdempotencyInterceptor(deps: Deps, options: IdempotencyOpt
     if (key === null || caller.kind !== "user") return next(req);
     if (!validKey.test(key)) throw fail("invalid_argument", "Idempotency-Key: must be 1 to 255 printable ASCII characters");
     const query = deps.statements.on(deps.orm.em.fork());
-    const userId = caller.user.id;
+    // The credential's, not only the user's: what a session may do, its API key may not (mint
+    // keys), and an organization API key is confined to its organization; a replay checks neither.
+    const owner = { userId: caller.user.id, credentialId: caller.credential.id };
     const procedure = `${req.method.parent.typeName}/${req.method.name}`;
     const requestHash = requestHashOf(req.method, req.message);
     const deadline = Date.now() + waitMs;
     for (;;) {
-      if (await claimKey(query, { userId, key, procedure, requestHash, at: deps.clock.now() })) {
-        return runClaimed(query, userId, key, () => next(req) as Promise<UnaryResponse>, deps);
+      if (await claimKey(query, { ...owner, key, procedure, requestHash, at: deps.clock.now() })) {
+        return runClaimed(query, owner, key, () => next(req) as Promise<UnaryResponse>, deps);
       }
-      const claim = await readClaim(query, userId, key);
+      const claim = await readClaim(query, owner, key);
       if (!claim) continue; // the first forgot its claim (it did nothing) just now: claim it again
       if (claim.procedure !== procedure || !claim.request_hash.equals(requestHash)) {
         throw fail("idempotency_key_reused", "this Idempotency-Key was used for a different request; use a new key for a new request");
       }
       if (claim.completed_at)
-        return replay(req, claim, () => openFromBytes(deps.keyEncryptionKey(), claim.response!, sealLabel(userId, key), "the kept answer of an idempotency key"));
+        return replay(req, claim, () => openFromBytes(deps.keyEncryptionKey(), claim.response!, sealLabel(owner, key), "the kept answer of an idempotency key"));
       if (claim.created_at.getTime() < deps.clock.now().getTime() - abandonedAfterMs) {
         const before = new Date(deps.clock.now().getTime() - abandonedAfterMs);
-        await abandonClaim(query, userId, key, before, abandonedError, deps.clock.now());
+        await abandonClaim(query, owner, key, before, abandonedError, deps.clock.now());
         continue;
       }
       if (Date.now() >= deadline) {
         throw fail("idempotency_key_in_flight", "the first request with this Idempotency-Key is still running; retry in a moment to get its answer");
       }
       await sleep(pollMs);
+      // A caller gone away needs no answer: stop asking the database for it.
+      if (req.signal.aborted) throw fail("cancelled", "the caller went away");
     }
   };
 }
@@ -83,21 +87,21 @@ const abandonedError: StoredError = {
 };
 
 /** Runs the request whose claim this is, and keeps its answer (or forgets the claim when it did nothing). */
-async function runClaimed(query: SqlRunner, userId: string, key: string, run: () => Promise<UnaryResponse>, deps: Deps): Promise<UnaryResponse> {
+async function runClaimed(query: SqlRunner, owner: KeyOwner, key: string, run: () => Promise<UnaryResponse>, deps: Deps): Promise<UnaryResponse> {
   let res: UnaryResponse;
   try {
     res = await run();
   } catch (error) {
     const kept = keptError(error);
     // A claim left running is abandoned after a while; a failed write here only delays its retries.
-    if (kept) await completeClaim(query, userId, key, { error: kept }, deps.clock.now()).catch(() => {});
-    else await forgetClaim(query, userId, key).catch(() => {});
+    if (kept) await completeClaim(query, owner, key, { error: kept }, deps.clock.now()).catch(() => {});
+    else await forgetClaim(query, owner, key).catch(() => {});
     throw error;
   }
   // Sealed: an answer may hold a secret shown once (a new API key, a server's agent key).
-  const response = sealToBytes(deps.keyEncryptionKey(), toBinary(res.method.output, res.message), sealLabel(userId, key));
+  const response = sealToBytes(deps.keyEncryptionKey(), toBinary(res.method.output, res.message), sealLabel(owner, key));
   try {
-    await completeClaim(query, userId, key, { response }, deps.clock.now());
+    await completeClaim(query, owner, key, { response }, deps.clock.now());
   } catch (error) {
     // It was done, so its caller gets the answer; the claim stays running, and its retries are
     // told the outcome is unknown once it is abandoned, never run again.
@@ -123,7 +127,7 @@ function detailOf(error: ConnectError, i: number): StoredError["details"][number
 }
 
 /** What a kept answer is sealed to: its row, so it opens nowhere else. */
-const sealLabel = (userId: string, key: string) => `idempotency key ${userId} ${key}`;
+const sealLabel = (owner: KeyOwner, key: string) => `idempotency key ${owner.userId} ${owner.credentialId} ${key}`;
 
 /** The first request's answer, again. */
 function replay(req: UnaryRequest, claim: ClaimRow, openResponse: () => Uint8Array): UnaryResponse {

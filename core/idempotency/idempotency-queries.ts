@@ -10,8 +10,13 @@ import { bytes, json, nullable, row, text, timestamp, type Row } from "../db/row
 /** How long a key's answer is kept: a retry after that runs the request again. */
 export const idempotencyKeptMs = 24 * 60 * 60_000;
 
-export interface Claim {
+/** Whose key it is: the credential a request came with, and that credential's user. */
+export interface KeyOwner {
   userId: string;
+  credentialId: string;
+}
+
+export interface Claim extends KeyOwner {
   key: string;
   /** The procedure's full name ("outpost.servers.v1.ServersService/ExecuteConsoleCommand"). */
   procedure: string;
@@ -20,14 +25,21 @@ export interface Claim {
   at: Date;
 }
 
-/** Claims the key for a request; false when the caller already used it (that row then tells the rest). */
+/**
+ * Claims the key for a request; false when the caller already used it (that row then tells the
+ * rest). A claim past {@link idempotencyKeptMs} that the sweep has not removed yet is taken over.
+ */
 export async function claimKey(query: SqlRunner, c: Claim): Promise<boolean> {
-  const inserted = await query.run(
-    sql`insert into idempotency_keys (user_id, key, procedure, request_hash, created_at)
-        values (${c.userId}, ${c.key}, ${c.procedure}, ${c.requestHash}, ${c.at})
-        on conflict do nothing`,
+  const expired = new Date(c.at.getTime() - idempotencyKeptMs);
+  const claimed = await query.run(
+    sql`insert into idempotency_keys (user_id, credential_id, key, procedure, request_hash, created_at)
+        values (${c.userId}, ${c.credentialId}, ${c.key}, ${c.procedure}, ${c.requestHash}, ${c.at})
+        on conflict (user_id, credential_id, key) do update
+          set procedure = excluded.procedure, request_hash = excluded.request_hash, response = null, error = null,
+              created_at = excluded.created_at, completed_at = null
+          where idempotency_keys.created_at < ${expired}`,
   );
-  return inserted === 1;
+  return claimed === 1;
 }
 
 const claimRow = row({
@@ -42,10 +54,10 @@ const claimRow = row({
 export type ClaimRow = Row<typeof claimRow>;
 
 /** The caller's claim of the key, as it is now; undefined when there is none (never made, forgotten or expired). */
-export function readClaim(query: SqlRunner, userId: string, key: string): Promise<ClaimRow | undefined> {
+export function readClaim(query: SqlRunner, owner: KeyOwner, key: string): Promise<ClaimRow | undefined> {
   return query.one(
     sql`select procedure, request_hash, response, error, created_at, completed_at from idempotency_keys
-        where user_id = ${userId} and key = ${key}`,
+        where user_id = ${owner.userId} and credential_id = ${owner.credentialId} and key = ${key}`,
     claimRow,
   );
 }
@@ -61,28 +73,28 @@ export interface StoredError {
 }
 
 /** Completes the running claim with its answer. */
-export async function completeClaim(query: SqlRunner, userId: string, key: string, answer: Answer, at: Date): Promise<void> {
+export async function completeClaim(query: SqlRunner, owner: KeyOwner, key: string, answer: Answer, at: Date): Promise<void> {
   const response = "response" in answer ? Buffer.from(answer.response) : null;
   const error = "error" in answer ? JSON.stringify(answer.error) : null;
   await query.run(
     sql`update idempotency_keys set response = ${response}, error = ${error}::jsonb, completed_at = ${at}
-        where user_id = ${userId} and key = ${key} and completed_at is null`,
+        where user_id = ${owner.userId} and credential_id = ${owner.credentialId} and key = ${key} and completed_at is null`,
   );
 }
 
 /** Drops the running claim of a request that did nothing (refused, or failed before acting), so a retry runs it. */
-export async function forgetClaim(query: SqlRunner, userId: string, key: string): Promise<void> {
-  await query.run(sql`delete from idempotency_keys where user_id = ${userId} and key = ${key} and completed_at is null`);
+export async function forgetClaim(query: SqlRunner, owner: KeyOwner, key: string): Promise<void> {
+  await query.run(sql`delete from idempotency_keys where user_id = ${owner.userId} and credential_id = ${owner.credentialId} and key = ${key} and completed_at is null`);
 }
 
 /**
  * Completes with `error` a claim still running since before `before` (its instance stopped
  * mid-request): true when this call did, so that a retry does not wait for it forever.
  */
-export async function abandonClaim(query: SqlRunner, userId: string, key: string, before: Date, error: StoredError, at: Date): Promise<boolean> {
+export async function abandonClaim(query: SqlRunner, owner: KeyOwner, key: string, before: Date, error: StoredError, at: Date): Promise<boolean> {
   const changed = await query.run(
     sql`update idempotency_keys set error = ${JSON.stringify(error)}::jsonb, completed_at = ${at}
-        where user_id = ${userId} and key = ${key} and completed_at is null and created_at < ${before}`,
+        where user_id = ${owner.userId} and credential_id = ${owner.credentialId} and key = ${key} and completed_at is null and created_at < ${before}`,
   );
   return changed === 1;
 }

@@ -136,7 +136,11 @@ export async function runLifecycle(deps: LifecycleDeps, action: LifecycleAction,
     );
     throw refusal;
   }
-  await record(answer.changed ? "ok" : "unchanged", { answer });
+  // The agent has acted: the caller hears so even if the log cannot take it now (a retry with its
+  // idempotency key would otherwise find the request forgotten, as one refused, and act again).
+  await record(answer.changed ? "ok" : "unchanged", { answer }).catch((failure) =>
+    deps.logger.warn({ err: failure, requestId: facts.requestId }, "a lifecycle request the agent acted on could not be put in the activity log"),
+  );
   return { requestId: facts.requestId, gameState: answer.state, gameStateDetail: answer.detail, changed: answer.changed };
 }
 

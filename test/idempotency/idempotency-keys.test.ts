@@ -99,6 +99,24 @@ describe("idempotency keys: a retried mutation runs once", function () {
     assert.deepEqual(await rows(`select 1 from organizations where slug = 'other'`), []);
   });
 
+  it("keys are the credential's: the same user's session has keys of its own, and may not get what its API key was answered", async () => {
+    const signIn = await fetch(`${t.baseUrl}/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: "http://localhost:3000" },
+      body: JSON.stringify({ email: "owner@example.com", password: "a long password" }),
+    });
+    assert.equal(signIn.status, 200);
+    const cookie = signIn.headers.get("set-cookie")!.split(";")[0];
+    // The key "reuse-1" ran a console command for the API key; for the session it is unused.
+    const res = await fetch(`${t.baseUrl}/api/http/servers/executeConsoleCommand`, {
+      method: "POST",
+      headers: { cookie, origin: "http://localhost:3000", "content-type": "application/json", "idempotency-key": "reuse-1" },
+      body: JSON.stringify({ serverId, command: "say first" }),
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("idempotent-replayed"), null);
+  });
+
   it("keys are the caller's: another user's same key is their own request", async () => {
     const otherKey = await accountKey(t.baseUrl, "other@example.com");
     const res = await fetch(`${t.baseUrl}/api/http/organizations/createOrganization`, {
@@ -183,7 +201,14 @@ describe("idempotency keys: a retried mutation runs once", function () {
     const hash = requestHashOf(ServersService.method.executeConsoleCommand, request);
     const procedure = `${ServersService.typeName}/ExecuteConsoleCommand`;
     const longAgo = new Date(Date.now() - 11 * 60_000);
-    await rows(`insert into idempotency_keys (user_id, key, procedure, request_hash, created_at) values (?, 'lost-1', ?, ?, ?)`, [userId, procedure, hash, longAgo]);
+    const [{ id: credentialId }] = await rows(`select id from api_keys where user_id = ?`, [userId]);
+    await rows(`insert into idempotency_keys (user_id, credential_id, key, procedure, request_hash, created_at) values (?, ?, 'lost-1', ?, ?, ?)`, [
+      userId,
+      credentialId,
+      procedure,
+      hash,
+      longAgo,
+    ]);
     const ranBefore = ran.length;
     const retried = await post("servers/executeConsoleCommand", { serverId, command: "say lost" }, "lost-1");
     assert.equal(retried.status, 504);

@@ -132,7 +132,7 @@ export function fixedComponents(sessionCookieName: string): OpenApiDocument["com
       in: "header",
       required: false,
       description:
-        "1 to 255 printable ASCII characters, chosen by the caller (a UUID, or an id of its own such as a purchase id). A retry within 24 hours with the same key, by the same user, gets the first request's answer (status and body, with `Idempotent-Replayed: true`) without running it again; the same key with a different procedure or body is 422 `idempotency_key_reused`; while the first is still running, a retry waits for it, up to 10 s, then gets 409 `idempotency_key_in_flight`. A request refused before it acted (invalid input, no access, the agent offline) does not keep its key.",
+        "1 to 255 printable ASCII characters, chosen by the caller (a UUID, or an id of its own such as a purchase id). A retry within 24 hours with the same key and the same credential (API key or session) gets the first request's answer (status and body, with `Idempotent-Replayed: true`) without running it again; the same key with a different procedure or body is 422 `idempotency_key_reused`; while the first is still running, a retry waits for it, up to 10 s, then gets 409 `idempotency_key_in_flight`. A request refused before it acted (invalid input, no access, the agent offline) does not keep its key.",
       schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7e]+$" },
     },
   };
