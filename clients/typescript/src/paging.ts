@@ -33,7 +33,8 @@ export function paged<Req extends object, Res>(call: (request: Req) => Promise<R
   const first = call(request);
   async function* pages(): AsyncGenerator<Res> {
     let page = await first;
-    let cursor: string | undefined;
+    // The cursor the first page was asked with, if any: an answer naming it again would loop too.
+    let cursor = (request as { cursor?: string }).cursor || undefined;
     for (;;) {
       yield page;
       const next = (page as Page).nextCursor;
