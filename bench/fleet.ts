@@ -183,6 +183,9 @@ try {
   await sleep(idleSeconds * 1000);
   const idlePercent = ((processCpuMs(a.child.pid)! - cpuBefore!) / (idleSeconds * 1000)) * 100;
   console.log(`idle fleet: Outpost used ${idlePercent.toFixed(1)} % of one core over ${idleSeconds} s (target < 10 %) ${met(idlePercent < 10)}`);
+  // After the idle time the garbage of connecting is collected: the heap is nearer what the agents keep.
+  const [rssIdle, heapIdle] = [rssBytes(a.child.pid!), await heapUsed()];
+  console.log(`  then: RSS ${mib(rssIdle)} (${perAgent(rssBefore, rssIdle)}), V8 heap in use ${mib(heapIdle)} (${perAgent(heapBefore, heapIdle)})`);
   // BENCH_STEPS=2: no restart and no second instance.
   if (steps > 2) {
     // 3. kill -9 and a fresh start.
