@@ -18,14 +18,20 @@
  * Targets (issue 31): 10,000 agents within 1 GiB RSS, idle under 10 % of one core, every agent back
  * within 60 s with none giving up and the pool never exhausted, cross-instance console p99 ≤ 30 ms.
  * A missed target is printed as such; the run exits 0 (the machine decides), an error exits 1.
+ *
+ * Memory: BENCH_STEPS=2 stops after step 2 (for comparing memory and idle CPU run against run).
+ * BENCH_HEAP_SNAPSHOTS=dir has Outpost write a V8 heap snapshot with the first load process's agents
+ * connected (that one is started first, alone) and another with all of them, and prints what grew
+ * per agent added between the two (bench/heap-diff.ts); each snapshot stops Outpost for seconds.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { printDiff, summarize, takeHeapSnapshot } from "./heap-diff.ts";
 import { createBenchDatabase, processCpuMs, seedApiKey, type BenchServer } from "./support.ts";
 import { startServe, type ServeProcess } from "../test/support/process.ts";
 import { freePort } from "../test/support/outpost.ts";
@@ -37,6 +43,8 @@ const agentCount = Number(process.env.BENCH_AGENTS ?? 10_000);
 const loaderCount = Number(process.env.BENCH_LOADERS ?? 4);
 const idleSeconds = Number(process.env.BENCH_IDLE_SECONDS ?? 20);
 const consoleSeconds = Number(process.env.BENCH_CONSOLE_SECONDS ?? 10);
+const steps = Number(process.env.BENCH_STEPS ?? 4);
+const snapshotDir = process.env.BENCH_HEAP_SNAPSHOTS ? resolve(process.env.BENCH_HEAP_SNAPSHOTS) : undefined;
 const poolSize = 10;
 const loadScript = fileURLToPath(new URL("./fleet-load.ts", import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -71,6 +79,14 @@ function startLoader(url: string, keys: string[], dir: string, index: number): L
   return loader;
 }
 
+/** Waits until the load processes hold `count` agents connected. */
+async function connected(loaders: Loader[], count: number, since: number): Promise<void> {
+  while (total(loaders, "connected") < count) {
+    if (performance.now() - since > 600_000) throw new Error(`only ${total(loaders, "connected")} of ${count} connected after 10 minutes`);
+    await sleep(250);
+  }
+}
+
 const total = (loaders: Loader[], field: keyof Loader["state"]) => loaders.reduce((n, l) => n + l.state[field], 0);
 
 const database = await createBenchDatabase("outpost_fleet");
@@ -86,13 +102,23 @@ const env: Record<string, string> = {
   PLANS: `{"free":{"servers":${agentCount + 10},"gameOAuthClients":2}}`,
   RATE_LIMIT_PER_MINUTE: "1000000",
   DATABASE_POOL_SIZE: String(poolSize),
+  METRICS_TOKEN: randomBytes(24).toString("hex"),
 };
+if (snapshotDir) {
+  mkdirSync(snapshotDir, { recursive: true });
+  env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshotDir}`.trim();
+}
 const url = `http://127.0.0.1:${port}`;
 const admin = new pg.Client({ connectionString: database.url });
 let a: ServeProcess | undefined;
 let b: ServeProcess | undefined;
 const loaders: Loader[] = [];
 let failed = false;
+/** Outpost's V8 heap in use, from its metrics (answering also means its event loop is free again). */
+async function heapUsed(): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${env.METRICS_TOKEN}` } })).text();
+  return Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1] ?? NaN);
+}
 try {
   a = await startServe(env);
   await admin.connect();
@@ -120,10 +146,11 @@ try {
   console.log(`${agentCount} servers made through the API in ${((performance.now() - made) / 1000).toFixed(1)} s`);
 
   // 1. From cold.
-  const rssBefore = rssBytes(a.child.pid!);
+  const [rssBefore, heapBefore] = [rssBytes(a.child.pid!), await heapUsed()];
   const started = performance.now();
   const share = Math.ceil(agentCount / loaderCount);
-  for (let i = 0; i < loaderCount; i++)
+  const snapshots: string[] = [];
+  for (let i = 0; i < loaderCount; i++) {
     loaders.push(
       startLoader(
         url,
@@ -132,97 +159,109 @@ try {
         i,
       ),
     );
-  while (total(loaders, "connected") < agentCount) {
-    if (performance.now() - started > 600_000) throw new Error(`only ${total(loaders, "connected")} of ${agentCount} connected after 10 minutes`);
-    await sleep(250);
+    if (snapshotDir && i === 0) {
+      await connected(loaders, Math.min(share, agentCount), started);
+      snapshots.push(await takeHeapSnapshot(a.child.pid!, snapshotDir, heapUsed));
+    }
   }
+  await connected(loaders, agentCount, started);
   const coldSeconds = (performance.now() - started) / 1000;
   await sleep(2_000);
-  const rssConnected = rssBytes(a.child.pid!);
-  console.log(`all ${agentCount} connected from cold in ${coldSeconds.toFixed(1)} s`);
-  console.log(
-    `Outpost RSS ${mib(rssConnected)} (${mib(rssBefore)} before: ${((rssConnected - rssBefore) / agentCount / 1024).toFixed(1)} KiB per agent; target ≤ 1 GiB) ${met(rssConnected <= 1024 ** 3)}`,
-  );
+  const [rssConnected, heapConnected] = [rssBytes(a.child.pid!), await heapUsed()];
+  const perAgent = (before: number, after: number) => `${((after - before) / agentCount / 1024).toFixed(1)} KiB per agent`;
+  console.log(`all ${agentCount} connected from cold in ${coldSeconds.toFixed(1)} s${snapshotDir ? " (with a heap snapshot on the way)" : ""}`);
+  console.log(`Outpost RSS ${mib(rssConnected)} (${mib(rssBefore)} before: ${perAgent(rssBefore, rssConnected)}; target ≤ 1 GiB) ${met(rssConnected <= 1024 ** 3)}`);
+  console.log(`  V8 heap in use ${mib(heapConnected)} (${mib(heapBefore)} before: ${perAgent(heapBefore, heapConnected)})`);
+  if (snapshotDir) {
+    snapshots.push(await takeHeapSnapshot(a.child.pid!, snapshotDir, heapUsed));
+    console.log(`heap snapshots with ${share} and ${agentCount} agents connected (${snapshots.join(", ")}):`);
+    printDiff(summarize(snapshots[0]), summarize(snapshots[1]), 40, agentCount - share);
+  }
 
   // 2. Idle.
   const cpuBefore = processCpuMs(a.child.pid);
   await sleep(idleSeconds * 1000);
   const idlePercent = ((processCpuMs(a.child.pid)! - cpuBefore!) / (idleSeconds * 1000)) * 100;
   console.log(`idle fleet: Outpost used ${idlePercent.toFixed(1)} % of one core over ${idleSeconds} s (target < 10 %) ${met(idlePercent < 10)}`);
-
-  // 3. kill -9 and a fresh start.
-  const statuses: number[] = [];
-  let polling = true;
-  const poller = (async () => {
-    while (polling) {
-      const res = await fetch(`${url}/api/http/servers/getServer?serverId=${servers[0].id}`, { headers: { "x-api-key": apiKey } }).catch(() => undefined);
-      if (res) statuses.push(res.status);
-      await res?.arrayBuffer();
-      await sleep(100);
-    }
-  })();
-  const peaks = { connections: 0, transactionsPerSecond: 0, reconnectsPerSecond: 0 };
-  let sampling = true;
-  const sampler = (async () => {
-    let last = { at: performance.now(), transactions: -1, reconnects: total(loaders, "connections") };
-    while (sampling) {
-      const { rows } = await admin.query(
-        `select (select count(*) from pg_stat_activity where datname = current_database())::int as connections,
-                (select xact_commit + xact_rollback from pg_stat_database where datname = current_database())::float8 as transactions`,
-      );
-      const now = performance.now();
-      const seconds = (now - last.at) / 1000;
-      const reconnects = total(loaders, "connections");
-      // One of these connections is this sampler's own.
-      peaks.connections = Math.max(peaks.connections, rows[0].connections - 1);
-      if (last.transactions >= 0) peaks.transactionsPerSecond = Math.max(peaks.transactionsPerSecond, (rows[0].transactions - last.transactions) / seconds);
-      peaks.reconnectsPerSecond = Math.max(peaks.reconnectsPerSecond, (reconnects - last.reconnects) / seconds);
-      last = { at: now, transactions: rows[0].transactions, reconnects };
-      await sleep(500);
-    }
-  })();
-  const before = total(loaders, "connections");
-  a.child.kill("SIGKILL");
-  await new Promise((resolve) => a!.child.once("close", resolve));
-  const killed = performance.now();
-  a = await startServe(env);
-  while (total(loaders, "connections") - before < agentCount || total(loaders, "connected") < agentCount) {
-    if (performance.now() - killed > 600_000) throw new Error(`only ${total(loaders, "connected")} of ${agentCount} back after 10 minutes`);
-    await sleep(250);
-  }
-  const backSeconds = (performance.now() - killed) / 1000;
-  polling = false;
-  sampling = false;
-  await Promise.all([poller, sampler]);
-  const fives = statuses.filter((s) => s >= 500).length;
-  const gaveUp = total(loaders, "gaveUp");
-  console.log(
-    `after kill -9 and a fresh start: every agent back in ${backSeconds.toFixed(1)} s (target ≤ 60 s) ${met(backSeconds <= 60 && gaveUp === 0)}; ${gaveUp} gave up`,
-  );
-  console.log(
-    `  at most ${peaks.reconnectsPerSecond.toFixed(0)} reconnections/s, ${peaks.transactionsPerSecond.toFixed(0)} database transactions/s, ${peaks.connections} database connections in use (pool ${poolSize} + 3) ${met(peaks.connections <= poolSize + 3)}`,
-  );
-  console.log(`  an API caller meanwhile: ${statuses.length} answers, ${fives} of them 5xx ${met(fives === 0)}`);
-
-  // 4. Console commands through another instance.
-  const bPort = await freePort();
-  b = await startServe({ ...env, PORT: String(bPort), GAME_PORT: String(await freePort()) });
-  const latencies: number[] = [];
-  const until = performance.now() + consoleSeconds * 1000;
-  await Promise.all(
-    Array.from({ length: 20 }, async (_, caller) => {
-      for (let i = caller; performance.now() < until; i += 20) {
-        const at = performance.now();
-        await api("POST", "servers/executeConsoleCommand", { serverId: servers[(i * 7919) % servers.length].id, command: "list" }, `http://127.0.0.1:${bPort}`);
-        latencies.push(performance.now() - at);
+  // After the idle time the garbage of connecting is collected: the heap is nearer what the agents keep.
+  const [rssIdle, heapIdle] = [rssBytes(a.child.pid!), await heapUsed()];
+  console.log(`  then: RSS ${mib(rssIdle)} (${perAgent(rssBefore, rssIdle)}), V8 heap in use ${mib(heapIdle)} (${perAgent(heapBefore, heapIdle)})`);
+  // BENCH_STEPS=2: no restart and no second instance.
+  if (steps > 2) {
+    // 3. kill -9 and a fresh start.
+    const statuses: number[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const res = await fetch(`${url}/api/http/servers/getServer?serverId=${servers[0].id}`, { headers: { "x-api-key": apiKey } }).catch(() => undefined);
+        if (res) statuses.push(res.status);
+        await res?.arrayBuffer();
+        await sleep(100);
       }
-    }),
-  );
-  latencies.sort((x, y) => x - y);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((latencies.length * p) / 100))];
-  console.log(
-    `executeConsoleCommand through B for agents on A, 20 callers: ${latencies.length} commands, p50 ${pct(50).toFixed(1)} ms, p99 ${pct(99).toFixed(1)} ms (target ≤ 30) ${met(pct(99) <= 30)}`,
-  );
+    })();
+    const peaks = { connections: 0, transactionsPerSecond: 0, reconnectsPerSecond: 0 };
+    let sampling = true;
+    const sampler = (async () => {
+      let last = { at: performance.now(), transactions: -1, reconnects: total(loaders, "connections") };
+      while (sampling) {
+        const { rows } = await admin.query(
+          `select (select count(*) from pg_stat_activity where datname = current_database())::int as connections,
+                (select xact_commit + xact_rollback from pg_stat_database where datname = current_database())::float8 as transactions`,
+        );
+        const now = performance.now();
+        const seconds = (now - last.at) / 1000;
+        const reconnects = total(loaders, "connections");
+        // One of these connections is this sampler's own.
+        peaks.connections = Math.max(peaks.connections, rows[0].connections - 1);
+        if (last.transactions >= 0) peaks.transactionsPerSecond = Math.max(peaks.transactionsPerSecond, (rows[0].transactions - last.transactions) / seconds);
+        peaks.reconnectsPerSecond = Math.max(peaks.reconnectsPerSecond, (reconnects - last.reconnects) / seconds);
+        last = { at: now, transactions: rows[0].transactions, reconnects };
+        await sleep(500);
+      }
+    })();
+    const before = total(loaders, "connections");
+    a.child.kill("SIGKILL");
+    await new Promise((resolve) => a!.child.once("close", resolve));
+    const killed = performance.now();
+    a = await startServe(env);
+    while (total(loaders, "connections") - before < agentCount || total(loaders, "connected") < agentCount) {
+      if (performance.now() - killed > 600_000) throw new Error(`only ${total(loaders, "connected")} of ${agentCount} back after 10 minutes`);
+      await sleep(250);
+    }
+    const backSeconds = (performance.now() - killed) / 1000;
+    polling = false;
+    sampling = false;
+    await Promise.all([poller, sampler]);
+    const fives = statuses.filter((s) => s >= 500).length;
+    const gaveUp = total(loaders, "gaveUp");
+    console.log(
+      `after kill -9 and a fresh start: every agent back in ${backSeconds.toFixed(1)} s (target ≤ 60 s) ${met(backSeconds <= 60 && gaveUp === 0)}; ${gaveUp} gave up`,
+    );
+    console.log(
+      `  at most ${peaks.reconnectsPerSecond.toFixed(0)} reconnections/s, ${peaks.transactionsPerSecond.toFixed(0)} database transactions/s, ${peaks.connections} database connections in use (pool ${poolSize} + 3) ${met(peaks.connections <= poolSize + 3)}`,
+    );
+    console.log(`  an API caller meanwhile: ${statuses.length} answers, ${fives} of them 5xx ${met(fives === 0)}`);
+
+    // 4. Console commands through another instance.
+    const bPort = await freePort();
+    b = await startServe({ ...env, PORT: String(bPort), GAME_PORT: String(await freePort()) });
+    const latencies: number[] = [];
+    const until = performance.now() + consoleSeconds * 1000;
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, caller) => {
+        for (let i = caller; performance.now() < until; i += 20) {
+          const at = performance.now();
+          await api("POST", "servers/executeConsoleCommand", { serverId: servers[(i * 7919) % servers.length].id, command: "list" }, `http://127.0.0.1:${bPort}`);
+          latencies.push(performance.now() - at);
+        }
+      }),
+    );
+    latencies.sort((x, y) => x - y);
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((latencies.length * p) / 100))];
+    console.log(
+      `executeConsoleCommand through B for agents on A, 20 callers: ${latencies.length} commands, p50 ${pct(50).toFixed(1)} ms, p99 ${pct(99).toFixed(1)} ms (target ≤ 30) ${met(pct(99) <= 30)}`,
+    );
+  }
 } catch (error) {
   failed = true;
   console.error(error);

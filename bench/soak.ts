@@ -18,12 +18,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { Game } from "../gen/outpost/servers/v1/resources_pb.js";
 import { PlayerAuth, startAgent, type Agent } from "../agent/client.ts";
 import { benchPassword, loadAverages, seedApiKey, startBenchServer } from "./support.ts";
 import { firstPartyFlow } from "../test/support/first-party.ts";
-import { printDiff, summarize } from "./heap-diff.ts";
+import { printDiff, summarize, takeHeapSnapshot } from "./heap-diff.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -77,18 +77,8 @@ async function heapUsedMb(): Promise<{ heapMb: number; externalMb: number }> {
 }
 
 /** Has the server write a heap snapshot and waits until it has (the server answers again). */
-async function heapSnapshot(pid: number): Promise<string> {
-  const before = new Set(readdirSync(snapshotDir!));
-  process.kill(pid, "SIGUSR2");
-  for (;;) {
-    await new Promise((r) => setTimeout(r, 500));
-    const added = readdirSync(snapshotDir!).find((f) => f.endsWith(".heapsnapshot") && !before.has(f));
-    if (added) {
-      await heapUsedMb();
-      return join(snapshotDir!, added);
-    }
-  }
-}
+const heapSnapshot = (pid: number) => takeHeapSnapshot(pid, snapshotDir!, heapUsedMb);
+
 let agent: Agent | undefined;
 const watcher = new AbortController();
 try {

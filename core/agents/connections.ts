@@ -67,41 +67,52 @@ export function supersededError(): ConnectError {
 }
 
 export function createAgentConnections(): AgentConnections {
-  const open = new Set<AgentConnection>();
+  // Indexed by server and by stream id: a Hello, a console command and a players read each look up
+  // one server's streams, which with 10,000 agents connected must not mean walking them all.
+  const byServer = new Map<string, Set<AgentConnection>>();
+  const byId = new Map<string, AgentConnection>();
   let closing = false;
-  const ofServer = (serverId: string) => [...open].filter((c) => c.serverId === serverId);
+  const ofServer = (serverId: string): ReadonlySet<AgentConnection> => byServer.get(serverId) ?? new Set();
   return {
     get closing() {
       return closing;
     },
     track(connection) {
-      open.add(connection);
-      void connection.finished.finally(() => open.delete(connection));
+      const { serverId } = connection;
+      byServer.set(serverId, (byServer.get(serverId) ?? new Set()).add(connection));
+      byId.set(connection.id, connection);
+      void connection.finished.finally(() => {
+        byId.delete(connection.id);
+        const streams = byServer.get(serverId);
+        streams?.delete(connection);
+        if (streams?.size === 0) byServer.delete(serverId);
+      });
     },
     hold(connection) {
-      for (const other of ofServer(connection.serverId)) {
+      for (const other of [...ofServer(connection.serverId)]) {
         if (other !== connection) other.end(supersededError());
       }
       connection.holding = true;
     },
     endServer(serverId, error) {
-      for (const connection of ofServer(serverId)) connection.end(error);
+      for (const connection of [...ofServer(serverId)]) connection.end(error);
     },
     players(serverId) {
-      return ofServer(serverId).find((c) => c.holding)?.players;
+      for (const connection of ofServer(serverId)) if (connection.holding) return connection.players;
+      return undefined;
     },
     connected() {
       let n = 0;
-      for (const connection of open) if (connection.holding) n++;
+      for (const connection of byId.values()) if (connection.holding) n++;
       return n;
     },
     holding(connectionId) {
-      for (const connection of open) if (connection.id === connectionId && connection.holding) return connection;
-      return undefined;
+      const connection = byId.get(connectionId);
+      return connection?.holding ? connection : undefined;
     },
     async close() {
       closing = true;
-      const ending = [...open];
+      const ending = [...byId.values()];
       for (const connection of ending) connection.drain(new ConnectError("Outpost is shutting down; reconnect in a moment", Code.Unavailable));
       await Promise.allSettled(ending.map((c) => c.finished));
     },
