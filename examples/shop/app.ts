@@ -35,7 +35,10 @@ export interface Shop {
 }
 
 /** A webhook answered with anything but 2xx is sent again by the payment provider, which is what "not delivered" wants. */
-const statusOf: Record<Outcome, number> = { delivered: 200, already_delivered: 200, conflict: 409, not_delivered: 503 };
+// A webhook's sender retries a 5xx: only for what surely gave nothing. What may have been given is
+// accepted (202) and left to a person, since Outpost forgets the key after 24 hours and a retry
+// past that would give again.
+const statusOf: Record<Outcome, number> = { delivered: 200, already_delivered: 200, conflict: 409, not_delivered: 503, needs_review: 202 };
 const maxBodyBytes = 16 * 1024;
 const recentShown = 10;
 

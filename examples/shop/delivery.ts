@@ -13,9 +13,12 @@ import { findProduct, giveCommand, type Order } from "./catalog.ts";
  * - `delivered`, `already_delivered`: the game server ran the give, the first time this purchase
  *   reached Outpost or earlier (the same Outpost request answers both).
  * - `conflict`: the purchase id was used for another order; Outpost refused it, nothing ran.
- * - `not_delivered`: the game server did not run it, or may not have (see the message).
+ * - `not_delivered`: the game server did not run it (offline, Outpost not reached); trying again
+ *   with the same purchase id is safe.
+ * - `needs_review`: the game server may have run it, or refused it; Outpost answers every retry the
+ *   same for 24 hours, so a person decides (servers/getConsoleCommand with the request id says how it went).
  */
-export type Outcome = "delivered" | "already_delivered" | "conflict" | "not_delivered";
+export type Outcome = "delivered" | "already_delivered" | "conflict" | "not_delivered" | "needs_review";
 
 export interface Delivery {
   outcome: Outcome;
@@ -90,7 +93,7 @@ function answered(purchase: Purchase, command: string, res: Answer): Delivery {
   const output = [...res.output];
   if (!res.success) {
     // Replayed as it is for as long as the key lasts: delivering this purchase again needs a person.
-    return { outcome: "not_delivered", message: `The game server could not run the give: ${res.error}`, requestId: res.requestId, output };
+    return { outcome: "needs_review", message: `The game server could not run the give: ${res.error}`, requestId: res.requestId, output };
   }
   if (purchase.requestId === res.requestId) {
     const message = "Already delivered: the game server ran this purchase's give once, and does not run it again.";
@@ -114,9 +117,9 @@ function refused(thrown: unknown): Delivery {
       return says("The game server is offline right now: nothing was given. Try again once it is back.");
     case "outcome_unknown":
       // The message names the request id, whose record says what became of the command.
-      return says(`The game server did not answer in time, so it may or may not have been given: ${error.message}`);
+      return says(`The game server did not answer in time, so it may or may not have been given: ${error.message}`, "needs_review");
     default:
       // Outpost unreachable (the client's own retries spent) is "unavailable"; trying again is safe with the key.
-      return says(`The delivery did not go through (${error.code}: ${error.message}); trying again never gives twice.`);
+      return says(`The delivery did not go through (${error.code}: ${error.message}); trying again within 24 hours never gives twice.`);
   }
 }
