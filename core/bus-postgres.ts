@@ -44,11 +44,17 @@ interface Pending extends Outgoing {
   settle(sent: boolean): void;
 }
 
+/** The most messages one statement sends. */
+const maxBatch = 64;
+
 /**
- * The messages waiting to go, sent one at a time in order by `send`; each caller waits at most
- * {@link maxPublishWaitMs}, and a message still queued then goes to `notSent`.
+ * The messages waiting to go, sent in order by `send`: all that queued while the one before was
+ * on its way go together, in one statement (one round trip and one transaction, where each
+ * message alone would be one of each: under load, the queue would otherwise grow by the time each
+ * takes). Each caller waits at most {@link maxPublishWaitMs}, and a message still queued then
+ * goes to `notSent`.
  */
-function createSendQueue(send: (message: Outgoing) => Promise<boolean>, notSent: (message: Outgoing, why: string) => false) {
+function createSendQueue(send: (messages: Outgoing[]) => Promise<string | undefined>, notSent: (message: Outgoing, why: string) => false) {
   const queue: Pending[] = [];
   let sending = false;
 
@@ -56,7 +62,10 @@ function createSendQueue(send: (message: Outgoing) => Promise<boolean>, notSent:
     if (sending) return;
     sending = true;
     try {
-      for (let message = queue.shift(); message; message = queue.shift()) message.settle(await send(message));
+      for (let batch = queue.splice(0, maxBatch); batch.length; batch = queue.splice(0, maxBatch)) {
+        const failure = await send(batch);
+        for (const message of batch) message.settle(failure === undefined || notSent(message, failure));
+      }
     } finally {
       sending = false;
     }
@@ -123,16 +132,21 @@ export function createPostgresBus(options: PostgresBusOptions): Bus {
     return false;
   }
 
-  async function send(message: Outgoing): Promise<boolean> {
+  /** Sends the messages together; why not, when they could not go. */
+  async function send(messages: Outgoing[]): Promise<string | undefined> {
     let c: pg.Client | undefined;
     try {
       c = await connection.client();
-      await notifyBus(onConnection(c), seal(secret(), message.topic, message.payload, now()));
-      return true;
+      const sentAt = now();
+      await notifyBus(
+        onConnection(c),
+        messages.map((message) => seal(secret(), message.topic, message.payload, sentAt)),
+      );
+      return undefined;
     } catch (error) {
       // PostgreSQL refused the statement on a sound connection; anything else (a timeout) leaves it in doubt.
       if (c && !(error instanceof pg.DatabaseError)) connection.lost(c, error);
-      return notSent(message, (error as Error).message);
+      return (error as Error).message;
     }
   }
 

@@ -16,7 +16,11 @@ export async function pingBus(query: SqlRunner): Promise<void> {
   await query.run(sql`select 1`);
 }
 
-/** Sends a sealed message (core/bus-envelope.ts) to every instance listening, this one included. */
-export async function notifyBus(query: SqlRunner, wire: string): Promise<void> {
-  await query.run(sql`select pg_notify(${busChannel}, ${wire})`);
+/**
+ * Sends sealed messages (core/bus-envelope.ts) to every instance listening, this one included, in
+ * one transaction: in their order (a function scan of the array yields it in order, and PostgreSQL
+ * delivers a transaction's notifications in the order they were made).
+ */
+export async function notifyBus(query: SqlRunner, wires: string[]): Promise<void> {
+  await query.run(sql`select pg_notify(${busChannel}, wire) from unnest(${wires}::text[]) as wire`);
 }

@@ -184,6 +184,20 @@ onPostgresServer(() =>
       }
     });
 
+    it("sends messages published at once together, and each instance hears every one in the order published", async () => {
+      const a = bus(database.url);
+      const b = bus(database.url);
+      await Promise.all([a.ready, b.ready]);
+      const heard: string[] = [];
+      b.subscribe("order", (value) => heard.push(value));
+      // Large ones too: a batch of them is far over one message's size.
+      const payloads = Array.from({ length: maxPendingPublishes }, (_, i) => `${i}:${"x".repeat(i % 3 === 0 ? 7_000 : 10)}`);
+      const sent = await Promise.all(payloads.map((payload) => a.publish("order", payload)));
+      assert.ok(sent.every(Boolean));
+      await until("every message heard", () => heard.length === payloads.length);
+      assert.deepEqual(heard, payloads);
+    });
+
     it(`carries a message of ${maxMessageBytes} bytes, envelope included`, async () => {
       const a = bus(database.url);
       const b = bus(database.url);
