@@ -23,6 +23,7 @@
  * BENCH_HEAP_SNAPSHOTS=dir has Outpost write a V8 heap snapshot with the first load process's agents
  * connected (that one is started first, alone) and another with all of them, and prints what grew
  * per agent added between the two (bench/heap-diff.ts); each snapshot stops Outpost for seconds.
+ * BENCH_CPU_PROF=dir has instance A write a CPU profile (--cpu-prof) when it stops.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -104,9 +105,11 @@ const env: Record<string, string> = {
   DATABASE_POOL_SIZE: String(poolSize),
   METRICS_TOKEN: randomBytes(24).toString("hex"),
 };
+// BENCH_CPU_PROF=dir: instance A writes a CPU profile there when it stops (with BENCH_STEPS=2, after the idle step).
+if (process.env.BENCH_CPU_PROF) env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`.trim();
 if (snapshotDir) {
   mkdirSync(snapshotDir, { recursive: true });
-  env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshotDir}`.trim();
+  env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? process.env.NODE_OPTIONS ?? ""} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshotDir}`.trim();
 }
 const url = `http://127.0.0.1:${port}`;
 const admin = new pg.Client({ connectionString: database.url });
