@@ -54,14 +54,16 @@ export function createIdempotencyInterceptor(deps: Deps, options: IdempotencyOpt
       }
       const claim = await readClaim(query, owner, key);
       if (!claim) continue; // the first forgot its claim (it did nothing) just now: claim it again
-      if (claim.procedure !== procedure || !claim.request_hash.equals(requestHash)) {
+      // The hash covers the procedure too: the column is there for whoever reads the table.
+      if (!claim.request_hash.equals(requestHash)) {
         throw fail("idempotency_key_reused", "this Idempotency-Key was used for a different request; use a new key for a new request");
       }
       if (claim.completed_at)
         return replay(req, claim, () => openFromBytes(deps.keyEncryptionKey(), claim.response!, sealLabel(owner, key), "the kept answer of an idempotency key"));
-      if (claim.created_at.getTime() < deps.clock.now().getTime() - abandonedAfterMs) {
-        const before = new Date(deps.clock.now().getTime() - abandonedAfterMs);
-        await abandonClaim(query, owner, key, before, abandonedError, deps.clock.now());
+      const now = deps.clock.now();
+      const abandonedBefore = new Date(now.getTime() - abandonedAfterMs);
+      if (claim.created_at < abandonedBefore) {
+        await abandonClaim(query, owner, key, abandonedBefore, abandonedError, now);
         continue;
       }
       if (Date.now() >= deadline) {

@@ -5,7 +5,7 @@
  * abandoned: a completed answer is never overwritten.
  */
 import { sql, type SqlRunner } from "../db/sql.ts";
-import { bytes, json, nullable, row, text, timestamp, type Row } from "../db/rows.ts";
+import { bytes, json, nullable, row, timestamp, type Row } from "../db/rows.ts";
 
 /** How long a key's answer is kept: a retry after that runs the request again. */
 export const idempotencyKeptMs = 24 * 60 * 60_000;
@@ -43,7 +43,6 @@ export async function claimKey(query: SqlRunner, c: Claim): Promise<boolean> {
 }
 
 const claimRow = row({
-  procedure: text,
   request_hash: bytes,
   response: nullable(bytes),
   error: nullable(json),
@@ -56,7 +55,7 @@ export type ClaimRow = Row<typeof claimRow>;
 /** The caller's claim of the key, as it is now; undefined when there is none (never made, forgotten or expired). */
 export function readClaim(query: SqlRunner, owner: KeyOwner, key: string): Promise<ClaimRow | undefined> {
   return query.one(
-    sql`select procedure, request_hash, response, error, created_at, completed_at from idempotency_keys
+    sql`select request_hash, response, error, created_at, completed_at from idempotency_keys
         where user_id = ${owner.userId} and credential_id = ${owner.credentialId} and key = ${key}`,
     claimRow,
   );

@@ -102,6 +102,13 @@ export async function runLifecycle(deps: LifecycleDeps, action: LifecycleAction,
   const server = agentServer(judged.row);
   const record = (outcome: LifecycleOutcome, more: { error?: string; answer?: LifecycleAnswer } = {}) =>
     recordLifecycle(deps, caller, server, facts, { outcome, ...more });
+  // Once the agent was asked, its caller hears what came of it even if the log cannot take it now:
+  // a failure here would be answered as the database being away, and a retry with the request's
+  // idempotency key would then act again.
+  const recordAfterAsking = (outcome: LifecycleOutcome, more: { error?: string; answer?: LifecycleAnswer }) =>
+    record(outcome, more).catch((failure) =>
+      deps.logger.warn({ err: failure, requestId: facts.requestId }, "a lifecycle request the agent was asked could not be put in the activity log"),
+    );
   const cannot = agentRefusal(server, use.now);
   if (cannot) {
     await record(refusalOutcomes[cannot.reason]!, { error: cannot.message });
@@ -131,16 +138,10 @@ export async function runLifecycle(deps: LifecycleDeps, action: LifecycleAction,
           : "offline"
       : refusalOutcomes[(error as { reason?: string }).reason ?? ""];
     if (!outcome) throw error;
-    await record(outcome, { error: (refusal as Error).message }).catch((failure) =>
-      deps.logger.warn({ err: failure, requestId: facts.requestId }, "a refused or unanswered lifecycle request could not be put in the activity log"),
-    );
+    await recordAfterAsking(outcome, { error: (refusal as Error).message });
     throw refusal;
   }
-  // The agent has acted: the caller hears so even if the log cannot take it now (a retry with its
-  // idempotency key would otherwise find the request forgotten, as one refused, and act again).
-  await record(answer.changed ? "ok" : "unchanged", { answer }).catch((failure) =>
-    deps.logger.warn({ err: failure, requestId: facts.requestId }, "a lifecycle request the agent acted on could not be put in the activity log"),
-  );
+  await recordAfterAsking(answer.changed ? "ok" : "unchanged", { answer });
   return { requestId: facts.requestId, gameState: answer.state, gameStateDetail: answer.detail, changed: answer.changed };
 }
 
